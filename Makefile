@@ -1,0 +1,43 @@
+# symsgd — two commands do all the set-up:
+#   make lab    create .venv on first use, open JupyterLab on notebooks/ (127.0.0.1, token on)
+#   make test   create .venv on first use, run lint, unit tests, checks and every notebook
+# Other targets: make classroom | check | bench | strip | lock | clean
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: lab test classroom check bench strip lock clean
+
+$(STAMP): requirements-lock.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade "pip>=24" "setuptools>=68"
+	$(PY) -m pip install --quiet -r requirements-lock.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks --no-browser
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check symsgd_core tests notebooks tools
+	$(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env -p no:cacheprovider
+
+check: $(STAMP)
+	$(PY) -m symsgd_core check
+
+bench: $(STAMP)
+	$(PY) -m symsgd_core bench
+
+strip: $(STAMP)
+	$(PY) tools/strip_notebooks.py notebooks/*.ipynb
+
+lock:
+	rm -rf /tmp/symsgd-lock && $(PYTHON) -m venv /tmp/symsgd-lock
+	/tmp/symsgd-lock/bin/pip install --quiet "torch==2.13.0" ".[test]"
+	/tmp/symsgd-lock/bin/pip freeze --exclude symsgd-core | sed 's/+cpu$$//' > requirements-lock.txt.new
+	{ head -3 requirements-lock.txt; cat requirements-lock.txt.new; } > requirements-lock.txt && rm requirements-lock.txt.new
+
+clean:
+	rm -rf $(VENV) test-artifacts

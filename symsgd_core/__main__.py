@@ -1,0 +1,68 @@
+"""Command line: ``python -m symsgd_core check`` and ``python -m symsgd_core bench``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    line = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths))  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def _check(args) -> int:
+    from .checks import run_all
+
+    t0 = time.perf_counter()
+    results = run_all(seed=args.seed, names=args.only or None)
+    elapsed = time.perf_counter() - t0
+    if args.json:
+        print(json.dumps([r.as_dict() for r in results], indent=1, default=float))
+    else:
+        rows = [[r.name, r.claim if len(r.claim) <= 70 else r.claim[:67] + "...",
+                 f"{r.measured:.3g}", f"{r.relation} {r.tolerance:.3g}", "PASS" if r.passed else "FAIL"]
+                for r in results]
+        print(_table(rows, ["check", "claim", "measured", "tolerance", "result"]))
+        for r in results:
+            if not r.passed:
+                print(f"\nFAILED {r.name}: {r.claim}\n  tolerance from: {r.tolerance_source}\n  details: {r.details}")
+        n_fail = sum(not r.passed for r in results)
+        print(f"\n{len(results) - n_fail} passed, {n_fail} failed in {elapsed:.1f} s (seed {args.seed})")
+    return 1 if any(not r.passed for r in results) or not results else 0
+
+
+def _bench(args) -> int:
+    from .benchmarks import run_benchmarks
+
+    rows = run_benchmarks(args.only or None)
+    if args.json:
+        print(json.dumps([r.as_dict() for r in rows], indent=1))
+    else:
+        table = [[r.name, f"{r.figure:.4g} {r.unit}", f"{r.baseline:.4g} {r.unit}", f"{r.ratio:.1f}x",
+                  r.target, "yes" if r.met else "NO"] for r in rows]
+        print(_table(table, ["benchmark", "figure", "baseline", "ratio", "target", "met"]))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m symsgd_core", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("check", help="run every proofs-as-code check; exit 1 if any fails")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print results as JSON")
+    p.add_argument("--only", nargs="*", help="run only these check names")
+    p.set_defaults(func=_check)
+    b = sub.add_parser("bench", help="run the benchmarks and print figure, baseline, ratio, target")
+    b.add_argument("--json", action="store_true", help="print results as JSON")
+    b.add_argument("--only", nargs="*", help="run only benchmarks whose name starts with these")
+    b.set_defaults(func=_bench)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

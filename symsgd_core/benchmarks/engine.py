@@ -1,0 +1,1 @@
+"""Benchmarks: engine (filled in by its issue)."""

@@ -1,0 +1,1 @@
+"""Benchmarks: rank_jumps (filled in by its issue)."""

@@ -1,0 +1,1 @@
+"""Benchmarks: stationary (filled in by its issue)."""

@@ -1,0 +1,1 @@
+"""Benchmarks: ui_balance (filled in by its issue)."""

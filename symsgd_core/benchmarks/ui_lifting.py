@@ -1,0 +1,1 @@
+"""Benchmarks: ui_lifting (filled in by its issue)."""

@@ -1,0 +1,14 @@
+"""Proofs as code: every claim the notebooks make, as a named, runnable check.
+
+Run them all with ``python -m symsgd_core check``. Modules:
+
+* :mod:`.balance` — law of balance (Theorem 3.1, Corollary 3.3, Itô's lemma);
+* :mod:`.lifting` — the rank-1 lifting ℓ̃(u wᵀ) and the sign caveat;
+* :mod:`.rank_jumps` — deep linear networks, balancedness, absorption;
+* :mod:`.stationary` — SGD's stationary distribution (paper Section 4).
+"""
+
+from . import balance, lifting, rank_jumps, stationary  # noqa: F401  (registers the checks)
+from .registry import CheckResult, make_result, mc_tolerance, registered, roundoff_tolerance, run_all
+
+__all__ = ["CheckResult", "make_result", "mc_tolerance", "registered", "roundoff_tolerance", "run_all"]

@@ -1,0 +1,1 @@
+"""Checks: balance (filled in by its issue)."""

@@ -1,0 +1,1 @@
+"""Checks: lifting (filled in by its issue)."""

@@ -1,0 +1,1 @@
+"""Checks: rank_jumps (filled in by its issue)."""

@@ -1,0 +1,127 @@
+"""The proofs-as-code registry: named checks that each test one claim numerically.
+
+A check is a function ``check(seed: int = 0, **sizes) -> CheckResult`` registered
+with :func:`register`. It must be able to fail: the tests feed it a loss without
+the symmetry (or a wrong formula) and assert that it reports failure.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+
+#: float64 machine epsilon, the unit of every round-off tolerance.
+EPS64 = float(np.finfo(np.float64).eps)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of one check.
+
+    Attributes:
+        name: short identifier, e.g. ``"symmetry.per_sample"``.
+        claim: the claim in one sentence, with its equation.
+        measured: the measured value (usually an absolute or relative error).
+        tolerance: the threshold the measured value is compared with.
+        relation: ``"<="`` (measured must not exceed tolerance) or ``">="``
+            (measured must reach it, e.g. "this gradient is *not* zero").
+        tolerance_source: where the tolerance comes from (round-off model or
+            Monte-Carlo standard error at a stated confidence).
+        passed: whether the claim held.
+        details: extra numbers for notebooks and reports (JSON-serialisable).
+    """
+
+    name: str
+    claim: str
+    measured: float
+    tolerance: float
+    relation: str
+    tolerance_source: str
+    passed: bool
+    details: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:  # one line, for notebooks
+        mark = "PASS" if self.passed else "FAIL"
+        return (f"[{mark}] {self.name}: measured {self.measured:.3g} {self.relation} "
+                f"tolerance {self.tolerance:.3g} ({self.tolerance_source})")
+
+
+def make_result(name: str, claim: str, measured: float, tolerance: float, tolerance_source: str,
+                relation: str = "<=", details: dict | None = None) -> CheckResult:
+    """Build a :class:`CheckResult`, deciding ``passed`` from ``relation``.
+
+    A non-finite measured value always fails (a NaN must never pass a check).
+    """
+    if relation not in ("<=", ">="):
+        raise ValueError(f"relation must be '<=' or '>=', got {relation!r}")
+    measured = float(measured)
+    tolerance = float(tolerance)
+    if not math.isfinite(measured):
+        passed = False
+    elif relation == "<=":
+        passed = measured <= tolerance
+    else:
+        passed = measured >= tolerance
+    return CheckResult(name, claim, measured, tolerance, relation, tolerance_source, bool(passed),
+                       dict(details or {}))
+
+
+def roundoff_tolerance(scale: float, n_terms: int = 1, safety: float = 64.0) -> float:
+    """A float64 round-off bound: ``safety · n_terms · eps · scale``.
+
+    ``scale`` is the magnitude of the largest term summed (e.g. ``‖θ‖·‖∇ℓ‖``),
+    ``n_terms`` the number of terms summed; ``safety`` covers the constant of
+    the standard ``n·eps`` summation bound and is stated in every report.
+    """
+    return safety * max(int(n_terms), 1) * EPS64 * max(float(scale), np.finfo(float).tiny)
+
+
+def mc_tolerance(std_error: float, z: float = 4.0) -> float:
+    """A Monte-Carlo tolerance: ``z`` standard errors (z = 4: two-sided p ≈ 6e-5)."""
+    return float(z) * float(std_error)
+
+
+_REGISTRY: dict[str, Callable[..., CheckResult]] = {}
+
+
+def register(name: str):
+    """Decorator: add ``func`` to the registry under ``name`` (unique)."""
+
+    def deco(func):
+        if name in _REGISTRY:
+            raise ValueError(f"check {name!r} is registered twice")
+        _REGISTRY[name] = func
+        func.check_name = name
+        return func
+
+    return deco
+
+
+def registered() -> dict[str, Callable[..., CheckResult]]:
+    """All registered checks, by name (a copy)."""
+    return dict(_REGISTRY)
+
+
+def run_all(seed: int = 0, names: list[str] | None = None) -> list[CheckResult]:
+    """Run every registered check (or those in ``names``) with ``seed``.
+
+    A check that raises is reported as a failed result, not an exception, so one
+    broken check does not hide the others.
+    """
+    results = []
+    for name, func in _REGISTRY.items():
+        if names is not None and name not in names:
+            continue
+        try:
+            out = func(seed=seed)
+        except Exception as exc:  # reported, never swallowed silently
+            out = CheckResult(name, "check raised an exception", float("nan"), float("nan"), "<=",
+                              "n/a", False, {"error": f"{type(exc).__name__}: {exc}"})
+        results.extend(out if isinstance(out, list) else [out])
+    return results

@@ -1,0 +1,1 @@
+"""Checks: stationary (filled in by its issue)."""

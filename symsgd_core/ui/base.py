@@ -1,0 +1,178 @@
+"""The controller pattern shared by every interactive figure.
+
+One :class:`Controller` per figure owns its widgets, its plotly ``FigureWidget``
+and a status line. ``update()`` recomputes everything from the widget values; the
+widgets only call it. Tests drive controllers without a kernel or a browser:
+set a widget's value (``controller.set(name=value)``) and inspect
+``controller.figure`` and ``controller.status.value``.
+
+Conventions (the browser suite relies on them):
+
+* the root widget has the CSS class ``symsgd-controller``;
+* sliders are ordinary ``ipywidgets`` sliders (found by ``.widget-slider``);
+* figures are ``plotly.graph_objects.FigureWidget`` (rendered as ``.js-plotly-plot``);
+* ``status`` is an ``HTML`` widget that says what happened when a setting fails
+  (e.g. "diverged at step 412: ηλ too large because …"), never a silent NaN;
+* re-simulating controllers have a Run button and a progress bar, and show
+  "Computing…" in ``status`` while they work (the browser suite waits on it).
+"""
+
+from __future__ import annotations
+
+import html
+import time
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+#: Widget types that ``slider_names`` treats as sliders.
+SLIDER_TYPES = (widgets.FloatSlider, widgets.IntSlider, widgets.FloatLogSlider,
+                widgets.SelectionSlider)
+
+
+class Controller:
+    """Base class: widgets + figure + status + an ``update`` method.
+
+    Subclasses fill ``self.controls`` (name → widget), build ``self.figure``
+    (a ``go.FigureWidget`` or a list of them in ``self.figures``) and implement
+    :meth:`_update`. With ``live=True`` every control change calls ``update``;
+    re-simulating controllers pass ``live=False`` and add a Run button.
+    """
+
+    #: Set ``live = False`` in subclasses that re-simulate (they use a Run button).
+    live = True
+
+    def __init__(self) -> None:
+        self.controls: dict[str, widgets.Widget] = {}
+        self.figures: list[go.FigureWidget] = []
+        self.status = widgets.HTML(value="")
+        self.last_update_seconds = float("nan")
+        self._root: widgets.Widget | None = None
+
+    # -- building -------------------------------------------------------------
+    @property
+    def figure(self) -> go.FigureWidget:
+        """The main figure (the first one)."""
+        return self.figures[0]
+
+    def _wire(self) -> None:
+        """Observe every control (call at the end of the subclass ``__init__``)."""
+        if self.live:
+            for w in self.controls.values():
+                w.observe(self._on_change, names="value")
+
+    def _on_change(self, _change) -> None:
+        self.update()
+
+    def view(self) -> widgets.Widget:
+        """The widget to display: controls, figures and status, in a VBox."""
+        if self._root is None:
+            ctrl = list(self.controls.values()) + list(getattr(self, "extra_widgets", []))
+            self._root = widgets.VBox([widgets.HBox(ctrl, layout=widgets.Layout(flex_flow="row wrap")),
+                                       *self.figures, self.status])
+            self._root.add_class("symsgd-controller")
+        return self._root
+
+    def _ipython_display_(self):  # so that a bare controller in a cell displays itself
+        from IPython.display import display
+
+        display(self.view())
+
+    # -- updating -------------------------------------------------------------
+    def values(self) -> dict:
+        """Current control values, by name."""
+        return {name: w.value for name, w in self.controls.items()}
+
+    def set(self, **values) -> None:
+        """Set control values (as a reader would) and update once."""
+        for name, value in values.items():
+            if name not in self.controls:
+                raise ValueError(f"unknown control {name!r}; controls are {sorted(self.controls)}")
+        if self.live:
+            for w in self.controls.values():
+                w.unobserve(self._on_change, names="value")
+        try:
+            for name, value in values.items():
+                self.controls[name].value = value
+        finally:
+            if self.live:
+                for w in self.controls.values():
+                    w.observe(self._on_change, names="value")
+        self.update()
+
+    def update(self) -> None:
+        """Recompute from the current control values and redraw (timed)."""
+        t0 = time.perf_counter()
+        try:
+            self._update(**self.values())
+        finally:
+            self.last_update_seconds = time.perf_counter() - t0
+
+    def _update(self, **values) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- messages -------------------------------------------------------------
+    def say(self, text: str, level: str = "info") -> None:
+        """Show ``text`` in the status line (level: info, warning, error)."""
+        colour = {"info": "#333", "warning": "#b45309", "error": "#b91c1c"}.get(level, "#333")
+        self.status.value = f'<span style="color:{colour}">{html.escape(text)}</span>'
+
+
+def slider_names(controller: Controller) -> list[str]:
+    """Names of the controller's slider controls."""
+    return [n for n, w in controller.controls.items() if isinstance(w, SLIDER_TYPES)]
+
+
+def slider_extremes(widget) -> tuple:
+    """The (low, high) values a reader can reach on a slider."""
+    if isinstance(widget, widgets.SelectionSlider):
+        return widget.options[0], widget.options[-1]
+    if isinstance(widget, widgets.FloatLogSlider):
+        return widget.base ** widget.min, widget.base ** widget.max
+    return widget.min, widget.max
+
+
+def sweep_sliders(controller: Controller, run=None) -> list[tuple[str, object]]:
+    """Move every slider to both ends of its range (one at a time), updating each time.
+
+    ``run`` is called after each setting for controllers that need a Run button
+    press (``live=False``); by default ``controller.update`` is used. Returns the
+    (name, value) settings visited. Exceptions propagate: a test calls this.
+    """
+    visited = []
+    for name in slider_names(controller):
+        w = controller.controls[name]
+        original = w.value
+        for value in slider_extremes(w):
+            controller.set(**{name: value})
+            if run is not None:
+                run()
+            visited.append((name, value))
+        controller.set(**{name: original})
+    return visited
+
+
+def figure_is_finite(fig: go.FigureWidget) -> bool:
+    """True when every numeric x/y/z array of every trace is free of NaN and inf.
+
+    ``None`` entries (plotly's gap marker) are allowed; NaN is not: a controller
+    must announce a failure in its status line instead of plotting NaN.
+    """
+    import numpy as np
+
+    for trace in fig.data:
+        for key in ("x", "y", "z"):
+            arr = getattr(trace, key, None)
+            if arr is None:
+                continue
+            vals = np.asarray([v for v in np.ravel(np.asarray(arr, dtype=object)) if v is not None])
+            if vals.size and vals.dtype.kind in "fiu" and not np.all(np.isfinite(vals.astype(float))):
+                return False
+            if vals.size and vals.dtype.kind == "O":
+                try:
+                    f = vals.astype(float)
+                except (TypeError, ValueError):
+                    continue
+                if not np.all(np.isfinite(f)):
+                    return False
+    return True

@@ -1,0 +1,69 @@
+"""The teaser figure of ``00_start_here``: how fast SGD balances, by Corollary 3.3.
+
+For the scalar model ℓ = (u w x − y)² with x ~ N(0, 1), y = k x + ε, ε ~ N(0, σ²),
+the law of balance bounds the imbalance by ``|u² − w²|(t) ≤ |u² − w²|(0) · exp(−4Tσ²t)``
+(brief §3, Δ/α₁ = σ²), with ``T = η/S`` and ``t = η · steps`` (:mod:`symsgd_core.conventions`).
+Gradient flow (T = 0) keeps it constant.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+
+from ..conventions import steps_for_time
+from ..validation import check_nonnegative, check_positive
+from .base import Controller
+
+
+def balance_bound(t, imbalance0: float, temperature: float, sigma: float):
+    """Corollary 3.3 bound ``imbalance0 · exp(−4 T σ² t)`` at times ``t`` (array, units of t)."""
+    check_nonnegative("imbalance0", imbalance0)
+    check_nonnegative("temperature", temperature)
+    check_nonnegative("sigma", sigma)
+    return imbalance0 * np.exp(-4.0 * temperature * sigma**2 * np.asarray(t, dtype=float))
+
+
+def half_life(temperature: float, sigma: float) -> float:
+    """Time ``t½ = ln 2 / (4 T σ²)`` for the bound to halve (inf when T σ² = 0)."""
+    rate = 4.0 * check_nonnegative("temperature", temperature) * check_nonnegative("sigma", sigma) ** 2
+    return math.inf if rate == 0 else math.log(2.0) / rate
+
+
+class BalanceTeaser(Controller):
+    """Sliders T = η/S and σ; the bound on |u² − w²| over time, against gradient flow."""
+
+    def __init__(self, imbalance0: float = 2.0, t_max: float = 100.0) -> None:
+        super().__init__()
+        self.imbalance0 = check_positive("imbalance0", imbalance0)
+        self.t = np.linspace(0.0, check_positive("t_max", t_max), 400)
+        self.controls = {
+            "temperature": widgets.FloatSlider(value=0.01, min=0.0, max=0.1, step=0.001, readout_format=".3f",
+                                               description="T = η/S"),
+            "sigma": widgets.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.05, description="noise σ"),
+        }
+        fig = go.FigureWidget(layout=dict(
+            height=360, margin=dict(l=60, r=20, t=40, b=50), template="plotly_white",
+            title="How fast SGD balances: the bound on |u² − w²|",
+            xaxis_title="time t = η · steps", yaxis_title="|u² − w²|", yaxis_range=[0, 1.05 * self.imbalance0]))
+        fig.add_scatter(x=self.t, y=np.full_like(self.t, self.imbalance0), name="gradient flow (conserved)",
+                        line=dict(dash="dash", color="#64748b"))
+        fig.add_scatter(x=self.t, y=self.t * 0, name="SGD bound exp(−4Tσ²t)", line=dict(color="#2563eb", width=3))
+        self.figures = [fig]
+        self._wire()
+        self.update()
+
+    def _update(self, temperature: float, sigma: float) -> None:
+        y = balance_bound(self.t, self.imbalance0, temperature, sigma)
+        with self.figure.batch_update():
+            self.figure.data[1].y = y
+        t_half = half_life(temperature, sigma)
+        if math.isinf(t_half):
+            self.say("T·σ² = 0: no gradient noise, so nothing drives the balance: the imbalance is conserved.")
+        else:
+            steps = steps_for_time(temperature, t_half) if temperature > 0 else 0
+            self.say(f"Half-life t½ = ln 2 / (4Tσ²) = {t_half:.3g}, i.e. {steps:,} SGD steps at batch size 1 "
+                     f"(η = T = {temperature:g}).")

@@ -1,0 +1,93 @@
+"""Committed notebooks carry no outputs, no saved widget state, and the python3 kernelspec;
+tools/strip_notebooks.py is the one command that makes them so (``make strip``)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import strip_notebooks  # noqa: E402
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def hygiene_problems(nb: dict) -> list[str]:
+    problems = []
+    for i, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") == "code":
+            if cell.get("outputs"):
+                problems.append(f"cell {i} has stored outputs")
+            if cell.get("execution_count") is not None:
+                problems.append(f"cell {i} has an execution count")
+    meta = nb.get("metadata", {})
+    if "widgets" in meta:
+        problems.append("metadata.widgets holds saved widget state")
+    if meta.get("kernelspec", {}).get("name") != "python3":
+        problems.append(f"kernelspec name is {meta.get('kernelspec', {}).get('name')!r}, not 'python3'")
+    return problems
+
+
+def test_there_are_notebooks():
+    assert any(p.name == "00_start_here.ipynb" for p in NOTEBOOKS)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_committed_notebook_is_stripped(path):
+    problems = hygiene_problems(json.loads(path.read_text()))
+    assert not problems, f"{path.name}: {problems}; run 'make strip' before committing"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_strip_tool_leaves_committed_notebooks_unchanged(path):
+    assert strip_notebooks.main(["--check", str(path)]) == 0
+
+
+def _dirty_notebook() -> dict:
+    return {
+        "cells": [{"cell_type": "code", "execution_count": 3, "id": "a", "metadata": {"scrolled": True},
+                   "outputs": [{"output_type": "stream", "name": "stdout", "text": "hi\n"}], "source": "print('hi')"}],
+        "metadata": {"kernelspec": {"name": "myenv", "display_name": "x", "language": "python"},
+                     "widgets": {"application/vnd.jupyter.widget-state+json": {"state": {}}}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }
+
+
+def test_hygiene_detects_outputs_widget_state_and_kernel():
+    problems = hygiene_problems(_dirty_notebook())
+    assert len(problems) == 4, problems
+
+
+def test_strip_tool_fixes_a_dirty_notebook(tmp_path):
+    path = tmp_path / "dirty.ipynb"
+    path.write_text(json.dumps(_dirty_notebook()))
+    assert strip_notebooks.main(["--check", str(path)]) == 1
+    assert strip_notebooks.main([str(path)]) == 0
+    nb = json.loads(path.read_text())
+    assert hygiene_problems(nb) == []
+    assert nb["cells"][0]["source"] == "print('hi')"  # code untouched
+    before = copy.deepcopy(nb)
+    strip_notebooks.main([str(path)])
+    assert json.loads(path.read_text()) == before  # idempotent
+
+
+def test_nbval_fails_on_a_notebook_that_raises(tmp_path):
+    """The test command's notebook runner must fail when a cell raises."""
+    nb = strip_notebooks.strip({
+        "cells": [{"cell_type": "code", "execution_count": None, "id": "a", "metadata": {}, "outputs": [],
+                   "source": "raise RuntimeError('broken cell')"}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    })
+    path = tmp_path / "broken.ipynb"
+    path.write_text(json.dumps(nb))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "-q",
+                           "-p", "no:cacheprovider", "-o", "addopts=", str(path)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode != 0, proc.stdout
+    assert "broken cell" in proc.stdout
