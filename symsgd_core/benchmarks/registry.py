@@ -7,8 +7,8 @@ never assert on timings inside the test suite (machines are noisy).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ the symmetry (or a wrong formula) and assert that it reports failure.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 import numpy as np
 

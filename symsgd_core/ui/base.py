@@ -85,7 +85,7 @@ class Controller:
 
     def set(self, **values) -> None:
         """Set control values (as a reader would) and update once."""
-        for name, value in values.items():
+        for name in values:
             if name not in self.controls:
                 raise ValueError(f"unknown control {name!r}; controls are {sorted(self.controls)}")
         if self.live:
