@@ -14,6 +14,26 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, rows)])
 
 
+def _json_safe(value):
+    """Plain JSON values: arrays become lists, and non-finite floats (a failed check may
+    measure inf or NaN) become the strings "inf", "-inf", "nan", so the output is strict JSON."""
+    import math
+
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
 def _check(args) -> int:
     from .checks import run_all
 
@@ -21,7 +41,7 @@ def _check(args) -> int:
     results = run_all(seed=args.seed, names=args.only or None)
     elapsed = time.perf_counter() - t0
     if args.json:
-        print(json.dumps([r.as_dict() for r in results], indent=1, default=float))
+        print(json.dumps(_json_safe([r.as_dict() for r in results]), indent=1, default=str, allow_nan=False))
     else:
         rows = [[r.name, r.claim if len(r.claim) <= 70 else r.claim[:67] + "...",
                  f"{r.measured:.3g}", f"{r.relation} {r.tolerance:.3g}", "PASS" if r.passed else "FAIL"]

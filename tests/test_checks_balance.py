@@ -1,0 +1,304 @@
+"""Tests of the law-of-balance checks (symsgd_core.checks.balance).
+
+Three kinds: every check passes on the engine (and deterministically); checks 1, 2, 4, 6 pass on
+random instances drawn by hypothesis; and every check FAILS when fed a loss without the
+symmetry, a wrong formula or a wrong dynamics — a check that cannot fail is not a check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from symsgd_core.checks import balance as bal
+from symsgd_core.checks import registered
+from symsgd_core.data import GaussianData
+from symsgd_core.dynamics import run_sde, run_sgd
+from symsgd_core.models import DiagonalNet, ScalarModel
+
+
+def by_name(results):
+    return {r.name: r for r in results}
+
+
+def assert_all_pass(results):
+    failed = [str(r) for r in results if not r.passed]
+    assert not failed, "\n".join(failed)
+
+
+# ----------------------------------------------------------------------------- broken inputs
+
+
+class BrokenScalar(ScalarModel):
+    """``ℓ = ((uw + c·u)x − y)²``: the extra ``c·u·x`` breaks ``ℓ(λu, w/λ) = ℓ(u, w)``.
+
+    It inherits ScalarModel's ``lifted_grad`` ``A = 2(vx − y)x``, for which ``∂ℓ/∂u = A w`` is now false.
+    """
+
+    name = "broken_scalar"
+    c = 0.7
+
+    def _v(self, th):
+        return th[:, 0] * th[:, 1] + self.c * th[:, 0]
+
+    def _dv(self, th):
+        return np.stack([th[:, 1] + self.c, th[:, 0]], axis=1)
+
+
+def broken_torch_instance(seed=0, runs=3, n=12):
+    """Torch loss ``(uwx − y)² + (u + w)x``: the term ``(u + w)x`` breaks the symmetry."""
+
+    def loss(theta, x, y):
+        u, w = theta[0], theta[1]
+        return (u * w * x[0] - y[0]) ** 2 + (u + w) * x[0]
+
+    model = bal.TorchSymmetricLoss("broken_torch", loss, 2, 1, 1, [0], [1], [([0], [1])])
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, 1))
+    return bal.Instance("broken_torch", model, rng.standard_normal((runs, 2)), x, x + rng.standard_normal((n, 1)))
+
+
+def broken_engine_instance(seed=0, runs=3, n=12):
+    rng = np.random.default_rng(seed)
+    x, y = GaussianData().sample(n, rng)
+    return bal.Instance("broken_scalar", BrokenScalar(), rng.standard_normal((runs, 2)), x, y)
+
+
+class UncenteredTraces(DiagonalNet):
+    """Wrong ``noise_traces``: second moments instead of covariances (forgets to subtract the mean)."""
+
+    def _noise_traces(self, th, x, y):
+        g = self._per_sample_grad(th, x, y)
+        return (np.mean(np.sum(g[:, :, self.u_index] ** 2, axis=2), axis=1),
+                np.mean(np.sum(g[:, :, self.w_index] ** 2, axis=2), axis=1))
+
+
+class NoDecayRate(ScalarModel):
+    """Wrong ``G_rate``: forgets the weight-decay term ``−4γG``."""
+
+    def G_rate(self, theta, x, y, temperature):
+        return super().G_rate(theta, x, y, temperature) + 4.0 * self.weight_decay * self.G(theta)
+
+
+# ----------------------------------------------------------------------------- all pass, deterministic
+
+
+def test_balance_checks_are_registered():
+    names = set(registered())
+    for name in ("balance.symmetry", "balance.null_space", "balance.ito", "balance.theorem",
+                 "balance.g_is_ode", "balance.discrete", "balance.conservation", "balance.corollary"):
+        assert name in names
+
+
+@pytest.mark.parametrize("check", [bal.check_symmetry_per_sample, bal.check_null_space, bal.check_ito_terms,
+                                   bal.check_theorem_forms, bal.check_discrete_identity])
+def test_algebraic_checks_pass_on_seed_1(check):
+    results = check(seed=1)
+    assert results and all(r.name.startswith("balance.") for r in results)
+    assert_all_pass(results)
+
+
+def test_symmetry_check_covers_relu_layer_and_attention():
+    names = {r.name for r in bal.check_symmetry_per_sample(seed=0)}
+    assert {"balance.symmetry[relu_layer]", "balance.symmetry[attention_k1]",
+            "balance.symmetry[attention_k2]", "balance.symmetry[diagonal_depth2]"} <= names
+
+
+def test_results_are_deterministic_given_seed():
+    a = bal.check_discrete_identity(seed=3, runs=50)
+    b = bal.check_discrete_identity(seed=3, runs=50)
+    assert [r.measured for r in a] == [r.measured for r in b]
+    c = bal.check_g_is_ode(seed=3, runs=500, n_boot=20)
+    d = bal.check_g_is_ode(seed=3, runs=500, n_boot=20)
+    assert [r.measured for r in c] == [r.measured for r in d]
+
+
+def test_results_state_tolerance_source_and_serialise():
+    for r in bal.check_null_space(seed=0) + bal.check_corollary_decay(seed=0, runs=200, t_end=5.0):
+        assert r.tolerance_source and r.claim and np.isfinite(r.tolerance)
+        assert "=" in r.claim or "≤" in r.claim  # the claim carries its equation
+        r.as_dict()
+
+
+def test_relu_layer_model_matches_a_hand_written_forward_pass():
+    m = bal.relu_layer_model(d_in=2, hidden=3, d_out=2)
+    rng = np.random.default_rng(0)
+    th, x, y = rng.standard_normal(m.n_params), rng.standard_normal((4, 2)), rng.standard_normal((4, 2))
+    W2, W1, b1 = th[:6].reshape(2, 3), th[6:12].reshape(3, 2), th[12:]
+    want = np.sum((np.maximum(x @ W1.T + b1, 0.0) @ W2.T - y) ** 2, axis=1)
+    np.testing.assert_allclose(m.per_sample_loss(th, x, y)[0], want, rtol=1e-13)
+    # the per-neuron symmetry holds for the loss itself (λ > 0)
+    th2 = th.copy()
+    u, w = m.pairs[1]
+    th2[u] *= 2.5
+    th2[w] /= 2.5
+    np.testing.assert_allclose(m.per_sample_loss(th2, x, y), m.per_sample_loss(th, x, y), rtol=1e-12)
+
+
+def test_attention_lifted_grad_reproduces_the_gradients():
+    m = bal.attention_score_model(d=3, k=1)
+    rng = np.random.default_rng(1)
+    th, xz, y = rng.standard_normal((2, 6)), rng.standard_normal((5, 6)), rng.standard_normal((5, 1))
+    A = m.lifted_grad(th, xz, y)  # (R, N, 3, 3)
+    g = m.per_sample_grad(th, xz, y)
+    u, w = th[:, :3], th[:, 3:]
+    np.testing.assert_allclose(np.einsum("rnij,rj->rni", A, w), g[:, :, :3], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.einsum("rnij,ri->rnj", A, u), g[:, :, 3:], rtol=1e-12, atol=1e-12)
+
+
+def test_instances_reject_bad_sizes():
+    with pytest.raises(ValueError, match="n_samples"):
+        bal.symmetric_instances(0, n_samples=0)
+    with pytest.raises(ValueError, match="dts"):
+        bal.check_g_is_ode(0, dts=[1e-3, 1e-2])
+    with pytest.raises(ValueError, match="temperature"):
+        bal.check_ito_terms(0, temperature=-1.0)
+
+
+# ----------------------------------------------------------------------------- property-based (checks 1, 2, 4, 6)
+
+sizes = st.fixed_dictionaries({
+    "n_samples": st.integers(2, 20), "runs": st.integers(1, 3), "d_in": st.integers(1, 4),
+    "d_out": st.integers(1, 4), "width": st.integers(1, 4), "hidden": st.integers(1, 5),
+    "d_attn": st.integers(1, 4), "k_attn": st.integers(1, 3),
+    "theta_scale": st.floats(0.05, 5.0, allow_nan=False, allow_infinity=False),
+})
+seeds = st.integers(0, 2**31 - 1)
+prop = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@prop
+@given(seed=seeds, sz=sizes)
+def test_property_symmetry_per_sample(seed, sz):
+    assert_all_pass(bal.check_symmetry_per_sample(seed, **sz))
+
+
+@prop
+@given(seed=seeds, sz=sizes)
+def test_property_null_space(seed, sz):
+    assert_all_pass(bal.check_null_space(seed, **sz))
+
+
+@prop
+@given(seed=seeds, sz=sizes, T=st.floats(1e-3, 10.0))
+def test_property_theorem_forms(seed, sz, T):
+    assert_all_pass(bal.check_theorem_forms(seed, temperature=T, **sz))
+
+
+@prop
+@given(seed=seeds, sz=sizes, lr=st.floats(1e-3, 1.0), S=st.integers(1, 8))
+def test_property_discrete_identity(seed, sz, lr, S):
+    sz = {**sz, "runs": 20}
+    assert_all_pass(bal.check_discrete_identity(seed, lr=lr, batch_size=S, **sz))
+
+
+# ----------------------------------------------------------------------------- every check can fail
+
+
+@pytest.mark.parametrize("make", [broken_torch_instance, broken_engine_instance])
+def test_symmetry_check_fails_without_the_symmetry(make):
+    (res,) = bal.check_symmetry_per_sample(instances=[make()])
+    assert not res.passed and res.measured > 1e-3
+
+
+def test_null_space_check_fails_without_the_symmetry():
+    res = by_name(bal.check_null_space(instances=[broken_torch_instance(), broken_engine_instance()]))
+    assert not res["balance.null_space.C"].passed
+    assert not res["balance.null_space.sqrtC"].passed
+
+
+def test_ito_check_fails_without_symmetry_wrong_root_or_wrong_rate():
+    res = by_name(bal.check_ito_terms(instances=[broken_engine_instance()]))
+    assert not res["balance.ito.drift"].passed and not res["balance.ito.noise"].passed
+    assert res["balance.ito.correction"].passed  # an identity of Itô's lemma, symmetric or not
+    res = by_name(bal.check_ito_terms(seed=0, matrix_sqrt=lambda C: C))  # D = TC is not sqrt(TC)
+    assert not res["balance.ito.correction"].passed
+    rng = np.random.default_rng(0)
+    x, y = GaussianData().sample(10, rng)
+    wrong = bal.Instance("no_decay", NoDecayRate(weight_decay=0.1), rng.standard_normal((3, 2)), x, y)
+    res = by_name(bal.check_ito_terms(rate_instances=[wrong]))
+    assert not res["balance.ito.G_rate"].passed
+
+
+def test_theorem_forms_check_fails_with_wrong_formula_lifting_or_traces():
+    swapped = lambda A: bal.paper_c_matrices(A)[::-1]  # noqa: E731  (C₁ ↔ C₂)
+    res = by_name(bal.check_theorem_forms(seed=0, c_matrices=swapped, d_in=3, d_out=3))
+    assert not res["balance.theorem.paper_form"].passed
+    res = by_name(bal.check_theorem_forms(seed=0, c_matrices=swapped, d_in=3, d_out=2))  # shapes do not fit
+    assert not res["balance.theorem.paper_form"].passed and "errors" in res["balance.theorem.paper_form"].details
+    sign = lambda A: tuple(-c for c in bal.paper_c_matrices(A))  # noqa: E731
+    assert not by_name(bal.check_theorem_forms(seed=0, c_matrices=sign))["balance.theorem.paper_form"].passed
+    res = by_name(bal.check_theorem_forms(instances=[broken_engine_instance()]))
+    assert not res["balance.theorem.paper_form"].passed  # A w is no longer ∂ℓ/∂u
+    rng = np.random.default_rng(0)
+    x, y = GaussianData().sample(10, rng)
+    wrong = bal.Instance("uncentered", UncenteredTraces(3), rng.standard_normal((2, 6)), x, y)
+    res = by_name(bal.check_theorem_forms(instances=[wrong, broken_engine_instance()]))
+    assert not res["balance.theorem.trace_form"].passed
+
+
+def test_discrete_check_fails_with_wrong_factor_or_without_symmetry():
+    res = by_name(bal.check_discrete_identity(seed=0, runs=50, factor=lambda lr, g: 1.0 - lr * g**2))
+    assert not res["balance.discrete.scalar"].passed
+    res = by_name(bal.check_discrete_identity(seed=0, runs=50, factor=lambda lr, g: np.ones_like(g)))
+    assert not res["balance.discrete.scalar"].passed  # "GD conserves G exactly" is false
+    res = by_name(bal.check_discrete_identity(seed=0, runs=20, instances=[broken_torch_instance(runs=20)]))
+    assert not res["balance.discrete.general"].passed
+
+
+def _isotropic_step(model, theta0, data, T, dt, runs, seed):
+    """Euler–Maruyama with isotropic noise of the same total variance: not the SGD noise."""
+    x, y = data.full()
+    th = np.tile(theta0, (runs, 1))
+    trC = np.trace(model.noise_cov(theta0, x, y))
+    xi = np.random.default_rng(seed).standard_normal(th.shape)
+    return th - dt * model.grad(th, x, y) + np.sqrt(T * dt * trC / model.n_params) * xi
+
+
+def _double_noise_step(model, theta0, data, T, dt, runs, seed):
+    return run_sde(model, theta0, data, temperature=2.0 * T, dt=dt, steps=1, runs=runs, seed=seed).theta[-1]
+
+
+def test_g_is_ode_check_fails_for_isotropic_noise_broken_model_or_wrong_temperature():
+    res = by_name(bal.check_g_is_ode(seed=0, runs=1000, n_boot=50, sde_step=_isotropic_step))
+    assert not res["balance.g_is_ode.var_G"].passed
+    assert res["balance.g_is_ode.var_G"].details["slope"] < 1.5
+    res = by_name(bal.check_g_is_ode(seed=0, runs=1000, n_boot=50, model=BrokenScalar()))
+    assert not res["balance.g_is_ode.var_G"].passed
+    res = by_name(bal.check_g_is_ode(seed=0, runs=2000, n_boot=20, sde_step=_double_noise_step))
+    assert not res["balance.g_is_ode.drift"].passed
+
+
+def test_conservation_check_fails_with_weight_decay_broken_model_or_sgd_noise():
+    res = by_name(bal.check_conservation(seed=0, runs=100, steps=500, models=[ScalarModel(weight_decay=0.1)]))
+    assert not res["balance.conservation.flow"].passed
+    res = by_name(bal.check_conservation(seed=0, runs=100, steps=500, models=[BrokenScalar()]))
+    assert not res["balance.conservation.flow"].passed
+
+    def sgd(model, theta0, data, lr, steps, runs, seed):  # SGD keeps G = 0 exactly: E|G| does not grow
+        return run_sgd(model, theta0, data, lr=lr, steps=steps, seed=seed, record_every=steps)
+
+    res = by_name(bal.check_conservation(seed=0, runs=100, steps=500, models=[ScalarModel()], noisy=sgd))
+    assert not res["balance.conservation.isotropic_noise"].passed
+
+
+def test_corollary_check_fails_with_wrong_rate_or_target():
+    kw = {"seed": 0, "runs": 300, "t_end": 15.0}
+    res = by_name(bal.check_corollary_decay(rate=lambda T, m, g: 2.0 * bal.corollary_rate(T, m, g), **kw))
+    assert not res["balance.corollary.decay"].passed
+    assert not res["balance.corollary.weight_decay"].passed
+    res = by_name(bal.check_corollary_decay(target=lambda m: 0.8 * m.beta2 / m.beta1, **kw))
+    assert not res["balance.corollary.v_limit"].passed
+    assert res["balance.corollary.decay"].passed
+
+
+def test_torch_model_validates_inputs():
+    m = bal.relu_layer_model(2, 3, 2)
+    with pytest.raises(ValueError, match="x must have shape"):
+        m.per_sample_grad(np.zeros(m.n_params), np.zeros((4, 3)), np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="lifted_loss_fn"):
+        m.lifted_grad(np.zeros(m.n_params), np.zeros((4, 2)), np.zeros((4, 2)))
+    g = m.per_sample_grad(np.ones(m.n_params), np.ones((4, 2)), np.ones((4, 2)))
+    assert g.dtype == np.float64 and g.shape == (1, 4, m.n_params)
