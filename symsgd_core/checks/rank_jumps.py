@@ -1,1 +1,263 @@
-"""Checks: rank_jumps (filled in by its issue)."""
+"""Checks: deep linear networks, balancedness, induced penalty, forced sampling, absorption.
+
+Claims of science brief 2 (Wang & Jacot), each as a runnable check on the
+ε-completion of brief §5 (L = 4, width 8 unless stated):
+
+* ``rank_jumps.balanced_at_gd_minimum`` — GD minima of 𝓛_λ (λ > 0) are balanced,
+  ``W_{ℓ+1}ᵀW_{ℓ+1} = W_ℓW_ℓᵀ``;
+* ``rank_jumps.induced_penalty_at_balanced_points`` — ``‖θ‖² = L Σ_k s_k(A)^{2/L}`` at
+  balanced points;
+* ``rank_jumps.induced_penalty_is_minimal`` — every other factorisation of the same A
+  has a larger ``‖θ‖²``;
+* ``rank_jumps.forced_sampling_decay`` — under SGD restricted to row-0 entries the
+  unsampled row of W_L is exactly ``(1 − 2ηλ)^t`` times its start;
+* ``rank_jumps.absorption_after_forced_sampling`` — after forced sampling (rank 1),
+  free GD and free SGD never let the second singular value of any layer grow back.
+
+Each check takes the ingredient a test can break (a per-layer weight decay, a wrong
+penalty formula, a leaky sampler, a noisy or too-shallow dynamics) as an argument.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dln
+from .registry import EPS64, make_result, register, roundoff_tolerance
+
+
+def _imbalance_bound(params: dln.Params, grad: dln.Params, lam: float, decay: np.ndarray) -> np.ndarray:
+    """Per run, ``max_ℓ (‖W_{ℓ+1}‖₂‖G_{ℓ+1}‖_F + ‖G_ℓ‖_F‖W_ℓ‖₂) / (2λ)``.
+
+    From ``W_{ℓ+1}ᵀ G_{ℓ+1} − G_ℓ W_ℓᵀ = 2λ (W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ)`` for the gradient G of
+    𝓛_λ (the data terms cancel); the bound is what a non-zero residual gradient allows.
+    ``decay`` (per-layer multipliers of λ) enters only through G: for a loss with
+    unequal per-layer decay the identity fails, which is what a broken input shows.
+    """
+    ws, gs = params.layers(), grad.layers()
+    bound = np.zeros(params.n_runs)
+    for lo in range(len(ws) - 1):
+        hi = lo + 1
+        b = (np.linalg.norm(ws[hi], 2, axis=(1, 2)) * np.linalg.norm(gs[hi], axis=(1, 2))
+             + np.linalg.norm(gs[lo], axis=(1, 2)) * np.linalg.norm(ws[lo], 2, axis=(1, 2))) / (2.0 * lam)
+        bound = np.maximum(bound, b)
+    return bound
+
+
+def _gradient_with_decay(params: dln.Params, problem: dln.CompletionProblem, lam: float,
+                         decay: np.ndarray) -> dln.Params:
+    """∇ of ``C(A) + λ Σ_ℓ decay_ℓ ‖W_ℓ‖²`` (decay ≡ 1 is the project's 𝓛_λ)."""
+    g = dln.gradient(params, problem, 0.0)
+    for k, (w, gl) in enumerate(zip(params.layers(), g.layers())):
+        gl += 2.0 * lam * decay[k] * w
+    return g
+
+
+@register("rank_jumps.balanced_at_gd_minimum")
+def check_balanced_at_gd_minimum(seed: int = 0, eps: float = 0.2, depth: int = 4, width: int = 8,
+                                 lam: float = 0.027, lr: float = 0.05, n_steps: int = 20_000, n_runs: int = 2,
+                                 layer_decay=None):
+    """GD from random init converges to a balanced minimum: ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` ≈ 0.
+
+    Tolerance: the exact identity ``W_{ℓ+1}ᵀG_{ℓ+1} − G_ℓW_ℓᵀ = 2λ D_ℓ`` bounds the imbalance
+    by the residual gradient G at the end point, plus float64 round-off of forming D.
+    ``layer_decay`` (per-layer multipliers of λ) is the broken input: a penalty
+    without the rescaling symmetry has unbalanced critical points.
+    """
+    problem = dln.epsilon_completion(eps)
+    arch = dln.make_architecture(problem.shape, depth, width)
+    p0 = dln.init_params(arch, n_runs, seed)
+    decay = np.ones(depth) if layer_decay is None else np.asarray(layer_decay, dtype=float)
+    if decay.shape != (depth,):
+        raise ValueError(f"layer_decay must have {depth} entries, got {decay.shape}")
+    if np.all(decay == 1.0):
+        end = dln.run(p0, problem, n_steps, method="gd", lr=lr, lam=lam, record_every=n_steps,
+                      record_layers=False).final
+    else:  # the broken loss: plain numpy GD with per-layer decay
+        end = p0.copy()
+        for _ in range(n_steps):
+            end.flat -= lr * _gradient_with_decay(end, problem, lam, decay).flat
+    grad = _gradient_with_decay(end, problem, lam, decay)
+    imbalance = dln.balancedness(end)
+    wmax = max(float(np.max(np.linalg.norm(w, 2, axis=(1, 2)))) for w in end.layers())
+    bound = _imbalance_bound(end, grad, lam, decay)
+    tol = float(np.max(bound)) + roundoff_tolerance(wmax**2, n_terms=width)
+    return make_result(
+        "rank_jumps.balanced_at_gd_minimum",
+        "GD minima of 𝓛_λ (λ>0) are balanced: W_{ℓ+1}ᵀW_{ℓ+1} = W_ℓW_ℓᵀ for every ℓ",
+        float(np.max(imbalance)), tol,
+        "max_ℓ(‖W_{ℓ+1}‖‖G_{ℓ+1}‖+‖G_ℓ‖‖W_ℓ‖)/(2λ) from the identity W_{ℓ+1}ᵀG_{ℓ+1}−G_ℓW_ℓᵀ=2λD_ℓ at the end "
+        "point (residual gradient G) + 64·w·eps·max‖W‖² round-off",
+        details={"imbalance": imbalance.tolist(), "gradient_norm": np.linalg.norm(grad.flat, axis=1).tolist(),
+                 "bound": bound.tolist(), "singular_values": dln.singular_values(end).tolist(),
+                 "lam": lam, "lr": lr, "n_steps": n_steps, "layer_decay": decay.tolist()})
+
+
+def _default_penalty(s: np.ndarray, depth: int) -> float:
+    return depth * float(np.sum(s ** (2.0 / depth)))
+
+
+def _test_matrices(seed: int, shape=(3, 4)):
+    """Well-conditioned random matrices of rank 1..min(shape) (singular values in [0.5, 2])."""
+    rng = np.random.default_rng(seed)
+    m, n = shape
+    out = []
+    for rank in range(1, min(m, n) + 1):
+        U = np.linalg.qr(rng.normal(size=(m, rank)))[0]
+        V = np.linalg.qr(rng.normal(size=(n, rank)))[0]
+        s = rng.uniform(0.5, 2.0, size=rank)
+        out.append(U @ np.diag(s) @ V.T)
+    return out
+
+
+@register("rank_jumps.induced_penalty_at_balanced_points")
+def check_induced_penalty_at_balanced_points(seed: int = 0, depths=(1, 2, 3, 4, 5), width: int = 5,
+                                             penalty=None, factorise=None):
+    """At balanced factorisations ``‖θ‖² = L Σ_k s_k(A)^{2/L}`` (relative error ≈ round-off).
+
+    Points: ``dln.balanced_factorisation`` of well-conditioned random 3×4 matrices of
+    every rank, random hidden frames, depths 1..5. ``penalty(s, L)`` and
+    ``factorise(A, arch, seed)`` are injectable (the broken inputs).
+    """
+    penalty = penalty or _default_penalty
+    factorise = factorise or dln.balanced_factorisation
+    errs = []
+    rows = []
+    for depth in depths:
+        for A in _test_matrices(seed):
+            arch = dln.make_architecture(A.shape, depth, width)
+            theta = factorise(A, arch, seed=seed + depth)
+            s = np.linalg.svd(A, compute_uv=False)
+            s = s[s > dln.exact_rank_tol(A)]
+            norm_sq = float(theta.norm_sq()[0])
+            pen = penalty(s, depth)
+            errs.append(abs(norm_sq - pen) / pen)
+            rows.append({"depth": depth, "rank": int(s.size), "norm_sq": norm_sq, "penalty": pen,
+                         "imbalance": float(dln.balancedness(theta)[0])})
+    # relative error: SVD backward error eps·‖A‖ amplified by the condition number (≤ 4 here),
+    # L-fold products to form each layer and a sum of P squares for ‖θ‖².
+    n_terms = max(depths) * (width + max(_test_matrices(seed)[0].shape))
+    tol = roundoff_tolerance(4.0, n_terms=n_terms)
+    return make_result(
+        "rank_jumps.induced_penalty_at_balanced_points",
+        "at balanced points ‖θ‖² = L Σ_k s_k(A)^{2/L}",
+        max(errs), tol,
+        f"64·{n_terms}·eps·κ with κ ≤ 4 the condition number of the test matrices (SVD backward error, "
+        "L-fold products, sum of squares)",
+        details={"points": rows})
+
+
+@register("rank_jumps.induced_penalty_is_minimal")
+def check_induced_penalty_is_minimal(seed: int = 0, depths=(2, 3, 4), width: int = 5, n_perturb: int = 20,
+                                     penalty=None):
+    """Every factorisation of A has ``‖θ‖² ≥ L Σ_k s_k(A)^{2/L}`` (the induced penalty is a minimum).
+
+    Unbalanced factorisations: a balanced one with an invertible ``G`` inserted between
+    two layers (``W_ℓ → G W_ℓ``, ``W_{ℓ+1} → W_{ℓ+1} G⁻¹``), A unchanged. Measured: the
+    smallest relative excess ``(‖θ‖² − pen)/pen``; it must not fall below −round-off.
+    """
+    penalty = penalty or _default_penalty
+    rng = np.random.default_rng(seed)
+    excess = []
+    cond_max = 1.0
+    for depth in depths:
+        for A in _test_matrices(seed):
+            arch = dln.make_architecture(A.shape, depth, width)
+            base = dln.balanced_factorisation(A, arch, seed=seed)
+            s = np.linalg.svd(A, compute_uv=False)
+            s = s[s > dln.exact_rank_tol(A)]
+            pen = penalty(s, depth)
+            for _ in range(n_perturb):
+                ws = [w[0].copy() for w in base.layers()]
+                ell = int(rng.integers(0, depth - 1))
+                G = np.eye(width) + 0.5 * rng.normal(size=(width, width)) / np.sqrt(width)
+                cond_max = max(cond_max, float(np.linalg.cond(G)))
+                ws[ell] = G @ ws[ell]
+                ws[ell + 1] = ws[ell + 1] @ np.linalg.inv(G)
+                theta = dln.Params.from_layers(ws)
+                excess.append((float(theta.norm_sq()[0]) - pen) / pen)
+    tol = -roundoff_tolerance(4.0 * cond_max, n_terms=max(depths) * 2 * width)
+    return make_result(
+        "rank_jumps.induced_penalty_is_minimal",
+        "min over factorisations A = W_L⋯W_1 of ‖θ‖² is L Σ_k s_k(A)^{2/L}",
+        min(excess), tol,
+        "−64·n·eps·κ(A)·max cond(G): round-off of inserting G, G⁻¹ and of the SVD",
+        relation=">=",
+        details={"n_factorisations": len(excess), "smallest_relative_excess": min(excess),
+                 "largest_relative_excess": max(excess), "max_cond_G": cond_max})
+
+
+@register("rank_jumps.forced_sampling_decay")
+def check_forced_sampling_decay(seed: int = 0, eps: float = 0.2, depth: int = 4, width: int = 8, lr: float = 0.3,
+                                lam: float = 0.027, n_steps: int = 2000, entries=None):
+    """SGD sampling only row-0 entries: row 1 of W_L is exactly ``(1 − 2ηλ)^t`` times its start.
+
+    Start: a phase-0 GD minimum (rank 2), as in the notebook. Row 1 of A gets no data
+    signal, so row 1 of W_L only feels weight decay. Measured: the largest relative
+    deviation over the row after ``n_steps`` steps. ``entries`` (the sampling pool) is
+    injectable: a pool leaking a row-1 entry is the broken input.
+    """
+    problem = dln.epsilon_completion(eps)
+    p0 = dln.phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, lam=lam)
+    pool = problem.row_entries([0]) if entries is None else entries
+    res = dln.run(p0, problem, n_steps, method="forced", entries=pool, lr=lr, lam=lam, seed=seed,
+                  record_every=n_steps, record_layers=False)
+    start = p0.layer(depth - 1)[0, 1]
+    end = res.final.layer(depth - 1)[0, 1]
+    factor = (1.0 - 2.0 * lr * lam) ** n_steps
+    expected = factor * start
+    rel = float(np.max(np.abs(end - expected)) / np.max(np.abs(expected)))
+    # one rounding (≤ eps/2 relative) per multiplication, n_steps of them, plus pow()
+    tol = roundoff_tolerance(1.0, n_terms=n_steps + 1)
+    return make_result(
+        "rank_jumps.forced_sampling_decay",
+        "forced sampling of row 0: the unsampled row of W_L shrinks by exactly (1 − 2ηλ)^t",
+        rel, tol, f"64·(t+1)·eps: one rounding per step over t = {n_steps} steps",
+        details={"factor": factor, "t": n_steps, "lr": lr, "lam": lam, "row_norm_start": float(np.linalg.norm(start)),
+                 "row_norm_end": float(np.linalg.norm(end)), "rank_after": int(res.final_rank[0])})
+
+
+@register("rank_jumps.absorption_after_forced_sampling")
+def check_absorption_after_forced_sampling(seed: int = 0, eps: float = 0.2, depth: int = 4, width: int = 8,
+                                           lr: float = 0.3, lam: float = 0.027, forced_steps: int = 1000,
+                                           free_steps: int = 20_000, n_runs: int = 2,
+                                           methods=("gd", "sgd"), temperature: float = 1e-6):
+    """After forced sampling (rank 1), free GD and free SGD keep every layer's s₂ from growing.
+
+    Start: phase-0 GD minima (rank 2). Forced SGD on row-0 entries for ``forced_steps``
+    steps drives every layer's second singular value to ~1e−7 (A rank 1). Then each
+    method in ``methods`` runs ``free_steps`` unforced steps. Measured: the largest
+    ratio ``max_ℓ s₂(W_ℓ)(t) / max_ℓ s₂(W_ℓ)(t₀)`` over the free phase (1 = never grew).
+    The absorption argument needs L ≥ 3: ``depth=2`` or ``methods=("langevin",)``
+    (isotropic noise) are broken inputs that re-excite the second direction.
+    """
+    problem = dln.epsilon_completion(eps)
+    start = dln.phase0_minima(eps=eps, n_runs=n_runs, seed=seed, depth=depth, width=width, lam=lam)
+    forced = dln.run(start, problem, forced_steps, method="forced", entries=problem.row_entries([0]), lr=lr,
+                     lam=lam, seed=seed, record_every=forced_steps)
+    s2_start = forced.layer_singular_values[:, -1, :, 1].max(axis=-1)
+    s1_max = float(np.nanmax(forced.layer_singular_values[:, -1, :, 0]))
+    ratios = {}
+    ranks = {}
+    in_b1 = {}
+    for k, method in enumerate(methods):
+        kw = {"temperature": temperature} if method == "langevin" else {}
+        free = dln.run(forced.final, problem, free_steps, method=method, lr=lr, lam=lam, seed=seed + 1 + k,
+                       record_every=max(free_steps // 40, 1), **kw)
+        s2 = free.layer_singular_values[:, :, :, 1].max(axis=-1)
+        ratios[method] = float(np.max(s2 / s2_start[:, None]))
+        ranks[method] = int(free.rank.max())
+        in_b1[method] = float(free.in_B[:, :, 1].mean())
+        if free.diverged.any():
+            ratios[method] = float("inf")
+    measured = max(ratios.values())
+    # SVD absolute error ≈ w·eps·s₁ on s₂, relative to s₂(t₀)
+    tol = 1.0 + roundoff_tolerance(s1_max / float(np.min(s2_start)), n_terms=width)
+    return make_result(
+        "rank_jumps.absorption_after_forced_sampling",
+        "after forced sampling B_1 is absorbing: free GD and SGD never regrow any layer's s₂ (L ≥ 3)",
+        measured, tol,
+        "1 + 64·w·eps·s₁/s₂(t₀): SVD round-off on s₂ relative to its value when forced sampling ends",
+        details={"ratio_by_method": ratios, "max_rank_by_method": ranks, "fraction_in_B1_by_method": in_b1,
+                 "s2_after_forcing": s2_start.tolist(), "depth": depth, "lr": lr, "lam": lam,
+                 "rank_after_forcing": forced.final_rank.tolist(), "eps64": EPS64})

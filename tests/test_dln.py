@@ -1,0 +1,384 @@
+"""Tests of the deep-linear-network engine (symsgd_core.dln, issue 7)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symsgd_core import dln
+from symsgd_core.benchmarks import rank_jumps as bench
+from symsgd_core.checks.registry import EPS64
+
+EXP = dln.EPSILON_EXPERIMENT
+
+
+@pytest.fixture(scope="module")
+def eps_problem():
+    return dln.epsilon_completion(0.2)
+
+
+@pytest.fixture(scope="module")
+def phase0_8():
+    """Phase-0 GD minima (brief §5) of 8 runs."""
+    return dln.phase0_minima(n_runs=8)
+
+
+def _roundoff(params: dln.Params, n_steps: int) -> float:
+    """Round-off budget of fast vs reference after ``n_steps``: 64·eps·steps·width·max|θ|.
+
+    Each step sums ≤ width products per entry in a different order (SIMD vs BLAS);
+    over a few hundred steps at these learning rates errors add up, they are not amplified.
+    """
+    width = max(params.arch.dims)
+    return 64 * EPS64 * max(n_steps, 1) * width * max(1.0, float(np.abs(params.flat).max()))
+
+
+# --------------------------------------------------------------------------- network & problems
+def test_architecture_and_layout():
+    arch = dln.make_architecture((3, 2), depth=3, width=5)
+    assert arch.dims == (2, 5, 5, 3)
+    assert arch.layer_shapes == [(5, 2), (5, 5), (3, 5)]
+    assert arch.n_params == 10 + 25 + 15
+    p = dln.init_params(arch, 4, seed=1)
+    assert p.flat.shape == (4, 50)
+    W = p.layers()
+    A = W[2] @ W[1] @ W[0]
+    np.testing.assert_allclose(p.end_to_end(), A, rtol=1e-14)
+    back = dln.Params.from_layers(W)
+    np.testing.assert_array_equal(back.flat, p.flat)
+
+
+def test_init_is_fan_in_gaussian_and_reproducible():
+    arch = dln.make_architecture((2, 2), 3, 200)
+    p = dln.init_params(arch, 2, seed=3)
+    # middle layer 200×200 ~ N(0, 1/200): sample variance within 4 standard errors
+    w = p.layer(1)[0].ravel()
+    se = np.sqrt(2.0 / w.size) / 200
+    assert abs(w.var() - 1 / 200) < 4 * se
+    np.testing.assert_array_equal(p.flat, dln.init_params(arch, 2, seed=3).flat)
+    # run r does not depend on how many runs are drawn
+    np.testing.assert_array_equal(dln.init_params(arch, 5, seed=3).flat[:2], p.flat)
+
+
+@pytest.mark.parametrize("depth", [0, -1])
+def test_depth_below_one_is_an_error(depth):
+    with pytest.raises(ValueError, match="depth"):
+        dln.make_architecture((2, 2), depth, 4)
+
+
+def test_problems(eps_problem):
+    assert eps_problem.n_observed == 3
+    np.testing.assert_array_equal(eps_problem.mask, [[True, True], [False, True]])
+    assert np.linalg.matrix_rank(eps_problem.target) == 1
+    rp = dln.random_low_rank_completion((6, 5), 2, 0.5, seed=0)
+    assert np.linalg.matrix_rank(rp.target) == 2 and rp.mask.any()
+    with pytest.raises(ValueError, match="no observed entries"):
+        dln.CompletionProblem(np.ones((2, 2)), np.zeros((2, 2), dtype=bool))
+    with pytest.raises(ValueError, match="eps"):
+        dln.epsilon_completion(0.0)
+    with pytest.raises(ValueError, match="observed_fraction"):
+        dln.random_low_rank_completion((3, 3), 1, 0.0)
+    np.testing.assert_array_equal(eps_problem.row_entries([0]), [[True, True], [False, False]])
+
+
+@settings(max_examples=15, deadline=None)
+@given(depth=st.integers(1, 4), m=st.integers(1, 3), n=st.integers(1, 3), seed=st.integers(0, 1000))
+def test_gradient_matches_finite_differences(depth, m, n, seed):
+    problem = dln.random_low_rank_completion((m, n), 1, 0.8, seed=seed)
+    arch = dln.make_architecture((m, n), depth, 3)
+    p = dln.init_params(arch, 1, seed)
+    lam = 0.05
+    g = dln.gradient(p, problem, lam).flat[0]
+    h = 1e-6
+    fd = np.empty_like(g)
+    for k in range(g.size):
+        e = np.zeros_like(p.flat)
+        e[0, k] = h
+        fd[k] = (dln.loss(dln.Params(arch, p.flat + e), problem, lam)[0]
+                 - dln.loss(dln.Params(arch, p.flat - e), problem, lam)[0]) / (2 * h)
+    # central differences: O(h²)·(third derivative) + eps·loss/h
+    np.testing.assert_allclose(g, fd, atol=1e-6 * (1 + np.abs(g).max()))
+
+
+def test_balanced_factorisation_and_induced_penalty():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(3, 4))
+    for depth in (1, 2, 3, 5):
+        arch = dln.make_architecture((3, 4), depth, 4)
+        theta = dln.balanced_factorisation(A, arch, seed=depth)
+        np.testing.assert_allclose(theta.end_to_end()[0], A, atol=1e-13)
+        assert dln.balancedness(theta)[0] < 1e-13
+        np.testing.assert_allclose(theta.norm_sq()[0], dln.induced_penalty(A, depth), rtol=1e-13)
+    with pytest.raises(ValueError, match="rank"):
+        dln.balanced_factorisation(A, dln.make_architecture((3, 4), 3, 2))
+
+
+def test_numerical_rank_threshold_is_stated():
+    assert dln.DEFAULT_RANK_TOL == 1e-3
+    np.testing.assert_array_equal(dln.numerical_rank([[1.0, 2e-3], [1.0, 5e-4], [0, 0], [np.nan, 1]]), [2, 1, 0, -1])
+
+
+def test_B_r_membership(phase0_8):
+    # rank-2 minimum: every layer has s₂ ≈ 0.33^{1/4} ≈ 0.76 > α, so it is in B_2 only
+    assert dln.in_B(phase0_8, 2).all()
+    assert not dln.in_B(phase0_8, 1).any()
+    crit = dln.BrCriterion(C=1.0)
+    assert not dln.in_B(phase0_8, 2, crit).any()  # ‖θ‖² ≈ 7.4 > C
+    with pytest.raises(ValueError):
+        dln.BrCriterion(alpha=0)
+
+
+# --------------------------------------------------------------------------- fast path vs reference
+CASES = [
+    dict(method="sgd"),
+    dict(method="sgd", batch_size=3),
+    dict(method="gd"),
+    dict(method="langevin", temperature=1e-3),
+    dict(method="forced", entries="row0"),
+]
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3, 4])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c["method"] + str(c.get("batch_size", "")))
+def test_fast_path_matches_reference_step_for_step(depth, case):
+    problem = dln.random_low_rank_completion((3, 2), 1, 0.7, seed=depth)
+    arch = dln.make_architecture(problem.shape, depth, 4)
+    p = dln.init_params(arch, 3, depth)
+    kw = dict(case)
+    if kw.get("entries") == "row0":
+        kw["entries"] = problem.row_entries([0])
+    n = 60
+    fast = dln.run(p, problem, n, lr=0.05, lam=0.02, record_every=1, seed=5, **kw)
+    ref = dln.run_reference(p, problem, n, lr=0.05, lam=0.02, record_every=1, seed=5, **kw)
+    tol = _roundoff(p, n)
+    np.testing.assert_allclose(fast.final.flat, ref.final.flat, rtol=0, atol=tol)
+    np.testing.assert_allclose(fast.singular_values, ref.singular_values, rtol=0, atol=tol)
+    np.testing.assert_allclose(fast.norm_sq, ref.norm_sq, rtol=0, atol=tol * fast.norm_sq.max())
+    np.testing.assert_array_equal(fast.steps, np.arange(n + 1))
+
+
+def test_fast_path_matches_reference_with_schedules(eps_problem, phase0_8):
+    p = phase0_8.select(slice(0, 3))
+    for sched in (dln.Schedule.anneal(40, 0.3, 0.027, 0.05, 0.01), dln.Schedule.cyclic(0.05, 0.3, 16, 0.027)):
+        fast = dln.run(p, eps_problem, 100, schedule=sched, record_every=10, seed=2)
+        ref = dln.run_reference(p, eps_problem, 100, schedule=sched, record_every=10, seed=2)
+        np.testing.assert_allclose(fast.final.flat, ref.final.flat, rtol=0, atol=_roundoff(p, 100))
+        lr, _ = sched.values(100)
+        np.testing.assert_allclose(fast.time[-1], lr.sum())
+
+
+def test_draws_do_not_depend_on_recording_or_ensemble_size(eps_problem, phase0_8):
+    a = dln.run(phase0_8, eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=100)
+    b = dln.run(phase0_8, eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=7, record_layers=False)
+    c = dln.run(phase0_8.select([2, 3]), eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=3000)
+    np.testing.assert_array_equal(a.final.flat, b.final.flat)
+    # run r uses child r of SeedSequence(seed): a sub-ensemble [2, 3] re-uses children 0, 1
+    d = dln.run(phase0_8.select([0, 1]), eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=3000)
+    np.testing.assert_array_equal(d.final.flat, a.final.flat[:2])
+    assert c.final.flat.shape == (2, EXP.arch.n_params)
+    assert b.steps[-1] == 3000 and b.steps[0] == 0
+
+
+def test_sgd_update_formula_single_step(eps_problem):
+    """One step by hand: W_ℓ ← (1 − 2ηλ)W_ℓ − 2η r Q_ℓ[i,:]ᵀ P_ℓ[:,j]ᵀ with the drawn entry."""
+    arch = EXP.arch
+    p = dln.init_params(arch, 1, 4)
+    lr, lam = 0.05, 0.027
+    res = dln.run(p, eps_problem, 1, lr=lr, lam=lam, seed=11, record_every=1)
+    e = np.random.default_rng(np.random.SeedSequence(11).spawn(1)[0]).integers(0, 3, size=(1, 1))[0, 0]
+    rows, cols, vals = eps_problem.entries
+    i, j = rows[e], cols[e]
+    W = [w[0] for w in p.layers()]
+    r = (W[3] @ W[2] @ W[1] @ W[0])[i, j] - vals[e]
+    expected = []
+    for ell in range(4):
+        P = np.eye(2)
+        for w in W[:ell]:
+            P = w @ P
+        Q = np.eye(2)
+        for w in W[ell + 1:][::-1]:
+            Q = Q @ w
+        expected.append((1 - 2 * lr * lam) * W[ell] - 2 * lr * r * np.outer(Q[i], P[:, j]))
+    got = res.final.layers()
+    for ell in range(4):
+        np.testing.assert_allclose(got[ell][0], expected[ell], atol=1e-14)
+
+
+# --------------------------------------------------------------------------- bad parameters
+def test_bad_parameters_raise_clear_errors(eps_problem, phase0_8):
+    p = phase0_8
+    with pytest.raises(ValueError, match="2·lr·lam"):
+        dln.run(p, eps_problem, 10, lr=20.0, lam=0.027)
+    with pytest.raises(ValueError, match="lr"):
+        dln.run(p, eps_problem, 10, lr=0.0, lam=0.027)
+    with pytest.raises(ValueError, match="lam"):
+        dln.run(p, eps_problem, 10, lr=0.1, lam=-0.1)
+    with pytest.raises(ValueError, match="method"):
+        dln.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="adam")
+    with pytest.raises(ValueError, match="entries"):
+        dln.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="forced")
+    with pytest.raises(ValueError, match="selects no entry"):
+        dln.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="forced", entries=np.zeros((2, 2), bool))
+    with pytest.raises(ValueError, match="subset"):
+        dln.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="forced", entries=np.ones((2, 2), bool))
+    with pytest.raises(ValueError, match="temperature"):
+        dln.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="langevin")
+    with pytest.raises(ValueError, match="shape"):
+        dln.run(p, dln.random_low_rank_completion((3, 3), 1, 0.5), 10, lr=0.1, lam=0.0)
+    with pytest.raises(ValueError, match="not both"):
+        dln.run(p, eps_problem, 10, lr=0.1, lam=0.0, schedule=dln.Schedule.constant(0.1, 0.0))
+    with pytest.raises(ValueError, match="n_steps"):
+        dln.run(p, eps_problem, -1, lr=0.1, lam=0.0)
+    with pytest.raises(ValueError, match="finite"):
+        dln.run(dln.Params(p.arch, np.full_like(p.flat, np.nan)), eps_problem, 1, lr=0.1, lam=0.0)
+
+
+@pytest.mark.parametrize("method", ["sgd", "gd"])
+def test_divergence_is_reported_never_silent(eps_problem, method):
+    p = dln.init_params(EXP.arch, 4, 0)
+    for engine in ("fast", "reference"):
+        res = dln.run(p, eps_problem, 400, method=method, lr=1.5, lam=0.0, record_every=10, engine=engine)
+        assert res.diverged.all(), res.summary()
+        for r in range(4):
+            k = res.diverged_step[r]
+            assert k > 0
+            before = res.steps < k
+            assert np.all(np.isfinite(res.singular_values[r][before]))
+            assert np.all(np.isnan(res.singular_values[r][~before]))  # NaN only after the flagged step
+            assert np.all(res.rank[r][~before] == -1)
+            assert "diverged at step" in res.outcome(r)
+        assert np.all(np.isfinite(res.final.flat))  # frozen at the last state before divergence
+        assert "diverged" in res.summary()
+
+
+def test_large_step_collapses_to_zero(eps_problem, phase0_8):
+    """Brief §5: η = 0.4 (λ = 0.027) sends the phase-0 minima to A = 0 (B_0), reported as collapse."""
+    res = dln.run(phase0_8.select(slice(0, 4)), eps_problem, 6000, lr=0.4, lam=EXP.lam_hot, seed=0)
+    ok = ~res.diverged
+    assert ok.sum() >= 3
+    assert res.collapsed[ok].all(), res.summary()
+    assert np.all(res.singular_values[ok, -1] < dln.DEFAULT_RANK_TOL)
+    assert "collapsed to A = 0" in res.outcome(int(np.flatnonzero(ok)[0]))
+    assert res.in_B[ok, -1, 0].all()
+
+
+def test_forced_row_decays_to_exact_zero_without_denormals(eps_problem):
+    """A forced run long enough for the unsampled row to pass the flush threshold ends exactly at 0."""
+    p = dln.phase0_minima(n_runs=1)
+    lr, lam = 0.3, EXP.lam_hot
+    res = dln.run(p, eps_problem, 12_000, method="forced", entries=eps_problem.row_entries([0]), lr=lr, lam=lam,
+                  record_every=12_000)
+    assert (1 - 2 * lr * lam) ** 12_000 < dln._flush_threshold(4)
+    np.testing.assert_array_equal(res.final.layer(3)[0, 1], 0.0)
+    assert res.final_rank[0] == 1
+
+
+# --------------------------------------------------------------------------- records and events
+def test_events_from_synthetic_ranks():
+    steps = np.arange(6) * 10
+    rank = np.array([[2, 2, 1, 1, 1, 1], [2, 1, 2, 1, 1, 1], [2, 2, 2, 2, 2, 2], [2, 1, 0, 0, 0, 0],
+                     [2, 2, -1, -1, -1, -1]])
+    sv = np.zeros((5, 6, 2))
+    rec = dict(rank=rank, sv=sv, lsv=None, loss=sv[..., 0], fit=sv[..., 0], norm_sq=sv[..., 0], balance=sv[..., 0],
+               inB=None)
+    div = np.array([-1, -1, -1, -1, 15])
+    res = dln._build_result(steps, steps * 0.1, rec, div, dln.init_params(EXP.arch, 5), {})
+    np.testing.assert_array_equal(res.first_step_at_rank[:, 1], [20, 10, -1, 10, -1])
+    np.testing.assert_array_equal(res.returned_up, [False, True, False, False, False])
+    assert res.first_return_step[1] == 20
+    np.testing.assert_array_equal(res.collapsed, [False, False, False, True, False])
+    np.testing.assert_array_equal(res.jump_step(1), [20, 10, -1, 10, -1])
+    frac = res.fraction_at_rank()
+    np.testing.assert_allclose(frac.sum(axis=1), 1.0)
+    assert frac[-1, 3] == pytest.approx(0.2)  # the diverged column
+    assert "rose back" in res.outcome(1)
+
+
+def test_schedules():
+    lr, lam = dln.Schedule.anneal(3, 0.3, 0.027, 0.05, 0.01).values(5)
+    np.testing.assert_allclose(lr, [0.3, 0.3, 0.3, 0.05, 0.05])
+    np.testing.assert_allclose(lam, [0.027, 0.027, 0.027, 0.01, 0.01])
+    lr, _ = dln.Schedule.cyclic(0.1, 0.3, 4, 0.01).values(8)
+    np.testing.assert_allclose(lr, [0.1, 0.2, 0.3, 0.2] * 2)
+    with pytest.raises(ValueError, match="2·lr·lam"):
+        dln.Schedule.phases([(10, 0.3, 0.027), (10, 30.0, 0.027)])
+
+
+def test_matched_langevin_temperature(eps_problem, phase0_8):
+    tau = dln.matched_langevin_temperature(phase0_8.select([0]), eps_problem, lr=0.3, lam=0.027)
+    # by hand: per-entry gradients (2 r q pᵀ) around their mean, traced, η/(2 B P)
+    p = phase0_8.select([0])
+    grads = []
+    for i, j in zip(*np.nonzero(eps_problem.mask)):
+        single = np.zeros((2, 2), bool)
+        single[i, j] = True
+        grads.append(dln.gradient(p, dln.CompletionProblem(eps_problem.target, single), 0.0).flat[0])
+    g = np.array(grads)
+    expected = 0.3 * np.mean(np.sum((g - g.mean(0)) ** 2, axis=1)) / (2 * p.arch.n_params)
+    np.testing.assert_allclose(tau, [expected], rtol=1e-12)
+    assert tau[0] > 0
+
+
+def test_phase0_cache_returns_copies():
+    a = dln.phase0_minima(n_runs=2)
+    a.flat[:] = 0.0
+    b = dln.phase0_minima(n_runs=2)
+    assert np.abs(b.flat).max() > 0.1
+
+
+# --------------------------------------------------------------------------- the brief's §5 experiment
+def test_brief_section5_phases(eps_problem):
+    """Phase 0 → rank-2 minima (1.62, 0.33); hot SGD jumps to rank 1 in most of 32 seeds within 6·10⁴
+    steps, hot GD stays rank 2; cold phase: jumped SGD stays rank 1, GD stays rank 2."""
+    p0 = dln.phase0_minima(n_runs=32)
+    s = dln.singular_values(p0)
+    np.testing.assert_allclose(s, np.broadcast_to([1.62, 0.33], s.shape), atol=0.01)
+    assert np.all(dln.numerical_rank(s) == 2)
+    sgd = dln.run(p0, eps_problem, EXP.hot_steps, lr=EXP.lr_hot, lam=EXP.lam_hot, seed=0)
+    jumped = sgd.jump_step(1) >= 0
+    assert jumped.mean() > 0.5, sgd.summary()
+    assert not sgd.returned_up.any() and not sgd.diverged.any() and not sgd.collapsed.any()
+    gd = dln.run(p0.select(slice(0, 4)), eps_problem, EXP.hot_steps, method="gd", lr=EXP.lr_hot, lam=EXP.lam_hot,
+                 record_layers=False)
+    assert np.all(gd.rank == 2)
+    cold_sgd = dln.run(sgd.final.select(jumped), eps_problem, 20_000, lr=EXP.lr_cold, lam=EXP.lam_cold, seed=1)
+    assert np.all(cold_sgd.rank == 1)
+    cold_gd = dln.run(gd.final, eps_problem, 20_000, method="gd", lr=EXP.lr_cold, lam=EXP.lam_cold,
+                      record_layers=False)
+    assert np.all(cold_gd.rank == 2)
+
+
+# --------------------------------------------------------------------------- benchmark baselines compute the same thing
+def test_benchmark_baselines_agree_with_engine(eps_problem, phase0_8):
+    p = phase0_8.select(slice(0, 3))
+    idx = bench._draws(3, 200)
+    ours = dln.run(p, eps_problem, 200, lr=0.3, lam=0.027, seed=0, record_every=100)
+    tol = _roundoff(p, 200)
+    for baseline in (bench.numpy_batched_sgd, bench.numpy_batched_sgd_sparse):
+        np.testing.assert_allclose(baseline(p, eps_problem, idx, 0.3, 0.027)[0], ours.final.flat, atol=tol)
+    np.testing.assert_allclose(bench.torch_naive_sgd(p.select([0]), eps_problem, idx[:1], 0.3, 0.027)[0],
+                               ours.final.flat[:1], atol=tol)
+    gd = dln.run(p, eps_problem, 50, method="gd", lr=0.05, lam=0.027, record_every=50)
+    np.testing.assert_allclose(bench.numpy_batched_gd(p, eps_problem, 50, 0.05, 0.027), gd.final.flat, atol=tol)
+
+
+def test_batched_singular_values_match_lapack():
+    from symsgd_core._dln_kernels import batched_singular_values
+
+    rng = np.random.default_rng(1)
+    for shape in [(200, 8, 8), (200, 2, 8), (200, 8, 2), (50, 5, 3), (5, 1, 1)]:
+        W = rng.normal(size=shape)
+        W[::3, :, -1] = 0.0  # rank-deficient
+        W[1::4] *= 1e-9  # badly scaled
+        ref = np.linalg.svd(W, compute_uv=False)
+        got = batched_singular_values(W)
+        # both are backward stable: absolute error O(k·eps·s₁) per matrix
+        assert np.all(np.abs(got - ref) <= 64 * shape[1] * EPS64 * ref[:, :1])
+    # known singular values spanning 20 decades
+    U = np.linalg.qr(rng.normal(size=(8, 8)))[0]
+    V = np.linalg.qr(rng.normal(size=(8, 8)))[0]
+    s = np.array([1.3, 1e-3, 1e-8, 1e-12, 0, 0, 0, 0])
+    got = batched_singular_values(((U * s) @ V.T)[None])[0]
+    assert np.all(np.abs(got - s) <= 64 * 8 * EPS64 * 1.3)
