@@ -65,7 +65,14 @@ class Controller:
         self.update()
 
     def view(self) -> widgets.Widget:
-        """The widget to display: controls, figures and status, in a VBox."""
+        """The widget to display: controls, figures and status, in a VBox.
+
+        Each call re-sends every figure's full state to the front end first (see
+        :func:`sync_figure_state`), so updates made before the figure was ever shown
+        cannot leave the browser with a partial copy.
+        """
+        for fig in self.figures:
+            sync_figure_state(fig)
         if self._root is None:
             ctrl = list(self.controls.values()) + list(getattr(self, "extra_widgets", []))
             self._root = widgets.VBox([widgets.HBox(ctrl, layout=widgets.Layout(flex_flow="row wrap")),
@@ -116,6 +123,22 @@ class Controller:
         """Show ``text`` in the status line (level: info, warning, error)."""
         colour = {"info": "#333", "warning": "#b45309", "error": "#b91c1c"}.get(level, "#333")
         self.status.value = f'<span style="color:{colour}">{html.escape(text)}</span>'
+
+
+def sync_figure_state(fig) -> None:
+    """Send the complete current state of a ``FigureWidget`` to the front end.
+
+    plotly does this itself only when a FigureWidget is displayed on its own
+    (``_repr_mimebundle_``). Inside a container (our ``VBox``) it does not, and
+    restyle messages sent before the first view exists reach JupyterLab as a
+    partial state (x arrays, names and labels lost; seen with plotly 7.1 and
+    JupyterLab 4.6). Re-sending the full state at display time fixes that.
+    """
+    from copy import deepcopy
+
+    if isinstance(fig, go.FigureWidget):
+        fig._widget_layout = deepcopy(fig._layout_obj._props)
+        fig._widget_data = deepcopy(fig._data)
 
 
 def slider_names(controller: Controller) -> list[str]:

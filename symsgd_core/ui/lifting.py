@@ -1,0 +1,839 @@
+"""Interactive figures for Notebook 02 (the rank-1 lifting): one controller per figure.
+
+All numbers come from :mod:`symsgd_core.lifting` (torch autograd in float64); the controllers read
+their sliders, build a :class:`~symsgd_core.lifting.LiftingCase` in 2-D (u, w ∈ R², 16 samples, fixed
+data, reference ``r = e₁``), draw, and say in the status line what the figure shows (including
+where a construction is undefined: ``wᵀr ≤ 0`` for the w-free lifting, no natural lifting for a
+ReLU neuron). Analytic: every controller updates live (target ≤ 100 ms per update).
+
+Controllers: :class:`OrbitController` (§1), :class:`RankOneSetController` (§2),
+:class:`ChainRuleController` (§3), :class:`EulerController` (§4), :class:`SignCaveatController` (§5),
+:class:`TracesController` (§6). Exercises (§7): :func:`check_exercise`.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .. import lifting as lf
+from ..validation import check_array, check_choice
+from .base import Controller
+
+__all__ = ["ChainRuleController", "EXERCISES", "EulerController", "ExerciseFeedback", "OrbitController",
+           "RankOneSetController", "SignCaveatController", "TracesController", "check_exercise", "demo_case",
+           "DEMO_REFERENCE"]
+
+#: Reference vector of the w-free lifting in the notebook: F describes the sign class w₁ > 0.
+DEMO_REFERENCE = np.array([1.0, 0.0])
+#: Batch size and per-model seeds of the notebook's fixed data (relu: seed 1 has a teacher with w₁ > 0).
+DEMO_SAMPLES = 16
+DEMO_SEEDS = {"linear": 0, "attention": 2, "relu": 1}
+#: Below this |cos(w, r)| the power step ŵ(M) is treated as undefined (round-off × κ_r > 1e-10).
+MIN_REFERENCE_COSINE = 1e-6
+
+COLOURS = {"u": "#1f77b4", "w": "#ff7f0e", "grad": "#d62728", "autograd": "#374151", "corrected": "#2ca02c",
+           "seed": "#d62728", "F": "#9467bd", "natural": "#17becf", "set": "#93c5fd", "off": "#d62728",
+           "plus": "#2563eb", "minus": "#f97316"}
+
+MODEL_OPTIONS = [("linear layer", "linear"), ("bilinear attention score", "attention"), ("ReLU neuron", "relu")]
+
+
+@functools.cache
+def _demo_base(key: str) -> lf.LiftingCase:
+    return lf.make_case(key, 2, 2, DEMO_SAMPLES, seed=DEMO_SEEDS[key], u=np.ones(2), w=np.ones(2),
+                        r=DEMO_REFERENCE)
+
+
+def demo_case(model: str, u, w) -> lf.LiftingCase:
+    """The notebook's 2-D case for ``model`` (fixed data, ``r = e₁``) at parameters ``u, w ∈ R²``."""
+    check_choice("model", model, lf.MODELS)
+    return _demo_base(model).with_params(check_array("u", u, shape=(2,)), check_array("w", w, shape=(2,)))
+
+
+def _slider(kind, description, **kw):
+    return kind(description=description, continuous_update=False, style={"description_width": "initial"},
+                layout=widgets.Layout(width="260px"), **kw)
+
+
+def _model_dropdown(value: str) -> widgets.Dropdown:
+    return widgets.Dropdown(options=MODEL_OPTIONS, value=value, description="model",
+                            layout=widgets.Layout(width="280px"))
+
+
+def _fmt_vec(v, digits: int = 3) -> str:
+    return "(" + ", ".join(f"{x:.{digits}g}" for x in np.ravel(v)) + ")"
+
+
+def _arrow(x0, y0, x1, y1):
+    """x and y lists of an arrow from (x0, y0) to (x1, y1) (the trace draws the head at the tip)."""
+    return [x0, x1], [y0, y1]
+
+
+def _arrow_trace(name, colour, **kw):
+    return go.Scatter(x=[0, 0], y=[0, 0], mode="lines+markers", name=name, line={"color": colour, "width": 4},
+                      marker={"symbol": "arrow", "size": [0, 16], "angleref": "previous", "color": colour}, **kw)
+
+
+def _start(controller: Controller, figures: list) -> None:
+    """Draw the first state on plain figures, then wrap them in ``FigureWidget``s and wire the controls.
+
+    Why: a multi-trace ``batch_update`` of a ``FigureWidget`` made before its first view exists reaches
+    the browser as a restyle that resets the untouched properties of the other traces (x arrays,
+    names, heat-map labels were lost in JupyterLab 4.6 / plotly 7.1); with a live view it works.
+    """
+    controller.figures = [go.Figure(f) for f in figures]
+    controller.update()
+    controller.figures = [go.FigureWidget(f) for f in controller.figures]
+    controller._wire()
+
+
+def _reference_ok(case: lf.LiftingCase) -> bool:
+    """Whether the power step ŵ(M) is defined (and well conditioned) at this case: |cos(w, r)| large enough."""
+    cos = float(case.w @ case.r) / (np.linalg.norm(case.w) * np.linalg.norm(case.r))
+    return abs(cos) > MIN_REFERENCE_COSINE
+
+
+def _mean_grads(case):
+    du, dw = lf.loss_gradients(case)
+    return du.mean(0), dw.mean(0)
+
+
+# ---------------------------------------------------------------------------------------------
+# §1 Orbits collapse to points
+# ---------------------------------------------------------------------------------------------
+class OrbitController(Controller):
+    """(λu, w/λ) moves along its orbit while M = u wᵀ and the loss stay fixed.
+
+    Panels: (a) the vectors λu and w/λ in the plane, with the rays they move on; (b) the four
+    entries of M (a heat map that does not change); (c) along the orbit, the training loss L (flat)
+    and G = ‖λu‖² − ‖w/λ‖² (what moves), with the current λ marked.
+    Controls: ``lam`` (λ, log scale), ``model``.
+    """
+
+    LAM_RANGE = (2.0 ** -1.5, 2.0 ** 1.5)
+
+    def __init__(self, u=None, w=None, lam: float = 1.0, model: str = "linear") -> None:
+        """``u``, ``w``: the base point (default ``1.2·(cos 35°, sin 35°)`` and ``0.6·(cos −20°, sin −20°)``)."""
+        super().__init__()
+        self.u0 = lf.polar(35.0, 1.2) if u is None else check_array("u", u, shape=(2,))
+        self.w0 = lf.polar(-20.0, 0.6) if w is None else check_array("w", w, shape=(2,))
+        self.controls = {"lam": _slider(widgets.FloatLogSlider, "λ", value=lam, base=2, min=-1.5, max=1.5,
+                                        step=0.05, readout_format=".3f"),
+                         "model": _model_dropdown(model)}
+        fig = make_subplots(1, 3, column_widths=[0.36, 0.24, 0.40], horizontal_spacing=0.08,
+                            subplot_titles=["(λu, w/λ) in the plane", "M = (λu)(w/λ)ᵀ", "along the orbit"])
+        lo, hi = self.LAM_RANGE
+        for vec, name, colour in ((self.u0, "ray of λu", COLOURS["u"]), (self.w0, "ray of w/λ", COLOURS["w"])):
+            s = np.array([lo, hi]) if name.endswith("λu") else np.array([1 / hi, 1 / lo])
+            fig.add_trace(go.Scatter(x=s * vec[0], y=s * vec[1], mode="lines", name=name, showlegend=False,
+                                     line={"color": colour, "width": 8}, opacity=0.2), 1, 1)
+        fig.add_trace(_arrow_trace("λu", COLOURS["u"]), 1, 1)
+        fig.add_trace(_arrow_trace("w/λ", COLOURS["w"]), 1, 1)
+        fig.add_trace(go.Heatmap(z=np.zeros((2, 2)), x=["j = 1", "j = 2"], y=["i = 1", "i = 2"],
+                                 colorscale="RdBu", zmid=0, showscale=False, texttemplate="%{z:.4f}",
+                                 name="M"), 1, 2)
+        grid = np.geomspace(lo, hi, 61)
+        self._grid = grid
+        fig.add_trace(go.Scatter(x=grid, y=np.zeros_like(grid), mode="lines", name="loss L",
+                                 line={"color": "#111827"}), 1, 3)
+        fig.add_trace(go.Scatter(x=grid, y=np.zeros_like(grid), mode="lines", name="G = ‖λu‖² − ‖w/λ‖²",
+                                 line={"color": COLOURS["grad"], "dash": "dash"}), 1, 3)
+        fig.add_trace(go.Scatter(x=[1, 1], y=[0, 0], mode="markers", name="current λ",
+                                 marker={"size": 11, "color": ["#111827", COLOURS["grad"]]}), 1, 3)
+        r = 1.08 * max(hi * np.linalg.norm(self.u0), np.linalg.norm(self.w0) / lo)
+        fig.update_xaxes(range=[-r, r], title_text="coordinate 1", row=1, col=1)
+        fig.update_yaxes(range=[-r, r], title_text="coordinate 2", scaleanchor="x", scaleratio=1, row=1, col=1)
+        fig.update_yaxes(autorange="reversed", row=1, col=2)
+        fig.update_xaxes(type="log", title_text="λ", row=1, col=3)
+        fig.update_layout(height=400, margin={"l": 50, "r": 20, "t": 50, "b": 50},
+                          legend={"orientation": "h", "y": -0.22})
+        _start(self, [fig])
+
+    def case(self) -> lf.LiftingCase:
+        """The current point (λu, w/λ) with the notebook's data."""
+        u, w = lf.orbit_point(self.u0, self.w0, self.controls["lam"].value)
+        return demo_case(self.controls["model"].value, u, w)
+
+    def base_case(self) -> lf.LiftingCase:
+        return demo_case(self.controls["model"].value, self.u0, self.w0)
+
+    def quantities(self) -> dict:
+        """λ, the moved vectors, M at λ and at 1, the losses, G at λ and at 1."""
+        lam = self.controls["lam"].value
+        case, base = self.case(), self.base_case()
+        return {"lam": lam, "u": case.u, "w": case.w, "M": case.M, "M0": base.M,
+                "loss": float(lf.per_sample_losses(case).mean()), "loss0": float(lf.per_sample_losses(base).mean()),
+                "G": float(case.u @ case.u - case.w @ case.w), "G0": float(base.u @ base.u - base.w @ base.w)}
+
+    def _update(self, lam, model):
+        q = self.quantities()
+        base = self.base_case()
+        losses = np.array([lf.per_sample_losses(base, s * base.u, base.w / s).mean() for s in self._grid])
+        G = self._grid ** 2 * (base.u @ base.u) - (base.w @ base.w) / self._grid ** 2
+        fig = self.figure
+        with fig.batch_update():
+            fig.data[2].x, fig.data[2].y = _arrow(0, 0, *q["u"])
+            fig.data[3].x, fig.data[3].y = _arrow(0, 0, *q["w"])
+            fig.data[4].z = q["M"]
+            fig.data[5].y = losses
+            fig.data[6].y = G
+            fig.data[7].x, fig.data[7].y = [lam, lam], [q["loss"], q["G"]]
+        dM = float(np.max(np.abs(q["M"] - q["M0"])))
+        self.say(f"λ = {lam:.3f}: λu = {_fmt_vec(q['u'])}, w/λ = {_fmt_vec(q['w'])}. M did not move (largest "
+                 f"entry change {dM:.1e}); loss L = {q['loss']:.6g} (change {abs(q['loss'] - q['loss0']):.1e}). "
+                 f"What moved: G = ‖λu‖² − ‖w/λ‖² = {q['G']:.4g} (was {q['G0']:.4g} at λ = 1).")
+
+    def sweep(self) -> dict:
+        """Over the whole slider range of λ: the largest change of M's entries and of the loss, and the range of G."""
+        base = self.base_case()
+        lams = np.geomspace(*self.LAM_RANGE, 25)
+        M_change = max(float(np.abs(np.outer(s * base.u, base.w / s) - base.M).max()) for s in lams)
+        L0 = float(lf.per_sample_losses(base).mean())
+        L_change = max(abs(float(lf.per_sample_losses(base, s * base.u, base.w / s).mean()) - L0) for s in lams)
+        G = lams ** 2 * (base.u @ base.u) - (base.w @ base.w) / lams ** 2
+        return {"lams": lams, "M_change": M_change, "loss0": L0, "loss_change": L_change, "G_min": float(G.min()),
+                "G_max": float(G.max())}
+
+    def summary(self) -> str:
+        """Markdown sentence with the numbers of the current setting and of the whole slider range."""
+        q, sw = self.quantities(), self.sweep()
+        lo, hi = self.LAM_RANGE
+        return (f"Now λ = {q['lam']:.3g}: λu = {_fmt_vec(q['u'])}, w/λ = {_fmt_vec(q['w'])}. Over the whole slider "
+                f"range λ ∈ [{lo:.3g}, {hi:.3g}] the entries of M = u wᵀ change by at most {sw['M_change']:.1e} and "
+                f"the training loss ({sw['loss0']:.6g}, {self.controls['model'].label}) by at most "
+                f"{sw['loss_change']:.1e} — round-off — while G = ‖λu‖² − ‖w/λ‖² runs from {sw['G_min']:.3g} to "
+                f"{sw['G_max']:.3g}.")
+
+
+# ---------------------------------------------------------------------------------------------
+# §2 The rank-1 set
+# ---------------------------------------------------------------------------------------------
+class RankOneSetController(Controller):
+    """The 2×2 matrices of rank ≤ 1 in the slice ``s = s_M`` of coordinates ``(q, r, p)``.
+
+    ``M = [[p+q, r+s], [r−s, p−q]]`` (p half trace, (q, r) symmetric traceless, s antisymmetric),
+    ``det M = p² + s² − q² − r²``: at fixed s the rank-≤1 set is the surface ``q² + r² = p² + s²``.
+    Points: ``M = u wᵀ`` (unit u, w at angles θ_u, θ_w), ``M′ = R M Rᵀ`` (R = rotation by φ/2 applied
+    to u and w: same p and s, (q, r) turned by φ), and the midpoint ``(M + M′)/2`` — off the set.
+    Controls: ``theta_u``, ``theta_w``, ``phi`` (degrees).
+    """
+
+    P_MAX = 0.8
+
+    def __init__(self, theta_u: float = 30.0, theta_w: float = -40.0, phi: float = 120.0) -> None:
+        super().__init__()
+        self.controls = {"theta_u": _slider(widgets.FloatSlider, "θ_u (deg)", value=theta_u, min=-180, max=180,
+                                            step=5),
+                         "theta_w": _slider(widgets.FloatSlider, "θ_w (deg)", value=theta_w, min=-180, max=180,
+                                            step=5),
+                         "phi": _slider(widgets.FloatSlider, "φ (deg)", value=phi, min=0, max=180, step=5)}
+        fig = go.Figure()
+        fig.add_trace(go.Surface(x=np.zeros((2, 2)), y=np.zeros((2, 2)), z=np.zeros((2, 2)), opacity=0.45,
+                                 colorscale=[[0, COLOURS["set"]], [1, COLOURS["set"]]], showscale=False,
+                                 name="rank ≤ 1 (det = 0)", showlegend=True, hoverinfo="skip"))
+        fig.add_trace(go.Scatter3d(x=[0, 0], y=[0, 0], z=[0, 0], mode="lines", name="segment M → M′",
+                                   line={"color": "#111827", "width": 5, "dash": "dash"}))
+        for name, colour in (("M = u wᵀ", COLOURS["u"]), ("M′ (rank 1)", COLOURS["corrected"]),
+                             ("(M + M′)/2 (off the set)", COLOURS["off"])):
+            fig.add_trace(go.Scatter3d(x=[0], y=[0], z=[0], mode="markers", name=name,
+                                       marker={"size": 7, "color": colour}))
+        lim = [-self.P_MAX - 0.05, self.P_MAX + 0.05]
+        fig.update_layout(height=520, margin={"l": 0, "r": 0, "t": 30, "b": 0}, legend={"y": 0.95},
+                          scene={"xaxis": {"title": {"text": "q = (M₁₁ − M₂₂)/2"}, "range": lim},
+                                 "yaxis": {"title": {"text": "r = (M₁₂ + M₂₁)/2"}, "range": lim},
+                                 "zaxis": {"title": {"text": "p = (M₁₁ + M₂₂)/2"}, "range": lim},
+                                 "aspectmode": "cube", "camera": {"eye": {"x": 1.5, "y": 1.4, "z": 0.8}}})
+        _start(self, [fig])
+
+    def matrices(self) -> dict:
+        """M, M′, their midpoint, determinants and slice coordinates at the current setting."""
+        v = self.values()
+        u, w = lf.polar(v["theta_u"]), lf.polar(v["theta_w"])
+        R = lf.rotation(np.deg2rad(v["phi"]) / 2)
+        M, M2 = np.outer(u, w), np.outer(R @ u, R @ w)
+        mid = (M + M2) / 2
+        return {"M": M, "M2": M2, "mid": mid, "sum": M + M2, "det_M": float(np.linalg.det(M)),
+                "det_M2": float(np.linalg.det(M2)), "det_mid": float(np.linalg.det(mid)),
+                "det_sum": float(np.linalg.det(M + M2)), "coords": [lf.slice_coordinates(X) for X in (M, M2, mid)],
+                "s": float(lf.slice_coordinates(M)[3])}
+
+    def _update(self, theta_u, theta_w, phi):
+        q = self.matrices()
+        s = q["s"]
+        p = np.linspace(-self.P_MAX, self.P_MAX, 33)
+        ang = np.linspace(0, 2 * np.pi, 49)
+        rho = np.sqrt(p ** 2 + s ** 2)[:, None]
+        X, Y, Z = rho * np.cos(ang)[None, :], rho * np.sin(ang)[None, :], np.repeat(p[:, None], ang.size, 1)
+        (p1, q1, r1, _), (p2, q2, r2, _), (pm, qm, rm, _) = q["coords"]
+        fig = self.figure
+        with fig.batch_update():
+            fig.data[0].x, fig.data[0].y, fig.data[0].z = X, Y, Z
+            fig.data[1].x, fig.data[1].y, fig.data[1].z = [q1, q2], [r1, r2], [p1, p2]
+            fig.data[2].x, fig.data[2].y, fig.data[2].z = [q1], [r1], [p1]
+            fig.data[3].x, fig.data[3].y, fig.data[3].z = [q2], [r2], [p2]
+            fig.data[4].x, fig.data[4].y, fig.data[4].z = [qm], [rm], [pm]
+        shape = "a double cone (s = 0)" if abs(s) < 1e-12 else "a hyperboloid of one sheet"
+        tail = ("φ = 0: M′ = M, so the midpoint is M itself." if phi == 0 else
+                f"Midpoint det = {q['det_mid']:.4f} ≠ 0: rank 2, off the set; the sum M + M′ = 2 × midpoint has "
+                f"det = {q['det_sum']:.4f}.")
+        self.say(f"Slice s = {s:.3f}: the rank-≤1 set is {shape}. det M = {q['det_M']:.1e}, det M′ = "
+                 f"{q['det_M2']:.1e} (both on the set). {tail}")
+
+    def summary(self) -> str:
+        q = self.matrices()
+        return (f"Here $s = {q['s']:.3f}$; $\\det M = {q['det_M']:.1e}$ and $\\det M' = {q['det_M2']:.1e}$ "
+                f"(round-off), while $\\det\\tfrac12(M + M') = {q['det_mid']:.4f}$ and "
+                f"$\\det(M + M') = {q['det_sum']:.4f}$: the sum of two rank-1 matrices has rank 2.")
+
+
+# ---------------------------------------------------------------------------------------------
+# shared: parameter sliders u = |u|(cos θ_u, sin θ_u), w = |w|(cos θ_w, sin θ_w)
+# ---------------------------------------------------------------------------------------------
+def _param_controls(theta_u, u_len, theta_w, w_len, with_u=True):
+    c = {}
+    if with_u:
+        c["theta_u"] = _slider(widgets.FloatSlider, "θ_u (deg)", value=theta_u, min=-180, max=180, step=5)
+        c["u_len"] = _slider(widgets.FloatSlider, "‖u‖", value=u_len, min=0.2, max=2.5, step=0.05)
+    c["theta_w"] = _slider(widgets.FloatSlider, "θ_w (deg)", value=theta_w, min=-180, max=180, step=5)
+    c["w_len"] = _slider(widgets.FloatSlider, "‖w‖", value=w_len, min=0.2, max=2.5, step=0.05)
+    return c
+
+
+# ---------------------------------------------------------------------------------------------
+# §3 The construction and the seed's slip
+# ---------------------------------------------------------------------------------------------
+class ChainRuleController(Controller):
+    """The corrected chain rule against autograd, and the seed's display, for one sample.
+
+    Two bar panels: ∂ℓ/∂u_i and ∂ℓ/∂w_j from autograd on ℓ(u, w), from the corrected chain rule
+    applied to autograd's ∂ℓ̃/∂M and ∂ℓ̃/∂w (ℓ̃(M, w) = ℓ(Mw/‖w‖², w)), and from the seed's display.
+    Controls: ``model``, ``theta_u``, ``u_len``, ``theta_w``, ``w_len``, ``sample``.
+    """
+
+    def __init__(self, model: str = "linear", theta_u: float = 30.0, u_len: float = 1.0, theta_w: float = -40.0,
+                 w_len: float = 1.5, sample: int = 3) -> None:
+        super().__init__()
+        self.controls = {"model": _model_dropdown(model), **_param_controls(theta_u, u_len, theta_w, w_len),
+                         "sample": _slider(widgets.IntSlider, "sample k", value=sample, min=0, max=DEMO_SAMPLES - 1)}
+        fig = make_subplots(1, 2, subplot_titles=["∂ℓ/∂u_i", "∂ℓ/∂w_j"], horizontal_spacing=0.1)
+        for col, labels in ((1, ["i = 1", "i = 2"]), (2, ["j = 1", "j = 2"])):
+            for name, colour in (("autograd on ℓ(u, w)", COLOURS["autograd"]),
+                                 ("corrected chain rule", COLOURS["corrected"]),
+                                 ("seed's display", COLOURS["seed"])):
+                fig.add_trace(go.Bar(x=labels, y=[0, 0], name=name, marker_color=colour, showlegend=col == 1,
+                                     legendgroup=name), 1, col)
+        fig.update_layout(barmode="group", height=380, margin={"l": 50, "r": 20, "t": 50, "b": 40})
+        _start(self, [fig])
+
+    def case(self) -> lf.LiftingCase:
+        v = self.values()
+        return demo_case(v["model"], lf.polar(v["theta_u"], v["u_len"]), lf.polar(v["theta_w"], v["w_len"]))
+
+    def quantities(self) -> dict:
+        """Autograd gradients, ∂ℓ̃/∂M, ∂ℓ̃/∂w and both chain rules for the current sample."""
+        case, k = self.case(), self.controls["sample"].value
+        du, dw = lf.loss_gradients(case)
+        G, gw = lf.generic_lifting_gradients(case)
+        cu, cw = lf.corrected_chain_rule(G, gw, case.u, case.w)
+        su, sw = lf.seed_chain_rule(G, gw, case.u, case.w)
+        return {"k": k, "du": du[k], "dw": dw[k], "G": G[k], "gw": gw[k], "cu": cu[k], "cw": cw[k], "su": su[k],
+                "sw": sw[k], "lifted": float(lf.generic_lifting_values(case)[k]),
+                "loss": float(lf.per_sample_losses(case)[k]),
+                "err_corrected": float(max(np.abs(cu[k] - du[k]).max(), np.abs(cw[k] - dw[k]).max())),
+                "err_seed": float(max(np.abs(su[k] - du[k]).max(), np.abs(sw[k] - dw[k]).max()))}
+
+    def _update(self, **_):
+        q = self.quantities()
+        fig = self.figure
+        with fig.batch_update():
+            for i, y in enumerate((q["du"], q["cu"], q["su"], q["dw"], q["cw"], q["sw"])):
+                fig.data[i].y = y
+        head = (f"sample {q['k']}: ℓ̃(u wᵀ, w) − ℓ(u, w) = {q['lifted'] - q['loss']:.1e}. Corrected chain rule "
+                f"matches autograd to {q['err_corrected']:.1e}")
+        if not (np.any(q["du"]) or np.any(q["dw"]) or np.any(q["gw"])):
+            self.say(f"{head}. The ReLU is off on this sample (wᵀx ≤ 0): every gradient is 0 and the two chain "
+                     "rules cannot differ; pick another sample.", "warning")
+            return
+        self.say(f"{head}; the seed's display is off by {q['err_seed']:.3g}, because ∂ℓ̃/∂w = {_fmt_vec(q['gw'])} "
+                 "is not zero and belongs to ∂ℓ/∂w, not ∂ℓ/∂u.")
+
+    def summary(self) -> str:
+        q = self.quantities()
+        return (f"For sample {q['k']}: $\\partial\\tilde\\ell/\\partial w = {_fmt_vec(q['gw'])}$; the corrected chain "
+                f"rule reproduces autograd's $\\partial\\ell/\\partial u = {_fmt_vec(q['du'])}$ and "
+                f"$\\partial\\ell/\\partial w = {_fmt_vec(q['dw'])}$ to {q['err_corrected']:.1e}; the seed's display "
+                f"misses by {q['err_seed']:.3g}.")
+
+
+# ---------------------------------------------------------------------------------------------
+# §4 What the symmetry buys, and what it does not
+# ---------------------------------------------------------------------------------------------
+class EulerController(Controller):
+    """Level sets of ``L̃(M, w′)`` over the w′-plane at fixed M = u wᵀ, with w and ∂L̃/∂w; and the
+    w-free lifting's (and natural lifting's) gradient identities.
+
+    Left: heat map of the training loss ``L̃(M, w′) = mean_k ℓ̃(M, w′, x_k)``: constant along rays
+    (Euler's identity), varying with the angle (so ∂L̃/∂w ≠ 0, perpendicular to w). Arrows: w and
+    ∂L̃/∂w (drawn from the tip of w, scaled to length 0.8; true norm in the legend). Right: ∂L/∂u and
+    ∂L/∂w from autograd, from ``A_F = ∂F/∂M`` (A_F w, A_Fᵀu) and, where it exists, from the natural
+    lifting. Controls: ``model``, ``theta_u``, ``u_len``, ``theta_w``, ``w_len``.
+    """
+
+    GRID = np.linspace(-2.6, 2.6, 40)  # even count: the origin (where ℓ̃ is undefined) is not a grid point
+
+    def __init__(self, model: str = "linear", theta_u: float = 30.0, u_len: float = 1.0, theta_w: float = -40.0,
+                 w_len: float = 1.5) -> None:
+        super().__init__()
+        self.controls = {"model": _model_dropdown(model), **_param_controls(theta_u, u_len, theta_w, w_len)}
+        fig = make_subplots(1, 2, column_widths=[0.5, 0.5], horizontal_spacing=0.12,
+                            subplot_titles=["L̃(M, w′) over the w′-plane, M = u wᵀ fixed",
+                                            "∂L/∂u, ∂L/∂w: autograd vs liftings"])
+        fig.add_trace(go.Heatmap(x=self.GRID, y=self.GRID, z=np.zeros((self.GRID.size, self.GRID.size)),
+                                 colorscale="Viridis", colorbar={"x": 0.44, "len": 0.8, "title": {"text": "L̃"}},
+                                 zsmooth="best", name="L̃(M, w′)"), 1, 1)
+        fig.add_trace(go.Scatter(x=[0, 0], y=[0, 0], mode="lines", name="ray through w: L̃ constant",
+                                 line={"color": "#f472b6", "dash": "dot", "width": 3}), 1, 1)
+        fig.add_trace(_arrow_trace("w", COLOURS["w"]), 1, 1)
+        fig.add_trace(_arrow_trace("∂L̃/∂w", COLOURS["grad"]), 1, 1)
+        labels = ["∂L/∂u₁", "∂L/∂u₂", "∂L/∂w₁", "∂L/∂w₂"]
+        for name, colour in (("autograd on L(u, w)", COLOURS["autograd"]), ("from A_F (w-free F)", COLOURS["F"]),
+                             ("from A_nat (natural)", COLOURS["natural"])):
+            fig.add_trace(go.Bar(x=labels, y=[0, 0, 0, 0], name=name, marker_color=colour), 1, 2)
+        fig.update_xaxes(range=[self.GRID[0], self.GRID[-1]], title_text="w′₁", row=1, col=1)
+        fig.update_yaxes(range=[self.GRID[0], self.GRID[-1]], title_text="w′₂", scaleanchor="x", scaleratio=1,
+                         row=1, col=1)
+        fig.update_layout(barmode="group", height=450, margin={"l": 50, "r": 20, "t": 50, "b": 40},
+                          legend={"orientation": "h", "y": -0.15})
+        self._grid_points = np.stack(np.meshgrid(self.GRID, self.GRID), -1).reshape(-1, 2)
+        _start(self, [fig])
+
+    def case(self) -> lf.LiftingCase:
+        v = self.values()
+        return demo_case(v["model"], lf.polar(v["theta_u"], v["u_len"]), lf.polar(v["theta_w"], v["w_len"]))
+
+    def quantities(self) -> dict:
+        """Mean gradients: ∂L̃/∂w, Euler sum, autograd ∂L/∂u, ∂L/∂w, A_F and A_nat actions (None if undefined)."""
+        case = self.case()
+        du, dw = _mean_grads(case)
+        _, gw = lf.generic_lifting_gradients(case)
+        gw = gw.mean(0)
+        out = {"case": case, "du": du, "dw": dw, "gw": gw, "euler": float(gw @ case.w),
+               "gw_norm": float(np.linalg.norm(gw)), "F_ok": _reference_ok(case), "F": None, "nat": None}
+        if out["F_ok"]:
+            A = lf.w_free_lifting_gradient(case).mean(0)
+            out["F"] = np.concatenate([A @ case.w, A.T @ case.u])
+        if case.model.has_natural_lifting:
+            A = lf.natural_lifting_gradient(case).mean(0)
+            out["nat"] = np.concatenate([A @ case.w, A.T @ case.u])
+        return out
+
+    def _update(self, **_):
+        q = self.quantities()
+        case = q["case"]
+        Z = lf.generic_lifting_grid(case, self._grid_points).reshape(self.GRID.size, self.GRID.size)
+        w = case.w
+        tip = w + 0.8 * q["gw"] / q["gw_norm"] if q["gw_norm"] > 0 else w
+        ray = w / np.abs(w).max() * self.GRID[-1]  # to the edge of the plotted square
+        auto = np.concatenate([q["du"], q["dw"]])
+        fig = self.figure
+        with fig.batch_update():
+            fig.data[0].z = Z
+            fig.data[1].x, fig.data[1].y = [0, ray[0]], [0, ray[1]]
+            fig.data[2].x, fig.data[2].y = _arrow(0, 0, *w)
+            fig.data[3].x, fig.data[3].y = _arrow(w[0], w[1], tip[0], tip[1])
+            fig.data[3].name = f"∂L̃/∂w (norm {q['gw_norm']:.3g}, drawn at length 0.8)"
+            fig.data[4].y = auto
+            fig.data[5].y = q["F"] if q["F"] is not None else [0, 0, 0, 0]
+            fig.data[5].visible = q["F"] is not None
+            fig.data[6].y = q["nat"] if q["nat"] is not None else [0, 0, 0, 0]
+            fig.data[6].visible = q["nat"] is not None
+        parts = [f"Euler: w·∂L̃/∂w = {q['euler']:.1e}, but ∂L̃/∂w = {_fmt_vec(q['gw'])} (norm {q['gw_norm']:.3g}): "
+                 "not zero, perpendicular to w."]
+        level = "info"
+        if q["F"] is None:
+            parts.append("w ⟂ r (wᵀr = 0): ŵ(M) = MᵀMr/‖MᵀMr‖ is undefined here; F is not drawn.")
+            level = "warning"
+        else:
+            err = float(np.abs(q["F"] - auto).max())
+            if float(w @ case.r) < 0:
+                parts.append(f"wᵀr < 0: F describes the other sign class (−u, −w); its gradients differ from "
+                             f"autograd's by {err:.3g}" + (" (equal here: this model is even under (u, w) → (−u, −w))."
+                                                            if case.model.negation_symmetric else
+                                                            " — the sign caveat of §5."))
+                level = "warning" if not case.model.negation_symmetric else "info"
+            else:
+                parts.append(f"w-free F: A_F w and A_Fᵀu match autograd to {err:.1e}.")
+        if q["nat"] is not None:
+            parts.append(f"Natural lifting: to {float(np.abs(q['nat'] - auto).max()):.1e}.")
+        else:
+            parts.append("The ReLU neuron has no natural lifting (sign caveat).")
+        self.say(" ".join(parts), level)
+
+    def summary(self) -> str:
+        q = self.quantities()
+        return (f"At this setting $\\partial\\tilde L/\\partial w = {_fmt_vec(q['gw'])}$ (norm {q['gw_norm']:.3g}) "
+                f"while $w\\cdot\\partial\\tilde L/\\partial w = {q['euler']:.1e}$.")
+
+
+# ---------------------------------------------------------------------------------------------
+# §5 The sign caveat
+# ---------------------------------------------------------------------------------------------
+class SignCaveatController(Controller):
+    """L(λu, w/λ) for λ > 0 and λ < 0 — the same M at ±λ — and the data each sign class uses.
+
+    Left: the training loss along λ ∈ [−3, −1/3] ∪ [1/3, 3]: two flat branches (λ > 0 is the
+    symmetry); for the ReLU neuron at different heights, for the linear layer and attention score at
+    the same height. Dashed: F(u wᵀ), the w-free lifting, which follows the class wᵀr > 0. Right: the
+    inputs (the w-side inputs z for the attention score), split by the sign of wᵀx, with w.
+    Controls: ``model``, ``theta_w``, ``lam`` (|λ| of the two marked points).
+    """
+
+    def __init__(self, model: str = "relu", theta_u: float = 100.0, u_len: float = 2.0, theta_w: float = 45.0,
+                 lam: float = 1.0) -> None:
+        super().__init__()
+        self.u0 = lf.polar(theta_u, u_len)
+        self.controls = {"model": _model_dropdown(model),
+                         "theta_w": _slider(widgets.FloatSlider, "θ_w (deg)", value=theta_w, min=-180, max=180,
+                                            step=5),
+                         "lam": _slider(widgets.FloatLogSlider, "|λ|", value=lam, base=3, min=-1, max=1, step=0.05,
+                                        readout_format=".3f")}
+        fig = make_subplots(1, 2, column_widths=[0.55, 0.45], horizontal_spacing=0.1,
+                            subplot_titles=["L(λu, w/λ): M is the same at λ and −λ", "inputs and the sign of wᵀx"])
+        self._lams = np.geomspace(1 / 3, 3, 41)
+        fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name="L(λu, w/λ)", line={"color": "#111827"}), 1, 1)
+        fig.add_trace(go.Scatter(x=[-3, 3], y=[0, 0], mode="lines", name="F(u wᵀ) (class wᵀr > 0)",
+                                 line={"color": COLOURS["F"], "dash": "dash"}), 1, 1)
+        fig.add_trace(go.Scatter(x=[1, -1], y=[0, 0], mode="markers", name="current ±λ",
+                                 marker={"size": 12, "color": [COLOURS["plus"], COLOURS["minus"]]}), 1, 1)
+        fig.add_trace(go.Scatter(x=[0], y=[0], mode="markers", name="wᵀx > 0 (active for (u, w))",
+                                 marker={"color": COLOURS["plus"], "size": 9}), 1, 2)
+        fig.add_trace(go.Scatter(x=[0], y=[0], mode="markers", name="wᵀx < 0 (active for (−u, −w))",
+                                 marker={"color": COLOURS["minus"], "size": 9, "symbol": "diamond"}), 1, 2)
+        fig.add_trace(go.Scatter(x=[0, 0], y=[0, 0], mode="lines", name="wᵀx = 0",
+                                 line={"color": "#6b7280", "dash": "dot"}), 1, 2)
+        fig.add_trace(_arrow_trace("w", COLOURS["w"]), 1, 2)
+        fig.update_xaxes(title_text="λ", row=1, col=1)
+        fig.update_yaxes(title_text="training loss", row=1, col=1)
+        fig.update_xaxes(range=[-3.2, 3.2], title_text="input 1", row=1, col=2)
+        fig.update_yaxes(range=[-3.2, 3.2], title_text="input 2", scaleanchor="x2", scaleratio=1, row=1, col=2)
+        fig.update_layout(height=420, margin={"l": 50, "r": 20, "t": 50, "b": 40},
+                          legend={"orientation": "h", "y": -0.18})
+        _start(self, [fig])
+
+    def case(self) -> lf.LiftingCase:
+        v = self.values()
+        return demo_case(v["model"], self.u0, lf.polar(v["theta_w"], 1.0))
+
+    def quantities(self) -> dict:
+        case = self.case()
+        plus, minus = lf.sign_flip_losses(case)
+        F = float(lf.w_free_lifting_values(case).mean()) if _reference_ok(case) else None
+        return {"case": case, "plus": plus, "minus": minus, "F": F, "w_dot_r": float(case.w @ case.r),
+                "M_diff": float(np.max(np.abs(case.M - np.outer(-case.u, -case.w))))}
+
+    def _update(self, model, theta_w, lam):
+        q = self.quantities()
+        case = q["case"]
+        lams = self._lams
+        pos = [lf.per_sample_losses(case, s * case.u, case.w / s).mean() for s in lams]
+        neg = [lf.per_sample_losses(case, -s * case.u, -case.w / s).mean() for s in lams]
+        xs = np.concatenate([-lams[::-1], [None], lams])
+        ys = np.concatenate([neg[::-1], [None], pos])
+        inputs = case.data["z"] if case.model.key == "attention" else case.data["x"]
+        side = inputs @ case.w
+        w = case.w
+        edge = 3.2 * np.array([-w[1], w[0]])
+        fig = self.figure
+        with fig.batch_update():
+            fig.data[0].x, fig.data[0].y = xs, ys
+            fig.data[1].y = [q["F"], q["F"]] if q["F"] is not None else [None, None]
+            fig.data[2].x, fig.data[2].y = [lam, -lam], [q["plus"], q["minus"]]
+            fig.data[3].x, fig.data[3].y = inputs[side > 0, 0], inputs[side > 0, 1]
+            fig.data[4].x, fig.data[4].y = inputs[side <= 0, 0], inputs[side <= 0, 1]
+            fig.data[5].x, fig.data[5].y = [-edge[0], edge[0]], [-edge[1], edge[1]]
+            fig.data[6].x, fig.data[6].y = _arrow(0, 0, *(1.5 * w))
+        cls = "(u, w)" if q["w_dot_r"] > 0 else "(−u, −w)"
+        F_text = (f"F(M) = {q['F']:.4g}, the loss of the class wᵀr > 0, here {cls}." if q["F"] is not None
+                  else "w ⟂ r: F(M) is undefined here.")
+        if case.model.negation_symmetric:
+            head = (f"{case.model.title}: L(u, w) = {q['plus']:.4g} = L(−u, −w) = {q['minus']:.4g} — λ = −1 is a "
+                    "symmetry too, so the loss is a function of M alone.")
+        else:
+            head = (f"Same M (difference {q['M_diff']:.0e}), different losses: L(u, w) = {q['plus']:.4g}, "
+                    f"L(−u, −w) = {q['minus']:.4g}: the ReLU sees the other half of the data.")
+        self.say(f"{head} {F_text}")
+
+    def summary(self) -> str:
+        q = self.quantities()
+        return (f"For the {q['case'].model.title}: $L(u, w) = {q['plus']:.4g}$ and $L(-u, -w) = {q['minus']:.4g}$, "
+                f"with $uw^\\top$ and $(-u)(-w)^\\top$ identical (difference {q['M_diff']:.0e}).")
+
+
+# ---------------------------------------------------------------------------------------------
+# §6 Why Theorem 3.1 does not care
+# ---------------------------------------------------------------------------------------------
+class TracesController(Controller):
+    """Two liftings, two gradients, one pair of noise traces.
+
+    Figure 1: the batch means of A_nat = ∂F_nat/∂M and A_F = ∂F/∂M (heat maps, side by side; the
+    ReLU neuron has no A_nat) and their difference, which lies in the normal space of the rank-1 set.
+    Figure 2: left, Tr Cov ∇_u ℓ and Tr Cov ∇_w ℓ from autograd, from A_nat and from A_F; right, the
+    traces along the orbit (λu, w/λ) (∝ 1/λ² and ∝ λ²), crossing at the noise-balanced λ*.
+    Controls: ``model``, ``theta_w``, ``lam`` (position on the orbit).
+    """
+
+    def __init__(self, model: str = "linear", theta_u: float = 30.0, theta_w: float = -40.0, lam: float = 1.0) -> None:
+        super().__init__()
+        self.u0 = lf.polar(theta_u, 1.0)
+        self.controls = {"model": _model_dropdown(model),
+                         "theta_w": _slider(widgets.FloatSlider, "θ_w (deg)", value=theta_w, min=-180, max=180,
+                                            step=5),
+                         "lam": _slider(widgets.FloatLogSlider, "λ", value=lam, base=2, min=-2, max=2, step=0.05,
+                                        readout_format=".3f")}
+        heat = make_subplots(1, 3, subplot_titles=["E[A_nat] (natural lifting)", "E[A_F] (w-free lifting)",
+                                                   "E[A_nat − A_F] (normal part)"], horizontal_spacing=0.08)
+        for col in (1, 2, 3):
+            heat.add_trace(go.Heatmap(z=np.zeros((2, 2)), x=["j = 1", "j = 2"], y=["i = 1", "i = 2"],
+                                      colorscale="RdBu", showscale=False, texttemplate="%{z:.3f}"), 1, col)
+        heat.update_yaxes(autorange="reversed")
+        heat.update_layout(height=260, margin={"l": 40, "r": 20, "t": 50, "b": 30})
+        bars = make_subplots(1, 2, column_widths=[0.45, 0.55], horizontal_spacing=0.12,
+                             subplot_titles=["Theorem 3.1 traces, three ways", "traces along the orbit"])
+        labels = ["Tr Cov ∇_u ℓ", "Tr Cov ∇_w ℓ"]
+        for name, colour in (("autograd on ℓ(u, w)", COLOURS["autograd"]), ("from A_nat", COLOURS["natural"]),
+                             ("from A_F", COLOURS["F"])):
+            bars.add_trace(go.Bar(x=labels, y=[0, 0], name=name, marker_color=colour), 1, 1)
+        self._lams = np.geomspace(0.25, 4, 81)
+        bars.add_trace(go.Scatter(x=self._lams, y=self._lams, mode="lines", name="Tr Cov ∇_u ℓ (∝ 1/λ²)",
+                                  line={"color": COLOURS["u"]}), 1, 2)
+        bars.add_trace(go.Scatter(x=self._lams, y=self._lams, mode="lines", name="Tr Cov ∇_w ℓ (∝ λ²)",
+                                  line={"color": COLOURS["w"]}), 1, 2)
+        bars.add_trace(go.Scatter(x=[1, 1], y=[0, 0], mode="markers", name="current λ",
+                                  marker={"size": 10, "color": [COLOURS["u"], COLOURS["w"]]}), 1, 2)
+        bars.add_trace(go.Scatter(x=[1], y=[0], mode="markers", name="balanced λ*",
+                                  marker={"size": 13, "symbol": "star", "color": "#111827"}), 1, 2)
+        bars.update_xaxes(type="log", title_text="λ", row=1, col=2)
+        bars.update_yaxes(type="log", row=1, col=2)
+        bars.update_layout(barmode="group", height=380, margin={"l": 50, "r": 20, "t": 50, "b": 40},
+                           legend={"orientation": "h", "y": -0.2})
+        _start(self, [heat, bars])
+
+    def case(self) -> lf.LiftingCase:
+        v = self.values()
+        u, w = lf.orbit_point(self.u0, lf.polar(v["theta_w"], 1.0), v["lam"])
+        return demo_case(v["model"], u, w)
+
+    def quantities(self) -> dict:
+        """Mean A's, traces (direct, natural, F; None where undefined) and the balanced λ*."""
+        case = self.case()
+        du, dw = lf.loss_gradients(case)
+        out = {"case": case, "direct": lf.noise_traces(du, dw), "A_nat": None, "A_F": None, "nat": None, "F": None}
+        if case.model.has_natural_lifting:
+            A = lf.natural_lifting_gradient(case)
+            out["A_nat"], out["nat"] = A.mean(0), lf.noise_traces_from_matrix_gradient(A, case.u, case.w)
+        if _reference_ok(case):
+            A = lf.w_free_lifting_gradient(case)
+            out["A_F"], out["F"] = A.mean(0), lf.noise_traces_from_matrix_gradient(A, case.u, case.w)
+        tu, tw = out["direct"]
+        lam = self.controls["lam"].value
+        # along the orbit: Tr_u ∝ 1/λ², Tr_w ∝ λ²; balanced where equal
+        out["base"] = (tu * lam ** 2, tw / lam ** 2)
+        out["lam_star"] = float((out["base"][0] / out["base"][1]) ** 0.25) if tu > 0 and tw > 0 else None
+        return out
+
+    def _update(self, model, theta_w, lam):
+        q = self.quantities()
+        case = q["case"]
+        heat, bars = self.figures
+        nan_free = np.zeros((2, 2))
+        with heat.batch_update():
+            heat.data[0].z = q["A_nat"] if q["A_nat"] is not None else nan_free
+            heat.data[1].z = q["A_F"] if q["A_F"] is not None else nan_free
+            diff = q["A_nat"] - q["A_F"] if q["A_nat"] is not None and q["A_F"] is not None else nan_free
+            heat.data[2].z = diff
+            top = max(float(np.abs(t.z).max()) for t in heat.data) or 1.0
+            for t in heat.data:
+                t.zmin, t.zmax = -top, top
+            heat.layout.annotations[0].text = ("E[A_nat] (natural lifting)" if q["A_nat"] is not None
+                                               else "no natural lifting (ReLU)")
+            heat.layout.annotations[1].text = ("E[A_F] (w-free lifting)" if q["A_F"] is not None
+                                               else "F undefined (w ⟂ r)")
+        base_u, base_w = q["base"]
+        tiny = np.finfo(float).tiny
+        with bars.batch_update():
+            bars.data[0].y = list(q["direct"])
+            bars.data[1].y = list(q["nat"]) if q["nat"] is not None else [0, 0]
+            bars.data[1].visible = q["nat"] is not None
+            bars.data[2].y = list(q["F"]) if q["F"] is not None else [0, 0]
+            bars.data[2].visible = q["F"] is not None
+            bars.data[3].y = np.maximum(base_u / self._lams ** 2, tiny)
+            bars.data[4].y = np.maximum(base_w * self._lams ** 2, tiny)
+            bars.data[5].x, bars.data[5].y = [lam, lam], [max(q["direct"][0], tiny), max(q["direct"][1], tiny)]
+            ls = q["lam_star"]
+            bars.data[6].x = [ls] if ls is not None else []
+            bars.data[6].y = [max((base_u * base_w) ** 0.5, tiny)] if ls is not None else []
+        tu, tw = q["direct"]
+        pieces = [f"Tr Cov ∇_u ℓ = {tu:.4g}, Tr Cov ∇_w ℓ = {tw:.4g} (autograd)."]
+        other_class = float(case.w @ case.r) < 0
+        for label in ("nat", "F"):
+            if q[label] is not None:
+                err = max(abs(q[label][0] - tu), abs(q[label][1] - tw))
+                if label == "F" and other_class and not case.model.negation_symmetric:
+                    pieces.append(f"wᵀr < 0: F describes (−u, −w), whose traces differ by {err:.3g} (sign caveat).")
+                else:
+                    pieces.append(f"From A_{label}: equal to {err:.1e}.")
+        if q["A_nat"] is not None and q["A_F"] is not None:
+            pieces.append(f"Yet ‖E[A_nat] − E[A_F]‖ = {np.linalg.norm(q['A_nat'] - q['A_F']):.3g}.")
+        if q["A_nat"] is None:
+            pieces.append("ReLU neuron: no natural lifting; F only.")
+        if q["A_F"] is None:
+            pieces.append("w ⟂ r: F undefined here.")
+        if q["lam_star"] is not None:
+            direction = "grows" if tu > tw else "shrinks"
+            pieces.append(f"Balanced at λ* = {q['lam_star']:.3g}; here dG/dt = T(Tr_u − Tr_w) {direction} G.")
+        warn = q["A_F"] is None or (other_class and not case.model.negation_symmetric)
+        self.say(" ".join(pieces), "warning" if warn else "info")
+
+    def summary(self) -> str:
+        q = self.quantities()
+        tu, tw = q["direct"]
+        text = (f"Autograd gives $\\mathrm{{Tr\\,Cov}}\\,\\nabla_u\\ell = {tu:.4g}$ and "
+                f"$\\mathrm{{Tr\\,Cov}}\\,\\nabla_w\\ell = {tw:.4g}$")
+        if q["nat"] is not None and q["F"] is not None:
+            text += (f"; $A_\\mathrm{{nat}}$ gives ({q['nat'][0]:.4g}, {q['nat'][1]:.4g}) and $A_F$ gives "
+                     f"({q['F'][0]:.4g}, {q['F'][1]:.4g}), although $\\|E[A_\\mathrm{{nat}}] - E[A_F]\\| = "
+                     f"{np.linalg.norm(q['A_nat'] - q['A_F']):.3g}$")
+        if q["lam_star"] is not None:
+            text += f". The noise-balanced point on this orbit is $\\lambda^* = {q['lam_star']:.3g}$"
+        return text + "."
+
+
+# ---------------------------------------------------------------------------------------------
+# §7 Check yourself
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class ExerciseFeedback:
+    """Result of :func:`check_exercise`: ``status`` is "unanswered", "right" or "wrong"."""
+
+    name: str
+    status: str
+    message: str
+
+    @property
+    def correct(self) -> bool:
+        return self.status == "right"
+
+    def __str__(self) -> str:
+        mark = {"unanswered": "…", "right": "✓", "wrong": "✗"}[self.status]
+        return f"{mark} [{self.name}] {self.message}"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        colour = {"unanswered": "#6b7280", "right": "#15803d", "wrong": "#b91c1c"}[self.status]
+        return f'<span style="color:{colour}">{html.escape(str(self))}</span>'
+
+
+def _as_number(answer):
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        return None
+    return value if np.isfinite(value) else None
+
+
+def _numeric(expected: float, explanation: str, hint: str, tol: float = 1e-6):
+    def check(answer):
+        value = _as_number(answer)
+        if value is None:
+            return False, f"expected a number, got {answer!r}"
+        if abs(value - expected) <= tol * max(1.0, abs(expected)):
+            return True, f"{value:g} is right. {explanation}"
+        return False, f"{value:g} is not it. Hint: {hint}"
+    return check
+
+
+def _relu_sign_loss() -> float:
+    import torch
+
+    model = lf.relu_neuron()
+    data = {"x": torch.tensor([[1.0, 1.0]]), "y": torch.tensor([[3.0]])}
+    return float(lf.model_loss(model, torch.tensor([-2.0]), torch.tensor([-1.0, 0.5]), data)[0])
+
+
+def _check_direction(answer):
+    w = np.array([2.0, 1.0])
+    try:
+        v = np.asarray(answer, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return False, f"expected a 2-vector, got {answer!r}"
+    if v.shape != (2,) or not np.all(np.isfinite(v)) or not np.any(v):
+        return False, "expected a non-zero 2-vector such as [1.0, 0.0]"
+    cos = abs(v @ w) / (np.linalg.norm(v) * np.linalg.norm(w))
+    if cos > 1 - 1e-9:
+        return True, "right: Euler's identity says w·∂ℓ̃/∂w = 0, so ∂ℓ̃/∂w ⟂ w — and only that."
+    return False, ("not that one: Euler's identity constrains ∂ℓ̃/∂w only along the direction in which ℓ̃ is "
+                   "invariant. Which vector does ℓ̃(M, λw) = ℓ̃(M, w) scale?")
+
+
+def _check_grad_w_function(answer):
+    if not callable(answer):
+        return False, f"expected a function grad_w(A, u, w), got {type(answer).__name__}"
+    rng = np.random.default_rng(12345)
+    for m, n in ((2, 3), (3, 3), (1, 4)):
+        A, u, w = rng.standard_normal((m, n)), rng.standard_normal(m), rng.standard_normal(n)
+        try:
+            got = np.asarray(answer(A, u, w), dtype=float)
+        except Exception as exc:  # the reader's code: report, don't raise
+            return False, f"your function raised {type(exc).__name__}: {exc} (for A of shape {A.shape})"
+        want = A.T @ u
+        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-12, atol=1e-12):
+            if m == n and got.shape == want.shape and np.allclose(got, A @ u):
+                return False, "that is A u: with A_ij = ∂F/∂M_ij and M_ij = u_i w_j, ∂ℓ/∂w_j = Σ_i u_i A_ij."
+            return False, f"wrong for A of shape {A.shape}: expected shape {want.shape}, got {got.shape}"
+    return True, "right: ∂ℓ/∂w = Aᵀu (and ∂ℓ/∂u = A w), the chain rule through M = u wᵀ."
+
+
+#: The exercises of §7: name → (question, checker(answer) -> (ok, message)).
+EXERCISES = {
+    "det_rank1": ("What is det(u wᵀ) for u = (1, 2), w = (3, −1)?",
+                  _numeric(0.0, "u wᵀ = [[3, −1], [6, −2]] and 3·(−2) − (−1)·6 = 0: every u wᵀ has rank ≤ 1.",
+                           "write out the four entries u_i w_j first.", tol=1e-9)),
+    "midpoint_det": ("M₁ = e₁e₁ᵀ and M₂ = e₂e₂ᵀ have rank 1. What is det((M₁ + M₂)/2)?",
+                     _numeric(0.25, "The midpoint is I/2, whose determinant is 1/4 ≠ 0: the rank-1 set is not "
+                                    "a linear subspace (nor convex).", "what is M₁ + M₂?")),
+    "euler_direction": ("For ℓ̃(M, w) = ℓ(Mw/‖w‖², w) at w = (2, 1), give a non-zero vector that ∂ℓ̃/∂w is "
+                        "always orthogonal to.", _check_direction),
+    "grad_w_function": ("Write grad_w(A, u, w) that returns ∂ℓ/∂w from A = ∂F/∂M (A_ij = ∂F/∂M_ij, "
+                        "M_ij = u_i w_j).", _check_grad_w_function),
+    "relu_sign": ("ReLU neuron f(x) = u relu(wᵀx) with u = 2, w = (1, −0.5), one sample x = (1, 1), y = 3. "
+                  "ℓ(u, w) = (2·0.5 − 3)² = 4. What is ℓ(−u, −w)?",
+                  _numeric(_relu_sign_loss(), "With −w the neuron is off (−wᵀx = −0.5 < 0), so f = 0 and "
+                                              "ℓ = y² = 9: same u wᵀ, different loss.",
+                           "compute −wᵀx first: is the neuron on?")),
+    "balanced_lambda": ("At λ = 1, Tr Cov ∇_u ℓ = 8 and Tr Cov ∇_w ℓ = 2. Along (λu, w/λ) they scale as "
+                        "1/λ² and λ². Which λ > 0 balances them?",
+                        _numeric(2 ** 0.5, "Balance means 8/λ² = 2λ², i.e. λ⁴ = 4, λ = √2 ≈ 1.414.",
+                                 "solve 8/λ² = 2λ².")),
+}
+
+
+def check_exercise(name: str, answer) -> ExerciseFeedback:
+    """Say whether ``answer`` to exercise ``name`` (a key of :data:`EXERCISES`) is right, and why.
+
+    ``answer = None`` gives "not answered yet" (never raises for a reader's answer).
+    """
+    check_choice("name", name, EXERCISES)
+    question, checker = EXERCISES[name]
+    if answer is None:
+        return ExerciseFeedback(name, "unanswered", f"not answered yet — {question}")
+    ok, message = checker(answer)
+    return ExerciseFeedback(name, "right" if ok else "wrong", message)

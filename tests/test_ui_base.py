@@ -1,0 +1,66 @@
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from symsgd_core.ui.base import Controller, figure_is_finite, slider_names, sweep_sliders
+
+
+class Square(Controller):
+    def __init__(self):
+        super().__init__()
+        self.controls = {"a": widgets.FloatSlider(value=1.0, min=-2.0, max=2.0),
+                         "n": widgets.IntSlider(value=5, min=2, max=50),
+                         "label": widgets.Text(value="x")}
+        self.figures = [go.FigureWidget(layout=dict(height=200))]
+        self.figure.add_scatter(x=[0.0], y=[0.0], name="curve")
+        self.calls = 0
+        self._wire()
+        self.update()
+
+    def _update(self, a, n, label):
+        self.calls += 1
+        x = np.linspace(0, 1, n)
+        with self.figure.batch_update():
+            self.figure.data[0].x = x
+            self.figure.data[0].y = a * x**2
+        self.say(f"a = {a}")
+
+
+def test_widget_change_updates_the_figure():
+    c = Square()
+    c.controls["a"].value = 2.0  # as the browser would
+    assert np.allclose(c.figure.data[0].y[-1], 2.0) and "a = 2.0" in c.status.value
+
+
+def test_set_updates_once_and_rejects_unknown_controls():
+    c = Square()
+    before = c.calls
+    c.set(a=-1.0, n=10)
+    assert c.calls == before + 1 and len(c.figure.data[0].x) == 10
+    with pytest.raises(ValueError, match="unknown control 'b'"):
+        c.set(b=1)
+
+
+def test_sweep_visits_both_ends_of_every_slider_and_restores_values():
+    c = Square()
+    assert slider_names(c) == ["a", "n"]
+    visited = sweep_sliders(c)
+    assert visited == [("a", -2.0), ("a", 2.0), ("n", 2), ("n", 50)]
+    assert c.values()["a"] == 1.0 and c.values()["n"] == 5
+
+
+def test_view_resends_full_figure_state():
+    c = Square()
+    c.set(n=7)
+    root = c.view()
+    assert "symsgd-controller" in root._dom_classes
+    assert len(c.figure._widget_data[0]["x"]) == 7  # front-end copy is complete, not a partial restyle
+
+
+def test_figure_is_finite_catches_nan_but_allows_gaps():
+    fig = go.FigureWidget()
+    fig.add_scatter(x=[0, 1, None, 3], y=[1.0, 2.0, None, 4.0])
+    assert figure_is_finite(fig)
+    fig.data[0].y = [1.0, float("nan"), 2.0, 3.0]
+    assert not figure_is_finite(fig)

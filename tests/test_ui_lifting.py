@@ -1,0 +1,170 @@
+"""Notebook 02 controllers: every slider at both ends (through the controller), every model, the
+undefined settings announced in the status line, finite figures, and the exercise checker."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from symsgd_core import lifting as lf
+from symsgd_core.ui import lifting as ul
+from symsgd_core.ui.base import figure_is_finite, slider_names, sweep_sliders
+
+CONTROLLERS = [ul.OrbitController, ul.RankOneSetController, ul.ChainRuleController, ul.EulerController,
+               ul.SignCaveatController, ul.TracesController]
+
+
+def _assert_healthy(c):
+    assert all(figure_is_finite(f) for f in c.figures)
+    assert c.status.value.strip() and len(c.figures[0].data) > 0
+    assert np.isfinite(c.last_update_seconds)
+
+
+@pytest.mark.parametrize("cls", CONTROLLERS)
+def test_every_slider_at_both_ends(cls):
+    c = cls()
+    _assert_healthy(c)
+    models = [None] if "model" not in c.controls else ["linear", "attention", "relu"]
+    for model in models:
+        if model is not None:
+            c.set(model=model)
+        visited = sweep_sliders(c)
+        assert len(visited) == 2 * len(slider_names(c)) > 0
+        _assert_healthy(c)
+
+
+@pytest.mark.parametrize("cls", CONTROLLERS)
+def test_view_contains_controls_figures_and_status(cls):
+    c = cls()
+    root = c.view()
+    assert isinstance(root, widgets.VBox) and "symsgd-controller" in root._dom_classes
+    assert c.status in root.children and all(f in root.children for f in c.figures)
+    assert all(isinstance(f, go.FigureWidget) for f in c.figures)
+    assert c.summary()  # the notebook prints these sentences
+
+
+def test_live_widget_change_updates_the_figure():
+    c = ul.OrbitController()
+    before = list(c.figure.data[2].x)
+    c.controls["lam"].value = 2.0  # as a reader would, through the observer
+    assert list(c.figure.data[2].x) != before and "λ = 2.000" in c.status.value
+
+
+def test_orbit_keeps_M_and_loss_at_both_ends():
+    c = ul.OrbitController()
+    for lam in ul.OrbitController.LAM_RANGE:
+        c.set(lam=lam)
+        q = c.quantities()
+        assert np.abs(q["M"] - q["M0"]).max() < 1e-14
+        assert abs(q["loss"] - q["loss0"]) < 1e-13 * max(1.0, q["loss0"])
+        assert abs(q["G"] - q["G0"]) > 0.1  # what does move
+    assert ul.OrbitController(model="relu").quantities()["loss"] > 0
+
+
+def test_rank_one_set_midpoint_determinant():
+    c = ul.RankOneSetController()
+    for phi in (0.0, 60.0, 180.0):
+        c.set(phi=phi)
+        q = c.matrices()
+        assert abs(q["det_M"]) < 1e-15 and abs(q["det_M2"]) < 1e-15
+        # unit u, w: p² + s² = 1/4 and the midpoint has det = sin²(φ/2)/4
+        assert abs(q["det_mid"] - np.sin(np.deg2rad(phi) / 2) ** 2 / 4) < 1e-14
+        assert abs(q["det_sum"] - 4 * q["det_mid"]) < 1e-14
+    c.set(phi=0.0)
+    assert "M′ = M" in c.status.value
+    c.set(theta_u=20.0, theta_w=20.0)  # s = 0: a double cone
+    assert "double cone" in c.status.value
+
+
+def test_chain_rule_controller_reports_the_slip_and_inactive_relu():
+    c = ul.ChainRuleController()
+    q = c.quantities()
+    assert q["err_corrected"] < 1e-12 and q["err_seed"] > 0.1
+    c.set(model="relu", sample=0)  # this sample is on the inactive side at the default parameters
+    if not np.any(c.quantities()["gw"]):
+        assert "ReLU is off" in c.status.value
+
+
+def test_euler_controller_flags_w_perpendicular_and_other_sign_class():
+    c = ul.EulerController(model="relu")
+    q = c.quantities()
+    assert abs(q["euler"]) < 1e-12 and q["gw_norm"] > 1e-3
+    c.set(theta_w=90.0)  # w ⟂ r = e₁: the power step is undefined
+    assert "undefined" in c.status.value and c.figure.data[5].visible is False
+    assert figure_is_finite(c.figure)
+    c.set(theta_w=180.0)  # wᵀr < 0: F describes (−u, −w)
+    assert "other sign class" in c.status.value
+    c.set(model="linear")
+    assert "even under" in c.status.value
+
+
+def test_sign_caveat_controller():
+    c = ul.SignCaveatController()
+    q = c.quantities()
+    assert q["M_diff"] == 0.0 and abs(q["plus"] - q["minus"]) > 1.0
+    assert abs(q["F"] - q["plus"]) < 1e-12  # r = e₁ selects (u, w) at the default θ_w = 45°
+    c.set(model="linear")
+    q = c.quantities()
+    assert abs(q["plus"] - q["minus"]) < 1e-12 and "symmetry too" in c.status.value
+    c.set(model="relu", theta_w=90.0)
+    assert "undefined" in c.status.value and figure_is_finite(c.figure)
+
+
+def test_traces_controller_three_ways_and_relu():
+    c = ul.TracesController()
+    q = c.quantities()
+    tu, tw = q["direct"]
+    for label in ("nat", "F"):
+        assert abs(q[label][0] - tu) < 1e-12 * tu and abs(q[label][1] - tw) < 1e-12 * tw
+    assert np.linalg.norm(q["A_nat"] - q["A_F"]) > 1e-3
+    c.set(model="relu")
+    assert c.quantities()["A_nat"] is None and "no natural lifting" in c.status.value
+    assert c.figures[0].layout.annotations[0].text.startswith("no natural")
+
+
+def test_demo_case_validation():
+    with pytest.raises(ValueError, match="model"):
+        ul.demo_case("mlp", [1, 0], [1, 0])
+    with pytest.raises(ValueError, match="u must have shape"):
+        ul.demo_case("linear", [1, 0, 0], [1, 0])
+    case = ul.demo_case("relu", [1, 0], [1, 0])
+    assert case.n_samples == ul.DEMO_SAMPLES and np.array_equal(case.r, ul.DEMO_REFERENCE)
+
+
+# ---------------------------------------------------------------- exercises
+RIGHT = {"det_rank1": 0.0, "midpoint_det": 0.25, "euler_direction": [4.0, 2.0],
+         "grad_w_function": lambda A, u, w: A.T @ u, "relu_sign": 9.0, "balanced_lambda": 2 ** 0.5}
+WRONG = {"det_rank1": 1.0, "midpoint_det": 0.0, "euler_direction": [1.0, -2.0],
+         "grad_w_function": lambda A, u, w: A @ w, "relu_sign": 4.0, "balanced_lambda": 2.0}
+
+
+@pytest.mark.parametrize("name", sorted(ul.EXERCISES))
+def test_exercises_unanswered_right_wrong(name):
+    assert ul.check_exercise(name, None).status == "unanswered"
+    right = ul.check_exercise(name, RIGHT[name])
+    assert right.correct, right
+    wrong = ul.check_exercise(name, WRONG[name])
+    assert wrong.status == "wrong" and wrong.message, wrong
+    assert "✗" in str(wrong) and "<span" in wrong._repr_html_()
+
+
+def test_exercise_checker_is_robust_to_bad_answers():
+    assert ul.check_exercise("det_rank1", "zero").status == "wrong"
+    assert ul.check_exercise("euler_direction", [0.0, 0.0]).status == "wrong"
+    assert ul.check_exercise("grad_w_function", 3).status == "wrong"
+
+    def boom(A, u, w):
+        raise RuntimeError("oops")
+
+    assert "raised RuntimeError" in ul.check_exercise("grad_w_function", boom).message
+    msg = ul.check_exercise("grad_w_function", lambda A, u, w: A @ u).message  # square case catches A u
+    assert "shape" in msg or "A u" in msg
+    with pytest.raises(ValueError, match="name"):
+        ul.check_exercise("nope", 1)
+
+
+def test_relu_sign_exercise_uses_the_package_model():
+    assert ul._relu_sign_loss() == pytest.approx(9.0, abs=1e-14)
+    assert lf.MODELS["relu"].negation_symmetric is False
