@@ -20,7 +20,7 @@ Common arguments:
         ``div_step >= 0`` on entry stay frozen.
     tiny: after every global step that is a multiple of :data:`FLUSH_EVERY`, entries
         with ``|θ_p| < tiny`` are set to 0 (no denormal slow-downs while a run decays
-        to A = 0 or a forced row decays; see ``dln._flush_threshold``).
+        to A = 0 or a forced row decays; see ``dln.flush_threshold``).
 """
 
 from __future__ import annotations

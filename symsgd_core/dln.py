@@ -59,7 +59,7 @@ Formalisations stated here (brief §3, project):
   records are NaN, and ``RunResult.diverged`` / ``diverged_step`` say so: a NaN in a
   record always comes with that flag, never silently.
 * **Tiny entries**: every 64 steps, parameters below ``10^(−280/L)`` in magnitude are
-  set to 0 (:func:`_flush_threshold`), so decaying directions never reach float64
+  set to 0 (:func:`flush_threshold`), so decaying directions never reach float64
   denormals (which are ~100× slower); far below any recorded quantity.
 """
 
@@ -939,7 +939,7 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
         sgd_chunk, gd_chunk = kern.sgd_chunk, kern.gd_chunk
     else:
         sgd_chunk, gd_chunk = _reference_sgd_chunk, _reference_gd_chunk
-    tiny = _flush_threshold(arch.depth)
+    tiny = flush_threshold(arch.depth)
     maskf = problem.mask.astype(np.float64)
     target = np.ascontiguousarray(problem.target)
     stats = [_record_stats(theta[:, None, :], arch, problem, lam_all[:1] if n_steps else
@@ -1215,7 +1215,7 @@ def _reference_gd_chunk(theta, dims, off, target, maskf, inv_n, lr, lam, noise, 
 _FLUSH_EVERY = 64
 
 
-def _flush_threshold(depth: int) -> float:
+def flush_threshold(depth: int) -> float:
     """Entries below ``10^(−280/L)`` (capped at 1e−30) are set to 0 every 64 steps.
 
     Products of L such entries stay above the float64 denormal range (~1e−308), so

@@ -11,16 +11,45 @@ weight decay ``λ‖θ‖²`` without ½.
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import numpy as np
 
+from .checks.registry import CheckResult, make_result, roundoff_tolerance
 from .validation import check_array, check_int, check_nonnegative, check_positive
 
 __all__ = [
+    "Diagnosis",
+    "ForcedRecord",
     "barrier_width",
+    "basin_boundary",
+    "basin_radius",
+    "check_balanced_norm",
+    "check_exact_decay",
+    "check_no_returns",
+    "check_raising_noise",
+    "diagnose",
+    "engine_flush_threshold",
+    "exponential_waiting_time",
+    "fit_slope_along_new_direction",
+    "forced_row_run",
+    "fraction_low_rank_after_first_visit",
+    "jump_durations",
+    "minima_losses",
+    "new_direction",
     "new_direction_cost",
+    "noise_spectrum_by_direction",
     "origin_is_local_min",
+    "per_entry_gradients",
+    "perturb_new_direction",
+    "rank_one_minimum",
+    "rank_raising_basis",
+    "rank_transitions",
+    "replicate",
     "scalar_chain_loss",
     "schatten_penalty",
+    "sgd_noise_covariance",
 ]
 
 
@@ -139,3 +168,666 @@ def origin_is_local_min(depth: int, lam: float, target: float = 1.0) -> bool:
         return y == 0.0
     quad = lam * L - (2 * y if L == 2 else 0.0)
     return quad > 0
+
+
+# ----------------------------------------------------------------------------------------------
+# SGD noise at a point, split by direction type
+# ----------------------------------------------------------------------------------------------
+def per_entry_gradients(params, problem, run_index: int = 0) -> np.ndarray:
+    """Data-term gradients ``∇_θ (A_ij − A*_ij)²`` of each observed entry, for one run.
+
+    The weight-decay term ``2λθ`` is the same for every entry, so it cancels in the noise
+    covariance and is left out.
+
+    Args:
+        params: :class:`symsgd_core.dln.Params` (any number of runs).
+        problem: :class:`symsgd_core.dln.CompletionProblem` fitting ``params``.
+        run_index: which run.
+    Returns:
+        float64 ``(N, P)``, rows in the order of ``problem.entries``.
+    Raises:
+        ValueError: bad ``run_index`` or a problem that does not fit.
+    """
+    from . import dln
+
+    r = check_int("run_index", run_index, minimum=0, maximum=params.n_runs - 1)
+    one = params.select([r])
+    rows, cols, _ = problem.entries
+    out = np.empty((rows.size, params.arch.n_params))
+    for k, (i, j) in enumerate(zip(rows, cols)):
+        mask = np.zeros(problem.shape, dtype=bool)
+        mask[i, j] = True
+        single = dln.CompletionProblem(problem.target, mask)
+        out[k] = dln.gradient(one, single, 0.0).flat[0]
+    return out
+
+
+def sgd_noise_covariance(params, problem, run_index: int = 0) -> np.ndarray:
+    """The per-sample, mean-subtracted gradient covariance ``C(θ)`` (population, /N), batch size 1.
+
+    ``C = (1/N) Σ_Ω g_ij g_ijᵀ − ḡ ḡᵀ`` with ``g_ij = ∇_θ ℓ_ij`` (see
+    :mod:`symsgd_core.conventions`). One SGD step's noise has covariance ``η² C``.
+
+    Returns:
+        float64 ``(P, P)``, symmetric positive semi-definite.
+    """
+    g = per_entry_gradients(params, problem, run_index)
+    mean = g.mean(axis=0)
+    return g.T @ g / g.shape[0] - np.outer(mean, mean)
+
+
+def rank_raising_basis(params, rank: int, run_index: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Orthonormal bases of the rank-raising and the rank-keeping parameter directions at a point.
+
+    For each layer ``W_ℓ = U Σ Vᵀ`` (full SVD), a perturbation ``dW`` raises that layer's rank
+    above ``rank`` to first order exactly through its block ``U_⊥ᵀ dW V_⊥`` (``U_⊥, V_⊥``: the
+    singular vectors beyond the ``rank`` largest): ``s_{r+1}(W + dW) ≈ ‖U_⊥ᵀ dW V_⊥‖₂``.
+    Directions ``vec(u vᵀ)`` with ``u ∈ U_⊥``, ``v ∈ V_⊥`` span the *rank-raising* subspace;
+    the orthogonal complement (moving the top-``rank`` singular values and vectors) keeps or
+    lowers the rank.
+
+    Args:
+        params: :class:`symsgd_core.dln.Params`.
+        rank: r ≥ 0, the rank of the point.
+        run_index: which run.
+    Returns:
+        ``(raising, keeping)``: float64 ``(P, k)`` and ``(P, P − k)`` with orthonormal columns.
+    """
+    r = check_int("rank", rank, minimum=0)
+    i = check_int("run_index", run_index, minimum=0, maximum=params.n_runs - 1)
+    arch = params.arch
+    off = arch.offsets
+    P = arch.n_params
+    cols = []
+    for ell in range(arch.depth):
+        W = params.layer(ell)[i]
+        U, _, Vt = np.linalg.svd(W, full_matrices=True)
+        for u in U[:, r:].T:
+            for v in Vt[r:]:
+                vec = np.zeros(P)
+                vec[off[ell]:off[ell + 1]] = np.outer(u, v).ravel()
+                cols.append(vec)
+    raising = np.array(cols).T if cols else np.zeros((P, 0))
+    if raising.shape[1]:
+        q, _ = np.linalg.qr(np.concatenate([raising, np.eye(P)], axis=1))
+        keeping = q[:, raising.shape[1]:P]
+    else:
+        keeping = np.eye(P)
+    return raising, keeping
+
+
+def noise_spectrum_by_direction(params, problem, rank: int, lr: float, run_index: int = 0) -> dict:
+    """Eigenvalues of SGD's per-step noise covariance ``η² C`` on rank-raising vs other directions.
+
+    Args:
+        params, problem: the point and the problem.
+        rank: the rank r of the point (see :func:`rank_raising_basis`).
+        lr: step size η (the per-step noise is ``η² C`` for batch size 1).
+        run_index: which run.
+    Returns:
+        dict with ``raising`` and ``keeping`` (eigenvalues, descending, float64 arrays),
+        ``trace_raising``, ``trace_total`` (floats), ``n_raising`` and ``n_keeping``
+        (subspace dimensions).
+    """
+    lr = check_positive("lr", lr)
+    C = lr**2 * sgd_noise_covariance(params, problem, run_index)
+    raising, keeping = rank_raising_basis(params, rank, run_index)
+
+    def eig(basis):
+        if basis.shape[1] == 0:
+            return np.zeros(0)
+        return np.sort(np.linalg.eigvalsh(basis.T @ C @ basis))[::-1]
+
+    return {"raising": eig(raising), "keeping": eig(keeping),
+            "trace_raising": float(np.trace(raising.T @ C @ raising)) if raising.shape[1] else 0.0,
+            "trace_total": float(np.trace(C)), "n_raising": raising.shape[1], "n_keeping": keeping.shape[1]}
+
+
+# ----------------------------------------------------------------------------------------------
+# Perturbing a low-rank point along a new direction (the basin of B_r)
+# ----------------------------------------------------------------------------------------------
+def _unit_orthogonal_to(spans: list[np.ndarray], dim: int) -> np.ndarray:
+    """A unit vector of R^dim orthogonal to the columns of every array in ``spans``."""
+    basis = np.concatenate([s for s in spans if s.size], axis=1) if any(s.size for s in spans) else np.zeros((dim, 0))
+    if basis.shape[1] >= dim:
+        raise ValueError(f"no direction of R^{dim} is orthogonal to the {basis.shape[1]} active directions")
+    q, _ = np.linalg.qr(np.concatenate([basis, np.eye(dim)], axis=1))
+    return q[:, basis.shape[1]]
+
+
+def new_direction(params, rank: int, run_index: int = 0):
+    """Unit vectors ``x_1, …, x_{L+1}`` orthogonal to every layer's top-``rank`` singular spaces.
+
+    ``x_1 ∈ R^n`` (input), ``x_{L+1} ∈ R^m`` (output), ``x_ℓ`` orthogonal to both the left
+    singular vectors of ``W_{ℓ−1}`` and the right singular vectors of ``W_ℓ``.
+
+    Returns:
+        list of L+1 float64 vectors.
+    Raises:
+        ValueError: when some dimension has no room for a new direction (rank ≥ width).
+    """
+    r = check_int("rank", rank, minimum=0)
+    i = check_int("run_index", run_index, minimum=0, maximum=params.n_runs - 1)
+    ws = [w[i] for w in params.layers()]
+    xs = []
+    dims = params.arch.dims
+    for k, d in enumerate(dims):
+        spans = []
+        if k > 0:  # left singular vectors of W_k (0-based: layer k-1 maps into dims[k])
+            spans.append(np.linalg.svd(ws[k - 1])[0][:, :r])
+        if k < len(ws):  # right singular vectors of the layer leaving dims[k]
+            spans.append(np.linalg.svd(ws[k])[2][:r].T)
+        xs.append(_unit_orthogonal_to(spans, d))
+    return xs
+
+
+def fit_slope_along_new_direction(params, problem, rank: int, run_index: int = 0) -> float:
+    """``g = −⟨∂C/∂A, x_{L+1} x_1ᵀ⟩``: fit gained per unit of a new end-to-end direction (signed).
+
+    ``∂C/∂A = (2/N)(A − A*) ⊙ mask``; the new direction is that of :func:`new_direction`.
+    """
+    from . import dln
+
+    xs = new_direction(params, rank, run_index)
+    A = dln.end_to_end(params.select([run_index]))[0]
+    dA = 2.0 / problem.n_observed * (A - problem.target) * problem.mask
+    return float(-xs[-1] @ dA @ xs[0])
+
+
+def perturb_new_direction(params, problem, alpha: float, rank: int, run_index: int = 0):
+    """Add a balanced new singular direction of per-layer size ``α`` to a rank-``rank`` point.
+
+    ``W_ℓ ← W_ℓ + α x_{ℓ+1} x_ℓᵀ`` for every layer (x from :func:`new_direction`), with the
+    sign of the last layer chosen so that the fit improves to first order; then every layer
+    has ``s_{r+1}(W_ℓ) ≈ α`` and ``A`` gains ``± α^L x_{L+1} x_1ᵀ``.
+
+    Args:
+        params: the point (one run is used).
+        problem: the completion problem (for the sign).
+        alpha: α ≥ 0.
+        rank: the rank r of the point.
+        run_index: which run.
+    Returns:
+        :class:`symsgd_core.dln.Params` with one run.
+    """
+    from . import dln
+
+    alpha = check_nonnegative("alpha", alpha)
+    xs = new_direction(params, rank, run_index)
+    g = fit_slope_along_new_direction(params, problem, rank, run_index)
+    sign = 1.0 if g >= 0 else -1.0
+    ws = [w[run_index].copy() for w in params.layers()]
+    L = len(ws)
+    for ell in range(L):
+        ws[ell] += (sign if ell == L - 1 else 1.0) * alpha * np.outer(xs[ell + 1], xs[ell])
+    return dln.Params.from_layers(ws)
+
+
+def basin_boundary(alphas, final_rank, low_rank: int = 1) -> tuple[float, float]:
+    """Bracket of the basin edge from a sweep of perturbation sizes.
+
+    Args:
+        alphas: perturbation sizes (any order), ``(n,)``.
+        final_rank: final rank of the run started at each α, ``(n,)`` (−1 = diverged).
+        low_rank: the rank of the unperturbed minimum.
+    Returns:
+        ``(lo, hi)``: ``hi`` = the smallest α whose run did not return to ``low_rank`` (escaped to a
+        higher rank), ``lo`` = the largest α below ``hi`` that returned. ``nan`` where none exists
+        (``hi = nan``: nothing escaped; ``lo = nan``: even the smallest α escaped).
+    """
+    a = check_array("alphas", alphas, ndim=1)
+    r = np.asarray(final_rank)
+    if r.shape != a.shape:
+        raise ValueError(f"final_rank must have the shape of alphas {a.shape}, got {r.shape}")
+    order = np.argsort(a)
+    a, r = a[order], r[order]
+    esc = np.flatnonzero(r > low_rank)
+    if esc.size == 0:
+        back = np.flatnonzero(r == low_rank)
+        return (float(a[back].max()) if back.size else float("nan")), float("nan")
+    hi = float(a[esc[0]])
+    back = np.flatnonzero((r == low_rank) & (a < hi))
+    return (float(a[back].max()) if back.size else float("nan")), hi
+
+
+def basin_radius(depth: int, lam: float, slope: float) -> float:
+    """Predicted basin radius ``α_c = (2λ/|g|)^{1/(L−2)}`` of a rank-r minimum along a new direction.
+
+    Along the balanced path ``W_ℓ + α x_{ℓ+1}x_ℓᵀ`` the loss changes by
+    ``−|g| α^L + λ L α² + O(α^{2L})``, whose derivative vanishes at ``α_c``: smaller α is pulled
+    back (weight decay wins), larger α grows (the fit wins). Infinite when ``g = 0``; needs L ≥ 3.
+
+    Raises:
+        ValueError: depth < 3 (no barrier), λ ≤ 0.
+    """
+    L = check_int("depth", depth, minimum=3)
+    lam = check_positive("lam", lam)
+    g = abs(float(slope))
+    if g == 0.0:
+        return float("inf")
+    return float((2.0 * lam / g) ** (1.0 / (L - 2)))
+
+
+# ----------------------------------------------------------------------------------------------
+# Starting points
+# ----------------------------------------------------------------------------------------------
+def replicate(params, n_runs: int):
+    """``n_runs`` copies of run 0 of ``params`` (so that only the SGD draws differ between runs)."""
+    from . import dln
+
+    n_runs = check_int("n_runs", n_runs, minimum=1)
+    return dln.Params(params.arch, np.repeat(params.flat[:1], n_runs, axis=0))
+
+
+def rank_one_minimum(eps: float = 0.2, depth: int = 4, width: int = 8, lam: float = 0.027, lr: float = 0.05,
+                     n_steps: int = 40_000, seed: int = 0):
+    """A rank-1 minimum of the ε-completion: GD from a balanced factorisation of the rank-1 completion.
+
+    The rank-1 completion ``A* = [[1, ε], [1/ε, 1]]`` is factorised with random orthonormal hidden
+    frames (``seed``) and GD (η = ``lr``, λ = ``lam``) runs ``n_steps`` steps. GD keeps B_1, so the
+    result has rank 1 (its second singular value is round-off). Memoised; returns a fresh copy.
+
+    Returns:
+        :class:`symsgd_core.dln.Params` with one run.
+    """
+    return _rank_one_cached(float(eps), int(depth), int(width), float(lam), float(lr), int(n_steps),
+                            int(seed)).copy()
+
+
+@functools.lru_cache(maxsize=32)
+def _rank_one_cached(eps, depth, width, lam, lr, n_steps, seed):
+    from . import dln
+
+    problem = dln.epsilon_completion(eps)
+    arch = dln.make_architecture((2, 2), depth, width)
+    start = dln.balanced_factorisation(problem.target, arch, seed=seed)
+    res = dln.run(start, problem, n_steps, method="gd", lr=lr, lam=lam, record_every=max(n_steps, 1),
+                  record_layers=False)
+    return res.final
+
+
+# ----------------------------------------------------------------------------------------------
+# The mechanism: forced sampling of some rows
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class ForcedRecord:
+    """Records of a forced-sampling run (SGD drawing only entries from ``rows``).
+
+    Attributes:
+        steps: int ``(K,)`` step counts of the records (0 first).
+        row_norms: ``(R, K, k)`` norms of the *unsampled* rows of the last layer ``W_L``.
+        row_min_abs: ``(R, k)`` smallest non-zero |entry| of each unsampled row at step 0.
+        singular_values: ``(R, K, q)`` singular values of A.
+        unsampled_rows: the k row indices that were never sampled.
+        lr, lam: the step size and weight decay.
+        final: :class:`symsgd_core.dln.Params` at the last step.
+        diverged: bool ``(R,)``.
+    """
+
+    steps: np.ndarray
+    row_norms: np.ndarray
+    row_min_abs: np.ndarray
+    singular_values: np.ndarray
+    unsampled_rows: np.ndarray
+    lr: float
+    lam: float
+    final: object
+    diverged: np.ndarray
+
+    def predicted(self) -> np.ndarray:
+        """``‖row‖_0 (1 − 2ηλ)^t`` for every record: ``(R, K, k)``."""
+        c = 1.0 - 2.0 * self.lr * self.lam
+        return self.row_norms[:, :1, :] * c ** self.steps[None, :, None].astype(float)
+
+    def comparable(self, flush_threshold: float) -> np.ndarray:
+        """bool ``(R, K, k)``: records before any entry of the row could fall below ``flush_threshold``.
+
+        The engine sets entries below its flush threshold to 0 (no denormals); the exact
+        decay law holds until the smallest entry of the row reaches that threshold.
+        """
+        c = 1.0 - 2.0 * self.lr * self.lam
+        smallest = self.row_min_abs[:, None, :] * c ** self.steps[None, :, None].astype(float)
+        return (smallest > flush_threshold) & np.isfinite(self.row_norms)
+
+    def max_relative_error(self, flush_threshold: float) -> float:
+        """``max |‖row‖_t / (‖row‖_0 (1 − 2ηλ)^t) − 1|`` over comparable records (0 if none)."""
+        ok = self.comparable(flush_threshold) & (self.predicted() > 0)
+        if not ok.any():
+            return 0.0
+        return float(np.max(np.abs(self.row_norms[ok] / self.predicted()[ok] - 1.0)))
+
+
+def forced_row_run(params, problem, rows, n_steps: int, lr: float, lam: float, seed: int = 0,
+                   n_records: int = 40, engine: str = "fast") -> ForcedRecord:
+    """Forced sampling: SGD that draws only observed entries in ``rows`` (the proof's event).
+
+    Runs :func:`symsgd_core.dln.run` with ``method="forced"`` in ``n_records`` consecutive
+    pieces (piece k uses seed ``seed·1_000_003 + k``) and records, after each piece, the norms
+    of the rows of ``W_L`` that are never sampled. Those rows receive no data gradient, so
+    each step multiplies them by exactly ``1 − 2ηλ``.
+
+    Args:
+        params: start (R runs).
+        problem: the completion problem.
+        rows: row indices of A to sample from (at least one observed entry).
+        n_steps: total steps ≥ 1.
+        lr, lam: η > 0, λ ≥ 0 with 2ηλ < 1.
+        seed: integer ≥ 0.
+        n_records: number of pieces (records after step 0), 1 ≤ n_records ≤ n_steps.
+        engine: ``"fast"`` or ``"reference"`` (passed to :func:`symsgd_core.dln.run`).
+    Returns:
+        :class:`ForcedRecord`.
+    """
+    from . import dln
+
+    n_steps = check_int("n_steps", n_steps, minimum=1)
+    n_records = check_int("n_records", n_records, minimum=1, maximum=n_steps)
+    seed = check_int("seed", seed, minimum=0)
+    rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+    entries = problem.row_entries(rows)
+    m = problem.shape[0]
+    unsampled = np.array([i for i in range(m) if i not in set(rows.tolist())], dtype=np.int64)
+    bounds = np.linspace(0, n_steps, n_records + 1).round().astype(int)
+    L = params.arch.depth
+    cur = params.copy()
+
+    def measure(p):
+        WL = p.layer(L - 1)[:, unsampled, :]
+        return np.sqrt(np.sum(WL * WL, axis=-1)), dln.singular_values(p) if np.all(np.isfinite(p.flat)) else \
+            np.full((p.n_runs, min(problem.shape)), np.nan)
+
+    n0, sv0 = measure(cur)
+    WL0 = np.abs(cur.layer(L - 1)[:, unsampled, :])
+    row_min = np.where(WL0 > 0, WL0, np.inf).min(axis=-1)
+    norms, svs, steps = [n0], [sv0], [0]
+    diverged = np.zeros(params.n_runs, dtype=bool)
+    for k in range(n_records):
+        T = int(bounds[k + 1] - bounds[k])
+        res = dln.run(cur, problem, T, method="forced", entries=entries, lr=lr, lam=lam,
+                      seed=seed * 1_000_003 + k, record_every=max(T, 1), record_layers=False, engine=engine)
+        diverged |= res.diverged
+        cur = res.final
+        nk, svk = measure(cur)
+        nk = np.where(diverged[:, None], np.nan, nk)
+        svk = np.where(diverged[:, None], np.nan, svk)
+        norms.append(nk)
+        svs.append(svk)
+        steps.append(int(bounds[k + 1]))
+    return ForcedRecord(steps=np.array(steps), row_norms=np.stack(norms, axis=1), row_min_abs=row_min,
+                        singular_values=np.stack(svs, axis=1), unsampled_rows=unsampled, lr=float(lr),
+                        lam=float(lam), final=cur, diverged=diverged)
+
+
+# ----------------------------------------------------------------------------------------------
+# Summaries of runs
+# ----------------------------------------------------------------------------------------------
+def rank_transitions(rank) -> tuple[np.ndarray, np.ndarray]:
+    """Numbers of downward and upward rank changes between consecutive records, per run.
+
+    Args:
+        rank: int ``(R, K)`` (−1 marks divergence; changes into or out of −1 are not counted).
+    Returns:
+        ``(down, up)``: int ``(R,)`` each.
+    """
+    rank = np.asarray(rank)
+    a, b = rank[:, :-1], rank[:, 1:]
+    valid = (a >= 0) & (b >= 0)
+    return np.sum((b < a) & valid, axis=1), np.sum((b > a) & valid, axis=1)
+
+
+def exponential_waiting_time(jump_steps, budget: int) -> tuple[float, float]:
+    """Censored maximum-likelihood mean waiting time of exponential jump times, with its standard error.
+
+    Runs that did not jump (``jump_steps < 0``) are censored at ``budget``:
+    ``τ̂ = (Σ observed times + n_censored · budget) / n_jumped``, ``se = τ̂ / sqrt(n_jumped)``.
+
+    Returns:
+        ``(τ̂, se)``; ``(inf, inf)`` when no run jumped.
+    """
+    js = np.asarray(jump_steps, dtype=float)
+    budget = check_positive("budget", budget)
+    jumped = js >= 0
+    n = int(jumped.sum())
+    if n == 0:
+        return float("inf"), float("inf")
+    tau = (js[jumped].sum() + (~jumped).sum() * budget) / n
+    return float(tau), float(tau / np.sqrt(n))
+
+
+def jump_durations(result, rank_tol: float | None = None) -> np.ndarray:
+    """Steps each jump took: from the last record with ``s_2 > s_2(0)/2`` to the first with ``s_2 ≤ tol``.
+
+    Args:
+        result: a :class:`symsgd_core.dln.RunResult` whose runs start at rank ≥ 2.
+        rank_tol: threshold (default: the run's ``rank_tol``).
+    Returns:
+        int ``(R,)``: duration in steps, −1 for runs that did not jump. Resolution: the record interval.
+    """
+    tol = result.settings.get("rank_tol") if rank_tol is None else rank_tol
+    s2 = result.singular_values[:, :, 1]
+    out = np.full(s2.shape[0], -1, dtype=np.int64)
+    for r in range(s2.shape[0]):
+        below = np.flatnonzero(s2[r] <= tol)
+        if below.size == 0:
+            continue
+        end = below[0]
+        above = np.flatnonzero(s2[r, :end] > 0.5 * s2[r, 0])
+        start = above[-1] if above.size else 0
+        out[r] = int(result.steps[end] - result.steps[start])
+    return out
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What happened in a GD-vs-SGD experiment, for the status line and the figure.
+
+    Attributes:
+        kind: ``"jumped"``, ``"no_jumps"``, ``"collapsed"``, ``"diverged"``, ``"gd_low_rank"`` or
+            ``"shallow"`` (L ≤ 2).
+        message: one or two sentences saying what happened and why.
+        level: ``"info"`` or ``"warning"``.
+    """
+
+    kind: str
+    message: str
+    level: str
+
+
+def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int, target_rank: int = 1) -> Diagnosis:
+    """Classify a run of SGD (and GD) from a higher-rank minimum, naming the failure modes.
+
+    Args:
+        start_rank: rank of the starting point (the GD minimum).
+        sgd: :class:`symsgd_core.dln.RunResult` of the SGD runs.
+        gd: optional RunResult of GD from the same start.
+        lr, lam, depth: the settings (quoted in the messages).
+        target_rank: the lower rank a jump should reach.
+    Returns:
+        :class:`Diagnosis`.
+    """
+    R = sgd.n_runs
+    steps = int(sgd.steps[-1])
+    prefix = ""
+    if depth <= 2:
+        prefix = (f"L = {depth}: the penalty is convex in A (nuclear norm for L = 2), so there are no "
+                  "rank-overestimating minima and no one-way jumps to show; use L ≥ 3. ")
+    if depth <= 2:
+        finals = ", ".join(f"rank {k}: {int(np.sum(sgd.final_rank == k))}" for k in range(start_rank, -1, -1))
+        gd_final = "" if gd is None else f" GD ends at rank {int(gd.final_rank.min())}."
+        return Diagnosis("shallow", prefix + f"GD converged to rank {start_rank}; SGD final {finals}"
+                         f" (diverged: {int(sgd.diverged.sum())})." + gd_final, "warning")
+    if start_rank <= target_rank:
+        return Diagnosis("gd_low_rank", prefix +
+                         f"GD itself converged to rank {start_rank} at these settings (λ = {lam:.3g}, L = {depth}): "
+                         "there is no higher-rank minimum for GD to be trapped in, so there is no jump to make. A "
+                         "large λ removes the rank-2 minimum (so do a large ε and some depths and widths).", "warning")
+    n_div = int(sgd.diverged.sum())
+    n_col = int(sgd.collapsed.sum())
+    jumped = sgd.jump_step(target_rank) >= 0
+    jumped_to_target = np.sum(sgd.final_rank == target_rank)
+    gd_text = ""
+    if gd is not None:
+        if gd.diverged.any():
+            gd_text = f" GD diverged too (step {int(gd.diverged_step[gd.diverged].min())})."
+        elif gd.final_rank.min() < start_rank:
+            return Diagnosis("gd_low_rank", prefix +
+                             f"GD also left rank {start_rank} (final rank {int(gd.final_rank.min())}): at "
+                             f"η = {lr:.3g}, λ = {lam:.3g} the rank-{start_rank} minimum is not stable for GD, so "
+                             "this is not an SGD effect. Lower λ or η.", "warning")
+        else:
+            gd_text = f" GD stayed at rank {start_rank}."
+    if n_div:
+        first = int(sgd.diverged_step[sgd.diverged].min())
+        return Diagnosis("diverged", prefix +
+                         f"{n_div} of {R} SGD runs diverged (first at step {first}): η = {lr:.3g} is too large "
+                         "for this problem, a single sampled entry overshoots"
+                         + (f"; {n_col} more collapsed to A = 0." if n_col else ".") + gd_text, "warning")
+    if n_col == R or (n_col and n_col >= jumped_to_target):
+        return Diagnosis("collapsed", prefix +
+                         f"{n_col} of {R} SGD runs collapsed to A = 0 (rank 0): with η = {lr:.3g} the noise kicks "
+                         "the network past the rank-1 minimum into the basin of θ = 0, which is a local minimum "
+                         "for L ≥ 3 (B_0 is absorbing too). Lower η." + gd_text, "warning")
+    if not jumped.any():
+        return Diagnosis("no_jumps", prefix +
+                         f"No SGD run left rank {start_rank} within {steps} steps: at η = {lr:.3g}, λ = {lam:.3g} "
+                         "the waiting time for a jump is much longer than the budget (it grows very fast as η or "
+                         "λ decrease). Raise η, λ or the number of steps." + gd_text, "warning")
+    js = sgd.jump_step(target_rank)
+    msg = (f"{int(jumped.sum())} of {R} SGD runs jumped rank {start_rank} → ≤{target_rank} "
+           f"(median at step {int(np.median(js[jumped]))}); none returned to a higher rank "
+           f"({int(sgd.returned_up.sum())} returns)." + gd_text)
+    if n_col:
+        msg += f" {n_col} run(s) went on to collapse to A = 0 (η large)."
+    return Diagnosis("jumped", msg, "info")
+
+
+def engine_flush_threshold(depth: int) -> float:
+    """The engine's flush threshold: entries of θ below it are set to 0 every few steps (no denormals).
+
+    Quoted from :mod:`symsgd_core.dln` so that exact-decay comparisons stop before it matters.
+    """
+    from . import dln
+
+    return float(dln.flush_threshold(check_int("depth", depth, minimum=1)))
+
+
+def minima_losses(eps: float, lam: float, lr: float = 0.05, n_steps: int = 40_000, depth: int = 4,
+                  width: int = 8, seed: int = 0) -> dict:
+    """Losses ``𝓛_λ`` of the rank-1 and the rank-2 minimum of the ε-completion at weight decay λ.
+
+    Rank 1: :func:`rank_one_minimum`; rank 2: GD from random init
+    (:func:`symsgd_core.dln.phase0_minima`), reported as ``nan`` when that GD does not end at rank 2.
+
+    Returns:
+        dict with ``rank1``, ``rank2`` (floats) and ``sv1``, ``sv2`` (singular values of A).
+    """
+    from . import dln
+
+    problem = dln.epsilon_completion(eps)
+    p1 = rank_one_minimum(eps, depth=depth, width=width, lam=lam, lr=lr, n_steps=n_steps, seed=seed)
+    p2 = dln.phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, lam=lam, lr=lr, n_steps=n_steps)
+    sv2 = dln.singular_values(p2)[0]
+    r2 = int(dln.numerical_rank(sv2))
+    return {"rank1": float(dln.loss(p1, problem, lam)[0]),
+            "rank2": float(dln.loss(p2, problem, lam)[0]) if r2 == 2 else float("nan"),
+            "sv1": dln.singular_values(p1)[0], "sv2": sv2}
+
+
+# ----------------------------------------------------------------------------------------------
+# Claims of Notebook 03 as CheckResults (asserted in the notebook; not registered globally)
+# ----------------------------------------------------------------------------------------------
+def check_exact_decay(record: ForcedRecord, depth: int) -> CheckResult:
+    """The unsampled rows of ``W_L`` shrink exactly as ``(1 − 2ηλ)^t`` under forced sampling.
+
+    Measured: the largest relative deviation of the recorded row norms from the law, over the
+    records before any entry could reach the engine's flush threshold. Tolerance: float64
+    round-off of ``t`` successive multiplications (``roundoff_tolerance(1, t)``).
+    """
+    t = int(record.steps[-1])
+    flush = engine_flush_threshold(depth)
+    measured = record.max_relative_error(flush)
+    n_compared = int(record.comparable(flush).sum())
+    if n_compared == 0:
+        measured = float("nan")
+    return make_result(
+        "rank_jumps.exact_row_decay",
+        "under forced sampling of rows R, every other row of W_L obeys ‖row‖_t = (1 − 2ηλ)^t ‖row‖_0",
+        measured, roundoff_tolerance(1.0, t),
+        f"float64 round-off of {t} products (64·t·eps, relative)", "<=",
+        {"steps": t, "records_compared": n_compared, "factor": (1 - 2 * record.lr * record.lam) ** t})
+
+
+def check_no_returns(result, name: str = "rank_jumps.no_returns") -> CheckResult:
+    """No run of ``result`` ever returned to a higher rank after reaching a lower one (exact count).
+
+    Tolerance 0: the measured value is an integer count of runs with a return.
+    """
+    count = int(np.sum(result.returned_up))
+    return make_result(name, "after a jump to lower rank, no run ever returns to a higher rank",
+                       count, 0.0, "exact integer count, no tolerance", "<=",
+                       {"runs": int(result.n_runs), "returns": count})
+
+
+def check_raising_noise(spectrum: dict, n_params: int) -> CheckResult:
+    """SGD's noise covariance has no variance along the rank-raising directions at a rank-r point.
+
+    Measured: ``|tr(P_raise η²C P_raise)|``; tolerance: float64 round-off of the ``P``-term sums
+    in ``Vᵀ C V`` relative to ``tr(η²C)`` (``roundoff_tolerance(tr, P)``).
+    """
+    measured = abs(spectrum["trace_raising"])
+    tol = roundoff_tolerance(spectrum["trace_total"], n_params)
+    return make_result("rank_jumps.no_raising_noise",
+                       "at a rank-1 point the per-entry SGD gradients have no component along rank-raising "
+                       "directions, so tr(η²C) restricted to them is 0",
+                       measured, tol, f"float64 round-off of {n_params}-term sums times tr(η²C)", "<=",
+                       {"trace_total": spectrum["trace_total"], "n_raising": spectrum["n_raising"]})
+
+
+def fraction_low_rank_after_first_visit(rank, low_rank: int = 1) -> np.ndarray:
+    """Per run: the fraction of records at rank ≤ ``low_rank`` *after* the first record there.
+
+    1 means the low rank was never left again (absorbing); NaN for runs that never got there.
+    Diverged records (rank −1) count as not low-rank.
+
+    Args:
+        rank: int ``(R, K)``.
+        low_rank: r ≥ 0.
+    Returns:
+        float ``(R,)``.
+    """
+    rank = np.asarray(rank)
+    low = (rank >= 0) & (rank <= check_int("low_rank", low_rank, minimum=0))
+    out = np.full(rank.shape[0], np.nan)
+    for r in range(rank.shape[0]):
+        hits = np.flatnonzero(low[r])
+        if hits.size:
+            out[r] = float(np.mean(low[r, hits[0]:]))
+    return out
+
+
+def check_balanced_norm(A, depth: int, seed: int = 0, penalty=None) -> CheckResult:
+    """A balanced factorisation of ``A`` has ``‖θ‖² = L Σ_k s_k(A)^{2/L}`` (the induced penalty).
+
+    Args:
+        A: ``(m, n)`` matrix.
+        depth: L ≥ 1.
+        seed: seed of the random hidden frames.
+        penalty: the formula to test, ``penalty(A, depth) -> float`` (default
+            :func:`symsgd_core.dln.induced_penalty`); tests inject a wrong one to see the check fail.
+    Returns:
+        :class:`CheckResult` on the relative error, tolerance = round-off of the ``P``-term sum.
+    """
+    from . import dln
+
+    A = check_array("A", A, ndim=2)
+    L = check_int("depth", depth, minimum=1)
+    penalty = dln.induced_penalty if penalty is None else penalty
+    arch = dln.make_architecture(A.shape, L, max(A.shape))
+    params = dln.balanced_factorisation(A, arch, seed=seed)
+    norm = float(params.norm_sq()[0])
+    formula = float(penalty(A, L))
+    rel = abs(norm - formula) / max(abs(formula), np.finfo(float).tiny)
+    return make_result("rank_jumps.balanced_norm", "a balanced factorisation has ‖θ‖² = L Σ s_k(A)^(2/L)",
+                       rel, roundoff_tolerance(1.0, arch.n_params),
+                       f"float64 round-off of the {arch.n_params}-term sum ‖θ‖² (relative)", "<=",
+                       {"norm_sq": norm, "formula": formula})

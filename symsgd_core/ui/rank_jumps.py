@@ -1,0 +1,1132 @@
+"""Interactive figures for Notebook 03 (one-way rank jumps): one controller per figure.
+
+The physics is in :mod:`symsgd_core.dln` (simulation) and
+:mod:`symsgd_core.rank_jumps_analysis` (closed forms and summaries); the controllers only
+read their sliders, call those functions, draw, and say in the status line what happened
+(including failure modes: collapse to A = 0, no jumps within the budget, GD also at rank 1).
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .. import dln
+from .. import rank_jumps_analysis as rja
+from ..checks.registry import roundoff_tolerance
+from .base import Controller
+
+__all__ = [
+    "AnnealController",
+    "BasinController",
+    "EnsembleController",
+    "Feedback",
+    "LangevinController",
+    "MechanismController",
+    "PenaltyController",
+    "TrapController",
+    "check_basin_radius",
+    "check_better_minimum",
+    "check_decay_factor",
+    "check_one_way",
+    "check_trap_depth",
+]
+
+#: Colours used for the same objects in every figure.
+COLOURS = {"L2": "#9ca3af", "L": "#2563eb", "gd": "#111827", "sgd": "#dc2626", "langevin": "#059669",
+           "rank0": "#9ca3af", "rank1": "#dc2626", "rank2": "#2563eb", "rank3": "#7c3aed"}
+
+
+def _slider(kind, description, **kw):
+    """A slider with the project's common options (no continuous update, readable labels)."""
+    style = {"description_width": "initial"}
+    layout = widgets.Layout(width="280px")
+    return kind(description=description, continuous_update=False, style=style, layout=layout, **kw)
+
+
+class _RunMixin:
+    """Run button + progress bar for re-simulating controllers (``live = False``).
+
+    Subclasses call :meth:`_init_run` in ``__init__``; ``run()`` shows "Computing…",
+    calls :meth:`update`, and leaves the status message that ``_update`` wrote.
+    """
+
+    live = False
+
+    def _init_run(self) -> None:
+        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
+        self.progress = widgets.IntProgress(value=0, min=0, max=100, description="",
+                                            layout=widgets.Layout(width="160px"))
+        self.extra_widgets = [self.run_button, self.progress]
+        self.run_button.on_click(lambda _b: self.run())
+
+    def _set_progress(self, fraction: float) -> None:
+        self.progress.value = int(round(100 * min(max(float(fraction), 0.0), 1.0)))
+
+    def run(self) -> None:
+        """What the Run button does: show "Computing…", re-simulate, redraw."""
+        self.say("Computing…")
+        self.progress.value = 0
+        self.run_button.disabled = True
+        try:
+            self.update()
+        except Exception as exc:  # shown to the reader, then re-raised for tests and logs
+            self.say(f"Error: {type(exc).__name__}: {exc}", "error")
+            raise
+        finally:
+            self.run_button.disabled = False
+            self.progress.value = self.progress.max
+
+
+# ----------------------------------------------------------------------------------------------
+# 1. The penalty L s^{2/L}
+# ----------------------------------------------------------------------------------------------
+class PenaltyController(Controller):
+    """The induced penalty ``L s^{2/L}``, the cost of a new direction, and θ = 0 as a trap.
+
+    Panels: (a) ``L s^{2/L}`` for L = 2 and the chosen L; (b) ``Δ(δ) = λLδ^{2/L} − gδ``, the
+    change of loss when a new singular direction of size δ is switched on; (c) the loss
+    ``(a^L − 1)² + λLa²`` of a balanced scalar chain, showing θ = 0 as a local minimum for L ≥ 3.
+    Sliders: ``depth`` (L), ``lam`` (λ), ``gain`` (g). Analytic: updates live.
+    """
+
+    live = True
+
+    def __init__(self, depth: int = 4, lam: float = 0.05, gain: float = 0.3) -> None:
+        super().__init__()
+        self.controls = {
+            "depth": _slider(widgets.IntSlider, "depth L", value=depth, min=2, max=8),
+            "lam": _slider(widgets.FloatLogSlider, "weight decay λ", value=lam, base=10, min=-3, max=0),
+            "gain": _slider(widgets.FloatLogSlider, "fit slope g", value=gain, base=10, min=-2, max=0.5),
+        }
+        fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08, subplot_titles=(
+            "(a) penalty per singular value", "(b) switching on a new direction", "(c) loss along θ = a·(1,…,1)"))
+        fig = go.FigureWidget(fig)
+        for col in (1, 2, 3):
+            fig.add_scatter(x=[0.0], y=[0.0], mode="lines", line=dict(color=COLOURS["L2"], dash="dash"),
+                            name="L = 2", legendgroup="L2", showlegend=col == 1, row=1, col=col)
+            fig.add_scatter(x=[0.0], y=[0.0], mode="lines", line=dict(color=COLOURS["L"]),
+                            name="chosen L", legendgroup="L", showlegend=col == 1, row=1, col=col)
+        fig.add_scatter(x=[0.0], y=[0.0], mode="markers", marker=dict(color=COLOURS["L"], size=10, symbol="x"),
+                        name="δ* (barrier ends)", row=1, col=2)
+        fig.update_xaxes(title_text="singular value s", row=1, col=1)
+        fig.update_yaxes(title_text="min ‖θ‖² for that s", row=1, col=1)
+        fig.update_xaxes(title_text="size δ of the new singular value", row=1, col=2)
+        fig.update_yaxes(title_text="Δ loss = λLδ^{2/L} − gδ", row=1, col=2)
+        fig.update_xaxes(title_text="per-layer weight a", row=1, col=3)
+        fig.update_yaxes(title_text="(a^L − 1)² + λLa²", row=1, col=3)
+        fig.update_layout(height=380, margin=dict(l=50, r=10, t=40, b=50),
+                          legend=dict(orientation="h", y=-0.22))
+        self.figures = [fig]
+        self.summary: dict = {}
+        self._wire()
+        self.update()
+
+    def _update(self, depth, lam, gain) -> None:
+        L = int(depth)
+        fig = self.figure
+        s = np.linspace(0.0, 2.0, 401)
+        d_star = rja.barrier_width(L, lam, gain)
+        d_star2 = rja.barrier_width(2, lam, gain)
+        finite_star = d_star if np.isfinite(d_star) and d_star > 0 else 0.0
+        d_max = float(np.clip(3.0 * finite_star, 0.05, 2.0)) if finite_star > 0 else 1.0
+        d = np.linspace(0.0, d_max, 401)
+        a = np.linspace(-0.2, 1.3, 401)
+        curves = [
+            (s, rja.schatten_penalty(s, 2), rja.schatten_penalty(s, L)),
+            (d, rja.new_direction_cost(d, 2, lam, gain), rja.new_direction_cost(d, L, lam, gain)),
+            (a, rja.scalar_chain_loss(a, 2, lam), rja.scalar_chain_loss(a, L, lam)),
+        ]
+        with fig.batch_update():
+            for k, (x, y2, yL) in enumerate(curves):
+                fig.data[2 * k].x, fig.data[2 * k].y = x, y2
+                fig.data[2 * k + 1].x, fig.data[2 * k + 1].y = x, yL
+                fig.data[2 * k + 1].name = f"L = {L}"
+            show_star = L >= 3 and d_star <= d_max
+            fig.data[6].x = [d_star] if show_star else []
+            fig.data[6].y = [0.0] if show_star else []
+        trap = rja.origin_is_local_min(L, lam)
+        self.summary = {"depth": L, "barrier_width": d_star, "barrier_width_L2": d_star2, "origin_trap": trap}
+        if L == 2:
+            if 2 * lam < gain:
+                msg = (f"L = 2: the penalty 2s has finite slope 2λ = {2 * lam:.3g} at s = 0, smaller than the fit "
+                       f"slope g = {gain:.3g}, so the new direction switches on at once: no lower-rank minimum "
+                       "here (nuclear-norm problem, convex in A).")
+            else:
+                msg = (f"L = 2: slope 2λ = {2 * lam:.3g} ≥ g = {gain:.3g}: this direction never pays, for any δ "
+                       "(convex: a single global minimum).")
+            msg += (" θ = 0 is a local minimum only because λ ≥ 1." if trap else
+                    f" θ = 0 is NOT a minimum (curvature 2λ − 2 = {2 * lam - 2:.3g} < 0).")
+        else:
+            where = (f"δ* = {d_star:.3g} (marked ×)" if d_star <= d_max else
+                     f"δ* = {d_star:.3g}, beyond the plotted range")
+            msg = (f"L = {L}: the penalty {L}·s^(2/{L}) has infinite slope at s = 0, so a new direction costs "
+                   f"more than it gains up to {where}: every lower-rank local optimum stays a local minimum, "
+                   "minima of every rank exist. θ = 0 is a local minimum for every λ > 0 (a trap).")
+        self.say(msg)
+
+
+# ----------------------------------------------------------------------------------------------
+# Shared drawing helpers
+# ----------------------------------------------------------------------------------------------
+#: Floor of the log axes: singular values below this (round-off, or exact zeros after the
+#: engine's flush of tiny entries) are drawn at the floor.
+LOG_FLOOR = 1e-18
+
+#: One colour per SGD seed.
+SEED_COLOURS = ["#dc2626", "#ea580c", "#d97706", "#db2777", "#9333ea", "#0891b2", "#65a30d", "#be123c"]
+
+#: The brief's §5 experiment (phase-0 step size and length are not sliders).
+PHASE0_LR = 0.05
+PHASE0_STEPS = 40_000
+
+#: Short headlines drawn on the figure for each diagnosis kind.
+HEADLINES = {
+    "jumped": "SGD jumped to rank 1, GD stayed at rank 2",
+    "no_jumps": "FAILURE MODE: no jumps within the budget (η or λ too small)",
+    "collapsed": "FAILURE MODE: collapse to A = 0 (η too large; θ = 0 is a trap)",
+    "diverged": "FAILURE MODE: divergence (η too large)",
+    "gd_low_rank": "FAILURE MODE: GD also finds rank 1 — no rank-2 minimum to escape from (λ too large?)",
+    "shallow": "L ≤ 2: convex in A, no trap and nothing to jump from",
+}
+
+
+def _series(steps, values, floor: float | None = LOG_FLOOR):
+    """``(x, y)`` lists for plotting, truncated at the first NaN (a diverged run) and floored for log axes."""
+    v = np.asarray(values, dtype=float)
+    bad = ~np.isfinite(v)
+    end = int(np.argmax(bad)) if bad.any() else v.size
+    v = v[:end]
+    if floor is not None:
+        v = np.maximum(v, floor)
+    return np.asarray(steps[:end], dtype=float), v
+
+
+def _headline(fig: go.FigureWidget, text: str, warning: bool = False) -> None:
+    """Write ``text`` as the figure's title (red for a failure mode)."""
+    colour = "#b91c1c" if warning else "#111827"
+    fig.layout.title = dict(text=text, x=0.01, xanchor="left", font=dict(size=14, color=colour))
+
+
+def _empty(fig: go.FigureWidget) -> None:
+    """Blank every trace (used when a setting cannot be simulated; the status says why)."""
+    for tr in fig.data:
+        tr.x, tr.y = [], []
+
+
+def _hline(y: float, name: str, colour: str = "#6b7280", dash: str = "dot", **kw) -> dict:
+    return dict(x=[0.0, 1.0], y=[y, y], mode="lines", name=name, line=dict(color=colour, dash=dash, width=1), **kw)
+
+
+def _start_minimum(eps, depth, width, lam, seed):
+    """The phase-0 GD minimum (one run) and its numerical rank; raises ValueError if GD diverged."""
+    p0 = dln.phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, lam=lam, lr=PHASE0_LR,
+                           n_steps=PHASE0_STEPS)
+    if not np.all(np.isfinite(p0.flat)):
+        raise ValueError("the phase-0 GD (η = 0.05) diverged at these settings, so there is no minimum to start from")
+    return p0, int(dln.numerical_rank(dln.singular_values(p0))[0])
+
+
+def _record_every(steps: int, points: int = 300) -> int:
+    return max(int(steps) // points, 1)
+
+
+# ----------------------------------------------------------------------------------------------
+# 2. GD trapped, SGD jumps
+# ----------------------------------------------------------------------------------------------
+class TrapController(_RunMixin, Controller):
+    """GD and SGD side by side from the same GD-converged rank-2 minimum of the ε-completion.
+
+    Left: GD; right: ``n_seeds`` SGD runs (one colour each). Solid lines are ``s_1(A)``, dashed
+    ``s_2(A)``, on a log axis; the dotted line is the rank threshold. Sliders: ``eps``, ``lam``,
+    ``lr``, ``depth``, ``width``, ``n_seeds``, ``steps``, ``seed``. Re-simulates on Run.
+    ``self.result`` holds the start, both :class:`~symsgd_core.dln.RunResult`\\ s and the diagnosis.
+    """
+
+    MAX_SEEDS = 8
+
+    def __init__(self, eps: float = 0.2, lam: float = 0.027, lr: float = 0.3, depth: int = 4, width: int = 8,
+                 n_seeds: int = 4, steps: int = 60_000, seed: int = 0, engine: str = "fast") -> None:
+        Controller.__init__(self)
+        self.engine = engine
+        self.controls = {
+            "eps": _slider(widgets.FloatSlider, "ε", value=eps, min=0.1, max=0.5, step=0.01),
+            "lam": _slider(widgets.FloatSlider, "weight decay λ", value=lam, min=0.005, max=0.06, step=0.001,
+                           readout_format=".3f"),
+            "lr": _slider(widgets.FloatSlider, "step size η", value=lr, min=0.05, max=0.5, step=0.01),
+            "depth": _slider(widgets.IntSlider, "depth L", value=depth, min=2, max=6),
+            "width": _slider(widgets.IntSlider, "width", value=width, min=2, max=16),
+            "n_seeds": _slider(widgets.IntSlider, "SGD seeds", value=n_seeds, min=1, max=self.MAX_SEEDS),
+            "steps": _slider(widgets.IntSlider, "steps", value=steps, min=10_000, max=100_000, step=10_000),
+            "seed": _slider(widgets.IntSlider, "seed", value=seed, min=0, max=20),
+        }
+        self._init_run()
+        fig = go.FigureWidget(make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
+                                            subplot_titles=("GD (full gradient)", "SGD (one entry per step)")))
+        fig.add_scatter(name="GD s₁(A)", line=dict(color=COLOURS["gd"]), showlegend=False, row=1, col=1)
+        fig.add_scatter(name="GD s₂(A)", line=dict(color=COLOURS["gd"], dash="dash"), showlegend=False, row=1, col=1)
+        for s in range(self.MAX_SEEDS):
+            c = SEED_COLOURS[s % len(SEED_COLOURS)]
+            fig.add_scatter(name=f"seed {s} s₁", line=dict(color=c, width=1.5), showlegend=False, row=1, col=2)
+            fig.add_scatter(name=f"seed {s} s₂", line=dict(color=c, width=1.5, dash="dash"), showlegend=False,
+                            row=1, col=2)
+        for col in (1, 2):
+            fig.add_scatter(**_hline(dln.DEFAULT_RANK_TOL, "rank threshold"), showlegend=col == 1, row=1, col=col)
+        fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")
+        fig.update_yaxes(title_text="singular values of A (solid s₁, dashed s₂)", row=1, col=1)
+        fig.update_xaxes(title_text="step")
+        fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
+        self.figures = [fig]
+        self.result: dict = {}
+        self._wire()
+        self.update()
+
+    def _update(self, eps, lam, lr, depth, width, n_seeds, steps, seed) -> None:
+        fig = self.figure
+        problem = dln.epsilon_completion(eps)
+        self._set_progress(0.05)
+        try:
+            p0, start_rank = _start_minimum(eps, depth, width, lam, seed)
+        except ValueError as exc:
+            with fig.batch_update():
+                _empty(fig)
+                _headline(fig, "FAILURE MODE: no starting minimum", True)
+            self.result = {}
+            self.say(str(exc), "error")
+            return
+        self._set_progress(0.3)
+        every = _record_every(steps)
+        gd = dln.run(p0, problem, steps, method="gd", lr=lr, lam=lam, record_every=every, record_layers=False,
+                     engine=self.engine)
+        self._set_progress(0.5)
+        sgd = dln.run(rja.replicate(p0, n_seeds), problem, steps, method="sgd", lr=lr, lam=lam, seed=seed,
+                      record_every=every, record_layers=False, engine=self.engine)
+        self._set_progress(0.9)
+        diag = rja.diagnose(start_rank, sgd, gd, lr=lr, lam=lam, depth=depth)
+        self.result = {"start": p0, "start_rank": start_rank, "gd": gd, "sgd": sgd, "diagnosis": diag}
+        x_end = float(steps)
+        with fig.batch_update():
+            for k in range(2):
+                fig.data[k].x, fig.data[k].y = _series(gd.steps, gd.singular_values[0, :, k])
+            for s in range(self.MAX_SEEDS):
+                for k in range(2):
+                    tr = fig.data[2 + 2 * s + k]
+                    if s < n_seeds:
+                        tr.x, tr.y = _series(sgd.steps, sgd.singular_values[s, :, k])
+                    else:
+                        tr.x, tr.y = [], []
+            for tr in fig.data[-2:]:
+                tr.x = [0.0, x_end]
+            _headline(fig, HEADLINES[diag.kind], diag.level == "warning")
+        self.say(f"Start: GD minimum with singular values {np.round(dln.singular_values(p0)[0], 3).tolist()} "
+                 f"(rank {start_rank}). " + diag.message, diag.level)
+
+
+# ----------------------------------------------------------------------------------------------
+# 3. The ensemble
+# ----------------------------------------------------------------------------------------------
+class EnsembleController(_RunMixin, Controller):
+    """An ensemble of SGD runs from one rank-2 minimum: rank fractions over time and jump times.
+
+    Left: fraction of runs at rank 2, 1, 0 (and diverged) at every record. Right: histogram of
+    the first step at rank 1, with the exponential law of the censored maximum-likelihood
+    mean waiting time. The title reports the number of returns to a higher rank (always 0).
+    Sliders: ``eps``, ``lam``, ``lr``, ``n_runs``, ``steps``, ``seed``. Re-simulates on Run.
+    """
+
+    def __init__(self, eps: float = 0.2, lam: float = 0.027, lr: float = 0.3, n_runs: int = 24,
+                 steps: int = 60_000, seed: int = 0, engine: str = "fast") -> None:
+        Controller.__init__(self)
+        self.engine = engine
+        self.controls = {
+            "eps": _slider(widgets.FloatSlider, "ε", value=eps, min=0.1, max=0.5, step=0.01),
+            "lam": _slider(widgets.FloatSlider, "weight decay λ", value=lam, min=0.005, max=0.06, step=0.001,
+                           readout_format=".3f"),
+            "lr": _slider(widgets.FloatSlider, "step size η", value=lr, min=0.05, max=0.5, step=0.01),
+            "n_runs": _slider(widgets.IntSlider, "runs", value=n_runs, min=4, max=64, step=4),
+            "steps": _slider(widgets.IntSlider, "steps", value=steps, min=10_000, max=120_000, step=10_000),
+            "seed": _slider(widgets.IntSlider, "seed", value=seed, min=0, max=20),
+        }
+        self._init_run()
+        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
+            "(a) fraction of runs at each rank", "(b) first step at rank 1")))
+        for name, colour in (("rank 2", COLOURS["rank2"]), ("rank 1", COLOURS["rank1"]),
+                             ("rank 0 (A = 0)", COLOURS["rank0"]), ("diverged", "#000000")):
+            fig.add_scatter(name=name, line=dict(color=colour, shape="hv"), row=1, col=1)
+        fig.add_bar(name="jump times", marker_color=COLOURS["rank1"], opacity=0.6, row=1, col=2)
+        fig.add_scatter(name="exponential law (censored MLE mean)", line=dict(color="#111827", dash="dash"),
+                        row=1, col=2)
+        fig.update_yaxes(title_text="fraction of runs", range=[-0.02, 1.02], row=1, col=1)
+        fig.update_yaxes(title_text="number of runs", row=1, col=2)
+        fig.update_xaxes(title_text="step")
+        fig.update_layout(height=400, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2),
+                          bargap=0.05)
+        self.figures = [fig]
+        self.result: dict = {}
+        self._wire()
+        self.update()
+
+    def _update(self, eps, lam, lr, n_runs, steps, seed) -> None:
+        fig = self.figure
+        problem = dln.epsilon_completion(eps)
+        self._set_progress(0.05)
+        try:
+            p0, start_rank = _start_minimum(eps, 4, 8, lam, 0)
+        except ValueError as exc:
+            with fig.batch_update():
+                _empty(fig)
+                _headline(fig, "FAILURE MODE: no starting minimum", True)
+            self.result = {}
+            self.say(str(exc), "error")
+            return
+        self._set_progress(0.2)
+        sgd = dln.run(rja.replicate(p0, n_runs), problem, steps, method="sgd", lr=lr, lam=lam, seed=seed,
+                      record_every=100, record_layers=False, engine=self.engine)
+        self._set_progress(0.9)
+        diag = rja.diagnose(start_rank, sgd, None, lr=lr, lam=lam, depth=4)
+        frac = sgd.fraction_at_rank()  # (K, 4): rank 0, 1, 2, diverged
+        js = sgd.first_step_at_rank[:, 1].copy()  # first step at rank exactly 1 (direct collapses excluded)
+        jumped = js >= 0
+        tau, tau_se = rja.exponential_waiting_time(js, steps)
+        durations = rja.jump_durations(sgd)
+        returns = int(sgd.returned_up.sum())
+        self.result = {"start": p0, "start_rank": start_rank, "sgd": sgd, "diagnosis": diag, "jump_steps": js,
+                       "mean_wait": tau, "mean_wait_se": tau_se, "returns": returns, "durations": durations}
+        bins = np.linspace(0, steps, 13)
+        counts, _ = np.histogram(js[jumped], bins=bins)
+        centres = 0.5 * (bins[1:] + bins[:-1])
+        with fig.batch_update():
+            x = sgd.steps.astype(float)
+            for k, col in enumerate((2, 1, 0, 3)):
+                fig.data[k].x, fig.data[k].y = x, frac[:, col]
+            fig.data[4].x, fig.data[4].y = centres, counts.astype(float)
+            fig.data[4].width = float(bins[1] - bins[0]) * 0.95
+            if diag.kind == "jumped" and np.isfinite(tau) and tau > 0:
+                xx = np.linspace(0, steps, 200)
+                width = bins[1] - bins[0]
+                fig.data[5].x, fig.data[5].y = xx, n_runs * width / tau * np.exp(-xx / tau)
+            else:
+                fig.data[5].x, fig.data[5].y = [], []
+            head = HEADLINES[diag.kind] if diag.kind != "jumped" else (
+                f"{int(jumped.sum())}/{n_runs} runs jumped to rank 1 · returns to a higher rank: {returns}")
+            _headline(fig, head, diag.level == "warning")
+        extra = ""
+        if diag.kind == "jumped" and np.isfinite(tau) and tau > 0:
+            extra = (f" Mean waiting time (censored exponential fit): {tau:.0f} ± {tau_se:.0f} steps; a jump itself "
+                     f"takes a median {int(np.median(durations[durations >= 0]))} steps (record interval 100).")
+        self.say(diag.message + extra, diag.level)
+
+
+# ----------------------------------------------------------------------------------------------
+# 4. The mechanism: forced sampling of row 0
+# ----------------------------------------------------------------------------------------------
+class MechanismController(_RunMixin, Controller):
+    """Forced sampling of row-0 entries, then normal SGD and GD.
+
+    Left: norm of the unsampled row of ``W_L`` (markers) against ``(1 − 2ηλ)^t`` times its start
+    (line), log axis. Right: singular values of A through the forced phase (purple) and then
+    under SGD (colours) and GD (black). Sliders: ``lr``, ``lam``, ``forced_steps``,
+    ``after_steps``, ``n_seeds``, ``seed``. Re-simulates on Run.
+    """
+
+    MAX_SEEDS = 8
+
+    def __init__(self, lr: float = 0.3, lam: float = 0.027, forced_steps: int = 3000, after_steps: int = 20_000,
+                 n_seeds: int = 4, seed: int = 0, engine: str = "fast") -> None:
+        Controller.__init__(self)
+        self.engine = engine
+        self.controls = {
+            "lr": _slider(widgets.FloatSlider, "step size η", value=lr, min=0.05, max=0.5, step=0.01),
+            "lam": _slider(widgets.FloatSlider, "weight decay λ", value=lam, min=0.005, max=0.06, step=0.001,
+                           readout_format=".3f"),
+            "forced_steps": _slider(widgets.IntSlider, "forced steps", value=forced_steps, min=250, max=6000,
+                                    step=250),
+            "after_steps": _slider(widgets.IntSlider, "steps after", value=after_steps, min=5000, max=60_000,
+                                   step=5000),
+            "n_seeds": _slider(widgets.IntSlider, "SGD seeds", value=n_seeds, min=1, max=self.MAX_SEEDS),
+            "seed": _slider(widgets.IntSlider, "seed", value=seed, min=0, max=20),
+        }
+        self._init_run()
+        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
+            "(a) unsampled row of W_L during forced sampling", "(b) singular values of A")))
+        fig.add_scatter(name="measured ‖W_L[1, :]‖", mode="markers", marker=dict(color="#7c3aed", size=7),
+                        row=1, col=1)
+        fig.add_scatter(name="(1 − 2ηλ)^t · ‖W_L[1, :]‖₀", line=dict(color="#111827", dash="dash"), row=1, col=1)
+        for k in range(2):
+            fig.add_scatter(name="forced phase" if k == 0 else "forced s₂", line=dict(color="#7c3aed",
+                            dash="solid" if k == 0 else "dash"), showlegend=k == 0, row=1, col=2)
+        for k in range(2):
+            fig.add_scatter(name="GD after" if k == 0 else "GD s₂", line=dict(color=COLOURS["gd"],
+                            dash="solid" if k == 0 else "dash"), showlegend=k == 0, row=1, col=2)
+        for s in range(self.MAX_SEEDS):
+            c = SEED_COLOURS[s % len(SEED_COLOURS)]
+            for k in range(2):
+                fig.add_scatter(name="SGD after" if (s == 0 and k == 0) else f"SGD seed {s}",
+                                line=dict(color=c, width=1.2, dash="solid" if k == 0 else "dash"),
+                                showlegend=(s == 0 and k == 0), row=1, col=2)
+        fig.add_scatter(**_hline(dln.DEFAULT_RANK_TOL, "rank threshold"), row=1, col=2)
+        fig.update_yaxes(type="log", exponentformat="power")
+        fig.update_yaxes(range=[np.log10(LOG_FLOOR) - 0.5, 1], row=1, col=2)
+        fig.update_xaxes(title_text="step")
+        fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
+        self.figures = [fig]
+        self.result: dict = {}
+        self._wire()
+        self.update()
+
+    def _update(self, lr, lam, forced_steps, after_steps, n_seeds, seed) -> None:
+        fig = self.figure
+        eps, depth = 0.2, 4
+        problem = dln.epsilon_completion(eps)
+        self._set_progress(0.05)
+        try:
+            p0, start_rank = _start_minimum(eps, depth, 8, lam, 0)
+        except ValueError as exc:
+            with fig.batch_update():
+                _empty(fig)
+                _headline(fig, "FAILURE MODE: no starting minimum", True)
+            self.result = {}
+            self.say(str(exc), "error")
+            return
+        self._set_progress(0.15)
+        rec = rja.forced_row_run(p0, problem, [0], forced_steps, lr, lam, seed=seed, n_records=30,
+                                 engine=self.engine)
+        self._set_progress(0.5)
+        flush = rja.engine_flush_threshold(depth)
+        err = rec.max_relative_error(flush)
+        tol = roundoff_tolerance(1.0, forced_steps)
+        forced_rank = int(dln.numerical_rank(rec.singular_values[0, -1])) if not rec.diverged[0] else -1
+        gd = sgd = None
+        if not rec.diverged[0]:
+            every = _record_every(after_steps)
+            gd = dln.run(rec.final, problem, after_steps, method="gd", lr=lr, lam=lam, record_every=every,
+                         record_layers=False, engine=self.engine)
+            self._set_progress(0.7)
+            sgd = dln.run(rja.replicate(rec.final, n_seeds), problem, after_steps, method="sgd", lr=lr, lam=lam,
+                          seed=seed, record_every=every, record_layers=False, engine=self.engine)
+        self.result = {"start": p0, "start_rank": start_rank, "forced": rec, "gd": gd, "sgd": sgd,
+                       "decay_error": err, "decay_tolerance": tol, "forced_rank": forced_rank}
+        with fig.batch_update():
+            ok = np.isfinite(rec.row_norms[0, :, 0])
+            fig.data[0].x = rec.steps[ok].astype(float)
+            fig.data[0].y = np.maximum(rec.row_norms[0, ok, 0], 1e-300)
+            fig.data[1].x = rec.steps.astype(float)
+            fig.data[1].y = np.maximum(rec.predicted()[0, :, 0], 1e-300)
+            for k in range(2):
+                fig.data[2 + k].x, fig.data[2 + k].y = _series(rec.steps, rec.singular_values[0, :, k])
+            for k in range(2):
+                if gd is not None:
+                    fig.data[4 + k].x, fig.data[4 + k].y = _series(gd.steps + forced_steps, gd.singular_values[0, :, k])
+                else:
+                    fig.data[4 + k].x, fig.data[4 + k].y = [], []
+            for s in range(self.MAX_SEEDS):
+                for k in range(2):
+                    tr = fig.data[6 + 2 * s + k]
+                    if sgd is not None and s < n_seeds:
+                        tr.x, tr.y = _series(sgd.steps + forced_steps, sgd.singular_values[s, :, k])
+                    else:
+                        tr.x, tr.y = [], []
+            fig.data[-1].x = [0.0, float(forced_steps + after_steps)]
+            head, level, msg = self._message(rec, err, tol, forced_rank, gd, sgd, lr, lam, forced_steps)
+            _headline(fig, head, level == "warning")
+        self.say(msg, level)
+
+    @staticmethod
+    def _message(rec, err, tol, forced_rank, gd, sgd, lr, lam, forced_steps):
+        c = 1.0 - 2.0 * lr * lam
+        text = (f"Forced phase ({forced_steps} steps on row-0 entries only): the unsampled row of W_L shrank by "
+                f"(1 − 2ηλ)^t = {c:.5f}^{forced_steps} = {c ** forced_steps:.3g}, matching the measured norms to a "
+                f"relative {err:.1e} (round-off bound {tol:.1e}). ")
+        if rec.diverged[0]:
+            return ("FAILURE MODE: divergence in the forced phase", "warning",
+                    text + f"The run diverged: η = {lr:.3g} is too large.")
+        if forced_rank >= 2:
+            need = np.log(1e3 * max(rec.singular_values[0, 0, 1], 1e-3) / dln.DEFAULT_RANK_TOL) / (2 * lr * lam)
+            return ("FAILURE MODE: forced phase too short — A is still rank 2", "warning",
+                    text + f"A is still rank 2 (s₂ = {rec.singular_values[0, -1, 1]:.2g}): at η = {lr:.3g}, "
+                    f"λ = {lam:.3g} the row needs about {need:.0f} forced steps to fall below the rank "
+                    "threshold. Raise the forced steps, η or λ.")
+        if forced_rank == 0:
+            return ("FAILURE MODE: collapse to A = 0 during the forced phase", "warning",
+                    text + f"A collapsed to 0 (rank 0): at η = {lr:.3g} the noise of the forced steps kicks the "
+                    "network into the basin of θ = 0, a local minimum for L ≥ 3. Lower η.")
+        g_rank, s_rank = int(gd.final_rank[0]), sgd.final_rank
+        s_up = int(sgd.returned_up.sum() + np.sum(sgd.rank.max(axis=1) > 1))
+        g_up = int(np.sum(gd.rank.max(axis=1) > 1))
+        text += f"A has rank {forced_rank}. Then GD: final rank {g_rank}; SGD: final ranks {s_rank.tolist()}. "
+        if gd.diverged.any() or sgd.diverged.any():
+            return ("FAILURE MODE: divergence after the forced phase", "warning", text + f"η = {lr:.3g} too large.")
+        if sgd.collapsed.any() or gd.collapsed.any():
+            return ("FAILURE MODE: collapse to A = 0 after the forced phase", "warning",
+                    text + f"{int(sgd.collapsed.sum())} SGD run(s) collapsed to A = 0: η = {lr:.3g} is large enough "
+                    "for the noise to push the rank-1 network into θ = 0's basin (B_0 is absorbing).")
+        if s_up or g_up:
+            return ("Rank rose again after the forced phase", "warning",
+                    text + "The rank rose again: the forced phase ended outside B_1's basin.")
+        return ("Forced sampling → rank 1; then SGD and GD both stay at rank 1", "info",
+                text + "Neither GD nor any SGD run ever returned to rank 2: B_1 is absorbing for both.")
+
+
+# ----------------------------------------------------------------------------------------------
+# 5. The basin of B_1
+# ----------------------------------------------------------------------------------------------
+class BasinController(_RunMixin, Controller):
+    """Perturb the rank-1 minimum by α along a new direction and watch whether it is pulled back.
+
+    The perturbation adds ``α x_{ℓ+1} x_ℓᵀ`` to every layer (orthogonal to the active singular
+    spaces), so every layer's second singular value is α and ``s₂(A) = α^L``. Left: ``s₂(A)``
+    over time for the chosen α (bold) and a grid of α (thin). Right: final ``s₂(A)`` against α,
+    with the first-order basin estimate ``α_c = (2λ/|g|)^{1/(L−2)}``. Sliders: ``alpha``,
+    ``lam``, ``eps``, ``lr``, ``steps``; dropdown ``method`` (GD or SGD).
+    """
+
+    GRID = 12
+
+    def __init__(self, alpha: float = 0.3, lam: float = 0.027, eps: float = 0.2, lr: float = 0.05,
+                 steps: int = 20_000, method: str = "gd", engine: str = "fast") -> None:
+        Controller.__init__(self)
+        self.engine = engine
+        self.controls = {
+            "alpha": _slider(widgets.FloatLogSlider, "perturbation α", value=alpha, base=10, min=-2, max=0.4),
+            "lam": _slider(widgets.FloatSlider, "weight decay λ", value=lam, min=0.005, max=0.05, step=0.001,
+                           readout_format=".3f"),
+            "eps": _slider(widgets.FloatSlider, "ε", value=eps, min=0.1, max=0.5, step=0.01),
+            "lr": _slider(widgets.FloatSlider, "step size η", value=lr, min=0.01, max=0.2, step=0.01),
+            "steps": _slider(widgets.IntSlider, "steps", value=steps, min=5000, max=40_000, step=5000),
+            "method": widgets.Dropdown(options=[("GD", "gd"), ("SGD", "sgd")], value=method, description="method",
+                                       layout=widgets.Layout(width="160px")),
+        }
+        self._init_run()
+        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
+            "(a) s₂(A) after the perturbation", "(b) where each α ends")))
+        for k in range(self.GRID):
+            fig.add_scatter(name="grid of α" if k == 0 else f"α grid {k}", showlegend=k == 0,
+                            line=dict(color="#9ca3af", width=1), row=1, col=1)
+        fig.add_scatter(name="chosen α", line=dict(color=COLOURS["L"], width=3), row=1, col=1)
+        fig.add_scatter(name="final s₂(A) (grid)", mode="markers", marker=dict(color="#6b7280", size=8), row=1, col=2)
+        fig.add_scatter(name="chosen α (final)", mode="markers", marker=dict(color=COLOURS["L"], size=14,
+                        symbol="star"), row=1, col=2)
+        fig.add_scatter(name="α_c = (2λ/|g|)^{1/(L−2)}", line=dict(color="#111827", dash="dash"), row=1, col=2)
+        fig.add_scatter(**_hline(dln.DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
+        fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")
+        fig.update_xaxes(title_text="step", row=1, col=1)
+        fig.update_xaxes(title_text="per-layer perturbation α", type="log", row=1, col=2)
+        fig.update_yaxes(title_text="s₂(A)", row=1, col=1)
+        fig.update_yaxes(title_text="final s₂(A)", row=1, col=2)
+        fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
+        self.figures = [fig]
+        self.result: dict = {}
+        self._wire()
+        self.update()
+
+    def _update(self, alpha, lam, eps, lr, steps, method) -> None:
+        fig = self.figure
+        problem = dln.epsilon_completion(eps)
+        depth = 4
+        self._set_progress(0.05)
+        p1 = rja.rank_one_minimum(eps, depth=depth, width=8, lam=lam, lr=PHASE0_LR, n_steps=PHASE0_STEPS)
+        g = rja.fit_slope_along_new_direction(p1, problem, 1)
+        alpha_c = rja.basin_radius(depth, lam, g)
+        grid = (alpha_c if np.isfinite(alpha_c) else 1.0) * np.logspace(-1, np.log10(2.0), self.GRID)
+        alphas = np.append(grid, alpha)
+        starts = [rja.perturb_new_direction(p1, problem, a, 1) for a in alphas]
+        batch = dln.Params(p1.arch, np.concatenate([s.flat for s in starts], axis=0))
+        self._set_progress(0.3)
+        res = dln.run(batch, problem, steps, method=method, lr=lr, lam=lam, seed=0,
+                      record_every=_record_every(steps, 200), record_layers=False, engine=self.engine)
+        self._set_progress(0.9)
+        final_s2 = res.singular_values[:, -1, 1]
+        final_rank = res.final_rank
+        boundary = rja.basin_boundary(grid, final_rank[:-1])
+        self.result = {"rank1_point": p1, "slope": g, "alpha_c": alpha_c, "alphas": alphas, "run": res,
+                       "final_rank": final_rank, "boundary": boundary}
+        with fig.batch_update():
+            for k in range(self.GRID):
+                fig.data[k].x, fig.data[k].y = _series(res.steps, res.singular_values[k, :, 1])
+            fig.data[self.GRID].x, fig.data[self.GRID].y = _series(res.steps, res.singular_values[-1, :, 1])
+            okg = np.isfinite(final_s2[:-1])
+            fig.data[self.GRID + 1].x = grid[okg]
+            fig.data[self.GRID + 1].y = np.maximum(final_s2[:-1][okg], LOG_FLOOR)
+            if np.isfinite(final_s2[-1]):
+                fig.data[self.GRID + 2].x, fig.data[self.GRID + 2].y = [alpha], [max(final_s2[-1], LOG_FLOOR)]
+            else:
+                fig.data[self.GRID + 2].x, fig.data[self.GRID + 2].y = [], []
+            if np.isfinite(alpha_c):
+                fig.data[self.GRID + 3].x, fig.data[self.GRID + 3].y = [alpha_c, alpha_c], [LOG_FLOOR, 10.0]
+            else:
+                fig.data[self.GRID + 3].x, fig.data[self.GRID + 3].y = [], []
+            fig.data[-1].x = [0.0, float(steps)]
+            head, level, msg = self._message(alpha, alpha_c, g, res, boundary, lam, lr, method)
+            _headline(fig, head, level == "warning")
+        self.say(msg, level)
+
+    @staticmethod
+    def _message(alpha, alpha_c, g, res, boundary, lam, lr, method):
+        r = int(res.final_rank[-1])
+        s2 = res.singular_values[-1, -1, 1]
+        where = (f"α = {alpha:.3g} (α/α_c = {alpha / alpha_c:.2f}, first-order basin estimate "
+                 f"α_c = (2λ/|g|)^(1/(L−2)) = {alpha_c:.3g} with fit slope |g| = {abs(g):.3g})")
+        lo, hi = boundary
+        edge = (f" On the grid, the smallest α that escapes is {hi:.3g} ({hi / alpha_c:.2f} α_c); the largest α "
+                f"below it that is pulled back is {lo:.3g} ({lo / alpha_c:.2f} α_c)."
+                if np.isfinite(lo) and np.isfinite(hi) else
+                " No α on the grid (up to 2 α_c) escapes: at this λ and ε there is no rank-2 minimum to escape to."
+                if not np.isfinite(hi) else " Every α on the grid escapes.")
+        if res.diverged[-1]:
+            return ("FAILURE MODE: divergence", "warning",
+                    where + f": {method.upper()} diverged (step {int(res.diverged_step[-1])}); the perturbed network "
+                    f"is too large for η = {lr:.3g}." + edge)
+        if r == 0:
+            return ("FAILURE MODE: collapse to A = 0", "warning",
+                    where + ": the run collapsed to A = 0 (θ = 0 is a trap for L ≥ 3)." + edge)
+        if r <= 1:
+            return (f"α = {alpha:.3g}: pulled back to rank 1", "info",
+                    where + f": pulled back — s₂(A) fell to {s2:.1e}; weight decay (−2λα) beats the fit "
+                    "(+|g|α^{L−1}) inside the basin." + edge)
+        return (f"α = {alpha:.3g}: not pulled back — rank 2", "info",
+                where + f": not pulled back — the new direction grew to s₂(A) = {s2:.3g}, the rank-2 minimum: "
+                "the basin of B_1 is finite." + edge)
+
+
+# ----------------------------------------------------------------------------------------------
+# 6. Annealing: hot then cold
+# ----------------------------------------------------------------------------------------------
+#: GD steps at the cold settings that remove SGD's fluctuation before losses are compared.
+POLISH_STEPS = 5000
+
+
+class AnnealController(_RunMixin, Controller):
+    """Hot phase (large η, λ: SGD jumps) then cold phase (small η, λ); GD and SGD from one rank-2 minimum.
+
+    The two phases are two consecutive :func:`symsgd_core.dln.run` calls (the cold one seeded
+    ``seed + 1``), so that each phase is diagnosed on its own.
+
+    Left: ``s₂(A)`` over time (hot phase shaded), GD black, SGD in colours. Right: final loss
+    ``𝓛_λcold`` of every run after a GD polish of ``POLISH_STEPS`` cold steps (bars coloured by
+    rank), with the losses of the two minima at the cold λ (dashed). Sliders: ``eps``,
+    ``hot_steps``, ``lr_hot``, ``lam_hot``, ``cold_steps``, ``lr_cold``, ``lam_cold``, ``n_seeds``,
+    ``seed``. Re-simulates on Run.
+    """
+
+    MAX_SEEDS = 8
+
+    def __init__(self, eps: float = 0.2, hot_steps: int = 60_000, lr_hot: float = 0.3, lam_hot: float = 0.027,
+                 cold_steps: int = 10_000, lr_cold: float = 0.05, lam_cold: float = 0.01, n_seeds: int = 4,
+                 seed: int = 0, engine: str = "fast") -> None:
+        Controller.__init__(self)
+        self.engine = engine
+        self.controls = {
+            "eps": _slider(widgets.FloatSlider, "ε", value=eps, min=0.1, max=0.5, step=0.01),
+            "hot_steps": _slider(widgets.IntSlider, "hot steps", value=hot_steps, min=10_000, max=100_000,
+                                 step=10_000),
+            "lr_hot": _slider(widgets.FloatSlider, "hot η", value=lr_hot, min=0.05, max=0.5, step=0.01),
+            "lam_hot": _slider(widgets.FloatSlider, "hot λ", value=lam_hot, min=0.005, max=0.06, step=0.001,
+                               readout_format=".3f"),
+            "cold_steps": _slider(widgets.IntSlider, "cold steps", value=cold_steps, min=5000, max=40_000,
+                                  step=5000),
+            "lr_cold": _slider(widgets.FloatSlider, "cold η", value=lr_cold, min=0.01, max=0.2, step=0.01),
+            "lam_cold": _slider(widgets.FloatSlider, "cold λ", value=lam_cold, min=0.002, max=0.03, step=0.001,
+                                readout_format=".3f"),
+            "n_seeds": _slider(widgets.IntSlider, "SGD seeds", value=n_seeds, min=1, max=self.MAX_SEEDS),
+            "seed": _slider(widgets.IntSlider, "seed", value=seed, min=0, max=20),
+        }
+        self._init_run()
+        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, column_widths=[0.62, 0.38],
+                                            subplot_titles=("(a) s₂(A): hot phase (shaded), then cold",
+                                                            "(b) final loss at the cold λ")))
+        fig.add_scatter(name="GD", line=dict(color=COLOURS["gd"], width=2.5), row=1, col=1)
+        for s in range(self.MAX_SEEDS):
+            fig.add_scatter(name="SGD" if s == 0 else f"SGD seed {s}", showlegend=s == 0,
+                            line=dict(color=SEED_COLOURS[s % len(SEED_COLOURS)], width=1.2), row=1, col=1)
+        fig.add_scatter(**_hline(dln.DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
+        fig.add_bar(name="final loss (polished)", marker_color=[], row=1, col=2)
+        fig.add_scatter(name="rank-1 minimum", line=dict(color=COLOURS["rank1"], dash="dash"), row=1, col=2)
+        fig.add_scatter(name="rank-2 minimum", line=dict(color=COLOURS["rank2"], dash="dash"), row=1, col=2)
+        fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=1, col=1)
+        fig.update_xaxes(title_text="step", row=1, col=1)
+        fig.update_yaxes(title_text="𝓛 at the cold λ", row=1, col=2)
+        fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
+        self.figures = [fig]
+        self.result: dict = {}
+        self._wire()
+        self.update()
+
+    def _update(self, eps, hot_steps, lr_hot, lam_hot, cold_steps, lr_cold, lam_cold, n_seeds, seed) -> None:
+        fig = self.figure
+        problem = dln.epsilon_completion(eps)
+        self._set_progress(0.05)
+        try:
+            p0, start_rank = _start_minimum(eps, 4, 8, lam_hot, 0)
+        except ValueError as exc:
+            with fig.batch_update():
+                _empty(fig)
+                _headline(fig, "FAILURE MODE: no starting minimum", True)
+            self.result = {}
+            self.say(str(exc), "error")
+            return
+        every = _record_every(hot_steps + cold_steps)
+        self._set_progress(0.15)
+        runs = {}
+        for k, (method, start) in enumerate((("gd", p0), ("sgd", rja.replicate(p0, n_seeds)))):
+            hot = dln.run(start, problem, hot_steps, method=method, lr=lr_hot, lam=lam_hot, seed=seed,
+                          record_every=every, record_layers=False, engine=self.engine)
+            self._set_progress(0.15 + 0.25 * k + 0.12)
+            alive = ~hot.diverged & np.all(np.isfinite(hot.final.flat), axis=1)
+            cold = None
+            if alive.any():
+                cold = dln.run(hot.final.select(alive), problem, cold_steps, method=method, lr=lr_cold,
+                               lam=lam_cold, seed=seed + 1, record_every=every, record_layers=False,
+                               engine=self.engine)
+            runs[method] = (hot, cold, alive)
+            self._set_progress(0.15 + 0.25 * (k + 1))
+        (gd_h, gd_c, gd_alive), (sgd_h, sgd_c, sgd_alive) = runs["gd"], runs["sgd"]
+        # Polish every surviving run with cold GD, so that final losses compare minima, not SGD noise.
+        n_all = 1 + n_seeds
+        alive_all = np.concatenate([gd_alive, sgd_alive])
+        polished_loss = np.full(n_all, np.nan)
+        polished_rank = np.full(n_all, -1)
+        cold_finals = [c.final.flat for c in (gd_c, sgd_c) if c is not None]
+        if cold_finals:
+            finals = dln.Params(p0.arch, np.concatenate(cold_finals, axis=0))
+            ok = np.all(np.isfinite(finals.flat), axis=1)
+            if ok.any():
+                pol = dln.run(finals.select(ok), problem, POLISH_STEPS, method="gd", lr=lr_cold, lam=lam_cold,
+                              record_every=POLISH_STEPS, record_layers=False, engine=self.engine)
+                idx = np.flatnonzero(alive_all)[ok]
+                polished_loss[idx] = pol.loss[:, -1]
+                polished_rank[idx] = pol.final_rank
+        self._set_progress(0.85)
+        minima = rja.minima_losses(eps, lam_cold, lr=PHASE0_LR, n_steps=PHASE0_STEPS)
+        diag = rja.diagnose(start_rank, sgd_h, gd_h, lr=lr_hot, lam=lam_hot, depth=4)
+        self.result = {"start": p0, "start_rank": start_rank, "gd_hot": gd_h, "gd_cold": gd_c, "sgd_hot": sgd_h,
+                       "sgd_cold": sgd_c, "sgd_alive": sgd_alive, "polished_loss": polished_loss,
+                       "polished_rank": polished_rank, "minima": minima, "diagnosis": diag}
+
+        def series(hot, cold, alive, r):
+            x, y = _series(hot.steps, hot.singular_values[r, :, 1])
+            if cold is not None and alive[r] and x.size == hot.steps.size:
+                j = int(np.sum(alive[:r]))
+                xc, yc = _series(cold.steps[1:], cold.singular_values[j, 1:, 1])
+                x, y = np.concatenate([x, xc + hot_steps]), np.concatenate([y, yc])
+            return x, y
+
+        total = hot_steps + cold_steps
+        with fig.batch_update():
+            fig.data[0].x, fig.data[0].y = series(gd_h, gd_c, gd_alive, 0)
+            for s in range(self.MAX_SEEDS):
+                tr = fig.data[1 + s]
+                if s < n_seeds:
+                    tr.x, tr.y = series(sgd_h, sgd_c, sgd_alive, s)
+                else:
+                    tr.x, tr.y = [], []
+            k = 1 + self.MAX_SEEDS
+            fig.data[k].x = [0.0, float(total)]
+            labels = ["GD"] + [f"SGD {s}" for s in range(n_seeds)]
+            okl = np.isfinite(polished_loss)
+            fig.data[k + 1].x = [lab for lab, o in zip(labels, okl) if o]
+            fig.data[k + 1].y = polished_loss[okl]
+            fig.data[k + 1].marker.color = [COLOURS.get(f"rank{r}", "#000") for r in polished_rank[okl]]
+            for j, key in enumerate(("rank1", "rank2")):
+                val = minima[key]
+                tr = fig.data[k + 2 + j]
+                if np.isfinite(val) and okl.any():
+                    tr.x, tr.y = [labels[0], labels[-1]], [val, val]
+                else:
+                    tr.x, tr.y = [], []
+            refs = [v for v in (minima["rank1"], minima["rank2"]) if np.isfinite(v)]
+            vals = np.concatenate([polished_loss[okl], refs])
+            if vals.size:
+                lo, hi = float(vals.min()), float(vals.max())
+                pad = max(0.15 * (hi - lo), 0.002 * hi, 1e-12)
+                fig.layout.yaxis2.range = [lo - pad, hi + pad]
+            fig.layout.shapes = [dict(type="rect", xref="x", yref="paper", x0=0, x1=hot_steps, y0=0, y1=1,
+                                      fillcolor="#fde68a", opacity=0.35, line_width=0, layer="below")]
+            head, level, msg = self._message(diag, gd_c, sgd_h, sgd_c, sgd_alive, polished_loss, polished_rank,
+                                             minima, eps, lam_cold, lr_cold)
+            _headline(fig, head, level == "warning")
+        self.say(msg, level)
+
+    @staticmethod
+    def _message(diag, gd_c, sgd_h, sgd_c, sgd_alive, polished_loss, polished_rank, minima, eps, lam_cold, lr_cold):
+        r1, r2 = minima["rank1"], minima["rank2"]
+        if not np.isfinite(r2):
+            better = (f"At ε = {eps:.3g} and cold λ = {lam_cold:.3g} GD from random init finds no rank-2 minimum: "
+                      f"the rank-1 minimum ({r1:.5f}) is the one to be in.")
+        elif r1 < r2:
+            better = (f"At ε = {eps:.3g}, cold λ = {lam_cold:.3g}, the rank-1 minimum is the better one ({r1:.5f} < "
+                      f"{r2:.5f}, by {100 * (r2 - r1) / r2:.1f}%): here SGD's one-way bias helps.")
+        else:
+            better = (f"At ε = {eps:.3g}, cold λ = {lam_cold:.3g}, the rank-2 minimum is the better one ({r2:.5f} < "
+                      f"{r1:.5f}): the minimum-norm solution has higher rank, and a jump to rank 1 would be a loss.")
+        text = "Hot phase: " + diag.message + " "
+        if diag.kind != "jumped":
+            return (HEADLINES[diag.kind], "warning", text + better)
+        jumped = sgd_h.final_rank[sgd_alive] == 1
+        cold_up = int(np.sum(np.any(sgd_c.rank > 1, axis=1) & jumped)) if sgd_c is not None else 0
+        gd_min = int(gd_c.rank.min()) if gd_c is not None else -1
+        text += (f"Cold phase (η = {lr_cold:.3g}, λ = {lam_cold:.3g}): GD's lowest rank {gd_min}; the "
+                 f"{int(jumped.sum())} SGD run(s) that jumped {'stay at rank 1' if cold_up == 0 else 'rose again'} "
+                 f"({cold_up} return(s) to rank 2). Polished losses: GD {polished_loss[0]:.5f} "
+                 f"(rank {polished_rank[0]})")
+        s_ok = np.isfinite(polished_loss[1:]) & (polished_rank[1:] == 1)
+        if s_ok.any():
+            text += f", SGD rank-1 runs {np.min(polished_loss[1:][s_ok]):.5f}–{np.max(polished_loss[1:][s_ok]):.5f}. "
+        else:
+            text += ". "
+        if gd_c is None or sgd_c is None or gd_c.diverged.any() or sgd_c.diverged.any():
+            return ("FAILURE MODE: divergence in the cold phase", "warning", text + "Lower the cold η. " + better)
+        if sgd_c.collapsed.any():
+            return ("FAILURE MODE: collapse to A = 0 in the cold phase", "warning", text + better)
+        if gd_min < 2:
+            return ("FAILURE MODE: GD also finds rank 1 in the cold phase", "warning",
+                    text + f"At the cold λ = {lam_cold:.3g} the rank-2 minimum is not stable for GD any more (λ too "
+                    "large), so the cold phase no longer separates the two. " + better)
+        if cold_up:
+            return ("Rank rose again in the cold phase", "warning", text + better)
+        return ("Annealing: GD keeps rank 2, SGD keeps rank 1", "info", text + better)
+
+
+# ----------------------------------------------------------------------------------------------
+# 7. Langevin at a matched temperature vs SGD
+# ----------------------------------------------------------------------------------------------
+#: Rank threshold of the Langevin comparison: above Langevin's noise floor on s₂(A)
+#: (≈1e-5–1e-3 at temperatures up to 10× the matched one), far below the rank-2
+#: minimum's s₂ ≈ 0.33.
+LANGEVIN_RANK_TOL = 0.05
+
+
+class LangevinController(_RunMixin, Controller):
+    """SGD vs Langevin (isotropic noise) from one rank-2 minimum, and SGD's noise spectrum by direction.
+
+    Left: ``s₂(A)`` of SGD runs (red) and Langevin runs (green) at temperature
+    ``τ = temp_factor · τ_match`` (``τ_match`` from :func:`symsgd_core.dln.matched_langevin_temperature`:
+    equal total per-step noise variance at the start). Right: eigenvalues of SGD's per-step noise
+    covariance ``η²C`` at a rank-1 point, on the rank-raising directions (red) and on the others
+    (blue), with Langevin's isotropic ``2ητ`` (green). Sliders: ``temp_factor``, ``lr``, ``n_runs``,
+    ``steps``, ``seed``. Re-simulates on Run.
+    """
+
+    MAX_RUNS = 8
+
+    def __init__(self, temp_factor: float = 1.0, lr: float = 0.3, n_runs: int = 3, steps: int = 40_000,
+                 seed: int = 0, engine: str = "fast") -> None:
+        Controller.__init__(self)
+        self.engine = engine
+        self.controls = {
+            "temp_factor": _slider(widgets.FloatLogSlider, "τ / τ_match", value=temp_factor, base=10, min=-1,
+                                   max=1.5),
+            "lr": _slider(widgets.FloatSlider, "step size η", value=lr, min=0.1, max=0.4, step=0.01),
+            "n_runs": _slider(widgets.IntSlider, "runs each", value=n_runs, min=1, max=self.MAX_RUNS),
+            "steps": _slider(widgets.IntSlider, "steps", value=steps, min=10_000, max=100_000, step=10_000),
+            "seed": _slider(widgets.IntSlider, "seed", value=seed, min=0, max=20),
+        }
+        self._init_run()
+        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
+            "(a) s₂(A): SGD vs Langevin", "(b) per-step noise variance at a rank-1 point")))
+        for s in range(self.MAX_RUNS):
+            fig.add_scatter(name="SGD" if s == 0 else f"SGD {s}", showlegend=s == 0,
+                            line=dict(color=COLOURS["sgd"], width=1.2), row=1, col=1)
+        for s in range(self.MAX_RUNS):
+            fig.add_scatter(name="Langevin" if s == 0 else f"Langevin {s}", showlegend=s == 0,
+                            line=dict(color=COLOURS["langevin"], width=1.2), row=1, col=1)
+        fig.add_scatter(**_hline(LANGEVIN_RANK_TOL, f"rank threshold {LANGEVIN_RANK_TOL:g}"), row=1, col=1)
+        fig.add_scatter(name="SGD: directions keeping/lowering the rank", mode="markers",
+                        marker=dict(color=COLOURS["rank2"], size=6), row=1, col=2)
+        fig.add_scatter(name="SGD: rank-raising directions", mode="markers",
+                        marker=dict(color=COLOURS["rank1"], size=6, symbol="x"), row=1, col=2)
+        fig.add_scatter(name="Langevin 2ητ (every direction)", line=dict(color=COLOURS["langevin"], dash="dash"),
+                        row=1, col=2)
+        fig.add_scatter(name="round-off level of η²C", line=dict(color="#6b7280", dash="dot", width=1), row=1, col=2)
+        fig.update_yaxes(type="log", exponentformat="power")
+        fig.update_yaxes(range=[np.log10(LOG_FLOOR) - 0.5, 1], title_text="s₂(A)", row=1, col=1)
+        fig.update_yaxes(range=[-40, 0], title_text="eigenvalue of η²C (floored at 1e-38)", row=1, col=2)
+        fig.update_xaxes(title_text="step", row=1, col=1)
+        fig.update_xaxes(title_text="eigenvalue index (descending, within each direction type)", row=1, col=2)
+        fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
+        self.figures = [fig]
+        self.result: dict = {}
+        self._wire()
+        self.update()
+
+    def _update(self, temp_factor, lr, n_runs, steps, seed) -> None:
+        fig = self.figure
+        eps, lam = 0.2, 0.027
+        problem = dln.epsilon_completion(eps)
+        self._set_progress(0.05)
+        p0, start_rank = _start_minimum(eps, 4, 8, lam, 0)
+        tau_match = float(dln.matched_langevin_temperature(p0, problem, lr, lam)[0])
+        tau = temp_factor * tau_match
+        every = _record_every(steps)
+        start = rja.replicate(p0, n_runs)
+        self._set_progress(0.15)
+        sgd = dln.run(start, problem, steps, method="sgd", lr=lr, lam=lam, seed=seed, record_every=every,
+                      record_layers=False, rank_tol=LANGEVIN_RANK_TOL, engine=self.engine)
+        self._set_progress(0.3)
+        lang = dln.run(start, problem, steps, method="langevin", lr=lr, lam=lam, temperature=tau, seed=seed + 1,
+                       record_every=every, record_layers=False, rank_tol=LANGEVIN_RANK_TOL, engine=self.engine)
+        self._set_progress(0.85)
+        # The rank-1 point: where an SGD run actually landed, else the GD rank-1 minimum.
+        landed = np.flatnonzero((sgd.final_rank == 1) & ~sgd.diverged)
+        if landed.size:
+            point, where = sgd.final.select([int(landed[0])]), f"the end of SGD run {int(landed[0])}"
+        else:
+            point, where = rja.rank_one_minimum(eps, lam=lam), "the GD rank-1 minimum (no SGD run landed at rank 1)"
+        spec = rja.noise_spectrum_by_direction(point, problem, 1, lr)
+        s_down, s_up = rja.rank_transitions(sgd.rank)
+        l_down, l_up = rja.rank_transitions(lang.rank)
+        stay_s = rja.fraction_low_rank_after_first_visit(sgd.rank)
+        stay_l = rja.fraction_low_rank_after_first_visit(lang.rank)
+        frac_s = float(np.nanmean(stay_s)) if np.isfinite(stay_s).any() else float("nan")
+        frac_l = float(np.nanmean(stay_l)) if np.isfinite(stay_l).any() else float("nan")
+        floor_l = lang.singular_values[:, :, 1][lang.rank == 1]
+        self.result = {"start": p0, "sgd": sgd, "langevin": lang, "tau": tau, "tau_match": tau_match,
+                       "spectrum": spec, "rank1_point": point, "sgd_transitions": (s_down, s_up),
+                       "langevin_transitions": (l_down, l_up), "stay_low_rank": (stay_s, stay_l)}
+        with fig.batch_update():
+            for s in range(self.MAX_RUNS):
+                for j, res in enumerate((sgd, lang)):
+                    tr = fig.data[j * self.MAX_RUNS + s]
+                    if s < n_runs:
+                        tr.x, tr.y = _series(res.steps, res.singular_values[s, :, 1])
+                    else:
+                        tr.x, tr.y = [], []
+            k = 2 * self.MAX_RUNS
+            fig.data[k].x = [0.0, float(steps)]
+            keep, raise_ = spec["keeping"], spec["raising"]
+            fig.data[k + 1].x = np.arange(keep.size, dtype=float)
+            fig.data[k + 1].y = np.maximum(keep, 1e-38)
+            fig.data[k + 2].x = np.arange(raise_.size, dtype=float)
+            fig.data[k + 2].y = np.maximum(raise_, 1e-38)
+            fig.data[k + 3].x = [0.0, float(max(keep.size, raise_.size))]
+            fig.data[k + 3].y = [2 * lr * tau] * 2 if tau > 0 else [1e-38] * 2
+            fig.data[k + 4].x = [0.0, float(max(keep.size, raise_.size))]
+            fig.data[k + 4].y = [max(roundoff_tolerance(spec["trace_total"], point.arch.n_params), 1e-38)] * 2
+            head, level, msg = self._message(sgd, lang, s_down, s_up, l_down, l_up, frac_s, frac_l, floor_l, tau,
+                                             tau_match, spec, where, lr)
+            _headline(fig, head, level == "warning")
+        self.say(msg, level)
+
+    @staticmethod
+    def _message(sgd, lang, s_down, s_up, l_down, l_up, frac_s, frac_l, floor_l, tau, tau_match, spec, where, lr):
+        ratio = abs(spec["trace_raising"]) / spec["trace_total"] if spec["trace_total"] > 0 else 0.0
+
+        def stay(frac):
+            if not np.isfinite(frac):
+                return "never got there"
+            return f"after its first visit {100 * frac:.0f}% of the time"
+
+        text = (f"τ = {tau:.3g} ({tau / tau_match:.2g} × τ_match = {tau_match:.3g}). SGD: {int(s_down.sum())} "
+                f"down / {int(s_up.sum())} up transitions, at rank ≤ 1 {stay(frac_s)}. Langevin: "
+                f"{int(l_down.sum())} down / {int(l_up.sum())} up, at rank ≤ 1 {stay(frac_l)}")
+        if floor_l.size:
+            text += f"; at rank 1 its s₂(A) rests on a noise floor ≈ {np.median(floor_l):.1e} (SGD's: round-off)"
+        n_r, n_k = spec["n_raising"], spec["n_keeping"]
+        text += (f". Noise at {where}: the {n_r} rank-raising directions carry {ratio:.1e} of SGD's per-step "
+                 f"variance (zero up to round-off; all of it lies in {int(np.sum(spec['keeping'] > 1e-12))} "
+                 f"rank-keeping directions), while isotropic Langevin noise gives each of the {n_r + n_k} directions "
+                 f"2ητ = {2 * lr * tau:.2e}, i.e. {100 * n_r / (n_r + n_k):.0f}% of its variance raises the rank.")
+        if sgd.diverged.any() or lang.diverged.any():
+            return ("FAILURE MODE: divergence", "warning", text + " Some runs diverged: η or τ too large.")
+        if lang.collapsed.any() or sgd.collapsed.any():
+            return ("FAILURE MODE: collapse to A = 0", "warning",
+                    text + f" {int(sgd.collapsed.sum())} SGD / {int(lang.collapsed.sum())} Langevin run(s) collapsed "
+                    "to A = 0 (too much noise: θ = 0 is a trap).")
+        if l_up.sum() > 0:
+            head = "Langevin goes both ways (weaker low-rank preference); SGD only down"
+        elif l_down.sum() == 0 and s_down.sum() == 0:
+            return ("FAILURE MODE: no transitions within the budget", "warning",
+                    text + " Nothing moved within the budget: raise the temperature, η or the steps.")
+        else:
+            head = "SGD only jumps down; Langevin keeps isotropic noise on the rank-raising directions"
+        return (head, "info", text)
+
+
+# ----------------------------------------------------------------------------------------------
+# 9. Check yourself
+# ----------------------------------------------------------------------------------------------
+class Feedback:
+    """The verdict on an exercise answer: ``correct`` is True, False or None (not answered yet)."""
+
+    def __init__(self, correct: bool | None, message: str) -> None:
+        self.correct = correct
+        self.message = message
+
+    def __repr__(self) -> str:
+        mark = {True: "✔ right", False: "✘ not quite", None: "… not answered yet"}[self.correct]
+        return f"{mark}: {self.message}"
+
+    __str__ = __repr__
+
+
+def _as_number(answer):
+    try:
+        return float(answer)
+    except (TypeError, ValueError):
+        return None
+
+
+def check_decay_factor(answer, lr: float = 0.3, lam: float = 0.027, steps: int = 1000) -> Feedback:
+    """Exercise: by what factor has the unsampled row of W_L shrunk after ``steps`` forced steps?"""
+    exact = (1.0 - 2.0 * lr * lam) ** steps
+    if answer is None:
+        return Feedback(None, f"type the factor for η = {lr}, λ = {lam}, t = {steps} into `answer`.")
+    x = _as_number(answer)
+    if x is None:
+        return Feedback(False, f"expected a number, got {answer!r}.")
+    if abs(x - exact) <= 1e-3 * exact:
+        return Feedback(True, f"(1 − 2ηλ)^t = (1 − 2·{lr}·{lam})^{steps} = {exact:.4g}: each step multiplies the row "
+                              "by the weight-decay factor and adds nothing.")
+    hint = (" (did you use 1 − ηλ? The loss has λ‖θ‖² without ½, so the factor is 1 − 2ηλ)"
+            if abs(x - (1 - lr * lam) ** steps) <= 1e-3 * (1 - lr * lam) ** steps else "")
+    return Feedback(False, f"{x:.4g} is not it{hint}. The unsampled row gets no data gradient, only weight decay.")
+
+
+def check_trap_depth(answer) -> Feedback:
+    """Exercise: the smallest depth L for which θ = 0 is a local minimum for every λ > 0."""
+    if answer is None:
+        return Feedback(None, "type the smallest depth L into `answer`.")
+    x = _as_number(answer)
+    if x == 3:
+        return Feedback(True, "for L ≥ 3 the data term starts at order a^L ≥ a³ near θ = 0, so the λLa² of weight "
+                              "decay always wins; for L = 2 the data term −2y a² competes with 2λa².")
+    if x == 2:
+        return Feedback(False, "at L = 2 the loss near 0 is 1 + (2λ − 2)a² + …: θ = 0 is a saddle/maximum for λ < 1.")
+    return Feedback(False, f"{answer!r} is not it: compare the order of the data term (a^L) with that of λLa².")
+
+
+def check_basin_radius(answer, depth: int = 4, lam: float = 0.027, slope: float = 0.17) -> Feedback:
+    """Exercise: the first-order basin radius α_c = (2λ/|g|)^{1/(L−2)}."""
+    exact = rja.basin_radius(depth, lam, slope)
+    if answer is None:
+        return Feedback(None, f"type α_c for L = {depth}, λ = {lam}, |g| = {slope} into `answer`.")
+    x = _as_number(answer)
+    if x is not None and abs(x - exact) <= 1e-2 * exact:
+        return Feedback(True, f"α_c = (2·{lam}/{slope})^(1/{depth - 2}) = {exact:.4g}: the new mode obeys "
+                              "dα/dt ≈ −2λα + |g|α^(L−1), which changes sign there.")
+    return Feedback(False, f"{answer!r} is not it: set −2λα + |g|α^(L−1) = 0 and solve for α > 0.")
+
+
+def check_one_way(answer) -> Feedback:
+    """Exercise: can an SGD run that reached rank 1 (deep inside B_1) come back to rank 2 at the same settings?"""
+    if answer is None:
+        return Feedback(None, "type True or False into `answer`.")
+    if answer is False or (isinstance(answer, str) and answer.strip().lower() in ("false", "no")):
+        return Feedback(True, "B_1 is absorbing: every per-entry gradient lies in the rank-keeping directions "
+                              "(zero noise on rank-raising ones), and weight decay shrinks any new direction "
+                              "smaller than the basin radius.")
+    return Feedback(False, "look at the ensemble again: the number of returns is exactly 0, and the noise spectrum "
+                           "shows why.")
+
+
+def check_better_minimum(answer, eps: float = 0.2, lam: float = 0.01) -> Feedback:
+    """Exercise: which minimum (1 or 2, its rank) has the lower loss at ε and the cold λ?"""
+    m = rja.minima_losses(eps, lam, lr=PHASE0_LR, n_steps=PHASE0_STEPS)
+    best = 1 if (not np.isfinite(m["rank2"]) or m["rank1"] < m["rank2"]) else 2
+    if answer is None:
+        return Feedback(None, f"type 1 or 2 (the rank of the better minimum at ε = {eps}, λ = {lam}) into `answer`.")
+    x = _as_number(answer)
+    if x == best:
+        return Feedback(True, f"rank-1 minimum {m['rank1']:.5f}, rank-2 minimum {m['rank2']:.5f} at ε = {eps}.")
+    return Feedback(False, f"at ε = {eps}, λ = {lam}: rank-1 minimum {m['rank1']:.5f}, rank-2 {m['rank2']:.5f}.")
