@@ -375,8 +375,12 @@ def run_sgd(model, theta0, data, *, lr, steps, batch_size=1, record_every=1, see
                 idx = data.minibatch_indices(rng, R, S, replace)
                 return xd[idx], yd[idx]
 
+        vector_model = not isinstance(model, ScalarInputModel)
+
         def stepper(th):
             xb, yb = draw()
+            if vector_model and xb.ndim == 2:  # scalar data (R, S) fed to a vector model: (R, S, 1)
+                xb, yb = xb[..., None], yb[..., None]
             return th - lr * model._grad(th, xb, yb)
 
         advance = _reference_advance(run, stepper)

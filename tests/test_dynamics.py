@@ -374,3 +374,14 @@ def test_bad_arguments_raise_value_error_naming_the_argument():
         run_noise_amplified_sgd(m, [1.0, 1.0], ds, lr=0.1, target_temperature=0.0, steps=1)
     with pytest.raises(ValueError, match="Dataset"):
         run_gd(Rank1LinearModel(2, 2), np.ones(4), GaussianData(d_in=2, d_out=2), lr=0.1, steps=1)
+
+
+def test_rank1_model_of_size_one_runs_on_scalar_data():
+    """Regression: scalar data (1-D arrays) fed to Rank1LinearModel(1, 1) used to crash in einsum."""
+    from symsgd_core.models import Rank1LinearModel, ScalarModel
+
+    theta0 = np.array([1.5, 0.5])
+    for data in (GaussianData(), GaussianData().dataset(64, seed=1)):
+        rank1 = run_sgd(Rank1LinearModel(1, 1), theta0, data, lr=0.01, steps=50, runs=3, seed=4)
+        scalar = run_sgd(ScalarModel(), theta0, data, lr=0.01, steps=50, runs=3, seed=4, backend="numpy")
+        np.testing.assert_allclose(rank1.final_theta, scalar.final_theta, rtol=1e-12, atol=1e-14)

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from .registry import BenchResult, best_time
 
 
-def slider_toggle(controller, name: str | None = None):
-    """A callable that moves slider ``name`` (default: the first) between its value and its upper end.
+def slider_toggle(controller, name: str | None = None, values: tuple | None = None):
+    """A callable that moves slider ``name`` (default: the first) between two ``values``
+    (default: its current value and its upper end).
 
     For re-simulating controllers (``live = False``) it also presses Run (``controller.run()``).
     """
@@ -23,7 +24,7 @@ def slider_toggle(controller, name: str | None = None):
 
     name = name or slider_names(controller)[0]
     widget = controller.controls[name]
-    values = [widget.value, slider_extremes(widget)[1]]
+    values = list(values) if values is not None else [widget.value, slider_extremes(widget)[1]]
     state = {"i": 0}
 
     def move():
@@ -37,10 +38,10 @@ def slider_toggle(controller, name: str | None = None):
 
 
 def controller_latency(name: str, factory: Callable[[], object], target_seconds: float, repeat: int = 5,
-                       slider: str | None = None) -> BenchResult:
+                       slider: str | None = None, values: tuple | None = None) -> BenchResult:
     """One benchmark row: slider → figure latency of ``factory()``'s controller vs rebuilding it."""
     controller = factory()
-    move = slider_toggle(controller, slider)
+    move = slider_toggle(controller, slider, values)
     move()  # warm-up (first torch / numba calls)
     figure = best_time(move, repeat=repeat)
     baseline = best_time(factory, repeat=max(repeat // 2, 1))

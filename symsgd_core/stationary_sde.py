@@ -1,0 +1,547 @@
+"""Long SDE runs of the v-dynamics of diagonal networks (depth D = 0, 1, 2, …).
+
+The SDEs are the Itô reductions of ``dθ = −∇L dt + sqrt(T C) dW`` to the network slope ``v``
+once the law of balance has equalised the layers (derived in :mod:`symsgd_core.stationary`).
+Depth 0 is integrated in ``v``; depth ≥ 1 in ``s = log|v|`` (plain Euler–Maruyama on ``v``
+overflows), so ``v`` never changes sign: a chain started at ``v < 0`` stays on the wrong-sign
+branch, whose stationary law is ``δ(v)``.
+
+Schemes: ``"euler"`` (Euler–Maruyama, weak order 1) and ``"weak2"`` (Platen's explicit
+order-2.0 weak scheme, Kloeden & Platen Eq. 15.1.1). Errors are made visible, not assumed:
+:func:`simulate_v_coupled` runs ``dt`` and ``dt/2`` on the same Brownian path, so the difference
+of their statistics measures the discretisation error, and :func:`relaxation_rate` gives the
+spectral gap λ₁ of the SDE's generator (computed from the drift and diffusion alone), so run
+lengths and thinning can be stated in relaxation times ``1/λ₁``.
+
+Time is the SDE's ``t`` (= η · steps for SGD, :mod:`symsgd_core.conventions`); ``T = η/S``.
+Runs are reproducible: chains are split into fixed blocks of ``BLOCK_SIZE``, block ``j`` uses
+the ``j``-th child of ``SeedSequence(seed)``, and blocks run on up to ``threads`` threads (the
+numbers do not depend on the thread count).
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import eigh_tridiagonal
+
+from . import _stationary_kernels as _k
+from .conventions import lr_for_temperature, steps_for_time
+from .stationary import DiagonalNetProblem, StationaryLaw
+from .validation import as_generator, check_array, check_choice, check_int, check_positive, check_positive_int
+
+__all__ = [
+    "BLOCK_SIZE",
+    "VRun",
+    "simulate_v",
+    "simulate_v_coupled",
+    "relaxation_rate",
+    "integrated_autocorrelation_time",
+    "numpy_euler_s",
+    "sde_coefficients",
+    "v_space_coefficients",
+    "run_to_stationarity",
+    "sgd_v_samples",
+    "dt_convergence",
+]
+
+#: Chains per block (one generator per block): part of the algorithm, fixed for reproducibility.
+BLOCK_SIZE = 250
+_SCHEMES = {"euler": 0, "weak2": 1}
+
+
+@dataclass(frozen=True)
+class VRun:
+    """An ensemble of v-SDE chains.
+
+    Attributes:
+        v: (K, R) values of ``v`` at the recorded times (K records, R chains).
+        times: (K,) recording times (units of t).
+        problem, temperature, depth, dt, scheme, seed: the run's settings.
+        branch: +1 or −1 (sign of v for depth ≥ 1; +1 for depth 0).
+        substeps: extra sub-steps taken in stiff regions (far tail), a diagnostic.
+        non_finite: number of chains that ended non-finite (should be 0; reported, never hidden).
+    """
+
+    v: np.ndarray
+    times: np.ndarray
+    problem: DiagonalNetProblem
+    temperature: float
+    depth: int
+    dt: float
+    scheme: str
+    seed: int
+    branch: int
+    substeps: int
+    non_finite: int
+    params: dict = field(default_factory=dict)
+
+    @property
+    def final(self) -> np.ndarray:
+        """(R,) the last recorded value of each chain (one independent sample per chain)."""
+        return self.v[-1]
+
+    @property
+    def n_chains(self) -> int:
+        return int(self.v.shape[1])
+
+    def summary(self) -> str:
+        steps = int(round(self.times[-1] / self.dt)) if self.times.size else 0
+        text = (f"{self.n_chains} chains of the depth-{self.depth} v-SDE at T = {self.temperature:g}, "
+                f"{self.scheme} with dt = {self.dt:g} for t = {self.times[-1]:g} ({steps} steps)")
+        if self.substeps:
+            text += f"; {self.substeps} extra sub-steps in stiff tails"
+        if self.non_finite:
+            text += f"; {self.non_finite} chains became non-finite"
+        return text
+
+
+def sde_coefficients(x, problem: DiagonalNetProblem, temperature: float, depth: int, branch: int = 1):
+    """Drift and diffusion of the simulated SDE at states ``x`` (``v`` for D = 0, ``log|v|`` for D ≥ 1).
+
+    Returns:
+        (a, b): arrays like ``x`` with ``dx = a dt + b dW``.
+    """
+    p = problem if (depth == 0 or branch == 1) else problem.mirrored()
+    x = np.asarray(x, dtype=float)
+    T = float(temperature)
+    if depth == 0:
+        g = p.g(x)
+        return -2.0 * ((p.beta1 + p.weight_decay) * x - p.beta2), 2.0 * np.sqrt(T * g)
+    c = 2.0 * (depth + 1)
+    v = np.exp(x)
+    e = np.exp((depth - 1.0) / (depth + 1.0) * x)
+    g = p.g(v)
+    return -c * ((p.beta1 * v - p.beta2) * e + p.weight_decay + T * g * e * e), c * np.sqrt(T * g) * e
+
+
+def v_space_coefficients(v, problem: DiagonalNetProblem, temperature: float, depth: int):
+    """The v-SDE ``dv = a(v) dt + b(v) dW`` in v itself (for the Fokker–Planck check), v > 0 for D ≥ 1.
+
+    ``a = 2(D+1)[−(β₁v − β₂)v^p − γv + T D g v^{2p−1}]``, ``b² = 4(D+1)² T g v^{2p}`` (``p = 2D/(D+1)``);
+    depth 0: ``a = −2(β₁'v − β₂)``, ``b² = 4Tg``. Complex-safe.
+
+    Returns:
+        (a, b², d(b²)/dv) arrays like ``v``.
+    """
+    p = problem
+    T = float(temperature)
+    v = np.asarray(v)
+    g = (p.alpha1 * v - 2.0 * p.alpha2) * v + p.alpha3
+    dg = 2.0 * p.alpha1 * v - 2.0 * p.alpha2
+    if depth == 0:
+        return -2.0 * ((p.beta1 + p.weight_decay) * v - p.beta2), 4.0 * T * g, 4.0 * T * dg
+    D = depth
+    e = 2.0 * D / (D + 1)
+    c = 2.0 * (D + 1)
+    a = c * (-(p.beta1 * v - p.beta2) * v**e - p.weight_decay * v + T * D * g * v ** (2 * e - 1))
+    b2 = c * c * T * g * v ** (2 * e)
+    db2 = c * c * T * (dg * v ** (2 * e) + 2 * e * g * v ** (2 * e - 1))
+    return a, b2, db2
+
+
+def _kernel_params(problem: DiagonalNetProblem, temperature: float, depth: int, branch: int) -> tuple:
+    p = problem if (depth == 0 or branch == 1) else problem.mirrored()
+    return (depth, p.alpha1, p.alpha2, p.alpha3, p.beta1, p.beta2, p.weight_decay, float(temperature))
+
+
+def _stiff_threshold(params: tuple, dt: float, stiff: float) -> float:
+    """Largest state x below which ``dt · stiffness`` is guaranteed ≤ ``stiff`` (monotone bound)."""
+    depth, a1, a2, a3, b1, b2, gam, T = params
+    if depth == 0:
+        bound = 2.0 * (b1 + gam) + 4.0 * T * a1  # |a'| + b'² ≤ 2β₁' + 4Tα₁ since g'² ≤ 4α₁g
+        return math.inf if bound * dt <= stiff else -math.inf
+    c = 2.0 * (depth + 1)
+    q = (depth - 1.0) / (depth + 1.0)
+    g_min = (a1 * a3 - a2 * a2) / a1
+
+    def bound(x: float) -> float:  # increasing in x, ≥ stiffness(x)
+        v, e = math.exp(x), math.exp(q * x)
+        gu = a1 * v * v + 2.0 * abs(a2) * v + a3
+        vgu = 2.0 * a1 * v * v + 2.0 * abs(a2) * v
+        da = c * ((b1 * v * (1.0 + q) + abs(b2) * q) * e + T * e * e * (vgu + 2.0 * q * gu))
+        db = c * e * math.sqrt(T) * (vgu / (2.0 * math.sqrt(g_min)) + q * math.sqrt(gu))
+        return da + db * db
+
+    lo, hi = -60.0, 60.0
+    if bound(lo) * dt > stiff:
+        return -math.inf
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if bound(mid) * dt > stiff:
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def _validate(problem, temperature, depth, n_chains, t_end, dt, scheme):
+    if not isinstance(problem, DiagonalNetProblem):
+        raise ValueError(f"problem must be a DiagonalNetProblem, got {type(problem).__name__}")
+    T = check_positive("temperature", temperature)
+    D = check_int("depth", depth, minimum=0, maximum=16)
+    R = check_positive_int("n_chains", n_chains)
+    t_end = check_positive("t_end", t_end)
+    dt = check_positive("dt", dt)
+    if dt > t_end:
+        raise ValueError(f"dt must be <= t_end, got dt = {dt} > t_end = {t_end}")
+    check_choice("scheme", scheme, _SCHEMES)
+    return T, D, R, t_end, dt
+
+
+def _initial_states(v0, R: int, depth: int) -> tuple[np.ndarray, int]:
+    v0 = np.broadcast_to(check_array("v0", v0), (R,)).astype(float) if np.ndim(v0) == 0 else check_array(
+        "v0", v0, shape=(R,))
+    if depth == 0:
+        return v0.copy(), 1
+    if np.any(v0 == 0):
+        raise ValueError("v0 must be nonzero for depth >= 1 (v = 0 is absorbing: the chain would never move)")
+    signs = np.sign(v0)
+    if not (np.all(signs > 0) or np.all(signs < 0)):
+        raise ValueError("v0 must have one sign across chains for depth >= 1 (run each branch separately)")
+    branch = int(signs[0])
+    return np.log(np.abs(v0)), branch
+
+
+def _blocks(R: int) -> list[slice]:
+    return [slice(i, min(i + BLOCK_SIZE, R)) for i in range(0, R, BLOCK_SIZE)]
+
+
+def _generators(seed: int, n: int) -> list[np.random.Generator]:
+    ss = np.random.SeedSequence(check_int("seed", seed, minimum=0))
+    return [np.random.Generator(np.random.PCG64(child)) for child in ss.spawn(n)]
+
+
+def _to_v(x: np.ndarray, depth: int, branch: int) -> np.ndarray:
+    return x if depth == 0 else branch * np.exp(x)
+
+
+def simulate_v(problem: DiagonalNetProblem, temperature: float, depth: int = 1, *, n_chains: int = 1000,
+               t_end: float = 20.0, dt: float = 0.01, v0=1.0, n_records: int = 1, scheme: str = "weak2",
+               seed: int = 0, threads: int = 2, stiff: float = _k.STIFF) -> VRun:
+    """Run ``n_chains`` independent chains of the depth-D v-SDE from ``v0`` for time ``t_end``.
+
+    Args:
+        problem: data moments and weight decay.
+        temperature: T = η/S > 0.
+        depth: D ≥ 0.
+        n_chains: R ≥ 1 independent chains.
+        t_end: run length (units of t).
+        dt: step size; ``round(t_end/dt)`` steps are taken.
+        v0: start, scalar or (R,); for D ≥ 1 nonzero and of one sign (the sign picks the branch).
+        n_records: K ≥ 1 equally spaced recordings, the last at ``t_end``.
+        scheme: ``"euler"`` or ``"weak2"``.
+        seed: reproducibility (same seed → same numbers, whatever ``threads``).
+        threads: blocks run on this many threads (numba kernels release the GIL).
+        stiff: largest ``dt·(|a'|+b'²)`` before a step is split (far-tail safety).
+    Returns:
+        :class:`VRun` with ``v`` of shape (K, R).
+    Raises:
+        ValueError: on invalid arguments (named in the message).
+    """
+    T, D, R, t_end, dt = _validate(problem, temperature, depth, n_chains, t_end, dt, scheme)
+    K = check_positive_int("n_records", n_records)
+    threads = check_positive_int("threads", threads)
+    n_steps = max(int(round(t_end / dt)), 1)
+    if n_steps % K:
+        n_steps += K - n_steps % K
+    rec_every = n_steps // K
+    x, branch = _initial_states(v0, R, D)
+    params = _kernel_params(problem, T, D, branch)
+    x_stiff = _stiff_threshold(params, dt, stiff)
+    out = np.empty((K, R))
+    blocks = _blocks(R)
+    gens = _generators(seed, len(blocks))
+    sch = _SCHEMES[scheme]
+
+    def work(j: int) -> int:
+        sl = blocks[j]
+        xb = np.ascontiguousarray(x[sl])
+        ob = np.empty((K, xb.size))
+        extra = _k.run_block(xb, gens[j], n_steps, dt, rec_every, sch, *params, stiff, x_stiff, ob)
+        out[:, sl] = ob
+        return extra
+
+    substeps = _run_blocks(work, len(blocks), threads)
+    v = _to_v(out, D, branch)
+    bad = ~np.isfinite(v[-1])
+    times = dt * rec_every * np.arange(1, K + 1)
+    return VRun(v, times, problem, T, D, dt, scheme, int(seed), branch, int(substeps), int(bad.sum()),
+                {"n_steps": n_steps, "x_stiff": x_stiff, "stiff": stiff})
+
+
+def _run_blocks(work, n_blocks: int, threads: int) -> int:
+    if threads == 1 or n_blocks == 1:
+        return sum(work(j) for j in range(n_blocks))
+    with ThreadPoolExecutor(max_workers=min(threads, n_blocks)) as pool:
+        return sum(pool.map(work, range(n_blocks)))
+
+
+def simulate_v_coupled(problem: DiagonalNetProblem, temperature: float, depth: int = 1, *, n_chains: int = 1000,
+                       t_end: float = 20.0, dt: float = 0.02, v0=1.0, n_records: int = 1, scheme: str = "weak2",
+                       seed: int = 0, threads: int = 2, stiff: float = _k.STIFF) -> tuple[VRun, VRun]:
+    """Two ensembles on the same Brownian paths: step ``dt/2`` (fine) and ``dt`` (coarse).
+
+    The coarse chain's increment is the sum of the fine chain's two increments, so
+    ``statistic(fine) − statistic(coarse)`` estimates the discretisation error of the coarse
+    run with much less noise than two independent runs would. If the scheme's error at least
+    halves when dt halves (weak order ≥ 1), ``|statistic(fine) − exact| ≤ |fine − coarse|``.
+
+    Arguments as in :func:`simulate_v`. Returns ``(fine, coarse)``.
+    """
+    T, D, R, t_end, dt = _validate(problem, temperature, depth, n_chains, t_end, dt, scheme)
+    K = check_positive_int("n_records", n_records)
+    threads = check_positive_int("threads", threads)
+    n_coarse = max(int(round(t_end / dt)), 1)
+    if n_coarse % K:
+        n_coarse += K - n_coarse % K
+    rec_every = n_coarse // K
+    x, branch = _initial_states(v0, R, D)
+    params = _kernel_params(problem, T, D, branch)
+    xs_f = _stiff_threshold(params, 0.5 * dt, stiff)
+    xs_c = _stiff_threshold(params, dt, stiff)
+    out_f = np.empty((K, R))
+    out_c = np.empty((K, R))
+    blocks = _blocks(R)
+    gens = _generators(seed, len(blocks))
+    sch = _SCHEMES[scheme]
+
+    def work(j: int) -> int:
+        sl = blocks[j]
+        xf = np.ascontiguousarray(x[sl])
+        xc = xf.copy()
+        of = np.empty((K, xf.size))
+        oc = np.empty((K, xf.size))
+        extra = _k.run_block_coupled(xf, xc, gens[j], n_coarse, dt, rec_every, sch, *params, stiff, xs_f, xs_c,
+                                     of, oc)
+        out_f[:, sl] = of
+        out_c[:, sl] = oc
+        return extra
+
+    substeps = _run_blocks(work, len(blocks), threads)
+    times = dt * rec_every * np.arange(1, K + 1)
+    runs = []
+    for out, h, xs in ((out_f, 0.5 * dt, xs_f), (out_c, dt, xs_c)):
+        v = _to_v(out, D, branch)
+        runs.append(VRun(v, times, problem, T, D, h, scheme, int(seed), branch, int(substeps),
+                         int((~np.isfinite(v[-1])).sum()), {"n_coarse_steps": n_coarse, "coupled": True,
+                                                           "x_stiff": xs}))
+    return runs[0], runs[1]
+
+
+# --------------------------------------------------------------------------------------------
+# Relaxation and autocorrelation
+# --------------------------------------------------------------------------------------------
+def relaxation_rate(problem: DiagonalNetProblem, temperature: float, depth: int = 1, branch: int = 1,
+                    n_grid: int = 4000) -> float:
+    """Spectral gap λ₁ of the v-SDE's generator: correlations and distance to stationarity decay as e^{−λ₁t}.
+
+    Computed from the drift and diffusion alone (not from the closed-form law): the generator
+    ``L f = a f' + ½ b² f''`` of a 1-D diffusion is symmetric in the speed measure, so a
+    three-point finite-volume discretisation on a wide grid (reflecting ends) gives a
+    symmetric tridiagonal matrix whose second eigenvalue is −λ₁. Depth ≥ 1 uses ``s = log v``;
+    depth 0 uses ``z = asinh((α₁v − α₂)/√Δ)``. For D = 1 the small-v region behaves like
+    Brownian motion with drift, so λ₁ ≤ ``(β₂' − Tα₃)²/(2Tα₃)`` (→ 0 as T → T_c: critical slowing).
+
+    Returns:
+        λ₁ > 0 (units of 1/t); 0.0 if the law is collapsed (no stationary density).
+    """
+    T = check_positive("temperature", temperature)
+    D = check_int("depth", depth, minimum=0)
+    n = check_int("n_grid", n_grid, minimum=100)
+    law = StationaryLaw(problem, T, D, branch)  # only to locate the bulk of the grid
+    if law.collapsed:
+        return 0.0
+    p = problem if (D == 0 or branch == 1) else problem.mirrored()
+    if D == 0:
+        lo, hi = -25.0, 25.0
+    else:
+        q_lo, q_hi = np.sort(np.abs(law.ppf(np.array([1e-9, 1.0 - 1e-9]))))
+        lo = min(math.log(q_lo), -12.0) - (150.0 if D == 1 else 2.0)
+        hi = math.log(q_hi) + 2.0
+    y = np.linspace(lo, hi, n)
+    h = y[1] - y[0]
+    y_half = y[:-1] + 0.5 * h
+
+    def coeffs_y(yy):
+        if D >= 1:
+            return sde_coefficients(yy, p, T, D, 1)
+        sd = math.sqrt(p.delta)
+        v = (p.alpha2 + sd * np.sinh(yy)) / p.alpha1
+        dv, d2v = sd * np.cosh(yy) / p.alpha1, sd * np.sinh(yy) / p.alpha1
+        a, b = sde_coefficients(v, p, T, 0)
+        by = b / dv
+        return (a - 0.5 * by * by * d2v) / dv, by
+
+    a, b = coeffs_y(y)
+    ah, bh = coeffs_y(y_half)
+    phi, phih = 2.0 * a / b**2, 2.0 * ah / bh**2
+    # Φ at nodes and half-nodes (trapezoid on the half grid)
+    up = 0.25 * h * (phi[:-1] + phih)     # Φ_{i+1/2} − Φ_i
+    down = 0.25 * h * (phih + phi[1:])    # Φ_{i+1} − Φ_{i+1/2}
+    off = b[:-1] * b[1:] * np.exp(0.5 * (up - down)) / (2.0 * h * h)
+    diag = np.zeros(n)
+    diag[:-1] += b[:-1] ** 2 * np.exp(up) / (2.0 * h * h)
+    diag[1:] += b[1:] ** 2 * np.exp(-down) / (2.0 * h * h)
+    evals = eigh_tridiagonal(diag, -off, eigvals_only=True, select="i", select_range=(0, 1))
+    return float(evals[1])
+
+
+def integrated_autocorrelation_time(series, dt_record: float, max_lag: int | None = None) -> float:
+    """Integrated autocorrelation time ``τ = Δ(1/2 + Σ_k ρ_k)`` of recorded chains (units of t).
+
+    Args:
+        series: (K, R) recordings of R chains every ``dt_record``; pooled over chains.
+        dt_record: spacing Δ of the recordings.
+        max_lag: largest lag summed (default K // 4); the sum stops at the first negative ρ_k.
+    Returns:
+        τ; ``n_eff ≈ R · K · Δ / (2τ)`` (≤ R·K).
+    """
+    x = check_array("series", series, ndim=2)
+    dtr = check_positive("dt_record", dt_record)
+    K = x.shape[0]
+    if K < 4:
+        raise ValueError("series needs at least 4 records per chain")
+    L = K // 4 if max_lag is None else check_int("max_lag", max_lag, minimum=1, maximum=K - 1)
+    xc = x - x.mean(axis=0, keepdims=True)
+    var = float(np.mean(xc * xc))
+    if var == 0:
+        return 0.5 * dtr
+    s = 0.5
+    for k in range(1, L + 1):
+        rho = float(np.mean(xc[k:] * xc[:-k])) / var
+        if rho <= 0:
+            break
+        s += rho
+    return s * dtr
+
+
+# --------------------------------------------------------------------------------------------
+# Plain numpy baseline (benchmark)
+# --------------------------------------------------------------------------------------------
+def numpy_euler_s(problem: DiagonalNetProblem, temperature: float, *, n_chains: int, n_steps: int, dt: float,
+                  v0: float = 1.0, seed: int = 0) -> np.ndarray:
+    """Plain numpy Euler–Maruyama of the depth-1 s-SDE (vectorised over chains; the benchmark baseline).
+
+    ``ds = −4[β₁v − β₂' + T g(v)] dt + 4 sqrt(T g(v)) dW``, ``v = e^s``. No stiffness control:
+    use only at small dt. Returns the final ``v`` (R,).
+    """
+    T = check_positive("temperature", temperature)
+    R = check_positive_int("n_chains", n_chains)
+    n = check_positive_int("n_steps", n_steps)
+    dt = check_positive("dt", dt)
+    rng = as_generator(seed)
+    p = problem
+    s = np.full(R, math.log(check_positive("v0", v0)))
+    sq = math.sqrt(dt)
+    b2 = p.beta2 - p.weight_decay
+    for _ in range(n):
+        v = np.exp(s)
+        g = p.g(v)
+        s = s - 4.0 * (p.beta1 * v - b2 + T * g) * dt + 4.0 * np.sqrt(T * g) * sq * rng.standard_normal(R)
+    return np.exp(s)
+
+
+# --------------------------------------------------------------------------------------------
+# Convenience: runs long enough to be stationary, and SGD on the actual parameters
+# --------------------------------------------------------------------------------------------
+def run_to_stationarity(problem: DiagonalNetProblem, temperature: float, depth: int = 1, *, n_chains: int = 2000,
+                        v0=1.0, relax_times: float = 5.0, t_max: float = 60.0, dt: float = 0.02,
+                        n_records: int = 1, scheme: str = "weak2", seed: int = 0, threads: int = 2):
+    """Chains from ``v0`` run for ``relax_times/λ₁`` (capped at ``t_max``): long enough to forget ``v0``.
+
+    Returns:
+        ``(run, info)`` with ``info = {"lambda1", "t_end", "relaxed"}``; ``relaxed`` is False when the
+        cap was hit (near T_c relaxation slows down: λ₁ → 0) or the law is collapsed (λ₁ = 0).
+    """
+    branch = 1 if depth == 0 else int(np.sign(np.ravel(np.asarray(v0, dtype=float))[0]) or 1)
+    lam = relaxation_rate(problem, temperature, depth, branch)
+    t_end = t_max if lam <= 0 else min(relax_times / lam, t_max)
+    t_end = max(dt * math.ceil(t_end / dt - 1e-9), 2 * dt * n_records)
+    run = simulate_v(problem, temperature, depth, n_chains=n_chains, t_end=t_end, dt=dt, v0=v0,
+                     n_records=n_records, scheme=scheme, seed=seed, threads=threads)
+    return run, {"lambda1": lam, "t_end": float(run.times[-1]), "relaxed": bool(lam > 0 and lam * run.times[-1]
+                                                                                 >= relax_times - 1e-9)}
+
+
+def sgd_v_samples(problem_k: float, sigma: float, temperature: float, *, depth: int = 1, weight_decay: float = 0.0,
+                  method: str = "amplified", lr: float | None = None, n_runs: int = 500, t_end: float = 10.0,
+                  v0: float = 1.0, width: int = 1, n_records: int = 1, seed: int = 0) -> dict:
+    """SGD on the actual parameters of the diagonal net (engine :mod:`symsgd_core.dynamics`), for comparison.
+
+    ``method="sgd"``: plain SGD with batch size 1 and ``η = T`` (conventions: T = η/S).
+    ``method="amplified"``: noise-amplified SGD, small ``η`` (default 2e-3) with the single-sample
+    noise scaled to temperature T. Data: ``x ~ N(0,1)``, ``y = kx + ε`` fresh every step.
+    Start: every path balanced, ``u^(k)_i = sign · |v0/width|^{1/(D+1)}`` with the sign of ``v0``
+    on layer 0 (``v0 < 0`` is the wrong-sign start ``u = −w``).
+
+    Returns:
+        dict with ``v`` (final v of the runs that did not diverge), ``diverged`` (count),
+        ``n_runs``, ``lr``, ``steps``, ``summary``, and ``times`` (K+1,), ``v_path`` (K+1, R_ok): v of
+        the surviving runs at ``n_records`` equally spaced times after the start.
+    """
+    from .data import GaussianData
+    from .dynamics import run_noise_amplified_sgd, run_sgd
+    from .models import DiagonalNet
+
+    T = check_positive("temperature", temperature)
+    check_choice("method", method, {"sgd", "amplified"})
+    D = check_int("depth", depth, minimum=1)
+    W = check_positive_int("width", width)
+    t_end = check_positive("t_end", t_end)
+    lr = (lr_for_temperature(T, 1) if method == "sgd" else 2e-3) if lr is None else check_positive("lr", lr)
+    K = check_positive_int("n_records", n_records)
+    steps = max(steps_for_time(lr, t_end), 1)
+    steps += (-steps) % K
+    model = DiagonalNet(width=W, depth=D, weight_decay=float(weight_decay))
+    mag = (abs(float(v0)) / W) ** (1.0 / (D + 1))
+    theta0 = np.full((D + 1) * W, mag)
+    if v0 < 0:
+        theta0[:W] *= -1.0
+    data = GaussianData(k=float(problem_k), sigma=float(sigma))
+    if method == "sgd":
+        tr = run_sgd(model, theta0, data, lr=lr, steps=steps, batch_size=1, record_every=steps // K, runs=n_runs,
+                     seed=seed)
+    else:
+        tr = run_noise_amplified_sgd(model, theta0, data, lr=lr, target_temperature=T, steps=steps,
+                                     record_every=steps // K, runs=n_runs, seed=seed)
+    ok = tr.ok_runs
+    path = tr.observables["v"][:, ok]
+    return {"v": path[-1], "diverged": int(tr.n_diverged), "n_runs": n_runs, "lr": lr, "steps": steps,
+            "summary": tr.summary(), "method": method, "times": np.asarray(tr.times, dtype=float), "v_path": path}
+
+
+def dt_convergence(problem: DiagonalNetProblem, temperature: float, depth: int = 1, *, dts=(0.04, 0.02, 0.01),
+                   schemes=("euler", "weak2"), n_chains: int = 3000, relax_times: float = 2.0, v_small: float = 0.05,
+                   seed: int = 0) -> list[dict]:
+    """Discretisation error against dt, measured with coupled (dt, dt/2) runs started from the closed form.
+
+    For each scheme and dt: ``sup|F_dt − F_dt/2|`` (two-sample KS of the coupled runs: the error of
+    the dt run, up to noise), the KS distance of the dt/2 run to the closed form, and
+    ``P(v < v_small)`` of both runs against the closed form. Halving dt should halve the first
+    column for Euler (weak order 1) and quarter it for the order-2 scheme, until sampling noise
+    (≈ 1/√n) takes over.
+    """
+    from scipy import stats
+
+    law = StationaryLaw(problem, temperature, depth)
+    if law.collapsed:
+        raise ValueError(f"no stationary density at T = {temperature} (depth {depth}): nothing to converge to")
+    lam = relaxation_rate(problem, temperature, depth)
+    v0 = law.sample(n_chains, seed=np.random.default_rng([seed, 5]))
+    p_small = float(law.cdf(np.array([v_small]))[0])
+    rows = []
+    for scheme in schemes:
+        for dt in dts:
+            fine, coarse = simulate_v_coupled(problem, temperature, depth, n_chains=n_chains, t_end=relax_times / lam,
+                                              dt=dt, v0=v0, scheme=scheme, seed=seed)
+            rows.append({"scheme": scheme, "dt": dt,
+                         "sup_F_dt_minus_F_dt2": float(stats.ks_2samp(fine.final, coarse.final).statistic),
+                         "ks_fine_vs_law": float(stats.kstest(fine.final, law.cdf).statistic),
+                "p_small_coarse": float(np.mean(coarse.final < v_small)),
+                "p_small_fine": float(np.mean(fine.final < v_small)), "p_small_law": p_small,
+                "ks_noise_scale": 1.0 / math.sqrt(n_chains)})
+    return rows

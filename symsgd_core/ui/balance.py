@@ -1,0 +1,1393 @@
+"""Interactive figures of Notebook 01 (the law of balance): one controller per figure.
+
+* :class:`SymmetryExplorer` — §1, the rescaling symmetry of ``ℓ = (u w x − y)²`` in the ``(u, w)`` plane;
+* :class:`ThreeDynamics` — §2, gradient flow, SGD and GD + isotropic noise from one start;
+* :class:`BalanceEnsemble` — §3, many SGD runs: ``‖u‖²`` fans out, ``G`` follows an ODE;
+* :class:`ItoTermsExplorer` — §4, Itô's lemma term by term for ``G`` and for ``‖u‖²``, spectrum of ``C``;
+* :class:`BeyondToy` — §5, noise balance vs norm balance in a rank-1 linear net and a ReLU net;
+* :class:`DiscreteBreakdown` — §6, the exact discrete identity and what large ``η`` does;
+* exercise checkers for §7 (:func:`exercise_balance_rate`, :func:`exercise_conserved_quantity`,
+  :func:`exercise_step_factor`).
+
+Every controller has ``claims()``: the checks (``CheckResult``) behind what its figure shows, at
+the current slider values, which the notebook asserts. Simulations call :mod:`symsgd_core.dynamics`;
+point-wise computations call :mod:`symsgd_core.balance_analysis`; nothing is simulated here.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .. import balance_analysis as ba
+from ..checks.registry import CheckResult
+from ..data import GaussianData
+from ..models import Rank1LinearModel, ScalarModel
+from ..validation import check_positive
+from .base import Controller
+
+__all__ = [
+    "BalanceEnsemble",
+    "DiscreteBreakdown",
+    "Feedback",
+    "Rank1Balance",
+    "ReLUBalance",
+    "ThreeDynamics",
+    "assert_claims",
+    "exercise_balance_rate_question",
+    "exercise_step_factor_question",
+    "status_text",
+    "ItoTermsExplorer",
+    "SymmetryExplorer",
+    "exercise_balance_rate",
+    "exercise_conserved_quantity",
+    "exercise_step_factor",
+    "hyperbola_xy",
+    "product_level_xy",
+]
+
+#: Colours shared by every figure of the notebook.
+COLOURS = {"flow": "#475569", "sgd": "#2563eb", "iso": "#d97706", "G": "#7c3aed", "u_sq": "#0d9488",
+           "w_sq": "#db2777", "point": "#dc2626", "orbit": "#111827", "hyper": "#a1a1aa", "bound": "#16a34a"}
+_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50),
+               legend=dict(orientation="h", yanchor="bottom", y=1.06, x=0))
+
+#: The data law of the scalar examples: ``x ~ N(0, 1)``, ``y = k x + ε``, ``ε ~ N(0, σ²)`` with k = σ = 1.
+SCALAR_DATA = GaussianData(k=1.0, sigma=1.0)
+
+
+def hyperbola_xy(c: float, extent: float, n: int = 241) -> tuple[list, list]:
+    """Points of ``u² − w² = c`` inside the box ``|u|, |w| ≤ extent``, both branches.
+
+    Returns:
+        ``(u, w)`` lists with ``None`` separating branches and the parts outside the box
+        (plotly draws gaps there). ``c = 0`` gives the two balanced lines ``u = ±w``.
+    Raises:
+        ValueError: ``extent`` not > 0 or ``n`` < 2.
+    """
+    extent = check_positive("extent", extent)
+    if n < 2:
+        raise ValueError(f"n must be >= 2, got {n}")
+    s = np.linspace(-extent, extent, n)
+    if c > 0:
+        branches = [(np.sqrt(c + s * s), s), (-np.sqrt(c + s * s), s)]
+    elif c < 0:
+        branches = [(s, np.sqrt(-c + s * s)), (s, -np.sqrt(-c + s * s))]
+    else:
+        branches = [(s, s), (s, -s)]
+    us: list = []
+    ws: list = []
+    for bu, bw in branches:
+        inside = (np.abs(bu) <= extent) & (np.abs(bw) <= extent)
+        for a, b, ok in zip(bu, bw, inside):
+            us.append(float(a) if ok else None)
+            ws.append(float(b) if ok else None)
+        us.append(None)
+        ws.append(None)
+    return us, ws
+
+
+def _family_xy(levels, extent: float) -> tuple[list, list]:
+    us: list = []
+    ws: list = []
+    for c in levels:
+        a, b = hyperbola_xy(float(c), extent)
+        us += a
+        ws += b
+    return us, ws
+
+
+def product_level_xy(c: float, extent: float, n: int = 400) -> tuple[list, list]:
+    """Points of ``u·w = c`` inside ``|u|, |w| ≤ extent`` (both branches; ``None`` between them).
+
+    ``c = 0`` gives the two axes. Used for loss level sets (``uw x = y``) and for valleys (``uw = β₂/β₁``).
+    """
+    extent = check_positive("extent", extent)
+    if c == 0:
+        return [-extent, extent, None, 0.0, 0.0], [0.0, 0.0, None, -extent, extent]
+    us: list = []
+    ws: list = []
+    lo = abs(c) / extent
+    if lo > extent:
+        return [], []
+    mag = np.geomspace(lo, extent, n)
+    for sign in (1.0, -1.0):
+        u = sign * mag
+        w = c / u
+        us += u.tolist() + [None]
+        ws += w.tolist() + [None]
+    return us, ws
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+    """A short number for prose: ``0`` stays ``0``; tiny values in scientific notation."""
+    if x == 0:
+        return "0"
+    if abs(x) < 10 ** (-digits) or abs(x) >= 10 ** (digits + 2):
+        return f"{x:.{digits - 1}e}"
+    return f"{x:.{digits}g}"
+
+
+def status_text(controller: Controller) -> str:
+    """The controller's status line as plain text (for printing in a notebook cell)."""
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", controller.status.value))
+
+
+def assert_claims(results) -> None:
+    """Print every :class:`CheckResult` on one line and assert that it passed (the notebook's proofs-as-code)."""
+    results = list(results)
+    if not results:
+        raise AssertionError("no claim to check")
+    for r in results:
+        print(r)
+    for r in results:
+        assert r.passed, r
+
+
+# ============================================================================ §1 the symmetry
+
+
+class SymmetryExplorer(Controller):
+    """§1: the loss ``ℓ = (u w x − y)²`` of one sample over the ``(u, w)`` plane, and one symmetry orbit.
+
+    Sliders: ``lam`` (λ, log scale) moves the point ``(λu₀, w₀/λ)`` along its orbit; ``u0``, ``w0``
+    the start; ``x``, ``y`` the sample. Left: contours of ``√ℓ = |uwx − y|`` with the hyperbolas
+    ``u² − w² = c`` on top, the orbit and the point. Right: ``ℓ`` and ``G = u² − w²`` along the orbit
+    against ``λ``.
+    """
+
+    extent = 4.2
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = ScalarModel()
+        slider = dict(continuous_update=True, style={"description_width": "initial"})
+        self.controls = {
+            "lam": widgets.FloatLogSlider(value=1.0, base=2, min=-1, max=1, step=0.02, description="λ", **slider),
+            "u0": widgets.FloatSlider(value=1.5, min=-2, max=2, step=0.05, description="u₀", **slider),
+            "w0": widgets.FloatSlider(value=0.5, min=-2, max=2, step=0.05, description="w₀", **slider),
+            "x": widgets.FloatSlider(value=1.0, min=-2, max=2, step=0.05, description="sample x", **slider),
+            "y": widgets.FloatSlider(value=1.0, min=-2, max=2, step=0.05, description="sample y", **slider),
+        }
+        L = self.extent
+        self._grid = np.linspace(-L, L, 121)
+        U, W = np.meshgrid(self._grid, self._grid)  # z[i, j] at (u = grid[j], w = grid[i])
+        self._grid_theta = np.column_stack([U.ravel(), W.ravel()])
+        self._lam_curve = np.geomspace(0.5, 2.0, 121)
+        self._orbit_lams = np.geomspace(1 / 64, 64, 600)
+        fig = go.FigureWidget(make_subplots(
+            rows=1, cols=2, column_widths=[0.56, 0.44], horizontal_spacing=0.1,
+            subplot_titles=("loss of one sample, √ℓ = |u w x − y|, over the (u, w) plane",
+                            "along the orbit (λu₀, w₀/λ)")))
+        fig.update_layout(height=470, **_LAYOUT)
+        fig.add_contour(x=self._grid, y=self._grid, z=np.zeros((121, 121)), colorscale="Blues", reversescale=True,
+                        contours=dict(start=0, end=8, size=0.4), showscale=True, name="√ℓ",
+                        colorbar=dict(title="√ℓ", x=0.5, len=0.8), row=1, col=1)
+        hu, hw = _family_xy([-4, -2, -1, 1, 2, 4], L)
+        fig.add_scatter(x=hu, y=hw, mode="lines", line=dict(color=COLOURS["hyper"], width=1, dash="dot"),
+                        name="u² − w² = c (c = ±1, ±2, ±4)", hoverinfo="skip", row=1, col=1)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["G"], width=2, dash="dash"),
+                        name="u² − w² through the point", row=1, col=1)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["orbit"], width=2.5),
+                        name="orbit (λu₀, w₀/λ), λ > 0", row=1, col=1)
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=9, color="white",
+                                                                line=dict(color=COLOURS["orbit"], width=2)),
+                        name="start (λ = 1)", row=1, col=1)
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=12, color=COLOURS["point"]),
+                        name="point at λ", row=1, col=1)
+        fig.add_scatter(x=self._lam_curve, y=[], mode="lines", line=dict(color=COLOURS["point"], width=3),
+                        name="ℓ along the orbit", row=1, col=2)
+        fig.add_scatter(x=self._lam_curve, y=[], mode="lines", line=dict(color=COLOURS["G"], width=2),
+                        name="u² − w² along the orbit", row=1, col=2)
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=10, color=COLOURS["point"]), showlegend=False,
+                        row=1, col=2)
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=10, color=COLOURS["G"]), showlegend=False,
+                        row=1, col=2)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#f59e0b", width=2),
+                        name="ℓ = 0: u w x = y", hoverinfo="skip", row=1, col=1)  # data[10]
+        fig.update_xaxes(range=[-L, L], title_text="u", row=1, col=1)
+        fig.update_yaxes(range=[-L, L], title_text="w", scaleanchor="x", row=1, col=1)
+        fig.update_xaxes(type="log", title_text="λ", row=1, col=2)
+        self.figures = [fig]
+        self._xy_cache = None
+        self.state: dict = {}
+        self._wire()
+        self.update()
+
+    def _update(self, lam: float, u0: float, w0: float, x: float, y: float) -> None:
+        m = self.model
+        th0 = np.array([u0, w0])
+        xs, ys = np.array([x]), np.array([y])
+        fig = self.figure
+        point = np.array([lam * u0, w0 / lam])
+        loss0 = float(m.per_sample_loss(th0, xs, ys)[0])
+        loss = float(m.per_sample_loss(point, xs, ys)[0])
+        G0, G = float(m.G(th0)), float(m.G(point))
+        curve = np.stack([m.rescale(th0, float(s)) for s in self._lam_curve])
+        orbit = np.column_stack([self._orbit_lams * u0, w0 / self._orbit_lams])
+        inside = np.all(np.abs(orbit) <= self.extent, axis=1)
+        with fig.batch_update():
+            if self._xy_cache != (x, y):
+                z = np.sqrt(m.per_sample_loss(self._grid_theta, xs, ys)[:, 0]).reshape(self._grid.size, -1)
+                fig.data[0].z = z
+                zu, zw = product_level_xy(y / x, self.extent) if x != 0 else ([], [])
+                fig.data[10].update(x=zu, y=zw)
+                self._xy_cache = (x, y)
+            hu, hw = hyperbola_xy(G, self.extent)
+            fig.data[2].update(x=hu, y=hw, name=f"u² − w² = {G:.3g} (through the point)")
+            fig.data[3].x = [float(a) if ok else None for a, ok in zip(orbit[:, 0], inside)]
+            fig.data[3].y = [float(b) if ok else None for b, ok in zip(orbit[:, 1], inside)]
+            fig.data[4].update(x=[u0], y=[w0])
+            fig.data[5].update(x=[point[0]], y=[point[1]])
+            fig.data[6].y = m.per_sample_loss(curve, xs, ys)[:, 0]
+            fig.data[7].y = m.G(curve)
+            fig.data[8].update(x=[lam], y=[loss])
+            fig.data[9].update(x=[lam], y=[G])
+        self.state = {"lam": lam, "theta0": th0, "point": point, "loss0": loss0, "loss": loss, "G0": G0, "G": G,
+                      "x": x, "y": y}
+        self.say(f"λ = {lam:.3g}: (u, w) = ({point[0]:.3g}, {point[1]:.3g}). Loss ℓ = {loss:.6g}; at λ = 1 it is "
+                 f"{loss0:.6g} (difference {abs(loss - loss0):.1e}: round-off). But u² − w² = {G:.4g}, "
+                 f"against {G0:.4g} at λ = 1: the symmetry moves G and leaves the loss alone.")
+
+    def claims(self) -> list[CheckResult]:
+        """The loss is constant on the whole orbit drawn (round-off), and θᵀB∇ℓ = 0 at the point."""
+        from ..checks.balance import Instance, check_symmetry_per_sample
+
+        s = self.state
+        xs, ys = np.array([s["x"]]), np.array([s["y"]])
+        inv = ba.orbit_invariance(self.model, s["theta0"], xs, ys, self._lam_curve)
+        sym = check_symmetry_per_sample(instances=[Instance("scalar, slider point", self.model,
+                                                            s["point"][None, :], xs, ys)])
+        return [inv, *sym]
+
+
+# ============================================================================ §4 Itô's lemma term by term
+
+
+def _rank1_setup():
+    """The rank-1 linear net 3→2 of §4/§5: model, teacher data set, fixed unit directions for u and w."""
+    model = Rank1LinearModel(d_in=3, d_out=2)
+    teacher = np.outer([1.0, 0.5], [0.6, 0.8, 0.0])
+    data = GaussianData(sigma=1.0, d_in=3, d_out=2, teacher=teacher).dataset(400, seed=1)
+    u_dir = np.array([0.6, 0.8])
+    w_dir = np.array([0.48, 0.36, 0.8])
+    return model, data, u_dir, w_dir
+
+
+class ItoTermsExplorer(Controller):
+    """§4: Itô's lemma for ``G = ‖u‖² − ‖w‖²`` and for ``‖u‖²`` at the slider point, and the spectrum of ``C``.
+
+    Sliders: ``u``, ``w`` (the point; for the rank-1 net ``θ = (u·û, w·ŵ)`` with fixed unit vectors),
+    ``temperature`` ``T``; a toggle chooses the model. Left: drift, Itô correction and noise
+    coefficient of ``dG`` and of ``d‖u‖²``. Right: eigenvalues of ``C(θ)`` and the weight of
+    ``Bθ/‖Bθ‖`` on each eigenvector. Below: the seed's proof, line by line, with the numbers.
+    """
+
+    MODELS = ("scalar ℓ = (uwx − y)²", "rank-1 linear net 3→2")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._scalar = (ScalarModel(), SCALAR_DATA.dataset(1000, seed=2))
+        m1, d1, self._u_dir, self._w_dir = _rank1_setup()
+        self._rank1 = (m1, d1)
+        sl = dict(continuous_update=True, style={"description_width": "initial"})
+        self.controls = {
+            "model": widgets.ToggleButtons(options=self.MODELS, value=self.MODELS[0], description="model"),
+            "u": widgets.FloatSlider(value=1.5, min=-2, max=2, step=0.05, description="u (scale of u)", **sl),
+            "w": widgets.FloatSlider(value=0.5, min=-2, max=2, step=0.05, description="w (scale of w)", **sl),
+            "temperature": widgets.FloatSlider(value=0.05, min=0.0, max=0.2, step=0.005, readout_format=".3f",
+                                               description="T = η/S", **sl),
+        }
+        fig = go.FigureWidget(make_subplots(
+            rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
+            specs=[[{}, {"secondary_y": True}]],
+            subplot_titles=("the terms of Itô's lemma, df = (drift + Itô) dt + noise·dW",
+                            "spectrum of C(θ) and where Bθ points")))
+        fig.update_layout(height=440, barmode="group", **_LAYOUT)
+        cats = ["drift −2θᵀQ∇L", "Itô correction T·Tr[QC]", "noise coefficient ‖2√T·√C·Qθ‖"]
+        self._cats = cats
+        fig.add_bar(x=cats, y=[0, 0, 0], name="f = G = ‖u‖² − ‖w‖²  (Q = B)", marker_color=COLOURS["G"],
+                    texttemplate="%{y:.3g}", textposition="outside", row=1, col=1)
+        fig.add_bar(x=cats, y=[0, 0, 0], name="f = ‖u‖²", marker_color=COLOURS["u_sq"],
+                    texttemplate="%{y:.3g}", textposition="outside", row=1, col=1)
+        fig.add_bar(x=[], y=[], name="eigenvalues of C", marker_color="#94a3b8", showlegend=True,
+                    texttemplate="%{y:.2g}", textposition="outside", row=1, col=2)
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=13, symbol="diamond", color=COLOURS["point"]),
+                        name="weight of Bθ/‖Bθ‖ on the eigenvector (right axis)", row=1, col=2, secondary_y=True)
+        fig.update_yaxes(title_text="per unit time t", row=1, col=1)
+        fig.update_yaxes(title_text="eigenvalue", row=1, col=2, secondary_y=False)
+        fig.update_yaxes(title_text="(eᵢ·Bθ/‖Bθ‖)²", range=[0, 1.1], row=1, col=2, secondary_y=True)
+        self.figures = [fig]
+        self.proof = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self.state: dict = {}
+        self._wire()
+        self.update()
+
+    def view(self) -> widgets.Widget:
+        """Controls, figure, the proof table, status."""
+        if self._root is None:
+            self._root = widgets.VBox([widgets.HBox(list(self.controls.values()),
+                                                    layout=widgets.Layout(flex_flow="row wrap")),
+                                       *self.figures, self.proof, self.status])
+            self._root.add_class("symsgd-controller")
+        return self._root
+
+    def point(self, model_name: str, u: float, w: float):
+        """``(model, dataset, θ)`` for a toggle value and slider values."""
+        if model_name == self.MODELS[0]:
+            model, data = self._scalar
+            return model, data, np.array([u, w], dtype=float)
+        model, data = self._rank1
+        return model, data, np.concatenate([u * self._u_dir, w * self._w_dir])
+
+    def _update(self, model: str, u: float, w: float, temperature: float) -> None:
+        m, data, th = self.point(model, u, w)
+        T = float(temperature)
+        tg = ba.ito_terms(m, th, data, T, "G")
+        tu = ba.ito_terms(m, th, data, T, "u_sq")
+        fig = self.figure
+        x, y = data.full()
+        sym = m.symmetry_residual(th, x, y)
+        C = m.noise_cov(th, x, y)
+        bth = m.balance_signs() * th
+        trc_u, trc_w = m.noise_traces(th, x, y)
+        spec = ba.noise_spectrum(m, th, data) if np.any(bth != 0) else None
+        P = m.n_params
+        with fig.batch_update():
+            fig.data[0].y = [tg.drift, tg.ito_correction, tg.noise_std]
+            fig.data[1].y = [tu.drift, tu.ito_correction, tu.noise_std]
+            labels = [f"e{i + 1}" for i in range(P)]
+            if spec is None:
+                vals = np.linalg.eigvalsh(C)
+                fig.data[2].update(x=labels, y=np.clip(vals, 0, None))
+                fig.data[3].update(x=[], y=[])
+            else:
+                fig.data[2].update(x=labels, y=np.clip(spec.eigenvalues, 0, None))
+                fig.data[3].update(x=labels, y=spec.overlaps)
+        self.state = {"model": m, "data": data, "theta": th, "T": T, "G_terms": tg, "u_terms": tu,
+                      "spectrum": spec, "sym_residual": float(np.max(np.abs(sym))),
+                      "BC_norm": float(np.linalg.norm(bth @ C)), "tr_cov_u": float(trc_u), "tr_cov_w": float(trc_w)}
+        self.proof.value = self._proof_html()
+        if spec is None:
+            self.say("At u = w = 0 the direction Bθ is zero: there is no symmetry direction to mark (and every "
+                     "gradient vanishes). Move u or w away from 0.", "warning")
+        else:
+            zero = int(np.argmax(spec.overlaps))
+            self.say(f"dG/dt = T·Tr[CB] = {_fmt(tg.rate)} exactly (drift {_fmt(tg.drift, 2)}, noise "
+                     f"{_fmt(tg.noise_std, 2)}: round-off). d‖u‖² has drift {_fmt(tu.drift)}, Itô correction "
+                     f"{_fmt(tu.ito_correction)} and noise coefficient {_fmt(tu.noise_std)}. Bθ puts "
+                     f"{spec.overlaps[zero]:.6f} of its weight on eigenvalue {_fmt(spec.eigenvalues[zero], 2)} of C "
+                     f"(largest eigenvalue {_fmt(spec.eigenvalues[-1])}): a null direction.")
+
+    def _proof_html(self) -> str:
+        s = self.state
+        tg, tu, T = s["G_terms"], s["u_terms"], s["T"]
+        m = s["model"]
+        extra = ""
+        if isinstance(m, ScalarModel):
+            mom = s["data"].moments()
+            u, w = s["theta"]
+            pred = -4.0 * T * float(mom.g(u * w)) * (u * u - w * w)
+            extra = (f"<tr><td>7′</td><td>scalar model: C = 4g(v)∇v∇vᵀ, so dG/dt = −4T·g(v)·G</td>"
+                     f"<td>{_fmt(pred)}</td><td></td></tr>")
+        rows = [
+            ("1", "Itô: df = (∇fᵀμ + ½Tr[Dᵀ∇²f D]) dt + ∇fᵀD dW, μ = −∇L, D = √(TC)", "", ""),
+            ("2", "f = θᵀQθ: ∇f = 2Qθ, ∇²f = 2Q (G: Q = B; ‖u‖²: Q = diag(1 on u))", "", ""),
+            ("3", "symmetry, per sample: max over samples |θᵀB∇ℓ(θ, x)|", _fmt(s["sym_residual"], 2), "—"),
+            ("4", "drift ∇fᵀμ = −2θᵀQ∇L", _fmt(tg.drift, 2), _fmt(tu.drift)),
+            ("5", "θᵀBC = E[(θᵀB∇ℓ)∇ℓᵀ] − (θᵀB∇L)∇Lᵀ: ‖θᵀBC‖", _fmt(s["BC_norm"], 2), "—"),
+            ("6", "noise ∇fᵀD = 2√T·(Qθ)ᵀ√C: its norm", _fmt(tg.noise_std, 2), _fmt(tu.noise_std)),
+            ("7", "Itô correction ½Tr[Dᵀ∇²f D] = T·Tr[QC]", _fmt(tg.ito_correction), _fmt(tu.ito_correction)),
+            ("8", "T·(Tr Cov∇_uℓ − Tr Cov∇_wℓ)", _fmt(T * (s["tr_cov_u"] - s["tr_cov_w"])), "—"),
+            ("9", "E[df]/dt = drift + Itô correction", _fmt(tg.rate), _fmt(tu.rate)),
+        ]
+        body = "".join(f"<tr><td>{a}</td><td>{html.escape(b)}</td><td>{c}</td><td>{d}</td></tr>" for a, b, c, d in rows)
+        return ("<table style='border-collapse:collapse;font-size:90%'>"
+                "<tr><th>line</th><th>the seed's proof, at the slider point (T = "
+                f"{T:g})</th><th>f = G</th><th>f = ‖u‖²</th></tr>{body}{extra}</table>")
+
+    def claims(self) -> list[CheckResult]:
+        """The proof's steps at the slider point: per-sample symmetry, θᵀBC = 0, √C·Bθ = 0, Itô terms."""
+        from ..checks.balance import Instance, check_ito_terms, check_null_space, check_symmetry_per_sample
+
+        s = self.state
+        x, y = s["data"].full()
+        inst = Instance("slider point", s["model"], s["theta"][None, :], x, y)
+        out = [*check_symmetry_per_sample(instances=[inst]), *check_null_space(instances=[inst])]
+        if s["T"] > 0:
+            out += check_ito_terms(instances=[inst], rate_instances=[inst], temperature=s["T"])
+        return out
+
+
+# ============================================================================ §7 exercises
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The verdict of an exercise checker.
+
+    Attributes:
+        status: ``"correct"``, ``"wrong"`` or ``"unanswered"``.
+        message: why, in one or two sentences.
+    """
+
+    status: str
+    message: str
+
+    @property
+    def correct(self) -> bool:
+        return self.status == "correct"
+
+    def __str__(self) -> str:
+        mark = {"correct": "✔ right", "wrong": "✘ not yet", "unanswered": "… not answered yet"}[self.status]
+        return f"{mark}: {self.message}"
+
+    def _repr_html_(self) -> str:
+        colour = {"correct": "#15803d", "wrong": "#b91c1c", "unanswered": "#475569"}[self.status]
+        return f'<p style="color:{colour}">{html.escape(str(self))}</p>'
+
+
+def _as_number(answer) -> float | None:
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+#: Exercise 1: dG/dt of the scalar model at a point (Gaussian data, k = σ = 1).
+EXERCISE_RATE = {"u": 2.0, "w": 1.0, "temperature": 0.1}
+
+
+def exercise_balance_rate_question() -> str:
+    """The question of exercise 1, with its numbers."""
+    p = EXERCISE_RATE
+    m = SCALAR_DATA.moments()
+    return (f"Scalar model ℓ = (uwx − y)², x ~ N(0, 1), y = {SCALAR_DATA.k:g}·x + ε, ε ~ N(0, {SCALAR_DATA.sigma:g}²) "
+            f"(so α₁ = {m.alpha1:g}, α₂ = {m.alpha2:g}, α₃ = {m.alpha3:g}). At (u, w) = ({p['u']:g}, {p['w']:g}) "
+            f"and T = {p['temperature']:g}, what is dG/dt, G = u² − w²?")
+
+
+def exercise_balance_rate(answer) -> Feedback:
+    """Check exercise 1: the law of balance's ``dG/dt = −4T g(v) G`` at :data:`EXERCISE_RATE`.
+
+    Accepts a number; relative tolerance ``1e-3`` (the reader may round to 3 digits). Recognises
+    the usual slips (sign, ½-MSE factor, the factor 4, "G is conserved").
+    """
+    if answer is None:
+        return Feedback("unanswered", "set the answer to a number and run the cell again.")
+    a = _as_number(answer)
+    if a is None:
+        return Feedback("wrong", f"expected a number, got {answer!r}.")
+    p = EXERCISE_RATE
+    m = SCALAR_DATA.moments()
+    u, w, T = p["u"], p["w"], p["temperature"]
+    v, G = u * w, u * u - w * w
+    g = float(m.g(v))
+    right = -4.0 * T * g * G
+
+    def close(b):
+        return abs(a - b) <= 1e-3 * abs(b) + 1e-12
+
+    why = (f"v = uw = {v:g}, g(v) = α₁v² − 2α₂v + α₃ = {g:g}, G = {G:g}, so dG/dt = −4·T·g(v)·G = {right:g}.")
+    if close(right):
+        return Feedback("correct", why + " The noise, not the loss, sets this rate.")
+    if close(-right):
+        return Feedback("wrong", "check the sign: the noise always shrinks |u² − w²| (Corollary 3.3).")
+    if close(right / 2):
+        return Feedback("wrong", "that is the ½-MSE answer; here ℓ = (f − y)² without ½, so C = 4g(v)∇v∇vᵀ.")
+    if close(right / 4):
+        return Feedback("wrong", "you lost the factor 4: ∂ℓ/∂v = 2(vx − y)x, so Var[∂ℓ/∂v] = 4g(v).")
+    if a == 0:
+        return Feedback("wrong", "G is conserved only by gradient flow (T = 0); SGD's noise changes it.")
+    return Feedback("wrong", "use dG/dt = T(Tr Cov∇_uℓ − Tr Cov∇_wℓ) = −4T·g(v)·(u² − w²) with g(v) = "
+                             "α₁v² − 2α₂v + α₃.")
+
+
+def exercise_conserved_quantity(f, seed: int = 0) -> Feedback:
+    """Check exercise 2: ``f(u, w)`` must be conserved by gradient flow of ``ℓ = (uwx − y)²`` for *any* data.
+
+    Test: at 40 random points and data laws, ``|∇f·∇L| ≤ 1e-5·|∇f|·|∇L|`` (∇f by central differences
+    with step ``1e-5·(1 + |θ|)``: truncation ``O(1e-10)``, round-off ``O(1e-11)`` relative), and ``f``
+    must not be constant (``|∇f| > 1e-6`` somewhere).
+    """
+    if f is None:
+        return Feedback("unanswered", "define a function f(u, w) and run the cell again.")
+    if not callable(f):
+        return Feedback("wrong", f"expected a function of (u, w), got {type(f).__name__}.")
+    rng = np.random.default_rng(seed)
+    model = ScalarModel()
+    worst, moving = 0.0, False
+    for _ in range(40):
+        th = rng.uniform(-2.0, 2.0, size=2)
+        data = GaussianData(k=rng.normal(), sigma=rng.uniform(0.3, 1.5))
+        gL = model.population_grad(th, data.moments())
+        h = 1e-5 * (1.0 + np.abs(th))
+        try:
+            gf = np.array([(float(f(th[0] + h[0], th[1])) - float(f(th[0] - h[0], th[1]))) / (2 * h[0]),
+                           (float(f(th[0], th[1] + h[1])) - float(f(th[0], th[1] - h[1]))) / (2 * h[1])])
+        except Exception as exc:  # the reader's function failed: explain, do not raise
+            return Feedback("wrong", f"calling f(u, w) raised {type(exc).__name__}: {exc}.")
+        if not np.all(np.isfinite(gf)):
+            return Feedback("wrong", f"f is not differentiable (or not finite) at (u, w) = ({th[0]:.3g}, {th[1]:.3g}).")
+        nf, nL = float(np.linalg.norm(gf)), float(np.linalg.norm(gL))
+        moving |= nf > 1e-6
+        if nf > 0 and nL > 0:
+            worst = max(worst, abs(float(gf @ gL)) / (nf * nL))
+    if not moving:
+        return Feedback("wrong", "a constant is trivially conserved; find a function that actually depends on "
+                                 "(u, w).")
+    if worst <= 1e-5:
+        return Feedback("correct", "∇f is orthogonal to ∇L everywhere: f depends on (u, w) only through "
+                                   "u² − w² (Noether's charge of the rescaling symmetry), and ∇L ∝ (w, u) is "
+                                   "orthogonal to ∇(u² − w²) = 2(u, −w).")
+    return Feedback("wrong", f"gradient flow changes f (|cos(∇f, ∇L)| up to {worst:.2g}). Hint: ∇L = "
+                             "2(β₁uw − β₂)(w, u); which functions have gradients orthogonal to (w, u)?")
+
+
+#: Exercise 3: one SGD step with a large minibatch gradient.
+EXERCISE_STEP = {"u": 1.5, "w": 0.5, "lr": 0.2, "g_bar": 6.0}
+
+
+def exercise_step_factor_question() -> str:
+    """The question of exercise 3, with its numbers."""
+    p = EXERCISE_STEP
+    return (f"One SGD step of the scalar model from (u, w) = ({p['u']:g}, {p['w']:g}) with η = {p['lr']:g} hits a "
+            f"minibatch whose mean ∂ℓ/∂(uw) is ḡ_B = {p['g_bar']:g}. What is u'² − w'² after the step?")
+
+
+def exercise_step_factor(answer) -> Feedback:
+    """Check exercise 3: ``u'² − w'² = (1 − η²ḡ_B²)(u² − w²)`` at :data:`EXERCISE_STEP` (rel. tol. 1e-3)."""
+    if answer is None:
+        return Feedback("unanswered", "set the answer to a number and run the cell again.")
+    a = _as_number(answer)
+    if a is None:
+        return Feedback("wrong", f"expected a number, got {answer!r}.")
+    p = EXERCISE_STEP
+    G = p["u"] ** 2 - p["w"] ** 2
+    factor = 1.0 - (p["lr"] * p["g_bar"]) ** 2
+    right = factor * G
+    why = (f"u' = u − ηḡw and w' = w − ηḡu give u'² − w'² = (1 − η²ḡ²)(u² − w²) = {factor:g} × {G:g} = {right:g}.")
+    if abs(a - right) <= 1e-3 * abs(right):
+        return Feedback("correct", why + (" The factor is negative: one large step flipped the sign of G, "
+                                          "which no continuous-time picture can do." if factor < 0 else ""))
+    if abs(a - G) <= 1e-3 * abs(G):
+        return Feedback("wrong", "gradient *flow* conserves u² − w², but a discrete step changes it by a factor "
+                                 "1 − η²ḡ².")
+    return Feedback("wrong", "write u' = u − ηḡw, w' = w − ηḡu and expand u'² − w'².")
+
+
+# ============================================================================ re-simulating controllers
+
+
+class _Simulating(Controller):
+    """Base of the re-simulating controllers: a Run button, a progress bar, "Computing…" while busy."""
+
+    live = False
+
+    def _setup_run(self, stages: int) -> None:
+        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play",
+                                         tooltip="re-simulate with the slider values")
+        self.progress = widgets.IntProgress(value=0, min=0, max=stages, description="progress")
+        self.run_button.on_click(lambda _b: self.update())
+        self.extra_widgets = [self.run_button, self.progress]
+
+    def update(self) -> None:
+        self.say("Computing…")
+        self.progress.value = 0
+        super().update()
+        self.progress.value = self.progress.max
+
+    def _stage(self) -> None:
+        self.progress.value = min(self.progress.value + 1, self.progress.max)
+
+
+def _cut_at_divergence(traj, extent: float):
+    """Index (exclusive) of the last record to draw: before |θ| leaves ``extent`` after a divergence."""
+    K = traj.theta.shape[0]
+    if traj.n_diverged == 0:
+        return K
+    big = np.max(np.abs(traj.theta[:, 0, :]), axis=1) > extent
+    return int(np.argmax(big)) if big.any() else K
+
+
+def _divergence_message(name: str, step: int, theta, lr: float, limit: float, steps=None) -> str:
+    """What happened and why, for a run of the scalar model that diverged (HTML with ``<br>``).
+
+    ``theta (K, 2)``: the run's states before the divergence; ``steps``: their step numbers
+    (default ``0 … K−1``).
+    """
+    theta = np.asarray(theta, dtype=float).reshape(-1, 2)
+    steps = np.arange(theta.shape[0]) if steps is None else np.asarray(steps)
+    s = lr * np.sum(theta**2, axis=1)
+    over = np.nonzero(s > 1.0)[0]
+    onset = (f"η(u² + w²) first exceeded 1 at step {int(steps[over[0]])}" if over.size
+             else f"η(u² + w²) stayed ≤ {float(s.max()) if s.size else 0.0:.2g}, but single samples with large x² "
+                  "had η·x²(u² + w²) > 1")
+    return f"{name} diverged at step {step} (|θ| passed {limit:.0e}): {onset}."
+
+
+#: Why a run of the scalar model diverges (shown once under the per-run headlines).
+DIVERGENCE_WHY = ("Gradient descent on this loss is stable only while η(u² + w²) < 1/E[x²] = 1 (a sample x needs "
+                  "η·x²(u² + w²) < 1):<br>beyond, each step overshoots the valley uw = 1, η|ḡ_B| grows, and the "
+                  "factor 1 − η²ḡ_B² < −1 makes |u² − w²| grow too.<br>Lower η or start closer to the origin.")
+
+
+def _decimate(n: int, limit: int = 1500) -> np.ndarray:
+    """At most ``limit`` indices of ``range(n)``, first and last included."""
+    if n <= limit:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, limit).round().astype(int))
+
+
+# ============================================================================ §2 three dynamics
+
+
+class ThreeDynamics(_Simulating):
+    """§2: gradient flow, SGD and GD + isotropic noise from the same start, in the ``(u, w)`` plane.
+
+    Data: ``x ~ N(0, 1)``, ``y = x + ε``, ``σ = 1`` (:data:`SCALAR_DATA`; SGD draws fresh samples, flow
+    and GD use the exact population loss). The isotropic kick size is ``noise ×`` the one that matches
+    SGD's total noise at the start (:func:`~symsgd_core.dynamics.langevin_noise_std`). Left: the paths
+    over the contours of ``√(L − L_min) = |uw − 1|`` with the hyperbolas ``u² − w² = c`` and the balanced
+    lines ``u = ±w``. Right: ``G = u² − w²`` against ``t = η·steps``.
+    """
+
+    #: Runs whose |θ| exceeds this are declared diverged (well past any plotted range).
+    DIVERGENCE_LIMIT = 1e6
+    #: Drawing order (bottom to top) of the three paths; data[3 + i] in the plane, data[8 + i] for G.
+    ORDER = ("iso", "sgd", "flow")
+    MAX_EXTENT = 8.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = ScalarModel()
+        self.data = SCALAR_DATA
+        self.moments = SCALAR_DATA.moments()
+        sl = dict(continuous_update=False, style={"description_width": "initial"})
+        self.controls = {
+            "lr": widgets.FloatLogSlider(value=0.02, base=10, min=-3, max=math.log10(0.5), step=0.05,
+                                         readout_format=".3g", description="η", **sl),
+            "batch_size": widgets.IntSlider(value=1, min=1, max=32, description="batch S", **sl),
+            "noise": widgets.FloatSlider(value=1.0, min=0.0, max=3.0, step=0.1,
+                                         description="isotropic noise × SGD's", **sl),
+            "u0": widgets.FloatSlider(value=2.0, min=-2.5, max=2.5, step=0.05, description="u₀", **sl),
+            "w0": widgets.FloatSlider(value=-0.3, min=-2.5, max=2.5, step=0.05, description="w₀", **sl),
+            "steps": widgets.IntSlider(value=2000, min=100, max=5000, step=100, description="steps", **sl),
+            "seed": widgets.IntSlider(value=0, min=0, max=20, description="seed", **sl),
+        }
+        self._setup_run(4)
+        fig = go.FigureWidget(make_subplots(
+            rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.1,
+            subplot_titles=("paths in the (u, w) plane", "G = u² − w² along each path")))
+        fig.update_layout(height=500, **_LAYOUT)
+        fig.add_contour(x=[0, 1], y=[0, 1], z=[[0, 0], [0, 0]], colorscale=[[0, "#cbd5e1"], [1, "#cbd5e1"]],
+                        contours=dict(start=0.25, end=8, size=0.5, coloring="lines"), line=dict(width=0.8),
+                        showscale=False, name="level sets of L", hoverinfo="skip", row=1, col=1)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["hyper"], width=1, dash="dot"),
+                        name="u² − w² = c", hoverinfo="skip", row=1, col=1)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["bound"], width=2, dash="dash"),
+                        name="balanced: u² = w²", hoverinfo="skip", row=1, col=1)
+        for key, name in (("iso", "GD + isotropic noise"), ("sgd", "SGD"), ("flow", "gradient flow")):
+            fig.add_scatter(x=[], y=[], mode="lines", name=name, legendgroup=key, row=1, col=1, opacity=0.85,
+                            line=dict(color=COLOURS[key], width=4 if key == "flow" else 1.0))
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=12, color="white",
+                                                                line=dict(color="black", width=2)),
+                        name="start", row=1, col=1)
+        ends = [COLOURS[k] for k in self.ORDER]
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=10, symbol="x", color=ends), name="ends",
+                        row=1, col=1)
+        for key in self.ORDER:
+            fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS[key], width=2 if key == "flow" else 1.2),
+                            legendgroup=key, showlegend=False, row=1, col=2)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#111827", width=1.5, dash="dot"),
+                        name="valley uw = 1 (minimum of L)", hoverinfo="skip", row=1, col=1)  # data[11]
+        fig.update_xaxes(title_text="u", row=1, col=1)
+        fig.update_yaxes(title_text="w", scaleanchor="x", row=1, col=1)
+        fig.update_xaxes(title_text="t = η · steps", row=1, col=2)
+        fig.update_yaxes(title_text="G = u² − w²", row=1, col=2)
+        self.figures = [fig]
+        self.state: dict = {}
+        self._wire()
+        self.update()
+
+    def simulate(self, lr: float, batch_size: int, noise: float, u0: float, w0: float, steps: int, seed: int) -> dict:
+        """The three trajectories (engine) for these settings: ``{"flow", "sgd", "iso", "noise_std"}``."""
+        from ..dynamics import langevin_noise_std, run_gradient_flow, run_langevin
+
+        th0 = np.array([u0, w0], dtype=float)
+        m, d = self.model, self.data
+        out = {"flow": run_gradient_flow(m, th0, d, t_end=lr * steps, n_records=400,
+                                         divergence_limit=self.DIVERGENCE_LIMIT)}
+        self._stage()
+        out["sgd"] = self.run_sgd(lr, batch_size, u0, w0, steps, seed, record_every=max(steps // 1000, 1))
+        self._stage()
+        s = noise * langevin_noise_std(m, th0, d, lr, batch_size)
+        out["iso"] = run_langevin(m, th0, d, lr=lr, noise_std=s, steps=steps, record_every=max(steps // 1000, 1),
+                                  seed=seed + 10_000, divergence_limit=self.DIVERGENCE_LIMIT)
+        out["noise_std"] = s
+        self._stage()
+        return out
+
+    def run_sgd(self, lr, batch_size, u0, w0, steps, seed, record_every: int = 1):
+        """The SGD run of the figure (same seed, same numbers), recorded every ``record_every`` steps."""
+        from ..dynamics import run_sgd
+
+        return run_sgd(self.model, np.array([u0, w0], dtype=float), self.data, lr=lr, steps=steps,
+                       batch_size=batch_size, record_every=record_every, seed=seed,
+                       divergence_limit=self.DIVERGENCE_LIMIT)
+
+    def _update(self, lr, batch_size, noise, u0, w0, steps, seed) -> None:
+        sims = self.simulate(lr, batch_size, noise, u0, w0, steps, seed)
+        paths, cuts = {}, {}
+        for key in ("flow", "sgd", "iso"):
+            tr = sims[key]
+            cut = _cut_at_divergence(tr, self.MAX_EXTENT)
+            cuts[key] = cut
+            paths[key] = (tr.theta[:max(cut, 1), 0, :], tr.times[:max(cut, 1)], tr.observables["G"][:max(cut, 1), 0])
+        reach = max(float(np.max(np.abs(p[0]))) for p in paths.values())
+        L = float(min(max(2.6, 1.1 * reach), self.MAX_EXTENT))
+        grid = np.linspace(-L, L, 101)
+        U, W = np.meshgrid(grid, grid)
+        z = np.sqrt(np.maximum(self.moments.loss(U * W) - self.moments.loss_floor, 0.0))
+        fig = self.figure
+        levels = [c for c in (-16, -8, -4, -2, -1, 1, 2, 4, 8, 16) if abs(c) < L * L]
+        with fig.batch_update():
+            fig.data[0].update(x=grid, y=grid, z=z)
+            hu, hw = _family_xy(levels, L)
+            fig.data[1].update(x=hu, y=hw)
+            bu, bw = hyperbola_xy(0.0, L)
+            fig.data[2].update(x=bu, y=bw)
+            ends_u, ends_w = [], []
+            for i, key in enumerate(self.ORDER):
+                th, t, G = paths[key]
+                idx = _decimate(len(t))
+                fig.data[3 + i].update(x=th[idx, 0], y=th[idx, 1])
+                fig.data[8 + i].update(x=t[idx], y=G[idx])
+                ends_u.append(float(th[-1, 0]))
+                ends_w.append(float(th[-1, 1]))
+            fig.data[6].update(x=[u0], y=[w0])
+            fig.data[7].update(x=ends_u, y=ends_w)
+            vu, vw = product_level_xy(self.moments.beta2 / self.moments.beta1, L)
+            fig.data[11].update(x=vu, y=vw)
+            fig.update_xaxes(range=[-L, L], row=1, col=1)
+            fig.update_yaxes(range=[-L, L], row=1, col=1)
+            fig.layout.annotations = [a for a in fig.layout.annotations if a.name != "divergence"]
+            diverged = [k for k in ("sgd", "iso") if sims[k].n_diverged]
+            if diverged:
+                fig.add_annotation(name="divergence", text=self._divergence_text(sims, diverged, lr), xref="paper",
+                                   yref="paper", x=0.5, y=0.5, showarrow=False, bgcolor="rgba(254,226,226,0.92)",
+                                   bordercolor=COLOURS["point"], font=dict(color="#7f1d1d", size=13), align="left")
+        self._stage()
+        self.state = {"sims": sims,
+                      "settings": dict(lr=lr, batch_size=batch_size, u0=u0, w0=w0, steps=steps, seed=seed)}
+        if diverged:
+            self.say(self._divergence_text(sims, diverged, lr).replace("<br>", " "), "error")
+            return
+        if u0 == 0 and w0 == 0:
+            self.say("The start (0, 0) is a saddle: every per-sample gradient vanishes there, so nothing moves — "
+                     "not the flow, not SGD, and not the isotropic walker, whose kick size is matched to SGD's noise "
+                     "(zero here). Move u₀ or w₀.", "warning")
+            return
+        G0 = u0 * u0 - w0 * w0
+        Gs = {k: float(paths[k][2][-1]) for k in paths}
+        self.say(f"t = {lr * steps:.4g} (T = η/S = {lr / batch_size:.3g}). G = u² − w² started at {G0:.3g}. "
+                 f"Gradient flow ends at G = {Gs['flow']:.4g} (its hyperbola); SGD at G = {Gs['sgd']:.3g} "
+                 f"(sliding to the balanced line); GD + isotropic noise (kick size {sims['noise_std']:.3g} per "
+                 f"step) at G = {Gs['iso']:.3g}, a random walk along the valley uw = 1.")
+
+    def _divergence_text(self, sims, keys, lr) -> str:
+        names = {"sgd": "SGD", "iso": "GD + isotropic noise"}
+        parts = []
+        for k in keys:
+            tr = sims[k]
+            step = int(tr.diverged_step[0])
+            k_rec = int(np.searchsorted(tr.steps, step))
+            parts.append(_divergence_message(names[k], step, tr.theta[:k_rec, 0, :], lr, self.DIVERGENCE_LIMIT,
+                                             steps=tr.steps[:k_rec]))
+        return "<br>".join(parts + [DIVERGENCE_WHY])
+
+    def claims(self) -> list[CheckResult]:
+        """Flow conserves G (integrator accuracy); SGD obeys the one-step identity and never grows |G|
+        while η|ḡ_B| ≤ √2; isotropic noise makes E|G| grow (ensemble check)."""
+        from ..checks.balance import check_conservation
+        from ..checks.registry import make_result
+
+        sims = self.state["sims"]
+        flow = sims["flow"]
+        rows = check_conservation(models=[self.model], flow=lambda *_args: flow)
+        st = self.state["settings"]
+        if st["u0"] == 0 and st["w0"] == 0:  # the saddle: SGD never moves, there is no step to test
+            return rows
+        sgd = self.run_sgd(**st, record_every=1)  # the figure's run, every step (same seed: same numbers)
+        th = sgd.theta[:, 0, :]
+        if sgd.n_diverged:
+            th = th[:int(sgd.diverged_step[0])]
+        facts = ba.discrete_step_factors(th, st["lr"])
+        rel = np.abs(facts["residual"]) / facts["tolerance"]
+        rows.append(make_result(
+            "balance.discrete.trajectory", "Every step of this SGD run: u'² − w'² = (1 − η²ḡ_B²)(u² − w²)",
+            float(np.max(rel)) if rel.size else 0.0, 1.0,
+            "measured in units of the per-step round-off bound 64·12·eps·(u² + w²)·max(1, η²ḡ²)",
+            details={"steps": int(rel.size)}))
+        eta_g = np.abs(st["lr"] * facts["c"])
+        grow = np.abs(facts["G"][1:]) - np.abs(facts["G"][:-1])
+        safe = eta_g <= math.sqrt(2.0)
+        rows.append(make_result(
+            "balance.discrete.monotone",
+            "|u² − w²| never grows along this SGD run at steps with η|ḡ_B| ≤ √2 (|1 − η²ḡ²| ≤ 1)",
+            float(np.max((grow / facts["tolerance"])[safe])) if safe.any() else 0.0, 1.0,
+            "measured in units of the per-step round-off bound", details={"max_eta_g": float(np.max(eta_g)),
+                                                                         "unsafe_steps": int(np.sum(~safe))}))
+        return rows
+
+
+# ============================================================================ §3 the ensemble and the ODE
+
+
+class BalanceEnsemble(_Simulating):
+    """§3: many SGD runs from ``(u, w) = (1.5, 0.5)``: ``‖u‖² = u²`` is rough and spreads, ``G`` is smooth.
+
+    Sliders: temperature ``T = η/S`` (batch ``S = 1``, so ``η = T``) and the number of runs. Every
+    run lasts ``t = 40`` (``40/T`` steps). Top left: ``u²`` of the first :attr:`SHOWN` runs and the
+    5–95 % band of all runs. Top right: the same for ``G`` with the ensemble mean, the ODE
+    ``dG/dt = −4T g(v) G`` integrated along each run's own ``v(t)`` (mean over runs), and Corollary
+    3.3's bound ``|G₀| e^{−4TΔt/α₁}``. Bottom: the spread (standard deviation across runs) of both.
+    """
+
+    SHOWN = 30
+    T_END = 40.0
+    THETA0 = (1.5, 0.5)
+    SEED = 0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = ScalarModel()
+        self.data = SCALAR_DATA
+        self.moments = SCALAR_DATA.moments()
+        sl = dict(continuous_update=False, style={"description_width": "initial"})
+        self.controls = {
+            "temperature": widgets.FloatSlider(value=0.02, min=0.005, max=0.05, step=0.005, readout_format=".3f",
+                                               description="T = η/S (S = 1)", **sl),
+            "runs": widgets.IntSlider(value=300, min=20, max=1000, step=20, description="runs", **sl),
+        }
+        self._setup_run(3)
+        fig = go.FigureWidget(make_subplots(
+            rows=2, cols=2, row_heights=[0.62, 0.38], vertical_spacing=0.14, horizontal_spacing=0.09,
+            specs=[[{}, {}], [{"colspan": 2}, None]],
+            subplot_titles=("‖u‖² = u²: every run its own rough path", "G = u² − w²: smooth, and an ODE",
+                            "spread across runs (standard deviation)")))
+        fig.update_layout(height=680, **_LAYOUT)
+        for col in (1, 2):
+            fig.add_scatter(x=[], y=[], mode="lines", line=dict(width=0), showlegend=False, hoverinfo="skip",
+                            row=1, col=col)
+            fig.add_scatter(x=[], y=[], mode="lines", line=dict(width=0), fill="tonexty",
+                            fillcolor="rgba(148,163,184,0.35)", name="5–95 % of runs", showlegend=(col == 1),
+                            hoverinfo="skip", row=1, col=col)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["G"], width=3), name="mean G", row=1, col=2)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="black", width=2, dash="dash"),
+                        name="ODE dG/dt = −4T·g(v)·G along each run (mean)", row=1, col=2)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["bound"], width=2, dash="dot"),
+                        name="bound |G₀|·exp(−4TΔt/α₁)", row=1, col=2)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["u_sq"], width=2.5), name="spread of ‖u‖²",
+                        row=2, col=1)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["G"], width=2.5), name="spread of G",
+                        row=2, col=1)
+        for col, key in ((1, "u_sq"), (2, "G")):  # one trace per shown run: numpy arrays, no gap markers
+            for r in range(self.SHOWN):
+                fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS[key], width=0.8), opacity=0.55,
+                                name=f"{self.SHOWN} single runs", legendgroup=f"runs_{key}",
+                                showlegend=(r == 0), hoverinfo="skip", row=1, col=col)
+        fig.update_xaxes(title_text="t = η · steps", row=2, col=1)
+        fig.update_yaxes(type="log", dtick="D2", title_text="std across runs", row=2, col=1)
+        self.figures = [fig]
+        self.state: dict = {}
+        self._wire()
+        self.update()
+
+    def simulate(self, temperature: float, runs: int):
+        """The ensemble (engine ``run_sgd``, fresh Gaussian samples, ~200 records)."""
+        from ..conventions import lr_for_temperature, steps_for_time
+        from ..dynamics import run_sgd
+
+        lr = lr_for_temperature(temperature, 1)
+        steps = steps_for_time(lr, self.T_END)
+        return run_sgd(self.model, np.array(self.THETA0), self.data, lr=lr, steps=steps, batch_size=1,
+                       runs=runs, record_every=max(steps // 200, 1), seed=self.SEED)
+
+    def _update(self, temperature: float, runs: int) -> None:
+        traj = self.simulate(temperature, runs)
+        self._stage()
+        ok = traj.ok_runs
+        t = traj.times
+        u2 = traj.observables["u_sq"][:, ok]
+        G = traj.observables["G"][:, ok]
+        v = traj.observables["v"][:, ok]
+        T = float(temperature)
+        # the law along each run: G_r(t) = G_r(0) exp(−4T ∫ g(v_r) ds) (trapezoid over the records)
+        g = self.moments.g(v)
+        integral = np.concatenate([np.zeros((1, g.shape[1])),
+                                   np.cumsum(0.5 * (g[1:] + g[:-1]) * np.diff(t)[:, None], axis=0)])
+        G_ode = G[0][None, :] * np.exp(-4.0 * T * integral)
+        from ..checks.balance import corollary_rate
+
+        bound = abs(G[0, 0]) * np.exp(-corollary_rate(T, self.moments) * t)
+        su, sg = ba.spread_summary(u2), ba.spread_summary(G)
+        self._stage()
+        fig = self.figure
+        n_show = min(self.SHOWN, u2.shape[1])
+        with fig.batch_update():
+            for base, s in ((0, su), (2, sg)):
+                fig.data[base].update(x=t, y=s["q05"])
+                fig.data[base + 1].update(x=t, y=s["q95"])
+            fig.data[4].update(x=t, y=sg["mean"])
+            fig.data[5].update(x=t, y=G_ode.mean(axis=1))
+            fig.data[6].update(x=t, y=bound)
+            fig.data[7].update(x=t[1:], y=su["std"][1:])
+            fig.data[8].update(x=t[1:], y=np.maximum(sg["std"][1:], 1e-300))
+            for j, a in enumerate((u2, G)):
+                for r in range(self.SHOWN):
+                    tr = fig.data[9 + j * self.SHOWN + r]
+                    if r < n_show:
+                        tr.update(x=t, y=a[:, r], visible=True)
+                    else:
+                        tr.update(x=[], y=[], visible=False)
+        self.state = {"traj": traj, "T": T, "runs": int(ok.sum()), "spread_u": su, "spread_G": sg, "G_ode": G_ode,
+                      "bound": bound}
+        msg = (f"T = {T:g}: {int(ok.sum())} runs of {traj.steps[-1]:,} steps to t = {t[-1]:g}. At the end the "
+               f"spread of ‖u‖² is {su['std'][-1]:.3g} and that of G is {sg['std'][-1]:.3g} "
+               f"({sg['std'][-1] / su['std'][-1]:.2g} of it). Mean G = {sg['mean'][-1]:.3g}; the ODE along each run "
+               f"gives {G_ode.mean(axis=1)[-1]:.3g}; the bound is {bound[-1]:.3g}.")
+        if traj.n_diverged:
+            self.say(msg + f" {traj.n_diverged} runs diverged and are left out.", "warning")
+        else:
+            self.say(msg)
+
+    def claims(self) -> list[CheckResult]:
+        """Corollary 3.3 (ensemble mean of |G| under its bound) at this T and ensemble size, G's spread below
+        ‖u‖²'s at every record, and G's missing diffusion term (one-step variance scaling)."""
+        from ..checks.balance import check_corollary_decay, check_g_is_ode
+        from ..checks.registry import make_result, mc_tolerance
+
+        s = self.state
+        rows = check_corollary_decay(lr=s["T"], runs=s["runs"], t_end=self.T_END, theta0=self.THETA0)
+        su, sg = s["spread_u"], s["spread_G"]
+        R = s["runs"]
+        su_end, sg_end = float(su["std"][-1]), float(sg["std"][-1])
+        se = math.sqrt(su_end**2 + sg_end**2) / math.sqrt(2.0 * (R - 1))
+        rows.append(make_result(
+            "balance.ensemble.spread",
+            f"At t = {self.T_END:g}, G = ‖u‖² − ‖w‖² is spread less across runs than ‖u‖² itself "
+            f"(std {sg_end:.3g} vs {su_end:.3g})",
+            (sg_end - su_end) / se, -mc_tolerance(1.0, 4.0),
+            "z = 4: measured is (std G − std ‖u‖²)/SE, which must stay below −4 (SE of a standard deviation "
+            "std/sqrt(2(R − 1)), the two combined as if independent)", details={"runs": R}))
+        rows += check_g_is_ode()
+        return rows
+
+
+# ============================================================================ §6 where the continuous picture breaks
+
+
+class DiscreteBreakdown(_Simulating):
+    """§6: the exact one-step identity ``u'² − w'² = (1 − η²ḡ_B²)(u² − w²)`` of scalar SGD, and large ``η``.
+
+    Sliders: ``η``, start ``(u₀, w₀)``, batch size, steps, seed. Top: ``log₁₀|G_n|`` per step, marked
+    by the sign of ``G_n`` (the continuous picture never changes it). Bottom: the factor
+    ``1 − η²ḡ_B²`` of every step (read off the run), with the zones "shrinks" (0, 1], "sign flip"
+    [−1, 0) and "sign flip and growth" (< −1). A diverging run is announced on the figure.
+    """
+
+    DIVERGENCE_LIMIT = 1e6
+    FACTOR_FLOOR = -3.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.model = ScalarModel()
+        self.data = SCALAR_DATA
+        sl = dict(continuous_update=False, style={"description_width": "initial"})
+        self.controls = {
+            "lr": widgets.FloatLogSlider(value=0.1, base=10, min=-2, max=0, step=0.02, readout_format=".3g",
+                                         description="η", **sl),
+            "u0": widgets.FloatSlider(value=1.5, min=-2.0, max=2.0, step=0.05, description="u₀", **sl),
+            "w0": widgets.FloatSlider(value=0.5, min=-2.0, max=2.0, step=0.05, description="w₀", **sl),
+            "batch_size": widgets.IntSlider(value=1, min=1, max=16, description="batch S", **sl),
+            "steps": widgets.IntSlider(value=200, min=10, max=400, step=10, description="steps", **sl),
+            "seed": widgets.IntSlider(value=0, min=0, max=20, description="seed", **sl),
+        }
+        self._setup_run(2)
+        fig = go.FigureWidget(make_subplots(
+            rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45],
+            subplot_titles=("log₁₀|u² − w²| after each step (colour: sign of u² − w²)",
+                            "the factor 1 − η²ḡ_B² of each step")))
+        fig.update_layout(height=600, **_LAYOUT)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#94a3b8", width=1), showlegend=False,
+                        row=1, col=1)
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=5, color=COLOURS["sgd"]), name="u² − w² > 0",
+                        row=1, col=1)
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=7, color=COLOURS["point"], symbol="diamond"),
+                        name="u² − w² < 0", row=1, col=1)
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=5, color=COLOURS["G"]), name="factor",
+                        row=2, col=1)
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=9, color=COLOURS["point"], symbol="triangle-down"),
+                        name=f"factor < {self.FACTOR_FLOOR:g} (drawn at {self.FACTOR_FLOOR:g})", row=2, col=1)
+        for y0, y1, colour in ((0, 1, "rgba(22,163,74,0.08)"), (-1, 0, "rgba(217,119,6,0.12)"),
+                               (self.FACTOR_FLOOR - 0.3, -1, "rgba(220,38,38,0.12)")):
+            fig.add_hrect(y0=y0, y1=y1, fillcolor=colour, line_width=0, row=2, col=1)
+        for y, text in ((0.5, "shrinks, same sign"), (-0.5, "sign flips"), (-2.0, "sign flips and |G| grows")):
+            fig.add_annotation(x=1.0, xref="x2 domain", xanchor="right", y=y, yref="y2", text=text, showarrow=False,
+                               font=dict(size=11, color="#475569"))
+        fig.update_yaxes(title_text="log₁₀|G|", row=1, col=1)
+        fig.update_yaxes(title_text="1 − η²ḡ_B²", range=[self.FACTOR_FLOOR - 0.3, 1.2], row=2, col=1)
+        fig.update_xaxes(title_text="step n", row=2, col=1)
+        self.figures = [fig]
+        self.state: dict = {}
+        self._wire()
+        self.update()
+
+    def simulate(self, lr, u0, w0, batch_size, steps, seed):
+        """One SGD run recorded at every step (engine ``run_sgd``, fresh Gaussian samples)."""
+        from ..dynamics import run_sgd
+
+        return run_sgd(self.model, np.array([u0, w0], dtype=float), self.data, lr=lr, steps=steps,
+                       batch_size=batch_size, record_every=1, seed=seed, divergence_limit=self.DIVERGENCE_LIMIT)
+
+    def _update(self, lr, u0, w0, batch_size, steps, seed) -> None:
+        traj = self.simulate(lr, u0, w0, batch_size, steps, seed)
+        self._stage()
+        th = traj.theta[:, 0, :]
+        diverged = traj.n_diverged > 0
+        n_ok = int(traj.diverged_step[0]) if diverged else th.shape[0]  # states 0 … n_ok−1 are the run's
+        th = th[:n_ok]
+        fig = self.figure
+        self.state = {"traj": traj, "lr": lr, "theta": th, "diverged": diverged, "facts": None}
+        fig.layout.annotations = [a for a in fig.layout.annotations if a.name != "divergence"]
+        if np.all(th[0] == 0):
+            with fig.batch_update():
+                for tr in fig.data:
+                    tr.update(x=[], y=[])
+            self.say("The start (0, 0) is a saddle where every per-sample gradient vanishes: SGD never moves. "
+                     "Move u₀ or w₀.", "warning")
+            return
+        facts = ba.discrete_step_factors(th, lr) if n_ok >= 2 else None
+        self.state["facts"] = facts
+        G = th[:, 0] ** 2 - th[:, 1] ** 2
+        n = np.arange(n_ok)
+        with np.errstate(divide="ignore"):
+            logG = np.log10(np.abs(G))
+        finite = np.isfinite(logG)
+        with fig.batch_update():
+            fig.data[0].update(x=n[finite], y=logG[finite])
+            pos, neg = finite & (G > 0), finite & (G < 0)
+            fig.data[1].update(x=n[pos], y=logG[pos])
+            fig.data[2].update(x=n[neg], y=logG[neg])
+            if facts is not None:
+                f = facts["factor"]
+                low = f < self.FACTOR_FLOOR
+                fig.data[3].update(x=n[1:][~low], y=f[~low])
+                fig.data[4].update(x=n[1:][low], y=np.full(int(low.sum()), self.FACTOR_FLOOR))
+            else:
+                fig.data[3].update(x=[], y=[])
+                fig.data[4].update(x=[], y=[])
+            if diverged:
+                fig.add_annotation(name="divergence", text=self._divergence_text(traj, th, lr), xref="paper",
+                                   yref="paper", x=0.5, y=0.78, showarrow=False, bgcolor="rgba(254,226,226,0.92)",
+                                   bordercolor=COLOURS["point"], font=dict(color="#7f1d1d", size=13), align="left")
+        self._stage()
+        if diverged:
+            self.say(self._divergence_text(traj, th, lr).replace("<br>", " "), "error")
+            return
+        f = facts["factor"] if facts is not None else np.ones(0)
+        # below ~64·eps·(u² + w²), G is round-off and its sign means nothing: count only resolved steps
+        floor = 64.0 * np.finfo(float).eps * np.sum(th**2, axis=1)
+        self.state["G_floor"] = floor
+        resolved = np.abs(G) > floor
+        both = resolved[1:] & resolved[:-1]
+        flips, grows = int(np.sum((f < 0) & both)), int(np.sum((f < -1) & both))
+        eta_g = float(np.max(np.abs(lr * facts["c"]))) if facts is not None else 0.0
+        msg = (f"η = {lr:.3g}: largest η|ḡ_B| = {eta_g:.3g}. G = u² − w² went from {G[0]:.3g} to {G[-1]:.3g}. "
+               f"It changed sign at {flips} step(s) (η|ḡ_B| > 1) and grew in size at {grows} (η|ḡ_B| > √2); "
+               "in continuous time neither can happen.")
+        if not resolved[-1]:
+            msg += " (G has reached float64 round-off, |G| ≲ 64·eps·(u² + w²): its last values are noise.)"
+        self.say(msg, "warning" if flips else "info")
+
+    @staticmethod
+    def _divergence_text(traj, th, lr) -> str:
+        return (_divergence_message("SGD", int(traj.diverged_step[0]), th, lr, DiscreteBreakdown.DIVERGENCE_LIMIT)
+                + "<br>" + DIVERGENCE_WHY)
+
+    def claims(self) -> list[CheckResult]:
+        """The one-step identity at every step of the run shown (up to a divergence)."""
+        from ..checks.registry import make_result
+
+        facts = self.state.get("facts")
+        if facts is None:
+            return [make_result("balance.discrete.trajectory", "u'² − w'² = (1 − η²ḡ_B²)(u² − w²) at every step "
+                                "(no step to test: the run did not move)", 0.0, 1.0, "n/a")]
+        rel = np.abs(facts["residual"]) / facts["tolerance"]
+        return [make_result(
+            "balance.discrete.trajectory",
+            f"Every step of this SGD run (η = {self.state['lr']:.3g}): u'² − w'² = (1 − η²ḡ_B²)(u² − w²), "
+            "ḡ_B read off the step",
+            float(np.max(rel)), 1.0,
+            "measured in units of the per-step round-off bound 64·12·eps·(u² + w²)·max(1, η²ḡ²)",
+            details={"steps": int(rel.size)})]
+
+
+# ============================================================================ §5 beyond the toy
+
+
+def _ratio_panel(fig, col: int, showlegend: bool) -> None:
+    """Traces of a ratio panel: trace ratio, norm ratio, reference line at 1, the averaging window."""
+    fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["G"], width=2.5),
+                    name="Tr Cov∇_uℓ / Tr Cov∇_wℓ (noise)", legendgroup="noise", showlegend=showlegend, row=1, col=col)
+    fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["u_sq"], width=2.5),
+                    name="‖u‖² / ‖w‖² (norms)", legendgroup="norms", showlegend=showlegend, row=1, col=col)
+    fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#64748b", width=1, dash="dot"), name="ratio 1",
+                    legendgroup="one", showlegend=showlegend, hoverinfo="skip", row=1, col=col)
+    fig.add_scatter(x=[], y=[], mode="lines", line=dict(width=0), fill="toself", fillcolor="rgba(124,58,237,0.08)",
+                    name="averaging window", legendgroup="win", showlegend=showlegend, hoverinfo="skip", row=1, col=col)
+
+
+def _fill_ratio_panel(fig, first: int, times, tr_u, tr_w, u_sq, w_sq, window: float) -> tuple[float, float]:
+    """Fill the four traces of a ratio panel starting at ``fig.data[first]``; returns the y-range used (log10)."""
+    t = np.asarray(times, dtype=float)
+    rt = np.asarray(tr_u) / np.asarray(tr_w)
+    rn = np.asarray(u_sq) / np.asarray(w_sq)
+    lo = float(min(rt.min(), rn.min(), 1.0)) / 1.5
+    hi = float(max(rt.max(), rn.max(), 1.0)) * 1.5
+    start = t[int(math.floor((1.0 - window) * (t.size - 1)))]
+    fig.data[first].update(x=t, y=rt)
+    fig.data[first + 1].update(x=t, y=rn)
+    fig.data[first + 2].update(x=[t[0], t[-1]], y=[1.0, 1.0])
+    fig.data[first + 3].update(x=[start, t[-1], t[-1], start, start], y=[lo, lo, hi, hi, lo])
+    return math.log10(lo), math.log10(hi)
+
+
+class Rank1Balance(_Simulating):
+    """§5a: noise balance vs norm balance in the rank-1 linear net ``f(x) = u (wᵀx)`` with vector data.
+
+    Sliders: ``d_in``, ``d_out``, ``η``, steps, seed (8 runs, ``S = 1``, fresh samples; exact population
+    noise traces, :func:`~symsgd_core.balance_analysis.rank1_balance_run`). Left: the ratio of the two
+    noise traces and of the two norms (means over runs), with ``d_out/d_in`` dashed. Right: ``‖u‖²`` and
+    ``‖w‖²``.
+    """
+
+    WINDOW = 0.5
+
+    def __init__(self) -> None:
+        super().__init__()
+        sl = dict(continuous_update=False, style={"description_width": "initial"})
+        self.controls = {
+            "d_in": widgets.IntSlider(value=5, min=1, max=8, description="d_in", **sl),
+            # d_out ≥ 2: with d_in = d_out = 1 GaussianData is scalar (1-D arrays), which the rank-1 model's
+            # minibatches do not accept (engine limitation); that case is the scalar model of §1–§4 anyway.
+            "d_out": widgets.IntSlider(value=2, min=2, max=4, description="d_out", **sl),
+            "lr": widgets.FloatLogSlider(value=0.02, base=10, min=math.log10(0.003), max=math.log10(0.03), step=0.05,
+                                         readout_format=".3g", description="η (S = 1)", **sl),
+            "steps": widgets.IntSlider(value=4000, min=2000, max=6000, step=500, description="steps", **sl),
+            "seed": widgets.IntSlider(value=0, min=0, max=20, description="seed", **sl),
+        }
+        self._setup_run(2)
+        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
+            "ratios (mean of 8 runs; log scale)", "the norms themselves (mean of 8 runs)")))
+        fig.update_layout(height=430, **_LAYOUT)
+        _ratio_panel(fig, 1, True)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["u_sq"], width=1.5, dash="dash"),
+                        name="d_out / d_in (isotropic estimate)", row=1, col=1)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["u_sq"], width=2.5), name="‖u‖²",
+                        row=1, col=2)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["w_sq"], width=2.5), name="‖w‖²",
+                        row=1, col=2)
+        fig.update_yaxes(type="log", dtick="D2", row=1, col=1)
+        fig.update_xaxes(title_text="t = η · steps")
+        self.figures = [fig]
+        self.state: dict = {}
+        self._wire()
+        self.update()
+
+    def _update(self, d_in, d_out, lr, steps, seed) -> None:
+        run = ba.rank1_balance_run(d_in, d_out, lr=lr, steps=steps, seed=seed)
+        self._stage()
+        fig = self.figure
+        self.state = {"run": run}
+        n_ok = run["G"].shape[1]
+        with fig.batch_update():
+            if n_ok == 0:
+                for tr in fig.data:
+                    tr.update(x=[], y=[])
+                fig.layout.annotations = [a for a in fig.layout.annotations if a.name != "divergence"]
+                fig.add_annotation(name="divergence", text=f"all runs diverged at η = {lr:.3g}: lower η", xref="paper",
+                                   yref="paper", x=0.5, y=0.5, showarrow=False, bgcolor="rgba(254,226,226,0.92)",
+                                   font=dict(color="#7f1d1d", size=14))
+            else:
+                fig.layout.annotations = [a for a in fig.layout.annotations if a.name != "divergence"]
+                m = run["mean"]
+                lo, hi = _fill_ratio_panel(fig, 0, m["times"], m["tr_cov_u"], m["tr_cov_w"], m["u_sq"], m["w_sq"],
+                                           self.WINDOW)
+                lo, hi = min(lo, math.log10(d_out / d_in) - 0.2), max(hi, math.log10(d_out / d_in) + 0.2)
+                fig.data[4].update(x=[m["times"][0], m["times"][-1]], y=[d_out / d_in] * 2)
+                fig.data[5].update(x=m["times"], y=m["u_sq"])
+                fig.data[6].update(x=m["times"], y=m["w_sq"])
+                fig.update_yaxes(range=[lo, hi], row=1, col=1)
+        self._stage()
+        if n_ok == 0:
+            self.say(f"All {run['params']['runs']} runs diverged at η = {lr:.3g} (d_in = {d_in}): the per-sample "
+                     "step overshoots when η‖x‖²‖u‖² is of order 1. Lower η.", "error")
+            return
+        c = self.claims()
+        nb = c[0].details
+        msg = (f"Last half of the run: noise-trace ratio {nb['trace_ratio']:.3f} (the law predicts "
+               f"{nb['predicted_ratio']:.3f} from G's remaining drift), norm ratio ‖u‖²/‖w‖² = "
+               f"{run['mean']['u_sq'][-1] / run['mean']['w_sq'][-1]:.3f} against d_out/d_in = {d_out / d_in:.3g}.")
+        if abs(math.log(nb["trace_ratio"])) > math.log(1.25):
+            msg += (" The traces have not met yet (G is still moving fast): train longer or raise η before comparing "
+                    "the norms.")
+        if run["diverged"]:
+            self.say(msg + f" {run['diverged']} runs diverged and are left out.", "warning")
+        else:
+            self.say(msg)
+
+    def claims(self) -> list[CheckResult]:
+        """The law of balance over the last half (noise balance); norms apart when ``d_in ≠ d_out``."""
+        run = self.state["run"]
+        p = run["params"]
+        return ba.noise_vs_norm_claims(run["mean"], p["lr"], 1, self.WINDOW,
+                                       label=f"rank-1 {p['d_in']}→{p['d_out']}", norms=p["d_in"] != p["d_out"])
+
+
+class ReLUBalance(_Simulating):
+    """§5b: the ReLU net of the paper's Fig. 2 (20 → 200 → 20, precomputed) and a small one simulated live.
+
+    Left: the shipped run (:func:`~symsgd_core.balance_analysis.load_relu_balance`, generated by
+    ``python -m symsgd_core.balance_analysis`` with :data:`~symsgd_core.balance_analysis.RELU_FIG2`).
+    Right: a ``5 → hidden → 5`` net run now (:data:`~symsgd_core.balance_analysis.RELU_SMALL` with the
+    sliders). Both: the ratio of the two noise traces and of the two layer norms; the shaded window is
+    where the claims average (``window`` slider).
+    """
+
+    def __init__(self, data_path=None) -> None:
+        super().__init__()
+        try:
+            self.paper = ba.load_relu_balance(data_path)
+            self.paper_error = None
+        except ValueError as exc:  # missing file: say so, do not raise
+            self.paper, self.paper_error = None, str(exc)
+        sl = dict(continuous_update=False, style={"description_width": "initial"})
+        small = ba.RELU_SMALL
+        self.controls = {
+            "window": widgets.FloatSlider(value=0.25, min=0.1, max=0.5, step=0.05, description="averaging window",
+                                          **sl),
+            "hidden": widgets.IntSlider(value=small["hidden"], min=10, max=80, step=10,
+                                        description="live net: hidden", **sl),
+            "lr": widgets.FloatLogSlider(value=small["lr"], base=10, min=math.log10(0.003), max=math.log10(0.02),
+                                         step=0.05, readout_format=".3g", description="live net: η", **sl),
+            "steps": widgets.IntSlider(value=small["steps"], min=1000, max=4000, step=500,
+                                       description="live net: steps", **sl),
+            "seed": widgets.IntSlider(value=0, min=0, max=20, description="live net: seed", **sl),
+        }
+        self._setup_run(6)
+        p = self.paper["params"] if self.paper else ba.RELU_FIG2
+        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
+            f"{p['d_in']} → {p['hidden']} → {p['d_out']} (precomputed, {p['steps']:,} steps)",
+            "small net, simulated now")))
+        fig.update_layout(height=430, **_LAYOUT)
+        _ratio_panel(fig, 1, True)
+        _ratio_panel(fig, 2, False)
+        fig.update_yaxes(type="log", dtick="D2")
+        fig.update_xaxes(title_text="t = η · steps")
+        self.figures = [fig]
+        self.state: dict = {}
+        self._cache: dict = {}
+        self._wire()
+        self.update()
+
+    def live_run(self, hidden, lr, steps, seed) -> dict:
+        """The small live run (cached by its settings)."""
+        key = (hidden, float(lr), int(steps), int(seed))
+        if key not in self._cache:
+            params = {**ba.RELU_SMALL, "hidden": int(hidden), "lr": float(lr), "steps": int(steps), "seed": int(seed)}
+            self._cache = {key: ba.relu_balance_run(**params, chunks=5, progress=lambda *_: self._stage())}
+        return self._cache[key]
+
+    def _update(self, window, hidden, lr, steps, seed) -> None:
+        live = self.live_run(hidden, lr, steps, seed)
+        fig = self.figure
+        with fig.batch_update():
+            if self.paper is not None:
+                r = self.paper
+                lo, hi = _fill_ratio_panel(fig, 0, r["times"], r["tr_cov_u"], r["tr_cov_w"], r["u_sq"], r["w_sq"],
+                                           window)
+                fig.update_yaxes(range=[lo, hi], row=1, col=1)
+            if live["diverged"]:
+                for tr in fig.data[4:]:
+                    tr.update(x=[], y=[])
+            else:
+                lo, hi = _fill_ratio_panel(fig, 4, live["times"], live["tr_cov_u"], live["tr_cov_w"], live["u_sq"],
+                                           live["w_sq"], window)
+                fig.update_yaxes(range=[lo, hi], row=1, col=2)
+            fig.layout.annotations = [a for a in fig.layout.annotations if a.name not in ("divergence", "missing")]
+            if self.paper is None:
+                fig.add_annotation(name="missing", text="precomputed data file missing:<br>run "
+                                   "python -m symsgd_core.balance_analysis", xref="x domain", yref="y domain",
+                                   x=0.5, y=0.5, showarrow=False, bgcolor="rgba(254,243,199,0.95)")
+            if live["diverged"]:
+                fig.add_annotation(name="divergence", text=f"the live run diverged at η = {lr:.3g}:<br>lower η",
+                                   xref="x2 domain", yref="y2 domain", x=0.5, y=0.5, showarrow=False,
+                                   bgcolor="rgba(254,226,226,0.92)", font=dict(color="#7f1d1d", size=13))
+        self.state = {"live": live, "window": window}
+        self._stage()
+        parts = []
+        level = "info"
+        if self.paper is not None:
+            c = ba.relu_balance_claims(self.paper, window)
+            d = c[0].details
+            ntu, ntw = self.paper["neuron_tr_u"], self.paper["neuron_tr_w"]
+            active = (ntu + ntw) > 0
+            q = np.quantile(ntu[active] / ntw[active], [0.25, 0.75]) if active.any() else [np.nan, np.nan]
+            parts.append(f"Paper-size net, last {window:.0%} of the run: noise-trace ratio {d['trace_ratio']:.3f} "
+                         f"(the law predicts {d['predicted_ratio']:.3f} from G's drift), norm ratio "
+                         f"{c[1].details['norm_ratio']:.3f}; per neuron at the end, the middle half of the trace "
+                         f"ratios lies in [{q[0]:.2f}, {q[1]:.2f}] ({int((~active).sum())} dead neurons).")
+        else:
+            parts.append(self.paper_error)
+            level = "warning"
+        if live["diverged"]:
+            parts.append(f"The live run diverged at η = {lr:.3g}; lower η.")
+            level = "error"
+        else:
+            c = ba.relu_balance_claims(live, window)
+            parts.append(f"Live 5 → {hidden} → 5 net: trace ratio {c[0].details['trace_ratio']:.3f} (law: "
+                         f"{c[0].details['predicted_ratio']:.3f}), norm ratio {c[1].details['norm_ratio']:.3f}.")
+        self.say(" ".join(parts), level)
+
+    def claims(self) -> list[CheckResult]:
+        """§5 claims for the precomputed run, and the law's exact identities at its final state (Thm 3.2).
+
+        (``balance.null_space`` is not run here: ``C`` of the paper-size net is 8200 × 8200.)
+        """
+        from ..checks.balance import Instance, check_discrete_identity, check_symmetry_per_sample
+        from ..relu_net import ReLUNet
+
+        out = []
+        if self.paper is not None:
+            out += ba.relu_balance_claims(self.paper, self.state["window"])
+            p = self.paper["params"]
+            net = ReLUNet(p["d_in"], p["hidden"], p["d_out"])
+            x, y = GaussianData(k=1.0, sigma=p["sigma"], d_in=p["d_in"], d_out=p["d_out"]).sample(32, 7)
+            inst = Instance("relu final state", net, self.paper["final_theta"][None, :], x, y)
+            out += check_symmetry_per_sample(instances=[inst])  # every neuron's pair, every sample
+            out += [r for r in check_discrete_identity(instances=[inst], runs=1) if r.name.endswith("general")]
+        live = self.state["live"]
+        if not live["diverged"]:
+            out += ba.relu_balance_claims(live, self.state["window"])[:1]
+        return out

@@ -1,0 +1,109 @@
+"""The stationary-distribution checks pass, and each fails when fed a broken formula."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from symsgd_core.checks import registered
+from symsgd_core.checks import stationary as cs
+from symsgd_core.stationary import DiagonalNetProblem, StationaryLaw, log_density_depth0, log_density_depth1
+
+
+def _as_list(out):
+    return out if isinstance(out, list) else [out]
+
+
+class TypoLaw(StationaryLaw):
+    """Plausible transcription slips: Eq. 15 with the v-exponent −1/2 instead of −3/2 (depth 1);
+    Eq. 12 with g^{−β₁/(2α₁T)} instead of g^{−1−β₁/(2α₁T)} (depth 0; g ∝ cosh²z in its coordinate)."""
+
+    def _log_unnorm_z(self, z):
+        extra = z if self.depth == 1 else 2.0 * np.log(np.cosh(z))
+        return super()._log_unnorm_z(z) + extra
+
+
+def test_stationary_checks_are_registered():
+    names = {n for n in registered() if n.startswith("stationary.")}
+    assert {"stationary.fokker_planck", "stationary.normalisation", "stationary.histogram_depth0",
+            "stationary.histogram_depth1", "stationary.histogram_depth2", "stationary.collapse_at_Tc",
+            "stationary.fluctuation_inversion", "stationary.most_likely_value", "stationary.wrong_sign"} <= names
+
+
+def test_fokker_planck_passes_and_fails_on_broken_formulas():
+    assert cs.check_fokker_planck().passed
+
+    def no_T_in_arctan(v, T, p):  # the paper's Eq. 9-style slip: a missing T
+        return log_density_depth0(v, T, p) + (1 - T) * 0.0 + 0.3 * np.arctan(v)
+
+    def wrong_exponent(v, T, p):
+        return log_density_depth1(v, T, p) + np.log(v)
+
+    assert not cs.check_fokker_planck(log_density0=no_T_in_arctan).passed
+    assert not cs.check_fokker_planck(log_density1=wrong_exponent).passed
+
+
+def test_normalisation_and_identities_fail_for_a_wrong_law():
+    good = cs.check_normalisation()
+    assert all(r.passed for r in good)
+    bad = cs.check_normalisation(law_factory=lambda p, T, d: StationaryLaw(p, 1.15 * T, d))
+    assert bad[0].passed  # any normalised law integrates to 1 ...
+    assert not bad[1].passed  # ... but only the right one obeys the SDE's moment identities
+
+
+def test_histogram_checks_pass_and_fail_on_a_typo():
+    r = cs.check_histogram_depth1(n_chains=2000)
+    assert r.passed, r
+    prob = DiagonalNetProblem.gaussian(1.0, 1.0, 0.1)
+    broken = cs.check_histogram_depth1(law=TypoLaw(prob, 0.12, 1), n_chains=2000)
+    assert not broken.passed and broken.measured > broken.tolerance
+    assert cs.check_histogram_depth0(n_chains=2000).passed
+    typo0 = cs.check_histogram_depth0(law=TypoLaw(DiagonalNetProblem.gaussian(1.0, 1.0), 0.25, 0), n_chains=2000)
+    assert not typo0.passed
+
+
+def test_histogram_depth2_fails_for_the_depth1_law():
+    assert cs.check_histogram_depth2(n_chains=2000).passed
+    r = cs.check_histogram_depth2(law=StationaryLaw(DiagonalNetProblem.gaussian(1.0, 1.0), 0.15, 1), n_chains=2000)
+    assert not r.passed
+
+
+def test_collapse_passes_and_fails_when_weight_decay_is_ignored():
+    assert cs.check_collapse().passed
+    r = cs.check_collapse(tc_formula=lambda p: p.beta2 / p.alpha3)  # forgets γ: T_c = 1/3 instead of 0.267
+    assert not r.passed
+
+
+def test_fluctuation_inversion_fails_for_swapped_depths():
+    assert all(r.passed for r in cs.check_fluctuation_inversion())
+    swapped = cs.check_fluctuation_inversion(law_factory=lambda p, T, d: StationaryLaw(p, T, 1 - d)
+                                             if (d == 0 and T < 1 / 3) or d == 1 else StationaryLaw(p, T, d))
+    assert not all(r.passed for r in swapped)
+
+
+def test_most_likely_value_fails_for_a_garbled_root():
+    assert all(r.passed for r in cs.check_most_likely_value())
+
+    def garbled(T, p):  # Eq. 16-style slip: 3α₃T → α₃T
+        A, B, C = 7 * p.alpha1 * T, p.beta1 - 10 * p.alpha2 * T, -(p.beta2 - p.weight_decay - p.alpha3 * T)
+        return (-B + math.sqrt(B * B - 4 * A * C)) / (2 * A)
+
+    out = cs.check_most_likely_value(root_formula=garbled)
+    assert not out[0].passed and not out[1].passed
+
+
+def test_wrong_sign_fails_for_wrong_claims():
+    assert all(r.passed for r in cs.check_wrong_sign())
+
+    class NoWrongSign:
+        def cdf(self, v):
+            return np.where(np.asarray(v) <= 0, 0.0, 1.0)
+
+    out = cs.check_wrong_sign(depth0_law=NoWrongSign(), collapse_rate=lambda p, T: 4 * (p.beta2 + T * p.alpha3) / 2)
+    assert not out[0].passed and not out[1].passed
+
+
+def test_nan_never_passes():
+    r = cs._gof_result("x", "y", {"ks": 0.0, "tolerance": 1.0, "non_finite": 1, "n_chains": 1, "dt_coarse": 0.1})
+    assert not r.passed

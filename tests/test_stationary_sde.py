@@ -1,0 +1,187 @@
+"""Long SDE runs of the v-dynamics (symsgd_core.stationary_sde) and their numba kernels."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from symsgd_core import _stationary_kernels as kern
+from symsgd_core.stationary import DiagonalNetProblem, StationaryLaw
+from symsgd_core.stationary_sde import (
+    BLOCK_SIZE,
+    _kernel_params,
+    _stiff_threshold,
+    integrated_autocorrelation_time,
+    numpy_euler_s,
+    relaxation_rate,
+    run_to_stationarity,
+    sde_coefficients,
+    sgd_v_samples,
+    simulate_v,
+    simulate_v_coupled,
+    v_space_coefficients,
+)
+
+P11 = DiagonalNetProblem.gaussian(1.0, 1.0)
+PWD = DiagonalNetProblem.gaussian(1.3, 0.7, 0.15)
+
+
+def test_same_seed_same_numbers_whatever_the_threads():
+    kw = dict(n_chains=BLOCK_SIZE * 2 + 17, t_end=0.5, dt=0.01, n_records=3)
+    a = simulate_v(P11, 0.15, 1, seed=5, threads=1, **kw)
+    b = simulate_v(P11, 0.15, 1, seed=5, threads=2, **kw)
+    c = simulate_v(P11, 0.15, 1, seed=6, threads=2, **kw)
+    assert np.array_equal(a.v, b.v) and not np.array_equal(a.v, c.v)
+    f1, c1 = simulate_v_coupled(P11, 0.15, 0, seed=2, threads=1, **kw)
+    f2, c2 = simulate_v_coupled(P11, 0.15, 0, seed=2, threads=2, **kw)
+    assert np.array_equal(f1.v, f2.v) and np.array_equal(c1.v, c2.v)
+    assert a.v.shape == (3, kw["n_chains"]) and np.allclose(a.times, [0.17, 0.34, 0.51])
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    (dict(temperature=0.0), "temperature"), (dict(depth=-1), "depth"), (dict(n_chains=0), "n_chains"),
+    (dict(dt=2.0, t_end=1.0), "dt"), (dict(scheme="rk4"), "scheme"), (dict(v0=0.0), "v0"),
+    (dict(v0=np.array([1.0, -1.0]), n_chains=2), "one sign"), (dict(v0=np.full(3, 1.0), n_chains=2), "v0"),
+    (dict(seed=-1), "seed"), (dict(n_records=0), "n_records")])
+def test_arguments_are_validated(kwargs, word):
+    base = dict(temperature=0.1, depth=1, n_chains=4, t_end=0.1, dt=0.01)
+    base.update(kwargs)
+    T = base.pop("temperature")
+    D = base.pop("depth")
+    with pytest.raises(ValueError, match=word):
+        simulate_v(P11, T, D, **base)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 4])
+def test_log_space_coefficients_follow_from_ito(depth):
+    v = np.linspace(0.05, 6.0, 40)
+    for p, branch in ((PWD, 1), (PWD, -1)):
+        q = p if branch == 1 else p.mirrored()
+        a_v, b2_v, _ = v_space_coefficients(v, q, 0.12, depth)
+        a_s, b_s = sde_coefficients(np.log(v), p, 0.12, depth, branch)
+        assert np.allclose(a_s, a_v / v - b2_v / (2 * v * v), rtol=1e-12, atol=1e-12)
+        assert np.allclose(b_s**2, b2_v / v**2, rtol=1e-12)
+
+
+def test_stiffness_threshold_is_a_safe_bound():
+    for depth in (0, 1, 2):
+        params = _kernel_params(PWD, 0.2, depth, 1)
+        for dt in (0.001, 0.02, 0.1):
+            xs = _stiff_threshold(params, dt, kern.STIFF)
+            grid = np.linspace(-20, min(xs, 8.0), 400) if depth else np.linspace(-50, 50, 400)
+            if not math.isfinite(xs) and xs < 0:
+                continue
+            lam = np.array([kern.stiffness(x, *params) for x in grid])
+            assert np.all(lam * dt <= kern.STIFF * (1 + 1e-9))
+
+
+def test_relaxation_rate_exact_for_linear_drift_and_bounded_for_depth1():
+    # depth 0 has a linear drift, so v − m is an eigenfunction with eigenvalue −2β₁'
+    assert relaxation_rate(P11, 0.15, 0) == pytest.approx(2.0, rel=1e-3)
+    assert relaxation_rate(PWD, 0.1, 0) == pytest.approx(2 * (1 + 0.15), rel=1e-3)
+    # depth 1: small v is Brownian motion with drift; the gap sits at (β₂' − Tα₃)²/(2Tα₃)
+    T = 0.15
+    edge = (1 - 3 * T) ** 2 / (2 * T * 3)
+    assert relaxation_rate(P11, T, 1) == pytest.approx(edge, rel=0.02)
+    assert relaxation_rate(P11, 0.4, 1) == 0.0  # collapsed
+
+
+def test_depth0_mean_follows_the_linear_ode():
+    # E v(t) = m + (v0 − m) e^{−2β₁t} exactly for the SDE; Euler's mean is (1 − 2β₁dt)^n
+    run = simulate_v(P11, 0.2, 0, n_chains=20000, t_end=0.5, dt=0.01, v0=3.0, scheme="euler", seed=1)
+    exact_discrete = 1 + 2 * (1 - 2 * 0.01) ** 50
+    se = run.final.std() / math.sqrt(run.n_chains)
+    assert abs(run.final.mean() - exact_discrete) < 4 * se
+    run2 = simulate_v(P11, 0.2, 0, n_chains=20000, t_end=0.5, dt=0.05, v0=3.0, scheme="weak2", seed=1)
+    assert abs(run2.final.mean() - (1 + 2 * math.exp(-1.0))) < 4 * run2.final.std() / math.sqrt(2e4) + 2e-3
+
+
+def test_weak2_beats_euler_on_the_stationary_law():
+    law = StationaryLaw(P11, 0.15, 1)
+    v0 = law.sample(6000, seed=4)
+    errs = {}
+    for scheme in ("euler", "weak2"):
+        run = simulate_v(P11, 0.15, 1, n_chains=6000, t_end=3.0, dt=0.05, v0=v0, scheme=scheme, seed=3)
+        errs[scheme] = abs(np.median(run.final) - law.ppf(np.array([0.5]))[0])
+    assert errs["weak2"] < errs["euler"]
+
+
+def test_wrong_sign_and_collapse():
+    run = simulate_v(P11, 0.15, 1, n_chains=300, t_end=8.0, dt=0.01, v0=-1.0, scheme="euler", seed=0)
+    assert run.branch == -1 and np.all(run.final < 0) and np.all(np.abs(run.final) < 1e-6)
+    dead = simulate_v(P11, 0.5, 1, n_chains=300, t_end=40.0, dt=0.02, v0=1.0, seed=0)
+    assert np.median(dead.final) < 1e-6 and dead.non_finite == 0
+
+
+def test_run_to_stationarity_reports_relaxation():
+    run, info = run_to_stationarity(P11, 0.15, 1, n_chains=50, relax_times=2.0)
+    assert info["relaxed"] and info["t_end"] >= 2.0 / info["lambda1"]
+    run, info = run_to_stationarity(P11, 0.32, 1, n_chains=50, t_max=5.0)
+    assert not info["relaxed"]
+
+
+def test_integrated_autocorrelation_time_of_ar1():
+    rng = np.random.default_rng(0)
+    phi, K, R = 0.8, 4000, 20
+    x = np.zeros((K, R))
+    for k in range(1, K):
+        x[k] = phi * x[k - 1] + rng.standard_normal(R)
+    tau = integrated_autocorrelation_time(x, 1.0)
+    assert tau == pytest.approx(0.5 + phi / (1 - phi), rel=0.1)
+
+
+def test_numpy_baseline_agrees_with_the_kernel_in_distribution():
+    a = numpy_euler_s(P11, 0.15, n_chains=3000, n_steps=2000, dt=2e-3, seed=0)
+    b = simulate_v(P11, 0.15, 1, n_chains=3000, t_end=4.0, dt=2e-3, scheme="euler", seed=0).final
+    from scipy import stats
+
+    assert stats.ks_2samp(a, b).pvalue > 1e-4
+
+
+def test_sgd_on_the_actual_parameters_runs_and_keeps_the_sign():
+    out = sgd_v_samples(1.0, 1.0, 0.1, method="amplified", lr=5e-3, n_runs=40, t_end=0.5, v0=-1.0)
+    assert out["v"].size + out["diverged"] == 40 and np.all(out["v"] <= 0)
+    out = sgd_v_samples(1.0, 1.0, 0.05, method="sgd", n_runs=40, t_end=1.0)
+    assert out["lr"] == 0.05 and out["steps"] == 20
+    with pytest.raises(ValueError, match="method"):
+        sgd_v_samples(1.0, 1.0, 0.05, method="adam")
+
+
+def test_deep_chains_stay_stationary_through_large_v_excursions():
+    # regression: excursions to huge v once overflowed the sub-step count and threw chains to v = 0
+    law = StationaryLaw(P11, 0.15, 4)
+    run = simulate_v(P11, 0.15, 4, n_chains=4000, t_end=4.0, dt=0.005, v0=law.sample(4000, seed=1), seed=2)
+    q = float(law.ppf(np.array([0.01]))[0])
+    p = float(np.mean(run.final < q))
+    assert run.non_finite == 0 and abs(p - 0.01) < 4 * math.sqrt(0.01 * 0.99 / 4000) + 0.003
+
+
+def test_states_beyond_float_range_are_reported_not_hidden():
+    params = _kernel_params(P11, 0.15, 1, 1)
+    x, extra = kern._advance_stiff(800.0, 0.01, 0.0, np.random.default_rng(0), 0, *params, kern.STIFF)
+    assert math.isnan(x)
+    run = simulate_v(P11, 0.15, 1, n_chains=3, t_end=0.02, dt=0.01, v0=np.array([1.0, 1.0, 1e300]), seed=0)
+    assert run.non_finite == 1 and "non-finite" in run.summary()
+
+
+def test_dt_convergence_rows():
+    from symsgd_core.stationary_sde import dt_convergence
+
+    rows = dt_convergence(P11, 0.15, 1, dts=(0.08,), schemes=("weak2",), n_chains=500)
+    assert len(rows) == 1 and 0 <= rows[0]["sup_F_dt_minus_F_dt2"] <= 1
+    assert rows[0]["p_small_law"] == pytest.approx(float(StationaryLaw(P11, 0.15, 1).cdf(np.array([0.05]))[0]))
+    with pytest.raises(ValueError, match="no stationary density"):
+        dt_convergence(P11, 0.4, 1)
+
+
+def test_plain_euler_without_step_control_loses_chains():
+    # the brief's Euler–Maruyama "bias": overshoots from large-v excursions strand chains near v = 0
+    v = numpy_euler_s(P11, 0.15, n_chains=1000, n_steps=5000, dt=1e-3)
+    assert np.sum(v < 1e-30) > 0
+
+
+def test_sgd_paths_are_recorded():
+    out = sgd_v_samples(1.0, 1.0, 0.1, method="sgd", n_runs=20, t_end=1.0, n_records=5)
+    assert out["v_path"].shape[0] == 6 and out["times"].shape == (6,)

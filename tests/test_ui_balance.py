@@ -1,0 +1,171 @@
+"""Tests of the Notebook 01 controllers (symsgd_core.ui.balance), driven without a kernel or a browser.
+
+Every slider of every controller is moved to both ends of its range; after each move the figure must be
+free of NaN/inf and the status line must say something. Divergent settings must be announced.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from symsgd_core.checks.registry import make_result
+from symsgd_core.ui import balance as ui
+from symsgd_core.ui.base import figure_is_finite, slider_extremes, slider_names
+
+CONTROLLERS = [ui.SymmetryExplorer, ui.ItoTermsExplorer, ui.ThreeDynamics, ui.BalanceEnsemble, ui.Rank1Balance,
+               ui.ReLUBalance, ui.DiscreteBreakdown]
+
+
+def sweep_and_check(ctl) -> int:
+    """Like ``base.sweep_sliders``, but asserts a finite figure and a non-empty status after every setting."""
+    moves = 0
+    for name in slider_names(ctl):
+        w = ctl.controls[name]
+        original = w.value
+        for value in slider_extremes(w):
+            ctl.set(**{name: value})
+            moves += 1
+            assert all(figure_is_finite(f) for f in ctl.figures), (type(ctl).__name__, name, value)
+            assert ui.status_text(ctl).strip(), (type(ctl).__name__, name, value)
+            assert "Computing" not in ui.status_text(ctl)
+            assert any(tr.x is not None and len(tr.x) for tr in ctl.figure.data if hasattr(tr, "x")), (name, value)
+        if ctl.live:
+            ctl.set(**{name: original})
+        else:  # a Run-button controller: restore the value without re-simulating (the next move does)
+            w.value = original
+    return moves
+
+
+@pytest.mark.parametrize("cls", CONTROLLERS, ids=lambda c: c.__name__)
+def test_every_slider_end_gives_a_finite_figure_and_a_message(cls):
+    ctl = cls()
+    assert sweep_and_check(ctl) == 2 * len(slider_names(ctl)) > 0
+    view = ctl.view()
+    assert "symsgd-controller" in view._dom_classes
+
+
+def test_ito_explorer_sweeps_both_models_and_handles_the_origin():
+    ctl = ui.ItoTermsExplorer()
+    ctl.set(model=ctl.MODELS[1])
+    sweep_and_check(ctl)
+    ctl.set(u=0.0, w=0.0)
+    assert "no symmetry direction" in ui.status_text(ctl)
+    assert figure_is_finite(ctl.figure)
+    ctl.set(u=1.2, w=-0.4)
+    assert all(r.passed for r in ctl.claims())
+    assert "<table" in ctl.proof.value and "line" in ctl.proof.value
+
+
+@pytest.mark.parametrize("cls, setting", [(ui.ThreeDynamics, {"lr": 0.5}), (ui.DiscreteBreakdown, {"lr": 1.0})],
+                         ids=["three_dynamics", "discrete"])
+def test_divergence_is_announced_on_the_figure_and_in_the_status(cls, setting):
+    ctl = cls()
+    ctl.set(**setting)
+    assert "diverged" in ui.status_text(ctl)
+    assert "stable only while" in ui.status_text(ctl)  # says why, not only what
+    assert ctl.status.value.count("#b91c1c") == 1  # error colour
+    notes = [a for a in ctl.figure.layout.annotations if a.name == "divergence"]
+    assert len(notes) == 1 and "diverged" in notes[0].text
+    assert figure_is_finite(ctl.figure)
+    assert all(r.passed for r in ctl.claims())  # the identities held at every step before the divergence
+    ctl.set(lr=0.02)
+    assert not [a for a in ctl.figure.layout.annotations if a.name == "divergence"]
+
+
+def test_sign_flips_are_counted_at_moderate_eta():
+    ctl = ui.DiscreteBreakdown()
+    ctl.set(lr=0.15, seed=3)
+    facts = ctl.state["facts"]
+    G = facts["G"]
+    resolved = np.abs(G) > ctl.state["G_floor"]  # above round-off: the sign of G means something
+    both = resolved[1:] & resolved[:-1]
+    flips = int(np.sum((facts["factor"] < 0) & both))
+    assert flips > 0
+    assert f"changed sign at {flips} step" in ui.status_text(ctl)
+    assert int(np.sum((np.sign(G[1:]) != np.sign(G[:-1])) & both)) == flips  # each negative factor flips G
+
+
+def test_default_claims_pass_for_every_controller():
+    for cls in CONTROLLERS:
+        ctl = cls()
+        results = ctl.claims()
+        assert results and all(r.passed for r in results), (cls.__name__, [str(r) for r in results if not r.passed])
+
+
+def test_relu_balance_without_its_data_file_warns_instead_of_raising(tmp_path):
+    ctl = ui.ReLUBalance(data_path=tmp_path / "nothing.npz")
+    assert "missing" in ui.status_text(ctl)
+    assert figure_is_finite(ctl.figure)
+    assert [a for a in ctl.figure.layout.annotations if a.name == "missing"]
+    assert all(r.passed for r in ctl.claims())  # the live run's claim still stands
+
+
+def test_three_dynamics_tells_the_three_stories():
+    ctl = ui.ThreeDynamics()
+    sims = ctl.state["sims"]
+    G = {k: sims[k].observables["G"][:, 0] for k in ("flow", "sgd", "iso")}
+    assert abs(G["flow"][-1] - G["flow"][0]) < 1e-6  # on its hyperbola
+    assert abs(G["sgd"][-1]) < 0.1 * abs(G["sgd"][0])  # slid to the balanced line
+    assert np.ptp(G["iso"]) > abs(G["sgd"][0])  # wandered along the valley
+
+
+# ------------------------------------------------------------------------------------------- helpers
+def test_hyperbola_and_product_curves_lie_on_their_sets():
+    for c in (-2.0, 0.0, 1.5):
+        u, w = ui.hyperbola_xy(c, 3.0)
+        pts = np.array([(a, b) for a, b in zip(u, w) if a is not None])
+        np.testing.assert_allclose(pts[:, 0] ** 2 - pts[:, 1] ** 2, c, atol=1e-12)
+        assert np.all(np.abs(pts) <= 3.0)
+    u, w = ui.product_level_xy(0.75, 4.0)
+    pts = np.array([(a, b) for a, b in zip(u, w) if a is not None])
+    np.testing.assert_allclose(pts[:, 0] * pts[:, 1], 0.75, rtol=1e-12)
+    with pytest.raises(ValueError, match="extent"):
+        ui.hyperbola_xy(1.0, 0.0)
+
+
+def test_assert_claims_and_status_text():
+    ok = make_result("x", "claim", 0.0, 1.0, "src")
+    bad = make_result("y", "claim", 2.0, 1.0, "src")
+    ui.assert_claims([ok])
+    with pytest.raises(AssertionError):
+        ui.assert_claims([ok, bad])
+    with pytest.raises(AssertionError, match="no claim"):
+        ui.assert_claims([])
+    ctl = ui.SymmetryExplorer()
+    ctl.say("a < b & c", "warning")
+    assert ui.status_text(ctl) == "a < b & c"
+
+
+# ------------------------------------------------------------------------------------------- exercises
+def test_exercise_rate():
+    assert ui.exercise_balance_rate(None).status == "unanswered"
+    assert ui.exercise_balance_rate(-3.6).correct
+    assert ui.exercise_balance_rate("-3.6").correct
+    assert "sign" in ui.exercise_balance_rate(3.6).message
+    assert "½" in ui.exercise_balance_rate(-1.8).message
+    assert "factor 4" in ui.exercise_balance_rate(-0.9).message
+    assert "gradient flow" in ui.exercise_balance_rate(0).message
+    assert ui.exercise_balance_rate("abc").status == "wrong"
+    assert "dG/dt" in ui.exercise_balance_rate_question()
+    assert "right" in str(ui.exercise_balance_rate(-3.6)) and "<p" in ui.exercise_balance_rate(-3.6)._repr_html_()
+
+
+def test_exercise_conserved_quantity():
+    assert ui.exercise_conserved_quantity(None).status == "unanswered"
+    assert ui.exercise_conserved_quantity(lambda u, w: u * u - w * w).correct
+    assert ui.exercise_conserved_quantity(lambda u, w: np.exp(0.1 * (u * u - w * w))).correct
+    assert not ui.exercise_conserved_quantity(lambda u, w: u * w).correct
+    assert not ui.exercise_conserved_quantity(lambda u, w: u * u + w * w).correct
+    assert "constant" in ui.exercise_conserved_quantity(lambda u, w: 3.0).message
+    assert "raised" in ui.exercise_conserved_quantity(lambda u, w: 1 / 0).message
+    assert ui.exercise_conserved_quantity(5).status == "wrong"
+
+
+def test_exercise_step_factor():
+    assert ui.exercise_step_factor(None).status == "unanswered"
+    fb = ui.exercise_step_factor(-0.88)
+    assert fb.correct and "flipped the sign" in fb.message
+    assert "flow" in ui.exercise_step_factor(2.0).message
+    assert not ui.exercise_step_factor(0.5).correct
+    assert "ḡ_B" in ui.exercise_step_factor_question()
