@@ -270,7 +270,7 @@ def test_forced_row_decays_to_exact_zero_without_denormals(eps_problem):
     lr, lam = 0.3, EXP.lam_hot
     res = dln.run(p, eps_problem, 12_000, method="forced", entries=eps_problem.row_entries([0]), lr=lr, lam=lam,
                   record_every=12_000)
-    assert (1 - 2 * lr * lam) ** 12_000 < dln._flush_threshold(4)
+    assert (1 - 2 * lr * lam) ** 12_000 < dln.flush_threshold(4)
     np.testing.assert_array_equal(res.final.layer(3)[0, 1], 0.0)
     assert res.final_rank[0] == 1
 

@@ -1,0 +1,34 @@
+"""Repository-wide pytest hooks: a closing summary that shows what the test command ran."""
+
+from __future__ import annotations
+
+
+def _kind(nodeid: str) -> str:
+    if ".ipynb" in nodeid:
+        return "notebook cells (nbval)"
+    if nodeid.startswith("tests/browser/"):
+        return "real-browser tests"
+    return "unit tests"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    counts: dict[str, dict[str, int]] = {}
+    notebooks: set[str] = set()
+    for outcome in ("passed", "failed", "error", "skipped"):
+        for report in terminalreporter.stats.get(outcome, []):
+            nodeid = getattr(report, "nodeid", "")
+            if not nodeid or (outcome == "passed" and getattr(report, "when", "call") != "call"):
+                continue
+            kind = _kind(nodeid)
+            counts.setdefault(kind, {}).setdefault(outcome, 0)
+            counts[kind][outcome] += 1
+            if ".ipynb" in nodeid:
+                notebooks.add(nodeid.split("::")[0])
+    if not counts:
+        return
+    terminalreporter.section("what ran")
+    for kind in ("unit tests", "notebook cells (nbval)", "real-browser tests"):
+        if kind in counts:
+            parts = ", ".join(f"{n} {o}" for o, n in sorted(counts[kind].items()))
+            extra = f" in {len(notebooks)} notebooks" if kind.startswith("notebook") else ""
+            terminalreporter.write_line(f"{kind}: {parts}{extra}")
