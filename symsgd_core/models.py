@@ -445,6 +445,33 @@ class DiagonalNet(ScalarInputModel):
         return f"DiagonalNet(width={self.width}, depth={self.depth}, weight_decay={self.weight_decay})"
 
 
+def vector_batch(x: np.ndarray, y: np.ndarray, d_in: int, d_out: int, runs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Validate vector data and give it a run axis.
+
+    Args:
+        x: ``(N, d_in)`` shared by all runs, or ``(R, N, d_in)`` one batch per run.
+        y: ``(N, d_out)`` or ``(R, N, d_out)``, matching ``x``.
+        runs: ``R``, the number of runs the batch is for.
+
+    Returns:
+        ``(x, y)`` of shapes ``(1|R, N, d_in)``, ``(1|R, N, d_out)``.
+
+    Raises:
+        ValueError: on a shape that does not fit, no samples, or a per-run batch for the wrong ``R``.
+    """
+    if x.ndim not in (2, 3) or x.shape[-1] != d_in:
+        raise ValueError(f"x must have shape (N, {d_in}) or (R, N, {d_in}), got {x.shape}")
+    if y.ndim != x.ndim or y.shape[-1] != d_out or y.shape[:-1] != x.shape[:-1]:
+        raise ValueError(f"y must have shape {x.shape[:-1] + (d_out,)} to match x {x.shape}, got {y.shape}")
+    if x.shape[-2] == 0:
+        raise ValueError("x must contain at least one sample")
+    if x.ndim == 3 and x.shape[0] != runs:
+        raise ValueError(f"x of shape (R, N, d_in) must have R = {runs} (one batch per run), got {x.shape[0]}")
+    if x.ndim == 2:
+        x, y = x[None], y[None]
+    return x, y
+
+
 class Rank1LinearModel(SymmetricModel):
     """Rank-1 two-layer linear net ``f(x) = u (wᵀx)``, ``θ = (u ∈ R^{d_out}, w ∈ R^{d_in})``.
 
@@ -479,17 +506,7 @@ class Rank1LinearModel(SymmetricModel):
             x = x[:, None]
         if self.d_out == 1 and y.ndim == 1:
             y = y[:, None]
-        if x.ndim not in (2, 3) or x.shape[-1] != self.d_in:
-            raise ValueError(f"x must have shape (N, {self.d_in}) or (R, N, {self.d_in}), got {x.shape}")
-        if y.ndim != x.ndim or y.shape[-1] != self.d_out or y.shape[:-1] != x.shape[:-1]:
-            raise ValueError(f"y must have shape {x.shape[:-1] + (self.d_out,)} to match x {x.shape}, got {y.shape}")
-        if x.shape[-2] == 0:
-            raise ValueError("x must contain at least one sample")
-        if x.ndim == 3 and x.shape[0] != runs:
-            raise ValueError(f"x of shape (R, N, d_in) must have R = {runs} (one batch per run), got {x.shape[0]}")
-        if x.ndim == 2:
-            x, y = x[None], y[None]
-        return x, y
+        return vector_batch(x, y, self.d_in, self.d_out, runs)
 
     def _split(self, th):
         return th[:, : self.d_out], th[:, self.d_out:]

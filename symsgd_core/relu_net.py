@@ -19,7 +19,7 @@ import torch
 from torch.func import grad as func_grad
 from torch.func import vmap
 
-from .models import SymmetricModel
+from .models import SymmetricModel, vector_batch
 from .validation import as_generator, check_array, check_choice, check_positive, check_positive_int
 
 __all__ = ["ReLUNet"]
@@ -156,18 +156,7 @@ class ReLUNet(SymmetricModel):
 
     # ------------------------------------------------------------------ SymmetricModel hooks
     def _data(self, x, y, runs):
-        x = check_array("x", x)
-        y = check_array("y", y)
-        if x.ndim not in (2, 3) or x.shape[-1] != self.d_in:
-            raise ValueError(f"x must have shape (N, {self.d_in}) or (R, N, {self.d_in}), got {x.shape}")
-        if y.ndim != x.ndim or y.shape[-1] != self.d_out or y.shape[:-1] != x.shape[:-1]:
-            raise ValueError(f"y must have shape {x.shape[:-1] + (self.d_out,)} to match x {x.shape}, got {y.shape}")
-        if x.shape[-2] == 0:
-            raise ValueError("x must contain at least one sample")
-        if x.ndim == 3 and x.shape[0] != runs:
-            raise ValueError(f"x of shape (R, N, d_in) must have R = {runs} (one batch per run), got {x.shape[0]}")
-        if x.ndim == 2:
-            x, y = x[None], y[None]
+        x, y = vector_batch(check_array("x", x), check_array("y", y), self.d_in, self.d_out, runs)
         # torch.from_numpy needs writable, contiguous memory (Dataset arrays are read-only)
         x = x if x.flags.writeable and x.flags.c_contiguous else np.array(x)
         y = y if y.flags.writeable and y.flags.c_contiguous else np.array(y)
