@@ -165,6 +165,16 @@ def test_exercise_checker_is_robust_to_bad_answers():
         ul.check_exercise("nope", 1)
 
 
+def test_exercise_feedback_is_specific():
+    # a rounded irrational answer (√2 typed as 1.414) counts; a coarser one is "close", not a flat "no"
+    assert ul.check_exercise("balanced_lambda", 1.414).correct
+    near = ul.check_exercise("balanced_lambda", 1.41)
+    assert near.status == "wrong" and "close" in near.message
+    # a function of the right shape but the wrong values gets a reason about values, not about shapes
+    msg = ul.check_exercise("grad_w_function", lambda A, u, w: A.sum(axis=0)).message
+    assert "wrong values" in msg and "expected shape" not in msg
+
+
 def test_relu_sign_exercise_uses_the_package_model():
     assert ul._relu_sign_loss() == pytest.approx(9.0, abs=1e-14)
     assert lf.MODELS["relu"].negation_symmetric is False

@@ -54,7 +54,7 @@ __all__ = [
 
 #: Colours shared by every figure of the notebook.
 COLOURS = {"flow": "#475569", "sgd": "#2563eb", "iso": "#d97706", "G": "#7c3aed", "u_sq": "#0d9488",
-           "w_sq": "#db2777", "point": "#dc2626", "orbit": "#111827", "hyper": "#a1a1aa", "bound": "#16a34a"}
+           "w_sq": "#db2777", "point": "#dc2626", "orbit": "#f472b6", "hyper": "#a1a1aa", "bound": "#16a34a"}
 _LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50),
                legend=dict(orientation="h", yanchor="bottom", y=1.06, x=0))
 
@@ -196,7 +196,7 @@ class SymmetryExplorer(Controller):
                         name="u² − w² = c (c = ±1, ±2, ±4)", hoverinfo="skip", row=1, col=1)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["G"], width=2, dash="dash"),
                         name="u² − w² through the point", row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["orbit"], width=2.5),
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["orbit"], width=4),
                         name="orbit (λu₀, w₀/λ), λ > 0", row=1, col=1)
         fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=9, color="white",
                                                                 line=dict(color=COLOURS["orbit"], width=2)),
@@ -215,7 +215,8 @@ class SymmetryExplorer(Controller):
                         name="ℓ = 0: u w x = y", hoverinfo="skip", row=1, col=1)  # data[10]
         fig.update_xaxes(range=[-L, L], title_text="u", row=1, col=1)
         fig.update_yaxes(range=[-L, L], title_text="w", scaleanchor="x", row=1, col=1)
-        fig.update_xaxes(type="log", title_text="λ", row=1, col=2)
+        fig.update_xaxes(type="log", title_text="λ", minorloglabels="complete", row=1, col=2)
+        fig.update_yaxes(title_text="ℓ and u² − w² on the orbit", row=1, col=2)
         self.figures = [fig]
         self._xy_cache = None
         self.state: dict = {}
@@ -901,13 +902,15 @@ class BalanceEnsemble(_Simulating):
                         row=2, col=1)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["G"], width=2.5), name="spread of G",
                         row=2, col=1)
-        for col, key in ((1, "u_sq"), (2, "G")):  # one trace per shown run: numpy arrays, no gap markers
+        for col, key, what in ((1, "u_sq", "‖u‖²"), (2, "G", "G")):  # one trace per shown run: no gap markers
             for r in range(self.SHOWN):
                 fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS[key], width=0.8), opacity=0.55,
-                                name=f"{self.SHOWN} single runs", legendgroup=f"runs_{key}",
+                                name=f"{self.SHOWN} single runs ({what})", legendgroup=f"runs_{key}",
                                 showlegend=(r == 0), hoverinfo="skip", row=1, col=col)
         fig.update_xaxes(title_text="t = η · steps", row=2, col=1)
-        fig.update_yaxes(type="log", dtick="D2", title_text="std across runs", row=2, col=1)
+        fig.update_yaxes(type="log", dtick="D2", minorloglabels="complete", title_text="std across runs", row=2, col=1)
+        fig.update_yaxes(title_text="‖u‖²", row=1, col=1)
+        fig.update_yaxes(title_text="G", row=1, col=2)
         self.figures = [fig]
         self.state: dict = {}
         self._wire()
@@ -1208,7 +1211,8 @@ class Rank1Balance(_Simulating):
                         row=1, col=2)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["w_sq"], width=2.5), name="‖w‖²",
                         row=1, col=2)
-        fig.update_yaxes(type="log", dtick="D2", row=1, col=1)
+        fig.update_yaxes(type="log", dtick="D2", minorloglabels="complete", title_text="ratio", row=1, col=1)
+        fig.update_yaxes(title_text="squared norm", row=1, col=2)
         fig.update_xaxes(title_text="t = η · steps")
         self.figures = [fig]
         self.state: dict = {}
@@ -1303,7 +1307,8 @@ class ReLUBalance(_Simulating):
         fig.update_layout(height=430, **_LAYOUT)
         _ratio_panel(fig, 1, True)
         _ratio_panel(fig, 2, False)
-        fig.update_yaxes(type="log", dtick="D2")
+        fig.update_yaxes(type="log", dtick="D2", minorloglabels="complete")
+        fig.update_yaxes(title_text="ratio", row=1, col=1)
         fig.update_xaxes(title_text="t = η · steps")
         self.figures = [fig]
         self.state: dict = {}
