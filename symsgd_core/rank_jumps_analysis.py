@@ -691,7 +691,8 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int
         return Diagnosis("no_jumps", prefix +
                          f"No SGD run left rank {start_rank} within {steps} steps: at η = {lr:.3g}, λ = {lam:.3g} "
                          "the waiting time for a jump is much longer than the budget (it grows very fast as η or "
-                         "λ decrease). Raise η, λ or the number of steps." + gd_text, "warning")
+                         "λ decrease, and as the rank-2 minimum gets deeper, e.g. at smaller ε). Raise η, λ or "
+                         "the number of steps." + gd_text, "warning")
     js = sgd.jump_step(target_rank)
     msg = (f"{int(jumped.sum())} of {R} SGD runs jumped rank {start_rank} → ≤{target_rank} "
            f"(median at step {int(np.median(js[jumped]))}); none returned to a higher rank "

@@ -106,23 +106,32 @@ def test_trap_default_gd_stays_sgd_jumps_never_returns(trap):
     assert "FAILURE" not in trap.figure.layout.title.text
 
 
+@pytest.fixture(scope="module")
+def small_trap():
+    """One small TrapController shared by the failure-mode tests (each sets every slider it relies on)."""
+    return rj.TrapController(steps=10_000, n_seeds=2)
+
+
 @pytest.mark.parametrize("setting, kinds", [
     (dict(lr=0.5), {"collapsed", "diverged"}),
     (dict(lam=0.06), {"gd_low_rank"}),
     (dict(lr=0.1), {"no_jumps"}),
 ])
-def test_trap_failure_modes_are_named_on_the_figure(setting, kinds):
-    c = rj.TrapController(steps=10_000, n_seeds=2)
-    c.set(**setting)
+def test_trap_failure_modes_are_named_on_the_figure(small_trap, setting, kinds):
+    c = small_trap
+    c.set(**{"lr": 0.3, "lam": 0.027, **setting})
     c.run()
     assert c.result["diagnosis"].kind in kinds, c.status.value
     assert "FAILURE MODE" in c.figure.layout.title.text
     assert figure_is_finite(c.figure)
 
 
-def test_trap_depth_two_says_convex():
-    c = rj.TrapController(steps=10_000, n_seeds=1, depth=2)
+def test_trap_depth_two_says_convex(small_trap):
+    c = small_trap
+    c.set(lr=0.3, lam=0.027, depth=2)
+    c.run()
     assert "L = 2" in c.status.value
+    c.set(depth=4)
 
 
 # -- 3. ensemble --------------------------------------------------------------------------------
@@ -178,6 +187,16 @@ def test_anneal_gd_keeps_two_sgd_keeps_one_and_names_the_better_minimum():
     assert "rank-1 minimum is the better one" in c.status.value  # ε = 0.2, λ_cold = 0.01
     assert r["minima"]["rank1"] < r["minima"]["rank2"]
     assert c.figure.layout.yaxis2.range[0] > 0.05  # zoomed on the losses, not from 0
+    # ... so the losses are markers, not bars (bars on a cut axis would exaggerate a ~1 % difference)
+    assert all(tr.type == "scatter" for tr in c.figure.data)
+
+
+def test_anneal_small_eps_prefers_rank_two_and_hot_phase_does_not_jump():
+    """The notebook's "Try ε = 0.1": the rank-2 minimum is the better one and the hot phase no longer jumps."""
+    c = rj.AnnealController(eps=0.1)
+    assert c.result["minima"]["rank2"] < c.result["minima"]["rank1"]
+    assert c.result["diagnosis"].kind == "no_jumps"
+    assert "rank-2 minimum is the better one" in c.status.value and "deeper" in c.status.value
 
 
 # -- 7. Langevin --------------------------------------------------------------------------------
@@ -190,6 +209,18 @@ def test_langevin_hot_goes_both_ways_and_sgd_noise_spares_raising_directions():
     check = rja.check_raising_noise(r["spectrum"], r["rank1_point"].arch.n_params)
     assert check.passed, check
     assert "both ways" in c.figure.layout.title.text
+
+
+def test_langevin_too_hot_for_the_threshold_does_not_advise_more_heat():
+    """At τ = 32 τ_match and a short budget Langevin's noise keeps s₂ above the threshold: say so."""
+    c = rj.LangevinController(temp_factor=10 ** 1.5, n_runs=1, steps=10_000)
+    assert "no transitions" in c.figure.layout.title.text
+    assert "lower τ/τ_match" in c.status.value and "raise τ/τ_match" not in c.status.value
+
+
+def test_mechanism_axes_are_labelled():
+    c = rj.MechanismController(after_steps=5000, n_seeds=1)
+    assert c.figure.layout.yaxis.title.text and c.figure.layout.yaxis2.title.text
 
 
 # -- 9. exercises -------------------------------------------------------------------------------
@@ -206,7 +237,11 @@ def test_exercises_none_right_wrong():
     assert rj.check_basin_radius(0.1).correct is False
     assert rj.check_one_way(None).correct is None
     assert rj.check_one_way(False).correct is True and rj.check_one_way(True).correct is False
+    assert rj.check_one_way(np.False_).correct is True and rj.check_one_way("no").correct is True
     assert rj.check_better_minimum(None).correct is None
     assert rj.check_better_minimum(1).correct is True and rj.check_better_minimum(2).correct is False
     assert rj.check_better_minimum(2, eps=0.1).correct is True
+    wrong = rj.check_better_minimum(1, eps=0.1)
+    assert wrong.correct is False and "minimum-norm" in wrong.message
+    assert rj.check_better_minimum(3).correct is False and "1 or 2" in rj.check_better_minimum(3).message
     assert "right" in repr(rj.check_trap_depth(3))

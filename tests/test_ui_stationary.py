@@ -99,6 +99,7 @@ def test_discrete_sgd_scan_shapes():
     c = us.DiscreteSGD(n_runs=60)
     rows = c.scan(temps=(0.05, 0.3), n_runs=60, t_end=1.0)
     assert len(rows["T"]) == 2 and all(0 <= x <= 1 for x in rows["sgd_div"])
+    assert rows["n_runs"] == 60
     assert all(figure_is_finite(f) for f in c.figures)
 
 
@@ -113,6 +114,24 @@ def test_exercises():
     assert math.isclose(us.EXERCISES["critical_temperature"]["answer"](), 0.8 / 3)
     with pytest.raises(ValueError):
         us.check_answer("nope", 1.0)
+
+
+def test_exercise_hints_state_the_right_numbers():
+    """The worked numbers in each hint must reproduce the answer (a hint once said 0.85 for 0.55)."""
+    assert "0.55" in us.EXERCISES["mode_depth1"]["why"]
+    assert math.isclose(us.EXERCISES["mode_depth1"]["answer"](), math.sqrt(0.55 / 0.7))
+    assert math.isclose(us.EXERCISES["variance_depth0"]["answer"](), 0.1 / (1 - 2 * 0.1))
+    assert math.isclose(us.EXERCISES["critical_temperature"]["answer"](), (1 - 0.2) / 3)
+
+
+@pytest.mark.parametrize("name", sorted(us.MISTAKES))
+def test_typical_mistakes_are_wrong_and_explained(name):
+    truth = us.EXERCISES[name]["answer"]()
+    for value, explanation in us.MISTAKES[name]:
+        v = value()
+        assert not math.isclose(v, truth, rel_tol=1e-3), (name, v)
+        verdict = us.check_answer(name, v)
+        assert verdict.startswith("not quite") and explanation in verdict
 
 
 def test_histogram_density_normalisation():

@@ -176,7 +176,7 @@ class PenaltyController(Controller):
 LOG_FLOOR = 1e-18
 
 #: One colour per SGD seed.
-SEED_COLOURS = ["#dc2626", "#ea580c", "#d97706", "#db2777", "#9333ea", "#0891b2", "#65a30d", "#be123c"]
+SEED_COLOURS = ["#dc2626", "#ea580c", "#9333ea", "#0891b2", "#65a30d", "#db2777", "#d97706", "#be123c"]
 
 #: The brief's §5 experiment (phase-0 step size and length are not sliders).
 PHASE0_LR = 0.05
@@ -185,7 +185,7 @@ PHASE0_STEPS = 40_000
 #: Short headlines drawn on the figure for each diagnosis kind.
 HEADLINES = {
     "jumped": "SGD jumped to rank 1, GD stayed at rank 2",
-    "no_jumps": "FAILURE MODE: no jumps within the budget (η or λ too small)",
+    "no_jumps": "FAILURE MODE: no jumps within the budget (η or λ too small, or rank-2 minimum too deep)",
     "collapsed": "FAILURE MODE: collapse to A = 0 (η too large; θ = 0 is a trap)",
     "diverged": "FAILURE MODE: divergence (η too large)",
     "gd_low_rank": "FAILURE MODE: GD also finds rank 1 — no rank-2 minimum to escape from (λ too large?)",
@@ -469,6 +469,8 @@ class MechanismController(_RunMixin, Controller):
         fig.add_scatter(**_hline(dln.DEFAULT_RANK_TOL, "rank threshold"), row=1, col=2)
         fig.update_yaxes(type="log", exponentformat="power")
         fig.update_yaxes(range=[np.log10(LOG_FLOOR) - 0.5, 1], row=1, col=2)
+        fig.update_yaxes(title_text="‖W_L[1, :]‖ (row never sampled)", row=1, col=1)
+        fig.update_yaxes(title_text="singular values of A (solid s₁, dashed s₂)", row=1, col=2)
         fig.update_xaxes(title_text="step")
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
         self.figures = [fig]
@@ -529,6 +531,8 @@ class MechanismController(_RunMixin, Controller):
                     else:
                         tr.x, tr.y = [], []
             fig.data[-1].x = [0.0, float(forced_steps + after_steps)]
+            fig.layout.shapes = [dict(type="rect", xref="x2", yref="y2 domain", x0=0, x1=forced_steps, y0=0, y1=1,
+                                      fillcolor="#ede9fe", opacity=0.6, line_width=0, layer="below")]
             head, level, msg = self._message(rec, err, tol, forced_rank, gd, sgd, lr, lam, forced_steps)
             _headline(fig, head, level == "warning")
         self.say(msg, level)
@@ -608,7 +612,8 @@ class BasinController(_RunMixin, Controller):
         fig.add_scatter(name="final s₂(A) (grid)", mode="markers", marker=dict(color="#6b7280", size=8), row=1, col=2)
         fig.add_scatter(name="chosen α (final)", mode="markers", marker=dict(color=COLOURS["L"], size=14,
                         symbol="star"), row=1, col=2)
-        fig.add_scatter(name="α_c = (2λ/|g|)^{1/(L−2)}", line=dict(color="#111827", dash="dash"), row=1, col=2)
+        fig.add_scatter(name="α_c = (2λ/|g|)^{1/(L−2)}", mode="lines", line=dict(color="#111827", dash="dash"),
+                        row=1, col=2)
         fig.add_scatter(**_hline(dln.DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")
         fig.update_xaxes(title_text="step", row=1, col=1)
@@ -741,12 +746,19 @@ class AnnealController(_RunMixin, Controller):
             fig.add_scatter(name="SGD" if s == 0 else f"SGD seed {s}", showlegend=s == 0,
                             line=dict(color=SEED_COLOURS[s % len(SEED_COLOURS)], width=1.2), row=1, col=1)
         fig.add_scatter(**_hline(dln.DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
-        fig.add_bar(name="final loss (polished)", marker_color=[], row=1, col=2)
-        fig.add_scatter(name="rank-1 minimum", line=dict(color=COLOURS["rank1"], dash="dash"), row=1, col=2)
-        fig.add_scatter(name="rank-2 minimum", line=dict(color=COLOURS["rank2"], dash="dash"), row=1, col=2)
+        # Markers, not bars: the axis is zoomed on the losses (they differ by ~1 %), and bars with a
+        # cut baseline would exaggerate the difference.
+        fig.add_scatter(name="final loss (polished; colour = rank)", mode="markers",
+                        marker=dict(color=[], size=14, symbol="diamond", line=dict(color="#111827", width=1)),
+                        row=1, col=2)
+        fig.add_scatter(name="rank-1 minimum", mode="lines", line=dict(color=COLOURS["rank1"], dash="dash"),
+                        row=1, col=2)
+        fig.add_scatter(name="rank-2 minimum", mode="lines", line=dict(color=COLOURS["rank2"], dash="dash"),
+                        row=1, col=2)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=1, col=1)
         fig.update_xaxes(title_text="step", row=1, col=1)
-        fig.update_yaxes(title_text="𝓛 at the cold λ", row=1, col=2)
+        fig.update_yaxes(title_text="s₂(A)", row=1, col=1)
+        fig.update_yaxes(title_text="𝓛 at the cold λ (zoomed)", row=1, col=2)
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
         self.figures = [fig]
         self.result: dict = {}
@@ -936,9 +948,10 @@ class LangevinController(_RunMixin, Controller):
                         marker=dict(color=COLOURS["rank2"], size=6), row=1, col=2)
         fig.add_scatter(name="SGD: rank-raising directions", mode="markers",
                         marker=dict(color=COLOURS["rank1"], size=6, symbol="x"), row=1, col=2)
-        fig.add_scatter(name="Langevin 2ητ (every direction)", line=dict(color=COLOURS["langevin"], dash="dash"),
+        fig.add_scatter(name="Langevin 2ητ (every direction)", mode="lines",
+                        line=dict(color=COLOURS["langevin"], dash="dash"), row=1, col=2)
+        fig.add_scatter(name="round-off level of η²C", mode="lines", line=dict(color="#6b7280", dash="dot", width=1),
                         row=1, col=2)
-        fig.add_scatter(name="round-off level of η²C", line=dict(color="#6b7280", dash="dot", width=1), row=1, col=2)
         fig.update_yaxes(type="log", exponentformat="power")
         fig.update_yaxes(range=[np.log10(LOG_FLOOR) - 0.5, 1], title_text="s₂(A)", row=1, col=1)
         fig.update_yaxes(range=[-40, 0], title_text="eigenvalue of η²C (floored at 1e-38)", row=1, col=2)
@@ -1036,8 +1049,14 @@ class LangevinController(_RunMixin, Controller):
         if l_up.sum() > 0:
             head = "Langevin goes both ways (weaker low-rank preference); SGD only down"
         elif l_down.sum() == 0 and s_down.sum() == 0:
-            return ("FAILURE MODE: no transitions within the budget", "warning",
-                    text + " Nothing moved within the budget: raise the temperature, η or the steps.")
+            median_s2 = float(np.median(lang.singular_values[:, :, 1]))
+            if tau > tau_match:
+                why = (f" Nothing moved within the budget. SGD did not jump (raise η or the steps); Langevin is so "
+                       f"hot that its own noise keeps s₂(A) above the rank threshold {LANGEVIN_RANK_TOL:g} (median "
+                       f"s₂ = {median_s2:.2g}), so it never counts as rank 1: lower τ/τ_match or raise the steps.")
+            else:
+                why = (" Nothing moved within the budget: raise τ/τ_match (Langevin), η (SGD) or the steps.")
+            return ("FAILURE MODE: no transitions within the budget", "warning", text + why)
         else:
             head = "SGD only jumps down; Langevin keeps isotropic noise on the rank-raising directions"
         return (head, "info", text)
@@ -1112,6 +1131,8 @@ def check_one_way(answer) -> Feedback:
     """Exercise: can an SGD run that reached rank 1 (deep inside B_1) come back to rank 2 at the same settings?"""
     if answer is None:
         return Feedback(None, "type True or False into `answer`.")
+    if isinstance(answer, np.bool_):
+        answer = bool(answer)
     if answer is False or (isinstance(answer, str) and answer.strip().lower() in ("false", "no")):
         return Feedback(True, "B_1 is absorbing: every per-entry gradient lies in the rank-keeping directions "
                               "(zero noise on rank-raising ones), and weight decay shrinks any new direction "
@@ -1127,6 +1148,14 @@ def check_better_minimum(answer, eps: float = 0.2, lam: float = 0.01) -> Feedbac
     if answer is None:
         return Feedback(None, f"type 1 or 2 (the rank of the better minimum at ε = {eps}, λ = {lam}) into `answer`.")
     x = _as_number(answer)
+    if x not in (1, 2):
+        return Feedback(False, f"expected the rank of a minimum, 1 or 2; got {answer!r}.")
+    numbers = f"at ε = {eps}, λ = {lam}: rank-1 minimum {m['rank1']:.5f}, rank-2 minimum {m['rank2']:.5f}"
+    why = (f"The only rank-1 completion needs the unobserved entry A₂₁ ≈ 1/ε = {1 / eps:.3g}, whose singular value "
+           "costs λL·s^(2/L) in norm; the rank-2 completions keep every entry small. ")
+    why += ("At this ε the rank-1 matrix is still cheap enough: low rank wins." if best == 1 else
+            "At this small ε that large entry costs more than a second small singular value: the minimum-norm "
+            "solution has rank 2.")
     if x == best:
-        return Feedback(True, f"rank-1 minimum {m['rank1']:.5f}, rank-2 minimum {m['rank2']:.5f} at ε = {eps}.")
-    return Feedback(False, f"at ε = {eps}, λ = {lam}: rank-1 minimum {m['rank1']:.5f}, rank-2 {m['rank2']:.5f}.")
+        return Feedback(True, f"{numbers}. {why}")
+    return Feedback(False, f"{numbers}. {why}")

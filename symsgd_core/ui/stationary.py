@@ -701,6 +701,7 @@ class DiscreteSGD(_RunMixin, Controller):
             fig.data[6].x, fig.data[6].y = rows["T"], rows["sgd_crit"]
             tc = critical_temperature(prob)
             fig.data[7].x, fig.data[7].y = [tc, tc], [0, 1]
+        rows["n_runs"] = int(n_runs)
         self.scan_results = rows
         return rows
 
@@ -771,8 +772,30 @@ EXERCISES = {
     "mode_depth1": {
         "question": "Depth 1, k = σ = 1, T = 0.05: what is the most likely value of v?",
         "answer": lambda: float(most_likely_roots_depth1(0.05, _problem(1.0, 1.0, 0.0))[-1]),
-        "why": "the positive root of 7α₁Tv² + (β₁ − 10α₂T)v − (β₂ − 3α₃T) = 0: 0.7v² + 0v − 0.85 = 0 → √(0.85/0.7).",
+        "why": "the positive root of 7α₁Tv² + (β₁ − 10α₂T)v − (β₂ − 3α₃T) = 0: 0.7v² + 0v − 0.55 = 0 → √(0.55/0.7).",
     },
+}
+
+#: Typical wrong answers and what they reveal: exercise name → [(wrong value, explanation)].
+MISTAKES = {
+    "critical_temperature": [
+        (lambda: critical_temperature(_problem(1.0, 1.0, 0.0)),
+         "that is T_c without weight decay: γ lowers the effective β₂ to β₂ − γ."),
+        (lambda: critical_temperature(_problem(1.0, 1.0, 0.2)) / 3,
+         "that is T_c/3, where the density starts to diverge at v = 0; learning stops only at T_c."),
+    ],
+    "tail_depth3": [
+        (lambda: tail_exponent(1), "that is the depth-1 exponent −7/2; use D = 3."),
+        (lambda: tail_exponent(3) + 1, "that is the slope of the survival function P(V > v) ~ v^(ρ+1), not of p."),
+    ],
+    "variance_depth0": [
+        (lambda: 0.1, "that is T alone: the variance also grows through the noise g(v), Var = T g(m)/(β₁ − Tα₁)."),
+        (lambda: 0.1 / (1 - 0.1), "check the denominator: β₁ − Tα₁ = 1 − 2T with α₁ = Var[x²] = 2."),
+    ],
+    "mode_depth1": [
+        (lambda: 1.0, "that is the T → 0 limit β₂/β₁; at T = 0.05 the noise moves the most likely value."),
+        (lambda: (0.85 / 0.7) ** 0.5, "check the constant term: β₂ − 3α₃T = 1 − 3·3·0.05 = 0.55."),
+    ],
 }
 
 
@@ -793,4 +816,8 @@ def check_answer(name: str, answer, rel_tol: float = 1e-3) -> str:
     truth = float(ex["answer"]())
     if math.isfinite(a) and abs(a - truth) <= rel_tol * max(abs(truth), 1e-12):
         return f"right: {truth:.4g}. ({ex['why']})"
+    for value, explanation in MISTAKES.get(name, []):
+        v = float(value())
+        if math.isfinite(a) and abs(a - v) <= rel_tol * max(abs(v), 1e-12):
+            return f"not quite: you gave {a:.4g} — {explanation}"
     return f"not quite: you gave {a:.4g}. Hint: {ex['why']}"
