@@ -24,6 +24,9 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check symsgd_core tests notebooks tools
 	$(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env -p no:cacheprovider
 
+classroom: $(STAMP)
+	$(PY) tools/classroom.py --no-browser
+
 check: $(STAMP)
 	$(PY) -m symsgd_core check
 

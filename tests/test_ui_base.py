@@ -64,3 +64,16 @@ def test_figure_is_finite_catches_nan_but_allows_gaps():
     assert figure_is_finite(fig)
     fig.data[0].y = [1.0, float("nan"), 2.0, 3.0]
     assert not figure_is_finite(fig)
+
+
+def test_every_notebook_controller_resends_figure_state_on_view():
+    """Regression: a controller that overrode view() skipped the state sync and showed an empty
+    figure in Voila. Layout changes go through _children(); view() is never overridden."""
+    import inspect
+
+    from symsgd_core.ui import balance, lifting, rank_jumps, start, stationary
+
+    for module in (balance, lifting, rank_jumps, start, stationary):
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, Controller) and cls is not Controller:
+                assert cls.view is Controller.view, f"{cls.__name__} overrides view()"

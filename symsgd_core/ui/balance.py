@@ -332,14 +332,10 @@ class ItoTermsExplorer(Controller):
         self._wire()
         self.update()
 
-    def view(self) -> widgets.Widget:
+    def _children(self) -> list:
         """Controls, figure, the proof table, status."""
-        if self._root is None:
-            self._root = widgets.VBox([widgets.HBox(list(self.controls.values()),
-                                                    layout=widgets.Layout(flex_flow="row wrap")),
-                                       *self.figures, self.proof, self.status])
-            self._root.add_class("symsgd-controller")
-        return self._root
+        return [widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
+                *self.figures, self.proof, self.status]
 
     def point(self, model_name: str, u: float, w: float):
         """``(model, dataset, θ)`` for a toggle value and slider values."""

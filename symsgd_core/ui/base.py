@@ -69,16 +69,20 @@ class Controller:
 
         Each call re-sends every figure's full state to the front end first (see
         :func:`sync_figure_state`), so updates made before the figure was ever shown
-        cannot leave the browser with a partial copy.
+        cannot leave the browser with a partial copy. Subclasses change the layout by
+        overriding :meth:`_children`, not this method.
         """
         for fig in self.figures:
             sync_figure_state(fig)
         if self._root is None:
-            ctrl = list(self.controls.values()) + list(getattr(self, "extra_widgets", []))
-            self._root = widgets.VBox([widgets.HBox(ctrl, layout=widgets.Layout(flex_flow="row wrap")),
-                                       *self.figures, self.status])
+            self._root = widgets.VBox(self._children())
             self._root.add_class("symsgd-controller")
         return self._root
+
+    def _children(self) -> list:
+        """The rows of the displayed VBox: controls, figures, status."""
+        ctrl = list(self.controls.values()) + list(getattr(self, "extra_widgets", []))
+        return [widgets.HBox(ctrl, layout=widgets.Layout(flex_flow="row wrap")), *self.figures, self.status]
 
     def _ipython_display_(self):  # so that a bare controller in a cell displays itself
         from IPython.display import display
