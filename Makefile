@@ -1,14 +1,14 @@
 # symsgd — two commands do all the set-up:
 #   make lab    create .venv on first use, open JupyterLab on notebooks/ (127.0.0.1, token on)
 #   make test   create .venv on first use, run lint, unit tests, checks and every notebook
-# Other targets: make classroom | check | bench | strip | lock | clean
+# Other targets: make test-browser | classroom | check | bench | strip | lock | clean
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test classroom check bench strip lock clean
+.PHONY: lab test test-browser classroom check bench strip lock clean
 
 $(STAMP): requirements-lock.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,7 +22,12 @@ lab: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check symsgd_core tests notebooks tools
-	$(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env -p no:cacheprovider
+	$(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env -p no:cacheprovider -m "not browser"
+
+# Real-browser suite (JupyterLab and Voila in headless Chromium). Not yet part of `make test`:
+# see README, "Real-browser tests".
+test-browser: $(STAMP)
+	$(PY) -m pytest tests/browser -m browser -p no:cacheprovider
 
 classroom: $(STAMP)
 	$(PY) tools/classroom.py --no-browser

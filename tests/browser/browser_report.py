@@ -1,0 +1,118 @@
+"""The browser suite's latency report: per-notebook records → a table in the terminal summary.
+
+Each browser test writes one JSON record per notebook and mode to
+``test-artifacts/browser/latency/``; this module turns them into
+``test-artifacts/browser/latency_report.{json,txt}`` and prints the table at the end of
+the pytest run.
+
+Under ``pytest -n 2`` (``make test``) the terminal summary is printed by the xdist
+controller, which loads only top-level conftests (``tests/conftest.py``), not
+``tests/browser/conftest.py``. So the hooks live here, stdlib-only and importable both as
+``browser_report`` (from tests/browser/conftest.py) and as ``browser.browser_report``
+(from tests/conftest.py); a flag on ``config`` makes them act once when both are loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+#: Screenshots, server logs and the latency report (git-ignored).
+ARTIFACTS = REPO / "test-artifacts" / "browser"
+LATENCY_DIR = ARTIFACTS / "latency"
+
+
+def write_record(mode: str, notebook: str, payload: dict) -> Path:
+    """Save one notebook's browser results (latencies, requests) for the report.
+
+    Args:
+        mode: ``lab`` or ``voila``.
+        notebook: notebook file name.
+        payload: JSON-serialisable dict (dataclasses are converted with ``vars``).
+
+    Returns:
+        The path written.
+    """
+    LATENCY_DIR.mkdir(parents=True, exist_ok=True)
+    path = LATENCY_DIR / f"{mode}-{Path(notebook).stem}.json"
+    path.write_text(json.dumps(payload, indent=2, default=vars, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def clear_records(mode: str) -> None:
+    """Forget the records and screenshots of ``mode`` from earlier runs (called when its tests start)."""
+    for path in [*LATENCY_DIR.glob(f"{mode}-*.json"), *ARTIFACTS.glob(f"{mode}-*.png")]:
+        path.unlink(missing_ok=True)
+
+
+def read_records(since: float | None = None) -> list[dict]:
+    """All records (written at or after the ``since`` timestamp, if given), by file name."""
+    if not LATENCY_DIR.is_dir():
+        return []
+    paths = sorted(LATENCY_DIR.glob("*.json"))
+    if since is not None:
+        paths = [p for p in paths if p.stat().st_mtime >= since - 1.0]
+    return [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+
+
+def latency_table(records: list[dict]) -> list[str]:
+    """Text table: one line per controller (mode, notebook, kind, slider, latency, targets)."""
+    head = (f"{'mode':6} {'notebook':28} {'ctl':>3} {'kind':13} {'slider':16} {'n':>2} {'median ms':>9} "
+            f"{'p95 ms':>8} {'target':>7} {'met':4} {'busy':4} {'same':4} note")
+    lines = [head, "-" * len(head)]
+
+    def yn(v):
+        return "-" if v is None else ("yes" if v else "NO")
+
+    for rec in records:
+        for c in rec.get("controllers", []):
+            med = "-" if c["median_ms"] is None else f"{c['median_ms']:.0f}"
+            p95 = "-" if c["p95_ms"] is None else f"{c['p95_ms']:.0f}"
+            lines.append(f"{c['mode']:6} {Path(c['notebook']).stem[:28]:28} {c['controller']:>3} {c['kind']:13} "
+                         f"{c['slider'][:16]:16} {c['moves']:>2} {med:>9} {p95:>8} {c['target_ms']:>7.0f} "
+                         f"{yn(c['met']):4} {yn(c['busy_indicator']):4} {yn(c['reversible']):4} {c.get('note', '')}")
+        for failure in rec.get("failures", []):
+            lines.append(f"{rec['mode']:6} {Path(rec['notebook']).stem[:28]:28} FAILED: "
+                         + failure.split(chr(10))[0].split(": step ", 1)[-1][:150])
+        if rec.get("external_requests"):
+            lines.append(f"{rec['mode']:6} {Path(rec['notebook']).stem[:28]:28} requests leaving 127.0.0.1: "
+                         f"{rec['external_requests']}")
+    lines.append("met: median ≤ target (analytic 300 ms, re-simulating 1500 ms); busy: 'Computing…' shown while "
+                 "re-simulating; same: the same slider value gave the same figure data again")
+    return lines
+
+
+def write_reports(since: float | None = None) -> list[str]:
+    """Write latency_report.json and latency_report.txt from the records; return the table lines."""
+    records = read_records(since)
+    lines = latency_table(records)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "latency_report.json").write_text(json.dumps(records, indent=2, ensure_ascii=False),
+                                                   encoding="utf-8")
+    (ARTIFACTS / "latency_report.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return lines
+
+
+# --------------------------------------------------------------------------- pytest hooks
+
+
+def pytest_configure(config):
+    """Remember when the run started (records older than that are not reported)."""
+    if not hasattr(config, "_symsgd_browser_t0"):
+        config._symsgd_browser_t0 = time.time()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Print the latency table (xdist controller or plain run only) and write the report files."""
+    if hasattr(config, "workerinput") or getattr(config, "_symsgd_browser_summary_done", False):
+        return
+    config._symsgd_browser_summary_done = True
+    if not read_records(getattr(config, "_symsgd_browser_t0", None)):
+        return
+    lines = write_reports(getattr(config, "_symsgd_browser_t0", None))
+    terminalreporter.write_sep("=", "browser suite: slider → figure latency")
+    for line in lines:
+        terminalreporter.write_line(line)
+    terminalreporter.write_line(f"(report, screenshots, server logs: {ARTIFACTS.relative_to(REPO)}/)")

@@ -1,0 +1,825 @@
+"""Machinery of the real-browser suite: servers, Chromium, page probes, latency records.
+
+The tests in this folder open every notebook the way a reader does (JupyterLab) and the
+way a class sees it (Voilà, see ``tools/classroom.py``), in headless Chromium driven by
+Playwright. This module holds what both test files share:
+
+* where things are (notebooks, artifacts) and how Chromium is launched;
+* :class:`Server`: a JupyterLab or Voilà server on 127.0.0.1, a free port, its own
+  process group, stopped (with its kernels) at the end;
+* :data:`PROBE_JS`: a script injected into every page that reads plotly figures,
+  controllers (``.symsgd-controller``, see ``symsgd_core/ui/base.py``) and times
+  slider → figure updates from the real input event to the change of the plotly
+  div's data;
+* :class:`NotebookRun`: named steps with a per-notebook deadline, so a failure names
+  the notebook, the step and the reason;
+* :func:`exercise_controller`: moves a slider of a controller with the keyboard
+  (pressing Run for re-simulating controllers) and measures the latency;
+* latency records written per worker and gathered by ``conftest.py``.
+
+Nothing here sleeps as a means of synchronisation: every wait is on a state (server
+answers, kernel idle, figure present, data changed, page quiet) with a timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from browser_report import ARTIFACTS, LATENCY_DIR, REPO  # noqa: F401 - re-exported for the tests
+
+#: The notebooks under test (override with SYMSGD_BROWSER_NOTEBOOKS=<dir> to try another folder).
+NOTEBOOK_DIR = Path(os.environ.get("SYMSGD_BROWSER_NOTEBOOKS", REPO / "notebooks"))
+#: Debian's chromium (override with SYMSGD_CHROMIUM=<path>).
+CHROMIUM_PATH = os.environ.get("SYMSGD_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+]
+#: Whole-notebook budget (open, run, check, move sliders, screenshot), seconds.
+NOTEBOOK_TIMEOUT_S = float(os.environ.get("SYMSGD_BROWSER_TIMEOUT", "240"))
+#: Latency targets of issue 8 (median, browser, slider → figure), milliseconds.
+TARGET_MS = {"analytic": 300.0, "re-simulating": 1500.0}
+#: Moves per controller: analytic sliders are cheap, re-simulations cost a Run each.
+MOVES = {"analytic": 6, "re-simulating": 4}
+#: Longest wait for one move to change a figure, seconds.
+MOVE_TIMEOUT_S = {"analytic": 10.0, "re-simulating": 30.0}
+#: Page text that means a widget failed to render.
+WIDGET_FAILURE_TEXTS = ("Error displaying widget", "Failed to load view class", "Failed to create view",
+                        "Could not create a view", "Model not found")
+VIEWPORT = {"width": 1400, "height": 1000}
+
+
+def ci_is_true() -> bool:
+    """True on CI (CI=true), where a missing browser is a failure, not a skip."""
+    return os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}
+
+
+HOW_TO_ENABLE = (
+    "the browser tests need Chromium (Debian's `chromium` package, found at /usr/bin/chromium or at "
+    "$SYMSGD_CHROMIUM) and Python Playwright (in requirements-lock.txt). To enable them: "
+    "`sudo apt-get install -y chromium`, then `make test`. On CI (CI=true) a missing browser fails the run."
+)
+
+
+def discover_notebooks() -> list[Path]:
+    """Every notebook of the notebook folder, in name order (empty if none yet)."""
+    if not NOTEBOOK_DIR.is_dir():
+        return []
+    return sorted(p for p in NOTEBOOK_DIR.glob("*.ipynb") if not p.name.startswith("."))
+
+
+def copy_notebooks(dst: Path) -> Path:
+    """Copy the notebook folder to ``dst`` (servers run on the copy: nothing writes into notebooks/)."""
+    shutil.copytree(NOTEBOOK_DIR, dst, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"),
+                    dirs_exist_ok=True)
+    return dst
+
+
+def notebook_has_math(path: Path) -> bool:
+    """True when a markdown cell of the notebook contains $…$ or $$…$$ math."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            src = "".join(cell.get("source", []))
+            if re.search(r"\$[^$\n]+\$", src) or "$$" in src:
+                return True
+    return False
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def is_local_url(url: str) -> bool:
+    """True for URLs that stay on this machine (127.0.0.1, localhost, data:, blob:, about:)."""
+    if url.startswith(("data:", "blob:", "about:", "chrome-error:", "chrome:")):
+        return True
+    m = re.match(r"^[a-z][a-z0-9+.-]*://(\[[^\]]*\]|[^/:?#]*)", url, re.IGNORECASE)
+    host = (m.group(1) if m else "").lower()
+    return host in {"127.0.0.1", "localhost", "[::1]"}
+
+
+# --------------------------------------------------------------------------- servers
+
+
+class Server:
+    """A notebook server (JupyterLab or Voilà) in its own process group, on 127.0.0.1.
+
+    Args:
+        name: short name for messages and the log file (``lab``, ``voila``).
+        argv: the command line.
+        env: environment for the server (and its kernels).
+        cwd: working directory.
+        base_url: ``http://127.0.0.1:<port>``.
+        ready_path: URL path that answers 200 once the server is up.
+        token: auth token appended to URLs (None: no token).
+    """
+
+    def __init__(self, name: str, argv: list[str], env: dict, cwd: Path, base_url: str,
+                 ready_path: str, token: str | None = None):
+        self.name, self.argv, self.env, self.cwd = name, argv, env, cwd
+        self.base_url, self.ready_path, self.token = base_url, ready_path, token
+        self.log_path = ARTIFACTS / f"server-{name}-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.log"
+        self.proc: subprocess.Popen | None = None
+
+    def url(self, path: str) -> str:
+        """Absolute URL of ``path`` on this server, with the token if any."""
+        url = self.base_url + path
+        if self.token:
+            url += ("&" if "?" in url else "?") + "token=" + self.token
+        return url
+
+    def log_tail(self, n: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return "(no log)"
+
+    def start(self, timeout_s: float = 120.0) -> Server:
+        """Start the server and wait until ``ready_path`` answers; raise with the log tail if not."""
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
+        self._log = log
+        self.proc = subprocess.Popen(self.argv, env=self.env, cwd=self.cwd, stdout=log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + timeout_s
+        last = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} server exited with code {self.proc.returncode} before it was ready;"
+                                   f" log {self.log_path}:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(self.url(self.ready_path), timeout=5) as r:
+                    if r.status == 200:
+                        return self
+            except (urllib.error.URLError, OSError) as exc:
+                last = exc
+            time.sleep(0.25)  # polling interval while waiting for the server state, not a synchronisation
+        self.stop()
+        raise RuntimeError(f"{self.name} server not ready after {timeout_s:.0f} s ({last}); log {self.log_path}:\n"
+                           f"{self.log_tail()}")
+
+    def api(self, method: str, path: str) -> object:
+        """Call the server's REST API (JSON) and return the decoded answer (None if empty)."""
+        req = urllib.request.Request(self.url(path), method=method)
+        with urllib.request.urlopen(req, timeout=10) as r:
+            body = r.read()
+        return json.loads(body) if body else None
+
+    def shutdown_kernels(self) -> None:
+        """Shut down every running kernel (frees the CPU between notebooks)."""
+        try:
+            kernels = self.api("GET", "/api/kernels") or []
+        except (urllib.error.URLError, OSError, ValueError):
+            return
+        for k in kernels:
+            with contextlib.suppress(urllib.error.URLError, OSError, ValueError):
+                self.api("DELETE", f"/api/kernels/{k['id']}")
+
+    def stop(self) -> None:
+        """Stop the server and everything it started (its own process group)."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.shutdown_kernels()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+        self._log.close()
+        self.proc = None
+
+
+def server_env(root: Path) -> dict:
+    """Environment for a test server: its own runtime/data/IPython dirs, nothing written to $HOME."""
+    env = dict(os.environ)
+    for var, sub in (("JUPYTER_RUNTIME_DIR", "runtime"), ("JUPYTER_DATA_DIR", "data"), ("IPYTHONDIR", "ipython")):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+        env[var] = str(root / sub)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+# --------------------------------------------------------------------------- steps & deadline
+
+
+class NotebookRun:
+    """Named steps of one notebook in one mode, under one deadline.
+
+    ``with run.step("run all cells"): ...`` turns any exception (a Playwright timeout, a
+    failed assertion) into a test failure that names the mode, the notebook, the step and
+    the time spent, and saves a screenshot of the page as it was.
+    """
+
+    def __init__(self, mode: str, notebook: str, page=None, timeout_s: float = NOTEBOOK_TIMEOUT_S):
+        self.mode, self.notebook, self.page = mode, notebook, page
+        self.t0 = time.monotonic()
+        self.timeout_s = timeout_s
+        self.current = "start"
+        #: extra state shown with a failure of the current step (set by the test)
+        self.detail = ""
+        self.failures: list[str] = []
+
+    def remaining_s(self) -> float:
+        return self.timeout_s - (time.monotonic() - self.t0)
+
+    def ms(self, cap_s: float | None = None) -> float:
+        """Milliseconds left for the next wait (at least 1), optionally capped at ``cap_s`` seconds."""
+        left = self.remaining_s()
+        if left <= 0:
+            raise TimeoutError(f"notebook budget of {self.timeout_s:.0f} s used up (SYMSGD_BROWSER_TIMEOUT)")
+        if cap_s is not None:
+            left = min(left, cap_s)
+        return max(1.0, left * 1000.0)
+
+    def screenshot_path(self, suffix: str = "") -> Path:
+        stem = Path(self.notebook).stem
+        return ARTIFACTS / f"{self.mode}-{stem}{suffix}.png"
+
+    @contextlib.contextmanager
+    def step(self, name: str, fatal: bool = True):
+        """Run a named step. A fatal step stops the test at its first failure; a non-fatal one
+        records the failure and lets the later steps run (all are reported by :meth:`finish`)."""
+        self.current = name
+        self.detail = ""
+        t = time.monotonic()
+        message = None
+        if self.remaining_s() <= 0:  # the step cannot even start: stop here
+            self.failures.append(f"[{self.mode}] {self.notebook}: step '{name}' not started: the notebook budget of "
+                                 f"{self.timeout_s:.0f} s is used up (SYMSGD_BROWSER_TIMEOUT)")
+            self._fail()
+        try:
+            yield
+        except Exception as exc:  # noqa: BLE001 - converted into a clear test failure below
+            shot = ""
+            if self.page is not None:
+                with contextlib.suppress(Exception):
+                    path = self.screenshot_path("-FAILED")
+                    self.page.screenshot(path=str(path), full_page=True, timeout=10_000)
+                    shot = f"\n  screenshot: {path}"
+            text = str(exc).strip()
+            if len(text) > 3000:
+                text = text[:3000] + " …"
+            message = (f"[{self.mode}] {self.notebook}: step '{name}' failed after {time.monotonic() - t:.1f} s "
+                       f"(notebook total {time.monotonic() - self.t0:.1f} s):\n  {type(exc).__name__}: {text}"
+                       + (f"\n  state: {self.detail}" if self.detail else "") + shot)
+        if message is not None:
+            if not fatal:
+                self.failures.append(message)
+                return
+            self.failures.append(message)
+            self._fail()
+
+    def _fail(self) -> None:
+        try:
+            pytest.fail("\n\n".join(self.failures), pytrace=False)
+        except pytest.fail.Exception as failure:
+            raise failure from None
+
+    def finish(self) -> None:
+        """Fail the test if a non-fatal step failed."""
+        if self.failures:
+            self._fail()
+
+
+# --------------------------------------------------------------------------- page probes
+
+#: Injected into every page (``context.add_init_script``): read figures and controllers,
+#: time slider → figure updates. Everything lives under ``window.__symsgd``.
+PROBE_JS = r"""
+(() => {
+  if (window.__symsgd) return;
+  const S = {};
+  // Fingerprint of a plotly div's data (trace uids ignored): FNV-1a over the JSON.
+  S.fp = (div) => {
+    const data = (div && div.data) || [];
+    const json = JSON.stringify(data, (k, v) => {
+      if (k === 'uid') return undefined;
+      if (ArrayBuffer.isView(v)) return Array.from(v);
+      return v;
+    }) || '';
+    let h = 0x811c9dc5;
+    for (let i = 0; i < json.length; i++) { h ^= json.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; }
+    return h.toString(16) + ':' + json.length;
+  };
+  // True when some trace has a non-empty array (x, y, z, values, …).
+  S.hasData = (div) => {
+    const data = (div && div.data) || [];
+    for (const t of data) {
+      for (const [k, v] of Object.entries(t)) {
+        if (k === 'uid') continue;
+        if ((Array.isArray(v) || ArrayBuffer.isView(v)) && v.length > 0) return true;
+        if (v && typeof v === 'object' && v.bdata) return true;
+      }
+    }
+    return false;
+  };
+  S.figures = () => Array.from(document.querySelectorAll('.js-plotly-plot'));
+  S.controllers = () => Array.from(document.querySelectorAll('.symsgd-controller'));
+  S.figsOf = (root) => Array.from(root.querySelectorAll('.js-plotly-plot'));
+  S.statusOf = (root) => {
+    const kids = Array.from(root.children).filter(e => e.classList.contains('widget-html'));
+    return kids.length ? kids[kids.length - 1] : null;
+  };
+  S.runButtonOf = (root) => Array.from(root.querySelectorAll('button'))
+      .find(b => /\brun\b/i.test(b.textContent || '') || /\brun\b/i.test(b.title || '')) || null;
+  S.label = (el) => {
+    const box = el.closest('.widget-slider, .widget-hslider, .widget-inline-hbox');
+    const lab = box && box.querySelector('.widget-label');
+    return lab ? (lab.textContent || '').trim() : '';
+  };
+  S.handlesOf = (root) => Array.from(
+      root.querySelectorAll('.widget-slider .noUi-handle, .widget-hslider .noUi-handle'));
+  // A slider's state from its noUiSlider (aria-valuenow is rounded to the readout precision).
+  S.sliderState = (h) => {
+    const target = h.closest('.noUi-target');
+    const api = target && target.noUiSlider;
+    const box = h.closest('.widget-slider, .widget-hslider');
+    const readout = box && box.querySelector('.widget-readout');
+    let value = null, min = null, max = null;
+    if (api) {
+      const v = api.get(); value = Number(Array.isArray(v) ? v[0] : v);
+      min = Number(api.options.range.min); max = Number(api.options.range.max);
+    }
+    return {label: S.label(h), value, min, max, text: h.getAttribute('aria-valuetext'),
+            readout: readout ? (readout.textContent || readout.value || '').trim() : null};
+  };
+  S.sliderOf = (ci, si) => S.sliderState(S.handlesOf(S.controllers()[ci])[si]);
+  S.describe = () => S.controllers().map((root, i) => {
+    const status = S.statusOf(root);
+    return {
+      index: i,
+      sliders: S.handlesOf(root).map(S.sliderState),
+      run_button: !!S.runButtonOf(root),
+      figures: S.figsOf(root).length,
+      figures_with_data: S.figsOf(root).filter(S.hasData).length,
+      status: status ? (status.innerText || '').trim() : null,
+    };
+  });
+  S.figureReport = () => S.figures().map((d, i) => ({
+    index: i, traces: (d.data || []).length, has_data: S.hasData(d),
+    in_controller: !!d.closest('.symsgd-controller'),
+    width: d.getBoundingClientRect().width, height: d.getBoundingClientRect().height,
+  }));
+  S.fingerprints = (ci) => S.figsOf(S.controllers()[ci]).map(S.fp);
+
+  // Arm a watcher on controller ci: t0 = the next keydown/click inside it, t1 = the first
+  // animation frame at which one of its figures' data differs from now. Status texts seen
+  // meanwhile are recorded (to see the busy indicator, e.g. "Computing…").
+  S.arm = (ci, timeoutMs) => {
+    const root = S.controllers()[ci];
+    const figs = S.figsOf(root);
+    const base = figs.map(S.fp);
+    const rec = {t0: null, t1: null, input: null, changed: [], statuses: [], timeout: false, early: false};
+    const onInput = (ev) => {
+      if (rec.t0 === null && root.contains(ev.target)) { rec.t0 = performance.now(); rec.input = ev.type; }
+    };
+    document.addEventListener('keydown', onInput, true);
+    document.addEventListener('click', onInput, true);
+    const status = S.statusOf(root);
+    let obs = null;
+    if (status) {
+      obs = new MutationObserver((muts) => {
+        for (const m of muts) {
+          for (const n of m.addedNodes) rec.statuses.push([performance.now(), (n.textContent || '').trim()]);
+          if (m.type === 'characterData') rec.statuses.push([performance.now(), (m.target.textContent || '').trim()]);
+        }
+      });
+      obs.observe(status, {childList: true, subtree: true, characterData: true});
+    }
+    const started = performance.now();
+    S.pending = new Promise((resolve) => {
+      const finish = () => {
+        document.removeEventListener('keydown', onInput, true);
+        document.removeEventListener('click', onInput, true);
+        if (obs) obs.disconnect();
+        resolve(rec);
+      };
+      const tick = () => {
+        const now = performance.now();
+        const fps = figs.map(S.fp);
+        const changed = fps.map((f, i) => f !== base[i] ? i : -1).filter(i => i >= 0);
+        if (changed.length) {
+          rec.t1 = now; rec.changed = changed;
+          if (rec.t0 === null) rec.early = true;
+          return finish();
+        }
+        if (now - started > timeoutMs) { rec.timeout = true; return finish(); }
+        requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    });
+    return true;
+  };
+
+  // Resolve once controller ci's figures and status have not changed for quietMs (or after maxMs).
+  S.quiet = (ci, quietMs, maxMs) => new Promise((resolve) => {
+    const root = S.controllers()[ci];
+    const status = S.statusOf(root);
+    const snap = () => S.fingerprints(ci).join('|') + '#' + (status ? status.innerHTML : '');
+    let last = snap(), since = performance.now();
+    const t0 = performance.now();
+    const tick = () => {
+      const now = performance.now(), cur = snap();
+      if (cur !== last) { last = cur; since = now; }
+      if (now - since >= quietMs) return resolve({quiet: true, waited: now - t0});
+      if (now - t0 > maxMs) return resolve({quiet: false, waited: now - t0});
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+
+  // Visible text that still holds raw TeX ($…$ or $$…$$) outside code.
+  S.rawMath = () => {
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const hits = [];
+    let n;
+    while ((n = walker.nextNode())) {
+      const p = n.parentElement;
+      if (!p || p.closest('pre, code, script, style, .jp-InputArea, .cm-editor, mjx-container, .MathJax')) continue;
+      const t = n.textContent || '';
+      const m = t.match(/\$\$[^$]+\$\$|\$[^$\n]+\$/);
+      if (m) hits.push(m[0].slice(0, 80));
+    }
+    return hits;
+  };
+  // Widget rendering: root views drawn in output areas, and outputs still waiting for theirs.
+  S.renderedViews = () => Array.from(document.querySelectorAll('.jp-OutputArea-output'))
+      .filter(o => Array.from(o.children).some(c => c.classList.contains('jupyter-widgets')
+                                                  || c.classList.contains('js-plotly-plot'))).length;
+  S.pendingViews = () => {
+    let n = 0;
+    for (const o of document.querySelectorAll('.jp-OutputArea-output')) {
+      const kids = Array.from(o.children);
+      if (!kids.length && !(o.textContent || '').trim()) n++;  // a widget output not drawn yet
+      else if (kids.some(c => (c.className || '').trim() === 'lm-Widget' && !c.children.length)) n++;
+    }
+    // figure slots of controllers (plotly anywidget views) not plotted yet
+    for (const root of S.controllers()) {
+      for (const c of root.children) {
+        if (!c.classList.contains('jupyter-widgets') && !c.classList.contains('js-plotly-plot')) n++;
+      }
+    }
+    return n;
+  };
+  // Outputs (inside scopeSel) that show an error: a traceback, or "XxxError: …" in an error/stderr output.
+  S.outputErrors = (scopeSel) => {
+    const scope = document.querySelector(scopeSel) || document.body;
+    const cells = Array.from(scope.querySelectorAll('.jp-Cell'));
+    const errs = [];
+    for (const o of scope.querySelectorAll('.jp-OutputArea-output')) {
+      const mime = o.getAttribute('data-mime-type') || '';
+      const t = o.innerText || '';
+      if (/Traceback \(most recent call last\)/.test(t)
+          || ((mime.includes('stderr') || mime.includes('error')) && /^\s*\w*(Error|Exception|Interrupt)\b/m.test(t))) {
+        errs.push({cell: cells.indexOf(o.closest('.jp-Cell')), text: t.slice(0, 1500)});
+      }
+    }
+    return errs;
+  };
+  S.failureTexts = (texts) => { const t = document.body.innerText; return texts.filter(x => t.includes(x)); };
+  S.mathCount = () => document.querySelectorAll('mjx-container, .MathJax, .katex').length;
+  window.__symsgd = S;
+})();
+"""
+
+
+def describe_controllers(page) -> list[dict]:
+    return page.evaluate("() => window.__symsgd.describe()")
+
+
+def figure_report(page) -> list[dict]:
+    return page.evaluate("() => window.__symsgd.figureReport()")
+
+
+def output_errors(page, scope: str = "body") -> list[dict]:
+    """Outputs showing an error or traceback: ``[{cell, text}]`` (cell index in the page)."""
+    return page.evaluate("(sel) => window.__symsgd.outputErrors(sel)", scope)
+
+
+def format_output_errors(errs: list[dict]) -> str:
+    return "\n".join(f"cell {e['cell']}: {e['text']}" for e in errs)
+
+
+def widget_failures(page) -> list[str]:
+    """Widget-rendering failure texts visible in the page."""
+    text = page.evaluate("() => document.body.innerText")
+    return [t for t in WIDGET_FAILURE_TEXTS if t in text]
+
+
+def wait_widgets_rendered(page, run: NotebookRun, expected_views: int = 0) -> None:
+    """Wait until every widget output is drawn (at least ``expected_views`` root views, none
+    pending, every controller's figures plotted), or a widget failure text appears; then wait
+    (≤ 20 s) for every figure to hold data. Failures are reported by the checks that follow."""
+    run.detail = "views: " + json.dumps(page.evaluate(
+        "() => ({rendered: window.__symsgd.renderedViews(), pending: window.__symsgd.pendingViews()})"))
+    page.wait_for_function(
+        "([n, texts]) => { const S = window.__symsgd; if (S.failureTexts(texts).length) return true;"
+        " return S.renderedViews() >= n && S.pendingViews() === 0; }",
+        arg=[expected_views, list(WIDGET_FAILURE_TEXTS)], timeout=run.ms(90), polling=200)
+    if not widget_failures(page):
+        with contextlib.suppress(Exception):  # check_figures names the figure without data
+            page.wait_for_function("() => window.__symsgd.figures().every(window.__symsgd.hasData)",
+                                   timeout=run.ms(20), polling=200)
+
+
+def full_screenshot(page, path: Path, scroller: str, run: NotebookRun, max_height: int = 16000) -> None:
+    """Screenshot the whole document although it scrolls inside ``scroller`` (JupyterLab's notebook
+    panel, Voilà's ``#rendered_cells``): grow the viewport by the hidden height, scroll to the top,
+    wait for the figures to be laid out, shoot, restore the viewport."""
+    hidden = page.evaluate("(sel) => { const n = document.querySelector(sel);"
+                           " return n ? n.scrollHeight - n.clientHeight : 0; }", scroller)
+    page.set_viewport_size({"width": VIEWPORT["width"],
+                            "height": int(min(VIEWPORT["height"] + max(hidden, 0) + 40, max_height))})
+    page.evaluate("(sel) => { const n = document.querySelector(sel); if (n) n.scrollTop = 0; }", scroller)
+    page.wait_for_function("() => window.__symsgd.figures().every(d => d.getBoundingClientRect().height > 0)",
+                           timeout=run.ms(20))
+    page.screenshot(path=str(path), timeout=run.ms(30))
+    page.set_viewport_size(VIEWPORT)
+
+
+def check_figures(page) -> None:
+    """Every plotly figure rendered with data; every controller has a rendered figure."""
+    figs = figure_report(page)
+    ctrls = describe_controllers(page)
+    problems = [f"figure #{f['index']} has no data (traces: {f['traces']})" for f in figs if not f["has_data"]]
+    problems += [f"figure #{f['index']} has zero size ({f['width']:.0f}x{f['height']:.0f} px)"
+                 for f in figs if f["width"] < 1 or f["height"] < 1]
+    problems += [f"controller #{c['index']} shows no figure" for c in ctrls if c["figures"] == 0]
+    if problems:
+        where = [f"figure #{f['index']}: {f['traces']} traces, {f['width']:.0f}x{f['height']:.0f} px"
+                 + (" (in a controller)" if f["in_controller"] else "") for f in figs]
+        ctl = [f"controller #{c['index']}: {c['figures_with_data']}/{c['figures']} figures with data, "
+               f"status {str(c['status'])[:100]!r}" for c in ctrls]
+        raise AssertionError("; ".join(problems) + "\n  " + "\n  ".join(where + ctl))
+
+
+# --------------------------------------------------------------------------- console
+
+
+@dataclass
+class ConsoleLog:
+    """Browser console errors and uncaught page errors of one page."""
+
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def attach(self, page) -> ConsoleLog:
+        def on_console(msg):
+            if msg.type == "error":
+                loc = msg.location or {}
+                self.errors.append(f"console.error: {msg.text} (at {loc.get('url', '?')}:{loc.get('lineNumber', '?')})")
+            elif msg.type == "warning":
+                self.warnings.append(msg.text)
+
+        page.on("console", on_console)
+        page.on("pageerror", lambda exc: self.errors.append(f"uncaught: {exc}"))
+        return self
+
+    def widget_errors(self, ignore: tuple[str, ...] = ()) -> list[str]:
+        """Errors, minus those matching one of the ``ignore`` regexes (documented where passed)."""
+        return [e for e in self.errors if not any(re.search(p, e) for p in ignore)]
+
+
+#: Explanations printed with known console errors.
+CONSOLE_HINTS = {
+    r"\[anywidget\] Failed to initialize model": (
+        "anywidget gives a widget model 2 s to load its JavaScript; plotly's FigureWidget ships ~5 MB of it per "
+        "figure. When the page is slow (loaded CPU, many figures), the model is rejected and every later update "
+        "of that figure is dropped: the reader sees a frozen figure."),
+}
+
+
+def explain(errors: list[str]) -> str:
+    out = []
+    for e in errors:
+        out.append("  - " + e[:500])
+        for pat, hint in CONSOLE_HINTS.items():
+            if re.search(pat, e):
+                out.append("    why: " + hint)
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- sliders & latency
+
+
+@dataclass
+class MoveResult:
+    latency_ms: float | None
+    changed: list[int]
+    busy_seen: bool
+    statuses: list[str]
+    timeout: bool
+
+
+@dataclass
+class ControllerLatency:
+    """Slider → figure latency of one controller in one notebook and mode."""
+
+    mode: str
+    notebook: str
+    controller: int
+    kind: str  # "analytic" or "re-simulating"
+    slider: str
+    moves: int
+    latencies_ms: list[float]
+    median_ms: float | None
+    p95_ms: float | None
+    target_ms: float
+    met: bool | None
+    busy_indicator: bool | None
+    reversible: bool | None
+    note: str = ""
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) of ``values`` by linear interpolation (numpy's default)."""
+    xs = sorted(values)
+    if len(xs) == 1:
+        return xs[0]
+    pos = q * (len(xs) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def _arm_and_act(page, ci: int, act, timeout_s: float) -> MoveResult:
+    """Arm the watcher of controller ``ci``, perform ``act`` (a key press, a click), wait for a figure change."""
+    page.evaluate("([ci, t]) => window.__symsgd.arm(ci, t)", [ci, timeout_s * 1000.0])
+    act()
+    rec = page.evaluate("() => window.__symsgd.pending")
+    if rec["early"]:
+        raise AssertionError(f"controller #{ci}: a figure changed before the input event reached the page "
+                             "(it was still updating from an earlier input)")
+    latency = None if rec["timeout"] or rec["t0"] is None else rec["t1"] - rec["t0"]
+    statuses = [s for _, s in rec["statuses"]]
+    busy = any(re.search(r"comput|running|working|busy|…|\.\.\.", s, re.IGNORECASE) for s in statuses)
+    return MoveResult(latency, rec["changed"], busy, statuses, bool(rec["timeout"]))
+
+
+def _settle(page, ci: int, run: NotebookRun, kernel_idle=None) -> None:
+    """Wait until controller ``ci`` is done with the last input: its figures and status unchanged
+    for 300 ms, the kernel idle (if ``kernel_idle`` is given), and quiet again."""
+    for i in range(2 if kernel_idle is not None else 1):
+        res = page.evaluate("([ci, q, m]) => window.__symsgd.quiet(ci, q, m)", [ci, 300, min(run.ms(30), 30000)])
+        if not res["quiet"]:
+            raise AssertionError(f"controller #{ci} kept changing for {res['waited']:.0f} ms without input")
+        if i == 0 and kernel_idle is not None:
+            kernel_idle()
+
+
+def _slider_state(page, ci: int, si: int) -> dict:
+    return page.evaluate("([ci, si]) => window.__symsgd.sliderOf(ci, si)", [ci, si])
+
+
+def _wait_slider_moved(page, ci: int, si: int, before: dict, key: str, run: NotebookRun) -> None:
+    try:
+        page.wait_for_function("([ci, si, b]) => { const s = window.__symsgd.sliderOf(ci, si);"
+                               " return s.value !== b.value || s.readout !== b.readout; }",
+                               arg=[ci, si, before], timeout=run.ms(10))
+    except Exception as exc:  # noqa: BLE001 - re-raised with the slider's state
+        raise AssertionError(f"controller #{ci}: {key} on slider '{before['label']}' did not move it "
+                             f"(before {before}, after {_slider_state(page, ci, si)})") from exc
+
+
+def _row(run: NotebookRun, ci: int, kind: str, slider: str, latencies: list[float], busy, reversible,
+         note: str = "") -> ControllerLatency:
+    med = statistics.median(latencies) if latencies else None
+    return ControllerLatency(
+        mode=run.mode, notebook=run.notebook, controller=ci, kind=kind, slider=slider, moves=len(latencies),
+        latencies_ms=[round(x, 1) for x in latencies], median_ms=None if med is None else round(med, 1),
+        p95_ms=round(percentile(latencies, 0.95), 1) if latencies else None, target_ms=TARGET_MS[kind],
+        met=None if med is None else med <= TARGET_MS[kind], busy_indicator=busy, reversible=reversible, note=note)
+
+
+#: Sliders tried per controller before concluding that none changes a figure.
+MAX_SLIDERS_TRIED = 2
+#: How long the first slider move of a controller with a Run button is watched for a live
+#: (analytic) update before the slider is taken to act only on the next Run, seconds.
+LIVE_PROBE_S = 4.0
+
+
+def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None) -> list[ControllerLatency]:
+    """Move a slider of controller ``ci`` with the keyboard and time each figure update.
+
+    * Analytic controllers (no Run button): the slider itself updates the figure; latency is
+      from the key press to the change of a figure's data.
+    * Re-simulating controllers (Run button): the slider is moved (its value checked in the
+      page), then Run is clicked; latency is from the click to the data change, and the status
+      must show a busy message ("Computing…") meanwhile. If the slider also updates the figure
+      live (analytic curves + simulated histograms), that latency is reported as well.
+
+    Sliders are tried in order until one changes a figure; moves alternate direction so the
+    controller ends where it started. Between moves the controller is left to settle
+    (figures and status quiet, kernel idle).
+
+    Returns:
+        One row per behaviour seen (analytic, re-simulating), for the latency report.
+
+    Raises:
+        AssertionError: no slider changes any figure, a move stopped changing the figure, a
+            figure changed without input, or no busy indicator was seen while re-simulating.
+    """
+    info = describe_controllers(page)[ci]
+    has_run = info["run_button"]
+    kind = "re-simulating" if has_run else "analytic"
+    if not info["sliders"]:
+        return [_row(run, ci, kind, "-", [], None, None, note="no slider")]
+    root = page.locator(".symsgd-controller").nth(ci)
+    handles = root.locator(".widget-slider .noUi-handle, .widget-hslider .noUi-handle")
+    run_button = root.locator("button").filter(has_text=re.compile(r"\brun\b", re.IGNORECASE)).first
+    tried = []
+    for si, slider in enumerate(info["sliders"][:MAX_SLIDERS_TRIED]):
+        label = slider["label"] or f"#{si}"
+        handle = handles.nth(si)
+        handle.scroll_into_view_if_needed(timeout=run.ms(10))
+        at_max = slider["value"] is not None and slider["max"] is not None and slider["value"] >= slider["max"]
+        first, second = ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft")
+        _settle(page, ci, run, kernel_idle)  # nothing still drawing from the notebook's own run
+        back_fp = None  # the figures after the first there-and-back: later returns must match them
+        live: bool | None = None if has_run else True
+        live_ms, run_ms, busy_flags, reversible = [], [], [], None
+        for k in range(MOVES[kind]):
+            key = first if k % 2 == 0 else second
+            before = _slider_state(page, ci, si)
+            if live is not False:  # watch the figure on the key press itself
+                timeout = MOVE_TIMEOUT_S["analytic"] if live else LIVE_PROBE_S
+                res = _arm_and_act(page, ci, lambda key=key, h=handle: h.press(key), timeout)
+                _wait_slider_moved(page, ci, si, before, key, run)
+                if res.latency_ms is not None:
+                    live = True
+                    live_ms.append(res.latency_ms)
+                elif live is None:
+                    live = False  # the slider waits for Run
+                elif k == 0 and not has_run:
+                    break  # this slider does not drive a figure: try the next one
+                else:
+                    raise AssertionError(
+                        f"controller #{ci}, slider '{label}': move {k + 1} ({key}) did not change any figure "
+                        f"within {timeout:.0f} s (earlier moves did); status texts seen: {res.statuses}")
+            else:
+                handle.press(key)
+                _wait_slider_moved(page, ci, si, before, key, run)
+            _settle(page, ci, run, kernel_idle)
+            if has_run:
+                res = _arm_and_act(page, ci, lambda: run_button.click(timeout=run.ms(10)),
+                                   MOVE_TIMEOUT_S["re-simulating"])
+                if res.latency_ms is None:
+                    if k == 0 and not live_ms:
+                        break  # neither the slider nor Run changed a figure: try the next slider
+                    raise AssertionError(
+                        f"controller #{ci}, slider '{label}': Run after move {k + 1} ({key}) did not change any "
+                        f"figure within {MOVE_TIMEOUT_S['re-simulating']:.0f} s; status texts seen: {res.statuses}")
+                run_ms.append(res.latency_ms)
+                busy_flags.append(res.busy_seen)
+                _settle(page, ci, run, kernel_idle)
+            if k % 2 == 1:
+                now_fp = page.evaluate("ci => window.__symsgd.fingerprints(ci)", ci)
+                if back_fp is None:
+                    back_fp = now_fp
+                else:
+                    reversible = (reversible is not False) and now_fp == back_fp
+        if not live_ms and not run_ms:
+            tried.append(label)
+            continue
+        rows = []
+        if live_ms:
+            rows.append(_row(run, ci, "analytic", label, live_ms, None, reversible,
+                             note="slider updates live; Run re-simulates" if has_run else ""))
+        if run_ms:
+            busy = all(busy_flags)
+            if not busy:
+                raise AssertionError(
+                    f"controller #{ci}, slider '{label}': no busy indicator (status saying Computing…) seen while "
+                    f"it re-simulated; per run: {busy_flags}")
+            rows.append(_row(run, ci, "re-simulating", label, run_ms, busy, reversible))
+        return rows
+    raise AssertionError(f"controller #{ci} ({kind}): no slider changed any figure (tried {tried}"
+                         f"{', then Run' if has_run else ''}); a reader moving them sees nothing happen")

@@ -1,0 +1,48 @@
+"""tools/classroom.py without a browser: the command line, the environment, the template copy.
+
+(The launcher itself is exercised end to end in test_voila.py, which starts Voilà with it.)
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+def test_voila_argv_binds_localhost_with_the_offline_template(classroom, tmp_path):
+    argv = classroom.voila_argv(tmp_path, 9123)
+    assert "--Voila.ip=127.0.0.1" in argv
+    assert "--Voila.port=9123" in argv and "--Voila.port_retries=0" in argv
+    assert f"--VoilaConfiguration.template={classroom.TEMPLATE}" in argv
+    assert "--no-browser" in argv
+    assert "--no-browser" not in classroom.voila_argv(tmp_path, 9123, open_browser=True)
+
+
+@pytest.mark.parametrize("port", [0, 70000, "8866", 1.5])
+def test_voila_argv_rejects_bad_ports(classroom, tmp_path, port):
+    with pytest.raises(ValueError, match="port"):
+        classroom.voila_argv(tmp_path, port)
+
+
+def test_template_root_serves_plotly_module_and_env_points_at_it(classroom, tmp_path):
+    root = classroom.prepare_template_root(tmp_path / "t")
+    template = root / "voila" / "templates" / classroom.TEMPLATE
+    assert (template / "conf.json").is_file() and (template / "index.html.j2").is_file()
+    src, name = classroom.plotly_bundle()
+    assert (template / "static" / name).read_bytes() == src.read_bytes()
+
+    env = classroom.voila_env(9123, root, base={"JUPYTER_PATH": "/elsewhere", "HOME": "/h"})
+    assert env["JUPYTER_PATH"].split(os.pathsep) == [str(root), "/elsewhere"]
+    assert env[classroom.PLOTLY_ESM_ENV] == f"http://127.0.0.1:9123/voila/static/{name}"
+    assert env["HOME"] == "/h"
+
+
+def test_env_without_the_module_sets_no_url(classroom):
+    env = classroom.voila_env(9123, classroom.TEMPLATE_ROOT, base={classroom.PLOTLY_ESM_ENV: "stale"})
+    assert classroom.PLOTLY_ESM_ENV not in env  # the repo template dir has no copy of plotly's module
+
+
+def test_main_refuses_a_missing_target(classroom, tmp_path):
+    with pytest.raises(SystemExit):
+        classroom.main([str(tmp_path / "missing"), "--no-browser"])

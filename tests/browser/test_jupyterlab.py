@@ -1,0 +1,187 @@
+"""Every notebook, opened and run in JupyterLab in headless Chromium, as a reader does.
+
+For each notebook of notebooks/ (discovered at collection time): open it in JupyterLab,
+Run → Run All Cells from the menu, wait until every code cell has run and the kernel is
+idle, then check what a reader sees: no error or traceback in any output, no widget
+failure text, no console error from the page's widgets, every plotly figure drawn with
+data. Then move a slider of every controller with the keyboard (pressing Run where the
+controller re-simulates) and check that its figure's data changes; the slider → figure
+latencies go to the latency report (see conftest.py). A screenshot of the notebook after
+it ran is saved to test-artifacts/browser/lab-<notebook>.png.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+from browser_report import write_record
+from browser_support import (
+    PROBE_JS,
+    VIEWPORT,
+    ConsoleLog,
+    NotebookRun,
+    check_figures,
+    describe_controllers,
+    discover_notebooks,
+    exercise_controller,
+    explain,
+    format_output_errors,
+    full_screenshot,
+    is_local_url,
+    output_errors,
+    wait_widgets_rendered,
+    widget_failures,
+)
+
+pytestmark = pytest.mark.browser
+MODE = "lab"  # records in the latency report
+
+NOTEBOOKS = discover_notebooks()
+
+#: Console errors of JupyterLab itself, not of the notebook's widgets (each with its reason).
+LAB_CONSOLE_NOISE = (
+    # a page torn down while a request is in flight (we close pages between notebooks)
+    r"net::ERR_ABORTED",
+)
+
+_PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+
+#: State of "Run All": code cells with source, how many have an execution count, how many run.
+_RUN_STATE_JS = r"""
+(panelSel) => {
+  const panel = document.querySelector(panelSel);
+  if (!panel) return null;
+  const cells = Array.from(panel.querySelectorAll('.jp-Notebook .jp-CodeCell'));
+  let total = 0, done = 0, running = 0;
+  for (const c of cells) {
+    const src = (c.querySelector('.jp-InputArea-editor') || {}).innerText || '';
+    if (!src.trim()) continue;
+    total++;
+    const p = ((c.querySelector('.jp-InputArea-prompt') || {}).textContent || '').trim();
+    if (/^\[\*\]/.test(p)) running++;
+    else if (/^\[\d+\]/.test(p)) done++;
+  }
+  const ind = panel.querySelector('.jp-Notebook-ExecutionIndicator');
+  const kernel = ind ? ind.getAttribute('data-status') : null;
+  return {total, done, running, kernel};
+}
+"""
+
+
+#: The kernel is connected and idle: the toolbar indicator says idle AND the status bar names
+#: the kernel as Idle (before the kernel connects, the indicator already says "idle").
+_KERNEL_IDLE_JS = f"""() => {{
+  const i = document.querySelector('{_PANEL} .jp-Notebook-ExecutionIndicator');
+  if (!i || i.getAttribute('data-status') !== 'idle') return false;
+  return Array.from(document.querySelectorAll('.jp-StatusBar-TextItem'))
+    .some(e => /^(?!\\s*No Kernel).*\\|\\s*Idle\\s*$/.test(e.textContent || ''));
+}}"""
+
+
+def _wait_kernel_idle(page, run: NotebookRun, cap_s: float = 60) -> None:
+    page.wait_for_function(_KERNEL_IDLE_JS, timeout=run.ms(cap_s), polling=100)
+
+
+def _output_errors(page) -> list[dict]:
+    return output_errors(page, _PANEL)
+
+
+@pytest.fixture(scope="module")
+def lab_context(browser, lab_server, latency_records):
+    ctx = browser.new_context(viewport=VIEWPORT)
+    ctx.add_init_script(PROBE_JS)
+    yield ctx
+    ctx.close()
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_in_jupyterlab(notebook, lab_server, lab_context):
+    name = notebook.name
+    page = lab_context.new_page()
+    run = NotebookRun("lab", name, page)
+    console = ConsoleLog().attach(page)
+    external: list[str] = []
+
+    def route(r):
+        if is_local_url(r.request.url):
+            r.continue_()
+        else:  # behave as offline; record it
+            external.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    latencies = []
+    try:
+        with run.step("open the notebook in JupyterLab"):
+            page.goto(lab_server.url(f"/lab/workspaces/t{uuid.uuid4().hex[:8]}/tree/{name}?reset"),
+                      timeout=run.ms(90))
+            page.wait_for_selector(f"{_PANEL} .jp-Notebook .jp-Cell", timeout=run.ms(90))
+            _wait_kernel_idle(page, run, 90)
+
+        with run.step("Run → Run All Cells"):
+            page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Run\s*$")).click(timeout=run.ms(20))
+            label = page.locator(".lm-Menu-itemLabel").filter(has_text=re.compile(r"^\s*Run All Cells\s*$"))
+            page.locator(".lm-Menu-item").filter(has=label).click(timeout=run.ms(20))
+
+        with run.step("wait until every cell has run and the kernel is idle"):
+            try:
+                page.wait_for_function(
+                    "(sel) => { const s = (" + _RUN_STATE_JS + ")(sel);"
+                    " if (!s || !(" + _KERNEL_IDLE_JS + ")() || s.running) return false;"
+                    " if (s.done === s.total) return true;"
+                    " return window.__symsgd.outputErrors(sel).length > 0; }",
+                    arg=_PANEL, timeout=run.ms(), polling=250)
+            finally:
+                state = page.evaluate(_RUN_STATE_JS, _PANEL)
+                run.detail = f"code cells run: {state}"
+
+        with run.step("no cell shows an error or traceback"):
+            errs = _output_errors(page)
+            if errs:
+                raise AssertionError(format_output_errors(errs))
+            assert state["done"] == state["total"], f"only {state['done']} of {state['total']} code cells ran"
+
+        with run.step("widgets and figures rendered"):
+            wait_widgets_rendered(page, run)
+            run.detail = "console errors so far: " + ("; ".join(console.errors)[:1500] or "none")
+            failures = widget_failures(page)
+            assert not failures, f"widget failures shown: {failures}"
+            check_figures(page)
+
+        with run.step("no console errors from the page's widgets", fatal=False):
+            errors = console.widget_errors(LAB_CONSOLE_NOISE)
+            assert not errors, "console errors:\n" + explain(errors)
+        seen_errors = len(console.errors)
+
+        for c in describe_controllers(page):
+            with run.step(f"move a slider of controller #{c['index']} and see its figure change", fatal=False):
+                latencies += exercise_controller(page, c["index"], run,
+                                                 kernel_idle=lambda: _wait_kernel_idle(page, run, 60))
+
+        with run.step("after the slider moves: no errors, figures still drawn", fatal=False):
+            errs = _output_errors(page)
+            if errs:
+                raise AssertionError(format_output_errors(errs))
+            errors = ConsoleLog(console.errors[seen_errors:]).widget_errors(LAB_CONSOLE_NOISE)
+            assert not errors, "new console errors:\n" + explain(errors)
+            check_figures(page)
+
+        with run.step("screenshot"):
+            _full_notebook_screenshot(page, run)
+    finally:
+        write_record(MODE, name, {"mode": MODE, "notebook": name, "controllers": latencies,
+                                  "external_requests": sorted(set(external)),
+                                  "failures": run.failures, "seconds": round(run.timeout_s - run.remaining_s(), 1)})
+        page.close()
+        lab_server.shutdown_kernels()
+    run.finish()
+
+
+def _full_notebook_screenshot(page, run: NotebookRun) -> None:
+    """The whole notebook, without the left sidebar."""
+    if page.evaluate("() => !!document.querySelector('#jp-left-stack:not(.lm-mod-hidden)')"):
+        page.locator(f"{_PANEL} .jp-Notebook").focus()
+        page.keyboard.press("Control+b")
+    full_screenshot(page, run.screenshot_path(), f"{_PANEL} .jp-WindowedPanel-outer", run)

@@ -1,0 +1,243 @@
+"""Classroom mode: every notebook as a Voilà dashboard (``tools/classroom.py``), offline, in Chromium.
+
+The Voilà server is started exactly as ``make classroom`` starts it (same command line,
+same ``symsgd`` template), on a temporary copy of notebooks/. Every request the page makes
+to a host other than 127.0.0.1/localhost is recorded and aborted (as in a classroom
+without network), and the test fails if there is any. For each notebook: the dashboard
+renders without code, without errors, with formulas typeset (no raw $…$ left), with every
+widget and figure drawn; a slider of every controller changes its figure (latency in the
+report); icons come from local fonts; a screenshot goes to
+test-artifacts/browser/voila-<notebook>.png.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from browser_report import write_record
+from browser_support import (
+    PROBE_JS,
+    VIEWPORT,
+    ConsoleLog,
+    NotebookRun,
+    check_figures,
+    describe_controllers,
+    discover_notebooks,
+    exercise_controller,
+    explain,
+    format_output_errors,
+    full_screenshot,
+    is_local_url,
+    notebook_has_math,
+    output_errors,
+    wait_widgets_rendered,
+    widget_failures,
+)
+
+pytestmark = pytest.mark.browser
+MODE = "voila"  # records in the latency report
+
+NOTEBOOKS = discover_notebooks()
+
+#: Voilà shows one of these when a cell fails (with / without show_tracebacks).
+VOILA_ERROR_TEXTS = ("Traceback (most recent call last)", "There was an error when executing cell")
+
+#: Icons (Font Awesome, used by ipywidgets buttons) must be drawn with their icon font, loaded
+#: from this machine: load the exact face each icon needs, then check it is available.
+_ICONS_JS = r"""
+async () => {
+  const bad = [];
+  for (const el of document.querySelectorAll('i.fa, .fa, [class*=" fa-"]')) {
+    const st = getComputedStyle(el, '::before');
+    if (!st.content || st.content === 'none' || st.content === 'normal') continue;
+    const ch = st.content.replace(/^["']|["']$/g, '');
+    const spec = `${st.fontWeight} 16px ${st.fontFamily}`;
+    let faces = [];
+    try { faces = await document.fonts.load(spec, ch); } catch (e) { bad.push(`${el.className}: ${e}`); continue; }
+    if (!faces.length || faces.some(f => f.status !== 'loaded')) {
+      bad.push(`${el.className}: no loaded font for ${spec}`);
+    }
+    else if (!/awesome/i.test(st.fontFamily)) bad.push(`${el.className}: drawn with ${st.fontFamily}`);
+  }
+  return bad;
+}
+"""
+
+
+class RequestLog:
+    """Every request of a page: those leaving 127.0.0.1 are aborted and recorded; local failures too."""
+
+    def __init__(self):
+        self.external: list[str] = []
+        self.local_failures: list[str] = []
+
+    def attach(self, page) -> RequestLog:
+        def route(r):
+            if is_local_url(r.request.url):
+                r.continue_()
+            else:
+                self.external.append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+        page.on("response", lambda resp: resp.status >= 400 and is_local_url(resp.url)
+                and self.local_failures.append(f"{resp.status} {resp.url}"))
+        return self
+
+
+@pytest.fixture(scope="module")
+def voila_context(browser, voila_server, latency_records):
+    ctx = browser.new_context(viewport=VIEWPORT)
+    ctx.add_init_script(PROBE_JS)
+    yield ctx
+    ctx.close()
+
+
+def test_classroom_index_page_is_offline(voila_server, voila_context):
+    """The page a teacher opens first (`make classroom` → http://127.0.0.1:8866/) lists the notebooks, offline."""
+    page = voila_context.new_page()
+    requests = RequestLog().attach(page)
+    run = NotebookRun("voila", "index", page)
+    try:
+        with run.step("open the notebook list"):
+            page.goto(voila_server.url("/"), timeout=run.ms(60))
+            for nb in NOTEBOOKS:
+                page.get_by_text(nb.name).first.wait_for(timeout=run.ms(30))
+            page.wait_for_load_state("networkidle", timeout=run.ms(30))
+        with run.step("no request left 127.0.0.1", fatal=False):
+            assert not requests.external, f"requests leaving 127.0.0.1: {sorted(set(requests.external))}"
+        with run.step("screenshot"):
+            page.screenshot(path=str(run.screenshot_path()), full_page=True, timeout=run.ms(30))
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_in_voila(notebook, voila_server, voila_context):
+    name = notebook.name
+    page = voila_context.new_page()
+    run = NotebookRun("voila", name, page)
+    console = ConsoleLog().attach(page)
+    requests = RequestLog().attach(page)
+    latencies = []
+    try:
+        with run.step("open the dashboard (Voilà runs every cell)"):
+            response = page.goto(voila_server.url(f"/voila/render/{name}"), wait_until="commit",
+                                 timeout=run.ms(60))
+            page.wait_for_selector("#rendered_cells", state="visible", timeout=run.ms())
+            page.wait_for_load_state("load", timeout=run.ms(60))
+            # each widget output of the executed notebook is in the page as JSON until drawn
+            expected_views = response.text().count("application/vnd.jupyter.widget-view+json")
+
+        with run.step("no cell shows an error or traceback"):
+            errs = output_errors(page)
+            assert not errs, format_output_errors(errs)
+            text = page.evaluate("() => document.body.innerText")
+            found = [t for t in VOILA_ERROR_TEXTS if t in text]
+            if found:
+                at = text.find(found[0])
+                raise AssertionError(f"{found}: …{text[max(0, at - 300):at + 1500]}")
+
+        with run.step("no code shown"):
+            code = page.evaluate("() => document.querySelectorAll('.jp-CodeCell:not(.jp-mod-noInput) .jp-InputArea,"
+                                 " .jp-CodeCell .jp-InputArea-editor').length")
+            assert code == 0, f"{code} code inputs visible in the dashboard"
+
+        with run.step("widgets and figures rendered"):
+            wait_widgets_rendered(page, run, expected_views)
+            run.detail = "console errors so far: " + ("; ".join(console.errors)[:1500] or "none")
+            failures = widget_failures(page)
+            assert not failures, f"widget failures shown: {failures}"
+            check_figures(page)
+
+        with run.step("formulas typeset (no raw $…$ left)"):
+            if notebook_has_math(notebook):
+                page.wait_for_function("() => window.__symsgd.mathCount() > 0", timeout=run.ms(30), polling=250)
+            raw = page.evaluate("() => window.__symsgd.rawMath()")
+            assert not raw, f"raw TeX still visible: {raw[:10]}"
+
+        with run.step("icons drawn with a local font"):
+            bad = page.evaluate(_ICONS_JS)
+            assert not bad, f"icons without their font: {bad[:10]}"
+
+        with run.step("no console errors from the page's widgets", fatal=False):
+            errors = console.widget_errors()
+            assert not errors, "console errors:\n" + explain(errors)
+        seen_errors = len(console.errors)
+
+        for c in describe_controllers(page):
+            with run.step(f"move a slider of controller #{c['index']} and see its figure change", fatal=False):
+                latencies += exercise_controller(page, c["index"], run,
+                                                 kernel_idle=lambda: _wait_kernel_idle(page, run))
+
+        with run.step("after the slider moves: no errors, figures still drawn", fatal=False):
+            errs = output_errors(page)
+            assert not errs, "after moving sliders: " + format_output_errors(errs)
+            text = page.evaluate("() => document.body.innerText")
+            found = [t for t in VOILA_ERROR_TEXTS if t in text]
+            assert not found, f"error shown after moving sliders: {found}"
+            errors = ConsoleLog(console.errors[seen_errors:]).widget_errors()
+            assert not errors, "new console errors:\n" + explain(errors)
+            check_figures(page)
+
+        with run.step("screenshot"):
+            full_screenshot(page, run.screenshot_path(), "#rendered_cells", run)
+
+        with run.step("no request left 127.0.0.1", fatal=False):
+            assert not requests.external, ("requests leaving 127.0.0.1 (they fail in a classroom without "
+                                           f"network): {sorted(set(requests.external))}")
+    finally:
+        write_record(MODE, name, {"mode": MODE, "notebook": name, "controllers": latencies,
+                                  "external_requests": sorted(set(requests.external)),
+                                  "local_failures": sorted(set(requests.local_failures)),
+                                  "failures": run.failures, "seconds": round(run.timeout_s - run.remaining_s(), 1)})
+        _shutdown_page_kernel(page)
+        page.close()
+    run.finish()
+
+
+#: What Voilà's page does on `beforeunload` (a beacon to /voila/api/shutdown/<kernel>), done
+#: explicitly so the kernel stops before the next notebook starts.
+_SHUTDOWN_JS = r"""
+async () => {
+  const cfg = document.getElementById('jupyter-config-data');
+  const id = cfg && JSON.parse(cfg.textContent).kernelId;
+  if (!id) return 'no kernel';
+  const m = document.cookie.match(/\b_xsrf=([^;]*)\b/);
+  const form = new FormData();
+  form.append('_xsrf', m ? m[1] : '');
+  const base = (JSON.parse(cfg.textContent).baseUrl || '/');
+  const r = await fetch(`${base}voila/api/shutdown/${id}`, {method: 'POST', body: form});
+  return r.status;
+}
+"""
+
+
+#: The page's kernel state as the server sees it (GET /api/kernels/<id>, as Voilà's page does).
+_KERNEL_STATE_JS = r"""
+async () => {
+  const cfg = JSON.parse(document.getElementById('jupyter-config-data').textContent);
+  const r = await fetch(`${cfg.baseUrl || '/'}api/kernels/${cfg.kernelId}`);
+  return r.ok ? (await r.json()).execution_state : `HTTP ${r.status}`;
+}
+"""
+
+
+def _wait_kernel_idle(page, run: NotebookRun, cap_s: float = 60) -> None:
+    """Poll the kernel's execution state until it is idle (Voilà shows no kernel indicator)."""
+    deadline = time.monotonic() + min(cap_s, run.remaining_s())
+    state = None
+    while time.monotonic() < deadline:
+        state = page.evaluate(_KERNEL_STATE_JS)
+        if state == "idle":
+            return
+        page.wait_for_timeout(100)  # polling interval of a state wait
+    raise AssertionError(f"kernel not idle after {cap_s:.0f} s (state: {state})")
+
+
+def _shutdown_page_kernel(page) -> None:
+    try:
+        page.evaluate(_SHUTDOWN_JS)
+    except Exception:  # noqa: BLE001 - the server's process group is stopped at the end anyway
+        pass

@@ -1,0 +1,158 @@
+"""Classroom mode: serve the notebooks as code-free dashboards with Voilà, offline, on 127.0.0.1.
+
+Usage (from the repository root, with the project's virtual environment)::
+
+    .venv/bin/python tools/classroom.py                 # notebooks/ at http://127.0.0.1:8866/
+    .venv/bin/python tools/classroom.py --port 9000 --no-browser
+    .venv/bin/python tools/classroom.py notebooks/01_some_notebook.ipynb
+
+Each notebook runs top to bottom in its own kernel when its page is opened; the page shows
+the narrative, formulas, sliders and figures, but no code. The server listens on 127.0.0.1
+only. Everything the page needs comes from this machine: Voilà's own "lab" template asks a
+CDN for Font Awesome CSS, so we serve the notebooks with the ``symsgd`` template
+(``tools/voila/templates/symsgd``), which drops those links (the icons are bundled with
+Voilà). ``tests/browser/test_voila.py`` opens every notebook this way in Chromium and fails
+if any request leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+#: A Jupyter data directory holding ``voila/templates/symsgd``.
+TEMPLATE_ROOT = Path(__file__).resolve().parent
+TEMPLATE = "symsgd"
+DEFAULT_PORT = 8866
+#: Environment variable telling the kernels where the page can import plotly's widget code from
+#: (read by ``symsgd_core.ui``; see :func:`prepare_template_root`).
+PLOTLY_ESM_ENV = "SYMSGD_PLOTLY_ESM_URL"
+
+
+def plotly_bundle() -> tuple[Path, str]:
+    """Plotly's FigureWidget JavaScript (an ES module) and the file name it is served under.
+
+    Returns:
+        ``(path of plotly/package_data/widgetbundle.js, "plotly-widget-<plotly version>.js")``.
+    """
+    import plotly
+
+    return (Path(plotly.__file__).parent / "package_data" / "widgetbundle.js",
+            f"plotly-widget-{plotly.__version__}.js")
+
+
+def prepare_template_root(dest: Path | str) -> Path:
+    """Build a Jupyter data directory with the ``symsgd`` template plus plotly's widget module.
+
+    Every plotly ``FigureWidget`` normally carries its ~5 MB of JavaScript in its own widget
+    state, and the page compiles it once per figure. anywidget gives each widget model 2 s to
+    load that code; on a dashboard that creates all its figures at once (Voilà) the later ones
+    miss the limit on a busy machine and stay frozen. Served as one static file, the module is
+    fetched and compiled once per page (and cached by the browser). The kernels learn its URL
+    from ``SYMSGD_PLOTLY_ESM_URL`` (:func:`voila_env`).
+
+    Args:
+        dest: an empty or new directory (e.g. a temporary one).
+
+    Returns:
+        ``dest``, to be put first on ``JUPYTER_PATH``.
+    """
+    dest = Path(dest)
+    target = dest / "voila" / "templates" / TEMPLATE
+    shutil.copytree(TEMPLATE_ROOT / "voila" / "templates" / TEMPLATE, target, dirs_exist_ok=True)
+    src, name = plotly_bundle()
+    if src.is_file():
+        (target / "static").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target / "static" / name)
+    return dest
+
+
+def voila_env(port: int, template_root: Path | str = TEMPLATE_ROOT, base: dict | None = None) -> dict:
+    """Environment for Voilà and its kernels.
+
+    Args:
+        port: the port Voilà listens on (127.0.0.1).
+        template_root: Jupyter data directory holding ``voila/templates/symsgd`` (prepended to
+            ``JUPYTER_PATH``); from :func:`prepare_template_root` to also serve plotly's module.
+        base: environment to extend (default: ``os.environ``); not modified.
+
+    Returns:
+        A new dict. ``SYMSGD_PLOTLY_ESM_URL`` is set when ``template_root`` serves plotly's module.
+    """
+    env = dict(os.environ if base is None else base)
+    root = Path(template_root)
+    paths = [str(root)] + [p for p in env.get("JUPYTER_PATH", "").split(os.pathsep) if p]
+    env["JUPYTER_PATH"] = os.pathsep.join(paths)
+    _, name = plotly_bundle()
+    if (root / "voila" / "templates" / TEMPLATE / "static" / name).is_file():
+        env[PLOTLY_ESM_ENV] = f"http://127.0.0.1:{port}/voila/static/{name}"
+    else:
+        env.pop(PLOTLY_ESM_ENV, None)
+    return env
+
+
+def voila_argv(target: Path | str, port: int = DEFAULT_PORT, open_browser: bool = False,
+               python: str = sys.executable) -> list[str]:
+    """Command line that serves ``target`` (a notebook or a folder of notebooks) with Voilà.
+
+    Args:
+        target: notebook file or directory.
+        port: TCP port on 127.0.0.1 (must be free: no silent move to another port).
+        open_browser: open the system browser on the page once the server is up.
+        python: interpreter that has Voilà installed (the kernels use it too).
+
+    Returns:
+        The argument list for :func:`subprocess.run`.
+
+    Raises:
+        ValueError: ``port`` is not in 1..65535.
+    """
+    if not isinstance(port, int) or not 0 < port < 65536:
+        raise ValueError(f"port must be an int in 1..65535, got {port!r}")
+    argv = [python, "-m", "voila", str(target),
+            "--Voila.ip=127.0.0.1", f"--Voila.port={port}", "--Voila.port_retries=0",
+            f"--VoilaConfiguration.template={TEMPLATE}",
+            # a teacher at the projector needs to see what went wrong, not a generic message
+            "--VoilaConfiguration.show_tracebacks=True"]
+    if not open_browser:
+        argv.append("--no-browser")
+    return argv
+
+
+def check_template() -> None:
+    """Raise FileNotFoundError if the offline template is missing."""
+    conf = TEMPLATE_ROOT / "voila" / "templates" / TEMPLATE / "conf.json"
+    if not conf.is_file():
+        raise FileNotFoundError(f"the offline Voilà template is missing: {conf} (restore tools/voila/ from git)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Serve the symsgd notebooks as code-free, offline Voilà dashboards "
+                                                 "on 127.0.0.1.")
+    parser.add_argument("target", nargs="?", default=str(REPO / "notebooks"),
+                        help="notebook or folder of notebooks (default: notebooks/)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT})")
+    parser.add_argument("--no-browser", action="store_true", help="do not open a browser window")
+    args = parser.parse_args(argv)
+    target = Path(args.target)
+    if not target.exists():
+        parser.error(f"{target} does not exist")
+    check_template()
+    print(f"Classroom mode: {target} at http://127.0.0.1:{args.port}/ (offline; Ctrl+C stops it)", flush=True)
+    with tempfile.TemporaryDirectory(prefix="symsgd-classroom-") as tmp:
+        root = prepare_template_root(tmp)
+        try:
+            return subprocess.call(voila_argv(target, args.port, open_browser=not args.no_browser),
+                                   env=voila_env(args.port, root))
+        except KeyboardInterrupt:
+            return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
