@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 
+def _is_notebook(nodeid: str) -> bool:
+    return nodeid.split("::")[0].endswith(".ipynb")
+
+
 def _kind(nodeid: str) -> str:
-    if ".ipynb" in nodeid:
+    if _is_notebook(nodeid):
         return "notebook cells (nbval)"
     if nodeid.startswith("tests/browser/"):
         return "real-browser tests"
@@ -22,7 +26,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             kind = _kind(nodeid)
             counts.setdefault(kind, {}).setdefault(outcome, 0)
             counts[kind][outcome] += 1
-            if ".ipynb" in nodeid:
+            if _is_notebook(nodeid):
                 notebooks.add(nodeid.split("::")[0])
     if not counts:
         return
