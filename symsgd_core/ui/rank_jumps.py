@@ -65,6 +65,22 @@ class _RunMixin:
     def _set_progress(self, fraction: float) -> None:
         self.progress.value = int(round(100 * min(max(float(fraction), 0.0), 1.0)))
 
+    def _starting_minimum(self, eps, depth, width, lam, seed):
+        """``(params, rank)`` of the GD-converged start, or ``None`` after drawing the failure.
+
+        When no starting minimum exists for these settings, the figure is emptied, its headline
+        says so and the status line gives the reason; the caller then returns.
+        """
+        try:
+            return _start_minimum(eps, depth, width, lam, seed)
+        except ValueError as exc:
+            with self.figure.batch_update():
+                _empty(self.figure)
+                _headline(self.figure, "FAILURE MODE: no starting minimum", True)
+            self.result = {}
+            self.say(str(exc), "error")
+            return None
+
     def run(self) -> None:
         """What the Run button does: show "Computing…", re-simulate, redraw."""
         self.say("Computing…")
@@ -287,15 +303,10 @@ class TrapController(_RunMixin, Controller):
         fig = self.figure
         problem = dln.epsilon_completion(eps)
         self._set_progress(0.05)
-        try:
-            p0, start_rank = _start_minimum(eps, depth, width, lam, seed)
-        except ValueError as exc:
-            with fig.batch_update():
-                _empty(fig)
-                _headline(fig, "FAILURE MODE: no starting minimum", True)
-            self.result = {}
-            self.say(str(exc), "error")
+        start = self._starting_minimum(eps, depth, width, lam, seed)
+        if start is None:
             return
+        p0, start_rank = start
         self._set_progress(0.3)
         every = _record_every(steps)
         gd = dln.run(p0, problem, steps, method="gd", lr=lr, lam=lam, record_every=every, record_layers=False,
@@ -372,15 +383,10 @@ class EnsembleController(_RunMixin, Controller):
         fig = self.figure
         problem = dln.epsilon_completion(eps)
         self._set_progress(0.05)
-        try:
-            p0, start_rank = _start_minimum(eps, 4, 8, lam, 0)
-        except ValueError as exc:
-            with fig.batch_update():
-                _empty(fig)
-                _headline(fig, "FAILURE MODE: no starting minimum", True)
-            self.result = {}
-            self.say(str(exc), "error")
+        start = self._starting_minimum(eps, 4, 8, lam, 0)
+        if start is None:
             return
+        p0, start_rank = start
         self._set_progress(0.2)
         sgd = dln.run(rja.replicate(p0, n_runs), problem, steps, method="sgd", lr=lr, lam=lam, seed=seed,
                       record_every=100, record_layers=False, engine=self.engine)
@@ -483,15 +489,10 @@ class MechanismController(_RunMixin, Controller):
         eps, depth = 0.2, 4
         problem = dln.epsilon_completion(eps)
         self._set_progress(0.05)
-        try:
-            p0, start_rank = _start_minimum(eps, depth, 8, lam, 0)
-        except ValueError as exc:
-            with fig.batch_update():
-                _empty(fig)
-                _headline(fig, "FAILURE MODE: no starting minimum", True)
-            self.result = {}
-            self.say(str(exc), "error")
+        start = self._starting_minimum(eps, depth, 8, lam, 0)
+        if start is None:
             return
+        p0, start_rank = start
         self._set_progress(0.15)
         rec = rja.forced_row_run(p0, problem, [0], forced_steps, lr, lam, seed=seed, n_records=30,
                                  engine=self.engine)
@@ -769,15 +770,10 @@ class AnnealController(_RunMixin, Controller):
         fig = self.figure
         problem = dln.epsilon_completion(eps)
         self._set_progress(0.05)
-        try:
-            p0, start_rank = _start_minimum(eps, 4, 8, lam_hot, 0)
-        except ValueError as exc:
-            with fig.batch_update():
-                _empty(fig)
-                _headline(fig, "FAILURE MODE: no starting minimum", True)
-            self.result = {}
-            self.say(str(exc), "error")
+        start = self._starting_minimum(eps, 4, 8, lam_hot, 0)
+        if start is None:
             return
+        p0, start_rank = start
         every = _record_every(hot_steps + cold_steps)
         self._set_progress(0.15)
         runs = {}
