@@ -23,9 +23,8 @@ from browser_support import (
     ConsoleLog,
     NotebookRun,
     check_figures,
-    describe_controllers,
     discover_notebooks,
-    exercise_controller,
+    exercise_all_controllers,
     explain,
     format_output_errors,
     full_screenshot,
@@ -155,10 +154,7 @@ def test_notebook_in_jupyterlab(notebook, lab_server, lab_context):
             assert not errors, "console errors:\n" + explain(errors)
         seen_errors = len(console.errors)
 
-        for c in describe_controllers(page):
-            with run.step(f"move a slider of controller #{c['index']} and see its figure change", fatal=False):
-                latencies += exercise_controller(page, c["index"], run,
-                                                 kernel_idle=lambda: _wait_kernel_idle(page, run, 60))
+        latencies += exercise_all_controllers(page, run, kernel_idle=lambda: _wait_kernel_idle(page, run, 60))
 
         with run.step("after the slider moves: no errors, figures still drawn", fatal=False):
             errs = _output_errors(page)

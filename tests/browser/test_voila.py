@@ -22,9 +22,8 @@ from browser_support import (
     ConsoleLog,
     NotebookRun,
     check_figures,
-    describe_controllers,
     discover_notebooks,
-    exercise_controller,
+    exercise_all_controllers,
     explain,
     format_output_errors,
     full_screenshot,
@@ -166,10 +165,7 @@ def test_notebook_in_voila(notebook, voila_server, voila_context):
             assert not errors, "console errors:\n" + explain(errors)
         seen_errors = len(console.errors)
 
-        for c in describe_controllers(page):
-            with run.step(f"move a slider of controller #{c['index']} and see its figure change", fatal=False):
-                latencies += exercise_controller(page, c["index"], run,
-                                                 kernel_idle=lambda: _wait_kernel_idle(page, run))
+        latencies += exercise_all_controllers(page, run, kernel_idle=lambda: _wait_kernel_idle(page, run))
 
         with run.step("after the slider moves: no errors, figures still drawn", fatal=False):
             errs = output_errors(page)
