@@ -20,10 +20,19 @@ Conventions (the browser suite relies on them):
 from __future__ import annotations
 
 import html
+import os
 import time
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
+from plotly.basewidget import BaseFigureWidget
+
+# Classroom mode (tools/classroom.py) serves plotly's widget JavaScript once, as a static file on
+# 127.0.0.1, and passes its URL here: each FigureWidget then imports that module (compiled once per
+# page) instead of carrying ~5 MB of it in its own state, which made Voila pages with many figures
+# miss anywidget's 2 s model-initialisation limit (frozen figures).
+if os.environ.get("SYMSGD_PLOTLY_ESM_URL"):
+    BaseFigureWidget._esm = os.environ["SYMSGD_PLOTLY_ESM_URL"]
 
 #: Widget types that ``slider_names`` treats as sliders.
 SLIDER_TYPES = (widgets.FloatSlider, widgets.IntSlider, widgets.FloatLogSlider,
@@ -118,6 +127,8 @@ class Controller:
             self._update(**self.values())
         finally:
             self.last_update_seconds = time.perf_counter() - t0
+        for fig in self.figures:  # a page that connects later (Voila) reads only the stored state
+            sync_figure_state(fig)
 
     def _update(self, **values) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
