@@ -1,6 +1,7 @@
 # symsgd — two commands do all the set-up:
 #   make lab    create .venv on first use, open JupyterLab on notebooks/ (127.0.0.1, token on)
-#   make test   create .venv on first use, run lint, unit tests, checks and every notebook
+#   make test   create .venv on first use, run lint, unit tests, every notebook (nbval), then the
+#               real-browser suite (JupyterLab and Voila in headless Chromium)
 # Other targets: make test-browser | classroom | check | bench | strip | lock | clean
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -20,14 +21,16 @@ $(STAMP): requirements-lock.txt pyproject.toml
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks --no-browser
 
+# The browser suite runs after the unit tests and notebooks, not beside them: it measures
+# slider->figure latency, and plotly's widgets must start within anywidget's 2 s on a quiet machine.
 test: $(STAMP)
 	$(VENV)/bin/ruff check symsgd_core tests notebooks tools
 	$(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env -p no:cacheprovider -m "not browser"
+	$(MAKE) --no-print-directory test-browser
 
-# Real-browser suite (JupyterLab and Voila in headless Chromium). Not yet part of `make test`:
-# see README, "Real-browser tests".
+# Real-browser suite alone: JupyterLab in one worker, Voila in the other.
 test-browser: $(STAMP)
-	$(PY) -m pytest tests/browser -m browser -p no:cacheprovider
+	$(PY) -m pytest tests/browser -m browser -n 2 --dist loadfile -p no:cacheprovider
 
 classroom: $(STAMP)
 	$(PY) tools/classroom.py --no-browser
