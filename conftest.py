@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 def _is_notebook(nodeid: str) -> bool:
     return nodeid.split("::")[0].endswith(".ipynb")
 
 
-def _kind(nodeid: str) -> str:
-    if _is_notebook(nodeid):
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Tag the reports of tests marked ``browser`` (the tag survives pytest-xdist's transfer to the controller)."""
+    outcome = yield
+    if item.get_closest_marker("browser") is not None:
+        outcome.get_result().user_properties.append(("symsgd_kind", "browser"))
+
+
+def _kind(report) -> str:
+    if _is_notebook(report.nodeid):
         return "notebook cells (nbval)"
-    if nodeid.startswith("tests/browser/"):
+    if any(tuple(prop) == ("symsgd_kind", "browser") for prop in getattr(report, "user_properties", [])):
         return "real-browser tests"
-    return "unit tests"
+    return "unit tests"  # including tests/browser/test_classroom_launcher.py, which needs no browser
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -23,7 +33,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             nodeid = getattr(report, "nodeid", "")
             if not nodeid or (outcome == "passed" and getattr(report, "when", "call") != "call"):
                 continue
-            kind = _kind(nodeid)
+            kind = _kind(report)
             counts.setdefault(kind, {}).setdefault(outcome, 0)
             counts[kind][outcome] += 1
             if _is_notebook(nodeid):

@@ -139,33 +139,38 @@ def test_assert_claims_and_status_text():
 
 # ------------------------------------------------------------------------------------------- exercises
 def test_exercise_rate():
-    assert ui.exercise_balance_rate(None).status == "unanswered"
-    assert ui.exercise_balance_rate(-3.6).correct
-    assert ui.exercise_balance_rate("-3.6").correct
-    assert "sign" in ui.exercise_balance_rate(3.6).message
-    assert "½" in ui.exercise_balance_rate(-1.8).message
-    assert "factor 4" in ui.exercise_balance_rate(-0.9).message
-    assert "gradient flow" in ui.exercise_balance_rate(0).message
-    assert ui.exercise_balance_rate("abc").status == "wrong"
-    assert "dG/dt" in ui.exercise_balance_rate_question()
-    assert "right" in str(ui.exercise_balance_rate(-3.6)) and "<p" in ui.exercise_balance_rate(-3.6)._repr_html_()
+    ex = ui.EXERCISES["balance_rate"]
+    assert ex.check(None).status == "unanswered"
+    assert ex.check(-3.6).correct and ex.check("-3.6").correct and ex.check("−18/5").correct
+    assert "sign" in ex.check(3.6).message
+    assert "½" in ex.check(-1.8).message
+    assert "factor 4" in ex.check(-0.9).message
+    assert "gradient flow" in ex.check(0).message
+    assert ex.check("abc").status == "wrong" and "expected a number" in ex.check("abc").message
+    assert "dG/dt" in ex.question and "(u, w) = (2, 1)" in ex.question
+    assert "right" in str(ex.check(-3.6)) and "<div" in ex.check(-3.6)._repr_html_()
 
 
 def test_exercise_conserved_quantity():
-    assert ui.exercise_conserved_quantity(None).status == "unanswered"
-    assert ui.exercise_conserved_quantity(lambda u, w: u * u - w * w).correct
-    assert ui.exercise_conserved_quantity(lambda u, w: np.exp(0.1 * (u * u - w * w))).correct
-    assert not ui.exercise_conserved_quantity(lambda u, w: u * w).correct
-    assert not ui.exercise_conserved_quantity(lambda u, w: u * u + w * w).correct
-    assert "constant" in ui.exercise_conserved_quantity(lambda u, w: 3.0).message
-    assert "raised" in ui.exercise_conserved_quantity(lambda u, w: 1 / 0).message
-    assert ui.exercise_conserved_quantity(5).status == "wrong"
+    check = ui.EXERCISES["conserved_quantity"].check
+    assert ui.EXERCISES["conserved_quantity"].kind == "code"
+    assert check(None).status == "unanswered"
+    assert check(lambda u, w: u * u - w * w).correct
+    assert check(lambda u, w: np.exp(0.1 * (u * u - w * w))).correct
+    assert not check(lambda u, w: u * w).correct
+    assert not check(lambda u, w: u * u + w * w).correct
+    assert "constant" in check(lambda u, w: 3.0).message
+    assert "raised" in check(lambda u, w: 1 / 0).message
+    assert "raised TypeError" in check(lambda u, w: None).message  # the notebook's unfinished template
+    assert "not differentiable" in check(lambda u, w: np.sqrt(u) * np.nan).message
+    assert check(5).status == "wrong" and "function" in check(5).message
 
 
 def test_exercise_step_factor():
-    assert ui.exercise_step_factor(None).status == "unanswered"
-    fb = ui.exercise_step_factor(-0.88)
+    ex = ui.EXERCISES["step_factor"]
+    assert ex.check(None).status == "unanswered"
+    fb = ex.check(-0.88)
     assert fb.correct and "flipped the sign" in fb.message
-    assert "flow" in ui.exercise_step_factor(2.0).message
-    assert not ui.exercise_step_factor(0.5).correct
-    assert "ḡ_B" in ui.exercise_step_factor_question()
+    assert "flow" in ex.check(2.0).message
+    assert not ex.check(0.5).correct
+    assert "ḡ_B" in ex.question

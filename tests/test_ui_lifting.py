@@ -134,44 +134,52 @@ def test_demo_case_validation():
 
 
 # ---------------------------------------------------------------- exercises
-RIGHT = {"det_rank1": 0.0, "midpoint_det": 0.25, "euler_direction": [4.0, 2.0],
-         "grad_w_function": lambda A, u, w: A.T @ u, "relu_sign": 9.0, "balanced_lambda": 2 ** 0.5}
 WRONG = {"det_rank1": 1.0, "midpoint_det": 0.0, "euler_direction": [1.0, -2.0],
          "grad_w_function": lambda A, u, w: A @ w, "relu_sign": 4.0, "balanced_lambda": 2.0}
 
 
 @pytest.mark.parametrize("name", sorted(ul.EXERCISES))
 def test_exercises_unanswered_right_wrong(name):
-    assert ul.check_exercise(name, None).status == "unanswered"
-    right = ul.check_exercise(name, RIGHT[name])
+    ex = ul.EXERCISES[name]
+    assert ex.check(None).status == "unanswered"
+    right = ex.check(ex.solution)
     assert right.correct, right
-    wrong = ul.check_exercise(name, WRONG[name])
+    wrong = ex.check(WRONG[name])
     assert wrong.status == "wrong" and wrong.message, wrong
-    assert "✗" in str(wrong) and "<span" in wrong._repr_html_()
+    assert "✘" in str(wrong) and "<div" in wrong._repr_html_()
+
+
+def test_exercise_solutions_are_the_hand_values():
+    assert ul.EXERCISES["euler_direction"].check([4.0, 2.0]).correct  # any multiple of w
+    assert ul.EXERCISES["euler_direction"].check("-2, -1").correct
+    assert ul.EXERCISES["relu_sign"].check(9).correct and ul.EXERCISES["midpoint_det"].check("1/4").correct
 
 
 def test_exercise_checker_is_robust_to_bad_answers():
-    assert ul.check_exercise("det_rank1", "zero").status == "wrong"
-    assert ul.check_exercise("euler_direction", [0.0, 0.0]).status == "wrong"
-    assert ul.check_exercise("grad_w_function", 3).status == "wrong"
+    ex = ul.EXERCISES
+    assert ex["det_rank1"].check("zero").status == "wrong"
+    assert "non-zero" in ex["euler_direction"].check([0.0, 0.0]).message
+    assert "2-vector" in ex["euler_direction"].check([1.0, 2.0, 3.0]).message
+    assert ex["grad_w_function"].check(3).status == "wrong"
 
     def boom(A, u, w):
         raise RuntimeError("oops")
 
-    assert "raised RuntimeError" in ul.check_exercise("grad_w_function", boom).message
-    msg = ul.check_exercise("grad_w_function", lambda A, u, w: A @ u).message  # square case catches A u
+    assert "raised RuntimeError" in ex["grad_w_function"].check(boom).message
+    msg = ex["grad_w_function"].check(lambda A, u, w: A @ u).message  # square case catches A u
     assert "shape" in msg or "A u" in msg
-    with pytest.raises(ValueError, match="name"):
-        ul.check_exercise("nope", 1)
+    assert "A u" in ex["grad_w_function"].check(lambda A, u, w: A @ u if A.shape[0] == A.shape[1] else A.T @ u).message
 
 
 def test_exercise_feedback_is_specific():
     # a rounded irrational answer (√2 typed as 1.414) counts; a coarser one is "close", not a flat "no"
-    assert ul.check_exercise("balanced_lambda", 1.414).correct
-    near = ul.check_exercise("balanced_lambda", 1.41)
+    ex = ul.EXERCISES
+    assert ex["balanced_lambda"].check(1.414).correct
+    near = ex["balanced_lambda"].check(1.41)
     assert near.status == "wrong" and "close" in near.message
+    assert "Hint: solve" in ex["balanced_lambda"].check(2.0).message
     # a function of the right shape but the wrong values gets a reason about values, not about shapes
-    msg = ul.check_exercise("grad_w_function", lambda A, u, w: A.sum(axis=0)).message
+    msg = ex["grad_w_function"].check(lambda A, u, w: A.sum(axis=0)).message
     assert "wrong values" in msg and "expected shape" not in msg
 
 

@@ -225,23 +225,36 @@ def test_mechanism_axes_are_labelled():
 
 # -- 9. exercises -------------------------------------------------------------------------------
 def test_exercises_none_right_wrong():
-    assert rj.check_decay_factor(None).correct is None
-    assert rj.check_decay_factor((1 - 2 * 0.3 * 0.027) ** 1000).correct is True
-    wrong = rj.check_decay_factor((1 - 0.3 * 0.027) ** 1000)
-    assert wrong.correct is False and "1 − 2ηλ" in wrong.message
-    assert rj.check_decay_factor("abc").correct is False
-    assert rj.check_trap_depth(None).correct is None
-    assert rj.check_trap_depth(3).correct is True and rj.check_trap_depth(2).correct is False
-    assert rj.check_basin_radius(None).correct is None
-    assert rj.check_basin_radius((2 * 0.027 / 0.17) ** 0.5).correct is True
-    assert rj.check_basin_radius(0.1).correct is False
-    assert rj.check_one_way(None).correct is None
-    assert rj.check_one_way(False).correct is True and rj.check_one_way(True).correct is False
-    assert rj.check_one_way(np.False_).correct is True and rj.check_one_way("no").correct is True
-    assert rj.check_better_minimum(None).correct is None
-    assert rj.check_better_minimum(1).correct is True and rj.check_better_minimum(2).correct is False
-    assert rj.check_better_minimum(2, eps=0.1).correct is True
-    wrong = rj.check_better_minimum(1, eps=0.1)
-    assert wrong.correct is False and "minimum-norm" in wrong.message
-    assert rj.check_better_minimum(3).correct is False and "1 or 2" in rj.check_better_minimum(3).message
-    assert "right" in repr(rj.check_trap_depth(3))
+    ex = rj.EXERCISES
+    for e in ex.values():
+        assert e.check(None).status == "unanswered"
+    assert ex["decay_factor"].check((1 - 2 * 0.3 * 0.027) ** 1000).correct
+    wrong = ex["decay_factor"].check((1 - 0.3 * 0.027) ** 1000)
+    assert wrong.status == "wrong" and "1 − 2ηλ" in wrong.message
+    assert ex["decay_factor"].check("abc").status == "wrong"
+    assert "η = 0.3, λ = 0.027" in ex["decay_factor"].question and "t = 1000" in ex["decay_factor"].question
+    assert ex["trap_depth"].check(3).correct and ex["trap_depth"].check("3").correct
+    assert "saddle" in ex["trap_depth"].check(2).message and not ex["trap_depth"].check(4).correct
+    assert ex["basin_radius"].check((2 * 0.027 / 0.17) ** 0.5).correct
+    assert not ex["basin_radius"].check(0.1).correct
+    one_way = ex["one_way"].check
+    assert one_way(False).correct and not one_way(True).correct
+    assert one_way(np.False_).correct and one_way("no").correct and one_way(" False ").correct
+    assert not one_way("yes").correct and "True or False" in one_way("perhaps").message
+
+
+def test_better_minimum_depends_on_eps():
+    at_01 = rj.EXERCISES["better_minimum"]
+    assert at_01.check(2).correct and "ε = 0.1" in at_01.question
+    wrong = at_01.check(1)
+    assert wrong.status == "wrong" and "minimum-norm" in wrong.message
+    at_02 = rj.better_minimum_exercise(eps=0.2, solution=1)
+    assert at_02.check(1).correct and not at_02.check(2).correct and "low rank wins" in at_02.check(2).message
+    assert at_02.check(3).status == "wrong" and "1 or 2" in at_02.check(3).message
+
+
+def test_parametrised_exercises_show_their_numbers():
+    ex = rj.decay_factor_exercise(lr=0.1, lam=0.05, steps=10)
+    assert "η = 0.1" in ex.question and ex.check(0.99 ** 10).correct and not ex.check(0.995 ** 10).correct
+    ex = rj.basin_radius_exercise(depth=3, lam=0.02, slope=0.4)
+    assert "L = 3" in ex.question and ex.check(0.1).correct

@@ -104,34 +104,34 @@ def test_discrete_sgd_scan_shapes():
 
 
 def test_exercises():
-    for name in us.EXERCISES:
-        assert "not answered yet" in us.check_answer(name, None)
-        truth = us.EXERCISES[name]["answer"]()
-        assert us.check_answer(name, truth).startswith("right")
-        assert us.check_answer(name, truth * 1.1 + 0.01).startswith("not quite")
-    assert "expected a number" in us.check_answer("tail_depth3", "minus four")
-    assert us.EXERCISES["tail_depth3"]["answer"]() == -4.25
-    assert math.isclose(us.EXERCISES["critical_temperature"]["answer"](), 0.8 / 3)
-    with pytest.raises(ValueError):
-        us.check_answer("nope", 1.0)
+    for name, ex in us.EXERCISES.items():
+        assert ex.check(None).status == "unanswered"
+        assert ex.check(ex.solution).correct, name
+        verdict = ex.check(ex.solution * 1.1 + 0.01)
+        assert verdict.status == "wrong" and "Hint:" in verdict.message
+    assert "expected a number" in us.EXERCISES["tail_depth3"].check("minus four").message
+    assert us.EXERCISES["tail_depth3"].check(-4.25).correct and us.EXERCISES["tail_depth3"].check("-17/4").correct
+    assert us.EXERCISES["critical_temperature"].check(0.8 / 3).correct
 
 
 def test_exercise_hints_state_the_right_numbers():
-    """The worked numbers in each hint must reproduce the answer (a hint once said 0.85 for 0.55)."""
-    assert "0.55" in us.EXERCISES["mode_depth1"]["why"]
-    assert math.isclose(us.EXERCISES["mode_depth1"]["answer"](), math.sqrt(0.55 / 0.7))
-    assert math.isclose(us.EXERCISES["variance_depth0"]["answer"](), 0.1 / (1 - 2 * 0.1))
-    assert math.isclose(us.EXERCISES["critical_temperature"]["answer"](), (1 - 0.2) / 3)
+    """The worked numbers in each explanation must reproduce the answer (a hint once said 0.85 for 0.55)."""
+    mode = us.EXERCISES["mode_depth1"]
+    assert "0.55" in mode.check(math.sqrt(0.55 / 0.7)).message and "0.55" in mode.check(5.0).message
+    assert math.isclose(mode.solution, math.sqrt(0.55 / 0.7))
+    assert us.EXERCISES["variance_depth0"].check(0.1 / (1 - 2 * 0.1)).correct
+    assert us.EXERCISES["critical_temperature"].check((1 - 0.2) / 3).correct
+    assert "0.2667" in us.EXERCISES["critical_temperature"].check(0.2667).message
 
 
-@pytest.mark.parametrize("name", sorted(us.MISTAKES))
+@pytest.mark.parametrize("name", sorted(us.EXERCISES))
 def test_typical_mistakes_are_wrong_and_explained(name):
-    truth = us.EXERCISES[name]["answer"]()
-    for value, explanation in us.MISTAKES[name]:
-        v = value()
-        assert not math.isclose(v, truth, rel_tol=1e-3), (name, v)
-        verdict = us.check_answer(name, v)
-        assert verdict.startswith("not quite") and explanation in verdict
+    ex = us.EXERCISES[name]
+    assert len(ex.mistakes) == 2
+    for value, explanation in ex.mistakes:
+        assert not math.isclose(value, ex.solution, rel_tol=1e-3), (name, value)
+        verdict = ex.check(value)
+        assert verdict.status == "wrong" and explanation in verdict.message and "you gave" in verdict.message
 
 
 def test_histogram_density_normalisation():

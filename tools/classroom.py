@@ -125,6 +125,19 @@ def voila_argv(target: Path | str, port: int = DEFAULT_PORT, open_browser: bool 
     return argv
 
 
+def page_path(target: Path | str, notebook: str) -> str:
+    """URL path of ``notebook``'s dashboard when Voilà serves ``target`` (a folder: one page per notebook
+    under ``/voila/render/``; a single notebook: the root page)."""
+    return f"/voila/render/{notebook}" if Path(target).is_dir() else "/"
+
+
+def page_urls(target: Path | str, port: int = DEFAULT_PORT) -> dict[str, str]:
+    """Notebook file name → the address of its dashboard, for every notebook Voilà serves from ``target``."""
+    target = Path(target)
+    names = sorted(p.name for p in target.glob("*.ipynb")) if target.is_dir() else [target.name]
+    return {name: f"http://127.0.0.1:{port}{page_path(target, name)}" for name in names}
+
+
 def check_template() -> None:
     """Raise FileNotFoundError if the offline template is missing."""
     conf = TEMPLATE_ROOT / "voila" / "templates" / TEMPLATE / "conf.json"
@@ -144,7 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     if not target.exists():
         parser.error(f"{target} does not exist")
     check_template()
-    print(f"Classroom mode: {target} at http://127.0.0.1:{args.port}/ (offline; Ctrl+C stops it)", flush=True)
+    print(f"Classroom mode: {target} at http://127.0.0.1:{args.port}/ (offline; Ctrl+C stops it)")
+    if target.is_dir():
+        print("Double-click a notebook in that list (it opens in a new tab), or open its page directly:")
+    for name, url in page_urls(target, args.port).items():
+        print(f"  {Path(name).stem:32} {url}")
+    print("A page runs its notebook when it is opened: open a heavy one (03, 04) a minute before you need it.",
+          flush=True)
     with tempfile.TemporaryDirectory(prefix="symsgd-classroom-") as tmp:
         root = prepare_template_root(tmp)
         try:

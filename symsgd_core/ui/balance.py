@@ -6,8 +6,7 @@
 * :class:`ItoTermsExplorer` — §4, Itô's lemma term by term for ``G`` and for ``‖u‖²``, spectrum of ``C``;
 * :class:`BeyondToy` — §5, noise balance vs norm balance in a rank-1 linear net and a ReLU net;
 * :class:`DiscreteBreakdown` — §6, the exact discrete identity and what large ``η`` does;
-* exercise checkers for §7 (:func:`exercise_balance_rate`, :func:`exercise_conserved_quantity`,
-  :func:`exercise_step_factor`).
+* the exercises of §7 (:data:`EXERCISES`, shown with :class:`~symsgd_core.ui.exercises.ExercisePanel`).
 
 Every controller has ``claims()``: the checks (``CheckResult``) behind what its figure shows, at
 the current slider values, which the notebook asserts. Simulations call :mod:`symsgd_core.dynamics`;
@@ -18,7 +17,6 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
@@ -31,23 +29,19 @@ from ..data import GaussianData
 from ..models import Rank1LinearModel, ScalarModel
 from ..validation import check_positive
 from .base import Controller
+from .exercises import Exercise, Feedback, number_exercise
 
 __all__ = [
     "BalanceEnsemble",
     "DiscreteBreakdown",
-    "Feedback",
+    "EXERCISES",
     "Rank1Balance",
     "ReLUBalance",
     "ThreeDynamics",
     "assert_claims",
-    "exercise_balance_rate_question",
-    "exercise_step_factor_question",
     "status_text",
     "ItoTermsExplorer",
     "SymmetryExplorer",
-    "exercise_balance_rate",
-    "exercise_conserved_quantity",
-    "exercise_step_factor",
     "hyperbola_xy",
     "product_level_xy",
 ]
@@ -426,101 +420,48 @@ class ItoTermsExplorer(Controller):
 
 # ============================================================================ §7 exercises
 
-
-@dataclass(frozen=True)
-class Feedback:
-    """The verdict of an exercise checker.
-
-    Attributes:
-        status: ``"correct"``, ``"wrong"`` or ``"unanswered"``.
-        message: why, in one or two sentences.
-    """
-
-    status: str
-    message: str
-
-    @property
-    def correct(self) -> bool:
-        return self.status == "correct"
-
-    def __str__(self) -> str:
-        mark = {"correct": "✔ right", "wrong": "✘ not yet", "unanswered": "… not answered yet"}[self.status]
-        return f"{mark}: {self.message}"
-
-    def _repr_html_(self) -> str:
-        colour = {"correct": "#15803d", "wrong": "#b91c1c", "unanswered": "#475569"}[self.status]
-        return f'<p style="color:{colour}">{html.escape(str(self))}</p>'
-
-
-def _as_number(answer) -> float | None:
-    try:
-        value = float(answer)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
-
-
 #: Exercise 1: dG/dt of the scalar model at a point (Gaussian data, k = σ = 1).
 EXERCISE_RATE = {"u": 2.0, "w": 1.0, "temperature": 0.1}
+#: Exercise 3: one SGD step with a large minibatch gradient.
+EXERCISE_STEP = {"u": 1.5, "w": 0.5, "lr": 0.2, "g_bar": 6.0}
 
 
-def exercise_balance_rate_question() -> str:
-    """The question of exercise 1, with its numbers."""
-    p = EXERCISE_RATE
-    m = SCALAR_DATA.moments()
-    return (f"Scalar model ℓ = (uwx − y)², x ~ N(0, 1), y = {SCALAR_DATA.k:g}·x + ε, ε ~ N(0, {SCALAR_DATA.sigma:g}²) "
-            f"(so α₁ = {m.alpha1:g}, α₂ = {m.alpha2:g}, α₃ = {m.alpha3:g}). At (u, w) = ({p['u']:g}, {p['w']:g}) "
-            f"and T = {p['temperature']:g}, what is dG/dt, G = u² − w²?")
+def _balance_rate_exercise() -> Exercise:
+    """Exercise 1: the law of balance's ``dG/dt = −4T g(v) G`` at :data:`EXERCISE_RATE`.
 
-
-def exercise_balance_rate(answer) -> Feedback:
-    """Check exercise 1: the law of balance's ``dG/dt = −4T g(v) G`` at :data:`EXERCISE_RATE`.
-
-    Accepts a number; relative tolerance ``1e-3`` (the reader may round to 3 digits). Recognises
-    the usual slips (sign, ½-MSE factor, the factor 4, "G is conserved").
+    Relative tolerance ``1e-3`` (the reader may round to 3 digits). Recognises the usual slips (sign,
+    ½-MSE factor, the factor 4, "G is conserved").
     """
-    if answer is None:
-        return Feedback("unanswered", "set the answer to a number and run the cell again.")
-    a = _as_number(answer)
-    if a is None:
-        return Feedback("wrong", f"expected a number, got {answer!r}.")
     p = EXERCISE_RATE
     m = SCALAR_DATA.moments()
     u, w, T = p["u"], p["w"], p["temperature"]
     v, G = u * w, u * u - w * w
     g = float(m.g(v))
     right = -4.0 * T * g * G
-
-    def close(b):
-        return abs(a - b) <= 1e-3 * abs(b) + 1e-12
-
-    why = (f"v = uw = {v:g}, g(v) = α₁v² − 2α₂v + α₃ = {g:g}, G = {G:g}, so dG/dt = −4·T·g(v)·G = {right:g}.")
-    if close(right):
-        return Feedback("correct", why + " The noise, not the loss, sets this rate.")
-    if close(-right):
-        return Feedback("wrong", "check the sign: the noise always shrinks |u² − w²| (Corollary 3.3).")
-    if close(right / 2):
-        return Feedback("wrong", "that is the ½-MSE answer; here ℓ = (f − y)² without ½, so C = 4g(v)∇v∇vᵀ.")
-    if close(right / 4):
-        return Feedback("wrong", "you lost the factor 4: ∂ℓ/∂v = 2(vx − y)x, so Var[∂ℓ/∂v] = 4g(v).")
-    if a == 0:
-        return Feedback("wrong", "G is conserved only by gradient flow (T = 0); SGD's noise changes it.")
-    return Feedback("wrong", "use dG/dt = T(Tr Cov∇_uℓ − Tr Cov∇_wℓ) = −4T·g(v)·(u² − w²) with g(v) = "
-                             "α₁v² − 2α₂v + α₃.")
+    question = (f"Scalar model ℓ = (uwx − y)², x ~ N(0, 1), y = {SCALAR_DATA.k:g}·x + ε, "
+                f"ε ~ N(0, {SCALAR_DATA.sigma:g}²) (so α₁ = {m.alpha1:g}, α₂ = {m.alpha2:g}, α₃ = {m.alpha3:g}). "
+                f"At (u, w) = ({u:g}, {w:g}) and T = {T:g}, what is dG/dt, G = u² − w²?")
+    why = f"v = uw = {v:g}, g(v) = α₁v² − 2α₂v + α₃ = {g:g}, G = {G:g}, so dG/dt = −4·T·g(v)·G = {right:g}."
+    return number_exercise(
+        "balance_rate", question, right, why + " The noise, not the loss, sets this rate.",
+        "use dG/dt = T(Tr Cov∇_uℓ − Tr Cov∇_wℓ) = −4T·g(v)·(u² − w²) with g(v) = α₁v² − 2α₂v + α₃.",
+        solution=-3.6, rel_tol=1e-3, abs_tol=1e-12,
+        mistakes=[(-right, "check the sign: the noise always shrinks |u² − w²| (Corollary 3.3)."),
+                  (right / 2, "that is the ½-MSE answer; here ℓ = (f − y)² without ½, so C = 4g(v)∇v∇vᵀ."),
+                  (right / 4, "you lost the factor 4: ∂ℓ/∂v = 2(vx − y)x, so Var[∂ℓ/∂v] = 4g(v)."),
+                  (0.0, "G is conserved only by gradient flow (T = 0); SGD's noise changes it.")])
 
 
-def exercise_conserved_quantity(f, seed: int = 0) -> Feedback:
-    """Check exercise 2: ``f(u, w)`` must be conserved by gradient flow of ``ℓ = (uwx − y)²`` for *any* data.
+def _check_conserved_quantity(f) -> Feedback:
+    """Exercise 2: ``f(u, w)`` must be conserved by gradient flow of ``ℓ = (uwx − y)²`` for *any* data.
 
     Test: at 40 random points and data laws, ``|∇f·∇L| ≤ 1e-5·|∇f|·|∇L|`` (∇f by central differences
     with step ``1e-5·(1 + |θ|)``: truncation ``O(1e-10)``, round-off ``O(1e-11)`` relative), and ``f``
     must not be constant (``|∇f| > 1e-6`` somewhere).
     """
-    if f is None:
-        return Feedback("unanswered", "define a function f(u, w) and run the cell again.")
     if not callable(f):
         return Feedback("wrong", f"expected a function of (u, w), got {type(f).__name__}.")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(0)
     model = ScalarModel()
     worst, moving = 0.0, False
     for _ in range(40):
@@ -543,43 +484,42 @@ def exercise_conserved_quantity(f, seed: int = 0) -> Feedback:
         return Feedback("wrong", "a constant is trivially conserved; find a function that actually depends on "
                                  "(u, w).")
     if worst <= 1e-5:
-        return Feedback("correct", "∇f is orthogonal to ∇L everywhere: f depends on (u, w) only through "
-                                   "u² − w² (Noether's charge of the rescaling symmetry), and ∇L ∝ (w, u) is "
-                                   "orthogonal to ∇(u² − w²) = 2(u, −w).")
+        return Feedback("right", "∇f is orthogonal to ∇L everywhere: f depends on (u, w) only through "
+                                 "u² − w² (Noether's charge of the rescaling symmetry), and ∇L ∝ (w, u) is "
+                                 "orthogonal to ∇(u² − w²) = 2(u, −w).")
     return Feedback("wrong", f"gradient flow changes f (|cos(∇f, ∇L)| up to {worst:.2g}). Hint: ∇L = "
                              "2(β₁uw − β₂)(w, u); which functions have gradients orthogonal to (w, u)?")
 
 
-#: Exercise 3: one SGD step with a large minibatch gradient.
-EXERCISE_STEP = {"u": 1.5, "w": 0.5, "lr": 0.2, "g_bar": 6.0}
-
-
-def exercise_step_factor_question() -> str:
-    """The question of exercise 3, with its numbers."""
-    p = EXERCISE_STEP
-    return (f"One SGD step of the scalar model from (u, w) = ({p['u']:g}, {p['w']:g}) with η = {p['lr']:g} hits a "
-            f"minibatch whose mean ∂ℓ/∂(uw) is ḡ_B = {p['g_bar']:g}. What is u'² − w'² after the step?")
-
-
-def exercise_step_factor(answer) -> Feedback:
-    """Check exercise 3: ``u'² − w'² = (1 − η²ḡ_B²)(u² − w²)`` at :data:`EXERCISE_STEP` (rel. tol. 1e-3)."""
-    if answer is None:
-        return Feedback("unanswered", "set the answer to a number and run the cell again.")
-    a = _as_number(answer)
-    if a is None:
-        return Feedback("wrong", f"expected a number, got {answer!r}.")
+def _step_factor_exercise() -> Exercise:
+    """Exercise 3: ``u'² − w'² = (1 − η²ḡ_B²)(u² − w²)`` at :data:`EXERCISE_STEP` (rel. tol. 1e-3)."""
     p = EXERCISE_STEP
     G = p["u"] ** 2 - p["w"] ** 2
     factor = 1.0 - (p["lr"] * p["g_bar"]) ** 2
     right = factor * G
-    why = (f"u' = u − ηḡw and w' = w − ηḡu give u'² − w'² = (1 − η²ḡ²)(u² − w²) = {factor:g} × {G:g} = {right:g}.")
-    if abs(a - right) <= 1e-3 * abs(right):
-        return Feedback("correct", why + (" The factor is negative: one large step flipped the sign of G, "
-                                          "which no continuous-time picture can do." if factor < 0 else ""))
-    if abs(a - G) <= 1e-3 * abs(G):
-        return Feedback("wrong", "gradient *flow* conserves u² − w², but a discrete step changes it by a factor "
-                                 "1 − η²ḡ².")
-    return Feedback("wrong", "write u' = u − ηḡw, w' = w − ηḡu and expand u'² − w'².")
+    question = (f"One SGD step of the scalar model from (u, w) = ({p['u']:g}, {p['w']:g}) with η = {p['lr']:g} hits "
+                f"a minibatch whose mean ∂ℓ/∂(uw) is ḡ_B = {p['g_bar']:g}. What is u'² − w'² after the step?")
+    why = f"u' = u − ηḡw and w' = w − ηḡu give u'² − w'² = (1 − η²ḡ²)(u² − w²) = {factor:g} × {G:g} = {right:g}."
+    if factor < 0:
+        why += " The factor is negative: one large step flipped the sign of G, which no continuous-time picture can do."
+    return number_exercise(
+        "step_factor", question, right, why, "write u' = u − ηḡw, w' = w − ηḡu and expand u'² − w'².",
+        solution=-0.88, rel_tol=1e-3,
+        mistakes=[(G, "gradient *flow* conserves u² − w², but a discrete step changes it by a factor 1 − η²ḡ².")])
+
+
+#: The exercises of §7, by name (shown by :class:`~symsgd_core.ui.exercises.ExercisePanel`).
+EXERCISES = {ex.name: ex for ex in (
+    _balance_rate_exercise(),
+    Exercise("conserved_quantity",
+             "Write a function f(u, w) (not a constant) that gradient flow on ℓ = (uwx − y)² conserves for every "
+             "data set. The checker tests ∇f · ∇L = 0 at random points and random data laws.",
+             _check_conserved_quantity, "code", solution=lambda u, w: u * u - w * w,
+             mistakes=((lambda u, w: 3.0, "a constant is trivially conserved"),
+                       (lambda u, w: u * w, "gradient flow changes f"),
+                       (lambda u, w: u * u + w * w, "gradient flow changes f"))),
+    _step_factor_exercise(),
+)}
 
 
 # ============================================================================ re-simulating controllers

@@ -32,6 +32,7 @@ from ..stationary import (
 )
 from ..stationary_sde import run_to_stationarity, sgd_v_samples, simulate_v
 from .base import Controller
+from .exercises import Exercise, number_exercise
 
 __all__ = [
     "DepthComparison",
@@ -41,7 +42,6 @@ __all__ = [
     "Tails",
     "DiscreteSGD",
     "EXERCISES",
-    "check_answer",
     "histogram_density",
     "survival_points",
 ]
@@ -753,71 +753,37 @@ class DiscreteSGD(_RunMixin, Controller):
 
 
 # ============================================================================ 7. check yourself
-EXERCISES = {
-    "critical_temperature": {
-        "question": "k = 1, σ = 1, weight decay γ = 0.2: above which T does the depth-1 net learn nothing?",
-        "answer": lambda: critical_temperature(_problem(1.0, 1.0, 0.2)),
-        "why": "T_c = (β₂ − γ)/α₃ with β₂ = k = 1 and α₃ = 2k² + σ² = 3: (1 − 0.2)/3.",
-    },
-    "tail_depth3": {
-        "question": "What is the tail exponent ρ (p ~ v^ρ) of a depth-3 diagonal net?",
-        "answer": lambda: tail_exponent(3),
-        "why": "ρ = −5 + 3/(D+1) = −5 + 3/4, whatever T is.",
-    },
-    "variance_depth0": {
-        "question": "Linear regression (D = 0), k = σ = 1, no weight decay, T = 0.1: what is Var[v]?",
-        "answer": lambda: variance_depth0(0.1, _problem(1.0, 1.0, 0.0)),
-        "why": "Var = T/(1 − 2T) for k = σ = 1 (linear drift, noise 4Tg(v)).",
-    },
-    "mode_depth1": {
-        "question": "Depth 1, k = σ = 1, T = 0.05: what is the most likely value of v?",
-        "answer": lambda: float(most_likely_roots_depth1(0.05, _problem(1.0, 1.0, 0.0))[-1]),
-        "why": "the positive root of 7α₁Tv² + (β₁ − 10α₂T)v − (β₂ − 3α₃T) = 0: 0.7v² + 0v − 0.55 = 0 → √(0.55/0.7).",
-    },
-}
-
-#: Typical wrong answers and what they reveal: exercise name → [(wrong value, explanation)].
-MISTAKES = {
-    "critical_temperature": [
-        (lambda: critical_temperature(_problem(1.0, 1.0, 0.0)),
-         "that is T_c without weight decay: γ lowers the effective β₂ to β₂ − γ."),
-        (lambda: critical_temperature(_problem(1.0, 1.0, 0.2)) / 3,
-         "that is T_c/3, where the density starts to diverge at v = 0; learning stops only at T_c."),
-    ],
-    "tail_depth3": [
-        (lambda: tail_exponent(1), "that is the depth-1 exponent −7/2; use D = 3."),
-        (lambda: tail_exponent(3) + 1, "that is the slope of the survival function P(V > v) ~ v^(ρ+1), not of p."),
-    ],
-    "variance_depth0": [
-        (lambda: 0.1, "that is T alone: the variance also grows through the noise g(v), Var = T g(m)/(β₁ − Tα₁)."),
-        (lambda: 0.1 / (1 - 0.1), "check the denominator: β₁ − Tα₁ = 1 − 2T with α₁ = Var[x²] = 2."),
-    ],
-    "mode_depth1": [
-        (lambda: 1.0, "that is the T → 0 limit β₂/β₁; at T = 0.05 the noise moves the most likely value."),
-        (lambda: (0.85 / 0.7) ** 0.5, "check the constant term: β₂ − 3α₃T = 1 − 3·3·0.05 = 0.55."),
-    ],
-}
+def _exercise(name: str, question: str, truth: float, why: str, solution: float, mistakes) -> Exercise:
+    """A numeric exercise (relative tolerance 1e-3); ``why`` explains a right answer and is the hint for a wrong one."""
+    return number_exercise(name, question, truth, f"{truth:.4g}. ({why})", why, solution=solution, rel_tol=1e-3,
+                           mistakes=mistakes)
 
 
-def check_answer(name: str, answer, rel_tol: float = 1e-3) -> str:
-    """Say whether ``answer`` to exercise ``name`` is right (relative tolerance ``rel_tol``) and why.
-
-    ``answer = None`` returns "not answered yet" (so the committed notebook runs).
-    """
-    if name not in EXERCISES:
-        raise ValueError(f"name must be one of {sorted(EXERCISES)}, got {name!r}")
-    ex = EXERCISES[name]
-    if answer is None:
-        return f"{ex['question']} — not answered yet: set the variable and run the cell again."
-    try:
-        a = float(answer)
-    except (TypeError, ValueError):
-        return f"expected a number, got {answer!r}"
-    truth = float(ex["answer"]())
-    if math.isfinite(a) and abs(a - truth) <= rel_tol * max(abs(truth), 1e-12):
-        return f"right: {truth:.4g}. ({ex['why']})"
-    for value, explanation in MISTAKES.get(name, []):
-        v = float(value())
-        if math.isfinite(a) and abs(a - v) <= rel_tol * max(abs(v), 1e-12):
-            return f"not quite: you gave {a:.4g} — {explanation}"
-    return f"not quite: you gave {a:.4g}. Hint: {ex['why']}"
+#: The exercises of §7, by name (shown by :class:`~symsgd_core.ui.exercises.ExercisePanel`). The expected
+#: values come from :mod:`symsgd_core.stationary`; each ``solution`` is the hand computation in the
+#: explanation, and the typical mistakes say what a wrong value reveals.
+EXERCISES = {ex.name: ex for ex in (
+    _exercise("critical_temperature",
+              "k = 1, σ = 1, weight decay γ = 0.2: above which T does the depth-1 net learn nothing?",
+              critical_temperature(_problem(1.0, 1.0, 0.2)),
+              "T_c = (β₂ − γ)/α₃ with β₂ = k = 1 and α₃ = 2k² + σ² = 3: (1 − 0.2)/3.", (1 - 0.2) / 3,
+              [(critical_temperature(_problem(1.0, 1.0, 0.0)),
+                "that is T_c without weight decay: γ lowers the effective β₂ to β₂ − γ."),
+               (critical_temperature(_problem(1.0, 1.0, 0.2)) / 3,
+                "that is T_c/3, where the density starts to diverge at v = 0; learning stops only at T_c.")]),
+    _exercise("tail_depth3", "What is the tail exponent ρ (p ~ v^ρ) of a depth-3 diagonal net?", tail_exponent(3),
+              "ρ = −5 + 3/(D+1) = −5 + 3/4, whatever T is.", -5 + 3 / 4,
+              [(tail_exponent(1), "that is the depth-1 exponent −7/2; use D = 3."),
+               (tail_exponent(3) + 1, "that is the slope of the survival function P(V > v) ~ v^(ρ+1), not of p.")]),
+    _exercise("variance_depth0", "Linear regression (D = 0), k = σ = 1, no weight decay, T = 0.1: what is Var[v]?",
+              variance_depth0(0.1, _problem(1.0, 1.0, 0.0)),
+              "Var = T/(1 − 2T) for k = σ = 1 (linear drift, noise 4Tg(v)).", 0.1 / (1 - 2 * 0.1),
+              [(0.1, "that is T alone: the variance also grows through the noise g(v), Var = T g(m)/(β₁ − Tα₁)."),
+               (0.1 / (1 - 0.1), "check the denominator: β₁ − Tα₁ = 1 − 2T with α₁ = Var[x²] = 2.")]),
+    _exercise("mode_depth1", "Depth 1, k = σ = 1, T = 0.05: what is the most likely value of v?",
+              float(most_likely_roots_depth1(0.05, _problem(1.0, 1.0, 0.0))[-1]),
+              "the positive root of 7α₁Tv² + (β₁ − 10α₂T)v − (β₂ − 3α₃T) = 0: 0.7v² + 0v − 0.55 = 0 → √(0.55/0.7).",
+              math.sqrt(0.55 / 0.7),
+              [(1.0, "that is the T → 0 limit β₂/β₁; at T = 0.05 the noise moves the most likely value."),
+               (math.sqrt(0.85 / 0.7), "check the constant term: β₂ − 3α₃T = 1 − 3·3·0.05 = 0.55.")]),
+)}

@@ -5,11 +5,10 @@ Each browser test writes one JSON record per notebook and mode to
 ``test-artifacts/browser/latency_report.{json,txt}`` and prints the table at the end of
 the pytest run.
 
-Under ``pytest -n 2`` (``make test``) the terminal summary is printed by the xdist
-controller, which loads only top-level conftests (``tests/conftest.py``), not
-``tests/browser/conftest.py``. So the hooks live here, stdlib-only and importable both as
-``browser_report`` (from tests/browser/conftest.py) and as ``browser.browser_report``
-(from tests/conftest.py); a flag on ``config`` makes them act once when both are loaded.
+The hooks live here (stdlib only) and are imported by tests/browser/conftest.py. Under
+pytest-xdist the terminal summary is printed by the controller, which loads that conftest
+because ``make test-browser`` (and so ``make test``) names ``tests/browser`` on its command
+line; a flag on ``config`` makes the hooks act once.
 """
 
 from __future__ import annotations
@@ -76,6 +75,9 @@ def latency_table(records: list[dict]) -> list[str]:
         for failure in rec.get("failures", []):
             lines.append(f"{rec['mode']:6} {Path(rec['notebook']).stem[:28]:28} FAILED: "
                          + failure.split(chr(10))[0].split(": step ", 1)[-1][:150])
+        if rec.get("exercises"):
+            lines.append(f"{rec['mode']:6} {Path(rec['notebook']).stem[:28]:28} Check yourself, answered in the "
+                         f"page: {'; '.join(rec['exercises'])}")
         if rec.get("external_requests"):
             lines.append(f"{rec['mode']:6} {Path(rec['notebook']).stem[:28]:28} requests leaving 127.0.0.1: "
                          f"{rec['external_requests']}")

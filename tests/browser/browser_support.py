@@ -845,3 +845,80 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None) -> li
         return rows
     raise AssertionError(f"controller #{ci} ({kind}): no slider changed any figure (tried {tried}"
                          f"{', then Run' if has_run else ''}); a reader moving them sees nothing happen")
+
+
+# ------------------------------------------------------------------------------------------------
+# "Check yourself" panels (symsgd_core.ui.exercises): answered through the page, as a student does
+# ------------------------------------------------------------------------------------------------
+#: Longest wait for the kernel's verdict after Check / Enter, seconds.
+EXERCISE_TIMEOUT_S = 30.0
+
+
+def notebook_has_exercise_panel(path: Path) -> bool:
+    """True when a code cell of the notebook builds an ``ExercisePanel``."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return any(cell.get("cell_type") == "code" and "ExercisePanel(" in "".join(cell.get("source", []))
+               for cell in nb.get("cells", []))
+
+
+def _exercises_by_question() -> dict[str, object]:
+    """Every notebook's exercises, keyed by the question text the panel shows."""
+    from symsgd_core.ui import balance, lifting, rank_jumps, stationary
+
+    return {_words(ex.question): ex for mod in (balance, lifting, rank_jumps, stationary)
+            for ex in mod.EXERCISES.values()}
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _wait_verdict(page, box, status: str, run: NotebookRun, what: str) -> None:
+    verdict = box.locator(f".symsgd-feedback-{status}")
+    try:
+        verdict.wait_for(state="visible", timeout=run.ms(EXERCISE_TIMEOUT_S))
+    except Exception as exc:
+        shown = box.locator(".symsgd-feedback").all_inner_texts()
+        raise AssertionError(f"{what}: expected a '{status}' verdict within {EXERCISE_TIMEOUT_S:.0f} s; "
+                             f"the box shows {shown or 'nothing'}") from exc
+
+
+def answer_exercises(page, run: NotebookRun) -> list[str]:
+    """Answer the first typed exercise (garbage + Enter → wrong; the solution + Check → right) and the first
+    multiple-choice one (the solution's button + Check → right) of the page's "Check yourself" panel.
+
+    Returns what was done, one line per answer. Raises AssertionError naming the exercise otherwise.
+    """
+    known = _exercises_by_question()
+    boxes = page.locator(".symsgd-exercises .symsgd-exercise")
+    assert boxes.count() > 0, "the notebook builds an ExercisePanel, but no exercise box is in the page"
+    done: list[str] = []
+    typed = choice = None
+    for i in range(boxes.count()):
+        box = boxes.nth(i)
+        question = _words(box.locator(".widget-html").first.inner_text().split(".", 1)[-1])
+        ex = known.get(question)
+        assert ex is not None, f"exercise box {i + 1}: its question is not one of the package's: {question[:80]!r}"
+        if typed is None and ex.kind in ("number", "vector"):
+            typed = (box, ex)
+        if choice is None and ex.kind == "choice":
+            choice = (box, ex)
+    if typed is not None:
+        box, ex = typed
+        field = box.locator("input[type=text]")
+        field.fill("not a number")
+        field.press("Enter")
+        _wait_verdict(page, box, "wrong", run, f"exercise {ex.name!r}, 'not a number' + Enter")
+        field.fill(", ".join(map(repr, ex.solution)) if ex.kind == "vector" else repr(ex.solution))
+        box.get_by_role("button", name="Check").click()
+        _wait_verdict(page, box, "right", run, f"exercise {ex.name!r}, the solution {ex.solution!r} + Check")
+        done.append(f"{ex.name}: garbage → wrong, solution → right")
+    if choice is not None:
+        box, ex = choice
+        label = next(lbl for lbl, value in ex.options if value == ex.solution)
+        box.locator(".widget-toggle-buttons button").filter(has_text=label).first.click()
+        box.get_by_role("button", name="Check").click()
+        _wait_verdict(page, box, "right", run, f"exercise {ex.name!r}, choice {label!r} + Check")
+        done.append(f"{ex.name}: choice {label!r} → right")
+    assert done, "the panel has no exercise that can be answered in the page"
+    return done

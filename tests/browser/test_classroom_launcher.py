@@ -46,3 +46,18 @@ def test_env_without_the_module_sets_no_url(classroom):
 def test_main_refuses_a_missing_target(classroom, tmp_path):
     with pytest.raises(SystemExit):
         classroom.main([str(tmp_path / "missing"), "--no-browser"])
+
+
+def test_page_urls_name_every_notebook_of_a_folder(classroom, tmp_path):
+    for name in ("b.ipynb", "a.ipynb"):
+        (tmp_path / name).write_text("{}", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("", encoding="utf-8")
+    assert classroom.page_urls(tmp_path, 9123) == {"a.ipynb": "http://127.0.0.1:9123/voila/render/a.ipynb",
+                                                   "b.ipynb": "http://127.0.0.1:9123/voila/render/b.ipynb"}
+
+
+def test_page_url_of_a_single_notebook_is_the_root(classroom, tmp_path):
+    nb = tmp_path / "a.ipynb"
+    nb.write_text("{}", encoding="utf-8")
+    assert classroom.page_urls(nb, 9123) == {"a.ipynb": "http://127.0.0.1:9123/"}
+    assert classroom.page_path(nb, "a.ipynb") == "/"

@@ -22,6 +22,7 @@ from browser_support import (
     VIEWPORT,
     ConsoleLog,
     NotebookRun,
+    answer_exercises,
     check_figures,
     discover_notebooks,
     exercise_all_controllers,
@@ -29,6 +30,7 @@ from browser_support import (
     format_output_errors,
     full_screenshot,
     is_local_url,
+    notebook_has_exercise_panel,
     output_errors,
     wait_widgets_rendered,
     widget_failures,
@@ -112,6 +114,7 @@ def test_notebook_in_jupyterlab(notebook, lab_server, lab_context):
 
     page.route("**/*", route)
     latencies = []
+    answered: list[str] = []  # the Check-yourself answers given through the page
     try:
         with run.step("open the notebook in JupyterLab"):
             page.goto(lab_server.url(f"/lab/workspaces/t{uuid.uuid4().hex[:8]}/tree/{name}?reset"),
@@ -164,10 +167,14 @@ def test_notebook_in_jupyterlab(notebook, lab_server, lab_context):
             assert not errors, "new console errors:\n" + explain(errors)
             check_figures(page)
 
+        if notebook_has_exercise_panel(notebook):
+            with run.step("answer the Check-yourself panel through the page", fatal=False):
+                answered += answer_exercises(page, run)
+
         with run.step("screenshot"):
             _full_notebook_screenshot(page, run)
     finally:
-        write_record(MODE, name, {"mode": MODE, "notebook": name, "controllers": latencies,
+        write_record(MODE, name, {"mode": MODE, "notebook": name, "controllers": latencies, "exercises": answered,
                                   "external_requests": sorted(set(external)),
                                   "failures": run.failures, "seconds": round(run.timeout_s - run.remaining_s(), 1)})
         page.close()

@@ -21,6 +21,7 @@ from browser_support import (
     VIEWPORT,
     ConsoleLog,
     NotebookRun,
+    answer_exercises,
     check_figures,
     discover_notebooks,
     exercise_all_controllers,
@@ -28,6 +29,7 @@ from browser_support import (
     format_output_errors,
     full_screenshot,
     is_local_url,
+    notebook_has_exercise_panel,
     notebook_has_math,
     output_errors,
     wait_widgets_rendered,
@@ -113,16 +115,17 @@ def test_classroom_index_page_is_offline(voila_server, voila_context):
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_in_voila(notebook, voila_server, voila_context):
+def test_notebook_in_voila(notebook, voila_server, voila_context, classroom):
     name = notebook.name
     page = voila_context.new_page()
     run = NotebookRun("voila", name, page)
     console = ConsoleLog().attach(page)
     requests = RequestLog().attach(page)
     latencies = []
+    answered: list[str] = []  # the Check-yourself answers given through the page
     try:
         with run.step("open the dashboard (Voilà runs every cell)"):
-            response = page.goto(voila_server.url(f"/voila/render/{name}"), wait_until="commit",
+            response = page.goto(voila_server.url(classroom.page_path(voila_server.cwd, name)), wait_until="commit",
                                  timeout=run.ms(60))
             page.wait_for_selector("#rendered_cells", state="visible", timeout=run.ms())
             page.wait_for_load_state("load", timeout=run.ms(60))
@@ -177,6 +180,10 @@ def test_notebook_in_voila(notebook, voila_server, voila_context):
             assert not errors, "new console errors:\n" + explain(errors)
             check_figures(page)
 
+        if notebook_has_exercise_panel(notebook):
+            with run.step("answer the Check-yourself panel through the page", fatal=False):
+                answered += answer_exercises(page, run)
+
         with run.step("screenshot"):
             full_screenshot(page, run.screenshot_path(), "#rendered_cells", run)
 
@@ -184,7 +191,7 @@ def test_notebook_in_voila(notebook, voila_server, voila_context):
             assert not requests.external, ("requests leaving 127.0.0.1 (they fail in a classroom without "
                                            f"network): {sorted(set(requests.external))}")
     finally:
-        write_record(MODE, name, {"mode": MODE, "notebook": name, "controllers": latencies,
+        write_record(MODE, name, {"mode": MODE, "notebook": name, "controllers": latencies, "exercises": answered,
                                   "external_requests": sorted(set(requests.external)),
                                   "local_failures": sorted(set(requests.local_failures)),
                                   "failures": run.failures, "seconds": round(run.timeout_s - run.remaining_s(), 1)})

@@ -1,0 +1,266 @@
+"""The shared "Check yourself" machinery (symsgd_core.ui.exercises) and every exercise of Notebooks 01–04:
+feedback rendering, answer parsing, each exercise's right answer and typical mistakes, robustness to
+garbage, and the widget panel driven as a reader would (typing, Enter, clicking Check)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import ipywidgets as widgets
+import numpy as np
+import pytest
+
+from symsgd_core.ui import balance, lifting, rank_jumps, stationary
+from symsgd_core.ui.exercises import (
+    KINDS,
+    Exercise,
+    ExercisePanel,
+    Feedback,
+    as_number,
+    as_vector,
+    number_exercise,
+)
+
+MODULES = {"01": balance, "02": lifting, "03": rank_jumps, "04": stationary}
+ALL = [(nb, name) for nb, mod in MODULES.items() for name in mod.EXERCISES]
+#: Answers no exercise accepts (None excluded: that is "unanswered").
+GARBAGE = ["abc", "", "   ", float("nan"), float("inf"), "-inf", [1, 2, 3], {"a": 1}, object(), 1 + 2j,
+           lambda: 1, np.array([[1.0, 2.0]])]
+SAFETY_NET = "could not be checked"
+
+
+def _exercise(nb: str, name: str) -> Exercise:
+    return MODULES[nb].EXERCISES[name]
+
+
+# ------------------------------------------------------------------------------------------ Feedback
+def test_feedback_marks_and_correct():
+    assert str(Feedback("right", "because.")) == "✔ right: because."
+    assert str(Feedback("wrong", "no.")) == "✘ not quite: no."
+    assert str(Feedback("unanswered", "type it.")) == "… not answered yet: type it."
+    assert Feedback("right", "").correct
+    assert not Feedback("wrong", "").correct and not Feedback("unanswered", "").correct
+
+
+def test_feedback_html_is_coloured_and_escaped():
+    right = Feedback("right", "a < b & c")._repr_html_()
+    wrong = Feedback("wrong", "<script>x</script>")._repr_html_()
+    assert "a &lt; b &amp; c" in right and "<script>" not in wrong and "&lt;script&gt;" in wrong
+    assert "symsgd-feedback-right" in right and "symsgd-feedback-wrong" in wrong
+    colours = {s: Feedback(s, "m")._repr_html_().split("color:")[1][:7] for s in ("right", "wrong", "unanswered")}
+    assert len(set(colours.values())) == 3, colours
+
+
+def test_feedback_rejects_unknown_status():
+    with pytest.raises(ValueError, match="status"):
+        Feedback("correct", "old spelling")
+
+
+# ------------------------------------------------------------------------------------------ parsing
+@pytest.mark.parametrize("answer, expected", [
+    (None, None), ("abc", None), ("", None), (float("nan"), None), (float("inf"), None), (-math.inf, None),
+    ("nan", None), ("inf", None), ("-inf", None), ("1e-3", 1e-3), ("  -3.6 ", -3.6), ("−3.6", -3.6),
+    ("1/4", 0.25), ("-1 / 4", -0.25), ("1/0", None), ("1/2/3", None), ("1/abc", None), ("1e308/1e-308", None),
+    (True, None), (np.True_, None), (3, 3.0), (np.float64(0.5), 0.5), (np.int64(2), 2.0), (np.array(2.5), 2.5),
+    (np.array([1.0]), None), ([1.0], None), (1 + 0j, None), (Fraction(1, 4), 0.25), (10**400, None),
+    ("__import__('os')", None),
+])
+def test_as_number(answer, expected):
+    assert as_number(answer) == expected
+
+
+@pytest.mark.parametrize("answer, expected", [
+    ("1, 0", [1.0, 0.0]), ("(4, 2)", [4.0, 2.0]), ("[1 -2]", [1.0, -2.0]), ("1/2, −1", [0.5, -1.0]),
+    ([1, 2], [1.0, 2.0]), (np.array([3.0, 4.0]), [3.0, 4.0]), ((0.5,), [0.5]),
+    ("1, abc", None), ("", None), ("()", None), ([[1, 2]], None), ([1, float("nan")], None), (None, None),
+    (5, None), ([True, 1], None), (object(), None),
+])
+def test_as_vector(answer, expected):
+    got = as_vector(answer)
+    if expected is None:
+        assert got is None
+    else:
+        assert got is not None and got.tolist() == expected
+
+
+# ------------------------------------------------------------------------------------------ Exercise
+def _echo(answer) -> Feedback:
+    return Feedback("right" if answer == "yes" else "wrong", "echo")
+
+
+def test_exercise_validates_kind_and_options():
+    with pytest.raises(ValueError, match="kind"):
+        Exercise("x", "q?", _echo, kind="essay")
+    with pytest.raises(ValueError, match="options"):
+        Exercise("x", "q?", _echo, kind="choice")
+    with pytest.raises(ValueError, match="options"):
+        Exercise("x", "q?", _echo, kind="number", options=(("a", 1),))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_none_is_unanswered_and_says_what_to_do(kind):
+    ex = Exercise("x", "q?", _echo, kind=kind, options=(("a", 1),) if kind == "choice" else ())
+    fb = ex.check(None)
+    assert fb.status == "unanswered" and ("press Check" in fb.message or "code cell" in fb.message)
+
+
+def test_a_checker_that_raises_becomes_a_wrong_verdict():
+    def broken(answer):
+        raise ZeroDivisionError("checker bug")
+
+    fb = Exercise("x", "q?", broken).check(1.0)
+    assert fb.status == "wrong" and SAFETY_NET in fb.message and "ZeroDivisionError" in fb.message
+
+
+def test_number_exercise_tolerances_mistakes_and_close():
+    ex = number_exercise("x", "q?", 2.0, "because", "think", solution=2.0, rel_tol=1e-3,
+                         mistakes=[(-2.0, "sign"), (1.0, "halved")], close_tol=1e-2)
+    assert ex.check(2.0019).correct and ex.check("2").correct and ex.check("4/2").correct
+    assert ex.check(2.0019).message == "because"
+    assert "sign" in ex.check(-2.0).message and "halved" in ex.check("1/1").message
+    close = ex.check(2.01)
+    assert close.status == "wrong" and "close" in close.message
+    far = ex.check(3.0)
+    assert far.status == "wrong" and "Hint: think" in far.message
+    assert ex.mistakes == ((-2.0, "sign"), (1.0, "halved"))
+    assert "expected a number" in ex.check("two").message
+
+
+# --------------------------------------------------------------------------- every exercise of 01–04
+def test_every_notebook_has_exercises_of_the_declared_kinds():
+    kinds = {nb: {ex.kind for ex in mod.EXERCISES.values()} for nb, mod in MODULES.items()}
+    assert kinds["01"] == {"number", "code"} and kinds["02"] == {"number", "vector", "code"}
+    assert kinds["03"] == {"number", "choice"} and kinds["04"] == {"number"}
+    for mod in MODULES.values():
+        assert all(name == ex.name for name, ex in mod.EXERCISES.items())
+
+
+@pytest.mark.parametrize("nb, name", ALL)
+def test_solution_is_right_and_none_is_unanswered(nb, name):
+    ex = _exercise(nb, name)
+    fb = ex.check(ex.solution)
+    assert fb.correct, fb
+    assert fb.message and SAFETY_NET not in fb.message
+    assert ex.check(None).status == "unanswered"
+
+
+@pytest.mark.parametrize("nb, name", [(nb, name) for nb, name in ALL if _exercise(nb, name).mistakes])
+def test_typical_mistakes_get_their_message(nb, name):
+    ex = _exercise(nb, name)
+    for value, phrase in ex.mistakes:
+        fb = ex.check(value)
+        assert fb.status == "wrong" and phrase in fb.message, (value, fb)
+
+
+def test_exercises_with_mistakes_cover_the_paper_slips():
+    with_mistakes = {name for nb, name in ALL if _exercise(nb, name).mistakes}
+    assert {"balance_rate", "step_factor", "decay_factor", "trap_depth", "critical_temperature", "tail_depth3",
+            "variance_depth0", "mode_depth1"} <= with_mistakes
+
+
+@pytest.mark.parametrize("nb, name", ALL)
+def test_garbage_is_wrong_with_a_clear_message(nb, name):
+    ex = _exercise(nb, name)
+    for answer in GARBAGE:
+        fb = ex.check(answer)
+        assert fb.status == "wrong" and fb.message, (answer, fb)
+        assert SAFETY_NET not in fb.message, (answer, fb)  # the checker itself explains, not the safety net
+
+
+TYPED = [(nb, name) for nb, name in ALL if _exercise(nb, name).kind in ("number", "vector")]
+
+
+@pytest.mark.parametrize("nb, name", TYPED)
+def test_typed_solution_is_right(nb, name):
+    """What a reader types in the box (a string) is judged like the number itself."""
+    ex = _exercise(nb, name)
+    sol = ex.solution
+    text = ", ".join(repr(float(v)) for v in sol) if ex.kind == "vector" else repr(float(sol))
+    assert ex.check(text).correct, text
+
+
+# ------------------------------------------------------------------------------------------ the panel
+def test_panel_structure():
+    panel = ExercisePanel(balance.EXERCISES)
+    assert "symsgd-exercises" in panel.root._dom_classes
+    assert list(panel.boxes) == list(balance.EXERCISES)
+    assert [b.root for b in panel.boxes.values()] == list(panel.root.children)
+    for i, box in enumerate(panel.boxes.values(), start=1):
+        assert "symsgd-exercise" in box.root._dom_classes
+        assert box.question.value.startswith(f"<b>{i}.</b>") and box.feedback.value == ""
+    rate, code = panel["balance_rate"], panel["conserved_quantity"]
+    assert isinstance(rate.input, widgets.Text) and rate.input.continuous_update is False
+    assert isinstance(rate.button, widgets.Button) and rate.button.description == "Check"
+    assert code.input is None and code.button is None
+    assert "code cell" in code.root.children[1].value and "JupyterLab" in code.root.children[1].value
+
+
+def test_panel_accepts_an_iterable_and_rejects_duplicate_names():
+    exs = list(stationary.EXERCISES.values())[:2]
+    assert list(ExercisePanel(exs).boxes) == [ex.name for ex in exs]
+    with pytest.raises(ValueError, match="two exercises"):
+        ExercisePanel([exs[0], exs[0]])
+
+
+@pytest.mark.parametrize("nb, name, right, wrong", [
+    ("01", "balance_rate", "-3.6", "3.6"),
+    ("01", "step_factor", "−0.88", "2"),
+    ("02", "midpoint_det", "1/4", "0"),
+    ("02", "euler_direction", "4, 2", "(1, -2)"),
+    ("03", "basin_radius", "0.5636", "0.1"),
+    ("04", "tail_depth3", "-4.25", "−3.5"),
+])
+def test_typing_and_pressing_check_shows_the_verdict(nb, name, right, wrong):
+    box = ExercisePanel(MODULES[nb].EXERCISES)[name]
+    box.input.value = right  # what Enter (continuous_update=False) sends: checked at once
+    assert "✔ right" in box.feedback.value and box.last.correct
+    box.input.value = wrong
+    assert "✘ not quite" in box.feedback.value and box.last.status == "wrong"
+    box.feedback.value = ""
+    box.button.click()  # the Check button re-checks the current text
+    assert "✘ not quite" in box.feedback.value
+    box.input.value = "  "
+    box.button.click()
+    assert "not answered yet" in box.feedback.value and "press Check" in box.feedback.value
+    box.input.value = "banana"
+    assert "✘ not quite" in box.feedback.value and "expected" in box.feedback.value
+
+
+def test_choice_widgets():
+    panel = ExercisePanel(rank_jumps.EXERCISES)
+    one_way, better = panel["one_way"], panel["better_minimum"]
+    for box in (one_way, better):
+        assert isinstance(box.input, widgets.ToggleButtons) and box.input.value is None
+    assert [v for _, v in one_way.input.options] == [True, False]
+    assert [v for _, v in better.input.options] == [1, 2]
+    one_way.button.click()
+    assert "not answered yet" in one_way.feedback.value and "pick an answer" in one_way.feedback.value
+    one_way.input.value = False
+    one_way.button.click()
+    assert "✔ right" in one_way.feedback.value
+    one_way.input.value = True  # a new pick clears the verdict on the old one
+    assert one_way.feedback.value == "" and one_way.last is None
+    one_way.button.click()
+    assert "✘ not quite" in one_way.feedback.value
+    better.input.value = 2
+    better.button.click()
+    assert "✔ right" in better.feedback.value and "rank 2" in better.feedback.value
+    better.input.value = 1
+    better.button.click()
+    assert "✘ not quite" in better.feedback.value
+
+
+def test_code_cell_path():
+    panel = ExercisePanel(lifting.EXERCISES)
+    assert panel.answer("grad_w_function", None) is None  # an unanswered code cell shows nothing
+    assert panel["grad_w_function"].feedback.value == ""
+    fb = panel.answer("grad_w_function", lambda A, u, w: A.T @ u)
+    assert fb.correct and "✔ right" in panel["grad_w_function"].feedback.value
+    fb = panel.answer("euler_direction", [1.0, -2.0])
+    assert fb.status == "wrong" and "✘ not quite" in panel["euler_direction"].feedback.value
+    assert panel["euler_direction"].input.value == ""  # the code path does not type into the box
+    with pytest.raises(ValueError, match="exercise name must be one of .*euler_direction.*no_such_exercise"):
+        panel.answer("no_such_exercise", 1.0)
+    with pytest.raises(ValueError, match="exercise name"):
+        panel["no_such_exercise"]
