@@ -922,3 +922,72 @@ def answer_exercises(page, run: NotebookRun) -> list[str]:
         done.append(f"{ex.name}: choice {label!r} → right")
     assert done, "the panel has no exercise that can be answered in the page"
     return done
+
+
+# ------------------------------------------------------------------------------------------------
+# The steps both modes share, once the notebook has run (JupyterLab: Run All; Voilà: page load)
+# ------------------------------------------------------------------------------------------------
+class RequestLog:
+    """Every request of a page: those leaving 127.0.0.1 are aborted (as in a classroom without network)
+    and recorded; local responses with an HTTP error are recorded too."""
+
+    def __init__(self):
+        self.external: list[str] = []
+        self.local_failures: list[str] = []
+
+    def attach(self, page) -> RequestLog:
+        def route(r):
+            if is_local_url(r.request.url):
+                r.continue_()
+            else:
+                self.external.append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+        page.on("response", lambda resp: resp.status >= 400 and is_local_url(resp.url)
+                and self.local_failures.append(f"{resp.status} {resp.url}"))
+        return self
+
+
+def check_widgets_rendered(page, run: NotebookRun, console: ConsoleLog, expected_views: int = 0) -> None:
+    """Step: every widget view drawn, no widget failure text, every figure holds data."""
+    with run.step("widgets and figures rendered"):
+        wait_widgets_rendered(page, run, expected_views)
+        run.detail = "console errors so far: " + ("; ".join(console.errors)[:1500] or "none")
+        failures = widget_failures(page)
+        assert not failures, f"widget failures shown: {failures}"
+        check_figures(page)
+
+
+def interact_and_recheck(page, run: NotebookRun, notebook: Path, console: ConsoleLog, kernel_idle, *,
+                         scope: str = "body", console_noise: tuple[str, ...] = (),
+                         error_texts: tuple[str, ...] = ()) -> tuple[list[ControllerLatency], list[str]]:
+    """The reader's part, the same in both modes: no console errors so far; move a slider of every
+    controller; afterwards no errors (outputs in ``scope``, ``error_texts`` in the page, console minus
+    ``console_noise``) and every figure still drawn; answer the Check-yourself panel if there is one.
+
+    Returns:
+        (latency rows, one line per exercise answered).
+    """
+    with run.step("no console errors from the page's widgets", fatal=False):
+        errors = console.widget_errors(console_noise)
+        assert not errors, "console errors:\n" + explain(errors)
+    seen_errors = len(console.errors)
+
+    latencies = exercise_all_controllers(page, run, kernel_idle=kernel_idle)
+
+    with run.step("after the slider moves: no errors, figures still drawn", fatal=False):
+        errs = output_errors(page, scope)
+        assert not errs, "after moving sliders: " + format_output_errors(errs)
+        text = page.evaluate("() => document.body.innerText")
+        found = [t for t in error_texts if t in text]
+        assert not found, f"error shown after moving sliders: {found}"
+        errors = ConsoleLog(console.errors[seen_errors:]).widget_errors(console_noise)
+        assert not errors, "new console errors:\n" + explain(errors)
+        check_figures(page)
+
+    answered: list[str] = []
+    if notebook_has_exercise_panel(notebook):
+        with run.step("answer the Check-yourself panel through the page", fatal=False):
+            answered += answer_exercises(page, run)
+    return latencies, answered

@@ -22,18 +22,13 @@ from browser_support import (
     VIEWPORT,
     ConsoleLog,
     NotebookRun,
-    answer_exercises,
-    check_figures,
+    RequestLog,
+    check_widgets_rendered,
     discover_notebooks,
-    exercise_all_controllers,
-    explain,
     format_output_errors,
     full_screenshot,
-    is_local_url,
-    notebook_has_exercise_panel,
+    interact_and_recheck,
     output_errors,
-    wait_widgets_rendered,
-    widget_failures,
 )
 
 pytestmark = pytest.mark.browser
@@ -103,18 +98,8 @@ def test_notebook_in_jupyterlab(notebook, lab_server, lab_context):
     page = lab_context.new_page()
     run = NotebookRun("lab", name, page)
     console = ConsoleLog().attach(page)
-    external: list[str] = []
-
-    def route(r):
-        if is_local_url(r.request.url):
-            r.continue_()
-        else:  # behave as offline; record it
-            external.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
-    latencies = []
-    answered: list[str] = []  # the Check-yourself answers given through the page
+    requests = RequestLog().attach(page)  # offline: requests leaving 127.0.0.1 are aborted and recorded
+    latencies, answered = [], []
     try:
         with run.step("open the notebook in JupyterLab"):
             page.goto(lab_server.url(f"/lab/workspaces/t{uuid.uuid4().hex[:8]}/tree/{name}?reset"),
@@ -145,37 +130,17 @@ def test_notebook_in_jupyterlab(notebook, lab_server, lab_context):
                 raise AssertionError(format_output_errors(errs))
             assert state["done"] == state["total"], f"only {state['done']} of {state['total']} code cells ran"
 
-        with run.step("widgets and figures rendered"):
-            wait_widgets_rendered(page, run)
-            run.detail = "console errors so far: " + ("; ".join(console.errors)[:1500] or "none")
-            failures = widget_failures(page)
-            assert not failures, f"widget failures shown: {failures}"
-            check_figures(page)
-
-        with run.step("no console errors from the page's widgets", fatal=False):
-            errors = console.widget_errors(LAB_CONSOLE_NOISE)
-            assert not errors, "console errors:\n" + explain(errors)
-        seen_errors = len(console.errors)
-
-        latencies += exercise_all_controllers(page, run, kernel_idle=lambda: _wait_kernel_idle(page, run, 60))
-
-        with run.step("after the slider moves: no errors, figures still drawn", fatal=False):
-            errs = _output_errors(page)
-            if errs:
-                raise AssertionError(format_output_errors(errs))
-            errors = ConsoleLog(console.errors[seen_errors:]).widget_errors(LAB_CONSOLE_NOISE)
-            assert not errors, "new console errors:\n" + explain(errors)
-            check_figures(page)
-
-        if notebook_has_exercise_panel(notebook):
-            with run.step("answer the Check-yourself panel through the page", fatal=False):
-                answered += answer_exercises(page, run)
+        check_widgets_rendered(page, run, console)
+        latencies, answered = interact_and_recheck(page, run, notebook, console,
+                                                   kernel_idle=lambda: _wait_kernel_idle(page, run, 60),
+                                                   scope=_PANEL, console_noise=LAB_CONSOLE_NOISE)
 
         with run.step("screenshot"):
             _full_notebook_screenshot(page, run)
     finally:
         write_record(MODE, name, {"mode": MODE, "notebook": name, "controllers": latencies, "exercises": answered,
-                                  "external_requests": sorted(set(external)),
+                                  "external_requests": sorted(set(requests.external)),
+                                  "local_failures": sorted(set(requests.local_failures)),
                                   "failures": run.failures, "seconds": round(run.timeout_s - run.remaining_s(), 1)})
         page.close()
         lab_server.shutdown_kernels()

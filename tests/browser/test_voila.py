@@ -21,19 +21,14 @@ from browser_support import (
     VIEWPORT,
     ConsoleLog,
     NotebookRun,
-    answer_exercises,
-    check_figures,
+    RequestLog,
+    check_widgets_rendered,
     discover_notebooks,
-    exercise_all_controllers,
-    explain,
     format_output_errors,
     full_screenshot,
-    is_local_url,
-    notebook_has_exercise_panel,
+    interact_and_recheck,
     notebook_has_math,
     output_errors,
-    wait_widgets_rendered,
-    widget_failures,
 )
 
 pytestmark = pytest.mark.browser
@@ -64,27 +59,6 @@ async () => {
   return bad;
 }
 """
-
-
-class RequestLog:
-    """Every request of a page: those leaving 127.0.0.1 are aborted and recorded; local failures too."""
-
-    def __init__(self):
-        self.external: list[str] = []
-        self.local_failures: list[str] = []
-
-    def attach(self, page) -> RequestLog:
-        def route(r):
-            if is_local_url(r.request.url):
-                r.continue_()
-            else:
-                self.external.append(r.request.url)
-                r.abort()
-
-        page.route("**/*", route)
-        page.on("response", lambda resp: resp.status >= 400 and is_local_url(resp.url)
-                and self.local_failures.append(f"{resp.status} {resp.url}"))
-        return self
 
 
 @pytest.fixture(scope="module")
@@ -121,8 +95,7 @@ def test_notebook_in_voila(notebook, voila_server, voila_context, classroom):
     run = NotebookRun("voila", name, page)
     console = ConsoleLog().attach(page)
     requests = RequestLog().attach(page)
-    latencies = []
-    answered: list[str] = []  # the Check-yourself answers given through the page
+    latencies, answered = [], []
     try:
         with run.step("open the dashboard (Voilà runs every cell)"):
             response = page.goto(voila_server.url(classroom.page_path(voila_server.cwd, name)), wait_until="commit",
@@ -146,12 +119,7 @@ def test_notebook_in_voila(notebook, voila_server, voila_context, classroom):
                                  " .jp-CodeCell .jp-InputArea-editor').length")
             assert code == 0, f"{code} code inputs visible in the dashboard"
 
-        with run.step("widgets and figures rendered"):
-            wait_widgets_rendered(page, run, expected_views)
-            run.detail = "console errors so far: " + ("; ".join(console.errors)[:1500] or "none")
-            failures = widget_failures(page)
-            assert not failures, f"widget failures shown: {failures}"
-            check_figures(page)
+        check_widgets_rendered(page, run, console, expected_views)
 
         with run.step("formulas typeset (no raw $…$ left)"):
             if notebook_has_math(notebook):
@@ -163,26 +131,9 @@ def test_notebook_in_voila(notebook, voila_server, voila_context, classroom):
             bad = page.evaluate(_ICONS_JS)
             assert not bad, f"icons without their font: {bad[:10]}"
 
-        with run.step("no console errors from the page's widgets", fatal=False):
-            errors = console.widget_errors()
-            assert not errors, "console errors:\n" + explain(errors)
-        seen_errors = len(console.errors)
-
-        latencies += exercise_all_controllers(page, run, kernel_idle=lambda: _wait_kernel_idle(page, run))
-
-        with run.step("after the slider moves: no errors, figures still drawn", fatal=False):
-            errs = output_errors(page)
-            assert not errs, "after moving sliders: " + format_output_errors(errs)
-            text = page.evaluate("() => document.body.innerText")
-            found = [t for t in VOILA_ERROR_TEXTS if t in text]
-            assert not found, f"error shown after moving sliders: {found}"
-            errors = ConsoleLog(console.errors[seen_errors:]).widget_errors()
-            assert not errors, "new console errors:\n" + explain(errors)
-            check_figures(page)
-
-        if notebook_has_exercise_panel(notebook):
-            with run.step("answer the Check-yourself panel through the page", fatal=False):
-                answered += answer_exercises(page, run)
+        latencies, answered = interact_and_recheck(page, run, notebook, console,
+                                                   kernel_idle=lambda: _wait_kernel_idle(page, run),
+                                                   error_texts=VOILA_ERROR_TEXTS)
 
         with run.step("screenshot"):
             full_screenshot(page, run.screenshot_path(), "#rendered_cells", run)
