@@ -45,6 +45,32 @@ def _slider(kind, description, **kw):
     return kind(description=description, continuous_update=False, style=style, layout=layout, **kw)
 
 
+def _eps_slider(value: float) -> widgets.FloatSlider:
+    """ε, the small entry of the matrix-completion target."""
+    return _slider(widgets.FloatSlider, "ε", value=value, min=0.1, max=0.5, step=0.01)
+
+
+def _lam_slider(value: float, max: float = 0.06) -> widgets.FloatSlider:  # noqa: A002 - the slider's own name
+    """Weight decay λ (linear scale, 3 decimals)."""
+    return _slider(widgets.FloatSlider, "weight decay λ", value=value, min=0.005, max=max, step=0.001,
+                   readout_format=".3f")
+
+
+def _lr_slider(value: float, min: float = 0.05, max: float = 0.5) -> widgets.FloatSlider:  # noqa: A002
+    """Step size η."""
+    return _slider(widgets.FloatSlider, "step size η", value=value, min=min, max=max, step=0.01)
+
+
+def _seed_slider(value: int) -> widgets.IntSlider:
+    """The seed of the run's random generator."""
+    return _slider(widgets.IntSlider, "seed", value=value, min=0, max=20)
+
+
+def _n_seeds_slider(value: int, max: int) -> widgets.IntSlider:  # noqa: A002
+    """How many SGD seeds to run side by side."""
+    return _slider(widgets.IntSlider, "SGD seeds", value=value, min=1, max=max)
+
+
 class _RunMixin:
     """Run button + progress bar for re-simulating controllers (``live = False``).
 
@@ -267,15 +293,14 @@ class TrapController(_RunMixin, Controller):
         Controller.__init__(self)
         self.engine = engine
         self.controls = {
-            "eps": _slider(widgets.FloatSlider, "ε", value=eps, min=0.1, max=0.5, step=0.01),
-            "lam": _slider(widgets.FloatSlider, "weight decay λ", value=lam, min=0.005, max=0.06, step=0.001,
-                           readout_format=".3f"),
-            "lr": _slider(widgets.FloatSlider, "step size η", value=lr, min=0.05, max=0.5, step=0.01),
+            "eps": _eps_slider(eps),
+            "lam": _lam_slider(lam),
+            "lr": _lr_slider(lr),
             "depth": _slider(widgets.IntSlider, "depth L", value=depth, min=2, max=6),
             "width": _slider(widgets.IntSlider, "width", value=width, min=2, max=16),
-            "n_seeds": _slider(widgets.IntSlider, "SGD seeds", value=n_seeds, min=1, max=self.MAX_SEEDS),
+            "n_seeds": _n_seeds_slider(n_seeds, self.MAX_SEEDS),
             "steps": _slider(widgets.IntSlider, "steps", value=steps, min=10_000, max=100_000, step=10_000),
-            "seed": _slider(widgets.IntSlider, "seed", value=seed, min=0, max=20),
+            "seed": _seed_slider(seed),
         }
         self._init_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
@@ -351,13 +376,12 @@ class EnsembleController(_RunMixin, Controller):
         Controller.__init__(self)
         self.engine = engine
         self.controls = {
-            "eps": _slider(widgets.FloatSlider, "ε", value=eps, min=0.1, max=0.5, step=0.01),
-            "lam": _slider(widgets.FloatSlider, "weight decay λ", value=lam, min=0.005, max=0.06, step=0.001,
-                           readout_format=".3f"),
-            "lr": _slider(widgets.FloatSlider, "step size η", value=lr, min=0.05, max=0.5, step=0.01),
+            "eps": _eps_slider(eps),
+            "lam": _lam_slider(lam),
+            "lr": _lr_slider(lr),
             "n_runs": _slider(widgets.IntSlider, "runs", value=n_runs, min=4, max=64, step=4),
             "steps": _slider(widgets.IntSlider, "steps", value=steps, min=10_000, max=120_000, step=10_000),
-            "seed": _slider(widgets.IntSlider, "seed", value=seed, min=0, max=20),
+            "seed": _seed_slider(seed),
         }
         self._init_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
@@ -443,15 +467,14 @@ class MechanismController(_RunMixin, Controller):
         Controller.__init__(self)
         self.engine = engine
         self.controls = {
-            "lr": _slider(widgets.FloatSlider, "step size η", value=lr, min=0.05, max=0.5, step=0.01),
-            "lam": _slider(widgets.FloatSlider, "weight decay λ", value=lam, min=0.005, max=0.06, step=0.001,
-                           readout_format=".3f"),
+            "lr": _lr_slider(lr),
+            "lam": _lam_slider(lam),
             "forced_steps": _slider(widgets.IntSlider, "forced steps", value=forced_steps, min=250, max=6000,
                                     step=250),
             "after_steps": _slider(widgets.IntSlider, "steps after", value=after_steps, min=5000, max=60_000,
                                    step=5000),
-            "n_seeds": _slider(widgets.IntSlider, "SGD seeds", value=n_seeds, min=1, max=self.MAX_SEEDS),
-            "seed": _slider(widgets.IntSlider, "seed", value=seed, min=0, max=20),
+            "n_seeds": _n_seeds_slider(n_seeds, self.MAX_SEEDS),
+            "seed": _seed_slider(seed),
         }
         self._init_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
@@ -594,10 +617,9 @@ class BasinController(_RunMixin, Controller):
         self.engine = engine
         self.controls = {
             "alpha": _slider(widgets.FloatLogSlider, "perturbation α", value=alpha, base=10, min=-2, max=0.4),
-            "lam": _slider(widgets.FloatSlider, "weight decay λ", value=lam, min=0.005, max=0.05, step=0.001,
-                           readout_format=".3f"),
-            "eps": _slider(widgets.FloatSlider, "ε", value=eps, min=0.1, max=0.5, step=0.01),
-            "lr": _slider(widgets.FloatSlider, "step size η", value=lr, min=0.01, max=0.2, step=0.01),
+            "lam": _lam_slider(lam, max=0.05),
+            "eps": _eps_slider(eps),
+            "lr": _lr_slider(lr, min=0.01, max=0.2),
             "steps": _slider(widgets.IntSlider, "steps", value=steps, min=5000, max=40_000, step=5000),
             "method": widgets.Dropdown(options=[("GD", "gd"), ("SGD", "sgd")], value=method, description="method",
                                        layout=widgets.Layout(width="160px")),
@@ -723,7 +745,7 @@ class AnnealController(_RunMixin, Controller):
         Controller.__init__(self)
         self.engine = engine
         self.controls = {
-            "eps": _slider(widgets.FloatSlider, "ε", value=eps, min=0.1, max=0.5, step=0.01),
+            "eps": _eps_slider(eps),
             "hot_steps": _slider(widgets.IntSlider, "hot steps", value=hot_steps, min=10_000, max=100_000,
                                  step=10_000),
             "lr_hot": _slider(widgets.FloatSlider, "hot η", value=lr_hot, min=0.05, max=0.5, step=0.01),
@@ -734,8 +756,8 @@ class AnnealController(_RunMixin, Controller):
             "lr_cold": _slider(widgets.FloatSlider, "cold η", value=lr_cold, min=0.01, max=0.2, step=0.01),
             "lam_cold": _slider(widgets.FloatSlider, "cold λ", value=lam_cold, min=0.002, max=0.03, step=0.001,
                                 readout_format=".3f"),
-            "n_seeds": _slider(widgets.IntSlider, "SGD seeds", value=n_seeds, min=1, max=self.MAX_SEEDS),
-            "seed": _slider(widgets.IntSlider, "seed", value=seed, min=0, max=20),
+            "n_seeds": _n_seeds_slider(n_seeds, self.MAX_SEEDS),
+            "seed": _seed_slider(seed),
         }
         self._init_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, column_widths=[0.62, 0.38],
@@ -924,10 +946,10 @@ class LangevinController(_RunMixin, Controller):
         self.controls = {
             "temp_factor": _slider(widgets.FloatLogSlider, "τ / τ_match", value=temp_factor, base=10, min=-1,
                                    max=1.5),
-            "lr": _slider(widgets.FloatSlider, "step size η", value=lr, min=0.1, max=0.4, step=0.01),
+            "lr": _lr_slider(lr, min=0.1, max=0.4),
             "n_runs": _slider(widgets.IntSlider, "runs each", value=n_runs, min=1, max=self.MAX_RUNS),
             "steps": _slider(widgets.IntSlider, "steps", value=steps, min=10_000, max=100_000, step=10_000),
-            "seed": _slider(widgets.IntSlider, "seed", value=seed, min=0, max=20),
+            "seed": _seed_slider(seed),
         }
         self._init_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(

@@ -243,8 +243,10 @@ class PhaseTransition(Controller):
             "weight_decay": _slider("weight decay γ", 0.0, 0.0, 0.5, 0.01),
         }
         dens = go.FigureWidget(layout=dict(height=380, title="density near v = 0 (log–log): p ∝ v^a as v → 0",
-                                           xaxis=dict(type="log", title="v", range=[-6, 1.3]),
-                                           yaxis=dict(type="log", title="p(v)", range=[-6, 6]), **_LAYOUT))
+                                           # the ranges start a little below 1e-6 so that the two "1µ" tick
+                                           # labels do not meet in the corner
+                                           xaxis=dict(type="log", title="v", range=[-6.2, 1.3]),
+                                           yaxis=dict(type="log", title="p(v)", range=[-6.5, 6]), **_LAYOUT))
         for f in (0.2, 0.5, 0.8, 0.95):
             dens.add_scatter(x=[], y=[], mode="lines", name=f"T = {f:g}·T_c", line=dict(width=1.5, dash="dot"))
         dens.add_scatter(x=[], y=[], mode="lines", name="your T", line=dict(width=4, color="black"))
@@ -542,8 +544,8 @@ class Tails(_RunMixin, Controller):
         self.controls = {"temperature": _slider("T = η/S", 0.15, 0.03, 0.3, 0.01)}
         self._make_run_widgets()
         fig = go.FigureWidget(layout=dict(height=440, title="tails of the stationary law: P(V > v), log–log",
-                                          xaxis=dict(type="log", title="v", range=[0, 2]),
-                                          yaxis=dict(type="log", title="P(V > v)", range=[-6, 0.1]), **_LAYOUT))
+                                          xaxis=dict(type="log", title="v", range=[-0.05, 2]),
+                                          yaxis=dict(type="log", title="P(V > v)", range=[-6.3, 0.1]), **_LAYOUT))
         for d in self.DEPTHS:
             fig.add_scatter(x=[], y=[], mode="lines", name=f"D = {d}", line=dict(color=_COLORS[d], width=3))
         for d in self.DEPTHS:
