@@ -544,7 +544,7 @@ class Tails(_RunMixin, Controller):
         self.controls = {"temperature": _slider("T = η/S", 0.15, 0.03, 0.3, 0.01)}
         self._make_run_widgets()
         fig = go.FigureWidget(layout=dict(height=440, title="tails of the stationary law: P(V > v), log–log",
-                                          xaxis=dict(type="log", title="v", range=[-0.05, 2]),
+                                          xaxis=dict(type="log", title="v", range=[0, 2]),
                                           yaxis=dict(type="log", title="P(V > v)", range=[-6.3, 0.1]), **_LAYOUT))
         for d in self.DEPTHS:
             fig.add_scatter(x=[], y=[], mode="lines", name=f"D = {d}", line=dict(color=_COLORS[d], width=3))
