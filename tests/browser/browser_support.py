@@ -875,7 +875,7 @@ def _words(text: str) -> str:
     return " ".join(text.split())
 
 
-def _wait_verdict(page, box, status: str, run: NotebookRun, what: str) -> None:
+def _wait_verdict(box, status: str, run: NotebookRun, what: str) -> None:
     verdict = box.locator(f".symsgd-feedback-{status}")
     try:
         verdict.wait_for(state="visible", timeout=run.ms(EXERCISE_TIMEOUT_S))
@@ -910,17 +910,17 @@ def answer_exercises(page, run: NotebookRun) -> list[str]:
         field = box.locator("input[type=text]")
         field.fill("not a number")
         field.press("Enter")
-        _wait_verdict(page, box, "wrong", run, f"exercise {ex.name!r}, 'not a number' + Enter")
+        _wait_verdict(box, "wrong", run, f"exercise {ex.name!r}, 'not a number' + Enter")
         field.fill(", ".join(map(repr, ex.solution)) if ex.kind == "vector" else repr(ex.solution))
         box.get_by_role("button", name="Check").click()
-        _wait_verdict(page, box, "right", run, f"exercise {ex.name!r}, the solution {ex.solution!r} + Check")
+        _wait_verdict(box, "right", run, f"exercise {ex.name!r}, the solution {ex.solution!r} + Check")
         done.append(f"{ex.name}: garbage → wrong, solution → right")
     if choice is not None:
         box, ex = choice
         label = next(lbl for lbl, value in ex.options if value == ex.solution)
         box.locator(".widget-toggle-buttons button").filter(has_text=label).first.click()
         box.get_by_role("button", name="Check").click()
-        _wait_verdict(page, box, "right", run, f"exercise {ex.name!r}, choice {label!r} + Check")
+        _wait_verdict(box, "right", run, f"exercise {ex.name!r}, choice {label!r} + Check")
         done.append(f"{ex.name}: choice {label!r} → right")
     assert done, "the panel has no exercise that can be answered in the page"
     return done
