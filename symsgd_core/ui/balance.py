@@ -304,10 +304,10 @@ class ItoTermsExplorer(Controller):
         fig = go.FigureWidget(make_subplots(
             rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
             specs=[[{}, {"secondary_y": True}]],
-            subplot_titles=("the terms of Itô's lemma, df = (drift + Itô) dt + noise·dW",
-                            "spectrum of C(θ) and where Bθ points")))
+            # short titles: the figure must read at JupyterLab's narrower width too (the formula is in the text)
+            subplot_titles=("Itô's lemma, term by term", "spectrum of C(θ) and where Bθ points")))
         fig.update_layout(height=440, barmode="group", **_LAYOUT)
-        cats = ["drift −2θᵀQ∇L", "Itô correction T·Tr[QC]", "noise coefficient ‖2√T·√C·Qθ‖"]
+        cats = ["drift<br>−2θᵀQ∇L", "Itô correction<br>T·Tr[QC]", "noise coefficient<br>‖2√T·√C·Qθ‖"]
         self._cats = cats
         fig.add_bar(x=cats, y=[0, 0, 0], name="f = G = ‖u‖² − ‖w‖²  (Q = B)", marker_color=COLOURS["G"],
                     texttemplate="%{y:.3g}", textposition="outside", row=1, col=1)
@@ -319,7 +319,8 @@ class ItoTermsExplorer(Controller):
                         name="weight of Bθ/‖Bθ‖ on the eigenvector (right axis)", row=1, col=2, secondary_y=True)
         fig.update_yaxes(title_text="per unit time t", row=1, col=1)
         fig.update_yaxes(title_text="eigenvalue", row=1, col=2, secondary_y=False)
-        fig.update_yaxes(title_text="(eᵢ·Bθ/‖Bθ‖)²", range=[0, 1.1], row=1, col=2, secondary_y=True)
+        fig.update_yaxes(title_text="(eᵢ·Bθ/‖Bθ‖)²", range=[0, 1.1], tickmode="array",
+                         tickvals=[0, 0.25, 0.5, 0.75, 1], showgrid=False, row=1, col=2, secondary_y=True)
         self.figures = [fig]
         self.proof = widgets.HTML(layout=widgets.Layout(width="100%"))
         self.state: dict = {}
