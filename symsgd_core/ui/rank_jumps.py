@@ -50,15 +50,15 @@ def _eps_slider(value: float) -> widgets.FloatSlider:
     return _slider(widgets.FloatSlider, "ε", value=value, min=0.1, max=0.5, step=0.01)
 
 
-def _lam_slider(value: float, max: float = 0.06) -> widgets.FloatSlider:  # noqa: A002 - the slider's own name
-    """Weight decay λ (linear scale, 3 decimals)."""
-    return _slider(widgets.FloatSlider, "weight decay λ", value=value, min=0.005, max=max, step=0.001,
+def _lam_slider(value: float, hi: float = 0.06) -> widgets.FloatSlider:
+    """Weight decay λ in [0.005, ``hi``] (linear scale, 3 decimals)."""
+    return _slider(widgets.FloatSlider, "weight decay λ", value=value, min=0.005, max=hi, step=0.001,
                    readout_format=".3f")
 
 
-def _lr_slider(value: float, min: float = 0.05, max: float = 0.5) -> widgets.FloatSlider:  # noqa: A002
-    """Step size η."""
-    return _slider(widgets.FloatSlider, "step size η", value=value, min=min, max=max, step=0.01)
+def _lr_slider(value: float, lo: float = 0.05, hi: float = 0.5) -> widgets.FloatSlider:
+    """Step size η in [``lo``, ``hi``]."""
+    return _slider(widgets.FloatSlider, "step size η", value=value, min=lo, max=hi, step=0.01)
 
 
 def _seed_slider(value: int) -> widgets.IntSlider:
@@ -66,9 +66,9 @@ def _seed_slider(value: int) -> widgets.IntSlider:
     return _slider(widgets.IntSlider, "seed", value=value, min=0, max=20)
 
 
-def _n_seeds_slider(value: int, max: int) -> widgets.IntSlider:  # noqa: A002
-    """How many SGD seeds to run side by side."""
-    return _slider(widgets.IntSlider, "SGD seeds", value=value, min=1, max=max)
+def _n_seeds_slider(value: int, hi: int) -> widgets.IntSlider:
+    """How many SGD seeds (1 to ``hi``) to run side by side."""
+    return _slider(widgets.IntSlider, "SGD seeds", value=value, min=1, max=hi)
 
 
 class _RunMixin:
@@ -617,9 +617,9 @@ class BasinController(_RunMixin, Controller):
         self.engine = engine
         self.controls = {
             "alpha": _slider(widgets.FloatLogSlider, "perturbation α", value=alpha, base=10, min=-2, max=0.4),
-            "lam": _lam_slider(lam, max=0.05),
+            "lam": _lam_slider(lam, hi=0.05),
             "eps": _eps_slider(eps),
-            "lr": _lr_slider(lr, min=0.01, max=0.2),
+            "lr": _lr_slider(lr, lo=0.01, hi=0.2),
             "steps": _slider(widgets.IntSlider, "steps", value=steps, min=5000, max=40_000, step=5000),
             "method": widgets.Dropdown(options=[("GD", "gd"), ("SGD", "sgd")], value=method, description="method",
                                        layout=widgets.Layout(width="160px")),
@@ -946,7 +946,7 @@ class LangevinController(_RunMixin, Controller):
         self.controls = {
             "temp_factor": _slider(widgets.FloatLogSlider, "τ / τ_match", value=temp_factor, base=10, min=-1,
                                    max=1.5),
-            "lr": _lr_slider(lr, min=0.1, max=0.4),
+            "lr": _lr_slider(lr, lo=0.1, hi=0.4),
             "n_runs": _slider(widgets.IntSlider, "runs each", value=n_runs, min=1, max=self.MAX_RUNS),
             "steps": _slider(widgets.IntSlider, "steps", value=steps, min=10_000, max=100_000, step=10_000),
             "seed": _seed_slider(seed),
