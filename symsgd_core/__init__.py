@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import importlib
 
-from .conventions import LOSS_HALF_FACTOR, lr_for_temperature, steps_for_time, temperature, time_of_steps
+from .core.conventions import LOSS_HALF_FACTOR, lr_for_temperature, steps_for_time, temperature, time_of_steps
 from .data import Dataset, GaussianData, Moments
 from .dynamics import (
     Trajectory,

@@ -13,7 +13,7 @@ model, a parameter vector ``θ`` and data, and return what the notebook shows an
   of scalar SGD, read off a recorded trajectory.
 
 Conventions (loss without ½, ``T = η/S``, ``t = η·steps``, ``C`` per-sample, divide by N) are
-those of :mod:`symsgd_core.conventions`.
+those of :mod:`symsgd_core.core.conventions`.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks.registry import CheckResult, make_result, roundoff_tolerance
+from .core.checking import CheckResult, make_result, roundoff_tolerance
+from .core.validation import check_array, check_choice, check_nonnegative, check_positive
 from .data import Dataset, GaussianData, Moments
 from .models import ScalarInputModel, ScalarModel, SymmetricModel
-from .validation import check_array, check_choice, check_nonnegative, check_positive
 
 __all__ = [
     "ItoTerms",
@@ -162,7 +162,7 @@ def ito_terms(model: SymmetricModel, theta, data, temperature: float, observable
     """The drift, Itô correction and noise coefficient of ``df`` for ``f = θᵀQθ`` at ``θ``.
 
     The SDE is the paper's ``dθ = −∇L dt + sqrt(T C(θ)) dW`` with ``C`` the per-sample gradient
-    covariance on the data ``(x, y)`` (:mod:`symsgd_core.conventions`) and ``∇L`` including weight
+    covariance on the data ``(x, y)`` (:mod:`symsgd_core.core.conventions`) and ``∇L`` including weight
     decay. For ``f = G`` the symmetry makes ``drift = −4γG`` (0 without weight decay) and
     ``noise_vector = 0`` (the seed's proof); for ``f = ‖u‖²`` neither vanishes.
 
@@ -252,7 +252,7 @@ def orbit_invariance(model: SymmetricModel, theta, x, y, lambdas) -> CheckResult
         model, theta, x, y: as in :func:`ito_terms` (``x``, ``y`` may be a single sample).
         lambdas: positive scale factors, shape ``(K,)``.
     Returns:
-        A :class:`~symsgd_core.checks.registry.CheckResult`: measured = ``max_{λ,n} |ℓ_n(λu, w/λ) − ℓ_n(u, w)|``,
+        A :class:`~symsgd_core.core.checking.CheckResult`: measured = ``max_{λ,n} |ℓ_n(λu, w/λ) − ℓ_n(u, w)|``,
         tolerance = float64 round-off of the loss (scale ``2(√max ℓ + 2 max‖y‖)²`` over the
         orbit, ``8`` rounded operations per evaluation). ``details`` holds ``loss`` (at λ = 1) and ``G``
         along the orbit.
@@ -550,9 +550,9 @@ def rank1_balance_run(d_in: int, d_out: int, *, lr: float = 0.02, steps: int = 4
         run means ``mean`` (a dict of ``(K,)`` series with ``trace_se = (0, 0, 0)``, the input of
         :func:`noise_vs_norm_claims`), ``times``, ``diverged`` (number of runs), ``params``.
     """
+    from .core.validation import check_int
     from .dynamics import run_sgd
     from .models import Rank1LinearModel
-    from .validation import check_int
 
     n_records = check_int("n_records", n_records, minimum=2)
     steps = check_int("steps", steps, minimum=n_records - 1)
@@ -660,8 +660,8 @@ def relu_balance_run(*, d_in: int, hidden: int, d_out: int, sigma: float, lr: fl
         ValueError: bad sizes (``n_records ≥ 2``, ``steps`` divisible into ``n_records − 1`` intervals and
             ``chunks``).
     """
+    from .core.validation import as_generator, check_int, check_positive_int
     from .dynamics import run_sgd
-    from .validation import as_generator, check_int, check_positive_int
 
     params = {"d_in": d_in, "hidden": hidden, "d_out": d_out, "sigma": sigma, "lr": lr, "batch_size": batch_size,
               "steps": steps, "n_records": n_records, "n_eval": n_eval, "seed": seed, "eval_seed": eval_seed,

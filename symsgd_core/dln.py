@@ -71,8 +71,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .conventions import LOSS_HALF_FACTOR
-from .validation import (
+from .core.conventions import LOSS_HALF_FACTOR
+from .core.validation import (
     as_generator,
     check_array,
     check_choice,

@@ -1,6 +1,6 @@
 """Training dynamics for rescaling-symmetric models, each vectorised over R independent runs.
 
-Methods (conventions in :mod:`symsgd_core.conventions`: ``ℓ = (f − y)²``, ``T = η/S``, ``t = η·steps``):
+Methods (conventions in :mod:`symsgd_core.core.conventions`: ``ℓ = (f − y)²``, ``T = η/S``, ``t = η·steps``):
 
 * :func:`run_sgd` — minibatch SGD ``θ ← θ − (η/S) Σ_{x∈B} ∇ℓ`` (plus ``2ηγθ`` with weight decay), on a
   finite :class:`~symsgd_core.data.Dataset` (batches drawn with replacement by default) or on fresh
@@ -33,10 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from .conventions import temperature as sgd_temperature
-from .data import Dataset, GaussianData
-from .models import OBSERVABLE_KEYS, ScalarInputModel, ScalarModel
-from .validation import (
+from .core.conventions import temperature as sgd_temperature
+from .core.validation import (
     as_generator,
     check_array,
     check_choice,
@@ -45,6 +43,8 @@ from .validation import (
     check_positive,
     check_positive_int,
 )
+from .data import Dataset, GaussianData
+from .models import OBSERVABLE_KEYS, ScalarInputModel, ScalarModel
 
 __all__ = ["DIVERGENCE_LIMIT", "GAUSSIAN_EVAL_SEED", "GAUSSIAN_EVAL_SIZE", "Trajectory", "langevin_noise_std",
            "run_gd", "run_gradient_flow", "run_langevin", "run_noise_amplified_sgd", "run_sde", "run_sgd"]

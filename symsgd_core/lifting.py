@@ -19,7 +19,7 @@ Liftings (each a function of matrices, evaluated per sample):
 
 Models (:data:`MODELS`): a linear layer ``f(x) = u wᵀx``, a bilinear attention score
 ``f(x, z) = xᵀ u wᵀ z`` and a ReLU neuron ``f(x) = u relu(wᵀx)``, each with the per-sample loss
-``(f − y)²`` of :mod:`symsgd_core.conventions`.
+``(f − y)²`` of :mod:`symsgd_core.core.conventions`.
 
 Index convention (tested): ``A_ij = ∂F/∂M_ij``, so ``∂ℓ/∂u = A w`` and ``∂ℓ/∂w = Aᵀ u``.
 Per-sample gradients use one backward pass over per-sample copies of the parameters.
@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .conventions import LOSS_HALF_FACTOR
-from .validation import as_generator, check_array, check_finite, check_int, check_positive
+from .core.conventions import LOSS_HALF_FACTOR
+from .core.validation import as_generator, check_array, check_finite, check_int, check_positive
 
 __all__ = [
     "MODELS", "bilinear_attention", "corrected_chain_rule", "default_cases", "generic_lifting_gradients",

@@ -1,6 +1,6 @@
 """Rescaling-symmetric models (numpy, float64, vectorised over R independent runs).
 
-Each model has per-sample loss ``ℓ(θ, x) = (f_θ(x) − y)²`` (see :mod:`symsgd_core.conventions`),
+Each model has per-sample loss ``ℓ(θ, x) = (f_θ(x) − y)²`` (see :mod:`symsgd_core.core.conventions`),
 per-sample gradients, and two symmetric blocks ``u``, ``w`` with
 ``ℓ(λu, w/λ) = ℓ(u, w)`` for all ``λ > 0``. Write ``B = diag(+1 on u, −1 on w, 0 elsewhere)``
 and ``G(θ) = θᵀBθ = ‖u‖² − ‖w‖²``.
@@ -26,8 +26,8 @@ import abc
 
 import numpy as np
 
+from .core.validation import check_array, check_nonnegative, check_positive, check_positive_int
 from .data import Moments
-from .validation import check_array, check_nonnegative, check_positive, check_positive_int
 
 __all__ = ["DiagonalNet", "Rank1LinearModel", "ScalarModel", "ScalarInputModel", "SymmetricModel",
            "OBSERVABLE_KEYS"]

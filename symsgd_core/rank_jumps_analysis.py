@@ -5,7 +5,7 @@ a new singular direction, the loss of a scalar chain near θ = 0) and summaries 
 simulated runs (rank over time, jump times, returns to higher rank). The simulation
 itself lives in :mod:`symsgd_core.dln`; nothing here integrates dynamics.
 
-Loss normalisation follows :mod:`symsgd_core.conventions`: squared error without ½,
+Loss normalisation follows :mod:`symsgd_core.core.conventions`: squared error without ½,
 weight decay ``λ‖θ‖²`` without ½.
 """
 
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks.registry import CheckResult, make_result, roundoff_tolerance
-from .validation import check_array, check_int, check_nonnegative, check_positive
+from .core.checking import CheckResult, make_result, roundoff_tolerance
+from .core.validation import check_array, check_int, check_nonnegative, check_positive
 
 __all__ = [
     "Diagnosis",
@@ -206,7 +206,7 @@ def sgd_noise_covariance(params, problem, run_index: int = 0) -> np.ndarray:
     """The per-sample, mean-subtracted gradient covariance ``C(θ)`` (population, /N), batch size 1.
 
     ``C = (1/N) Σ_Ω g_ij g_ijᵀ − ḡ ḡᵀ`` with ``g_ij = ∇_θ ℓ_ij`` (see
-    :mod:`symsgd_core.conventions`). One SGD step's noise has covariance ``η² C``.
+    :mod:`symsgd_core.core.conventions`). One SGD step's noise has covariance ``η² C``.
 
     Returns:
         float64 ``(P, P)``, symmetric positive semi-definite.

@@ -19,8 +19,8 @@ import torch
 from torch.func import grad as func_grad
 from torch.func import vmap
 
+from .core.validation import as_generator, check_array, check_choice, check_positive, check_positive_int
 from .models import SymmetricModel, vector_batch
-from .validation import as_generator, check_array, check_choice, check_positive, check_positive_int
 
 __all__ = ["ReLUNet"]
 

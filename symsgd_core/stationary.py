@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import cumulative_simpson, simpson
 
-from .validation import check_array, check_finite, check_int, check_nonnegative, check_positive
+from .core.validation import check_array, check_finite, check_int, check_nonnegative, check_positive
 
 __all__ = [
     "DiagonalNetProblem",
@@ -624,7 +624,7 @@ class StationaryLaw:
 
     def sample(self, n: int, seed=0) -> np.ndarray:
         """``n`` independent draws (inverse CDF on the table; ``seed``: int or Generator). Raises if collapsed."""
-        from .validation import as_generator
+        from .core.validation import as_generator
 
         self._require_law()
         n = check_int("n", n, minimum=1)

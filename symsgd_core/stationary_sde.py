@@ -13,7 +13,7 @@ of their statistics measures the discretisation error, and :func:`relaxation_rat
 spectral gap λ₁ of the SDE's generator (computed from the drift and diffusion alone), so run
 lengths and thinning can be stated in relaxation times ``1/λ₁``.
 
-Time is the SDE's ``t`` (= η · steps for SGD, :mod:`symsgd_core.conventions`); ``T = η/S``.
+Time is the SDE's ``t`` (= η · steps for SGD, :mod:`symsgd_core.core.conventions`); ``T = η/S``.
 Runs are reproducible: chains are split into fixed blocks of ``BLOCK_SIZE``, block ``j`` uses
 the ``j``-th child of ``SeedSequence(seed)``, and blocks run on up to ``threads`` threads (the
 numbers do not depend on the thread count).
@@ -29,9 +29,9 @@ import numpy as np
 from scipy.linalg import eigh_tridiagonal
 
 from . import _stationary_kernels as _k
-from .conventions import lr_for_temperature, steps_for_time
+from .core.conventions import lr_for_temperature, steps_for_time
+from .core.validation import as_generator, check_array, check_choice, check_int, check_positive, check_positive_int
 from .stationary import DiagonalNetProblem, StationaryLaw
-from .validation import as_generator, check_array, check_choice, check_int, check_positive, check_positive_int
 
 __all__ = [
     "BLOCK_SIZE",

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from symsgd_core import balance_analysis as ba
-from symsgd_core.checks.registry import EPS64
+from symsgd_core.core.checking import EPS64
 from symsgd_core.data import GaussianData
 from symsgd_core.dynamics import run_sgd
 from symsgd_core.models import Rank1LinearModel, ScalarInputModel, ScalarModel

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from symsgd_core.checks import lifting as cl
-from symsgd_core.checks.registry import registered
+from symsgd_core.core.checking import registered
 from symsgd_core.lifting import (
     RankOneModel,
     generic_lifting_gradients,

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from symsgd_core.__main__ import main
-from symsgd_core.checks import make_result, registry
+from symsgd_core.core import checking as registry
+from symsgd_core.core.checking import make_result
 
 ROOT = Path(__file__).resolve().parents[1]
 BALANCE = ["balance.symmetry", "balance.null_space", "balance.ito", "balance.theorem", "balance.discrete"]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from symsgd_core import dln
 from symsgd_core.benchmarks import rank_jumps as bench
-from symsgd_core.checks.registry import EPS64
+from symsgd_core.core.checking import EPS64
 
 EXP = dln.EPSILON_EXPERIMENT
 

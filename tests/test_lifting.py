@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from symsgd_core import lifting as lf
-from symsgd_core.checks.registry import EPS64
+from symsgd_core.core.checking import EPS64
 
 TOL = 1e-11  # these are O(1)-sized quantities from m, n ≤ 4: round-off is ~1e-15
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from symsgd_core.checks.registry import make_result
+from symsgd_core.core.checking import make_result
 from symsgd_core.ui import balance as ui
 from symsgd_core.ui.base import figure_is_finite, slider_extremes, slider_names
 

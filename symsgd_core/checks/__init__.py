@@ -8,7 +8,8 @@ Run them all with ``python -m symsgd_core check``. Modules:
 * :mod:`.stationary` — SGD's stationary distribution (paper Section 4).
 """
 
+from ..core.checking import CheckResult, make_result, mc_tolerance, registered, roundoff_tolerance
+from ..core.checking import run_registered as run_all
 from . import balance, lifting, rank_jumps, stationary  # noqa: F401  (registers the checks)
-from .registry import CheckResult, make_result, mc_tolerance, registered, roundoff_tolerance, run_all
 
 __all__ = ["CheckResult", "make_result", "mc_tolerance", "registered", "roundoff_tolerance", "run_all"]

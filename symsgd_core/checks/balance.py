@@ -15,7 +15,7 @@ The checks follow the authors' proof sketch step by step:
 Every check takes a ``seed`` and sizes (so tests can run it on many random instances) and
 optional injectable pieces (models, formulas, dynamics) so that a test can feed it a loss
 without the symmetry or a wrong formula and see it FAIL. Each returns a list of
-:class:`~symsgd_core.checks.registry.CheckResult` (one row per claim or per model).
+:class:`~symsgd_core.core.checking.CheckResult` (one row per claim or per model).
 
 Besides the engine's numpy models (:mod:`symsgd_core.models`) the symmetry checks use two small
 torch float64 models defined here (:func:`relu_layer_model`, :func:`attention_score_model`),
@@ -37,11 +37,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..conventions import temperature as sgd_temperature
+from ..core.checking import CheckResult, make_result, mc_tolerance, register, roundoff_tolerance
+from ..core.conventions import temperature as sgd_temperature
+from ..core.validation import as_generator, check_array, check_positive, check_positive_int
 from ..data import GaussianData
 from ..models import DiagonalNet, Rank1LinearModel, ScalarModel
-from ..validation import as_generator, check_array, check_positive, check_positive_int
-from .registry import CheckResult, make_result, mc_tolerance, register, roundoff_tolerance
 
 __all__ = [
     "Instance",

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..core.checking import CheckResult, make_result, register, roundoff_tolerance
 from ..lifting import (
     LiftingCase,
     corrected_chain_rule,
@@ -39,7 +40,6 @@ from ..lifting import (
     w_free_lifting_gradient,
     w_free_lifting_values,
 )
-from .registry import CheckResult, make_result, register, roundoff_tolerance
 
 SAFETY_NOTE = "64·n·eps (n·eps summation bound, safety 64), n = m·n+m+n"
 

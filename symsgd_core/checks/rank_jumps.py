@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dln
-from .registry import EPS64, make_result, register, roundoff_tolerance
+from ..core.checking import EPS64, make_result, register, roundoff_tolerance
 
 
 def _imbalance_bound(params: dln.Params, grad: dln.Params, lam: float, decay: np.ndarray) -> np.ndarray:

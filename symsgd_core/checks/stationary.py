@@ -14,6 +14,7 @@ import math
 import numpy as np
 from scipy import integrate, stats
 
+from ..core.checking import make_result, mc_tolerance, register, roundoff_tolerance
 from ..stationary import (
     DiagonalNetProblem,
     StationaryLaw,
@@ -25,7 +26,6 @@ from ..stationary import (
     variance_depth0,
 )
 from ..stationary_sde import relaxation_rate, simulate_v, simulate_v_coupled, v_space_coefficients
-from .registry import make_result, mc_tolerance, register, roundoff_tolerance
 
 #: Significance of the goodness-of-fit tests (two-sided p; z = 4 for the Gaussian checks).
 ALPHA = 1e-4

@@ -24,12 +24,12 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .. import balance_analysis as ba
-from ..checks.registry import CheckResult
+from ..core.checking import CheckResult
+from ..core.exercises import Exercise, Feedback, number_exercise
+from ..core.validation import check_positive
 from ..data import GaussianData
 from ..models import Rank1LinearModel, ScalarModel
-from ..validation import check_positive
 from .base import Controller
-from .exercises import Exercise, Feedback, number_exercise
 
 __all__ = [
     "BalanceEnsemble",
@@ -757,7 +757,7 @@ class ThreeDynamics(_Simulating):
         """Flow conserves G (integrator accuracy); SGD obeys the one-step identity and never grows |G|
         while η|ḡ_B| ≤ √2; isotropic noise makes E|G| grow (ensemble check)."""
         from ..checks.balance import check_conservation
-        from ..checks.registry import make_result
+        from ..core.checking import make_result
 
         sims = self.state["sims"]
         flow = sims["flow"]
@@ -855,7 +855,7 @@ class BalanceEnsemble(_Simulating):
 
     def simulate(self, temperature: float, runs: int):
         """The ensemble (engine ``run_sgd``, fresh Gaussian samples, ~200 records)."""
-        from ..conventions import lr_for_temperature, steps_for_time
+        from ..core.conventions import lr_for_temperature, steps_for_time
         from ..dynamics import run_sgd
 
         lr = lr_for_temperature(temperature, 1)
@@ -915,7 +915,7 @@ class BalanceEnsemble(_Simulating):
         """Corollary 3.3 (ensemble mean of |G| under its bound) at this T and ensemble size, G's spread below
         ‖u‖²'s at every record, and G's missing diffusion term (one-step variance scaling)."""
         from ..checks.balance import check_corollary_decay, check_g_is_ode
-        from ..checks.registry import make_result, mc_tolerance
+        from ..core.checking import make_result, mc_tolerance
 
         s = self.state
         rows = check_corollary_decay(lr=s["T"], runs=s["runs"], t_end=self.T_END, theta0=self.THETA0)
@@ -1067,7 +1067,7 @@ class DiscreteBreakdown(_Simulating):
 
     def claims(self) -> list[CheckResult]:
         """The one-step identity at every step of the run shown (up to a divergence)."""
-        from ..checks.registry import make_result
+        from ..core.checking import make_result
 
         facts = self.state.get("facts")
         if facts is None:

@@ -21,9 +21,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .. import lifting as lf
-from ..validation import check_array, check_choice
+from ..core.exercises import Exercise, Feedback, as_vector, number_exercise
+from ..core.validation import check_array, check_choice
 from .base import Controller
-from .exercises import Exercise, Feedback, as_vector, number_exercise
 
 __all__ = ["ChainRuleController", "EXERCISES", "EulerController", "OrbitController",
            "RankOneSetController", "SignCaveatController", "TracesController", "demo_case",

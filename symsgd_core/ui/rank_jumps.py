@@ -15,9 +15,9 @@ from plotly.subplots import make_subplots
 
 from .. import dln
 from .. import rank_jumps_analysis as rja
-from ..checks.registry import roundoff_tolerance
+from ..core.checking import roundoff_tolerance
+from ..core.exercises import Exercise, Feedback, as_number, number_exercise
 from .base import Controller
-from .exercises import Exercise, Feedback, as_number, number_exercise
 
 __all__ = [
     "AnnealController",

@@ -2,7 +2,7 @@
 
 For the scalar model ℓ = (u w x − y)² with x ~ N(0, 1), y = k x + ε, ε ~ N(0, σ²),
 the law of balance bounds the imbalance by ``|u² − w²|(t) ≤ |u² − w²|(0) · exp(−4Tσ²t)``
-(brief §3, Δ/α₁ = σ²), with ``T = η/S`` and ``t = η · steps`` (:mod:`symsgd_core.conventions`).
+(brief §3, Δ/α₁ = σ²), with ``T = η/S`` and ``t = η · steps`` (:mod:`symsgd_core.core.conventions`).
 Gradient flow (T = 0) keeps it constant.
 """
 
@@ -14,8 +14,8 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
-from ..conventions import steps_for_time
-from ..validation import check_nonnegative, check_positive
+from ..core.conventions import steps_for_time
+from ..core.validation import check_nonnegative, check_positive
 from .base import Controller
 
 

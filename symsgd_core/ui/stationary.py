@@ -3,7 +3,7 @@
 One controller per figure (pattern in :mod:`symsgd_core.ui.base`). Closed forms come from
 :mod:`symsgd_core.stationary` (analytic callbacks, live, ≤ 100 ms); simulations from
 :mod:`symsgd_core.stationary_sde` and the engine (Run button, ≤ 1 s at the default sizes).
-Conventions: ``ℓ = (f − y)²``, ``T = η/S``, ``t = η·steps`` (:mod:`symsgd_core.conventions`).
+Conventions: ``ℓ = (f − y)²``, ``T = η/S``, ``t = η·steps`` (:mod:`symsgd_core.core.conventions`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy import stats
 
+from ..core.exercises import Exercise, number_exercise
 from ..stationary import (
     PHASE_CODES,
     PHASES,
@@ -32,7 +33,6 @@ from ..stationary import (
 )
 from ..stationary_sde import run_to_stationarity, sgd_v_samples, simulate_v
 from .base import Controller
-from .exercises import Exercise, number_exercise
 
 __all__ = [
     "DepthComparison",

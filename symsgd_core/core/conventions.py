@@ -53,8 +53,3 @@ def steps_for_time(lr: float, t: float) -> int:
         raise ValueError(f"t must be a finite time >= 0, got {t!r}")
     return int(math.ceil(t / lr - 1e-9))
 
-
-def rate_per_step(rate_per_time: float, lr: float) -> float:
-    """A rate ``r`` per unit of ``t`` is ``r · η`` per SGD step."""
-    check_positive("lr", lr)
-    return float(rate_per_time) * float(lr)

@@ -1,8 +1,10 @@
-"""The proofs-as-code registry: named checks that each test one claim numerically.
+"""Proofs as code: :class:`CheckResult`, the tolerances every check derives, and the check registry.
 
-A check is a function ``check(seed: int = 0, **sizes) -> CheckResult`` registered
-with :func:`register`. It must be able to fail: the tests feed it a loss without
-the symmetry (or a wrong formula) and assert that it reports failure.
+A check is a function ``check(seed: int = 0, **sizes) -> CheckResult | list[CheckResult]`` registered
+with :func:`register` by its topic's ``checks`` module. It must be able to fail: the tests feed it a loss
+without the symmetry (or a wrong formula) and assert that it reports failure, and a claim that measured
+nothing fails (``make_result`` with a NaN measurement never passes). The topics register their checks
+when imported; :func:`symsgd_core.run_checks` imports all of them and runs :func:`run_registered`.
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ def registered() -> dict[str, Callable[..., CheckResult]]:
     return dict(_REGISTRY)
 
 
-def run_all(seed: int = 0, names: list[str] | None = None) -> list[CheckResult]:
+def run_registered(seed: int = 0, names: list[str] | None = None) -> list[CheckResult]:
     """Run every registered check (or those in ``names``) with ``seed``.
 
     A check that raises is reported as a failed result, not an exception, so one

@@ -1,0 +1,125 @@
+"""The one result shape of every engine, and the one divergence rule.
+
+**Result shape.** Every engine returns a frozen dataclass derived from :class:`EngineResult`, whose first
+four fields are the same everywhere, followed by the topic's own records:
+
+* ``steps`` — ``(K,)`` int64 step numbers of the K records (0 = the start where the start is recorded);
+* ``times`` — ``(K,)`` continuous time ``t`` of the records (``t = η·steps`` for SGD, ``dt·steps`` for SDEs;
+  :mod:`~symsgd_core.core.conventions`);
+* ``diverged_step`` — ``(R,)`` int64 per run (chain): the step at which it diverged, −1 = never;
+* ``settings`` — dict of the call's settings (method, step sizes, seed, engine, …).
+
+Engines: :class:`~symsgd_core.balance.dynamics.Trajectory` (law of balance),
+:class:`~symsgd_core.rank_jumps.engine.RunResult` (deep linear networks) and
+:class:`~symsgd_core.stationary.sde.VRun` (the v-SDE of diagonal networks).
+
+**Divergence rule.** After every step the engine compares one watched quantity of each run with a limit
+(:class:`Divergence`). A run whose watched quantity is not finite or exceeds the limit in absolute value
+has *diverged*: it stops there (its state is the last finite one), ``diverged_step`` holds the step, its
+random numbers are still drawn (so no other run's numbers change), and every summary says so. A
+diverged run never turns into a silent NaN: records taken after the divergence are either the frozen
+state (``balance``) or NaN next to the flag (``rank_jumps``, where a NaN record always comes with
+``diverged_step ≥ 0``); :meth:`EngineResult.alive_at` tells which records came before it.
+
+**Engine keyword.** Engines with a compiled (numba) and a readable numpy implementation choose with one
+keyword, ``engine`` — one of :data:`ENGINES`: ``"auto"`` (compiled where it exists), ``"compiled"`` or
+``"reference"``. Both give the same numbers (tested).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .validation import check_choice, check_positive
+
+__all__ = ["ENGINES", "Divergence", "EngineResult", "resolve_engine"]
+
+#: Values of the ``engine`` keyword of every engine that has two implementations.
+ENGINES = ("auto", "compiled", "reference")
+
+
+def resolve_engine(engine: str, compiled_available: bool = True, why: str = "") -> bool:
+    """Whether to use the compiled path for ``engine`` (one of :data:`ENGINES`).
+
+    Raises:
+        ValueError: unknown value, or ``"compiled"`` where no compiled path exists (``why`` says why).
+    """
+    check_choice("engine", engine, ENGINES)
+    if engine == "compiled" and not compiled_available:
+        raise ValueError(f"engine 'compiled' is not available here{': ' + why if why else ''}")
+    return compiled_available and engine != "reference"
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The divergence rule of one engine: the watched quantity and its limit (see the module docstring).
+
+    Attributes:
+        watched: the quantity compared after each step, in words (e.g. ``"max|θ|"``).
+        limit: the largest allowed absolute value (> 0).
+    """
+
+    watched: str
+    limit: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "limit", check_positive("limit", self.limit))
+
+    def exceeded(self, values, axis=None) -> np.ndarray:
+        """``True`` where ``values`` is not finite or ``|values| > limit`` (NaN counts as exceeded).
+
+        With ``axis``, a run exceeds the limit when any of its entries does.
+        """
+        with np.errstate(invalid="ignore"):
+            ok = np.abs(np.asarray(values, dtype=np.float64)) <= self.limit  # NaN compares False
+        return ~(ok.all(axis=axis) if axis is not None else ok)
+
+    def with_limit(self, limit: float) -> Divergence:
+        """The same rule with another limit (engines let callers lower it, e.g. to stop runs early)."""
+        return Divergence(self.watched, limit)
+
+    def describe(self) -> str:
+        return f"{self.watched} > {self.limit:g} or not finite"
+
+
+@dataclass(frozen=True, eq=False)
+class EngineResult:
+    """The fields every engine result starts with (see the module docstring).
+
+    Attributes:
+        steps: ``(K,)`` int64 step numbers of the records.
+        times: ``(K,)`` continuous time of the records.
+        diverged_step: ``(R,)`` int64, the step at which each run diverged (−1 = never).
+        settings: the call's settings.
+    """
+
+    steps: np.ndarray
+    times: np.ndarray
+    diverged_step: np.ndarray
+    settings: dict
+
+    @property
+    def n_runs(self) -> int:
+        """Number of runs (chains) R."""
+        return int(np.shape(self.diverged_step)[0])
+
+    @property
+    def diverged(self) -> np.ndarray:
+        """``(R,)`` bool: the run diverged."""
+        return self.diverged_step >= 0
+
+    @property
+    def ok_runs(self) -> np.ndarray:
+        """``(R,)`` bool: the run never diverged."""
+        return self.diverged_step < 0
+
+    @property
+    def n_diverged(self) -> int:
+        return int(np.sum(self.diverged_step >= 0))
+
+    def alive_at(self) -> np.ndarray:
+        """``(K, R)`` bool: record ``k`` of run ``r`` was taken before the run diverged."""
+        d = np.asarray(self.diverged_step)
+        return (d[None, :] < 0) | (np.asarray(self.steps)[:, None] < d[None, :])
