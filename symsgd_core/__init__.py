@@ -29,26 +29,17 @@ from __future__ import annotations
 import importlib
 
 from .core.conventions import LOSS_HALF_FACTOR, lr_for_temperature, steps_for_time, temperature, time_of_steps
-from .data import Dataset, GaussianData, Moments
-from .dynamics import (
-    Trajectory,
-    langevin_noise_std,
-    run_gd,
-    run_gradient_flow,
-    run_langevin,
-    run_noise_amplified_sgd,
-    run_sde,
-    run_sgd,
-)
-from .models import DiagonalNet, Rank1LinearModel, ScalarModel, SymmetricModel
 
 __version__ = "0.1.0"
 
 #: Submodules and names loaded on first access (they import torch, numba or plotly).
-_LAZY_MODULES = ("balance_analysis", "benchmarks", "checks", "dln", "lifting", "rank_jumps_analysis", "relu_net",
+_LAZY_MODULES = ("balance", "benchmarks", "checks", "core", "dln", "lifting", "rank_jumps_analysis",
                  "stationary", "stationary_sde", "ui")
 _LAZY_NAMES = {
-    "ReLUNet": "relu_net",
+    **{name: "balance" for name in ("Dataset", "GaussianData", "Moments", "SymmetricModel", "ScalarModel",
+                                    "Rank1LinearModel", "DiagonalNet", "ReLUNet", "Trajectory", "run_sgd", "run_gd",
+                                    "run_gradient_flow", "run_sde", "run_langevin", "run_noise_amplified_sgd",
+                                    "langevin_noise_std")},
     "run_checks": ("checks", "run_all"),
     "CheckResult": "checks",
     "epsilon_completion": "dln",

@@ -470,7 +470,7 @@ def run_to_stationarity(problem: DiagonalNetProblem, temperature: float, depth: 
 def sgd_v_samples(problem_k: float, sigma: float, temperature: float, *, depth: int = 1, weight_decay: float = 0.0,
                   method: str = "amplified", lr: float | None = None, n_runs: int = 500, t_end: float = 10.0,
                   v0: float = 1.0, width: int = 1, n_records: int = 1, seed: int = 0) -> dict:
-    """SGD on the actual parameters of the diagonal net (engine :mod:`symsgd_core.dynamics`), for comparison.
+    """SGD on the actual parameters of the diagonal net (engine :mod:`symsgd_core.balance.dynamics`), for comparison.
 
     ``method="sgd"``: plain SGD with batch size 1 and ``η = T`` (conventions: T = η/S).
     ``method="amplified"``: noise-amplified SGD, small ``η`` (default 2e-3) with the single-sample
@@ -483,9 +483,9 @@ def sgd_v_samples(problem_k: float, sigma: float, temperature: float, *, depth: 
         ``n_runs``, ``lr``, ``steps``, ``summary``, and ``times`` (K+1,), ``v_path`` (K+1, R_ok): v of
         the surviving runs at ``n_records`` equally spaced times after the start.
     """
-    from .data import GaussianData
-    from .dynamics import run_noise_amplified_sgd, run_sgd
-    from .models import DiagonalNet
+    from .balance.data import GaussianData
+    from .balance.dynamics import run_noise_amplified_sgd, run_sgd
+    from .balance.models import DiagonalNet
 
     T = check_positive("temperature", temperature)
     check_choice("method", method, {"sgd", "amplified"})

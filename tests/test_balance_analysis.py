@@ -1,4 +1,4 @@
-"""Tests of symsgd_core.balance_analysis: the computations behind Notebook 01."""
+"""Tests of symsgd_core.balance.observables: the computations behind Notebook 01."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from symsgd_core import balance_analysis as ba
+from symsgd_core import balance as ba
+from symsgd_core.balance.data import GaussianData
+from symsgd_core.balance.dynamics import run_sgd
+from symsgd_core.balance.models import Rank1LinearModel, ScalarInputModel, ScalarModel
 from symsgd_core.core.checking import EPS64
-from symsgd_core.data import GaussianData
-from symsgd_core.dynamics import run_sgd
-from symsgd_core.models import Rank1LinearModel, ScalarInputModel, ScalarModel
 
 GAUSS = GaussianData(k=1.0, sigma=1.0)
 
@@ -173,11 +173,11 @@ def test_rank1_population_terms_match_a_large_sample():
         assert abs(np.linalg.norm(g[:, idx].mean(axis=0)) - exact) <= 4 * np.linalg.norm(se)
 
 
-def test_fast_relu_net_agrees_with_the_engine():
-    from symsgd_core.relu_net import ReLUNet
+def test_relu_closed_form_traces_agree_with_torch():
+    from symsgd_core.balance.relu import ReLUNet
 
     for dims, bias in (((3, 4, 2), True), ((5, 7, 3), False)):
-        fast, ref = ba.fast_relu_net(*dims, bias=bias), ReLUNet(*dims, bias=bias)
+        fast, ref = ReLUNet(*dims, bias=bias), ReLUNet(*dims, bias=bias, grad_backend="torch")
         th = ref.init_params(2, seed=1)
         if bias:
             th[:, ref._b1] = 0.3
@@ -215,8 +215,8 @@ def test_noise_balance_check_passes_a_consistent_run_and_fails_a_wrong_one():
 
 
 def test_rank1_run_balances_noise_not_norms():
-    run = ba.rank1_balance_run(4, 1, steps=3000, runs=4, n_records=61)
-    nb, norms = ba.noise_vs_norm_claims(run["mean"], 0.015, 1, window=0.5)
+    run = ba.rank1_balance(4, 1, steps=3000, runs=4, n_records=61)
+    nb, norms = ba.noise_vs_norm_claims(run.mean, 0.015, 1, window=0.5)
     assert nb.passed and norms.passed
     assert norms.details["norm_ratio"] == pytest.approx(1 / 4, rel=0.3)  # isotropic estimate d_out/d_in
 
@@ -225,10 +225,10 @@ def test_relu_run_is_deterministic_and_chunking_does_not_change_it():
     small = {**ba.RELU_SMALL, "hidden": 6, "d_in": 2, "d_out": 2, "steps": 200, "n_records": 11, "n_eval": 64}
     a = ba.relu_balance_run(**small)
     seen = []
-    b = ba.relu_balance_run(**small, chunks=5, progress=lambda d, n: seen.append((d, n)))
-    assert seen[-1] == (5, 5)
+    b = ba.relu_balance_run(**small, chunks=5, progress=seen.append)
+    assert seen == [0.2, 0.4, 0.6, 0.8, 1.0]
     for key in ("G", "tr_cov_u", "tr_cov_w", "u_sq", "grad_sq_w", "times"):
-        np.testing.assert_array_equal(a[key], b[key])
+        np.testing.assert_array_equal(getattr(a, key), getattr(b, key))
     with pytest.raises(ValueError, match="multiple"):
         ba.relu_balance_run(**{**small, "steps": 205})
 
@@ -236,20 +236,20 @@ def test_relu_run_is_deterministic_and_chunking_does_not_change_it():
 def test_shipped_relu_file_matches_a_regeneration_of_its_first_records(tmp_path):
     """The data file was made by relu_balance_run(**RELU_FIG2): regenerate its first record interval."""
     run = ba.load_relu_balance()
-    assert run["params"] == ba.RELU_FIG2
+    assert run.settings == ba.RELU_FIG2
     K = ba.RELU_FIG2["n_records"]
     for key in ("times", "G", "tr_cov_u", "tr_cov_w", "u_sq", "w_sq", "grad_sq_u", "grad_sq_w", "loss"):
-        assert run[key].shape == (K,) and np.all(np.isfinite(run[key]))
+        assert getattr(run, key).shape == (K,) and np.all(np.isfinite(getattr(run, key)))
     every = ba.RELU_FIG2["steps"] // (K - 1)
     again = ba.relu_balance_run(**{**ba.RELU_FIG2, "steps": every, "n_records": 2})
     for key in ("times", "G", "tr_cov_u", "tr_cov_w", "u_sq", "w_sq", "loss"):
-        np.testing.assert_allclose(again[key], run[key][:2], rtol=1e-10, err_msg=key)
+        np.testing.assert_allclose(getattr(again, key), getattr(run, key)[:2], rtol=1e-10, err_msg=key)
     # write/load round trip at a small size
     path = tmp_path / "small.npz"
     small = {"d_in": 2, "hidden": 4, "d_out": 2, "steps": 20, "n_records": 3, "n_eval": 16}
     written = ba.write_relu_balance(path, **small)
     loaded = ba.load_relu_balance(path)
-    np.testing.assert_array_equal(written["G"], loaded["G"])
-    assert loaded["params"] == {**ba.RELU_FIG2, **small}
+    np.testing.assert_array_equal(written.G, loaded.G)
+    assert loaded.settings == {**ba.RELU_FIG2, **small}
     with pytest.raises(ValueError, match="regenerate"):
         ba.load_relu_balance(tmp_path / "missing.npz")

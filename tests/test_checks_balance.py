@@ -12,11 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from symsgd_core.checks import balance as bal
+from symsgd_core.balance import checks as bal
+from symsgd_core.balance.attention import TorchSymmetricLoss, attention_score_model
+from symsgd_core.balance.data import GaussianData
+from symsgd_core.balance.dynamics import run_sde, run_sgd
+from symsgd_core.balance.law import corollary_rate
+from symsgd_core.balance.models import DiagonalNet, ScalarModel
+from symsgd_core.balance.relu import ReLUNet
 from symsgd_core.checks import registered
-from symsgd_core.data import GaussianData
-from symsgd_core.dynamics import run_sde, run_sgd
-from symsgd_core.models import DiagonalNet, ScalarModel
 
 
 def by_name(results):
@@ -54,7 +57,7 @@ def broken_torch_instance(seed=0, runs=3, n=12):
         u, w = theta[0], theta[1]
         return (u * w * x[0] - y[0]) ** 2 + (u + w) * x[0]
 
-    model = bal.TorchSymmetricLoss("broken_torch", loss, 2, 1, 1, [0], [1], [([0], [1])])
+    model = TorchSymmetricLoss("broken_torch", loss, 2, 1, 1, [0], [1], [([0], [1])])
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((n, 1))
     return bal.Instance("broken_torch", model, rng.standard_normal((runs, 2)), x, x + rng.standard_normal((n, 1)))
@@ -122,13 +125,15 @@ def test_results_state_tolerance_source_and_serialise():
         r.as_dict()
 
 
-def test_relu_layer_model_matches_a_hand_written_forward_pass():
-    m = bal.relu_layer_model(d_in=2, hidden=3, d_out=2)
-    rng = np.random.default_rng(0)
-    th, x, y = rng.standard_normal(m.n_params), rng.standard_normal((4, 2)), rng.standard_normal((4, 2))
-    W2, W1, b1 = th[:6].reshape(2, 3), th[6:12].reshape(3, 2), th[12:]
+def test_relu_instance_is_the_engine_net_with_its_drawn_parameters():
+    inst = next(i for i in bal.symmetric_instances(0, d_in=2, hidden=3, d_out=2) if i.label == "relu_layer")
+    m = inst.model
+    assert isinstance(m, ReLUNet) and m.n_params == 2 * 3 + 3 + 2 * 3
+    th, x, y = inst.theta[0], inst.x, inst.y
+    W1, b1, W2 = th[:6].reshape(3, 2), th[6:9], th[9:].reshape(2, 3)  # the net's layout
+    assert np.all(b1 >= 0)  # drawn positive, so that some neurons are active
     want = np.sum((np.maximum(x @ W1.T + b1, 0.0) @ W2.T - y) ** 2, axis=1)
-    np.testing.assert_allclose(m.per_sample_loss(th, x, y)[0], want, rtol=1e-13)
+    np.testing.assert_allclose(m.per_sample_loss(th, x, y), want, rtol=1e-13)
     # the per-neuron symmetry holds for the loss itself (λ > 0)
     th2 = th.copy()
     u, w = m.pairs[1]
@@ -138,7 +143,7 @@ def test_relu_layer_model_matches_a_hand_written_forward_pass():
 
 
 def test_attention_lifted_grad_reproduces_the_gradients():
-    m = bal.attention_score_model(d=3, k=1)
+    m = attention_score_model(d=3, k=1)
     rng = np.random.default_rng(1)
     th, xz, y = rng.standard_normal((2, 6)), rng.standard_normal((5, 6)), rng.standard_normal((5, 1))
     A = m.lifted_grad(th, xz, y)  # (R, N, 3, 3)
@@ -286,7 +291,7 @@ def test_conservation_check_fails_with_weight_decay_broken_model_or_sgd_noise():
 
 def test_corollary_check_fails_with_wrong_rate_or_target():
     kw = {"seed": 0, "runs": 300, "t_end": 15.0}
-    res = by_name(bal.check_corollary_decay(rate=lambda T, m, g: 2.0 * bal.corollary_rate(T, m, g), **kw))
+    res = by_name(bal.check_corollary_decay(rate=lambda T, m, g: 2.0 * corollary_rate(T, m, g), **kw))
     assert not res["balance.corollary.decay"].passed
     assert not res["balance.corollary.weight_decay"].passed
     res = by_name(bal.check_corollary_decay(target=lambda m: 0.8 * m.beta2 / m.beta1, **kw))
@@ -295,10 +300,10 @@ def test_corollary_check_fails_with_wrong_rate_or_target():
 
 
 def test_torch_model_validates_inputs():
-    m = bal.relu_layer_model(2, 3, 2)
+    m = attention_score_model(d=2, k=2)
     with pytest.raises(ValueError, match="x must have shape"):
-        m.per_sample_grad(np.zeros(m.n_params), np.zeros((4, 3)), np.zeros((4, 2)))
+        m.per_sample_grad(np.zeros(m.n_params), np.zeros((4, 3)), np.zeros((4, 1)))
     with pytest.raises(ValueError, match="lifted_loss_fn"):
-        m.lifted_grad(np.zeros(m.n_params), np.zeros((4, 2)), np.zeros((4, 2)))
-    g = m.per_sample_grad(np.ones(m.n_params), np.ones((4, 2)), np.ones((4, 2)))
+        m.lifted_grad(np.zeros(m.n_params), np.zeros((4, 4)), np.zeros((4, 1)))
+    g = m.per_sample_grad(np.ones(m.n_params), np.ones((4, 4)), np.ones((4, 1)))
     assert g.dtype == np.float64 and g.shape == (1, 4, m.n_params)

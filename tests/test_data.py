@@ -1,11 +1,11 @@
-"""Tests for symsgd_core.data: the Gaussian teacher law, its exact moments, finite datasets."""
+"""Tests for symsgd_core.balance.data: the Gaussian teacher law, its exact moments, finite datasets."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from symsgd_core.data import Dataset, GaussianData, moments_of_samples
+from symsgd_core.balance.data import Dataset, GaussianData, moments_of_samples
 
 EPS = np.finfo(np.float64).eps
 

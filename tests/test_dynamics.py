@@ -1,12 +1,12 @@
-"""Tests for symsgd_core.dynamics: every method against a case with a known answer."""
+"""Tests for symsgd_core.balance.dynamics: every method against a case with a known answer."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from symsgd_core.data import Dataset, GaussianData
-from symsgd_core.dynamics import (
+from symsgd_core.balance.data import Dataset, GaussianData
+from symsgd_core.balance.dynamics import (
     Trajectory,
     langevin_noise_std,
     run_gd,
@@ -16,7 +16,7 @@ from symsgd_core.dynamics import (
     run_sde,
     run_sgd,
 )
-from symsgd_core.models import OBSERVABLE_KEYS, DiagonalNet, Rank1LinearModel, ScalarModel
+from symsgd_core.balance.models import OBSERVABLE_KEYS, DiagonalNet, Rank1LinearModel, ScalarModel
 
 EPS = np.finfo(np.float64).eps
 LAW = GaussianData(k=1.0, sigma=1.0)
@@ -109,7 +109,7 @@ def test_sgd_observables_and_schedule():
                                rtol=1e-10)
     np.testing.assert_allclose(tr.observables["loss"][-1], model.loss(th, *ds.full()), rtol=1e-10)
     np.testing.assert_allclose(tr.observables["v"][-1], th[:, 0] * th[:, 1])
-    assert tr.params["temperature"] == pytest.approx(0.02 / 5)
+    assert tr.settings["temperature"] == pytest.approx(0.02 / 5)
     assert "no run diverged" in tr.summary()
     np.testing.assert_array_equal(tr.final_theta, th)
 
@@ -125,7 +125,7 @@ def test_sgd_gaussian_vector_model_uses_fixed_evaluation_sample():
     law = GaussianData(d_in=3, d_out=2)
     tr = run_sgd(model, np.full(5, 0.5), law, lr=0.01, steps=5, runs=3)
     assert tr.observables["v"].shape == (6, 3, 2, 3)
-    assert "4096" in tr.params["eval"]
+    assert "4096" in tr.settings["eval"]
 
 
 # ---------------------------------------------------------------------------------------- fast path
@@ -137,9 +137,9 @@ def test_fast_path_matches_numpy_reference(data, S, gamma):
     model = ScalarModel(weight_decay=gamma)
     theta0 = np.random.default_rng(0).standard_normal((30, 2))
     kw = dict(lr=0.03, steps=300, batch_size=S, record_every=7, seed=9)
-    fast = run_sgd(model, theta0, data, backend="numba", **kw)
-    ref = run_sgd(model, theta0, data, backend="numpy", **kw)
-    assert fast.params["backend"] == "numba" and ref.params["backend"] == "numpy"
+    fast = run_sgd(model, theta0, data, engine="compiled", **kw)
+    ref = run_sgd(model, theta0, data, engine="reference", **kw)
+    assert fast.settings["engine"] == "compiled" and ref.settings["engine"] == "reference"
     np.testing.assert_allclose(fast.theta, ref.theta, rtol=1e-12, atol=1e-13)
     np.testing.assert_array_equal(fast.diverged_step, ref.diverged_step)
 
@@ -148,17 +148,17 @@ def test_fast_path_matches_reference_through_divergence():
     theta0 = np.array([[1.5, 0.5], [0.2, 0.1], [3.0, 3.0], [1.0, -1.0]])
     kw = dict(lr=0.4, steps=100, record_every=5, seed=2)
     for data in (LAW, LAW.dataset(20, 0)):
-        fast = run_sgd(ScalarModel(), theta0, data, backend="numba", **kw)
-        ref = run_sgd(ScalarModel(), theta0, data, backend="numpy", **kw)
+        fast = run_sgd(ScalarModel(), theta0, data, engine="compiled", **kw)
+        ref = run_sgd(ScalarModel(), theta0, data, engine="reference", **kw)
         assert fast.n_diverged >= 1
         np.testing.assert_array_equal(fast.diverged_step, ref.diverged_step)
         np.testing.assert_allclose(fast.theta, ref.theta, rtol=1e-12, atol=1e-13)
 
 
-@pytest.mark.parametrize("backend", ["numba", "numpy"])
-def test_divergence_is_flagged_and_other_runs_continue(backend):
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_divergence_is_flagged_and_other_runs_continue(engine):
     good = [[1.5, 0.5], [0.7, 0.9]]
-    kw = dict(lr=0.05, steps=200, record_every=10, seed=5, backend=backend)
+    kw = dict(lr=0.05, steps=200, record_every=10, seed=5, engine=engine)
     bad = run_sgd(ScalarModel(), np.array(good + [[40.0, 40.0]]), LAW, **kw)
     fine = run_sgd(ScalarModel(), np.array(good + [[0.1, 0.1]]), LAW, **kw)
     assert bad.diverged_step[2] >= 1 and np.all(bad.diverged_step[:2] == -1)
@@ -167,7 +167,7 @@ def test_divergence_is_flagged_and_other_runs_continue(backend):
     for key in OBSERVABLE_KEYS:
         assert np.all(np.isfinite(bad.observables[key])), key
     frozen = bad.theta[-1, 2]
-    assert np.all(np.abs(frozen) <= bad.params["divergence_limit"])
+    assert np.all(np.abs(frozen) <= bad.settings["divergence_limit"])
     assert "diverged" in bad.summary() and "1 of 3" in bad.summary()
 
 
@@ -214,13 +214,14 @@ def test_gradient_flow_conserves_G(model):
         data = LAW.dataset(30, 0)
     theta0 = np.random.default_rng(2).standard_normal((3, model.n_params))
     tr = run_gradient_flow(model, theta0, data, t_end=5.0, n_records=50)
-    assert tr.params["status"] == 0 and tr.n_diverged == 0
+    assert tr.settings["status"] == 0 and tr.n_diverged == 0
     G = tr.observables["G"]
     G_exact = G[0] * np.exp(-4 * model.weight_decay * tr.times)[:, None]
     thmax = np.abs(tr.theta).max()
-    bound = 2 * thmax * model.n_params * (tr.params["nfev"] / 12) * (tr.params["rtol"] * thmax + tr.params["atol"])
+    st = tr.settings
+    bound = 2 * thmax * model.n_params * (st["nfev"] / 12) * (st["rtol"] * thmax + st["atol"])
     assert np.abs(G - G_exact).max() <= bound
-    assert tr.params["G_error"] <= bound
+    assert tr.settings["G_error"] <= bound
     # the flow actually moved and lowered the loss
     assert np.all(tr.observables["loss"][-1] < tr.observables["loss"][0])
 
@@ -348,10 +349,10 @@ def test_bad_arguments_raise_value_error_naming_the_argument():
         run_sgd(m, [1.0, 1.0], ds, lr=0.1, steps=-1)
     with pytest.raises(ValueError, match="record_every"):
         run_sgd(m, [1.0, 1.0], ds, lr=0.1, steps=1, record_every=0)
-    with pytest.raises(ValueError, match="backend"):
-        run_sgd(m, [1.0, 1.0], ds, lr=0.1, steps=1, backend="cuda")
-    with pytest.raises(ValueError, match="numba"):
-        run_sgd(DiagonalNet(2), np.ones(4), ds, lr=0.1, steps=1, backend="numba")
+    with pytest.raises(ValueError, match="engine"):
+        run_sgd(m, [1.0, 1.0], ds, lr=0.1, steps=1, engine="cuda")
+    with pytest.raises(ValueError, match="compiled"):
+        run_sgd(DiagonalNet(2), np.ones(4), ds, lr=0.1, steps=1, engine="compiled")
     with pytest.raises(ValueError, match="data"):
         run_sgd(m, [1.0, 1.0], (ds.x, ds.y), lr=0.1, steps=1)
     with pytest.raises(ValueError, match="data does not fit"):
@@ -378,10 +379,10 @@ def test_bad_arguments_raise_value_error_naming_the_argument():
 
 def test_rank1_model_of_size_one_runs_on_scalar_data():
     """Regression: scalar data (1-D arrays) fed to Rank1LinearModel(1, 1) used to crash in einsum."""
-    from symsgd_core.models import Rank1LinearModel, ScalarModel
+    from symsgd_core.balance.models import Rank1LinearModel, ScalarModel
 
     theta0 = np.array([1.5, 0.5])
     for data in (GaussianData(), GaussianData().dataset(64, seed=1)):
         rank1 = run_sgd(Rank1LinearModel(1, 1), theta0, data, lr=0.01, steps=50, runs=3, seed=4)
-        scalar = run_sgd(ScalarModel(), theta0, data, lr=0.01, steps=50, runs=3, seed=4, backend="numpy")
+        scalar = run_sgd(ScalarModel(), theta0, data, lr=0.01, steps=50, runs=3, seed=4, engine="reference")
         np.testing.assert_allclose(rank1.final_theta, scalar.final_theta, rtol=1e-12, atol=1e-14)

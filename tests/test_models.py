@@ -1,4 +1,4 @@
-"""Tests for symsgd_core.models: gradients vs torch autograd, the symmetry identity, noise covariance."""
+"""Tests for symsgd_core.balance.models: gradients vs torch autograd, the symmetry identity, noise covariance."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from symsgd_core.data import Dataset, GaussianData
-from symsgd_core.models import OBSERVABLE_KEYS, DiagonalNet, Rank1LinearModel, ScalarModel
+from symsgd_core.balance.data import Dataset, GaussianData
+from symsgd_core.balance.models import OBSERVABLE_KEYS, DiagonalNet, Rank1LinearModel, ScalarModel
 
 EPS = np.finfo(np.float64).eps
 R, N = 3, 9

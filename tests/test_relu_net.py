@@ -1,4 +1,4 @@
-"""Tests for symsgd_core.relu_net: ReLU net gradients vs torch autograd, per-neuron symmetry, noise traces."""
+"""Tests for symsgd_core.balance.relu: ReLU net gradients vs torch autograd, per-neuron symmetry, noise traces."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from symsgd_core.data import GaussianData
-from symsgd_core.dynamics import run_sgd
-from symsgd_core.relu_net import ReLUNet
+from symsgd_core.balance.data import GaussianData
+from symsgd_core.balance.dynamics import run_sgd
+from symsgd_core.balance.relu import ReLUNet
 
 EPS = np.finfo(np.float64).eps
 R, N = 2, 11

@@ -34,7 +34,7 @@ P11 = DiagonalNetProblem.gaussian(1.0, 1.0)
 
 
 def test_gaussian_moments_match_the_engine():
-    from symsgd_core.data import GaussianData
+    from symsgd_core.balance.data import GaussianData
 
     for k, s in ((1.0, 1.0), (1.7, 0.4), (-0.5, 2.0)):
         mine = DiagonalNetProblem.gaussian(k, s)

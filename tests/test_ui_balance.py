@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from symsgd_core import balance
 from symsgd_core.core.checking import make_result
 from symsgd_core.ui import balance as ui
-from symsgd_core.ui.base import figure_is_finite, slider_extremes, slider_names
+from symsgd_core.ui.base import assert_claims, figure_is_finite, slider_extremes, slider_names, status_text
 
 CONTROLLERS = [ui.SymmetryExplorer, ui.ItoTermsExplorer, ui.ThreeDynamics, ui.BalanceEnsemble, ui.Rank1Balance,
                ui.ReLUBalance, ui.DiscreteBreakdown]
@@ -27,8 +28,8 @@ def sweep_and_check(ctl) -> int:
             ctl.set(**{name: value})
             moves += 1
             assert all(figure_is_finite(f) for f in ctl.figures), (type(ctl).__name__, name, value)
-            assert ui.status_text(ctl).strip(), (type(ctl).__name__, name, value)
-            assert "Computing" not in ui.status_text(ctl)
+            assert status_text(ctl).strip(), (type(ctl).__name__, name, value)
+            assert "Computing" not in status_text(ctl)
             assert any(tr.x is not None and len(tr.x) for tr in ctl.figure.data if hasattr(tr, "x")), (name, value)
         if ctl.live:
             ctl.set(**{name: original})
@@ -50,7 +51,7 @@ def test_ito_explorer_sweeps_both_models_and_handles_the_origin():
     ctl.set(model=ctl.MODELS[1])
     sweep_and_check(ctl)
     ctl.set(u=0.0, w=0.0)
-    assert "no symmetry direction" in ui.status_text(ctl)
+    assert "no symmetry direction" in status_text(ctl)
     assert figure_is_finite(ctl.figure)
     ctl.set(u=1.2, w=-0.4)
     assert all(r.passed for r in ctl.claims())
@@ -62,8 +63,8 @@ def test_ito_explorer_sweeps_both_models_and_handles_the_origin():
 def test_divergence_is_announced_on_the_figure_and_in_the_status(cls, setting):
     ctl = cls()
     ctl.set(**setting)
-    assert "diverged" in ui.status_text(ctl)
-    assert "stable only while" in ui.status_text(ctl)  # says why, not only what
+    assert "diverged" in status_text(ctl)
+    assert "stable only while" in status_text(ctl)  # says why, not only what
     assert ctl.status.value.count("#b91c1c") == 1  # error colour
     notes = [a for a in ctl.figure.layout.annotations if a.name == "divergence"]
     assert len(notes) == 1 and "diverged" in notes[0].text
@@ -76,14 +77,15 @@ def test_divergence_is_announced_on_the_figure_and_in_the_status(cls, setting):
 def test_sign_flips_are_counted_at_moderate_eta():
     ctl = ui.DiscreteBreakdown()
     ctl.set(lr=0.15, seed=3)
-    facts = ctl.state["facts"]
+    facts = ctl.result.facts
     G = facts["G"]
-    resolved = np.abs(G) > ctl.state["G_floor"]  # above round-off: the sign of G means something
+    resolved = np.abs(G) > ctl.result.G_floor  # above round-off: the sign of G means something
     both = resolved[1:] & resolved[:-1]
     flips = int(np.sum((facts["factor"] < 0) & both))
     assert flips > 0
-    assert f"changed sign at {flips} step" in ui.status_text(ctl)
+    assert f"changed sign at {flips} step" in status_text(ctl)
     assert int(np.sum((np.sign(G[1:]) != np.sign(G[:-1])) & both)) == flips  # each negative factor flips G
+    assert ctl.result.flips == flips
 
 
 def test_default_claims_pass_for_every_controller():
@@ -95,7 +97,7 @@ def test_default_claims_pass_for_every_controller():
 
 def test_relu_balance_without_its_data_file_warns_instead_of_raising(tmp_path):
     ctl = ui.ReLUBalance(data_path=tmp_path / "nothing.npz")
-    assert "missing" in ui.status_text(ctl)
+    assert "missing" in status_text(ctl)
     assert figure_is_finite(ctl.figure)
     assert [a for a in ctl.figure.layout.annotations if a.name == "missing"]
     assert all(r.passed for r in ctl.claims())  # the live run's claim still stands
@@ -103,8 +105,7 @@ def test_relu_balance_without_its_data_file_warns_instead_of_raising(tmp_path):
 
 def test_three_dynamics_tells_the_three_stories():
     ctl = ui.ThreeDynamics()
-    sims = ctl.state["sims"]
-    G = {k: sims[k].observables["G"][:, 0] for k in ("flow", "sgd", "iso")}
+    G = {k: getattr(ctl.result, k).observables["G"][:, 0] for k in ("flow", "sgd", "iso")}
     assert abs(G["flow"][-1] - G["flow"][0]) < 1e-6  # on its hyperbola
     assert abs(G["sgd"][-1]) < 0.1 * abs(G["sgd"][0])  # slid to the balanced line
     assert np.ptp(G["iso"]) > abs(G["sgd"][0])  # wandered along the valley
@@ -127,19 +128,19 @@ def test_hyperbola_and_product_curves_lie_on_their_sets():
 def test_assert_claims_and_status_text():
     ok = make_result("x", "claim", 0.0, 1.0, "src")
     bad = make_result("y", "claim", 2.0, 1.0, "src")
-    ui.assert_claims([ok])
+    assert_claims([ok])
     with pytest.raises(AssertionError):
-        ui.assert_claims([ok, bad])
+        assert_claims([ok, bad])
     with pytest.raises(AssertionError, match="no claim"):
-        ui.assert_claims([])
+        assert_claims([])
     ctl = ui.SymmetryExplorer()
     ctl.say("a < b & c", "warning")
-    assert ui.status_text(ctl) == "a < b & c"
+    assert status_text(ctl) == "a < b & c"
 
 
 # ------------------------------------------------------------------------------------------- exercises
 def test_exercise_rate():
-    ex = ui.EXERCISES["balance_rate"]
+    ex = balance.EXERCISES["balance_rate"]
     assert ex.check(None).status == "unanswered"
     assert ex.check(-3.6).correct and ex.check("-3.6").correct and ex.check("−18/5").correct
     assert "sign" in ex.check(3.6).message
@@ -152,8 +153,8 @@ def test_exercise_rate():
 
 
 def test_exercise_conserved_quantity():
-    check = ui.EXERCISES["conserved_quantity"].check
-    assert ui.EXERCISES["conserved_quantity"].kind == "code"
+    check = balance.EXERCISES["conserved_quantity"].check
+    assert balance.EXERCISES["conserved_quantity"].kind == "code"
     assert check(None).status == "unanswered"
     assert check(lambda u, w: u * u - w * w).correct
     assert check(lambda u, w: np.exp(0.1 * (u * u - w * w))).correct
@@ -167,7 +168,7 @@ def test_exercise_conserved_quantity():
 
 
 def test_exercise_step_factor():
-    ex = ui.EXERCISES["step_factor"]
+    ex = balance.EXERCISES["step_factor"]
     assert ex.check(None).status == "unanswered"
     fb = ex.check(-0.88)
     assert fb.correct and "flipped the sign" in fb.message

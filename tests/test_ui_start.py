@@ -3,19 +3,21 @@ import math
 import numpy as np
 import pytest
 
+from symsgd_core.balance import corollary_bound, gaussian_rate, half_life
 from symsgd_core.ui.base import figure_is_finite, sweep_sliders
-from symsgd_core.ui.start import BalanceTeaser, balance_bound, half_life
+from symsgd_core.ui.start import BalanceTeaser
 
 
 def test_bound_halves_at_half_life():
-    t_half = half_life(0.02, 1.5)
-    assert balance_bound(t_half, 2.0, 0.02, 1.5) == pytest.approx(1.0, rel=1e-12)
-    assert half_life(0.0, 1.0) == math.inf
+    rate = gaussian_rate(0.02, 1.5)
+    assert rate == pytest.approx(4 * 0.02 * 1.5**2, rel=1e-15)
+    assert corollary_bound(half_life(rate), 2.0, rate) == pytest.approx(1.0, rel=1e-12)
+    assert half_life(gaussian_rate(0.0, 1.0)) == math.inf
 
 
 def test_bound_rejects_negative_temperature():
     with pytest.raises(ValueError, match="temperature"):
-        balance_bound(1.0, 1.0, -0.1, 1.0)
+        gaussian_rate(-0.1, 1.0)
 
 
 def test_teaser_updates_and_survives_every_slider_end():

@@ -2,7 +2,7 @@
 
 ``engine.sgd_scalar_gaussian_1000x20000`` and ``engine.sgd_scalar_dataset_1000x20000``: SGD on the
 scalar model ``ℓ = (u w x − y)²``, R = 1000 runs × 2·10⁴ steps, S = 1, observables recorded every
-200 steps, through the public :func:`symsgd_core.dynamics.run_sgd` (compiled path). Target: ≤ 1 s and
+200 steps, through the public :func:`symsgd_core.balance.dynamics.run_sgd` (compiled path). Target: ≤ 1 s and
 ≥ 100× the run-steps per second of a naive per-run PyTorch autograd loop doing the same update
 (the baseline is timed on 2 runs × 300 steps in the same process and scaled to 1000 × 2·10⁴).
 ``engine.sgd_scalar_numpy_reference`` reports the numpy reference path (timed on 1000 runs × 1000
@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from ..data import GaussianData
-from ..dynamics import run_sgd
-from ..models import ScalarModel
+from ..balance.data import GaussianData
+from ..balance.dynamics import run_sgd
+from ..balance.models import ScalarModel
 from .registry import BenchResult, best_time, register_benchmark
 
 RUNS, STEPS, RECORD_EVERY = 1000, 20_000, 200
@@ -75,7 +75,7 @@ def bench_engine() -> list[BenchResult]:
     # numpy reference path, for information (scaled from a shorter run)
     r_steps = 1000  # same R, fewer steps: the cost per step is constant, so scale by STEPS / r_steps
     ref = best_time(lambda: run_sgd(model, THETA0, law, lr=LR, steps=r_steps, runs=RUNS,
-                                    record_every=RECORD_EVERY, seed=0, backend="numpy"), repeat=1)
+                                    record_every=RECORD_EVERY, seed=0, engine="reference"), repeat=1)
     ref_scaled = ref * STEPS / r_steps
     per = _torch_naive_seconds_per_run_step()
     rows.append(BenchResult(name="engine.sgd_scalar_numpy_reference (info)", figure=ref_scaled, unit="s",

@@ -1,10 +1,21 @@
-"""Interactive figures for the notebooks: one controller per figure (see :mod:`.base`).
+"""Interactive figures for the notebooks: one draw-only controller per figure (see :mod:`.base`).
 
-Modules: :mod:`.balance` (Notebook 01), :mod:`.lifting` (02), :mod:`.rank_jumps` (03),
-:mod:`.stationary` (04), each with its "Check yourself" ``EXERCISES``, which :mod:`.exercises` turns
-into a widget panel. They are imported on demand: ``from symsgd_core.ui import balance``.
+One module per notebook: :mod:`.start` (00), :mod:`.balance` (01), :mod:`.lifting` (02), :mod:`.rank_jumps` (03),
+:mod:`.stationary` (04); each draws the results of its topic's experiments. :mod:`.exercises` shows a topic's
+"Check yourself" questions (its ``EXERCISES``) as a widget panel. Import a notebook's figures by name, e.g.
+``from symsgd_core.ui.balance import ThreeDynamics``.
 """
 
-from .base import Controller, figure_is_finite, slider_names, sweep_sliders
+from .base import (
+    Controller,
+    RunController,
+    assert_claims,
+    figure_is_finite,
+    slider_names,
+    status_text,
+    sweep_sliders,
+)
+from .exercises import ExercisePanel
 
-__all__ = ["Controller", "figure_is_finite", "slider_names", "sweep_sliders"]
+__all__ = ["Controller", "ExercisePanel", "RunController", "assert_claims", "figure_is_finite", "slider_names",
+           "status_text", "sweep_sliders"]

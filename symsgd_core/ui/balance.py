@@ -1,16 +1,17 @@
-"""Interactive figures of Notebook 01 (the law of balance): one controller per figure.
+"""Figures of Notebook 01 (the law of balance): one draw-only controller per figure.
+
+Each controller reads its sliders, calls one experiment of :mod:`symsgd_core.balance.experiments`, keeps the
+frozen result in ``self.result`` and draws it; ``claims()`` returns the checks behind what it shows
+(:mod:`symsgd_core.balance.claims`, at the current slider values), which the notebook asserts.
 
 * :class:`SymmetryExplorer` — §1, the rescaling symmetry of ``ℓ = (u w x − y)²`` in the ``(u, w)`` plane;
 * :class:`ThreeDynamics` — §2, gradient flow, SGD and GD + isotropic noise from one start;
 * :class:`BalanceEnsemble` — §3, many SGD runs: ``‖u‖²`` fans out, ``G`` follows an ODE;
 * :class:`ItoTermsExplorer` — §4, Itô's lemma term by term for ``G`` and for ``‖u‖²``, spectrum of ``C``;
-* :class:`BeyondToy` — §5, noise balance vs norm balance in a rank-1 linear net and a ReLU net;
-* :class:`DiscreteBreakdown` — §6, the exact discrete identity and what large ``η`` does;
-* the exercises of §7 (:data:`EXERCISES`, shown with :class:`~symsgd_core.ui.exercises.ExercisePanel`).
+* :class:`Rank1Balance`, :class:`ReLUBalance` — §5, noise balance vs norm balance beyond the scalar model;
+* :class:`DiscreteBreakdown` — §6, the exact discrete identity and what large ``η`` does.
 
-Every controller has ``claims()``: the checks (``CheckResult``) behind what its figure shows, at
-the current slider values, which the notebook asserts. Simulations call :mod:`symsgd_core.dynamics`;
-point-wise computations call :mod:`symsgd_core.balance_analysis`; nothing is simulated here.
+The exercises of §7 are :data:`symsgd_core.balance.EXERCISES`.
 """
 
 from __future__ import annotations
@@ -23,25 +24,46 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .. import balance_analysis as ba
+from ..balance.claims import (
+    RANK1_WINDOW,
+    discrete_breakdown_claims,
+    ensemble_claims,
+    ito_claims,
+    rank1_claims,
+    relu_balance_claims,
+    relu_claims,
+    symmetry_claims,
+    three_dynamics_claims,
+)
+from ..balance.experiments import (
+    ITO_MODELS,
+    ORBIT_LAMBDAS,
+    PLANE_DIVERGENCE_LIMIT,
+    RELU_FIG2,
+    RELU_SMALL,
+    SCALAR_DATA,
+    balance_ensemble,
+    discrete_breakdown,
+    ito_point,
+    load_relu_balance,
+    rank1_balance,
+    relu_balance_run,
+    symmetry_orbit,
+    three_dynamics,
+)
+from ..balance.models import ScalarModel
 from ..core.checking import CheckResult
-from ..core.exercises import Exercise, Feedback, number_exercise
 from ..core.validation import check_positive
-from ..data import GaussianData
-from ..models import Rank1LinearModel, ScalarModel
-from .base import Controller
+from .base import Controller, RunController, experiment_defaults
 
 __all__ = [
     "BalanceEnsemble",
     "DiscreteBreakdown",
-    "EXERCISES",
+    "ItoTermsExplorer",
     "Rank1Balance",
     "ReLUBalance",
-    "ThreeDynamics",
-    "assert_claims",
-    "status_text",
-    "ItoTermsExplorer",
     "SymmetryExplorer",
+    "ThreeDynamics",
     "hyperbola_xy",
     "product_level_xy",
 ]
@@ -51,10 +73,6 @@ COLOURS = {"flow": "#475569", "sgd": "#2563eb", "iso": "#d97706", "G": "#7c3aed"
            "w_sq": "#db2777", "point": "#dc2626", "orbit": "#f472b6", "hyper": "#a1a1aa", "bound": "#16a34a"}
 _LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50),
                legend=dict(orientation="h", yanchor="bottom", y=1.06, x=0))
-
-#: The data law of the scalar examples: ``x ~ N(0, 1)``, ``y = k x + ε``, ``ε ~ N(0, σ²)`` with k = σ = 1.
-SCALAR_DATA = GaussianData(k=1.0, sigma=1.0)
-
 
 def hyperbola_xy(c: float, extent: float, n: int = 241) -> tuple[list, list]:
     """Points of ``u² − w² = c`` inside the box ``|u|, |w| ≤ extent``, both branches.
@@ -128,23 +146,6 @@ def _fmt(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
-def status_text(controller: Controller) -> str:
-    """The controller's status line as plain text (for printing in a notebook cell)."""
-    import re
-
-    return html.unescape(re.sub(r"<[^>]+>", "", controller.status.value))
-
-
-def assert_claims(results) -> None:
-    """Print every :class:`CheckResult` on one line and assert that it passed (the notebook's proofs-as-code)."""
-    results = list(results)
-    if not results:
-        raise AssertionError("no claim to check")
-    for r in results:
-        print(r)
-    for r in results:
-        assert r.passed, r
-
 
 # ============================================================================ §1 the symmetry
 
@@ -163,19 +164,20 @@ class SymmetryExplorer(Controller):
     def __init__(self) -> None:
         super().__init__()
         self.model = ScalarModel()
+        d = experiment_defaults(symmetry_orbit)
         slider = dict(continuous_update=True, style={"description_width": "initial"})
         self.controls = {
-            "lam": widgets.FloatLogSlider(value=1.0, base=2, min=-1, max=1, step=0.02, description="λ", **slider),
-            "u0": widgets.FloatSlider(value=1.5, min=-2, max=2, step=0.05, description="u₀", **slider),
-            "w0": widgets.FloatSlider(value=0.5, min=-2, max=2, step=0.05, description="w₀", **slider),
-            "x": widgets.FloatSlider(value=1.0, min=-2, max=2, step=0.05, description="sample x", **slider),
-            "y": widgets.FloatSlider(value=1.0, min=-2, max=2, step=0.05, description="sample y", **slider),
+            "lam": widgets.FloatLogSlider(value=d["lam"], base=2, min=-1, max=1, step=0.02, description="λ", **slider),
+            "u0": widgets.FloatSlider(value=d["u0"], min=-2, max=2, step=0.05, description="u₀", **slider),
+            "w0": widgets.FloatSlider(value=d["w0"], min=-2, max=2, step=0.05, description="w₀", **slider),
+            "x": widgets.FloatSlider(value=d["x"], min=-2, max=2, step=0.05, description="sample x", **slider),
+            "y": widgets.FloatSlider(value=d["y"], min=-2, max=2, step=0.05, description="sample y", **slider),
         }
         L = self.extent
         self._grid = np.linspace(-L, L, 121)
         U, W = np.meshgrid(self._grid, self._grid)  # z[i, j] at (u = grid[j], w = grid[i])
         self._grid_theta = np.column_stack([U.ravel(), W.ravel()])
-        self._lam_curve = np.geomspace(0.5, 2.0, 121)
+        self._lam_curve = ORBIT_LAMBDAS
         self._orbit_lams = np.geomspace(1 / 64, 64, 600)
         fig = go.FigureWidget(make_subplots(
             rows=1, cols=2, column_widths=[0.56, 0.44], horizontal_spacing=0.1,
@@ -213,20 +215,16 @@ class SymmetryExplorer(Controller):
         fig.update_yaxes(title_text="ℓ and u² − w² on the orbit", row=1, col=2)
         self.figures = [fig]
         self._xy_cache = None
-        self.state: dict = {}
+        self.result = None
         self._wire()
         self.update()
 
     def _update(self, lam: float, u0: float, w0: float, x: float, y: float) -> None:
+        r = self.result = symmetry_orbit(lam, u0, w0, x, y, self._lam_curve)
         m = self.model
-        th0 = np.array([u0, w0])
         xs, ys = np.array([x]), np.array([y])
         fig = self.figure
-        point = np.array([lam * u0, w0 / lam])
-        loss0 = float(m.per_sample_loss(th0, xs, ys)[0])
-        loss = float(m.per_sample_loss(point, xs, ys)[0])
-        G0, G = float(m.G(th0)), float(m.G(point))
-        curve = np.stack([m.rescale(th0, float(s)) for s in self._lam_curve])
+        point, loss0, loss, G0, G = r.point, r.loss0, r.loss, r.G0, r.G
         orbit = np.column_stack([self._orbit_lams * u0, w0 / self._orbit_lams])
         inside = np.all(np.abs(orbit) <= self.extent, axis=1)
         with fig.batch_update():
@@ -242,39 +240,20 @@ class SymmetryExplorer(Controller):
             fig.data[3].y = [float(b) if ok else None for b, ok in zip(orbit[:, 1], inside)]
             fig.data[4].update(x=[u0], y=[w0])
             fig.data[5].update(x=[point[0]], y=[point[1]])
-            fig.data[6].y = m.per_sample_loss(curve, xs, ys)[:, 0]
-            fig.data[7].y = m.G(curve)
+            fig.data[6].y = r.loss_curve
+            fig.data[7].y = r.G_curve
             fig.data[8].update(x=[lam], y=[loss])
             fig.data[9].update(x=[lam], y=[G])
-        self.state = {"lam": lam, "theta0": th0, "point": point, "loss0": loss0, "loss": loss, "G0": G0, "G": G,
-                      "x": x, "y": y}
         self.say(f"λ = {lam:.3g}: (u, w) = ({point[0]:.3g}, {point[1]:.3g}). Loss ℓ = {loss:.6g}; at λ = 1 it is "
                  f"{loss0:.6g} (difference {abs(loss - loss0):.1e}: round-off). But u² − w² = {G:.4g}, "
                  f"against {G0:.4g} at λ = 1: the symmetry moves G and leaves the loss alone.")
 
     def claims(self) -> list[CheckResult]:
         """The loss is constant on the whole orbit drawn (round-off), and θᵀB∇ℓ = 0 at the point."""
-        from ..checks.balance import Instance, check_symmetry_per_sample
-
-        s = self.state
-        xs, ys = np.array([s["x"]]), np.array([s["y"]])
-        inv = ba.orbit_invariance(self.model, s["theta0"], xs, ys, self._lam_curve)
-        sym = check_symmetry_per_sample(instances=[Instance("scalar, slider point", self.model,
-                                                            s["point"][None, :], xs, ys)])
-        return [inv, *sym]
+        return symmetry_claims(self.result)
 
 
 # ============================================================================ §4 Itô's lemma term by term
-
-
-def _rank1_setup():
-    """The rank-1 linear net 3→2 of §4/§5: model, teacher data set, fixed unit directions for u and w."""
-    model = Rank1LinearModel(d_in=3, d_out=2)
-    teacher = np.outer([1.0, 0.5], [0.6, 0.8, 0.0])
-    data = GaussianData(sigma=1.0, d_in=3, d_out=2, teacher=teacher).dataset(400, seed=1)
-    u_dir = np.array([0.6, 0.8])
-    w_dir = np.array([0.48, 0.36, 0.8])
-    return model, data, u_dir, w_dir
 
 
 class ItoTermsExplorer(Controller):
@@ -286,20 +265,18 @@ class ItoTermsExplorer(Controller):
     ``Bθ/‖Bθ‖`` on each eigenvector. Below: the seed's proof, line by line, with the numbers.
     """
 
-    MODELS = ("scalar ℓ = (uwx − y)²", "rank-1 linear net 3→2")
+    MODELS = ITO_MODELS
 
     def __init__(self) -> None:
         super().__init__()
-        self._scalar = (ScalarModel(), SCALAR_DATA.dataset(1000, seed=2))
-        m1, d1, self._u_dir, self._w_dir = _rank1_setup()
-        self._rank1 = (m1, d1)
+        d = experiment_defaults(ito_point)
         sl = dict(continuous_update=True, style={"description_width": "initial"})
         self.controls = {
-            "model": widgets.ToggleButtons(options=self.MODELS, value=self.MODELS[0], description="model"),
-            "u": widgets.FloatSlider(value=1.5, min=-2, max=2, step=0.05, description="u (scale of u)", **sl),
-            "w": widgets.FloatSlider(value=0.5, min=-2, max=2, step=0.05, description="w (scale of w)", **sl),
-            "temperature": widgets.FloatSlider(value=0.05, min=0.0, max=0.2, step=0.005, readout_format=".3f",
-                                               description="T = η/S", **sl),
+            "model": widgets.ToggleButtons(options=self.MODELS, value=d["model"], description="model"),
+            "u": widgets.FloatSlider(value=d["u"], min=-2, max=2, step=0.05, description="u (scale of u)", **sl),
+            "w": widgets.FloatSlider(value=d["w"], min=-2, max=2, step=0.05, description="w (scale of w)", **sl),
+            "temperature": widgets.FloatSlider(value=d["temperature"], min=0.0, max=0.2, step=0.005,
+                                               readout_format=".3f", description="T = η/S", **sl),
         }
         fig = go.FigureWidget(make_subplots(
             rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
@@ -323,7 +300,7 @@ class ItoTermsExplorer(Controller):
                          tickvals=[0, 0.25, 0.5, 0.75, 1], showgrid=False, row=1, col=2, secondary_y=True)
         self.figures = [fig]
         self.proof = widgets.HTML(layout=widgets.Layout(width="100%"))
-        self.state: dict = {}
+        self.result = None
         self._wire()
         self.update()
 
@@ -332,41 +309,19 @@ class ItoTermsExplorer(Controller):
         return [widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
                 *self.figures, self.proof, self.status]
 
-    def point(self, model_name: str, u: float, w: float):
-        """``(model, dataset, θ)`` for a toggle value and slider values."""
-        if model_name == self.MODELS[0]:
-            model, data = self._scalar
-            return model, data, np.array([u, w], dtype=float)
-        model, data = self._rank1
-        return model, data, np.concatenate([u * self._u_dir, w * self._w_dir])
-
     def _update(self, model: str, u: float, w: float, temperature: float) -> None:
-        m, data, th = self.point(model, u, w)
-        T = float(temperature)
-        tg = ba.ito_terms(m, th, data, T, "G")
-        tu = ba.ito_terms(m, th, data, T, "u_sq")
+        p = self.result = ito_point(model, u, w, temperature)
+        tg, tu, spec = p.G_terms, p.u_terms, p.spectrum
         fig = self.figure
-        x, y = data.full()
-        sym = m.symmetry_residual(th, x, y)
-        C = m.noise_cov(th, x, y)
-        bth = m.balance_signs() * th
-        trc_u, trc_w = m.noise_traces(th, x, y)
-        spec = ba.noise_spectrum(m, th, data) if np.any(bth != 0) else None
-        P = m.n_params
         with fig.batch_update():
             fig.data[0].y = [tg.drift, tg.ito_correction, tg.noise_std]
             fig.data[1].y = [tu.drift, tu.ito_correction, tu.noise_std]
-            labels = [f"e{i + 1}" for i in range(P)]
+            labels = [f"e{i + 1}" for i in range(p.model.n_params)]
+            fig.data[2].update(x=labels, y=np.clip(p.eigenvalues, 0, None))
             if spec is None:
-                vals = np.linalg.eigvalsh(C)
-                fig.data[2].update(x=labels, y=np.clip(vals, 0, None))
                 fig.data[3].update(x=[], y=[])
             else:
-                fig.data[2].update(x=labels, y=np.clip(spec.eigenvalues, 0, None))
                 fig.data[3].update(x=labels, y=spec.overlaps)
-        self.state = {"model": m, "data": data, "theta": th, "T": T, "G_terms": tg, "u_terms": tu,
-                      "spectrum": spec, "sym_residual": float(np.max(np.abs(sym))),
-                      "BC_norm": float(np.linalg.norm(bth @ C)), "tr_cov_u": float(trc_u), "tr_cov_w": float(trc_w)}
         self.proof.value = self._proof_html()
         if spec is None:
             self.say("At u = w = 0 the direction Bθ is zero: there is no symmetry direction to mark (and every "
@@ -380,25 +335,21 @@ class ItoTermsExplorer(Controller):
                      f"(largest eigenvalue {_fmt(spec.eigenvalues[-1])}): a null direction.")
 
     def _proof_html(self) -> str:
-        s = self.state
-        tg, tu, T = s["G_terms"], s["u_terms"], s["T"]
-        m = s["model"]
+        p = self.result
+        tg, tu, T = p.G_terms, p.u_terms, p.temperature
         extra = ""
-        if isinstance(m, ScalarModel):
-            mom = s["data"].moments()
-            u, w = s["theta"]
-            pred = -4.0 * T * float(mom.g(u * w)) * (u * u - w * w)
+        if p.scalar_rate is not None:
             extra = (f"<tr><td>7′</td><td>scalar model: C = 4g(v)∇v∇vᵀ, so dG/dt = −4T·g(v)·G</td>"
-                     f"<td>{_fmt(pred)}</td><td></td></tr>")
+                     f"<td>{_fmt(p.scalar_rate)}</td><td></td></tr>")
         rows = [
             ("1", "Itô: df = (∇fᵀμ + ½Tr[Dᵀ∇²f D]) dt + ∇fᵀD dW, μ = −∇L, D = √(TC)", "", ""),
             ("2", "f = θᵀQθ: ∇f = 2Qθ, ∇²f = 2Q (G: Q = B; ‖u‖²: Q = diag(1 on u))", "", ""),
-            ("3", "symmetry, per sample: max over samples |θᵀB∇ℓ(θ, x)|", _fmt(s["sym_residual"], 2), "—"),
+            ("3", "symmetry, per sample: max over samples |θᵀB∇ℓ(θ, x)|", _fmt(p.sym_residual, 2), "—"),
             ("4", "drift ∇fᵀμ = −2θᵀQ∇L", _fmt(tg.drift, 2), _fmt(tu.drift)),
-            ("5", "θᵀBC = E[(θᵀB∇ℓ)∇ℓᵀ] − (θᵀB∇L)∇Lᵀ: ‖θᵀBC‖", _fmt(s["BC_norm"], 2), "—"),
+            ("5", "θᵀBC = E[(θᵀB∇ℓ)∇ℓᵀ] − (θᵀB∇L)∇Lᵀ: ‖θᵀBC‖", _fmt(p.BC_norm, 2), "—"),
             ("6", "noise ∇fᵀD = 2√T·(Qθ)ᵀ√C: its norm", _fmt(tg.noise_std, 2), _fmt(tu.noise_std)),
             ("7", "Itô correction ½Tr[Dᵀ∇²f D] = T·Tr[QC]", _fmt(tg.ito_correction), _fmt(tu.ito_correction)),
-            ("8", "T·(Tr Cov∇_uℓ − Tr Cov∇_wℓ)", _fmt(T * (s["tr_cov_u"] - s["tr_cov_w"])), "—"),
+            ("8", "T·(Tr Cov∇_uℓ − Tr Cov∇_wℓ)", _fmt(T * (p.tr_cov_u - p.tr_cov_w)), "—"),
             ("9", "E[df]/dt = drift + Itô correction", _fmt(tg.rate), _fmt(tu.rate)),
         ]
         body = "".join(f"<tr><td>{a}</td><td>{html.escape(b)}</td><td>{c}</td><td>{d}</td></tr>" for a, b, c, d in rows)
@@ -408,144 +359,7 @@ class ItoTermsExplorer(Controller):
 
     def claims(self) -> list[CheckResult]:
         """The proof's steps at the slider point: per-sample symmetry, θᵀBC = 0, √C·Bθ = 0, Itô terms."""
-        from ..checks.balance import Instance, check_ito_terms, check_null_space, check_symmetry_per_sample
-
-        s = self.state
-        x, y = s["data"].full()
-        inst = Instance("slider point", s["model"], s["theta"][None, :], x, y)
-        out = [*check_symmetry_per_sample(instances=[inst]), *check_null_space(instances=[inst])]
-        if s["T"] > 0:
-            out += check_ito_terms(instances=[inst], rate_instances=[inst], temperature=s["T"])
-        return out
-
-
-# ============================================================================ §7 exercises
-
-#: Exercise 1: dG/dt of the scalar model at a point (Gaussian data, k = σ = 1).
-EXERCISE_RATE = {"u": 2.0, "w": 1.0, "temperature": 0.1}
-#: Exercise 3: one SGD step with a large minibatch gradient.
-EXERCISE_STEP = {"u": 1.5, "w": 0.5, "lr": 0.2, "g_bar": 6.0}
-
-
-def _balance_rate_exercise() -> Exercise:
-    """Exercise 1: the law of balance's ``dG/dt = −4T g(v) G`` at :data:`EXERCISE_RATE`.
-
-    Relative tolerance ``1e-3`` (the reader may round to 3 digits). Recognises the usual slips (sign,
-    ½-MSE factor, the factor 4, "G is conserved").
-    """
-    p = EXERCISE_RATE
-    m = SCALAR_DATA.moments()
-    u, w, T = p["u"], p["w"], p["temperature"]
-    v, G = u * w, u * u - w * w
-    g = float(m.g(v))
-    right = -4.0 * T * g * G
-    question = (f"Scalar model ℓ = (uwx − y)², x ~ N(0, 1), y = {SCALAR_DATA.k:g}·x + ε, "
-                f"ε ~ N(0, {SCALAR_DATA.sigma:g}²) (so α₁ = {m.alpha1:g}, α₂ = {m.alpha2:g}, α₃ = {m.alpha3:g}). "
-                f"At (u, w) = ({u:g}, {w:g}) and T = {T:g}, what is dG/dt, G = u² − w²?")
-    why = f"v = uw = {v:g}, g(v) = α₁v² − 2α₂v + α₃ = {g:g}, G = {G:g}, so dG/dt = −4·T·g(v)·G = {right:g}."
-    return number_exercise(
-        "balance_rate", question, right, why + " The noise, not the loss, sets this rate.",
-        "use dG/dt = T(Tr Cov∇_uℓ − Tr Cov∇_wℓ) = −4T·g(v)·(u² − w²) with g(v) = α₁v² − 2α₂v + α₃.",
-        solution=-3.6, rel_tol=1e-3, abs_tol=1e-12,
-        mistakes=[(-right, "check the sign: the noise always shrinks |u² − w²| (Corollary 3.3)."),
-                  (right / 2, "that is the ½-MSE answer; here ℓ = (f − y)² without ½, so C = 4g(v)∇v∇vᵀ."),
-                  (right / 4, "you lost the factor 4: ∂ℓ/∂v = 2(vx − y)x, so Var[∂ℓ/∂v] = 4g(v)."),
-                  (0.0, "G is conserved only by gradient flow (T = 0); SGD's noise changes it.")])
-
-
-def _check_conserved_quantity(f) -> Feedback:
-    """Exercise 2: ``f(u, w)`` must be conserved by gradient flow of ``ℓ = (uwx − y)²`` for *any* data.
-
-    Test: at 40 random points and data laws, ``|∇f·∇L| ≤ 1e-5·|∇f|·|∇L|`` (∇f by central differences
-    with step ``1e-5·(1 + |θ|)``: truncation ``O(1e-10)``, round-off ``O(1e-11)`` relative), and ``f``
-    must not be constant (``|∇f| > 1e-6`` somewhere).
-    """
-    if not callable(f):
-        return Feedback("wrong", f"expected a function of (u, w), got {type(f).__name__}.")
-    rng = np.random.default_rng(0)
-    model = ScalarModel()
-    worst, moving = 0.0, False
-    for _ in range(40):
-        th = rng.uniform(-2.0, 2.0, size=2)
-        data = GaussianData(k=rng.normal(), sigma=rng.uniform(0.3, 1.5))
-        gL = model.population_grad(th, data.moments())
-        h = 1e-5 * (1.0 + np.abs(th))
-        try:
-            gf = np.array([(float(f(th[0] + h[0], th[1])) - float(f(th[0] - h[0], th[1]))) / (2 * h[0]),
-                           (float(f(th[0], th[1] + h[1])) - float(f(th[0], th[1] - h[1]))) / (2 * h[1])])
-        except Exception as exc:  # the reader's function failed: explain, do not raise
-            return Feedback("wrong", f"calling f(u, w) raised {type(exc).__name__}: {exc}.")
-        if not np.all(np.isfinite(gf)):
-            return Feedback("wrong", f"f is not differentiable (or not finite) at (u, w) = ({th[0]:.3g}, {th[1]:.3g}).")
-        nf, nL = float(np.linalg.norm(gf)), float(np.linalg.norm(gL))
-        moving |= nf > 1e-6
-        if nf > 0 and nL > 0:
-            worst = max(worst, abs(float(gf @ gL)) / (nf * nL))
-    if not moving:
-        return Feedback("wrong", "a constant is trivially conserved; find a function that actually depends on "
-                                 "(u, w).")
-    if worst <= 1e-5:
-        return Feedback("right", "∇f is orthogonal to ∇L everywhere: f depends on (u, w) only through "
-                                 "u² − w² (Noether's charge of the rescaling symmetry), and ∇L ∝ (w, u) is "
-                                 "orthogonal to ∇(u² − w²) = 2(u, −w).")
-    return Feedback("wrong", f"gradient flow changes f (|cos(∇f, ∇L)| up to {worst:.2g}). Hint: ∇L = "
-                             "2(β₁uw − β₂)(w, u); which functions have gradients orthogonal to (w, u)?")
-
-
-def _step_factor_exercise() -> Exercise:
-    """Exercise 3: ``u'² − w'² = (1 − η²ḡ_B²)(u² − w²)`` at :data:`EXERCISE_STEP` (rel. tol. 1e-3)."""
-    p = EXERCISE_STEP
-    G = p["u"] ** 2 - p["w"] ** 2
-    factor = 1.0 - (p["lr"] * p["g_bar"]) ** 2
-    right = factor * G
-    question = (f"One SGD step of the scalar model from (u, w) = ({p['u']:g}, {p['w']:g}) with η = {p['lr']:g} hits "
-                f"a minibatch whose mean ∂ℓ/∂(uw) is ḡ_B = {p['g_bar']:g}. What is u'² − w'² after the step?")
-    why = f"u' = u − ηḡw and w' = w − ηḡu give u'² − w'² = (1 − η²ḡ²)(u² − w²) = {factor:g} × {G:g} = {right:g}."
-    if factor < 0:
-        why += " The factor is negative: one large step flipped the sign of G, which no continuous-time picture can do."
-    return number_exercise(
-        "step_factor", question, right, why, "write u' = u − ηḡw, w' = w − ηḡu and expand u'² − w'².",
-        solution=-0.88, rel_tol=1e-3,
-        mistakes=[(G, "gradient *flow* conserves u² − w², but a discrete step changes it by a factor 1 − η²ḡ².")])
-
-
-#: The exercises of §7, by name (shown by :class:`~symsgd_core.ui.exercises.ExercisePanel`).
-EXERCISES = {ex.name: ex for ex in (
-    _balance_rate_exercise(),
-    Exercise("conserved_quantity",
-             "Write a function f(u, w) (not a constant) that gradient flow on ℓ = (uwx − y)² conserves for every "
-             "data set. The checker tests ∇f · ∇L = 0 at random points and random data laws.",
-             _check_conserved_quantity, "code", solution=lambda u, w: u * u - w * w,
-             mistakes=((lambda u, w: 3.0, "a constant is trivially conserved"),
-                       (lambda u, w: u * w, "gradient flow changes f"),
-                       (lambda u, w: u * u + w * w, "gradient flow changes f"))),
-    _step_factor_exercise(),
-)}
-
-
-# ============================================================================ re-simulating controllers
-
-
-class _Simulating(Controller):
-    """Base of the re-simulating controllers: a Run button, a progress bar, "Computing…" while busy."""
-
-    live = False
-
-    def _setup_run(self, stages: int) -> None:
-        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play",
-                                         tooltip="re-simulate with the slider values")
-        self.progress = widgets.IntProgress(value=0, min=0, max=stages, description="progress")
-        self.run_button.on_click(lambda _b: self.update())
-        self.extra_widgets = [self.run_button, self.progress]
-
-    def update(self) -> None:
-        self.say("Computing…")
-        self.progress.value = 0
-        super().update()
-        self.progress.value = self.progress.max
-
-    def _stage(self) -> None:
-        self.progress.value = min(self.progress.value + 1, self.progress.max)
+        return ito_claims(self.result)
 
 
 def _cut_at_divergence(traj, extent: float):
@@ -589,40 +403,37 @@ def _decimate(n: int, limit: int = 1500) -> np.ndarray:
 # ============================================================================ §2 three dynamics
 
 
-class ThreeDynamics(_Simulating):
+class ThreeDynamics(RunController):
     """§2: gradient flow, SGD and GD + isotropic noise from the same start, in the ``(u, w)`` plane.
 
-    Data: ``x ~ N(0, 1)``, ``y = x + ε``, ``σ = 1`` (:data:`SCALAR_DATA`; SGD draws fresh samples, flow
-    and GD use the exact population loss). The isotropic kick size is ``noise ×`` the one that matches
-    SGD's total noise at the start (:func:`~symsgd_core.dynamics.langevin_noise_std`). Left: the paths
+    Draws :func:`~symsgd_core.balance.experiments.three_dynamics` (data: ``x ~ N(0, 1)``, ``y = x + ε``,
+    ``σ = 1``; SGD draws fresh samples, flow and GD use the exact population loss; the isotropic kick size is
+    ``noise ×`` the one that matches SGD's total noise at the start). Left: the paths
     over the contours of ``√(L − L_min) = |uw − 1|`` with the hyperbolas ``u² − w² = c`` and the balanced
     lines ``u = ±w``. Right: ``G = u² − w²`` against ``t = η·steps``.
     """
 
-    #: Runs whose |θ| exceeds this are declared diverged (well past any plotted range).
-    DIVERGENCE_LIMIT = 1e6
     #: Drawing order (bottom to top) of the three paths; data[3 + i] in the plane, data[8 + i] for G.
     ORDER = ("iso", "sgd", "flow")
     MAX_EXTENT = 8.0
 
     def __init__(self) -> None:
         super().__init__()
-        self.model = ScalarModel()
-        self.data = SCALAR_DATA
         self.moments = SCALAR_DATA.moments()
+        d = experiment_defaults(three_dynamics)
         sl = dict(continuous_update=False, style={"description_width": "initial"})
         self.controls = {
-            "lr": widgets.FloatLogSlider(value=0.02, base=10, min=-3, max=math.log10(0.5), step=0.05,
+            "lr": widgets.FloatLogSlider(value=d["lr"], base=10, min=-3, max=math.log10(0.5), step=0.05,
                                          readout_format=".3g", description="η", **sl),
-            "batch_size": widgets.IntSlider(value=1, min=1, max=32, description="batch S", **sl),
-            "noise": widgets.FloatSlider(value=1.0, min=0.0, max=3.0, step=0.1,
+            "batch_size": widgets.IntSlider(value=d["batch_size"], min=1, max=32, description="batch S", **sl),
+            "noise": widgets.FloatSlider(value=d["noise"], min=0.0, max=3.0, step=0.1,
                                          description="isotropic noise × SGD's", **sl),
-            "u0": widgets.FloatSlider(value=2.0, min=-2.5, max=2.5, step=0.05, description="u₀", **sl),
-            "w0": widgets.FloatSlider(value=-0.3, min=-2.5, max=2.5, step=0.05, description="w₀", **sl),
-            "steps": widgets.IntSlider(value=2000, min=100, max=5000, step=100, description="steps", **sl),
-            "seed": widgets.IntSlider(value=0, min=0, max=20, description="seed", **sl),
+            "u0": widgets.FloatSlider(value=d["u0"], min=-2.5, max=2.5, step=0.05, description="u₀", **sl),
+            "w0": widgets.FloatSlider(value=d["w0"], min=-2.5, max=2.5, step=0.05, description="w₀", **sl),
+            "steps": widgets.IntSlider(value=d["steps"], min=100, max=5000, step=100, description="steps", **sl),
+            "seed": widgets.IntSlider(value=d["seed"], min=0, max=20, description="seed", **sl),
         }
-        self._setup_run(4)
+        self._setup_run()
         fig = go.FigureWidget(make_subplots(
             rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.1,
             subplot_titles=("paths in the (u, w) plane", "G = u² − w² along each path")))
@@ -653,38 +464,13 @@ class ThreeDynamics(_Simulating):
         fig.update_xaxes(title_text="t = η · steps", row=1, col=2)
         fig.update_yaxes(title_text="G = u² − w²", row=1, col=2)
         self.figures = [fig]
-        self.state: dict = {}
+        self.result = None
         self._wire()
         self.update()
 
-    def simulate(self, lr: float, batch_size: int, noise: float, u0: float, w0: float, steps: int, seed: int) -> dict:
-        """The three trajectories (engine) for these settings: ``{"flow", "sgd", "iso", "noise_std"}``."""
-        from ..dynamics import langevin_noise_std, run_gradient_flow, run_langevin
-
-        th0 = np.array([u0, w0], dtype=float)
-        m, d = self.model, self.data
-        out = {"flow": run_gradient_flow(m, th0, d, t_end=lr * steps, n_records=400,
-                                         divergence_limit=self.DIVERGENCE_LIMIT)}
-        self._stage()
-        out["sgd"] = self.run_sgd(lr, batch_size, u0, w0, steps, seed, record_every=max(steps // 1000, 1))
-        self._stage()
-        s = noise * langevin_noise_std(m, th0, d, lr, batch_size)
-        out["iso"] = run_langevin(m, th0, d, lr=lr, noise_std=s, steps=steps, record_every=max(steps // 1000, 1),
-                                  seed=seed + 10_000, divergence_limit=self.DIVERGENCE_LIMIT)
-        out["noise_std"] = s
-        self._stage()
-        return out
-
-    def run_sgd(self, lr, batch_size, u0, w0, steps, seed, record_every: int = 1):
-        """The SGD run of the figure (same seed, same numbers), recorded every ``record_every`` steps."""
-        from ..dynamics import run_sgd
-
-        return run_sgd(self.model, np.array([u0, w0], dtype=float), self.data, lr=lr, steps=steps,
-                       batch_size=batch_size, record_every=record_every, seed=seed,
-                       divergence_limit=self.DIVERGENCE_LIMIT)
-
-    def _update(self, lr, batch_size, noise, u0, w0, steps, seed) -> None:
-        sims = self.simulate(lr, batch_size, noise, u0, w0, steps, seed)
+    def _run(self, lr, batch_size, noise, u0, w0, steps, seed) -> None:
+        r = self.result = three_dynamics(lr, batch_size, noise, u0, w0, steps, seed, progress=self.set_progress)
+        sims = {"flow": r.flow, "sgd": r.sgd_drawn, "iso": r.iso, "noise_std": r.noise_std}
         paths, cuts = {}, {}
         for key in ("flow", "sgd", "iso"):
             tr = sims[key]
@@ -724,9 +510,6 @@ class ThreeDynamics(_Simulating):
                 fig.add_annotation(name="divergence", text=self._divergence_text(sims, diverged, lr), xref="paper",
                                    yref="paper", x=0.5, y=0.5, showarrow=False, bgcolor="rgba(254,226,226,0.92)",
                                    bordercolor=COLOURS["point"], font=dict(color="#7f1d1d", size=13), align="left")
-        self._stage()
-        self.state = {"sims": sims,
-                      "settings": dict(lr=lr, batch_size=batch_size, u0=u0, w0=w0, steps=steps, seed=seed)}
         if diverged:
             self.say(self._divergence_text(sims, diverged, lr).replace("<br>", " "), "error")
             return
@@ -749,75 +532,41 @@ class ThreeDynamics(_Simulating):
             tr = sims[k]
             step = int(tr.diverged_step[0])
             k_rec = int(np.searchsorted(tr.steps, step))
-            parts.append(_divergence_message(names[k], step, tr.theta[:k_rec, 0, :], lr, self.DIVERGENCE_LIMIT,
+            parts.append(_divergence_message(names[k], step, tr.theta[:k_rec, 0, :], lr, PLANE_DIVERGENCE_LIMIT,
                                              steps=tr.steps[:k_rec]))
         return "<br>".join(parts + [DIVERGENCE_WHY])
 
     def claims(self) -> list[CheckResult]:
         """Flow conserves G (integrator accuracy); SGD obeys the one-step identity and never grows |G|
-        while η|ḡ_B| ≤ √2; isotropic noise makes E|G| grow (ensemble check)."""
-        from ..checks.balance import check_conservation
-        from ..core.checking import make_result
-
-        sims = self.state["sims"]
-        flow = sims["flow"]
-        rows = check_conservation(models=[self.model], flow=lambda *_args: flow)
-        st = self.state["settings"]
-        if st["u0"] == 0 and st["w0"] == 0:  # the saddle: SGD never moves, there is no step to test
-            return rows
-        sgd = self.run_sgd(**st, record_every=1)  # the figure's run, every step (same seed: same numbers)
-        th = sgd.theta[:, 0, :]
-        if sgd.n_diverged:
-            th = th[:int(sgd.diverged_step[0])]
-        facts = ba.discrete_step_factors(th, st["lr"])
-        rel = np.abs(facts["residual"]) / facts["tolerance"]
-        rows.append(make_result(
-            "balance.discrete.trajectory", "Every step of this SGD run: u'² − w'² = (1 − η²ḡ_B²)(u² − w²)",
-            float(np.max(rel)) if rel.size else 0.0, 1.0,
-            "measured in units of the per-step round-off bound 64·12·eps·(u² + w²)·max(1, η²ḡ²)",
-            details={"steps": int(rel.size)}))
-        eta_g = np.abs(st["lr"] * facts["c"])
-        grow = np.abs(facts["G"][1:]) - np.abs(facts["G"][:-1])
-        safe = eta_g <= math.sqrt(2.0)
-        rows.append(make_result(
-            "balance.discrete.monotone",
-            "|u² − w²| never grows along this SGD run at steps with η|ḡ_B| ≤ √2 (|1 − η²ḡ²| ≤ 1)",
-            float(np.max((grow / facts["tolerance"])[safe])) if safe.any() else 0.0, 1.0,
-            "measured in units of the per-step round-off bound", details={"max_eta_g": float(np.max(eta_g)),
-                                                                         "unsafe_steps": int(np.sum(~safe))}))
-        return rows
+        while η|ḡ_B| ≤ √2 (:func:`~symsgd_core.balance.claims.three_dynamics_claims`)."""
+        return three_dynamics_claims(self.result)
 
 
 # ============================================================================ §3 the ensemble and the ODE
 
 
-class BalanceEnsemble(_Simulating):
+class BalanceEnsemble(RunController):
     """§3: many SGD runs from ``(u, w) = (1.5, 0.5)``: ``‖u‖² = u²`` is rough and spreads, ``G`` is smooth.
 
-    Sliders: temperature ``T = η/S`` (batch ``S = 1``, so ``η = T``) and the number of runs. Every
-    run lasts ``t = 40`` (``40/T`` steps). Top left: ``u²`` of the first :attr:`SHOWN` runs and the
-    5–95 % band of all runs. Top right: the same for ``G`` with the ensemble mean, the ODE
-    ``dG/dt = −4T g(v) G`` integrated along each run's own ``v(t)`` (mean over runs), and Corollary
-    3.3's bound ``|G₀| e^{−4TΔt/α₁}``. Bottom: the spread (standard deviation across runs) of both.
+    Draws :func:`~symsgd_core.balance.experiments.balance_ensemble`. Sliders: temperature ``T = η/S`` (batch
+    ``S = 1``, so ``η = T``) and the number of runs. Every run lasts ``t = 40`` (``40/T`` steps). Top left:
+    ``u²`` of the first :attr:`SHOWN` runs and the 5–95 % band of all runs. Top right: the same for ``G`` with
+    the ensemble mean, the ODE ``dG/dt = −4T g(v) G`` integrated along each run's own ``v(t)`` (mean over
+    runs), and Corollary 3.3's bound ``|G₀| e^{−4TΔt/α₁}``. Bottom: the spread (standard deviation across runs) of both.
     """
 
     SHOWN = 30
-    T_END = 40.0
-    THETA0 = (1.5, 0.5)
-    SEED = 0
 
     def __init__(self) -> None:
         super().__init__()
-        self.model = ScalarModel()
-        self.data = SCALAR_DATA
-        self.moments = SCALAR_DATA.moments()
+        d = experiment_defaults(balance_ensemble)
         sl = dict(continuous_update=False, style={"description_width": "initial"})
         self.controls = {
-            "temperature": widgets.FloatSlider(value=0.02, min=0.005, max=0.05, step=0.005, readout_format=".3f",
-                                               description="T = η/S (S = 1)", **sl),
-            "runs": widgets.IntSlider(value=300, min=20, max=1000, step=20, description="runs", **sl),
+            "temperature": widgets.FloatSlider(value=d["temperature"], min=0.005, max=0.05, step=0.005,
+                                               readout_format=".3f", description="T = η/S (S = 1)", **sl),
+            "runs": widgets.IntSlider(value=d["runs"], min=20, max=1000, step=20, description="runs", **sl),
         }
-        self._setup_run(3)
+        self._setup_run()
         fig = go.FigureWidget(make_subplots(
             rows=2, cols=2, row_heights=[0.62, 0.38], vertical_spacing=0.14, horizontal_spacing=0.09,
             specs=[[{}, {}], [{"colspan": 2}, None]],
@@ -849,39 +598,18 @@ class BalanceEnsemble(_Simulating):
         fig.update_yaxes(title_text="‖u‖²", row=1, col=1)
         fig.update_yaxes(title_text="G", row=1, col=2)
         self.figures = [fig]
-        self.state: dict = {}
+        self.result = None
         self._wire()
         self.update()
 
-    def simulate(self, temperature: float, runs: int):
-        """The ensemble (engine ``run_sgd``, fresh Gaussian samples, ~200 records)."""
-        from ..core.conventions import lr_for_temperature, steps_for_time
-        from ..dynamics import run_sgd
-
-        lr = lr_for_temperature(temperature, 1)
-        steps = steps_for_time(lr, self.T_END)
-        return run_sgd(self.model, np.array(self.THETA0), self.data, lr=lr, steps=steps, batch_size=1,
-                       runs=runs, record_every=max(steps // 200, 1), seed=self.SEED)
-
-    def _update(self, temperature: float, runs: int) -> None:
-        traj = self.simulate(temperature, runs)
-        self._stage()
+    def _run(self, temperature: float, runs: int) -> None:
+        res = self.result = balance_ensemble(temperature, runs, progress=self.set_progress)
+        traj = res.traj
         ok = traj.ok_runs
         t = traj.times
         u2 = traj.observables["u_sq"][:, ok]
         G = traj.observables["G"][:, ok]
-        v = traj.observables["v"][:, ok]
-        T = float(temperature)
-        # the law along each run: G_r(t) = G_r(0) exp(−4T ∫ g(v_r) ds) (trapezoid over the records)
-        g = self.moments.g(v)
-        integral = np.concatenate([np.zeros((1, g.shape[1])),
-                                   np.cumsum(0.5 * (g[1:] + g[:-1]) * np.diff(t)[:, None], axis=0)])
-        G_ode = G[0][None, :] * np.exp(-4.0 * T * integral)
-        from ..checks.balance import corollary_rate
-
-        bound = abs(G[0, 0]) * np.exp(-corollary_rate(T, self.moments) * t)
-        su, sg = ba.spread_summary(u2), ba.spread_summary(G)
-        self._stage()
+        T, su, sg, G_ode, bound = res.temperature, res.spread_u, res.spread_G, res.G_ode, res.bound
         fig = self.figure
         n_show = min(self.SHOWN, u2.shape[1])
         with fig.batch_update():
@@ -900,8 +628,6 @@ class BalanceEnsemble(_Simulating):
                         tr.update(x=t, y=a[:, r], visible=True)
                     else:
                         tr.update(x=[], y=[], visible=False)
-        self.state = {"traj": traj, "T": T, "runs": int(ok.sum()), "spread_u": su, "spread_G": sg, "G_ode": G_ode,
-                      "bound": bound}
         msg = (f"T = {T:g}: {int(ok.sum())} runs of {traj.steps[-1]:,} steps to t = {t[-1]:g}. At the end the "
                f"spread of ‖u‖² is {su['std'][-1]:.3g} and that of G is {sg['std'][-1]:.3g} "
                f"({sg['std'][-1] / su['std'][-1]:.2g} of it). Mean G = {sg['mean'][-1]:.3g}; the ODE along each run "
@@ -914,173 +640,7 @@ class BalanceEnsemble(_Simulating):
     def claims(self) -> list[CheckResult]:
         """Corollary 3.3 (ensemble mean of |G| under its bound) at this T and ensemble size, G's spread below
         ‖u‖²'s at every record, and G's missing diffusion term (one-step variance scaling)."""
-        from ..checks.balance import check_corollary_decay, check_g_is_ode
-        from ..core.checking import make_result, mc_tolerance
-
-        s = self.state
-        rows = check_corollary_decay(lr=s["T"], runs=s["runs"], t_end=self.T_END, theta0=self.THETA0)
-        su, sg = s["spread_u"], s["spread_G"]
-        R = s["runs"]
-        su_end, sg_end = float(su["std"][-1]), float(sg["std"][-1])
-        se = math.sqrt(su_end**2 + sg_end**2) / math.sqrt(2.0 * (R - 1))
-        rows.append(make_result(
-            "balance.ensemble.spread",
-            f"At t = {self.T_END:g}, G = ‖u‖² − ‖w‖² is spread less across runs than ‖u‖² itself "
-            f"(std {sg_end:.3g} vs {su_end:.3g})",
-            (sg_end - su_end) / se, -mc_tolerance(1.0, 4.0),
-            "z = 4: measured is (std G − std ‖u‖²)/SE, which must stay below −4 (SE of a standard deviation "
-            "std/sqrt(2(R − 1)), the two combined as if independent)", details={"runs": R}))
-        rows += check_g_is_ode()
-        return rows
-
-
-# ============================================================================ §6 where the continuous picture breaks
-
-
-class DiscreteBreakdown(_Simulating):
-    """§6: the exact one-step identity ``u'² − w'² = (1 − η²ḡ_B²)(u² − w²)`` of scalar SGD, and large ``η``.
-
-    Sliders: ``η``, start ``(u₀, w₀)``, batch size, steps, seed. Top: ``log₁₀|G_n|`` per step, marked
-    by the sign of ``G_n`` (the continuous picture never changes it). Bottom: the factor
-    ``1 − η²ḡ_B²`` of every step (read off the run), with the zones "shrinks" (0, 1], "sign flip"
-    [−1, 0) and "sign flip and growth" (< −1). A diverging run is announced on the figure.
-    """
-
-    DIVERGENCE_LIMIT = 1e6
-    FACTOR_FLOOR = -3.0
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.model = ScalarModel()
-        self.data = SCALAR_DATA
-        sl = dict(continuous_update=False, style={"description_width": "initial"})
-        self.controls = {
-            "lr": widgets.FloatLogSlider(value=0.1, base=10, min=-2, max=0, step=0.02, readout_format=".3g",
-                                         description="η", **sl),
-            "u0": widgets.FloatSlider(value=1.5, min=-2.0, max=2.0, step=0.05, description="u₀", **sl),
-            "w0": widgets.FloatSlider(value=0.5, min=-2.0, max=2.0, step=0.05, description="w₀", **sl),
-            "batch_size": widgets.IntSlider(value=1, min=1, max=16, description="batch S", **sl),
-            "steps": widgets.IntSlider(value=200, min=10, max=400, step=10, description="steps", **sl),
-            "seed": widgets.IntSlider(value=0, min=0, max=20, description="seed", **sl),
-        }
-        self._setup_run(2)
-        fig = go.FigureWidget(make_subplots(
-            rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45],
-            subplot_titles=("log₁₀|u² − w²| after each step (colour: sign of u² − w²)",
-                            "the factor 1 − η²ḡ_B² of each step")))
-        fig.update_layout(height=600, **_LAYOUT)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#94a3b8", width=1), showlegend=False,
-                        row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=5, color=COLOURS["sgd"]), name="u² − w² > 0",
-                        row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=7, color=COLOURS["point"], symbol="diamond"),
-                        name="u² − w² < 0", row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=5, color=COLOURS["G"]), name="factor",
-                        row=2, col=1)
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=9, color=COLOURS["point"], symbol="triangle-down"),
-                        name=f"factor < {self.FACTOR_FLOOR:g} (drawn at {self.FACTOR_FLOOR:g})", row=2, col=1)
-        for y0, y1, colour in ((0, 1, "rgba(22,163,74,0.08)"), (-1, 0, "rgba(217,119,6,0.12)"),
-                               (self.FACTOR_FLOOR - 0.3, -1, "rgba(220,38,38,0.12)")):
-            fig.add_hrect(y0=y0, y1=y1, fillcolor=colour, line_width=0, row=2, col=1)
-        for y, text in ((0.5, "shrinks, same sign"), (-0.5, "sign flips"), (-2.0, "sign flips and |G| grows")):
-            fig.add_annotation(x=1.0, xref="x2 domain", xanchor="right", y=y, yref="y2", text=text, showarrow=False,
-                               font=dict(size=11, color="#475569"))
-        fig.update_yaxes(title_text="log₁₀|G|", row=1, col=1)
-        fig.update_yaxes(title_text="1 − η²ḡ_B²", range=[self.FACTOR_FLOOR - 0.3, 1.2], row=2, col=1)
-        fig.update_xaxes(title_text="step n", row=2, col=1)
-        self.figures = [fig]
-        self.state: dict = {}
-        self._wire()
-        self.update()
-
-    def simulate(self, lr, u0, w0, batch_size, steps, seed):
-        """One SGD run recorded at every step (engine ``run_sgd``, fresh Gaussian samples)."""
-        from ..dynamics import run_sgd
-
-        return run_sgd(self.model, np.array([u0, w0], dtype=float), self.data, lr=lr, steps=steps,
-                       batch_size=batch_size, record_every=1, seed=seed, divergence_limit=self.DIVERGENCE_LIMIT)
-
-    def _update(self, lr, u0, w0, batch_size, steps, seed) -> None:
-        traj = self.simulate(lr, u0, w0, batch_size, steps, seed)
-        self._stage()
-        th = traj.theta[:, 0, :]
-        diverged = traj.n_diverged > 0
-        n_ok = int(traj.diverged_step[0]) if diverged else th.shape[0]  # states 0 … n_ok−1 are the run's
-        th = th[:n_ok]
-        fig = self.figure
-        self.state = {"traj": traj, "lr": lr, "theta": th, "diverged": diverged, "facts": None}
-        fig.layout.annotations = [a for a in fig.layout.annotations if a.name != "divergence"]
-        if np.all(th[0] == 0):
-            with fig.batch_update():
-                for tr in fig.data:
-                    tr.update(x=[], y=[])
-            self.say("The start (0, 0) is a saddle where every per-sample gradient vanishes: SGD never moves. "
-                     "Move u₀ or w₀.", "warning")
-            return
-        facts = ba.discrete_step_factors(th, lr) if n_ok >= 2 else None
-        self.state["facts"] = facts
-        G = th[:, 0] ** 2 - th[:, 1] ** 2
-        n = np.arange(n_ok)
-        with np.errstate(divide="ignore"):
-            logG = np.log10(np.abs(G))
-        finite = np.isfinite(logG)
-        with fig.batch_update():
-            fig.data[0].update(x=n[finite], y=logG[finite])
-            pos, neg = finite & (G > 0), finite & (G < 0)
-            fig.data[1].update(x=n[pos], y=logG[pos])
-            fig.data[2].update(x=n[neg], y=logG[neg])
-            if facts is not None:
-                f = facts["factor"]
-                low = f < self.FACTOR_FLOOR
-                fig.data[3].update(x=n[1:][~low], y=f[~low])
-                fig.data[4].update(x=n[1:][low], y=np.full(int(low.sum()), self.FACTOR_FLOOR))
-            else:
-                fig.data[3].update(x=[], y=[])
-                fig.data[4].update(x=[], y=[])
-            if diverged:
-                fig.add_annotation(name="divergence", text=self._divergence_text(traj, th, lr), xref="paper",
-                                   yref="paper", x=0.5, y=0.78, showarrow=False, bgcolor="rgba(254,226,226,0.92)",
-                                   bordercolor=COLOURS["point"], font=dict(color="#7f1d1d", size=13), align="left")
-        self._stage()
-        if diverged:
-            self.say(self._divergence_text(traj, th, lr).replace("<br>", " "), "error")
-            return
-        f = facts["factor"] if facts is not None else np.ones(0)
-        # below ~64·eps·(u² + w²), G is round-off and its sign means nothing: count only resolved steps
-        floor = 64.0 * np.finfo(float).eps * np.sum(th**2, axis=1)
-        self.state["G_floor"] = floor
-        resolved = np.abs(G) > floor
-        both = resolved[1:] & resolved[:-1]
-        flips, grows = int(np.sum((f < 0) & both)), int(np.sum((f < -1) & both))
-        eta_g = float(np.max(np.abs(lr * facts["c"]))) if facts is not None else 0.0
-        msg = (f"η = {lr:.3g}: largest η|ḡ_B| = {eta_g:.3g}. G = u² − w² went from {G[0]:.3g} to {G[-1]:.3g}. "
-               f"It changed sign at {flips} step(s) (η|ḡ_B| > 1) and grew in size at {grows} (η|ḡ_B| > √2); "
-               "in continuous time neither can happen.")
-        if not resolved[-1]:
-            msg += " (G has reached float64 round-off, |G| ≲ 64·eps·(u² + w²): its last values are noise.)"
-        self.say(msg, "warning" if flips else "info")
-
-    @staticmethod
-    def _divergence_text(traj, th, lr) -> str:
-        return (_divergence_message("SGD", int(traj.diverged_step[0]), th, lr, DiscreteBreakdown.DIVERGENCE_LIMIT)
-                + "<br>" + DIVERGENCE_WHY)
-
-    def claims(self) -> list[CheckResult]:
-        """The one-step identity at every step of the run shown (up to a divergence)."""
-        from ..core.checking import make_result
-
-        facts = self.state.get("facts")
-        if facts is None:
-            return [make_result("balance.discrete.trajectory", "u'² − w'² = (1 − η²ḡ_B²)(u² − w²) at every step "
-                                "(no step to test: the run did not move)", 0.0, 1.0, "n/a")]
-        rel = np.abs(facts["residual"]) / facts["tolerance"]
-        return [make_result(
-            "balance.discrete.trajectory",
-            f"Every step of this SGD run (η = {self.state['lr']:.3g}): u'² − w'² = (1 − η²ḡ_B²)(u² − w²), "
-            "ḡ_B read off the step",
-            float(np.max(rel)), 1.0,
-            "measured in units of the per-step round-off bound 64·12·eps·(u² + w²)·max(1, η²ḡ²)",
-            details={"steps": int(rel.size)})]
+        return ensemble_claims(self.result)
 
 
 # ============================================================================ §5 beyond the toy
@@ -1113,31 +673,32 @@ def _fill_ratio_panel(fig, first: int, times, tr_u, tr_w, u_sq, w_sq, window: fl
     return math.log10(lo), math.log10(hi)
 
 
-class Rank1Balance(_Simulating):
+class Rank1Balance(RunController):
     """§5a: noise balance vs norm balance in the rank-1 linear net ``f(x) = u (wᵀx)`` with vector data.
 
     Sliders: ``d_in``, ``d_out``, ``η``, steps, seed (8 runs, ``S = 1``, fresh samples; exact population
-    noise traces, :func:`~symsgd_core.balance_analysis.rank1_balance_run`). Left: the ratio of the two
+    noise traces, :func:`~symsgd_core.balance.experiments.rank1_balance`). Left: the ratio of the two
     noise traces and of the two norms (means over runs), with ``d_out/d_in`` dashed. Right: ``‖u‖²`` and
     ``‖w‖²``.
     """
 
-    WINDOW = 0.5
+    WINDOW = RANK1_WINDOW
 
     def __init__(self) -> None:
         super().__init__()
+        d = experiment_defaults(rank1_balance)
         sl = dict(continuous_update=False, style={"description_width": "initial"})
         self.controls = {
-            "d_in": widgets.IntSlider(value=5, min=1, max=8, description="d_in", **sl),
+            "d_in": widgets.IntSlider(value=d["d_in"], min=1, max=8, description="d_in", **sl),
             # d_out ≥ 2: with d_in = d_out = 1 GaussianData is scalar (1-D arrays), which the rank-1 model's
             # minibatches do not accept (engine limitation); that case is the scalar model of §1–§4 anyway.
-            "d_out": widgets.IntSlider(value=2, min=2, max=4, description="d_out", **sl),
-            "lr": widgets.FloatLogSlider(value=0.02, base=10, min=math.log10(0.003), max=math.log10(0.03), step=0.05,
-                                         readout_format=".3g", description="η (S = 1)", **sl),
-            "steps": widgets.IntSlider(value=4000, min=2000, max=6000, step=500, description="steps", **sl),
-            "seed": widgets.IntSlider(value=0, min=0, max=20, description="seed", **sl),
+            "d_out": widgets.IntSlider(value=d["d_out"], min=2, max=4, description="d_out", **sl),
+            "lr": widgets.FloatLogSlider(value=d["lr"], base=10, min=math.log10(0.003), max=math.log10(0.03),
+                                         step=0.05, readout_format=".3g", description="η (S = 1)", **sl),
+            "steps": widgets.IntSlider(value=d["steps"], min=2000, max=6000, step=500, description="steps", **sl),
+            "seed": widgets.IntSlider(value=d["seed"], min=0, max=20, description="seed", **sl),
         }
-        self._setup_run(2)
+        self._setup_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             "ratios (mean of 8 runs; log scale)", "the norms themselves (mean of 8 runs)")))
         fig.update_layout(height=430, **_LAYOUT)
@@ -1152,16 +713,15 @@ class Rank1Balance(_Simulating):
         fig.update_yaxes(title_text="squared norm", row=1, col=2)
         fig.update_xaxes(title_text="t = η · steps")
         self.figures = [fig]
-        self.state: dict = {}
+        self.result = None
         self._wire()
         self.update()
 
-    def _update(self, d_in, d_out, lr, steps, seed) -> None:
-        run = ba.rank1_balance_run(d_in, d_out, lr=lr, steps=steps, seed=seed)
-        self._stage()
+    def _run(self, d_in, d_out, lr, steps, seed) -> None:
+        run = self.result = rank1_balance(d_in, d_out, lr, steps, seed)
+        self.set_progress(0.5)
         fig = self.figure
-        self.state = {"run": run}
-        n_ok = run["G"].shape[1]
+        n_ok = run.runs.G.shape[1]
         with fig.batch_update():
             if n_ok == 0:
                 for tr in fig.data:
@@ -1172,59 +732,54 @@ class Rank1Balance(_Simulating):
                                    font=dict(color="#7f1d1d", size=14))
             else:
                 fig.layout.annotations = [a for a in fig.layout.annotations if a.name != "divergence"]
-                m = run["mean"]
-                lo, hi = _fill_ratio_panel(fig, 0, m["times"], m["tr_cov_u"], m["tr_cov_w"], m["u_sq"], m["w_sq"],
-                                           self.WINDOW)
+                m = run.mean
+                lo, hi = _fill_ratio_panel(fig, 0, m.times, m.tr_cov_u, m.tr_cov_w, m.u_sq, m.w_sq, self.WINDOW)
                 lo, hi = min(lo, math.log10(d_out / d_in) - 0.2), max(hi, math.log10(d_out / d_in) + 0.2)
-                fig.data[4].update(x=[m["times"][0], m["times"][-1]], y=[d_out / d_in] * 2)
-                fig.data[5].update(x=m["times"], y=m["u_sq"])
-                fig.data[6].update(x=m["times"], y=m["w_sq"])
+                fig.data[4].update(x=[m.times[0], m.times[-1]], y=[d_out / d_in] * 2)
+                fig.data[5].update(x=m.times, y=m.u_sq)
+                fig.data[6].update(x=m.times, y=m.w_sq)
                 fig.update_yaxes(range=[lo, hi], row=1, col=1)
-        self._stage()
         if n_ok == 0:
-            self.say(f"All {run['params']['runs']} runs diverged at η = {lr:.3g} (d_in = {d_in}): the per-sample "
+            self.say(f"All {run.settings['runs']} runs diverged at η = {lr:.3g} (d_in = {d_in}): the per-sample "
                      "step overshoots when η‖x‖²‖u‖² is of order 1. Lower η.", "error")
             return
         c = self.claims()
         nb = c[0].details
         msg = (f"Last half of the run: noise-trace ratio {nb['trace_ratio']:.3f} (the law predicts "
                f"{nb['predicted_ratio']:.3f} from G's remaining drift), norm ratio ‖u‖²/‖w‖² = "
-               f"{run['mean']['u_sq'][-1] / run['mean']['w_sq'][-1]:.3f} against d_out/d_in = {d_out / d_in:.3g}.")
+               f"{run.mean.u_sq[-1] / run.mean.w_sq[-1]:.3f} against d_out/d_in = {d_out / d_in:.3g}.")
         if abs(math.log(nb["trace_ratio"])) > math.log(1.25):
             msg += (" The traces have not met yet (G is still moving fast): train longer or raise η before comparing "
                     "the norms.")
-        if run["diverged"]:
-            self.say(msg + f" {run['diverged']} runs diverged and are left out.", "warning")
+        if run.diverged:
+            self.say(msg + f" {run.diverged} runs diverged and are left out.", "warning")
         else:
             self.say(msg)
 
     def claims(self) -> list[CheckResult]:
         """The law of balance over the last half (noise balance); norms apart when ``d_in ≠ d_out``."""
-        run = self.state["run"]
-        p = run["params"]
-        return ba.noise_vs_norm_claims(run["mean"], p["lr"], 1, self.WINDOW,
-                                       label=f"rank-1 {p['d_in']}→{p['d_out']}", norms=p["d_in"] != p["d_out"])
+        return rank1_claims(self.result)
 
 
-class ReLUBalance(_Simulating):
+class ReLUBalance(RunController):
     """§5b: the ReLU net of the paper's Fig. 2 (20 → 200 → 20, precomputed) and a small one simulated live.
 
-    Left: the shipped run (:func:`~symsgd_core.balance_analysis.load_relu_balance`, generated by
-    ``python -m symsgd_core.balance_analysis`` with :data:`~symsgd_core.balance_analysis.RELU_FIG2`).
-    Right: a ``5 → hidden → 5`` net run now (:data:`~symsgd_core.balance_analysis.RELU_SMALL` with the
-    sliders). Both: the ratio of the two noise traces and of the two layer norms; the shaded window is
-    where the claims average (``window`` slider).
+    Left: the shipped run (:func:`~symsgd_core.balance.experiments.load_relu_balance`, generated by
+    ``python -m symsgd_core.balance.experiments`` with :data:`~symsgd_core.balance.experiments.RELU_FIG2`).
+    Right: a ``5 → hidden → 5`` net run now (:data:`~symsgd_core.balance.experiments.RELU_SMALL` with the
+    sliders; ``self.result`` is that run). Both: the ratio of the two noise traces and of the two layer norms;
+    the shaded window is where the claims average (``window`` slider).
     """
 
     def __init__(self, data_path=None) -> None:
         super().__init__()
         try:
-            self.paper = ba.load_relu_balance(data_path)
+            self.paper = load_relu_balance(data_path)
             self.paper_error = None
         except ValueError as exc:  # missing file: say so, do not raise
             self.paper, self.paper_error = None, str(exc)
         sl = dict(continuous_update=False, style={"description_width": "initial"})
-        small = ba.RELU_SMALL
+        small = RELU_SMALL
         self.controls = {
             "window": widgets.FloatSlider(value=0.25, min=0.1, max=0.5, step=0.05, description="averaging window",
                                           **sl),
@@ -1236,8 +791,8 @@ class ReLUBalance(_Simulating):
                                        description="live net: steps", **sl),
             "seed": widgets.IntSlider(value=0, min=0, max=20, description="live net: seed", **sl),
         }
-        self._setup_run(6)
-        p = self.paper["params"] if self.paper else ba.RELU_FIG2
+        self._setup_run()
+        p = self.paper.settings if self.paper else RELU_FIG2
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             f"{p['d_in']} → {p['hidden']} → {p['d_out']} (precomputed, {p['steps']:,} steps)",
             "small net, simulated now")))
@@ -1248,52 +803,51 @@ class ReLUBalance(_Simulating):
         fig.update_yaxes(title_text="ratio", row=1, col=1)
         fig.update_xaxes(title_text="t = η · steps")
         self.figures = [fig]
-        self.state: dict = {}
+        self.result = None
+        self.window = None
         self._cache: dict = {}
         self._wire()
         self.update()
 
-    def live_run(self, hidden, lr, steps, seed) -> dict:
-        """The small live run (cached by its settings)."""
+    def live_run(self, hidden, lr, steps, seed):
+        """The small live run (:func:`~symsgd_core.balance.experiments.relu_balance_run`, cached by its settings)."""
         key = (hidden, float(lr), int(steps), int(seed))
         if key not in self._cache:
-            params = {**ba.RELU_SMALL, "hidden": int(hidden), "lr": float(lr), "steps": int(steps), "seed": int(seed)}
-            self._cache = {key: ba.relu_balance_run(**params, chunks=5, progress=lambda *_: self._stage())}
+            params = {**RELU_SMALL, "hidden": int(hidden), "lr": float(lr), "steps": int(steps), "seed": int(seed)}
+            self._cache = {key: relu_balance_run(**params, chunks=5, progress=self.set_progress)}
         return self._cache[key]
 
-    def _update(self, window, hidden, lr, steps, seed) -> None:
-        live = self.live_run(hidden, lr, steps, seed)
+    def _run(self, window, hidden, lr, steps, seed) -> None:
+        live = self.result = self.live_run(hidden, lr, steps, seed)
+        self.window = window
         fig = self.figure
         with fig.batch_update():
             if self.paper is not None:
                 r = self.paper
-                lo, hi = _fill_ratio_panel(fig, 0, r["times"], r["tr_cov_u"], r["tr_cov_w"], r["u_sq"], r["w_sq"],
-                                           window)
+                lo, hi = _fill_ratio_panel(fig, 0, r.times, r.tr_cov_u, r.tr_cov_w, r.u_sq, r.w_sq, window)
                 fig.update_yaxes(range=[lo, hi], row=1, col=1)
-            if live["diverged"]:
+            if live.diverged:
                 for tr in fig.data[4:]:
                     tr.update(x=[], y=[])
             else:
-                lo, hi = _fill_ratio_panel(fig, 4, live["times"], live["tr_cov_u"], live["tr_cov_w"], live["u_sq"],
-                                           live["w_sq"], window)
+                lo, hi = _fill_ratio_panel(fig, 4, live.times, live.tr_cov_u, live.tr_cov_w, live.u_sq, live.w_sq,
+                                           window)
                 fig.update_yaxes(range=[lo, hi], row=1, col=2)
             fig.layout.annotations = [a for a in fig.layout.annotations if a.name not in ("divergence", "missing")]
             if self.paper is None:
                 fig.add_annotation(name="missing", text="precomputed data file missing:<br>run "
-                                   "python -m symsgd_core.balance_analysis", xref="x domain", yref="y domain",
+                                   "python -m symsgd_core.balance.experiments", xref="x domain", yref="y domain",
                                    x=0.5, y=0.5, showarrow=False, bgcolor="rgba(254,243,199,0.95)")
-            if live["diverged"]:
+            if live.diverged:
                 fig.add_annotation(name="divergence", text=f"the live run diverged at η = {lr:.3g}:<br>lower η",
                                    xref="x2 domain", yref="y2 domain", x=0.5, y=0.5, showarrow=False,
                                    bgcolor="rgba(254,226,226,0.92)", font=dict(color="#7f1d1d", size=13))
-        self.state = {"live": live, "window": window}
-        self._stage()
         parts = []
         level = "info"
         if self.paper is not None:
-            c = ba.relu_balance_claims(self.paper, window)
+            c = relu_balance_claims(self.paper, window)
             d = c[0].details
-            ntu, ntw = self.paper["neuron_tr_u"], self.paper["neuron_tr_w"]
+            ntu, ntw = self.paper.neuron_tr_u, self.paper.neuron_tr_w
             active = (ntu + ntw) > 0
             q = np.quantile(ntu[active] / ntw[active], [0.25, 0.75]) if active.any() else [np.nan, np.nan]
             parts.append(f"Paper-size net, last {window:.0%} of the run: noise-trace ratio {d['trace_ratio']:.3f} "
@@ -1303,33 +857,126 @@ class ReLUBalance(_Simulating):
         else:
             parts.append(self.paper_error)
             level = "warning"
-        if live["diverged"]:
+        if live.diverged:
             parts.append(f"The live run diverged at η = {lr:.3g}; lower η.")
             level = "error"
         else:
-            c = ba.relu_balance_claims(live, window)
+            c = relu_balance_claims(live, window)
             parts.append(f"Live 5 → {hidden} → 5 net: trace ratio {c[0].details['trace_ratio']:.3f} (law: "
                          f"{c[0].details['predicted_ratio']:.3f}), norm ratio {c[1].details['norm_ratio']:.3f}.")
         self.say(" ".join(parts), level)
 
     def claims(self) -> list[CheckResult]:
-        """§5 claims for the precomputed run, and the law's exact identities at its final state (Thm 3.2).
+        """§5 claims for the precomputed run, and the law's exact identities at its final state (Thm 3.2)."""
+        return relu_claims(self.paper, self.result, self.window)
 
-        (``balance.null_space`` is not run here: ``C`` of the paper-size net is 8200 × 8200.)
-        """
-        from ..checks.balance import Instance, check_discrete_identity, check_symmetry_per_sample
-        from ..relu_net import ReLUNet
 
-        out = []
-        if self.paper is not None:
-            out += ba.relu_balance_claims(self.paper, self.state["window"])
-            p = self.paper["params"]
-            net = ReLUNet(p["d_in"], p["hidden"], p["d_out"])
-            x, y = GaussianData(k=1.0, sigma=p["sigma"], d_in=p["d_in"], d_out=p["d_out"]).sample(32, 7)
-            inst = Instance("relu final state", net, self.paper["final_theta"][None, :], x, y)
-            out += check_symmetry_per_sample(instances=[inst])  # every neuron's pair, every sample
-            out += [r for r in check_discrete_identity(instances=[inst], runs=1) if r.name.endswith("general")]
-        live = self.state["live"]
-        if not live["diverged"]:
-            out += ba.relu_balance_claims(live, self.state["window"])[:1]
-        return out
+# ============================================================================ §6 where the continuous picture breaks
+
+
+class DiscreteBreakdown(RunController):
+    """§6: the exact one-step identity ``u'² − w'² = (1 − η²ḡ_B²)(u² − w²)`` of scalar SGD, and large ``η``.
+
+    Sliders: ``η``, start ``(u₀, w₀)``, batch size, steps, seed. Top: ``log₁₀|G_n|`` per step, marked
+    by the sign of ``G_n`` (the continuous picture never changes it). Bottom: the factor
+    ``1 − η²ḡ_B²`` of every step (read off the run), with the zones "shrinks" (0, 1], "sign flip"
+    [−1, 0) and "sign flip and growth" (< −1). A diverging run is announced on the figure.
+    """
+
+    FACTOR_FLOOR = -3.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        d = experiment_defaults(discrete_breakdown)
+        sl = dict(continuous_update=False, style={"description_width": "initial"})
+        self.controls = {
+            "lr": widgets.FloatLogSlider(value=d["lr"], base=10, min=-2, max=0, step=0.02, readout_format=".3g",
+                                         description="η", **sl),
+            "u0": widgets.FloatSlider(value=d["u0"], min=-2.0, max=2.0, step=0.05, description="u₀", **sl),
+            "w0": widgets.FloatSlider(value=d["w0"], min=-2.0, max=2.0, step=0.05, description="w₀", **sl),
+            "batch_size": widgets.IntSlider(value=d["batch_size"], min=1, max=16, description="batch S", **sl),
+            "steps": widgets.IntSlider(value=d["steps"], min=10, max=400, step=10, description="steps", **sl),
+            "seed": widgets.IntSlider(value=d["seed"], min=0, max=20, description="seed", **sl),
+        }
+        self._setup_run()
+        fig = go.FigureWidget(make_subplots(
+            rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45],
+            subplot_titles=("log₁₀|u² − w²| after each step (colour: sign of u² − w²)",
+                            "the factor 1 − η²ḡ_B² of each step")))
+        fig.update_layout(height=600, **_LAYOUT)
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#94a3b8", width=1), showlegend=False,
+                        row=1, col=1)
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=5, color=COLOURS["sgd"]), name="u² − w² > 0",
+                        row=1, col=1)
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=7, color=COLOURS["point"], symbol="diamond"),
+                        name="u² − w² < 0", row=1, col=1)
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=5, color=COLOURS["G"]), name="factor",
+                        row=2, col=1)
+        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=9, color=COLOURS["point"], symbol="triangle-down"),
+                        name=f"factor < {self.FACTOR_FLOOR:g} (drawn at {self.FACTOR_FLOOR:g})", row=2, col=1)
+        for y0, y1, colour in ((0, 1, "rgba(22,163,74,0.08)"), (-1, 0, "rgba(217,119,6,0.12)"),
+                               (self.FACTOR_FLOOR - 0.3, -1, "rgba(220,38,38,0.12)")):
+            fig.add_hrect(y0=y0, y1=y1, fillcolor=colour, line_width=0, row=2, col=1)
+        for y, text in ((0.5, "shrinks, same sign"), (-0.5, "sign flips"), (-2.0, "sign flips and |G| grows")):
+            fig.add_annotation(x=1.0, xref="x2 domain", xanchor="right", y=y, yref="y2", text=text, showarrow=False,
+                               font=dict(size=11, color="#475569"))
+        fig.update_yaxes(title_text="log₁₀|G|", row=1, col=1)
+        fig.update_yaxes(title_text="1 − η²ḡ_B²", range=[self.FACTOR_FLOOR - 0.3, 1.2], row=2, col=1)
+        fig.update_xaxes(title_text="step n", row=2, col=1)
+        self.figures = [fig]
+        self.result = None
+        self._wire()
+        self.update()
+
+    def _run(self, lr, u0, w0, batch_size, steps, seed) -> None:
+        r = self.result = discrete_breakdown(lr, u0, w0, batch_size, steps, seed)
+        self.set_progress(0.5)
+        traj, th, diverged, facts, G = r.traj, r.theta, r.diverged, r.facts, r.G
+        fig = self.figure
+        fig.layout.annotations = [a for a in fig.layout.annotations if a.name != "divergence"]
+        if not r.moved:
+            with fig.batch_update():
+                for tr in fig.data:
+                    tr.update(x=[], y=[])
+            self.say("The start (0, 0) is a saddle where every per-sample gradient vanishes: SGD never moves. "
+                     "Move u₀ or w₀.", "warning")
+            return
+        n = np.arange(th.shape[0])
+        with np.errstate(divide="ignore"):
+            logG = np.log10(np.abs(G))
+        finite = np.isfinite(logG)
+        with fig.batch_update():
+            fig.data[0].update(x=n[finite], y=logG[finite])
+            pos, neg = finite & (G > 0), finite & (G < 0)
+            fig.data[1].update(x=n[pos], y=logG[pos])
+            fig.data[2].update(x=n[neg], y=logG[neg])
+            if facts is not None:
+                f = facts["factor"]
+                low = f < self.FACTOR_FLOOR
+                fig.data[3].update(x=n[1:][~low], y=f[~low])
+                fig.data[4].update(x=n[1:][low], y=np.full(int(low.sum()), self.FACTOR_FLOOR))
+            else:
+                fig.data[3].update(x=[], y=[])
+                fig.data[4].update(x=[], y=[])
+            if diverged:
+                fig.add_annotation(name="divergence", text=self._divergence_text(traj, th, lr), xref="paper",
+                                   yref="paper", x=0.5, y=0.78, showarrow=False, bgcolor="rgba(254,226,226,0.92)",
+                                   bordercolor=COLOURS["point"], font=dict(color="#7f1d1d", size=13), align="left")
+        if diverged:
+            self.say(self._divergence_text(traj, th, lr).replace("<br>", " "), "error")
+            return
+        msg = (f"η = {lr:.3g}: largest η|ḡ_B| = {r.max_eta_g:.3g}. G = u² − w² went from {G[0]:.3g} to {G[-1]:.3g}. "
+               f"It changed sign at {r.flips} step(s) (η|ḡ_B| > 1) and grew in size at {r.grows} (η|ḡ_B| > √2); "
+               "in continuous time neither can happen.")
+        if not np.abs(G[-1]) > r.G_floor[-1]:
+            msg += " (G has reached float64 round-off, |G| ≲ 64·eps·(u² + w²): its last values are noise.)"
+        self.say(msg, "warning" if r.flips else "info")
+
+    @staticmethod
+    def _divergence_text(traj, th, lr) -> str:
+        return (_divergence_message("SGD", int(traj.diverged_step[0]), th, lr, PLANE_DIVERGENCE_LIMIT)
+                + "<br>" + DIVERGENCE_WHY)
+
+    def claims(self) -> list[CheckResult]:
+        """The one-step identity at every step of the run shown (up to a divergence)."""
+        return discrete_breakdown_claims(self.result)

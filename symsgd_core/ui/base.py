@@ -1,9 +1,13 @@
-"""The controller pattern shared by every interactive figure.
+r"""The controller pattern shared by every interactive figure.
 
 One :class:`Controller` per figure owns its widgets, its plotly ``FigureWidget``
-and a status line. ``update()`` recomputes everything from the widget values; the
-widgets only call it. Tests drive controllers without a kernel or a browser:
-set a widget's value (``controller.set(name=value)``) and inspect
+and a status line. A controller draws: it reads its widgets, calls ONE experiment
+function of its topic (which returns a frozen dataclass), keeps that result in
+``controller.result`` and draws it. Figures that re-simulate are
+:class:`RunController`\ s (a Run button, a progress bar, "Computing…" while busy).
+Tests of the science call the experiment functions directly; tests of a figure drive
+the controller without a kernel or a browser: set a widget's value
+(``controller.set(name=value)``) and inspect ``controller.result``,
 ``controller.figure`` and ``controller.status.value``.
 
 Conventions (the browser suite relies on them):
@@ -20,7 +24,9 @@ Conventions (the browser suite relies on them):
 from __future__ import annotations
 
 import html
+import inspect
 import os
+import re
 import time
 
 import ipywidgets as widgets
@@ -138,6 +144,87 @@ class Controller:
         """Show ``text`` in the status line (level: info, warning, error)."""
         colour = {"info": "#333", "warning": "#b45309", "error": "#b91c1c"}.get(level, "#333")
         self.status.value = f'<span style="color:{colour}">{html.escape(text)}</span>'
+
+
+class RunController(Controller):
+    """A figure that re-simulates: a Run button, a progress bar, and "Computing…" in the status while busy.
+
+    Subclasses call :meth:`_setup_run` in ``__init__`` and implement ``_run(**values)``: call the topic's
+    experiment (passing :meth:`set_progress` as its progress callback), keep the result in ``self.result``
+    and draw it. With ``live = False`` (the default) every settings change re-simulates (``update()`` is
+    ``run()``); with ``live = True`` the sliders redraw an analytic part at once (``_update``) and only the
+    Run button (or :meth:`run`) re-simulates.
+    """
+
+    live = False
+
+    def _setup_run(self) -> None:
+        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play",
+                                         tooltip="re-simulate with the slider values")
+        self.progress = widgets.IntProgress(value=0, min=0, max=100, description="",
+                                            layout=widgets.Layout(width="160px"))
+        self.run_button.on_click(lambda _b: self.run())
+        self.extra_widgets = [self.run_button, self.progress]
+        self.last_run_seconds = float("nan")
+
+    def set_progress(self, fraction: float) -> None:
+        """Show ``fraction`` (0 to 1) of the work as done."""
+        self.progress.value = int(round(100 * min(max(float(fraction), 0.0), 1.0)))
+
+    def update(self) -> None:
+        if self.live:
+            super().update()
+        else:
+            self.run()
+
+    def run(self) -> None:
+        """What the Run button does: "Computing…", re-simulate (``_run``), redraw; timed in ``last_run_seconds``.
+
+        An exception is shown in the status line and re-raised (for tests and logs).
+        """
+        t0 = time.perf_counter()
+        self.say("Computing…")
+        self.progress.value = 0
+        self.run_button.disabled = True
+        try:
+            self._run(**self.values())
+        except Exception as exc:
+            self.say(f"Error: {type(exc).__name__}: {exc}", "error")
+            raise
+        finally:
+            self.run_button.disabled = False
+            self.progress.value = self.progress.max
+            self.last_run_seconds = time.perf_counter() - t0
+            if not self.live:
+                self.last_update_seconds = self.last_run_seconds
+        for fig in self.figures:
+            sync_figure_state(fig)
+
+    def _run(self, **values) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def experiment_defaults(func) -> dict:
+    """The keyword defaults of an experiment function (the one place a figure's starting settings live)."""
+    return {name: p.default for name, p in inspect.signature(func).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def status_text(controller: Controller) -> str:
+    """The controller's status line as plain text (for printing in a notebook cell)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", controller.status.value))
+
+
+def assert_claims(results) -> None:
+    """Print every :class:`~symsgd_core.core.checking.CheckResult` on one line and assert that it passed
+    (the notebooks' proofs as code). No claim at all is a failure too."""
+    results = list(results)
+    if not results:
+        raise AssertionError("no claim to check")
+    for r in results:
+        print(r)
+    for r in results:
+        assert r.passed, r
 
 
 def sync_figure_state(fig) -> None:

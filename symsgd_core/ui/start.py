@@ -2,8 +2,8 @@
 
 For the scalar model ℓ = (u w x − y)² with x ~ N(0, 1), y = k x + ε, ε ~ N(0, σ²),
 the law of balance bounds the imbalance by ``|u² − w²|(t) ≤ |u² − w²|(0) · exp(−4Tσ²t)``
-(brief §3, Δ/α₁ = σ²), with ``T = η/S`` and ``t = η · steps`` (:mod:`symsgd_core.core.conventions`).
-Gradient flow (T = 0) keeps it constant.
+(arXiv 2308.06671, Corollary 3.3 with Δ/α₁ = σ²: :func:`symsgd_core.balance.law.gaussian_rate`), with
+``T = η/S`` and ``t = η · steps`` (:mod:`symsgd_core.core.conventions`). Gradient flow (T = 0) keeps it constant.
 """
 
 from __future__ import annotations
@@ -14,23 +14,10 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
+from ..balance.law import corollary_bound, gaussian_rate, half_life
 from ..core.conventions import steps_for_time
-from ..core.validation import check_nonnegative, check_positive
+from ..core.validation import check_positive
 from .base import Controller
-
-
-def balance_bound(t, imbalance0: float, temperature: float, sigma: float):
-    """Corollary 3.3 bound ``imbalance0 · exp(−4 T σ² t)`` at times ``t`` (array, units of t)."""
-    check_nonnegative("imbalance0", imbalance0)
-    check_nonnegative("temperature", temperature)
-    check_nonnegative("sigma", sigma)
-    return imbalance0 * np.exp(-4.0 * temperature * sigma**2 * np.asarray(t, dtype=float))
-
-
-def half_life(temperature: float, sigma: float) -> float:
-    """Time ``t½ = ln 2 / (4 T σ²)`` for the bound to halve (inf when T σ² = 0)."""
-    rate = 4.0 * check_nonnegative("temperature", temperature) * check_nonnegative("sigma", sigma) ** 2
-    return math.inf if rate == 0 else math.log(2.0) / rate
 
 
 class BalanceTeaser(Controller):
@@ -57,10 +44,11 @@ class BalanceTeaser(Controller):
         self.update()
 
     def _update(self, temperature: float, sigma: float) -> None:
-        y = balance_bound(self.t, self.imbalance0, temperature, sigma)
+        rate = gaussian_rate(temperature, sigma)
+        y = corollary_bound(self.t, self.imbalance0, rate)
         with self.figure.batch_update():
             self.figure.data[1].y = y
-        t_half = half_life(temperature, sigma)
+        t_half = half_life(rate)
         if math.isinf(t_half):
             self.say("T·σ² = 0: no gradient noise, so nothing drives the balance: the imbalance is conserved.")
         else:

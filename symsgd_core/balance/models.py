@@ -26,8 +26,9 @@ import abc
 
 import numpy as np
 
-from .core.validation import check_array, check_nonnegative, check_positive, check_positive_int
+from ..core.validation import check_array, check_nonnegative, check_positive, check_positive_int
 from .data import Moments
+from .law import g_rate
 
 __all__ = ["DiagonalNet", "Rank1LinearModel", "ScalarModel", "ScalarInputModel", "SymmetricModel",
            "OBSERVABLE_KEYS"]
@@ -146,7 +147,7 @@ class SymmetricModel(abc.ABC):
         x, y = self._data(x, y, th.shape[0])
         T = self._temperature(temperature, th.shape[0])
         tu, tw = self._noise_traces(th, x, y)
-        return self._out(T * (tu - tw) - 4.0 * self.weight_decay * self._G(th), sq)
+        return self._out(g_rate(T, tu, tw, self._G(th), self.weight_decay), sq)
 
     def symmetry_residual(self, theta, x, y) -> np.ndarray:
         """``θᵀB∇ℓ(θ, x_n)`` for every sample (zero by the symmetry), shape ``(R, N)``."""
@@ -208,7 +209,7 @@ class SymmetricModel(abc.ABC):
         w_sq = np.sum(th[:, self.w_index] ** 2, axis=1)
         G = u_sq - w_sq
         return {"u_sq": u_sq, "w_sq": w_sq, "G": G, "v": self._v(th), "loss": self._loss(th, x, y),
-                "tr_cov_u": tu, "tr_cov_w": tw, "dG_dt_theory": T * (tu - tw) - 4.0 * self.weight_decay * G}
+                "tr_cov_u": tu, "tr_cov_w": tw, "dG_dt_theory": g_rate(T, tu, tw, G, self.weight_decay)}
 
     def _temperature(self, temperature, runs):
         if np.ndim(temperature) == 0:
@@ -269,7 +270,7 @@ class ScalarInputModel(SymmetricModel):
     """Base class for models ``f(x) = v(θ) x`` with scalar input and output.
 
     Then ``∇ℓ_n = 2 (v x_n − y_n) x_n ∇v``, so ``C(θ) = 4 g(v) ∇v∇vᵀ`` (rank one) with the data
-    moments' ``g(v) = α₁v² − 2α₂v + α₃`` (:class:`symsgd_core.data.Moments`). Subclasses give
+    moments' ``g(v) = α₁v² − 2α₂v + α₃`` (:class:`symsgd_core.balance.data.Moments`). Subclasses give
     ``_v(th) -> (R,)`` and ``_dv(th) -> (R, P)``.
     """
 
@@ -348,7 +349,7 @@ class ScalarInputModel(SymmetricModel):
         if self.weight_decay:
             loss = loss + self.weight_decay * np.sum(th * th, axis=1)
         return {"u_sq": u_sq, "w_sq": w_sq, "G": G, "v": v, "loss": loss, "tr_cov_u": tu, "tr_cov_w": tw,
-                "dG_dt_theory": T * (tu - tw) - 4.0 * self.weight_decay * G}
+                "dG_dt_theory": g_rate(T, tu, tw, G, self.weight_decay)}
 
 
 class ScalarModel(ScalarInputModel):

@@ -3,41 +3,44 @@
 Methods (conventions in :mod:`symsgd_core.core.conventions`: ``ℓ = (f − y)²``, ``T = η/S``, ``t = η·steps``):
 
 * :func:`run_sgd` — minibatch SGD ``θ ← θ − (η/S) Σ_{x∈B} ∇ℓ`` (plus ``2ηγθ`` with weight decay), on a
-  finite :class:`~symsgd_core.data.Dataset` (batches drawn with replacement by default) or on fresh
-  samples of :class:`~symsgd_core.data.GaussianData` every step. The scalar model has a compiled path.
+  finite :class:`~symsgd_core.balance.data.Dataset` (batches drawn with replacement by default) or on fresh
+  samples of :class:`~symsgd_core.balance.data.GaussianData` every step. The scalar model has a compiled path.
 * :func:`run_gd` — full-batch gradient descent.
 * :func:`run_gradient_flow` — ``dθ/dt = −∇L``, integrated by scipy's DOP853 at tight tolerances.
 * :func:`run_sde` — Euler–Maruyama for ``dθ = −∇L dt + sqrt(T C(θ)) dW`` with the exact ``C(θ)``.
 * :func:`run_langevin` — GD plus isotropic Gaussian kicks; :func:`langevin_noise_std` matches SGD.
 * :func:`run_noise_amplified_sgd` — small ``η``, single-sample noise scaled to a target ``T``.
 
-Every function returns a :class:`Trajectory`. Observables (:data:`~symsgd_core.models.OBSERVABLE_KEYS`)
+Every function returns a :class:`Trajectory`. Observables (:data:`~symsgd_core.balance.models.OBSERVABLE_KEYS`)
 are evaluated on a fixed evaluation set: the :class:`Dataset` itself; for :class:`GaussianData` with a
 scalar-input model the *exact* population moments; otherwise a fixed Gaussian sample of
 :data:`GAUSSIAN_EVAL_SIZE` points drawn with seed :data:`GAUSSIAN_EVAL_SEED` (or pass ``eval_data``).
 For scalar-input models (``f = v x``) the observables on a finite set are computed from its moments
-(:meth:`~symsgd_core.data.Dataset.moments`), equal to the per-sample formulas to round-off.
+(:meth:`~symsgd_core.balance.data.Dataset.moments`), equal to the per-sample formulas to round-off.
 
-Divergence: after every step, a run whose parameters are non-finite or exceed ``divergence_limit`` in
-absolute value is frozen at its last finite state and its step is stored in
-``Trajectory.diverged_step`` (−1 = never). Other runs continue; random numbers are still drawn for
-frozen runs, so a run's noise never depends on whether another run diverged. Same seed, same numbers.
+Divergence (the rule of :mod:`symsgd_core.core.results`, instance :data:`DIVERGENCE`): after every step, a
+run whose parameters are non-finite or exceed ``divergence_limit`` in absolute value (or whose recorded
+observables overflow) is frozen at its last finite state and its step is stored in
+``Trajectory.diverged_step`` (−1 = never); its later records repeat the frozen state. Other runs continue;
+random numbers are still drawn for frozen runs, so a run's noise never depends on whether another run
+diverged. Randomness: one stream per call (:func:`symsgd_core.core.seeding.stream`), drawn run-major in the
+order documented by each method. Same seed, same numbers.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from .core.conventions import temperature as sgd_temperature
-from .core.validation import (
-    as_generator,
+from ..core.conventions import temperature as sgd_temperature
+from ..core.results import Divergence, EngineResult, resolve_engine
+from ..core.seeding import stream
+from ..core.validation import (
     check_array,
-    check_choice,
     check_int,
     check_nonnegative,
     check_positive,
@@ -46,11 +49,14 @@ from .core.validation import (
 from .data import Dataset, GaussianData
 from .models import OBSERVABLE_KEYS, ScalarInputModel, ScalarModel
 
-__all__ = ["DIVERGENCE_LIMIT", "GAUSSIAN_EVAL_SEED", "GAUSSIAN_EVAL_SIZE", "Trajectory", "langevin_noise_std",
-           "run_gd", "run_gradient_flow", "run_langevin", "run_noise_amplified_sgd", "run_sde", "run_sgd"]
+__all__ = ["DIVERGENCE", "DIVERGENCE_LIMIT", "GAUSSIAN_EVAL_SEED", "GAUSSIAN_EVAL_SIZE", "Trajectory",
+           "langevin_noise_std", "run_gd", "run_gradient_flow", "run_langevin", "run_noise_amplified_sgd", "run_sde",
+           "run_sgd"]
 
-#: A run is declared diverged when ``max|θ| > DIVERGENCE_LIMIT`` (or non-finite) after a step.
-DIVERGENCE_LIMIT = 1e12
+#: The divergence rule of this engine: ``max|θ|`` of a run after a step (and its recorded observables).
+DIVERGENCE = Divergence("max|θ|", 1e12)
+#: The default limit of :data:`DIVERGENCE` (every method's ``divergence_limit`` defaults to it).
+DIVERGENCE_LIMIT = DIVERGENCE.limit
 #: Size and seed of the fixed evaluation sample used for GaussianData when exact moments do not apply.
 GAUSSIAN_EVAL_SIZE = 4096
 GAUSSIAN_EVAL_SEED = 20230813
@@ -60,58 +66,46 @@ _FMAX = float(np.finfo(np.float64).max)
 
 
 # =============================================================================================== result
-@dataclass
-class Trajectory:
-    """Recorded trajectory of R runs at K record points.
+@dataclass(frozen=True, eq=False)
+class Trajectory(EngineResult):
+    """Recorded trajectory of R runs at K record points (the engine result shape of :mod:`symsgd_core.core.results`).
 
     Attributes:
         steps: ``(K,)`` int, step numbers of the records (record index for gradient flow).
         times: ``(K,)`` continuous time ``t`` (``η·steps`` for SGD/GD/Langevin, ``dt·steps`` for the SDE,
             the integrator's output times for gradient flow).
+        diverged_step: ``(R,)`` int, step (record index for flow) at which the run diverged, −1 = never.
+            A diverged run is frozen at its last finite state; its observables stay finite.
+        settings: the arguments (method, lr, batch_size, temperature, seed, evaluation set, engine, …);
+            ``settings["method"]`` is ``"sgd"``, ``"gd"``, ``"gradient_flow"``, ``"sde"``, ``"langevin"`` or
+            ``"noise_amplified_sgd"``.
         observables: dict ``key → (K, R)`` array (``"v"`` is ``(K, R) + model.v_shape``); keys are
             ``u_sq, w_sq, G, v, loss, tr_cov_u, tr_cov_w, dG_dt_theory``.
         theta: ``(K, R, P)`` parameters at the same records.
-        diverged_step: ``(R,)`` int, step (record index for flow) at which the run diverged, −1 = never.
-            A diverged run is frozen at its last finite state; its observables stay finite.
-        method: ``"sgd"``, ``"gd"``, ``"gradient_flow"``, ``"sde"``, ``"langevin"`` or ``"noise_amplified_sgd"``.
-        params: the arguments (lr, batch_size, temperature, seed, evaluation set, backend, …).
     """
 
-    steps: np.ndarray
-    times: np.ndarray
     observables: dict
     theta: np.ndarray
-    diverged_step: np.ndarray
-    method: str
-    params: dict = field(default_factory=dict)
+
+    @property
+    def method(self) -> str:
+        return self.settings["method"]
 
     @property
     def final_theta(self) -> np.ndarray:
         """``(R, P)`` parameters at the last record."""
         return self.theta[-1]
 
-    @property
-    def ok_runs(self) -> np.ndarray:
-        """``(R,)`` bool mask of runs that never diverged."""
-        return self.diverged_step < 0
-
-    @property
-    def runs(self) -> int:
-        return int(self.theta.shape[1])
-
-    @property
-    def n_diverged(self) -> int:
-        return int(np.sum(self.diverged_step >= 0))
-
     def summary(self) -> str:
-        """One human-readable paragraph: method, sizes, parameters, divergence, final means."""
-        p = ", ".join(f"{k}={v}" for k, v in self.params.items() if not isinstance(v, (np.ndarray, dict)))
-        lines = [f"{self.method}: {self.runs} runs, {len(self.steps)} records, t in [{self.times[0]:.4g}, "
+        """One human-readable paragraph: method, sizes, settings, divergence, final means."""
+        p = ", ".join(f"{k}={v}" for k, v in self.settings.items()
+                      if k != "method" and not isinstance(v, (np.ndarray, dict)))
+        lines = [f"{self.method}: {self.n_runs} runs, {len(self.steps)} records, t in [{self.times[0]:.4g}, "
                  f"{self.times[-1]:.4g}] ({p})"]
         if self.n_diverged:
             first = int(self.diverged_step[self.diverged_step >= 0].min())
             unit = "record" if self.method == "gradient_flow" else "step"
-            lines.append(f"WARNING: {self.n_diverged} of {self.runs} runs diverged (first at {unit} {first}); "
+            lines.append(f"WARNING: {self.n_diverged} of {self.n_runs} runs diverged (first at {unit} {first}); "
                          "they are frozen at their last finite state and excluded by ok_runs.")
         else:
             lines.append("no run diverged.")
@@ -127,7 +121,7 @@ class Trajectory:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return (f"Trajectory(method={self.method!r}, runs={self.runs}, records={len(self.steps)}, "
+        return (f"Trajectory(method={self.method!r}, runs={self.n_runs}, records={len(self.steps)}, "
                 f"diverged={self.n_diverged})")
 
 
@@ -212,8 +206,7 @@ def _data_grad(model, th, x, y):
 
 
 def _ok_rows(theta, limit):
-    with np.errstate(invalid="ignore"):
-        return np.abs(theta).max(axis=1) <= limit  # NaN compares False
+    return ~DIVERGENCE.with_limit(limit).exceeded(theta, axis=1)
 
 
 class _Run:
@@ -270,9 +263,10 @@ class _Run:
             advance(int(self.sched[k - 1]), int(self.sched[k] - self.sched[k - 1]))
             self.record(k)
 
-    def trajectory(self, dt, method, params):
-        return Trajectory(steps=self.sched.copy(), times=dt * self.sched.astype(np.float64), observables=self.obs,
-                          theta=self.thetas, diverged_step=self.diverged, method=method, params=params)
+    def trajectory(self, dt, method, settings):
+        return Trajectory(steps=self.sched.copy(), times=dt * self.sched.astype(np.float64),
+                          diverged_step=self.diverged, settings={"method": method, **settings}, observables=self.obs,
+                          theta=self.thetas)
 
 
 def _reference_advance(run, stepper):
@@ -292,11 +286,11 @@ def _common_checks(steps, record_every, limit):
 
 # =============================================================================================== SGD
 def run_sgd(model, theta0, data, *, lr, steps, batch_size=1, record_every=1, seed=0, replace=True, runs=None,
-            eval_data=None, backend="auto", divergence_limit=DIVERGENCE_LIMIT) -> Trajectory:
+            eval_data=None, engine="auto", divergence_limit=DIVERGENCE_LIMIT) -> Trajectory:
     """Minibatch SGD, ``θ ← θ − η(mean_{x∈B} ∇ℓ(θ, x) + 2γθ)``, for R independent runs.
 
     Args:
-        model: a :class:`~symsgd_core.models.SymmetricModel` (or :class:`~symsgd_core.relu_net.ReLUNet`).
+        model: a :class:`~symsgd_core.balance.models.SymmetricModel` (or :class:`~symsgd_core.balance.relu.ReLUNet`).
         theta0: ``(P,)`` (copied to ``runs`` runs) or ``(R, P)``.
         data: a :class:`Dataset` — each run draws its own minibatch of ``batch_size`` points every step,
             independently **with replacement** (the paper's SGD) unless ``replace=False`` (distinct
@@ -309,8 +303,9 @@ def run_sgd(model, theta0, data, *, lr, steps, batch_size=1, record_every=1, see
         seed: int or ``numpy.random.Generator``.
         runs: number of runs when ``theta0`` is ``(P,)``.
         eval_data: optional :class:`Dataset` on which observables are evaluated.
-        backend: ``"auto"`` (compiled kernel for :class:`ScalarModel` with replacement / fresh Gaussian
-            data, else numpy), ``"numpy"`` (reference) or ``"numba"``. Both give the same numbers.
+        engine: ``"auto"`` (the compiled kernel for :class:`ScalarModel` with replacement / fresh Gaussian
+            data, else the numpy reference), ``"compiled"`` or ``"reference"``
+            (:data:`~symsgd_core.core.results.ENGINES`). Both give the same numbers.
         divergence_limit: runs with ``max|θ|`` above this are stopped.
 
     Returns:
@@ -318,29 +313,28 @@ def run_sgd(model, theta0, data, *, lr, steps, batch_size=1, record_every=1, see
 
     Raises:
         ValueError: bad ``lr``, ``steps``, ``batch_size`` (incl. ``> N`` without replacement), ``runs``,
-            ``theta0`` shape, data that do not fit the model, unknown ``backend``.
+            ``theta0`` shape, data that do not fit the model, unknown ``engine`` (or ``"compiled"`` where
+            there is none).
     """
     lr = check_positive("lr", lr)
     steps, record_every, limit = _common_checks(steps, record_every, divergence_limit)
     S = check_positive_int("batch_size", batch_size)
-    check_choice("backend", backend, {"auto", "numpy", "numba"})
     theta = _initial_theta(model, theta0, runs)
     _check_data(model, data)
     if isinstance(data, Dataset) and not replace and S > data.n:
         raise ValueError(f"batch_size must be <= N = {data.n} when sampling without replacement, got {S}")
-    rng = as_generator(seed)
+    rng = stream(seed)
     observe, eval_desc = _observer(model, data, eval_data)
     T = sgd_temperature(lr, S)
     R = theta.shape[0]
     run = _Run(model, theta, steps, record_every, observe, T, limit)
 
     fast_ok = type(model) is ScalarModel and (isinstance(data, GaussianData) or replace)
-    if backend == "numba" and not fast_ok:
-        raise ValueError("backend 'numba' supports only ScalarModel with replace=True or GaussianData data")
-    use_fast = fast_ok and backend in ("auto", "numba")
+    use_fast = resolve_engine(engine, fast_ok, "the compiled kernel supports only ScalarModel with replace=True or "
+                                                "GaussianData data")
 
     if use_fast:
-        from . import _fast_kernels as fk
+        from . import _kernels as fk
 
         gamma = model.weight_decay
         if isinstance(data, GaussianData):
@@ -386,11 +380,11 @@ def run_sgd(model, theta0, data, *, lr, steps, batch_size=1, record_every=1, see
         advance = _reference_advance(run, stepper)
 
     run.run(advance)
-    params = {"lr": lr, "batch_size": S, "temperature": T, "replace": bool(replace), "steps": steps,
+    settings = {"lr": lr, "batch_size": S, "temperature": T, "replace": bool(replace), "steps": steps,
               "seed": seed if not isinstance(seed, np.random.Generator) else "Generator",
-              "weight_decay": model.weight_decay, "eval": eval_desc, "backend": "numba" if use_fast else "numpy",
+              "weight_decay": model.weight_decay, "eval": eval_desc, "engine": "compiled" if use_fast else "reference",
               "data": repr(data), "divergence_limit": limit}
-    return run.trajectory(lr, "sgd", params)
+    return run.trajectory(lr, "sgd", settings)
 
 
 # =============================================================================================== GD
@@ -413,9 +407,9 @@ def run_gd(model, theta0, data, *, lr, steps, record_every=1, runs=None, eval_da
     observe, eval_desc = _observer(model, data, eval_data)
     run = _Run(model, theta, steps, record_every, observe, 0.0, limit)
     run.run(_reference_advance(run, lambda th: th - lr * grad(th)))
-    params = {"lr": lr, "steps": steps, "weight_decay": model.weight_decay, "eval": eval_desc, "data": repr(data),
+    settings = {"lr": lr, "steps": steps, "weight_decay": model.weight_decay, "eval": eval_desc, "data": repr(data),
               "divergence_limit": limit}
-    return run.trajectory(lr, "gd", params)
+    return run.trajectory(lr, "gd", settings)
 
 
 # =============================================================================================== flow
@@ -425,7 +419,7 @@ def run_gradient_flow(model, theta0, data, *, t_end, n_records=200, rtol=1e-10, 
 
     All runs are integrated jointly (one state vector), so the error control covers every run.
     Records are at ``n_records`` equally spaced times in ``[0, t_end]``; ``steps`` holds the record
-    indices. ``params`` reports the integrator's accuracy: ``nfev``, solver status/message and
+    indices. ``settings`` reports the integrator's accuracy: ``nfev``, solver status/message and
     ``G_error`` = ``max |G(t) − G(0) e^{−4γt}|`` over records and runs (the exact law under flow).
     If the integrator fails, the remaining records repeat the last state and the runs that had not yet
     diverged are marked diverged at the first missing record.
@@ -481,11 +475,11 @@ def run_gradient_flow(model, theta0, data, *, t_end, n_records=200, rtol=1e-10, 
     ok = run.diverged < 0
     G_error = float(np.max(np.abs(G[:, ok] - G[0, ok] * np.exp(-4.0 * model.weight_decay * t_eval)[:, None]))) \
         if ok.any() else float("nan")
-    params = {"t_end": t_end, "rtol": rtol, "atol": atol, "solver": "DOP853", "nfev": int(sol.nfev),
+    settings = {"t_end": t_end, "rtol": rtol, "atol": atol, "solver": "DOP853", "nfev": int(sol.nfev),
               "status": int(sol.status), "message": str(sol.message), "G_error": G_error,
               "weight_decay": model.weight_decay, "eval": eval_desc, "data": repr(data), "divergence_limit": limit}
-    return Trajectory(steps=np.arange(n_records, dtype=np.int64), times=t_eval, observables=run.obs,
-                      theta=run.thetas, diverged_step=run.diverged, method="gradient_flow", params=params)
+    return Trajectory(steps=np.arange(n_records, dtype=np.int64), times=t_eval, diverged_step=run.diverged,
+                      settings={"method": "gradient_flow", **settings}, observables=run.obs, theta=run.thetas)
 
 
 # =============================================================================================== SDE
@@ -508,7 +502,7 @@ def run_sde(model, theta0, data, *, temperature, dt, steps, record_every=1, seed
     steps, record_every, limit = _common_checks(steps, record_every, divergence_limit)
     theta = _initial_theta(model, theta0, runs)
     _check_data(model, data)
-    rng = as_generator(seed)
+    rng = stream(seed)
     observe, eval_desc = _observer(model, data, eval_data)
     R = theta.shape[0]
     run = _Run(model, theta, steps, record_every, observe, T, limit)
@@ -534,10 +528,10 @@ def run_sde(model, theta0, data, *, temperature, dt, steps, record_every=1, seed
     else:
         raise ValueError("data must be a Dataset, or GaussianData with a scalar-input model (exact population C)")
     run.run(_reference_advance(run, stepper))
-    params = {"temperature": T, "dt": dt, "steps": steps,
+    settings = {"temperature": T, "dt": dt, "steps": steps,
               "seed": seed if not isinstance(seed, np.random.Generator) else "Generator",
               "weight_decay": model.weight_decay, "eval": eval_desc, "data": repr(data), "divergence_limit": limit}
-    return run.trajectory(dt, "sde", params)
+    return run.trajectory(dt, "sde", settings)
 
 
 # =============================================================================================== Langevin
@@ -598,7 +592,7 @@ def run_langevin(model, theta0, data, *, lr, noise_std, steps, record_every=1, s
             raise ValueError("noise_std must be >= 0")
     _check_data(model, data)
     grad = _full_grad(model, data)
-    rng = as_generator(seed)
+    rng = stream(seed)
     observe, eval_desc = _observer(model, data, eval_data)
     trB = float(len(model.u_index) - len(model.w_index))
     s_col = s if np.ndim(s) == 0 else np.asarray(s)[:, None]
@@ -609,10 +603,10 @@ def run_langevin(model, theta0, data, *, lr, noise_std, steps, record_every=1, s
         return th - lr * grad(th) + s_col * rng.standard_normal(th.shape)
 
     run.run(_reference_advance(run, stepper))
-    params = {"lr": lr, "noise_std": s if np.ndim(s) == 0 else "per-run", "steps": steps,
+    settings = {"lr": lr, "noise_std": s if np.ndim(s) == 0 else "per-run", "steps": steps,
               "seed": seed if not isinstance(seed, np.random.Generator) else "Generator",
               "weight_decay": model.weight_decay, "eval": eval_desc, "data": repr(data), "divergence_limit": limit}
-    return run.trajectory(lr, "langevin", params)
+    return run.trajectory(lr, "langevin", settings)
 
 
 # =============================================================================================== amplified
@@ -636,7 +630,7 @@ def run_noise_amplified_sgd(model, theta0, data, *, lr, target_temperature, step
     theta = _initial_theta(model, theta0, runs)
     _check_data(model, data)
     grad = _full_grad(model, data)
-    rng = as_generator(seed)
+    rng = stream(seed)
     observe, eval_desc = _observer(model, data, eval_data)
     R = theta.shape[0]
     amp = math.sqrt(T * lr)
@@ -668,9 +662,9 @@ def run_noise_amplified_sgd(model, theta0, data, *, lr, target_temperature, step
 
     run = _Run(model, theta, steps, record_every, observe, T, limit)
     run.run(_reference_advance(run, stepper))
-    params = {"lr": lr, "target_temperature": T, "steps": steps,
+    settings = {"lr": lr, "target_temperature": T, "steps": steps,
               "seed": seed if not isinstance(seed, np.random.Generator) else "Generator",
               "weight_decay": model.weight_decay, "eval": eval_desc, "data": repr(data), "divergence_limit": limit}
     if lr > T:
         warnings.warn(f"lr = {lr} > target_temperature = {T}: the noise is damped, not amplified", stacklevel=2)
-    return run.trajectory(lr, "noise_amplified_sgd", params)
+    return run.trajectory(lr, "noise_amplified_sgd", settings)

@@ -17,9 +17,9 @@ optional injectable pieces (models, formulas, dynamics) so that a test can feed 
 without the symmetry or a wrong formula and see it FAIL. Each returns a list of
 :class:`~symsgd_core.core.checking.CheckResult` (one row per claim or per model).
 
-Besides the engine's numpy models (:mod:`symsgd_core.models`) the symmetry checks use two small
-torch float64 models defined here (:func:`relu_layer_model`, :func:`attention_score_model`),
-wrapped by :class:`TorchSymmetricLoss`, which exposes the same per-sample methods.
+The symmetry checks run on the engine's models (:mod:`symsgd_core.balance.models`), its ReLU net
+(:class:`~symsgd_core.balance.relu.ReLUNet`) and a bilinear attention score written in torch
+(:func:`~symsgd_core.balance.attention.attention_score_model`, same per-sample interface).
 
 Round-off tolerances (``roundoff_tolerance``): a residual that is exactly zero in real arithmetic
 is compared with ``64 · n · eps`` times the *sum of the absolute values of the terms* that
@@ -39,14 +39,16 @@ import numpy as np
 
 from ..core.checking import CheckResult, make_result, mc_tolerance, register, roundoff_tolerance
 from ..core.conventions import temperature as sgd_temperature
-from ..core.validation import as_generator, check_array, check_positive, check_positive_int
-from ..data import GaussianData
-from ..models import DiagonalNet, Rank1LinearModel, ScalarModel
+from ..core.seeding import stream
+from ..core.validation import check_array, check_positive, check_positive_int
+from .attention import attention_score_model
+from .data import GaussianData
+from .law import corollary_bound, corollary_rate, scalar_step_factor
+from .models import DiagonalNet, Rank1LinearModel, ScalarModel
+from .relu import ReLUNet
 
 __all__ = [
     "Instance",
-    "TorchSymmetricLoss",
-    "attention_score_model",
     "check_conservation",
     "check_corollary_decay",
     "check_discrete_identity",
@@ -55,196 +57,13 @@ __all__ = [
     "check_null_space",
     "check_symmetry_per_sample",
     "check_theorem_forms",
-    "corollary_rate",
     "paper_c_matrices",
-    "relu_layer_model",
-    "scalar_step_factor",
     "symmetric_instances",
 ]
 
 #: Confidence of every Monte-Carlo tolerance in this module (z standard errors).
 Z_MC = 4.0
 _RO_SOURCE = "float64 round-off: 64·n·eps × (sum of |terms| that cancel), n = {n} summed terms ({what})"
-
-
-# ====================================================================== torch models
-
-
-class TorchSymmetricLoss:
-    """A per-sample loss written in torch (float64) with the engine models' numpy interface.
-
-    Args:
-        name: short identifier.
-        loss_fn: ``loss_fn(theta (P,), x (dx,), y (dy,)) -> scalar`` torch function (one sample).
-        n_params: ``P``.
-        x_dim, y_dim: feature sizes of one sample's ``x`` and ``y``.
-        u_index, w_index: int arrays into ``θ``: all u-entries and all w-entries.
-        pairs: one ``(u_idx, w_idx)`` per elementary rescaling symmetry.
-        lifted_loss_fn: optional ``F(M (du, dw), x, y) -> scalar`` with ``ℓ(θ) = F(u wᵀ)`` where
-            ``u = θ[u_index]``, ``w = θ[w_index]``; enables :meth:`lifted_grad`.
-
-    Data: ``x (N, dx)`` or ``(R, N, dx)``, ``y (N, dy)`` or ``(R, N, dy)``; ``theta (R, P)``.
-    The loss has no weight decay (``weight_decay = 0``).
-    """
-
-    weight_decay = 0.0
-
-    def __init__(self, name: str, loss_fn: Callable, n_params: int, x_dim: int, y_dim: int,
-                 u_index, w_index, pairs: Sequence, lifted_loss_fn: Callable | None = None):
-        self.name = str(name)
-        self.loss_fn = loss_fn
-        self.n_params = check_positive_int("n_params", n_params)
-        self.x_dim = check_positive_int("x_dim", x_dim)
-        self.y_dim = check_positive_int("y_dim", y_dim)
-        self.u_index = np.asarray(u_index, dtype=np.int64)
-        self.w_index = np.asarray(w_index, dtype=np.int64)
-        self.pairs = [(np.asarray(u, dtype=np.int64), np.asarray(w, dtype=np.int64)) for u, w in pairs]
-        self.lifted_loss_fn = lifted_loss_fn
-
-    def __repr__(self) -> str:
-        return f"TorchSymmetricLoss({self.name!r}, P={self.n_params})"
-
-    def balance_signs(self) -> np.ndarray:
-        """``(P,)``: +1 on u, −1 on w, 0 elsewhere."""
-        s = np.zeros(self.n_params)
-        s[self.u_index] = 1.0
-        s[self.w_index] = -1.0
-        return s
-
-    def G(self, theta) -> np.ndarray:
-        """``‖u‖² − ‖w‖²``, shape ``(R,)``."""
-        th = self._theta(theta)
-        return np.sum(th[:, self.u_index] ** 2, axis=1) - np.sum(th[:, self.w_index] ** 2, axis=1)
-
-    def _theta(self, theta) -> np.ndarray:
-        return check_array("theta", np.atleast_2d(theta), shape=(None, self.n_params))
-
-    def _data(self, x, y, runs):
-        x = check_array("x", x)
-        y = check_array("y", y)
-        if x.ndim not in (2, 3) or x.shape[-1] != self.x_dim:
-            raise ValueError(f"x must have shape (N, {self.x_dim}) or (R, N, {self.x_dim}), got {x.shape}")
-        if y.shape != x.shape[:-1] + (self.y_dim,):
-            raise ValueError(f"y must have shape {x.shape[:-1] + (self.y_dim,)}, got {y.shape}")
-        if x.ndim == 3 and x.shape[0] != runs:
-            raise ValueError(f"x of shape (R, N, dx) must have R = {runs}, got {x.shape[0]}")
-        return x, y
-
-    def _vmapped(self, fn, arg, x, y):
-        import torch
-        from torch.func import vmap
-
-        shared = x.ndim == 2
-        per_sample = vmap(fn, in_dims=(None, 0, 0))
-        per_run = vmap(per_sample, in_dims=(0, None, None) if shared else (0, 0, 0))
-        t = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float64)  # noqa: E731
-        return per_run(t(arg), t(x), t(y)).detach().numpy()
-
-    def per_sample_loss(self, theta, x, y) -> np.ndarray:
-        """``ℓ(θ, x_n, y_n)``, shape ``(R, N)``."""
-        th = self._theta(theta)
-        x, y = self._data(x, y, th.shape[0])
-        return self._vmapped(self.loss_fn, th, x, y)
-
-    def per_sample_grad(self, theta, x, y) -> np.ndarray:
-        """``∇_θ ℓ(θ, x_n, y_n)`` by ``torch.func.grad``, shape ``(R, N, P)``."""
-        from torch.func import grad
-
-        th = self._theta(theta)
-        x, y = self._data(x, y, th.shape[0])
-        return self._vmapped(grad(self.loss_fn), th, x, y)
-
-    def grad(self, theta, x, y) -> np.ndarray:
-        """``∇L = mean_n ∇ℓ_n``, shape ``(R, P)``."""
-        return self.per_sample_grad(theta, x, y).mean(axis=1)
-
-    def noise_cov(self, theta, x, y) -> np.ndarray:
-        """``C = mean_n (g_n − ḡ)(g_n − ḡ)ᵀ``, shape ``(R, P, P)``."""
-        g = self.per_sample_grad(theta, x, y)
-        gc = g - g.mean(axis=1, keepdims=True)
-        return np.einsum("rnp,rnq->rpq", gc, gc) / g.shape[1]
-
-    def noise_traces(self, theta, x, y) -> tuple[np.ndarray, np.ndarray]:
-        """``(Tr Cov ∇_u ℓ, Tr Cov ∇_w ℓ)``, each ``(R,)``."""
-        g = self.per_sample_grad(theta, x, y)
-        gc = g - g.mean(axis=1, keepdims=True)
-        return (np.mean(np.sum(gc[:, :, self.u_index] ** 2, axis=2), axis=1),
-                np.mean(np.sum(gc[:, :, self.w_index] ** 2, axis=2), axis=1))
-
-    def lifted_grad(self, theta, x, y) -> np.ndarray:
-        """Per-sample ``A = ∂F/∂M`` at ``M = u wᵀ`` (autograd), shape ``(R, N, du, dw)``.
-
-        Raises:
-            ValueError: if the model was built without ``lifted_loss_fn``.
-        """
-        if self.lifted_loss_fn is None:
-            raise ValueError(f"model {self.name!r} has no lifted_loss_fn, so no lifted_grad")
-        from torch.func import grad
-
-        th = self._theta(theta)
-        x, y = self._data(x, y, th.shape[0])
-        M = th[:, self.u_index][:, :, None] * th[:, self.w_index][:, None, :]
-        return self._vmapped(grad(self.lifted_loss_fn), M, x, y)
-
-
-def relu_layer_model(d_in: int = 3, hidden: int = 4, d_out: int = 2, bias: bool = True) -> TorchSymmetricLoss:
-    """One ReLU layer ``f(x) = W₂ relu(W₁x + b₁)``, ``ℓ = ‖f(x) − y‖²`` (torch, float64).
-
-    Layout of ``θ``: ``W₂`` (``d_out × hidden``, row-major), then ``W₁`` (``hidden × d_in``,
-    row-major), then ``b₁`` (``hidden``, if ``bias``). Symmetry of neuron ``i`` (needs ``λ > 0``):
-    ``W₂[:, i] → λW₂[:, i]``, ``(W₁[i, :], b₁[i]) → (W₁[i, :], b₁[i])/λ``; u = all of ``W₂``,
-    w = all of ``W₁`` and ``b₁``.
-    """
-    import torch
-
-    d_in, hidden, d_out = (check_positive_int(n, v) for n, v in (("d_in", d_in), ("hidden", hidden),
-                                                                 ("d_out", d_out)))
-    n2, n1 = d_out * hidden, hidden * d_in
-    nb = hidden if bias else 0
-
-    def loss(theta, x, y):
-        W2 = theta[:n2].reshape(d_out, hidden)
-        W1 = theta[n2:n2 + n1].reshape(hidden, d_in)
-        pre = W1 @ x + (theta[n2 + n1:] if bias else 0.0)
-        r = W2 @ torch.relu(pre) - y
-        return torch.sum(r * r)
-
-    pairs = []
-    for i in range(hidden):
-        u_idx = np.arange(d_out) * hidden + i
-        w_idx = n2 + i * d_in + np.arange(d_in)
-        if bias:
-            w_idx = np.append(w_idx, n2 + n1 + i)
-        pairs.append((u_idx, w_idx))
-    return TorchSymmetricLoss(f"relu_layer({d_in}->{hidden}->{d_out})", loss, n2 + n1 + nb, d_in, d_out,
-                              np.arange(n2), np.arange(n2, n2 + n1 + nb), pairs)
-
-
-def attention_score_model(d: int = 3, k: int = 2) -> TorchSymmetricLoss:
-    """A bilinear attention score ``s = xᵀ W_Q W_Kᵀ z`` with ``ℓ = (s − y)²`` (torch, float64).
-
-    ``θ = (W_Q, W_K)``, each ``d × k`` row-major; one sample's input is ``(x, z)`` concatenated
-    (``x_dim = 2d``), ``y`` is ``(1,)``. Symmetry: ``W_Q → λW_Q``, ``W_K → W_K/λ`` (u = W_Q,
-    w = W_K), and one elementary symmetry per head column ``j``. For ``k = 1`` the model is
-    rank-1 and has the natural lifting ``F(M) = (xᵀ M z − y)²``, ``M = W_Q W_Kᵀ`` (enables
-    ``lifted_grad``).
-    """
-
-    d, k = check_positive_int("d", d), check_positive_int("k", k)
-    nq = d * k
-
-    def loss(theta, xz, y):
-        WQ = theta[:nq].reshape(d, k)
-        WK = theta[nq:].reshape(d, k)
-        s = (xz[:d] @ WQ) @ (WK.T @ xz[d:])
-        return (s - y[0]) ** 2
-
-    def lifted(M, xz, y):
-        return (xz[:d] @ M @ xz[d:] - y[0]) ** 2
-
-    pairs = [(np.arange(d) * k + j, nq + np.arange(d) * k + j) for j in range(k)]
-    return TorchSymmetricLoss(f"attention_score(d={d},k={k})", loss, 2 * nq, 2 * d, 1, np.arange(nq),
-                              np.arange(nq, 2 * nq), pairs, lifted_loss_fn=lifted if k == 1 else None)
 
 
 # ====================================================================== random instances
@@ -256,7 +75,7 @@ class Instance:
 
     Attributes:
         label: short name shown in result names, e.g. ``"scalar"``.
-        model: an engine model or a :class:`TorchSymmetricLoss`.
+        model: an engine model or a :class:`~symsgd_core.balance.attention.TorchSymmetricLoss`.
         theta: ``(R, P)`` parameters (R random points).
         x, y: ``N`` samples in the model's data layout.
     """
@@ -275,15 +94,16 @@ def symmetric_instances(seed=0, *, n_samples: int = 12, runs: int = 3, d_in: int
     """Random instances of every symmetric model: parameters ``θ ~ theta_scale·N(0, I)``, Gaussian data.
 
     Models: ``ScalarModel``, ``Rank1LinearModel(d_in, d_out)``, ``DiagonalNet(width, depth=1)``
-    and ``DiagonalNet(width, depth=2)`` (engine, with ``weight_decay``), and, if
-    ``include_torch``, :func:`relu_layer_model` ``(d_in, hidden, d_out)`` and
-    :func:`attention_score_model` ``(d_attn, k_attn)`` plus its rank-1 case ``k = 1``.
-    Teacher slopes, noise levels and teacher matrices are random too.
+    and ``DiagonalNet(width, depth=2)`` (with ``weight_decay``), and, if ``include_torch``, the ReLU net
+    ``ReLUNet(d_in, hidden, d_out)`` (no weight decay) and :func:`~symsgd_core.balance.attention.attention_score_model`
+    ``(d_attn, k_attn)`` plus its rank-1 case ``k = 1`` (torch). Teacher slopes, noise levels and teacher
+    matrices are random too. The ReLU net's parameters are drawn in the order ``W2, W1, b1`` (biases made
+    positive, so that some neurons are active) and laid out as the net's ``θ``.
 
     Returns:
         A list of :class:`Instance`, deterministic given ``seed``.
     """
-    rng = as_generator(seed)
+    rng = stream(seed)
     n = check_positive_int("n_samples", n_samples)
     R = check_positive_int("runs", runs)
     scale = check_positive("theta_scale", theta_scale)
@@ -306,11 +126,13 @@ def symmetric_instances(seed=0, *, n_samples: int = 12, runs: int = 3, d_in: int
         net = DiagonalNet(width, depth=depth, weight_decay=weight_decay)
         out.append(Instance(f"diagonal_depth{depth}", net, theta(net.n_params), *scalar_data()))
     if include_torch:
-        relu = relu_layer_model(d_in, hidden, d_out)
-        xs = rng.standard_normal((n, relu.x_dim))
-        ys = xs @ rng.standard_normal((relu.x_dim, relu.y_dim)) + 0.5 * rng.standard_normal((n, relu.y_dim))
-        th = theta(relu.n_params)
-        th[:, relu.n_params - hidden:] = np.abs(th[:, relu.n_params - hidden:])  # some neurons active
+        relu = ReLUNet(d_in, hidden, d_out)
+        xs = rng.standard_normal((n, relu.d_in))
+        ys = xs @ rng.standard_normal((relu.d_in, relu.d_out)) + 0.5 * rng.standard_normal((n, relu.d_out))
+        th = theta(relu.n_params)  # drawn as (W2, W1, b1)
+        th[:, relu.n_params - hidden:] = np.abs(th[:, relu.n_params - hidden:])  # positive biases: some neurons active
+        n2, n1 = relu.d_out * hidden, hidden * relu.d_in
+        th = np.concatenate([th[:, n2:n2 + n1], th[:, n2 + n1:], th[:, :n2]], axis=1)  # → (W1, b1, W2)
         out.append(Instance("relu_layer", relu, th, xs, ys))
         for k in sorted({k_attn, 1}):
             att = attention_score_model(d_attn, k)
@@ -637,10 +459,6 @@ def check_theorem_forms(seed: int = 0, *, temperature: float = 0.5,
 # ====================================================================== 6. exact discrete identities
 
 
-def scalar_step_factor(lr: float, g_bar: np.ndarray) -> np.ndarray:
-    """The exact one-step factor of the scalar model: ``u'² − w'² = (1 − η²ḡ_B²)(u² − w²)``."""
-    return 1.0 - lr**2 * g_bar**2
-
 
 @register("balance.discrete")
 def check_discrete_identity(seed: int = 0, *, lr: float = 0.1, batch_size: int = 4, runs: int = 200,
@@ -668,7 +486,7 @@ def check_discrete_identity(seed: int = 0, *, lr: float = 0.1, batch_size: int =
     R = check_positive_int("runs", runs)
     N = check_positive_int("n_samples", n_samples)
     factor = scalar_step_factor if factor is None else factor
-    rng = as_generator(seed)
+    rng = stream(seed)
     # ---- row 1: scalar model, exact factor
     model = ScalarModel()
     data = GaussianData(k=rng.normal(), sigma=rng.uniform(0.2, 1.5)).dataset(N, rng)
@@ -722,8 +540,8 @@ def check_discrete_identity(seed: int = 0, *, lr: float = 0.1, batch_size: int =
 
 
 def _engine_sde_step(model, theta0, data, temperature, dt, runs, seed) -> np.ndarray:
-    """One Euler–Maruyama step of the engine's :func:`~symsgd_core.dynamics.run_sde` for ``runs`` runs."""
-    from ..dynamics import run_sde
+    """One Euler–Maruyama step of the engine's :func:`~symsgd_core.balance.dynamics.run_sde` for ``runs`` runs."""
+    from .dynamics import run_sde
 
     return run_sde(model, theta0, data, temperature=temperature, dt=dt, steps=1, runs=runs, seed=seed).theta[-1]
 
@@ -741,7 +559,7 @@ def check_g_is_ode(seed: int = 0, *, runs: int = 4000, dts: Sequence[float] = (1
     """Check 5: over many independent short SDE steps from one ``θ``, ``G`` has no diffusion term.
 
     For each ``dt`` in ``dts``, ``runs`` independent Euler–Maruyama steps from the same ``θ₀``
-    (engine :func:`~symsgd_core.dynamics.run_sde`, same seed for every ``dt``: common random
+    (engine :func:`~symsgd_core.balance.dynamics.run_sde`, same seed for every ``dt``: common random
     numbers). Rows: the log-log slope of ``Var ΔG`` against ``dt`` is 2 (``Var ΔG = O(dt²)``); the
     slope of ``Var Δ‖u‖²`` is 1 (a ``dW`` term); ``mean ΔG/dt = T Tr[CB]`` at the smallest ``dt``.
 
@@ -769,7 +587,7 @@ def check_g_is_ode(seed: int = 0, *, runs: int = 4000, dts: Sequence[float] = (1
     if dts.size < 3 or np.any(dts <= 0):
         raise ValueError(f"dts must hold at least 3 positive step sizes, got {dts.tolist()}")
     step = _engine_sde_step if sde_step is None else sde_step
-    rng = as_generator(seed)
+    rng = stream(seed)
     model = Rank1LinearModel(3, 2) if model is None else model
     d_in, d_out = getattr(model, "d_in", 1), getattr(model, "d_out", 1)
     if isinstance(model, Rank1LinearModel):
@@ -804,7 +622,7 @@ def check_g_is_ode(seed: int = 0, *, runs: int = 4000, dts: Sequence[float] = (1
     bias_u = abs(float(_ls_slope(logdt, np.log(var_u))) - 1.0)
     slope_G = float(_ls_slope(logdt, np.log(dG.var(axis=0))))
     slope_u = float(_ls_slope(logdt, np.log(du2.var(axis=0))))
-    boot = as_generator(noise_seed + 1)
+    boot = stream(noise_seed + 1)
     idx = boot.integers(0, R, size=(n_boot, R))
     se_G = float(np.std(_ls_slope(logdt, np.log(dG[idx].var(axis=1))), ddof=1))
     se_u = float(np.std(_ls_slope(logdt, np.log(du2[idx].var(axis=1))), ddof=1))
@@ -844,13 +662,13 @@ def check_g_is_ode(seed: int = 0, *, runs: int = 4000, dts: Sequence[float] = (1
 
 
 def _engine_flow(model, theta0, data, t_end):
-    from ..dynamics import run_gradient_flow
+    from .dynamics import run_gradient_flow
 
     return run_gradient_flow(model, theta0, data, t_end=t_end, n_records=50)
 
 
 def _engine_langevin(model, theta0, data, lr, steps, runs, seed):
-    from ..dynamics import langevin_noise_std, run_langevin
+    from .dynamics import langevin_noise_std, run_langevin
 
     s = langevin_noise_std(model, theta0[0], data, lr, batch_size=1)
     return run_langevin(model, theta0, data, lr=lr, noise_std=s, steps=steps, record_every=max(steps // 10, 1),
@@ -886,7 +704,7 @@ def check_conservation(seed: int = 0, *, t_end: float = 5.0, runs: int = 400, lr
     """
     t_end = check_positive("t_end", t_end)
     R = check_positive_int("runs", runs)
-    rng = as_generator(seed)
+    rng = stream(seed)
     flow = _engine_flow if flow is None else flow
     noisy = _engine_langevin if noisy is None else noisy
     if models is None:
@@ -905,8 +723,8 @@ def check_conservation(seed: int = 0, *, t_end: float = 5.0, runs: int = 400, lr
         err[label] = float(np.max(np.abs(G - G[0])))
         thmax = float(np.max(np.abs(traj.theta)))
         nrm = float(np.max(np.linalg.norm(traj.theta, axis=2)))
-        n_steps = max(int(traj.params.get("nfev", 0)) / 12.0, 1.0)
-        dth = n_steps * np.sqrt(traj.theta[0].size) * (traj.params["atol"] + traj.params["rtol"] * thmax) \
+        n_steps = max(int(traj.settings.get("nfev", 0)) / 12.0, 1.0)
+        dth = n_steps * np.sqrt(traj.theta[0].size) * (traj.settings["atol"] + traj.settings["rtol"] * thmax) \
             * np.sqrt(m.n_params)
         bound[label] = float(2.0 * nrm * dth + dth**2 + roundoff_tolerance(nrm**2, m.n_params))
     worst = max(err, key=lambda k: err[k] / bound[k])
@@ -940,10 +758,6 @@ def check_conservation(seed: int = 0, *, t_end: float = 5.0, runs: int = 400, lr
 # ====================================================================== 8. Corollary 3.3
 
 
-def corollary_rate(temperature: float, moments, weight_decay: float = 0.0) -> float:
-    """Corollary 3.3 / Eq. 7 decay rate of ``|u² − w²|`` per unit ``t``: ``4TΔ/α₁ + 4γ`` (``= 4Tσ² + 4γ``)."""
-    return 4.0 * temperature * moments.delta / moments.alpha1 + 4.0 * weight_decay
-
 
 @register("balance.corollary")
 def check_corollary_decay(seed: int = 0, *, runs: int = 1000, lr: float = 0.01, batch_size: int = 1,
@@ -952,10 +766,10 @@ def check_corollary_decay(seed: int = 0, *, runs: int = 1000, lr: float = 0.01, 
                           rate: Callable | None = None, target: Callable | None = None) -> list[CheckResult]:
     """Check 8: Corollary 3.3 for SGD on ``ℓ = (uwx − y)²`` with fresh Gaussian samples (engine ``run_sgd``).
 
-    Default setting (brief §6 item 4): ``x ~ N(0,1)``, ``y = x + ε``, ``σ = 1``, ``η = 0.01``, ``S = 1``,
-    start ``(1.5, 0.5)``. Rows: (1) the ensemble mean of ``|u² − w²|`` stays below
-    ``|G₀| exp(−4Tσ²t)`` at every record; (2) with weight decay ``γ`` below ``|G₀| exp(−(4Tσ² + 4γ)t)``;
-    (3) the mean of ``v = uw`` ends at ``β₂/β₁ = 1`` up to the noise shift.
+    Default setting (the worked example of arXiv 2308.06671, Eq. 7 with k = σ = 1): ``x ~ N(0,1)``,
+    ``y = x + ε``, ``σ = 1``, ``η = 0.01``, ``S = 1``, start ``(1.5, 0.5)``. Rows: (1) the ensemble mean of
+    ``|u² − w²|`` stays below ``|G₀| exp(−4Tσ²t)`` at every record; (2) with weight decay ``γ`` below
+    ``|G₀| exp(−(4Tσ² + 4γ)t)``; (3) the mean of ``v = uw`` ends at ``β₂/β₁ = 1`` up to the noise shift.
 
     Why the bound holds for discrete SGD too: one step gives exactly
     ``u'² − w'² = ((1 − 2ηγ)² − η²ḡ²)(u² − w²)`` and ``E ḡ² ≥ 4 g(v)/S ≥ 4Δ/(α₁S)``. Measured for
@@ -976,7 +790,7 @@ def check_corollary_decay(seed: int = 0, *, runs: int = 1000, lr: float = 0.01, 
         rate: ``rate(T, moments, gamma) -> float``, default :func:`corollary_rate` (inject a wrong one).
         target: ``target(moments) -> float``, the limit of ``E v`` (default ``β₂/β₁``).
     """
-    from ..dynamics import run_sgd
+    from .dynamics import run_sgd
 
     eta = check_positive("lr", lr)
     S = check_positive_int("batch_size", batch_size)
@@ -993,11 +807,11 @@ def check_corollary_decay(seed: int = 0, *, runs: int = 1000, lr: float = 0.01, 
     for gamma in (0.0, float(weight_decay)):
         model = ScalarModel(gamma)
         traj = run_sgd(model, th0, data, lr=eta, steps=steps, batch_size=S, runs=R, record_every=every,
-                       seed=as_generator(seed).integers(2**31) + (gamma > 0))
+                       seed=stream(seed).integers(2**31) + (gamma > 0))
         absG = np.abs(traj.observables["G"])  # (K, R)
         mean, se = absG.mean(axis=1), absG.std(axis=1, ddof=1) / np.sqrt(R)
         r = float(rate(T, mom, gamma))
-        bound = abs(float(th0[0] ** 2 - th0[1] ** 2)) * np.exp(-r * traj.times)
+        bound = corollary_bound(traj.times, abs(float(th0[0] ** 2 - th0[1] ** 2)), r)
         diff = (mean - bound)[1:]  # record 0 is the start: mean = bound, SE = 0
         excess = np.where(se[1:] > 0, diff / np.where(se[1:] > 0, se[1:], 1.0),
                           np.where(diff > 0, np.inf, 0.0))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .core.validation import as_generator, check_array, check_finite, check_nonnegative, check_positive_int
+from ..core.validation import as_generator, check_array, check_finite, check_nonnegative, check_positive_int
 
 __all__ = ["Dataset", "GaussianData", "Moments", "moments_of_samples"]
 

@@ -1,22 +1,23 @@
-"""Compiled (numba) kernels for the hot loop: minibatch SGD on the scalar model ``ℓ = (u w x − y)²``.
+"""Compiled (numba) kernels of the law-of-balance engine: minibatch SGD on the scalar model ``ℓ = (uwx − y)²``.
 
 The kernels are serial and deterministic and draw their random numbers from the caller's
 ``numpy.random.Generator`` *in exactly the order* the numpy reference in
-:mod:`symsgd_core.dynamics` does (numba shares the generator's state and reproduces numpy's
+:mod:`symsgd_core.balance.dynamics` does (numba shares the generator's state and reproduces numpy's
 ``standard_normal`` and ``integers`` streams), so both paths give the same numbers to round-off
 (``tests/test_dynamics.py`` checks this). Per step:
 
 * fresh Gaussian data: ``R·S`` values of ``x`` (run-major), then ``R·S`` values of ``ε``,
-  ``y = k x + σ ε`` — the order of :meth:`symsgd_core.data.GaussianData.sample`;
+  ``y = k x + σ ε`` — the order of :meth:`symsgd_core.balance.data.GaussianData.sample`;
 * finite dataset: ``R·S`` indices ``rng.integers(0, N)`` (run-major) — the order of
-  :meth:`symsgd_core.data.Dataset.minibatch_indices` with replacement; these are pre-drawn by numpy
+  :meth:`symsgd_core.balance.data.Dataset.minibatch_indices` with replacement; these are pre-drawn by numpy
   in blocks of steps (numpy's vectorised ``integers`` is faster than numba's scalar one, and a block
   draw continues the same stream as per-step draws).
 
 Update (conventions: ``ℓ = (f − y)²``, weight decay ``γ‖θ‖²``): ``c = mean_s 2(v x_s − y_s) x_s``,
 ``u ← u − η(c w + 2γu)``, ``w ← w − η(c u + 2γw)``. A run whose new state is non-finite or has
 ``|θ| > limit`` is frozen at its last state, ``alive[r] = False`` and ``diverged[r]`` = the step
-number; its random numbers are still drawn so the other runs' streams do not change.
+number; its random numbers are still drawn so the other runs' streams do not change (the rule of
+:data:`symsgd_core.balance.dynamics.DIVERGENCE`).
 """
 
 from __future__ import annotations

@@ -1,25 +1,25 @@
-"""A two-layer ReLU network with per-neuron rescaling symmetry (torch, float64), vectorised over R runs.
+"""The one ReLU network of the package: two layers with a per-neuron rescaling symmetry, vectorised over R runs.
 
 ``f(x) = W2 relu(W1 x + b1)`` with ``W1 (hidden, d_in)``, ``b1 (hidden,)``, ``W2 (d_out, hidden)``;
 per-sample loss ``ℓ = ‖f(x) − y‖²`` (conventions: no ½), optional weight decay ``γ‖θ‖²``.
 For every hidden neuron ``i`` and ``λ > 0``, ``(W1[i,:], b1[i]) → (W1[i,:], b1[i])/λ`` and
 ``W2[:, i] → λ W2[:, i]`` leaves ``f`` unchanged (``relu(z/λ) = relu(z)/λ``); ``u`` = the columns of
-``W2``, ``w`` = the rows of ``W1`` with the biases. The paper's Fig. 2 uses 20 → 200 → 20.
+``W2``, ``w`` = the rows of ``W1`` with the biases. The paper's Fig. 2 (arXiv 2308.06671, Thm 3.2) uses
+20 → 200 → 20.
 
 Parameter layout of ``θ (P,)``: ``W1`` (row-major, ``hidden·d_in``), then ``b1`` (``hidden``, if
 ``bias``), then ``W2`` (row-major, ``d_out·hidden``). The public methods take and return numpy arrays
-with the shapes of :class:`~symsgd_core.models.SymmetricModel`; torch does the differentiation
-(``torch.func`` for per-sample gradients).
+with the shapes of :class:`~symsgd_core.balance.models.SymmetricModel`. Two implementations, chosen by
+``grad_backend``: hand-written numpy (backpropagation, and the noise traces in closed form, never forming
+the ``(N, P)`` per-sample gradients) and torch (autograd, ``torch.func`` per-sample gradients), the reference
+the numpy one is tested against.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import torch
-from torch.func import grad as func_grad
-from torch.func import vmap
 
-from .core.validation import as_generator, check_array, check_choice, check_positive, check_positive_int
+from ..core.validation import as_generator, check_array, check_choice, check_positive, check_positive_int
 from .models import SymmetricModel, vector_batch
 
 __all__ = ["ReLUNet"]
@@ -34,9 +34,10 @@ class ReLUNet(SymmetricModel):
         d_in, hidden, d_out: layer widths (default 20 → 200 → 20, the paper's Fig. 2).
         bias: include the hidden bias ``b1`` (part of the ``w`` block of its neuron).
         weight_decay: ``γ ≥ 0``.
-        grad_backend: ``"numpy"`` (hand-written backprop, the default: fast for SGD's small batches and
-            for the noise traces) or ``"torch"`` (autograd for the gradient, ``torch.func.vmap(grad)``
-            for per-sample gradients); both give the same numbers to round-off (tested).
+        grad_backend: ``"numpy"`` (hand-written backprop and closed-form noise traces, the default: fast for
+            SGD's small batches and for the traces) or ``"torch"`` (autograd for the gradient,
+            ``torch.func.vmap(grad)`` for per-sample gradients, the reference); both give the same numbers to
+            round-off (tested).
 
     Data: ``x (N, d_in)`` or ``(R, N, d_in)``, ``y (N, d_out)`` or ``(R, N, d_out)``.
     ``v(θ)`` is the symmetry-invariant summary ``‖W2 W1‖_F`` (a scalar per run).
@@ -100,6 +101,8 @@ class ReLUNet(SymmetricModel):
 
     def forward(self, theta, x) -> np.ndarray:
         """Network output ``f(x)``, shape ``(R, N, d_out)``."""
+        import torch
+
         th, sq = self._theta(theta)
         x, _ = self._data(x, np.zeros(np.shape(x)[:-1] + (self.d_out,)), th.shape[0])
         with torch.no_grad():
@@ -128,6 +131,8 @@ class ReLUNet(SymmetricModel):
         return W1, b1, W2
 
     def _forward_t(self, th, x):
+        import torch
+
         W1, b1, W2 = self._split_t(th)
         h = torch.einsum("rhd,rnd->rnh", W1, x.expand(th.shape[0], *x.shape[1:]))
         if b1 is not None:
@@ -136,6 +141,8 @@ class ReLUNet(SymmetricModel):
 
     def _single_loss(self, th, x, y):
         """Per-sample loss for one run and one sample (for torch.func)."""
+        import torch
+
         H, di = self.hidden, self.d_in
         W1 = th[: H * di].reshape(H, di)
         off = H * di
@@ -148,6 +155,9 @@ class ReLUNet(SymmetricModel):
 
     def _per_sample_grad_t(self, th, x, y):
         """(R, n, P) torch per-sample gradients for torch inputs th (R,P), x (1|R, n, d_in), y (1|R, n, d_out)."""
+        from torch.func import grad as func_grad
+        from torch.func import vmap
+
         per_sample = vmap(func_grad(self._single_loss), in_dims=(None, 0, 0))
         in_x = 0 if x.shape[0] > 1 or th.shape[0] == 1 else None
         if in_x is None:
@@ -162,7 +172,21 @@ class ReLUNet(SymmetricModel):
         y = y if y.flags.writeable and y.flags.c_contiguous else np.array(y)
         return x, y
 
+    def _hidden(self, th, x):
+        """``(x broadcast to (R, N, d_in), pre-activations h (R, N, hidden))`` in numpy."""
+        xb = np.broadcast_to(x, (th.shape[0],) + x.shape[1:])
+        h = np.matmul(xb, th[:, self._w1].transpose(0, 2, 1))
+        if self.bias:
+            h = h + th[:, None, self._b1]
+        return xb, h
+
     def _per_sample_loss(self, th, x, y):
+        if self.grad_backend == "numpy":  # a numpy forward pass (no torch threads at every record)
+            _, h = self._hidden(th, x)
+            f = np.matmul(np.maximum(h, 0.0), th[:, self._w2].transpose(0, 2, 1))
+            return np.sum((f - y) ** 2, axis=2)
+        import torch
+
         with torch.no_grad():
             f = self._forward_t(torch.from_numpy(np.ascontiguousarray(th)), torch.from_numpy(x))
             return ((f - torch.from_numpy(y)) ** 2).sum(-1).numpy()
@@ -180,13 +204,9 @@ class ReLUNet(SymmetricModel):
 
     def _grad_numpy(self, th, x, y):
         """Hand-written backpropagation (tested against torch autograd); fast for small batches."""
-        R, n = th.shape[0], x.shape[1]
-        W1 = th[:, self._w1]
+        n = x.shape[1]
         W2 = th[:, self._w2]
-        xb = np.broadcast_to(x, (R,) + x.shape[1:])
-        h = np.matmul(xb, W1.transpose(0, 2, 1))  # (R, n, H)
-        if self.bias:
-            h += th[:, None, self._b1]
+        xb, h = self._hidden(th, x)  # (R, n, d_in), (R, n, H)
         a = np.maximum(h, 0.0)
         r = np.matmul(a, W2.transpose(0, 2, 1)) - y  # (R, n, d_out)
         out = np.empty_like(th)
@@ -200,6 +220,8 @@ class ReLUNet(SymmetricModel):
         return out
 
     def _grad_torch(self, th, x, y):
+        import torch
+
         tt = torch.tensor(th, requires_grad=True)
         f = self._forward_t(tt, torch.from_numpy(x))
         # runs are independent: the gradient of the sum over runs gives each run's own gradient
@@ -213,12 +235,8 @@ class ReLUNet(SymmetricModel):
     def _per_sample_grad_numpy(self, th, x, y):
         """Hand-written per-sample backpropagation, (R, n, P) (tested against torch.func)."""
         R, n = th.shape[0], x.shape[1]
-        W1 = th[:, self._w1]
         W2 = th[:, self._w2]
-        xb = np.broadcast_to(x, (R,) + x.shape[1:])
-        h = np.matmul(xb, W1.transpose(0, 2, 1))
-        if self.bias:
-            h += th[:, None, self._b1]
+        xb, h = self._hidden(th, x)
         a = np.maximum(h, 0.0)
         r = np.matmul(a, W2.transpose(0, 2, 1)) - y  # (R, n, d_out)
         dh = 2.0 * np.matmul(r, W2) * (h > 0)  # (R, n, H)
@@ -232,6 +250,8 @@ class ReLUNet(SymmetricModel):
     def _per_sample_chunk(self, th, x, y):
         if self.grad_backend == "numpy":
             return self._per_sample_grad_numpy(th, x, y)
+        import torch
+
         tt = torch.from_numpy(np.ascontiguousarray(th))
         return self._per_sample_grad_t(tt, torch.from_numpy(np.array(x)), torch.from_numpy(np.array(y))).numpy()
 
@@ -246,19 +266,37 @@ class ReLUNet(SymmetricModel):
     def _centered_sq_sums(self, th, x, y, per_neuron=False):
         """``mean_n ‖g_n − ḡ‖²`` over the u and w blocks (total, or per neuron ``(R, hidden)``).
 
-        ``grad_backend="torch"``: two passes over materialised per-sample gradients (``torch.func``).
-        ``"numpy"``: the same sums expanded with matrix products, never forming the ``(N, P)`` gradients,
-        e.g. ``‖2 r_n a_ni − Ḡ2[:, i]‖² = 4‖r_n‖² a_ni² − 4 a_ni r_nᵀḠ2[:, i] + ‖Ḡ2[:, i]‖²``. Its
-        round-off is ``~eps · mean‖g_n‖²`` (not ``eps · Tr Cov``): only lose digits when the mean gradient
-        dwarfs the noise by many orders of magnitude. The two agree to ~1e-12 relative in the tests.
+        ``grad_backend="numpy"``: in closed form. With ``r_n = 2(f(x_n) − y_n)`` and ``a_n = relu(h_n)``, neuron
+        ``i``'s per-sample gradients are ``∇_{u_i}ℓ_n = r_n a_ni`` and ``∇_{w_i}ℓ_n = δ_ni (x_n, 1)`` with
+        ``δ_ni = (W2[:, i]·r_n)·1[h_ni > 0]``, so ``Tr Cov∇_{u_i}ℓ = mean_n ‖r_n‖² a_ni² − ‖mean_n r_n a_ni‖²`` and
+        ``Tr Cov∇_{w_i}ℓ = mean_n δ_ni²(‖x_n‖² + 1) − ‖mean_n δ_ni (x_n, 1)‖²``: ``O(N·hidden·(d_in + d_out))``
+        instead of ``N`` backward passes over all ``P`` parameters. Its round-off is ``~eps · mean‖g_n‖²`` (not
+        ``eps · Tr Cov``): it loses digits only when the mean gradient dwarfs the noise by many orders of
+        magnitude. ``"torch"``: two passes over materialised per-sample gradients (``torch.func``). The two agree
+        to ~1e-12 relative in the tests.
         """
+        if self.grad_backend == "numpy":
+            W2 = th[:, self._w2]  # (R, d_out, H)
+            xb, h = self._hidden(th, x)
+            a = np.maximum(h, 0.0)  # (R, N, H)
+            r = 2.0 * (np.matmul(a, W2.transpose(0, 2, 1)) - y)  # (R, N, d_out)
+            n = x.shape[1]
+            gbar_u = np.matmul(r.transpose(0, 2, 1), a) / n  # (R, d_out, H)
+            tu = np.einsum("rn,rnh->rh", np.sum(r * r, axis=2), a * a) / n - np.sum(gbar_u**2, axis=1)
+            delta = np.matmul(r, W2) * (h > 0)  # (R, N, H)
+            feat_sq = np.sum(xb * xb, axis=2) + (1.0 if self.bias else 0.0)  # (R, N)
+            gbar_w = np.matmul(delta.transpose(0, 2, 1), xb) / n  # (R, H, d_in)
+            tw = np.einsum("rn,rnh->rh", feat_sq, delta * delta) / n - np.sum(gbar_w**2, axis=2)
+            if self.bias:
+                tw = tw - (delta.mean(axis=1)) ** 2
+            if per_neuron:
+                return tu, tw
+            return tu.sum(axis=1), tw.sum(axis=1)
         gbar = self._grad(th, x, y)
         if self.weight_decay:
             gbar = gbar - 2.0 * self.weight_decay * th
         N = x.shape[1]
         R = th.shape[0]
-        if self.grad_backend == "numpy":
-            return self._centered_sq_sums_expanded(th, x, y, gbar, per_neuron)
         shape = (R, self.hidden) if per_neuron else (R,)
         tu, tw = np.zeros(shape), np.zeros(shape)
         for start in range(0, N, _CHUNK):
@@ -275,35 +313,6 @@ class ReLUNet(SymmetricModel):
                 tu += d2[:, :, self.u_index].sum(axis=(1, 2))
                 tw += d2[:, :, self.w_index].sum(axis=(1, 2))
         return tu / N, tw / N
-
-    def _centered_sq_sums_expanded(self, th, x, y, gbar, per_neuron):
-        R, N = th.shape[0], x.shape[1]
-        W1 = th[:, self._w1]
-        W2 = th[:, self._w2]
-        G1 = gbar[:, self._w1]  # (R, H, d_in)
-        G2 = gbar[:, self._w2]  # (R, d_out, H)
-        xb = np.broadcast_to(x, (R,) + x.shape[1:])
-        h = np.matmul(xb, W1.transpose(0, 2, 1))
-        if self.bias:
-            h += th[:, None, self._b1]
-        a = np.maximum(h, 0.0)
-        r = np.matmul(a, W2.transpose(0, 2, 1)) - y  # (R, N, d_out)
-        dh = 2.0 * np.matmul(r, W2) * (h > 0)  # (R, N, H)
-        r2 = np.sum(r * r, axis=2)  # (R, N)
-        x2 = np.sum(xb * xb, axis=2)  # (R, N)
-        rG2 = np.matmul(r, G2)  # (R, N, H): r_nᵀ Ḡ2[:, i]
-        xG1 = np.matmul(xb, G1.transpose(0, 2, 1))  # (R, N, H): Ḡ1[i]·x_n
-        # per neuron, summed over n
-        tu = (4.0 * np.einsum("rn,rnh->rh", r2, a * a) - 4.0 * np.sum(a * rG2, axis=1)) / N + np.sum(G2 * G2, axis=1)
-        tw = (np.einsum("rn,rnh->rh", x2, dh * dh) - 2.0 * np.sum(dh * xG1, axis=1)) / N + np.sum(G1 * G1, axis=2)
-        if self.bias:
-            gb = gbar[:, self._b1]
-            tw = tw + np.mean((dh - gb[:, None, :]) ** 2, axis=1)
-        tu = np.maximum(tu, 0.0)
-        tw = np.maximum(tw, 0.0)
-        if per_neuron:
-            return tu, tw
-        return tu.sum(axis=1), tw.sum(axis=1)
 
     def _noise_traces(self, th, x, y):
         return self._centered_sq_sums(th, x, y, per_neuron=False)
