@@ -9,7 +9,6 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from symsgd_core.checks import lifting as cl
 from symsgd_core.core.checking import registered
 from symsgd_core.lifting import (
     RankOneModel,
@@ -21,6 +20,7 @@ from symsgd_core.lifting import (
     squared_error,
     w_free_lifting_loss,
 )
+from symsgd_core.lifting import checks as cl
 
 NAMES = ["lifting.rescaling_symmetry", "lifting.generic_agrees_on_rank1", "lifting.chain_rule",
          "lifting.euler_identity", "lifting.generic_depends_on_w", "lifting.w_free_lifting",

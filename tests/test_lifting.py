@@ -214,6 +214,6 @@ def test_majorant_bounds_the_loss_and_reference_condition(case):
 
 def test_one_thread_context_restores_the_thread_count():
     before = torch.get_num_threads()
-    with lf._one_thread():
+    with lf.models._one_thread():
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before

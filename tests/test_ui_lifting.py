@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 import pytest
 
 from symsgd_core import lifting as lf
+from symsgd_core.lifting.exercises import _relu_sign_loss
 from symsgd_core.ui import lifting as ul
 from symsgd_core.ui.base import figure_is_finite, slider_names, sweep_sliders
 
@@ -56,22 +57,22 @@ def test_orbit_keeps_M_and_loss_at_both_ends():
     c = ul.OrbitController()
     for lam in ul.OrbitController.LAM_RANGE:
         c.set(lam=lam)
-        q = c.quantities()
-        assert np.abs(q["M"] - q["M0"]).max() < 1e-14
-        assert abs(q["loss"] - q["loss0"]) < 1e-13 * max(1.0, q["loss0"])
-        assert abs(q["G"] - q["G0"]) > 0.1  # what does move
-    assert ul.OrbitController(model="relu").quantities()["loss"] > 0
+        q = c.result
+        assert np.abs(q.M - q.M0).max() < 1e-14
+        assert abs(q.loss - q.loss0) < 1e-13 * max(1.0, q.loss0)
+        assert abs(q.G - q.G0) > 0.1  # what does move
+    assert ul.OrbitController(model="relu").result.loss > 0
 
 
 def test_rank_one_set_midpoint_determinant():
     c = ul.RankOneSetController()
     for phi in (0.0, 60.0, 180.0):
         c.set(phi=phi)
-        q = c.matrices()
-        assert abs(q["det_M"]) < 1e-15 and abs(q["det_M2"]) < 1e-15
+        q = c.result
+        assert abs(q.det_M) < 1e-15 and abs(q.det_M2) < 1e-15
         # unit u, w: p² + s² = 1/4 and the midpoint has det = sin²(φ/2)/4
-        assert abs(q["det_mid"] - np.sin(np.deg2rad(phi) / 2) ** 2 / 4) < 1e-14
-        assert abs(q["det_sum"] - 4 * q["det_mid"]) < 1e-14
+        assert abs(q.det_mid - np.sin(np.deg2rad(phi) / 2) ** 2 / 4) < 1e-14
+        assert abs(q.det_sum - 4 * q.det_mid) < 1e-14
     c.set(phi=0.0)
     assert "M′ = M" in c.status.value
     c.set(theta_u=20.0, theta_w=20.0)  # s = 0: a double cone
@@ -80,17 +81,17 @@ def test_rank_one_set_midpoint_determinant():
 
 def test_chain_rule_controller_reports_the_slip_and_inactive_relu():
     c = ul.ChainRuleController()
-    q = c.quantities()
-    assert q["err_corrected"] < 1e-12 and q["err_seed"] > 0.1
+    q = c.result
+    assert q.err_corrected < 1e-12 and q.err_seed > 0.1
     c.set(model="relu", sample=0)  # this sample is on the inactive side at the default parameters
-    if not np.any(c.quantities()["gw"]):
+    if not np.any(c.result.gw):
         assert "ReLU is off" in c.status.value
 
 
 def test_euler_controller_flags_w_perpendicular_and_other_sign_class():
     c = ul.EulerController(model="relu")
-    q = c.quantities()
-    assert abs(q["euler"]) < 1e-12 and q["gw_norm"] > 1e-3
+    q = c.result
+    assert abs(q.euler) < 1e-12 and q.gw_norm > 1e-3
     c.set(theta_w=90.0)  # w ⟂ r = e₁: the power step is undefined
     assert "undefined" in c.status.value and c.figure.data[5].visible is False
     assert figure_is_finite(c.figure)
@@ -102,35 +103,35 @@ def test_euler_controller_flags_w_perpendicular_and_other_sign_class():
 
 def test_sign_caveat_controller():
     c = ul.SignCaveatController()
-    q = c.quantities()
-    assert q["M_diff"] == 0.0 and abs(q["plus"] - q["minus"]) > 1.0
-    assert abs(q["F"] - q["plus"]) < 1e-12  # r = e₁ selects (u, w) at the default θ_w = 45°
+    q = c.result
+    assert q.M_diff == 0.0 and abs(q.plus - q.minus) > 1.0
+    assert abs(q.F - q.plus) < 1e-12  # r = e₁ selects (u, w) at the default θ_w = 45°
     c.set(model="linear")
-    q = c.quantities()
-    assert abs(q["plus"] - q["minus"]) < 1e-12 and "symmetry too" in c.status.value
+    q = c.result
+    assert abs(q.plus - q.minus) < 1e-12 and "symmetry too" in c.status.value
     c.set(model="relu", theta_w=90.0)
     assert "undefined" in c.status.value and figure_is_finite(c.figure)
 
 
 def test_traces_controller_three_ways_and_relu():
     c = ul.TracesController()
-    q = c.quantities()
-    tu, tw = q["direct"]
+    q = c.result
+    tu, tw = q.direct
     for label in ("nat", "F"):
-        assert abs(q[label][0] - tu) < 1e-12 * tu and abs(q[label][1] - tw) < 1e-12 * tw
-    assert np.linalg.norm(q["A_nat"] - q["A_F"]) > 1e-3
+        assert abs(getattr(q, label)[0] - tu) < 1e-12 * tu and abs(getattr(q, label)[1] - tw) < 1e-12 * tw
+    assert np.linalg.norm(q.A_nat - q.A_F) > 1e-3
     c.set(model="relu")
-    assert c.quantities()["A_nat"] is None and "no natural lifting" in c.status.value
+    assert c.result.A_nat is None and "no natural lifting" in c.status.value
     assert c.figures[0].layout.annotations[0].text.startswith("no natural")
 
 
 def test_demo_case_validation():
     with pytest.raises(ValueError, match="model"):
-        ul.demo_case("mlp", [1, 0], [1, 0])
+        lf.demo_case("mlp", [1, 0], [1, 0])
     with pytest.raises(ValueError, match="u must have shape"):
-        ul.demo_case("linear", [1, 0, 0], [1, 0])
-    case = ul.demo_case("relu", [1, 0], [1, 0])
-    assert case.n_samples == ul.DEMO_SAMPLES and np.array_equal(case.r, ul.DEMO_REFERENCE)
+        lf.demo_case("linear", [1, 0, 0], [1, 0])
+    case = lf.demo_case("relu", [1, 0], [1, 0])
+    assert case.n_samples == lf.DEMO_SAMPLES and np.array_equal(case.r, lf.DEMO_REFERENCE)
 
 
 # ---------------------------------------------------------------- exercises
@@ -138,9 +139,9 @@ WRONG = {"det_rank1": 1.0, "midpoint_det": 0.0, "euler_direction": [1.0, -2.0],
          "grad_w_function": lambda A, u, w: A @ w, "relu_sign": 4.0, "balanced_lambda": 2.0}
 
 
-@pytest.mark.parametrize("name", sorted(ul.EXERCISES))
+@pytest.mark.parametrize("name", sorted(lf.EXERCISES))
 def test_exercises_unanswered_right_wrong(name):
-    ex = ul.EXERCISES[name]
+    ex = lf.EXERCISES[name]
     assert ex.check(None).status == "unanswered"
     right = ex.check(ex.solution)
     assert right.correct, right
@@ -150,13 +151,13 @@ def test_exercises_unanswered_right_wrong(name):
 
 
 def test_exercise_solutions_are_the_hand_values():
-    assert ul.EXERCISES["euler_direction"].check([4.0, 2.0]).correct  # any multiple of w
-    assert ul.EXERCISES["euler_direction"].check("-2, -1").correct
-    assert ul.EXERCISES["relu_sign"].check(9).correct and ul.EXERCISES["midpoint_det"].check("1/4").correct
+    assert lf.EXERCISES["euler_direction"].check([4.0, 2.0]).correct  # any multiple of w
+    assert lf.EXERCISES["euler_direction"].check("-2, -1").correct
+    assert lf.EXERCISES["relu_sign"].check(9).correct and lf.EXERCISES["midpoint_det"].check("1/4").correct
 
 
 def test_exercise_checker_is_robust_to_bad_answers():
-    ex = ul.EXERCISES
+    ex = lf.EXERCISES
     assert ex["det_rank1"].check("zero").status == "wrong"
     assert "non-zero" in ex["euler_direction"].check([0.0, 0.0]).message
     assert "2-vector" in ex["euler_direction"].check([1.0, 2.0, 3.0]).message
@@ -173,7 +174,7 @@ def test_exercise_checker_is_robust_to_bad_answers():
 
 def test_exercise_feedback_is_specific():
     # a rounded irrational answer (√2 typed as 1.414) counts; a coarser one is "close", not a flat "no"
-    ex = ul.EXERCISES
+    ex = lf.EXERCISES
     assert ex["balanced_lambda"].check(1.414).correct
     near = ex["balanced_lambda"].check(1.41)
     assert near.status == "wrong" and "close" in near.message
@@ -184,5 +185,5 @@ def test_exercise_feedback_is_specific():
 
 
 def test_relu_sign_exercise_uses_the_package_model():
-    assert ul._relu_sign_loss() == pytest.approx(9.0, abs=1e-14)
+    assert _relu_sign_loss() == pytest.approx(9.0, abs=1e-14)
     assert lf.MODELS["relu"].negation_symmetric is False

@@ -11,6 +11,7 @@ Run them all with ``python -m symsgd_core check``. Modules:
 from ..balance import checks as balance  # noqa: F401  (registers the checks)
 from ..core.checking import CheckResult, make_result, mc_tolerance, registered, roundoff_tolerance
 from ..core.checking import run_registered as run_all
-from . import lifting, rank_jumps, stationary  # noqa: F401  (registers the checks)
+from ..lifting import checks as lifting  # noqa: F401  (registers the checks)
+from . import rank_jumps, stationary  # noqa: F401  (registers the checks)
 
 __all__ = ["CheckResult", "make_result", "mc_tolerance", "registered", "roundoff_tolerance", "run_all"]

@@ -1,59 +1,53 @@
-"""Interactive figures for Notebook 02 (the rank-1 lifting): one controller per figure.
+"""Figures of Notebook 02 (the rank-1 lifting): one draw-only controller per figure.
 
-All numbers come from :mod:`symsgd_core.lifting` (torch autograd in float64); the controllers read
-their sliders, build a :class:`~symsgd_core.lifting.LiftingCase` in 2-D (u, w ∈ R², 16 samples, fixed
-data, reference ``r = e₁``), draw, and say in the status line what the figure shows (including
-where a construction is undefined: ``wᵀr ≤ 0`` for the w-free lifting, no natural lifting for a
-ReLU neuron). Analytic: every controller updates live (target ≤ 100 ms per update).
+Each controller reads its sliders, calls one function of :mod:`symsgd_core.lifting.experiments` (torch
+autograd in float64 at the notebook's 2-D cases: u, w ∈ R², 16 samples, fixed data, reference ``r = e₁``),
+keeps the frozen result in ``self.result``, draws it, and says in the status line what the figure shows
+(including where a construction is undefined: ``wᵀr ≤ 0`` for the w-free lifting, no natural lifting for
+a ReLU neuron). Analytic: every controller updates live (target ≤ 100 ms per update).
 
 Controllers: :class:`OrbitController` (§1), :class:`RankOneSetController` (§2),
 :class:`ChainRuleController` (§3), :class:`EulerController` (§4), :class:`SignCaveatController` (§5),
-:class:`TracesController` (§6). Exercises (§7): :data:`EXERCISES`.
+:class:`TracesController` (§6). Exercises (§7): :data:`symsgd_core.lifting.EXERCISES`.
 """
 
 from __future__ import annotations
-
-import functools
 
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .. import lifting as lf
-from ..core.exercises import Exercise, Feedback, as_vector, number_exercise
-from ..core.validation import check_array, check_choice
+from ..core.validation import check_array
+from ..lifting.experiments import (
+    DEMO_SAMPLES,
+    EULER_GRID,
+    ORBIT_GRID,
+    ORBIT_RANGE,
+    ORBIT_U,
+    ORBIT_W,
+    SIGN_LAMBDAS,
+    TRACES_THETA_U,
+    chain_rule_point,
+    euler_view,
+    orbit_sweep,
+    orbit_view,
+    rank_one_slice,
+    sign_caveat,
+    traces_view,
+)
+from ..lifting.liftings import polar
+from ..lifting.models import LiftingCase
 from .base import Controller
 
-__all__ = ["ChainRuleController", "EXERCISES", "EulerController", "OrbitController",
-           "RankOneSetController", "SignCaveatController", "TracesController", "demo_case",
-           "DEMO_REFERENCE"]
-
-#: Reference vector of the w-free lifting in the notebook: F describes the sign class w₁ > 0.
-DEMO_REFERENCE = np.array([1.0, 0.0])
-#: Batch size and per-model seeds of the notebook's fixed data (relu: seed 1 has a teacher with w₁ > 0).
-DEMO_SAMPLES = 16
-DEMO_SEEDS = {"linear": 0, "attention": 2, "relu": 1}
-#: Below this |cos(w, r)| the power step ŵ(M) is treated as undefined (round-off × κ_r > 1e-10).
-MIN_REFERENCE_COSINE = 1e-6
+__all__ = ["ChainRuleController", "EulerController", "OrbitController", "RankOneSetController",
+           "SignCaveatController", "TracesController"]
 
 COLOURS = {"u": "#1f77b4", "w": "#ff7f0e", "grad": "#d62728", "autograd": "#374151", "corrected": "#2ca02c",
            "seed": "#d62728", "F": "#9467bd", "natural": "#17becf", "set": "#93c5fd", "off": "#d62728",
            "plus": "#2563eb", "minus": "#f97316"}
 
 MODEL_OPTIONS = [("linear layer", "linear"), ("bilinear attention score", "attention"), ("ReLU neuron", "relu")]
-
-
-@functools.cache
-def _demo_base(key: str) -> lf.LiftingCase:
-    return lf.make_case(key, 2, 2, DEMO_SAMPLES, seed=DEMO_SEEDS[key], u=np.ones(2), w=np.ones(2),
-                        r=DEMO_REFERENCE)
-
-
-def demo_case(model: str, u, w) -> lf.LiftingCase:
-    """The notebook's 2-D case for ``model`` (fixed data, ``r = e₁``) at parameters ``u, w ∈ R²``."""
-    check_choice("model", model, lf.MODELS)
-    return _demo_base(model).with_params(check_array("u", u, shape=(2,)), check_array("w", w, shape=(2,)))
 
 
 def _slider(kind, description, **kw):
@@ -93,17 +87,6 @@ def _start(controller: Controller, figures: list) -> None:
     controller._wire()
 
 
-def _reference_ok(case: lf.LiftingCase) -> bool:
-    """Whether the power step ŵ(M) is defined (and well conditioned) at this case: |cos(w, r)| large enough."""
-    cos = float(case.w @ case.r) / (np.linalg.norm(case.w) * np.linalg.norm(case.r))
-    return abs(cos) > MIN_REFERENCE_COSINE
-
-
-def _mean_grads(case):
-    du, dw = lf.loss_gradients(case)
-    return du.mean(0), dw.mean(0)
-
-
 # ---------------------------------------------------------------------------------------------
 # §1 Orbits collapse to points
 # ---------------------------------------------------------------------------------------------
@@ -116,13 +99,14 @@ class OrbitController(Controller):
     Controls: ``lam`` (λ, log scale), ``model``.
     """
 
-    LAM_RANGE = (2.0 ** -1.5, 2.0 ** 1.5)
+    LAM_RANGE = ORBIT_RANGE
 
     def __init__(self, u=None, w=None, lam: float = 1.0, model: str = "linear") -> None:
         """``u``, ``w``: the base point (default ``1.2·(cos 35°, sin 35°)`` and ``0.6·(cos −20°, sin −20°)``)."""
         super().__init__()
-        self.u0 = lf.polar(35.0, 1.2) if u is None else check_array("u", u, shape=(2,))
-        self.w0 = lf.polar(-20.0, 0.6) if w is None else check_array("w", w, shape=(2,))
+        self.u0 = ORBIT_U if u is None else check_array("u", u, shape=(2,))
+        self.w0 = ORBIT_W if w is None else check_array("w", w, shape=(2,))
+        self.result = None
         self.controls = {"lam": _slider(widgets.FloatLogSlider, "λ", value=lam, base=2, min=-1.5, max=1.5,
                                         step=0.05, readout_format=".3f"),
                          "model": _model_dropdown(model)}
@@ -138,7 +122,7 @@ class OrbitController(Controller):
         fig.add_trace(go.Heatmap(z=np.zeros((2, 2)), x=["j = 1", "j = 2"], y=["i = 1", "i = 2"],
                                  colorscale="RdBu", zmid=0, showscale=False, texttemplate="%{z:.4f}",
                                  name="M"), 1, 2)
-        grid = np.geomspace(lo, hi, 61)
+        grid = ORBIT_GRID
         self._grid = grid
         fig.add_trace(go.Scatter(x=grid, y=np.zeros_like(grid), mode="lines", name="loss L",
                                  line={"color": "#111827"}), 1, 3)
@@ -156,60 +140,37 @@ class OrbitController(Controller):
                           legend={"orientation": "h", "y": -0.22})
         _start(self, [fig])
 
-    def case(self) -> lf.LiftingCase:
+    def case(self) -> LiftingCase:
         """The current point (λu, w/λ) with the notebook's data."""
-        u, w = lf.orbit_point(self.u0, self.w0, self.controls["lam"].value)
-        return demo_case(self.controls["model"].value, u, w)
+        return self.result.case
 
-    def base_case(self) -> lf.LiftingCase:
-        return demo_case(self.controls["model"].value, self.u0, self.w0)
-
-    def quantities(self) -> dict:
-        """λ, the moved vectors, M at λ and at 1, the losses, G at λ and at 1."""
-        lam = self.controls["lam"].value
-        case, base = self.case(), self.base_case()
-        return {"lam": lam, "u": case.u, "w": case.w, "M": case.M, "M0": base.M,
-                "loss": float(lf.per_sample_losses(case).mean()), "loss0": float(lf.per_sample_losses(base).mean()),
-                "G": float(case.u @ case.u - case.w @ case.w), "G0": float(base.u @ base.u - base.w @ base.w)}
+    def base_case(self) -> LiftingCase:
+        return self.result.base
 
     def _update(self, lam, model):
-        q = self.quantities()
-        base = self.base_case()
-        losses = np.array([lf.per_sample_losses(base, s * base.u, base.w / s).mean() for s in self._grid])
-        G = self._grid ** 2 * (base.u @ base.u) - (base.w @ base.w) / self._grid ** 2
+        q = self.result = orbit_view(model, lam, self.u0, self.w0, self._grid)
         fig = self.figure
         with fig.batch_update():
-            fig.data[2].x, fig.data[2].y = _arrow(0, 0, *q["u"])
-            fig.data[3].x, fig.data[3].y = _arrow(0, 0, *q["w"])
-            fig.data[4].z = q["M"]
-            fig.data[5].y = losses
-            fig.data[6].y = G
-            fig.data[7].x, fig.data[7].y = [lam, lam], [q["loss"], q["G"]]
-        dM = float(np.max(np.abs(q["M"] - q["M0"])))
-        self.say(f"λ = {lam:.3f}: λu = {_fmt_vec(q['u'])}, w/λ = {_fmt_vec(q['w'])}. M did not move (largest "
-                 f"entry change {dM:.1e}); loss L = {q['loss']:.6g} (change {abs(q['loss'] - q['loss0']):.1e}). "
-                 f"What moved: G = ‖λu‖² − ‖w/λ‖² = {q['G']:.4g} (was {q['G0']:.4g} at λ = 1).")
-
-    def sweep(self) -> dict:
-        """Over the whole slider range of λ: the largest change of M's entries and of the loss, and the range of G."""
-        base = self.base_case()
-        lams = np.geomspace(*self.LAM_RANGE, 25)
-        M_change = max(float(np.abs(np.outer(s * base.u, base.w / s) - base.M).max()) for s in lams)
-        L0 = float(lf.per_sample_losses(base).mean())
-        L_change = max(abs(float(lf.per_sample_losses(base, s * base.u, base.w / s).mean()) - L0) for s in lams)
-        G = lams ** 2 * (base.u @ base.u) - (base.w @ base.w) / lams ** 2
-        return {"lams": lams, "M_change": M_change, "loss0": L0, "loss_change": L_change, "G_min": float(G.min()),
-                "G_max": float(G.max())}
+            fig.data[2].x, fig.data[2].y = _arrow(0, 0, *q.case.u)
+            fig.data[3].x, fig.data[3].y = _arrow(0, 0, *q.case.w)
+            fig.data[4].z = q.M
+            fig.data[5].y = q.losses
+            fig.data[6].y = q.G_curve
+            fig.data[7].x, fig.data[7].y = [lam, lam], [q.loss, q.G]
+        dM = float(np.max(np.abs(q.M - q.M0)))
+        self.say(f"λ = {lam:.3f}: λu = {_fmt_vec(q.case.u)}, w/λ = {_fmt_vec(q.case.w)}. M did not move (largest "
+                 f"entry change {dM:.1e}); loss L = {q.loss:.6g} (change {abs(q.loss - q.loss0):.1e}). "
+                 f"What moved: G = ‖λu‖² − ‖w/λ‖² = {q.G:.4g} (was {q.G0:.4g} at λ = 1).")
 
     def summary(self) -> str:
         """Markdown sentence with the numbers of the current setting and of the whole slider range."""
-        q, sw = self.quantities(), self.sweep()
+        q, sw = self.result, orbit_sweep(self.controls["model"].value, self.u0, self.w0)
         lo, hi = self.LAM_RANGE
-        return (f"Now λ = {q['lam']:.3g}: λu = {_fmt_vec(q['u'])}, w/λ = {_fmt_vec(q['w'])}. Over the whole slider "
-                f"range λ ∈ [{lo:.3g}, {hi:.3g}] the entries of M = u wᵀ change by at most {sw['M_change']:.1e} and "
-                f"the training loss ({sw['loss0']:.6g}, {self.controls['model'].label}) by at most "
-                f"{sw['loss_change']:.1e} — round-off — while G = ‖λu‖² − ‖w/λ‖² runs from {sw['G_min']:.3g} to "
-                f"{sw['G_max']:.3g}.")
+        return (f"Now λ = {q.lam:.3g}: λu = {_fmt_vec(q.case.u)}, w/λ = {_fmt_vec(q.case.w)}. Over the whole slider "
+                f"range λ ∈ [{lo:.3g}, {hi:.3g}] the entries of M = u wᵀ change by at most {sw.M_change:.1e} and "
+                f"the training loss ({sw.loss0:.6g}, {self.controls['model'].label}) by at most "
+                f"{sw.loss_change:.1e} — round-off — while G = ‖λu‖² − ‖w/λ‖² runs from {sw.G_min:.3g} to "
+                f"{sw.G_max:.3g}.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,26 +213,14 @@ class RankOneSetController(Controller):
                                  "aspectmode": "cube", "camera": {"eye": {"x": 1.5, "y": 1.4, "z": 0.8}}})
         _start(self, [fig])
 
-    def matrices(self) -> dict:
-        """M, M′, their midpoint, determinants and slice coordinates at the current setting."""
-        v = self.values()
-        u, w = lf.polar(v["theta_u"]), lf.polar(v["theta_w"])
-        R = lf.rotation(np.deg2rad(v["phi"]) / 2)
-        M, M2 = np.outer(u, w), np.outer(R @ u, R @ w)
-        mid = (M + M2) / 2
-        return {"M": M, "M2": M2, "mid": mid, "sum": M + M2, "det_M": float(np.linalg.det(M)),
-                "det_M2": float(np.linalg.det(M2)), "det_mid": float(np.linalg.det(mid)),
-                "det_sum": float(np.linalg.det(M + M2)), "coords": [lf.slice_coordinates(X) for X in (M, M2, mid)],
-                "s": float(lf.slice_coordinates(M)[3])}
-
     def _update(self, theta_u, theta_w, phi):
-        q = self.matrices()
-        s = q["s"]
+        q = self.result = rank_one_slice(theta_u, theta_w, phi)
+        s = q.s
         p = np.linspace(-self.P_MAX, self.P_MAX, 33)
         ang = np.linspace(0, 2 * np.pi, 49)
         rho = np.sqrt(p ** 2 + s ** 2)[:, None]
         X, Y, Z = rho * np.cos(ang)[None, :], rho * np.sin(ang)[None, :], np.repeat(p[:, None], ang.size, 1)
-        (p1, q1, r1, _), (p2, q2, r2, _), (pm, qm, rm, _) = q["coords"]
+        (p1, q1, r1, _), (p2, q2, r2, _), (pm, qm, rm, _) = q.coords
         fig = self.figure
         with fig.batch_update():
             fig.data[0].x, fig.data[0].y, fig.data[0].z = X, Y, Z
@@ -281,16 +230,16 @@ class RankOneSetController(Controller):
             fig.data[4].x, fig.data[4].y, fig.data[4].z = [qm], [rm], [pm]
         shape = "a double cone (s = 0)" if abs(s) < 1e-12 else "a hyperboloid of one sheet"
         tail = ("φ = 0: M′ = M, so the midpoint is M itself." if phi == 0 else
-                f"Midpoint det = {q['det_mid']:.4f} ≠ 0: rank 2, off the set; the sum M + M′ = 2 × midpoint has "
-                f"det = {q['det_sum']:.4f}.")
-        self.say(f"Slice s = {s:.3f}: the rank-≤1 set is {shape}. det M = {q['det_M']:.1e}, det M′ = "
-                 f"{q['det_M2']:.1e} (both on the set). {tail}")
+                f"Midpoint det = {q.det_mid:.4f} ≠ 0: rank 2, off the set; the sum M + M′ = 2 × midpoint has "
+                f"det = {q.det_sum:.4f}.")
+        self.say(f"Slice s = {s:.3f}: the rank-≤1 set is {shape}. det M = {q.det_M:.1e}, det M′ = "
+                 f"{q.det_M2:.1e} (both on the set). {tail}")
 
     def summary(self) -> str:
-        q = self.matrices()
-        return (f"Here $s = {q['s']:.3f}$; $\\det M = {q['det_M']:.1e}$ and $\\det M' = {q['det_M2']:.1e}$ "
-                f"(round-off), while $\\det\\tfrac12(M + M') = {q['det_mid']:.4f}$ and "
-                f"$\\det(M + M') = {q['det_sum']:.4f}$: the sum of two rank-1 matrices has rank 2.")
+        q = self.result
+        return (f"Here $s = {q.s:.3f}$; $\\det M = {q.det_M:.1e}$ and $\\det M' = {q.det_M2:.1e}$ "
+                f"(round-off), while $\\det\\tfrac12(M + M') = {q.det_mid:.4f}$ and "
+                f"$\\det(M + M') = {q.det_sum:.4f}$: the sum of two rank-1 matrices has rank 2.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -333,44 +282,30 @@ class ChainRuleController(Controller):
         fig.update_layout(barmode="group", height=380, margin={"l": 50, "r": 20, "t": 50, "b": 40})
         _start(self, [fig])
 
-    def case(self) -> lf.LiftingCase:
-        v = self.values()
-        return demo_case(v["model"], lf.polar(v["theta_u"], v["u_len"]), lf.polar(v["theta_w"], v["w_len"]))
+    def case(self) -> LiftingCase:
+        return self.result.case
 
-    def quantities(self) -> dict:
-        """Autograd gradients, ∂ℓ̃/∂M, ∂ℓ̃/∂w and both chain rules for the current sample."""
-        case, k = self.case(), self.controls["sample"].value
-        du, dw = lf.loss_gradients(case)
-        G, gw = lf.generic_lifting_gradients(case)
-        cu, cw = lf.corrected_chain_rule(G, gw, case.u, case.w)
-        su, sw = lf.seed_chain_rule(G, gw, case.u, case.w)
-        return {"k": k, "du": du[k], "dw": dw[k], "G": G[k], "gw": gw[k], "cu": cu[k], "cw": cw[k], "su": su[k],
-                "sw": sw[k], "lifted": float(lf.generic_lifting_values(case)[k]),
-                "loss": float(lf.per_sample_losses(case)[k]),
-                "err_corrected": float(max(np.abs(cu[k] - du[k]).max(), np.abs(cw[k] - dw[k]).max())),
-                "err_seed": float(max(np.abs(su[k] - du[k]).max(), np.abs(sw[k] - dw[k]).max()))}
-
-    def _update(self, **_):
-        q = self.quantities()
+    def _update(self, model, theta_u, u_len, theta_w, w_len, sample):
+        q = self.result = chain_rule_point(model, theta_u, u_len, theta_w, w_len, sample)
         fig = self.figure
         with fig.batch_update():
-            for i, y in enumerate((q["du"], q["cu"], q["su"], q["dw"], q["cw"], q["sw"])):
+            for i, y in enumerate((q.du, q.cu, q.su, q.dw, q.cw, q.sw)):
                 fig.data[i].y = y
-        head = (f"sample {q['k']}: ℓ̃(u wᵀ, w) − ℓ(u, w) = {q['lifted'] - q['loss']:.1e}. Corrected chain rule "
-                f"matches autograd to {q['err_corrected']:.1e}")
-        if not (np.any(q["du"]) or np.any(q["dw"]) or np.any(q["gw"])):
+        head = (f"sample {q.k}: ℓ̃(u wᵀ, w) − ℓ(u, w) = {q.lifted - q.loss:.1e}. Corrected chain rule "
+                f"matches autograd to {q.err_corrected:.1e}")
+        if not (np.any(q.du) or np.any(q.dw) or np.any(q.gw)):
             self.say(f"{head}. The ReLU is off on this sample (wᵀx ≤ 0): every gradient is 0 and the two chain "
                      "rules cannot differ; pick another sample.", "warning")
             return
-        self.say(f"{head}; the seed's display is off by {q['err_seed']:.3g}, because ∂ℓ̃/∂w = {_fmt_vec(q['gw'])} "
+        self.say(f"{head}; the seed's display is off by {q.err_seed:.3g}, because ∂ℓ̃/∂w = {_fmt_vec(q.gw)} "
                  "is not zero and belongs to ∂ℓ/∂w, not ∂ℓ/∂u.")
 
     def summary(self) -> str:
-        q = self.quantities()
-        return (f"For sample {q['k']}: $\\partial\\tilde\\ell/\\partial w = {_fmt_vec(q['gw'])}$; the corrected chain "
-                f"rule reproduces autograd's $\\partial\\ell/\\partial u = {_fmt_vec(q['du'])}$ and "
-                f"$\\partial\\ell/\\partial w = {_fmt_vec(q['dw'])}$ to {q['err_corrected']:.1e}; the seed's display "
-                f"misses by {q['err_seed']:.3g}.")
+        q = self.result
+        return (f"For sample {q.k}: $\\partial\\tilde\\ell/\\partial w = {_fmt_vec(q.gw)}$; the corrected chain "
+                f"rule reproduces autograd's $\\partial\\ell/\\partial u = {_fmt_vec(q.du)}$ and "
+                f"$\\partial\\ell/\\partial w = {_fmt_vec(q.dw)}$ to {q.err_corrected:.1e}; the seed's display "
+                f"misses by {q.err_seed:.3g}.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -387,7 +322,7 @@ class EulerController(Controller):
     lifting. Controls: ``model``, ``theta_u``, ``u_len``, ``theta_w``, ``w_len``.
     """
 
-    GRID = np.linspace(-2.6, 2.6, 40)  # even count: the origin (where ℓ̃ is undefined) is not a grid point
+    GRID = EULER_GRID
 
     def __init__(self, model: str = "linear", theta_u: float = 30.0, u_len: float = 1.0, theta_w: float = -40.0,
                  w_len: float = 1.5) -> None:
@@ -413,57 +348,39 @@ class EulerController(Controller):
         fig.update_yaxes(title_text="gradient component (training loss)", row=1, col=2)
         fig.update_layout(barmode="group", height=450, margin={"l": 50, "r": 20, "t": 50, "b": 40},
                           legend={"orientation": "h", "y": -0.15})
-        self._grid_points = np.stack(np.meshgrid(self.GRID, self.GRID), -1).reshape(-1, 2)
         _start(self, [fig])
 
-    def case(self) -> lf.LiftingCase:
-        v = self.values()
-        return demo_case(v["model"], lf.polar(v["theta_u"], v["u_len"]), lf.polar(v["theta_w"], v["w_len"]))
+    def case(self) -> LiftingCase:
+        return self.result.case
 
-    def quantities(self) -> dict:
-        """Mean gradients: ∂L̃/∂w, Euler sum, autograd ∂L/∂u, ∂L/∂w, A_F and A_nat actions (None if undefined)."""
-        case = self.case()
-        du, dw = _mean_grads(case)
-        _, gw = lf.generic_lifting_gradients(case)
-        gw = gw.mean(0)
-        out = {"case": case, "du": du, "dw": dw, "gw": gw, "euler": float(gw @ case.w),
-               "gw_norm": float(np.linalg.norm(gw)), "F_ok": _reference_ok(case), "F": None, "nat": None}
-        if out["F_ok"]:
-            A = lf.w_free_lifting_gradient(case).mean(0)
-            out["F"] = np.concatenate([A @ case.w, A.T @ case.u])
-        if case.model.has_natural_lifting:
-            A = lf.natural_lifting_gradient(case).mean(0)
-            out["nat"] = np.concatenate([A @ case.w, A.T @ case.u])
-        return out
-
-    def _update(self, **_):
-        q = self.quantities()
-        case = q["case"]
-        Z = lf.generic_lifting_grid(case, self._grid_points).reshape(self.GRID.size, self.GRID.size)
+    def _update(self, model, theta_u, u_len, theta_w, w_len):
+        q = self.result = euler_view(model, theta_u, u_len, theta_w, w_len)
+        case = q.case
+        Z = q.Z
         w = case.w
-        tip = w + 0.8 * q["gw"] / q["gw_norm"] if q["gw_norm"] > 0 else w
+        tip = w + 0.8 * q.gw / q.gw_norm if q.gw_norm > 0 else w
         ray = w / np.abs(w).max() * self.GRID[-1]  # to the edge of the plotted square
-        auto = np.concatenate([q["du"], q["dw"]])
+        auto = np.concatenate([q.du, q.dw])
         fig = self.figure
         with fig.batch_update():
             fig.data[0].z = Z
             fig.data[1].x, fig.data[1].y = [0, ray[0]], [0, ray[1]]
             fig.data[2].x, fig.data[2].y = _arrow(0, 0, *w)
             fig.data[3].x, fig.data[3].y = _arrow(w[0], w[1], tip[0], tip[1])
-            fig.data[3].name = f"∂L̃/∂w (norm {q['gw_norm']:.3g}, drawn at length 0.8)"
+            fig.data[3].name = f"∂L̃/∂w (norm {q.gw_norm:.3g}, drawn at length 0.8)"
             fig.data[4].y = auto
-            fig.data[5].y = q["F"] if q["F"] is not None else [0, 0, 0, 0]
-            fig.data[5].visible = q["F"] is not None
-            fig.data[6].y = q["nat"] if q["nat"] is not None else [0, 0, 0, 0]
-            fig.data[6].visible = q["nat"] is not None
-        parts = [f"Euler: w·∂L̃/∂w = {q['euler']:.1e}, but ∂L̃/∂w = {_fmt_vec(q['gw'])} (norm {q['gw_norm']:.3g}): "
+            fig.data[5].y = q.F if q.F is not None else [0, 0, 0, 0]
+            fig.data[5].visible = q.F is not None
+            fig.data[6].y = q.nat if q.nat is not None else [0, 0, 0, 0]
+            fig.data[6].visible = q.nat is not None
+        parts = [f"Euler: w·∂L̃/∂w = {q.euler:.1e}, but ∂L̃/∂w = {_fmt_vec(q.gw)} (norm {q.gw_norm:.3g}): "
                  "not zero, perpendicular to w."]
         level = "info"
-        if q["F"] is None:
+        if q.F is None:
             parts.append("w ⟂ r (wᵀr = 0): ŵ(M) = MᵀMr/‖MᵀMr‖ is undefined here; F is not drawn.")
             level = "warning"
         else:
-            err = float(np.abs(q["F"] - auto).max())
+            err = float(np.abs(q.F - auto).max())
             if float(w @ case.r) < 0:
                 parts.append(f"wᵀr < 0: F describes the other sign class (−u, −w); its gradients differ from "
                              f"autograd's by {err:.3g}" + (" (equal here: this model is even under (u, w) → (−u, −w))."
@@ -472,16 +389,16 @@ class EulerController(Controller):
                 level = "warning" if not case.model.negation_symmetric else "info"
             else:
                 parts.append(f"w-free F: A_F w and A_Fᵀu match autograd to {err:.1e}.")
-        if q["nat"] is not None:
-            parts.append(f"Natural lifting: to {float(np.abs(q['nat'] - auto).max()):.1e}.")
+        if q.nat is not None:
+            parts.append(f"Natural lifting: to {float(np.abs(q.nat - auto).max()):.1e}.")
         else:
             parts.append("The ReLU neuron has no natural lifting (sign caveat).")
         self.say(" ".join(parts), level)
 
     def summary(self) -> str:
-        q = self.quantities()
-        return (f"At this setting $\\partial\\tilde L/\\partial w = {_fmt_vec(q['gw'])}$ (norm {q['gw_norm']:.3g}) "
-                f"while $w\\cdot\\partial\\tilde L/\\partial w = {q['euler']:.1e}$.")
+        q = self.result
+        return (f"At this setting $\\partial\\tilde L/\\partial w = {_fmt_vec(q.gw)}$ (norm {q.gw_norm:.3g}) "
+                f"while $w\\cdot\\partial\\tilde L/\\partial w = {q.euler:.1e}$.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -500,7 +417,7 @@ class SignCaveatController(Controller):
     def __init__(self, model: str = "relu", theta_u: float = 100.0, u_len: float = 2.0, theta_w: float = 45.0,
                  lam: float = 1.0) -> None:
         super().__init__()
-        self.u0 = lf.polar(theta_u, u_len)
+        self.u0 = polar(theta_u, u_len)
         self.controls = {"model": _model_dropdown(model),
                          "theta_w": _slider(widgets.FloatSlider, "θ_w (deg)", value=theta_w, min=-180, max=180,
                                             step=5),
@@ -508,7 +425,7 @@ class SignCaveatController(Controller):
                                         readout_format=".3f")}
         fig = make_subplots(1, 2, column_widths=[0.55, 0.45], horizontal_spacing=0.1,
                             subplot_titles=["L(λu, w/λ): M is the same at λ and −λ", "inputs and the sign of wᵀx"])
-        self._lams = np.geomspace(1 / 3, 3, 41)
+        self._lams = SIGN_LAMBDAS
         fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name="L(λu, w/λ)", line={"color": "#111827"}), 1, 1)
         fig.add_trace(go.Scatter(x=[-3, 3], y=[0, 0], mode="lines", name="F(u wᵀ) (class wᵀr > 0)",
                                  line={"color": COLOURS["F"], "dash": "dash"}), 1, 1)
@@ -529,25 +446,15 @@ class SignCaveatController(Controller):
                           legend={"orientation": "h", "y": -0.18})
         _start(self, [fig])
 
-    def case(self) -> lf.LiftingCase:
-        v = self.values()
-        return demo_case(v["model"], self.u0, lf.polar(v["theta_w"], 1.0))
-
-    def quantities(self) -> dict:
-        case = self.case()
-        plus, minus = lf.sign_flip_losses(case)
-        F = float(lf.w_free_lifting_values(case).mean()) if _reference_ok(case) else None
-        return {"case": case, "plus": plus, "minus": minus, "F": F, "w_dot_r": float(case.w @ case.r),
-                "M_diff": float(np.max(np.abs(case.M - np.outer(-case.u, -case.w))))}
+    def case(self) -> LiftingCase:
+        return self.result.case
 
     def _update(self, model, theta_w, lam):
-        q = self.quantities()
-        case = q["case"]
-        lams = self._lams
-        pos = [lf.per_sample_losses(case, s * case.u, case.w / s).mean() for s in lams]
-        neg = [lf.per_sample_losses(case, -s * case.u, -case.w / s).mean() for s in lams]
+        q = self.result = sign_caveat(model, theta_w, self.u0, self._lams)
+        case = q.case
+        lams = q.lambdas
         xs = np.concatenate([-lams[::-1], [None], lams])
-        ys = np.concatenate([neg[::-1], [None], pos])
+        ys = np.concatenate([q.neg[::-1], [None], q.pos])
         inputs = case.data["z"] if case.model.key == "attention" else case.data["x"]
         side = inputs @ case.w
         w = case.w
@@ -555,27 +462,27 @@ class SignCaveatController(Controller):
         fig = self.figure
         with fig.batch_update():
             fig.data[0].x, fig.data[0].y = xs, ys
-            fig.data[1].y = [q["F"], q["F"]] if q["F"] is not None else [None, None]
-            fig.data[2].x, fig.data[2].y = [lam, -lam], [q["plus"], q["minus"]]
+            fig.data[1].y = [q.F, q.F] if q.F is not None else [None, None]
+            fig.data[2].x, fig.data[2].y = [lam, -lam], [q.plus, q.minus]
             fig.data[3].x, fig.data[3].y = inputs[side > 0, 0], inputs[side > 0, 1]
             fig.data[4].x, fig.data[4].y = inputs[side <= 0, 0], inputs[side <= 0, 1]
             fig.data[5].x, fig.data[5].y = [-edge[0], edge[0]], [-edge[1], edge[1]]
             fig.data[6].x, fig.data[6].y = _arrow(0, 0, *(1.5 * w))
-        cls = "(u, w)" if q["w_dot_r"] > 0 else "(−u, −w)"
-        F_text = (f"F(M) = {q['F']:.4g}, the loss of the class wᵀr > 0, here {cls}." if q["F"] is not None
+        cls = "(u, w)" if q.w_dot_r > 0 else "(−u, −w)"
+        F_text = (f"F(M) = {q.F:.4g}, the loss of the class wᵀr > 0, here {cls}." if q.F is not None
                   else "w ⟂ r: F(M) is undefined here.")
         if case.model.negation_symmetric:
-            head = (f"{case.model.title}: L(u, w) = {q['plus']:.4g} = L(−u, −w) = {q['minus']:.4g} — λ = −1 is a "
+            head = (f"{case.model.title}: L(u, w) = {q.plus:.4g} = L(−u, −w) = {q.minus:.4g} — λ = −1 is a "
                     "symmetry too, so the loss is a function of M alone.")
         else:
-            head = (f"Same M (difference {q['M_diff']:.0e}), different losses: L(u, w) = {q['plus']:.4g}, "
-                    f"L(−u, −w) = {q['minus']:.4g}: the ReLU sees the other half of the data.")
+            head = (f"Same M (difference {q.M_diff:.0e}), different losses: L(u, w) = {q.plus:.4g}, "
+                    f"L(−u, −w) = {q.minus:.4g}: the ReLU sees the other half of the data.")
         self.say(f"{head} {F_text}")
 
     def summary(self) -> str:
-        q = self.quantities()
-        return (f"For the {q['case'].model.title}: $L(u, w) = {q['plus']:.4g}$ and $L(-u, -w) = {q['minus']:.4g}$, "
-                f"with $uw^\\top$ and $(-u)(-w)^\\top$ identical (difference {q['M_diff']:.0e}).")
+        q = self.result
+        return (f"For the {q.case.model.title}: $L(u, w) = {q.plus:.4g}$ and $L(-u, -w) = {q.minus:.4g}$, "
+                f"with $uw^\\top$ and $(-u)(-w)^\\top$ identical (difference {q.M_diff:.0e}).")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -591,9 +498,10 @@ class TracesController(Controller):
     Controls: ``model``, ``theta_w``, ``lam`` (position on the orbit).
     """
 
-    def __init__(self, model: str = "linear", theta_u: float = 30.0, theta_w: float = -40.0, lam: float = 1.0) -> None:
+    def __init__(self, model: str = "linear", theta_u: float = TRACES_THETA_U, theta_w: float = -40.0,
+                 lam: float = 1.0) -> None:
         super().__init__()
-        self.u0 = lf.polar(theta_u, 1.0)
+        self.theta_u = float(theta_u)
         self.controls = {"model": _model_dropdown(model),
                          "theta_w": _slider(widgets.FloatSlider, "θ_w (deg)", value=theta_w, min=-180, max=180,
                                             step=5),
@@ -629,170 +537,73 @@ class TracesController(Controller):
                            legend={"orientation": "h", "y": -0.2})
         _start(self, [heat, bars])
 
-    def case(self) -> lf.LiftingCase:
-        v = self.values()
-        u, w = lf.orbit_point(self.u0, lf.polar(v["theta_w"], 1.0), v["lam"])
-        return demo_case(v["model"], u, w)
-
-    def quantities(self) -> dict:
-        """Mean A's, traces (direct, natural, F; None where undefined) and the balanced λ*."""
-        case = self.case()
-        du, dw = lf.loss_gradients(case)
-        out = {"case": case, "direct": lf.noise_traces(du, dw), "A_nat": None, "A_F": None, "nat": None, "F": None}
-        if case.model.has_natural_lifting:
-            A = lf.natural_lifting_gradient(case)
-            out["A_nat"], out["nat"] = A.mean(0), lf.noise_traces_from_matrix_gradient(A, case.u, case.w)
-        if _reference_ok(case):
-            A = lf.w_free_lifting_gradient(case)
-            out["A_F"], out["F"] = A.mean(0), lf.noise_traces_from_matrix_gradient(A, case.u, case.w)
-        tu, tw = out["direct"]
-        lam = self.controls["lam"].value
-        # along the orbit: Tr_u ∝ 1/λ², Tr_w ∝ λ²; balanced where equal
-        out["base"] = (tu * lam ** 2, tw / lam ** 2)
-        out["lam_star"] = float((out["base"][0] / out["base"][1]) ** 0.25) if tu > 0 and tw > 0 else None
-        return out
+    def case(self) -> LiftingCase:
+        return self.result.case
 
     def _update(self, model, theta_w, lam):
-        q = self.quantities()
-        case = q["case"]
+        q = self.result = traces_view(model, theta_w, lam, self.theta_u)
+        case = q.case
         heat, bars = self.figures
         nan_free = np.zeros((2, 2))
         with heat.batch_update():
-            heat.data[0].z = q["A_nat"] if q["A_nat"] is not None else nan_free
-            heat.data[1].z = q["A_F"] if q["A_F"] is not None else nan_free
-            diff = q["A_nat"] - q["A_F"] if q["A_nat"] is not None and q["A_F"] is not None else nan_free
+            heat.data[0].z = q.A_nat if q.A_nat is not None else nan_free
+            heat.data[1].z = q.A_F if q.A_F is not None else nan_free
+            diff = q.A_nat - q.A_F if q.A_nat is not None and q.A_F is not None else nan_free
             heat.data[2].z = diff
             top = max(float(np.abs(t.z).max()) for t in heat.data) or 1.0
             for t in heat.data:
                 t.zmin, t.zmax = -top, top
-            heat.layout.annotations[0].text = ("E[A_nat] (natural lifting)" if q["A_nat"] is not None
+            heat.layout.annotations[0].text = ("E[A_nat] (natural lifting)" if q.A_nat is not None
                                                else "no natural lifting (ReLU)")
-            heat.layout.annotations[1].text = ("E[A_F] (w-free lifting)" if q["A_F"] is not None
+            heat.layout.annotations[1].text = ("E[A_F] (w-free lifting)" if q.A_F is not None
                                                else "F undefined (w ⟂ r)")
-        base_u, base_w = q["base"]
+        base_u, base_w = q.base
         tiny = np.finfo(float).tiny
         with bars.batch_update():
-            bars.data[0].y = list(q["direct"])
-            bars.data[1].y = list(q["nat"]) if q["nat"] is not None else [0, 0]
-            bars.data[1].visible = q["nat"] is not None
-            bars.data[2].y = list(q["F"]) if q["F"] is not None else [0, 0]
-            bars.data[2].visible = q["F"] is not None
+            bars.data[0].y = list(q.direct)
+            bars.data[1].y = list(q.nat) if q.nat is not None else [0, 0]
+            bars.data[1].visible = q.nat is not None
+            bars.data[2].y = list(q.F) if q.F is not None else [0, 0]
+            bars.data[2].visible = q.F is not None
             bars.data[3].y = np.maximum(base_u / self._lams ** 2, tiny)
             bars.data[4].y = np.maximum(base_w * self._lams ** 2, tiny)
-            bars.data[5].x, bars.data[5].y = [lam, lam], [max(q["direct"][0], tiny), max(q["direct"][1], tiny)]
-            ls = q["lam_star"]
+            bars.data[5].x, bars.data[5].y = [lam, lam], [max(q.direct[0], tiny), max(q.direct[1], tiny)]
+            ls = q.lam_star
             bars.data[6].x = [ls] if ls is not None else []
             bars.data[6].y = [max((base_u * base_w) ** 0.5, tiny)] if ls is not None else []
-        tu, tw = q["direct"]
+        tu, tw = q.direct
         pieces = [f"Tr Cov ∇_u ℓ = {tu:.4g}, Tr Cov ∇_w ℓ = {tw:.4g} (autograd)."]
         other_class = float(case.w @ case.r) < 0
         for label in ("nat", "F"):
-            if q[label] is not None:
-                err = max(abs(q[label][0] - tu), abs(q[label][1] - tw))
+            traces = getattr(q, label)
+            if traces is not None:
+                err = max(abs(traces[0] - tu), abs(traces[1] - tw))
                 if label == "F" and other_class and not case.model.negation_symmetric:
                     pieces.append(f"wᵀr < 0: F describes (−u, −w), whose traces differ by {err:.3g} (sign caveat).")
                 else:
                     pieces.append(f"From A_{label}: equal to {err:.1e}.")
-        if q["A_nat"] is not None and q["A_F"] is not None:
-            pieces.append(f"Yet ‖E[A_nat] − E[A_F]‖ = {np.linalg.norm(q['A_nat'] - q['A_F']):.3g}.")
-        if q["A_nat"] is None:
+        if q.A_nat is not None and q.A_F is not None:
+            pieces.append(f"Yet ‖E[A_nat] − E[A_F]‖ = {np.linalg.norm(q.A_nat - q.A_F):.3g}.")
+        if q.A_nat is None:
             pieces.append("ReLU neuron: no natural lifting; F only.")
-        if q["A_F"] is None:
+        if q.A_F is None:
             pieces.append("w ⟂ r: F undefined here.")
-        if q["lam_star"] is not None:
+        if q.lam_star is not None:
             direction = "raises" if tu > tw else "lowers"
-            pieces.append(f"Balanced at λ* = {q['lam_star']:.3g}; here dG/dt = T(Tr_u − Tr_w) {direction} G, "
+            pieces.append(f"Balanced at λ* = {q.lam_star:.3g}; here dG/dt = T(Tr_u − Tr_w) {direction} G, "
                           f"which pushes λ towards λ*.")
-        warn = q["A_F"] is None or (other_class and not case.model.negation_symmetric)
+        warn = q.A_F is None or (other_class and not case.model.negation_symmetric)
         self.say(" ".join(pieces), "warning" if warn else "info")
 
     def summary(self) -> str:
-        q = self.quantities()
-        tu, tw = q["direct"]
+        q = self.result
+        tu, tw = q.direct
         text = (f"Autograd gives $\\mathrm{{Tr\\,Cov}}\\,\\nabla_u\\ell = {tu:.4g}$ and "
                 f"$\\mathrm{{Tr\\,Cov}}\\,\\nabla_w\\ell = {tw:.4g}$")
-        if q["nat"] is not None and q["F"] is not None:
-            text += (f"; $A_\\mathrm{{nat}}$ gives ({q['nat'][0]:.4g}, {q['nat'][1]:.4g}) and $A_F$ gives "
-                     f"({q['F'][0]:.4g}, {q['F'][1]:.4g}), although $\\|E[A_\\mathrm{{nat}}] - E[A_F]\\| = "
-                     f"{np.linalg.norm(q['A_nat'] - q['A_F']):.3g}$")
-        if q["lam_star"] is not None:
-            text += f". The noise-balanced point on this orbit is $\\lambda^* = {q['lam_star']:.3g}$"
+        if q.nat is not None and q.F is not None:
+            text += (f"; $A_\\mathrm{{nat}}$ gives ({q.nat[0]:.4g}, {q.nat[1]:.4g}) and $A_F$ gives "
+                     f"({q.F[0]:.4g}, {q.F[1]:.4g}), although $\\|E[A_\\mathrm{{nat}}] - E[A_F]\\| = "
+                     f"{np.linalg.norm(q.A_nat - q.A_F):.3g}$")
+        if q.lam_star is not None:
+            text += f". The noise-balanced point on this orbit is $\\lambda^* = {q.lam_star:.3g}$"
         return text + "."
-
-
-# ---------------------------------------------------------------------------------------------
-# §7 Check yourself
-# ---------------------------------------------------------------------------------------------
-def _relu_sign_loss() -> float:
-    import torch
-
-    model = lf.relu_neuron()
-    data = {"x": torch.tensor([[1.0, 1.0]]), "y": torch.tensor([[3.0]])}
-    return float(lf.model_loss(model, torch.tensor([-2.0]), torch.tensor([-1.0, 0.5]), data)[0])
-
-
-def _check_direction(answer) -> Feedback:
-    w = np.array([2.0, 1.0])
-    v = as_vector(answer)
-    if v is None or v.shape != (2,):
-        return Feedback("wrong", f"expected a 2-vector such as 1, 0 (in code: [1.0, 0.0]), got {answer!r}.")
-    if not np.any(v):
-        return Feedback("wrong", "expected a non-zero 2-vector: every vector is orthogonal to 0.")
-    cos = abs(v @ w) / (np.linalg.norm(v) * np.linalg.norm(w))
-    if cos > 1 - 1e-9:
-        return Feedback("right", "Euler's identity says w·∂ℓ̃/∂w = 0, so ∂ℓ̃/∂w ⟂ w — and only that.")
-    return Feedback("wrong", "not that one: Euler's identity constrains ∂ℓ̃/∂w only along the direction in which "
-                             "ℓ̃ is invariant. Which vector does ℓ̃(M, λw) = ℓ̃(M, w) scale?")
-
-
-def _check_grad_w_function(answer) -> Feedback:
-    if not callable(answer):
-        return Feedback("wrong", f"expected a function grad_w(A, u, w), got {type(answer).__name__}.")
-    rng = np.random.default_rng(12345)
-    for m, n in ((2, 3), (3, 3), (1, 4)):
-        A, u, w = rng.standard_normal((m, n)), rng.standard_normal(m), rng.standard_normal(n)
-        try:
-            got = np.asarray(answer(A, u, w), dtype=float)
-        except Exception as exc:  # the reader's code: report, don't raise
-            return Feedback("wrong", f"your function raised {type(exc).__name__}: {exc} (for A of shape {A.shape}).")
-        want = A.T @ u
-        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-12, atol=1e-12):
-            if m == n and got.shape == want.shape and np.allclose(got, A @ u):
-                return Feedback("wrong", "that is A u: with A_ij = ∂F/∂M_ij and M_ij = u_i w_j, "
-                                         "∂ℓ/∂w_j = Σ_i u_i A_ij.")
-            if got.shape != want.shape:
-                return Feedback("wrong", f"wrong for A of shape {A.shape}: expected shape {want.shape}, "
-                                         f"got {got.shape}.")
-            return Feedback("wrong", f"right shape, wrong values (for A of shape {A.shape}, off by up to "
-                                     f"{np.max(np.abs(got - want)):.3g}). Hint: ∂ℓ/∂w_j = Σ_i (∂F/∂M_ij)(∂M_ij/∂w_j) "
-                                     f"with ∂M_ij/∂w_j = u_i.")
-    return Feedback("right", "∂ℓ/∂w = Aᵀu (and ∂ℓ/∂u = A w), the chain rule through M = u wᵀ.")
-
-
-#: The exercises of §7, by name (shown by :class:`~symsgd_core.ui.exercises.ExercisePanel`).
-EXERCISES = {ex.name: ex for ex in (
-    number_exercise("det_rank1", "What is det(u wᵀ) for u = (1, 2), w = (3, −1)?", 0.0,
-                    "u wᵀ = [[3, −1], [6, −2]] and 3·(−2) − (−1)·6 = 0: every u wᵀ has rank ≤ 1.",
-                    "write out the four entries u_i w_j first.", solution=0.0, rel_tol=1e-9, abs_tol=1e-9,
-                    close_tol=1e-2),
-    number_exercise("midpoint_det", "M₁ = e₁e₁ᵀ and M₂ = e₂e₂ᵀ have rank 1. What is det((M₁ + M₂)/2)?", 0.25,
-                    "The midpoint is I/2, whose determinant is 1/4 ≠ 0: the rank-1 set is not a linear subspace "
-                    "(nor convex).", "what is M₁ + M₂?", solution=1 / 4, rel_tol=1e-6, abs_tol=1e-6, close_tol=1e-2),
-    Exercise("euler_direction", "For ℓ̃(M, w) = ℓ(Mw/‖w‖², w) at w = (2, 1), give a non-zero vector that ∂ℓ̃/∂w "
-             "is always orthogonal to.", _check_direction, "vector", solution=(2.0, 1.0),
-             mistakes=(((1.0, -2.0), "not that one"), ((0.0, 0.0), "non-zero"))),
-    Exercise("grad_w_function", "Write grad_w(A, u, w) that returns ∂ℓ/∂w from A = ∂F/∂M (A_ij = ∂F/∂M_ij, "
-             "M_ij = u_i w_j).", _check_grad_w_function, "code", solution=lambda A, u, w: A.T @ u,
-             mistakes=((lambda A, u, w: A @ w, "expected shape"),
-                       (lambda A, u, w: A.sum(axis=0), "right shape, wrong values"))),
-    number_exercise("relu_sign", "ReLU neuron f(x) = u relu(wᵀx) with u = 2, w = (1, −0.5), one sample x = (1, 1), "
-                    "y = 3. ℓ(u, w) = (2·0.5 − 3)² = 4. What is ℓ(−u, −w)?", _relu_sign_loss(),
-                    "With −w the neuron is off (−wᵀx = −0.5 < 0), so f = 0 and ℓ = y² = 9: same u wᵀ, "
-                    "different loss.", "compute −wᵀx first: is the neuron on?", solution=9.0, rel_tol=1e-6,
-                    abs_tol=1e-6, close_tol=1e-2),
-    # √2 typed to 4 digits (1.414) counts
-    number_exercise("balanced_lambda", "At λ = 1, Tr Cov ∇_u ℓ = 8 and Tr Cov ∇_w ℓ = 2. Along (λu, w/λ) they scale "
-                    "as 1/λ² and λ². Which λ > 0 balances them?", 2 ** 0.5,
-                    "Balance means 8/λ² = 2λ², i.e. λ⁴ = 4, λ = √2 ≈ 1.414.", "solve 8/λ² = 2λ².",
-                    solution=1.414, rel_tol=5e-4, abs_tol=5e-4, close_tol=1e-2),
-)}

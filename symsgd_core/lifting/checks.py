@@ -1,13 +1,13 @@
-"""Checks: the rank-1 lifting ℓ̃(u wᵀ) and the sign caveat (science brief §4; Notebook 02).
+"""Checks: the rank-1 lifting ℓ̃(u wᵀ) and the sign caveat (arXiv 2308.06671, Theorem 3.1's lifted loss; Notebook 02).
 
-Every check runs on a list of :class:`~symsgd_core.lifting.LiftingCase` (default: one random case per
+Every check runs on a list of :class:`~symsgd_core.lifting.models.LiftingCase` (default: one random case per
 model — linear layer, bilinear attention score, ReLU neuron — from ``seed`` and the sizes ``m, n,
 n_samples``) or on the ``cases`` passed in (the notebook passes its controllers' current points).
 The formula under test is an optional argument, so tests can inject a broken one (the seed's chain
 rule, a wrong ŵ, a loss without the symmetry) and see the check fail.
 
 Tolerances: every error is divided by a per-sample round-off scale — the forward-error majorant of
-the loss or gradient (:func:`~symsgd_core.lifting.majorant_scales`: everything in absolute value)
+the loss or gradient (:func:`~symsgd_core.lifting.liftings.majorant_scales`: everything in absolute value)
 plus the sizes of the terms being compared, times ``κ_r = ‖w‖‖r‖/|wᵀr|`` where the power step
 enters — and compared with ``roundoff_tolerance(1, n_terms)`` = ``64 · n_terms · eps`` with
 ``n_terms = m·n + m + n`` (+ N where a batch sum enters). "Is not zero" checks use the same bound
@@ -21,10 +21,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..core.checking import CheckResult, make_result, register, roundoff_tolerance
-from ..lifting import (
-    LiftingCase,
+from .liftings import (
     corrected_chain_rule,
-    default_cases,
     generic_lifting_gradients,
     generic_lifting_loss,
     generic_lifting_values,
@@ -40,6 +38,7 @@ from ..lifting import (
     w_free_lifting_gradient,
     w_free_lifting_values,
 )
+from .models import LiftingCase, default_cases
 
 SAFETY_NOTE = "64·n·eps (n·eps summation bound, safety 64), n = m·n+m+n"
 

@@ -2,8 +2,8 @@
 
 A loss with the rescaling symmetry ``ℓ(λu, w/λ) = ℓ(u, w)`` (λ > 0) is constant on each orbit
 ``{(λu, w/λ)}``, and every orbit maps to one matrix ``M = u wᵀ`` (entries ``M_ij = u_i w_j``).
-This module makes the reviewer's question concrete: which functions of ``M`` reproduce ℓ, and
-what do their derivatives say. (Science brief §4.)
+This module makes the reviewer's question to the authors of arXiv 2308.06671 (on the lifted loss of their
+Theorem 3.1) concrete: which functions of ``M`` reproduce ℓ, and what do their derivatives say.
 
 Liftings (each a function of matrices, evaluated per sample):
 
@@ -17,289 +17,30 @@ Liftings (each a function of matrices, evaluated per sample):
 * :func:`natural_lifting_loss` — the model evaluated with weight matrix ``M`` (linear layer,
   bilinear attention score only; a ReLU neuron has none because of the sign caveat).
 
-Models (:data:`MODELS`): a linear layer ``f(x) = u wᵀx``, a bilinear attention score
-``f(x, z) = xᵀ u wᵀ z`` and a ReLU neuron ``f(x) = u relu(wᵀx)``, each with the per-sample loss
-``(f − y)²`` of :mod:`symsgd_core.core.conventions`.
-
-Index convention (tested): ``A_ij = ∂F/∂M_ij``, so ``∂ℓ/∂u = A w`` and ``∂ℓ/∂w = Aᵀ u``.
-Per-sample gradients use one backward pass over per-sample copies of the parameters.
-Never build a lifting from ``svd``/``eigh`` at rank-1 points: with repeated zero singular values
-their backward pass returns NaN; the power step has no such problem.
+Models: :mod:`symsgd_core.lifting.models`. Index convention (tested): ``A_ij = ∂F/∂M_ij``, so
+``∂ℓ/∂u = A w`` and ``∂ℓ/∂w = Aᵀ u``. Per-sample gradients use one backward pass over per-sample copies
+of the parameters. Never build a lifting from ``svd``/``eigh`` at rank-1 points: with repeated zero
+singular values their backward pass returns NaN; the power step has no such problem.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 import numpy as np
 import torch
 
-from .core.conventions import LOSS_HALF_FACTOR
-from .core.validation import as_generator, check_array, check_finite, check_int, check_positive
+from ..core.validation import check_array, check_finite, check_positive
+from .models import DTYPE, LiftingCase, RankOneModel, _small_torch, model_loss, squared_error
 
 __all__ = [
-    "MODELS", "bilinear_attention", "corrected_chain_rule", "default_cases", "generic_lifting_gradients",
-    "generic_lifting_grid", "generic_lifting_loss", "generic_lifting_values", "get_model", "LiftingCase",
-    "linear_layer", "loss_gradients", "majorant_scales", "make_case", "matrix_from_slice_coordinates",
-    "model_loss", "natural_lifting_gradient", "natural_lifting_loss", "noise_covariances_from_matrix_gradient",
-    "noise_traces", "noise_traces_from_matrix_gradient", "orbit_point", "per_sample_losses", "polar",
-    "power_step_direction", "predictions", "RankOneModel", "reference_condition", "relu_neuron", "rotation",
-    "seed_chain_rule", "sign_flip_losses", "slice_coordinates", "squared_error", "tangent_projection",
-    "w_free_lifting_gradient", "w_free_lifting_loss", "w_free_lifting_values",
+    "corrected_chain_rule", "generic_lifting_gradients", "generic_lifting_grid", "generic_lifting_loss",
+    "generic_lifting_values", "loss_gradients", "majorant_scales", "matrix_from_slice_coordinates",
+    "natural_lifting_gradient", "natural_lifting_loss", "noise_covariances_from_matrix_gradient", "noise_traces",
+    "noise_traces_from_matrix_gradient", "orbit_point", "per_sample_losses", "polar", "power_step_direction",
+    "predictions", "reference_condition", "rotation", "seed_chain_rule", "sign_flip_losses", "slice_coordinates",
+    "tangent_projection", "w_free_lifting_gradient", "w_free_lifting_loss", "w_free_lifting_values",
 ]
-
-DTYPE = torch.float64
-
-
-@contextmanager
-def _one_thread():
-    """Run torch on one thread (restored afterwards): these tensors are tiny, and on a shared machine
-    torch's thread pool made a 4 ms evaluation take over 100 ms."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-def _small_torch(func):
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with _one_thread():
-            return func(*args, **kwargs)
-    return wrapper
-
-
-# ---------------------------------------------------------------------------------------------
-# Models
-# ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RankOneModel:
-    """A model whose parameters enter through ``u ∈ R^m`` and ``w ∈ R^n``.
-
-    Attributes:
-        key: short identifier (``"linear"``, ``"attention"``, ``"relu"``).
-        title: name for figures.
-        formula: the prediction, in words/unicode.
-        predict: ``(u (..., m), w (..., n), data) -> f (..., k)``, torch, broadcasting over
-            leading axes; data tensors have shape ``(N, ...)``.
-        natural_predict: ``(M (N, m, n), data) -> f (N, k)`` for models that are a function of the
-            weight matrix ``M`` alone, else ``None``.
-        make_data: ``(rng, m, n, n_samples) -> dict`` of float64 arrays with a target ``"y"`` of
-            shape ``(N, k)`` and inputs of shape ``(N, ·)``.
-        negation_symmetric: whether ``ℓ(−u, −w) = ℓ(u, w)`` too (λ = −1); false for ReLU.
-    """
-
-    key: str
-    title: str
-    formula: str
-    predict: Callable
-    natural_predict: Callable | None
-    make_data: Callable
-    negation_symmetric: bool
-
-    @property
-    def has_natural_lifting(self) -> bool:
-        return self.natural_predict is not None
-
-
-def _linear_predict(u, w, data):
-    return u * (data["x"] * w).sum(-1, keepdim=True)
-
-
-def _linear_natural(M, data):
-    return torch.einsum("kij,kj->ki", M, data["x"])
-
-
-def _linear_data(rng, m, n, n_samples):
-    x = rng.standard_normal((n_samples, n))
-    teacher = rng.standard_normal((m, n)) / np.sqrt(n)
-    y = x @ teacher.T + 0.5 * rng.standard_normal((n_samples, m))
-    return {"x": x, "y": y}
-
-
-def _attention_predict(u, w, data):
-    return ((data["x"] * u).sum(-1) * (data["z"] * w).sum(-1)).unsqueeze(-1)
-
-
-def _attention_natural(M, data):
-    return torch.einsum("ki,kij,kj->k", data["x"], M, data["z"]).unsqueeze(-1)
-
-
-def _attention_data(rng, m, n, n_samples):
-    x = rng.standard_normal((n_samples, m))
-    z = rng.standard_normal((n_samples, n))
-    teacher = rng.standard_normal((m, n)) / np.sqrt(m * n)
-    y = np.einsum("ki,ij,kj->k", x, teacher, z)[:, None] + 0.5 * rng.standard_normal((n_samples, 1))
-    return {"x": x, "z": z, "y": y}
-
-
-def _relu_predict(u, w, data):
-    return u * torch.relu((data["x"] * w).sum(-1, keepdim=True))
-
-
-def _relu_data(rng, m, n, n_samples):
-    x = rng.standard_normal((n_samples, n))
-    u_t, w_t = rng.standard_normal(m), rng.standard_normal(n)
-    y = np.maximum(x @ w_t, 0.0)[:, None] * u_t[None, :] + 0.5 * rng.standard_normal((n_samples, m))
-    return {"x": x, "y": y}
-
-
-def linear_layer() -> RankOneModel:
-    """A rank-1 linear layer ``f(x) = u wᵀ x`` (x ∈ R^n, y ∈ R^m); natural lifting ``f = M x``."""
-    return RankOneModel("linear", "linear layer", "f(x) = u wᵀx", _linear_predict, _linear_natural,
-                        _linear_data, negation_symmetric=True)
-
-
-def bilinear_attention() -> RankOneModel:
-    """A bilinear attention score ``f = xᵀ W_Q W_Kᵀ z = (xᵀu)(wᵀz)`` regressed on a scalar target.
-
-    ``x ∈ R^m`` (query side), ``z ∈ R^n`` (key side); natural lifting ``f = xᵀ M z``.
-    """
-    return RankOneModel("attention", "bilinear attention score", "f(x, z) = (xᵀu)(wᵀz)", _attention_predict,
-                        _attention_natural, _attention_data, negation_symmetric=True)
-
-
-def relu_neuron() -> RankOneModel:
-    """One ReLU neuron ``f(x) = u relu(wᵀx)`` (x ∈ R^n, y ∈ R^m); symmetric for λ > 0 only."""
-    return RankOneModel("relu", "ReLU neuron", "f(x) = u relu(wᵀx)", _relu_predict, None, _relu_data,
-                        negation_symmetric=False)
-
-
-#: The three models of Notebook 02, by key.
-MODELS: dict[str, RankOneModel] = {m.key: m for m in (linear_layer(), bilinear_attention(), relu_neuron())}
-
-
-def get_model(key: str) -> RankOneModel:
-    """The model called ``key`` (one of :data:`MODELS`)."""
-    if key not in MODELS:
-        raise ValueError(f"model must be one of {sorted(MODELS)}, got {key!r}")
-    return MODELS[key]
-
-
-# ---------------------------------------------------------------------------------------------
-# A point (model, parameters, data, reference vector)
-# ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class LiftingCase:
-    """A model at parameters ``(u, w)`` with a batch of data and a reference vector ``r``.
-
-    Attributes:
-        model: the :class:`RankOneModel`.
-        u: ``(m,)``; w: ``(n,)``, ``w ≠ 0``.
-        data: arrays with leading axis ``N`` (inputs and the target ``"y"`` of shape ``(N, k)``).
-        r: ``(n,)`` reference vector of the w-free lifting; ``F`` describes the sign class
-            ``wᵀr > 0``.
-    """
-
-    model: RankOneModel
-    u: np.ndarray
-    w: np.ndarray
-    data: Mapping[str, np.ndarray]
-    r: np.ndarray
-    _torch: dict = field(default_factory=dict, repr=False, compare=False)
-
-    def __post_init__(self):
-        if not isinstance(self.model, RankOneModel):
-            raise ValueError(f"model must be a RankOneModel, got {type(self.model).__name__}")
-        u = check_array("u", self.u, ndim=1)
-        w = check_array("w", self.w, ndim=1)
-        r = check_array("r", self.r, shape=(w.shape[0],))
-        if not np.any(w):
-            raise ValueError("w must be non-zero (the liftings divide by ‖w‖)")
-        if not np.any(r):
-            raise ValueError("r must be non-zero")
-        if "y" not in self.data:
-            raise ValueError("data must contain a target 'y'")
-        data = {k: check_array(f"data[{k!r}]", v) for k, v in self.data.items()}
-        n_samples = data["y"].shape[0]
-        if n_samples < 1 or any(v.ndim != 2 or v.shape[0] != n_samples for v in data.values()):
-            raise ValueError("every data array must have shape (N, ·) with the same N >= 1")
-        object.__setattr__(self, "u", u)
-        object.__setattr__(self, "w", w)
-        object.__setattr__(self, "r", r)
-        object.__setattr__(self, "data", data)
-
-    @property
-    def m(self) -> int:
-        return self.u.shape[0]
-
-    @property
-    def n(self) -> int:
-        return self.w.shape[0]
-
-    @property
-    def n_samples(self) -> int:
-        return self.data["y"].shape[0]
-
-    @property
-    def M(self) -> np.ndarray:
-        """The rank-1 matrix ``u wᵀ``, shape ``(m, n)``."""
-        return np.outer(self.u, self.w)
-
-    def torch_data(self) -> dict[str, torch.Tensor]:
-        """The data as float64 tensors (cached)."""
-        if not self._torch:
-            self._torch.update({k: torch.as_tensor(v, dtype=DTYPE) for k, v in self.data.items()})
-        return self._torch
-
-    def with_params(self, u, w) -> LiftingCase:
-        """The same model, data and ``r`` at new parameters."""
-        return LiftingCase(self.model, u, w, self.data, self.r, self._torch)
-
-
-def make_case(model: RankOneModel | str, m: int = 2, n: int = 3, n_samples: int = 8, seed=0,
-              u=None, w=None, r=None) -> LiftingCase:
-    """A random :class:`LiftingCase` (explicit generator ``seed``).
-
-    Args:
-        model: a :class:`RankOneModel` or its key.
-        m, n: sizes of ``u`` and ``w`` (any m, n >= 1).
-        n_samples: batch size ``N``.
-        seed: int or ``numpy.random.Generator``.
-        u, w: parameters (default: standard normal); r: reference (default: a random vector with
-            its sign chosen so that ``wᵀr > 0``).
-    Raises:
-        ValueError: on bad sizes or parameters.
-    """
-    model = get_model(model) if isinstance(model, str) else model
-    m = check_int("m", m, minimum=1)
-    n = check_int("n", n, minimum=1)
-    n_samples = check_int("n_samples", n_samples, minimum=1)
-    rng = as_generator(seed)
-    data = model.make_data(rng, m, n, n_samples)
-    u = rng.standard_normal(m) if u is None else check_array("u", u, shape=(m,))
-    w = rng.standard_normal(n) if w is None else check_array("w", w, shape=(n,))
-    if r is None:
-        r = rng.standard_normal(n)
-        r = r if float(r @ w) > 0 else -r
-    return LiftingCase(model, u, w, data, r)
-
-
-def default_cases(seed=0, m: int = 2, n: int = 3, n_samples: int = 8, models=None) -> list[LiftingCase]:
-    """One random case per model (all three by default), from one generator."""
-    rng = as_generator(seed)
-    models = list(MODELS.values()) if models is None else [get_model(k) if isinstance(k, str) else k
-                                                          for k in models]
-    return [make_case(model, m, n, n_samples, rng) for model in models]
-
-
-# ---------------------------------------------------------------------------------------------
-# Losses and liftings (torch, per sample)
-# ---------------------------------------------------------------------------------------------
-def squared_error(f: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Per-sample ``(f − y)²`` summed over outputs (½ only if the conventions say so)."""
-    out = ((f - y) ** 2).sum(-1)
-    return 0.5 * out if LOSS_HALF_FACTOR else out
-
-
-def model_loss(model: RankOneModel, u: torch.Tensor, w: torch.Tensor, data) -> torch.Tensor:
-    """``ℓ(u, w, x)`` per sample; ``u (..., m)``, ``w (..., n)`` broadcast against the batch."""
-    return squared_error(model.predict(u, w, data), data["y"])
 
 
 def generic_lifting_loss(model: RankOneModel, M: torch.Tensor, w: torch.Tensor, data) -> torch.Tensor:
@@ -347,9 +88,6 @@ def _per_sample_gradients(fn: Callable, params: list[np.ndarray], n_samples: int
     return out.detach().numpy(), [g.numpy() for g in grads]
 
 
-# ---------------------------------------------------------------------------------------------
-# Quantities at a case (numpy out)
-# ---------------------------------------------------------------------------------------------
 @_small_torch
 def predictions(case: LiftingCase, u=None, w=None) -> np.ndarray:
     """Model outputs ``f`` per sample, shape ``(N, k)`` (at ``(u, w)``, default the case's)."""
@@ -450,9 +188,6 @@ def natural_lifting_gradient(case: LiftingCase, natural: Callable | None = None)
     return A
 
 
-# ---------------------------------------------------------------------------------------------
-# Chain rules, tangent space, traces
-# ---------------------------------------------------------------------------------------------
 def corrected_chain_rule(G, gw, u, w):
     """``∂ℓ/∂u_i = Σ_j w_j ∂ℓ̃/∂M_ij`` and ``∂ℓ/∂w_j = Σ_i u_i ∂ℓ̃/∂M_ij + ∂ℓ̃/∂w_j``.
 
@@ -524,9 +259,6 @@ def orbit_point(u, w, lam: float) -> tuple[np.ndarray, np.ndarray]:
     return lam * np.asarray(u, dtype=float), np.asarray(w, dtype=float) / lam
 
 
-# ---------------------------------------------------------------------------------------------
-# 2×2 matrices: coordinates in which the rank-1 set is a quadric
-# ---------------------------------------------------------------------------------------------
 def slice_coordinates(M) -> np.ndarray:
     """``(p, q, r, s)`` of a 2×2 matrix ``M = [[p+q, r+s], [r−s, p−q]]``.
 
@@ -557,9 +289,6 @@ def polar(angle_deg: float, length: float = 1.0) -> np.ndarray:
     return float(length) * np.array([np.cos(t), np.sin(t)])
 
 
-# ---------------------------------------------------------------------------------------------
-# Round-off scales (for derived tolerances)
-# ---------------------------------------------------------------------------------------------
 @_small_torch
 def majorant_scales(case: LiftingCase) -> dict[str, np.ndarray]:
     """Forward-error majorants per sample: the loss and its gradients with every input replaced by

@@ -1,0 +1,96 @@
+"""The "Check yourself" exercises of Notebook 02 (the rank-1 lifting).
+
+Expected answers come from the lifting's own models (e.g. the ReLU neuron's loss by autograd); each
+``solution`` is the hand computation of the explanation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.exercises import Exercise, Feedback, as_vector, number_exercise
+from .models import model_loss, relu_neuron
+
+__all__ = ["EXERCISES"]
+
+
+
+def _relu_sign_loss() -> float:
+    import torch
+
+    model = relu_neuron()
+    data = {"x": torch.tensor([[1.0, 1.0]]), "y": torch.tensor([[3.0]])}
+    return float(model_loss(model, torch.tensor([-2.0]), torch.tensor([-1.0, 0.5]), data)[0])
+
+
+
+
+def _check_direction(answer) -> Feedback:
+    w = np.array([2.0, 1.0])
+    v = as_vector(answer)
+    if v is None or v.shape != (2,):
+        return Feedback("wrong", f"expected a 2-vector such as 1, 0 (in code: [1.0, 0.0]), got {answer!r}.")
+    if not np.any(v):
+        return Feedback("wrong", "expected a non-zero 2-vector: every vector is orthogonal to 0.")
+    cos = abs(v @ w) / (np.linalg.norm(v) * np.linalg.norm(w))
+    if cos > 1 - 1e-9:
+        return Feedback("right", "Euler's identity says w·∂ℓ̃/∂w = 0, so ∂ℓ̃/∂w ⟂ w — and only that.")
+    return Feedback("wrong", "not that one: Euler's identity constrains ∂ℓ̃/∂w only along the direction in which "
+                             "ℓ̃ is invariant. Which vector does ℓ̃(M, λw) = ℓ̃(M, w) scale?")
+
+
+
+
+def _check_grad_w_function(answer) -> Feedback:
+    if not callable(answer):
+        return Feedback("wrong", f"expected a function grad_w(A, u, w), got {type(answer).__name__}.")
+    rng = np.random.default_rng(12345)
+    for m, n in ((2, 3), (3, 3), (1, 4)):
+        A, u, w = rng.standard_normal((m, n)), rng.standard_normal(m), rng.standard_normal(n)
+        try:
+            got = np.asarray(answer(A, u, w), dtype=float)
+        except Exception as exc:  # the reader's code: report, don't raise
+            return Feedback("wrong", f"your function raised {type(exc).__name__}: {exc} (for A of shape {A.shape}).")
+        want = A.T @ u
+        if got.shape != want.shape or not np.allclose(got, want, rtol=1e-12, atol=1e-12):
+            if m == n and got.shape == want.shape and np.allclose(got, A @ u):
+                return Feedback("wrong", "that is A u: with A_ij = ∂F/∂M_ij and M_ij = u_i w_j, "
+                                         "∂ℓ/∂w_j = Σ_i u_i A_ij.")
+            if got.shape != want.shape:
+                return Feedback("wrong", f"wrong for A of shape {A.shape}: expected shape {want.shape}, "
+                                         f"got {got.shape}.")
+            return Feedback("wrong", f"right shape, wrong values (for A of shape {A.shape}, off by up to "
+                                     f"{np.max(np.abs(got - want)):.3g}). Hint: ∂ℓ/∂w_j = Σ_i (∂F/∂M_ij)(∂M_ij/∂w_j) "
+                                     f"with ∂M_ij/∂w_j = u_i.")
+    return Feedback("right", "∂ℓ/∂w = Aᵀu (and ∂ℓ/∂u = A w), the chain rule through M = u wᵀ.")
+
+
+
+
+#: The exercises of §7, by name (shown by :class:`~symsgd_core.ui.exercises.ExercisePanel`).
+EXERCISES = {ex.name: ex for ex in (
+    number_exercise("det_rank1", "What is det(u wᵀ) for u = (1, 2), w = (3, −1)?", 0.0,
+                    "u wᵀ = [[3, −1], [6, −2]] and 3·(−2) − (−1)·6 = 0: every u wᵀ has rank ≤ 1.",
+                    "write out the four entries u_i w_j first.", solution=0.0, rel_tol=1e-9, abs_tol=1e-9,
+                    close_tol=1e-2),
+    number_exercise("midpoint_det", "M₁ = e₁e₁ᵀ and M₂ = e₂e₂ᵀ have rank 1. What is det((M₁ + M₂)/2)?", 0.25,
+                    "The midpoint is I/2, whose determinant is 1/4 ≠ 0: the rank-1 set is not a linear subspace "
+                    "(nor convex).", "what is M₁ + M₂?", solution=1 / 4, rel_tol=1e-6, abs_tol=1e-6, close_tol=1e-2),
+    Exercise("euler_direction", "For ℓ̃(M, w) = ℓ(Mw/‖w‖², w) at w = (2, 1), give a non-zero vector that ∂ℓ̃/∂w "
+             "is always orthogonal to.", _check_direction, "vector", solution=(2.0, 1.0),
+             mistakes=(((1.0, -2.0), "not that one"), ((0.0, 0.0), "non-zero"))),
+    Exercise("grad_w_function", "Write grad_w(A, u, w) that returns ∂ℓ/∂w from A = ∂F/∂M (A_ij = ∂F/∂M_ij, "
+             "M_ij = u_i w_j).", _check_grad_w_function, "code", solution=lambda A, u, w: A.T @ u,
+             mistakes=((lambda A, u, w: A @ w, "expected shape"),
+                       (lambda A, u, w: A.sum(axis=0), "right shape, wrong values"))),
+    number_exercise("relu_sign", "ReLU neuron f(x) = u relu(wᵀx) with u = 2, w = (1, −0.5), one sample x = (1, 1), "
+                    "y = 3. ℓ(u, w) = (2·0.5 − 3)² = 4. What is ℓ(−u, −w)?", _relu_sign_loss(),
+                    "With −w the neuron is off (−wᵀx = −0.5 < 0), so f = 0 and ℓ = y² = 9: same u wᵀ, "
+                    "different loss.", "compute −wᵀx first: is the neuron on?", solution=9.0, rel_tol=1e-6,
+                    abs_tol=1e-6, close_tol=1e-2),
+    # √2 typed to 4 digits (1.414) counts
+    number_exercise("balanced_lambda", "At λ = 1, Tr Cov ∇_u ℓ = 8 and Tr Cov ∇_w ℓ = 2. Along (λu, w/λ) they scale "
+                    "as 1/λ² and λ². Which λ > 0 balances them?", 2 ** 0.5,
+                    "Balance means 8/λ² = 2λ², i.e. λ⁴ = 4, λ = √2 ≈ 1.414.", "solve 8/λ² = 2λ².",
+                    solution=1.414, rel_tol=5e-4, abs_tol=5e-4, close_tol=1e-2),
+)}

@@ -1,0 +1,376 @@
+"""What each figure of Notebook 02 shows, one function each, returning a frozen result.
+
+All numbers come from :mod:`symsgd_core.lifting.liftings` (torch autograd in float64) at the notebook's 2-D
+cases: :func:`demo_case` (u, w ∈ R², :data:`DEMO_SAMPLES` samples of fixed data per model, reference
+``r = e₁``). The figures (:mod:`symsgd_core.ui.lifting`) read their sliders, call one of these, and draw.
+
+* §1 :func:`orbit_view`, :func:`orbit_sweep` — ``(λu, w/λ)`` moves, ``M = u wᵀ`` and the loss do not;
+* §2 :func:`rank_one_slice` — two rank-1 matrices and their midpoint (off the rank-1 set);
+* §3 :func:`chain_rule_point` — the corrected chain rule against autograd, and the authors' display;
+* §4 :func:`euler_view` — Euler's identity, ``∂ℓ̃/∂w ≠ 0``, and the w-free and natural liftings;
+* §5 :func:`sign_caveat` — the same ``M`` at ``±λ``, two losses for the ReLU neuron;
+* §6 :func:`traces_view` — two liftings, two gradients, one pair of Theorem 3.1 noise traces.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.validation import check_array, check_choice
+from .liftings import (
+    corrected_chain_rule,
+    generic_lifting_gradients,
+    generic_lifting_grid,
+    generic_lifting_values,
+    loss_gradients,
+    natural_lifting_gradient,
+    noise_traces,
+    noise_traces_from_matrix_gradient,
+    orbit_point,
+    per_sample_losses,
+    polar,
+    rotation,
+    seed_chain_rule,
+    sign_flip_losses,
+    slice_coordinates,
+    w_free_lifting_gradient,
+    w_free_lifting_values,
+)
+from .models import MODELS, LiftingCase, make_case
+
+__all__ = [
+    "DEMO_REFERENCE", "DEMO_SAMPLES", "DEMO_SEEDS", "EULER_GRID", "MIN_REFERENCE_COSINE", "ORBIT_RANGE",
+    "ChainRulePoint", "EulerView", "OrbitSweep", "OrbitView", "RankOneSlice", "SignCaveat", "TracesView",
+    "chain_rule_point", "demo_case", "euler_view", "orbit_sweep", "orbit_view", "param_case", "rank_one_slice",
+    "reference_ok", "sign_caveat", "traces_view",
+]
+
+#: Reference vector of the w-free lifting in the notebook: F describes the sign class w₁ > 0.
+DEMO_REFERENCE = np.array([1.0, 0.0])
+#: Batch size and per-model seeds of the notebook's fixed data (relu: seed 1 has a teacher with w₁ > 0).
+DEMO_SAMPLES = 16
+DEMO_SEEDS = {"linear": 0, "attention": 2, "relu": 1}
+#: Below this |cos(w, r)| the power step ŵ(M) is treated as undefined (round-off × κ_r > 1e-10).
+MIN_REFERENCE_COSINE = 1e-6
+
+
+@functools.cache
+def _demo_base(key: str) -> LiftingCase:
+    return make_case(key, 2, 2, DEMO_SAMPLES, seed=DEMO_SEEDS[key], u=np.ones(2), w=np.ones(2), r=DEMO_REFERENCE)
+
+
+def demo_case(model: str, u, w) -> LiftingCase:
+    """The notebook's 2-D case for ``model`` (fixed data, ``r = e₁``) at parameters ``u, w ∈ R²``."""
+    check_choice("model", model, MODELS)
+    return _demo_base(model).with_params(check_array("u", u, shape=(2,)), check_array("w", w, shape=(2,)))
+
+
+def param_case(model: str, theta_u: float, u_len: float, theta_w: float, w_len: float) -> LiftingCase:
+    """:func:`demo_case` at ``u = ‖u‖(cos θ_u, sin θ_u)``, ``w = ‖w‖(cos θ_w, sin θ_w)`` (angles in degrees)."""
+    return demo_case(model, polar(theta_u, u_len), polar(theta_w, w_len))
+
+
+def reference_ok(case: LiftingCase) -> bool:
+    """Whether the power step ŵ(M) is defined (and well conditioned) at this case: |cos(w, r)| large enough."""
+    cos = float(case.w @ case.r) / (np.linalg.norm(case.w) * np.linalg.norm(case.r))
+    return abs(cos) > MIN_REFERENCE_COSINE
+
+
+# ---------------------------------------------------------------------------------------------
+# §1 Orbits collapse to points
+# ---------------------------------------------------------------------------------------------
+#: The λ range of §1's slider, and the λ values at which the figure draws the orbit.
+ORBIT_RANGE = (2.0 ** -1.5, 2.0 ** 1.5)
+ORBIT_GRID = np.geomspace(*ORBIT_RANGE, 61)
+#: §1's base point: u = 1.2·(cos 35°, sin 35°), w = 0.6·(cos −20°, sin −20°).
+ORBIT_U = polar(35.0, 1.2)
+ORBIT_W = polar(-20.0, 0.6)
+
+
+@dataclass(frozen=True, eq=False)
+class OrbitView:
+    """The point ``(λu, w/λ)`` of an orbit, and the loss and ``G`` along the whole orbit.
+
+    Attributes:
+        lam: λ; case, base: the cases at λ and at 1.
+        lambdas, losses, G_curve: the orbit's λ grid, the training loss and ``G = ‖λu‖² − ‖w/λ‖²`` there.
+        loss, loss0, G, G0: the training loss and ``G`` at λ and at 1.
+    """
+
+    lam: float
+    case: LiftingCase
+    base: LiftingCase
+    lambdas: np.ndarray
+    losses: np.ndarray
+    G_curve: np.ndarray
+    loss: float
+    loss0: float
+    G: float
+    G0: float
+
+    @property
+    def M(self) -> np.ndarray:
+        return self.case.M
+
+    @property
+    def M0(self) -> np.ndarray:
+        return self.base.M
+
+
+def orbit_view(model: str = "linear", lam: float = 1.0, u0=ORBIT_U, w0=ORBIT_W, lambdas=ORBIT_GRID) -> OrbitView:
+    """§1: ``(λu, w/λ)`` moves along its orbit while ``M = u wᵀ`` and the loss stay fixed."""
+    u, w = orbit_point(u0, w0, lam)
+    case, base = demo_case(model, u, w), demo_case(model, u0, w0)
+    losses = np.array([per_sample_losses(base, s * base.u, base.w / s).mean() for s in lambdas])
+    G = lambdas ** 2 * (base.u @ base.u) - (base.w @ base.w) / lambdas ** 2
+    return OrbitView(lam=lam, case=case, base=base, lambdas=np.asarray(lambdas), losses=losses, G_curve=G,
+                     loss=float(per_sample_losses(case).mean()), loss0=float(per_sample_losses(base).mean()),
+                     G=float(case.u @ case.u - case.w @ case.w), G0=float(base.u @ base.u - base.w @ base.w))
+
+
+@dataclass(frozen=True, eq=False)
+class OrbitSweep:
+    """Over the whole slider range of λ: the largest change of ``M``'s entries and of the loss, the range of G."""
+
+    lams: np.ndarray
+    M_change: float
+    loss0: float
+    loss_change: float
+    G_min: float
+    G_max: float
+
+
+def orbit_sweep(model: str = "linear", u0=ORBIT_U, w0=ORBIT_W, n: int = 25) -> OrbitSweep:
+    """§1 over the whole range :data:`ORBIT_RANGE` (``n`` log-spaced λ)."""
+    base = demo_case(model, u0, w0)
+    lams = np.geomspace(*ORBIT_RANGE, n)
+    M_change = max(float(np.abs(np.outer(s * base.u, base.w / s) - base.M).max()) for s in lams)
+    L0 = float(per_sample_losses(base).mean())
+    L_change = max(abs(float(per_sample_losses(base, s * base.u, base.w / s).mean()) - L0) for s in lams)
+    G = lams ** 2 * (base.u @ base.u) - (base.w @ base.w) / lams ** 2
+    return OrbitSweep(lams=lams, M_change=M_change, loss0=L0, loss_change=L_change, G_min=float(G.min()),
+                      G_max=float(G.max()))
+
+
+# ---------------------------------------------------------------------------------------------
+# §2 The rank-1 set
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class RankOneSlice:
+    """``M = u wᵀ``, ``M′ = R M Rᵀ`` (R: rotation by φ/2 of u and w), their midpoint and sum, determinants and
+    slice coordinates ``(p, q, h, s)`` of ``M``, ``M′`` and the midpoint; ``s`` of the slice."""
+
+    M: np.ndarray
+    M2: np.ndarray
+    mid: np.ndarray
+    sum: np.ndarray
+    det_M: float
+    det_M2: float
+    det_mid: float
+    det_sum: float
+    coords: list
+    s: float
+
+
+def rank_one_slice(theta_u: float = 30.0, theta_w: float = -40.0, phi: float = 120.0) -> RankOneSlice:
+    """§2: two rank-1 matrices in one slice ``s = const`` of the 2×2 matrices, and their midpoint (rank 2)."""
+    u, w = polar(theta_u), polar(theta_w)
+    R = rotation(np.deg2rad(phi) / 2)
+    M, M2 = np.outer(u, w), np.outer(R @ u, R @ w)
+    mid = (M + M2) / 2
+    return RankOneSlice(M=M, M2=M2, mid=mid, sum=M + M2, det_M=float(np.linalg.det(M)),
+                        det_M2=float(np.linalg.det(M2)), det_mid=float(np.linalg.det(mid)),
+                        det_sum=float(np.linalg.det(M + M2)), coords=[slice_coordinates(X) for X in (M, M2, mid)],
+                        s=float(slice_coordinates(M)[3]))
+
+
+# ---------------------------------------------------------------------------------------------
+# §3 The construction and the authors' index slip
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class ChainRulePoint:
+    """Autograd's gradients, ``∂ℓ̃/∂M``, ``∂ℓ̃/∂w`` and both chain rules for sample ``k`` of a case."""
+
+    case: LiftingCase
+    k: int
+    du: np.ndarray
+    dw: np.ndarray
+    G: np.ndarray
+    gw: np.ndarray
+    cu: np.ndarray
+    cw: np.ndarray
+    su: np.ndarray
+    sw: np.ndarray
+    lifted: float
+    loss: float
+    err_corrected: float
+    err_seed: float
+
+
+def chain_rule_point(model: str = "linear", theta_u: float = 30.0, u_len: float = 1.0, theta_w: float = -40.0,
+                     w_len: float = 1.5, sample: int = 3) -> ChainRulePoint:
+    """§3: the corrected chain rule matches autograd; the display of the authors' reply attaches ∂ℓ̃/∂w wrongly."""
+    case, k = param_case(model, theta_u, u_len, theta_w, w_len), int(sample)
+    du, dw = loss_gradients(case)
+    G, gw = generic_lifting_gradients(case)
+    cu, cw = corrected_chain_rule(G, gw, case.u, case.w)
+    su, sw = seed_chain_rule(G, gw, case.u, case.w)
+    return ChainRulePoint(case=case, k=k, du=du[k], dw=dw[k], G=G[k], gw=gw[k], cu=cu[k], cw=cw[k], su=su[k],
+                          sw=sw[k], lifted=float(generic_lifting_values(case)[k]),
+                          loss=float(per_sample_losses(case)[k]),
+                          err_corrected=float(max(np.abs(cu[k] - du[k]).max(), np.abs(cw[k] - dw[k]).max())),
+                          err_seed=float(max(np.abs(su[k] - du[k]).max(), np.abs(sw[k] - dw[k]).max())))
+
+
+# ---------------------------------------------------------------------------------------------
+# §4 What the symmetry buys, and what it does not
+# ---------------------------------------------------------------------------------------------
+#: The w′-plane of §4's heat map (an even count: the origin, where ℓ̃ is undefined, is not a grid point).
+EULER_GRID = np.linspace(-2.6, 2.6, 40)
+
+
+@dataclass(frozen=True, eq=False)
+class EulerView:
+    """Batch-mean gradients at a case and ``L̃(M, w′)`` over the w′-plane (§4).
+
+    Attributes:
+        case: the case; du, dw: autograd's ``∂L/∂u``, ``∂L/∂w``.
+        gw, gw_norm, euler: ``∂L̃/∂w``, its norm and ``w·∂L̃/∂w`` (Euler's identity: 0).
+        F_ok: the w-free lifting is defined here (:func:`reference_ok`).
+        F, nat: ``(A w, Aᵀu)`` from the w-free and the natural lifting (``None`` where undefined).
+        Z: ``L̃(M, w′)`` on :data:`EULER_GRID` × :data:`EULER_GRID` (rows: w′₂, columns: w′₁).
+    """
+
+    case: LiftingCase
+    du: np.ndarray
+    dw: np.ndarray
+    gw: np.ndarray
+    euler: float
+    gw_norm: float
+    F_ok: bool
+    F: np.ndarray | None
+    nat: np.ndarray | None
+    Z: np.ndarray
+
+
+def euler_view(model: str = "linear", theta_u: float = 30.0, u_len: float = 1.0, theta_w: float = -40.0,
+               w_len: float = 1.5) -> EulerView:
+    """§4: Euler's identity ``w·∂ℓ̃/∂w = 0`` holds, ``∂ℓ̃/∂w`` itself does not vanish; the w-free ``F`` gives the
+    gradients exactly."""
+    case = param_case(model, theta_u, u_len, theta_w, w_len)
+    du, dw = loss_gradients(case)
+    du, dw = du.mean(0), dw.mean(0)
+    _, gw = generic_lifting_gradients(case)
+    gw = gw.mean(0)
+    F = nat = None
+    F_ok = reference_ok(case)
+    if F_ok:
+        A = w_free_lifting_gradient(case).mean(0)
+        F = np.concatenate([A @ case.w, A.T @ case.u])
+    if case.model.has_natural_lifting:
+        A = natural_lifting_gradient(case).mean(0)
+        nat = np.concatenate([A @ case.w, A.T @ case.u])
+    points = np.stack(np.meshgrid(EULER_GRID, EULER_GRID), -1).reshape(-1, 2)
+    Z = generic_lifting_grid(case, points).reshape(EULER_GRID.size, EULER_GRID.size)
+    return EulerView(case=case, du=du, dw=dw, gw=gw, euler=float(gw @ case.w), gw_norm=float(np.linalg.norm(gw)),
+                     F_ok=F_ok, F=F, nat=nat, Z=Z)
+
+
+# ---------------------------------------------------------------------------------------------
+# §5 The sign caveat
+# ---------------------------------------------------------------------------------------------
+#: The |λ| values of §5's branches.
+SIGN_LAMBDAS = np.geomspace(1 / 3, 3, 41)
+
+
+@dataclass(frozen=True, eq=False)
+class SignCaveat:
+    """The loss at ``(u, w)`` and ``(−u, −w)`` (same ``M``), along both branches ``λ > 0`` and ``λ < 0`` (§5).
+
+    Attributes:
+        case: the case; plus, minus: ``L(u, w)``, ``L(−u, −w)``.
+        F: ``F(u wᵀ)`` of the w-free lifting (``None`` where undefined); w_dot_r: ``wᵀr`` (its sign class).
+        M_diff: ``max|u wᵀ − (−u)(−w)ᵀ|`` (round-off).
+        lambdas, pos, neg: the |λ| grid, ``L(λu, w/λ)`` and ``L(−λu, −w/λ)``.
+    """
+
+    case: LiftingCase
+    plus: float
+    minus: float
+    F: float | None
+    w_dot_r: float
+    M_diff: float
+    lambdas: np.ndarray
+    pos: np.ndarray
+    neg: np.ndarray
+
+
+#: §5's fixed ``u``: 2·(cos 100°, sin 100°).
+SIGN_U = polar(100.0, 2.0)
+
+
+def sign_caveat(model: str = "relu", theta_w: float = 45.0, u=SIGN_U, lambdas=SIGN_LAMBDAS) -> SignCaveat:
+    """§5: ``(u, w)`` and ``(−u, −w)`` give the same ``M``; the ReLU neuron's losses differ (``w`` of length 1)."""
+    case = demo_case(model, u, polar(theta_w, 1.0))
+    plus, minus = sign_flip_losses(case)
+    F = float(w_free_lifting_values(case).mean()) if reference_ok(case) else None
+    pos = np.array([per_sample_losses(case, s * case.u, case.w / s).mean() for s in lambdas])
+    neg = np.array([per_sample_losses(case, -s * case.u, -case.w / s).mean() for s in lambdas])
+    return SignCaveat(case=case, plus=plus, minus=minus, F=F, w_dot_r=float(case.w @ case.r),
+                      M_diff=float(np.max(np.abs(case.M - np.outer(-case.u, -case.w)))), lambdas=np.asarray(lambdas),
+                      pos=pos, neg=neg)
+
+
+# ---------------------------------------------------------------------------------------------
+# §6 Why Theorem 3.1 does not care
+# ---------------------------------------------------------------------------------------------
+#: §6's fixed direction of ``u`` (angle, degrees; ``‖u‖ = 1``).
+TRACES_THETA_U = 30.0
+
+
+@dataclass(frozen=True, eq=False)
+class TracesView:
+    """Theorem 3.1's noise traces from autograd and from the two liftings, and the orbit's balanced λ* (§6).
+
+    Attributes:
+        case, lam: the case at ``(λu, w/λ)`` and λ.
+        direct: ``(Tr Cov∇_uℓ, Tr Cov∇_wℓ)`` from autograd.
+        A_nat, A_F: batch means of ``∂F_nat/∂M`` and ``∂F/∂M`` (``None`` where undefined); nat, F: the traces
+            computed from them.
+        base: the traces at λ = 1 (``Tr_u ∝ 1/λ²``, ``Tr_w ∝ λ²`` along the orbit).
+        lam_star: the λ where they balance (``None`` if a trace is 0).
+    """
+
+    case: LiftingCase
+    lam: float
+    direct: tuple
+    A_nat: np.ndarray | None
+    A_F: np.ndarray | None
+    nat: tuple | None
+    F: tuple | None
+    base: tuple
+    lam_star: float | None
+
+
+def traces_view(model: str = "linear", theta_w: float = -40.0, lam: float = 1.0,
+                theta_u: float = TRACES_THETA_U) -> TracesView:
+    """§6: two liftings with different gradients give the same noise traces; the orbit's noise-balanced λ*."""
+    u, w = orbit_point(polar(theta_u, 1.0), polar(theta_w, 1.0), lam)
+    case = demo_case(model, u, w)
+    du, dw = loss_gradients(case)
+    direct = noise_traces(du, dw)
+    A_nat = A_F = nat = F = None
+    if case.model.has_natural_lifting:
+        A = natural_lifting_gradient(case)
+        A_nat, nat = A.mean(0), noise_traces_from_matrix_gradient(A, case.u, case.w)
+    if reference_ok(case):
+        A = w_free_lifting_gradient(case)
+        A_F, F = A.mean(0), noise_traces_from_matrix_gradient(A, case.u, case.w)
+    tu, tw = direct
+    base = (tu * lam ** 2, tw / lam ** 2)  # along the orbit: Tr_u ∝ 1/λ², Tr_w ∝ λ²; balanced where equal
+    lam_star = float((base[0] / base[1]) ** 0.25) if tu > 0 and tw > 0 else None
+    return TracesView(case=case, lam=lam, direct=direct, A_nat=A_nat, A_F=A_F, nat=nat, F=F, base=base,
+                      lam_star=lam_star)
