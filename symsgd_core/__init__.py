@@ -14,7 +14,7 @@ The curated API, by concept (one module each):
 * dynamics (SGD, GD, gradient flow, SDE, Langevin, noise-amplified SGD) — :mod:`.dynamics`
 * observables for Notebook 01 (Itô terms, noise spectrum, balance runs) — :mod:`.balance_analysis`
 * the rank-1 lifting ℓ̃(u wᵀ) — :mod:`.lifting`
-* deep linear networks and rank jumps — :mod:`.dln`, :mod:`.rank_jumps_analysis`
+* deep linear networks and rank jumps — :mod:`.rank_jumps`
 * SGD's stationary distribution — :mod:`.stationary`, :mod:`.stationary_sde`
 * proofs as code — :mod:`.checks` (``python -m symsgd_core check``)
 * benchmarks — :mod:`.benchmarks` (``python -m symsgd_core bench``)
@@ -33,8 +33,8 @@ from .core.conventions import LOSS_HALF_FACTOR, lr_for_temperature, steps_for_ti
 __version__ = "0.1.0"
 
 #: Submodules and names loaded on first access (they import torch, numba or plotly).
-_LAZY_MODULES = ("balance", "benchmarks", "checks", "core", "dln", "lifting", "rank_jumps_analysis",
-                 "stationary", "stationary_sde", "ui")
+_LAZY_MODULES = ("balance", "benchmarks", "checks", "core", "lifting", "rank_jumps", "stationary", "stationary_sde",
+                 "ui")
 _LAZY_NAMES = {
     **{name: "balance" for name in ("Dataset", "GaussianData", "Moments", "SymmetricModel", "ScalarModel",
                                     "Rank1LinearModel", "DiagonalNet", "ReLUNet", "Trajectory", "run_sgd", "run_gd",
@@ -42,7 +42,7 @@ _LAZY_NAMES = {
                                     "langevin_noise_std")},
     "run_checks": ("checks", "run_all"),
     "CheckResult": "checks",
-    "epsilon_completion": "dln",
+    "epsilon_completion": "rank_jumps",
     "StationaryLaw": "stationary",
     "critical_temperature": "stationary",
 }

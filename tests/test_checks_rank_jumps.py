@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from symsgd_core import dln
-from symsgd_core.checks import rank_jumps as rj
+from symsgd_core import rank_jumps
 from symsgd_core.checks import registered
+from symsgd_core.rank_jumps import checks as rj
 
 NAMES = [
     "rank_jumps.balanced_at_gd_minimum",
@@ -41,11 +41,11 @@ def test_induced_penalty_fails_with_a_wrong_formula_or_an_unbalanced_factorisati
     assert not wrong_formula.passed, wrong_formula
 
     def unbalanced(A, arch, seed=None):
-        ws = [w[0].copy() for w in dln.balanced_factorisation(A, arch, seed=seed).layers()]
+        ws = [w[0].copy() for w in rank_jumps.balanced_factorisation(A, arch, seed=seed).layers()]
         if len(ws) >= 2:  # A unchanged, norms changed
             ws[0] *= 2.0
             ws[1] /= 2.0
-        return dln.Params.from_layers(ws)
+        return rank_jumps.Params.from_layers(ws)
 
     res = rj.check_induced_penalty_at_balanced_points(factorise=unbalanced)
     assert not res.passed, res
@@ -58,7 +58,7 @@ def test_minimality_fails_with_an_overestimated_penalty():
 
 
 def test_forced_decay_fails_with_a_leaky_sampler():
-    leaky = dln.epsilon_completion(0.2).mask.copy()  # row-1 entry (1, 1) leaks into the pool
+    leaky = rank_jumps.epsilon_completion(0.2).mask.copy()  # row-1 entry (1, 1) leaks into the pool
     res = rj.check_forced_sampling_decay(entries=leaky)
     assert not res.passed, res
 

@@ -1,4 +1,4 @@
-"""symsgd_core.rank_jumps_analysis: closed forms, noise split by direction, perturbations, summaries, checks."""
+"""symsgd_core.rank_jumps: closed forms, noise split by direction, perturbations, experiments, summaries, checks."""
 
 from __future__ import annotations
 
@@ -9,22 +9,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symsgd_core import dln
-from symsgd_core import rank_jumps_analysis as rja
+from symsgd_core import rank_jumps
 
 EPS = 0.2
 
 
 @pytest.fixture(scope="module")
 def problem():
-    return dln.epsilon_completion(EPS)
+    return rank_jumps.epsilon_completion(EPS)
 
 
 @pytest.fixture(scope="module")
 def rank_one_point(problem):
     """An exactly balanced rank-1 point (not a minimum): a balanced factorisation of a rank-1 matrix."""
-    arch = dln.make_architecture((2, 2), 4, 5)
-    return dln.balanced_factorisation(np.outer([1.0, 0.7], [0.9, 0.3]), arch, seed=3)
+    arch = rank_jumps.make_architecture((2, 2), 4, 5)
+    return rank_jumps.balanced_factorisation(np.outer([1.0, 0.7], [0.9, 0.3]), arch, seed=3)
 
 
 # -- closed forms -------------------------------------------------------------------------------
@@ -32,82 +31,82 @@ def test_schatten_penalty_matches_induced_penalty():
     A = np.array([[2.0, 0.3], [0.1, 0.5]])
     s = np.linalg.svd(A, compute_uv=False)
     for L in (1, 2, 3, 5):
-        assert rja.schatten_penalty(s, L).sum() == pytest.approx(dln.induced_penalty(A, L), rel=1e-14)
+        assert rank_jumps.schatten_penalty(s, L).sum() == pytest.approx(rank_jumps.induced_penalty(A, L), rel=1e-14)
 
 
 def test_closed_forms_validate_arguments():
     with pytest.raises(ValueError, match="s must be >= 0"):
-        rja.schatten_penalty([-1.0], 3)
+        rank_jumps.schatten_penalty([-1.0], 3)
     with pytest.raises(ValueError, match="depth"):
-        rja.schatten_penalty([1.0], 0)
+        rank_jumps.schatten_penalty([1.0], 0)
     with pytest.raises(ValueError, match="lam"):
-        rja.barrier_width(3, 0.0, 1.0)
+        rank_jumps.barrier_width(3, 0.0, 1.0)
     with pytest.raises(ValueError, match="depth"):
-        rja.basin_radius(2, 0.1, 1.0)
+        rank_jumps.basin_radius(2, 0.1, 1.0)
     with pytest.raises(ValueError, match="delta"):
-        rja.new_direction_cost([-0.1], 3, 0.1, 0.1)
+        rank_jumps.new_direction_cost([-0.1], 3, 0.1, 0.1)
 
 
 @settings(max_examples=40, deadline=None)
 @given(L=st.integers(3, 8), lam=st.floats(1e-3, 1.0), g=st.floats(1e-2, 10.0))
 def test_barrier_width_is_the_positive_root(L, lam, g):
-    d_star = rja.barrier_width(L, lam, g)
+    d_star = rank_jumps.barrier_width(L, lam, g)
     assert d_star > 0
-    assert abs(rja.new_direction_cost([d_star], L, lam, g)[0]) <= 1e-9 * max(1.0, g * d_star)
-    inside = rja.new_direction_cost(d_star * np.array([0.1, 0.5, 0.9]), L, lam, g)
-    outside = rja.new_direction_cost(d_star * np.array([1.1, 2.0]), L, lam, g)
+    assert abs(rank_jumps.new_direction_cost([d_star], L, lam, g)[0]) <= 1e-9 * max(1.0, g * d_star)
+    inside = rank_jumps.new_direction_cost(d_star * np.array([0.1, 0.5, 0.9]), L, lam, g)
+    outside = rank_jumps.new_direction_cost(d_star * np.array([1.1, 2.0]), L, lam, g)
     assert np.all(inside > 0) and np.all(outside < 0)
 
 
 def test_barrier_width_depth_two_and_one():
-    assert rja.barrier_width(2, 0.1, 0.5) == 0.0
-    assert rja.barrier_width(2, 0.5, 0.5) == np.inf
-    assert rja.barrier_width(1, 0.1, 0.5) == 0.0
+    assert rank_jumps.barrier_width(2, 0.1, 0.5) == 0.0
+    assert rank_jumps.barrier_width(2, 0.5, 0.5) == np.inf
+    assert rank_jumps.barrier_width(1, 0.1, 0.5) == 0.0
 
 
 @pytest.mark.parametrize("L, lam, expected", [(2, 0.5, False), (2, 1.5, True), (3, 1e-3, True), (6, 1e-3, True),
                                               (1, 0.1, False)])
 def test_origin_trap_agrees_with_finite_differences(L, lam, expected):
-    assert rja.origin_is_local_min(L, lam) is expected
+    assert rank_jumps.origin_is_local_min(L, lam) is expected
     h = 1e-3
     a = np.array([-h, 0.0, h])
-    f = rja.scalar_chain_loss(a, L, lam)
+    f = rank_jumps.scalar_chain_loss(a, L, lam)
     is_min = bool(f[0] > f[1] and f[2] > f[1])
     assert is_min is expected
 
 
 def test_basin_radius_formula_and_no_slope():
-    assert rja.basin_radius(4, 0.027, 0.17) == pytest.approx((2 * 0.027 / 0.17) ** 0.5, rel=1e-15)
-    assert rja.basin_radius(3, 0.01, -0.5) == pytest.approx(0.04, rel=1e-14)
-    assert rja.basin_radius(4, 0.1, 0.0) == np.inf
+    assert rank_jumps.basin_radius(4, 0.027, 0.17) == pytest.approx((2 * 0.027 / 0.17) ** 0.5, rel=1e-15)
+    assert rank_jumps.basin_radius(3, 0.01, -0.5) == pytest.approx(0.04, rel=1e-14)
+    assert rank_jumps.basin_radius(4, 0.1, 0.0) == np.inf
 
 
 def test_basin_boundary_brackets_the_edge():
     alphas = np.array([0.4, 0.1, 0.2, 0.8, 1.6])
     ranks = np.array([1, 1, 1, 2, 1])  # the largest push lands back at rank 1: ignored above the edge
-    assert rja.basin_boundary(alphas, ranks) == (0.4, 0.8)
-    assert np.isnan(rja.basin_boundary(alphas, np.full(5, 1))[1])
-    assert np.isnan(rja.basin_boundary(alphas, np.full(5, 2))[0])
+    assert rank_jumps.basin_boundary(alphas, ranks) == (0.4, 0.8)
+    assert np.isnan(rank_jumps.basin_boundary(alphas, np.full(5, 1))[1])
+    assert np.isnan(rank_jumps.basin_boundary(alphas, np.full(5, 2))[0])
     with pytest.raises(ValueError, match="shape"):
-        rja.basin_boundary(alphas, ranks[:3])
+        rank_jumps.basin_boundary(alphas, ranks[:3])
 
 
 # -- noise split by direction -------------------------------------------------------------------
 def test_per_entry_gradients_average_to_the_full_gradient(problem, rank_one_point):
-    g = rja.per_entry_gradients(rank_one_point, problem)
-    full = dln.gradient(rank_one_point, problem, 0.0).flat[0]
+    g = rank_jumps.per_entry_gradients(rank_one_point, problem)
+    full = rank_jumps.gradient(rank_one_point, problem, 0.0).flat[0]
     assert g.shape == (problem.n_observed, rank_one_point.arch.n_params)
     assert np.allclose(g.mean(axis=0), full, rtol=1e-12, atol=1e-14)
 
 
 def test_per_entry_gradient_matches_finite_differences(problem, rank_one_point):
-    g = rja.per_entry_gradients(rank_one_point, problem)[2]  # entry (1, 1)
+    g = rank_jumps.per_entry_gradients(rank_one_point, problem)[2]  # entry (1, 1)
     rng = np.random.default_rng(0)
     v = rng.normal(size=g.size)
     h = 1e-6
 
     def entry_loss(flat):
-        A = dln.end_to_end(dln.Params(rank_one_point.arch, flat[None]))[0]
+        A = rank_jumps.end_to_end(rank_jumps.Params(rank_one_point.arch, flat[None]))[0]
         return (A[1, 1] - problem.target[1, 1]) ** 2
 
     x = rank_one_point.flat[0]
@@ -116,16 +115,16 @@ def test_per_entry_gradient_matches_finite_differences(problem, rank_one_point):
 
 
 def test_noise_covariance_matches_the_engine_temperature(problem, rank_one_point):
-    C = rja.sgd_noise_covariance(rank_one_point, problem)
+    C = rank_jumps.sgd_noise_covariance(rank_one_point, problem)
     assert np.allclose(C, C.T)
     assert np.linalg.eigvalsh(C).min() > -1e-12 * np.trace(C)
     lr = 0.3
-    tau = dln.matched_langevin_temperature(rank_one_point, problem, lr, 0.01)[0]
+    tau = rank_jumps.matched_langevin_temperature(rank_one_point, problem, lr, 0.01)[0]
     assert tau == pytest.approx(lr * np.trace(C) / (2 * rank_one_point.arch.n_params), rel=1e-12)
 
 
 def test_rank_raising_basis_is_orthonormal_with_the_right_dimension(rank_one_point):
-    raising, keeping = rja.rank_raising_basis(rank_one_point, 1)
+    raising, keeping = rank_jumps.rank_raising_basis(rank_one_point, 1)
     P = rank_one_point.arch.n_params
     expected = sum((a - 1) * (b - 1) for a, b in rank_one_point.arch.layer_shapes)
     assert raising.shape == (P, expected) and keeping.shape == (P, P - expected)
@@ -134,69 +133,70 @@ def test_rank_raising_basis_is_orthonormal_with_the_right_dimension(rank_one_poi
 
 
 def test_rank_raising_directions_raise_a_layer_rank(rank_one_point):
-    raising, keeping = rja.rank_raising_basis(rank_one_point, 1)
+    raising, keeping = rank_jumps.rank_raising_basis(rank_one_point, 1)
     h = 1e-4
-    up = dln.Params(rank_one_point.arch, rank_one_point.flat + h * raising[:, 0])
-    flat = dln.Params(rank_one_point.arch, rank_one_point.flat + h * keeping[:, -1])
-    assert dln.layer_singular_values(up)[0, :, 1].max() > 0.5 * h
-    assert dln.layer_singular_values(flat)[0, :, 1].max() < 1e-6  # second order only: O(h²)
+    up = rank_jumps.Params(rank_one_point.arch, rank_one_point.flat + h * raising[:, 0])
+    flat = rank_jumps.Params(rank_one_point.arch, rank_one_point.flat + h * keeping[:, -1])
+    assert rank_jumps.layer_singular_values(up)[0, :, 1].max() > 0.5 * h
+    assert rank_jumps.layer_singular_values(flat)[0, :, 1].max() < 1e-6  # second order only: O(h²)
 
 
 def test_noise_has_no_raising_component_at_a_rank_one_point(problem, rank_one_point):
-    spec = rja.noise_spectrum_by_direction(rank_one_point, problem, 1, lr=0.3)
-    check = rja.check_raising_noise(spec, rank_one_point.arch.n_params)
+    spec = rank_jumps.noise_spectrum_by_direction(rank_one_point, problem, 1, lr=0.3)
+    check = rank_jumps.check_raising_noise(spec, rank_one_point.arch.n_params)
     assert check.passed, check
     assert spec["trace_total"] > 0 and spec["keeping"].max() > 1e-6
 
 
 def test_raising_noise_check_fails_at_a_rank_two_point(problem):
     """Broken input: at a rank-2 point, directions 'raising rank 1 → 2' do carry SGD noise."""
-    p2 = dln.phase0_minima(eps=EPS, n_runs=1)
-    spec = rja.noise_spectrum_by_direction(p2, problem, 1, lr=0.3)
-    assert not rja.check_raising_noise(spec, p2.arch.n_params).passed
+    p2 = rank_jumps.phase0_minima(eps=EPS, n_runs=1)
+    spec = rank_jumps.noise_spectrum_by_direction(p2, problem, 1, lr=0.3)
+    assert not rank_jumps.check_raising_noise(spec, p2.arch.n_params).passed
 
 
 # -- perturbations and the rank-1 minimum -------------------------------------------------------
 def test_rank_one_minimum_is_rank_one_and_stationary(problem):
-    p1 = rja.rank_one_minimum(EPS, lam=0.027)
-    sv = dln.singular_values(p1)[0]
+    p1 = rank_jumps.rank_one_minimum(EPS, lam=0.027)
+    sv = rank_jumps.singular_values(p1)[0]
     assert sv[1] < 1e-12 < sv[0]
-    grad = dln.gradient(p1, problem, 0.027).flat[0]
+    grad = rank_jumps.gradient(p1, problem, 0.027).flat[0]
     assert np.linalg.norm(grad) < 1e-6
-    assert rja.rank_one_minimum(EPS, lam=0.027) is not rja.rank_one_minimum(EPS, lam=0.027)  # fresh copies
+    fresh = rank_jumps.rank_one_minimum(EPS, lam=0.027)
+    assert fresh is not rank_jumps.rank_one_minimum(EPS, lam=0.027)  # fresh copies
 
 
 def test_perturbation_adds_alpha_to_every_layer_and_alpha_to_the_L_in_A(problem):
-    p1 = rja.rank_one_minimum(EPS, lam=0.027)
+    p1 = rank_jumps.rank_one_minimum(EPS, lam=0.027)
     alpha = 0.3
-    pp = rja.perturb_new_direction(p1, problem, alpha, 1)
-    lsv = dln.layer_singular_values(pp)[0]
+    pp = rank_jumps.perturb_new_direction(p1, problem, alpha, 1)
+    lsv = rank_jumps.layer_singular_values(pp)[0]
     assert np.allclose(lsv[:, 1], alpha, rtol=1e-8)
-    assert dln.singular_values(pp)[0, 1] == pytest.approx(alpha**4, rel=1e-6)
+    assert rank_jumps.singular_values(pp)[0, 1] == pytest.approx(alpha**4, rel=1e-6)
     assert pp.norm_sq()[0] == pytest.approx(p1.norm_sq()[0] + 4 * alpha**2, rel=1e-10)
     # the sign is the descent one: the fit improves to first order
-    small = rja.perturb_new_direction(p1, problem, 0.05, 1)
-    assert problem.fit_loss(dln.end_to_end(small))[0] < problem.fit_loss(dln.end_to_end(p1))[0]
+    small = rank_jumps.perturb_new_direction(p1, problem, 0.05, 1)
+    assert problem.fit_loss(rank_jumps.end_to_end(small))[0] < problem.fit_loss(rank_jumps.end_to_end(p1))[0]
 
 
 def test_new_direction_needs_room():
-    arch = dln.make_architecture((2, 2), 3, 2)
-    p = dln.balanced_factorisation(np.diag([1.0, 0.5]), arch)
+    arch = rank_jumps.make_architecture((2, 2), 3, 2)
+    p = rank_jumps.balanced_factorisation(np.diag([1.0, 0.5]), arch)
     with pytest.raises(ValueError, match="orthogonal"):
-        rja.new_direction(p, 2)
+        rank_jumps.new_direction(p, 2)
 
 
 # -- forced sampling ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def forced(problem):
-    p0 = dln.phase0_minima(eps=EPS, n_runs=2)
-    return rja.forced_row_run(p0, problem, [0], 2000, 0.3, 0.027, seed=1, n_records=10)
+    p0 = rank_jumps.phase0_minima(eps=EPS, n_runs=2)
+    return rank_jumps.forced_row_run(p0, problem, [0], 2000, 0.3, 0.027, seed=1, n_records=10)
 
 
 def test_forced_row_decays_exactly(forced):
     assert forced.unsampled_rows.tolist() == [1]
     assert forced.row_norms.shape == (2, 11, 1)
-    check = rja.check_exact_decay(forced, 4)
+    check = rank_jumps.check_exact_decay(forced, 4)
     assert check.passed, check
     assert check.details["records_compared"] == 22
 
@@ -206,21 +206,32 @@ def test_exact_decay_check_fails_for_a_wrong_factor(forced):
     import dataclasses
 
     wrong = dataclasses.replace(forced, lam=forced.lam / 2)
-    assert not rja.check_exact_decay(wrong, 4).passed
+    assert not rank_jumps.check_exact_decay(wrong, 4).passed
+
+
+def test_exact_decay_check_fails_when_nothing_was_compared(forced):
+    """Issue 14: ``max_relative_error`` returned 0.0 when no record was comparable, so the claim passed with
+    nothing measured. Now the error is NaN and the check fails."""
+    import dataclasses
+
+    flushed = dataclasses.replace(forced, row_min_abs=np.zeros_like(forced.row_min_abs))  # below any threshold
+    assert np.isnan(flushed.max_relative_error(rank_jumps.flush_threshold(4)))
+    check = rank_jumps.check_exact_decay(flushed, 4)
+    assert not check.passed and check.details["records_compared"] == 0
 
 
 def test_forced_run_validates(problem):
-    p0 = dln.phase0_minima(eps=EPS, n_runs=1)
+    p0 = rank_jumps.phase0_minima(eps=EPS, n_runs=1)
     with pytest.raises(ValueError, match="n_records"):
-        rja.forced_row_run(p0, problem, [0], 10, 0.3, 0.027, n_records=20)
+        rank_jumps.forced_row_run(p0, problem, [0], 10, 0.3, 0.027, n_records=20)
 
 
 # -- summaries ----------------------------------------------------------------------------------
 def test_rank_transitions_and_stay_fraction():
     rank = np.array([[2, 2, 1, 1, 1], [2, 1, 2, 1, 2], [2, 2, 2, -1, -1]])
-    down, up = rja.rank_transitions(rank)
+    down, up = rank_jumps.rank_transitions(rank)
     assert down.tolist() == [1, 2, 0] and up.tolist() == [0, 2, 0]
-    stay = rja.fraction_low_rank_after_first_visit(rank)
+    stay = rank_jumps.fraction_low_rank_after_first_visit(rank)
     assert stay[0] == 1.0 and stay[1] == pytest.approx(0.5) and np.isnan(stay[2])
 
 
@@ -229,9 +240,9 @@ def test_exponential_waiting_time_recovers_the_mean():
     tau, budget = 2000.0, 5000
     times = rng.exponential(tau, size=4000)
     js = np.where(times < budget, times, -1)
-    est, se = rja.exponential_waiting_time(js, budget)
+    est, se = rank_jumps.exponential_waiting_time(js, budget)
     assert abs(est - tau) <= 4 * se
-    assert rja.exponential_waiting_time([-1, -1], 10) == (np.inf, np.inf)
+    assert rank_jumps.exponential_waiting_time([-1, -1], 10) == (np.inf, np.inf)
 
 
 def test_jump_durations_on_a_synthetic_record():
@@ -240,11 +251,11 @@ def test_jump_durations_on_a_synthetic_record():
                    [0.3] * 10])
     res = SimpleNamespace(steps=steps, singular_values=np.stack([np.ones_like(s2), s2], axis=-1),
                           settings={"rank_tol": 1e-3})
-    assert rja.jump_durations(res).tolist() == [200, -1]
+    assert rank_jumps.jump_durations(res).tolist() == [200, -1]
 
 
 def _fake(rank, *, diverged=None):
-    """A stand-in for dln.RunResult with the attributes diagnose / check_no_returns read."""
+    """A stand-in for rank_jumps.RunResult with the attributes diagnose / check_no_returns read."""
     rank = np.asarray(rank)
     R, K = rank.shape
     steps = np.arange(K) * 100
@@ -270,36 +281,36 @@ def _fake(rank, *, diverged=None):
     ([[2, 2, 2], [2, 2, 2]], [[2, 1, 1]], {}, "gd_low_rank"),
 ])
 def test_diagnose_names_each_outcome(rank, gd_rank, kwargs, kind):
-    d = rja.diagnose(2, _fake(rank, **kwargs), _fake(gd_rank), lr=0.3, lam=0.027, depth=4)
+    d = rank_jumps.diagnose(2, _fake(rank, **kwargs), _fake(gd_rank), lr=0.3, lam=0.027, depth=4)
     assert d.kind == kind
     assert (d.level == "info") == (kind == "jumped")
 
 
 def test_diagnose_low_start_rank_and_shallow():
     sgd = _fake([[1, 1, 1]])
-    assert rja.diagnose(1, sgd, None, lr=0.3, lam=0.06, depth=4).kind == "gd_low_rank"
-    assert rja.diagnose(1, sgd, None, lr=0.3, lam=0.06, depth=2).kind == "shallow"
-    assert "L = 2" in rja.diagnose(2, _fake([[2, 1, 1]]), None, lr=0.3, lam=0.03, depth=2).message
+    assert rank_jumps.diagnose(1, sgd, None, lr=0.3, lam=0.06, depth=4).kind == "gd_low_rank"
+    assert rank_jumps.diagnose(1, sgd, None, lr=0.3, lam=0.06, depth=2).kind == "shallow"
+    assert "L = 2" in rank_jumps.diagnose(2, _fake([[2, 1, 1]]), None, lr=0.3, lam=0.03, depth=2).message
 
 
 def test_no_returns_check_counts_exactly():
-    assert rja.check_no_returns(_fake([[2, 1, 1], [2, 2, 1]])).passed
-    failing = rja.check_no_returns(_fake([[2, 1, 2], [2, 2, 1]]))
+    assert rank_jumps.check_no_returns(_fake([[2, 1, 1], [2, 2, 1]])).passed
+    failing = rank_jumps.check_no_returns(_fake([[2, 1, 2], [2, 2, 1]]))
     assert not failing.passed and failing.measured == 1
 
 
 def test_balanced_norm_check_passes_and_fails_for_a_wrong_formula():
     A = np.array([[1.0, 0.2], [0.3, 1.0]])
-    assert rja.check_balanced_norm(A, 4).passed
+    assert rank_jumps.check_balanced_norm(A, 4).passed
     def nuclear_like(M, L):  # exponent 1/L instead of 2/L
         return L * np.sum(np.linalg.svd(M, compute_uv=False) ** (1 / L))
 
-    wrong = rja.check_balanced_norm(A, 4, penalty=nuclear_like)
+    wrong = rank_jumps.check_balanced_norm(A, 4, penalty=nuclear_like)
     assert not wrong.passed
 
 
 def test_minima_losses_order_depends_on_eps():
-    hi = rja.minima_losses(0.2, 0.01)
-    lo = rja.minima_losses(0.1, 0.01)
+    hi = rank_jumps.minima_losses(0.2, 0.01)
+    lo = rank_jumps.minima_losses(0.1, 0.01)
     assert hi["rank1"] < hi["rank2"] and lo["rank2"] < lo["rank1"]
-    assert np.isnan(rja.minima_losses(0.3, 0.027)["rank2"])  # GD finds only rank 1 there
+    assert np.isnan(rank_jumps.minima_losses(0.3, 0.027)["rank2"])  # GD finds only rank 1 there

@@ -1,7 +1,8 @@
-"""Controllers of Notebook 03 (one-way rank jumps): every slider at both ends, outcomes, failure modes.
+"""Controllers of Notebook 03 (one-way rank jumps): every slider at both ends; each draws and describes the
+frozen result of its experiment (the science of those results is tested in tests/test_rank_jumps_experiments.py).
 
 The slider sweeps use small step budgets in the *other* sliders (the swept slider still reaches both
-of its ends) so that the whole file stays fast; behaviour tests use the notebook's defaults.
+of its ends) so that the whole file stays fast.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from symsgd_core import rank_jumps_analysis as rja
+from symsgd_core import rank_jumps
 from symsgd_core.ui import rank_jumps as rj
 from symsgd_core.ui.base import figure_is_finite, slider_names, sweep_sliders
 
@@ -65,13 +66,13 @@ def test_every_controller_is_swept():
 def test_run_button_shows_computing_then_the_outcome():
     c = rj.TrapController(steps=10_000, n_seeds=1)
     seen = []
-    original = c._update
+    original = c._run
 
     def spy(**values):
         seen.append(c.status.value)
         original(**values)
 
-    c._update = spy
+    c._run = spy
     c.run_button.click()
     assert seen and "Computing" in seen[0]
     assert "Computing" not in c.status.value and c.status.value
@@ -79,31 +80,25 @@ def test_run_button_shows_computing_then_the_outcome():
     assert c.run_button.disabled is False
 
 
-# -- 1. penalty ---------------------------------------------------------------------------------
-def test_penalty_messages_distinguish_L2_from_deeper():
+# -- each controller keeps its experiment's result and draws it ---------------------------------
+def test_penalty_draws_its_view_and_names_L2():
     c = rj.PenaltyController()
-    assert "infinite slope" in c.status.value and c.summary["origin_trap"]
+    assert isinstance(c.result, rank_jumps.PenaltyView) and "infinite slope" in c.status.value
     c.set(depth=2, lam=0.01, gain=1.0)
+    assert c.result == rank_jumps.penalty_view(depth=2, lam=0.01, gain=1.0) or c.result.depth == 2
     assert "L = 2" in c.status.value and "NOT a minimum" in c.status.value
-    assert c.summary["barrier_width"] == 0.0
     c.set(depth=3)
-    assert c.summary["barrier_width"] > 0 and c.summary["origin_trap"]
+    np.testing.assert_array_equal(c.figure.data[1].y, c.result.penalty_L)
 
 
-# -- 2. GD trapped, SGD jumps --------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def trap():
-    return rj.TrapController()
-
-
-def test_trap_default_gd_stays_sgd_jumps_never_returns(trap):
-    r = trap.result
-    assert r["start_rank"] == 2
-    assert r["diagnosis"].kind == "jumped"
-    assert np.all(r["gd"].rank == 2)
-    assert np.all(r["sgd"].final_rank == 1)
-    assert rja.check_no_returns(r["sgd"]).passed
-    assert "FAILURE" not in trap.figure.layout.title.text
+def test_trap_controller_draws_the_trap_result():
+    c = rj.TrapController(steps=10_000, n_seeds=2)
+    r = c.result
+    assert isinstance(r, rank_jumps.TrapResult)
+    expected = rank_jumps.trap(steps=10_000, n_seeds=2)
+    np.testing.assert_array_equal(r.sgd.singular_values, expected.sgd.singular_values)
+    assert r.diagnosis == expected.diagnosis
+    assert ("FAILURE" in c.figure.layout.title.text) == (r.diagnosis.level == "warning")
 
 
 @pytest.fixture(scope="module")
@@ -112,17 +107,14 @@ def small_trap():
     return rj.TrapController(steps=10_000, n_seeds=2)
 
 
-@pytest.mark.parametrize("setting, kinds", [
-    (dict(lr=0.5), {"collapsed", "diverged"}),
-    (dict(lam=0.06), {"gd_low_rank"}),
-    (dict(lr=0.1), {"no_jumps"}),
-])
-def test_trap_failure_modes_are_named_on_the_figure(small_trap, setting, kinds):
+@pytest.mark.parametrize("setting", [dict(lr=0.5), dict(lam=0.06), dict(lr=0.1)])
+def test_trap_failure_modes_are_named_on_the_figure(small_trap, setting):
     c = small_trap
-    c.set(**{"lr": 0.3, "lam": 0.027, **setting})
+    c.set(**{"lr": 0.3, "lam": 0.027, "depth": 4, **setting})
     c.run()
-    assert c.result["diagnosis"].kind in kinds, c.status.value
+    assert c.result.diagnosis.level == "warning"
     assert "FAILURE MODE" in c.figure.layout.title.text
+    assert c.result.diagnosis.message in c.status.value
     assert figure_is_finite(c.figure)
 
 
@@ -134,80 +126,50 @@ def test_trap_depth_two_says_convex(small_trap):
     c.set(depth=4)
 
 
-# -- 3. ensemble --------------------------------------------------------------------------------
-def test_ensemble_default_fractions_and_zero_returns():
-    c = rj.EnsembleController()
-    sgd = c.result["sgd"]
-    frac = sgd.fraction_at_rank()
-    assert np.allclose(frac.sum(axis=1), 1.0)
-    assert frac[0, 2] == 1.0 and frac[-1, 1] > 0.5
-    assert c.result["returns"] == 0
-    hist = c.figure.data[4]
-    assert sum(hist.y) == int(np.sum(c.result["jump_steps"] >= 0))
-    assert np.isfinite(c.result["mean_wait"])
-
-
-# -- 4. mechanism -------------------------------------------------------------------------------
-def test_mechanism_exact_decay_then_rank_one_for_gd_and_sgd():
-    c = rj.MechanismController()
-    r = c.result
-    check = rja.check_exact_decay(r["forced"], 4)
-    assert check.passed, check
-    assert r["forced_rank"] == 1
-    assert np.all(r["gd"].rank == 1) and np.all(r["sgd"].rank == 1)
-    assert "FAILURE" not in c.figure.layout.title.text
+def test_ensemble_histogram_counts_the_jumps():
+    c = rj.EnsembleController(n_runs=4, steps=10_000)
+    assert isinstance(c.result, rank_jumps.EnsembleResult)
+    assert sum(c.figure.data[4].y) == int(np.sum(c.result.jump_steps >= 0))
 
 
 def test_mechanism_short_forced_phase_is_explained():
     c = rj.MechanismController(after_steps=5000, n_seeds=1, forced_steps=250, lr=0.05, lam=0.005)
+    assert c.result.forced_rank == 2
     assert "too short" in c.figure.layout.title.text
     assert "forced steps" in c.status.value
 
 
-# -- 5. basin -----------------------------------------------------------------------------------
-def test_basin_small_alpha_back_large_alpha_escapes():
-    c = rj.BasinController()
-    r = c.result
-    alpha_c = r["alpha_c"]
-    lo, hi = r["boundary"]
-    alphas, ranks = r["alphas"][:-1], r["final_rank"][:-1]
-    assert np.all(ranks[alphas <= 0.5 * alpha_c] == 1)
-    assert np.isfinite(hi) and 0.5 * alpha_c < hi <= 2.0 * alpha_c
-    assert "pulled back" in c.status.value
-    c.set(alpha=float(hi))
-    c.run()
-    assert "not pulled back" in c.status.value
+def test_mechanism_axes_are_labelled():
+    c = rj.MechanismController(after_steps=5000, n_seeds=1)
+    assert isinstance(c.result, rank_jumps.MechanismResult)
+    assert c.figure.layout.yaxis.title.text and c.figure.layout.yaxis2.title.text
 
 
-# -- 6. annealing -------------------------------------------------------------------------------
-def test_anneal_gd_keeps_two_sgd_keeps_one_and_names_the_better_minimum():
-    c = rj.AnnealController()
-    r = c.result
-    assert r["polished_rank"][0] == 2 and np.all(r["polished_rank"][1:] == 1)
-    assert "rank-1 minimum is the better one" in c.status.value  # ε = 0.2, λ_cold = 0.01
-    assert r["minima"]["rank1"] < r["minima"]["rank2"]
+def test_basin_says_pulled_back_or_not():
+    c = rj.BasinController(steps=5000)
+    assert isinstance(c.result, rank_jumps.BasinResult)
+    assert ("not pulled back" in c.status.value) == (c.result.final_rank[-1] != 1)
+
+
+def test_anneal_draws_losses_as_markers_on_a_zoomed_axis():
+    c = rj.AnnealController(hot_steps=10_000, cold_steps=5000, n_seeds=1)
+    assert isinstance(c.result, rank_jumps.AnnealResult)
+    better = "rank-1" if c.result.minima["rank1"] < c.result.minima["rank2"] else "rank-2"
+    assert f"{better} minimum is the better one" in c.status.value
     assert c.figure.layout.yaxis2.range[0] > 0.05  # zoomed on the losses, not from 0
     # ... so the losses are markers, not bars (bars on a cut axis would exaggerate a ~1 % difference)
     assert all(tr.type == "scatter" for tr in c.figure.data)
 
 
-def test_anneal_small_eps_prefers_rank_two_and_hot_phase_does_not_jump():
-    """The notebook's "Try ε = 0.1": the rank-2 minimum is the better one and the hot phase no longer jumps."""
-    c = rj.AnnealController(eps=0.1)
-    assert c.result["minima"]["rank2"] < c.result["minima"]["rank1"]
-    assert c.result["diagnosis"].kind == "no_jumps"
+def test_anneal_small_eps_says_deeper():
+    c = rj.AnnealController(eps=0.1, hot_steps=10_000, cold_steps=5000, n_seeds=1)
     assert "rank-2 minimum is the better one" in c.status.value and "deeper" in c.status.value
 
 
-# -- 7. Langevin --------------------------------------------------------------------------------
-def test_langevin_hot_goes_both_ways_and_sgd_noise_spares_raising_directions():
+def test_langevin_hot_headline_says_both_ways():
     c = rj.LangevinController(temp_factor=10.0)
-    r = c.result
-    l_down, l_up = r["langevin_transitions"]
-    s_down, s_up = r["sgd_transitions"]
-    assert l_up.sum() > 0 and s_up.sum() == 0
-    check = rja.check_raising_noise(r["spectrum"], r["rank1_point"].arch.n_params)
-    assert check.passed, check
+    assert isinstance(c.result, rank_jumps.LangevinResult)
+    assert c.result.langevin_transitions[1].sum() > 0
     assert "both ways" in c.figure.layout.title.text
 
 
@@ -218,43 +180,15 @@ def test_langevin_too_hot_for_the_threshold_does_not_advise_more_heat():
     assert "lower τ/τ_match" in c.status.value and "raise τ/τ_match" not in c.status.value
 
 
-def test_mechanism_axes_are_labelled():
-    c = rj.MechanismController(after_steps=5000, n_seeds=1)
-    assert c.figure.layout.yaxis.title.text and c.figure.layout.yaxis2.title.text
+def test_no_starting_minimum_is_drawn_as_a_failure(monkeypatch):
+    from symsgd_core.ui import rank_jumps as module
 
+    c = rj.TrapController(steps=10_000, n_seeds=1)
 
-# -- 9. exercises -------------------------------------------------------------------------------
-def test_exercises_none_right_wrong():
-    ex = rj.EXERCISES
-    for e in ex.values():
-        assert e.check(None).status == "unanswered"
-    assert ex["decay_factor"].check((1 - 2 * 0.3 * 0.027) ** 1000).correct
-    wrong = ex["decay_factor"].check((1 - 0.3 * 0.027) ** 1000)
-    assert wrong.status == "wrong" and "1 − 2ηλ" in wrong.message
-    assert ex["decay_factor"].check("abc").status == "wrong"
-    assert "η = 0.3, λ = 0.027" in ex["decay_factor"].question and "t = 1000" in ex["decay_factor"].question
-    assert ex["trap_depth"].check(3).correct and ex["trap_depth"].check("3").correct
-    assert "saddle" in ex["trap_depth"].check(2).message and not ex["trap_depth"].check(4).correct
-    assert ex["basin_radius"].check((2 * 0.027 / 0.17) ** 0.5).correct
-    assert not ex["basin_radius"].check(0.1).correct
-    one_way = ex["one_way"].check
-    assert one_way(False).correct and not one_way(True).correct
-    assert one_way(np.False_).correct and one_way("no").correct and one_way(" False ").correct
-    assert not one_way("yes").correct and "True or False" in one_way("perhaps").message
+    def refuse(*args, **kwargs):
+        raise rank_jumps.NoStartingMinimum("the phase-0 GD diverged at these settings")
 
-
-def test_better_minimum_depends_on_eps():
-    at_01 = rj.EXERCISES["better_minimum"]
-    assert at_01.check(2).correct and "ε = 0.1" in at_01.question
-    wrong = at_01.check(1)
-    assert wrong.status == "wrong" and "minimum-norm" in wrong.message
-    at_02 = rj.better_minimum_exercise(eps=0.2, solution=1)
-    assert at_02.check(1).correct and not at_02.check(2).correct and "low rank wins" in at_02.check(2).message
-    assert at_02.check(3).status == "wrong" and "1 or 2" in at_02.check(3).message
-
-
-def test_parametrised_exercises_show_their_numbers():
-    ex = rj.decay_factor_exercise(lr=0.1, lam=0.05, steps=10)
-    assert "η = 0.1" in ex.question and ex.check(0.99 ** 10).correct and not ex.check(0.995 ** 10).correct
-    ex = rj.basin_radius_exercise(depth=3, lam=0.02, slope=0.4)
-    assert "L = 3" in ex.question and ex.check(0.1).correct
+    monkeypatch.setattr(module, "trap", refuse)
+    c.run()
+    assert c.result is None and "no starting minimum" in c.figure.layout.title.text
+    assert "diverged" in c.status.value

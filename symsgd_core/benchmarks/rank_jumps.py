@@ -3,7 +3,7 @@
 ``rank_jumps.sgd_32x60000``: the hot phase of brief §5 — ε-completion, L = 4, width 8,
 32 runs × 6·10⁴ batch-1 SGD steps (η = 0.3, λ = 0.027) from the phase-0 minima,
 recording singular values of A, per-layer singular values, loss, balancedness, rank
-and B_r membership every 100 steps, through the public :func:`symsgd_core.dln.run`.
+and B_r membership every 100 steps, through the public :func:`symsgd_core.rank_jumps.run`.
 Target: ≤ 1.5 s, ≥ 8× a straightforward batched-numpy loop over the 32 runs (the
 brief's dense update formula, vectorised over runs) and ≥ 100× a naive per-run
 PyTorch autograd loop. For information, a row/column-aware numpy loop (only row i
@@ -22,14 +22,16 @@ import time
 
 import numpy as np
 
-from .. import dln
+from .. import rank_jumps
+from ..rank_jumps import CompletionProblem, Params
+from ..rank_jumps.experiments import _phase0_cached
 from .registry import BenchResult, best_time, register_benchmark
 
 RUNS, STEPS, RECORD_EVERY = 32, 60_000, 100
 LR_HOT, LAM = 0.3, 0.027
 
 
-def numpy_batched_sgd(params: dln.Params, problem: dln.CompletionProblem, idx: np.ndarray, lr: float, lam: float,
+def numpy_batched_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, lam: float,
                       record_every: int = RECORD_EVERY) -> tuple[np.ndarray, np.ndarray]:
     """Baseline: the straightforward batched-numpy SGD, the brief's formula vectorised over runs.
 
@@ -69,7 +71,7 @@ def numpy_batched_sgd(params: dln.Params, problem: dln.CompletionProblem, idx: n
     return flat, np.stack(snaps, axis=1) if snaps else np.empty((R, 0, flat.shape[1]))
 
 
-def numpy_batched_sgd_sparse(params: dln.Params, problem: dln.CompletionProblem, idx: np.ndarray, lr: float,
+def numpy_batched_sgd_sparse(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float,
                              lam: float, record_every: int = RECORD_EVERY) -> tuple[np.ndarray, np.ndarray]:
     """A faster numpy baseline (for information): only row i of W_L and column j of W_1 get data.
 
@@ -118,7 +120,7 @@ def numpy_batched_sgd_sparse(params: dln.Params, problem: dln.CompletionProblem,
     return flat, np.stack(snaps, axis=1) if snaps else np.empty((R, 0, flat.shape[1]))
 
 
-def torch_naive_sgd(params: dln.Params, problem: dln.CompletionProblem, idx: np.ndarray, lr: float, lam: float,
+def torch_naive_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, lam: float,
                     record_every: int = RECORD_EVERY) -> tuple[np.ndarray, list]:
     """Baseline: a naive per-run PyTorch autograd loop (one backward per step), same update and draws.
 
@@ -151,18 +153,18 @@ def torch_naive_sgd(params: dln.Params, problem: dln.CompletionProblem, idx: np.
     return np.stack(finals), all_snaps
 
 
-def numpy_batched_gd(params: dln.Params, problem: dln.CompletionProblem, n_steps: int, lr: float,
+def numpy_batched_gd(params: Params, problem: CompletionProblem, n_steps: int, lr: float,
                      lam: float) -> np.ndarray:
-    """Baseline: full-batch GD vectorised over runs with numpy (``dln.gradient`` per step)."""
+    """Baseline: full-batch GD vectorised over runs with numpy (``rank_jumps.gradient`` per step)."""
     cur = params.copy()
     for _ in range(n_steps):
-        cur.flat -= lr * dln.gradient(cur, problem, lam).flat
+        cur.flat -= lr * rank_jumps.gradient(cur, problem, lam).flat
     return cur.flat
 
 
 def _draws(n_runs: int, n_steps: int, seed: int = 0) -> np.ndarray:
     """The engine's entry draws for batch 1: run r uses child r of ``SeedSequence(seed)``."""
-    problem = dln.EPSILON_EXPERIMENT.problem
+    problem = rank_jumps.EPSILON_EXPERIMENT.problem
     out = np.empty((n_runs, n_steps), dtype=np.int64)
     for r, ss in enumerate(np.random.SeedSequence(seed).spawn(n_runs)):
         out[r] = np.random.default_rng(ss).integers(0, problem.n_observed, size=(n_steps, 1))[:, 0]
@@ -171,11 +173,11 @@ def _draws(n_runs: int, n_steps: int, seed: int = 0) -> np.ndarray:
 
 @register_benchmark("rank_jumps")
 def bench_rank_jumps() -> list[BenchResult]:
-    exp = dln.EPSILON_EXPERIMENT
+    exp = rank_jumps.EPSILON_EXPERIMENT
     problem = exp.problem
-    start = dln.phase0_minima(n_runs=RUNS)  # also warms up the GD kernel
-    dln.run(start, problem, 200, lr=LR_HOT, lam=LAM, seed=0)  # warm-up: load the compiled SGD kernel
-    figure = best_time(lambda: dln.run(start, problem, STEPS, method="sgd", lr=LR_HOT, lam=LAM, seed=0,
+    start = rank_jumps.phase0_minima(n_runs=RUNS)  # also warms up the GD kernel
+    rank_jumps.run(start, problem, 200, lr=LR_HOT, lam=LAM, seed=0)  # warm-up: load the compiled SGD kernel
+    figure = best_time(lambda: rank_jumps.run(start, problem, STEPS, method="sgd", lr=LR_HOT, lam=LAM, seed=0,
                                        record_every=RECORD_EVERY), repeat=5)
     work = RUNS * STEPS
 
@@ -204,10 +206,10 @@ def bench_rank_jumps() -> list[BenchResult]:
                     sparse_scaled / figure, "information (row/column-aware numpy)", True),
     ]
 
-    dln._phase0_cached.cache_clear()
-    gd_figure = best_time(lambda: (dln._phase0_cached.cache_clear(), dln.phase0_minima(n_runs=RUNS)), repeat=2)
+    _phase0_cached.cache_clear()
+    gd_figure = best_time(lambda: (_phase0_cached.cache_clear(), rank_jumps.phase0_minima(n_runs=RUNS)), repeat=2)
     gd_steps = 2000
-    p0 = dln.init_params(exp.arch, RUNS, 0)
+    p0 = rank_jumps.init_params(exp.arch, RUNS, 0)
     t0 = time.perf_counter()
     numpy_batched_gd(p0, problem, gd_steps, exp.lr_phase0, exp.lam_hot)
     gd_scaled = (time.perf_counter() - t0) * exp.phase0_steps / gd_steps

@@ -1,9 +1,10 @@
-"""Interactive figures for Notebook 03 (one-way rank jumps): one controller per figure.
+"""Figures of Notebook 03 (one-way rank jumps): one draw-only controller per figure.
 
-The physics is in :mod:`symsgd_core.dln` (simulation) and
-:mod:`symsgd_core.rank_jumps_analysis` (closed forms and summaries); the controllers only
-read their sliders, call those functions, draw, and say in the status line what happened
-(including failure modes: collapse to A = 0, no jumps within the budget, GD also at rank 1).
+Each controller reads its sliders, calls one experiment of :mod:`symsgd_core.rank_jumps.experiments` (whose
+defaults, :data:`~symsgd_core.rank_jumps.experiments.EPSILON_EXPERIMENT`, are the sliders' starting values),
+keeps the frozen result in ``self.result``, draws it, and says in the status line what happened (including
+failure modes: collapse to A = 0, no jumps within the budget, GD also at rank 1). The exercises of §9 are
+:data:`symsgd_core.rank_jumps.EXERCISES`.
 """
 
 from __future__ import annotations
@@ -13,24 +14,32 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .. import dln
-from .. import rank_jumps_analysis as rja
 from ..core.checking import roundoff_tolerance
-from ..core.exercises import Exercise, Feedback, as_number, number_exercise
-from .base import Controller
+from ..rank_jumps.experiments import (
+    BASIN_GRID,
+    ENSEMBLE_RECORD_EVERY,
+    LANGEVIN_RANK_TOL,
+    NoStartingMinimum,
+    anneal,
+    basin,
+    ensemble,
+    langevin,
+    mechanism,
+    penalty_view,
+    trap,
+)
+from ..rank_jumps.network import DEFAULT_RANK_TOL, singular_values
+from ..rank_jumps.stepping import weight_decay_factor
+from .base import Controller, RunController, experiment_defaults
 
 __all__ = [
     "AnnealController",
     "BasinController",
     "EnsembleController",
-    "EXERCISES",
     "LangevinController",
     "MechanismController",
     "PenaltyController",
     "TrapController",
-    "basin_radius_exercise",
-    "better_minimum_exercise",
-    "decay_factor_exercise",
 ]
 
 #: Colours used for the same objects in every figure.
@@ -71,54 +80,22 @@ def _n_seeds_slider(value: int, hi: int) -> widgets.IntSlider:
     return _slider(widgets.IntSlider, "SGD seeds", value=value, min=1, max=hi)
 
 
-class _RunMixin:
-    """Run button + progress bar for re-simulating controllers (``live = False``).
+def _settings(experiment, overrides: dict) -> dict:
+    """The experiment's defaults with the caller's ``overrides`` (the sliders' starting values)."""
+    values = experiment_defaults(experiment)
+    unknown = sorted(set(overrides) - set(values))
+    if unknown:
+        raise ValueError(f"unknown setting(s) {unknown} of {experiment.__name__}; settings are {sorted(values)}")
+    return {**values, **overrides}
 
-    Subclasses call :meth:`_init_run` in ``__init__``; ``run()`` shows "Computing…",
-    calls :meth:`update`, and leaves the status message that ``_update`` wrote.
-    """
 
-    live = False
-
-    def _init_run(self) -> None:
-        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
-        self.progress = widgets.IntProgress(value=0, min=0, max=100, description="",
-                                            layout=widgets.Layout(width="160px"))
-        self.extra_widgets = [self.run_button, self.progress]
-        self.run_button.on_click(lambda _b: self.run())
-
-    def _set_progress(self, fraction: float) -> None:
-        self.progress.value = int(round(100 * min(max(float(fraction), 0.0), 1.0)))
-
-    def _starting_minimum(self, eps, depth, width, lam, seed):
-        """``(params, rank)`` of the GD-converged start, or ``None`` after drawing the failure.
-
-        When no starting minimum exists for these settings, the figure is emptied, its headline
-        says so and the status line gives the reason; the caller then returns.
-        """
-        try:
-            return _start_minimum(eps, depth, width, lam, seed)
-        except ValueError as exc:
-            with self.figure.batch_update():
-                _empty(self.figure)
-                _headline(self.figure, "FAILURE MODE: no starting minimum", True)
-            self.result = {}
-            self.say(str(exc), "error")
-            return None
-
-    def run(self) -> None:
-        """What the Run button does: show "Computing…", re-simulate, redraw."""
-        self.say("Computing…")
-        self.progress.value = 0
-        self.run_button.disabled = True
-        try:
-            self.update()
-        except Exception as exc:  # shown to the reader, then re-raised for tests and logs
-            self.say(f"Error: {type(exc).__name__}: {exc}", "error")
-            raise
-        finally:
-            self.run_button.disabled = False
-            self.progress.value = self.progress.max
+def _failure(controller, exc: ValueError) -> None:
+    """Draw a setting that cannot be simulated (no starting minimum): empty figure, a headline, the reason."""
+    with controller.figure.batch_update():
+        _empty(controller.figure)
+        _headline(controller.figure, "FAILURE MODE: no starting minimum", True)
+    controller.result = None
+    controller.say(str(exc), "error")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -135,8 +112,10 @@ class PenaltyController(Controller):
 
     live = True
 
-    def __init__(self, depth: int = 4, lam: float = 0.05, gain: float = 0.3) -> None:
+    def __init__(self, depth: int | None = None, lam: float | None = None, gain: float | None = None) -> None:
         super().__init__()
+        d = experiment_defaults(penalty_view)
+        depth, lam, gain = (d[k] if v is None else v for k, v in (("depth", depth), ("lam", lam), ("gain", gain)))
         self.controls = {
             "depth": _slider(widgets.IntSlider, "depth L", value=depth, min=2, max=8),
             "lam": _slider(widgets.FloatLogSlider, "weight decay λ", value=lam, base=10, min=-3, max=0),
@@ -161,25 +140,15 @@ class PenaltyController(Controller):
         fig.update_layout(height=380, margin=dict(l=50, r=10, t=40, b=50),
                           legend=dict(orientation="h", y=-0.22))
         self.figures = [fig]
-        self.summary: dict = {}
+        self.result = None
         self._wire()
         self.update()
 
     def _update(self, depth, lam, gain) -> None:
-        L = int(depth)
+        r = self.result = penalty_view(depth, lam, gain)
+        L, d_star, d_max, trap = r.depth, r.barrier_width, r.d_max, r.origin_trap
         fig = self.figure
-        s = np.linspace(0.0, 2.0, 401)
-        d_star = rja.barrier_width(L, lam, gain)
-        d_star2 = rja.barrier_width(2, lam, gain)
-        finite_star = d_star if np.isfinite(d_star) and d_star > 0 else 0.0
-        d_max = float(np.clip(3.0 * finite_star, 0.05, 2.0)) if finite_star > 0 else 1.0
-        d = np.linspace(0.0, d_max, 401)
-        a = np.linspace(-0.2, 1.3, 401)
-        curves = [
-            (s, rja.schatten_penalty(s, 2), rja.schatten_penalty(s, L)),
-            (d, rja.new_direction_cost(d, 2, lam, gain), rja.new_direction_cost(d, L, lam, gain)),
-            (a, rja.scalar_chain_loss(a, 2, lam), rja.scalar_chain_loss(a, L, lam)),
-        ]
+        curves = [(r.s, r.penalty_L2, r.penalty_L), (r.delta, r.cost_L2, r.cost_L), (r.a, r.chain_L2, r.chain_L)]
         with fig.batch_update():
             for k, (x, y2, yL) in enumerate(curves):
                 fig.data[2 * k].x, fig.data[2 * k].y = x, y2
@@ -188,8 +157,6 @@ class PenaltyController(Controller):
             show_star = L >= 3 and d_star <= d_max
             fig.data[6].x = [d_star] if show_star else []
             fig.data[6].y = [0.0] if show_star else []
-        trap = rja.origin_is_local_min(L, lam)
-        self.summary = {"depth": L, "barrier_width": d_star, "barrier_width_L2": d_star2, "origin_trap": trap}
         if L == 2:
             if 2 * lam < gain:
                 msg = (f"L = 2: the penalty 2s has finite slope 2λ = {2 * lam:.3g} at s = 0, smaller than the fit "
@@ -218,10 +185,6 @@ LOG_FLOOR = 1e-18
 
 #: One colour per SGD seed.
 SEED_COLOURS = ["#dc2626", "#ea580c", "#9333ea", "#0891b2", "#65a30d", "#db2777", "#d97706", "#be123c"]
-
-#: The brief's §5 experiment (phase-0 step size and length are not sliders).
-PHASE0_LR = 0.05
-PHASE0_STEPS = 40_000
 
 #: Short headlines drawn on the figure for each diagnosis kind.
 HEADLINES = {
@@ -261,48 +224,35 @@ def _hline(y: float, name: str, colour: str = "#6b7280", dash: str = "dot", **kw
     return dict(x=[0.0, 1.0], y=[y, y], mode="lines", name=name, line=dict(color=colour, dash=dash, width=1), **kw)
 
 
-def _start_minimum(eps, depth, width, lam, seed):
-    """The phase-0 GD minimum (one run) and its numerical rank; raises ValueError if GD diverged."""
-    p0 = dln.phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, lam=lam, lr=PHASE0_LR,
-                           n_steps=PHASE0_STEPS)
-    if not np.all(np.isfinite(p0.flat)):
-        raise ValueError("the phase-0 GD (η = 0.05) diverged at these settings, so there is no minimum to start from")
-    return p0, int(dln.numerical_rank(dln.singular_values(p0))[0])
-
-
-def _record_every(steps: int, points: int = 300) -> int:
-    return max(int(steps) // points, 1)
-
-
 # ----------------------------------------------------------------------------------------------
 # 2. GD trapped, SGD jumps
 # ----------------------------------------------------------------------------------------------
-class TrapController(_RunMixin, Controller):
+class TrapController(RunController):
     """GD and SGD side by side from the same GD-converged rank-2 minimum of the ε-completion.
 
     Left: GD; right: ``n_seeds`` SGD runs (one colour each). Solid lines are ``s_1(A)``, dashed
     ``s_2(A)``, on a log axis; the dotted line is the rank threshold. Sliders: ``eps``, ``lam``,
     ``lr``, ``depth``, ``width``, ``n_seeds``, ``steps``, ``seed``. Re-simulates on Run.
-    ``self.result`` holds the start, both :class:`~symsgd_core.dln.RunResult`\\ s and the diagnosis.
+    ``self.result`` is the :class:`~symsgd_core.rank_jumps.experiments.TrapResult`.
     """
 
     MAX_SEEDS = 8
 
-    def __init__(self, eps: float = 0.2, lam: float = 0.027, lr: float = 0.3, depth: int = 4, width: int = 8,
-                 n_seeds: int = 4, steps: int = 60_000, seed: int = 0, engine: str = "fast") -> None:
-        Controller.__init__(self)
+    def __init__(self, engine: str = "auto", **settings) -> None:
+        super().__init__()
         self.engine = engine
+        v = _settings(trap, settings)
         self.controls = {
-            "eps": _eps_slider(eps),
-            "lam": _lam_slider(lam),
-            "lr": _lr_slider(lr),
-            "depth": _slider(widgets.IntSlider, "depth L", value=depth, min=2, max=6),
-            "width": _slider(widgets.IntSlider, "width", value=width, min=2, max=16),
-            "n_seeds": _n_seeds_slider(n_seeds, self.MAX_SEEDS),
-            "steps": _slider(widgets.IntSlider, "steps", value=steps, min=10_000, max=100_000, step=10_000),
-            "seed": _seed_slider(seed),
+            "eps": _eps_slider(v["eps"]),
+            "lam": _lam_slider(v["lam"]),
+            "lr": _lr_slider(v["lr"]),
+            "depth": _slider(widgets.IntSlider, "depth L", value=v["depth"], min=2, max=6),
+            "width": _slider(widgets.IntSlider, "width", value=v["width"], min=2, max=16),
+            "n_seeds": _n_seeds_slider(v["n_seeds"], self.MAX_SEEDS),
+            "steps": _slider(widgets.IntSlider, "steps", value=v["steps"], min=10_000, max=100_000, step=10_000),
+            "seed": _seed_slider(v["seed"]),
         }
-        self._init_run()
+        self._setup_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                                             subplot_titles=("GD (full gradient)", "SGD (one entry per step)")))
         fig.add_scatter(name="GD s₁(A)", line=dict(color=COLOURS["gd"]), showlegend=False, row=1, col=1)
@@ -313,34 +263,26 @@ class TrapController(_RunMixin, Controller):
             fig.add_scatter(name=f"seed {s} s₂", line=dict(color=c, width=1.5, dash="dash"), showlegend=False,
                             row=1, col=2)
         for col in (1, 2):
-            fig.add_scatter(**_hline(dln.DEFAULT_RANK_TOL, "rank threshold"), showlegend=col == 1, row=1, col=col)
+            fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), showlegend=col == 1, row=1, col=col)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")
         fig.update_yaxes(title_text="singular values of A (solid s₁, dashed s₂)", row=1, col=1)
         fig.update_xaxes(title_text="step")
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
         self.figures = [fig]
-        self.result: dict = {}
+        self.result = None
         self._wire()
         self.update()
 
-    def _update(self, eps, lam, lr, depth, width, n_seeds, steps, seed) -> None:
+    def _run(self, eps, lam, lr, depth, width, n_seeds, steps, seed) -> None:
         fig = self.figure
-        problem = dln.epsilon_completion(eps)
-        self._set_progress(0.05)
-        start = self._starting_minimum(eps, depth, width, lam, seed)
-        if start is None:
+        self.set_progress(0.05)
+        try:
+            r = self.result = trap(eps, lam, lr, depth, width, n_seeds, steps, seed, engine=self.engine,
+                                   progress=self.set_progress)
+        except NoStartingMinimum as exc:
+            _failure(self, exc)
             return
-        p0, start_rank = start
-        self._set_progress(0.3)
-        every = _record_every(steps)
-        gd = dln.run(p0, problem, steps, method="gd", lr=lr, lam=lam, record_every=every, record_layers=False,
-                     engine=self.engine)
-        self._set_progress(0.5)
-        sgd = dln.run(rja.replicate(p0, n_seeds), problem, steps, method="sgd", lr=lr, lam=lam, seed=seed,
-                      record_every=every, record_layers=False, engine=self.engine)
-        self._set_progress(0.9)
-        diag = rja.diagnose(start_rank, sgd, gd, lr=lr, lam=lam, depth=depth)
-        self.result = {"start": p0, "start_rank": start_rank, "gd": gd, "sgd": sgd, "diagnosis": diag}
+        p0, start_rank, gd, sgd, diag = r.start, r.start_rank, r.gd, r.sgd, r.diagnosis
         x_end = float(steps)
         with fig.batch_update():
             for k in range(2):
@@ -355,14 +297,14 @@ class TrapController(_RunMixin, Controller):
             for tr in fig.data[-2:]:
                 tr.x = [0.0, x_end]
             _headline(fig, HEADLINES[diag.kind], diag.level == "warning")
-        self.say(f"Start: GD minimum with singular values {np.round(dln.singular_values(p0)[0], 3).tolist()} "
+        self.say(f"Start: GD minimum with singular values {np.round(singular_values(p0)[0], 3).tolist()} "
                  f"(rank {start_rank}). " + diag.message, diag.level)
 
 
 # ----------------------------------------------------------------------------------------------
 # 3. The ensemble
 # ----------------------------------------------------------------------------------------------
-class EnsembleController(_RunMixin, Controller):
+class EnsembleController(RunController):
     """An ensemble of SGD runs from one rank-2 minimum: rank fractions over time and jump times.
 
     Left: fraction of runs at rank 2, 1, 0 (and diverged) at every record. Right: histogram of
@@ -371,19 +313,19 @@ class EnsembleController(_RunMixin, Controller):
     Sliders: ``eps``, ``lam``, ``lr``, ``n_runs``, ``steps``, ``seed``. Re-simulates on Run.
     """
 
-    def __init__(self, eps: float = 0.2, lam: float = 0.027, lr: float = 0.3, n_runs: int = 24,
-                 steps: int = 60_000, seed: int = 0, engine: str = "fast") -> None:
-        Controller.__init__(self)
+    def __init__(self, engine: str = "auto", **settings) -> None:
+        super().__init__()
         self.engine = engine
+        v = _settings(ensemble, settings)
         self.controls = {
-            "eps": _eps_slider(eps),
-            "lam": _lam_slider(lam),
-            "lr": _lr_slider(lr),
-            "n_runs": _slider(widgets.IntSlider, "runs", value=n_runs, min=4, max=64, step=4),
-            "steps": _slider(widgets.IntSlider, "steps", value=steps, min=10_000, max=120_000, step=10_000),
-            "seed": _seed_slider(seed),
+            "eps": _eps_slider(v["eps"]),
+            "lam": _lam_slider(v["lam"]),
+            "lr": _lr_slider(v["lr"]),
+            "n_runs": _slider(widgets.IntSlider, "runs", value=v["n_runs"], min=4, max=64, step=4),
+            "steps": _slider(widgets.IntSlider, "steps", value=v["steps"], min=10_000, max=120_000, step=10_000),
+            "seed": _seed_slider(v["seed"]),
         }
-        self._init_run()
+        self._setup_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             "(a) fraction of runs at each rank", "(b) first step at rank 1")))
         for name, colour in (("rank 2", COLOURS["rank2"]), ("rank 1", COLOURS["rank1"]),
@@ -398,31 +340,23 @@ class EnsembleController(_RunMixin, Controller):
         fig.update_layout(height=400, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2),
                           bargap=0.05)
         self.figures = [fig]
-        self.result: dict = {}
+        self.result = None
         self._wire()
         self.update()
 
-    def _update(self, eps, lam, lr, n_runs, steps, seed) -> None:
+    def _run(self, eps, lam, lr, n_runs, steps, seed) -> None:
         fig = self.figure
-        problem = dln.epsilon_completion(eps)
-        self._set_progress(0.05)
-        start = self._starting_minimum(eps, 4, 8, lam, 0)
-        if start is None:
+        self.set_progress(0.05)
+        try:
+            r = self.result = ensemble(eps, lam, lr, n_runs, steps, seed, engine=self.engine,
+                                       progress=self.set_progress)
+        except NoStartingMinimum as exc:
+            _failure(self, exc)
             return
-        p0, start_rank = start
-        self._set_progress(0.2)
-        sgd = dln.run(rja.replicate(p0, n_runs), problem, steps, method="sgd", lr=lr, lam=lam, seed=seed,
-                      record_every=100, record_layers=False, engine=self.engine)
-        self._set_progress(0.9)
-        diag = rja.diagnose(start_rank, sgd, None, lr=lr, lam=lam, depth=4)
+        sgd, diag, js, tau, tau_se = r.sgd, r.diagnosis, r.jump_steps, r.mean_wait, r.mean_wait_se
+        durations, returns = r.durations, r.returns
         frac = sgd.fraction_at_rank()  # (K, 4): rank 0, 1, 2, diverged
-        js = sgd.first_step_at_rank[:, 1].copy()  # first step at rank exactly 1 (direct collapses excluded)
         jumped = js >= 0
-        tau, tau_se = rja.exponential_waiting_time(js, steps)
-        durations = rja.jump_durations(sgd)
-        returns = int(sgd.returned_up.sum())
-        self.result = {"start": p0, "start_rank": start_rank, "sgd": sgd, "diagnosis": diag, "jump_steps": js,
-                       "mean_wait": tau, "mean_wait_se": tau_se, "returns": returns, "durations": durations}
         bins = np.linspace(0, steps, 13)
         counts, _ = np.histogram(js[jumped], bins=bins)
         centres = 0.5 * (bins[1:] + bins[:-1])
@@ -444,14 +378,15 @@ class EnsembleController(_RunMixin, Controller):
         extra = ""
         if diag.kind == "jumped" and np.isfinite(tau) and tau > 0:
             extra = (f" Mean waiting time (censored exponential fit): {tau:.0f} ± {tau_se:.0f} steps; a jump itself "
-                     f"takes a median {int(np.median(durations[durations >= 0]))} steps (record interval 100).")
+                     f"takes a median {int(np.median(durations[durations >= 0]))} steps (record interval "
+                     f"{ENSEMBLE_RECORD_EVERY}).")
         self.say(diag.message + extra, diag.level)
 
 
 # ----------------------------------------------------------------------------------------------
 # 4. The mechanism: forced sampling of row 0
 # ----------------------------------------------------------------------------------------------
-class MechanismController(_RunMixin, Controller):
+class MechanismController(RunController):
     """Forced sampling of row-0 entries, then normal SGD and GD.
 
     Left: norm of the unsampled row of ``W_L`` (markers) against ``(1 − 2ηλ)^t`` times its start
@@ -462,21 +397,21 @@ class MechanismController(_RunMixin, Controller):
 
     MAX_SEEDS = 8
 
-    def __init__(self, lr: float = 0.3, lam: float = 0.027, forced_steps: int = 3000, after_steps: int = 20_000,
-                 n_seeds: int = 4, seed: int = 0, engine: str = "fast") -> None:
-        Controller.__init__(self)
+    def __init__(self, engine: str = "auto", **settings) -> None:
+        super().__init__()
         self.engine = engine
+        v = _settings(mechanism, settings)
         self.controls = {
-            "lr": _lr_slider(lr),
-            "lam": _lam_slider(lam),
-            "forced_steps": _slider(widgets.IntSlider, "forced steps", value=forced_steps, min=250, max=6000,
+            "lr": _lr_slider(v["lr"]),
+            "lam": _lam_slider(v["lam"]),
+            "forced_steps": _slider(widgets.IntSlider, "forced steps", value=v["forced_steps"], min=250, max=6000,
                                     step=250),
-            "after_steps": _slider(widgets.IntSlider, "steps after", value=after_steps, min=5000, max=60_000,
+            "after_steps": _slider(widgets.IntSlider, "steps after", value=v["after_steps"], min=5000, max=60_000,
                                    step=5000),
-            "n_seeds": _n_seeds_slider(n_seeds, self.MAX_SEEDS),
-            "seed": _seed_slider(seed),
+            "n_seeds": _n_seeds_slider(v["n_seeds"], self.MAX_SEEDS),
+            "seed": _seed_slider(v["seed"]),
         }
-        self._init_run()
+        self._setup_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             "(a) unsampled row of W_L during forced sampling", "(b) singular values of A")))
         fig.add_scatter(name="measured ‖W_L[1, :]‖", mode="markers", marker=dict(color="#7c3aed", size=7),
@@ -494,7 +429,7 @@ class MechanismController(_RunMixin, Controller):
                 fig.add_scatter(name="SGD after" if (s == 0 and k == 0) else f"SGD seed {s}",
                                 line=dict(color=c, width=1.2, dash="solid" if k == 0 else "dash"),
                                 showlegend=(s == 0 and k == 0), row=1, col=2)
-        fig.add_scatter(**_hline(dln.DEFAULT_RANK_TOL, "rank threshold"), row=1, col=2)
+        fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), row=1, col=2)
         fig.update_yaxes(type="log", exponentformat="power")
         fig.update_yaxes(range=[np.log10(LOG_FLOOR) - 0.5, 1], row=1, col=2)
         fig.update_yaxes(title_text="‖W_L[1, :]‖ (row never sampled)", row=1, col=1)
@@ -502,37 +437,20 @@ class MechanismController(_RunMixin, Controller):
         fig.update_xaxes(title_text="step")
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
         self.figures = [fig]
-        self.result: dict = {}
+        self.result = None
         self._wire()
         self.update()
 
-    def _update(self, lr, lam, forced_steps, after_steps, n_seeds, seed) -> None:
+    def _run(self, lr, lam, forced_steps, after_steps, n_seeds, seed) -> None:
         fig = self.figure
-        eps, depth = 0.2, 4
-        problem = dln.epsilon_completion(eps)
-        self._set_progress(0.05)
-        start = self._starting_minimum(eps, depth, 8, lam, 0)
-        if start is None:
+        self.set_progress(0.05)
+        try:
+            r = self.result = mechanism(lr, lam, forced_steps, after_steps, n_seeds, seed, engine=self.engine,
+                                        progress=self.set_progress)
+        except NoStartingMinimum as exc:
+            _failure(self, exc)
             return
-        p0, start_rank = start
-        self._set_progress(0.15)
-        rec = rja.forced_row_run(p0, problem, [0], forced_steps, lr, lam, seed=seed, n_records=30,
-                                 engine=self.engine)
-        self._set_progress(0.5)
-        flush = rja.engine_flush_threshold(depth)
-        err = rec.max_relative_error(flush)
-        tol = roundoff_tolerance(1.0, forced_steps)
-        forced_rank = int(dln.numerical_rank(rec.singular_values[0, -1])) if not rec.diverged[0] else -1
-        gd = sgd = None
-        if not rec.diverged[0]:
-            every = _record_every(after_steps)
-            gd = dln.run(rec.final, problem, after_steps, method="gd", lr=lr, lam=lam, record_every=every,
-                         record_layers=False, engine=self.engine)
-            self._set_progress(0.7)
-            sgd = dln.run(rja.replicate(rec.final, n_seeds), problem, after_steps, method="sgd", lr=lr, lam=lam,
-                          seed=seed, record_every=every, record_layers=False, engine=self.engine)
-        self.result = {"start": p0, "start_rank": start_rank, "forced": rec, "gd": gd, "sgd": sgd,
-                       "decay_error": err, "decay_tolerance": tol, "forced_rank": forced_rank}
+        rec, gd, sgd, err, tol, forced_rank = r.forced, r.gd, r.sgd, r.decay_error, r.decay_tolerance, r.forced_rank
         with fig.batch_update():
             ok = np.isfinite(rec.row_norms[0, :, 0])
             fig.data[0].x = rec.steps[ok].astype(float)
@@ -562,15 +480,16 @@ class MechanismController(_RunMixin, Controller):
 
     @staticmethod
     def _message(rec, err, tol, forced_rank, gd, sgd, lr, lam, forced_steps):
-        c = 1.0 - 2.0 * lr * lam
+        c = weight_decay_factor(lr, lam)
         text = (f"Forced phase ({forced_steps} steps on row-0 entries only): the unsampled row of W_L shrank by "
-                f"(1 − 2ηλ)^t = {c:.5f}^{forced_steps} = {c ** forced_steps:.3g}, matching the measured norms to a "
+                f"(1 − 2ηλ)^t = {c:.5f}^{forced_steps} = {weight_decay_factor(lr, lam, forced_steps):.3g}, "
+                "matching the measured norms to a "
                 f"relative {err:.1e} (round-off bound {tol:.1e}). ")
         if rec.diverged[0]:
             return ("FAILURE MODE: divergence in the forced phase", "warning",
                     text + f"The run diverged: η = {lr:.3g} is too large.")
         if forced_rank >= 2:
-            need = np.log(1e3 * max(rec.singular_values[0, 0, 1], 1e-3) / dln.DEFAULT_RANK_TOL) / (2 * lr * lam)
+            need = np.log(1e3 * max(rec.singular_values[0, 0, 1], 1e-3) / DEFAULT_RANK_TOL) / (2 * lr * lam)
             return ("FAILURE MODE: forced phase too short — A is still rank 2", "warning",
                     text + f"A is still rank 2 (s₂ = {rec.singular_values[0, -1, 1]:.2g}): at η = {lr:.3g}, "
                     f"λ = {lam:.3g} the row needs about {need:.0f} forced steps to fall below the rank "
@@ -599,7 +518,7 @@ class MechanismController(_RunMixin, Controller):
 # ----------------------------------------------------------------------------------------------
 # 5. The basin of B_1
 # ----------------------------------------------------------------------------------------------
-class BasinController(_RunMixin, Controller):
+class BasinController(RunController):
     """Perturb the rank-1 minimum by α along a new direction and watch whether it is pulled back.
 
     The perturbation adds ``α x_{ℓ+1} x_ℓᵀ`` to every layer (orthogonal to the active singular
@@ -609,22 +528,22 @@ class BasinController(_RunMixin, Controller):
     ``lam``, ``eps``, ``lr``, ``steps``; dropdown ``method`` (GD or SGD).
     """
 
-    GRID = 12
+    GRID = BASIN_GRID
 
-    def __init__(self, alpha: float = 0.3, lam: float = 0.027, eps: float = 0.2, lr: float = 0.05,
-                 steps: int = 20_000, method: str = "gd", engine: str = "fast") -> None:
-        Controller.__init__(self)
+    def __init__(self, engine: str = "auto", **settings) -> None:
+        super().__init__()
         self.engine = engine
+        v = _settings(basin, settings)
         self.controls = {
-            "alpha": _slider(widgets.FloatLogSlider, "perturbation α", value=alpha, base=10, min=-2, max=0.4),
-            "lam": _lam_slider(lam, hi=0.05),
-            "eps": _eps_slider(eps),
-            "lr": _lr_slider(lr, lo=0.01, hi=0.2),
-            "steps": _slider(widgets.IntSlider, "steps", value=steps, min=5000, max=40_000, step=5000),
-            "method": widgets.Dropdown(options=[("GD", "gd"), ("SGD", "sgd")], value=method, description="method",
+            "alpha": _slider(widgets.FloatLogSlider, "perturbation α", value=v["alpha"], base=10, min=-2, max=0.4),
+            "lam": _lam_slider(v["lam"], hi=0.05),
+            "eps": _eps_slider(v["eps"]),
+            "lr": _lr_slider(v["lr"], lo=0.01, hi=0.2),
+            "steps": _slider(widgets.IntSlider, "steps", value=v["steps"], min=5000, max=40_000, step=5000),
+            "method": widgets.Dropdown(options=[("GD", "gd"), ("SGD", "sgd")], value=v["method"], description="method",
                                        layout=widgets.Layout(width="160px")),
         }
-        self._init_run()
+        self._setup_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             "(a) s₂(A) after the perturbation", "(b) where each α ends")))
         for k in range(self.GRID):
@@ -636,7 +555,7 @@ class BasinController(_RunMixin, Controller):
                         symbol="star"), row=1, col=2)
         fig.add_scatter(name="α_c = (2λ/|g|)^{1/(L−2)}", mode="lines", line=dict(color="#111827", dash="dash"),
                         row=1, col=2)
-        fig.add_scatter(**_hline(dln.DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
+        fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")
         fig.update_xaxes(title_text="step", row=1, col=1)
         fig.update_xaxes(title_text="per-layer perturbation α", type="log", row=1, col=2)
@@ -644,31 +563,16 @@ class BasinController(_RunMixin, Controller):
         fig.update_yaxes(title_text="final s₂(A)", row=1, col=2)
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
         self.figures = [fig]
-        self.result: dict = {}
+        self.result = None
         self._wire()
         self.update()
 
-    def _update(self, alpha, lam, eps, lr, steps, method) -> None:
+    def _run(self, alpha, lam, eps, lr, steps, method) -> None:
         fig = self.figure
-        problem = dln.epsilon_completion(eps)
-        depth = 4
-        self._set_progress(0.05)
-        p1 = rja.rank_one_minimum(eps, depth=depth, width=8, lam=lam, lr=PHASE0_LR, n_steps=PHASE0_STEPS)
-        g = rja.fit_slope_along_new_direction(p1, problem, 1)
-        alpha_c = rja.basin_radius(depth, lam, g)
-        grid = (alpha_c if np.isfinite(alpha_c) else 1.0) * np.logspace(-1, np.log10(2.0), self.GRID)
-        alphas = np.append(grid, alpha)
-        starts = [rja.perturb_new_direction(p1, problem, a, 1) for a in alphas]
-        batch = dln.Params(p1.arch, np.concatenate([s.flat for s in starts], axis=0))
-        self._set_progress(0.3)
-        res = dln.run(batch, problem, steps, method=method, lr=lr, lam=lam, seed=0,
-                      record_every=_record_every(steps, 200), record_layers=False, engine=self.engine)
-        self._set_progress(0.9)
+        self.set_progress(0.05)
+        r = self.result = basin(alpha, lam, eps, lr, steps, method, engine=self.engine, progress=self.set_progress)
+        g, alpha_c, grid, res, boundary = r.slope, r.alpha_c, r.grid, r.run, r.boundary
         final_s2 = res.singular_values[:, -1, 1]
-        final_rank = res.final_rank
-        boundary = rja.basin_boundary(grid, final_rank[:-1])
-        self.result = {"rank1_point": p1, "slope": g, "alpha_c": alpha_c, "alphas": alphas, "run": res,
-                       "final_rank": final_rank, "boundary": boundary}
         with fig.batch_update():
             for k in range(self.GRID):
                 fig.data[k].x, fig.data[k].y = _series(res.steps, res.singular_values[k, :, 1])
@@ -724,11 +628,11 @@ class BasinController(_RunMixin, Controller):
 POLISH_STEPS = 5000
 
 
-class AnnealController(_RunMixin, Controller):
+class AnnealController(RunController):
     """Hot phase (large η, λ: SGD jumps) then cold phase (small η, λ); GD and SGD from one rank-2 minimum.
 
-    The two phases are two consecutive :func:`symsgd_core.dln.run` calls (the cold one seeded
-    ``seed + 1``), so that each phase is diagnosed on its own.
+    Draws :func:`~symsgd_core.rank_jumps.experiments.anneal`: one run per method through one
+    :meth:`~symsgd_core.rank_jumps.engine.Schedule.anneal`, each phase diagnosed on its own records.
 
     Left: ``s₂(A)`` over time (hot phase shaded), GD black, SGD in colours. Right: final loss
     ``𝓛_λcold`` of every run after a GD polish of ``POLISH_STEPS`` cold steps (bars coloured by
@@ -739,27 +643,26 @@ class AnnealController(_RunMixin, Controller):
 
     MAX_SEEDS = 8
 
-    def __init__(self, eps: float = 0.2, hot_steps: int = 60_000, lr_hot: float = 0.3, lam_hot: float = 0.027,
-                 cold_steps: int = 10_000, lr_cold: float = 0.05, lam_cold: float = 0.01, n_seeds: int = 4,
-                 seed: int = 0, engine: str = "fast") -> None:
-        Controller.__init__(self)
+    def __init__(self, engine: str = "auto", **settings) -> None:
+        super().__init__()
         self.engine = engine
+        v = _settings(anneal, settings)
         self.controls = {
-            "eps": _eps_slider(eps),
-            "hot_steps": _slider(widgets.IntSlider, "hot steps", value=hot_steps, min=10_000, max=100_000,
+            "eps": _eps_slider(v["eps"]),
+            "hot_steps": _slider(widgets.IntSlider, "hot steps", value=v["hot_steps"], min=10_000, max=100_000,
                                  step=10_000),
-            "lr_hot": _slider(widgets.FloatSlider, "hot η", value=lr_hot, min=0.05, max=0.5, step=0.01),
-            "lam_hot": _slider(widgets.FloatSlider, "hot λ", value=lam_hot, min=0.005, max=0.06, step=0.001,
+            "lr_hot": _slider(widgets.FloatSlider, "hot η", value=v["lr_hot"], min=0.05, max=0.5, step=0.01),
+            "lam_hot": _slider(widgets.FloatSlider, "hot λ", value=v["lam_hot"], min=0.005, max=0.06, step=0.001,
                                readout_format=".3f"),
-            "cold_steps": _slider(widgets.IntSlider, "cold steps", value=cold_steps, min=5000, max=40_000,
+            "cold_steps": _slider(widgets.IntSlider, "cold steps", value=v["cold_steps"], min=5000, max=40_000,
                                   step=5000),
-            "lr_cold": _slider(widgets.FloatSlider, "cold η", value=lr_cold, min=0.01, max=0.2, step=0.01),
-            "lam_cold": _slider(widgets.FloatSlider, "cold λ", value=lam_cold, min=0.002, max=0.03, step=0.001,
+            "lr_cold": _slider(widgets.FloatSlider, "cold η", value=v["lr_cold"], min=0.01, max=0.2, step=0.01),
+            "lam_cold": _slider(widgets.FloatSlider, "cold λ", value=v["lam_cold"], min=0.002, max=0.03, step=0.001,
                                 readout_format=".3f"),
-            "n_seeds": _n_seeds_slider(n_seeds, self.MAX_SEEDS),
-            "seed": _seed_slider(seed),
+            "n_seeds": _n_seeds_slider(v["n_seeds"], self.MAX_SEEDS),
+            "seed": _seed_slider(v["seed"]),
         }
-        self._init_run()
+        self._setup_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, column_widths=[0.62, 0.38],
                                             subplot_titles=("(a) s₂(A): hot phase (shaded), then cold",
                                                             "(b) final loss at the cold λ")))
@@ -767,7 +670,7 @@ class AnnealController(_RunMixin, Controller):
         for s in range(self.MAX_SEEDS):
             fig.add_scatter(name="SGD" if s == 0 else f"SGD seed {s}", showlegend=s == 0,
                             line=dict(color=SEED_COLOURS[s % len(SEED_COLOURS)], width=1.2), row=1, col=1)
-        fig.add_scatter(**_hline(dln.DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
+        fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
         # Markers, not bars: the axis is zoomed on the losses (they differ by ~1 %), and bars with a
         # cut baseline would exaggerate the difference.
         fig.add_scatter(name="final loss (polished; colour = rank)", mode="markers",
@@ -783,71 +686,31 @@ class AnnealController(_RunMixin, Controller):
         fig.update_yaxes(title_text="𝓛 at the cold λ (zoomed)", row=1, col=2)
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
         self.figures = [fig]
-        self.result: dict = {}
+        self.result = None
         self._wire()
         self.update()
 
-    def _update(self, eps, hot_steps, lr_hot, lam_hot, cold_steps, lr_cold, lam_cold, n_seeds, seed) -> None:
+    def _run(self, eps, hot_steps, lr_hot, lam_hot, cold_steps, lr_cold, lam_cold, n_seeds, seed) -> None:
         fig = self.figure
-        problem = dln.epsilon_completion(eps)
-        self._set_progress(0.05)
-        start = self._starting_minimum(eps, 4, 8, lam_hot, 0)
-        if start is None:
+        self.set_progress(0.05)
+        try:
+            r = self.result = anneal(eps, hot_steps, lr_hot, lam_hot, cold_steps, lr_cold, lam_cold, n_seeds, seed,
+                                     engine=self.engine, progress=self.set_progress)
+        except NoStartingMinimum as exc:
+            _failure(self, exc)
             return
-        p0, start_rank = start
-        every = _record_every(hot_steps + cold_steps)
-        self._set_progress(0.15)
-        runs = {}
-        for k, (method, start) in enumerate((("gd", p0), ("sgd", rja.replicate(p0, n_seeds)))):
-            hot = dln.run(start, problem, hot_steps, method=method, lr=lr_hot, lam=lam_hot, seed=seed,
-                          record_every=every, record_layers=False, engine=self.engine)
-            self._set_progress(0.15 + 0.25 * k + 0.12)
-            alive = ~hot.diverged & np.all(np.isfinite(hot.final.flat), axis=1)
-            cold = None
-            if alive.any():
-                cold = dln.run(hot.final.select(alive), problem, cold_steps, method=method, lr=lr_cold,
-                               lam=lam_cold, seed=seed + 1, record_every=every, record_layers=False,
-                               engine=self.engine)
-            runs[method] = (hot, cold, alive)
-            self._set_progress(0.15 + 0.25 * (k + 1))
-        (gd_h, gd_c, gd_alive), (sgd_h, sgd_c, sgd_alive) = runs["gd"], runs["sgd"]
-        # Polish every surviving run with cold GD, so that final losses compare minima, not SGD noise.
-        n_all = 1 + n_seeds
-        alive_all = np.concatenate([gd_alive, sgd_alive])
-        polished_loss = np.full(n_all, np.nan)
-        polished_rank = np.full(n_all, -1)
-        cold_finals = [c.final.flat for c in (gd_c, sgd_c) if c is not None]
-        if cold_finals:
-            finals = dln.Params(p0.arch, np.concatenate(cold_finals, axis=0))
-            ok = np.all(np.isfinite(finals.flat), axis=1)
-            if ok.any():
-                pol = dln.run(finals.select(ok), problem, POLISH_STEPS, method="gd", lr=lr_cold, lam=lam_cold,
-                              record_every=POLISH_STEPS, record_layers=False, engine=self.engine)
-                idx = np.flatnonzero(alive_all)[ok]
-                polished_loss[idx] = pol.loss[:, -1]
-                polished_rank[idx] = pol.final_rank
-        self._set_progress(0.85)
-        minima = rja.minima_losses(eps, lam_cold, lr=PHASE0_LR, n_steps=PHASE0_STEPS)
-        diag = rja.diagnose(start_rank, sgd_h, gd_h, lr=lr_hot, lam=lam_hot, depth=4)
-        self.result = {"start": p0, "start_rank": start_rank, "gd_hot": gd_h, "gd_cold": gd_c, "sgd_hot": sgd_h,
-                       "sgd_cold": sgd_c, "sgd_alive": sgd_alive, "polished_loss": polished_loss,
-                       "polished_rank": polished_rank, "minima": minima, "diagnosis": diag}
+        polished_loss, polished_rank, minima = r.polished_loss, r.polished_rank, r.minima
 
-        def series(hot, cold, alive, r):
-            x, y = _series(hot.steps, hot.singular_values[r, :, 1])
-            if cold is not None and alive[r] and x.size == hot.steps.size:
-                j = int(np.sum(alive[:r]))
-                xc, yc = _series(cold.steps[1:], cold.singular_values[j, 1:, 1])
-                x, y = np.concatenate([x, xc + hot_steps]), np.concatenate([y, yc])
-            return x, y
+        def series(res, run):
+            return _series(res.steps, res.singular_values[run, :, 1])
 
         total = hot_steps + cold_steps
         with fig.batch_update():
-            fig.data[0].x, fig.data[0].y = series(gd_h, gd_c, gd_alive, 0)
+            fig.data[0].x, fig.data[0].y = series(r.gd, 0)
             for s in range(self.MAX_SEEDS):
                 tr = fig.data[1 + s]
                 if s < n_seeds:
-                    tr.x, tr.y = series(sgd_h, sgd_c, sgd_alive, s)
+                    tr.x, tr.y = series(r.sgd, s)
                 else:
                     tr.x, tr.y = [], []
             k = 1 + self.MAX_SEEDS
@@ -872,14 +735,15 @@ class AnnealController(_RunMixin, Controller):
                 fig.layout.yaxis2.range = [lo - pad, hi + pad]
             fig.layout.shapes = [dict(type="rect", xref="x", yref="paper", x0=0, x1=hot_steps, y0=0, y1=1,
                                       fillcolor="#fde68a", opacity=0.35, line_width=0, layer="below")]
-            head, level, msg = self._message(diag, gd_c, sgd_h, sgd_c, sgd_alive, polished_loss, polished_rank,
-                                             minima, eps, lam_cold, lr_cold)
+            head, level, msg = self._message(r, eps, lam_cold, lr_cold)
             _headline(fig, head, level == "warning")
         self.say(msg, level)
 
     @staticmethod
-    def _message(diag, gd_c, sgd_h, sgd_c, sgd_alive, polished_loss, polished_rank, minima, eps, lam_cold, lr_cold):
-        r1, r2 = minima["rank1"], minima["rank2"]
+    def _message(r, eps, lam_cold, lr_cold):
+        diag, polished_loss, polished_rank = r.diagnosis, r.polished_loss, r.polished_rank
+        gd_c, sgd_c, sgd_alive = r.gd_cold, r.sgd_cold, r.sgd.ok_runs
+        r1, r2 = r.minima["rank1"], r.minima["rank2"]
         if not np.isfinite(r2):
             better = (f"At ε = {eps:.3g} and cold λ = {lam_cold:.3g} GD from random init finds no rank-2 minimum: "
                       f"the rank-1 minimum ({r1:.5f}) is the one to be in.")
@@ -892,9 +756,9 @@ class AnnealController(_RunMixin, Controller):
         text = "Hot phase: " + diag.message + " "
         if diag.kind != "jumped":
             return (HEADLINES[diag.kind], "warning", text + better)
-        jumped = sgd_h.final_rank[sgd_alive] == 1
-        cold_up = int(np.sum(np.any(sgd_c.rank > 1, axis=1) & jumped)) if sgd_c is not None else 0
-        gd_min = int(gd_c.rank.min()) if gd_c is not None else -1
+        jumped = r.sgd_hot.final_rank[sgd_alive] == 1
+        cold_up = int(np.sum(np.any(sgd_c.rank[sgd_alive] > 1, axis=1) & jumped))
+        gd_min = int(gd_c.rank.min())
         text += (f"Cold phase (η = {lr_cold:.3g}, λ = {lam_cold:.3g}): GD's lowest rank {gd_min}; the "
                  f"{int(jumped.sum())} SGD run(s) that jumped {'stay at rank 1' if cold_up == 0 else 'rose again'} "
                  f"({cold_up} return(s) to rank 2). Polished losses: GD {polished_loss[0]:.5f} "
@@ -904,7 +768,7 @@ class AnnealController(_RunMixin, Controller):
             text += f", SGD rank-1 runs {np.min(polished_loss[1:][s_ok]):.5f}–{np.max(polished_loss[1:][s_ok]):.5f}. "
         else:
             text += ". "
-        if gd_c is None or sgd_c is None or gd_c.diverged.any() or sgd_c.diverged.any():
+        if np.any(r.gd.diverged_step > r.hot_steps) or np.any(r.sgd.diverged_step > r.hot_steps):
             return ("FAILURE MODE: divergence in the cold phase", "warning", text + "Lower the cold η. " + better)
         if sgd_c.collapsed.any():
             return ("FAILURE MODE: collapse to A = 0 in the cold phase", "warning", text + better)
@@ -920,17 +784,12 @@ class AnnealController(_RunMixin, Controller):
 # ----------------------------------------------------------------------------------------------
 # 7. Langevin at a matched temperature vs SGD
 # ----------------------------------------------------------------------------------------------
-#: Rank threshold of the Langevin comparison: above Langevin's noise floor on s₂(A)
-#: (≈1e-5–1e-3 at temperatures up to 10× the matched one), far below the rank-2
-#: minimum's s₂ ≈ 0.33.
-LANGEVIN_RANK_TOL = 0.05
-
-
-class LangevinController(_RunMixin, Controller):
+class LangevinController(RunController):
     """SGD vs Langevin (isotropic noise) from one rank-2 minimum, and SGD's noise spectrum by direction.
 
     Left: ``s₂(A)`` of SGD runs (red) and Langevin runs (green) at temperature
-    ``τ = temp_factor · τ_match`` (``τ_match`` from :func:`symsgd_core.dln.matched_langevin_temperature`:
+    ``τ = temp_factor · τ_match`` (``τ_match`` from
+    :func:`symsgd_core.rank_jumps.analysis.matched_langevin_temperature`:
     equal total per-step noise variance at the start). Right: eigenvalues of SGD's per-step noise
     covariance ``η²C`` at a rank-1 point, on the rank-raising directions (red) and on the others
     (blue), with Langevin's isotropic ``2ητ`` (green). Sliders: ``temp_factor``, ``lr``, ``n_runs``,
@@ -939,19 +798,19 @@ class LangevinController(_RunMixin, Controller):
 
     MAX_RUNS = 8
 
-    def __init__(self, temp_factor: float = 1.0, lr: float = 0.3, n_runs: int = 3, steps: int = 40_000,
-                 seed: int = 0, engine: str = "fast") -> None:
-        Controller.__init__(self)
+    def __init__(self, engine: str = "auto", **settings) -> None:
+        super().__init__()
         self.engine = engine
+        v = _settings(langevin, settings)
         self.controls = {
-            "temp_factor": _slider(widgets.FloatLogSlider, "τ / τ_match", value=temp_factor, base=10, min=-1,
+            "temp_factor": _slider(widgets.FloatLogSlider, "τ / τ_match", value=v["temp_factor"], base=10, min=-1,
                                    max=1.5),
-            "lr": _lr_slider(lr, lo=0.1, hi=0.4),
-            "n_runs": _slider(widgets.IntSlider, "runs each", value=n_runs, min=1, max=self.MAX_RUNS),
-            "steps": _slider(widgets.IntSlider, "steps", value=steps, min=10_000, max=100_000, step=10_000),
-            "seed": _seed_slider(seed),
+            "lr": _lr_slider(v["lr"], lo=0.1, hi=0.4),
+            "n_runs": _slider(widgets.IntSlider, "runs each", value=v["n_runs"], min=1, max=self.MAX_RUNS),
+            "steps": _slider(widgets.IntSlider, "steps", value=v["steps"], min=10_000, max=100_000, step=10_000),
+            "seed": _seed_slider(v["seed"]),
         }
-        self._init_run()
+        self._setup_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             "(a) s₂(A): SGD vs Langevin", "(b) per-step noise variance at a rank-1 point")))
         for s in range(self.MAX_RUNS):
@@ -976,44 +835,22 @@ class LangevinController(_RunMixin, Controller):
         fig.update_xaxes(title_text="eigenvalue index (descending, within each direction type)", row=1, col=2)
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
         self.figures = [fig]
-        self.result: dict = {}
+        self.result = None
         self._wire()
         self.update()
 
-    def _update(self, temp_factor, lr, n_runs, steps, seed) -> None:
+    def _run(self, temp_factor, lr, n_runs, steps, seed) -> None:
         fig = self.figure
-        eps, lam = 0.2, 0.027
-        problem = dln.epsilon_completion(eps)
-        self._set_progress(0.05)
-        p0, start_rank = _start_minimum(eps, 4, 8, lam, 0)
-        tau_match = float(dln.matched_langevin_temperature(p0, problem, lr, lam)[0])
-        tau = temp_factor * tau_match
-        every = _record_every(steps)
-        start = rja.replicate(p0, n_runs)
-        self._set_progress(0.15)
-        sgd = dln.run(start, problem, steps, method="sgd", lr=lr, lam=lam, seed=seed, record_every=every,
-                      record_layers=False, rank_tol=LANGEVIN_RANK_TOL, engine=self.engine)
-        self._set_progress(0.3)
-        lang = dln.run(start, problem, steps, method="langevin", lr=lr, lam=lam, temperature=tau, seed=seed + 1,
-                       record_every=every, record_layers=False, rank_tol=LANGEVIN_RANK_TOL, engine=self.engine)
-        self._set_progress(0.85)
-        # The rank-1 point: where an SGD run actually landed, else the GD rank-1 minimum.
-        landed = np.flatnonzero((sgd.final_rank == 1) & ~sgd.diverged)
-        if landed.size:
-            point, where = sgd.final.select([int(landed[0])]), f"the end of SGD run {int(landed[0])}"
-        else:
-            point, where = rja.rank_one_minimum(eps, lam=lam), "the GD rank-1 minimum (no SGD run landed at rank 1)"
-        spec = rja.noise_spectrum_by_direction(point, problem, 1, lr)
-        s_down, s_up = rja.rank_transitions(sgd.rank)
-        l_down, l_up = rja.rank_transitions(lang.rank)
-        stay_s = rja.fraction_low_rank_after_first_visit(sgd.rank)
-        stay_l = rja.fraction_low_rank_after_first_visit(lang.rank)
+        self.set_progress(0.05)
+        r = self.result = langevin(temp_factor, lr, n_runs, steps, seed, engine=self.engine,
+                                   progress=self.set_progress)
+        sgd, lang, tau, tau_match, spec, point, where = (r.sgd, r.langevin, r.tau, r.tau_match, r.spectrum,
+                                                          r.rank1_point, r.where)
+        (s_down, s_up), (l_down, l_up) = r.sgd_transitions, r.langevin_transitions
+        stay_s, stay_l = r.stay_low_rank
         frac_s = float(np.nanmean(stay_s)) if np.isfinite(stay_s).any() else float("nan")
         frac_l = float(np.nanmean(stay_l)) if np.isfinite(stay_l).any() else float("nan")
         floor_l = lang.singular_values[:, :, 1][lang.rank == 1]
-        self.result = {"start": p0, "sgd": sgd, "langevin": lang, "tau": tau, "tau_match": tau_match,
-                       "spectrum": spec, "rank1_point": point, "sgd_transitions": (s_down, s_up),
-                       "langevin_transitions": (l_down, l_up), "stay_low_rank": (stay_s, stay_l)}
         with fig.batch_update():
             for s in range(self.MAX_RUNS):
                 for j, res in enumerate((sgd, lang)):
@@ -1077,94 +914,3 @@ class LangevinController(_RunMixin, Controller):
         else:
             head = "SGD only jumps down; Langevin keeps isotropic noise on the rank-raising directions"
         return (head, "info", text)
-
-
-# ----------------------------------------------------------------------------------------------
-# 9. Check yourself
-# ----------------------------------------------------------------------------------------------
-def decay_factor_exercise(lr: float = 0.3, lam: float = 0.027, steps: int = 1000) -> Exercise:
-    """Exercise: by what factor has the unsampled row of W_L shrunk after ``steps`` forced steps?"""
-    exact = (1.0 - 2.0 * lr * lam) ** steps
-    return number_exercise(
-        "decay_factor", f"Under forced sampling with η = {lr:g}, λ = {lam:g}: by what factor has the unsampled row "
-        f"of W_L shrunk after t = {steps} steps?", exact,
-        f"(1 − 2ηλ)^t = (1 − 2·{lr}·{lam})^{steps} = {exact:.4g}: each step multiplies the row by the weight-decay "
-        "factor and adds nothing.", "the unsampled row gets no data gradient, only weight decay.",
-        solution=(1 - 2 * lr * lam) ** steps, rel_tol=1e-3,
-        mistakes=[((1 - lr * lam) ** steps, "did you use 1 − ηλ? The loss has λ‖θ‖² without ½, so the factor is "
-                                            "1 − 2ηλ. The unsampled row gets no data gradient, only weight decay.")])
-
-
-def basin_radius_exercise(depth: int = 4, lam: float = 0.027, slope: float = 0.17) -> Exercise:
-    """Exercise: the first-order basin radius α_c = (2λ/|g|)^{1/(L−2)} (relative tolerance 1e-2)."""
-    exact = rja.basin_radius(depth, lam, slope)
-    return number_exercise(
-        "basin_radius", f"With L = {depth}, λ = {lam:g} and fit slope |g| = {slope:g} along the new direction, what "
-        "is the first-order basin radius α_c?", exact,
-        f"α_c = (2·{lam}/{slope})^(1/{depth - 2}) = {exact:.4g}: the new mode obeys dα/dt ≈ −2λα + |g|α^(L−1), "
-        "which changes sign there.", "set −2λα + |g|α^(L−1) = 0 and solve for α > 0.",
-        solution=(2 * lam / slope) ** (1 / (depth - 2)), rel_tol=1e-2)
-
-
-def _check_one_way(answer) -> Feedback:
-    """Exercise: can an SGD run that reached rank 1 (deep inside B_1) come back to rank 2 at the same settings?"""
-    if isinstance(answer, np.bool_):
-        answer = bool(answer)
-    if isinstance(answer, str):
-        answer = {"false": False, "no": False, "true": True, "yes": True}.get(answer.strip().lower(), answer)
-    if answer is False:
-        return Feedback("right", "B_1 is absorbing: every per-entry gradient lies in the rank-keeping directions "
-                                 "(zero noise on rank-raising ones), and weight decay shrinks any new direction "
-                                 "smaller than the basin radius.")
-    if answer is True:
-        return Feedback("wrong", "look at the ensemble again: the number of returns is exactly 0, and the noise "
-                                 "spectrum shows why.")
-    return Feedback("wrong", f"expected True or False, got {answer!r}.")
-
-
-def better_minimum_exercise(eps: float = 0.1, lam: float = 0.01, solution: int = 2) -> Exercise:
-    """Exercise: which minimum (1 or 2, its rank) has the lower loss at ε and the cold λ?
-
-    The checker compares the two trained minima (:func:`~symsgd_core.rank_jumps_analysis.minima_losses`,
-    cached; the first check at new ``(eps, lam)`` trains them, about 2 s). ``solution`` is the rank the
-    annealing figure shows winning at these settings (2 at the notebook's ε = 0.1; 1 at ε = 0.2); the tests
-    check that the checker agrees.
-    """
-
-    def check(answer) -> Feedback:
-        x = as_number(answer)
-        if x not in (1, 2):
-            return Feedback("wrong", f"expected the rank of a minimum, 1 or 2; got {answer!r}.")
-        m = rja.minima_losses(eps, lam, lr=PHASE0_LR, n_steps=PHASE0_STEPS)
-        best = 1 if (not np.isfinite(m["rank2"]) or m["rank1"] < m["rank2"]) else 2
-        numbers = f"at ε = {eps}, λ = {lam}: rank-1 minimum {m['rank1']:.5f}, rank-2 minimum {m['rank2']:.5f}"
-        why = (f"The only rank-1 completion needs the unobserved entry A₂₁ ≈ 1/ε = {1 / eps:.3g}, whose singular "
-               "value costs λL·s^(2/L) in norm; the rank-2 completions keep every entry small. ")
-        why += ("At this ε the rank-1 matrix is still cheap enough: low rank wins." if best == 1 else
-                "At this small ε that large entry costs more than a second small singular value: the minimum-norm "
-                "solution has rank 2.")
-        return Feedback("right" if x == best else "wrong", f"{numbers}. {why}")
-
-    return Exercise("better_minimum", f"At ε = {eps:g} and the cold λ = {lam:g}, which minimum has the lower loss — "
-                    "rank 1 or rank 2? (Use the annealing figure with this ε if you like.)", check, "choice",
-                    options=(("rank 1", 1), ("rank 2", 2)), solution=solution,
-                    mistakes=((3 - solution, "the minimum-norm solution has rank 2" if solution == 2
-                               else "low rank wins"),))
-
-
-#: The exercises of §9, by name (shown by :class:`~symsgd_core.ui.exercises.ExercisePanel`).
-EXERCISES = {ex.name: ex for ex in (
-    decay_factor_exercise(),
-    number_exercise("trap_depth", "What is the smallest depth L for which θ = 0 is a local minimum for every λ > 0?",
-                    3, "for L ≥ 3 the data term starts at order a^L ≥ a³ near θ = 0, so the λLa² of weight decay "
-                    "always wins; for L = 2 the data term −2y a² competes with 2λa².",
-                    "compare the order of the data term (a^L) with that of λLa².", solution=3, rel_tol=0.0,
-                    abs_tol=1e-9,
-                    mistakes=[(2, "at L = 2 the loss near 0 is 1 + (2λ − 2)a² + …: θ = 0 is a saddle/maximum for "
-                                  "λ < 1.")]),
-    basin_radius_exercise(),
-    Exercise("one_way", "An SGD run has jumped to rank 1 and sits at round-off in s₂. Keeping η and λ, can SGD's own "
-             "noise bring it back to rank 2?", _check_one_way, "choice", options=(("yes", True), ("no", False)),
-             solution=False, mistakes=((True, "the number of returns is exactly 0"),)),
-    better_minimum_exercise(),
-)}

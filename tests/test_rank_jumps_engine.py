@@ -1,4 +1,4 @@
-"""Tests of the deep-linear-network engine (symsgd_core.dln, issue 7)."""
+"""Tests of the deep-linear-network engine (symsgd_core.rank_jumps: network, problems, engine, stepping)."""
 
 from __future__ import annotations
 
@@ -7,26 +7,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symsgd_core import dln
+from symsgd_core import rank_jumps
 from symsgd_core.benchmarks import rank_jumps as bench
 from symsgd_core.core.checking import EPS64
+from symsgd_core.rank_jumps.engine import _build_result
 
-EXP = dln.EPSILON_EXPERIMENT
+EXP = rank_jumps.EPSILON_EXPERIMENT
 
 
 @pytest.fixture(scope="module")
 def eps_problem():
-    return dln.epsilon_completion(0.2)
+    return rank_jumps.epsilon_completion(0.2)
 
 
 @pytest.fixture(scope="module")
 def phase0_8():
-    """Phase-0 GD minima (brief §5) of 8 runs."""
-    return dln.phase0_minima(n_runs=8)
+    """Phase-0 GD minima (Notebook 03's starting points) of 8 runs."""
+    return rank_jumps.phase0_minima(n_runs=8)
 
 
-def _roundoff(params: dln.Params, n_steps: int) -> float:
-    """Round-off budget of fast vs reference after ``n_steps``: 64·eps·steps·width·max|θ|.
+def _roundoff(params: rank_jumps.Params, n_steps: int) -> float:
+    """Round-off budget of compiled vs reference after ``n_steps``: 64·eps·steps·width·max|θ|.
 
     Each step sums ≤ width products per entry in a different order (SIMD vs BLAS);
     over a few hundred steps at these learning rates errors add up, they are not amplified.
@@ -37,67 +38,67 @@ def _roundoff(params: dln.Params, n_steps: int) -> float:
 
 # --------------------------------------------------------------------------- network & problems
 def test_architecture_and_layout():
-    arch = dln.make_architecture((3, 2), depth=3, width=5)
+    arch = rank_jumps.make_architecture((3, 2), depth=3, width=5)
     assert arch.dims == (2, 5, 5, 3)
     assert arch.layer_shapes == [(5, 2), (5, 5), (3, 5)]
     assert arch.n_params == 10 + 25 + 15
-    p = dln.init_params(arch, 4, seed=1)
+    p = rank_jumps.init_params(arch, 4, seed=1)
     assert p.flat.shape == (4, 50)
     W = p.layers()
     A = W[2] @ W[1] @ W[0]
     np.testing.assert_allclose(p.end_to_end(), A, rtol=1e-14)
-    back = dln.Params.from_layers(W)
+    back = rank_jumps.Params.from_layers(W)
     np.testing.assert_array_equal(back.flat, p.flat)
 
 
 def test_init_is_fan_in_gaussian_and_reproducible():
-    arch = dln.make_architecture((2, 2), 3, 200)
-    p = dln.init_params(arch, 2, seed=3)
+    arch = rank_jumps.make_architecture((2, 2), 3, 200)
+    p = rank_jumps.init_params(arch, 2, seed=3)
     # middle layer 200×200 ~ N(0, 1/200): sample variance within 4 standard errors
     w = p.layer(1)[0].ravel()
     se = np.sqrt(2.0 / w.size) / 200
     assert abs(w.var() - 1 / 200) < 4 * se
-    np.testing.assert_array_equal(p.flat, dln.init_params(arch, 2, seed=3).flat)
+    np.testing.assert_array_equal(p.flat, rank_jumps.init_params(arch, 2, seed=3).flat)
     # run r does not depend on how many runs are drawn
-    np.testing.assert_array_equal(dln.init_params(arch, 5, seed=3).flat[:2], p.flat)
+    np.testing.assert_array_equal(rank_jumps.init_params(arch, 5, seed=3).flat[:2], p.flat)
 
 
 @pytest.mark.parametrize("depth", [0, -1])
 def test_depth_below_one_is_an_error(depth):
     with pytest.raises(ValueError, match="depth"):
-        dln.make_architecture((2, 2), depth, 4)
+        rank_jumps.make_architecture((2, 2), depth, 4)
 
 
 def test_problems(eps_problem):
     assert eps_problem.n_observed == 3
     np.testing.assert_array_equal(eps_problem.mask, [[True, True], [False, True]])
     assert np.linalg.matrix_rank(eps_problem.target) == 1
-    rp = dln.random_low_rank_completion((6, 5), 2, 0.5, seed=0)
+    rp = rank_jumps.random_low_rank_completion((6, 5), 2, 0.5, seed=0)
     assert np.linalg.matrix_rank(rp.target) == 2 and rp.mask.any()
     with pytest.raises(ValueError, match="no observed entries"):
-        dln.CompletionProblem(np.ones((2, 2)), np.zeros((2, 2), dtype=bool))
+        rank_jumps.CompletionProblem(np.ones((2, 2)), np.zeros((2, 2), dtype=bool))
     with pytest.raises(ValueError, match="eps"):
-        dln.epsilon_completion(0.0)
+        rank_jumps.epsilon_completion(0.0)
     with pytest.raises(ValueError, match="observed_fraction"):
-        dln.random_low_rank_completion((3, 3), 1, 0.0)
+        rank_jumps.random_low_rank_completion((3, 3), 1, 0.0)
     np.testing.assert_array_equal(eps_problem.row_entries([0]), [[True, True], [False, False]])
 
 
 @settings(max_examples=15, deadline=None)
 @given(depth=st.integers(1, 4), m=st.integers(1, 3), n=st.integers(1, 3), seed=st.integers(0, 1000))
 def test_gradient_matches_finite_differences(depth, m, n, seed):
-    problem = dln.random_low_rank_completion((m, n), 1, 0.8, seed=seed)
-    arch = dln.make_architecture((m, n), depth, 3)
-    p = dln.init_params(arch, 1, seed)
+    problem = rank_jumps.random_low_rank_completion((m, n), 1, 0.8, seed=seed)
+    arch = rank_jumps.make_architecture((m, n), depth, 3)
+    p = rank_jumps.init_params(arch, 1, seed)
     lam = 0.05
-    g = dln.gradient(p, problem, lam).flat[0]
+    g = rank_jumps.gradient(p, problem, lam).flat[0]
     h = 1e-6
     fd = np.empty_like(g)
     for k in range(g.size):
         e = np.zeros_like(p.flat)
         e[0, k] = h
-        fd[k] = (dln.loss(dln.Params(arch, p.flat + e), problem, lam)[0]
-                 - dln.loss(dln.Params(arch, p.flat - e), problem, lam)[0]) / (2 * h)
+        fd[k] = (rank_jumps.loss(rank_jumps.Params(arch, p.flat + e), problem, lam)[0]
+                 - rank_jumps.loss(rank_jumps.Params(arch, p.flat - e), problem, lam)[0]) / (2 * h)
     # central differences: O(h²)·(third derivative) + eps·loss/h
     np.testing.assert_allclose(g, fd, atol=1e-6 * (1 + np.abs(g).max()))
 
@@ -106,31 +107,32 @@ def test_balanced_factorisation_and_induced_penalty():
     rng = np.random.default_rng(0)
     A = rng.normal(size=(3, 4))
     for depth in (1, 2, 3, 5):
-        arch = dln.make_architecture((3, 4), depth, 4)
-        theta = dln.balanced_factorisation(A, arch, seed=depth)
+        arch = rank_jumps.make_architecture((3, 4), depth, 4)
+        theta = rank_jumps.balanced_factorisation(A, arch, seed=depth)
         np.testing.assert_allclose(theta.end_to_end()[0], A, atol=1e-13)
-        assert dln.balancedness(theta)[0] < 1e-13
-        np.testing.assert_allclose(theta.norm_sq()[0], dln.induced_penalty(A, depth), rtol=1e-13)
+        assert rank_jumps.balancedness(theta)[0] < 1e-13
+        np.testing.assert_allclose(theta.norm_sq()[0], rank_jumps.induced_penalty(A, depth), rtol=1e-13)
     with pytest.raises(ValueError, match="rank"):
-        dln.balanced_factorisation(A, dln.make_architecture((3, 4), 3, 2))
+        rank_jumps.balanced_factorisation(A, rank_jumps.make_architecture((3, 4), 3, 2))
 
 
 def test_numerical_rank_threshold_is_stated():
-    assert dln.DEFAULT_RANK_TOL == 1e-3
-    np.testing.assert_array_equal(dln.numerical_rank([[1.0, 2e-3], [1.0, 5e-4], [0, 0], [np.nan, 1]]), [2, 1, 0, -1])
+    assert rank_jumps.DEFAULT_RANK_TOL == 1e-3
+    ranks = rank_jumps.numerical_rank([[1.0, 2e-3], [1.0, 5e-4], [0, 0], [np.nan, 1]])
+    np.testing.assert_array_equal(ranks, [2, 1, 0, -1])
 
 
 def test_B_r_membership(phase0_8):
     # rank-2 minimum: every layer has s₂ ≈ 0.33^{1/4} ≈ 0.76 > α, so it is in B_2 only
-    assert dln.in_B(phase0_8, 2).all()
-    assert not dln.in_B(phase0_8, 1).any()
-    crit = dln.BrCriterion(C=1.0)
-    assert not dln.in_B(phase0_8, 2, crit).any()  # ‖θ‖² ≈ 7.4 > C
+    assert rank_jumps.in_B(phase0_8, 2).all()
+    assert not rank_jumps.in_B(phase0_8, 1).any()
+    crit = rank_jumps.BrCriterion(C=1.0)
+    assert not rank_jumps.in_B(phase0_8, 2, crit).any()  # ‖θ‖² ≈ 7.4 > C
     with pytest.raises(ValueError):
-        dln.BrCriterion(alpha=0)
+        rank_jumps.BrCriterion(alpha=0)
 
 
-# --------------------------------------------------------------------------- fast path vs reference
+# --------------------------------------------------------------------------- compiled path vs reference
 CASES = [
     dict(method="sgd"),
     dict(method="sgd", batch_size=3),
@@ -142,40 +144,41 @@ CASES = [
 
 @pytest.mark.parametrize("depth", [1, 2, 3, 4])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["method"] + str(c.get("batch_size", "")))
-def test_fast_path_matches_reference_step_for_step(depth, case):
-    problem = dln.random_low_rank_completion((3, 2), 1, 0.7, seed=depth)
-    arch = dln.make_architecture(problem.shape, depth, 4)
-    p = dln.init_params(arch, 3, depth)
+def test_compiled_path_matches_reference_step_for_step(depth, case):
+    problem = rank_jumps.random_low_rank_completion((3, 2), 1, 0.7, seed=depth)
+    arch = rank_jumps.make_architecture(problem.shape, depth, 4)
+    p = rank_jumps.init_params(arch, 3, depth)
     kw = dict(case)
     if kw.get("entries") == "row0":
         kw["entries"] = problem.row_entries([0])
     n = 60
-    fast = dln.run(p, problem, n, lr=0.05, lam=0.02, record_every=1, seed=5, **kw)
-    ref = dln.run_reference(p, problem, n, lr=0.05, lam=0.02, record_every=1, seed=5, **kw)
+    compiled = rank_jumps.run(p, problem, n, lr=0.05, lam=0.02, record_every=1, seed=5, **kw, engine="compiled")
+    ref = rank_jumps.run(p, problem, n, lr=0.05, lam=0.02, record_every=1, seed=5, **kw, engine="reference")
     tol = _roundoff(p, n)
-    np.testing.assert_allclose(fast.final.flat, ref.final.flat, rtol=0, atol=tol)
-    np.testing.assert_allclose(fast.singular_values, ref.singular_values, rtol=0, atol=tol)
-    np.testing.assert_allclose(fast.norm_sq, ref.norm_sq, rtol=0, atol=tol * fast.norm_sq.max())
-    np.testing.assert_array_equal(fast.steps, np.arange(n + 1))
+    np.testing.assert_allclose(compiled.final.flat, ref.final.flat, rtol=0, atol=tol)
+    np.testing.assert_allclose(compiled.singular_values, ref.singular_values, rtol=0, atol=tol)
+    np.testing.assert_allclose(compiled.norm_sq, ref.norm_sq, rtol=0, atol=tol * compiled.norm_sq.max())
+    np.testing.assert_array_equal(compiled.steps, np.arange(n + 1))
 
 
-def test_fast_path_matches_reference_with_schedules(eps_problem, phase0_8):
+def test_compiled_path_matches_reference_with_schedules(eps_problem, phase0_8):
     p = phase0_8.select(slice(0, 3))
-    for sched in (dln.Schedule.anneal(40, 0.3, 0.027, 0.05, 0.01), dln.Schedule.cyclic(0.05, 0.3, 16, 0.027)):
-        fast = dln.run(p, eps_problem, 100, schedule=sched, record_every=10, seed=2)
-        ref = dln.run_reference(p, eps_problem, 100, schedule=sched, record_every=10, seed=2)
-        np.testing.assert_allclose(fast.final.flat, ref.final.flat, rtol=0, atol=_roundoff(p, 100))
+    Schedule = rank_jumps.Schedule
+    for sched in (Schedule.anneal(40, 0.3, 0.027, 0.05, 0.01), Schedule.cyclic(0.05, 0.3, 16, 0.027)):
+        compiled = rank_jumps.run(p, eps_problem, 100, schedule=sched, record_every=10, seed=2, engine="compiled")
+        ref = rank_jumps.run(p, eps_problem, 100, schedule=sched, record_every=10, seed=2, engine="reference")
+        np.testing.assert_allclose(compiled.final.flat, ref.final.flat, rtol=0, atol=_roundoff(p, 100))
         lr, _ = sched.values(100)
-        np.testing.assert_allclose(fast.time[-1], lr.sum())
+        np.testing.assert_allclose(compiled.times[-1], lr.sum())
 
 
 def test_draws_do_not_depend_on_recording_or_ensemble_size(eps_problem, phase0_8):
-    a = dln.run(phase0_8, eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=100)
-    b = dln.run(phase0_8, eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=7, record_layers=False)
-    c = dln.run(phase0_8.select([2, 3]), eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=3000)
+    a = rank_jumps.run(phase0_8, eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=100)
+    b = rank_jumps.run(phase0_8, eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=7, record_layers=False)
+    c = rank_jumps.run(phase0_8.select([2, 3]), eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=3000)
     np.testing.assert_array_equal(a.final.flat, b.final.flat)
     # run r uses child r of SeedSequence(seed): a sub-ensemble [2, 3] re-uses children 0, 1
-    d = dln.run(phase0_8.select([0, 1]), eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=3000)
+    d = rank_jumps.run(phase0_8.select([0, 1]), eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=3000)
     np.testing.assert_array_equal(d.final.flat, a.final.flat[:2])
     assert c.final.flat.shape == (2, EXP.arch.n_params)
     assert b.steps[-1] == 3000 and b.steps[0] == 0
@@ -184,9 +187,9 @@ def test_draws_do_not_depend_on_recording_or_ensemble_size(eps_problem, phase0_8
 def test_sgd_update_formula_single_step(eps_problem):
     """One step by hand: W_ℓ ← (1 − 2ηλ)W_ℓ − 2η r Q_ℓ[i,:]ᵀ P_ℓ[:,j]ᵀ with the drawn entry."""
     arch = EXP.arch
-    p = dln.init_params(arch, 1, 4)
+    p = rank_jumps.init_params(arch, 1, 4)
     lr, lam = 0.05, 0.027
-    res = dln.run(p, eps_problem, 1, lr=lr, lam=lam, seed=11, record_every=1)
+    res = rank_jumps.run(p, eps_problem, 1, lr=lr, lam=lam, seed=11, record_every=1)
     e = np.random.default_rng(np.random.SeedSequence(11).spawn(1)[0]).integers(0, 3, size=(1, 1))[0, 0]
     rows, cols, vals = eps_problem.entries
     i, j = rows[e], cols[e]
@@ -210,36 +213,55 @@ def test_sgd_update_formula_single_step(eps_problem):
 def test_bad_parameters_raise_clear_errors(eps_problem, phase0_8):
     p = phase0_8
     with pytest.raises(ValueError, match="2·lr·lam"):
-        dln.run(p, eps_problem, 10, lr=20.0, lam=0.027)
+        rank_jumps.run(p, eps_problem, 10, lr=20.0, lam=0.027)
     with pytest.raises(ValueError, match="lr"):
-        dln.run(p, eps_problem, 10, lr=0.0, lam=0.027)
+        rank_jumps.run(p, eps_problem, 10, lr=0.0, lam=0.027)
     with pytest.raises(ValueError, match="lam"):
-        dln.run(p, eps_problem, 10, lr=0.1, lam=-0.1)
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=-0.1)
     with pytest.raises(ValueError, match="method"):
-        dln.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="adam")
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="adam")
     with pytest.raises(ValueError, match="entries"):
-        dln.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="forced")
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="forced")
     with pytest.raises(ValueError, match="selects no entry"):
-        dln.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="forced", entries=np.zeros((2, 2), bool))
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="forced", entries=np.zeros((2, 2), bool))
     with pytest.raises(ValueError, match="subset"):
-        dln.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="forced", entries=np.ones((2, 2), bool))
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="forced", entries=np.ones((2, 2), bool))
     with pytest.raises(ValueError, match="temperature"):
-        dln.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="langevin")
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="langevin")
     with pytest.raises(ValueError, match="shape"):
-        dln.run(p, dln.random_low_rank_completion((3, 3), 1, 0.5), 10, lr=0.1, lam=0.0)
+        rank_jumps.run(p, rank_jumps.random_low_rank_completion((3, 3), 1, 0.5), 10, lr=0.1, lam=0.0)
     with pytest.raises(ValueError, match="not both"):
-        dln.run(p, eps_problem, 10, lr=0.1, lam=0.0, schedule=dln.Schedule.constant(0.1, 0.0))
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=0.0, schedule=rank_jumps.Schedule.constant(0.1, 0.0))
     with pytest.raises(ValueError, match="n_steps"):
-        dln.run(p, eps_problem, -1, lr=0.1, lam=0.0)
+        rank_jumps.run(p, eps_problem, -1, lr=0.1, lam=0.0)
     with pytest.raises(ValueError, match="finite"):
-        dln.run(dln.Params(p.arch, np.full_like(p.flat, np.nan)), eps_problem, 1, lr=0.1, lam=0.0)
+        rank_jumps.run(rank_jumps.Params(p.arch, np.full_like(p.flat, np.nan)), eps_problem, 1, lr=0.1, lam=0.0)
+
+
+def test_step_size_error_names_only_what_the_caller_passed(eps_problem, phase0_8):
+    """Issue 14: lr=5, lam=0.2 used to fail with "segments[0]: …", naming a schedule the caller never passed."""
+    with pytest.raises(ValueError, match="2·lr·lam") as err:
+        rank_jumps.run(phase0_8, eps_problem, 10, lr=5, lam=0.2)
+    message = str(err.value)
+    assert "segment" not in message and "schedule" not in message
+    assert "lr=5.0, lam=0.2" in message
+    with pytest.raises(ValueError, match=r"segments\[1\]: 2·lr·lam"):  # a real schedule is named
+        rank_jumps.Schedule.phases([(10, 0.3, 0.027), (10, 5.0, 0.2)])
+
+
+def test_an_ensemble_of_zero_runs_is_an_error(eps_problem, phase0_8):
+    """Issue 14: an empty selection used to run and return arrays of 0 runs."""
+    with pytest.raises(ValueError, match="0 runs"):
+        rank_jumps.run(phase0_8.select([]), eps_problem, 10, lr=0.1, lam=0.0)
+    with pytest.raises(ValueError, match="0 runs"):
+        rank_jumps.run(phase0_8.select(np.zeros(8, bool)), eps_problem, 10, method="gd", lr=0.1, lam=0.0)
 
 
 @pytest.mark.parametrize("method", ["sgd", "gd"])
 def test_divergence_is_reported_never_silent(eps_problem, method):
-    p = dln.init_params(EXP.arch, 4, 0)
-    for engine in ("fast", "reference"):
-        res = dln.run(p, eps_problem, 400, method=method, lr=1.5, lam=0.0, record_every=10, engine=engine)
+    p = rank_jumps.init_params(EXP.arch, 4, 0)
+    for engine in ("compiled", "reference"):
+        res = rank_jumps.run(p, eps_problem, 400, method=method, lr=1.5, lam=0.0, record_every=10, engine=engine)
         assert res.diverged.all(), res.summary()
         for r in range(4):
             k = res.diverged_step[r]
@@ -254,23 +276,23 @@ def test_divergence_is_reported_never_silent(eps_problem, method):
 
 
 def test_large_step_collapses_to_zero(eps_problem, phase0_8):
-    """Brief §5: η = 0.4 (λ = 0.027) sends the phase-0 minima to A = 0 (B_0), reported as collapse."""
-    res = dln.run(phase0_8.select(slice(0, 4)), eps_problem, 6000, lr=0.4, lam=EXP.lam_hot, seed=0)
+    """Notebook 03: η = 0.4 (λ = 0.027) sends the phase-0 minima to A = 0 (B_0), reported as collapse."""
+    res = rank_jumps.run(phase0_8.select(slice(0, 4)), eps_problem, 6000, lr=0.4, lam=EXP.lam_hot, seed=0)
     ok = ~res.diverged
     assert ok.sum() >= 3
     assert res.collapsed[ok].all(), res.summary()
-    assert np.all(res.singular_values[ok, -1] < dln.DEFAULT_RANK_TOL)
+    assert np.all(res.singular_values[ok, -1] < rank_jumps.DEFAULT_RANK_TOL)
     assert "collapsed to A = 0" in res.outcome(int(np.flatnonzero(ok)[0]))
     assert res.in_B[ok, -1, 0].all()
 
 
 def test_forced_row_decays_to_exact_zero_without_denormals(eps_problem):
     """A forced run long enough for the unsampled row to pass the flush threshold ends exactly at 0."""
-    p = dln.phase0_minima(n_runs=1)
+    p = rank_jumps.phase0_minima(n_runs=1)
     lr, lam = 0.3, EXP.lam_hot
-    res = dln.run(p, eps_problem, 12_000, method="forced", entries=eps_problem.row_entries([0]), lr=lr, lam=lam,
+    res = rank_jumps.run(p, eps_problem, 12_000, method="forced", entries=eps_problem.row_entries([0]), lr=lr, lam=lam,
                   record_every=12_000)
-    assert (1 - 2 * lr * lam) ** 12_000 < dln.flush_threshold(4)
+    assert (1 - 2 * lr * lam) ** 12_000 < rank_jumps.flush_threshold(4)
     np.testing.assert_array_equal(res.final.layer(3)[0, 1], 0.0)
     assert res.final_rank[0] == 1
 
@@ -284,7 +306,7 @@ def test_events_from_synthetic_ranks():
     rec = dict(rank=rank, sv=sv, lsv=None, loss=sv[..., 0], fit=sv[..., 0], norm_sq=sv[..., 0], balance=sv[..., 0],
                inB=None)
     div = np.array([-1, -1, -1, -1, 15])
-    res = dln._build_result(steps, steps * 0.1, rec, div, dln.init_params(EXP.arch, 5), {})
+    res = _build_result(steps, steps * 0.1, rec, div, rank_jumps.init_params(EXP.arch, 5), {})
     np.testing.assert_array_equal(res.first_step_at_rank[:, 1], [20, 10, -1, 10, -1])
     np.testing.assert_array_equal(res.returned_up, [False, True, False, False, False])
     assert res.first_return_step[1] == 20
@@ -297,24 +319,24 @@ def test_events_from_synthetic_ranks():
 
 
 def test_schedules():
-    lr, lam = dln.Schedule.anneal(3, 0.3, 0.027, 0.05, 0.01).values(5)
+    lr, lam = rank_jumps.Schedule.anneal(3, 0.3, 0.027, 0.05, 0.01).values(5)
     np.testing.assert_allclose(lr, [0.3, 0.3, 0.3, 0.05, 0.05])
     np.testing.assert_allclose(lam, [0.027, 0.027, 0.027, 0.01, 0.01])
-    lr, _ = dln.Schedule.cyclic(0.1, 0.3, 4, 0.01).values(8)
+    lr, _ = rank_jumps.Schedule.cyclic(0.1, 0.3, 4, 0.01).values(8)
     np.testing.assert_allclose(lr, [0.1, 0.2, 0.3, 0.2] * 2)
     with pytest.raises(ValueError, match="2·lr·lam"):
-        dln.Schedule.phases([(10, 0.3, 0.027), (10, 30.0, 0.027)])
+        rank_jumps.Schedule.phases([(10, 0.3, 0.027), (10, 30.0, 0.027)])
 
 
 def test_matched_langevin_temperature(eps_problem, phase0_8):
-    tau = dln.matched_langevin_temperature(phase0_8.select([0]), eps_problem, lr=0.3, lam=0.027)
+    tau = rank_jumps.matched_langevin_temperature(phase0_8.select([0]), eps_problem, lr=0.3, lam=0.027)
     # by hand: per-entry gradients (2 r q pᵀ) around their mean, traced, η/(2 B P)
     p = phase0_8.select([0])
     grads = []
     for i, j in zip(*np.nonzero(eps_problem.mask)):
         single = np.zeros((2, 2), bool)
         single[i, j] = True
-        grads.append(dln.gradient(p, dln.CompletionProblem(eps_problem.target, single), 0.0).flat[0])
+        grads.append(rank_jumps.gradient(p, rank_jumps.CompletionProblem(eps_problem.target, single), 0.0).flat[0])
     g = np.array(grads)
     expected = 0.3 * np.mean(np.sum((g - g.mean(0)) ** 2, axis=1)) / (2 * p.arch.n_params)
     np.testing.assert_allclose(tau, [expected], rtol=1e-12)
@@ -322,30 +344,30 @@ def test_matched_langevin_temperature(eps_problem, phase0_8):
 
 
 def test_phase0_cache_returns_copies():
-    a = dln.phase0_minima(n_runs=2)
+    a = rank_jumps.phase0_minima(n_runs=2)
     a.flat[:] = 0.0
-    b = dln.phase0_minima(n_runs=2)
+    b = rank_jumps.phase0_minima(n_runs=2)
     assert np.abs(b.flat).max() > 0.1
 
 
-# --------------------------------------------------------------------------- the brief's §5 experiment
-def test_brief_section5_phases(eps_problem):
+# --------------------------------------------------------------------------- Notebook 03's experiment
+def test_notebook03_phases(eps_problem):
     """Phase 0 → rank-2 minima (1.62, 0.33); hot SGD jumps to rank 1 in most of 32 seeds within 6·10⁴
     steps, hot GD stays rank 2; cold phase: jumped SGD stays rank 1, GD stays rank 2."""
-    p0 = dln.phase0_minima(n_runs=32)
-    s = dln.singular_values(p0)
+    p0 = rank_jumps.phase0_minima(n_runs=32)
+    s = rank_jumps.singular_values(p0)
     np.testing.assert_allclose(s, np.broadcast_to([1.62, 0.33], s.shape), atol=0.01)
-    assert np.all(dln.numerical_rank(s) == 2)
-    sgd = dln.run(p0, eps_problem, EXP.hot_steps, lr=EXP.lr_hot, lam=EXP.lam_hot, seed=0)
+    assert np.all(rank_jumps.numerical_rank(s) == 2)
+    sgd = rank_jumps.run(p0, eps_problem, EXP.hot_steps, lr=EXP.lr_hot, lam=EXP.lam_hot, seed=0)
     jumped = sgd.jump_step(1) >= 0
     assert jumped.mean() > 0.5, sgd.summary()
     assert not sgd.returned_up.any() and not sgd.diverged.any() and not sgd.collapsed.any()
-    gd = dln.run(p0.select(slice(0, 4)), eps_problem, EXP.hot_steps, method="gd", lr=EXP.lr_hot, lam=EXP.lam_hot,
+    gd = rank_jumps.run(p0.select(slice(0, 4)), eps_problem, EXP.hot_steps, method="gd", lr=EXP.lr_hot, lam=EXP.lam_hot,
                  record_layers=False)
     assert np.all(gd.rank == 2)
-    cold_sgd = dln.run(sgd.final.select(jumped), eps_problem, 20_000, lr=EXP.lr_cold, lam=EXP.lam_cold, seed=1)
+    cold_sgd = rank_jumps.run(sgd.final.select(jumped), eps_problem, 20_000, lr=EXP.lr_cold, lam=EXP.lam_cold, seed=1)
     assert np.all(cold_sgd.rank == 1)
-    cold_gd = dln.run(gd.final, eps_problem, 20_000, method="gd", lr=EXP.lr_cold, lam=EXP.lam_cold,
+    cold_gd = rank_jumps.run(gd.final, eps_problem, 20_000, method="gd", lr=EXP.lr_cold, lam=EXP.lam_cold,
                       record_layers=False)
     assert np.all(cold_gd.rank == 2)
 
@@ -354,18 +376,18 @@ def test_brief_section5_phases(eps_problem):
 def test_benchmark_baselines_agree_with_engine(eps_problem, phase0_8):
     p = phase0_8.select(slice(0, 3))
     idx = bench._draws(3, 200)
-    ours = dln.run(p, eps_problem, 200, lr=0.3, lam=0.027, seed=0, record_every=100)
+    ours = rank_jumps.run(p, eps_problem, 200, lr=0.3, lam=0.027, seed=0, record_every=100)
     tol = _roundoff(p, 200)
     for baseline in (bench.numpy_batched_sgd, bench.numpy_batched_sgd_sparse):
         np.testing.assert_allclose(baseline(p, eps_problem, idx, 0.3, 0.027)[0], ours.final.flat, atol=tol)
     np.testing.assert_allclose(bench.torch_naive_sgd(p.select([0]), eps_problem, idx[:1], 0.3, 0.027)[0],
                                ours.final.flat[:1], atol=tol)
-    gd = dln.run(p, eps_problem, 50, method="gd", lr=0.05, lam=0.027, record_every=50)
+    gd = rank_jumps.run(p, eps_problem, 50, method="gd", lr=0.05, lam=0.027, record_every=50)
     np.testing.assert_allclose(bench.numpy_batched_gd(p, eps_problem, 50, 0.05, 0.027), gd.final.flat, atol=tol)
 
 
 def test_batched_singular_values_match_lapack():
-    from symsgd_core._dln_kernels import batched_singular_values
+    from symsgd_core.rank_jumps._kernels import batched_singular_values
 
     rng = np.random.default_rng(1)
     for shape in [(200, 8, 8), (200, 2, 8), (200, 8, 2), (50, 5, 3), (5, 1, 1)]:

@@ -1,55 +1,36 @@
-"""Analysis on top of :mod:`symsgd_core.dln` for Notebook 03 (one-way rank jumps).
+"""Closed forms and summaries behind Notebook 03 (one-way rank jumps; Wang, Jacot, arXiv 2305.16038).
 
-Closed-form landscape facts (the induced Schatten-2/L penalty, the cost of switching on
-a new singular direction, the loss of a scalar chain near θ = 0) and summaries of
-simulated runs (rank over time, jump times, returns to higher rank). The simulation
-itself lives in :mod:`symsgd_core.dln`; nothing here integrates dynamics.
+Nothing here runs the engine:
 
-Loss normalisation follows :mod:`symsgd_core.core.conventions`: squared error without ½,
-weight decay ``λ‖θ‖²`` without ½.
+* landscape facts — the induced Schatten-2/L penalty (:func:`schatten_penalty`), the cost of switching on a new
+  singular direction (:func:`new_direction_cost`, :func:`barrier_width`), the loss of a balanced scalar chain near
+  θ = 0 (:func:`scalar_chain_loss`, :func:`origin_is_local_min`), the basin radius of a rank-r minimum
+  (:func:`basin_radius`);
+* SGD's noise at a point, split into rank-raising and rank-keeping directions (:func:`noise_spectrum_by_direction`),
+  and the matched Langevin temperature (:func:`matched_langevin_temperature`);
+* perturbing a low-rank point along a new direction (:func:`perturb_new_direction`, :func:`basin_boundary`);
+* summaries of recorded runs — transitions, waiting times, jump durations, :func:`diagnose`.
+
+Loss normalisation follows :mod:`symsgd_core.core.conventions`: squared error without ½, weight decay
+``λ‖θ‖²`` without ½.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from .core.checking import CheckResult, make_result, roundoff_tolerance
-from .core.validation import check_array, check_int, check_nonnegative, check_positive
+from ..core.validation import check_array, check_int, check_nonnegative, check_positive, check_positive_int
+from .network import Params, end_to_end
+from .problems import CompletionProblem, _check_problem_fits, gradient
 
 __all__ = [
-    "Diagnosis",
-    "ForcedRecord",
-    "barrier_width",
-    "basin_boundary",
-    "basin_radius",
-    "check_balanced_norm",
-    "check_exact_decay",
-    "check_no_returns",
-    "check_raising_noise",
-    "diagnose",
-    "engine_flush_threshold",
-    "exponential_waiting_time",
-    "fit_slope_along_new_direction",
-    "forced_row_run",
-    "fraction_low_rank_after_first_visit",
-    "jump_durations",
-    "minima_losses",
-    "new_direction",
-    "new_direction_cost",
-    "noise_spectrum_by_direction",
-    "origin_is_local_min",
-    "per_entry_gradients",
-    "perturb_new_direction",
-    "rank_one_minimum",
-    "rank_raising_basis",
-    "rank_transitions",
-    "replicate",
-    "scalar_chain_loss",
-    "schatten_penalty",
-    "sgd_noise_covariance",
+    "Diagnosis", "barrier_width", "basin_boundary", "basin_radius", "diagnose", "exponential_waiting_time",
+    "fit_slope_along_new_direction", "fraction_low_rank_after_first_visit", "jump_durations",
+    "matched_langevin_temperature", "new_direction", "new_direction_cost", "noise_spectrum_by_direction",
+    "origin_is_local_min", "per_entry_gradients", "perturb_new_direction", "rank_raising_basis", "rank_transitions",
+    "replicate", "scalar_chain_loss", "schatten_penalty", "sgd_noise_covariance",
 ]
 
 
@@ -170,9 +151,6 @@ def origin_is_local_min(depth: int, lam: float, target: float = 1.0) -> bool:
     return quad > 0
 
 
-# ----------------------------------------------------------------------------------------------
-# SGD noise at a point, split by direction type
-# ----------------------------------------------------------------------------------------------
 def per_entry_gradients(params, problem, run_index: int = 0) -> np.ndarray:
     """Data-term gradients ``∇_θ (A_ij − A*_ij)²`` of each observed entry, for one run.
 
@@ -180,16 +158,14 @@ def per_entry_gradients(params, problem, run_index: int = 0) -> np.ndarray:
     covariance and is left out.
 
     Args:
-        params: :class:`symsgd_core.dln.Params` (any number of runs).
-        problem: :class:`symsgd_core.dln.CompletionProblem` fitting ``params``.
+        params: :class:`~symsgd_core.rank_jumps.network.Params` (any number of runs).
+        problem: :class:`~symsgd_core.rank_jumps.problems.CompletionProblem` fitting ``params``.
         run_index: which run.
     Returns:
         float64 ``(N, P)``, rows in the order of ``problem.entries``.
     Raises:
         ValueError: bad ``run_index`` or a problem that does not fit.
     """
-    from . import dln
-
     r = check_int("run_index", run_index, minimum=0, maximum=params.n_runs - 1)
     one = params.select([r])
     rows, cols, _ = problem.entries
@@ -197,8 +173,8 @@ def per_entry_gradients(params, problem, run_index: int = 0) -> np.ndarray:
     for k, (i, j) in enumerate(zip(rows, cols)):
         mask = np.zeros(problem.shape, dtype=bool)
         mask[i, j] = True
-        single = dln.CompletionProblem(problem.target, mask)
-        out[k] = dln.gradient(one, single, 0.0).flat[0]
+        single = CompletionProblem(problem.target, mask)
+        out[k] = gradient(one, single, 0.0).flat[0]
     return out
 
 
@@ -227,7 +203,7 @@ def rank_raising_basis(params, rank: int, run_index: int = 0) -> tuple[np.ndarra
     lowers the rank.
 
     Args:
-        params: :class:`symsgd_core.dln.Params`.
+        params: :class:`~symsgd_core.rank_jumps.network.Params`.
         rank: r ≥ 0, the rank of the point.
         run_index: which run.
     Returns:
@@ -283,9 +259,32 @@ def noise_spectrum_by_direction(params, problem, rank: int, lr: float, run_index
             "trace_total": float(np.trace(C)), "n_raising": raising.shape[1], "n_keeping": keeping.shape[1]}
 
 
-# ----------------------------------------------------------------------------------------------
-# Perturbing a low-rank point along a new direction (the basin of B_r)
-# ----------------------------------------------------------------------------------------------
+def matched_langevin_temperature(params: Params, problem: CompletionProblem, lr: float, lam: float,
+                                 batch_size: int = 1) -> np.ndarray:
+    """Langevin temperature τ whose per-step noise matches SGD's total variance at ``params``.
+
+    SGD's step noise has covariance ``η² Σ/B`` (Σ = covariance over observed entries of
+    the per-entry gradient); Langevin's is ``2ητ I``. Equal traces give
+    ``τ = η tr(Σ) / (2 B P)``.
+
+    Returns:
+        ``(R,)`` temperatures.
+    """
+    lr = check_positive("lr", lr)
+    lam = check_nonnegative("lam", lam)
+    batch_size = check_positive_int("batch_size", batch_size)
+    _check_problem_fits(params.arch, problem)
+    rows, cols, _ = problem.entries
+    grads = []
+    for i, j in zip(rows, cols):
+        single = np.zeros(problem.shape, dtype=bool)
+        single[i, j] = True
+        grads.append(gradient(params, CompletionProblem(problem.target, single), lam).flat)
+    g = np.stack(grads)  # (N, R, P); weight decay is common to all entries and cancels
+    trace = np.mean(np.sum((g - g.mean(axis=0)) ** 2, axis=-1), axis=0)
+    return lr * trace / (2.0 * batch_size * params.arch.n_params)
+
+
 def _unit_orthogonal_to(spans: list[np.ndarray], dim: int) -> np.ndarray:
     """A unit vector of R^dim orthogonal to the columns of every array in ``spans``."""
     basis = np.concatenate([s for s in spans if s.size], axis=1) if any(s.size for s in spans) else np.zeros((dim, 0))
@@ -326,10 +325,8 @@ def fit_slope_along_new_direction(params, problem, rank: int, run_index: int = 0
 
     ``∂C/∂A = (2/N)(A − A*) ⊙ mask``; the new direction is that of :func:`new_direction`.
     """
-    from . import dln
-
     xs = new_direction(params, rank, run_index)
-    A = dln.end_to_end(params.select([run_index]))[0]
+    A = end_to_end(params.select([run_index]))[0]
     dA = 2.0 / problem.n_observed * (A - problem.target) * problem.mask
     return float(-xs[-1] @ dA @ xs[0])
 
@@ -348,10 +345,8 @@ def perturb_new_direction(params, problem, alpha: float, rank: int, run_index: i
         rank: the rank r of the point.
         run_index: which run.
     Returns:
-        :class:`symsgd_core.dln.Params` with one run.
+        :class:`~symsgd_core.rank_jumps.network.Params` with one run.
     """
-    from . import dln
-
     alpha = check_nonnegative("alpha", alpha)
     xs = new_direction(params, rank, run_index)
     g = fit_slope_along_new_direction(params, problem, rank, run_index)
@@ -360,7 +355,7 @@ def perturb_new_direction(params, problem, alpha: float, rank: int, run_index: i
     L = len(ws)
     for ell in range(L):
         ws[ell] += (sign if ell == L - 1 else 1.0) * alpha * np.outer(xs[ell + 1], xs[ell])
-    return dln.Params.from_layers(ws)
+    return Params.from_layers(ws)
 
 
 def basin_boundary(alphas, final_rank, low_rank: int = 1) -> tuple[float, float]:
@@ -408,159 +403,12 @@ def basin_radius(depth: int, lam: float, slope: float) -> float:
     return float((2.0 * lam / g) ** (1.0 / (L - 2)))
 
 
-# ----------------------------------------------------------------------------------------------
-# Starting points
-# ----------------------------------------------------------------------------------------------
 def replicate(params, n_runs: int):
     """``n_runs`` copies of run 0 of ``params`` (so that only the SGD draws differ between runs)."""
-    from . import dln
-
     n_runs = check_int("n_runs", n_runs, minimum=1)
-    return dln.Params(params.arch, np.repeat(params.flat[:1], n_runs, axis=0))
+    return Params(params.arch, np.repeat(params.flat[:1], n_runs, axis=0))
 
 
-def rank_one_minimum(eps: float = 0.2, depth: int = 4, width: int = 8, lam: float = 0.027, lr: float = 0.05,
-                     n_steps: int = 40_000, seed: int = 0):
-    """A rank-1 minimum of the ε-completion: GD from a balanced factorisation of the rank-1 completion.
-
-    The rank-1 completion ``A* = [[1, ε], [1/ε, 1]]`` is factorised with random orthonormal hidden
-    frames (``seed``) and GD (η = ``lr``, λ = ``lam``) runs ``n_steps`` steps. GD keeps B_1, so the
-    result has rank 1 (its second singular value is round-off). Memoised; returns a fresh copy.
-
-    Returns:
-        :class:`symsgd_core.dln.Params` with one run.
-    """
-    return _rank_one_cached(float(eps), int(depth), int(width), float(lam), float(lr), int(n_steps),
-                            int(seed)).copy()
-
-
-@functools.lru_cache(maxsize=32)
-def _rank_one_cached(eps, depth, width, lam, lr, n_steps, seed):
-    from . import dln
-
-    problem = dln.epsilon_completion(eps)
-    arch = dln.make_architecture((2, 2), depth, width)
-    start = dln.balanced_factorisation(problem.target, arch, seed=seed)
-    res = dln.run(start, problem, n_steps, method="gd", lr=lr, lam=lam, record_every=max(n_steps, 1),
-                  record_layers=False)
-    return res.final
-
-
-# ----------------------------------------------------------------------------------------------
-# The mechanism: forced sampling of some rows
-# ----------------------------------------------------------------------------------------------
-@dataclass
-class ForcedRecord:
-    """Records of a forced-sampling run (SGD drawing only entries from ``rows``).
-
-    Attributes:
-        steps: int ``(K,)`` step counts of the records (0 first).
-        row_norms: ``(R, K, k)`` norms of the *unsampled* rows of the last layer ``W_L``.
-        row_min_abs: ``(R, k)`` smallest non-zero |entry| of each unsampled row at step 0.
-        singular_values: ``(R, K, q)`` singular values of A.
-        unsampled_rows: the k row indices that were never sampled.
-        lr, lam: the step size and weight decay.
-        final: :class:`symsgd_core.dln.Params` at the last step.
-        diverged: bool ``(R,)``.
-    """
-
-    steps: np.ndarray
-    row_norms: np.ndarray
-    row_min_abs: np.ndarray
-    singular_values: np.ndarray
-    unsampled_rows: np.ndarray
-    lr: float
-    lam: float
-    final: object
-    diverged: np.ndarray
-
-    def predicted(self) -> np.ndarray:
-        """``‖row‖_0 (1 − 2ηλ)^t`` for every record: ``(R, K, k)``."""
-        c = 1.0 - 2.0 * self.lr * self.lam
-        return self.row_norms[:, :1, :] * c ** self.steps[None, :, None].astype(float)
-
-    def comparable(self, flush_threshold: float) -> np.ndarray:
-        """bool ``(R, K, k)``: records before any entry of the row could fall below ``flush_threshold``.
-
-        The engine sets entries below its flush threshold to 0 (no denormals); the exact
-        decay law holds until the smallest entry of the row reaches that threshold.
-        """
-        c = 1.0 - 2.0 * self.lr * self.lam
-        smallest = self.row_min_abs[:, None, :] * c ** self.steps[None, :, None].astype(float)
-        return (smallest > flush_threshold) & np.isfinite(self.row_norms)
-
-    def max_relative_error(self, flush_threshold: float) -> float:
-        """``max |‖row‖_t / (‖row‖_0 (1 − 2ηλ)^t) − 1|`` over comparable records (0 if none)."""
-        ok = self.comparable(flush_threshold) & (self.predicted() > 0)
-        if not ok.any():
-            return 0.0
-        return float(np.max(np.abs(self.row_norms[ok] / self.predicted()[ok] - 1.0)))
-
-
-def forced_row_run(params, problem, rows, n_steps: int, lr: float, lam: float, seed: int = 0,
-                   n_records: int = 40, engine: str = "fast") -> ForcedRecord:
-    """Forced sampling: SGD that draws only observed entries in ``rows`` (the proof's event).
-
-    Runs :func:`symsgd_core.dln.run` with ``method="forced"`` in ``n_records`` consecutive
-    pieces (piece k uses seed ``seed·1_000_003 + k``) and records, after each piece, the norms
-    of the rows of ``W_L`` that are never sampled. Those rows receive no data gradient, so
-    each step multiplies them by exactly ``1 − 2ηλ``.
-
-    Args:
-        params: start (R runs).
-        problem: the completion problem.
-        rows: row indices of A to sample from (at least one observed entry).
-        n_steps: total steps ≥ 1.
-        lr, lam: η > 0, λ ≥ 0 with 2ηλ < 1.
-        seed: integer ≥ 0.
-        n_records: number of pieces (records after step 0), 1 ≤ n_records ≤ n_steps.
-        engine: ``"fast"`` or ``"reference"`` (passed to :func:`symsgd_core.dln.run`).
-    Returns:
-        :class:`ForcedRecord`.
-    """
-    from . import dln
-
-    n_steps = check_int("n_steps", n_steps, minimum=1)
-    n_records = check_int("n_records", n_records, minimum=1, maximum=n_steps)
-    seed = check_int("seed", seed, minimum=0)
-    rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
-    entries = problem.row_entries(rows)
-    m = problem.shape[0]
-    unsampled = np.array([i for i in range(m) if i not in set(rows.tolist())], dtype=np.int64)
-    bounds = np.linspace(0, n_steps, n_records + 1).round().astype(int)
-    L = params.arch.depth
-    cur = params.copy()
-
-    def measure(p):
-        WL = p.layer(L - 1)[:, unsampled, :]
-        return np.sqrt(np.sum(WL * WL, axis=-1)), dln.singular_values(p) if np.all(np.isfinite(p.flat)) else \
-            np.full((p.n_runs, min(problem.shape)), np.nan)
-
-    n0, sv0 = measure(cur)
-    WL0 = np.abs(cur.layer(L - 1)[:, unsampled, :])
-    row_min = np.where(WL0 > 0, WL0, np.inf).min(axis=-1)
-    norms, svs, steps = [n0], [sv0], [0]
-    diverged = np.zeros(params.n_runs, dtype=bool)
-    for k in range(n_records):
-        T = int(bounds[k + 1] - bounds[k])
-        res = dln.run(cur, problem, T, method="forced", entries=entries, lr=lr, lam=lam,
-                      seed=seed * 1_000_003 + k, record_every=max(T, 1), record_layers=False, engine=engine)
-        diverged |= res.diverged
-        cur = res.final
-        nk, svk = measure(cur)
-        nk = np.where(diverged[:, None], np.nan, nk)
-        svk = np.where(diverged[:, None], np.nan, svk)
-        norms.append(nk)
-        svs.append(svk)
-        steps.append(int(bounds[k + 1]))
-    return ForcedRecord(steps=np.array(steps), row_norms=np.stack(norms, axis=1), row_min_abs=row_min,
-                        singular_values=np.stack(svs, axis=1), unsampled_rows=unsampled, lr=float(lr),
-                        lam=float(lam), final=cur, diverged=diverged)
-
-
-# ----------------------------------------------------------------------------------------------
-# Summaries of runs
-# ----------------------------------------------------------------------------------------------
 def rank_transitions(rank) -> tuple[np.ndarray, np.ndarray]:
     """Numbers of downward and upward rank changes between consecutive records, per run.
 
@@ -598,7 +446,7 @@ def jump_durations(result, rank_tol: float | None = None) -> np.ndarray:
     """Steps each jump took: from the last record with ``s_2 > s_2(0)/2`` to the first with ``s_2 ≤ tol``.
 
     Args:
-        result: a :class:`symsgd_core.dln.RunResult` whose runs start at rank ≥ 2.
+        result: a :class:`~symsgd_core.rank_jumps.engine.RunResult` whose runs start at rank ≥ 2.
         rank_tol: threshold (default: the run's ``rank_tol``).
     Returns:
         int ``(R,)``: duration in steps, −1 for runs that did not jump. Resolution: the record interval.
@@ -638,7 +486,7 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int
 
     Args:
         start_rank: rank of the starting point (the GD minimum).
-        sgd: :class:`symsgd_core.dln.RunResult` of the SGD runs.
+        sgd: :class:`~symsgd_core.rank_jumps.engine.RunResult` of the SGD runs.
         gd: optional RunResult of GD from the same start.
         lr, lam, depth: the settings (quoted in the messages).
         target_rank: the lower rank a jump should reach.
@@ -702,88 +550,6 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int
     return Diagnosis("jumped", msg, "info")
 
 
-def engine_flush_threshold(depth: int) -> float:
-    """The engine's flush threshold: entries of θ below it are set to 0 every few steps (no denormals).
-
-    Quoted from :mod:`symsgd_core.dln` so that exact-decay comparisons stop before it matters.
-    """
-    from . import dln
-
-    return float(dln.flush_threshold(check_int("depth", depth, minimum=1)))
-
-
-def minima_losses(eps: float, lam: float, lr: float = 0.05, n_steps: int = 40_000, depth: int = 4,
-                  width: int = 8, seed: int = 0) -> dict:
-    """Losses ``𝓛_λ`` of the rank-1 and the rank-2 minimum of the ε-completion at weight decay λ.
-
-    Rank 1: :func:`rank_one_minimum`; rank 2: GD from random init
-    (:func:`symsgd_core.dln.phase0_minima`), reported as ``nan`` when that GD does not end at rank 2.
-
-    Returns:
-        dict with ``rank1``, ``rank2`` (floats) and ``sv1``, ``sv2`` (singular values of A).
-    """
-    from . import dln
-
-    problem = dln.epsilon_completion(eps)
-    p1 = rank_one_minimum(eps, depth=depth, width=width, lam=lam, lr=lr, n_steps=n_steps, seed=seed)
-    p2 = dln.phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, lam=lam, lr=lr, n_steps=n_steps)
-    sv2 = dln.singular_values(p2)[0]
-    r2 = int(dln.numerical_rank(sv2))
-    return {"rank1": float(dln.loss(p1, problem, lam)[0]),
-            "rank2": float(dln.loss(p2, problem, lam)[0]) if r2 == 2 else float("nan"),
-            "sv1": dln.singular_values(p1)[0], "sv2": sv2}
-
-
-# ----------------------------------------------------------------------------------------------
-# Claims of Notebook 03 as CheckResults (asserted in the notebook; not registered globally)
-# ----------------------------------------------------------------------------------------------
-def check_exact_decay(record: ForcedRecord, depth: int) -> CheckResult:
-    """The unsampled rows of ``W_L`` shrink exactly as ``(1 − 2ηλ)^t`` under forced sampling.
-
-    Measured: the largest relative deviation of the recorded row norms from the law, over the
-    records before any entry could reach the engine's flush threshold. Tolerance: float64
-    round-off of ``t`` successive multiplications (``roundoff_tolerance(1, t)``).
-    """
-    t = int(record.steps[-1])
-    flush = engine_flush_threshold(depth)
-    measured = record.max_relative_error(flush)
-    n_compared = int(record.comparable(flush).sum())
-    if n_compared == 0:
-        measured = float("nan")
-    return make_result(
-        "rank_jumps.exact_row_decay",
-        "under forced sampling of rows R, every other row of W_L obeys ‖row‖_t = (1 − 2ηλ)^t ‖row‖_0",
-        measured, roundoff_tolerance(1.0, t),
-        f"float64 round-off of {t} products (64·t·eps, relative)", "<=",
-        {"steps": t, "records_compared": n_compared, "factor": (1 - 2 * record.lr * record.lam) ** t})
-
-
-def check_no_returns(result, name: str = "rank_jumps.no_returns") -> CheckResult:
-    """No run of ``result`` ever returned to a higher rank after reaching a lower one (exact count).
-
-    Tolerance 0: the measured value is an integer count of runs with a return.
-    """
-    count = int(np.sum(result.returned_up))
-    return make_result(name, "after a jump to lower rank, no run ever returns to a higher rank",
-                       count, 0.0, "exact integer count, no tolerance", "<=",
-                       {"runs": int(result.n_runs), "returns": count})
-
-
-def check_raising_noise(spectrum: dict, n_params: int) -> CheckResult:
-    """SGD's noise covariance has no variance along the rank-raising directions at a rank-r point.
-
-    Measured: ``|tr(P_raise η²C P_raise)|``; tolerance: float64 round-off of the ``P``-term sums
-    in ``Vᵀ C V`` relative to ``tr(η²C)`` (``roundoff_tolerance(tr, P)``).
-    """
-    measured = abs(spectrum["trace_raising"])
-    tol = roundoff_tolerance(spectrum["trace_total"], n_params)
-    return make_result("rank_jumps.no_raising_noise",
-                       "at a rank-1 point the per-entry SGD gradients have no component along rank-raising "
-                       "directions, so tr(η²C) restricted to them is 0",
-                       measured, tol, f"float64 round-off of {n_params}-term sums times tr(η²C)", "<=",
-                       {"trace_total": spectrum["trace_total"], "n_raising": spectrum["n_raising"]})
-
-
 def fraction_low_rank_after_first_visit(rank, low_rank: int = 1) -> np.ndarray:
     """Per run: the fraction of records at rank ≤ ``low_rank`` *after* the first record there.
 
@@ -804,31 +570,3 @@ def fraction_low_rank_after_first_visit(rank, low_rank: int = 1) -> np.ndarray:
         if hits.size:
             out[r] = float(np.mean(low[r, hits[0]:]))
     return out
-
-
-def check_balanced_norm(A, depth: int, seed: int = 0, penalty=None) -> CheckResult:
-    """A balanced factorisation of ``A`` has ``‖θ‖² = L Σ_k s_k(A)^{2/L}`` (the induced penalty).
-
-    Args:
-        A: ``(m, n)`` matrix.
-        depth: L ≥ 1.
-        seed: seed of the random hidden frames.
-        penalty: the formula to test, ``penalty(A, depth) -> float`` (default
-            :func:`symsgd_core.dln.induced_penalty`); tests inject a wrong one to see the check fail.
-    Returns:
-        :class:`CheckResult` on the relative error, tolerance = round-off of the ``P``-term sum.
-    """
-    from . import dln
-
-    A = check_array("A", A, ndim=2)
-    L = check_int("depth", depth, minimum=1)
-    penalty = dln.induced_penalty if penalty is None else penalty
-    arch = dln.make_architecture(A.shape, L, max(A.shape))
-    params = dln.balanced_factorisation(A, arch, seed=seed)
-    norm = float(params.norm_sq()[0])
-    formula = float(penalty(A, L))
-    rel = abs(norm - formula) / max(abs(formula), np.finfo(float).tiny)
-    return make_result("rank_jumps.balanced_norm", "a balanced factorisation has ‖θ‖² = L Σ s_k(A)^(2/L)",
-                       rel, roundoff_tolerance(1.0, arch.n_params),
-                       f"float64 round-off of the {arch.n_params}-term sum ‖θ‖² (relative)", "<=",
-                       {"norm_sq": norm, "formula": formula})

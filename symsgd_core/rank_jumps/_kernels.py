@@ -1,4 +1,4 @@
-"""Compiled inner loops (numba, serial, deterministic) for :mod:`symsgd_core.dln`.
+"""Compiled inner loops (numba, serial, deterministic) of the step of :mod:`.stepping` (``engine="compiled"``).
 
 Layout. The public kernels take ``theta`` as ``(R, P)`` float64 (layer ℓ, 0-based, of
 run r is ``theta[r, off[ℓ]:off[ℓ+1]]`` read as a C-order ``(dims[ℓ+1], dims[ℓ])``
@@ -8,7 +8,7 @@ it into SIMD instructions. At these sizes (8×8 layers) this removes the per-run
 loop overheads that dominate a run-by-run kernel.
 
 The kernels never draw random numbers: sampled entries and Langevin noise come in
-pre-drawn arrays, so the numpy reference in ``dln.py`` reproduces them step for step
+pre-drawn arrays, so the numpy reference (:mod:`._reference`) reproduces them step for step
 (up to float64 summation order).
 
 Common arguments:
@@ -20,7 +20,7 @@ Common arguments:
         ``div_step >= 0`` on entry stay frozen.
     tiny: after every global step that is a multiple of :data:`FLUSH_EVERY`, entries
         with ``|θ_p| < tiny`` are set to 0 (no denormal slow-downs while a run decays
-        to A = 0 or a forced row decays; see ``dln.flush_threshold``).
+        to A = 0 or a forced row decays; see :func:`.stepping.flush_threshold`).
 """
 
 from __future__ import annotations
@@ -28,13 +28,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .stepping import FLUSH_EVERY
+
 #: No fast-math flags: every loop over runs is elementwise, so it vectorises without
 #: reassociation, and without FMA contraction a run's numbers do not depend on its lane
 #: (its position in the ensemble). Divergence tests (comparisons with NaN) keep their meaning.
 _FM = False
-
-#: Period (in global steps) of the flush of tiny entries.
-FLUSH_EVERY = 64
 
 
 @njit(cache=True, fastmath=_FM)

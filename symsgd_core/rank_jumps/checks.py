@@ -1,7 +1,7 @@
-"""Checks: deep linear networks, balancedness, induced penalty, forced sampling, absorption.
+"""Proofs as code for one-way rank jumps (Wang, Jacot, arXiv 2305.16038): balancedness, the induced penalty,
+forced sampling, absorption; and the claims of Notebook 03's figures.
 
-Claims of science brief 2 (Wang & Jacot), each as a runnable check on the
-ε-completion of brief §5 (L = 4, width 8 unless stated):
+Registered checks, each on the ε-completion of :mod:`.experiments` (L = 4, width 8 unless stated):
 
 * ``rank_jumps.balanced_at_gd_minimum`` — GD minima of 𝓛_λ (λ > 0) are balanced,
   ``W_{ℓ+1}ᵀW_{ℓ+1} = W_ℓW_ℓᵀ``;
@@ -16,17 +16,35 @@ Claims of science brief 2 (Wang & Jacot), each as a runnable check on the
 
 Each check takes the ingredient a test can break (a per-layer weight decay, a wrong
 penalty formula, a leaky sampler, a noisy or too-shallow dynamics) as an argument.
+
+Claims of the figures (asserted in the notebook, not registered): :func:`check_exact_decay`,
+:func:`check_no_returns`, :func:`check_raising_noise`, :func:`check_balanced_norm`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import dln
-from ..core.checking import EPS64, make_result, register, roundoff_tolerance
+from ..core.checking import EPS64, CheckResult, make_result, register, roundoff_tolerance
+from ..core.validation import check_array, check_int
+from .engine import run
+from .experiments import EPSILON_EXPERIMENT as EXP
+from .experiments import ForcedRecord, phase0_minima
+from .network import (
+    Params,
+    balanced_factorisation,
+    balancedness,
+    exact_rank_tol,
+    induced_penalty,
+    init_params,
+    make_architecture,
+    singular_values,
+)
+from .problems import CompletionProblem, epsilon_completion, gradient
+from .stepping import flush_threshold, weight_decay_factor
 
 
-def _imbalance_bound(params: dln.Params, grad: dln.Params, lam: float, decay: np.ndarray) -> np.ndarray:
+def _imbalance_bound(params: Params, grad: Params, lam: float, decay: np.ndarray) -> np.ndarray:
     """Per run, ``max_ℓ (‖W_{ℓ+1}‖₂‖G_{ℓ+1}‖_F + ‖G_ℓ‖_F‖W_ℓ‖₂) / (2λ)``.
 
     From ``W_{ℓ+1}ᵀ G_{ℓ+1} − G_ℓ W_ℓᵀ = 2λ (W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ)`` for the gradient G of
@@ -44,19 +62,19 @@ def _imbalance_bound(params: dln.Params, grad: dln.Params, lam: float, decay: np
     return bound
 
 
-def _gradient_with_decay(params: dln.Params, problem: dln.CompletionProblem, lam: float,
-                         decay: np.ndarray) -> dln.Params:
+def _gradient_with_decay(params: Params, problem: CompletionProblem, lam: float,
+                         decay: np.ndarray) -> Params:
     """∇ of ``C(A) + λ Σ_ℓ decay_ℓ ‖W_ℓ‖²`` (decay ≡ 1 is the project's 𝓛_λ)."""
-    g = dln.gradient(params, problem, 0.0)
+    g = gradient(params, problem, 0.0)
     for k, (w, gl) in enumerate(zip(params.layers(), g.layers())):
         gl += 2.0 * lam * decay[k] * w
     return g
 
 
 @register("rank_jumps.balanced_at_gd_minimum")
-def check_balanced_at_gd_minimum(seed: int = 0, eps: float = 0.2, depth: int = 4, width: int = 8,
-                                 lam: float = 0.027, lr: float = 0.05, n_steps: int = 20_000, n_runs: int = 2,
-                                 layer_decay=None):
+def check_balanced_at_gd_minimum(seed: int = 0, eps: float = EXP.eps, depth: int = EXP.depth,
+                                 width: int = EXP.width, lam: float = EXP.lam_hot, lr: float = EXP.lr_phase0,
+                                 n_steps: int = 20_000, n_runs: int = 2, layer_decay=None):
     """GD from random init converges to a balanced minimum: ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` ≈ 0.
 
     Tolerance: the exact identity ``W_{ℓ+1}ᵀG_{ℓ+1} − G_ℓW_ℓᵀ = 2λ D_ℓ`` bounds the imbalance
@@ -64,21 +82,21 @@ def check_balanced_at_gd_minimum(seed: int = 0, eps: float = 0.2, depth: int = 4
     ``layer_decay`` (per-layer multipliers of λ) is the broken input: a penalty
     without the rescaling symmetry has unbalanced critical points.
     """
-    problem = dln.epsilon_completion(eps)
-    arch = dln.make_architecture(problem.shape, depth, width)
-    p0 = dln.init_params(arch, n_runs, seed)
+    problem = epsilon_completion(eps)
+    arch = make_architecture(problem.shape, depth, width)
+    p0 = init_params(arch, n_runs, seed)
     decay = np.ones(depth) if layer_decay is None else np.asarray(layer_decay, dtype=float)
     if decay.shape != (depth,):
         raise ValueError(f"layer_decay must have {depth} entries, got {decay.shape}")
     if np.all(decay == 1.0):
-        end = dln.run(p0, problem, n_steps, method="gd", lr=lr, lam=lam, record_every=n_steps,
+        end = run(p0, problem, n_steps, method="gd", lr=lr, lam=lam, record_every=n_steps,
                       record_layers=False).final
     else:  # the broken loss: plain numpy GD with per-layer decay
         end = p0.copy()
         for _ in range(n_steps):
             end.flat -= lr * _gradient_with_decay(end, problem, lam, decay).flat
     grad = _gradient_with_decay(end, problem, lam, decay)
-    imbalance = dln.balancedness(end)
+    imbalance = balancedness(end)
     wmax = max(float(np.max(np.linalg.norm(w, 2, axis=(1, 2)))) for w in end.layers())
     bound = _imbalance_bound(end, grad, lam, decay)
     tol = float(np.max(bound)) + roundoff_tolerance(wmax**2, n_terms=width)
@@ -89,7 +107,7 @@ def check_balanced_at_gd_minimum(seed: int = 0, eps: float = 0.2, depth: int = 4
         "max_ℓ(‖W_{ℓ+1}‖‖G_{ℓ+1}‖+‖G_ℓ‖‖W_ℓ‖)/(2λ) from the identity W_{ℓ+1}ᵀG_{ℓ+1}−G_ℓW_ℓᵀ=2λD_ℓ at the end "
         "point (residual gradient G) + 64·w·eps·max‖W‖² round-off",
         details={"imbalance": imbalance.tolist(), "gradient_norm": np.linalg.norm(grad.flat, axis=1).tolist(),
-                 "bound": bound.tolist(), "singular_values": dln.singular_values(end).tolist(),
+                 "bound": bound.tolist(), "singular_values": singular_values(end).tolist(),
                  "lam": lam, "lr": lr, "n_steps": n_steps, "layer_decay": decay.tolist()})
 
 
@@ -115,25 +133,25 @@ def check_induced_penalty_at_balanced_points(seed: int = 0, depths=(1, 2, 3, 4, 
                                              penalty=None, factorise=None):
     """At balanced factorisations ``‖θ‖² = L Σ_k s_k(A)^{2/L}`` (relative error ≈ round-off).
 
-    Points: ``dln.balanced_factorisation`` of well-conditioned random 3×4 matrices of
+    Points: ``balanced_factorisation`` of well-conditioned random 3×4 matrices of
     every rank, random hidden frames, depths 1..5. ``penalty(s, L)`` and
     ``factorise(A, arch, seed)`` are injectable (the broken inputs).
     """
     penalty = penalty or _default_penalty
-    factorise = factorise or dln.balanced_factorisation
+    factorise = factorise or balanced_factorisation
     errs = []
     rows = []
     for depth in depths:
         for A in _test_matrices(seed):
-            arch = dln.make_architecture(A.shape, depth, width)
+            arch = make_architecture(A.shape, depth, width)
             theta = factorise(A, arch, seed=seed + depth)
             s = np.linalg.svd(A, compute_uv=False)
-            s = s[s > dln.exact_rank_tol(A)]
+            s = s[s > exact_rank_tol(A)]
             norm_sq = float(theta.norm_sq()[0])
             pen = penalty(s, depth)
             errs.append(abs(norm_sq - pen) / pen)
             rows.append({"depth": depth, "rank": int(s.size), "norm_sq": norm_sq, "penalty": pen,
-                         "imbalance": float(dln.balancedness(theta)[0])})
+                         "imbalance": float(balancedness(theta)[0])})
     # relative error: SVD backward error eps·‖A‖ amplified by the condition number (≤ 4 here),
     # L-fold products to form each layer and a sum of P squares for ‖θ‖².
     n_terms = max(depths) * (width + max(_test_matrices(seed)[0].shape))
@@ -162,10 +180,10 @@ def check_induced_penalty_is_minimal(seed: int = 0, depths=(2, 3, 4), width: int
     cond_max = 1.0
     for depth in depths:
         for A in _test_matrices(seed):
-            arch = dln.make_architecture(A.shape, depth, width)
-            base = dln.balanced_factorisation(A, arch, seed=seed)
+            arch = make_architecture(A.shape, depth, width)
+            base = balanced_factorisation(A, arch, seed=seed)
             s = np.linalg.svd(A, compute_uv=False)
-            s = s[s > dln.exact_rank_tol(A)]
+            s = s[s > exact_rank_tol(A)]
             pen = penalty(s, depth)
             for _ in range(n_perturb):
                 ws = [w[0].copy() for w in base.layers()]
@@ -174,7 +192,7 @@ def check_induced_penalty_is_minimal(seed: int = 0, depths=(2, 3, 4), width: int
                 cond_max = max(cond_max, float(np.linalg.cond(G)))
                 ws[ell] = G @ ws[ell]
                 ws[ell + 1] = ws[ell + 1] @ np.linalg.inv(G)
-                theta = dln.Params.from_layers(ws)
+                theta = Params.from_layers(ws)
                 excess.append((float(theta.norm_sq()[0]) - pen) / pen)
     tol = -roundoff_tolerance(4.0 * cond_max, n_terms=max(depths) * 2 * width)
     return make_result(
@@ -188,8 +206,8 @@ def check_induced_penalty_is_minimal(seed: int = 0, depths=(2, 3, 4), width: int
 
 
 @register("rank_jumps.forced_sampling_decay")
-def check_forced_sampling_decay(seed: int = 0, eps: float = 0.2, depth: int = 4, width: int = 8, lr: float = 0.3,
-                                lam: float = 0.027, n_steps: int = 2000, entries=None):
+def check_forced_sampling_decay(seed: int = 0, eps: float = EXP.eps, depth: int = EXP.depth, width: int = EXP.width,
+                                lr: float = EXP.lr_hot, lam: float = EXP.lam_hot, n_steps: int = 2000, entries=None):
     """SGD sampling only row-0 entries: row 1 of W_L is exactly ``(1 − 2ηλ)^t`` times its start.
 
     Start: a phase-0 GD minimum (rank 2), as in the notebook. Row 1 of A gets no data
@@ -197,14 +215,14 @@ def check_forced_sampling_decay(seed: int = 0, eps: float = 0.2, depth: int = 4,
     deviation over the row after ``n_steps`` steps. ``entries`` (the sampling pool) is
     injectable: a pool leaking a row-1 entry is the broken input.
     """
-    problem = dln.epsilon_completion(eps)
-    p0 = dln.phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, lam=lam)
+    problem = epsilon_completion(eps)
+    p0 = phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, lam=lam)
     pool = problem.row_entries([0]) if entries is None else entries
-    res = dln.run(p0, problem, n_steps, method="forced", entries=pool, lr=lr, lam=lam, seed=seed,
+    res = run(p0, problem, n_steps, method="forced", entries=pool, lr=lr, lam=lam, seed=seed,
                   record_every=n_steps, record_layers=False)
     start = p0.layer(depth - 1)[0, 1]
     end = res.final.layer(depth - 1)[0, 1]
-    factor = (1.0 - 2.0 * lr * lam) ** n_steps
+    factor = weight_decay_factor(lr, lam, n_steps)
     expected = factor * start
     rel = float(np.max(np.abs(end - expected)) / np.max(np.abs(expected)))
     # one rounding (≤ eps/2 relative) per multiplication, n_steps of them, plus pow()
@@ -218,9 +236,9 @@ def check_forced_sampling_decay(seed: int = 0, eps: float = 0.2, depth: int = 4,
 
 
 @register("rank_jumps.absorption_after_forced_sampling")
-def check_absorption_after_forced_sampling(seed: int = 0, eps: float = 0.2, depth: int = 4, width: int = 8,
-                                           lr: float = 0.3, lam: float = 0.027, forced_steps: int = 1000,
-                                           free_steps: int = 20_000, n_runs: int = 2,
+def check_absorption_after_forced_sampling(seed: int = 0, eps: float = EXP.eps, depth: int = EXP.depth,
+                                           width: int = EXP.width, lr: float = EXP.lr_hot, lam: float = EXP.lam_hot,
+                                           forced_steps: int = 1000, free_steps: int = 20_000, n_runs: int = 2,
                                            methods=("gd", "sgd"), temperature: float = 1e-6):
     """After forced sampling (rank 1), free GD and free SGD keep every layer's s₂ from growing.
 
@@ -231,9 +249,9 @@ def check_absorption_after_forced_sampling(seed: int = 0, eps: float = 0.2, dept
     The absorption argument needs L ≥ 3: ``depth=2`` or ``methods=("langevin",)``
     (isotropic noise) are broken inputs that re-excite the second direction.
     """
-    problem = dln.epsilon_completion(eps)
-    start = dln.phase0_minima(eps=eps, n_runs=n_runs, seed=seed, depth=depth, width=width, lam=lam)
-    forced = dln.run(start, problem, forced_steps, method="forced", entries=problem.row_entries([0]), lr=lr,
+    problem = epsilon_completion(eps)
+    start = phase0_minima(eps=eps, n_runs=n_runs, seed=seed, depth=depth, width=width, lam=lam)
+    forced = run(start, problem, forced_steps, method="forced", entries=problem.row_entries([0]), lr=lr,
                      lam=lam, seed=seed, record_every=forced_steps)
     s2_start = forced.layer_singular_values[:, -1, :, 1].max(axis=-1)
     s1_max = float(np.nanmax(forced.layer_singular_values[:, -1, :, 0]))
@@ -242,7 +260,7 @@ def check_absorption_after_forced_sampling(seed: int = 0, eps: float = 0.2, dept
     in_b1 = {}
     for k, method in enumerate(methods):
         kw = {"temperature": temperature} if method == "langevin" else {}
-        free = dln.run(forced.final, problem, free_steps, method=method, lr=lr, lam=lam, seed=seed + 1 + k,
+        free = run(forced.final, problem, free_steps, method=method, lr=lr, lam=lam, seed=seed + 1 + k,
                        record_every=max(free_steps // 40, 1), **kw)
         s2 = free.layer_singular_values[:, :, :, 1].max(axis=-1)
         ratios[method] = float(np.max(s2 / s2_start[:, None]))
@@ -261,3 +279,78 @@ def check_absorption_after_forced_sampling(seed: int = 0, eps: float = 0.2, dept
         details={"ratio_by_method": ratios, "max_rank_by_method": ranks, "fraction_in_B1_by_method": in_b1,
                  "s2_after_forcing": s2_start.tolist(), "depth": depth, "lr": lr, "lam": lam,
                  "rank_after_forcing": forced.final_rank.tolist(), "eps64": EPS64})
+
+
+# ---------------------------------------------------------------------------------------------- figure claims
+
+def check_exact_decay(record: ForcedRecord, depth: int) -> CheckResult:
+    """The unsampled rows of ``W_L`` shrink exactly as ``(1 − 2ηλ)^t`` under forced sampling.
+
+    Measured: the largest relative deviation of the recorded row norms from the law, over the
+    records before any entry could reach the engine's flush threshold. Tolerance: float64
+    round-off of ``t`` successive multiplications (``roundoff_tolerance(1, t)``).
+    """
+    t = int(record.steps[-1])
+    flush = flush_threshold(depth)
+    measured = record.max_relative_error(flush)
+    n_compared = int(record.comparable(flush).sum())
+    if n_compared == 0:
+        measured = float("nan")
+    return make_result(
+        "rank_jumps.exact_row_decay",
+        "under forced sampling of rows R, every other row of W_L obeys ‖row‖_t = (1 − 2ηλ)^t ‖row‖_0",
+        measured, roundoff_tolerance(1.0, t),
+        f"float64 round-off of {t} products (64·t·eps, relative)", "<=",
+        {"steps": t, "records_compared": n_compared, "factor": weight_decay_factor(record.lr, record.lam, t)})
+
+
+def check_no_returns(result, name: str = "rank_jumps.no_returns") -> CheckResult:
+    """No run of ``result`` ever returned to a higher rank after reaching a lower one (exact count).
+
+    Tolerance 0: the measured value is an integer count of runs with a return.
+    """
+    count = int(np.sum(result.returned_up))
+    return make_result(name, "after a jump to lower rank, no run ever returns to a higher rank",
+                       count, 0.0, "exact integer count, no tolerance", "<=",
+                       {"runs": int(result.n_runs), "returns": count})
+
+
+def check_raising_noise(spectrum: dict, n_params: int) -> CheckResult:
+    """SGD's noise covariance has no variance along the rank-raising directions at a rank-r point.
+
+    Measured: ``|tr(P_raise η²C P_raise)|``; tolerance: float64 round-off of the ``P``-term sums
+    in ``Vᵀ C V`` relative to ``tr(η²C)`` (``roundoff_tolerance(tr, P)``).
+    """
+    measured = abs(spectrum["trace_raising"])
+    tol = roundoff_tolerance(spectrum["trace_total"], n_params)
+    return make_result("rank_jumps.no_raising_noise",
+                       "at a rank-1 point the per-entry SGD gradients have no component along rank-raising "
+                       "directions, so tr(η²C) restricted to them is 0",
+                       measured, tol, f"float64 round-off of {n_params}-term sums times tr(η²C)", "<=",
+                       {"trace_total": spectrum["trace_total"], "n_raising": spectrum["n_raising"]})
+
+
+def check_balanced_norm(A, depth: int, seed: int = 0, penalty=None) -> CheckResult:
+    """A balanced factorisation of ``A`` has ``‖θ‖² = L Σ_k s_k(A)^{2/L}`` (the induced penalty).
+
+    Args:
+        A: ``(m, n)`` matrix.
+        depth: L ≥ 1.
+        seed: seed of the random hidden frames.
+        penalty: the formula to test, ``penalty(A, depth) -> float`` (default
+            :func:`symsgd_core.induced_penalty`); tests inject a wrong one to see the check fail.
+    Returns:
+        :class:`CheckResult` on the relative error, tolerance = round-off of the ``P``-term sum.
+    """
+    A = check_array("A", A, ndim=2)
+    L = check_int("depth", depth, minimum=1)
+    penalty = induced_penalty if penalty is None else penalty
+    arch = make_architecture(A.shape, L, max(A.shape))
+    params = balanced_factorisation(A, arch, seed=seed)
+    norm = float(params.norm_sq()[0])
+    formula = float(penalty(A, L))
+    rel = abs(norm - formula) / max(abs(formula), np.finfo(float).tiny)
+    return make_result("rank_jumps.balanced_norm", "a balanced factorisation has ‖θ‖² = L Σ s_k(A)^(2/L)",
+                       rel, roundoff_tolerance(1.0, arch.n_params),
+                       f"float64 round-off of the {arch.n_params}-term sum ‖θ‖² (relative)", "<=",
+                       {"norm_sq": norm, "formula": formula})

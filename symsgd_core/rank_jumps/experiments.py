@@ -1,0 +1,693 @@
+"""The experiments of Notebook 03 (one-way rank jumps), one function each, returning a frozen result.
+
+The setting is this project's small replacement for the paper's experiments (arXiv 2305.16038, whose sizes are
+not available): the 2×2 ε-completion, observe ``A₁₁ = 1``, ``A₁₂ = ε``, ``A₂₂ = 1``, with a depth-4 width-8
+network. :data:`EPSILON_EXPERIMENT` holds every default of it — the phase-0 GD that finds a rank-2 minimum
+(η = 0.05, λ = 0.027, 4·10⁴ steps), the hot phase where SGD jumps (η = 0.3) and the cold phase (η = 0.05,
+λ = 0.01) — and is the only place they are written.
+
+* :func:`phase0_minima`, :func:`rank_one_minimum`, :func:`minima_losses` — the two minima (memoised);
+* :func:`forced_row_run` — the proof's mechanism, SGD forced to sample row 0;
+* one function per figure: :func:`penalty_view` (§1), :func:`trap` (§2), :func:`ensemble` (§3), :func:`mechanism`
+  (§4), :func:`basin` (§5), :func:`anneal` (§6, hot then cold through one :class:`~.engine.Schedule`),
+  :func:`langevin` (§7). ``progress``, where accepted, is called with the fraction done.
+
+A setting with no minimum to start from (the phase-0 GD diverged) raises :class:`NoStartingMinimum` (a
+``ValueError``) saying so.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.checking import roundoff_tolerance
+from ..core.seeding import piece_seed
+from ..core.validation import check_int
+from .analysis import (
+    Diagnosis,
+    barrier_width,
+    basin_boundary,
+    basin_radius,
+    diagnose,
+    exponential_waiting_time,
+    fit_slope_along_new_direction,
+    fraction_low_rank_after_first_visit,
+    jump_durations,
+    matched_langevin_temperature,
+    new_direction_cost,
+    noise_spectrum_by_direction,
+    origin_is_local_min,
+    perturb_new_direction,
+    rank_transitions,
+    replicate,
+    scalar_chain_loss,
+    schatten_penalty,
+)
+from .engine import RunResult, Schedule, records_between, run
+from .network import Architecture, Params, balanced_factorisation, init_params, make_architecture, numerical_rank
+from .network import singular_values as _singular_values
+from .problems import CompletionProblem, epsilon_completion, loss
+from .stepping import flush_threshold, weight_decay_factor
+
+__all__ = [
+    "EPSILON_EXPERIMENT", "EpsilonExperiment", "ForcedRecord", "NoStartingMinimum", "LANGEVIN_RANK_TOL", "POLISH_STEPS",
+    "AnnealResult",
+    "BasinResult", "EnsembleResult", "LangevinResult", "MechanismResult", "PenaltyView", "TrapResult", "anneal",
+    "basin", "ensemble", "forced_row_run", "langevin", "mechanism", "minima_losses", "penalty_view",
+    "phase0_minima", "rank_one_minimum", "start_minimum", "trap",
+]
+
+
+@dataclass(frozen=True)
+class EpsilonExperiment:
+    """Every setting of the ε-completion experiment of Notebook 03 (this project's choices).
+
+    Phase 0: GD (λ = ``lam_hot``, η = ``lr_phase0``) for ``phase0_steps`` steps → rank-2 minima.
+    Phase 1 (hot): η = ``lr_hot``, λ = ``lam_hot``, ``hot_steps`` steps; SGD jumps, GD does not.
+    Phase 2 (cold): η = ``lr_cold``, λ = ``lam_cold``.
+    """
+
+    eps: float = 0.2
+    depth: int = 4
+    width: int = 8
+    n_runs: int = 32
+    lam_hot: float = 0.027
+    lr_phase0: float = 0.05
+    phase0_steps: int = 40_000
+    lr_hot: float = 0.3
+    hot_steps: int = 60_000
+    lam_cold: float = 0.01
+    lr_cold: float = 0.05
+
+    @property
+    def problem(self) -> CompletionProblem:
+        return epsilon_completion(self.eps)
+
+    @property
+    def arch(self) -> Architecture:
+        return make_architecture((2, 2), self.depth, self.width)
+
+
+#: The experiment's settings: the only home of the phase-0 defaults (η = 0.05, 4·10⁴ steps, λ = 0.027).
+EPSILON_EXPERIMENT = EXP = EpsilonExperiment()
+
+
+def phase0_minima(eps: float = EXP.eps, n_runs: int = EXP.n_runs, seed: int = 0, depth: int = EXP.depth,
+                  width: int = EXP.width, lam: float = EXP.lam_hot, lr: float = EXP.lr_phase0,
+                  n_steps: int = EXP.phase0_steps) -> Params:
+    """GD minima of the ε-completion from random init (phase 0), memoised in-process.
+
+    The compiled GD takes well under a second for the defaults (after the first numba compilation, which is
+    cached on disk). Returns a fresh copy each call.
+
+    Returns:
+        :class:`~.network.Params` with ``n_runs`` runs (diverged runs cannot occur at the defaults).
+    """
+    return _phase0_cached(float(eps), int(n_runs), int(seed), int(depth), int(width), float(lam), float(lr),
+                          int(n_steps)).copy()
+
+
+@functools.lru_cache(maxsize=16)
+def _phase0_cached(eps, n_runs, seed, depth, width, lam, lr, n_steps) -> Params:
+    problem = epsilon_completion(eps)
+    arch = make_architecture((2, 2), depth, width)
+    p0 = init_params(arch, n_runs, seed)
+    res = run(p0, problem, n_steps, method="gd", lr=lr, lam=lam, record_every=max(n_steps, 1), record_layers=False)
+    return res.final
+
+
+class NoStartingMinimum(ValueError):
+    """The phase-0 GD diverged at these settings: there is no minimum to start an experiment from."""
+
+
+def start_minimum(eps: float = EXP.eps, depth: int = EXP.depth, width: int = EXP.width, lam: float = EXP.lam_hot,
+                  seed: int = 0) -> tuple[Params, int]:
+    """The phase-0 GD minimum (one run) and its numerical rank.
+
+    Raises:
+        NoStartingMinimum: (a ``ValueError``) the phase-0 GD diverged at these settings.
+    """
+    p0 = phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, lam=lam)
+    if not np.all(np.isfinite(p0.flat)):
+        raise NoStartingMinimum(f"the phase-0 GD (η = {EXP.lr_phase0:g}) diverged at these settings, so there is "
+                                "no minimum to start from")
+    return p0, int(numerical_rank(_singular_values(p0))[0])
+
+
+def rank_one_minimum(eps: float = EXP.eps, depth: int = EXP.depth, width: int = EXP.width, lam: float = EXP.lam_hot,
+                     lr: float = EXP.lr_phase0, n_steps: int = EXP.phase0_steps, seed: int = 0) -> Params:
+    """A rank-1 minimum of the ε-completion: GD from a balanced factorisation of the rank-1 completion.
+
+    The rank-1 completion ``A* = [[1, ε], [1/ε, 1]]`` is factorised with random orthonormal hidden
+    frames (``seed``) and GD (η = ``lr``, λ = ``lam``) runs ``n_steps`` steps. GD keeps B_1, so the
+    result has rank 1 (its second singular value is round-off). Memoised; returns a fresh copy.
+    """
+    return _rank_one_cached(float(eps), int(depth), int(width), float(lam), float(lr), int(n_steps),
+                            int(seed)).copy()
+
+
+@functools.lru_cache(maxsize=32)
+def _rank_one_cached(eps, depth, width, lam, lr, n_steps, seed):
+    problem = epsilon_completion(eps)
+    arch = make_architecture((2, 2), depth, width)
+    start = balanced_factorisation(problem.target, arch, seed=seed)
+    res = run(start, problem, n_steps, method="gd", lr=lr, lam=lam, record_every=max(n_steps, 1),
+              record_layers=False)
+    return res.final
+
+
+def minima_losses(eps: float, lam: float, lr: float = EXP.lr_phase0, n_steps: int = EXP.phase0_steps,
+                  depth: int = EXP.depth, width: int = EXP.width, seed: int = 0) -> dict:
+    """Losses ``𝓛_λ`` of the rank-1 and the rank-2 minimum of the ε-completion at weight decay λ.
+
+    Rank 1: :func:`rank_one_minimum`; rank 2: GD from random init (:func:`phase0_minima`), reported as ``nan``
+    when that GD does not end at rank 2.
+
+    Returns:
+        dict with ``rank1``, ``rank2`` (floats) and ``sv1``, ``sv2`` (singular values of A).
+    """
+    problem = epsilon_completion(eps)
+    p1 = rank_one_minimum(eps, depth=depth, width=width, lam=lam, lr=lr, n_steps=n_steps, seed=seed)
+    p2 = phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, lam=lam, lr=lr, n_steps=n_steps)
+    sv2 = _singular_values(p2)[0]
+    r2 = int(numerical_rank(sv2))
+    return {"rank1": float(loss(p1, problem, lam)[0]),
+            "rank2": float(loss(p2, problem, lam)[0]) if r2 == 2 else float("nan"),
+            "sv1": _singular_values(p1)[0], "sv2": sv2}
+
+
+def basin_slope(eps: float = EXP.eps, lam: float = EXP.lam_hot, depth: int = EXP.depth,
+                width: int = EXP.width) -> float:
+    """``|g|``, the fit slope along a new direction at the rank-1 minimum (what sets the basin radius α_c)."""
+    p1 = rank_one_minimum(eps, depth=depth, width=width, lam=lam)
+    return abs(fit_slope_along_new_direction(p1, epsilon_completion(eps), 1))
+
+
+def _record_every(steps: int, points: int = 300) -> int:
+    return max(int(steps) // points, 1)
+
+
+def _report(progress, fraction: float) -> None:
+    if progress is not None:
+        progress(fraction)
+
+
+# ----------------------------------------------------------------------------------------------
+# The mechanism: forced sampling of some rows
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class ForcedRecord:
+    """Records of a forced-sampling run (SGD drawing only entries from ``rows``).
+
+    Attributes:
+        steps: int ``(K,)`` step counts of the records (0 first).
+        row_norms: ``(R, K, k)`` norms of the *unsampled* rows of the last layer ``W_L``.
+        row_min_abs: ``(R, k)`` smallest non-zero |entry| of each unsampled row at step 0.
+        singular_values: ``(R, K, q)`` singular values of A.
+        unsampled_rows: the k row indices that were never sampled.
+        lr, lam: the step size and weight decay.
+        final: :class:`~.network.Params` at the last step.
+        diverged: bool ``(R,)``.
+    """
+
+    steps: np.ndarray
+    row_norms: np.ndarray
+    row_min_abs: np.ndarray
+    singular_values: np.ndarray
+    unsampled_rows: np.ndarray
+    lr: float
+    lam: float
+    final: object
+    diverged: np.ndarray
+
+    def predicted(self) -> np.ndarray:
+        """``‖row‖_0 (1 − 2ηλ)^t`` for every record: ``(R, K, k)``."""
+        return self.row_norms[:, :1, :] * weight_decay_factor(self.lr, self.lam,
+                                                               self.steps[None, :, None].astype(float))
+
+    def comparable(self, flush_threshold: float) -> np.ndarray:
+        """bool ``(R, K, k)``: records before any entry of the row could fall below ``flush_threshold``.
+
+        The engine sets entries below its flush threshold to 0 (no denormals); the exact
+        decay law holds until the smallest entry of the row reaches that threshold.
+        """
+        smallest = self.row_min_abs[:, None, :] * weight_decay_factor(self.lr, self.lam,
+                                                                       self.steps[None, :, None].astype(float))
+        return (smallest > flush_threshold) & np.isfinite(self.row_norms)
+
+    def max_relative_error(self, flush_threshold: float) -> float:
+        """``max |‖row‖_t / (‖row‖_0 (1 − 2ηλ)^t) − 1|`` over comparable records; NaN if no record is comparable
+        (nothing was measured, so nothing may pass)."""
+        ok = self.comparable(flush_threshold) & (self.predicted() > 0)
+        if not ok.any():
+            return float("nan")
+        return float(np.max(np.abs(self.row_norms[ok] / self.predicted()[ok] - 1.0)))
+
+
+def forced_row_run(params, problem, rows, n_steps: int, lr: float, lam: float, seed: int = 0,
+                   n_records: int = 40, engine: str = "auto") -> ForcedRecord:
+    """Forced sampling: SGD that draws only observed entries in ``rows`` (the proof's event).
+
+    Runs :func:`~.engine.run` with ``method="forced"`` in ``n_records`` consecutive
+    pieces (piece k uses seed :func:`~symsgd_core.core.seeding.piece_seed` ``(seed, k) = seed·1_000_003 + k``) and
+    records, after each piece, the norms
+    of the rows of ``W_L`` that are never sampled. Those rows receive no data gradient, so
+    each step multiplies them by exactly ``1 − 2ηλ``.
+
+    Args:
+        params: start (R runs).
+        problem: the completion problem.
+        rows: row indices of A to sample from (at least one observed entry).
+        n_steps: total steps ≥ 1.
+        lr, lam: η > 0, λ ≥ 0 with 2ηλ < 1.
+        seed: integer ≥ 0.
+        n_records: number of pieces (records after step 0), 1 ≤ n_records ≤ n_steps.
+        engine: passed to :func:`~.engine.run`.
+    Returns:
+        :class:`ForcedRecord`.
+    """
+    n_steps = check_int("n_steps", n_steps, minimum=1)
+    n_records = check_int("n_records", n_records, minimum=1, maximum=n_steps)
+    seed = check_int("seed", seed, minimum=0)
+    rows = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+    entries = problem.row_entries(rows)
+    m = problem.shape[0]
+    unsampled = np.array([i for i in range(m) if i not in set(rows.tolist())], dtype=np.int64)
+    bounds = np.linspace(0, n_steps, n_records + 1).round().astype(int)
+    L = params.arch.depth
+    cur = params.copy()
+
+    def measure(p):
+        WL = p.layer(L - 1)[:, unsampled, :]
+        return np.sqrt(np.sum(WL * WL, axis=-1)), _singular_values(p) if np.all(np.isfinite(p.flat)) else \
+            np.full((p.n_runs, min(problem.shape)), np.nan)
+
+    n0, sv0 = measure(cur)
+    WL0 = np.abs(cur.layer(L - 1)[:, unsampled, :])
+    row_min = np.where(WL0 > 0, WL0, np.inf).min(axis=-1)
+    norms, svs, steps = [n0], [sv0], [0]
+    diverged = np.zeros(params.n_runs, dtype=bool)
+    for k in range(n_records):
+        T = int(bounds[k + 1] - bounds[k])
+        res = run(cur, problem, T, method="forced", entries=entries, lr=lr, lam=lam, seed=piece_seed(seed, k),
+                  record_every=max(T, 1), record_layers=False, engine=engine)
+        diverged |= res.diverged
+        cur = res.final
+        nk, svk = measure(cur)
+        nk = np.where(diverged[:, None], np.nan, nk)
+        svk = np.where(diverged[:, None], np.nan, svk)
+        norms.append(nk)
+        svs.append(svk)
+        steps.append(int(bounds[k + 1]))
+    return ForcedRecord(steps=np.array(steps), row_norms=np.stack(norms, axis=1), row_min_abs=row_min,
+                        singular_values=np.stack(svs, axis=1), unsampled_rows=unsampled, lr=float(lr),
+                        lam=float(lam), final=cur, diverged=diverged)
+
+
+# ----------------------------------------------------------------------------------------------
+# §1 The penalty L s^{2/L}
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class PenaltyView:
+    """The induced penalty, the cost of a new direction and the scalar chain's loss for L = 2 and the chosen L.
+
+    Attributes:
+        depth, lam, gain: L, λ, the fit slope g.
+        barrier_width, barrier_width_L2: δ* for L and for 2 (:func:`~.analysis.barrier_width`).
+        origin_trap: θ = 0 is a local minimum at L (:func:`~.analysis.origin_is_local_min`).
+        d_max: the δ range drawn.
+        s, penalty_L2, penalty_L: ``L s^{2/L}`` on ``s ∈ [0, 2]``.
+        delta, cost_L2, cost_L: ``λLδ^{2/L} − gδ`` on ``δ ∈ [0, d_max]``.
+        a, chain_L2, chain_L: ``(a^L − 1)² + λLa²`` on ``a ∈ [−0.2, 1.3]``.
+    """
+
+    depth: int
+    lam: float
+    gain: float
+    barrier_width: float
+    barrier_width_L2: float
+    origin_trap: bool
+    d_max: float
+    s: np.ndarray
+    penalty_L2: np.ndarray
+    penalty_L: np.ndarray
+    delta: np.ndarray
+    cost_L2: np.ndarray
+    cost_L: np.ndarray
+    a: np.ndarray
+    chain_L2: np.ndarray
+    chain_L: np.ndarray
+
+
+def penalty_view(depth: int = EXP.depth, lam: float = 0.05, gain: float = 0.3) -> PenaltyView:
+    """§1: for L ≥ 3 the penalty has infinite slope at 0, so switching on a new direction costs more than it gains
+    up to δ*, and θ = 0 is a local minimum for every λ > 0."""
+    L = int(depth)
+    s = np.linspace(0.0, 2.0, 401)
+    d_star = barrier_width(L, lam, gain)
+    d_star2 = barrier_width(2, lam, gain)
+    finite_star = d_star if np.isfinite(d_star) and d_star > 0 else 0.0
+    d_max = float(np.clip(3.0 * finite_star, 0.05, 2.0)) if finite_star > 0 else 1.0
+    d = np.linspace(0.0, d_max, 401)
+    a = np.linspace(-0.2, 1.3, 401)
+    return PenaltyView(depth=L, lam=lam, gain=gain, barrier_width=d_star, barrier_width_L2=d_star2,
+                       origin_trap=origin_is_local_min(L, lam), d_max=d_max, s=s, penalty_L2=schatten_penalty(s, 2),
+                       penalty_L=schatten_penalty(s, L), delta=d, cost_L2=new_direction_cost(d, 2, lam, gain),
+                       cost_L=new_direction_cost(d, L, lam, gain), a=a, chain_L2=scalar_chain_loss(a, 2, lam),
+                       chain_L=scalar_chain_loss(a, L, lam))
+
+
+# ----------------------------------------------------------------------------------------------
+# §2 GD trapped, SGD jumps
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class TrapResult:
+    """GD and SGD from one GD-converged minimum (§2): the start, both runs and what happened."""
+
+    start: Params
+    start_rank: int
+    gd: RunResult
+    sgd: RunResult
+    diagnosis: Diagnosis
+
+
+def trap(eps: float = EXP.eps, lam: float = EXP.lam_hot, lr: float = EXP.lr_hot, depth: int = EXP.depth,
+         width: int = EXP.width, n_seeds: int = 4, steps: int = EXP.hot_steps, seed: int = 0, engine: str = "auto",
+         progress=None) -> TrapResult:
+    """§2: GD and ``n_seeds`` SGD runs (seed ``seed``) from the phase-0 minimum; GD stays, SGD jumps."""
+    problem = epsilon_completion(eps)
+    p0, start_rank = start_minimum(eps, depth, width, lam, seed)
+    _report(progress, 0.3)
+    every = _record_every(steps)
+    gd = run(p0, problem, steps, method="gd", lr=lr, lam=lam, record_every=every, record_layers=False, engine=engine)
+    _report(progress, 0.5)
+    sgd = run(replicate(p0, n_seeds), problem, steps, method="sgd", lr=lr, lam=lam, seed=seed, record_every=every,
+              record_layers=False, engine=engine)
+    _report(progress, 0.9)
+    return TrapResult(start=p0, start_rank=start_rank, gd=gd, sgd=sgd,
+                      diagnosis=diagnose(start_rank, sgd, gd, lr=lr, lam=lam, depth=depth))
+
+
+# ----------------------------------------------------------------------------------------------
+# §3 The ensemble
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class EnsembleResult:
+    """An ensemble of SGD runs from one rank-2 minimum (§3).
+
+    Attributes:
+        start, start_rank, sgd, diagnosis: the start, the runs and what happened.
+        jump_steps: ``(R,)`` first step at rank exactly 1 (−1 if never; direct collapses excluded).
+        mean_wait, mean_wait_se: the censored exponential fit of the waiting time and its standard error.
+        returns: the number of runs that ever returned to a higher rank (0: one-way).
+        durations: ``(R,)`` steps each jump took (−1: no jump), resolution :data:`ENSEMBLE_RECORD_EVERY`.
+    """
+
+    start: Params
+    start_rank: int
+    sgd: RunResult
+    diagnosis: Diagnosis
+    jump_steps: np.ndarray
+    mean_wait: float
+    mean_wait_se: float
+    returns: int
+    durations: np.ndarray
+
+
+#: §3 records every this many steps (the resolution of the jump durations).
+ENSEMBLE_RECORD_EVERY = 100
+
+
+def ensemble(eps: float = EXP.eps, lam: float = EXP.lam_hot, lr: float = EXP.lr_hot, n_runs: int = 24,
+             steps: int = EXP.hot_steps, seed: int = 0, engine: str = "auto", progress=None) -> EnsembleResult:
+    """§3: ``n_runs`` SGD runs from the phase-0 minimum; rank fractions, jump times, no returns."""
+    problem = epsilon_completion(eps)
+    p0, start_rank = start_minimum(eps, EXP.depth, EXP.width, lam, 0)
+    _report(progress, 0.2)
+    sgd = run(replicate(p0, n_runs), problem, steps, method="sgd", lr=lr, lam=lam, seed=seed,
+              record_every=ENSEMBLE_RECORD_EVERY, record_layers=False, engine=engine)
+    _report(progress, 0.9)
+    js = sgd.first_step_at_rank[:, 1].copy()  # first step at rank exactly 1 (direct collapses excluded)
+    tau, tau_se = exponential_waiting_time(js, steps)
+    return EnsembleResult(start=p0, start_rank=start_rank, sgd=sgd,
+                          diagnosis=diagnose(start_rank, sgd, None, lr=lr, lam=lam, depth=EXP.depth), jump_steps=js,
+                          mean_wait=tau, mean_wait_se=tau_se, returns=int(sgd.returned_up.sum()),
+                          durations=jump_durations(sgd))
+
+
+# ----------------------------------------------------------------------------------------------
+# §4 The mechanism: forced sampling of row 0
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class MechanismResult:
+    """Forced sampling of row-0 entries, then free GD and SGD (§4).
+
+    Attributes:
+        start, start_rank: the phase-0 minimum.
+        forced: the :class:`ForcedRecord` of the forced phase.
+        gd, sgd: the free runs after it (``None`` if the forced phase diverged).
+        decay_error, decay_tolerance: the largest relative deviation of the unsampled row from ``(1 − 2ηλ)^t``
+            and its round-off bound.
+        forced_rank: the rank of A after the forced phase (−1: diverged).
+        depth: L.
+    """
+
+    start: Params
+    start_rank: int
+    forced: ForcedRecord
+    gd: RunResult | None
+    sgd: RunResult | None
+    decay_error: float
+    decay_tolerance: float
+    forced_rank: int
+    depth: int
+
+
+def mechanism(lr: float = EXP.lr_hot, lam: float = EXP.lam_hot, forced_steps: int = 3000, after_steps: int = 20_000,
+              n_seeds: int = 4, seed: int = 0, engine: str = "auto", progress=None) -> MechanismResult:
+    """§4: SGD forced to sample row 0 shrinks row 1 of W_L by exactly ``(1 − 2ηλ)^t``; A becomes rank 1 and stays."""
+    problem = EXP.problem
+    p0, start_rank = start_minimum(EXP.eps, EXP.depth, EXP.width, lam, 0)
+    _report(progress, 0.15)
+    rec = forced_row_run(p0, problem, [0], forced_steps, lr, lam, seed=seed, n_records=30, engine=engine)
+    _report(progress, 0.5)
+    err = rec.max_relative_error(flush_threshold(EXP.depth))
+    forced_rank = int(numerical_rank(rec.singular_values[0, -1])) if not rec.diverged[0] else -1
+    gd = sgd = None
+    if not rec.diverged[0]:
+        every = _record_every(after_steps)
+        gd = run(rec.final, problem, after_steps, method="gd", lr=lr, lam=lam, record_every=every,
+                 record_layers=False, engine=engine)
+        _report(progress, 0.7)
+        sgd = run(replicate(rec.final, n_seeds), problem, after_steps, method="sgd", lr=lr, lam=lam, seed=seed,
+                  record_every=every, record_layers=False, engine=engine)
+    return MechanismResult(start=p0, start_rank=start_rank, forced=rec, gd=gd, sgd=sgd, decay_error=err,
+                           decay_tolerance=roundoff_tolerance(1.0, forced_steps), forced_rank=forced_rank,
+                           depth=EXP.depth)
+
+
+# ----------------------------------------------------------------------------------------------
+# §5 The basin of B_1
+# ----------------------------------------------------------------------------------------------
+#: §5 runs this many perturbation sizes around α_c besides the chosen one.
+BASIN_GRID = 12
+
+
+@dataclass(frozen=True, eq=False)
+class BasinResult:
+    """The rank-1 minimum perturbed by α along a new direction, for a grid of α and the chosen one (§5).
+
+    Attributes:
+        rank1_point: the rank-1 minimum; slope: the fit slope g along the new direction.
+        alpha_c: the first-order basin radius ``(2λ/|g|)^{1/(L−2)}``.
+        alphas: ``(BASIN_GRID + 1,)`` the grid and, last, the chosen α.
+        run: one run per α (the chosen α last).
+        final_rank: ``(BASIN_GRID + 1,)``.
+        boundary: ``(lo, hi)`` bracket of the basin edge on the grid (:func:`~.analysis.basin_boundary`).
+    """
+
+    rank1_point: Params
+    slope: float
+    alpha_c: float
+    alphas: np.ndarray
+    run: RunResult
+    final_rank: np.ndarray
+    boundary: tuple
+
+    @property
+    def grid(self) -> np.ndarray:
+        return self.alphas[:-1]
+
+
+def basin(alpha: float = 0.3, lam: float = EXP.lam_hot, eps: float = EXP.eps, lr: float = EXP.lr_cold,
+          steps: int = 20_000, method: str = "gd", engine: str = "auto", progress=None) -> BasinResult:
+    """§5: small pushes along a new direction are pulled back to rank 1, large ones are not (a finite basin)."""
+    problem = epsilon_completion(eps)
+    depth = EXP.depth
+    p1 = rank_one_minimum(eps, depth=depth, width=EXP.width, lam=lam)
+    g = fit_slope_along_new_direction(p1, problem, 1)
+    alpha_c = basin_radius(depth, lam, g)
+    grid = (alpha_c if np.isfinite(alpha_c) else 1.0) * np.logspace(-1, np.log10(2.0), BASIN_GRID)
+    alphas = np.append(grid, alpha)
+    starts = [perturb_new_direction(p1, problem, a, 1) for a in alphas]
+    batch = Params(p1.arch, np.concatenate([s.flat for s in starts], axis=0))
+    _report(progress, 0.3)
+    res = run(batch, problem, steps, method=method, lr=lr, lam=lam, seed=0, record_every=_record_every(steps, 200),
+              record_layers=False, engine=engine)
+    _report(progress, 0.9)
+    return BasinResult(rank1_point=p1, slope=g, alpha_c=alpha_c, alphas=alphas, run=res, final_rank=res.final_rank,
+                       boundary=basin_boundary(grid, res.final_rank[:-1]))
+
+
+# ----------------------------------------------------------------------------------------------
+# §6 Annealing: hot then cold
+# ----------------------------------------------------------------------------------------------
+#: GD steps at the cold settings that remove SGD's fluctuation before losses are compared.
+POLISH_STEPS = 5000
+
+
+@dataclass(frozen=True, eq=False)
+class AnnealResult:
+    """Hot phase then cold phase from one rank-2 minimum, GD and SGD, each one run with one schedule (§6).
+
+    Attributes:
+        start, start_rank: the phase-0 minimum.
+        schedule: :meth:`~.engine.Schedule.anneal` of the hot and cold settings.
+        hot_steps: the length of the hot phase.
+        gd, sgd: the whole runs (GD one run, SGD ``n_seeds``).
+        gd_hot, sgd_hot, gd_cold, sgd_cold: their records in the hot phase ``[0, hot_steps]`` and the cold phase
+            ``[hot_steps, end]`` (:func:`~.engine.records_between`).
+        polished_loss, polished_rank: ``(1 + n_seeds,)`` loss at the cold λ and rank after :data:`POLISH_STEPS`
+            cold GD steps from each final state (GD first; NaN and −1 for runs that diverged).
+        minima: :func:`minima_losses` at the cold λ.
+        diagnosis: :func:`~.analysis.diagnose` of the hot phase.
+    """
+
+    start: Params
+    start_rank: int
+    schedule: Schedule
+    hot_steps: int
+    gd: RunResult
+    sgd: RunResult
+    gd_hot: RunResult
+    sgd_hot: RunResult
+    gd_cold: RunResult
+    sgd_cold: RunResult
+    polished_loss: np.ndarray
+    polished_rank: np.ndarray
+    minima: dict
+    diagnosis: Diagnosis
+
+
+def _divisor_at_most(n: int, k: int) -> int:
+    """The largest divisor of ``n`` that is ``≤ k`` (so that step ``n`` is a record)."""
+    return next(d for d in range(max(min(k, n), 1), 0, -1) if n % d == 0)
+
+
+def anneal(eps: float = EXP.eps, hot_steps: int = EXP.hot_steps, lr_hot: float = EXP.lr_hot,
+           lam_hot: float = EXP.lam_hot, cold_steps: int = 10_000, lr_cold: float = EXP.lr_cold,
+           lam_cold: float = EXP.lam_cold, n_seeds: int = 4, seed: int = 0, engine: str = "auto",
+           progress=None) -> AnnealResult:
+    """§6: a hot phase (large η, λ: SGD jumps) then a cold phase (small η, λ: GD's rank-2 minimum is stable), as
+    one :class:`~.engine.Schedule` per run; then a cold GD polish of every final state and the minima's losses.
+
+    The records are every ``d`` steps with ``d`` the largest divisor of ``hot_steps`` at most
+    ``(hot_steps + cold_steps)/300``, so the end of the hot phase is a record.
+    """
+    problem = epsilon_completion(eps)
+    p0, start_rank = start_minimum(eps, EXP.depth, EXP.width, lam_hot, 0)
+    schedule = Schedule.anneal(hot_steps, lr_hot, lam_hot, lr_cold, lam_cold)
+    total = hot_steps + cold_steps
+    every = _divisor_at_most(int(hot_steps), _record_every(total))
+    _report(progress, 0.15)
+    runs = {}
+    for k, (method, start) in enumerate((("gd", p0), ("sgd", replicate(p0, n_seeds)))):
+        runs[method] = run(start, problem, total, method=method, schedule=schedule, seed=seed, record_every=every,
+                           record_layers=False, engine=engine)
+        _report(progress, 0.15 + 0.35 * (k + 1))
+    gd, sgd = runs["gd"], runs["sgd"]
+    # Polish every surviving run with cold GD, so that final losses compare minima, not SGD noise.
+    alive_all = np.concatenate([gd.ok_runs, sgd.ok_runs])
+    polished_loss = np.full(1 + n_seeds, np.nan)
+    polished_rank = np.full(1 + n_seeds, -1)
+    if alive_all.any():
+        finals = Params(p0.arch, np.concatenate([gd.final.flat, sgd.final.flat], axis=0)[alive_all])
+        pol = run(finals, problem, POLISH_STEPS, method="gd", lr=lr_cold, lam=lam_cold, record_every=POLISH_STEPS,
+                  record_layers=False, engine=engine)
+        idx = np.flatnonzero(alive_all)
+        polished_loss[idx] = pol.loss[:, -1]
+        polished_rank[idx] = pol.final_rank
+    _report(progress, 0.85)
+    sgd_hot = records_between(sgd, 0, hot_steps)
+    gd_hot = records_between(gd, 0, hot_steps)
+    return AnnealResult(start=p0, start_rank=start_rank, schedule=schedule, hot_steps=int(hot_steps), gd=gd, sgd=sgd,
+                        gd_hot=gd_hot, sgd_hot=sgd_hot, gd_cold=records_between(gd, hot_steps, total),
+                        sgd_cold=records_between(sgd, hot_steps, total), polished_loss=polished_loss,
+                        polished_rank=polished_rank, minima=minima_losses(eps, lam_cold),
+                        diagnosis=diagnose(start_rank, sgd_hot, gd_hot, lr=lr_hot, lam=lam_hot, depth=EXP.depth))
+
+
+# ----------------------------------------------------------------------------------------------
+# §7 Langevin at a matched temperature vs SGD
+# ----------------------------------------------------------------------------------------------
+#: Rank threshold of the Langevin comparison: above Langevin's noise floor on s₂(A) (≈1e-5–1e-3 at temperatures
+#: up to 10× the matched one), far below the rank-2 minimum's s₂ ≈ 0.33.
+LANGEVIN_RANK_TOL = 0.05
+
+
+@dataclass(frozen=True, eq=False)
+class LangevinResult:
+    """SGD and Langevin (isotropic noise) from one rank-2 minimum, and SGD's noise spectrum by direction (§7).
+
+    Attributes:
+        start: the phase-0 minimum; sgd, langevin: ``n_runs`` runs each (rank threshold :data:`LANGEVIN_RANK_TOL`).
+        tau, tau_match: Langevin's temperature and the matched one (equal total per-step noise at the start).
+        spectrum: :func:`~.analysis.noise_spectrum_by_direction` at :attr:`rank1_point`.
+        rank1_point, where: the rank-1 point (where an SGD run landed, else the GD rank-1 minimum) and which.
+        sgd_transitions, langevin_transitions: ``(down, up)`` rank changes per run.
+        stay_low_rank: ``(SGD, Langevin)`` fraction of records at rank ≤ 1 after the first visit, per run.
+    """
+
+    start: Params
+    sgd: RunResult
+    langevin: RunResult
+    tau: float
+    tau_match: float
+    spectrum: dict
+    rank1_point: Params
+    where: str
+    sgd_transitions: tuple
+    langevin_transitions: tuple
+    stay_low_rank: tuple
+
+
+def langevin(temp_factor: float = 1.0, lr: float = EXP.lr_hot, n_runs: int = 3, steps: int = 40_000, seed: int = 0,
+             engine: str = "auto", progress=None) -> LangevinResult:
+    """§7: SGD only jumps down; Langevin at ``temp_factor × τ_match`` goes both ways, a weaker low-rank bias."""
+    eps, lam = EXP.eps, EXP.lam_hot
+    problem = epsilon_completion(eps)
+    p0, _ = start_minimum(eps, EXP.depth, EXP.width, lam, 0)
+    tau_match = float(matched_langevin_temperature(p0, problem, lr, lam)[0])
+    tau = temp_factor * tau_match
+    every = _record_every(steps)
+    start = replicate(p0, n_runs)
+    _report(progress, 0.15)
+    sgd = run(start, problem, steps, method="sgd", lr=lr, lam=lam, seed=seed, record_every=every, record_layers=False,
+              rank_tol=LANGEVIN_RANK_TOL, engine=engine)
+    _report(progress, 0.3)
+    lang = run(start, problem, steps, method="langevin", lr=lr, lam=lam, temperature=tau, seed=seed + 1,
+               record_every=every, record_layers=False, rank_tol=LANGEVIN_RANK_TOL, engine=engine)
+    _report(progress, 0.85)
+    landed = np.flatnonzero((sgd.final_rank == 1) & ~sgd.diverged)
+    if landed.size:
+        point, where = sgd.final.select([int(landed[0])]), f"the end of SGD run {int(landed[0])}"
+    else:
+        point, where = rank_one_minimum(eps, lam=lam), "the GD rank-1 minimum (no SGD run landed at rank 1)"
+    return LangevinResult(start=p0, sgd=sgd, langevin=lang, tau=tau, tau_match=tau_match,
+                          spectrum=noise_spectrum_by_direction(point, problem, 1, lr), rank1_point=point, where=where,
+                          sgd_transitions=rank_transitions(sgd.rank), langevin_transitions=rank_transitions(lang.rank),
+                          stay_low_rank=(fraction_low_rank_after_first_visit(sgd.rank),
+                                         fraction_low_rank_after_first_visit(lang.rank)))

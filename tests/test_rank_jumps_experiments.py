@@ -1,0 +1,187 @@
+"""Notebook 03's experiments (symsgd_core.rank_jumps.experiments) and exercises, called directly.
+
+These are the science tests of the figures: each calls the experiment function the controller calls, at the
+notebook's defaults, and asserts the outcome the notebook states. The controllers' own tests
+(tests/test_ui_rank_jumps.py) only check that they draw and describe these results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from symsgd_core import rank_jumps
+from symsgd_core.rank_jumps.exercises import basin_radius_exercise, better_minimum_exercise, decay_factor_exercise
+
+EXP = rank_jumps.EPSILON_EXPERIMENT
+
+
+# -- 1. penalty ---------------------------------------------------------------------------------
+def test_penalty_view_L2_versus_deeper():
+    deep = rank_jumps.penalty_view()
+    assert deep.origin_trap and deep.barrier_width > 0
+    shallow = rank_jumps.penalty_view(depth=2, lam=0.01, gain=1.0)
+    assert shallow.barrier_width == 0.0 and not shallow.origin_trap
+    assert rank_jumps.penalty_view(depth=3, lam=0.01, gain=1.0).barrier_width > 0
+    np.testing.assert_allclose(deep.penalty_L, rank_jumps.schatten_penalty(deep.s, deep.depth))
+
+
+# -- 2. GD trapped, SGD jumps --------------------------------------------------------------------
+def test_trap_default_gd_stays_sgd_jumps_never_returns():
+    r = rank_jumps.trap()
+    assert r.start_rank == 2
+    assert r.diagnosis.kind == "jumped"
+    assert np.all(r.gd.rank == 2)
+    assert np.all(r.sgd.final_rank == 1)
+    assert rank_jumps.check_no_returns(r.sgd).passed
+
+
+@pytest.mark.parametrize("setting, kinds", [
+    (dict(lr=0.5), {"collapsed", "diverged"}),
+    (dict(lam=0.06), {"gd_low_rank"}),
+    (dict(lr=0.1), {"no_jumps"}),
+    (dict(depth=2), {"shallow", "jumped", "no_jumps", "gd_low_rank"}),
+])
+def test_trap_failure_modes_are_diagnosed(setting, kinds):
+    r = rank_jumps.trap(**{"steps": 10_000, "n_seeds": 2, **setting})
+    assert r.diagnosis.kind in kinds, r.diagnosis
+    if setting.get("depth") == 2:
+        assert "L = 2" in r.diagnosis.message
+
+
+# -- 3. ensemble --------------------------------------------------------------------------------
+def test_ensemble_default_fractions_and_zero_returns():
+    r = rank_jumps.ensemble()
+    frac = r.sgd.fraction_at_rank()
+    assert np.allclose(frac.sum(axis=1), 1.0)
+    assert frac[0, 2] == 1.0 and frac[-1, 1] > 0.5
+    assert r.returns == 0
+    assert np.isfinite(r.mean_wait) and r.mean_wait > 0
+    assert np.all(r.durations[r.jump_steps >= 0] >= 0)
+
+
+# -- 4. mechanism -------------------------------------------------------------------------------
+def test_mechanism_exact_decay_then_rank_one_for_gd_and_sgd():
+    r = rank_jumps.mechanism()
+    check = rank_jumps.check_exact_decay(r.forced, r.depth)
+    assert check.passed, check
+    assert r.decay_error == check.measured and r.decay_error <= r.decay_tolerance
+    assert r.forced_rank == 1
+    assert np.all(r.gd.rank == 1) and np.all(r.sgd.rank == 1)
+
+
+def test_mechanism_short_forced_phase_stays_rank_two():
+    r = rank_jumps.mechanism(after_steps=5000, n_seeds=1, forced_steps=250, lr=0.05, lam=0.005)
+    assert r.forced_rank == 2
+
+
+# -- 5. basin -----------------------------------------------------------------------------------
+def test_basin_small_alpha_back_large_alpha_escapes():
+    r = rank_jumps.basin()
+    alphas, ranks = r.alphas[:-1], r.final_rank[:-1]
+    lo, hi = r.boundary
+    assert np.all(ranks[alphas <= 0.5 * r.alpha_c] == 1)
+    assert np.isfinite(hi) and 0.5 * r.alpha_c < hi <= 2.0 * r.alpha_c
+    assert r.final_rank[-1] == 1  # the default α = 0.3 is pulled back
+    assert rank_jumps.basin(alpha=float(hi)).final_rank[-1] == 2
+    assert r.slope == pytest.approx(rank_jumps.basin_slope(), rel=1e-12)
+
+
+# -- 6. annealing -------------------------------------------------------------------------------
+def test_anneal_gd_keeps_two_sgd_keeps_one_and_the_rank_one_minimum_is_better():
+    r = rank_jumps.anneal()
+    assert r.polished_rank[0] == 2 and np.all(r.polished_rank[1:] == 1)
+    assert r.minima["rank1"] < r.minima["rank2"]  # ε = 0.2, λ_cold = 0.01
+    # one run per method through the Schedule: the phases are slices of it
+    assert r.schedule.kind == "phases" and r.gd.steps[-1] == r.hot_steps + 10_000
+    assert r.sgd_hot.steps[-1] == r.hot_steps == r.sgd_cold.steps[0]
+    np.testing.assert_array_equal(r.sgd_hot.rank, r.sgd.rank[:, r.sgd.steps <= r.hot_steps])
+
+
+def test_anneal_small_eps_prefers_rank_two_and_hot_phase_does_not_jump():
+    """The notebook's "Try ε = 0.1": the rank-2 minimum is the better one and the hot phase no longer jumps."""
+    r = rank_jumps.anneal(eps=0.1)
+    assert r.minima["rank2"] < r.minima["rank1"]
+    assert r.diagnosis.kind == "no_jumps"
+
+
+# -- 7. Langevin --------------------------------------------------------------------------------
+def test_langevin_hot_goes_both_ways_and_sgd_noise_spares_raising_directions():
+    r = rank_jumps.langevin(temp_factor=10.0)
+    _, l_up = r.langevin_transitions
+    _, s_up = r.sgd_transitions
+    assert l_up.sum() > 0 and s_up.sum() == 0
+    check = rank_jumps.check_raising_noise(r.spectrum, r.rank1_point.arch.n_params)
+    assert check.passed, check
+
+
+def test_results_are_frozen():
+    r = rank_jumps.basin(steps=100)
+    with pytest.raises(AttributeError):
+        r.slope = 1.0
+
+
+# -- 9. exercises -------------------------------------------------------------------------------
+def test_exercises_none_right_wrong():
+    ex = rank_jumps.EXERCISES
+    for e in ex.values():
+        assert e.check(None).status == "unanswered"
+    assert ex["decay_factor"].check((1 - 2 * 0.3 * 0.027) ** 1000).correct
+    wrong = ex["decay_factor"].check((1 - 0.3 * 0.027) ** 1000)
+    assert wrong.status == "wrong" and "1 − 2ηλ" in wrong.message
+    assert ex["decay_factor"].check("abc").status == "wrong"
+    assert "η = 0.3, λ = 0.027" in ex["decay_factor"].question and "t = 1000" in ex["decay_factor"].question
+    assert ex["trap_depth"].check(3).correct and ex["trap_depth"].check("3").correct
+    assert "saddle" in ex["trap_depth"].check(2).message and not ex["trap_depth"].check(4).correct
+    assert ex["basin_radius"].check((2 * 0.027 / 0.17) ** 0.5).correct
+    assert not ex["basin_radius"].check(0.1).correct
+    one_way = ex["one_way"].check
+    assert one_way(False).correct and not one_way(True).correct
+    assert one_way(np.False_).correct and one_way("no").correct and one_way(" False ").correct
+    assert not one_way("yes").correct and "True or False" in one_way("perhaps").message
+
+
+def test_every_exercise_accepts_its_written_solution():
+    for e in rank_jumps.EXERCISES.values():
+        assert e.check(e.solution).correct, e.name
+
+
+def test_decay_factor_solution_is_a_hand_computation_not_the_checker(monkeypatch):
+    """Issue 14: the expected answer and the solution were the same expression, so the test could not fail.
+    Now the solution is the number a student computes by hand, and it must match the engine's law."""
+    ex = decay_factor_exercise()
+    assert ex.solution == 8.069e-08
+    assert ex.check(ex.solution).correct
+    # the test can fail: with a wrong law (1 − ηλ, a ½ in the weight decay) the hand computation is rejected
+    from symsgd_core.rank_jumps import exercises
+
+    monkeypatch.setattr(exercises, "weight_decay_factor", lambda lr, lam, t=1: (1 - lr * lam) ** t)
+    assert not exercises.decay_factor_exercise().check(ex.solution).correct
+
+
+def test_basin_radius_exercise_uses_the_measured_slope():
+    """Issue 14: the exercise hard-coded slope=0.17; it now measures the slope at the rank-1 minimum and quotes
+    the measured value, so the question and the basin figure agree."""
+    slope = rank_jumps.basin_slope()
+    assert slope == pytest.approx(0.17, abs=0.005)
+    ex = basin_radius_exercise()
+    assert f"|g| = {slope:.3g}" in ex.question
+    assert ex.check(rank_jumps.basin_radius(4, 0.027, slope)).correct
+    assert ex.check(ex.solution).correct
+
+
+def test_better_minimum_depends_on_eps():
+    at_01 = rank_jumps.EXERCISES["better_minimum"]
+    assert at_01.check(2).correct and "ε = 0.1" in at_01.question
+    wrong = at_01.check(1)
+    assert wrong.status == "wrong" and "minimum-norm" in wrong.message
+    at_02 = better_minimum_exercise(eps=0.2, solution=1)
+    assert at_02.check(1).correct and not at_02.check(2).correct and "low rank wins" in at_02.check(2).message
+    assert at_02.check(3).status == "wrong" and "1 or 2" in at_02.check(3).message
+
+
+def test_parametrised_exercises_show_their_numbers():
+    ex = decay_factor_exercise(lr=0.1, lam=0.05, steps=10)
+    assert "η = 0.1" in ex.question and ex.check(0.99 ** 10).correct and not ex.check(0.995 ** 10).correct
+    ex = basin_radius_exercise(depth=3, lam=0.02, slope=0.4)
+    assert "L = 3" in ex.question and ex.check(0.1).correct
