@@ -7,21 +7,22 @@ Two results about how SGD's noise shapes learning:
 2. *one-way rank jumps* (Wang, Jacot): SGD on L2-regularised deep linear
    networks jumps from high to low rank, never back.
 
-The curated API, by concept (one module each):
+One subpackage per topic, each split into its model, engine, experiments, checks and exercises:
 
-* conventions — loss scale, ``T = η/S``, ``t = η·steps``: :mod:`.conventions`
-* data and models with the rescaling symmetry — :mod:`.data`, :mod:`.models`, :mod:`.relu_net`
-* dynamics (SGD, GD, gradient flow, SDE, Langevin, noise-amplified SGD) — :mod:`.dynamics`
-* observables for Notebook 01 (Itô terms, noise spectrum, balance runs) — :mod:`.balance_analysis`
-* the rank-1 lifting ℓ̃(u wᵀ) — :mod:`.lifting`
-* deep linear networks and rank jumps — :mod:`.rank_jumps`
-* SGD's stationary distribution — :mod:`.stationary`, :mod:`.stationary_sde`
-* proofs as code — :mod:`.checks` (``python -m symsgd_core check``)
-* benchmarks — :mod:`.benchmarks` (``python -m symsgd_core bench``)
-* interactive figures — :mod:`.ui` (one controller per figure)
+* :mod:`.core` — conventions (loss scale, ``T = η/S``, ``t = η·steps``), validation, the check registry,
+  the seeding rule (:mod:`.core.seeding`), the engine result shape and divergence rule (:mod:`.core.results`),
+  the widget-free exercise types;
+* :mod:`.balance` — the law of balance (Notebooks 00 and 01; arXiv 2308.06671, Section 3);
+* :mod:`.lifting` — the rank-1 lifting ℓ̃(u wᵀ) (Notebook 02);
+* :mod:`.rank_jumps` — deep linear networks and one-way rank jumps (Notebook 03; arXiv 2305.16038);
+* :mod:`.stationary` — SGD's stationary distribution for diagonal networks (Notebook 04; arXiv 2308.06671,
+  Section 4);
+* :mod:`.ui` — one draw-only module of interactive figures per notebook;
+* :mod:`.benchmarks` — ``python -m symsgd_core bench``.
 
-The engine names below import eagerly (numpy and scipy only); the torch-, numba- and
-plotly-backed modules load on first use, so ``import symsgd_core`` stays fast.
+Proofs as code: :func:`run_checks` (``python -m symsgd_core check``) runs every topic's registered checks,
+:func:`registered_checks` lists them. The conventions below import eagerly (numpy only); the topics load on
+first use (they import scipy, torch, numba or plotly), so ``import symsgd_core`` stays fast.
 """
 
 from __future__ import annotations
@@ -32,19 +33,19 @@ from .core.conventions import LOSS_HALF_FACTOR, lr_for_temperature, steps_for_ti
 
 __version__ = "0.1.0"
 
+#: The topics, in the order of the notebooks (and of :func:`run_checks`).
+TOPICS = ("balance", "lifting", "rank_jumps", "stationary")
+
 #: Submodules and names loaded on first access (they import torch, numba or plotly).
-_LAZY_MODULES = ("balance", "benchmarks", "checks", "core", "lifting", "rank_jumps", "stationary", "stationary_sde",
-                 "ui")
+_LAZY_MODULES = (*TOPICS, "benchmarks", "core", "ui")
 _LAZY_NAMES = {
     **{name: "balance" for name in ("Dataset", "GaussianData", "Moments", "SymmetricModel", "ScalarModel",
                                     "Rank1LinearModel", "DiagonalNet", "ReLUNet", "Trajectory", "run_sgd", "run_gd",
                                     "run_gradient_flow", "run_sde", "run_langevin", "run_noise_amplified_sgd",
                                     "langevin_noise_std")},
-    "run_checks": ("checks", "run_all"),
-    "CheckResult": "checks",
+    "CheckResult": "core.checking",
     "epsilon_completion": "rank_jumps",
-    "StationaryLaw": "stationary",
-    "critical_temperature": "stationary",
+    **{name: "stationary" for name in ("DiagonalNetProblem", "StationaryLaw", "critical_temperature")},
 }
 
 __all__ = [
@@ -53,9 +54,30 @@ __all__ = [
     "SymmetricModel", "ScalarModel", "Rank1LinearModel", "DiagonalNet", "ReLUNet",
     "Trajectory", "run_sgd", "run_gd", "run_gradient_flow", "run_sde", "run_langevin", "run_noise_amplified_sgd",
     "langevin_noise_std",
-    "run_checks", "CheckResult", "epsilon_completion", "StationaryLaw", "critical_temperature",
+    "TOPICS", "run_checks", "registered_checks", "CheckResult", "epsilon_completion", "DiagonalNetProblem",
+    "StationaryLaw", "critical_temperature",
     *_LAZY_MODULES,
 ]
+
+
+def registered_checks() -> dict:
+    """Every topic's registered checks, by name, in the order of :data:`TOPICS` (then of registration)."""
+    for topic in TOPICS:
+        importlib.import_module(f".{topic}.checks", __name__)
+    from .core.checking import registered
+
+    checks = registered()
+    rank = {topic: i for i, topic in enumerate(TOPICS)}
+    names = sorted(checks, key=lambda name: rank.get(name.split(".", 1)[0], len(TOPICS)))  # stable: keeps order
+    return {name: checks[name] for name in names}
+
+
+def run_checks(seed: int = 0, names: list[str] | None = None) -> list:
+    """Run every registered check (or those in ``names``) with ``seed``; a list of
+    :class:`~symsgd_core.core.checking.CheckResult` (a check that raises is a failed result)."""
+    from .core.checking import run_registered
+
+    return run_registered(seed, names, registry=registered_checks())
 
 
 def __getattr__(name: str):

@@ -35,10 +35,10 @@ def _json_safe(value):
 
 
 def _check(args) -> int:
-    from .checks import run_all
+    from . import run_checks
 
     t0 = time.perf_counter()
-    results = run_all(seed=args.seed, names=args.only or None)
+    results = run_checks(seed=args.seed, names=args.only or None)
     elapsed = time.perf_counter() - t0
     if args.json:
         print(json.dumps(_json_safe([r.as_dict() for r in results]), indent=1, default=str, allow_nan=False))

@@ -1,4 +1,4 @@
-"""Tests of the law-of-balance checks (symsgd_core.checks.balance).
+"""Tests of the law-of-balance checks (symsgd_core.balance.checks).
 
 Three kinds: every check passes on the engine (and deterministically); checks 1, 2, 4, 6 pass on
 random instances drawn by hypothesis; and every check FAILS when fed a loss without the
@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from symsgd_core import registered_checks
 from symsgd_core.balance import checks as bal
 from symsgd_core.balance.attention import TorchSymmetricLoss, attention_score_model
 from symsgd_core.balance.data import GaussianData
@@ -19,7 +20,6 @@ from symsgd_core.balance.dynamics import run_sde, run_sgd
 from symsgd_core.balance.law import corollary_rate
 from symsgd_core.balance.models import DiagonalNet, ScalarModel
 from symsgd_core.balance.relu import ReLUNet
-from symsgd_core.checks import registered
 
 
 def by_name(results):
@@ -89,7 +89,7 @@ class NoDecayRate(ScalarModel):
 
 
 def test_balance_checks_are_registered():
-    names = set(registered())
+    names = set(registered_checks())
     for name in ("balance.symmetry", "balance.null_space", "balance.ito", "balance.theorem",
                  "balance.g_is_ode", "balance.discrete", "balance.conservation", "balance.corollary"):
         assert name in names

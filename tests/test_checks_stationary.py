@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from symsgd_core.checks import registered
-from symsgd_core.checks import stationary as cs
+from symsgd_core import registered_checks
 from symsgd_core.stationary import DiagonalNetProblem, StationaryLaw, log_density_depth0, log_density_depth1
+from symsgd_core.stationary import checks as cs
 
 
 def _as_list(out):
@@ -25,7 +25,7 @@ class TypoLaw(StationaryLaw):
 
 
 def test_stationary_checks_are_registered():
-    names = {n for n in registered() if n.startswith("stationary.")}
+    names = {n for n in registered_checks() if n.startswith("stationary.")}
     assert {"stationary.fokker_planck", "stationary.normalisation", "stationary.histogram_depth0",
             "stationary.histogram_depth1", "stationary.histogram_depth2", "stationary.collapse_at_Tc",
             "stationary.fluctuation_inversion", "stationary.most_likely_value", "stationary.wrong_sign"} <= names

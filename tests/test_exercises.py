@@ -11,9 +11,8 @@ import ipywidgets as widgets
 import numpy as np
 import pytest
 
-from symsgd_core import balance, lifting, rank_jumps
+from symsgd_core import balance, lifting, rank_jumps, stationary
 from symsgd_core.core.exercises import KINDS, Exercise, Feedback, as_number, as_vector, number_exercise
-from symsgd_core.ui import stationary
 from symsgd_core.ui.exercises import ExercisePanel
 
 MODULES = {"01": balance, "02": lifting, "03": rank_jumps, "04": stationary}

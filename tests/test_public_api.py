@@ -11,6 +11,30 @@ def test_every_name_in_all_resolves():
         assert getattr(symsgd_core, name) is not None, name
 
 
+def test_diagonal_net_problem_is_exported_beside_stationary_law():
+    """Issue 14: StationaryLaw needs a DiagonalNetProblem, which the top level did not export."""
+    from symsgd_core import DiagonalNetProblem, StationaryLaw
+
+    law = StationaryLaw(DiagonalNetProblem.gaussian(1.0, 1.0), 0.15, 1)
+    assert not law.collapsed and "DiagonalNetProblem" in symsgd_core.__all__
+
+
+def test_each_topic_namespace_exports_what_it_advertises():
+    import importlib
+
+    for topic in symsgd_core.TOPICS:
+        module = importlib.import_module(f"symsgd_core.{topic}")
+        missing = [name for name in module.__all__ if not hasattr(module, name)]
+        assert not missing, (topic, missing)
+        assert len(module.__all__) == len(set(module.__all__)), topic
+
+
+def test_run_checks_orders_the_topics_as_the_notebooks():
+    names = list(symsgd_core.registered_checks())
+    topics = [n.split(".", 1)[0] for n in names]
+    assert topics == sorted(topics, key=symsgd_core.TOPICS.index)
+
+
 def test_unknown_attribute_is_a_clear_error():
     try:
         symsgd_core.no_such_thing  # noqa: B018

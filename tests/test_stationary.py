@@ -1,4 +1,4 @@
-"""Closed forms of SGD's stationary distribution for diagonal networks (symsgd_core.stationary)."""
+"""Closed forms of SGD's stationary distribution for diagonal networks (symsgd_core.stationary.laws)."""
 
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ from symsgd_core.stationary import (
     phase_of,
     tail_exponent,
     transitional_temperature,
+    v_space_coefficients,
     variance_depth0,
 )
-from symsgd_core.stationary_sde import v_space_coefficients
 
 P11 = DiagonalNetProblem.gaussian(1.0, 1.0)
 
@@ -61,6 +61,21 @@ def test_problem_validation(kwargs, word):
         DiagonalNetProblem.gaussian(**kwargs)
     with pytest.raises(ValueError, match="Δ"):
         DiagonalNetProblem(1.0, 1.0, 1.0, 1.0, 1.0)
+
+
+def test_the_data_layers_moments_are_accepted():
+    """Issue 14: given GaussianData().moments(), these raised a bare AttributeError (no weight_decay)."""
+    from symsgd_core.balance import GaussianData
+
+    m = GaussianData(k=1.0, sigma=1.0).moments()
+    assert critical_temperature(m) == critical_temperature(P11)
+    assert phase_of(0.15, m) == phase_of(0.15, P11) == "bimodal"
+    assert transitional_temperature(m) == transitional_temperature(P11)
+    assert most_likely_value_depth1(0.05, m) == most_likely_value_depth1(0.05, P11)
+    assert StationaryLaw(m, 0.15, 1).mean == StationaryLaw(P11, 0.15, 1).mean
+    for bad in ("k=1", None, 3.0):
+        with pytest.raises(ValueError, match="DiagonalNetProblem or data moments"):
+            critical_temperature(bad)
 
 
 def test_law_validation():

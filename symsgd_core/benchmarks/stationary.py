@@ -2,7 +2,7 @@
 
 ``stationary.sde_ensemble_d1_2000x150000``: the depth-1 v-SDE in ``s = log v``
 (``ds = −4[β₁v − β₂' + T g(v)] dt + 4 sqrt(T g(v)) dW``), 2000 chains × 1.5·10⁵ Euler–Maruyama
-steps (dt = 1e-3, T = 0.15, k = σ = 1) through :func:`symsgd_core.stationary_sde.simulate_v`
+steps (dt = 1e-3, T = 0.15, k = σ = 1) through :func:`symsgd_core.stationary.simulate_v`
 (numba, 2 threads over fixed blocks with their own generators). Target ≤ 10 s. Baseline: a plain
 numpy Euler–Maruyama loop vectorised over the 2000 chains (:func:`numpy_euler_s`), timed on
 1500 steps in the same run and scaled by 100.
@@ -25,8 +25,7 @@ ANALYTIC_TARGET, RUN_TARGET, SDE_TARGET = 0.100, 1.0, 10.0
 
 
 def bench_sde_ensemble() -> BenchResult:
-    from ..stationary import DiagonalNetProblem
-    from ..stationary_sde import numpy_euler_s, simulate_v
+    from ..stationary import DiagonalNetProblem, numpy_euler_s, simulate_v
 
     prob = DiagonalNetProblem.gaussian(1.0, 1.0)
     simulate_v(prob, TEMPERATURE, 1, n_chains=10, t_end=10 * DT, dt=DT, scheme="euler")  # compile / load cache

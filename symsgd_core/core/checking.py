@@ -110,14 +110,15 @@ def registered() -> dict[str, Callable[..., CheckResult]]:
     return dict(_REGISTRY)
 
 
-def run_registered(seed: int = 0, names: list[str] | None = None) -> list[CheckResult]:
-    """Run every registered check (or those in ``names``) with ``seed``.
+def run_registered(seed: int = 0, names: list[str] | None = None, registry: dict | None = None) -> list[CheckResult]:
+    """Run every registered check (or those in ``names``) with ``seed``, in the order of ``registry`` (default:
+    the order of registration; :func:`symsgd_core.registered_checks` gives the topics' order).
 
     A check that raises is reported as a failed result, not an exception, so one
     broken check does not hide the others.
     """
     results = []
-    for name, func in _REGISTRY.items():
+    for name, func in (_REGISTRY if registry is None else registry).items():
         if names is not None and name not in names:
             continue
         try:

@@ -19,11 +19,14 @@ has *diverged*: it stops there (its state is the last finite one), ``diverged_st
 random numbers are still drawn (so no other run's numbers change), and every summary says so. A
 diverged run never turns into a silent NaN: records taken after the divergence are either the frozen
 state (``balance``) or NaN next to the flag (``rank_jumps``, where a NaN record always comes with
-``diverged_step ≥ 0``); :meth:`EngineResult.alive_at` tells which records came before it.
+``diverged_step ≥ 0``; ``stationary``, whose kernels split stiff steps so that only a state beyond the float
+range diverges, and ``diverged_step`` is the first record at which it is seen); :meth:`EngineResult.alive_at`
+tells which records came before it.
 
 **Engine keyword.** Engines with a compiled (numba) and a readable numpy implementation choose with one
 keyword, ``engine`` — one of :data:`ENGINES`: ``"auto"`` (compiled where it exists), ``"compiled"`` or
-``"reference"``. Both give the same numbers (tested).
+``"reference"``. Both give the same numbers (tested). The v-SDE engine (``stationary.sde``) has only the
+compiled implementation and no ``engine`` keyword.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ Every stream is a ``numpy.random.Generator`` derived from an integer seed by num
   (``rank_jumps.engine``: run ``r`` is the same whatever the ensemble size) or each block of
   :data:`~symsgd_core.stationary.sde.BLOCK_SIZE` chains (``stationary.sde``: the numbers do not depend on
   the thread count).
+* :func:`tagged_stream` — an experiment's **auxiliary** stream ``default_rng([seed, tag])`` (e.g. the exact
+  draws of a stationary law that chains start from, ``stationary.checks`` tag 17,
+  ``stationary.experiments.dt_convergence`` tag 5): a different entropy from :func:`stream` ``(seed)``, so the
+  start never reuses the engine's numbers of the same seed.
 * :func:`piece_seed` — the integer seed of piece ``k`` of an experiment run as consecutive engine calls
   with fresh streams (``rank_jumps.experiments.forced_row_run``): ``seed · 1_000_003 + k``. The pieces'
   streams are then the :func:`streams` of these seeds.
@@ -27,7 +31,7 @@ import numpy as np
 
 from .validation import as_generator, check_int
 
-__all__ = ["PIECE_STRIDE", "piece_seed", "stream", "streams"]
+__all__ = ["PIECE_STRIDE", "children", "piece_seed", "stream", "streams", "tagged_stream"]
 
 #: Stride between the seeds of consecutive pieces (a prime, so pieces of different seeds never collide
 #: for fewer than a million pieces).
@@ -59,6 +63,11 @@ def children(seed, n: int) -> list[np.random.SeedSequence]:
         raise ValueError("seed must be an integer here (each run gets its own child stream)")
     seed = check_int("seed", seed, minimum=0)
     return np.random.SeedSequence(seed).spawn(check_int("n", n, minimum=0))
+
+
+def tagged_stream(seed, tag: int) -> np.random.Generator:
+    """An experiment's auxiliary stream ``default_rng([seed, tag])`` for integers ``seed, tag ≥ 0``."""
+    return np.random.default_rng([check_int("seed", seed, minimum=0), check_int("tag", tag, minimum=0)])
 
 
 def piece_seed(seed: int, k: int) -> int:

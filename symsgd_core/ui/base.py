@@ -210,6 +210,28 @@ def experiment_defaults(func) -> dict:
             if p.default is not inspect.Parameter.empty}
 
 
+def experiment_settings(experiment, overrides: dict) -> dict:
+    """The experiment's defaults with the caller's ``overrides`` (a controller's starting values).
+
+    Raises:
+        ValueError: an override the experiment does not take (named, with the settings it does take).
+    """
+    values = experiment_defaults(experiment)
+    unknown = sorted(set(overrides) - set(values))
+    if unknown:
+        raise ValueError(f"unknown setting(s) {unknown} of {experiment.__name__}; settings are {sorted(values)}")
+    return {**values, **overrides}
+
+
+def slider(kind, description: str, *, width: str | None = None, continuous: bool = False, **kw):
+    """A slider of ``kind`` (``widgets.FloatSlider``, ``IntSlider``, …) with the project's common options: no
+    continuous update unless asked, the whole description shown, an optional fixed ``width``."""
+    if width is not None:
+        kw["layout"] = widgets.Layout(width=width)
+    return kind(description=description, continuous_update=continuous, style={"description_width": "initial"},
+                **kw)
+
+
 def status_text(controller: Controller) -> str:
     """The controller's status line as plain text (for printing in a notebook cell)."""
     return html.unescape(re.sub(r"<[^>]+>", "", controller.status.value))

@@ -38,7 +38,7 @@ from ..lifting.experiments import (
 )
 from ..lifting.liftings import polar
 from ..lifting.models import LiftingCase
-from .base import Controller
+from .base import Controller, slider
 
 __all__ = ["ChainRuleController", "EulerController", "OrbitController", "RankOneSetController",
            "SignCaveatController", "TracesController"]
@@ -51,8 +51,7 @@ MODEL_OPTIONS = [("linear layer", "linear"), ("bilinear attention score", "atten
 
 
 def _slider(kind, description, **kw):
-    return kind(description=description, continuous_update=False, style={"description_width": "initial"},
-                layout=widgets.Layout(width="260px"), **kw)
+    return slider(kind, description, width="260px", **kw)
 
 
 def _model_dropdown(value: str) -> widgets.Dropdown:

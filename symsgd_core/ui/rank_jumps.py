@@ -30,7 +30,7 @@ from ..rank_jumps.experiments import (
 )
 from ..rank_jumps.network import DEFAULT_RANK_TOL, singular_values
 from ..rank_jumps.stepping import weight_decay_factor
-from .base import Controller, RunController, experiment_defaults
+from .base import Controller, RunController, experiment_defaults, experiment_settings, slider
 
 __all__ = [
     "AnnealController",
@@ -48,10 +48,7 @@ COLOURS = {"L2": "#9ca3af", "L": "#2563eb", "gd": "#111827", "sgd": "#dc2626", "
 
 
 def _slider(kind, description, **kw):
-    """A slider with the project's common options (no continuous update, readable labels)."""
-    style = {"description_width": "initial"}
-    layout = widgets.Layout(width="280px")
-    return kind(description=description, continuous_update=False, style=style, layout=layout, **kw)
+    return slider(kind, description, width="280px", **kw)
 
 
 def _eps_slider(value: float) -> widgets.FloatSlider:
@@ -78,15 +75,6 @@ def _seed_slider(value: int) -> widgets.IntSlider:
 def _n_seeds_slider(value: int, hi: int) -> widgets.IntSlider:
     """How many SGD seeds (1 to ``hi``) to run side by side."""
     return _slider(widgets.IntSlider, "SGD seeds", value=value, min=1, max=hi)
-
-
-def _settings(experiment, overrides: dict) -> dict:
-    """The experiment's defaults with the caller's ``overrides`` (the sliders' starting values)."""
-    values = experiment_defaults(experiment)
-    unknown = sorted(set(overrides) - set(values))
-    if unknown:
-        raise ValueError(f"unknown setting(s) {unknown} of {experiment.__name__}; settings are {sorted(values)}")
-    return {**values, **overrides}
 
 
 def _failure(controller, exc: ValueError) -> None:
@@ -241,7 +229,7 @@ class TrapController(RunController):
     def __init__(self, engine: str = "auto", **settings) -> None:
         super().__init__()
         self.engine = engine
-        v = _settings(trap, settings)
+        v = experiment_settings(trap, settings)
         self.controls = {
             "eps": _eps_slider(v["eps"]),
             "lam": _lam_slider(v["lam"]),
@@ -316,7 +304,7 @@ class EnsembleController(RunController):
     def __init__(self, engine: str = "auto", **settings) -> None:
         super().__init__()
         self.engine = engine
-        v = _settings(ensemble, settings)
+        v = experiment_settings(ensemble, settings)
         self.controls = {
             "eps": _eps_slider(v["eps"]),
             "lam": _lam_slider(v["lam"]),
@@ -400,7 +388,7 @@ class MechanismController(RunController):
     def __init__(self, engine: str = "auto", **settings) -> None:
         super().__init__()
         self.engine = engine
-        v = _settings(mechanism, settings)
+        v = experiment_settings(mechanism, settings)
         self.controls = {
             "lr": _lr_slider(v["lr"]),
             "lam": _lam_slider(v["lam"]),
@@ -533,7 +521,7 @@ class BasinController(RunController):
     def __init__(self, engine: str = "auto", **settings) -> None:
         super().__init__()
         self.engine = engine
-        v = _settings(basin, settings)
+        v = experiment_settings(basin, settings)
         self.controls = {
             "alpha": _slider(widgets.FloatLogSlider, "perturbation α", value=v["alpha"], base=10, min=-2, max=0.4),
             "lam": _lam_slider(v["lam"], hi=0.05),
@@ -646,7 +634,7 @@ class AnnealController(RunController):
     def __init__(self, engine: str = "auto", **settings) -> None:
         super().__init__()
         self.engine = engine
-        v = _settings(anneal, settings)
+        v = experiment_settings(anneal, settings)
         self.controls = {
             "eps": _eps_slider(v["eps"]),
             "hot_steps": _slider(widgets.IntSlider, "hot steps", value=v["hot_steps"], min=10_000, max=100_000,
@@ -801,7 +789,7 @@ class LangevinController(RunController):
     def __init__(self, engine: str = "auto", **settings) -> None:
         super().__init__()
         self.engine = engine
-        v = _settings(langevin, settings)
+        v = experiment_settings(langevin, settings)
         self.controls = {
             "temp_factor": _slider(widgets.FloatLogSlider, "τ / τ_match", value=v["temp_factor"], base=10, min=-1,
                                    max=1.5),

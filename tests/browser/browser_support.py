@@ -865,8 +865,7 @@ def notebook_has_exercise_panel(path: Path) -> bool:
 
 def _exercises_by_question() -> dict[str, object]:
     """Every notebook's exercises, keyed by the question text the panel shows."""
-    from symsgd_core import balance, lifting, rank_jumps
-    from symsgd_core.ui import stationary
+    from symsgd_core import balance, lifting, rank_jumps, stationary
 
     return {_words(ex.question): ex for mod in (balance, lifting, rank_jumps, stationary)
             for ex in mod.EXERCISES.values()}

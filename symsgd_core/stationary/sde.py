@@ -1,7 +1,8 @@
-"""Long SDE runs of the v-dynamics of diagonal networks (depth D = 0, 1, 2, …).
+"""The v-SDE engine: long runs of the v-dynamics of diagonal networks (depth D = 0, 1, 2, …).
 
 The SDEs are the Itô reductions of ``dθ = −∇L dt + sqrt(T C) dW`` to the network slope ``v``
-once the law of balance has equalised the layers (derived in :mod:`symsgd_core.stationary`).
+once the law of balance has equalised the layers (arXiv 2308.06671, Section 4; derived in
+:mod:`symsgd_core.stationary.laws`).
 Depth 0 is integrated in ``v``; depth ≥ 1 in ``s = log|v|`` (plain Euler–Maruyama on ``v``
 overflows), so ``v`` never changes sign: a chain started at ``v < 0`` stays on the wrong-sign
 branch, whose stationary law is ``δ(v)``.
@@ -14,27 +15,38 @@ spectral gap λ₁ of the SDE's generator (computed from the drift and diffusion
 lengths and thinning can be stated in relaxation times ``1/λ₁``.
 
 Time is the SDE's ``t`` (= η · steps for SGD, :mod:`symsgd_core.core.conventions`); ``T = η/S``.
-Runs are reproducible: chains are split into fixed blocks of ``BLOCK_SIZE``, block ``j`` uses
-the ``j``-th child of ``SeedSequence(seed)``, and blocks run on up to ``threads`` threads (the
-numbers do not depend on the thread count).
+Runs are reproducible (the seeding rule, :mod:`symsgd_core.core.seeding`): chains are split into fixed
+blocks of :data:`BLOCK_SIZE`, block ``j`` uses stream ``j`` of :func:`~symsgd_core.core.seeding.streams`
+``(seed, n_blocks)``, and blocks run on up to ``threads`` threads (the numbers do not depend on the thread
+count). Results are :class:`VRun` (the one result shape, :mod:`symsgd_core.core.results`); a chain whose
+state leaves the float range has diverged (:data:`DIVERGENCE`). There is one implementation, compiled
+(numba, :mod:`._kernels`); :func:`numpy_euler_s` is a plain numpy Euler–Maruyama without step control, the
+benchmark's baseline and Notebook 04's example of what step control is for.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import eigh_tridiagonal
 
-from . import _stationary_kernels as _k
-from .core.conventions import lr_for_temperature, steps_for_time
-from .core.validation import as_generator, check_array, check_choice, check_int, check_positive, check_positive_int
-from .stationary import DiagonalNetProblem, StationaryLaw
+from ..core.results import Divergence, EngineResult
+from ..core.seeding import streams
+from ..core.validation import as_generator, check_array, check_choice, check_int, check_positive, check_positive_int
+from . import _kernels as _k
+from .laws import DiagonalNetProblem, StationaryLaw, as_problem
 
 __all__ = [
     "BLOCK_SIZE",
+    "DIVERGENCE",
+    "SCHEMES",
+    "NotRelaxedWarning",
+    "StationaryRun",
     "VRun",
     "simulate_v",
     "simulate_v_coupled",
@@ -44,40 +56,35 @@ __all__ = [
     "sde_coefficients",
     "v_space_coefficients",
     "run_to_stationarity",
-    "sgd_v_samples",
-    "dt_convergence",
 ]
 
 #: Chains per block (one generator per block): part of the algorithm, fixed for reproducibility.
 BLOCK_SIZE = 250
-_SCHEMES = {"euler": 0, "weak2": 1}
+#: The integration schemes and their kernel codes: Euler–Maruyama (weak order 1) and Platen's explicit
+#: order-2.0 weak scheme (Kloeden & Platen 1992, Eq. 15.1.1).
+SCHEMES = {"euler": 0, "weak2": 1}
+#: The divergence rule of the v-SDE: a chain has diverged when its state is no longer a finite float (the
+#: kernels split stiff steps, so this happens only beyond the float range; reported, never hidden).
+DIVERGENCE = Divergence("|v| of the chain", sys.float_info.max)
 
 
-@dataclass(frozen=True)
-class VRun:
-    """An ensemble of v-SDE chains.
+@dataclass(frozen=True, eq=False)
+class VRun(EngineResult):
+    """An ensemble of R v-SDE chains recorded K times (the shape of :class:`symsgd_core.core.results.EngineResult`).
 
     Attributes:
-        v: (K, R) values of ``v`` at the recorded times (K records, R chains).
-        times: (K,) recording times (units of t).
-        problem, temperature, depth, dt, scheme, seed: the run's settings.
-        branch: +1 or −1 (sign of v for depth ≥ 1; +1 for depth 0).
+        steps: int64 ``(K,)`` SDE steps (of size ``dt``) at the records; the start is not recorded.
+        times: ``(K,)`` recording times ``t = dt·steps``.
+        diverged_step: int64 ``(R,)``: the step of the first record at which the chain's state was not finite
+            (:data:`DIVERGENCE`; −1: never).
+        settings: the call's settings: ``problem, temperature, depth, dt, scheme, seed, branch, threads,
+            n_steps, stiff, x_stiff`` (coupled runs: ``coupled=True``, ``n_coarse_steps``).
+        v: ``(K, R)`` values of ``v`` at the records.
         substeps: extra sub-steps taken in stiff regions (far tail), a diagnostic.
-        non_finite: number of chains that ended non-finite (should be 0; reported, never hidden).
     """
 
     v: np.ndarray
-    times: np.ndarray
-    problem: DiagonalNetProblem
-    temperature: float
-    depth: int
-    dt: float
-    scheme: str
-    seed: int
-    branch: int
     substeps: int
-    non_finite: int
-    params: dict = field(default_factory=dict)
 
     @property
     def final(self) -> np.ndarray:
@@ -88,8 +95,22 @@ class VRun:
     def n_chains(self) -> int:
         return int(self.v.shape[1])
 
+    @property
+    def non_finite(self) -> int:
+        """Number of chains whose last record is not finite (should be 0; reported, never hidden)."""
+        return int((~np.isfinite(self.v[-1])).sum())
+
+    # the settings every caller reads, by name
+    problem = property(lambda self: self.settings["problem"])
+    temperature = property(lambda self: self.settings["temperature"])
+    depth = property(lambda self: self.settings["depth"])
+    dt = property(lambda self: self.settings["dt"])
+    scheme = property(lambda self: self.settings["scheme"])
+    seed = property(lambda self: self.settings["seed"])
+    branch = property(lambda self: self.settings["branch"])
+
     def summary(self) -> str:
-        steps = int(round(self.times[-1] / self.dt)) if self.times.size else 0
+        steps = int(self.steps[-1]) if self.steps.size else 0
         text = (f"{self.n_chains} chains of the depth-{self.depth} v-SDE at T = {self.temperature:g}, "
                 f"{self.scheme} with dt = {self.dt:g} for t = {self.times[-1]:g} ({steps} steps)")
         if self.substeps:
@@ -97,6 +118,44 @@ class VRun:
         if self.non_finite:
             text += f"; {self.non_finite} chains became non-finite"
         return text
+
+
+@dataclass(frozen=True, eq=False)
+class StationaryRun(VRun):
+    """A :class:`VRun` of :func:`run_to_stationarity`, with how far it got in relaxation times.
+
+    Attributes:
+        lambda1: the spectral gap λ₁ (:func:`relaxation_rate`; 0 when the law is collapsed).
+        relax_times: the relaxation times asked for.
+        relaxed: the run lasted at least ``relax_times/λ₁`` (False: stopped at ``t_max``, or collapsed law).
+    """
+
+    lambda1: float
+    relax_times: float
+    relaxed: bool
+
+    @property
+    def t_end(self) -> float:
+        return float(self.times[-1])
+
+    def summary(self) -> str:
+        text = super().summary()
+        if not self.relaxed:
+            text += (f"; NOT relaxed: λ₁·t = {self.lambda1 * self.t_end:.2g} < {self.relax_times:g}"
+                     if self.lambda1 > 0 else "; no relaxation (collapsed law, λ₁ = 0)")
+        return text
+
+
+class NotRelaxedWarning(RuntimeWarning):
+    """:func:`run_to_stationarity` stopped before the relaxation times it was asked for."""
+
+
+def _vrun(out, steps, times, settings, substeps, cls=VRun, **extra) -> VRun:
+    v = out if settings["depth"] == 0 else settings["branch"] * np.exp(out)
+    bad = DIVERGENCE.exceeded(v)  # (K, R)
+    first = np.where(bad.any(axis=0), steps[np.argmax(bad, axis=0)], -1).astype(np.int64)
+    return cls(steps=steps, times=times, diverged_step=first, settings=settings, v=v, substeps=int(substeps),
+               **extra)
 
 
 def sde_coefficients(x, problem: DiagonalNetProblem, temperature: float, depth: int, branch: int = 1):
@@ -179,8 +238,7 @@ def _stiff_threshold(params: tuple, dt: float, stiff: float) -> float:
 
 
 def _validate(problem, temperature, depth, n_chains, t_end, dt, scheme):
-    if not isinstance(problem, DiagonalNetProblem):
-        raise ValueError(f"problem must be a DiagonalNetProblem, got {type(problem).__name__}")
+    problem = as_problem(problem)
     T = check_positive("temperature", temperature)
     D = check_int("depth", depth, minimum=0, maximum=16)
     R = check_positive_int("n_chains", n_chains)
@@ -188,8 +246,8 @@ def _validate(problem, temperature, depth, n_chains, t_end, dt, scheme):
     dt = check_positive("dt", dt)
     if dt > t_end:
         raise ValueError(f"dt must be <= t_end, got dt = {dt} > t_end = {t_end}")
-    check_choice("scheme", scheme, _SCHEMES)
-    return T, D, R, t_end, dt
+    check_choice("scheme", scheme, SCHEMES)
+    return problem, T, D, R, t_end, dt
 
 
 def _initial_states(v0, R: int, depth: int) -> tuple[np.ndarray, int]:
@@ -210,15 +268,6 @@ def _blocks(R: int) -> list[slice]:
     return [slice(i, min(i + BLOCK_SIZE, R)) for i in range(0, R, BLOCK_SIZE)]
 
 
-def _generators(seed: int, n: int) -> list[np.random.Generator]:
-    ss = np.random.SeedSequence(check_int("seed", seed, minimum=0))
-    return [np.random.Generator(np.random.PCG64(child)) for child in ss.spawn(n)]
-
-
-def _to_v(x: np.ndarray, depth: int, branch: int) -> np.ndarray:
-    return x if depth == 0 else branch * np.exp(x)
-
-
 def simulate_v(problem: DiagonalNetProblem, temperature: float, depth: int = 1, *, n_chains: int = 1000,
                t_end: float = 20.0, dt: float = 0.01, v0=1.0, n_records: int = 1, scheme: str = "weak2",
                seed: int = 0, threads: int = 2, stiff: float = _k.STIFF) -> VRun:
@@ -234,7 +283,8 @@ def simulate_v(problem: DiagonalNetProblem, temperature: float, depth: int = 1, 
         v0: start, scalar or (R,); for D ≥ 1 nonzero and of one sign (the sign picks the branch).
         n_records: K ≥ 1 equally spaced recordings, the last at ``t_end``.
         scheme: ``"euler"`` or ``"weak2"``.
-        seed: reproducibility (same seed → same numbers, whatever ``threads``).
+        seed: integer ≥ 0; block j of chains uses stream j of ``streams(seed, n_blocks)`` (same seed → same
+            numbers, whatever ``threads``).
         threads: blocks run on this many threads (numba kernels release the GIL).
         stiff: largest ``dt·(|a'|+b'²)`` before a step is split (far-tail safety).
     Returns:
@@ -242,7 +292,7 @@ def simulate_v(problem: DiagonalNetProblem, temperature: float, depth: int = 1, 
     Raises:
         ValueError: on invalid arguments (named in the message).
     """
-    T, D, R, t_end, dt = _validate(problem, temperature, depth, n_chains, t_end, dt, scheme)
+    problem, T, D, R, t_end, dt = _validate(problem, temperature, depth, n_chains, t_end, dt, scheme)
     K = check_positive_int("n_records", n_records)
     threads = check_positive_int("threads", threads)
     n_steps = max(int(round(t_end / dt)), 1)
@@ -254,8 +304,8 @@ def simulate_v(problem: DiagonalNetProblem, temperature: float, depth: int = 1, 
     x_stiff = _stiff_threshold(params, dt, stiff)
     out = np.empty((K, R))
     blocks = _blocks(R)
-    gens = _generators(seed, len(blocks))
-    sch = _SCHEMES[scheme]
+    gens = streams(seed, len(blocks))
+    sch = SCHEMES[scheme]
 
     def work(j: int) -> int:
         sl = blocks[j]
@@ -266,11 +316,10 @@ def simulate_v(problem: DiagonalNetProblem, temperature: float, depth: int = 1, 
         return extra
 
     substeps = _run_blocks(work, len(blocks), threads)
-    v = _to_v(out, D, branch)
-    bad = ~np.isfinite(v[-1])
-    times = dt * rec_every * np.arange(1, K + 1)
-    return VRun(v, times, problem, T, D, dt, scheme, int(seed), branch, int(substeps), int(bad.sum()),
-                {"n_steps": n_steps, "x_stiff": x_stiff, "stiff": stiff})
+    steps = rec_every * np.arange(1, K + 1, dtype=np.int64)
+    settings = {"problem": problem, "temperature": T, "depth": D, "dt": dt, "scheme": scheme, "seed": int(seed),
+                "branch": branch, "threads": threads, "n_steps": n_steps, "stiff": stiff, "x_stiff": x_stiff}
+    return _vrun(out, steps, dt * rec_every * np.arange(1, K + 1), settings, substeps)
 
 
 def _run_blocks(work, n_blocks: int, threads: int) -> int:
@@ -290,9 +339,10 @@ def simulate_v_coupled(problem: DiagonalNetProblem, temperature: float, depth: i
     run with much less noise than two independent runs would. If the scheme's error at least
     halves when dt halves (weak order ≥ 1), ``|statistic(fine) − exact| ≤ |fine − coarse|``.
 
-    Arguments as in :func:`simulate_v`. Returns ``(fine, coarse)``.
+    Arguments as in :func:`simulate_v`. Returns ``(fine, coarse)`` (:class:`VRun`; the fine run's steps count
+    steps of ``dt/2``; both report the sub-steps of the pair).
     """
-    T, D, R, t_end, dt = _validate(problem, temperature, depth, n_chains, t_end, dt, scheme)
+    problem, T, D, R, t_end, dt = _validate(problem, temperature, depth, n_chains, t_end, dt, scheme)
     K = check_positive_int("n_records", n_records)
     threads = check_positive_int("threads", threads)
     n_coarse = max(int(round(t_end / dt)), 1)
@@ -306,8 +356,8 @@ def simulate_v_coupled(problem: DiagonalNetProblem, temperature: float, depth: i
     out_f = np.empty((K, R))
     out_c = np.empty((K, R))
     blocks = _blocks(R)
-    gens = _generators(seed, len(blocks))
-    sch = _SCHEMES[scheme]
+    gens = streams(seed, len(blocks))
+    sch = SCHEMES[scheme]
 
     def work(j: int) -> int:
         sl = blocks[j]
@@ -322,13 +372,14 @@ def simulate_v_coupled(problem: DiagonalNetProblem, temperature: float, depth: i
         return extra
 
     substeps = _run_blocks(work, len(blocks), threads)
+    coarse_steps = rec_every * np.arange(1, K + 1, dtype=np.int64)
     times = dt * rec_every * np.arange(1, K + 1)
     runs = []
-    for out, h, xs in ((out_f, 0.5 * dt, xs_f), (out_c, dt, xs_c)):
-        v = _to_v(out, D, branch)
-        runs.append(VRun(v, times, problem, T, D, h, scheme, int(seed), branch, int(substeps),
-                         int((~np.isfinite(v[-1])).sum()), {"n_coarse_steps": n_coarse, "coupled": True,
-                                                           "x_stiff": xs}))
+    for out, h, xs, steps in ((out_f, 0.5 * dt, xs_f, 2 * coarse_steps), (out_c, dt, xs_c, coarse_steps)):
+        settings = {"problem": problem, "temperature": T, "depth": D, "dt": h, "scheme": scheme, "seed": int(seed),
+                    "branch": branch, "threads": threads, "n_steps": int(steps[-1]), "stiff": stiff, "x_stiff": xs,
+                    "coupled": True, "n_coarse_steps": n_coarse}
+        runs.append(_vrun(out, steps, times, settings, substeps))
     return runs[0], runs[1]
 
 
@@ -349,6 +400,7 @@ def relaxation_rate(problem: DiagonalNetProblem, temperature: float, depth: int 
     Returns:
         λ₁ > 0 (units of 1/t); 0.0 if the law is collapsed (no stationary density).
     """
+    problem = as_problem(problem)
     T = check_positive("temperature", temperature)
     D = check_int("depth", depth, minimum=0)
     n = check_int("n_grid", n_grid, minimum=100)
@@ -429,6 +481,7 @@ def numpy_euler_s(problem: DiagonalNetProblem, temperature: float, *, n_chains: 
     ``ds = −4[β₁v − β₂' + T g(v)] dt + 4 sqrt(T g(v)) dW``, ``v = e^s``. No stiffness control:
     use only at small dt. Returns the final ``v`` (R,).
     """
+    problem = as_problem(problem)
     T = check_positive("temperature", temperature)
     R = check_positive_int("n_chains", n_chains)
     n = check_positive_int("n_steps", n_steps)
@@ -446,102 +499,37 @@ def numpy_euler_s(problem: DiagonalNetProblem, temperature: float, *, n_chains: 
 
 
 # --------------------------------------------------------------------------------------------
-# Convenience: runs long enough to be stationary, and SGD on the actual parameters
+# Runs long enough to be stationary
 # --------------------------------------------------------------------------------------------
 def run_to_stationarity(problem: DiagonalNetProblem, temperature: float, depth: int = 1, *, n_chains: int = 2000,
                         v0=1.0, relax_times: float = 5.0, t_max: float = 60.0, dt: float = 0.02,
-                        n_records: int = 1, scheme: str = "weak2", seed: int = 0, threads: int = 2):
+                        n_records: int = 1, scheme: str = "weak2", seed: int = 0, threads: int = 2,
+                        warn: bool = True) -> StationaryRun:
     """Chains from ``v0`` run for ``relax_times/λ₁`` (capped at ``t_max``): long enough to forget ``v0``.
 
+    Near T_c relaxation slows down (λ₁ → 0), so the cap can stop the run early: e.g. depth 1 at T = 0.25
+    (k = σ = 1) needs t ≈ 120 for five relaxation times, more than the default ``t_max = 60``. Then the
+    result says ``relaxed=False`` (and its summary says so), and a :class:`NotRelaxedWarning` is issued
+    unless ``warn=False`` (for callers that report it themselves, e.g. a figure's hollow markers).
+
     Returns:
-        ``(run, info)`` with ``info = {"lambda1", "t_end", "relaxed"}``; ``relaxed`` is False when the
-        cap was hit (near T_c relaxation slows down: λ₁ → 0) or the law is collapsed (λ₁ = 0).
+        :class:`StationaryRun` (``lambda1``, ``relax_times``, ``relaxed``; ``relaxed`` is False when the cap was
+        hit or the law is collapsed, λ₁ = 0).
     """
+    problem = as_problem(problem)
+    relax_times = check_positive("relax_times", relax_times)
     branch = 1 if depth == 0 else int(np.sign(np.ravel(np.asarray(v0, dtype=float))[0]) or 1)
     lam = relaxation_rate(problem, temperature, depth, branch)
     t_end = t_max if lam <= 0 else min(relax_times / lam, t_max)
     t_end = max(dt * math.ceil(t_end / dt - 1e-9), 2 * dt * n_records)
     run = simulate_v(problem, temperature, depth, n_chains=n_chains, t_end=t_end, dt=dt, v0=v0,
                      n_records=n_records, scheme=scheme, seed=seed, threads=threads)
-    return run, {"lambda1": lam, "t_end": float(run.times[-1]), "relaxed": bool(lam > 0 and lam * run.times[-1]
-                                                                                 >= relax_times - 1e-9)}
-
-
-def sgd_v_samples(problem_k: float, sigma: float, temperature: float, *, depth: int = 1, weight_decay: float = 0.0,
-                  method: str = "amplified", lr: float | None = None, n_runs: int = 500, t_end: float = 10.0,
-                  v0: float = 1.0, width: int = 1, n_records: int = 1, seed: int = 0) -> dict:
-    """SGD on the actual parameters of the diagonal net (engine :mod:`symsgd_core.balance.dynamics`), for comparison.
-
-    ``method="sgd"``: plain SGD with batch size 1 and ``η = T`` (conventions: T = η/S).
-    ``method="amplified"``: noise-amplified SGD, small ``η`` (default 2e-3) with the single-sample
-    noise scaled to temperature T. Data: ``x ~ N(0,1)``, ``y = kx + ε`` fresh every step.
-    Start: every path balanced, ``u^(k)_i = sign · |v0/width|^{1/(D+1)}`` with the sign of ``v0``
-    on layer 0 (``v0 < 0`` is the wrong-sign start ``u = −w``).
-
-    Returns:
-        dict with ``v`` (final v of the runs that did not diverge), ``diverged`` (count),
-        ``n_runs``, ``lr``, ``steps``, ``summary``, and ``times`` (K+1,), ``v_path`` (K+1, R_ok): v of
-        the surviving runs at ``n_records`` equally spaced times after the start.
-    """
-    from .balance.data import GaussianData
-    from .balance.dynamics import run_noise_amplified_sgd, run_sgd
-    from .balance.models import DiagonalNet
-
-    T = check_positive("temperature", temperature)
-    check_choice("method", method, {"sgd", "amplified"})
-    D = check_int("depth", depth, minimum=1)
-    W = check_positive_int("width", width)
-    t_end = check_positive("t_end", t_end)
-    lr = (lr_for_temperature(T, 1) if method == "sgd" else 2e-3) if lr is None else check_positive("lr", lr)
-    K = check_positive_int("n_records", n_records)
-    steps = max(steps_for_time(lr, t_end), 1)
-    steps += (-steps) % K
-    model = DiagonalNet(width=W, depth=D, weight_decay=float(weight_decay))
-    mag = (abs(float(v0)) / W) ** (1.0 / (D + 1))
-    theta0 = np.full((D + 1) * W, mag)
-    if v0 < 0:
-        theta0[:W] *= -1.0
-    data = GaussianData(k=float(problem_k), sigma=float(sigma))
-    if method == "sgd":
-        tr = run_sgd(model, theta0, data, lr=lr, steps=steps, batch_size=1, record_every=steps // K, runs=n_runs,
-                     seed=seed)
-    else:
-        tr = run_noise_amplified_sgd(model, theta0, data, lr=lr, target_temperature=T, steps=steps,
-                                     record_every=steps // K, runs=n_runs, seed=seed)
-    ok = tr.ok_runs
-    path = tr.observables["v"][:, ok]
-    return {"v": path[-1], "diverged": int(tr.n_diverged), "n_runs": n_runs, "lr": lr, "steps": steps,
-            "summary": tr.summary(), "method": method, "times": np.asarray(tr.times, dtype=float), "v_path": path}
-
-
-def dt_convergence(problem: DiagonalNetProblem, temperature: float, depth: int = 1, *, dts=(0.04, 0.02, 0.01),
-                   schemes=("euler", "weak2"), n_chains: int = 3000, relax_times: float = 2.0, v_small: float = 0.05,
-                   seed: int = 0) -> list[dict]:
-    """Discretisation error against dt, measured with coupled (dt, dt/2) runs started from the closed form.
-
-    For each scheme and dt: ``sup|F_dt − F_dt/2|`` (two-sample KS of the coupled runs: the error of
-    the dt run, up to noise), the KS distance of the dt/2 run to the closed form, and
-    ``P(v < v_small)`` of both runs against the closed form. Halving dt should halve the first
-    column for Euler (weak order 1) and quarter it for the order-2 scheme, until sampling noise
-    (≈ 1/√n) takes over.
-    """
-    from scipy import stats
-
-    law = StationaryLaw(problem, temperature, depth)
-    if law.collapsed:
-        raise ValueError(f"no stationary density at T = {temperature} (depth {depth}): nothing to converge to")
-    lam = relaxation_rate(problem, temperature, depth)
-    v0 = law.sample(n_chains, seed=np.random.default_rng([seed, 5]))
-    p_small = float(law.cdf(np.array([v_small]))[0])
-    rows = []
-    for scheme in schemes:
-        for dt in dts:
-            fine, coarse = simulate_v_coupled(problem, temperature, depth, n_chains=n_chains, t_end=relax_times / lam,
-                                              dt=dt, v0=v0, scheme=scheme, seed=seed)
-            rows.append({"scheme": scheme, "dt": dt,
-                         "sup_F_dt_minus_F_dt2": float(stats.ks_2samp(fine.final, coarse.final).statistic),
-                         "ks_fine_vs_law": float(stats.kstest(fine.final, law.cdf).statistic),
-                "p_small_coarse": float(np.mean(coarse.final < v_small)),
-                "p_small_fine": float(np.mean(fine.final < v_small)), "p_small_law": p_small,
-                "ks_noise_scale": 1.0 / math.sqrt(n_chains)})
-    return rows
+    relaxed = bool(lam > 0 and lam * run.times[-1] >= relax_times - 1e-9)
+    settings = {**run.settings, "relax_times": relax_times, "t_max": float(t_max)}
+    out = StationaryRun(steps=run.steps, times=run.times, diverged_step=run.diverged_step, settings=settings,
+                        v=run.v, substeps=run.substeps, lambda1=float(lam), relax_times=relax_times, relaxed=relaxed)
+    if warn and not relaxed:
+        warnings.warn(f"run_to_stationarity stopped before {relax_times:g} relaxation times (depth {depth}, "
+                      f"T = {temperature:g}): {out.summary()}. Raise t_max (or accept a run that still remembers "
+                      "v0).", NotRelaxedWarning, stacklevel=2)
+    return out

@@ -1,8 +1,8 @@
-"""Numba kernels for the v-SDE of diagonal networks (private; use :mod:`symsgd_core.stationary_sde`).
+"""Numba kernels for the v-SDE of diagonal networks (private; use :mod:`symsgd_core.stationary.sde`).
 
 State ``x``: ``v`` itself for depth 0, ``s = log|v|`` for depth ≥ 1 (the branch sign is
 handled by the caller, which flips α₂ and β₂ for the negative branch). Coefficients of
-``dx = a(x) dt + b(x) dW`` (derived in :mod:`symsgd_core.stationary`, Itô, ``q = (D−1)/(D+1)``)::
+``dx = a(x) dt + b(x) dW`` (derived in :mod:`symsgd_core.stationary.laws`, Itô, ``q = (D−1)/(D+1)``)::
 
     D = 0:  a = −2((β₁ + γ) v − β₂),                               b = 2 sqrt(T g(v))
     D ≥ 1:  a = −2(D+1)[(β₁ e^s − β₂) e^{qs} + γ + T g(e^s) e^{2qs}],  b = 2(D+1) sqrt(T g(e^s)) e^{qs}

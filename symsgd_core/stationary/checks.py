@@ -1,7 +1,7 @@
-"""Checks: SGD's stationary distribution for diagonal networks (paper Section 4).
+"""Checks: SGD's stationary distribution for diagonal networks (arXiv 2308.06671, Section 4).
 
 Each check takes the formula it tests as an optional argument, so a test can inject a broken
-one and see the check fail. Simulations use :mod:`symsgd_core.stationary_sde` with many
+one and see the check fail. Simulations use the v-SDE engine (:mod:`.sde`) with many
 independent chains and ONE sample per chain (the final state), so the effective sample size is
 the number of chains; their tolerances add the Monte-Carlo quantile for that sample size to the
 discretisation error measured by running ``dt`` and ``dt/2`` on the same Brownian paths.
@@ -15,7 +15,8 @@ import numpy as np
 from scipy import integrate, stats
 
 from ..core.checking import make_result, mc_tolerance, register, roundoff_tolerance
-from ..stationary import (
+from ..core.seeding import stream, tagged_stream
+from .laws import (
     DiagonalNetProblem,
     StationaryLaw,
     critical_temperature,
@@ -25,7 +26,7 @@ from ..stationary import (
     most_likely_value_depth1,
     variance_depth0,
 )
-from ..stationary_sde import relaxation_rate, simulate_v, simulate_v_coupled, v_space_coefficients
+from .sde import relaxation_rate, simulate_v, simulate_v_coupled, v_space_coefficients
 
 #: Significance of the goodness-of-fit tests (two-sided p; z = 4 for the Gaussian checks).
 ALPHA = 1e-4
@@ -51,7 +52,7 @@ def check_fokker_planck(seed: int = 0, log_density0=log_density_depth0, log_dens
     form (exact to round-off), the right side comes from the SDE coefficients alone.
     """
     worst, worst_tol, where = -1.0, 1.0, None
-    rng = np.random.default_rng(seed)
+    rng = stream(seed)
     for k, sigma, gamma, T in SETTINGS:
         prob = _problem(k, sigma, gamma)
         for depth, logp in ((0, log_density0), (1, log_density1)):
@@ -178,7 +179,7 @@ def gof_against_law(law, depth: int, problem: DiagonalNetProblem, temperature: f
     """
     lam = relaxation_rate(problem, temperature, depth)
     t_end = relax_times / lam
-    v0 = law.sample(n_chains, seed=np.random.default_rng([seed, 17]))
+    v0 = law.sample(n_chains, seed=tagged_stream(seed, 17))
     fine, coarse = simulate_v_coupled(problem, temperature, depth, n_chains=n_chains, t_end=t_end, dt=dt, v0=v0,
                                       scheme=scheme, seed=seed)
     ks = float(stats.kstest(fine.final, law.cdf).statistic)

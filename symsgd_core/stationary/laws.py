@@ -1,8 +1,9 @@
-"""SGD's stationary distribution for diagonal networks (paper Section 4), in closed form.
+"""SGD's stationary distribution for diagonal networks (Ziyin, Li, Ueda, arXiv 2308.06671, Section 4), in closed
+form.
 
-Model (paper Eq. 13): scalar input ``x``, per-sample loss
+Model (arXiv 2308.06671, Eq. 13): scalar input ``x``, per-sample loss
 ``ℓ = [Σ_i Π_{k=0}^{D} u_i^(k) x − y]² + γ‖θ‖²`` and the network's slope ``v = Σ_i Π_k u_i^(k)``.
-The data enter through five moments (brief §3, §5)::
+The data enter through five moments (the paper's α₁, α₂, α₃, β₁, β₂, Section 4)::
 
     α₁ = Var[x²],  α₂ = E[x³y] − E[x²]E[xy],  α₃ = Var[xy],  β₁ = E[x²],  β₂ = E[xy]
 
@@ -11,12 +12,12 @@ and ``g(v) = α₁v² − 2α₂v + α₃ = Var[∂ℓ/∂v] / 4``, ``Δ = α₁
 
 Itô reduction of ``dθ = −∇L dt + sqrt(T C) dW`` (conventions: no ½ in the loss, ``T = η/S``)
 once the law of balance has equalised the layers (derived; checked by simulation in
-:mod:`symsgd_core.stationary_sde`), with ``p = 2D/(D + 1)``::
+:mod:`symsgd_core.stationary.sde`), with ``p = 2D/(D + 1)``::
 
     D = 0:  dv = −2(β₁'v − β₂) dt + 2 sqrt(T g(v)) dW,                 β₁' = β₁ + γ
     D ≥ 1:  dv = 2(D+1)[−(β₁v − β₂)|v|^p − γv + T D g(v) v|v|^{2p−2}] dt + 2(D+1) sqrt(T g(v)) |v|^p dW
 
-(``D = 1`` is the brief's ``dv = [−4v(β₁v − β₂') + 4Tvg] dt + 4v sqrt(Tg) dW`` with ``β₂' = β₂ − γ``.)
+(``D = 1`` reads ``dv = [−4v(β₁v − β₂') + 4Tvg] dt + 4v sqrt(Tg) dW`` with ``β₂' = β₂ − γ``.)
 Solving the stationary Fokker–Planck equation gives (paper Eq. 12 and Eq. 15, with weight decay):
 
 * ``D = 0``: ``p(v) ∝ g^{−1−β₁'/(2α₁T)} · exp[−(α₂β₁' − α₁β₂)/(α₁√Δ T) · arctan((α₁v − α₂)/√Δ)]``;
@@ -26,9 +27,13 @@ Solving the stationary Fokker–Planck equation gives (paper Eq. 12 and Eq. 15, 
 * ``D ≥ 2`` (width 1, no weight decay): the same Fokker–Planck solution, with the one
   remaining integral done numerically; tail ``v^{−5 + 3/(D+1)}``.
 
-Known typos in the paper (brief §5): its Fokker–Planck Eq. 9 misses a ``T``; Corollary 3.3
-says "+γ" where the worked example gives ``4γ``; Eq. 16 (the most likely value) is garbled —
-the root used here is re-derived from Eq. 15; App. Eq. 69 misses a factor 4.
+Known typos in arXiv 2308.06671 (found while deriving the formulas here): its Fokker–Planck Eq. 9
+misses a ``T``; Corollary 3.3 says "+γ" where the worked example gives ``4γ``; Eq. 16 (the most
+likely value) is garbled — the root used here is re-derived from Eq. 15; App. Eq. 69 misses a factor 4.
+
+Every function that takes a ``problem`` also accepts the data layer's moments
+(:meth:`symsgd_core.balance.data.GaussianData.moments`, or any object with ``alpha1 … beta2``), read as a
+problem without weight decay (:func:`as_problem`).
 """
 
 from __future__ import annotations
@@ -39,10 +44,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import cumulative_simpson, simpson
 
-from .core.validation import check_array, check_finite, check_int, check_nonnegative, check_positive
+from ..core.validation import check_array, check_finite, check_int, check_nonnegative, check_positive
 
 __all__ = [
     "DiagonalNetProblem",
+    "as_problem",
     "StationaryLaw",
     "critical_temperature",
     "mode_onset_temperature",
@@ -136,6 +142,21 @@ class DiagonalNetProblem:
         return DiagonalNetProblem(self.alpha1, self.alpha2, self.alpha3, self.beta1, self.beta2, float(weight_decay))
 
 
+def as_problem(problem) -> DiagonalNetProblem:
+    """``problem`` as a :class:`DiagonalNetProblem`: itself, or the data layer's ``Moments`` (any object with
+    ``alpha1, alpha2, alpha3, beta1, beta2``; weight decay 0).
+
+    Raises:
+        ValueError: anything else, naming what was given.
+    """
+    if isinstance(problem, DiagonalNetProblem):
+        return problem
+    if all(hasattr(problem, n) for n in ("alpha1", "alpha2", "alpha3", "beta1", "beta2")):
+        return DiagonalNetProblem.from_moments(problem)
+    raise ValueError("problem must be a DiagonalNetProblem or data moments with alpha1, alpha2, alpha3, beta1, "
+                     f"beta2 (e.g. GaussianData().moments()), got {type(problem).__name__}")
+
+
 # --------------------------------------------------------------------------------------------
 # Temperatures and phases (depth 1)
 # --------------------------------------------------------------------------------------------
@@ -144,6 +165,7 @@ def critical_temperature(problem: DiagonalNetProblem) -> float:
 
     Can be ≤ 0 (then no temperature learns: weight decay beats the signal).
     """
+    problem = as_problem(problem)
     return (problem.beta2 - problem.weight_decay) / problem.alpha3
 
 
@@ -155,7 +177,7 @@ def mode_onset_temperature(problem: DiagonalNetProblem) -> float:
 def _depth1_quadratic(problem: DiagonalNetProblem, temperature):
     """Coefficients (A, B, C) of ``A v² + B v + C = 0`` whose roots are the extrema of p₊ (derived).
 
-    ``d log p₊/dv = 0`` ⇔ ``7α₁T v² + (β₁ − 10α₂T) v − (β₂' − 3α₃T) = 0`` (brief §5, from Eq. 15).
+    ``d log p₊/dv = 0`` ⇔ ``7α₁T v² + (β₁ − 10α₂T) v − (β₂' − 3α₃T) = 0`` (derived from arXiv 2308.06671, Eq. 15).
     """
     T = np.asarray(temperature, dtype=float)
     b2 = problem.beta2 - problem.weight_decay
@@ -168,6 +190,7 @@ def most_likely_roots_depth1(temperature: float, problem: DiagonalNetProblem) ->
     One root (the mode) for ``T < T_c/3``; for ``T_c/3 < T < T*`` two (a local minimum
     and a local maximum); none above ``T*``.
     """
+    problem = as_problem(problem)
     T = check_positive("temperature", temperature)
     A, B, C = (float(c) for c in _depth1_quadratic(problem, T))
     disc = B * B - 4.0 * A * C
@@ -186,6 +209,7 @@ def most_likely_value_depth1(temperature: float, problem: DiagonalNetProblem) ->
     ``T < T_c/3``: the positive root of ``7α₁T v² + (β₁ − 10α₂T) v − (β₂' − 3α₃T) = 0``
     (→ β₂'/β₁ as T → 0). For ``T ≥ T_c/3`` the density diverges at 0 (or is ``δ(v)``), so 0.
     """
+    problem = as_problem(problem)
     T = check_positive("temperature", temperature)
     if T >= mode_onset_temperature(problem):
         return 0.0
@@ -215,6 +239,7 @@ def transitional_temperature(problem: DiagonalNetProblem) -> float:
     it decreases monotonically from 0. Returns ``T_c`` if the peak survives up to ``T_c``,
     ``T_c/3`` if there is no bimodal window, ``nan`` if ``T_c ≤ 0``. ≈ 0.2016 for k = σ = 1.
     """
+    problem = as_problem(problem)
     Tc = critical_temperature(problem)
     if Tc <= 0:
         return float("nan")
@@ -251,6 +276,7 @@ PHASES = {
 
 def phase_of(temperature: float, problem: DiagonalNetProblem) -> str:
     """Which of :data:`PHASES` the depth-1 law is in at ``temperature``."""
+    problem = as_problem(problem)
     T = check_positive("temperature", temperature)
     Tc = critical_temperature(problem)
     if T >= Tc:
@@ -313,6 +339,7 @@ def log_density_depth0(v, temperature: float, problem: DiagonalNetProblem):
     ``−(1 + β₁'/(2α₁T)) log g(v) − (α₂β₁' − α₁β₂)/(α₁√Δ T) · arctan((α₁v − α₂)/√Δ)``.
     Works on real or complex arrays (for complex-step derivatives).
     """
+    problem = as_problem(problem)
     T = check_positive("temperature", temperature)
     p = problem
     sd = math.sqrt(p.delta)
@@ -329,6 +356,7 @@ def log_density_depth1(v, temperature: float, problem: DiagonalNetProblem):
     ``(β₂'/(2α₃T) − 3/2) log v − (1 + β₂'/(4α₃T)) log g(v) − (α₃β₁ − α₂β₂')/(2α₃√Δ T) · arctan((α₁v − α₂)/√Δ)``.
     Works on real or complex arrays (for complex-step derivatives).
     """
+    problem = as_problem(problem)
     T = check_positive("temperature", temperature)
     p = problem
     sd = math.sqrt(p.delta)
@@ -346,6 +374,7 @@ def log_density_depth1(v, temperature: float, problem: DiagonalNetProblem):
 def variance_depth0(temperature: float, problem: DiagonalNetProblem) -> float:
     """``Var[v] = T g(m) / (β₁' − Tα₁)`` with ``m = β₂/β₁'`` (derived from the linear drift; inf for
     ``T ≥ β₁'/α₁``). ``T/(1 − 2T)`` for ``k = σ = 1``, γ = 0: increases monotonically with T."""
+    problem = as_problem(problem)
     T = check_positive("temperature", temperature)
     b1 = problem.beta1 + problem.weight_decay
     denom = b1 - T * problem.alpha1
@@ -356,6 +385,7 @@ def variance_depth0(temperature: float, problem: DiagonalNetProblem) -> float:
 
 def most_likely_value_depth0(temperature: float, problem: DiagonalNetProblem) -> float:
     """Mode of Eq. 12: ``v* = (β₂ + 2α₂T)/(β₁' + 2α₁T)`` (derived; → β₂/β₁' as T → 0)."""
+    problem = as_problem(problem)
     T = check_positive("temperature", temperature)
     b1 = problem.beta1 + problem.weight_decay
     return (problem.beta2 + 2.0 * problem.alpha2 * T) / (b1 + 2.0 * problem.alpha1 * T)
@@ -373,6 +403,7 @@ def tail_exponent(depth: int, temperature: float | None = None, problem: Diagona
     if temperature is None or problem is None:
         raise ValueError("depth 0 needs temperature and problem: its tail exponent depends on T")
     T = check_positive("temperature", temperature)
+    problem = as_problem(problem)
     return -2.0 - (problem.beta1 + problem.weight_decay) / (problem.alpha1 * T)
 
 
@@ -387,7 +418,7 @@ class StationaryLaw:
     which both tails decay exponentially — ``z = asinh((α₁v − α₂)/√Δ)`` for D = 0 and
     ``z = log|v|`` for D ≥ 1 — and integrated with Simpson's rule; the parts beyond
     ``|z| = 40`` are added from their exact exponential asymptotes. Normalisation and
-    moments are checked against ``scipy.integrate.quad`` in :mod:`symsgd_core.checks.stationary`.
+    moments are checked against ``scipy.integrate.quad`` in :mod:`symsgd_core.stationary.checks`.
 
     Args:
         problem: the data moments and weight decay.
@@ -409,8 +440,7 @@ class StationaryLaw:
 
     def __init__(self, problem: DiagonalNetProblem, temperature: float, depth: int = 1, branch: int = 1,
                  z_step: float = _Z_STEP) -> None:
-        if not isinstance(problem, DiagonalNetProblem):
-            raise ValueError(f"problem must be a DiagonalNetProblem, got {type(problem).__name__}")
+        problem = as_problem(problem)
         self.temperature = check_positive("temperature", temperature)
         self.depth = check_int("depth", depth, minimum=0)
         if branch not in (1, -1):
@@ -624,7 +654,7 @@ class StationaryLaw:
 
     def sample(self, n: int, seed=0) -> np.ndarray:
         """``n`` independent draws (inverse CDF on the table; ``seed``: int or Generator). Raises if collapsed."""
-        from .core.validation import as_generator
+        from ..core.validation import as_generator
 
         self._require_law()
         n = check_int("n", n, minimum=1)

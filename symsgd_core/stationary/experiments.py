@@ -1,0 +1,654 @@
+"""Notebook 04's experiments: SGD's stationary distribution for diagonal networks (arXiv 2308.06671, Section 4).
+
+One function per figure (its keyword defaults are the figure's starting settings); each returns a frozen
+result that :mod:`symsgd_core.ui.stationary` only draws. The analytic parts (closed forms, phases) are cheap
+enough for slider callbacks; the simulations use the v-SDE engine (:mod:`.sde`) and SGD on the actual
+parameters (:mod:`.sgd`). Statistics: goodness of fit by the Kolmogorov–Smirnov distance to the closed form
+(critical value at level :data:`KS_ALPHA` for the number of independent samples, one per chain), histograms
+as densities with binomial errors (:func:`histogram_density`), tails as survival functions
+(:func:`survival_points`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from ..core.seeding import tagged_stream
+from .laws import (
+    DiagonalNetProblem,
+    StationaryLaw,
+    critical_temperature,
+    most_likely_roots_depth1,
+    phase_grid,
+    phase_of,
+    tail_exponent,
+    transitional_temperature,
+    variance_depth0,
+)
+from .sde import StationaryRun, relaxation_rate, run_to_stationarity, simulate_v, simulate_v_coupled
+from .sgd import AMPLIFIED_LR, SGDSamples, sgd_v_samples
+
+__all__ = [
+    "KS_ALPHA", "gaussian_problem", "histogram_density", "survival_points", "ks_threshold",
+    "DepthLaws", "DepthSample", "DepthComparison", "depth_laws", "depth_comparison",
+    "PHASE_SIGMAS", "PHASE_TEMPS", "PHASE_FRACTIONS", "PhaseView", "phase_view",
+    "VarianceCurves", "VarianceEstimates", "variance_curves", "variance_estimates",
+    "WrongSignResult", "wrong_sign",
+    "TAIL_DEPTHS", "TailView", "TailSamples", "tail_view", "tail_samples",
+    "MethodFit", "DiscreteSGDResult", "DiscreteSGDScan", "discrete_sgd", "discrete_sgd_scan",
+    "DtRow", "dt_convergence",
+]
+
+#: Level of the one-sample KS tests of the figures (two-sided; the critical value for n samples is
+#: ``kstwo.ppf(1 − KS_ALPHA, n)``).
+KS_ALPHA = 1e-4
+
+
+def gaussian_problem(k: float, sigma: float, weight_decay: float) -> DiagonalNetProblem:
+    """The moments of ``x ~ N(0, 1)``, ``y = kx + ε``, ``ε ~ N(0, σ²)`` with weight decay γ (a figure's sliders)."""
+    return DiagonalNetProblem.gaussian(float(k), float(sigma), float(weight_decay))
+
+
+def ks_threshold(n: int) -> float:
+    """The KS distance that ``n`` i.i.d. samples of the true law exceed with probability :data:`KS_ALPHA`."""
+    return float(stats.kstwo.ppf(1.0 - KS_ALPHA, n))
+
+
+def histogram_density(samples, edges):
+    """Histogram of ``samples`` normalised as a density over ``edges`` (counts outside are kept in the total).
+
+    Returns ``(centres, density, standard error)``, where the standard error is the binomial one
+    of each bin's probability divided by its width (independent samples).
+    """
+    x = np.asarray(samples, dtype=float)
+    x = x[np.isfinite(x)]
+    e = np.asarray(edges, dtype=float)
+    counts, _ = np.histogram(x, bins=e)
+    n = max(x.size, 1)
+    w = np.diff(e)
+    p = counts / n
+    return 0.5 * (e[1:] + e[:-1]), p / w, np.sqrt(p * (1 - p) / n) / w
+
+
+def survival_points(samples, v_grid, min_count: int = 5):
+    """Empirical ``P(V > v)`` at ``v_grid``, keeping points with at least ``min_count`` samples beyond."""
+    x = np.sort(np.asarray(samples, dtype=float).ravel())
+    n = x.size
+    beyond = n - np.searchsorted(x, v_grid, side="right")
+    keep = beyond >= min_count
+    return v_grid[keep], beyond[keep] / max(n, 1)
+
+
+def _report(progress, fraction: float) -> None:
+    if progress is not None:
+        progress(fraction)
+
+
+# ============================================================================ 1. depth 0 vs depth 1
+@dataclass(frozen=True, eq=False)
+class DepthLaws:
+    """The closed-form laws of depth 0 and 1 at one setting (the live part of the first figure).
+
+    Attributes:
+        problem, temperature: the setting; critical_temperature: T_c of depth 1; phase: its :func:`phase_of`.
+        laws: ``{0: law, 1: law}`` (:class:`~.laws.StationaryLaw`).
+        edges: ``{depth: (41,)}`` histogram edges (0.5 % … 99.5 % quantiles for D = 0, 0 … 99 % for D = 1).
+        curves: ``{depth: (x, p(x))}`` the densities on 400 points (``None`` when the law is δ(v)).
+        modes: ``{depth: (xs, ps)}`` the most likely value (and, in the bimodal phase, the interior peak).
+    """
+
+    problem: DiagonalNetProblem
+    temperature: float
+    critical_temperature: float
+    phase: str
+    laws: dict
+    edges: dict
+    curves: dict
+    modes: dict
+
+
+def _depth_edges(law: StationaryLaw, depth: int) -> np.ndarray:
+    if depth == 0:
+        lo, hi = law.ppf(np.array([0.005, 0.995]))
+        return np.linspace(lo, hi, 41)
+    if law.collapsed:
+        return np.linspace(0.0, 1.0, 41)
+    return np.linspace(0.0, float(law.ppf(np.array([0.99]))[0]), 41)
+
+
+def depth_laws(temperature: float = 0.15, k: float = 1.0, sigma: float = 1.0, weight_decay: float = 0.0) -> DepthLaws:
+    """The closed forms of depth 0 (Eq. 12) and depth 1 (Eq. 15, with weight decay) at temperature T."""
+    prob = gaussian_problem(k, sigma, weight_decay)
+    laws, edges, curves, modes = {}, {}, {}, {}
+    for depth in (0, 1):
+        law = laws[depth] = StationaryLaw(prob, temperature, depth)
+        edges[depth] = e = _depth_edges(law, depth)
+        if law.collapsed:
+            curves[depth] = None
+            modes[depth] = ([0.0], [1.0])
+            continue
+        x = np.linspace(e[0], e[-1], 400)
+        if depth == 1:
+            x = x[1:]
+        y = law.pdf(x)
+        curves[depth] = (x, y)
+        m = law.mode
+        ym = float(law.pdf(np.array([m]))[0]) if (depth == 0 or m > 0) else float(np.max(y))
+        mx, my = [m], [ym]
+        if depth == 1 and m == 0:  # bimodal phase: also mark the interior local maximum
+            roots = most_likely_roots_depth1(temperature, prob)
+            if roots.size == 2:
+                mx.append(float(roots[-1]))
+                my.append(float(law.pdf(roots[-1:])[0]))
+        modes[depth] = (mx, my)
+    return DepthLaws(prob, float(temperature), critical_temperature(prob), phase_of(temperature, prob), laws, edges,
+                     curves, modes)
+
+
+@dataclass(frozen=True, eq=False)
+class DepthSample:
+    """SDE chains of one depth against its closed form.
+
+    Attributes:
+        depth: D; run: the :class:`~.sde.StationaryRun`; centres, density: its histogram on the law's edges.
+        ks: KS distance of the finite final states to the closed form (nan when the law is δ(v));
+        ks_threshold: :func:`ks_threshold` for their number; median: the median final v.
+    """
+
+    depth: int
+    run: StationaryRun
+    centres: np.ndarray
+    density: np.ndarray
+    ks: float
+    ks_threshold: float
+    median: float
+
+    @property
+    def agrees(self) -> bool:
+        """The KS distance is within the sampling threshold (False when nothing could be compared)."""
+        return bool(self.ks <= self.ks_threshold)
+
+
+@dataclass(frozen=True, eq=False)
+class DepthComparison:
+    """The simulated part of the first figure: ``samples = {0: DepthSample, 1: DepthSample}`` and the laws."""
+
+    laws: DepthLaws
+    samples: dict
+    n_chains: int
+
+
+def depth_comparison(temperature: float = 0.15, k: float = 1.0, sigma: float = 1.0, weight_decay: float = 0.0,
+                     n_chains: int = 1500, seed: int = 0, progress=None) -> DepthComparison:
+    """``n_chains`` v-SDE chains per depth from v₀ = 1, run for 4 relaxation times (at most t = 25; the result
+    says when that was too short), against the closed forms. Both depths use ``seed``."""
+    laws = depth_laws(temperature, k, sigma, weight_decay)
+    samples = {}
+    for depth in (0, 1):
+        run = run_to_stationarity(laws.problem, temperature, depth, n_chains=n_chains, v0=1.0, relax_times=4.0,
+                                  t_max=25.0, seed=seed, warn=False)
+        _report(progress, 0.5 * (depth + 1))
+        centres, density, _ = histogram_density(run.final, laws.edges[depth])
+        ok = np.isfinite(run.final)
+        if laws.laws[depth].collapsed:
+            ks, crit = float("nan"), float("nan")
+        else:
+            ks = float(stats.kstest(run.final[ok], laws.laws[depth].cdf).statistic)
+            crit = ks_threshold(int(ok.sum()))
+        samples[depth] = DepthSample(depth, run, centres, density, ks, crit, float(np.median(run.final)))
+    return DepthComparison(laws, samples, int(n_chains))
+
+
+# ============================================================================ 2. phase transition
+#: The (σ, T) grid of the phase diagram and the fractions of T_c drawn as reference densities.
+PHASE_SIGMAS = np.linspace(0.1, 2.0, 120)
+PHASE_TEMPS = np.linspace(0.005, 0.6, 160)
+PHASE_FRACTIONS = (0.2, 0.5, 0.8, 0.95)
+
+
+@dataclass(frozen=True, eq=False)
+class PhaseView:
+    """The depth-1 law near v = 0 and the phase diagram at one setting.
+
+    Attributes:
+        problem, temperature, k: the setting; phase: :func:`phase_of`; T_c, T_star: its temperatures.
+        near_zero_exponent: a in ``p ∝ v^a`` as v → 0 (``β₂'/(2α₃T) − 3/2``).
+        v: the log-spaced v grid; references: ``[(fraction, x, p)]`` at ``fraction·T_c`` (empty if T_c ≤ 0);
+        current: ``(x, p)`` at T, or None when the law is δ(v) (points with p outside [1e-6, 1e6] dropped).
+        codes: :func:`phase_grid` on :data:`PHASE_TEMPS` × :data:`PHASE_SIGMAS`;
+        T_c_curve, T_star_curve: T_c(σ) and T*(σ) on :data:`PHASE_SIGMAS`.
+    """
+
+    problem: DiagonalNetProblem
+    temperature: float
+    k: float
+    phase: str
+    T_c: float
+    T_star: float
+    near_zero_exponent: float
+    v: np.ndarray
+    references: list
+    current: tuple | None
+    codes: np.ndarray
+    T_c_curve: np.ndarray
+    T_star_curve: np.ndarray
+
+
+def _visible(v, law: StationaryLaw):
+    y = law.pdf(v)
+    keep = (y > 1e-6) & (y < 1e6)
+    return v[keep], y[keep]
+
+
+def phase_view(temperature: float = 0.15, sigma: float = 1.0, weight_decay: float = 0.0, k: float = 1.0) -> PhaseView:
+    """The density near 0 (log–log) at T and at fractions of T_c, and the (σ, T) phase diagram of depth 1."""
+    prob = gaussian_problem(k, sigma, weight_decay)
+    tc = critical_temperature(prob)
+    v = np.logspace(-6, 1.3, 300)
+    refs = [] if tc <= 0 else [(f, *_visible(v, StationaryLaw(prob, f * tc, 1, z_step=0.02))) for f in PHASE_FRACTIONS]
+    law = StationaryLaw(prob, temperature, 1, z_step=0.02)
+    current = None if law.collapsed else _visible(v, law)
+    codes = phase_grid(k, PHASE_SIGMAS, PHASE_TEMPS, weight_decay)
+    curve = np.array([critical_temperature(gaussian_problem(k, s, weight_decay)) for s in PHASE_SIGMAS])
+    tstar = np.array([transitional_temperature(gaussian_problem(k, s, weight_decay)) for s in PHASE_SIGMAS])
+    b2 = prob.beta2 - prob.weight_decay
+    return PhaseView(prob, float(temperature), float(k), phase_of(temperature, prob), tc,
+                     transitional_temperature(prob), b2 / (2 * prob.alpha3 * temperature) - 1.5, v, refs, current,
+                     codes, curve, tstar)
+
+
+# ============================================================================ 3. fluctuation inversion
+@dataclass(frozen=True, eq=False)
+class VarianceCurves:
+    """Var[v] against T from the closed forms: depth 0 on ``(0, 0.95·β₁'/α₁)``, depth 1 on ``(0, 0.995·T_c)``.
+
+    Attributes:
+        problem; T0, var0: depth 0; T1, var1: depth 1 (empty when T_c ≤ 0); T_c; T0_max = β₁'/α₁ (D = 0's Var
+        diverges there).
+    """
+
+    problem: DiagonalNetProblem
+    T0: np.ndarray
+    var0: np.ndarray
+    T1: np.ndarray
+    var1: np.ndarray
+    T_c: float
+    T0_max: float
+
+    @property
+    def peak(self) -> int:
+        """Index of depth 1's largest variance (−1 when there is no depth-1 curve)."""
+        return int(np.argmax(self.var1)) if self.var1.size else -1
+
+
+def variance_curves(k: float = 1.0, sigma: float = 1.0, weight_decay: float = 0.0) -> VarianceCurves:
+    """The closed-form variances of depth 0 (``T g(m)/(β₁' − Tα₁)``) and depth 1 (tabulated law) against T."""
+    prob = gaussian_problem(k, sigma, weight_decay)
+    tc = critical_temperature(prob)
+    t0_max = (prob.beta1 + weight_decay) / prob.alpha1
+    T0 = np.linspace(0.005, 0.95 * t0_max, 60)
+    var0 = np.array([variance_depth0(t, prob) for t in T0])
+    if tc > 0:
+        T1 = np.linspace(0.01, 0.995, 36) * tc
+        var1 = np.array([StationaryLaw(prob, t, 1, z_step=0.02).variance for t in T1])
+    else:
+        T1, var1 = np.array([]), np.array([])
+    return VarianceCurves(prob, T0, var0, T1, var1, tc, t0_max)
+
+
+@dataclass(frozen=True, eq=False)
+class VarianceEstimates:
+    """Sample variances of v-SDE final states against T.
+
+    Attributes:
+        points: ``{depth: (T, var, bootstrap se, relaxed)}`` (lists).
+        unrelaxed: ``["D=…, T=…"]`` the points whose runs stopped before 4 relaxation times.
+        n_chains, t_max: the sizes.
+    """
+
+    points: dict
+    unrelaxed: list
+    n_chains: int
+    t_max: float
+
+
+def variance_estimates(k: float = 1.0, sigma: float = 1.0, weight_decay: float = 0.0, n_chains: int = 600,
+                       n_temps: int = 6, seed: int = 0, t_max: float = 25.0, progress=None) -> VarianceEstimates:
+    """Var[v] of ``n_chains`` chains from v₀ = 1 after 4 relaxation times (at most ``t_max``), at ``n_temps``
+    temperatures per depth; error bars: 100 bootstrap resamples over chains.
+
+    Seeds: point j (depth 0 first, then depth 1) runs with seed ``seed + j``; the bootstrap draws from
+    ``stream(seed)`` in that order.
+    """
+    prob = gaussian_problem(k, sigma, weight_decay)
+    tc = critical_temperature(prob)
+    t0_max = (prob.beta1 + weight_decay) / prob.alpha1
+    plan = [(0, T) for T in np.linspace(0.1, 0.55, n_temps) * min(t0_max, 0.5)]
+    if tc > 0:
+        plan += [(1, T) for T in np.linspace(0.15, 0.9, n_temps) * tc]
+    pts = {0: ([], [], [], []), 1: ([], [], [], [])}
+    unrelaxed = []
+    rng = np.random.default_rng(seed)
+    for j, (depth, T) in enumerate(plan):
+        run = run_to_stationarity(prob, T, depth, n_chains=n_chains, v0=1.0, relax_times=4.0, t_max=t_max, dt=0.04,
+                                  seed=seed + j, warn=False)
+        x = run.final[np.isfinite(run.final)]
+        boot = [np.var(x[rng.integers(0, x.size, x.size)]) for _ in range(100)]
+        pts[depth][0].append(T)
+        pts[depth][1].append(float(np.var(x)))
+        pts[depth][2].append(float(np.std(boot)))
+        pts[depth][3].append(run.relaxed)
+        if not run.relaxed:
+            unrelaxed.append(f"D={depth}, T={T:.2f}")
+        _report(progress, (j + 1) / len(plan))
+    return VarianceEstimates(pts, unrelaxed, int(n_chains), float(t_max))
+
+
+# ============================================================================ 4. wrong sign
+@dataclass(frozen=True, eq=False)
+class WrongSignResult:
+    """Runs started with the wrong sign, v₀ = −1 (u = −w).
+
+    Attributes:
+        temperature; median_paths: ``{1: (t, median |v|), 2: (…)}`` of the v-SDE (floored at 1e-300);
+        rate: the collapse rate 4(β₂ + γ + Tα₃) of depth 1; rate_line: ``(t, |v|)`` of that slope from t = 2;
+        amplified: :class:`~.sgd.SGDSamples` of noise-amplified SGD on (u, w), depth 1;
+        depth0: the depth-0 :class:`~.sde.StationaryRun`; law0: its closed form; edges, centres, density: its
+        histogram; p_wrong_sim, p_wrong_theory: ``P(v < 0)`` simulated and closed form;
+        median_abs_v_end: ``{1: …, 2: …}`` at the last record; amplified_median_abs_v: at t = 2 (None if every run
+        diverged).
+    """
+
+    temperature: float
+    t_end: float
+    median_paths: dict
+    rate: float
+    rate_line: tuple
+    amplified: SGDSamples
+    depth0: StationaryRun
+    law0: StationaryLaw
+    edges: np.ndarray
+    centres: np.ndarray
+    density: np.ndarray
+    p_wrong_sim: float
+    p_wrong_theory: float
+    median_abs_v_end: dict
+    amplified_median_abs_v: float | None
+
+
+def wrong_sign(temperature: float = 0.15, n_chains: int = 300, seed: int = 0, progress=None) -> WrongSignResult:
+    """Depth 1 and 2 from v₀ = −1 collapse to 0 (Euler, dt = 0.005, t = 8); depth 0 keeps wrong-sign mass.
+
+    Seeds: depth D's SDE uses ``seed + D``; SGD and the depth-0 run use ``seed``.
+    """
+    prob = gaussian_problem(1.0, 1.0, 0.0)
+    T = float(temperature)
+    t_end, K = 8.0, 80
+    paths = {}
+    for depth in (1, 2):
+        run = simulate_v(prob, T, depth, n_chains=n_chains, t_end=t_end, dt=0.005, v0=-1.0, n_records=K,
+                         scheme="euler", seed=seed + depth)
+        med = np.median(np.abs(run.v), axis=1)
+        paths[depth] = (run.times, np.maximum(med, 1e-300))
+        _report(progress, 0.25 * depth)
+    amp = sgd_v_samples(1.0, 1.0, T, depth=1, method="amplified", lr=AMPLIFIED_LR, n_runs=100, t_end=2.0, v0=-1.0,
+                        n_records=8, seed=seed)
+    _report(progress, 0.75)
+    law0 = StationaryLaw(prob, T, 0)
+    run0 = run_to_stationarity(prob, T, 0, n_chains=4 * n_chains, v0=-1.0, relax_times=6.0, seed=seed, warn=False)
+    _report(progress, 1.0)
+    rate = 4.0 * (prob.beta2 + prob.weight_decay + T * prob.alpha3)
+    t_line = np.linspace(2.0, t_end, 20)
+    s_ref = math.log(paths[1][1][np.searchsorted(paths[1][0], 2.0)])
+    lo, hi = law0.ppf(np.array([0.002, 0.998]))
+    e = np.linspace(lo, hi, 41)
+    centres, density, _ = histogram_density(run0.final, e)
+    return WrongSignResult(
+        temperature=T, t_end=t_end, median_paths=paths, rate=rate,
+        rate_line=(t_line, np.exp(s_ref - rate * (t_line - 2.0))), amplified=amp, depth0=run0, law0=law0, edges=e,
+        centres=centres, density=density, p_wrong_sim=float(np.mean(run0.final < 0)),
+        p_wrong_theory=float(law0.cdf(np.array([0.0]))[0]),
+        median_abs_v_end={d: float(paths[d][1][-1]) for d in (1, 2)},
+        amplified_median_abs_v=float(np.median(np.abs(amp.v))) if amp.v.size else None)
+
+
+# ============================================================================ 5. tails
+#: Depths of the tails figure.
+TAIL_DEPTHS = (1, 2, 4)
+
+
+@dataclass(frozen=True, eq=False)
+class TailView:
+    """Tails of the stationary law, ``P(V > v)`` on ``v ∈ [1, 100]``.
+
+    Attributes:
+        temperature; v: the grid; survival: ``{D: P(V > v)}``; power_laws: ``{D: the line v^(ρ+1)}`` through the
+        last point; slopes: ``{D: local slope of log p at v ≈ 1000}``; depth0: ``(v, P(V > v))`` of D = 0
+        (points above 1e-7); rho0: D = 0's exponent at T.
+    """
+
+    temperature: float
+    v: np.ndarray
+    survival: dict
+    power_laws: dict
+    slopes: dict
+    depth0: tuple
+    rho0: float
+
+
+def tail_view(temperature: float = 0.15) -> TailView:
+    """The closed-form tails of depth 1, 2, 4 (ρ = −5 + 3/(D+1)) and of depth 0 (ρ depends on T), k = σ = 1."""
+    prob = gaussian_problem(1.0, 1.0, 0.0)
+    v = np.logspace(0, 2, 120)
+    survival, lines, slopes = {}, {}, {}
+    for d in TAIL_DEPTHS:
+        law = StationaryLaw(prob, temperature, d, z_step=0.02)
+        sf = 1.0 - law.cdf(v)
+        survival[d] = sf
+        lines[d] = float(sf[-1]) * (v / v[-1]) ** (tail_exponent(d) + 1.0)
+        slopes[d] = float(np.diff(law.log_pdf(np.array([1e3, 2e3])))[0] / math.log(2.0))
+    sf0 = 1.0 - StationaryLaw(prob, temperature, 0, z_step=0.02).cdf(v)
+    keep = sf0 > 1e-7
+    return TailView(float(temperature), v, survival, lines, slopes, (v[keep], sf0[keep]),
+                    tail_exponent(0, temperature, prob))
+
+
+@dataclass(frozen=True, eq=False)
+class TailSamples:
+    """v-SDE samples of the tails: ``samples = {D: pooled v}``, ``points = {D: (v, P(V > v))}``."""
+
+    temperature: float
+    samples: dict
+    points: dict
+    n_chains: int
+    t_end: float
+
+
+def tail_samples(temperature: float = 0.15, n_chains: int = 800, n_records: int = 10, t_end: float = 10.0,
+                 seed: int = 0, progress=None) -> TailSamples:
+    """Chains from v₀ = 1 for ``t_end``; the records of the second half pooled (tail excursions decorrelate
+    within about one time unit). Seeds: depth D uses ``seed + D``."""
+    prob = gaussian_problem(1.0, 1.0, 0.0)
+    v_grid = np.logspace(0, 2, 25)
+    samples, points = {}, {}
+    for i, d in enumerate(TAIL_DEPTHS):
+        run = simulate_v(prob, temperature, d, n_chains=n_chains, t_end=t_end, dt=0.02, v0=1.0, n_records=n_records,
+                         seed=seed + d)
+        x = run.v[run.times >= 0.5 * run.times[-1]].ravel()
+        samples[d] = x
+        points[d] = survival_points(x, v_grid)
+        _report(progress, (i + 1) / len(TAIL_DEPTHS))
+    return TailSamples(float(temperature), samples, points, int(n_chains), float(t_end))
+
+
+# ============================================================================ 6. discrete SGD near T_c
+@dataclass(frozen=True, eq=False)
+class MethodFit:
+    """Final v of one method against the closed form: KS distance, its threshold, divergences, histogram."""
+
+    ks: float
+    ks_threshold: float
+    diverged: int
+    n: int
+    centres: np.ndarray
+    density: np.ndarray
+
+    @property
+    def agrees(self) -> bool:
+        return bool(self.ks <= self.ks_threshold)
+
+
+@dataclass(frozen=True, eq=False)
+class DiscreteSGDResult:
+    """Depth 1 at T: the v-SDE, plain SGD (η = T, S = 1) and noise-amplified SGD against Eq. 15.
+
+    Attributes:
+        temperature; law: the closed form; curve: ``(x, p)`` (None when δ(v)); edges: the histogram's;
+        fits: ``{"v-SDE": MethodFit, "plain SGD": …, "amplified SGD": …}`` (in that order).
+    """
+
+    temperature: float
+    law: StationaryLaw
+    curve: tuple | None
+    edges: np.ndarray
+    fits: dict
+
+
+def discrete_sgd(temperature: float = 0.1, n_runs: int = 300, seed: int = 0, progress=None) -> DiscreteSGDResult:
+    """The v-SDE (3 relaxation times, at most t = 6), plain SGD (t = 6) and noise-amplified SGD (t = 3,
+    ``n_runs // 2`` runs) from v = 1, all with ``seed``."""
+    prob = gaussian_problem(1.0, 1.0, 0.0)
+    T = float(temperature)
+    law = StationaryLaw(prob, T, 1)
+    t_end = 6.0
+    sde = run_to_stationarity(prob, T, 1, n_chains=n_runs, v0=1.0, relax_times=3.0, t_max=t_end, seed=seed,
+                              warn=False)
+    _report(progress, 1 / 3)
+    sgd = sgd_v_samples(1.0, 1.0, T, method="sgd", n_runs=n_runs, t_end=t_end, seed=seed)
+    _report(progress, 2 / 3)
+    amp = sgd_v_samples(1.0, 1.0, T, method="amplified", lr=AMPLIFIED_LR, n_runs=n_runs // 2, t_end=3.0, seed=seed)
+    _report(progress, 1.0)
+    hi = float(law.ppf(np.array([0.98]))[0]) if not law.collapsed else 1.0
+    e = np.linspace(0.0, hi, 21)
+    curve = None
+    if not law.collapsed:
+        x = np.linspace(e[0], e[-1], 300)[1:]
+        curve = (x, law.pdf(x))
+    fits = {}
+    for name, vals, div, n in (("v-SDE", sde.final, 0, n_runs), ("plain SGD", sgd.v, sgd.diverged, n_runs),
+                               ("amplified SGD", amp.v, amp.diverged, n_runs // 2)):
+        c, d, _ = histogram_density(vals, e)
+        ks = float(stats.kstest(vals, law.cdf).statistic) if (vals.size and not law.collapsed) else float("nan")
+        fits[name] = MethodFit(ks, ks_threshold(max(vals.size, 1)), div, n, c, d)
+    return DiscreteSGDResult(T, law, curve, e, fits)
+
+
+@dataclass(frozen=True, eq=False)
+class DiscreteSGDScan:
+    """Divergence fractions and KS distances against T (tuples, one entry per temperature).
+
+    Attributes:
+        T; sgd_div, amp_div: fraction of runs that diverged; sgd_ks, amp_ks: two-sample KS distance of the
+        surviving runs to the v-SDE at the same time; sgd_crit, amp_crit: the two-sample thresholds;
+        sde_ks_law: KS distance of the v-SDE to the closed form (nan when δ(v)); sde_crit: its threshold;
+        n_runs; t_end.
+    """
+
+    T: tuple
+    sgd_div: tuple
+    amp_div: tuple
+    sgd_ks: tuple
+    amp_ks: tuple
+    sgd_crit: tuple
+    amp_crit: tuple
+    sde_ks_law: tuple
+    sde_crit: tuple
+    n_runs: int
+    t_end: float
+
+
+def discrete_sgd_scan(temps=(0.05, 0.1, 0.15, 0.2, 0.25, 0.3), n_runs: int = 300, t_end: float = 5.0, seed: int = 0,
+                      progress=None) -> DiscreteSGDScan:
+    """Divergence fraction and KS distances against T for plain SGD, noise-amplified SGD and the v-SDE.
+
+    Every method starts at v = 1 (balanced) and runs for the same time ``t_end``, so SGD is compared with the
+    SDE *at the same time* (two-sample KS, asymptotic threshold at level :data:`KS_ALPHA`): slow relaxation near
+    T_c affects both alike and does not masquerade as a discretisation error. The SDE's own KS distance to the
+    closed form shows how far from stationary the runs still are. Seeds: temperature j uses ``seed + j`` for
+    every method.
+    """
+    prob = gaussian_problem(1.0, 1.0, 0.0)
+    keys = ("T", "sgd_div", "amp_div", "sgd_ks", "amp_ks", "sgd_crit", "amp_crit", "sde_ks_law", "sde_crit")
+    rows = {k: [] for k in keys}
+    c_alpha = math.sqrt(-0.5 * math.log(KS_ALPHA / 2.0))  # two-sample KS, asymptotic
+    for j, T in enumerate(temps):
+        law = StationaryLaw(prob, T, 1)
+        sgd = sgd_v_samples(1.0, 1.0, T, method="sgd", n_runs=n_runs, t_end=t_end, seed=seed + j)
+        amp = sgd_v_samples(1.0, 1.0, T, method="amplified", lr=AMPLIFIED_LR, n_runs=n_runs // 2, t_end=t_end,
+                            seed=seed + j)
+        sde = simulate_v(prob, T, 1, n_chains=n_runs, t_end=t_end, dt=0.02, v0=1.0, seed=seed + j).final
+        rows["T"].append(T)
+        for key, res in (("sgd", sgd), ("amp", amp)):
+            m = res.v.size
+            rows[f"{key}_div"].append(res.diverged / res.n_runs)
+            rows[f"{key}_ks"].append(float(stats.ks_2samp(res.v, sde).statistic) if m else 1.0)
+            rows[f"{key}_crit"].append(c_alpha * math.sqrt((m + n_runs) / max(m * n_runs, 1)))
+        rows["sde_ks_law"].append(float("nan") if law.collapsed else float(stats.kstest(sde, law.cdf).statistic))
+        rows["sde_crit"].append(ks_threshold(n_runs))
+        _report(progress, (j + 1) / len(temps))
+    return DiscreteSGDScan(**{k: tuple(v) for k, v in rows.items()}, n_runs=int(n_runs), t_end=float(t_end))
+
+
+# ============================================================================ the step-size study
+@dataclass(frozen=True)
+class DtRow:
+    """One scheme and step size of :func:`dt_convergence`.
+
+    Attributes:
+        scheme, dt; sup_F_dt_minus_F_dt2: two-sample KS distance of the coupled (dt, dt/2) runs (the dt run's
+        error, up to noise); ks_fine_vs_law: KS distance of the dt/2 run to the closed form; p_small_coarse,
+        p_small_fine, p_small_law: ``P(v < v_small)``; ks_noise_scale: ``1/√n``.
+    """
+
+    scheme: str
+    dt: float
+    sup_F_dt_minus_F_dt2: float
+    ks_fine_vs_law: float
+    p_small_coarse: float
+    p_small_fine: float
+    p_small_law: float
+    ks_noise_scale: float
+
+
+def dt_convergence(problem: DiagonalNetProblem, temperature: float, depth: int = 1, *, dts=(0.04, 0.02, 0.01),
+                   schemes=("euler", "weak2"), n_chains: int = 3000, relax_times: float = 2.0, v_small: float = 0.05,
+                   seed: int = 0) -> list[DtRow]:
+    """Discretisation error against dt, measured with coupled (dt, dt/2) runs started from the closed form.
+
+    For each scheme and dt: ``sup|F_dt − F_dt/2|`` (two-sample KS of the coupled runs: the error of
+    the dt run, up to noise), the KS distance of the dt/2 run to the closed form, and
+    ``P(v < v_small)`` of both runs against the closed form. Halving dt should halve the first
+    column for Euler (weak order 1) and quarter it for the order-2 scheme, until sampling noise
+    (≈ 1/√n) takes over. The chains start from exact draws of the law (:func:`~symsgd_core.core.seeding.
+    tagged_stream` ``(seed, 5)``); every run uses ``seed``.
+    """
+    law = StationaryLaw(problem, temperature, depth)
+    if law.collapsed:
+        raise ValueError(f"no stationary density at T = {temperature} (depth {depth}): nothing to converge to")
+    lam = relaxation_rate(problem, temperature, depth)
+    v0 = law.sample(n_chains, seed=tagged_stream(seed, 5))
+    p_small = float(law.cdf(np.array([v_small]))[0])
+    rows = []
+    for scheme in schemes:
+        for dt in dts:
+            fine, coarse = simulate_v_coupled(problem, temperature, depth, n_chains=n_chains, t_end=relax_times / lam,
+                                              dt=dt, v0=v0, scheme=scheme, seed=seed)
+            rows.append(DtRow(scheme, dt, float(stats.ks_2samp(fine.final, coarse.final).statistic),
+                              float(stats.kstest(fine.final, law.cdf).statistic),
+                              float(np.mean(coarse.final < v_small)), float(np.mean(fine.final < v_small)), p_small,
+                              1.0 / math.sqrt(n_chains)))
+    return rows

@@ -1,0 +1,146 @@
+"""Notebook 04's experiments (symsgd_core.stationary.experiments) and exercises, called directly.
+
+The science of the figures: each test calls the experiment function its controller calls and asserts the
+outcome the notebook states (tests/test_ui_stationary.py only checks that the controllers draw these results).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from symsgd_core import stationary as st
+
+
+def test_depth_laws_mark_the_modes_and_the_collapse():
+    r = st.depth_laws()
+    assert r.phase == "bimodal" and r.critical_temperature == pytest.approx(1 / 3)
+    assert r.modes[0][0] == [r.laws[0].mode] and r.modes[1][0][0] == 0.0 and len(r.modes[1][0]) == 2  # + the peak
+    x, y = r.curves[1]
+    assert x[0] > 0 and np.all(np.isfinite(y))
+    dead = st.depth_laws(temperature=0.45)
+    assert dead.laws[1].collapsed and dead.curves[1] is None and dead.phase == "dead"
+
+
+def test_depth_comparison_default_agrees_with_theory():
+    r = st.depth_comparison()
+    for depth in (0, 1):
+        s = r.samples[depth]
+        assert s.agrees, (depth, s.ks, s.ks_threshold)
+        assert s.run.relaxed and s.run.n_chains == 1500
+        assert np.sum(s.density * np.diff(r.laws.edges[depth])) <= 1.0 + 1e-12
+
+
+def test_depth_comparison_above_tc_collapses():
+    r = st.depth_comparison(temperature=0.45, n_chains=300)
+    s = r.samples[1]
+    assert math.isnan(s.ks) and not s.agrees and s.median < 1e-3
+
+
+def test_phase_view_names_each_phase():
+    for T, phase in ((0.05, "peaked"), (0.15, "bimodal"), (0.25, "collapsing"), (0.4, "dead")):
+        r = st.phase_view(temperature=T)
+        assert r.phase == phase, T
+        assert (r.current is None) == (phase == "dead")
+    r = st.phase_view()
+    assert r.T_c / 3 < r.T_star < r.T_c and len(r.references) == len(st.PHASE_FRACTIONS)
+    assert r.codes.shape == (st.PHASE_TEMPS.size, st.PHASE_SIGMAS.size)
+    assert r.near_zero_exponent == pytest.approx(1 / (2 * 3 * 0.15) - 1.5)
+
+
+def test_variance_curves_invert_for_depth_one_only():
+    r = st.variance_curves()
+    assert 0 < r.peak < r.var1.size - 1 and r.var1[-1] < 0.1 * r.var1[r.peak]
+    assert np.all(np.diff(r.var0) > 0)
+    none = st.variance_curves(k=0.5, weight_decay=0.6)
+    assert none.T_c <= 0 and none.T1.size == 0 and none.peak == -1
+
+
+def test_variance_estimates_mark_unrelaxed_points():
+    r = st.variance_estimates(n_chains=150, n_temps=3)
+    T1, var1, se1, relaxed1 = r.points[1]
+    assert len(T1) == 3 and all(v > 0 for v in var1) and all(s >= 0 for s in se1)
+    assert not relaxed1[-1] and r.unrelaxed  # 0.9·T_c does not relax within t = 25
+    assert sum(not ok for ok in r.points[0][3] + relaxed1) == len(r.unrelaxed)
+
+
+def test_wrong_sign_collapses_for_depth_one_and_two_not_zero():
+    r = st.wrong_sign()
+    assert r.median_abs_v_end[1] < 1e-10 < r.median_abs_v_end[2] < 1e-2
+    assert abs(r.p_wrong_sim - r.p_wrong_theory) < 0.02 and r.p_wrong_theory > 0
+    assert r.amplified.n_runs == 100 and r.amplified_median_abs_v is not None and np.all(r.amplified.v <= 0)
+
+
+def test_tail_view_slopes_match_theory():
+    r = st.tail_view()
+    for d, s in r.slopes.items():
+        assert s == pytest.approx(st.tail_exponent(d), abs=0.01)
+    assert r.rho0 == pytest.approx(st.tail_exponent(0, 0.15, st.gaussian_problem(1.0, 1.0, 0.0)))
+
+
+def test_tail_samples_reach_the_tail():
+    r = st.tail_samples(n_chains=200)
+    for d in st.TAIL_DEPTHS:
+        v, sf = r.points[d]
+        assert v.size and np.all(np.diff(sf) <= 0) and r.samples[d].size == 200 * 6  # records at t ≥ 5 of t = 1, …, 10
+
+
+def test_discrete_sgd_follows_the_sde_at_small_T():
+    r = st.discrete_sgd(n_runs=60)
+    assert list(r.fits) == ["v-SDE", "plain SGD", "amplified SGD"]
+    assert all(f.agrees for f in r.fits.values()), r.fits
+    assert r.fits["amplified SGD"].n == 30
+
+
+def test_discrete_sgd_scan_sees_the_slow_relaxation_near_tc():
+    r = st.discrete_sgd_scan(temps=(0.05, 0.3), n_runs=60, t_end=1.0)
+    assert r.T == (0.05, 0.3) and r.n_runs == 60
+    assert r.sde_ks_law[0] <= r.sde_crit[0] < r.sde_ks_law[1]  # stationary at T = 0.05, not yet near T_c
+    c_alpha = math.sqrt(-0.5 * math.log(st.KS_ALPHA / 2))
+    assert r.sgd_crit[0] == pytest.approx(c_alpha * math.sqrt(2 / 60))  # no divergence: m = n = 60
+
+
+def test_histogram_density_normalisation():
+    x = np.random.default_rng(0).standard_normal(10000)
+    c, d, se = st.histogram_density(x, np.linspace(-8, 8, 81))
+    assert np.sum(d * 0.2) == pytest.approx(1.0) and np.all(se >= 0)
+
+
+def test_results_are_frozen():
+    r = st.tail_view()
+    with pytest.raises(AttributeError):
+        r.temperature = 1.0
+
+
+# -- exercises ----------------------------------------------------------------------------------
+def test_exercises():
+    for name, ex in st.EXERCISES.items():
+        assert ex.check(None).status == "unanswered"
+        assert ex.check(ex.solution).correct, name
+        verdict = ex.check(ex.solution * 1.1 + 0.01)
+        assert verdict.status == "wrong" and "Hint:" in verdict.message
+    assert "expected a number" in st.EXERCISES["tail_depth3"].check("minus four").message
+    assert st.EXERCISES["tail_depth3"].check(-4.25).correct and st.EXERCISES["tail_depth3"].check("-17/4").correct
+    assert st.EXERCISES["critical_temperature"].check(0.8 / 3).correct
+
+
+def test_exercise_hints_state_the_right_numbers():
+    """The worked numbers in each explanation must reproduce the answer (a hint once said 0.85 for 0.55)."""
+    mode = st.EXERCISES["mode_depth1"]
+    assert "0.55" in mode.check(math.sqrt(0.55 / 0.7)).message and "0.55" in mode.check(5.0).message
+    assert math.isclose(mode.solution, math.sqrt(0.55 / 0.7))
+    assert st.EXERCISES["variance_depth0"].check(0.1 / (1 - 2 * 0.1)).correct
+    assert st.EXERCISES["critical_temperature"].check((1 - 0.2) / 3).correct
+    assert "0.2667" in st.EXERCISES["critical_temperature"].check(0.2667).message
+
+
+@pytest.mark.parametrize("name", sorted(st.EXERCISES))
+def test_typical_mistakes_are_wrong_and_explained(name):
+    ex = st.EXERCISES[name]
+    assert len(ex.mistakes) == 2
+    for value, explanation in ex.mistakes:
+        assert not math.isclose(value, ex.solution, rel_tol=1e-3), (name, value)
+        verdict = ex.check(value)
+        assert verdict.status == "wrong" and explanation in verdict.message and "you gave" in verdict.message
