@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..core.validation import check_array, check_positive_int
+from .models import SymmetricModel
 
 __all__ = ["TorchSymmetricLoss", "attention_score_model"]
 
@@ -52,17 +53,12 @@ class TorchSymmetricLoss:
     def __repr__(self) -> str:
         return f"TorchSymmetricLoss({self.name!r}, P={self.n_params})"
 
-    def balance_signs(self) -> np.ndarray:
-        """``(P,)``: +1 on u, −1 on w, 0 elsewhere."""
-        s = np.zeros(self.n_params)
-        s[self.u_index] = 1.0
-        s[self.w_index] = -1.0
-        return s
+    #: ``(P,)``: +1 on u, −1 on w, 0 elsewhere (the engine models' structure, shared).
+    balance_signs = SymmetricModel.balance_signs
 
     def G(self, theta) -> np.ndarray:
         """``‖u‖² − ‖w‖²``, shape ``(R,)``."""
-        th = self._theta(theta)
-        return np.sum(th[:, self.u_index] ** 2, axis=1) - np.sum(th[:, self.w_index] ** 2, axis=1)
+        return SymmetricModel._G(self, self._theta(theta))
 
     def _theta(self, theta) -> np.ndarray:
         return check_array("theta", np.atleast_2d(theta), shape=(None, self.n_params))

@@ -191,12 +191,6 @@ class ReLUNet(SymmetricModel):
             f = self._forward_t(torch.from_numpy(np.ascontiguousarray(th)), torch.from_numpy(x))
             return ((f - torch.from_numpy(y)) ** 2).sum(-1).numpy()
 
-    def _loss(self, th, x, y):
-        out = self._per_sample_loss(th, x, y).mean(axis=1)
-        if self.weight_decay:
-            out = out + self.weight_decay * np.sum(th * th, axis=1)
-        return out
-
     def _grad(self, th, x, y):
         if self.grad_backend == "numpy":
             return self._grad_numpy(th, x, y)

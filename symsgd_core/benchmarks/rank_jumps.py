@@ -1,11 +1,11 @@
 """Benchmarks: the deep-linear-network engine (issue 7).
 
-``rank_jumps.sgd_32x60000``: the hot phase of brief §5 — ε-completion, L = 4, width 8,
-32 runs × 6·10⁴ batch-1 SGD steps (η = 0.3, λ = 0.027) from the phase-0 minima,
+``rank_jumps.sgd_32x60000``: the hot phase of Notebook 03 (:data:`~symsgd_core.rank_jumps.EPSILON_EXPERIMENT`:
+ε-completion, L = 4, width 8, 32 runs × 6·10⁴ batch-1 SGD steps at the hot η and λ) from the phase-0 minima,
 recording singular values of A, per-layer singular values, loss, balancedness, rank
 and B_r membership every 100 steps, through the public :func:`symsgd_core.rank_jumps.run`.
 Target: ≤ 1.5 s, ≥ 8× a straightforward batched-numpy loop over the 32 runs (the
-brief's dense update formula, vectorised over runs) and ≥ 100× a naive per-run
+dense update formula of :mod:`symsgd_core.rank_jumps.stepping`, vectorised over runs) and ≥ 100× a naive per-run
 PyTorch autograd loop. For information, a row/column-aware numpy loop (only row i
 of W_L and column j of W_1 receive data) is timed too. Both baselines do the same update with
 the same recording of parameters every 100 steps; they are timed in the same process
@@ -27,13 +27,13 @@ from ..rank_jumps import CompletionProblem, Params
 from ..rank_jumps.experiments import _phase0_cached
 from .registry import BenchResult, best_time, register_benchmark
 
-RUNS, STEPS, RECORD_EVERY = 32, 60_000, 100
-LR_HOT, LAM = 0.3, 0.027
+RUNS, STEPS, RECORD_EVERY = rank_jumps.EPSILON_EXPERIMENT.n_runs, rank_jumps.EPSILON_EXPERIMENT.hot_steps, 100
+LR_HOT, LAM = rank_jumps.EPSILON_EXPERIMENT.lr_hot, rank_jumps.EPSILON_EXPERIMENT.lam_hot
 
 
 def numpy_batched_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, lam: float,
                       record_every: int = RECORD_EVERY) -> tuple[np.ndarray, np.ndarray]:
-    """Baseline: the straightforward batched-numpy SGD, the brief's formula vectorised over runs.
+    """Baseline: the straightforward batched-numpy SGD, the dense update formula vectorised over runs.
 
     Per step: ``p_ℓ = P_ℓ[:, j]`` from the one-hot ``e_j``, ``q_ℓ = Q_ℓ[i, :]`` from ``e_i``, then
     ``W_ℓ ← (1 − 2ηλ) W_ℓ − 2η r q_ℓ p_ℓᵀ`` for every layer (dense outer products).

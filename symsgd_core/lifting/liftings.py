@@ -199,7 +199,8 @@ def corrected_chain_rule(G, gw, u, w):
 
 
 def seed_chain_rule(G, gw, u, w):
-    """The seed's display (the index slip): the ``∂ℓ̃/∂w_j`` term attached to ``∂ℓ/∂u_i``.
+    """The seed's display (the authors' reply to a reviewer on Theorem 3.1 of arXiv 2308.06671), with its index
+    slip: the ``∂ℓ̃/∂w_j`` term attached to ``∂ℓ/∂u_i``.
 
     ``∂ℓ/∂w_j = Σ_i u_i ∂ℓ̃/∂M_ij`` and ``∂ℓ/∂u_i = Σ_j (w_j ∂ℓ̃/∂M_ij + ∂ℓ̃/∂w_j)``, reading the
     dangling index ``j`` as summed. Shapes as in :func:`corrected_chain_rule`. Kept to show the slip.

@@ -9,13 +9,24 @@ from .stepping import FLUSH_EVERY
 
 __all__ = ["gd_chunk", "sgd_chunk"]
 
+
 def _layer_views(theta_r: np.ndarray, dims, off) -> list[np.ndarray]:
     """Views ``W_ℓ`` (d_{ℓ+1}, d_ℓ) into one run's flat parameters (writes go through)."""
     return [theta_r[off[k]:off[k + 1]].reshape(dims[k + 1], dims[k]) for k in range(len(dims) - 1)]
 
 
-def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0,
-                         div_resid, tiny):
+def _flush_and_record(theta_r, snaps_r, rec_pos, k: int, t: int, step: int, tiny: float) -> int:
+    """After step ``step`` (the ``t``-th of the chunk): flush entries below ``tiny`` to 0 every
+    :data:`~.stepping.FLUSH_EVERY` steps, take the record due now; returns the index of the next record."""
+    if step % FLUSH_EVERY == 0:
+        theta_r[np.abs(theta_r) < tiny] = 0.0
+    if k < len(rec_pos) and rec_pos[k] == t + 1:
+        snaps_r[k] = theta_r
+        k += 1
+    return k
+
+
+def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0, div_resid, tiny):
     """Readable numpy SGD with the signature of :func:`._kernels.sgd_chunk` (same draws, same updates)."""
     R, T, B = idx.shape
     for r in range(R):
@@ -48,15 +59,11 @@ def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, 
                 break
             for w, g in zip(ws, grads):
                 w[...] = (1.0 - 2.0 * lr[t] * lam[t]) * w - (2.0 * lr[t] / B) * g
-            if (step0 + t + 1) % FLUSH_EVERY == 0:
-                theta[r][np.abs(theta[r]) < tiny] = 0.0
-            if k < len(rec_pos) and rec_pos[k] == t + 1:
-                snaps[r, k] = theta[r]
-                k += 1
+            k = _flush_and_record(theta[r], snaps[r], rec_pos, k, t, step0 + t + 1, tiny)
 
 
-def gd_chunk(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps,
-                        div_step, step0, div_resid, tiny):
+def gd_chunk(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps, div_step, step0,
+             div_resid, tiny):
     """Readable numpy GD/Langevin with the signature of :func:`._kernels.gd_chunk`."""
     R, T = theta.shape[0], lr.shape[0]
     for r in range(R):
@@ -83,8 +90,4 @@ def gd_chunk(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale
                 w[...] = (1.0 - 2.0 * lr[t] * lam[t]) * w - lr[t] * g
             if noise.shape[1] > 0:
                 theta[r] += noise_scale[t] * noise[r, t]
-            if (step0 + t + 1) % FLUSH_EVERY == 0:
-                theta[r][np.abs(theta[r]) < tiny] = 0.0
-            if k < len(rec_pos) and rec_pos[k] == t + 1:
-                snaps[r, k] = theta[r]
-                k += 1
+            k = _flush_and_record(theta[r], snaps[r], rec_pos, k, t, step0 + t + 1, tiny)

@@ -237,7 +237,27 @@ def _stiff_threshold(params: tuple, dt: float, stiff: float) -> float:
     return lo
 
 
-def _validate(problem, temperature, depth, n_chains, t_end, dt, scheme):
+@dataclass(frozen=True)
+class _Plan:
+    """A validated run: the settings, ``n_steps`` (steps of ``dt``, a multiple of K) and the start states."""
+
+    problem: DiagonalNetProblem
+    T: float
+    D: int
+    R: int
+    dt: float
+    K: int
+    threads: int
+    n_steps: int
+    rec_every: int
+    x: np.ndarray
+    branch: int
+    params: tuple
+    blocks: list
+    gens: list
+
+
+def _plan(problem, temperature, depth, n_chains, t_end, dt, scheme, n_records, threads, v0, seed) -> _Plan:
     problem = as_problem(problem)
     T = check_positive("temperature", temperature)
     D = check_int("depth", depth, minimum=0, maximum=16)
@@ -247,7 +267,15 @@ def _validate(problem, temperature, depth, n_chains, t_end, dt, scheme):
     if dt > t_end:
         raise ValueError(f"dt must be <= t_end, got dt = {dt} > t_end = {t_end}")
     check_choice("scheme", scheme, SCHEMES)
-    return problem, T, D, R, t_end, dt
+    K = check_positive_int("n_records", n_records)
+    threads = check_positive_int("threads", threads)
+    n_steps = max(int(round(t_end / dt)), 1)
+    if n_steps % K:
+        n_steps += K - n_steps % K
+    x, branch = _initial_states(v0, R, D)
+    blocks = _blocks(R)
+    return _Plan(problem, T, D, R, dt, K, threads, n_steps, n_steps // K, x, branch,
+                 _kernel_params(problem, T, D, branch), blocks, streams(seed, len(blocks)))
 
 
 def _initial_states(v0, R: int, depth: int) -> tuple[np.ndarray, int]:
@@ -292,20 +320,12 @@ def simulate_v(problem: DiagonalNetProblem, temperature: float, depth: int = 1, 
     Raises:
         ValueError: on invalid arguments (named in the message).
     """
-    problem, T, D, R, t_end, dt = _validate(problem, temperature, depth, n_chains, t_end, dt, scheme)
-    K = check_positive_int("n_records", n_records)
-    threads = check_positive_int("threads", threads)
-    n_steps = max(int(round(t_end / dt)), 1)
-    if n_steps % K:
-        n_steps += K - n_steps % K
-    rec_every = n_steps // K
-    x, branch = _initial_states(v0, R, D)
-    params = _kernel_params(problem, T, D, branch)
+    plan = _plan(problem, temperature, depth, n_chains, t_end, dt, scheme, n_records, threads, v0, seed)
+    problem, T, D, R, dt, K, threads = plan.problem, plan.T, plan.D, plan.R, plan.dt, plan.K, plan.threads
+    n_steps, rec_every, x, branch, params = plan.n_steps, plan.rec_every, plan.x, plan.branch, plan.params
+    blocks, gens, sch = plan.blocks, plan.gens, SCHEMES[scheme]
     x_stiff = _stiff_threshold(params, dt, stiff)
     out = np.empty((K, R))
-    blocks = _blocks(R)
-    gens = streams(seed, len(blocks))
-    sch = SCHEMES[scheme]
 
     def work(j: int) -> int:
         sl = blocks[j]
@@ -342,22 +362,14 @@ def simulate_v_coupled(problem: DiagonalNetProblem, temperature: float, depth: i
     Arguments as in :func:`simulate_v`. Returns ``(fine, coarse)`` (:class:`VRun`; the fine run's steps count
     steps of ``dt/2``; both report the sub-steps of the pair).
     """
-    problem, T, D, R, t_end, dt = _validate(problem, temperature, depth, n_chains, t_end, dt, scheme)
-    K = check_positive_int("n_records", n_records)
-    threads = check_positive_int("threads", threads)
-    n_coarse = max(int(round(t_end / dt)), 1)
-    if n_coarse % K:
-        n_coarse += K - n_coarse % K
-    rec_every = n_coarse // K
-    x, branch = _initial_states(v0, R, D)
-    params = _kernel_params(problem, T, D, branch)
+    plan = _plan(problem, temperature, depth, n_chains, t_end, dt, scheme, n_records, threads, v0, seed)
+    problem, T, D, R, dt, K, threads = plan.problem, plan.T, plan.D, plan.R, plan.dt, plan.K, plan.threads
+    n_coarse, rec_every, x, branch, params = plan.n_steps, plan.rec_every, plan.x, plan.branch, plan.params
+    blocks, gens, sch = plan.blocks, plan.gens, SCHEMES[scheme]
     xs_f = _stiff_threshold(params, 0.5 * dt, stiff)
     xs_c = _stiff_threshold(params, dt, stiff)
     out_f = np.empty((K, R))
     out_c = np.empty((K, R))
-    blocks = _blocks(R)
-    gens = streams(seed, len(blocks))
-    sch = SCHEMES[scheme]
 
     def work(j: int) -> int:
         sl = blocks[j]

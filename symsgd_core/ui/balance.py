@@ -262,7 +262,8 @@ class ItoTermsExplorer(Controller):
     Sliders: ``u``, ``w`` (the point; for the rank-1 net ``θ = (u·û, w·ŵ)`` with fixed unit vectors),
     ``temperature`` ``T``; a toggle chooses the model. Left: drift, Itô correction and noise
     coefficient of ``dG`` and of ``d‖u‖²``. Right: eigenvalues of ``C(θ)`` and the weight of
-    ``Bθ/‖Bθ‖`` on each eigenvector. Below: the seed's proof, line by line, with the numbers.
+    ``Bθ/‖Bθ‖`` on each eigenvector. Below: the authors' proof of Theorem 3.1 (arXiv 2308.06671, as in their reply to a
+    reviewer, "the seed"), line by line, with the numbers.
     """
 
     MODELS = ITO_MODELS

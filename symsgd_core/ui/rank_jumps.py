@@ -77,6 +77,17 @@ def _n_seeds_slider(value: int, hi: int) -> widgets.IntSlider:
     return _slider(widgets.IntSlider, "SGD seeds", value=value, min=1, max=hi)
 
 
+def _simulate(controller, experiment, *settings):
+    """Run the figure's ``experiment`` with the controller's engine and progress bar and keep its result in
+    ``controller.result``; a setting with no starting minimum is drawn as a failure (returns None)."""
+    controller.set_progress(0.05)
+    try:
+        controller.result = experiment(*settings, engine=controller.engine, progress=controller.set_progress)
+    except NoStartingMinimum as exc:
+        _failure(controller, exc)
+    return controller.result
+
+
 def _failure(controller, exc: ValueError) -> None:
     """Draw a setting that cannot be simulated (no starting minimum): empty figure, a headline, the reason."""
     with controller.figure.batch_update():
@@ -263,12 +274,8 @@ class TrapController(RunController):
 
     def _run(self, eps, lam, lr, depth, width, n_seeds, steps, seed) -> None:
         fig = self.figure
-        self.set_progress(0.05)
-        try:
-            r = self.result = trap(eps, lam, lr, depth, width, n_seeds, steps, seed, engine=self.engine,
-                                   progress=self.set_progress)
-        except NoStartingMinimum as exc:
-            _failure(self, exc)
+        r = _simulate(self, trap, eps, lam, lr, depth, width, n_seeds, steps, seed)
+        if r is None:
             return
         p0, start_rank, gd, sgd, diag = r.start, r.start_rank, r.gd, r.sgd, r.diagnosis
         x_end = float(steps)
@@ -334,12 +341,8 @@ class EnsembleController(RunController):
 
     def _run(self, eps, lam, lr, n_runs, steps, seed) -> None:
         fig = self.figure
-        self.set_progress(0.05)
-        try:
-            r = self.result = ensemble(eps, lam, lr, n_runs, steps, seed, engine=self.engine,
-                                       progress=self.set_progress)
-        except NoStartingMinimum as exc:
-            _failure(self, exc)
+        r = _simulate(self, ensemble, eps, lam, lr, n_runs, steps, seed)
+        if r is None:
             return
         sgd, diag, js, tau, tau_se = r.sgd, r.diagnosis, r.jump_steps, r.mean_wait, r.mean_wait_se
         durations, returns = r.durations, r.returns
@@ -431,12 +434,8 @@ class MechanismController(RunController):
 
     def _run(self, lr, lam, forced_steps, after_steps, n_seeds, seed) -> None:
         fig = self.figure
-        self.set_progress(0.05)
-        try:
-            r = self.result = mechanism(lr, lam, forced_steps, after_steps, n_seeds, seed, engine=self.engine,
-                                        progress=self.set_progress)
-        except NoStartingMinimum as exc:
-            _failure(self, exc)
+        r = _simulate(self, mechanism, lr, lam, forced_steps, after_steps, n_seeds, seed)
+        if r is None:
             return
         rec, gd, sgd, err, tol, forced_rank = r.forced, r.gd, r.sgd, r.decay_error, r.decay_tolerance, r.forced_rank
         with fig.batch_update():
@@ -557,8 +556,7 @@ class BasinController(RunController):
 
     def _run(self, alpha, lam, eps, lr, steps, method) -> None:
         fig = self.figure
-        self.set_progress(0.05)
-        r = self.result = basin(alpha, lam, eps, lr, steps, method, engine=self.engine, progress=self.set_progress)
+        r = _simulate(self, basin, alpha, lam, eps, lr, steps, method)
         g, alpha_c, grid, res, boundary = r.slope, r.alpha_c, r.grid, r.run, r.boundary
         final_s2 = res.singular_values[:, -1, 1]
         with fig.batch_update():
@@ -680,12 +678,8 @@ class AnnealController(RunController):
 
     def _run(self, eps, hot_steps, lr_hot, lam_hot, cold_steps, lr_cold, lam_cold, n_seeds, seed) -> None:
         fig = self.figure
-        self.set_progress(0.05)
-        try:
-            r = self.result = anneal(eps, hot_steps, lr_hot, lam_hot, cold_steps, lr_cold, lam_cold, n_seeds, seed,
-                                     engine=self.engine, progress=self.set_progress)
-        except NoStartingMinimum as exc:
-            _failure(self, exc)
+        r = _simulate(self, anneal, eps, hot_steps, lr_hot, lam_hot, cold_steps, lr_cold, lam_cold, n_seeds, seed)
+        if r is None:
             return
         polished_loss, polished_rank, minima = r.polished_loss, r.polished_rank, r.minima
 
@@ -829,9 +823,7 @@ class LangevinController(RunController):
 
     def _run(self, temp_factor, lr, n_runs, steps, seed) -> None:
         fig = self.figure
-        self.set_progress(0.05)
-        r = self.result = langevin(temp_factor, lr, n_runs, steps, seed, engine=self.engine,
-                                   progress=self.set_progress)
+        r = _simulate(self, langevin, temp_factor, lr, n_runs, steps, seed)
         sgd, lang, tau, tau_match, spec, point, where = (r.sgd, r.langevin, r.tau, r.tau_match, r.spectrum,
                                                           r.rank1_point, r.where)
         (s_down, s_up), (l_down, l_up) = r.sgd_transitions, r.langevin_transitions
