@@ -44,3 +44,22 @@ def test_bench_json_lists_every_field():
         assert set(row) == EXPECTED_KEYS and row["ratio"] == 4.0
     finally:
         registry._BENCHMARKS.pop("test_fake")
+
+
+def test_one_slider_move_costs_one_simulation():
+    """A RunController with live=False re-simulates on set(); the harness must not press Run again (that
+    doubled the measured latency of every Notebook 01 figure). A live figure with a Run button gets one Run."""
+    from symsgd_core.ui import balance as ub
+    from symsgd_core.ui import stationary as us
+
+    for cls, slider, values in ((ub.DiscreteBreakdown, "seed", (1, 2)), (us.WrongSign, "temperature", (0.1, 0.2))):
+        c = cls()
+        calls = []
+
+        def counted(_original=c._run, _calls=calls, **settings):
+            _calls.append(settings)
+            _original(**settings)
+
+        c._run = counted
+        slider_toggle(c, slider, values)()
+        assert len(calls) == 1, cls.__name__

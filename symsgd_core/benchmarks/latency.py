@@ -18,7 +18,9 @@ def slider_toggle(controller, name: str | None = None, values: tuple | None = No
     """A callable that moves slider ``name`` (default: the first) between two ``values``
     (default: its current value and its upper end).
 
-    For re-simulating controllers (``live = False``) it also presses Run (``controller.run()``).
+    A :class:`~symsgd_core.ui.base.RunController` with ``live = False`` re-simulates on every ``set()``; one
+    with ``live = True`` only redraws its analytic part, so for it the move also presses Run
+    (``controller.run()``): either way one move costs one simulation.
     """
     from ..ui.base import slider_extremes, slider_names
 
@@ -30,9 +32,8 @@ def slider_toggle(controller, name: str | None = None, values: tuple | None = No
     def move():
         state["i"] ^= 1
         controller.set(**{name: values[state["i"]]})
-        run = getattr(controller, "run", None)
-        if not controller.live and callable(run):
-            run()
+        if controller.live and hasattr(controller, "run_button"):
+            controller.run()
 
     return move
 
