@@ -16,21 +16,27 @@ $(STAMP): requirements-lock.txt pyproject.toml
 	$(PY) -m pip install --quiet --upgrade "pip>=24" "setuptools>=68"
 	$(PY) -m pip install --quiet -r requirements-lock.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -m symsgd_jupyter --enable
 	touch $(STAMP)
 
+# JupyterLab refuses to start as root without --allow-root; containers and WSL often run as root.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks --no-browser
+	@if [ "$$(id -u)" = 0 ]; then echo "make lab: running as root (a container or WSL?), so JupyterLab gets --allow-root"; fi
+	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks --no-browser \
+		$$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 # The browser suite runs after the unit tests and notebooks, not beside them: it measures
-# slider->figure latency, and plotly's widgets must start within anywidget's 2 s on a quiet machine.
+# slider->figure latency, which a CPU busy with unit tests would distort.
 test: $(STAMP)
-	$(VENV)/bin/ruff check symsgd_core tests notebooks tools
+	$(VENV)/bin/ruff check symsgd_core symsgd_jupyter tests notebooks tools
 	$(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env -p no:cacheprovider -m "not browser"
 	$(MAKE) --no-print-directory test-browser
 
-# Real-browser suite alone: JupyterLab in one worker, Voila in the other.
+# Real-browser suite alone: four workers, each holding one group of notebooks with its own server (JupyterLab,
+# JupyterLab under a base URL, Voila at 127.0.0.1, Voila at localhost). SYMSGD_SLOW_NOTEBOOKS=all runs the
+# slow-laptop mode (CPU 6x slower) for every notebook, not only the two with the most figures.
 test-browser: $(STAMP)
-	$(PY) -m pytest tests/browser -m browser -n 2 --dist loadfile -p no:cacheprovider
+	$(PY) -m pytest tests/browser -m browser -n 4 --dist loadgroup -p no:cacheprovider
 
 classroom: $(STAMP)
 	$(PY) tools/classroom.py --no-browser
