@@ -28,9 +28,17 @@ DEFAULT_SLOW_NOTEBOOKS = ("03_", "04_")
 DRAW_TIMEOUT_S = {1.0: 90.0, SLOW_CPU_RATE: 240.0}
 
 #: Python expression evaluated in the notebook's kernel: how many plotly FigureWidgets it holds.
-_FIGURE_COUNT_EXPR = ("sum(isinstance(w, __import__('plotly.basewidget', fromlist=['BaseFigureWidget'])"
-                      ".BaseFigureWidget) for w in list(__import__('ipywidgets.widgets.widget', "
-                      "fromlist=['_instances'])._instances.values()))")
+#: Python expression evaluated in the notebook's kernel: how many plotly FigureWidgets the page shows, i.e. inside
+#: the displayed controllers (the roots ``Controller.view()`` builds carry the class ``symsgd-controller``; a
+#: controller a cell builds only to check a claim is never shown). Exactly this many figures must draw: a figure
+#: shown outside a controller would make the page draw more, and the check says so.
+_FIGURE_COUNT_EXPR = """(lambda widgets, figure: (lambda roots: sum(
+    1 for root in roots for w in (lambda walk: walk(walk, root))(
+        lambda walk, node: [node] + [x for child in getattr(node, 'children', ()) for x in walk(walk, child)])
+    if isinstance(w, figure)))(
+    [w for w in list(widgets._instances.values()) if 'symsgd-controller' in getattr(w, '_dom_classes', ())]))(
+    __import__('ipywidgets.widgets.widget', fromlist=['_instances']),
+    __import__('plotly.basewidget', fromlist=['BaseFigureWidget']).BaseFigureWidget)"""
 
 
 def slow_notebooks(notebooks: list[Path]) -> list[Path]:
@@ -47,17 +55,22 @@ class FigureLoad:
     """How one page drew its figures."""
 
     throttle: float
-    expected: int  # FigureWidgets in the kernel
+    expected: int  # FigureWidgets of the displayed controllers, counted in the kernel
     drawn: int  # plotly figures with data in the page
     seconds: float | None  # from Run All (JupyterLab) / page open (Voilà) until the last one was drawn
     heap_mb: float | None  # JS heap used once they were drawn (CDP Performance.getMetrics)
     bundle_requests: int  # requests for plotly's widget bundle (1: loaded once per page)
+    states: dict | None = None  # the loader's figure states in the page (loading / drawn / failed), by count
+    without_data: list | None = None  # figures (page index, traces) that hold no data
 
     def summary(self) -> str:
         t = "–" if self.seconds is None else f"{self.seconds:.1f} s"
         heap = "–" if self.heap_mb is None else f"{self.heap_mb:.0f} MB"
-        return (f"{self.drawn}/{self.expected} figures drawn in {t} at {self.throttle:g}× CPU, JS heap {heap}, "
+        text = (f"{self.drawn}/{self.expected} figures drawn in {t} at {self.throttle:g}× CPU, JS heap {heap}, "
                 f"plotly bundle requested {self.bundle_requests}×")
+        if self.drawn != self.expected:
+            text += f"; figure states in the page: {self.states}; without data (index, traces): {self.without_data}"
+        return text
 
 
 class PageMetrics:
@@ -111,8 +124,12 @@ def wait_every_figure_drawn(page, metrics: PageMetrics, expected: int, t0_ms: fl
     drawn = page.evaluate("() => window.__symsgd.drawnCount()")
     at = page.evaluate("(n) => window.__symsgd.drawnAt(n)", min(drawn, expected)) if drawn else None
     seconds = None if at is None or drawn < expected else max(0.0, (at - t0_ms) / 1000.0)
+    states = page.evaluate("() => { const n = {}; for (const e of document.querySelectorAll('.symsgd-figure-slot')) {"
+                           " const s = e.dataset.symsgdFigure || '?'; n[s] = (n[s] || 0) + 1; } return n; }")
+    without = [(f["index"], f["traces"]) for f in page.evaluate("() => window.__symsgd.figureReport()")
+               if not f["has_data"]]
     return FigureLoad(metrics.throttle, expected, drawn, None if seconds is None else round(seconds, 1),
-                      _round(metrics.heap_mb()), len(metrics.bundle_urls))
+                      _round(metrics.heap_mb()), len(metrics.bundle_urls), states, without)
 
 
 def _round(x: float | None) -> float | None:

@@ -135,10 +135,11 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
             _wait_kernel_idle(page, run, 90 * throttle)
 
         with run.step("Run → Run All Cells"):
-            page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Run\s*$")).click(timeout=run.ms(20))
+            page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Run\s*$")).click(
+                timeout=run.ms(20 * throttle))
             label = page.locator(".lm-Menu-itemLabel").filter(has_text=re.compile(r"^\s*Run All Cells\s*$"))
             t0 = start_figure_clock(page)
-            page.locator(".lm-Menu-item").filter(has=label).click(timeout=run.ms(20))
+            page.locator(".lm-Menu-item").filter(has=label).click(timeout=run.ms(20 * throttle))
 
         with run.step("wait until every cell has run and the kernel is idle"):
             try:
@@ -164,12 +165,12 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
             expected = kernel_figure_count(kernel_connection_file(server, kernel_id))
             load = wait_every_figure_drawn(page, metrics, expected, t0, run)
             run.detail = load.summary()
-            assert load.drawn >= load.expected, f"figures not drawn: {load.summary()}"
+            assert load.drawn == load.expected, f"figures drawn ≠ figures shown: {load.summary()}"
             assert load.bundle_requests == 1, f"plotly's widget code should load once per page: {load.summary()}"
 
         check_widgets_rendered(page, run, console)
         latencies, answered = interact_and_recheck(page, run, notebook, console,
-                                                   kernel_idle=lambda: _wait_kernel_idle(page, run, 60),
+                                                   kernel_idle=lambda: _wait_kernel_idle(page, run, 60 * throttle),
                                                    scope=_PANEL, console_noise=LAB_CONSOLE_NOISE, moves=moves,
                                                    throttle=throttle, exercises=exercises)
 

@@ -157,7 +157,7 @@ def run_notebook_in_voila(notebook, server, context, classroom, *, mode: str, th
             expected = kernel_figure_count(kernel_connection_file(server, kernel_id))
             load = wait_every_figure_drawn(page, metrics, expected, 0.0, run)  # page time 0 = the page opened
             run.detail = load.summary()
-            assert load.drawn >= load.expected, f"figures not drawn: {load.summary()}"
+            assert load.drawn == load.expected, f"figures drawn ≠ figures shown: {load.summary()}"
             assert load.bundle_requests == 1, f"plotly's widget code should load once per page: {load.summary()}"
 
         check_widgets_rendered(page, run, console, expected_views)
