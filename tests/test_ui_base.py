@@ -132,3 +132,13 @@ def test_a_live_slider_counts_after_its_update():
     c.controls["a"].value = -1.0
     assert c.inputs_handled > before and _handled_classes(root) == [f"symsgd-handled-{c.inputs_handled}"]
     assert np.allclose(c.figure.data[0].y[-1], -1.0)
+
+
+def test_float_slider_values_are_the_decimals_they_stand_for():
+    from symsgd_core.ui.base import canonical
+
+    c = Square()
+    c.controls["a"].value = 0.1 + 0.2  # what three steps of 0.1 can give in the page
+    assert c.values()["a"] == 0.3 and canonical(0.1 + 0.2) == 0.3
+    assert canonical(1e-3) == 1e-3 and canonical(0.027) == 0.027 and canonical(-40.0) == -40.0
+    assert c.values()["n"] == 5 and isinstance(c.values()["n"], int)  # other controls unchanged

@@ -29,7 +29,7 @@ import time
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from .plotly_loading import configure_from_environment
+from .plotly_loading import answer_state_requests, configure_from_environment, sync_figure_state
 
 # Every FigureWidget loads plotly's code once per page from the notebook server when the server serves it
 # (JupyterLab with the symsgd_jupyter extension, classroom mode); see plotly_loading.py.
@@ -40,6 +40,18 @@ HANDLED_CLASS_PREFIX = "symsgd-handled-"
 #: Value widgets the kernel changes itself (not inputs of a reader).
 _OUTPUT_WIDGETS = (widgets.IntProgress, widgets.FloatProgress, widgets.HTML, widgets.HTMLMath, widgets.Label,
                    widgets.Valid)
+
+#: Sliders whose values are floats computed in the page (step arithmetic), so they can be off by a few ulps.
+_FLOAT_SLIDERS = (widgets.FloatSlider, widgets.FloatLogSlider)
+#: Significant digits a float slider's value is rounded to (far more than any slider shows).
+SLIDER_DIGITS = 12
+
+
+def canonical(value: float) -> float:
+    """A float slider's value as the decimal it stands for: ``0.30000000000000004`` (three steps of 0.1 in the
+    page) becomes ``0.3``, so the same slider position always gives the same number, hence the same figure."""
+    return float(f"{value:.{SLIDER_DIGITS}g}")
+
 
 #: Widget types that ``slider_names`` treats as sliders.
 SLIDER_TYPES = (widgets.FloatSlider, widgets.IntSlider, widgets.FloatLogSlider,
@@ -92,6 +104,7 @@ class Controller:
         """
         for fig in self.figures:
             sync_figure_state(fig)
+            answer_state_requests(fig)
         if self._root is None:
             self._root = widgets.VBox(self._children())
             self._root.add_class("symsgd-controller")
@@ -133,8 +146,9 @@ class Controller:
 
     # -- updating -------------------------------------------------------------
     def values(self) -> dict:
-        """Current control values, by name."""
-        return {name: w.value for name, w in self.controls.items()}
+        """Current control values, by name; a float slider's value as the decimal it shows (see :func:`canonical`)."""
+        return {name: canonical(w.value) if isinstance(w, _FLOAT_SLIDERS) else w.value
+                for name, w in self.controls.items()}
 
     def set(self, **values) -> None:
         """Set control values (as a reader would) and update once."""
@@ -172,22 +186,6 @@ class Controller:
         """Show ``text`` in the status line (level: info, warning, error)."""
         colour = {"info": "#333", "warning": "#b45309", "error": "#b91c1c"}.get(level, "#333")
         self.status.value = f'<span style="color:{colour}">{html.escape(text)}</span>'
-
-
-def sync_figure_state(fig) -> None:
-    """Send the complete current state of a ``FigureWidget`` to the front end.
-
-    plotly does this itself only when a FigureWidget is displayed on its own
-    (``_repr_mimebundle_``). Inside a container (our ``VBox``) it does not, and
-    restyle messages sent before the first view exists reach JupyterLab as a
-    partial state (x arrays, names and labels lost; seen with plotly 7.1 and
-    JupyterLab 4.6). Re-sending the full state at display time fixes that.
-    """
-    from copy import deepcopy
-
-    if isinstance(fig, go.FigureWidget):
-        fig._widget_layout = deepcopy(fig._layout_obj._props)
-        fig._widget_data = deepcopy(fig._data)
 
 
 def slider_names(controller: Controller) -> list[str]:

@@ -29,12 +29,17 @@ from symsgd_jupyter import PLOTLY_BUNDLE_ENV
 
 #: CSS class the loader gives a figure's element; its ``data-symsgd-figure`` says loading, drawn or failed.
 FIGURE_SLOT_CLASS = "symsgd-figure-slot"
+#: Custom widget messages: the page asks for a figure's full state; the kernel says it has sent it.
+STATE_REQUEST = "symsgd-send-state"
+STATE_SENT = "symsgd-state-sent"
 
 _LOADER_JS = r"""
 // symsgd: load plotly's FigureWidget code once per page from this page's own server (see
 // symsgd_core/ui/plotly_loading.py). This module itself is tiny, so anywidget's 2 s start limit is always met.
 const BUNDLE = __BUNDLE__;
 const SLOT = __SLOT__;
+const STATE_REQUEST = __STATE_REQUEST__;
+const STATE_SENT = __STATE_SENT__;
 function bundleUrl() {
   let base = "/";
   const cfg = document.getElementById("jupyter-config-data");
@@ -54,11 +59,41 @@ const HELP = "This figure's drawing code (plotly's widget bundle) is served by t
   "Start JupyterLab with <code>make lab</code> or classroom mode with <code>make classroom</code> " +
   "(in another environment: <code>python -m symsgd_jupyter --enable</code>, then restart the server), " +
   "then reload this page.";
+// anywidget drops every message to a model whose start took over 2 s (it rejects the model's "ready"). Compiling
+// plotly's code is one long task (~0.5 s, several seconds on a slow or busy laptop): a figure whose start straddles
+// it would draw its first state and never update. So, once this module runs (anywidget's start is over by then),
+// each figure routes its messages straight to ipywidgets' own handler, and asks the kernel for its full state again
+// (STATE_REQUEST; symsgd_core.ui.plotly_loading.answer_state_requests replies), in case updates were dropped.
+function routeMessagesDirectly(model) {
+  let real = null;
+  const grab = (m) => { real = m; };  // a change event hands over the model behind anywidget's proxy
+  model.on("change:_symsgd_probe", grab);
+  model.set("_symsgd_probe", Date.now());
+  model.off("change:_symsgd_probe", grab);
+  if (!real || !real.comm) return false;
+  let proto = Object.getPrototypeOf(real);
+  const own = proto._handle_comm_msg;
+  while (proto && proto._handle_comm_msg === own) proto = Object.getPrototypeOf(proto);
+  if (!proto || typeof proto._handle_comm_msg !== "function") return false;
+  const handle = proto._handle_comm_msg;
+  real.comm.on_msg((msg) => handle.call(real, msg));
+  return true;
+}
 export default () => {
   let plotly = null;   // plotly's own widget definition for this model, once its code has loaded
   let ready = null;    // resolves when plotly's initialize has run for this model
+  const views = new Set();  // {redraw} of every view drawn so far
   return {
     initialize({ model }) {
+      if (!routeMessagesDirectly(model)) console.warn("[symsgd] could not reroute a figure's messages");
+      let waiting = true, changed = false;
+      model.on("change:_widget_data", () => { if (waiting) changed = true; });
+      model.on("msg:custom", (msg) => {
+        if (!msg || msg.type !== STATE_SENT) return;
+        waiting = false;
+        if (changed) for (const view of views) view.redraw();  // a view drawn from a stale state
+      });
+      model.send({ type: STATE_REQUEST });
       // do not wait here: anywidget gives initialize 2 s, and a slow laptop needs longer to compile 5 MB
       ready = loadPlotly().then((mod) => { plotly = mod.default(); return plotly.initialize({ model }); });
       ready.catch((err) => console.error("[symsgd] could not load plotly's widget code:", err));
@@ -83,7 +118,16 @@ export default () => {
       }
       note.remove();
       el.dataset.symsgdFigure = "drawn";
-      return plotly.render({ model, el, experimental });
+      let cleanup = plotly.render({ model, el, experimental });
+      const view = {
+        redraw() {
+          if (typeof cleanup === "function") cleanup();
+          el.replaceChildren();
+          cleanup = plotly.render({ model, el, experimental });
+        },
+      };
+      views.add(view);
+      return () => { views.delete(view); if (typeof cleanup === "function") cleanup(); };
     },
   };
 };
@@ -110,7 +154,9 @@ def loader_module(bundle_path: str) -> str:
         raise ValueError(f"bundle_path must be relative to the server's base URL (e.g. 'symsgd/static/x.js'), "
                          f"got {bundle_path!r}")
     return (_LOADER_JS.replace("__BUNDLE__", json.dumps(bundle_path))
-            .replace("__SLOT__", json.dumps(FIGURE_SLOT_CLASS)).lstrip())
+            .replace("__SLOT__", json.dumps(FIGURE_SLOT_CLASS))
+            .replace("__STATE_REQUEST__", json.dumps(STATE_REQUEST))
+            .replace("__STATE_SENT__", json.dumps(STATE_SENT)).lstrip())
 
 
 def use_shared_bundle(bundle_path: str | None) -> None:
@@ -122,6 +168,41 @@ def use_shared_bundle(bundle_path: str | None) -> None:
             BaseFigureWidget._esm = _PLOTLY_DEFAULT_ESM
         return
     BaseFigureWidget._esm = loader_module(bundle_path)
+
+
+def sync_figure_state(fig) -> None:
+    """Send the complete current state of a ``FigureWidget`` to the front end.
+
+    plotly does this itself only when a FigureWidget is displayed on its own
+    (``_repr_mimebundle_``). Inside a container (our ``VBox``) it does not, and
+    restyle messages sent before the first view exists reach JupyterLab as a
+    partial state (x arrays, names and labels lost; seen with plotly 7.1 and
+    JupyterLab 4.6). Re-sending the full state at display time fixes that.
+    """
+    from copy import deepcopy
+
+    from plotly.basewidget import BaseFigureWidget
+
+    if isinstance(fig, BaseFigureWidget):
+        fig._widget_layout = deepcopy(fig._layout_obj._props)
+        fig._widget_data = deepcopy(fig._data)
+
+
+def answer_state_requests(fig) -> None:
+    """Let the page ask ``fig`` for its full state (the loader does, once its module runs): the kernel then sends
+    ``_widget_data`` and ``_widget_layout`` whether or not they changed, and says so (:data:`STATE_SENT`).
+    Idempotent."""
+    if getattr(fig, "_symsgd_answers_state_requests", False):
+        return
+
+    def on_msg(widget, content, _buffers) -> None:
+        if isinstance(content, dict) and content.get("type") == STATE_REQUEST:
+            sync_figure_state(widget)
+            widget.send_state(["_widget_data", "_widget_layout"])
+            widget.send({"type": STATE_SENT})
+
+    fig.on_msg(on_msg)
+    fig._symsgd_answers_state_requests = True
 
 
 def configure_from_environment(environ: dict | None = None) -> str | None:

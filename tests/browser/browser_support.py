@@ -62,7 +62,7 @@ NOTEBOOK_TIMEOUT_S = float(os.environ.get("SYMSGD_BROWSER_TIMEOUT", "480"))
 #: Latency targets of issue 8 (median, browser, slider → figure), milliseconds.
 TARGET_MS = {"analytic": 300.0, "re-simulating": 1500.0}
 #: Moves per controller: analytic sliders are cheap, re-simulations cost a Run each.
-MOVES = {"analytic": 6, "re-simulating": 4}
+MOVES = {"analytic": 4, "re-simulating": 4}
 #: Longest wait for one move to change a figure, seconds.
 MOVE_TIMEOUT_S = {"analytic": 8.0, "re-simulating": 20.0}
 #: After this many controllers failed to respond, the notebook's remaining ones are not exercised
@@ -349,13 +349,27 @@ PROBE_JS = r"""
   if (window.__symsgd) return;
   const S = {};
   // Fingerprint of a plotly div's data (trace uids ignored): FNV-1a over the JSON.
+  // plotly keeps an array either as numbers, a typed array, or (as first sent by Python) {dtype, bdata[, shape]}
+  // in base64; the fingerprint reads all of them as one flat list of numbers, so equal data gives equal prints.
+  const TYPED = {f8: Float64Array, f4: Float32Array, i1: Int8Array, u1: Uint8Array, i2: Int16Array,
+                 u2: Uint16Array, i4: Int32Array, u4: Uint32Array};
+  S.decode = (v) => {
+    const T = TYPED[v.dtype];
+    if (!T) return v;
+    const bytes = Uint8Array.from(atob(v.bdata), (c) => c.charCodeAt(0));
+    return Array.from(new T(bytes.buffer));
+  };
+  S.dataJson = (div) => JSON.stringify((div && div.data) || [], (k, v) => {
+    if (k === 'uid' || k.startsWith('_')) return undefined;  // plotly's own bookkeeping, e.g. _doNotReportToPy
+    if (ArrayBuffer.isView(v)) return Array.from(v);
+    if (v && typeof v === 'object' && typeof v.bdata === 'string' && v.dtype) return S.decode(v);
+    if (Array.isArray(v) && v.some((x) => Array.isArray(x) || ArrayBuffer.isView(x)))
+      return v.map((x) => ArrayBuffer.isView(x) ? Array.from(x) : x).flat(Infinity);
+    return v;
+  }) || '';
+  S.dataJsonOf = (ci) => S.figsOf(S.controllers()[ci]).map(S.dataJson);
   S.fp = (div) => {
-    const data = (div && div.data) || [];
-    const json = JSON.stringify(data, (k, v) => {
-      if (k === 'uid') return undefined;
-      if (ArrayBuffer.isView(v)) return Array.from(v);
-      return v;
-    }) || '';
+    const json = S.dataJson(div);
     let h = 0x811c9dc5;
     for (let i = 0; i < json.length; i++) { h ^= json.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; }
     return h.toString(16) + ':' + json.length;
@@ -819,6 +833,17 @@ def _settle(page, ci: int, run: NotebookRun, kernel_idle=None) -> None:
             kernel_idle()
 
 
+def _first_difference(before: list[str], after: list[str]) -> str:
+    """Where two lists of figure-data JSON first differ (for a failure message)."""
+    if len(before) != len(after):
+        return f"{len(before)} figures before, {len(after)} after"
+    for i, (a, b) in enumerate(zip(before, after)):
+        if a != b:
+            at = next((j for j, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            return f"figure {i} at character {at}: …{a[max(0, at - 80):at + 80]}… became …{b[max(0, at - 80):at + 80]}…"
+    return "no difference"
+
+
 def _slider_state(page, ci: int, si: int) -> dict:
     return page.evaluate("([ci, si]) => window.__symsgd.sliderOf(ci, si)", [ci, si])
 
@@ -894,7 +919,7 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
         at_max = slider["value"] is not None and slider["max"] is not None and slider["value"] >= slider["max"]
         first, second = ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft")
         _settle(page, ci, run, kernel_idle)  # nothing still drawing from the notebook's own run
-        back_fp = None  # the figures after the first there-and-back: later returns must match them
+        back = None  # the figures after the first there-and-back: later returns to that value must match them
         live: bool | None = None if has_run else True  # does the slider itself change a figure?
         live_ms, run_ms, busy_flags, reversible = [], [], [], None
         for k in range(n_moves):
@@ -932,12 +957,16 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
                         f"figure; status texts seen: {res.statuses}")
                 run_ms.append(res.latency_ms)
                 busy_flags.append(res.busy_seen)
-            if k % 2 == 1:
-                now_fp = page.evaluate("ci => window.__symsgd.fingerprints(ci)", ci)
-                if back_fp is None:
-                    back_fp = now_fp
-                else:
-                    reversible = (reversible is not False) and now_fp == back_fp
+            if k % 2 == 1:  # back at the starting value: same seed, same settings, so the same figure
+                now = page.evaluate("ci => window.__symsgd.dataJsonOf(ci)", ci)
+                if back is None:
+                    back = now
+                    continue
+                reversible = (reversible is not False) and now == back
+                if not reversible:
+                    raise AssertionError(f"controller #{ci}, slider '{label}': back at the same value after move "
+                                         f"{k + 1}, the figure's data differs from the last time there: "
+                                         + _first_difference(back, now))
         if not live_ms and not run_ms:
             tried.append(label)
             continue

@@ -165,7 +165,8 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
             expected = kernel_figure_count(kernel_connection_file(server, kernel_id))
             load = wait_every_figure_drawn(page, metrics, expected, t0, run)
             run.detail = load.summary()
-            assert load.drawn == load.expected, f"figures drawn ≠ figures shown: {load.summary()}"
+            assert load.drawn == load.expected, (f"figures drawn ≠ figures shown: {load.summary()}; console errors: "
+                                                 f"{console.errors[-8:] or 'none'}")
             assert load.bundle_requests == 1, f"plotly's widget code should load once per page: {load.summary()}"
 
         check_widgets_rendered(page, run, console)
