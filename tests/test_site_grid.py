@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import ipywidgets as widgets
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "site"))
-
-from edition.grid import (  # noqa: E402
+import site_helpers  # noqa: F401 - first: puts tools/site on sys.path
+from edition.grid import (
     SliderSpec,
     allocate_frames,
     label,

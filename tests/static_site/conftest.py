@@ -13,23 +13,17 @@ import functools
 import http.server
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
 import pytest
+from site_support import ARTIFACTS, REPO, SITE_DIR
 
-REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 
 from browser_support import CHROMIUM_FLAGS, CHROMIUM_PATH, HOW_TO_ENABLE, ci_is_true  # noqa: E402
-from live_kernel import LiveNotebook  # noqa: E402
-
-#: The edition under test (``make site`` writes it; override with SYMSGD_SITE_DIR).
-SITE_DIR = Path(os.environ.get("SYMSGD_SITE_DIR", REPO / "site"))
-ARTIFACTS = REPO / "test-artifacts" / "static-site"
 
 
 def _missing(reason: str):
@@ -85,18 +79,3 @@ def chromium():
         browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, headless=True, args=CHROMIUM_FLAGS)
         yield browser
         browser.close()
-
-
-@pytest.fixture(scope="session")
-def live_notebooks():
-    """``open(path)`` → a :class:`LiveNotebook` (a kernel that ran the notebook); all are shut down at the end."""
-    opened: dict[Path, LiveNotebook] = {}
-
-    def open_notebook(path: Path) -> LiveNotebook:
-        if path not in opened:
-            opened[path] = LiveNotebook(path).start()
-        return opened[path]
-
-    yield open_notebook
-    for nb in opened.values():
-        nb.stop()

@@ -21,8 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from browser_support import PROBE_JS, VIEWPORT, discover_notebooks
-
-from conftest import ARTIFACTS, SITE_DIR
+from site_support import ARTIFACTS, SITE_DIR
 
 pytestmark = pytest.mark.browser
 

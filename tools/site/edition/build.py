@@ -65,6 +65,7 @@ def prepare_out(out: Path) -> None:
         shutil.rmtree(out)
     out.mkdir(parents=True)
     (out / MARKER).write_text("written by tools/site/build.py; emptied on every build\n", encoding="utf-8")
+    (out / ".nojekyll").write_text("", encoding="utf-8")  # GitHub Pages: serve the files as they are
 
 
 def build(out: Path, notebooks: list[Path], jobs: int = 2, log=print) -> dict:

@@ -72,7 +72,7 @@ def plain_title(title: str) -> str:
 def script_json(obj) -> str:
     """JSON safe inside ``<script type="application/json">`` (no ``</``, no ``<!--``)."""
     text = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False, allow_nan=False)
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+    return text.replace("</", "<\\/").replace("<!--", "<\\u0021--")
 
 
 def _settings_line(entry: dict) -> str:

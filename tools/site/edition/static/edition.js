@@ -1,6 +1,6 @@
 // symsgd static edition: draws every figure of the page from the JSON inlined beside it, with plotly.js loaded
-// once for the whole site (assets/plotly.min.js). A classic script, not an ES module, and no fetch(): both fail
-// on pages opened from file://. Nothing here asks a server for anything.
+// once for the whole site (assets/plotly.min.js). A classic script, not an ES module, and it requests nothing
+// (no fetch, no dynamic import): those fail on pages opened from file://.
 (function () {
   "use strict";
   const ANIMATE = {mode: "immediate", frame: {duration: 0, redraw: true}, transition: {duration: 0}};
