@@ -54,3 +54,39 @@ def test_a_figure_the_slider_does_not_change_gets_no_slider():
 def test_bad_frames_are_refused(frames, labels, current, match):
     with pytest.raises(ValueError, match=match):
         animated_figure(fig([0, 1]), frames, labels, current, "s")
+
+
+def test_a_frame_with_fewer_annotations_hides_the_others():
+    """plotly keeps layout items a frame does not mention: shorter lists are padded with hidden items."""
+    def with_notes(*texts):
+        f = fig([0, len(texts)])
+        f["layout"]["annotations"] = [{"text": t} for t in texts]
+        return f
+
+    out = animated_figure(with_notes("a"), [with_notes("a", "diverged"), with_notes("a")], ["1", "2"], 1, "s")
+    assert out["frames"][0]["layout"]["annotations"] == [{"text": "a", "visible": True},
+                                                         {"text": "diverged", "visible": True}]
+    assert out["frames"][1]["layout"]["annotations"] == [{"text": "a", "visible": True},
+                                                         {"text": None, "visible": False}]
+
+
+def test_keys_a_frame_lacks_are_reset_not_left_over():
+    marked = fig([0, 2])
+    marked["data"][0]["marker"] = {"symbol": "diamond", "size": 9}
+    marked["data"][0]["text"] = ["a", "b"]
+    out = animated_figure(fig([0, 1]), [marked, fig([0, 3])], ["1", "2"], 0, "s")
+    plain = out["frames"][1]["data"][0]
+    assert plain["marker"] is None and plain["text"] is None and plain["y"] == [0, 3]
+    assert out["frames"][0]["data"][0]["marker"] == {"symbol": "diamond", "size": 9}
+
+
+def test_the_slider_goes_below_a_legend_placed_under_the_plot():
+    plain = animated_figure(fig([0, 1]), [fig([0, 1]), fig([0, 2])], ["a", "b"], 0, "s")
+    legend = fig([0, 1])
+    legend["layout"]["legend"] = {"orientation": "h", "y": -0.35}  # reaches past the 80 px margin
+    for t in legend["data"]:
+        t["name"] = "a fairly long legend entry name"
+    under = animated_figure(legend, [legend, {**legend, "data": [{**legend["data"][0], "y": [0, 2]},
+                                                                   legend["data"][1]]}], ["a", "b"], 0, "s")
+    assert under["layout"]["sliders"][0]["y"] < plain["layout"]["sliders"][0]["y"]
+    assert under["layout"]["height"] > plain["layout"]["height"]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser_support import PROBE_JS, VIEWPORT, discover_notebooks
+from browser_support import PROBE_JS, VIEWPORT, discover_notebooks, notebook_has_math
 from site_support import ARTIFACTS, SITE_DIR
 
 pytestmark = pytest.mark.browser
@@ -39,7 +39,9 @@ _READY_JS = """() => window.symsgdEdition && document.body.dataset.editionStarte
 #: A plot's state as JSON (typed arrays as lists): its data, title and annotation texts, the active slider step.
 _STATE_JS = """(plot) => JSON.stringify({
   data: plot.data, title: (plot.layout.title || {}).text || null,
-  annotations: (plot.layout.annotations || []).map(a => a.text),
+  annotations: (plot.layout.annotations || []).filter(a => a.visible !== false).map(a => a.text),
+  ranges: Object.fromEntries(Object.keys(plot.layout).filter(k => /^[xy]axis[0-9]*$/.test(k))
+    .map(k => [k, plot.layout[k].range || null])),
   active: plot.layout.sliders && plot.layout.sliders.length ? plot.layout.sliders[0].active : null,
 }, (k, v) => (k === 'uid' ? undefined : (ArrayBuffer.isView(v) ? Array.from(v) : v)))"""
 
@@ -74,8 +76,10 @@ def _numeric(value):
     return None
 
 
-def differences(expected, shown, path: str = "") -> list[str]:
-    """Where ``shown`` (the page) differs from ``expected`` (the kernel): every key of ``expected`` is compared."""
+def differences(expected, shown, path: str = "", strict: bool = False) -> list[str]:
+    """Where ``shown`` (the page) differs from ``expected`` (the kernel): every key of ``expected`` is compared;
+    with ``strict`` (a trace's own keys) a key set in the page but not in the kernel is a difference too (a value
+    left over from another frame). Deeper down plotly.js writes some defaults back (e.g. a colorbar's ``y``)."""
     num_e, num_s = _numeric(expected), _numeric(shown)
     if num_e is not None:
         if num_s is None or num_s.shape != num_e.shape:
@@ -88,7 +92,11 @@ def differences(expected, shown, path: str = "") -> list[str]:
     if isinstance(expected, dict):
         if not isinstance(shown, dict):
             return [f"{path}: kernel has an object, page {type(shown).__name__}"]
-        return [d for k, v in expected.items() if k != "uid" for d in differences(v, shown.get(k), f"{path}.{k}")]
+        out = [d for k, v in expected.items() if k != "uid" for d in differences(v, shown.get(k), f"{path}.{k}")]
+        if strict:
+            out += [f"{path}.{k}: the page has {str(v)[:60]!r}, the live figure has nothing"
+                    for k, v in shown.items() if k not in expected and k != "uid" and v is not None]
+        return out
     if isinstance(expected, list):
         if not isinstance(shown, list) or len(shown) != len(expected):
             got = len(shown) if isinstance(shown, list) else shown
@@ -104,12 +112,24 @@ def figure_differences(kernel_fig: dict, page_state: dict) -> list[str]:
     """Trace-by-trace differences, then the title and annotation texts."""
     kernel = decode(kernel_fig)
     page = decode(page_state)
-    out = differences(kernel.get("data", []), page["data"], "data")
+    traces, shown = kernel.get("data", []), page["data"]
+    if len(traces) != len(shown):
+        return [f"data: kernel has {len(traces)} traces, page {len(shown)}"]
+    out = [d for i, (t, p) in enumerate(zip(traces, shown)) for d in differences(t, p, f"data[{i}]", strict=True)]
     layout = kernel.get("layout", {})
     title = (layout.get("title") or {}).get("text")
     if title is not None and title != page["title"]:
         out.append(f"title: kernel {title!r}, page {page['title']!r}")
-    texts = [a.get("text") for a in layout.get("annotations", [])]
+    anchored = {v.get("scaleanchor") for v in layout.values() if isinstance(v, dict)} - {None}
+    for axis, spec in layout.items():  # an axis range the live figure fixes must be the page's range too
+        if (re.match(r"^[xy]axis\d*$", axis) and isinstance(spec, dict) and spec.get("range") is not None
+                and not spec.get("scaleanchor") and not spec.get("matches")
+                and axis.replace("axis", "") not in anchored):  # plotly.js adjusts ranges tied by an aspect
+            shown = page["ranges"].get(axis)
+            if shown is None or not np.allclose(np.asarray(shown, float), np.asarray(spec["range"], float),
+                                                rtol=1e-9, atol=1e-12):
+                out.append(f"{axis}.range: kernel {spec['range']}, page {shown}")
+    texts = [a.get("text") for a in layout.get("annotations", []) if a.get("visible", True) is not False]
     if texts and texts != page["annotations"]:
         out.append(f"annotations: kernel {texts}, page {page['annotations']}")
     return out
@@ -153,8 +173,9 @@ def open_page(browser, url: str, allowed):
     return page, offline, errors
 
 
-def check_drawn_and_typeset(page) -> dict:
-    """Every figure drew and holds data; no raw TeX is left. Returns counts."""
+def check_drawn_and_typeset(page, has_math: bool = False) -> dict:
+    """Every figure drew and holds data; no raw TeX is left (and, for a page with formulas, MathJax typeset some).
+    Returns counts."""
     state = page.evaluate("""() => ({failed: symsgdEdition.failed,
       plots: Array.from(document.querySelectorAll('.edition-plot')).map((p, i) => ({
         i, drawn: p.dataset.edition, data: window.__symsgd.hasData(p)})),
@@ -163,6 +184,7 @@ def check_drawn_and_typeset(page) -> dict:
     empty = [p for p in state["plots"] if p["drawn"] != "drawn" or not p["data"]]
     assert not empty, f"figures without data: {empty}"
     assert not state["raw"], f"raw TeX left in the page: {state['raw'][:5]}"
+    assert state["math"] > 0 or not has_math, "the notebook has formulas but the page shows no typeset math"
     return state
 
 
@@ -179,13 +201,19 @@ def drag_slider(page, plot, target: int) -> None:
     page.mouse.up()
 
 
+def frame_keys(plot) -> list[str]:
+    """What each slider step of ``plot`` shows (its frame's data, as shipped in the page), to tell steps apart."""
+    spec = json.loads(plot.evaluate("p => p.parentElement.querySelector('script.edition-figure-data').textContent"))
+    return [json.dumps(f["data"], sort_keys=True) for f in spec["frames"]]
+
+
 def plot_state(plot) -> dict:
     return json.loads(plot.evaluate(_STATE_JS))
 
 
-def wait_moved(plot, before_fp: str) -> None:
-    """Wait until the plot's data changed, every figure of its controller shows the step its slider is on, and
-    nothing has changed for a quarter second (the animation is over)."""
+def wait_moved(plot, target: int) -> None:
+    """Wait until the plot's slider is on step ``target``, every figure of its controller shows that step, and the
+    plot's data have not changed for a quarter second (the animation is over)."""
     plot.evaluate("""(plot, args) => new Promise((resolve, reject) => {
       const t0 = performance.now();
       let last = null, since = t0;
@@ -200,12 +228,46 @@ def wait_moved(plot, before_fp: str) -> None:
         requestAnimationFrame(tick);
       };
       tick();
-    })""", {"fp": before_fp, "ms": MOVE_TIMEOUT_S * 1000})
+    })""", {"target": target, "ms": MOVE_TIMEOUT_S * 1000})
 
 
 def _target(active: int, n: int) -> int:
     """The step to drag to: the farthest from the active one (an end of the slider)."""
     return 0 if active >= n / 2 else n - 1
+
+
+def move_and_compare(page, plot, block, meta, target, n_frames, live, page_name, i) -> dict:
+    """Drag the slider of ``plot`` to step ``target`` with the mouse; the data must change, and this figure and the
+    controller's other animated figures must equal what the live controller draws at that step's value."""
+    figure_index = int(plot.evaluate("p => p.parentElement.dataset.figure"))
+    before = plot_state(plot)
+    t0 = time.perf_counter()
+    drag_slider(page, plot, target)
+    wait_moved(plot, target)
+    ms = (time.perf_counter() - t0) * 1000
+    after = plot_state(plot)
+    k = after["active"]
+    assert k == target, f"figure {i}: dragged to step {target}, the slider is on step {k}"
+    assert after["data"] != before["data"], f"figure {i}: moving the slider did not change the data"
+    value = meta["values"][k]
+    drawn = live.draw_at(meta["cell"], meta["output"], meta["slider"], value)
+    assert drawn["class"] == meta["class"], f"figure {i}: the kernel's controller is {drawn['class']}"
+    where = f"{page_name} figure {i} ({meta['class']}, {meta['slider']} = {value})"
+    diffs = figure_differences(drawn["figures"][figure_index], after)
+    assert not diffs, f"{where}: the page differs from the live controller:\n  " + "\n  ".join(diffs[:12])
+    siblings = block.locator(".edition-plot")
+    for j in range(siblings.count()):  # the controller's other animated figures followed the slider
+        sib = siblings.nth(j)
+        fj = int(sib.evaluate("p => p.parentElement.dataset.figure"))
+        if fj != figure_index and int(sib.evaluate("p => p.parentElement.dataset.frames")):
+            d = figure_differences(drawn["figures"][fj], plot_state(sib))
+            assert not d, f"{where}: its figure {fj} did not follow the slider:\n  " + "\n  ".join(d[:8])
+    status = block.locator(".edition-status").inner_text().strip()
+    if "$" not in drawn["status"]:  # plain status lines compare as text (TeX ones are typeset)
+        expected = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", drawn["status"])).strip()
+        assert re.sub(r"\s+", " ", status) == html.unescape(expected), f"{where}: status line differs"
+    return {"figure": i, "controller": meta["class"], "slider": meta["slider"], "frames": n_frames, "value": value,
+            "ms": round(ms), "max_rel": _max_rel(drawn["figures"][figure_index], after)}
 
 
 # ---------------------------------------------------------------------------------------------- the tests
@@ -220,11 +282,14 @@ def weights_report(site_dir, edition_report):
         return
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     assets = edition_report["assets_bytes"]
-    lines = [f"{'page':34} {'own MB':>7} {'+assets MB':>10} {'figures':>7}  sliders moved with the mouse "
-             "(frames; max |page − kernel| relative)", "-" * 110]
+    lines = [f"{'page':34} {'own MB':>7} {'+assets MB':>10} {'ready s':>7} {'figures':>7}  sliders moved with the "
+             "mouse (frames; max |page − kernel| relative)", "-" * 120]
     for w in _WEIGHTS:
-        moved = ", ".join(f"{m['controller']}.{m['slider']} ({m['frames']}; {m['max_rel']:.0e})" for m in w["moved"])
-        lines.append(f"{w['page']:34} {w['bytes'] / 1e6:7.2f} {w['fetched_bytes'] / 1e6:10.2f} {w['figures']:>7}  "
+        firsts = {m["figure"]: m for m in reversed(w["moved"])}
+        moved = ", ".join(f"{m['controller']}.{m['slider']} ({m['frames']}; {m['max_rel']:.0e})"
+                          for _, m in sorted(firsts.items()))
+        lines.append(f"{w['page']:34} {w['bytes'] / 1e6:7.2f} {w['fetched_bytes'] / 1e6:10.2f} {w['ready_s']:7.1f} "
+                     f"{w['figures']:>7}  "
                      f"{moved or '-'}")
     total = sum(w["bytes"] for w in _WEIGHTS)
     lines.append(f"{'all pages':34} {total / 1e6:7.2f}   shared assets (loaded once per site visit) "
@@ -255,9 +320,11 @@ def test_page_matches_the_live_notebook(notebook, site_dir, edition_report, stat
     live = LiveNotebook(notebook).start()
     page = None
     try:
+        t_open = time.perf_counter()
         page, offline, errors = open_page(chromium, f"{static_server}/{row['page']}",
                                           lambda url: url.startswith(static_server) or url.startswith("data:"))
-        state = check_drawn_and_typeset(page)
+        t_ready = time.perf_counter() - t_open
+        state = check_drawn_and_typeset(page, notebook_has_math(notebook))
         plots = page.locator(".edition-plot")
         assert plots.count() == len(row["figures"]), (f"{plots.count()} figures in the page, "
                                                       f"{len(row['figures'])} in the edition's report")
@@ -269,47 +336,26 @@ def test_page_matches_the_live_notebook(notebook, site_dir, edition_report, stat
                 continue
             block = plot.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' edition-controller ')][1]")
             meta = json.loads(block.locator("script.edition-controller-data").text_content())
-            figure_index = int(plot.evaluate("p => p.parentElement.dataset.figure"))
-            before = plot_state(plot)
-            fp = plot.evaluate("p => window.__symsgd.fp(p)")
-            target = _target(before["active"], n_frames)
-            t0 = time.perf_counter()
-            drag_slider(page, plot, target)
-            wait_moved(plot, fp)
-            ms = (time.perf_counter() - t0) * 1000
-            after = plot_state(plot)
-            k = after["active"]
-            assert k != before["active"], f"figure {i}: the mouse did not move the slider off step {k}"
-            assert after["data"] != before["data"], f"figure {i}: moving the slider did not change the data"
-            value = meta["values"][k]
-            drawn = live.draw_at(meta["cell"], meta["output"], meta["slider"], value)
-            assert drawn["class"] == meta["class"], f"figure {i}: the kernel's controller is {drawn['class']}"
-            where = f"{row['page']} figure {i} ({meta['class']}, {meta['slider']} = {value})"
-            diffs = figure_differences(drawn["figures"][figure_index], after)
-            assert not diffs, f"{where}: the page differs from the live controller:\n  " + "\n  ".join(diffs[:12])
-            siblings = block.locator(".edition-plot")
-            for j in range(siblings.count()):  # the controller's other animated figures followed the slider
-                sib = siblings.nth(j)
-                fj = int(sib.evaluate("p => p.parentElement.dataset.figure"))
-                if fj != figure_index and int(sib.evaluate("p => p.parentElement.dataset.frames")):
-                    d = figure_differences(drawn["figures"][fj], plot_state(sib))
-                    assert not d, f"{where}: its figure {fj} did not follow the slider:\n  " + "\n  ".join(d[:8])
-            status = block.locator(".edition-status").inner_text().strip()
-            if "$" not in drawn["status"]:  # plain status lines compare as text (TeX ones are typeset)
-                expected = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", drawn["status"])).strip()
-                assert re.sub(r"\s+", " ", status) == html.unescape(expected), f"{where}: status line differs"
-            moved.append({"controller": meta["class"], "slider": meta["slider"], "frames": n_frames,
-                          "value": value, "ms": round(ms), "max_rel": _max_rel(drawn["figures"][figure_index],
-                                                                                after)})
+            start = plot_state(plot)["active"]
+            # the far end of the slider, then the step nearest its middle that is neither the notebook's own
+            # value nor that end
+            end = _target(start, n_frames)
+            shows = frame_keys(plot)  # what each step shows, to pick a second step that looks different
+            inside = [s for s in range(n_frames) if s not in (start, end) and shows[s] != shows[end]]
+            targets = [end] + ([min(inside, key=lambda s: abs(s - (n_frames - 1) / 2))] if inside else [])
+            for target in targets:
+                moved.append(move_and_compare(page, plot, block, meta, target, n_frames, live, row["page"], i))
+        state_after = check_drawn_and_typeset(page, notebook_has_math(notebook))  # status lines typeset too
+        assert state_after["plots"] == state["plots"]
         assert not offline.outside, f"requests that left the page's origin: {sorted(set(offline.outside))}"
         assert not offline.failed, f"failed requests: {offline.failed}"
         assert not errors, f"errors in the page: {errors[:5]}"
-        expected_moves = sum(1 for f in row["figures"] if f["frames"])
-        assert len(moved) == expected_moves, f"moved {len(moved)} sliders, the edition has {expected_moves}"
+        sliders = sum(1 for f in row["figures"] if f["frames"])
+        assert len({(m["figure"]) for m in moved}) == sliders, f"moved {len(moved)} sliders, the edition has {sliders}"
         fetched = sum((site_dir / u[len(static_server) + 1:]).stat().st_size for u in offline.fetched
                       if u.startswith(static_server + "/") and (site_dir / u[len(static_server) + 1:]).is_file())
         weights_report.append({"page": row["page"], "bytes": row["bytes"], "fetched_bytes": fetched,
-                               "figures": len(state["plots"]), "moved": moved})
+                               "figures": len(state["plots"]), "ready_s": round(t_ready, 1), "moved": moved})
         page.screenshot(path=str(ARTIFACTS / f"{notebook.stem}.png"), full_page=False)
     finally:
         if page is not None:
@@ -336,10 +382,11 @@ def test_pages_work_from_file_urls(site_dir, chromium):
                 plot = plots.nth(i)
                 n = int(plot.evaluate("p => p.parentElement.dataset.frames"))
                 if n:
-                    before = plot.evaluate("p => window.__symsgd.fp(p)")
-                    active = plot_state(plot)["active"]
-                    drag_slider(page, plot, _target(active, n))
-                    wait_moved(plot, before)
+                    before = plot_state(plot)
+                    target = _target(before["active"], n)
+                    drag_slider(page, plot, target)
+                    wait_moved(plot, target)
+                    assert plot_state(plot)["data"] != before["data"], "moving the slider did not change the data"
                     break
             assert not offline.outside, f"requests outside the edition's folder: {sorted(set(offline.outside))}"
             assert not offline.failed, f"failed requests: {offline.failed}"

@@ -66,7 +66,8 @@ def copy_assets(out: Path) -> dict[str, int]:
 
 def head_html(assets: str = "assets") -> str:
     """The ``<head>`` scripts of every page: MathJax (configured for $…$), plotly.js and edition.js, deferred."""
-    return f"""<script>
+    return f"""<link rel="icon" href="data:,">
+<script>
 window.MathJax = {{
   tex: {{inlineMath: [['$', '$'], ['\\\\(', '\\\\)']], displayMath: [['$$', '$$'], ['\\\\[', '\\\\]']],
         processEscapes: true, processEnvironments: true, tags: 'ams'}},

@@ -1,8 +1,9 @@
 """One plotly figure with frames and a plotly slider, from a figure's first state and its state at each slider value.
 
 A frame carries only what changes along the slider: the traces whose data differ from the first state in some
-frame, and the top-level layout entries (titles, annotations, axis ranges, …) that differ. Moving the plotly
-slider animates to a frame (with a redraw, no transition), so it needs no kernel.
+frame, and the top-level layout entries (titles, annotations, axis ranges, …) that differ — each complete, so
+that nothing of the frame shown before survives (:func:`complete`). Moving the plotly slider animates to a frame
+(with a redraw, no transition), so it needs no kernel.
 """
 
 from __future__ import annotations
@@ -53,13 +54,61 @@ def changed_layout(base: dict, frames: list[dict]) -> list[str]:
     return sorted(keys)
 
 
-def _frame_layout(layout: dict, keys: list[str]) -> dict:
+def _is_array(v) -> bool:
+    """A plotly base64 array (``{"dtype", "bdata"}``): a value, not an object to merge into."""
+    return isinstance(v, dict) and "bdata" in v
+
+
+def union_shape(values: list):
+    """The shape of several states of one plotly object: their dict keys merged (recursively), lists of dicts
+    merged item by item; ``None`` for a plain value."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, dict) and not _is_array(v) for v in present):
+        keys: dict[str, list] = {}
+        for d in present:
+            for k, v in d.items():
+                keys.setdefault(k, []).append(v)
+        return {k: union_shape(vs) for k, vs in keys.items()}
+    if present and all(isinstance(v, list) and all(isinstance(x, dict) for x in v) for v in present) \
+            and any(present):
+        n = max(len(v) for v in present)
+        return [union_shape([v[i] for v in present if i < len(v)]) for i in range(n)]
+    return None
+
+
+def complete(value, shape):
+    """``value`` with every key of ``shape`` it lacks set to ``None`` and every list of dicts padded with hidden
+    items, so that applying it as a frame leaves nothing of an earlier frame behind.
+
+    plotly merges a frame into the figure key by key, and lists of objects (annotations, shapes) item by item:
+    a key or an item the frame does not mention keeps the value an earlier frame gave it. ``None`` (JSON null)
+    resets a key to plotly's default.
+    """
+    if isinstance(shape, dict):
+        if not isinstance(value, dict) or _is_array(value):
+            return value
+        return {**value, **{k: (complete(value[k], sub) if k in value else None) for k, sub in shape.items()}}
+    if isinstance(shape, list):
+        items = value if isinstance(value, list) else []
+        out = []
+        for i in range(min(len(items), len(shape))):
+            item = complete(items[i], shape[i])
+            if isinstance(item, dict) and item.get("visible") is None:
+                item["visible"] = True  # this position may hold a hidden item from an earlier frame
+            out.append(item)
+        for i in range(len(out), len(shape)):  # an item this state does not have: hidden, its keys reset
+            out.append({**{k: None for k in (shape[i] or {})}, "visible": False})
+        return out + items[len(shape):]
+    return value
+
+
+def _frame_layout(layout: dict, keys: list[str], shapes: dict) -> dict:
     out = {}
     for key in keys:
-        value = copy.deepcopy(layout.get(key))
+        value = complete(copy.deepcopy(layout.get(key)), shapes[key])
         if _AXIS.match(key):
             value = value or {}
-            if "range" not in value:  # the live figure autoranges this axis at this value
+            if value.get("range") is None:  # the live figure autoranges this axis at this value
                 value["autorange"] = True
         out[key] = value
     return out
@@ -92,21 +141,54 @@ def animated_figure(base: dict, frames: list[dict], labels: list[str], current: 
     if not traces and not keys:
         return None
     fig = {"data": copy.deepcopy(base.get("data", [])), "layout": copy.deepcopy(base.get("layout", {}))}
-    fig["frames"] = [{"name": str(k), "traces": traces, "data": [fr["data"][i] for i in traces],
-                      "layout": _frame_layout(fr.get("layout", {}), keys)} for k, fr in enumerate(frames)]
-    _add_slider(fig["layout"], labels, current, slider_label)
+    states = [base, *frames]
+    trace_shapes = {i: union_shape([st["data"][i] for st in states]) for i in traces}
+    layout_shapes = {key: union_shape([st.get("layout", {}).get(key) for st in states]) for key in keys}
+    fig["frames"] = [{"name": str(k), "traces": traces,
+                      "data": [complete(copy.deepcopy(fr["data"][i]), trace_shapes[i]) for i in traces],
+                      "layout": _frame_layout(fr.get("layout", {}), keys, layout_shapes)}
+                     for k, fr in enumerate(frames)]
+    _add_slider(fig["layout"], labels, current, slider_label, fig["data"])
     return fig
 
 
-def _add_slider(layout: dict, labels: list[str], current: int, slider_label: str) -> None:
-    """Make room under the plot and put a plotly slider there."""
+def legend_bottom_px(layout: dict, data: list[dict], plot_height: float, width: float = 1100.0) -> float:
+    """How far below the plot area a horizontal legend placed under it reaches, px (0 for any other legend).
+
+    An estimate from the legend's entries (about 7 px per character plus the symbol), enough to keep the slider
+    clear of it; ``width`` is the page's figure width.
+    """
+    legend = layout.get("legend") or {}
+    if legend.get("orientation") != "h":
+        return 0.0
+    y = legend.get("y", -0.1)
+    if y is None or y >= 0:
+        return 0.0
+    names = [t.get("name") or "" for t in data if t.get("showlegend", True) is not False and t.get("name")]
+    margin = {**DEFAULT_MARGIN, **(layout.get("margin") or {})}
+    room = max(width - margin["l"] - margin["r"], 200.0)
+    line, rows = 0.0, 1
+    for name in names:
+        item = 7.0 * len(name) + 45.0
+        if line and line + item > room:
+            rows, line = rows + 1, 0.0
+        line += item
+    return -y * plot_height + rows * 20.0 + 8.0
+
+
+def _add_slider(layout: dict, labels: list[str], current: int, slider_label: str, data: list[dict]) -> None:
+    """Make room under the plot (and under a legend placed there) and put a plotly slider there.
+
+    The plot area keeps its height: the bottom margin and the figure's height grow by the same amount.
+    """
     margin = {**DEFAULT_MARGIN, **(layout.get("margin") or {})}
     height = layout.get("height") or DEFAULT_HEIGHT
-    below = margin["b"]
-    margin["b"] = below + SLIDER_ROOM_PX
+    plot_h = max(height - margin["t"] - margin["b"], 1)
+    below = max(margin["b"], legend_bottom_px(layout, data, plot_h) + 6)
+    grow = below - margin["b"] + SLIDER_ROOM_PX
+    margin["b"] += grow
     layout["margin"] = margin
-    layout["height"] = height + SLIDER_ROOM_PX
-    plot_h = max(layout["height"] - margin["t"] - margin["b"], 1)
+    layout["height"] = height + grow
     layout["sliders"] = [{
         "name": "edition", "active": current, "x": 0.0, "xanchor": "left", "len": 1.0,
         "y": -below / plot_h, "yanchor": "top", "pad": {"t": 8, "b": 0, "l": 0, "r": 0},
