@@ -133,7 +133,8 @@ def slider_grid(spec: SliderSpec, n: int) -> tuple[list, int]:
     if size <= n:
         picks = list(range(size))
     else:
-        picks = sorted({int(round(i * (size - 1) / (n - 1))) for i in range(n)})
+        picks = sorted({_roundest(spec, round(i * (size - 1) / (n - 1)), (size - 1) / (n - 1) / 3, size)
+                        for i in range(n)})
         if here not in picks:  # replace the nearest pick (never an end) by the current value
             inner = [p for p in picks if 0 < p < size - 1] or picks
             nearest = min(inner, key=lambda p: abs(p - here))
@@ -144,6 +145,21 @@ def slider_grid(spec: SliderSpec, n: int) -> tuple[list, int]:
         # the notebook set a value between two steps (e.g. a log slider's default): keep it exactly
         values[current] = spec.value
     return values, current
+
+
+def _roundest(spec: SliderSpec, k: int, radius: float, size: int) -> int:
+    """The lattice index within ``radius`` of ``k`` whose value (exponent, for a log slider) is written with the
+    fewest digits — 0.1 rather than 0.13 — nearest ``k`` among equals; the ends stay the ends."""
+    if spec.kind == "selection" or k in (0, size - 1):
+        return k
+    r = int(radius)
+    near = [j for j in range(max(1, k - r), min(size - 2, k + r) + 1)]
+
+    def digits(j):
+        x = _clean(spec.min + j * spec.step)
+        return len(f"{abs(x):.12g}".replace(".", "").strip("0") or "0")
+
+    return min(near or [k], key=lambda j: (digits(j), abs(j - k)))
 
 
 def _same(a, b) -> bool:
