@@ -87,10 +87,10 @@ def _live_note(entry: dict, animated: bool) -> str:
     run = " and the Run button" if entry.get("has_run") else ""
     if slider and animated:
         first, last = slider["labels"][0], slider["labels"][-1]
+        how = " (Run pressed at each)" if entry.get("has_run") else ""
         here = (f"<b>Live here:</b> the slider under the figure ({html.escape(slider['label'])}, "
-                f"{len(slider['values'])} values from {html.escape(first)} to {html.escape(last)}, each computed "
-                f"by the notebook's own code{' and Run' if entry.get('has_run') else ''} when this edition was "
-                "built). ")
+                f"{len(slider['values'])} values from {html.escape(first)} to {html.escape(last)}, computed by the "
+                f"notebook's own code{how} when this edition was built). ")
     else:
         why = entry.get("why_no_slider") or "nothing in it changes along its main slider"
         here = f"<b>Static here</b> ({html.escape(why)}). "
