@@ -2,35 +2,54 @@
 #   make lab    create .venv on first use, open JupyterLab on notebooks/ (127.0.0.1, token on)
 #   make test   create .venv on first use, run lint, unit tests, every notebook (nbval), then the
 #               real-browser suite (JupyterLab and Voila in headless Chromium)
-# Other targets: make test-browser | classroom | check | bench | strip | lock | clean
+# Other targets: make test-browser | site | test-site | classroom | check | bench | strip | lock | clean
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test test-browser classroom check bench strip lock clean
+.PHONY: lab test test-browser site test-site classroom check bench strip lock clean
 
 $(STAMP): requirements-lock.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24" "setuptools>=68"
 	$(PY) -m pip install --quiet -r requirements-lock.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -m symsgd_jupyter --enable
 	touch $(STAMP)
 
+# JupyterLab refuses to start as root without --allow-root; containers and WSL often run as root.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks --no-browser
+	@if [ "$$(id -u)" = 0 ]; then echo "make lab: running as root (a container or WSL?), so JupyterLab gets --allow-root"; fi
+	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks --no-browser \
+		$$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 # The browser suite runs after the unit tests and notebooks, not beside them: it measures
-# slider->figure latency, and plotly's widgets must start within anywidget's 2 s on a quiet machine.
+# slider->figure latency, which a CPU busy with unit tests would distort.
 test: $(STAMP)
-	$(VENV)/bin/ruff check symsgd_core tests notebooks tools
+	$(VENV)/bin/ruff check symsgd_core symsgd_jupyter tests notebooks tools
 	$(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env -p no:cacheprovider -m "not browser"
 	$(MAKE) --no-print-directory test-browser
+	$(MAKE) --no-print-directory test-site
 
-# Real-browser suite alone: JupyterLab in one worker, Voila in the other.
+# Real-browser suite alone: four workers, each holding one group of notebooks with its own server (JupyterLab,
+# JupyterLab under a base URL, Voila at 127.0.0.1, Voila at localhost). SYMSGD_SLOW_NOTEBOOKS=all runs the
+# slow-laptop mode (CPU 6x slower) for every notebook, not only the two with the most figures.
 test-browser: $(STAMP)
-	$(PY) -m pytest tests/browser -m browser -n 2 --dist loadfile -p no:cacheprovider
+	$(PY) -m pytest tests/browser -m browser -n 4 --dist loadgroup -p no:cacheprovider
+
+# The static edition (issue 18): every notebook executed, its main sliders precomputed as plotly frames, written
+# to site/ (git-ignored) with plotly.js and MathJax from the installed packages. Publish the folder as it is.
+site: $(STAMP)
+	$(PY) tools/site/build.py --out site
+
+# The edition in headless Chromium from a static file server (and from file://), offline, each page compared with a
+# kernel that ran its notebook; page weights in test-artifacts/static-site/report.txt. Runs after the browser suite
+# (not inside it: it executes every notebook, which would disturb the suite's latency measurements).
+test-site: site
+	$(PY) -m pytest tests/static_site -m browser -p no:cacheprovider
+	@cat test-artifacts/static-site/report.txt 2>/dev/null || true
 
 classroom: $(STAMP)
 	$(PY) tools/classroom.py --no-browser
@@ -46,9 +65,9 @@ strip: $(STAMP)
 
 lock:
 	rm -rf /tmp/symsgd-lock && $(PYTHON) -m venv /tmp/symsgd-lock
-	/tmp/symsgd-lock/bin/pip install --quiet "torch==2.13.0" ".[test]"
+	/tmp/symsgd-lock/bin/pip install --quiet "torch==2.13.0" ".[test,site]"
 	/tmp/symsgd-lock/bin/pip freeze --exclude symsgd-core | sed 's/+cpu$$//' > requirements-lock.txt.new
 	{ head -3 requirements-lock.txt; cat requirements-lock.txt.new; } > requirements-lock.txt && rm requirements-lock.txt.new
 
 clean:
-	rm -rf $(VENV) test-artifacts
+	rm -rf $(VENV) test-artifacts site

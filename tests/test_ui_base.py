@@ -77,3 +77,68 @@ def test_every_notebook_controller_resends_figure_state_on_view():
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if issubclass(cls, Controller) and cls is not Controller:
                 assert cls.view is Controller.view, f"{cls.__name__} overrides view()"
+
+
+class _RunOnly(Controller):
+    """A re-simulating controller: the slider waits for Run; a progress bar moves while it runs."""
+
+    live = False
+
+    def __init__(self):
+        super().__init__()
+        self.controls = {"a": widgets.FloatSlider(value=1.0, min=0.0, max=2.0)}
+        self.run_button = widgets.Button(description="Run")
+        self.progress = widgets.IntProgress(value=0, max=3)
+        self.extra_widgets = [self.run_button, self.progress]
+        self.figures = [go.FigureWidget(layout=dict(height=200))]
+        self.figure.add_scatter(x=[0.0], y=[0.0])
+        self.seen_by_handler: list[int] = []
+        self.run_button.on_click(lambda _b: self._run())
+        self._wire()
+
+    def _run(self):
+        self.seen_by_handler.append(self.inputs_handled)  # the count while the subclass's own handler runs
+        for k in range(3):
+            self.progress.value = k + 1
+        self.update()
+
+    def _update(self, a):
+        self.figure.data[0].y = [a]
+
+
+def _handled_classes(root):
+    return [c for c in root._dom_classes if c.startswith("symsgd-handled-")]
+
+
+def test_inputs_handled_are_counted_after_the_handlers_ran_and_shown_in_the_page():
+    c = _RunOnly()
+    root = c.view()
+    start = c.inputs_handled
+    assert _handled_classes(root) == [f"symsgd-handled-{start}"]
+    c.controls["a"].value = 1.5  # the slider alone: handled (counted), nothing redrawn
+    assert c.inputs_handled == start + 1 and c.figure.data[0].y == (0.0,)
+    c.run_button.click()
+    # the Run handler ran first (it saw the old count, and the progress bar did not count), then update and the
+    # click were counted: the page sees the new count only once the figure's new data was sent before it
+    assert c.seen_by_handler == [start + 1]
+    assert c.inputs_handled == start + 3 and c.figure.data[0].y == (1.5,)
+    assert _handled_classes(root) == [f"symsgd-handled-{start + 3}"] and "symsgd-controller" in root._dom_classes
+
+
+def test_a_live_slider_counts_after_its_update():
+    c = Square()
+    root = c.view()
+    before = c.inputs_handled
+    c.controls["a"].value = -1.0
+    assert c.inputs_handled > before and _handled_classes(root) == [f"symsgd-handled-{c.inputs_handled}"]
+    assert np.allclose(c.figure.data[0].y[-1], -1.0)
+
+
+def test_float_slider_values_are_the_decimals_they_stand_for():
+    from symsgd_core.ui.base import canonical
+
+    c = Square()
+    c.controls["a"].value = 0.1 + 0.2  # what three steps of 0.1 can give in the page
+    assert c.values()["a"] == 0.3 and canonical(0.1 + 0.2) == 0.3
+    assert canonical(1e-3) == 1e-3 and canonical(0.027) == 0.027 and canonical(-40.0) == -40.0
+    assert c.values()["n"] == 5 and isinstance(c.values()["n"], int)  # other controls unchanged

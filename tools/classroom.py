@@ -25,26 +25,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+from symsgd_jupyter import PLOTLY_BUNDLE_ENV, plotly_bundle
+
 REPO = Path(__file__).resolve().parents[1]
 #: A Jupyter data directory holding ``voila/templates/symsgd``.
 TEMPLATE_ROOT = Path(__file__).resolve().parent
 TEMPLATE = "symsgd"
 DEFAULT_PORT = 8866
-#: Environment variable telling the kernels where the page can import plotly's widget code from
-#: (read by ``symsgd_core.ui``; see :func:`prepare_template_root`).
-PLOTLY_ESM_ENV = "SYMSGD_PLOTLY_ESM_URL"
-
-
-def plotly_bundle() -> tuple[Path, str]:
-    """Plotly's FigureWidget JavaScript (an ES module) and the file name it is served under.
-
-    Returns:
-        ``(path of plotly/package_data/widgetbundle.js, "plotly-widget-<plotly version>.js")``.
-    """
-    import plotly
-
-    return (Path(plotly.__file__).parent / "package_data" / "widgetbundle.js",
-            f"plotly-widget-{plotly.__version__}.js")
+#: URL folder, relative to Voilà's base URL, where Voilà serves the template's static files (plotly's bundle too).
+STATIC_URL_FOLDER = "voila/static"
 
 
 def prepare_template_root(dest: Path | str) -> Path:
@@ -54,8 +43,9 @@ def prepare_template_root(dest: Path | str) -> Path:
     state, and the page compiles it once per figure. anywidget gives each widget model 2 s to
     load that code; on a dashboard that creates all its figures at once (Voilà) the later ones
     miss the limit on a busy machine and stay frozen. Served as one static file, the module is
-    fetched and compiled once per page (and cached by the browser). The kernels learn its URL
-    from ``SYMSGD_PLOTLY_ESM_URL`` (:func:`voila_env`).
+    fetched and compiled once per page (and cached by the browser). The kernels learn where it is,
+    relative to the page's base URL, from ``SYMSGD_PLOTLY_BUNDLE`` (:func:`voila_env`; read by
+    ``symsgd_core/ui/plotly_loading.py``), so the page works under any host name, port or prefix.
 
     Args:
         dest: an empty or new directory (e.g. a temporary one).
@@ -73,17 +63,17 @@ def prepare_template_root(dest: Path | str) -> Path:
     return dest
 
 
-def voila_env(port: int, template_root: Path | str = TEMPLATE_ROOT, base: dict | None = None) -> dict:
+def voila_env(template_root: Path | str = TEMPLATE_ROOT, base: dict | None = None) -> dict:
     """Environment for Voilà and its kernels.
 
     Args:
-        port: the port Voilà listens on (127.0.0.1).
         template_root: Jupyter data directory holding ``voila/templates/symsgd`` (prepended to
             ``JUPYTER_PATH``); from :func:`prepare_template_root` to also serve plotly's module.
         base: environment to extend (default: ``os.environ``); not modified.
 
     Returns:
-        A new dict. ``SYMSGD_PLOTLY_ESM_URL`` is set when ``template_root`` serves plotly's module.
+        A new dict. ``SYMSGD_PLOTLY_BUNDLE`` (the module's URL relative to the base URL) is set when
+        ``template_root`` serves plotly's module, and removed otherwise.
     """
     env = dict(os.environ if base is None else base)
     root = Path(template_root)
@@ -91,9 +81,9 @@ def voila_env(port: int, template_root: Path | str = TEMPLATE_ROOT, base: dict |
     env["JUPYTER_PATH"] = os.pathsep.join(paths)
     _, name = plotly_bundle()
     if (root / "voila" / "templates" / TEMPLATE / "static" / name).is_file():
-        env[PLOTLY_ESM_ENV] = f"http://127.0.0.1:{port}/voila/static/{name}"
+        env[PLOTLY_BUNDLE_ENV] = f"{STATIC_URL_FOLDER}/{name}"
     else:
-        env.pop(PLOTLY_ESM_ENV, None)
+        env.pop(PLOTLY_BUNDLE_ENV, None)
     return env
 
 
@@ -168,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         root = prepare_template_root(tmp)
         try:
             return subprocess.call(voila_argv(target, args.port, open_browser=not args.no_browser),
-                                   env=voila_env(args.port, root))
+                                   env=voila_env(root))
         except KeyboardInterrupt:
             return 0
 

@@ -18,27 +18,46 @@ Conventions (the browser suite relies on them):
 * ``status`` is an ``HTML`` widget that says what happened when a setting fails
   (e.g. "diverged at step 412: ηλ too large because …"), never a silent NaN;
 * re-simulating controllers have a Run button and a progress bar, and show
-  "Computing…" in ``status`` while they work (the browser suite waits on it).
+  "Computing…" in ``status`` while they work (the browser suite waits on it);
+* after the kernel has handled a reader's input (a slider moved, a button pressed,
+  an update drawn) the root widget carries the class ``symsgd-handled-<n>``, with
+  ``n`` counting the inputs handled so far: the browser suite waits on that state
+  instead of a fixed time.
 """
 
 from __future__ import annotations
 
 import html
 import inspect
-import os
 import re
 import time
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
-from plotly.basewidget import BaseFigureWidget
 
-# Classroom mode (tools/classroom.py) serves plotly's widget JavaScript once, as a static file on
-# 127.0.0.1, and passes its URL here: each FigureWidget then imports that module (compiled once per
-# page) instead of carrying ~5 MB of it in its own state, which made Voila pages with many figures
-# miss anywidget's 2 s model-initialisation limit (frozen figures).
-if os.environ.get("SYMSGD_PLOTLY_ESM_URL"):
-    BaseFigureWidget._esm = os.environ["SYMSGD_PLOTLY_ESM_URL"]
+from .plotly_loading import answer_state_requests, configure_from_environment, sync_figure_state
+
+# Every FigureWidget loads plotly's code once per page from the notebook server when the server serves it
+# (JupyterLab with the symsgd_jupyter extension, classroom mode); see plotly_loading.py.
+configure_from_environment()
+
+#: Prefix of the root widget's class that counts the inputs the kernel has handled (see ``Controller.view``).
+HANDLED_CLASS_PREFIX = "symsgd-handled-"
+#: Value widgets the kernel changes itself (not inputs of a reader).
+_OUTPUT_WIDGETS = (widgets.IntProgress, widgets.FloatProgress, widgets.HTML, widgets.HTMLMath, widgets.Label,
+                   widgets.Valid)
+
+#: Sliders whose values are floats computed in the page (step arithmetic), so they can be off by a few ulps.
+_FLOAT_SLIDERS = (widgets.FloatSlider, widgets.FloatLogSlider)
+#: Significant digits a float slider's value is rounded to (far more than any slider shows).
+SLIDER_DIGITS = 12
+
+
+def canonical(value: float) -> float:
+    """A float slider's value as the decimal it stands for: ``0.30000000000000004`` (three steps of 0.1 in the
+    page) becomes ``0.3``, so the same slider position always gives the same number, hence the same figure."""
+    return float(f"{value:.{SLIDER_DIGITS}g}")
+
 
 #: Widget types that ``slider_names`` treats as sliders.
 SLIDER_TYPES = (widgets.FloatSlider, widgets.IntSlider, widgets.FloatLogSlider,
@@ -63,6 +82,8 @@ class Controller:
         self.status = widgets.HTML(value="")
         self.last_update_seconds = float("nan")
         self._root: widgets.Widget | None = None
+        #: inputs handled so far (shown in the page as the root's ``symsgd-handled-<n>`` class)
+        self.inputs_handled = 0
 
     # -- building -------------------------------------------------------------
     @property
@@ -89,10 +110,35 @@ class Controller:
         """
         for fig in self.figures:
             sync_figure_state(fig)
+            answer_state_requests(fig)
         if self._root is None:
             self._root = widgets.VBox(self._children())
             self._root.add_class("symsgd-controller")
+            self._watch_inputs(self._root)
+            self._mark_handled()
         return self._root
+
+    def _watch_inputs(self, root: widgets.Widget) -> None:
+        """Count every input once the kernel has handled it (see :meth:`_mark_handled`).
+
+        Registered after the subclass's own handlers, so it runs after them: a slider's
+        update (or a Run button's re-simulation) has been sent to the page by then.
+        """
+        stack = [root]
+        while stack:
+            w = stack.pop()
+            stack.extend(getattr(w, "children", ()))
+            if isinstance(w, widgets.Button):
+                w.on_click(lambda _button: self._mark_handled())
+            elif isinstance(w, widgets.ValueWidget) and not isinstance(w, _OUTPUT_WIDGETS):
+                w.observe(lambda _change: self._mark_handled(), names="value")
+
+    def _mark_handled(self) -> None:
+        """Count one handled input and show the count in the page (the root's ``symsgd-handled-<n>`` class)."""
+        self.inputs_handled += 1
+        if self._root is not None:
+            kept = [c for c in self._root._dom_classes if not c.startswith(HANDLED_CLASS_PREFIX)]
+            self._root._dom_classes = (*kept, f"{HANDLED_CLASS_PREFIX}{self.inputs_handled}")
 
     def _children(self) -> list:
         """The rows of the displayed VBox: controls, figures, status."""
@@ -106,8 +152,9 @@ class Controller:
 
     # -- updating -------------------------------------------------------------
     def values(self) -> dict:
-        """Current control values, by name."""
-        return {name: w.value for name, w in self.controls.items()}
+        """Current control values, by name; a float slider's value as the decimal it shows (see :func:`canonical`)."""
+        return {name: canonical(w.value) if isinstance(w, _FLOAT_SLIDERS) else w.value
+                for name, w in self.controls.items()}
 
     def set(self, **values) -> None:
         """Set control values (as a reader would) and update once."""
@@ -135,6 +182,7 @@ class Controller:
             self.last_update_seconds = time.perf_counter() - t0
         for fig in self.figures:  # a page that connects later (Voila) reads only the stored state
             sync_figure_state(fig)
+        self._mark_handled()
 
     def _update(self, **values) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -197,8 +245,9 @@ class RunController(Controller):
             self.last_run_seconds = time.perf_counter() - t0
             if not self.live:
                 self.last_update_seconds = self.last_run_seconds
-        for fig in self.figures:
+        for fig in self.figures:  # a page that connects later (Voila) reads only the stored state
             sync_figure_state(fig)
+        self._mark_handled()
 
     def _run(self, **values) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -247,22 +296,6 @@ def assert_claims(results) -> None:
         print(r)
     for r in results:
         assert r.passed, r
-
-
-def sync_figure_state(fig) -> None:
-    """Send the complete current state of a ``FigureWidget`` to the front end.
-
-    plotly does this itself only when a FigureWidget is displayed on its own
-    (``_repr_mimebundle_``). Inside a container (our ``VBox``) it does not, and
-    restyle messages sent before the first view exists reach JupyterLab as a
-    partial state (x arrays, names and labels lost; seen with plotly 7.1 and
-    JupyterLab 4.6). Re-sending the full state at display time fixes that.
-    """
-    from copy import deepcopy
-
-    if isinstance(fig, go.FigureWidget):
-        fig._widget_layout = deepcopy(fig._layout_obj._props)
-        fig._widget_data = deepcopy(fig._data)
 
 
 def slider_names(controller: Controller) -> list[str]:

@@ -40,12 +40,6 @@ def write_record(mode: str, notebook: str, payload: dict) -> Path:
     return path
 
 
-def clear_records(mode: str) -> None:
-    """Forget the records and screenshots of ``mode`` from earlier runs (called when its tests start)."""
-    for path in [*LATENCY_DIR.glob(f"{mode}-*.json"), *ARTIFACTS.glob(f"{mode}-*.png")]:
-        path.unlink(missing_ok=True)
-
-
 def read_records(since: float | None = None) -> list[dict]:
     """All records (written at or after the ``since`` timestamp, if given), by file name."""
     if not LATENCY_DIR.is_dir():
@@ -58,7 +52,7 @@ def read_records(since: float | None = None) -> list[dict]:
 
 def latency_table(records: list[dict]) -> list[str]:
     """Text table: one line per controller (mode, notebook, kind, slider, latency, targets)."""
-    head = (f"{'mode':6} {'notebook':28} {'ctl':>3} {'kind':13} {'slider':16} {'n':>2} {'median ms':>9} "
+    head = (f"{'mode':10} {'notebook':28} {'ctl':>3} {'kind':13} {'slider':16} {'n':>2} {'median ms':>9} "
             f"{'p95 ms':>8} {'target':>7} {'met':4} {'busy':4} {'same':4} note")
     lines = [head, "-" * len(head)]
 
@@ -69,27 +63,46 @@ def latency_table(records: list[dict]) -> list[str]:
         for c in rec.get("controllers", []):
             med = "-" if c["median_ms"] is None else f"{c['median_ms']:.0f}"
             p95 = "-" if c["p95_ms"] is None else f"{c['p95_ms']:.0f}"
-            lines.append(f"{c['mode']:6} {Path(c['notebook']).stem[:28]:28} {c['controller']:>3} {c['kind']:13} "
+            lines.append(f"{c['mode']:10} {Path(c['notebook']).stem[:28]:28} {c['controller']:>3} {c['kind']:13} "
                          f"{c['slider'][:16]:16} {c['moves']:>2} {med:>9} {p95:>8} {c['target_ms']:>7.0f} "
                          f"{yn(c['met']):4} {yn(c['busy_indicator']):4} {yn(c['reversible']):4} {c.get('note', '')}")
         for failure in rec.get("failures", []):
-            lines.append(f"{rec['mode']:6} {Path(rec['notebook']).stem[:28]:28} FAILED: "
+            lines.append(f"{rec['mode']:10} {Path(rec['notebook']).stem[:28]:28} FAILED: "
                          + failure.split(chr(10))[0].split(": step ", 1)[-1][:150])
         if rec.get("exercises"):
-            lines.append(f"{rec['mode']:6} {Path(rec['notebook']).stem[:28]:28} Check yourself, answered in the "
+            lines.append(f"{rec['mode']:10} {Path(rec['notebook']).stem[:28]:28} Check yourself, answered in the "
                          f"page: {'; '.join(rec['exercises'])}")
         if rec.get("external_requests"):
-            lines.append(f"{rec['mode']:6} {Path(rec['notebook']).stem[:28]:28} requests leaving 127.0.0.1: "
+            lines.append(f"{rec['mode']:10} {Path(rec['notebook']).stem[:28]:28} requests leaving 127.0.0.1: "
                          f"{rec['external_requests']}")
-    lines.append("met: median ≤ target (analytic 300 ms, re-simulating 1500 ms); busy: 'Computing…' shown while "
-                 "re-simulating; same: the same slider value gave the same figure data again")
+    lines.append("met: median ≤ target (analytic 300 ms, re-simulating 1500 ms; at 1× CPU only); busy: 'Computing…' "
+                 "shown while re-simulating; same: the same slider value gave the same figure data again")
+    return lines
+
+
+def load_table(records: list[dict]) -> list[str]:
+    """Text table: how each page drew its figures (notebook × mode × CPU throttle)."""
+    head = (f"{'mode':10} {'notebook':28} {'address':34} {'CPU':>4} {'drawn':>7} {'seconds':>8} {'JS heap':>8} "
+            f"{'bundle':>6}")
+    lines = [head, "-" * len(head)]
+    for rec in sorted(records, key=lambda r: (r["notebook"], r["mode"])):
+        load = rec.get("load")
+        if not load:
+            continue
+        secs = "-" if load["seconds"] is None else f"{load['seconds']:.1f}"
+        heap = "-" if load["heap_mb"] is None else f"{load['heap_mb']:.0f} MB"
+        lines.append(f"{rec['mode']:10} {Path(rec['notebook']).stem[:28]:28} {rec.get('address', '')[:34]:34} "
+                     f"{load['throttle']:>3g}× {load['drawn']:>3}/{load['expected']:<3} {secs:>8} {heap:>8} "
+                     f"{load['bundle_requests']:>5}×")
+    lines.append("drawn: plotly figures with data / FigureWidgets in the notebook's kernel; seconds: from Run All "
+                 "(JupyterLab) or page open (Voilà) until the last one drew; bundle: requests for plotly's widget code")
     return lines
 
 
 def write_reports(since: float | None = None) -> list[str]:
     """Write latency_report.json and latency_report.txt from the records; return the table lines."""
     records = read_records(since)
-    lines = latency_table(records)
+    lines = load_table(records) + [""] + latency_table(records)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "latency_report.json").write_text(json.dumps(records, indent=2, ensure_ascii=False),
                                                    encoding="utf-8")
@@ -114,7 +127,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not read_records(getattr(config, "_symsgd_browser_t0", None)):
         return
     lines = write_reports(getattr(config, "_symsgd_browser_t0", None))
-    terminalreporter.write_sep("=", "browser suite: slider → figure latency")
+    terminalreporter.write_sep("=", "browser suite: figures drawn, slider → figure latency")
     for line in lines:
         terminalreporter.write_line(line)
     terminalreporter.write_line(f"(report, screenshots, server logs: {ARTIFACTS.relative_to(REPO)}/)")

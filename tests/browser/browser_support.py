@@ -62,7 +62,7 @@ NOTEBOOK_TIMEOUT_S = float(os.environ.get("SYMSGD_BROWSER_TIMEOUT", "480"))
 #: Latency targets of issue 8 (median, browser, slider → figure), milliseconds.
 TARGET_MS = {"analytic": 300.0, "re-simulating": 1500.0}
 #: Moves per controller: analytic sliders are cheap, re-simulations cost a Run each.
-MOVES = {"analytic": 6, "re-simulating": 4}
+MOVES = {"analytic": 4, "re-simulating": 4}
 #: Longest wait for one move to change a figure, seconds.
 MOVE_TIMEOUT_S = {"analytic": 8.0, "re-simulating": 20.0}
 #: After this many controllers failed to respond, the notebook's remaining ones are not exercised
@@ -91,6 +91,28 @@ def discover_notebooks() -> list[Path]:
     if not NOTEBOOK_DIR.is_dir():
         return []
     return sorted(p for p in NOTEBOOK_DIR.glob("*.ipynb") if not p.name.startswith("."))
+
+
+#: Shards per mode: notebooks of one mode are split over this many groups, each run by one pytest-xdist worker
+#: with its own server (``make test-browser`` runs ``-n 4 --dist loadgroup``).
+SHARDS = {"lab": 2, "voila": 2}
+
+
+def shards(notebooks: list[Path], mode: str) -> list:
+    """``notebooks`` as pytest params, each marked with the xdist group (``<mode>-<k>``) that runs it.
+
+    Notebooks go to the least-loaded shard, largest first (a notebook's size stands in for its run time), so the
+    shards of a mode take about as long as each other.
+    """
+    n = SHARDS.get(mode, 1)
+    load = [0] * n
+    group: dict[Path, int] = {}
+    for nb in sorted(notebooks, key=lambda p: -p.stat().st_size):
+        k = load.index(min(load))
+        group[nb] = k
+        load[k] += nb.stat().st_size
+    return [pytest.param(nb, id=nb.stem, marks=pytest.mark.xdist_group(f"{mode}-{group[nb] + 1}"))
+            for nb in notebooks]
 
 
 def copy_notebooks(dst: Path) -> Path:
@@ -223,9 +245,10 @@ class Server:
 
 
 def server_env(root: Path) -> dict:
-    """Environment for a test server: its own runtime/data/IPython dirs, nothing written to $HOME."""
+    """Environment for a test server: its own runtime/data/IPython/temp dirs, nothing written to $HOME."""
     env = dict(os.environ)
-    for var, sub in (("JUPYTER_RUNTIME_DIR", "runtime"), ("JUPYTER_DATA_DIR", "data"), ("IPYTHONDIR", "ipython")):
+    for var, sub in (("JUPYTER_RUNTIME_DIR", "runtime"), ("JUPYTER_DATA_DIR", "data"), ("IPYTHONDIR", "ipython"),
+                     ("TMPDIR", "tmp")):  # Voilà keeps its kernels' connection files in a temp dir
         (root / sub).mkdir(parents=True, exist_ok=True)
         env[var] = str(root / sub)
     env["PYTHONUNBUFFERED"] = "1"
@@ -251,6 +274,8 @@ class NotebookRun:
         #: extra state shown with a failure of the current step (set by the test)
         self.detail = ""
         self.failures: list[str] = []
+        #: (step name, seconds) of every step run, in order (for the report)
+        self.step_seconds: list[tuple[str, float]] = []
 
     def remaining_s(self) -> float:
         return self.timeout_s - (time.monotonic() - self.t0)
@@ -295,6 +320,7 @@ class NotebookRun:
             message = (f"[{self.mode}] {self.notebook}: step '{name}' failed after {time.monotonic() - t:.1f} s "
                        f"(notebook total {time.monotonic() - self.t0:.1f} s):\n  {type(exc).__name__}: {text}"
                        + (f"\n  state: {self.detail}" if self.detail else "") + shot)
+        self.step_seconds.append((name, round(time.monotonic() - t, 2)))
         if message is not None:
             if not fatal:
                 self.failures.append(message)
@@ -323,13 +349,27 @@ PROBE_JS = r"""
   if (window.__symsgd) return;
   const S = {};
   // Fingerprint of a plotly div's data (trace uids ignored): FNV-1a over the JSON.
+  // plotly keeps an array either as numbers, a typed array, or (as first sent by Python) {dtype, bdata[, shape]}
+  // in base64; the fingerprint reads all of them as one flat list of numbers, so equal data gives equal prints.
+  const TYPED = {f8: Float64Array, f4: Float32Array, i1: Int8Array, u1: Uint8Array, i2: Int16Array,
+                 u2: Uint16Array, i4: Int32Array, u4: Uint32Array};
+  S.decode = (v) => {
+    const T = TYPED[v.dtype];
+    if (!T) return v;
+    const bytes = Uint8Array.from(atob(v.bdata), (c) => c.charCodeAt(0));
+    return Array.from(new T(bytes.buffer));
+  };
+  S.dataJson = (div) => JSON.stringify((div && div.data) || [], (k, v) => {
+    if (k === 'uid' || k.startsWith('_')) return undefined;  // plotly's own bookkeeping, e.g. _doNotReportToPy
+    if (ArrayBuffer.isView(v)) return Array.from(v);
+    if (v && typeof v === 'object' && typeof v.bdata === 'string' && v.dtype) return S.decode(v);
+    if (Array.isArray(v) && v.some((x) => Array.isArray(x) || ArrayBuffer.isView(x)))
+      return v.map((x) => ArrayBuffer.isView(x) ? Array.from(x) : x).flat(Infinity);
+    return v;
+  }) || '';
+  S.dataJsonOf = (ci) => S.figsOf(S.controllers()[ci]).map(S.dataJson);
   S.fp = (div) => {
-    const data = (div && div.data) || [];
-    const json = JSON.stringify(data, (k, v) => {
-      if (k === 'uid') return undefined;
-      if (ArrayBuffer.isView(v)) return Array.from(v);
-      return v;
-    }) || '';
+    const json = S.dataJson(div);
     let h = 0x811c9dc5;
     for (let i = 0; i < json.length; i++) { h ^= json.charCodeAt(i); h = Math.imul(h, 0x01000193) >>> 0; }
     return h.toString(16) + ':' + json.length;
@@ -421,7 +461,10 @@ PROBE_JS = r"""
     }
     const started = performance.now();
     S.pending = new Promise((resolve) => {
+      let done = false;
       const finish = () => {
+        if (done) return;
+        done = true;
         document.removeEventListener('keydown', onInput, true);
         document.removeEventListener('click', onInput, true);
         if (obs) obs.disconnect();
@@ -437,8 +480,10 @@ PROBE_JS = r"""
           return finish();
         }
         if (now - started > timeoutMs) { rec.timeout = true; return finish(); }
-        requestAnimationFrame(tick);
+        if (!done) requestAnimationFrame(tick);
       };
+      // stop watching now (the kernel handled the input and nothing changed): resolves with changed = []
+      S.stopWatch = () => { finish(); };
       requestAnimationFrame(tick);
     });
     return true;
@@ -511,6 +556,35 @@ PROBE_JS = r"""
   };
   S.failureTexts = (texts) => { const t = document.body.innerText; return texts.filter(x => t.includes(x)); };
   S.mathCount = () => document.querySelectorAll('mjx-container, .MathJax, .katex').length;
+  // Figures drawn (plotly figures with data), logged at every change since the page opened: [[ms, count], …].
+  S.drawnCount = () => S.figures().filter(S.hasData).length;
+  S.drawnLog = [];
+  S._logDrawn = () => {
+    const n = document.body ? S.drawnCount() : 0;
+    const last = S.drawnLog.length ? S.drawnLog[S.drawnLog.length - 1][1] : -1;
+    if (n !== last) S.drawnLog.push([performance.now(), n]);
+  };
+  setInterval(S._logDrawn, 100);
+  // Page time at which at least n figures were drawn (the last time the count rose to ≥ n).
+  S.drawnAt = (n) => {
+    S._logDrawn();
+    let at = null;
+    for (let i = 0; i < S.drawnLog.length; i++) {
+      const [t, k] = S.drawnLog[i];
+      const prev = i ? S.drawnLog[i - 1][1] : -1;
+      if (k >= n && prev < n) at = t;
+    }
+    return at;
+  };
+  // Inputs of controller ci the kernel has handled so far (its root's symsgd-handled-<n> class; see ui/base.py).
+  S.handledOf = (ci) => {
+    const root = S.controllers()[ci];
+    for (const c of (root ? root.classList : [])) {
+      const m = /^symsgd-handled-(\d+)$/.exec(c);
+      if (m) return Number(m[1]);
+    }
+    return null;
+  };
   window.__symsgd = S;
 })();
 """
@@ -524,9 +598,10 @@ def figure_report(page) -> list[dict]:
     return page.evaluate("() => window.__symsgd.figureReport()")
 
 
-def exercise_all_controllers(page, run: NotebookRun, kernel_idle) -> list[ControllerLatency]:
-    """Exercise every controller of the page (one non-fatal step each); stop after
-    :data:`MAX_FAILED_CONTROLLERS` failures and say how many were left out."""
+def exercise_all_controllers(page, run: NotebookRun, kernel_idle, moves: int | None = None,
+                             throttle: float = 1.0) -> list[ControllerLatency]:
+    """Exercise every controller of the page (one non-fatal step each; ``moves`` and ``throttle`` as in
+    :func:`exercise_controller`); stop after :data:`MAX_FAILED_CONTROLLERS` failures and say how many were left out."""
     rows: list[ControllerLatency] = []
     ctrls = describe_controllers(page)
     failed = 0
@@ -538,7 +613,7 @@ def exercise_all_controllers(page, run: NotebookRun, kernel_idle) -> list[Contro
             break
         before = len(run.failures)
         with run.step(f"move a slider of controller #{c['index']} and see its figure change", fatal=False):
-            rows += exercise_controller(page, c["index"], run, kernel_idle=kernel_idle)
+            rows += exercise_controller(page, c["index"], run, kernel_idle=kernel_idle, moves=moves, throttle=throttle)
         failed += len(run.failures) > before
     return rows
 
@@ -681,6 +756,7 @@ class ControllerLatency:
     busy_indicator: bool | None
     reversible: bool | None
     note: str = ""
+    throttle: float = 1.0  # the page's CPU slowdown (the slow-laptop mode runs at 6×)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -694,29 +770,78 @@ def percentile(values: list[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
-def _arm_and_act(page, ci: int, act, timeout_s: float) -> MoveResult:
-    """Arm the watcher of controller ``ci``, perform ``act`` (a key press, a click), wait for a figure change."""
+#: After the kernel has handled an input, a controller's figures and status must stay unchanged this long (ms,
+#: at 1× CPU) before the next input: plotly draws asynchronously once the messages have arrived.
+QUIET_MS = 200
+
+
+def _handled(page, ci: int) -> int:
+    n = page.evaluate("ci => window.__symsgd.handledOf(ci)", ci)
+    if n is None:
+        raise AssertionError(f"controller #{ci} has no symsgd-handled-<n> class (symsgd_core/ui/base.py sets it): "
+                             "the page cannot tell when the kernel has handled an input")
+    return n
+
+
+def _wait_handled(page, ci: int, after: int, run: NotebookRun, timeout_s: float, what: str,
+                  throttle: float = 1.0) -> None:
+    """Wait until the kernel has handled the input (controller ``ci`` counts more than ``after`` handled
+    inputs), then until the controller's figures and status are quiet (:data:`QUIET_MS`, scaled by ``throttle``)."""
+    try:
+        page.wait_for_function("([ci, n]) => (window.__symsgd.handledOf(ci) ?? -1) > n", arg=[ci, after],
+                               timeout=run.ms(timeout_s), polling=50)
+    except Exception as exc:  # noqa: BLE001 - re-raised with what was waited for
+        raise AssertionError(f"controller #{ci}: the kernel did not finish handling {what} within {timeout_s:.0f} s "
+                             f"(handled inputs still {page.evaluate('ci => window.__symsgd.handledOf(ci)', ci)})"
+                             ) from exc
+    quiet_ms = QUIET_MS * max(1.0, throttle)
+    res = page.evaluate("([ci, q, m]) => window.__symsgd.quiet(ci, q, m)", [ci, quiet_ms, min(run.ms(30), 30000)])
+    if not res["quiet"]:
+        raise AssertionError(f"controller #{ci} kept changing for {res['waited']:.0f} ms after the kernel had "
+                             f"handled {what}")
+
+
+def _watch_and_act(page, ci: int, act, timeout_s: float, what: str, run: NotebookRun,
+                   throttle: float = 1.0) -> MoveResult:
+    """Watch controller ``ci``'s figures, perform ``act`` (a key press, a click), wait until the kernel has handled
+    it and the figures are quiet, and report whether (and how soon after the input) a figure changed."""
+    before = _handled(page, ci)
     page.evaluate("([ci, t]) => window.__symsgd.arm(ci, t)", [ci, timeout_s * 1000.0])
     act()
+    try:
+        _wait_handled(page, ci, before, run, timeout_s, what, throttle)
+    finally:
+        page.evaluate("() => window.__symsgd.stopWatch()")
     rec = page.evaluate("() => window.__symsgd.pending")
     if rec["early"]:
         raise AssertionError(f"controller #{ci}: a figure changed before the input event reached the page "
                              "(it was still updating from an earlier input)")
-    latency = None if rec["timeout"] or rec["t0"] is None else rec["t1"] - rec["t0"]
+    latency = None if not rec["changed"] or rec["t0"] is None else rec["t1"] - rec["t0"]
     statuses = [s for _, s in rec["statuses"]]
     busy = any(re.search(r"comput|running|working|busy|…|\.\.\.", s, re.IGNORECASE) for s in statuses)
     return MoveResult(latency, rec["changed"], busy, statuses, bool(rec["timeout"]))
 
 
 def _settle(page, ci: int, run: NotebookRun, kernel_idle=None) -> None:
-    """Wait until controller ``ci`` is done with the last input: its figures and status unchanged
-    for 300 ms, the kernel idle (if ``kernel_idle`` is given), and quiet again."""
+    """Before the first input: wait until controller ``ci`` is done with the notebook's own run (figures and
+    status unchanged for 300 ms, the kernel idle if ``kernel_idle`` is given, and quiet again)."""
     for i in range(2 if kernel_idle is not None else 1):
         res = page.evaluate("([ci, q, m]) => window.__symsgd.quiet(ci, q, m)", [ci, 300, min(run.ms(30), 30000)])
         if not res["quiet"]:
             raise AssertionError(f"controller #{ci} kept changing for {res['waited']:.0f} ms without input")
         if i == 0 and kernel_idle is not None:
             kernel_idle()
+
+
+def _first_difference(before: list[str], after: list[str]) -> str:
+    """Where two lists of figure-data JSON first differ (for a failure message)."""
+    if len(before) != len(after):
+        return f"{len(before)} figures before, {len(after)} after"
+    for i, (a, b) in enumerate(zip(before, after)):
+        if a != b:
+            at = next((j for j, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            return f"figure {i} at character {at}: …{a[max(0, at - 80):at + 80]}… became …{b[max(0, at - 80):at + 80]}…"
+    return "no difference"
 
 
 def _slider_state(page, ci: int, si: int) -> dict:
@@ -734,23 +859,23 @@ def _wait_slider_moved(page, ci: int, si: int, before: dict, key: str, run: Note
 
 
 def _row(run: NotebookRun, ci: int, kind: str, slider: str, latencies: list[float], busy, reversible,
-         note: str = "") -> ControllerLatency:
+         note: str = "", throttle: float = 1.0) -> ControllerLatency:
+    """One latency row; the targets apply at 1× CPU only (``met`` is None for a throttled page)."""
     med = statistics.median(latencies) if latencies else None
     return ControllerLatency(
         mode=run.mode, notebook=run.notebook, controller=ci, kind=kind, slider=slider, moves=len(latencies),
         latencies_ms=[round(x, 1) for x in latencies], median_ms=None if med is None else round(med, 1),
         p95_ms=round(percentile(latencies, 0.95), 1) if latencies else None, target_ms=TARGET_MS[kind],
-        met=None if med is None else med <= TARGET_MS[kind], busy_indicator=busy, reversible=reversible, note=note)
+        met=None if med is None or throttle > 1 else med <= TARGET_MS[kind], busy_indicator=busy,
+        reversible=reversible, note=note, throttle=throttle)
 
 
 #: Sliders tried per controller before concluding that none changes a figure.
 MAX_SLIDERS_TRIED = 2
-#: How long the first slider move of a controller with a Run button is watched for a live
-#: (analytic) update before the slider is taken to act only on the next Run, seconds.
-LIVE_PROBE_S = 3.0
 
 
-def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None) -> list[ControllerLatency]:
+def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves: int | None = None,
+                        throttle: float = 1.0) -> list[ControllerLatency]:
     """Move a slider of controller ``ci`` with the keyboard and time each figure update.
 
     * Analytic controllers (no Run button): the slider itself updates the figure; latency is
@@ -760,9 +885,14 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None) -> li
       must show a busy message ("Computing…") meanwhile. If the slider also updates the figure
       live (analytic curves + simulated histograms), that latency is reported as well.
 
-    Sliders are tried in order until one changes a figure; moves alternate direction so the
-    controller ends where it started. Between moves the controller is left to settle
-    (figures and status quiet, kernel idle).
+    Every wait is on a state: the slider's value in the page, the controller's count of inputs
+    the kernel has handled (``symsgd-handled-<n>``, see ``symsgd_core/ui/base.py``), then its
+    figures quiet. Sliders are tried in order until one changes a figure; moves alternate
+    direction so the controller ends where it started.
+
+    Args:
+        moves: moves per slider (default :data:`MOVES` of the controller's kind; the slow-laptop mode makes one).
+        throttle: the page's CPU slowdown (scales the waits).
 
     Returns:
         One row per behaviour seen (analytic, re-simulating), for the latency report.
@@ -775,10 +905,12 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None) -> li
     has_run = info["run_button"]
     kind = "re-simulating" if has_run else "analytic"
     if not info["sliders"]:
-        return [_row(run, ci, kind, "-", [], None, None, note="no slider")]
+        return [_row(run, ci, kind, "-", [], None, None, note="no slider", throttle=throttle)]
     root = page.locator(".symsgd-controller").nth(ci)
     handles = root.locator(".widget-slider .noUi-handle, .widget-hslider .noUi-handle")
     run_button = root.locator("button").filter(has_text=re.compile(r"\brun\b", re.IGNORECASE)).first
+    n_moves = MOVES[kind] if moves is None else moves
+    timeout = {k: v * max(1.0, throttle) for k, v in MOVE_TIMEOUT_S.items()}
     tried = []
     for si, slider in enumerate(info["sliders"][:MAX_SLIDERS_TRIED]):
         label = slider["label"] or f"#{si}"
@@ -787,63 +919,68 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None) -> li
         at_max = slider["value"] is not None and slider["max"] is not None and slider["value"] >= slider["max"]
         first, second = ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft")
         _settle(page, ci, run, kernel_idle)  # nothing still drawing from the notebook's own run
-        back_fp = None  # the figures after the first there-and-back: later returns must match them
-        live: bool | None = None if has_run else True
+        back = None  # the figures after the first there-and-back: later returns to that value must match them
+        live: bool | None = None if has_run else True  # does the slider itself change a figure?
         live_ms, run_ms, busy_flags, reversible = [], [], [], None
-        for k in range(MOVES[kind]):
+        for k in range(n_moves):
             key = first if k % 2 == 0 else second
             before = _slider_state(page, ci, si)
-            if live is not False:  # watch the figure on the key press itself
-                timeout = MOVE_TIMEOUT_S["analytic"] if live else LIVE_PROBE_S
-                res = _arm_and_act(page, ci, lambda key=key, h=handle: h.press(key), timeout)
-                _wait_slider_moved(page, ci, si, before, key, run)
-                if res.latency_ms is not None:
-                    live = True
-                    live_ms.append(res.latency_ms)
-                elif live is None:
-                    live = False  # the slider waits for Run
-                elif k == 0 and not has_run:
-                    break  # this slider does not drive a figure: try the next one
-                else:
-                    raise AssertionError(
-                        f"controller #{ci}, slider '{label}': move {k + 1} ({key}) did not change any figure "
-                        f"within {timeout:.0f} s (earlier moves did); status texts seen: {res.statuses}")
-            else:
+
+            def press(key=key, handle=handle, before=before, si=si):
                 handle.press(key)
                 _wait_slider_moved(page, ci, si, before, key, run)
-            _settle(page, ci, run, kernel_idle)
+
+            res = _watch_and_act(page, ci, press, timeout["analytic"] if not has_run else timeout["re-simulating"],
+                                 f"the {key} press on slider '{label}'", run, throttle)
+            if res.latency_ms is not None:
+                if live is False:
+                    raise AssertionError(f"controller #{ci}, slider '{label}': move {k + 1} ({key}) changed a figure "
+                                         "although earlier moves of this slider did not (only Run did)")
+                live = True
+                live_ms.append(res.latency_ms)
+            elif live is None:
+                live = False  # the slider waits for Run
+            elif k == 0 and not has_run:
+                break  # this slider does not drive a figure: try the next one
+            elif live:
+                raise AssertionError(
+                    f"controller #{ci}, slider '{label}': move {k + 1} ({key}) did not change any figure "
+                    f"(earlier moves did); status texts seen: {res.statuses}")
             if has_run:
-                res = _arm_and_act(page, ci, lambda: run_button.click(timeout=run.ms(10)),
-                                   MOVE_TIMEOUT_S["re-simulating"])
+                res = _watch_and_act(page, ci, lambda: run_button.click(timeout=run.ms(10)), timeout["re-simulating"],
+                                     f"Run after move {k + 1} of slider '{label}'", run, throttle)
                 if res.latency_ms is None:
                     if k == 0 and not live_ms:
                         break  # neither the slider nor Run changed a figure: try the next slider
                     raise AssertionError(
                         f"controller #{ci}, slider '{label}': Run after move {k + 1} ({key}) did not change any "
-                        f"figure within {MOVE_TIMEOUT_S['re-simulating']:.0f} s; status texts seen: {res.statuses}")
+                        f"figure; status texts seen: {res.statuses}")
                 run_ms.append(res.latency_ms)
                 busy_flags.append(res.busy_seen)
-                _settle(page, ci, run, kernel_idle)
-            if k % 2 == 1:
-                now_fp = page.evaluate("ci => window.__symsgd.fingerprints(ci)", ci)
-                if back_fp is None:
-                    back_fp = now_fp
-                else:
-                    reversible = (reversible is not False) and now_fp == back_fp
+            if k % 2 == 1:  # back at the starting value: same seed, same settings, so the same figure
+                now = page.evaluate("ci => window.__symsgd.dataJsonOf(ci)", ci)
+                if back is None:
+                    back = now
+                    continue
+                reversible = (reversible is not False) and now == back
+                if not reversible:
+                    raise AssertionError(f"controller #{ci}, slider '{label}': back at the same value after move "
+                                         f"{k + 1}, the figure's data differs from the last time there: "
+                                         + _first_difference(back, now))
         if not live_ms and not run_ms:
             tried.append(label)
             continue
         rows = []
         if live_ms:
             rows.append(_row(run, ci, "analytic", label, live_ms, None, reversible,
-                             note="slider updates live; Run re-simulates" if has_run else ""))
+                             note="slider updates live; Run re-simulates" if has_run else "", throttle=throttle))
         if run_ms:
             busy = all(busy_flags)
             if not busy:
                 raise AssertionError(
                     f"controller #{ci}, slider '{label}': no busy indicator (status saying Computing…) seen while "
                     f"it re-simulated; per run: {busy_flags}")
-            rows.append(_row(run, ci, "re-simulating", label, run_ms, busy, reversible))
+            rows.append(_row(run, ci, "re-simulating", label, run_ms, busy, reversible, throttle=throttle))
         return rows
     raise AssertionError(f"controller #{ci} ({kind}): no slider changed any figure (tried {tried}"
                          f"{', then Run' if has_run else ''}); a reader moving them sees nothing happen")
@@ -963,10 +1100,12 @@ def check_widgets_rendered(page, run: NotebookRun, console: ConsoleLog, expected
 
 def interact_and_recheck(page, run: NotebookRun, notebook: Path, console: ConsoleLog, kernel_idle, *,
                          scope: str = "body", console_noise: tuple[str, ...] = (),
-                         error_texts: tuple[str, ...] = ()) -> tuple[list[ControllerLatency], list[str]]:
+                         error_texts: tuple[str, ...] = (), moves: int | None = None, throttle: float = 1.0,
+                         exercises: bool = True) -> tuple[list[ControllerLatency], list[str]]:
     """The reader's part, the same in both modes: no console errors so far; move a slider of every
-    controller; afterwards no errors (outputs in ``scope``, ``error_texts`` in the page, console minus
-    ``console_noise``) and every figure still drawn; answer the Check-yourself panel if there is one.
+    controller (``moves`` per slider; ``throttle``: the page's CPU slowdown); afterwards no errors (outputs in
+    ``scope``, ``error_texts`` in the page, console minus ``console_noise``) and every figure still drawn; answer
+    the Check-yourself panel if there is one (and ``exercises``).
 
     Returns:
         (latency rows, one line per exercise answered).
@@ -976,7 +1115,7 @@ def interact_and_recheck(page, run: NotebookRun, notebook: Path, console: Consol
         assert not errors, "console errors:\n" + explain(errors)
     seen_errors = len(console.errors)
 
-    latencies = exercise_all_controllers(page, run, kernel_idle=kernel_idle)
+    latencies = exercise_all_controllers(page, run, kernel_idle=kernel_idle, moves=moves, throttle=throttle)
 
     with run.step("after the slider moves: no errors, figures still drawn", fatal=False):
         errs = output_errors(page, scope)
@@ -989,7 +1128,7 @@ def interact_and_recheck(page, run: NotebookRun, notebook: Path, console: Consol
         check_figures(page)
 
     answered: list[str] = []
-    if notebook_has_exercise_panel(notebook):
+    if exercises and notebook_has_exercise_panel(notebook):
         with run.step("answer the Check-yourself panel through the page", fatal=False):
             answered += answer_exercises(page, run)
     return latencies, answered

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser_report import clear_records, pytest_configure, pytest_terminal_summary, write_reports  # noqa: F401
+from browser_report import pytest_configure, pytest_terminal_summary  # noqa: F401
 from browser_support import (
     ARTIFACTS,
     CHROMIUM_FLAGS,
@@ -35,14 +35,10 @@ from browser_support import (
 
 
 @pytest.fixture(scope="module")
-def latency_records(request):
-    """Per test file: drop this mode's old records and screenshots first, write the report files
-    at the end (so the report exists even when the terminal summary is printed by another process)."""
-    mode = getattr(request.module, "MODE", None)
-    if mode:
-        clear_records(mode)
+def latency_records():
+    """The records each test writes are gathered into the report by the terminal summary (browser_report.py),
+    which reports only this run's records: nothing to clear here (workers share the folder)."""
     yield
-    write_reports()
 
 
 def _missing(reason: str):
@@ -87,9 +83,9 @@ LAB_SETTINGS = {
 }
 
 
-@pytest.fixture(scope="session")
-def lab_server(browser, tmp_path_factory):
-    """JupyterLab on 127.0.0.1, a free port and a token, serving a temporary copy of notebooks/."""
+def _start_lab(tmp_path_factory, base_path: str = "/") -> Server:
+    """JupyterLab on 127.0.0.1, a free port and a token, serving a temporary copy of notebooks/ under
+    ``base_path`` (``/``, or a prefix such as JupyterHub's ``/user/NAME/``)."""
     root = tmp_path_factory.mktemp("lab")
     nb_dir = copy_notebooks(root / "notebooks")
     settings = root / "settings"
@@ -99,11 +95,32 @@ def lab_server(browser, tmp_path_factory):
     port, token = free_port(), secrets.token_hex(24)
     argv = [sys.executable, "-m", "jupyterlab", "--no-browser", *_root_flag(),
             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+            f"--ServerApp.base_url={base_path}",
             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={nb_dir}",
             f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={root / 'workspaces'}",
             "--LabApp.extension_manager=readonly", "--ServerApp.terminals_enabled=False"]
-    server = Server("lab", argv, server_env(root), nb_dir, f"http://127.0.0.1:{port}", "/api/status", token)
-    server.start()
+    name = "lab" if base_path == "/" else "lab-prefixed"
+    server = Server(name, argv, server_env(root), nb_dir, f"http://127.0.0.1:{port}{base_path.rstrip('/')}",
+                    "/api/status", token)
+    return server.start()
+
+
+@pytest.fixture(scope="session")
+def lab_server(browser, tmp_path_factory):
+    """JupyterLab at the root URL (as `make lab` starts it)."""
+    server = _start_lab(tmp_path_factory)
+    yield server
+    server.stop()
+
+
+#: The base URL of the second JupyterLab server (as under JupyterHub or Binder).
+LAB_BASE_PATH = "/user/symsgd-test/"
+
+
+@pytest.fixture(scope="session")
+def lab_server_with_base_url(browser, tmp_path_factory):
+    """JupyterLab under a base URL (:data:`LAB_BASE_PATH`): plotly's code must come from the prefixed URL."""
+    server = _start_lab(tmp_path_factory, LAB_BASE_PATH)
     yield server
     server.stop()
 
@@ -121,16 +138,30 @@ def classroom():
     return _load_classroom()
 
 
-@pytest.fixture(scope="session")
-def voila_server(browser, classroom, tmp_path_factory):
-    """Voilà started exactly as `make classroom` does, on a temporary copy of notebooks/."""
+def _start_voila(classroom, tmp_path_factory, host: str) -> Server:
+    """Voilà started exactly as `make classroom` does, on a temporary copy of notebooks/; its pages are opened
+    at ``http://<host>:<port>/`` (the server listens on 127.0.0.1; ``localhost`` reaches it too)."""
     root = tmp_path_factory.mktemp("voila")
     nb_dir = copy_notebooks(root / "notebooks")
     classroom.check_template()
     port = free_port()
     argv = classroom.voila_argv(nb_dir, port, open_browser=False, python=sys.executable)
-    env = classroom.voila_env(port, classroom.prepare_template_root(root / "template"), server_env(root))
-    server = Server("voila", argv, env, nb_dir, f"http://127.0.0.1:{port}", "/")
-    server.start()
+    env = classroom.voila_env(classroom.prepare_template_root(root / "template"), server_env(root))
+    name = "voila" if host == "127.0.0.1" else f"voila-{host}"
+    return Server(name, argv, env, nb_dir, f"http://{host}:{port}", "/").start()
+
+
+@pytest.fixture(scope="session")
+def voila_server(browser, classroom, tmp_path_factory):
+    """Classroom mode, opened at 127.0.0.1 (the address `make classroom` prints)."""
+    server = _start_voila(classroom, tmp_path_factory, "127.0.0.1")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def voila_server_via_localhost(browser, classroom, tmp_path_factory):
+    """Classroom mode, opened at localhost: plotly's code must come from the page's own origin."""
+    server = _start_voila(classroom, tmp_path_factory, "localhost")
     yield server
     server.stop()

@@ -32,15 +32,18 @@ def test_template_root_serves_plotly_module_and_env_points_at_it(classroom, tmp_
     src, name = classroom.plotly_bundle()
     assert (template / "static" / name).read_bytes() == src.read_bytes()
 
-    env = classroom.voila_env(9123, root, base={"JUPYTER_PATH": "/elsewhere", "HOME": "/h"})
+    env = classroom.voila_env(root, base={"JUPYTER_PATH": "/elsewhere", "HOME": "/h"})
     assert env["JUPYTER_PATH"].split(os.pathsep) == [str(root), "/elsewhere"]
-    assert env[classroom.PLOTLY_ESM_ENV] == f"http://127.0.0.1:9123/voila/static/{name}"
+    # relative to the page's base URL: no host or port baked in (a page opened at localhost, another host name or
+    # behind a prefix imports it from its own origin)
+    assert env[classroom.PLOTLY_BUNDLE_ENV] == f"voila/static/{name}"
+    assert "://" not in env[classroom.PLOTLY_BUNDLE_ENV] and not env[classroom.PLOTLY_BUNDLE_ENV].startswith("/")
     assert env["HOME"] == "/h"
 
 
 def test_env_without_the_module_sets_no_url(classroom):
-    env = classroom.voila_env(9123, classroom.TEMPLATE_ROOT, base={classroom.PLOTLY_ESM_ENV: "stale"})
-    assert classroom.PLOTLY_ESM_ENV not in env  # the repo template dir has no copy of plotly's module
+    env = classroom.voila_env(classroom.TEMPLATE_ROOT, base={classroom.PLOTLY_BUNDLE_ENV: "stale"})
+    assert classroom.PLOTLY_BUNDLE_ENV not in env  # the repo template dir has no copy of plotly's module
 
 
 def test_main_refuses_a_missing_target(classroom, tmp_path):

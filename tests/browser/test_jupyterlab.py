@@ -2,12 +2,18 @@
 
 For each notebook of notebooks/ (discovered at collection time): open it in JupyterLab,
 Run → Run All Cells from the menu, wait until every code cell has run and the kernel is
-idle, then check what a reader sees: no error or traceback in any output, no widget
-failure text, no console error from the page's widgets, every plotly figure drawn with
-data. Then move a slider of every controller with the keyboard (pressing Run where the
-controller re-simulates) and check that its figure's data changes; the slider → figure
-latencies go to the latency report (see conftest.py). A screenshot of the notebook after
-it ran is saved to test-artifacts/browser/lab-<notebook>.png.
+idle, then check what a reader sees: no error or traceback in any output, every figure the
+kernel made drawn with data (how soon, and the page's JS heap, go to the report), plotly's
+widget code fetched once for the page, no widget failure text, no console error from the
+page's widgets. Then move a slider of every controller with the keyboard (pressing Run where
+the controller re-simulates) and check that its figure's data changes; the slider → figure
+latencies go to the latency report (see conftest.py). A screenshot of the notebook after it
+ran is saved to test-artifacts/browser/lab-<notebook>.png.
+
+The slow-laptop test does the same for the notebooks with the most figures (all of them with
+``SYMSGD_SLOW_NOTEBOOKS=all``) with Chromium's CPU slowed 6×, on a JupyterLab server started
+with a base URL (``/user/symsgd-test/``, as under JupyterHub or Binder): every figure must
+draw, and every controller must still answer one slider move.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import uuid
 import pytest
 from browser_report import write_record
 from browser_support import (
+    NOTEBOOK_TIMEOUT_S,
     PROBE_JS,
     VIEWPORT,
     ConsoleLog,
@@ -29,10 +36,19 @@ from browser_support import (
     full_screenshot,
     interact_and_recheck,
     output_errors,
+    shards,
+)
+from page_load import (
+    SLOW_CPU_RATE,
+    PageMetrics,
+    kernel_connection_file,
+    kernel_figure_count,
+    slow_notebooks,
+    start_figure_clock,
+    wait_every_figure_drawn,
 )
 
 pytestmark = pytest.mark.browser
-MODE = "lab"  # records in the latency report
 
 NOTEBOOKS = discover_notebooks()
 
@@ -80,37 +96,50 @@ def _wait_kernel_idle(page, run: NotebookRun, cap_s: float = 60) -> None:
     page.wait_for_function(_KERNEL_IDLE_JS, timeout=run.ms(cap_s), polling=100)
 
 
-def _output_errors(page) -> list[dict]:
-    return output_errors(page, _PANEL)
-
-
 @pytest.fixture(scope="module")
-def lab_context(browser, lab_server, latency_records):
+def lab_context(browser, latency_records):
     ctx = browser.new_context(viewport=VIEWPORT)
     ctx.add_init_script(PROBE_JS)
     yield ctx
     ctx.close()
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+# (the slow-laptop test comes first: it takes longest, and pytest-xdist hands out groups in this order)
+@pytest.mark.parametrize("notebook", shards(slow_notebooks(NOTEBOOKS), "lab-slow"))
+def test_notebook_in_jupyterlab_on_a_slow_laptop(notebook, lab_server_with_base_url, lab_context):
+    run_notebook_in_jupyterlab(notebook, lab_server_with_base_url, lab_context, mode="lab-slow",
+                               throttle=SLOW_CPU_RATE, moves=1, exercises=False)
+
+
+@pytest.mark.parametrize("notebook", shards(NOTEBOOKS, "lab"))
 def test_notebook_in_jupyterlab(notebook, lab_server, lab_context):
+    run_notebook_in_jupyterlab(notebook, lab_server, lab_context, mode="lab")
+
+
+def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle: float = 1.0,
+                               moves: int | None = None, exercises: bool = True) -> None:
+    """Open ``notebook`` on ``server``, Run All, check what a reader sees, move every controller's slider
+    (``moves`` times; ``throttle``: Chromium's CPU slowdown), record everything under ``mode``."""
     name = notebook.name
-    page = lab_context.new_page()
-    run = NotebookRun("lab", name, page)
+    page = context.new_page()
+    metrics = PageMetrics(page, throttle)
+    run = NotebookRun(mode, name, page, timeout_s=NOTEBOOK_TIMEOUT_S * max(1.0, throttle / 2))
     console = ConsoleLog().attach(page)
     requests = RequestLog().attach(page)  # offline: requests leaving 127.0.0.1 are aborted and recorded
-    latencies, answered = [], []
+    latencies, answered, load = [], [], None
     try:
         with run.step("open the notebook in JupyterLab"):
-            page.goto(lab_server.url(f"/lab/workspaces/t{uuid.uuid4().hex[:8]}/tree/{name}?reset"),
-                      timeout=run.ms(90))
-            page.wait_for_selector(f"{_PANEL} .jp-Notebook .jp-Cell", timeout=run.ms(90))
-            _wait_kernel_idle(page, run, 90)
+            page.goto(server.url(f"/lab/workspaces/t{uuid.uuid4().hex[:8]}/tree/{name}?reset"),
+                      timeout=run.ms(90 * throttle))
+            page.wait_for_selector(f"{_PANEL} .jp-Notebook .jp-Cell", timeout=run.ms(90 * throttle))
+            _wait_kernel_idle(page, run, 90 * throttle)
 
         with run.step("Run → Run All Cells"):
-            page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Run\s*$")).click(timeout=run.ms(20))
+            page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Run\s*$")).click(
+                timeout=run.ms(20 * throttle))
             label = page.locator(".lm-Menu-itemLabel").filter(has_text=re.compile(r"^\s*Run All Cells\s*$"))
-            page.locator(".lm-Menu-item").filter(has=label).click(timeout=run.ms(20))
+            t0 = start_figure_clock(page)
+            page.locator(".lm-Menu-item").filter(has=label).click(timeout=run.ms(20 * throttle))
 
         with run.step("wait until every cell has run and the kernel is idle"):
             try:
@@ -125,25 +154,40 @@ def test_notebook_in_jupyterlab(notebook, lab_server, lab_context):
                 run.detail = f"code cells run: {state}"
 
         with run.step("no cell shows an error or traceback"):
-            errs = _output_errors(page)
+            errs = output_errors(page, _PANEL)
             if errs:
                 raise AssertionError(format_output_errors(errs))
             assert state["done"] == state["total"], f"only {state['done']} of {state['total']} code cells ran"
 
+        with run.step("every figure the kernel made is drawn, with plotly's code fetched once"):
+            kernel_id = next(s["kernel"]["id"] for s in server.api("GET", "/api/sessions")
+                             if s["path"].endswith(name))
+            expected = kernel_figure_count(kernel_connection_file(server, kernel_id))
+            load = wait_every_figure_drawn(page, metrics, expected, t0, run)
+            run.detail = load.summary()
+            assert load.drawn == load.expected, (f"figures drawn ≠ figures shown: {load.summary()}; console errors: "
+                                                 f"{console.errors[-8:] or 'none'}")
+            assert load.bundle_requests == 1, f"plotly's widget code should load once per page: {load.summary()}"
+
         check_widgets_rendered(page, run, console)
         latencies, answered = interact_and_recheck(page, run, notebook, console,
-                                                   kernel_idle=lambda: _wait_kernel_idle(page, run, 60),
-                                                   scope=_PANEL, console_noise=LAB_CONSOLE_NOISE)
+                                                   kernel_idle=lambda: _wait_kernel_idle(page, run, 60 * throttle),
+                                                   scope=_PANEL, console_noise=LAB_CONSOLE_NOISE, moves=moves,
+                                                   throttle=throttle, exercises=exercises)
 
         with run.step("screenshot"):
+            metrics.unthrottle()
             _full_notebook_screenshot(page, run)
     finally:
-        write_record(MODE, name, {"mode": MODE, "notebook": name, "controllers": latencies, "exercises": answered,
+        write_record(mode, name, {"mode": mode, "notebook": name, "address": server.base_url,
+                                  "load": None if load is None else vars(load),
+                                  "controllers": latencies, "exercises": answered,
                                   "external_requests": sorted(set(requests.external)),
                                   "local_failures": sorted(set(requests.local_failures)),
-                                  "failures": run.failures, "seconds": round(run.timeout_s - run.remaining_s(), 1)})
+                                  "failures": run.failures, "steps": run.step_seconds,
+                                  "seconds": round(run.timeout_s - run.remaining_s(), 1)})
         page.close()
-        lab_server.shutdown_kernels()
+        server.shutdown_kernels()
     run.finish()
 
 

@@ -1,0 +1,108 @@
+"""The static edition's capture (tools/site/edition/capture.py), run in-process on small controllers: the frames
+are what the controller draws at each slider value, with Run pressed for re-simulating ones."""
+
+from __future__ import annotations
+
+import json
+
+import ipywidgets as widgets
+import pytest
+import site_helpers  # noqa: F401 - first: puts tools/site on sys.path
+from edition import config
+from edition.capture import (
+    capture,
+    controller_of,
+    finish_controller,
+    prepare_controller,
+    run_button,
+    static_html,
+)
+from site_helpers import Line, expected_y
+
+
+@pytest.fixture
+def choose(monkeypatch):
+    def _choose(slider, frames=5):
+        monkeypatch.setitem(config.CHOICES, "Line", config.SliderChoice(slider, frames))
+    return _choose
+
+
+def _frames(ctl, n):
+    entry, drive = prepare_controller(ctl, ctl.view())
+    finish_controller(entry, drive, n)
+    return entry
+
+
+@pytest.mark.parametrize("run", [False, True], ids=["analytic", "re-simulating"])
+def test_frames_are_what_the_controller_draws_at_each_value(choose, run):
+    choose("a")
+    ctl = Line(run=run)
+    entry = _frames(ctl, 5)
+    s = entry["slider"]
+    assert s["name"] == "a" and s["values"] == [0.0, 0.2, 0.5, 0.8, 1.0] and s["values"][s["current"]] == 0.5
+    assert entry["has_run"] is run and entry["figures"][0]["data"][0]["y"] == expected_y(0.5, 1)
+    for value, frame in zip(s["values"], s["frames"]):
+        assert frame["figures"][0]["data"][0]["y"] == pytest.approx(expected_y(value, 1))
+        assert frame["status"].endswith(f"slope {value:g}, offset 1</span>")
+        assert "template" not in frame["figures"][0]["layout"]  # frames do not repeat plotly's template
+
+
+def test_a_broken_frame_would_be_seen(choose):
+    """Without the Run click, a re-simulating controller's frames would all show the first state."""
+    choose("a")
+    ctl = Line(run=True)
+    root = ctl.view()
+    entry, drive = prepare_controller(ctl, root)
+    drive.button = None  # as if the Run button were never pressed
+    drive._done.clear()
+    finish_controller(entry, drive, 3)
+    ys = [json.dumps(f["figures"][0]["data"][0]["y"]) for f in entry["slider"]["frames"]]
+    assert len(set(ys)) == 1  # the frames no longer follow the slider: exactly what the browser test catches
+
+
+def test_controller_and_run_button_are_found_from_the_displayed_root():
+    ctl, other = Line(run=True), Line()
+    root = ctl.view()
+    other.view()
+    assert controller_of(root) is ctl
+    assert run_button(root) is ctl.run_button
+    assert run_button(other.view()) is None
+
+
+def test_a_choice_naming_a_missing_slider_is_an_error(choose):
+    choose("c")
+    ctl = Line()
+    with pytest.raises(ValueError, match="names slider 'c'"):
+        prepare_controller(ctl, ctl.view())
+
+
+def test_a_value_that_raises_names_the_controller_and_value(choose):
+    choose("a")
+    ctl = Line(fail_above=0.7)
+    entry, drive = prepare_controller(ctl, ctl.view())  # the measuring move goes to a = 0: fine
+    with pytest.raises(RuntimeError, match=r"Line: setting slider 'a' to 0\.8 raised FloatingPointError"):
+        finish_controller(entry, drive, 5)
+
+
+def test_capture_writes_every_output_and_shares_the_budget(choose, tmp_path):
+    choose("a", 5)
+    ctl = Line()
+    panel = widgets.VBox([widgets.HTML("<b>1.</b> What is 2 + 2?"), widgets.Text(placeholder="a number"),
+                          widgets.Button(description="Check")])
+    out = tmp_path / "capture.json"
+    summary = capture([ctl.view().model_id, panel.model_id, "no-such-model"], str(out), 10**6)
+    data = json.loads(out.read_text())["outputs"]
+    assert summary[ctl.view().model_id]["frames"] == 5
+    assert data[panel.model_id]["kind"] == "widgets" and "What is 2 + 2?" in data[panel.model_id]["html"]
+    assert data["no-such-model"]["kind"] == "missing"
+    tiny = capture([ctl.view().model_id], str(out), 10)  # a budget no frame fits: the figure ships static
+    entry = json.loads(out.read_text())["outputs"][ctl.view().model_id]
+    assert tiny[ctl.view().model_id]["frames"] == 0 and entry["slider"] is None
+    assert "page budget" in entry["why_no_slider"]
+
+
+def test_static_html_copies_texts_and_disables_inputs():
+    box = widgets.VBox([widgets.HTML("<i>question</i>"), widgets.ToggleButtons(options=[("yes", 1), ("no", 0)]),
+                        widgets.Text(placeholder="<x>")])
+    text = static_html(box)
+    assert "<i>question</i>" in text and "<button disabled>yes</button>" in text and 'placeholder="&lt;x&gt;"' in text

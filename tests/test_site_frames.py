@@ -1,0 +1,92 @@
+"""The static edition's plotly frames and slider (tools/site/edition/frames.py)."""
+
+from __future__ import annotations
+
+import pytest
+import site_helpers  # noqa: F401 - puts tools/site on sys.path
+from edition.frames import SLIDER_ROOM_PX, animated_figure, changed_layout, changed_traces
+
+
+def fig(y, title="t", xrange=None, extra_trace=False):
+    layout = {"title": {"text": title}, "height": 400, "template": {"layout": {"font": {"size": 12}}}}
+    if xrange:
+        layout["xaxis"] = {"range": xrange}
+    data = [{"type": "scatter", "x": [0, 1], "y": y}, {"type": "scatter", "x": [0, 1], "y": [5, 5]}]
+    if extra_trace:
+        data.append({"type": "scatter", "x": [0], "y": [0]})
+    return {"data": data, "layout": layout}
+
+
+def test_frames_carry_only_what_changes():
+    base = fig([0, 1], xrange=[0, 1])
+    frames = [fig([0, 1], xrange=[0, 1]), fig([0, 2], "t2"), fig([0, 3], "t3", xrange=[0, 2])]
+    assert changed_traces(base, frames) == [0]
+    assert changed_layout(base, frames) == ["title", "xaxis"]
+    out = animated_figure(base, frames, ["1", "2", "3"], 0, "slope a")
+    assert [f["traces"] for f in out["frames"]] == [[0], [0], [0]]
+    assert out["frames"][1]["data"] == [{"type": "scatter", "x": [0, 1], "y": [0, 2]}]
+    assert out["frames"][1]["layout"]["xaxis"] == {"autorange": True}  # the live figure autoranged there
+    assert out["frames"][2]["layout"]["xaxis"] == {"range": [0, 2]}
+    assert "template" not in out["frames"][0]["layout"] and "template" in out["layout"]
+
+
+def test_the_slider_starts_at_the_notebook_value_and_has_room():
+    base = fig([0, 1])
+    out = animated_figure(base, [fig([0, 1]), fig([0, 2])], ["0.5", "1"], 1, "slope a")
+    (slider,) = out["layout"]["sliders"]
+    assert slider["active"] == 1 and [s["label"] for s in slider["steps"]] == ["0.5", "1"]
+    assert [s["args"][0] for s in slider["steps"]] == [["0"], ["1"]]
+    assert all(s["method"] == "animate" and s["args"][1]["frame"]["redraw"] for s in slider["steps"])
+    assert slider["currentvalue"]["prefix"] == "slope a = "
+    assert out["layout"]["height"] == 400 + SLIDER_ROOM_PX and out["layout"]["margin"]["b"] == 80 + SLIDER_ROOM_PX
+    assert base["layout"]["height"] == 400  # the input is not modified
+
+
+def test_a_figure_the_slider_does_not_change_gets_no_slider():
+    assert animated_figure(fig([0, 1]), [fig([0, 1]), fig([0, 1])], ["a", "b"], 0, "s") is None
+
+
+@pytest.mark.parametrize("frames, labels, current, match", [
+    ([fig([0, 1]), fig([0, 2], extra_trace=True)], ["a", "b"], 0, "adds or removes traces"),
+    ([fig([0, 1])], ["a", "b"], 0, "1 frames but 2 labels"),
+    ([fig([0, 1]), fig([0, 2])], ["a", "b"], 2, "outside"),
+])
+def test_bad_frames_are_refused(frames, labels, current, match):
+    with pytest.raises(ValueError, match=match):
+        animated_figure(fig([0, 1]), frames, labels, current, "s")
+
+
+def test_a_frame_with_fewer_annotations_hides_the_others():
+    """plotly keeps layout items a frame does not mention: shorter lists are padded with hidden items."""
+    def with_notes(*texts):
+        f = fig([0, len(texts)])
+        f["layout"]["annotations"] = [{"text": t} for t in texts]
+        return f
+
+    out = animated_figure(with_notes("a"), [with_notes("a", "diverged"), with_notes("a")], ["1", "2"], 1, "s")
+    assert out["frames"][0]["layout"]["annotations"] == [{"text": "a", "visible": True},
+                                                         {"text": "diverged", "visible": True}]
+    assert out["frames"][1]["layout"]["annotations"] == [{"text": "a", "visible": True},
+                                                         {"text": None, "visible": False}]
+
+
+def test_keys_a_frame_lacks_are_reset_not_left_over():
+    marked = fig([0, 2])
+    marked["data"][0]["marker"] = {"symbol": "diamond", "size": 9}
+    marked["data"][0]["text"] = ["a", "b"]
+    out = animated_figure(fig([0, 1]), [marked, fig([0, 3])], ["1", "2"], 0, "s")
+    plain = out["frames"][1]["data"][0]
+    assert plain["marker"] is None and plain["text"] is None and plain["y"] == [0, 3]
+    assert out["frames"][0]["data"][0]["marker"] == {"symbol": "diamond", "size": 9}
+
+
+def test_the_slider_goes_below_a_legend_placed_under_the_plot():
+    plain = animated_figure(fig([0, 1]), [fig([0, 1]), fig([0, 2])], ["a", "b"], 0, "s")
+    legend = fig([0, 1])
+    legend["layout"]["legend"] = {"orientation": "h", "y": -0.35}  # reaches past the 80 px margin
+    for t in legend["data"]:
+        t["name"] = "a fairly long legend entry name"
+    under = animated_figure(legend, [legend, {**legend, "data": [{**legend["data"][0], "y": [0, 2]},
+                                                                   legend["data"][1]]}], ["a", "b"], 0, "s")
+    assert under["layout"]["sliders"][0]["y"] < plain["layout"]["sliders"][0]["y"]
+    assert under["layout"]["height"] > plain["layout"]["height"]

@@ -1,0 +1,115 @@
+"""The static edition's pages (tools/site/edition/render.py, assets.py, report.py, build.py): widget outputs become
+static blocks, nothing is loaded from outside the site, the page budget is enforced."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+import site_helpers  # noqa: F401 - first: puts tools/site on sys.path
+from edition import assets, build, config, report
+from edition.capture import capture
+from edition.execute import WIDGET_VIEW, ExecutedNotebook, widget_outputs
+from edition.render import Page, export_html, notebook_title, page_notebook, plain_title, script_json
+from site_helpers import Line
+
+
+def test_script_json_cannot_close_its_script_tag():
+    text = script_json({"status": "</script><script>alert(1)</script><!--"})
+    assert "</script>" not in text and "<!--" not in text
+    assert json.loads(text)["status"] == "</script><script>alert(1)</script><!--"
+
+
+def test_titles():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("intro"),
+                                         nbformat.v4.new_markdown_cell("# 01 · Why $\\|u\\|^2$ obeys an ODE\ntext")])
+    assert notebook_title(nb) == "01 · Why $\\|u\\|^2$ obeys an ODE"
+    assert plain_title(notebook_title(nb)) == "01 · Why |u|^2 obeys an ODE"
+
+
+@pytest.fixture
+def executed(monkeypatch, tmp_path):
+    """A two-cell notebook whose second cell displayed a Line controller, captured in-process."""
+    monkeypatch.setitem(config.CHOICES, "Line", config.SliderChoice("a", 4))
+    ctl = Line()
+    mid = ctl.view().model_id
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# A title\n\nInline $a x + b$ and display $$y = a x + b$$"),
+        nbformat.v4.new_code_cell("ctl = Line()\nctl", outputs=[nbformat.v4.new_output(
+            "display_data", data={WIDGET_VIEW: {"model_id": mid, "version_major": 2, "version_minor": 0},
+                                  "text/plain": "VBox()"})]),
+    ])
+    nb.cells[1].execution_count = 1
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    capture([mid], str(tmp_path / "c.json"), 10**6)
+    outputs = json.loads((tmp_path / "c.json").read_text())["outputs"]
+    return ExecutedNotebook(tmp_path / "demo.ipynb", nb, outputs, 0.0, 0.0)
+
+
+def test_widget_outputs_become_static_blocks(executed):
+    page = Page("demo", "A title", "demo.html", "notebooks/demo.ipynb")
+    nb = page_notebook(executed, page)
+    assert widget_outputs(nb) == [] and "widgets" not in nb.metadata
+    (out,) = nb.cells[1].outputs
+    block = out["data"]["text/html"]
+    assert 'class="edition-controller"' in block and "Live here:" in block and "offset b" in block
+    assert [(f.figure, f.slider, f.frames) for f in page.figures] == [(0, "a", 4), (1, None, 0)]
+    assert page.figures[1].why_static == "does not change with slope a"
+    assert "Line: offset b" in page.controls_needing_notebook
+
+
+def test_the_page_loads_nothing_from_outside_the_site(executed):
+    page = Page("demo", "A title", "demo.html", "notebooks/demo.ipynb")
+    nb = page_notebook(executed, page)
+    html = export_html(nb, {"head": assets.head_html("assets"), "assets": "assets", "source": page.source_href,
+                            "header": build.live_note(page.source_href, "0.1.0", "today"), "footer": ""})
+    refs = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert refs and all(not re.match(r"^[a-z]+://|^//", r) for r in refs), [r for r in refs if "://" in r]
+    assert "cdn" not in html.lower() and "require.js" not in html and "mathjax@" not in html.lower()
+    code = html[html.index('<details class="edition-code">'):]
+    assert "Line" in code[:code.index("</details>")]  # the code is there, collapsed
+    assert "make lab" in html and "make test" in html and "need the live notebook" in html
+    # the inlined figure JSON survives nbconvert intact
+    data = re.search(r'<script[^>]*class="edition-figure-data"[^>]*>(.*?)</script>', html, re.S).group(1)
+    fig = json.loads(data.replace("<\\/", "</"))
+    assert len(fig["frames"]) == 4 and fig["layout"]["sliders"][0]["steps"][0]["label"] == "0"
+
+
+def test_assets_come_from_the_installed_packages(tmp_path):
+    sizes = assets.copy_assets(tmp_path)
+    assert sizes["assets/plotly.min.js"] > 1_000_000 and sizes[f"assets/mathjax/{assets.MATHJAX_FILE}"] > 500_000
+    assert {"assets/edition.js", "assets/edition.css", "assets/notebook.css", "assets/mathjax/LICENSE"} <= set(sizes)
+    js = (tmp_path / "assets" / "edition.js").read_text()
+    assert "import(" not in js and "fetch(" not in js  # both fail on pages opened from file://
+    assert "://" not in assets.head_html()
+
+
+def test_pages_over_the_budget_are_named():
+    rep = {"budget_bytes_per_page": 10, "pages": [{"page": "a.html", "bytes": 5}, {"page": "b.html", "bytes": 11}]}
+    assert report.over_budget(rep) == ["b.html: 0.00 MB > 0 MB"]
+
+
+def test_the_builder_only_empties_an_edition(tmp_path):
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "keep.txt").write_text("x")
+    with pytest.raises(SystemExit, match="not a static edition"):
+        build.prepare_out(other)
+    assert (other / "keep.txt").is_file()
+    site = tmp_path / "site"
+    build.prepare_out(site)
+    (site / "old.html").write_text("x")
+    build.prepare_out(site)
+    assert not (site / "old.html").exists() and (site / build.MARKER).is_file()
+
+
+def test_every_notebook_controller_class_in_the_choices_names_a_slider():
+    assert all(c.slider for c in config.CHOICES.values())
+    assert config.PAGE_BUDGET_BYTES == 10_000_000 and config.FRAME_BUDGET_BYTES < config.PAGE_BUDGET_BYTES
+
+
+def test_repo_paths():
+    assert (build.REPO / "notebooks").is_dir() and Path(build.__file__).parent.name == "edition"

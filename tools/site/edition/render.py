@@ -1,0 +1,191 @@
+"""The HTML of the edition: one page per executed notebook (nbconvert, template ``templates/symsgd_edition``) and
+the index.
+
+Each widget output of the executed notebook is replaced by a static block: a controller's figures (with the
+frames and slider of :mod:`.frames` where its main slider was precomputed), its status line, the settings it was
+computed at, and a note on what is live here; other widgets become a static copy of their text. Everything a
+page draws is inlined in it as JSON (``<script type="application/json">``): a page opened from ``file://`` can
+read nothing else.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from .execute import WIDGET_VIEW, ExecutedNotebook, widget_outputs
+from .frames import animated_figure
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+TEMPLATE = "symsgd_edition"
+#: The README's two commands (the live notebooks, and every check).
+LIVE_COMMANDS = ("make lab", "make test")
+
+
+@dataclass
+class FigureInfo:
+    """One figure of a page, for the report and the browser test."""
+
+    cell: int
+    output: int
+    figure: int
+    controller: str | None
+    slider: str | None = None
+    frames: int = 0
+    why_static: str | None = None
+
+
+@dataclass
+class Page:
+    """One notebook's page."""
+
+    stem: str
+    title: str
+    href: str
+    source_href: str
+    figures: list[FigureInfo] = field(default_factory=list)
+    controls_needing_notebook: list[str] = field(default_factory=list)
+
+
+def notebook_title(nb) -> str:
+    """The text of the notebook's first ``#`` heading (its file name if it has none)."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            m = re.search(r"^#\s+(.+)$", cell.source, re.MULTILINE)
+            if m:
+                return m.group(1).strip()
+    return ""
+
+
+def plain_title(title: str) -> str:
+    """A title for ``<title>``: TeX delimiters and backslash commands dropped."""
+    text = re.sub(r"\\[a-zA-Z]+", "", title.replace("$", ""))
+    return re.sub(r"\s+", " ", text.replace("\\", "")).strip()
+
+
+def script_json(obj) -> str:
+    """JSON safe inside ``<script type="application/json">`` (no ``</``, no ``<!--``)."""
+    text = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    return text.replace("</", "<\\/").replace("<!--", "<\\u0021--")
+
+
+def _settings_line(entry: dict) -> str:
+    parts = [f"{html.escape(c['label'])} {html.escape(str(c['shown']))}" for c in entry["controls"]]
+    return "Computed at the notebook's settings: " + "; ".join(parts) + "." if parts else ""
+
+
+def _live_note(entry: dict, animated: bool) -> str:
+    slider = entry.get("slider")
+    others = [c["label"] for c in entry["controls"] if not slider or c["name"] != slider["name"]]
+    needs = ", ".join(html.escape(o) for o in others)
+    run = " and the Run button" if entry.get("has_run") else ""
+    if slider and animated:
+        first, last = slider["labels"][0], slider["labels"][-1]
+        how = " (Run pressed at each)" if entry.get("has_run") else ""
+        here = (f"<b>Live here:</b> the slider under the figure ({html.escape(slider['label'])}, "
+                f"{len(slider['values'])} values from {html.escape(first)} to {html.escape(last)}, computed by the "
+                f"notebook's own code{how} when this edition was built). ")
+    else:
+        why = entry.get("why_no_slider") or "nothing in it changes along its main slider"
+        here = f"<b>Static here</b> ({html.escape(why)}). "
+    rest = f"<b>Needs the live notebook:</b> {needs}{run}." if (needs or run) else ""
+    return here + rest.replace("<b>Needs the live notebook:</b> .", "")
+
+
+def controller_block(entry: dict, cell: int, output: int, page: Page) -> str:
+    """The static block for one captured controller (or a lone figure), recording its figures in ``page``."""
+    slider = entry.get("slider")
+    blocks, animated_any = [], False
+    for k, base in enumerate(entry["figures"]):
+        info = FigureInfo(cell, output, k, entry.get("class"))
+        fig = None
+        if slider:
+            fig = animated_figure(base, [f["figures"][k] for f in slider["frames"]], slider["labels"],
+                                  slider["current"], slider["label"])
+            if fig is None:
+                info.why_static = f"does not change with {slider['label']}"
+        else:
+            info.why_static = entry.get("why_no_slider") or "no slider"
+        if fig is None:
+            fig = copy.deepcopy(base)
+        else:
+            info.slider, info.frames, animated_any = slider["name"], len(fig["frames"]), True
+        page.figures.append(info)
+        height = int((fig.get("layout") or {}).get("height") or 450)
+        caption = (f'<p class="edition-caption">This figure {html.escape(info.why_static)}.</p>'
+                   if slider and info.why_static else "")
+        blocks.append(
+            f'<div class="edition-figure" data-figure="{k}" data-frames="{info.frames}">'
+            f'<div class="edition-plot" style="min-height:{height}px" role="img" '
+            f'aria-label="figure {k + 1} of {html.escape(entry.get("class") or "the notebook")}"></div>'
+            f'<script type="application/json" class="edition-figure-data">{script_json(fig)}</script>'
+            f"{caption}</div>")
+    meta = {"class": entry.get("class"), "cell": cell, "output": output}
+    if slider and animated_any:
+        meta.update(slider=slider["name"], label=slider["label"], values=slider["values"], labels=slider["labels"],
+                    current=slider["current"], statuses=[f["status"] for f in slider["frames"]])
+    if entry["kind"] == "controller":
+        page.controls_needing_notebook += [f"{entry['class']}: {c['label']}" for c in entry["controls"]
+                                           if not (slider and animated_any and c["name"] == slider["name"])]
+    status = entry.get("status") or ""
+    notes = ""
+    if entry["kind"] == "controller":
+        notes = (f'<p class="edition-settings">{_settings_line(entry)}</p>'
+                 f'<p class="edition-live-note">{_live_note(entry, animated_any)}</p>')
+    return (f'<div class="edition-controller" data-class="{html.escape(entry.get("class") or "")}" '
+            f'data-cell="{cell}" data-output="{output}">'
+            f'<script type="application/json" class="edition-controller-data">{script_json(meta)}</script>'
+            + "".join(blocks)
+            + f'<div class="edition-status">{status}</div>{notes}</div>')
+
+
+def widgets_block(entry: dict) -> str:
+    """A static copy of a widget panel (the "Check yourself" boxes), with a note that answering needs the kernel."""
+    return ('<div class="edition-widgets"><p class="edition-live-note"><b>Needs the live notebook:</b> '
+            "the answer boxes check an answer in the notebook's kernel. Here you can read the questions; to check "
+            f"your answers, open the live notebook.</p>{entry.get('html', '')}</div>")
+
+
+def page_notebook(executed: ExecutedNotebook, page: Page) -> nbformat.NotebookNode:
+    """A copy of the executed notebook whose widget outputs are static HTML blocks (figures recorded in ``page``)."""
+    nb = copy.deepcopy(executed.nb)
+    for ci, oi, mid in widget_outputs(executed.nb):
+        entry = executed.outputs.get(mid, {"kind": "missing"})
+        if entry["kind"] in ("controller", "figure"):
+            block = controller_block(entry, ci, oi, page)
+        elif entry["kind"] == "widgets":
+            block = widgets_block(entry)
+        else:
+            block = ('<p class="edition-failed" role="alert">This output was a widget the edition could not '
+                     "capture; open the live notebook to see it.</p>")
+        nb.cells[ci].outputs[oi] = nbformat.v4.new_output("display_data", data={"text/html": block})
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            out.get("data", {}).pop(WIDGET_VIEW, None)
+    return nb
+
+
+def export_html(nb, resources: dict) -> str:
+    """nbconvert's HTML of ``nb`` with the edition's template (code collapsed, assets local)."""
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name=TEMPLATE, extra_template_basedirs=[str(TEMPLATES)])
+    exporter.exclude_input_prompt = True
+    exporter.exclude_output_prompt = True
+    body, _ = exporter.from_notebook_node(nb, resources={"edition": resources})
+    return body
+
+
+def render_index(title: str, intro: str, pages: list[dict], parts: dict) -> str:
+    """The index page (``pages``: dicts with href, title_html, summary)."""
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / TEMPLATE)), autoescape=True)
+    return env.get_template("site_index.html.j2").render(title=title, intro=intro, pages=pages, **parts)

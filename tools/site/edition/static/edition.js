@@ -1,0 +1,92 @@
+// symsgd static edition: draws every figure of the page from the JSON inlined beside it, with plotly.js loaded
+// once for the whole site (assets/plotly.min.js). A classic script, not an ES module, and it requests nothing
+// (no fetch, no dynamic import): those fail on pages opened from file://.
+(function () {
+  "use strict";
+  const ANIMATE = {mode: "immediate", frame: {duration: 0, redraw: true}, transition: {duration: 0}};
+  const CONFIG = {responsive: true, displaylogo: false, typesetMath: false,
+                  modeBarButtonsToRemove: ["sendDataToCloud"]};
+  const E = (window.symsgdEdition = {drawn: 0, failed: 0, figures: [], moves: 0});
+
+  function typeset(el) {
+    // MathJax 3 (assets/mathjax) typesets the page itself at load; a status line that changes is typeset again
+    if (window.MathJax && MathJax.typesetPromise) {
+      return MathJax.startup.promise.then(() => MathJax.typesetPromise([el])).catch((e) => console.error(e));
+    }
+    return Promise.resolve();
+  }
+
+  function fail(plot, why) {
+    E.failed += 1;
+    plot.dataset.edition = "failed";
+    plot.setAttribute("role", "alert");
+    plot.className += " edition-failed";
+    plot.textContent = "This figure could not be drawn: " + why +
+      ". The page needs assets/plotly.min.js beside it (publish the whole site/ folder).";
+  }
+
+  function drawController(block) {
+    const meta = JSON.parse(block.querySelector("script.edition-controller-data").textContent);
+    const status = block.querySelector(".edition-status");
+    const plots = [];
+    for (const fig of block.querySelectorAll(".edition-figure")) {
+      const plot = fig.querySelector(".edition-plot");
+      const spec = JSON.parse(fig.querySelector("script.edition-figure-data").textContent);
+      plots.push({plot, spec});
+    }
+    // One slider moved: the status line shows that value's text and every other animated figure of the controller
+    // follows (one pass at a time; a move that arrives meanwhile is followed next). block.dataset.editionSynced is
+    // the step all figures show once idle.
+    let target = null, busy = false;
+    const follow = () => {
+      if (busy || target === null) return;
+      const {k, from} = target;
+      target = null;
+      busy = true;
+      const others = plots.filter((p) => p.plot !== from && p.spec.frames);
+      Promise.all(others.map((p) => Plotly.animate(p.plot, [String(k)], ANIMATE)
+        .then(() => Plotly.relayout(p.plot, {"sliders[0].active": k}))))
+        .catch((err) => console.error(err))
+        .finally(() => {
+          busy = false;
+          E.moves += 1;
+          if (target === null) block.dataset.editionSynced = String(k);
+          follow();
+        });
+    };
+    const show = (k, from) => {
+      if (meta.statuses && status) {
+        status.innerHTML = meta.statuses[k];
+        typeset(status);
+      }
+      block.dataset.editionActive = String(k);
+      target = {k, from};
+      follow();
+    };
+    for (const {plot, spec} of plots) {
+      if (typeof Plotly === "undefined") { fail(plot, "plotly.js did not load"); continue; }
+      const layout = spec.layout;
+      Plotly.newPlot(plot, spec.data, layout, CONFIG)
+        .then(() => (spec.frames ? Plotly.addFrames(plot, spec.frames) : null))
+        .then(() => {
+          plot.dataset.edition = "drawn";
+          E.drawn += 1;
+          plot.on("plotly_sliderchange", (ev) => show(Number(ev.step.args[0][0]), plot));
+        })
+        .catch((err) => { console.error(err); fail(plot, String(err && err.message ? err.message : err)); });
+      E.figures.push(plot);
+    }
+  }
+
+  function start() {
+    for (const block of document.querySelectorAll(".edition-controller")) {
+      try { drawController(block); } catch (err) {
+        console.error(err);
+        for (const plot of block.querySelectorAll(".edition-plot")) fail(plot, String(err.message || err));
+      }
+    }
+    document.body.dataset.editionStarted = "yes";
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
