@@ -114,9 +114,14 @@ def write_reports(since: float | None = None) -> list[str]:
 
 
 def pytest_configure(config):
-    """Remember when the run started (records older than that are not reported)."""
+    """Remember when the run started (records older than that are not reported); when the browser suite is what
+    runs (``-m browser``, as ``make test-browser`` runs it), clear the records and screenshots of earlier runs once,
+    in the controlling process, before any worker writes new ones."""
     if not hasattr(config, "_symsgd_browser_t0"):
         config._symsgd_browser_t0 = time.time()
+    if not hasattr(config, "workerinput") and (config.getoption("markexpr", "") or "").strip() == "browser":
+        for path in [*LATENCY_DIR.glob("*.json"), *ARTIFACTS.glob("*.png")]:
+            path.unlink(missing_ok=True)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
