@@ -14,8 +14,8 @@ One subpackage per topic, each split into its model, engine, experiments, checks
   the widget-free exercise types;
 * :mod:`.balance` — the law of balance (Notebooks 00 and 01; arXiv 2308.06671, Section 3);
 * :mod:`.lifting` — the rank-1 lifting ℓ̃(u wᵀ) (Notebook 02);
-* :mod:`.rank_jumps` — deep linear networks and one-way rank jumps (Notebook 03; arXiv 2305.16038);
-* :mod:`.stationary` — SGD's stationary distribution for diagonal networks (Notebook 04; arXiv 2308.06671,
+* :mod:`.rank_jumps` — deep linear networks and one-way rank jumps (Notebook 04; arXiv 2305.16038);
+* :mod:`.stationary` — SGD's stationary distribution for diagonal networks (Notebook 03; arXiv 2308.06671,
   Section 4);
 * :mod:`.ui` — one draw-only module of interactive figures per notebook;
 * :mod:`.benchmarks` — ``python -m symsgd_core bench``.

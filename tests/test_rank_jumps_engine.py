@@ -22,7 +22,7 @@ def eps_problem():
 
 @pytest.fixture(scope="module")
 def phase0_8():
-    """Phase-0 GD minima (Notebook 03's starting points) of 8 runs."""
+    """Phase-0 GD minima (Notebook 04's starting points) of 8 runs."""
     return rank_jumps.phase0_minima(n_runs=8)
 
 
@@ -276,7 +276,7 @@ def test_divergence_is_reported_never_silent(eps_problem, method):
 
 
 def test_large_step_collapses_to_zero(eps_problem, phase0_8):
-    """Notebook 03: η = 0.4 (λ = 0.027) sends the phase-0 minima to A = 0 (B_0), reported as collapse."""
+    """Notebook 04: η = 0.4 (λ = 0.027) sends the phase-0 minima to A = 0 (B_0), reported as collapse."""
     res = rank_jumps.run(phase0_8.select(slice(0, 4)), eps_problem, 6000, lr=0.4, lam=EXP.lam_hot, seed=0)
     ok = ~res.diverged
     assert ok.sum() >= 3
@@ -350,8 +350,8 @@ def test_phase0_cache_returns_copies():
     assert np.abs(b.flat).max() > 0.1
 
 
-# --------------------------------------------------------------------------- Notebook 03's experiment
-def test_notebook03_phases(eps_problem):
+# --------------------------------------------------------------------------- Notebook 04's experiment
+def test_notebook04_phases(eps_problem):
     """Phase 0 → rank-2 minima (1.62, 0.33); hot SGD jumps to rank 1 in most of 32 seeds within 6·10⁴
     steps, hot GD stays rank 2; cold phase: jumped SGD stays rank 1, GD stays rank 2."""
     p0 = rank_jumps.phase0_minima(n_runs=32)

@@ -1,4 +1,4 @@
-"""Notebook 03's experiments (symsgd_core.rank_jumps.experiments) and exercises, called directly.
+"""Notebook 04's experiments (symsgd_core.rank_jumps.experiments) and exercises, called directly.
 
 These are the science tests of the figures: each calls the experiment function the controller calls, at the
 notebook's defaults, and asserts the outcome the notebook states. The controllers' own tests

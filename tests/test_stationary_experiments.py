@@ -1,4 +1,4 @@
-"""Notebook 04's experiments (symsgd_core.stationary.experiments) and exercises, called directly.
+"""Notebook 03's experiments (symsgd_core.stationary.experiments) and exercises, called directly.
 
 The science of the figures: each test calls the experiment function its controller calls and asserts the
 outcome the notebook states (tests/test_ui_stationary.py only checks that the controllers draw these results).

@@ -1,4 +1,4 @@
-"""Controllers of Notebook 03 (one-way rank jumps): every slider at both ends; each draws and describes the
+"""Controllers of Notebook 04 (one-way rank jumps): every slider at both ends; each draws and describes the
 frozen result of its experiment (the science of those results is tested in tests/test_rank_jumps_experiments.py).
 
 The slider sweeps use small step budgets in the *other* sliders (the swept slider still reaches both

@@ -1,4 +1,4 @@
-"""Notebook 04 controllers: every slider at both ends, finite figures, informative status lines; each draws the
+"""Notebook 03 controllers: every slider at both ends, finite figures, informative status lines; each draws the
 frozen result of its experiment (the science is tested in tests/test_stationary_experiments.py)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Benchmarks: the deep-linear-network engine (issue 7).
 
-``rank_jumps.sgd_32x60000``: the hot phase of Notebook 03 (:data:`~symsgd_core.rank_jumps.EPSILON_EXPERIMENT`:
+``rank_jumps.sgd_32x60000``: the hot phase of Notebook 04 (:data:`~symsgd_core.rank_jumps.EPSILON_EXPERIMENT`:
 ε-completion, L = 4, width 8, 32 runs × 6·10⁴ batch-1 SGD steps at the hot η and λ) from the phase-0 minima,
 recording singular values of A, per-layer singular values, loss, balancedness, rank
 and B_r membership every 100 steps, through the public :func:`symsgd_core.rank_jumps.run`.

@@ -1,4 +1,4 @@
-"""Benchmarks: the v-SDE ensemble (issue 3) and the Notebook 04 callbacks (issue 9).
+"""Benchmarks: the v-SDE ensemble (issue 3) and the Notebook 03 callbacks (issue 9).
 
 ``stationary.sde_ensemble_d1_2000x150000``: the depth-1 v-SDE in ``s = log v``
 (``ds = −4[β₁v − β₂' + T g(v)] dt + 4 sqrt(T g(v)) dW``), 2000 chains × 1.5·10⁵ Euler–Maruyama

@@ -1,4 +1,4 @@
-"""Benchmarks: callback latency of Notebook 03's controllers (:mod:`symsgd_core.ui.rank_jumps`).
+"""Benchmarks: callback latency of Notebook 04's controllers (:mod:`symsgd_core.ui.rank_jumps`).
 
 Figure: the median wall time of a Run (``controller.run()``) at the notebook's default settings,
 after one warm-up Run (numba compilation and the memoised phase-0 minimum are not counted).

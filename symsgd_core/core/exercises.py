@@ -145,6 +145,9 @@ class Exercise:
         options: for ``kind="choice"``, the ``(label, value)`` pairs the reader picks from.
         solution: a right answer, derived by hand (the tests and notebooks check that ``checker`` accepts it).
         mistakes: typical wrong answers and a phrase of the message each gets (the tests check both).
+        worked: the worked solution shown on request — the derivation, not only the number (Markdown with
+            ``$…$`` math); empty until written.
+        hint: what the panel says after a first wrong try; it points the way without giving the answer.
     """
 
     name: str
@@ -154,6 +157,8 @@ class Exercise:
     options: tuple = ()
     solution: object = None
     mistakes: tuple = ()
+    worked: str = ""
+    hint: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

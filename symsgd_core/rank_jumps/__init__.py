@@ -5,9 +5,9 @@
 * :mod:`.engine` — :func:`run` (SGD, forced SGD, GD, Langevin), :class:`RunResult`, :class:`Schedule`; the step
   itself is :mod:`.stepping`, implemented compiled (:mod:`._kernels`) and readable (:mod:`._reference`);
 * :mod:`.analysis` — closed forms (the induced penalty, barriers, basins) and summaries of runs;
-* :mod:`.experiments` — Notebook 03's experiments (the only home of their defaults, :data:`EPSILON_EXPERIMENT`);
+* :mod:`.experiments` — Notebook 04's experiments (the only home of their defaults, :data:`EPSILON_EXPERIMENT`);
 * :mod:`.checks` — the registered proofs as code and the figures' claims;
-* :mod:`.exercises` — Notebook 03's "Check yourself" questions.
+* :mod:`.exercises` — Notebook 04's "Check yourself" questions.
 """
 
 from .analysis import (

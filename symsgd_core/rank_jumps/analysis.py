@@ -1,4 +1,4 @@
-"""Closed forms and summaries behind Notebook 03 (one-way rank jumps; Wang, Jacot, arXiv 2305.16038).
+"""Closed forms and summaries behind Notebook 04 (one-way rank jumps; Wang, Jacot, arXiv 2305.16038).
 
 Nothing here runs the engine:
 

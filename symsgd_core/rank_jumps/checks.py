@@ -1,5 +1,5 @@
 """Proofs as code for one-way rank jumps (Wang, Jacot, arXiv 2305.16038): balancedness, the induced penalty,
-forced sampling, absorption; and the claims of Notebook 03's figures.
+forced sampling, absorption; and the claims of Notebook 04's figures.
 
 Registered checks, each on the ε-completion of :mod:`.experiments` (L = 4, width 8 unless stated):
 

@@ -1,4 +1,4 @@
-"""The "Check yourself" exercises of Notebook 03 (one-way rank jumps).
+"""The "Check yourself" exercises of Notebook 04 (one-way rank jumps).
 
 Expected answers come from the package: the weight-decay law :func:`~.stepping.weight_decay_factor`, the basin
 radius at the fit slope measured at the rank-1 minimum (:func:`~.experiments.basin_slope`), the trained minima's

@@ -1,4 +1,4 @@
-"""The experiments of Notebook 03 (one-way rank jumps), one function each, returning a frozen result.
+"""The experiments of Notebook 04 (one-way rank jumps), one function each, returning a frozen result.
 
 The setting is this project's small replacement for the paper's experiments (arXiv 2305.16038, whose sizes are
 not available): the 2×2 ε-completion, observe ``A₁₁ = 1``, ``A₁₂ = ε``, ``A₂₂ = 1``, with a depth-4 width-8
@@ -63,7 +63,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class EpsilonExperiment:
-    """Every setting of the ε-completion experiment of Notebook 03 (this project's choices).
+    """Every setting of the ε-completion experiment of Notebook 04 (this project's choices).
 
     Phase 0: GD (λ = ``lam_hot``, η = ``lr_phase0``) for ``phase0_steps`` steps → rank-2 minima.
     Phase 1 (hot): η = ``lr_hot``, λ = ``lam_hot``, ``hot_steps`` steps; SGD jumps, GD does not.

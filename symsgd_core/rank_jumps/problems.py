@@ -8,7 +8,7 @@ with the squared error without ½ of :mod:`symsgd_core.core.conventions`. Its fu
 ``∇_{W_ℓ} = Q_ℓᵀ (dC/dA) P_ℓᵀ + 2λ W_ℓ`` with ``dC/dA = (2/N)(A − A*) ⊙ mask``, ``P_ℓ = W_{ℓ−1}⋯W_1``,
 ``Q_ℓ = W_L⋯W_{ℓ+1}``.
 
-:func:`epsilon_completion` is the 2×2 problem of Notebook 03 (observe ``A₁₁ = 1``, ``A₁₂ = ε``, ``A₂₂ = 1``);
+:func:`epsilon_completion` is the 2×2 problem of Notebook 04 (observe ``A₁₁ = 1``, ``A₁₂ = ε``, ``A₂₂ = 1``);
 :func:`random_low_rank_completion` a random rank-r target with a random mask.
 """
 
@@ -100,7 +100,7 @@ class CompletionProblem:
 
 
 def epsilon_completion(eps: float = 0.2) -> CompletionProblem:
-    """The 2×2 ε-completion of Notebook 03 (this project's small replacement for the paper's experiments).
+    """The 2×2 ε-completion of Notebook 04 (this project's small replacement for the paper's experiments).
 
     Observed ``A₁₁ = 1, A₁₂ = ε, A₂₂ = 1``; ``A₂₁`` unobserved. ``A* = [[1, ε], [1/ε, 1]]``
     (the only rank-1 completion), mask ``[[1, 1], [0, 1]]``, N = 3.

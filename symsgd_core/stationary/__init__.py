@@ -5,9 +5,9 @@
 * :mod:`.sde` — the v-SDE engine (:func:`simulate_v`, :class:`VRun`, relaxation rates), compiled in
   :mod:`._kernels`;
 * :mod:`.sgd` — SGD on the actual parameters of the diagonal net, for comparison;
-* :mod:`.experiments` — Notebook 04's experiments (one frozen result per figure);
+* :mod:`.experiments` — Notebook 03's experiments (one frozen result per figure);
 * :mod:`.checks` — the registered proofs as code;
-* :mod:`.exercises` — Notebook 04's "Check yourself" questions.
+* :mod:`.exercises` — Notebook 03's "Check yourself" questions.
 """
 
 from .checks import (

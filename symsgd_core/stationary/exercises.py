@@ -1,4 +1,4 @@
-"""The "Check yourself" exercises of Notebook 04 (SGD's stationary distribution, arXiv 2308.06671, Section 4).
+"""The "Check yourself" exercises of Notebook 03 (SGD's stationary distribution, arXiv 2308.06671, Section 4).
 
 Expected values come from the closed forms (:mod:`.laws`); each ``solution`` is the hand computation of the
 explanation, and the typical mistakes say what a wrong value reveals.

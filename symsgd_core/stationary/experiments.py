@@ -1,4 +1,4 @@
-"""Notebook 04's experiments: SGD's stationary distribution for diagonal networks (arXiv 2308.06671, Section 4).
+"""Notebook 03's experiments: SGD's stationary distribution for diagonal networks (arXiv 2308.06671, Section 4).
 
 One function per figure (its keyword defaults are the figure's starting settings); each returns a frozen
 result that :mod:`symsgd_core.ui.stationary` only draws. The analytic parts (closed forms, phases) are cheap

@@ -21,7 +21,7 @@ blocks of :data:`BLOCK_SIZE`, block ``j`` uses stream ``j`` of :func:`~symsgd_co
 count). Results are :class:`VRun` (the one result shape, :mod:`symsgd_core.core.results`); a chain whose
 state leaves the float range has diverged (:data:`DIVERGENCE`). There is one implementation, compiled
 (numba, :mod:`._kernels`); :func:`numpy_euler_s` is a plain numpy Euler–Maruyama without step control, the
-benchmark's baseline and Notebook 04's example of what step control is for.
+benchmark's baseline and Notebook 03's example of what step control is for.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Interactive figures for the notebooks: one draw-only controller per figure (see :mod:`.base`).
 
-One module per notebook: :mod:`.start` (00), :mod:`.balance` (01), :mod:`.lifting` (02), :mod:`.rank_jumps` (03),
-:mod:`.stationary` (04); each draws the results of its topic's experiments. :mod:`.exercises` shows a topic's
+One module per notebook: :mod:`.start` (00), :mod:`.balance` (01), :mod:`.lifting` (02), :mod:`.stationary` (03),
+:mod:`.rank_jumps` (04); each draws the results of its topic's experiments. :mod:`.exercises` shows a topic's
 "Check yourself" questions (its ``EXERCISES``) as a widget panel. Import a notebook's figures by name, e.g.
 ``from symsgd_core.ui.balance import ThreeDynamics``.
 """

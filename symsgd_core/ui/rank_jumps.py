@@ -1,4 +1,4 @@
-"""Figures of Notebook 03 (one-way rank jumps): one draw-only controller per figure.
+"""Figures of Notebook 04 (one-way rank jumps): one draw-only controller per figure.
 
 Each controller reads its sliders, calls one experiment of :mod:`symsgd_core.rank_jumps.experiments` (whose
 defaults, :data:`~symsgd_core.rank_jumps.experiments.EPSILON_EXPERIMENT`, are the sliders' starting values),

@@ -1,4 +1,4 @@
-"""Interactive figures of Notebook 04: SGD's stationary distribution for diagonal networks.
+"""Interactive figures of Notebook 03: SGD's stationary distribution for diagonal networks.
 
 One draw-only controller per figure (pattern in :mod:`symsgd_core.ui.base`). The sliders redraw the closed
 forms at once (the experiment's analytic part, kept in ``self.result``; ≤ 100 ms); the Run button calls the

@@ -13,7 +13,7 @@ import nbformat
 #: ``tools/site``: put on the kernel's ``sys.path`` so it can import :mod:`edition.capture`.
 TOOLS_SITE = Path(__file__).resolve().parents[1]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-#: Longest a single cell may take (the slowest, in notebook 04, takes well under a minute).
+#: Longest a single cell may take (the slowest, in notebook 03, takes well under a minute).
 CELL_TIMEOUT_S = 900
 
 
