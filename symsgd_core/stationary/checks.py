@@ -24,6 +24,9 @@ from .laws import (
     log_density_depth1,
     most_likely_value_depth0,
     most_likely_value_depth1,
+    paper_transitional_temperature,
+    tail_exponent,
+    transitional_temperature,
     variance_depth0,
 )
 from .sde import relaxation_rate, simulate_v, simulate_v_coupled, v_space_coefficients
@@ -404,3 +407,86 @@ def check_wrong_sign(seed: int = 0, depth0_law=None, collapse_rate=None, n_chain
                        "+ e^(−λ₁t) burn-in (t = 8/λ₁)",
                        details={"p_sim": p_fine, "p_sim_coarse": p_coarse, "p_theory": p_theory, "lambda1": lam})
     return [res1, res0]
+
+
+# ============================================================================ tails and T* (issue 15: E7, E12)
+def check_tail_exponent(seed: int = 0, exponent=tail_exponent, depths=(1, 2, 4), temperatures=(0.05, 0.15, 0.3),
+                        v_far: float = 1e3) -> list:
+    """The tail exponent of ``p(v) ~ v^ρ`` is ``−5 + 3/(L+1)`` **for depth L ≥ 1 only**, whatever T is; at L = 0
+    it is ``−2 − β₁'/(α₁T)`` and depends on T (k = σ = 1).
+
+    Rows: (1) ``stationary.tail_depth_ge1``: at every depth in ``depths`` (each ≥ 1) and every temperature, the
+    local log–log slope of the law at ``v_far`` equals ``exponent(L)`` within its Richardson error bound
+    (:meth:`StationaryLaw.tail_slope`; measured: the worst |slope − ρ|/bound); (2) ``stationary.tail_depth0``:
+    at L = 0 the slope matches ``exponent(0, T, problem)`` at each T (same bound) and (3)
+    ``stationary.tail_depth0_moves``: differs between the lowest and the highest T by more than both bounds —
+    "independent of T" is false at depth 0 (measured: the gap in units of the summed bounds, must reach 1).
+    ``exponent`` is the formula tested (inject a wrong one to see the check fail).
+    """
+    prob = _problem(1.0, 1.0, 0.0)
+    if any(int(D) < 1 for D in depths):
+        raise ValueError(f"depths must all be >= 1 (depth 0 is row 2), got {depths}")
+    worst, rows = 0.0, []
+    for D in depths:
+        for T in temperatures:
+            slope, bound = StationaryLaw(prob, T, int(D)).tail_slope(v_far)
+            err = abs(slope - float(exponent(int(D)))) / bound
+            rows.append({"depth": int(D), "T": T, "slope": slope, "bound": bound})
+            worst = max(worst, err)
+    worst0, rows0 = 0.0, []
+    for T in temperatures:
+        slope, bound = StationaryLaw(prob, T, 0).tail_slope(v_far)
+        rows0.append({"T": T, "slope": slope, "bound": bound, "rho": float(exponent(0, T, prob))})
+        worst0 = max(worst0, abs(slope - rows0[-1]["rho"]) / bound)
+    lo, hi = rows0[0], rows0[-1]
+    moves = abs(lo["slope"] - hi["slope"]) / (lo["bound"] + hi["bound"])
+    src = "the Richardson bound on the local slope at v = {:g} (measured in units of it)".format(v_far)
+    return [
+        make_result("stationary.tail_depth_ge1",
+                    f"depth L ≥ 1 (L = {', '.join(str(int(D)) for D in depths)}): p(v) ~ v^(−5 + 3/(L+1)) at every "
+                    f"T = {', '.join(f'{T:g}' for T in temperatures)} — the exponent does not depend on T",
+                    worst, 1.0, src, details={"rows": rows}),
+        make_result("stationary.tail_depth0",
+                    "depth 0 (linear regression): p(v) ~ v^(−2 − β₁'/(α₁T)) at each T", worst0, 1.0, src,
+                    details={"rows": rows0}),
+        make_result("stationary.tail_depth0_moves",
+                    f"… so at depth 0 the exponent moves with T ({lo['slope']:.3g} at T = {lo['T']:g}, "
+                    f"{hi['slope']:.3g} at T = {hi['T']:g}): 'independent of T' holds for L ≥ 1 only",
+                    moves, 1.0, "the gap must exceed the sum of the two Richardson bounds", relation=">=",
+                    details={"rows": rows0}),
+    ]
+
+
+def check_transitional_temperature(seed: int = 0, formula=transitional_temperature,
+                                   paper_formula=paper_transitional_temperature) -> list:
+    """Where the notebook's ``T*`` departs from the paper's closed form, and why (k = 1).
+
+    Rows: (1) ``stationary.tstar_agrees``: at σ = 1 both give the same ``T*`` (≈ 0.2016; round-off of the
+    quadratic formula); (2) ``stationary.tstar_paper_above_tc``: at σ = 0.7 the paper's root lies above
+    ``T_c`` — a phase boundary where no density exists (measured: paper − T_c, must be > 0);
+    (3) ``stationary.tstar_inside``: the notebook's ``T*`` lies in ``[T_c/3, T_c]`` at every σ of a grid
+    (measured: the largest violation, must be ≤ round-off).
+    """
+    p1, p07 = _problem(1.0, 1.0, 0.0), _problem(1.0, 0.7, 0.0)
+    a1, b1 = float(formula(p1)), float(paper_formula(p1))
+    tc07, b07, a07 = critical_temperature(p07), float(paper_formula(p07)), float(formula(p07))
+    worst = 0.0
+    for sigma in np.linspace(0.3, 3.0, 28):
+        p = _problem(1.0, float(sigma), 0.0)
+        tc, ts = critical_temperature(p), float(formula(p))
+        worst = max(worst, tc / 3 - ts, ts - tc, 0.0 if math.isfinite(ts) else math.inf)
+    details = {"sigma1": {"notebook": a1, "paper": b1, "T_c": critical_temperature(p1)},
+               "sigma0.7": {"notebook": a07, "paper": b07, "T_c": tc07}}
+    tol = roundoff_tolerance(1.0, 16)
+    return [
+        make_result("stationary.tstar_agrees", f"k = σ = 1: the notebook's T* = {a1:.4f} equals the paper's "
+                    f"closed form {b1:.4f}", abs(a1 - b1), tol, "float64 round-off of the quadratic formula",
+                    details=details),
+        make_result("stationary.tstar_paper_above_tc",
+                    f"k = 1, σ = 0.7: the paper's closed form gives T* = {b07:.3f} > T_c = {tc07:.4f}, where no "
+                    f"density exists; the notebook's T* = {a07:.4f} stays in [T_c/3, T_c]",
+                    b07 - tc07, 0.0, "strictly above T_c (measured: paper's T* − T_c)", relation=">=",
+                    details=details),
+        make_result("stationary.tstar_inside", "the notebook's T* lies in [T_c/3, T_c] for every σ in [0.3, 3]",
+                    worst, tol, "float64 round-off", details=details),
+    ]
