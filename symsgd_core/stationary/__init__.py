@@ -72,10 +72,10 @@ from .laws import (
     most_likely_roots_depth1,
     most_likely_value_depth0,
     most_likely_value_depth1,
+    paper_transitional_temperature,
     phase_diagram,
     phase_grid,
     phase_of,
-    paper_transitional_temperature,
     tail_exponent,
     transitional_temperature,
     variance_depth0,
@@ -101,7 +101,8 @@ from .sgd import AMPLIFIED_LR, SGDSamples, sgd_v_samples
 __all__ = [
     # laws
     "DiagonalNetProblem", "as_problem", "StationaryLaw", "critical_temperature", "mode_onset_temperature",
-    "transitional_temperature", "paper_transitional_temperature", "phase_of", "phase_diagram", "PHASES", "PHASE_CODES", "phase_grid",
+    "transitional_temperature", "paper_transitional_temperature", "phase_of", "phase_diagram", "PHASES",
+    "PHASE_CODES", "phase_grid",
     "most_likely_value_depth0", "most_likely_value_depth1", "most_likely_roots_depth1", "variance_depth0",
     "tail_exponent", "log_density_depth0", "log_density_depth1",
     # the v-SDE engine

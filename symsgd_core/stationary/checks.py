@@ -440,7 +440,7 @@ def check_tail_exponent(seed: int = 0, exponent=tail_exponent, depths=(1, 2, 4),
         worst0 = max(worst0, abs(slope - rows0[-1]["rho"]) / bound)
     lo, hi = rows0[0], rows0[-1]
     moves = abs(lo["slope"] - hi["slope"]) / (lo["bound"] + hi["bound"])
-    src = "the Richardson bound on the local slope at v = {:g} (measured in units of it)".format(v_far)
+    src = f"the Richardson bound on the local slope at v = {v_far:g} (measured in units of it)"
     return [
         make_result("stationary.tail_depth_ge1",
                     f"depth L ≥ 1 (L = {', '.join(str(int(D)) for D in depths)}): p(v) ~ v^(−5 + 3/(L+1)) at every "
