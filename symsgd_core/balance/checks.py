@@ -868,16 +868,18 @@ def check_destination_seed_independent(seed: int = 0, *, n_seeds: int = 12, lr: 
     """SGD's destination does not depend on the seed; GD + isotropic noise's does (notebook 01, §2).
 
     ``n_seeds`` SGD runs (batch size 1, :data:`~symsgd_core.balance.experiments.SCALAR_DATA`) and as many
-    GD + isotropic-noise runs (kick size matched to SGD's at the start, times ``noise``) from ``theta0``.
-    Rows:
+    GD + isotropic-noise runs (kick size matched to SGD's at the start, times ``noise``) from ``theta0``
+    (``(2,)``, or ``(n_seeds, 2)`` for one start per seed — a test uses it to give the seeds different
+    destinations). The defaults are those of :func:`~symsgd_core.balance.experiments.three_dynamics`. Rows:
 
-    1. ``balance.destination.v``: the seeds disagree about the end value of ``v = uw`` no more than one run
-       fluctuates about its own trend over the last ``window`` of the run. Measured: the variance ratio
-       ``F = Var_seeds(v_end) / mean_runs Var_within(v)`` (within: about each run's least-squares line, so a
-       slow common drift does not count); tolerance ``1 + z·sqrt(2/(n − 1))`` (z = 4 standard errors of a
-       sample variance of ``n`` Gaussian values; the within-run variance, from hundreds of records, is
-       treated as exact). A seed-dependent destination inflates ``F``.
-    2. ``balance.destination.G``: SGD's ``G`` ends at the same value for every seed while the isotropic
+    1–2. ``balance.destination.u`` and ``balance.destination.v``: the seeds disagree about the end value of
+       ``u`` and of ``v = uw`` no more than one run fluctuates about its own trend over the last ``window`` of
+       the run. Measured: the variance ratio ``F = Var_seeds(x_end) / mean_runs Var_within(x)`` (within: about
+       each run's least-squares line, so a slow common drift does not count); tolerance
+       ``1 + z·sqrt(2/(n − 1))`` (z = 4 standard errors of a sample variance of ``n`` Gaussian values; the
+       within-run variance, from a hundred records, is treated as exact). A seed-dependent destination
+       inflates ``F``.
+    3. ``balance.destination.G``: SGD's ``G`` ends at the same value for every seed while the isotropic
        walker's does not: measured ``sd_iso(G_end) / sd_sgd(G_end)``, which must reach
        ``exp(z·sqrt(1/(n − 1)))`` (z = 4 standard errors of the log-ratio of two sample standard deviations,
        ``SE(log sd) ≈ 1/sqrt(2(n − 1))`` each).
@@ -890,43 +892,48 @@ def check_destination_seed_independent(seed: int = 0, *, n_seeds: int = 12, lr: 
         raise ValueError(f"n_seeds must be >= 3 (a variance across seeds), got {n}")
     eta = check_positive("lr", lr)
     steps = check_positive_int("steps", steps)
-    th0 = check_array("theta0", theta0, shape=(2,))
+    th0 = np.asarray(theta0, dtype=float)
+    th0 = check_array("theta0", th0, shape=(2,) if th0.ndim == 1 else (n, 2))
     model, data = ScalarModel(), SCALAR_DATA
     rng = stream(seed)
     every = max(steps // 400, 1)  # 400 records: 100 in the last quarter
     sgd = run_sgd(model, th0, data, lr=eta, steps=steps, batch_size=1, runs=n, record_every=every,
                   seed=int(rng.integers(2**31)))
-    s = noise * langevin_noise_std(model, th0, data, eta, 1)
+    s0 = th0 if th0.ndim == 1 else th0[0]
+    s = noise * langevin_noise_std(model, s0, data, eta, 1)
     iso = run_langevin(model, th0, data, lr=eta, noise_std=s, steps=steps, runs=n, record_every=every,
                        seed=int(rng.integers(2**31)))
     if sgd.n_diverged or iso.n_diverged:
-        bad = make_result("balance.destination.v", "the runs did not diverge", NOTHING, 0.0, "no divergence")
-        return [bad]
+        return [make_result("balance.destination.v", "the runs did not diverge", NOTHING, 0.0, "no divergence")]
     k0 = int(round((1.0 - float(window)) * (len(sgd.times) - 1)))
     t = sgd.times[k0:]
-    v = sgd.observables["v"][k0:]
-    within = float(np.mean(_detrended_variance(t, v)))
-    between = float(np.var(v[-1], ddof=1))
+    series = {"u": sgd.theta[k0:, :, 0], "v": sgd.observables["v"][k0:]}
     tol_f = 1.0 + Z_MC * np.sqrt(2.0 / (n - 1))
     g_sgd = float(np.std(sgd.observables["G"][-1], ddof=1))
     g_iso = float(np.std(iso.observables["G"][-1], ddof=1))
-    details = {"n_seeds": n, "v_end": v[-1].tolist(), "G_end_sgd": sgd.observables["G"][-1].tolist(),
-               "G_end_iso": iso.observables["G"][-1].tolist(), "sd_G_sgd": g_sgd, "sd_G_iso": g_iso,
-               "var_v_between": between, "var_v_within": within, "t_end": float(sgd.times[-1])}
-    return [
-        make_result("balance.destination.v",
-                    f"{n} SGD seeds from {tuple(th0.tolist())} end at the same v = uw: their spread is one run's "
-                    "own fluctuation (variance ratio between seeds / within a run)",
-                    between / within if within > 0 else NOTHING, tol_f,
-                    f"z = {Z_MC:g}: 1 + z·sqrt(2/(n − 1)), the sampling error of a variance of n = {n} values",
-                    details=details),
-        make_result("balance.destination.G",
-                    "SGD's G ends at one value for every seed; GD + isotropic noise's G ends somewhere else each "
-                    f"time (sd over seeds {g_iso:.3g} vs SGD's {g_sgd:.3g})",
-                    g_iso / g_sgd if g_sgd > 0 else np.inf, float(np.exp(Z_MC * np.sqrt(1.0 / (n - 1)))),
-                    f"z = {Z_MC:g}: exp(z·sqrt(1/(n − 1))), z standard errors of log(sd ratio) of two samples of "
-                    f"n = {n}", relation=">=", details=details),
-    ]
+    details = {"n_seeds": n, "u_end": series["u"][-1].tolist(), "v_end": series["v"][-1].tolist(),
+               "G_end_sgd": sgd.observables["G"][-1].tolist(), "G_end_iso": iso.observables["G"][-1].tolist(),
+               "sd_G_sgd": g_sgd, "sd_G_iso": g_iso, "t_end": float(sgd.times[-1])}
+    start = tuple(th0.tolist()) if th0.ndim == 1 else f"{n} starts"
+    rows = []
+    for name, x in series.items():
+        within = float(np.mean(_detrended_variance(t, x)))
+        between = float(np.var(x[-1], ddof=1))
+        rows.append(make_result(
+            f"balance.destination.{name}",
+            f"{n} SGD seeds from {start} end at the same {name if name == 'u' else 'v = uw'}: their spread is one "
+            "run's own fluctuation (variance ratio between seeds / within a run)",
+            between / within if within > 0 else NOTHING, tol_f,
+            f"z = {Z_MC:g}: 1 + z·sqrt(2/(n − 1)), the sampling error of a variance of n = {n} values",
+            details={**details, "var_between": between, "var_within": within}))
+    rows.append(make_result(
+        "balance.destination.G",
+        "SGD's G ends at one value for every seed; GD + isotropic noise's G ends somewhere else each "
+        f"time (sd over seeds {g_iso:.3g} vs SGD's {g_sgd:.3g})",
+        g_iso / g_sgd if g_sgd > 0 else np.inf, float(np.exp(Z_MC * np.sqrt(1.0 / (n - 1)))),
+        f"z = {Z_MC:g}: exp(z·sqrt(1/(n − 1))), z standard errors of log(sd ratio) of two samples of "
+        f"n = {n}", relation=">=", details=details))
+    return rows
 
 
 def check_spread_sqrt_t(seed: int = 0, *, temperatures: Sequence[float] = (0.0025, 0.005, 0.01, 0.02),
