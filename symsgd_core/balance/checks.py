@@ -211,7 +211,7 @@ def check_symmetry_per_sample(seed: int = 0, *, instances: Sequence[Instance] | 
         P = m.n_params
         results.append(make_result(
             f"balance.symmetry[{inst.label}]",
-            "θᵀB∇ℓ(θ, x) = 0 for every sample x and every symmetry pair: the infinitesimal rescaling "
+            "θᵀJ∇ℓ(θ, x) = 0 for every sample x and every symmetry pair: the infinitesimal rescaling "
             f"symmetry Σu_i∂ℓ/∂u_i = Σw_j∂ℓ/∂w_j ({m.name})",
             worst, roundoff_tolerance(1.0, P),
             _RO_SOURCE.format(n=P, what="the P parameters") + "; measured is the relative residual",
@@ -254,17 +254,17 @@ def check_null_space(seed: int = 0, *, instances: Sequence[Instance] | None = No
     return [
         make_result(
             "balance.null_space.C",
-            "θᵀB C(θ) = E[(θᵀB∇ℓ)∇ℓᵀ] − (θᵀB∇L)∇Lᵀ = 0: the symmetry makes the gradient-noise covariance "
+            "θᵀJ C(θ) = E[(θᵀJ∇ℓ)∇ℓᵀ] − (θᵀJ∇L)∇Lᵀ = 0: the symmetry makes the gradient-noise covariance "
             "rank-deficient (all models)",
             worst_c[1], tol_c,
             _RO_SOURCE.format(n=n, what="N + P of the largest instance") + "; measured: relative residual",
             details={"per_model": rel_c, "worst_model": worst_c[0]}),
         make_result(
             "balance.null_space.sqrtC",
-            "sqrt(C) Bθ = 0: Bθ lies in the null space of sqrt(C) (sqrt by eigendecomposition, all models)",
+            "sqrt(C) Jθ = 0: Jθ lies in the null space of sqrt(C) (sqrt by eigendecomposition, all models)",
             worst_s[1], float(np.sqrt(2.0 * tol_c)),
             f"sqrt(2·64·n·eps), n = {n}: eigh is backward stable (‖E‖ ≤ 64·P·eps·‖C‖) and the square root "
-            "turns an eigenvalue error δ into sqrt(δ); measured: ‖sqrt(C)Bθ‖ / sqrt(‖θ‖²‖C‖ + ‖θ‖‖|θ|ᵀS‖)",
+            "turns an eigenvalue error δ into sqrt(δ); measured: ‖sqrt(C)Jθ‖ / sqrt(‖θ‖²‖C‖ + ‖θ‖‖|θ|ᵀS‖)",
             details={"per_model": rel_sqrt, "worst_model": worst_s[0]}),
     ]
 
@@ -323,18 +323,18 @@ def check_ito_terms(seed: int = 0, *, temperature: float = 0.5, weight_decay: fl
     tol = roundoff_tolerance(1.0, n)
     results = [
         make_result("balance.ito.drift",
-                    "−2θᵀB∇L = 0: the gradient part of the Itô drift of G = θᵀBθ vanishes (mean of the per-sample "
+                    "−2θᵀJ∇L = 0: the gradient part of the Itô drift of G = θᵀJθ vanishes (mean of the per-sample "
                     "identity)",
                     _worst(drift)[1], tol,
-                    _RO_SOURCE.format(n=n, what="N + P") + "; measured: |2θᵀB∇L| / 2|θ|ᵀmean|∇ℓ|",
+                    _RO_SOURCE.format(n=n, what="N + P") + "; measured: |2θᵀJ∇L| / 2|θ|ᵀmean|∇ℓ|",
                     details={"per_model": drift}),
         make_result("balance.ito.noise",
-                    "2θᵀB sqrt(TC) = 0: the Itô noise coefficient of G vanishes, so dG has no dW term",
+                    "2θᵀJ sqrt(TC) = 0: the Itô noise coefficient of G vanishes, so dG has no dW term",
                     _worst(noise)[1], float(np.sqrt(2.0 * tol)),
                     f"sqrt(2·64·n·eps), n = {n} (eigh backward error through a square root, as in "
                     "balance.null_space.sqrtC)", details={"per_model": noise}),
         make_result("balance.ito.correction",
-                    "½Tr[Dᵀ(∇²G)D] = T·Tr[CB]: the Itô correction of G, with ∇²G = 2B and D = sqrt(TC)",
+                    "½Tr[𝐃ᵀ(∇²G)𝐃] = T·Tr[CJ]: the Itô correction of G, with ∇²G = 2J and 𝐃 = sqrt(TC)",
                     _worst(corr)[1], roundoff_tolerance(1.0, 3 * P),
                     f"64·3P·eps, P = {P}: DDᵀ = T(C + E)₊ with ‖E‖ ≤ 64·P·eps‖C‖, |Tr[BX]| ≤ P‖X‖ "
                     "(×3: E, the clipped negative part, the product's rounding); measured: |diff| / (T·P·‖C‖₂)",
@@ -359,7 +359,7 @@ def check_ito_terms(seed: int = 0, *, temperature: float = 0.5, weight_decay: fl
         n_rate = max(n_rate, g.shape[1] + m.n_params)
     results.append(make_result(
         "balance.ito.G_rate",
-        f"G_rate = T(TrCov∇_uℓ − TrCov∇_wℓ) − 4γG equals the Itô drift −2θᵀB∇(L + γ‖θ‖²) + T·Tr[CB] "
+        f"G_rate = T(TrCov∇_uℓ − TrCov∇_wℓ) − 4γG equals the Itô drift −2θᵀJ∇(L + γ‖θ‖²) + T·Tr[CJ] "
         f"(engine's law of balance, γ = {weight_decay:g})",
         _worst(rate)[1], roundoff_tolerance(1.0, n_rate),
         _RO_SOURCE.format(n=n_rate, what="N + P") + "; measured: relative difference",
@@ -441,7 +441,7 @@ def check_theorem_forms(seed: int = 0, *, temperature: float = 0.5,
     return [
         make_result(
             "balance.theorem.paper_form",
-            "T·Tr[CB] = −T(uᵀC₁u − wᵀC₂w) (Thm 3.1, paper's form), A = ∂ℓ̃/∂M (du×dw, M = uwᵀ, ∂ℓ/∂u = Aw, "
+            "T·Tr[CJ] = −T(uᵀC₁u − wᵀC₂w) (Thm 3.1, paper's form), A = ∂ℓ̃/∂M (du×dw, M = uwᵀ, ∂ℓ/∂u = Aw, "
             "∂ℓ/∂w = Aᵀu), C₁ = E[AAᵀ]−E[A]E[A]ᵀ, C₂ = E[AᵀA]−E[A]ᵀE[A] (= the paper's C₁ = E[AᵀA]−… "
             "for its transposed A)",
             _worst(paper)[1], roundoff_tolerance(1.0, n_paper),
@@ -449,7 +449,7 @@ def check_theorem_forms(seed: int = 0, *, temperature: float = 0.5,
             details={"per_model": paper, **({"errors": errors} if errors else {})}),
         make_result(
             "balance.theorem.trace_form",
-            "T·Tr[CB] = T(Tr Cov∇_uℓ − Tr Cov∇_wℓ) (Thm 3.1, trace form; engine's noise_traces, all models)",
+            "T·Tr[CJ] = T(Tr Cov∇_uℓ − Tr Cov∇_wℓ) (Thm 3.1, trace form; engine's noise_traces, all models)",
             _worst(traces)[1], roundoff_tolerance(1.0, n_trace),
             _RO_SOURCE.format(n=n_trace, what="N + P") + "; measured: relative difference",
             details={"per_model": traces}),
@@ -503,10 +503,10 @@ def check_discrete_identity(seed: int = 0, *, lr: float = 0.1, batch_size: int =
     n1 = S + 8
     results = [make_result(
         "balance.discrete.scalar",
-        "u'² − w'² = (1 − η²ḡ_B²)(u² − w²) for one SGD step of ℓ = (uwx − y)², any minibatch, "
-        f"ḡ_B = mean_B ∂ℓ̃/∂(uw) (η = {eta:g}, S = {S}, {R} draws)",
+        "u'² − w'² = (1 − η²ḡ_ℬ²)(u² − w²) for one SGD step of ℓ = (uwx − y)², any minibatch, "
+        f"ḡ_ℬ = mean_ℬ ∂ℓ̃/∂(uw) (η = {eta:g}, S = {S}, {R} draws)",
         rel1, roundoff_tolerance(1.0, n1),
-        _RO_SOURCE.format(n=n1, what="S + 8") + "; measured: |diff| / (|u|+|w|)²(1 + η·mean_B|∂ℓ̃/∂(uw)|)²",
+        _RO_SOURCE.format(n=n1, what="S + 8") + "; measured: |diff| / (|u|+|w|)²(1 + η·mean_ℬ|∂ℓ̃/∂(uw)|)²",
         details={"lr": eta, "batch_size": S, "runs": R,
                  "max_eta2_gbar2": float(np.max(eta**2 * g_bar**2))})]
     # ---- row 2: every model, Δ(‖u‖² − ‖w‖²) = η²(‖∇_u‖² − ‖∇_w‖²)
@@ -528,7 +528,7 @@ def check_discrete_identity(seed: int = 0, *, lr: float = 0.1, batch_size: int =
         n2 = max(n2, m.n_params + S)
     results.append(make_result(
         "balance.discrete.general",
-        "Δ(‖u‖² − ‖w‖²) = η²(‖∇_uL_B‖² − ‖∇_wL_B‖²) for one SGD step, any symmetric model and minibatch "
+        "Δ(‖u‖² − ‖w‖²) = η²(‖∇_uL_ℬ‖² − ‖∇_wL_ℬ‖²) for one SGD step, any symmetric model and minibatch "
         f"(η = {eta:g}, S = {S})",
         _worst(rel2)[1], roundoff_tolerance(1.0, n2),
         _RO_SOURCE.format(n=n2, what="P + S") + "; measured: |diff| / (‖θ‖² + ‖θ'‖² + 2η|θ|ᵀmean|∇ℓ| + η²‖∇L_B‖²)",
@@ -650,7 +650,7 @@ def check_g_is_ode(seed: int = 0, *, runs: int = 4000, dts: Sequence[float] = (1
             details={"slope": slope_u, "se": se_u, "bias": bias_u}),
         make_result(
             "balance.g_is_ode.drift",
-            f"E[ΔG]/dt = T·Tr[CB] over one SDE step: the Itô correction is G's whole drift (T = {T:g}, "
+            f"E[ΔG]/dt = T·Tr[CJ] over one SDE step: the Itô correction is G's whole drift (T = {T:g}, "
             f"dt = {dts[k0]:g})",
             abs(float(rate.mean()) - tr_cb), mc_tolerance(se_mean, Z_MC) + bias_mean,
             f"z = {Z_MC:g} standard errors of the mean over {R} runs + EM bias dt·|∇LᵀB∇L| = {bias_mean:.2g}",

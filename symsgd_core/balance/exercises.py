@@ -105,7 +105,7 @@ def _step_factor_exercise() -> Exercise:
     factor = scalar_step_factor(p["lr"], p["g_bar"])
     right = factor * G
     question = (f"One SGD step of the scalar model from (u, w) = ({p['u']:g}, {p['w']:g}) with η = {p['lr']:g} hits "
-                f"a minibatch whose mean ∂ℓ/∂(uw) is ḡ_B = {p['g_bar']:g}. What is u'² − w'² after the step?")
+                f"a minibatch whose mean ∂ℓ/∂(uw) is ḡ_ℬ = {p['g_bar']:g}. What is u'² − w'² after the step?")
     why = f"u' = u − ηḡw and w' = w − ηḡu give u'² − w'² = (1 − η²ḡ²)(u² − w²) = {factor:g} × {G:g} = {right:g}."
     if factor < 0:
         why += " The factor is negative: one large step flipped the sign of G, which no continuous-time picture can do."
