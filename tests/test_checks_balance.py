@@ -403,3 +403,18 @@ def test_shipped_relu_run_is_transient_and_a_converged_run_is_not():
                       w_sq=run.w_sq[-1] + 0.01 * rng.standard_normal(K))
     rows = by_name(bal.check_relu_transient(settled))
     assert not rows["balance.relu.above_floor"].passed and not rows["balance.relu.still_moving"].passed
+
+
+def test_relu_teacher_gives_the_per_neuron_ratio_and_wrong_predictions_fail():
+    from symsgd_core.balance.relu import ReLUNet
+
+    net = ReLUNet(3, 6, 3)
+    x = np.random.default_rng(0).standard_normal((50, 3))
+    assert np.allclose(net.forward(bal.relu_identity_teacher(net)[None, :], x).reshape(50, 3), x, atol=1e-14)
+    with pytest.raises(ValueError, match="identity teacher"):
+        bal.relu_identity_teacher(ReLUNet(3, 5, 3))
+    (row,) = bal.check_relu_teacher_ratio()
+    assert row.passed, row
+    assert row.details["predicted"] == pytest.approx(20 / 21)
+    for wrong in (1.0, 20 / 22):  # norm balance; a wrong count of the bias entry
+        assert not bal.check_relu_teacher_ratio(predicted=wrong)[0].passed

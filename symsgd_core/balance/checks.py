@@ -1165,3 +1165,63 @@ def check_relu_transient(run, z: float = Z_MC) -> list[CheckResult]:
                     abs(slope) / slope_se, z, f"z = {z:g} standard errors of the least-squares slope",
                     relation=">=", details=details),
     ]
+
+
+def relu_identity_teacher(net: ReLUNet) -> np.ndarray:
+    """``θ (P,)`` of a ReLU net that computes the identity exactly: ``W₁ = [I; −I]``, ``b₁ = 0``, ``W₂ = [I, −I]``.
+
+    ``relu(x) − relu(−x) = x``; needs ``d_in = d_out = d`` and ``hidden = 2d``.
+    """
+    d = net.d_in
+    if net.d_out != d or net.hidden != 2 * d:
+        raise ValueError(f"the identity teacher needs d_in = d_out = d and hidden = 2d, got {net!r}")
+    eye = np.eye(d)
+    parts = [np.vstack([eye, -eye]).ravel()]
+    if net.bias:
+        parts.append(np.zeros(2 * d))
+    parts.append(np.hstack([eye, -eye]).ravel())
+    return np.concatenate(parts)
+
+
+def check_relu_teacher_ratio(seed: int = 0, *, d: int = 20, sigma: float = 1.0, n_samples: int = 8000,
+                             n_batches: int = 8, predicted: float | None = None) -> list[CheckResult]:
+    """At the teacher, per-neuron noise balance gives ``‖u_i‖²/‖w_i‖² = d_out/(d_in + 1)`` (notebook 01, §5).
+
+    The net is a ReLU net ``d → 2d → d`` that computes the identity exactly (:func:`relu_identity_teacher`), so the
+    residual is pure label noise (``y = x + σ·noise``). For each neuron, the traces scale as ``1/λ²`` and ``λ²``
+    along its orbit, so its noise-balanced point has ``‖λu_i‖²/‖w_i/λ‖² = (Tr_u/Tr_w)·‖u_i‖²/‖w_i‖²`` — here
+    ``Tr_u/Tr_w`` since ``‖u_i‖ = ‖w_i‖ = 1``. Population value with zero biases and Gaussian inputs:
+    ``E relu(aᵀx)² = ‖a‖²/2`` and ``E[1(aᵀx > 0)(‖x‖² + 1)] = (d_in + 1)/2``, so the ratio is ``d/(d + 1)``
+    (``predicted`` overrides it). Measured: the mean over neurons of the balanced ratio from the package's closed-form
+    per-neuron traces pooled over ``n_batches`` independent batches (the neurons are identical in law, so the
+    pooled ratio is each neuron's); tolerance ``z = 4`` standard errors (delta method over the batches).
+    """
+    d = check_positive_int("d", d)
+    nb = check_positive_int("n_batches", n_batches)
+    if nb < 2:
+        raise ValueError("n_batches must be >= 2 (a standard error)")
+    net = ReLUNet(d, 2 * d, d)
+    theta = relu_identity_teacher(net)[None, :]
+    data = GaussianData(k=1.0, sigma=check_positive("sigma", sigma), d_in=d, d_out=d)
+    rng = stream(seed)
+    per = check_positive_int("n_samples", n_samples) // nb
+    A, B = [], []
+    for _ in range(nb):
+        x, y = data.sample(per, rng)
+        tu, tw = net.per_neuron_noise_traces(theta, x, y)
+        A.append(float(np.mean(tu)))
+        B.append(float(np.mean(tw)))
+    A, B = np.array(A), np.array(B)
+    # the ratio of the pooled traces (a mean of per-batch ratios is biased upwards at O(1/per) by the noise of
+    # the denominator); standard error by the delta method over the independent batches
+    mean = float(A.sum() / B.sum())
+    se = float(np.std(A - mean * B, ddof=1) / np.sqrt(nb) / B.mean())
+    ratios = A / B
+    target = d / (d + 1) if predicted is None else float(predicted)
+    return [make_result(
+        "balance.relu.teacher_ratio",
+        f"at the ReLU teacher ({d} → {2 * d} → {d}), noise balance of each neuron means ‖u_i‖²/‖w_i‖² = "
+        f"d_out/(d_in + 1) = {target:.4g}: measured {mean:.4g}",
+        abs(mean - target), mc_tolerance(se, Z_MC),
+        f"z = {Z_MC:g} standard errors (delta method over {nb} batches of {per} samples)",
+        details={"ratio": mean, "se": se, "predicted": target, "batch_ratios": ratios.tolist()})]
