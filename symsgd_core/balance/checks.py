@@ -336,7 +336,7 @@ def check_ito_terms(seed: int = 0, *, temperature: float = 0.5, weight_decay: fl
         make_result("balance.ito.correction",
                     "½Tr[𝐃ᵀ(∇²G)𝐃] = T·Tr[CJ]: the Itô correction of G, with ∇²G = 2J and 𝐃 = sqrt(TC)",
                     _worst(corr)[1], roundoff_tolerance(1.0, 3 * P),
-                    f"64·3P·eps, P = {P}: DDᵀ = T(C + E)₊ with ‖E‖ ≤ 64·P·eps‖C‖, |Tr[BX]| ≤ P‖X‖ "
+                    f"64·3P·eps, P = {P}: 𝐃𝐃ᵀ = T(C + E)₊ with ‖E‖ ≤ 64·P·eps‖C‖, |Tr[JX]| ≤ P‖X‖ "
                     "(×3: E, the clipped negative part, the product's rounding); measured: |diff| / (T·P·‖C‖₂)",
                     details={"per_model": corr}),
     ]
@@ -531,7 +531,7 @@ def check_discrete_identity(seed: int = 0, *, lr: float = 0.1, batch_size: int =
         "Δ(‖u‖² − ‖w‖²) = η²(‖∇_uL_ℬ‖² − ‖∇_wL_ℬ‖²) for one SGD step, any symmetric model and minibatch "
         f"(η = {eta:g}, S = {S})",
         _worst(rel2)[1], roundoff_tolerance(1.0, n2),
-        _RO_SOURCE.format(n=n2, what="P + S") + "; measured: |diff| / (‖θ‖² + ‖θ'‖² + 2η|θ|ᵀmean|∇ℓ| + η²‖∇L_B‖²)",
+        _RO_SOURCE.format(n=n2, what="P + S") + "; measured: |diff| / (‖θ‖² + ‖θ'‖² + 2η|θ|ᵀmean|∇ℓ| + η²‖∇L_ℬ‖²)",
         details={"per_model": rel2}))
     return results
 
@@ -653,7 +653,7 @@ def check_g_is_ode(seed: int = 0, *, runs: int = 4000, dts: Sequence[float] = (1
             f"E[ΔG]/dt = T·Tr[CJ] over one SDE step: the Itô correction is G's whole drift (T = {T:g}, "
             f"dt = {dts[k0]:g})",
             abs(float(rate.mean()) - tr_cb), mc_tolerance(se_mean, Z_MC) + bias_mean,
-            f"z = {Z_MC:g} standard errors of the mean over {R} runs + EM bias dt·|∇LᵀB∇L| = {bias_mean:.2g}",
+            f"z = {Z_MC:g} standard errors of the mean over {R} runs + EM bias dt·|∇LᵀJ∇L| = {bias_mean:.2g}",
             details={"mean_dG_dt": float(rate.mean()), "T_Tr_CB": tr_cb, "se": se_mean}),
     ]
 
