@@ -49,22 +49,24 @@ def _ito_drift() -> float:
 #: values come from :mod:`symsgd_core.stationary.laws`; each ``solution`` is the hand computation in the
 #: worked answer, and the typical mistakes say what a wrong value reveals.
 EXERCISES = {ex.name: ex for ex in (
+    # k = 1, σ = 0.5, γ = 0.1: not a setting printed in the notebook (its cells print T_c at γ = 0 and γ = 0.2)
     _exercise("critical_temperature",
-              "k = 1, σ = 1, weight decay γ = 0.2: above which T does the depth-1 net learn nothing?",
-              critical_temperature(gaussian_problem(1.0, 1.0, 0.2)),
-              "T_c = (β₂ − γ)/α₃ with β₂ = k = 1 and α₃ = 2k² + σ² = 3: (1 − 0.2)/3.",
+              "k = 1, label noise σ = 0.5, weight decay γ = 0.1: above which T does the depth-1 net learn nothing?",
+              critical_temperature(gaussian_problem(1.0, 0.5, 0.1)),
+              "T_c = (β₂ − γ)/α₃ with β₂ = k = 1 and α₃ = 2k² + σ² = 2.25: (1 − 0.1)/2.25.",
               "Near v = 0 the law behaves like a power of v; find the temperature where that power stops being "
-              "integrable, and remember that weight decay shifts one of the β's.",
+              "integrable, and remember that weight decay shifts one of the β's. Compute α₃ for this σ.",
               "Near $v = 0$ the depth-1 law is $p_+(v) \\propto v^{a}$ with $a = \\beta_2'/(2\\alpha_3T) - 3/2$ and "
               "$\\beta_2' = \\beta_2 - \\gamma$. It is normalisable iff $a > -1$, i.e. $T < T_c = \\beta_2'/\\alpha_3$ "
               "(equivalently: the drift of $\\log v$ near 0, $4(\\beta_2' - T\\alpha_3)$, is positive).\n\n"
-              "For $x \\sim N(0, 1)$, $y = kx + $ noise: $\\beta_2 = \\mathbb E[xy] = k = 1$, "
-              "$\\alpha_3 = \\mathrm{Var}[xy] = 2k^2 + \\sigma^2 = 3$. So $T_c = (1 - 0.2)/3 = 0.2667$.",
-              (1 - 0.2) / 3,
-              [(critical_temperature(gaussian_problem(1.0, 1.0, 0.0)),
+              "For $x \\sim N(0, 1)$ and $y = kx$ plus noise: $\\beta_2 = \\mathbb E[xy] = k = 1$, "
+              "$\\alpha_3 = \\mathrm{Var}[xy] = 2k^2 + \\sigma^2 = 2.25$. So $T_c = (1 - 0.1)/2.25 = 0.4$.",
+              (1 - 0.1) / 2.25,
+              [(critical_temperature(gaussian_problem(1.0, 0.5, 0.0)),
                 "that is T_c without weight decay: γ lowers the effective β₂ to β₂ − γ."),
-               (critical_temperature(gaussian_problem(1.0, 1.0, 0.2)) / 3,
-                "that is T_c/3, where the density starts to diverge at v = 0; learning stops only at T_c.")]),
+               (critical_temperature(gaussian_problem(1.0, 0.5, 0.1)) / 3,
+                "that is T_c/3, where the density starts to diverge at v = 0; learning stops only at T_c."),
+               ((1 - 0.1) / 3, "that uses α₃ = 3 of σ = 1; here α₃ = 2k² + σ² = 2.25.")]),
     _exercise("tail_depth3", "What is the tail exponent ρ (p ~ v^ρ) of a depth-3 diagonal net (L = 3)?",
               tail_exponent(3),
               "ρ = −5 + 3/(L+1) = −5 + 3/4, whatever T is.",
