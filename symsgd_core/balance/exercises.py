@@ -41,8 +41,8 @@ def _balance_rate_exercise() -> Exercise:
     v, G = u * w, u * u - w * w
     g = float(m.g(v))
     right = scalar_g_rate(T, g, G)
-    question = (f"Scalar model ℓ = (uwx − y)², x ~ N(0, 1), y = {SCALAR_DATA.k:g}·x + ε, "
-                f"ε ~ N(0, {SCALAR_DATA.sigma:g}²) (so α₁ = {m.alpha1:g}, α₂ = {m.alpha2:g}, α₃ = {m.alpha3:g}). "
+    question = (f"Scalar model ℓ = (uwx − y)², x ~ N(0, 1), y = {SCALAR_DATA.k:g}·x plus label noise of standard "
+                f"deviation σ = {SCALAR_DATA.sigma:g} (so α₁ = {m.alpha1:g}, α₂ = {m.alpha2:g}, α₃ = {m.alpha3:g}). "
                 f"At (u, w) = ({u:g}, {w:g}) and T = {T:g}, what is dG/dt, G = u² − w²?")
     why = f"v = uw = {v:g}, g(v) = α₁v² − 2α₂v + α₃ = {g:g}, G = {G:g}, so dG/dt = −4·T·g(v)·G = {right:g}."
     return number_exercise(
