@@ -254,7 +254,7 @@ def check_null_space(seed: int = 0, *, instances: Sequence[Instance] | None = No
     return [
         make_result(
             "balance.null_space.C",
-            "θᵀJ C(θ) = E[(θᵀJ∇ℓ)∇ℓᵀ] − (θᵀJ∇L)∇Lᵀ = 0: the symmetry makes the gradient-noise covariance "
+            "θᵀJ C(θ) = E[(θᵀJ∇ℓ)∇ℓᵀ] − (θᵀJ∇𝓛)∇𝓛ᵀ = 0: the symmetry makes the gradient-noise covariance "
             "rank-deficient (all models)",
             worst_c[1], tol_c,
             _RO_SOURCE.format(n=n, what="N + P of the largest instance") + "; measured: relative residual",
@@ -323,10 +323,10 @@ def check_ito_terms(seed: int = 0, *, temperature: float = 0.5, weight_decay: fl
     tol = roundoff_tolerance(1.0, n)
     results = [
         make_result("balance.ito.drift",
-                    "−2θᵀJ∇L = 0: the gradient part of the Itô drift of G = θᵀJθ vanishes (mean of the per-sample "
+                    "−2θᵀJ∇𝓛 = 0: the gradient part of the Itô drift of G = θᵀJθ vanishes (mean of the per-sample "
                     "identity)",
                     _worst(drift)[1], tol,
-                    _RO_SOURCE.format(n=n, what="N + P") + "; measured: |2θᵀJ∇L| / 2|θ|ᵀmean|∇ℓ|",
+                    _RO_SOURCE.format(n=n, what="N + P") + "; measured: |2θᵀJ∇𝓛| / 2|θ|ᵀmean|∇ℓ|",
                     details={"per_model": drift}),
         make_result("balance.ito.noise",
                     "2θᵀJ sqrt(TC) = 0: the Itô noise coefficient of G vanishes, so dG has no dW term",
@@ -359,7 +359,7 @@ def check_ito_terms(seed: int = 0, *, temperature: float = 0.5, weight_decay: fl
         n_rate = max(n_rate, g.shape[1] + m.n_params)
     results.append(make_result(
         "balance.ito.G_rate",
-        f"G_rate = T(TrCov∇_uℓ − TrCov∇_wℓ) − 4γG equals the Itô drift −2θᵀJ∇(L + γ‖θ‖²) + T·Tr[CJ] "
+        f"G_rate = T(TrCov∇_uℓ − TrCov∇_wℓ) − 4γG equals the Itô drift −2θᵀJ∇(𝓛 + γ‖θ‖²) + T·Tr[CJ] "
         f"(engine's law of balance, γ = {weight_decay:g})",
         _worst(rate)[1], roundoff_tolerance(1.0, n_rate),
         _RO_SOURCE.format(n=n_rate, what="N + P") + "; measured: relative difference",
@@ -531,7 +531,7 @@ def check_discrete_identity(seed: int = 0, *, lr: float = 0.1, batch_size: int =
         "Δ(‖u‖² − ‖w‖²) = η²(‖∇_uL_ℬ‖² − ‖∇_wL_ℬ‖²) for one SGD step, any symmetric model and minibatch "
         f"(η = {eta:g}, S = {S})",
         _worst(rel2)[1], roundoff_tolerance(1.0, n2),
-        _RO_SOURCE.format(n=n2, what="P + S") + "; measured: |diff| / (‖θ‖² + ‖θ'‖² + 2η|θ|ᵀmean|∇ℓ| + η²‖∇L_ℬ‖²)",
+        _RO_SOURCE.format(n=n2, what="P + S") + "; measured: |diff| / (‖θ‖² + ‖θ'‖² + 2η|θ|ᵀmean|∇ℓ| + η²‖∇𝓛_ℬ‖²)",
         details={"per_model": rel2}))
     return results
 
@@ -653,7 +653,7 @@ def check_g_is_ode(seed: int = 0, *, runs: int = 4000, dts: Sequence[float] = (1
             f"E[ΔG]/dt = T·Tr[CJ] over one SDE step: the Itô correction is G's whole drift (T = {T:g}, "
             f"dt = {dts[k0]:g})",
             abs(float(rate.mean()) - tr_cb), mc_tolerance(se_mean, Z_MC) + bias_mean,
-            f"z = {Z_MC:g} standard errors of the mean over {R} runs + EM bias dt·|∇LᵀJ∇L| = {bias_mean:.2g}",
+            f"z = {Z_MC:g} standard errors of the mean over {R} runs + EM bias dt·|∇𝓛ᵀJ∇𝓛| = {bias_mean:.2g}",
             details={"mean_dG_dt": float(rate.mean()), "T_Tr_CB": tr_cb, "se": se_mean}),
     ]
 

@@ -89,10 +89,10 @@ def _check_conserved_quantity(f) -> Feedback:
         return Feedback("wrong", "a constant is trivially conserved; find a function that actually depends on "
                                  "(u, w).")
     if worst <= 1e-5:
-        return Feedback("right", "∇f is orthogonal to ∇L everywhere: f depends on (u, w) only through "
-                                 "u² − w² (Noether's charge of the rescaling symmetry), and ∇L ∝ (w, u) is "
+        return Feedback("right", "∇f is orthogonal to ∇𝓛 everywhere: f depends on (u, w) only through "
+                                 "u² − w² (Noether's charge of the rescaling symmetry), and ∇𝓛 ∝ (w, u) is "
                                  "orthogonal to ∇(u² − w²) = 2(u, −w).")
-    return Feedback("wrong", f"gradient flow changes f (|cos(∇f, ∇L)| up to {worst:.2g}). Hint: ∇L = "
+    return Feedback("wrong", f"gradient flow changes f (|cos(∇f, ∇𝓛)| up to {worst:.2g}). Hint: ∇𝓛 = "
                              "2(β₁uw − β₂)(w, u); which functions have gradients orthogonal to (w, u)?")
 
 
@@ -266,13 +266,13 @@ EXERCISES = {ex.name: ex for ex in (
                  "(w, u)); evaluate g at v = uw."),
     Exercise("conserved_quantity",
              "Write a function f(u, w) (not a constant) that gradient flow on ℓ = (uwx − y)² conserves for every "
-             "data set. The checker tests ∇f · ∇L = 0 at random points and random data laws.",
+             "data set. The checker tests ∇f · ∇𝓛 = 0 at random points and random data laws.",
              _check_conserved_quantity, "code", solution=lambda u, w: u * u - w * w,
              mistakes=((lambda u, w: 3.0, "a constant is trivially conserved"),
                        (lambda u, w: u * w, "gradient flow changes f"),
                        (lambda u, w: u * u + w * w, "gradient flow changes f")),
              worked=_WORKED_CONSERVED,
-             hint="The loss depends on (u, w) only through uw, so ∇L points along (w, u). Which gradients are "
+             hint="The loss depends on (u, w) only through uw, so ∇𝓛 points along (w, u). Which gradients are "
                   "orthogonal to (w, u)? Think of the symmetry's conserved charge."),
     replace(_step_factor_exercise(), worked=_WORKED_STEP,
             hint="Write u' and w' after one step, expand u'² − w'² and factor out u² − w²."),

@@ -285,7 +285,7 @@ class ItoTermsExplorer(Controller):
             # short titles: the figure must read at JupyterLab's narrower width too (the formula is in the text)
             subplot_titles=("Itô's lemma, term by term", "spectrum of C(θ) and where Jθ points")))
         fig.update_layout(height=440, barmode="group", **_LAYOUT)
-        cats = ["drift<br>−2θᵀQ∇L", "Itô correction<br>T·Tr[QC]", "noise coefficient<br>‖2√T·√C·Qθ‖"]
+        cats = ["drift<br>−2θᵀQ∇𝓛", "Itô correction<br>T·Tr[QC]", "noise coefficient<br>‖2√T·√C·Qθ‖"]
         self._cats = cats
         fig.add_bar(x=cats, y=[0, 0, 0], name="f = G = ‖u‖² − ‖w‖²  (Q = J)", marker_color=COLOURS["G"],
                     texttemplate="%{y:.3g}", textposition="outside", row=1, col=1)
@@ -343,11 +343,11 @@ class ItoTermsExplorer(Controller):
             extra = (f"<tr><td>7′</td><td>scalar model: C = 4g(v)∇v∇vᵀ, so dG/dt = −4T·g(v)·G</td>"
                      f"<td>{_fmt(p.scalar_rate)}</td><td></td></tr>")
         rows = [
-            ("1", "Itô: df = (∇fᵀμ + ½Tr[𝐃ᵀ∇²f 𝐃]) dt + ∇fᵀ𝐃 dW, μ = −∇L, 𝐃 = √(TC)", "", ""),
+            ("1", "Itô: df = (∇fᵀμ + ½Tr[𝐃ᵀ∇²f 𝐃]) dt + ∇fᵀ𝐃 dW, μ = −∇𝓛, 𝐃 = √(TC)", "", ""),
             ("2", "f = θᵀQθ: ∇f = 2Qθ, ∇²f = 2Q (G: Q = J; ‖u‖²: Q = diag(1 on u))", "", ""),
             ("3", "symmetry, per sample: max over samples |θᵀJ∇ℓ(θ, x)|", _fmt(p.sym_residual, 2), "—"),
-            ("4", "drift ∇fᵀμ = −2θᵀQ∇L", _fmt(tg.drift, 2), _fmt(tu.drift)),
-            ("5", "θᵀJC = E[(θᵀJ∇ℓ)∇ℓᵀ] − (θᵀJ∇L)∇Lᵀ: ‖θᵀJC‖", _fmt(p.BC_norm, 2), "—"),
+            ("4", "drift ∇fᵀμ = −2θᵀQ∇𝓛", _fmt(tg.drift, 2), _fmt(tu.drift)),
+            ("5", "θᵀJC = E[(θᵀJ∇ℓ)∇ℓᵀ] − (θᵀJ∇𝓛)∇𝓛ᵀ: ‖θᵀJC‖", _fmt(p.BC_norm, 2), "—"),
             ("6", "noise ∇fᵀ𝐃 = 2√T·(Qθ)ᵀ√C: its norm", _fmt(tg.noise_std, 2), _fmt(tu.noise_std)),
             ("7", "Itô correction ½Tr[𝐃ᵀ∇²f 𝐃] = T·Tr[QC]", _fmt(tg.ito_correction), _fmt(tu.ito_correction)),
             ("8", "T·(Tr Cov∇_uℓ − Tr Cov∇_wℓ)", _fmt(T * (p.tr_cov_u - p.tr_cov_w)), "—"),

@@ -328,17 +328,17 @@ class EulerController(Controller):
         super().__init__()
         self.controls = {"model": _model_dropdown(model), **_param_controls(theta_u, u_len, theta_w, w_len)}
         fig = make_subplots(1, 2, column_widths=[0.5, 0.5], horizontal_spacing=0.12,
-                            subplot_titles=["L̃(M, w′) over the w′-plane, M = u wᵀ fixed",
+                            subplot_titles=["𝓛̃(M, w′) over the w′-plane, M = u wᵀ fixed",
                                             "∂L/∂u, ∂L/∂w: autograd vs liftings"])
         fig.add_trace(go.Heatmap(x=self.GRID, y=self.GRID, z=np.zeros((self.GRID.size, self.GRID.size)),
-                                 colorscale="Viridis", colorbar={"x": 0.44, "len": 0.8, "title": {"text": "L̃"}},
-                                 zsmooth="best", name="L̃(M, w′)"), 1, 1)
-        fig.add_trace(go.Scatter(x=[0, 0], y=[0, 0], mode="lines", name="ray through w: L̃ constant",
+                                 colorscale="Viridis", colorbar={"x": 0.44, "len": 0.8, "title": {"text": "𝓛̃"}},
+                                 zsmooth="best", name="𝓛̃(M, w′)"), 1, 1)
+        fig.add_trace(go.Scatter(x=[0, 0], y=[0, 0], mode="lines", name="ray through w: 𝓛̃ constant",
                                  line={"color": "#f472b6", "dash": "dot", "width": 3}), 1, 1)
         fig.add_trace(_arrow_trace("w", COLOURS["w"]), 1, 1)
-        fig.add_trace(_arrow_trace("∂L̃/∂w", COLOURS["grad"]), 1, 1)
+        fig.add_trace(_arrow_trace("∂𝓛̃/∂w", COLOURS["grad"]), 1, 1)
         labels = ["∂L/∂u₁", "∂L/∂u₂", "∂L/∂w₁", "∂L/∂w₂"]
-        for name, colour in (("autograd on L(u, w)", COLOURS["autograd"]), ("from ∇F (w-free F)", COLOURS["F"]),
+        for name, colour in (("autograd on 𝓛(u, w)", COLOURS["autograd"]), ("from ∇F (w-free F)", COLOURS["F"]),
                              ("from ∇F_nat (natural)", COLOURS["natural"])):
             fig.add_trace(go.Bar(x=labels, y=[0, 0, 0, 0], name=name, marker_color=colour), 1, 2)
         fig.update_xaxes(range=[self.GRID[0], self.GRID[-1]], title_text="w′₁", row=1, col=1)
@@ -366,13 +366,13 @@ class EulerController(Controller):
             fig.data[1].x, fig.data[1].y = [0, ray[0]], [0, ray[1]]
             fig.data[2].x, fig.data[2].y = _arrow(0, 0, *w)
             fig.data[3].x, fig.data[3].y = _arrow(w[0], w[1], tip[0], tip[1])
-            fig.data[3].name = f"∂L̃/∂w (norm {q.gw_norm:.3g}, drawn at length 0.8)"
+            fig.data[3].name = f"∂𝓛̃/∂w (norm {q.gw_norm:.3g}, drawn at length 0.8)"
             fig.data[4].y = auto
             fig.data[5].y = q.F if q.F is not None else [0, 0, 0, 0]
             fig.data[5].visible = q.F is not None
             fig.data[6].y = q.nat if q.nat is not None else [0, 0, 0, 0]
             fig.data[6].visible = q.nat is not None
-        parts = [f"Euler: w·∂L̃/∂w = {q.euler:.1e}, but ∂L̃/∂w = {_fmt_vec(q.gw)} (norm {q.gw_norm:.3g}): "
+        parts = [f"Euler: w·∂𝓛̃/∂w = {q.euler:.1e}, but ∂𝓛̃/∂w = {_fmt_vec(q.gw)} (norm {q.gw_norm:.3g}): "
                  "not zero, perpendicular to w."]
         level = "info"
         if q.F is None:
@@ -396,8 +396,9 @@ class EulerController(Controller):
 
     def summary(self) -> str:
         q = self.result
-        return (f"At this setting $\\partial\\tilde L/\\partial w = {_fmt_vec(q.gw)}$ (norm {q.gw_norm:.3g}) "
-                f"while $w\\cdot\\partial\\tilde L/\\partial w = {q.euler:.1e}$.")
+        return (f"At this setting $\\partial\\tilde{{\\mathcal L}}/\\partial w = {_fmt_vec(q.gw)}$ (norm "
+                f"{q.gw_norm:.3g}) "
+                f"while $w\\cdot\\partial\\tilde{{\\mathcal L}}/\\partial w = {q.euler:.1e}$.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -471,16 +472,17 @@ class SignCaveatController(Controller):
         F_text = (f"F(M) = {q.F:.4g}, the loss of the class wᵀe > 0, here {cls}." if q.F is not None
                   else "w ⟂ e: F(M) is undefined here.")
         if case.model.negation_symmetric:
-            head = (f"{case.model.title}: L(u, w) = {q.plus:.4g} = L(−u, −w) = {q.minus:.4g} — λ = −1 is a "
+            head = (f"{case.model.title}: 𝓛(u, w) = {q.plus:.4g} = 𝓛(−u, −w) = {q.minus:.4g} — λ = −1 is a "
                     "symmetry too, so the loss is a function of M alone.")
         else:
-            head = (f"Same M (difference {q.M_diff:.0e}), different losses: L(u, w) = {q.plus:.4g}, "
-                    f"L(−u, −w) = {q.minus:.4g}: the ReLU sees the other half of the data.")
+            head = (f"Same M (difference {q.M_diff:.0e}), different losses: 𝓛(u, w) = {q.plus:.4g}, "
+                    f"𝓛(−u, −w) = {q.minus:.4g}: the ReLU sees the other half of the data.")
         self.say(f"{head} {F_text}")
 
     def summary(self) -> str:
         q = self.result
-        return (f"For the {q.case.model.title}: $L(u, w) = {q.plus:.4g}$ and $L(-u, -w) = {q.minus:.4g}$, "
+        return (f"For the {q.case.model.title}: $\\mathcal L(u, w) = {q.plus:.4g}$ and $\\mathcal L(-u, -w) = "
+                f"{q.minus:.4g}$, "
                 f"with $uw^\\top$ and $(-u)(-w)^\\top$ identical (difference {q.M_diff:.0e}).")
 
 
