@@ -307,3 +307,114 @@ def test_torch_model_validates_inputs():
         m.lifted_grad(np.zeros(m.n_params), np.zeros((4, 4)), np.zeros((4, 1)))
     g = m.per_sample_grad(np.ones(m.n_params), np.ones((4, 4)), np.ones((4, 1)))
     assert g.dtype == np.float64 and g.shape == (1, 4, m.n_params)
+
+
+# ------------------------------------------------------------------ notebook 01's further claims (issue 15)
+def test_destination_check_defaults_are_the_three_dynamics_figure():
+    import inspect
+
+    from symsgd_core.balance.experiments import three_dynamics
+
+    fig = inspect.signature(three_dynamics).parameters
+    chk = inspect.signature(bal.check_destination_seed_independent).parameters
+    for name in ("lr", "steps", "noise"):
+        assert chk[name].default == fig[name].default, name
+    assert tuple(chk["theta0"].default) == (fig["u0"].default, fig["w0"].default)
+
+
+def test_destination_does_not_depend_on_the_seed_and_the_check_can_fail():
+    rows = by_name(bal.check_destination_seed_independent())
+    assert_all_pass(rows.values())
+    # seeds started on mirrored sides end at (1, 1) and (−1, −1): the u row must catch it
+    starts = np.array([[2.0, -0.3]] * 6 + [[-2.0, 0.3]] * 6)
+    mirrored = by_name(bal.check_destination_seed_independent(theta0=starts))
+    assert not mirrored["balance.destination.u"].passed
+    # without isotropic noise the "walker" is GD: its G does not spread, so the contrast row must fail
+    assert not by_name(bal.check_destination_seed_independent(noise=0.0))["balance.destination.G"].passed
+
+
+def test_destination_check_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="n_seeds"):
+        bal.check_destination_seed_independent(n_seeds=2)
+    with pytest.raises(ValueError, match="theta0"):
+        bal.check_destination_seed_independent(theta0=np.zeros((3, 2)))
+
+
+def test_spread_grows_like_sqrt_t_and_a_wrong_exponent_fails():
+    (row,) = bal.check_spread_sqrt_t()
+    assert row.passed, row
+    assert abs(row.details["predicted"] - 0.5) < 0.05  # the stationary law's slope is close to √T here
+    for wrong in (1.0, 0.25):
+        assert not bal.check_spread_sqrt_t(exponent=wrong)[0].passed
+    with pytest.raises(ValueError, match="temperatures"):
+        bal.check_spread_sqrt_t(temperatures=(0.01,))
+
+
+def test_c_has_exactly_one_zero_eigenvalue_at_both_ito_models():
+    from symsgd_core.balance.experiments import ITO_MODELS, ito_point
+
+    for model in ITO_MODELS:
+        pt = ito_point(model)
+        assert_all_pass(bal.check_one_zero_eigenvalue(pt.eigenvalues, pt.theta.size, model))
+
+
+def test_one_zero_eigenvalue_check_fails_on_none_and_on_two():
+    none_zero = by_name(bal.check_one_zero_eigenvalue([1.0, 2.0, 3.0], 3))
+    assert not none_zero["balance.spectrum.one_zero"].passed
+    two_zero = by_name(bal.check_one_zero_eigenvalue([0.0, 1e-15, 3.0], 3))
+    assert two_zero["balance.spectrum.one_zero"].passed and not two_zero["balance.spectrum.only_one"].passed
+    with pytest.raises(ValueError):
+        bal.check_one_zero_eigenvalue([1.0], 1)
+
+
+def test_balanced_norm_is_the_minimum_over_factorisations():
+    rows = by_name(bal.check_balanced_norm_minimal())
+    assert_all_pass(rows.values())
+    s = np.linalg.svd(np.array([[1.0, 0.2], [0.3, 1.0]]), compute_uv=False)
+    assert rows["balance.dln.norm_minimum"].details["bound"] == pytest.approx(3 * np.sum(s ** (2 / 3)), rel=1e-14)
+    assert_all_pass(bal.check_balanced_norm_minimal(np.diag([2.0, 0.5]), depth=4, seed=3, widths=(2,)))
+
+
+@pytest.mark.parametrize("factor", [1.01, 0.99])
+def test_balanced_norm_check_fails_on_a_wrong_penalty(factor):
+    def wrong(A, L):
+        return factor * L * np.sum(np.linalg.svd(A, compute_uv=False) ** (2 / L))
+
+    rows = by_name(bal.check_balanced_norm_minimal(penalty=wrong))
+    assert not rows["balance.dln.norm_minimum"].passed
+    if factor < 1:  # a bound below the minimum is not violated by any factorisation; the minimum row catches it
+        assert rows["balance.dln.norm_lower_bound"].passed
+
+
+def test_shipped_relu_run_is_transient_and_a_converged_run_is_not():
+    from dataclasses import replace
+
+    from symsgd_core.balance.experiments import load_relu_balance
+
+    run = load_relu_balance()
+    rows = by_name(bal.check_relu_transient(run))
+    assert_all_pass(rows.values())
+    d = rows["balance.relu.above_floor"].details
+    assert d["floor"] == run.settings["d_out"] * run.settings["sigma"] ** 2
+    assert d["teacher_ratio"] == pytest.approx(20 / 21)
+    rng = np.random.default_rng(0)
+    K = len(run.times)
+    settled = replace(run, loss=d["floor"] + 0.01 * rng.standard_normal(K),
+                      w_sq=run.w_sq[-1] + 0.01 * rng.standard_normal(K))
+    rows = by_name(bal.check_relu_transient(settled))
+    assert not rows["balance.relu.above_floor"].passed and not rows["balance.relu.still_moving"].passed
+
+
+def test_relu_teacher_gives_the_per_neuron_ratio_and_wrong_predictions_fail():
+    from symsgd_core.balance.relu import ReLUNet
+
+    net = ReLUNet(3, 6, 3)
+    x = np.random.default_rng(0).standard_normal((50, 3))
+    assert np.allclose(net.forward(bal.relu_identity_teacher(net)[None, :], x).reshape(50, 3), x, atol=1e-14)
+    with pytest.raises(ValueError, match="identity teacher"):
+        bal.relu_identity_teacher(ReLUNet(3, 5, 3))
+    (row,) = bal.check_relu_teacher_ratio()
+    assert row.passed, row
+    assert row.details["predicted"] == pytest.approx(20 / 21)
+    for wrong in (1.0, 20 / 22):  # norm balance; a wrong count of the bias entry
+        assert not bal.check_relu_teacher_ratio(predicted=wrong)[0].passed

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from symsgd_core import registered_checks
 from symsgd_core.stationary import DiagonalNetProblem, StationaryLaw, log_density_depth0, log_density_depth1
@@ -107,3 +108,44 @@ def test_wrong_sign_fails_for_wrong_claims():
 def test_nan_never_passes():
     r = cs._gof_result("x", "y", {"ks": 0.0, "tolerance": 1.0, "non_finite": 1, "n_chains": 1, "dt_coarse": 0.1})
     assert not r.passed
+
+
+# ------------------------------------------------------------------ tails by depth and T* (issue 15: E7, E12)
+def test_tail_exponent_is_t_independent_for_depth_ge1_only():
+    from symsgd_core import stationary as st_
+
+    rows = {r.name: r for r in st_.check_tail_exponent()}
+    assert all(r.passed for r in rows.values()), [str(r) for r in rows.values()]
+    assert "L ≥ 1" in rows["stationary.tail_depth_ge1"].claim and "only" in rows["stationary.tail_depth0_moves"].claim
+
+
+def test_tail_check_fails_on_a_wrong_exponent_and_refuses_depth0_in_row1():
+    from symsgd_core import stationary as st_
+
+    def wrong(depth, temperature=None, problem=None):
+        return -3.5 if depth >= 1 else st_.tail_exponent(depth, temperature, problem)
+
+    rows = {r.name: r for r in st_.check_tail_exponent(exponent=wrong)}
+    assert not rows["stationary.tail_depth_ge1"].passed
+    with pytest.raises(ValueError, match="depths"):
+        st_.check_tail_exponent(depths=(0, 1))
+
+
+def test_transitional_temperature_departs_from_the_papers_closed_form():
+    from symsgd_core import stationary as st_
+
+    p1 = st_.DiagonalNetProblem.gaussian(1.0, 1.0)
+    p07 = st_.DiagonalNetProblem.gaussian(1.0, 0.7)
+    assert st_.transitional_temperature(p1) == pytest.approx(0.2016, abs=1e-4)
+    assert st_.paper_transitional_temperature(p1) == pytest.approx(0.2016, abs=1e-4)
+    assert st_.paper_transitional_temperature(p07) == pytest.approx(0.932, abs=1e-3)
+    assert st_.critical_temperature(p07) == pytest.approx(1 / 2.49, rel=1e-12)
+    assert st_.transitional_temperature(p07) <= st_.critical_temperature(p07)
+    rows = {r.name: r for r in st_.check_transitional_temperature()}
+    assert all(r.passed for r in rows.values())
+    # the check can fail: the paper's formula in the notebook's place leaves (T_c/3, T_c) ...
+    swapped = {r.name: r for r in st_.check_transitional_temperature(formula=st_.paper_transitional_temperature)}
+    assert not swapped["stationary.tstar_inside"].passed
+    # ... and the notebook's formula in the paper's place does not exceed T_c
+    same = {r.name: r for r in st_.check_transitional_temperature(paper_formula=st_.transitional_temperature)}
+    assert not same["stationary.tstar_paper_above_tc"].passed

@@ -149,7 +149,8 @@ def test_typical_mistakes_get_their_message(nb, name):
 def test_exercises_with_mistakes_cover_the_paper_slips():
     with_mistakes = {name for nb, name in ALL if _exercise(nb, name).mistakes}
     assert {"balance_rate", "step_factor", "decay_factor", "trap_depth", "critical_temperature", "tail_depth3",
-            "variance_depth0", "mode_depth1"} <= with_mistakes
+            "depth1_ito_drift", "mode_depth1", "sgd_step_covariance", "sqrt_null_space",
+            "noise_balance_ratio"} <= with_mistakes
 
 
 @pytest.mark.parametrize("nb, name", ALL)

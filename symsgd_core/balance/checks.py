@@ -211,7 +211,7 @@ def check_symmetry_per_sample(seed: int = 0, *, instances: Sequence[Instance] | 
         P = m.n_params
         results.append(make_result(
             f"balance.symmetry[{inst.label}]",
-            "θᵀB∇ℓ(θ, x) = 0 for every sample x and every symmetry pair: the infinitesimal rescaling "
+            "θᵀJ∇ℓ(θ, x) = 0 for every sample x and every symmetry pair: the infinitesimal rescaling "
             f"symmetry Σu_i∂ℓ/∂u_i = Σw_j∂ℓ/∂w_j ({m.name})",
             worst, roundoff_tolerance(1.0, P),
             _RO_SOURCE.format(n=P, what="the P parameters") + "; measured is the relative residual",
@@ -254,17 +254,17 @@ def check_null_space(seed: int = 0, *, instances: Sequence[Instance] | None = No
     return [
         make_result(
             "balance.null_space.C",
-            "θᵀB C(θ) = E[(θᵀB∇ℓ)∇ℓᵀ] − (θᵀB∇L)∇Lᵀ = 0: the symmetry makes the gradient-noise covariance "
+            "θᵀJ C(θ) = E[(θᵀJ∇ℓ)∇ℓᵀ] − (θᵀJ∇𝓛)∇𝓛ᵀ = 0: the symmetry makes the gradient-noise covariance "
             "rank-deficient (all models)",
             worst_c[1], tol_c,
             _RO_SOURCE.format(n=n, what="N + P of the largest instance") + "; measured: relative residual",
             details={"per_model": rel_c, "worst_model": worst_c[0]}),
         make_result(
             "balance.null_space.sqrtC",
-            "sqrt(C) Bθ = 0: Bθ lies in the null space of sqrt(C) (sqrt by eigendecomposition, all models)",
+            "sqrt(C) Jθ = 0: Jθ lies in the null space of sqrt(C) (sqrt by eigendecomposition, all models)",
             worst_s[1], float(np.sqrt(2.0 * tol_c)),
             f"sqrt(2·64·n·eps), n = {n}: eigh is backward stable (‖E‖ ≤ 64·P·eps·‖C‖) and the square root "
-            "turns an eigenvalue error δ into sqrt(δ); measured: ‖sqrt(C)Bθ‖ / sqrt(‖θ‖²‖C‖ + ‖θ‖‖|θ|ᵀS‖)",
+            "turns an eigenvalue error δ into sqrt(δ); measured: ‖sqrt(C)Jθ‖ / sqrt(‖θ‖²‖C‖ + ‖θ‖‖|θ|ᵀS‖)",
             details={"per_model": rel_sqrt, "worst_model": worst_s[0]}),
     ]
 
@@ -323,20 +323,20 @@ def check_ito_terms(seed: int = 0, *, temperature: float = 0.5, weight_decay: fl
     tol = roundoff_tolerance(1.0, n)
     results = [
         make_result("balance.ito.drift",
-                    "−2θᵀB∇L = 0: the gradient part of the Itô drift of G = θᵀBθ vanishes (mean of the per-sample "
+                    "−2θᵀJ∇𝓛 = 0: the gradient part of the Itô drift of G = θᵀJθ vanishes (mean of the per-sample "
                     "identity)",
                     _worst(drift)[1], tol,
-                    _RO_SOURCE.format(n=n, what="N + P") + "; measured: |2θᵀB∇L| / 2|θ|ᵀmean|∇ℓ|",
+                    _RO_SOURCE.format(n=n, what="N + P") + "; measured: |2θᵀJ∇𝓛| / 2|θ|ᵀmean|∇ℓ|",
                     details={"per_model": drift}),
         make_result("balance.ito.noise",
-                    "2θᵀB sqrt(TC) = 0: the Itô noise coefficient of G vanishes, so dG has no dW term",
+                    "2θᵀJ sqrt(TC) = 0: the Itô noise coefficient of G vanishes, so dG has no dW term",
                     _worst(noise)[1], float(np.sqrt(2.0 * tol)),
                     f"sqrt(2·64·n·eps), n = {n} (eigh backward error through a square root, as in "
                     "balance.null_space.sqrtC)", details={"per_model": noise}),
         make_result("balance.ito.correction",
-                    "½Tr[Dᵀ(∇²G)D] = T·Tr[CB]: the Itô correction of G, with ∇²G = 2B and D = sqrt(TC)",
+                    "½Tr[𝐃ᵀ(∇²G)𝐃] = T·Tr[CJ]: the Itô correction of G, with ∇²G = 2J and 𝐃 = sqrt(TC)",
                     _worst(corr)[1], roundoff_tolerance(1.0, 3 * P),
-                    f"64·3P·eps, P = {P}: DDᵀ = T(C + E)₊ with ‖E‖ ≤ 64·P·eps‖C‖, |Tr[BX]| ≤ P‖X‖ "
+                    f"64·3P·eps, P = {P}: 𝐃𝐃ᵀ = T(C + E)₊ with ‖E‖ ≤ 64·P·eps‖C‖, |Tr[JX]| ≤ P‖X‖ "
                     "(×3: E, the clipped negative part, the product's rounding); measured: |diff| / (T·P·‖C‖₂)",
                     details={"per_model": corr}),
     ]
@@ -359,7 +359,7 @@ def check_ito_terms(seed: int = 0, *, temperature: float = 0.5, weight_decay: fl
         n_rate = max(n_rate, g.shape[1] + m.n_params)
     results.append(make_result(
         "balance.ito.G_rate",
-        f"G_rate = T(TrCov∇_uℓ − TrCov∇_wℓ) − 4γG equals the Itô drift −2θᵀB∇(L + γ‖θ‖²) + T·Tr[CB] "
+        f"G_rate = T(TrCov∇_uℓ − TrCov∇_wℓ) − 4γG equals the Itô drift −2θᵀJ∇(𝓛 + γ‖θ‖²) + T·Tr[CJ] "
         f"(engine's law of balance, γ = {weight_decay:g})",
         _worst(rate)[1], roundoff_tolerance(1.0, n_rate),
         _RO_SOURCE.format(n=n_rate, what="N + P") + "; measured: relative difference",
@@ -441,7 +441,7 @@ def check_theorem_forms(seed: int = 0, *, temperature: float = 0.5,
     return [
         make_result(
             "balance.theorem.paper_form",
-            "T·Tr[CB] = −T(uᵀC₁u − wᵀC₂w) (Thm 3.1, paper's form), A = ∂ℓ̃/∂M (du×dw, M = uwᵀ, ∂ℓ/∂u = Aw, "
+            "T·Tr[CJ] = −T(uᵀC₁u − wᵀC₂w) (Thm 3.1, paper's form), A = ∂ℓ̃/∂M (du×dw, M = uwᵀ, ∂ℓ/∂u = Aw, "
             "∂ℓ/∂w = Aᵀu), C₁ = E[AAᵀ]−E[A]E[A]ᵀ, C₂ = E[AᵀA]−E[A]ᵀE[A] (= the paper's C₁ = E[AᵀA]−… "
             "for its transposed A)",
             _worst(paper)[1], roundoff_tolerance(1.0, n_paper),
@@ -449,7 +449,7 @@ def check_theorem_forms(seed: int = 0, *, temperature: float = 0.5,
             details={"per_model": paper, **({"errors": errors} if errors else {})}),
         make_result(
             "balance.theorem.trace_form",
-            "T·Tr[CB] = T(Tr Cov∇_uℓ − Tr Cov∇_wℓ) (Thm 3.1, trace form; engine's noise_traces, all models)",
+            "T·Tr[CJ] = T(Tr Cov∇_uℓ − Tr Cov∇_wℓ) (Thm 3.1, trace form; engine's noise_traces, all models)",
             _worst(traces)[1], roundoff_tolerance(1.0, n_trace),
             _RO_SOURCE.format(n=n_trace, what="N + P") + "; measured: relative difference",
             details={"per_model": traces}),
@@ -503,10 +503,10 @@ def check_discrete_identity(seed: int = 0, *, lr: float = 0.1, batch_size: int =
     n1 = S + 8
     results = [make_result(
         "balance.discrete.scalar",
-        "u'² − w'² = (1 − η²ḡ_B²)(u² − w²) for one SGD step of ℓ = (uwx − y)², any minibatch, "
-        f"ḡ_B = mean_B ∂ℓ̃/∂(uw) (η = {eta:g}, S = {S}, {R} draws)",
+        "u'² − w'² = (1 − η²ḡ_ℬ²)(u² − w²) for one SGD step of ℓ = (uwx − y)², any minibatch, "
+        f"ḡ_ℬ = mean_ℬ ∂ℓ̃/∂(uw) (η = {eta:g}, S = {S}, {R} draws)",
         rel1, roundoff_tolerance(1.0, n1),
-        _RO_SOURCE.format(n=n1, what="S + 8") + "; measured: |diff| / (|u|+|w|)²(1 + η·mean_B|∂ℓ̃/∂(uw)|)²",
+        _RO_SOURCE.format(n=n1, what="S + 8") + "; measured: |diff| / (|u|+|w|)²(1 + η·mean_ℬ|∂ℓ̃/∂(uw)|)²",
         details={"lr": eta, "batch_size": S, "runs": R,
                  "max_eta2_gbar2": float(np.max(eta**2 * g_bar**2))})]
     # ---- row 2: every model, Δ(‖u‖² − ‖w‖²) = η²(‖∇_u‖² − ‖∇_w‖²)
@@ -528,10 +528,10 @@ def check_discrete_identity(seed: int = 0, *, lr: float = 0.1, batch_size: int =
         n2 = max(n2, m.n_params + S)
     results.append(make_result(
         "balance.discrete.general",
-        "Δ(‖u‖² − ‖w‖²) = η²(‖∇_uL_B‖² − ‖∇_wL_B‖²) for one SGD step, any symmetric model and minibatch "
+        "Δ(‖u‖² − ‖w‖²) = η²(‖∇_uL_ℬ‖² − ‖∇_wL_ℬ‖²) for one SGD step, any symmetric model and minibatch "
         f"(η = {eta:g}, S = {S})",
         _worst(rel2)[1], roundoff_tolerance(1.0, n2),
-        _RO_SOURCE.format(n=n2, what="P + S") + "; measured: |diff| / (‖θ‖² + ‖θ'‖² + 2η|θ|ᵀmean|∇ℓ| + η²‖∇L_B‖²)",
+        _RO_SOURCE.format(n=n2, what="P + S") + "; measured: |diff| / (‖θ‖² + ‖θ'‖² + 2η|θ|ᵀmean|∇ℓ| + η²‖∇𝓛_ℬ‖²)",
         details={"per_model": rel2}))
     return results
 
@@ -650,10 +650,10 @@ def check_g_is_ode(seed: int = 0, *, runs: int = 4000, dts: Sequence[float] = (1
             details={"slope": slope_u, "se": se_u, "bias": bias_u}),
         make_result(
             "balance.g_is_ode.drift",
-            f"E[ΔG]/dt = T·Tr[CB] over one SDE step: the Itô correction is G's whole drift (T = {T:g}, "
+            f"E[ΔG]/dt = T·Tr[CJ] over one SDE step: the Itô correction is G's whole drift (T = {T:g}, "
             f"dt = {dts[k0]:g})",
             abs(float(rate.mean()) - tr_cb), mc_tolerance(se_mean, Z_MC) + bias_mean,
-            f"z = {Z_MC:g} standard errors of the mean over {R} runs + EM bias dt·|∇LᵀB∇L| = {bias_mean:.2g}",
+            f"z = {Z_MC:g} standard errors of the mean over {R} runs + EM bias dt·|∇𝓛ᵀJ∇𝓛| = {bias_mean:.2g}",
             details={"mean_dG_dt": float(rate.mean()), "T_Tr_CB": tr_cb, "se": se_mean}),
     ]
 
@@ -846,3 +846,382 @@ def check_corollary_decay(seed: int = 0, *, runs: int = 1000, lr: float = 0.01, 
         f"z = {Z_MC:g} standard errors of E v + stationary shift bound {float(shift):.2g} from E[Δv] = 0",
         details={"mean_v": float(v.mean()), "target": tgt, "se": se_v, "shift_bound": float(shift)}))
     return results
+
+
+# ====================================================================== notebook 01's further claims (issue 15)
+
+#: A result that measured nothing: NaN, so it fails (``make_result`` fails every non-finite value).
+NOTHING = float("nan")
+
+
+def _detrended_variance(t: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Per-run variance of ``Y (K, R)`` about its own least-squares line in ``t (K,)`` (ddof = 2)."""
+    X = np.stack([np.ones_like(t), t - t.mean()], axis=1)
+    coef, *_ = np.linalg.lstsq(X, Y, rcond=None)
+    res = Y - X @ coef
+    return np.sum(res * res, axis=0) / max(len(t) - 2, 1)
+
+
+def check_destination_seed_independent(seed: int = 0, *, n_seeds: int = 12, lr: float = 0.02, steps: int = 2000,
+                                       theta0: Sequence[float] = (2.0, -0.3), window: float = 0.25,
+                                       noise: float = 1.0) -> list[CheckResult]:
+    """SGD's destination does not depend on the seed; GD + isotropic noise's does (notebook 01, §2).
+
+    ``n_seeds`` SGD runs (batch size 1, :data:`~symsgd_core.balance.experiments.SCALAR_DATA`) and as many
+    GD + isotropic-noise runs (kick size matched to SGD's at the start, times ``noise``) from ``theta0``
+    (``(2,)``, or ``(n_seeds, 2)`` for one start per seed — a test uses it to give the seeds different
+    destinations). The defaults are those of :func:`~symsgd_core.balance.experiments.three_dynamics`. Rows:
+
+    1–2. ``balance.destination.u`` and ``balance.destination.v``: the seeds disagree about the end value of
+       ``u`` and of ``v = uw`` no more than one run fluctuates about its own trend over the last ``window`` of
+       the run. Measured: the variance ratio ``F = Var_seeds(x_end) / mean_runs Var_within(x)`` (within: about
+       each run's least-squares line, so a slow common drift does not count); tolerance
+       ``1 + z·sqrt(2/(n − 1))`` (z = 4 standard errors of a sample variance of ``n`` Gaussian values; the
+       within-run variance, from a hundred records, is treated as exact). A seed-dependent destination
+       inflates ``F``.
+    3. ``balance.destination.G``: SGD's ``G`` ends at the same value for every seed while the isotropic
+       walker's does not: measured ``sd_iso(G_end) / sd_sgd(G_end)``, which must reach
+       ``exp(z·sqrt(1/(n − 1)))`` (z = 4 standard errors of the log-ratio of two sample standard deviations,
+       ``SE(log sd) ≈ 1/sqrt(2(n − 1))`` each).
+    """
+    from .dynamics import langevin_noise_std, run_langevin, run_sgd
+    from .experiments import SCALAR_DATA
+
+    n = check_positive_int("n_seeds", n_seeds)
+    if n < 3:
+        raise ValueError(f"n_seeds must be >= 3 (a variance across seeds), got {n}")
+    eta = check_positive("lr", lr)
+    steps = check_positive_int("steps", steps)
+    th0 = np.asarray(theta0, dtype=float)
+    th0 = check_array("theta0", th0, shape=(2,) if th0.ndim == 1 else (n, 2))
+    model, data = ScalarModel(), SCALAR_DATA
+    rng = stream(seed)
+    every = max(steps // 400, 1)  # 400 records: 100 in the last quarter
+    sgd = run_sgd(model, th0, data, lr=eta, steps=steps, batch_size=1, runs=n, record_every=every,
+                  seed=int(rng.integers(2**31)))
+    s0 = th0 if th0.ndim == 1 else th0[0]
+    s = noise * langevin_noise_std(model, s0, data, eta, 1)
+    iso = run_langevin(model, th0, data, lr=eta, noise_std=s, steps=steps, runs=n, record_every=every,
+                       seed=int(rng.integers(2**31)))
+    if sgd.n_diverged or iso.n_diverged:
+        return [make_result("balance.destination.v", "the runs did not diverge", NOTHING, 0.0, "no divergence")]
+    k0 = int(round((1.0 - float(window)) * (len(sgd.times) - 1)))
+    t = sgd.times[k0:]
+    series = {"u": sgd.theta[k0:, :, 0], "v": sgd.observables["v"][k0:]}
+    tol_f = 1.0 + Z_MC * np.sqrt(2.0 / (n - 1))
+    g_sgd = float(np.std(sgd.observables["G"][-1], ddof=1))
+    g_iso = float(np.std(iso.observables["G"][-1], ddof=1))
+    details = {"n_seeds": n, "u_end": series["u"][-1].tolist(), "v_end": series["v"][-1].tolist(),
+               "G_end_sgd": sgd.observables["G"][-1].tolist(), "G_end_iso": iso.observables["G"][-1].tolist(),
+               "sd_G_sgd": g_sgd, "sd_G_iso": g_iso, "t_end": float(sgd.times[-1])}
+    start = tuple(th0.tolist()) if th0.ndim == 1 else f"{n} starts"
+    rows = []
+    for name, x in series.items():
+        within = float(np.mean(_detrended_variance(t, x)))
+        between = float(np.var(x[-1], ddof=1))
+        rows.append(make_result(
+            f"balance.destination.{name}",
+            f"{n} SGD seeds from {start} end at the same {name if name == 'u' else 'v = uw'}: their spread is one "
+            "run's own fluctuation (variance ratio between seeds / within a run)",
+            between / within if within > 0 else NOTHING, tol_f,
+            f"z = {Z_MC:g}: 1 + z·sqrt(2/(n − 1)), the sampling error of a variance of n = {n} values",
+            details={**details, "var_between": between, "var_within": within}))
+    rows.append(make_result(
+        "balance.destination.G",
+        "SGD's G ends at one value for every seed; GD + isotropic noise's G ends somewhere else each "
+        f"time (sd over seeds {g_iso:.3g} vs SGD's {g_sgd:.3g})",
+        g_iso / g_sgd if g_sgd > 0 else np.inf, float(np.exp(Z_MC * np.sqrt(1.0 / (n - 1)))),
+        f"z = {Z_MC:g}: exp(z·sqrt(1/(n − 1))), z standard errors of log(sd ratio) of two samples of "
+        f"n = {n}", relation=">=", details=details))
+    return rows
+
+
+def check_spread_sqrt_t(seed: int = 0, *, temperatures: Sequence[float] = (0.0025, 0.005, 0.01, 0.02),
+                        runs: int = 3000, t_end: float = 3.0, exponent: float | None = None) -> list[CheckResult]:
+    """The spread of ``u²`` across SGD runs grows like ``√T`` (notebook 01, §3): the fitted exponent.
+
+    Runs start at the balanced point ``(1, 1)`` of :data:`~symsgd_core.balance.experiments.SCALAR_DATA`, where
+    ``G = 0`` stays 0 exactly (one step multiplies it by ``1 − η²ḡ_B²``), so ``u² = |v|``; duration ``t_end``
+    (several relaxation times ``1/(4β₂)``). Measured: the least-squares slope ``p`` of ``log sd(u²)`` against
+    ``log T``, extrapolated to ``η → 0`` à la Richardson from batch sizes ``S = 1`` (``η = T``) and ``S = 2``
+    (``η = 2T``, same ``T``): SGD's variance carries an ``O(η)`` discretisation bias, so
+    ``p₀ = 2p(S=1) − p(S=2)``. Prediction: the slope of ``log sd(v)`` of the depth-1 stationary law (Eq. 15,
+    :class:`~symsgd_core.stationary.laws.StationaryLaw`) at the same temperatures — ``1/2`` up to its ``O(T)``
+    curvature (``exponent`` overrides it, e.g. to inject a wrong law). Tolerance: ``z = 4`` standard errors
+    of ``p₀``: ``SE(p) = 1/(sqrt(2(R − 1))·sqrt(Σ(log T − mean)²))`` per batch size (``SE(log sd)`` of ``R``
+    Gaussian-like values), ``SE(p₀) = sqrt(5)·SE(p)``.
+    """
+    from ..core.conventions import steps_for_time
+    from ..stationary.laws import DiagonalNetProblem, StationaryLaw
+    from .dynamics import run_sgd
+    from .experiments import SCALAR_DATA
+
+    temps = np.array([check_positive("temperature", T) for T in temperatures], dtype=float)
+    if temps.size < 2 or np.unique(temps).size != temps.size:
+        raise ValueError(f"need at least two distinct temperatures, got {temperatures}")
+    R = check_positive_int("runs", runs)
+    if R < 2:
+        raise ValueError("runs must be >= 2 (a spread across runs)")
+    rng = stream(seed)
+    x = np.log(temps)
+    sxx = float(np.sum((x - x.mean()) ** 2))
+
+    def slope_of(y):
+        return float(np.sum((x - x.mean()) * (y - y.mean())) / sxx)
+
+    sd = {}
+    for S in (1, 2):
+        sd[S] = []
+        for T in temps:
+            lr = float(T) * S
+            traj = run_sgd(ScalarModel(), np.array([1.0, 1.0]), SCALAR_DATA, lr=lr, steps=steps_for_time(lr, t_end),
+                           batch_size=S, runs=R, record_every=10**9, seed=int(rng.integers(2**31)))
+            sd[S].append(float(np.std(traj.theta[-1][:, 0] ** 2, ddof=1)))
+    p1, p2 = slope_of(np.log(sd[1])), slope_of(np.log(sd[2]))
+    slope = 2.0 * p1 - p2
+    if exponent is None:
+        prob = DiagonalNetProblem.gaussian(k=SCALAR_DATA.k, sigma=SCALAR_DATA.sigma)
+        predicted = slope_of(np.log([np.sqrt(StationaryLaw(prob, float(T), 1).variance) for T in temps]))
+    else:
+        predicted = float(exponent)
+    se = np.sqrt(5.0) / np.sqrt(2.0 * (R - 1)) / np.sqrt(sxx)
+    return [make_result(
+        "balance.spread.sqrt_T",
+        f"sd(u²) across SGD runs grows like T^p with p = {predicted:.3f} (√T up to the stationary law's "
+        f"curvature): fitted p = {slope:.3f} (S = 1: {p1:.3f}, S = 2: {p2:.3f}, extrapolated to η → 0) over "
+        f"T = {', '.join(f'{T:g}' for T in temps)}",
+        abs(slope - predicted), mc_tolerance(se, Z_MC),
+        f"z = {Z_MC:g} standard errors of the extrapolated slope 2p(S=1) − p(S=2) ({R} runs per T and S)",
+        details={"temperatures": temps.tolist(), "sd_u_sq": sd[1], "sd_u_sq_S2": sd[2], "slope": slope,
+                 "slope_S1": p1, "slope_S2": p2, "predicted": predicted, "slope_se": float(se)}),
+    ]
+
+
+#: The margin of :func:`check_one_zero_eigenvalue`: every other eigenvalue of ``C`` must exceed this many
+#: times the round-off bound of the zero one.
+ZERO_EIGENVALUE_MARGIN = 1e4
+
+
+def check_one_zero_eigenvalue(eigenvalues, n_params: int, label: str = "") -> list[CheckResult]:
+    """``C(θ)`` has exactly one zero eigenvalue (notebook 01, §4): the smallest at round-off, the others not.
+
+    ``eigenvalues``: those of ``C`` (any order). Row 1: ``λ_min`` below the eigensolver's round-off bound
+    ``64·P·eps·λ_max`` (``eigh`` is backward stable). Row 2: the second-smallest above
+    :data:`ZERO_EIGENVALUE_MARGIN` times that bound — a stated margin, so that "one zero eigenvalue" cannot
+    pass on a second eigenvalue that is merely small.
+    """
+    lam = np.sort(np.asarray(eigenvalues, dtype=float))
+    if lam.size < 2:
+        raise ValueError("need at least two eigenvalues")
+    tol = roundoff_tolerance(float(np.max(np.abs(lam))), int(n_params))
+    where = f" ({label})" if label else ""
+    return [
+        make_result("balance.spectrum.one_zero",
+                    f"C has a zero eigenvalue{where}: λ_min = {lam[0]:.3g}", abs(float(lam[0])), tol,
+                    _RO_SOURCE.format(n=int(n_params), what="eigh of a P × P matrix, scale λ_max"),
+                    details={"eigenvalues": lam.tolist()}),
+        make_result("balance.spectrum.only_one",
+                    f"… and only one{where}: the next eigenvalue {lam[1]:.3g} is at least {ZERO_EIGENVALUE_MARGIN:g} "
+                    "times the round-off bound", float(lam[1]), ZERO_EIGENVALUE_MARGIN * tol,
+                    f"stated margin: {ZERO_EIGENVALUE_MARGIN:g} × the round-off bound of λ_min", relation=">=",
+                    details={"eigenvalues": lam.tolist()}),
+    ]
+
+
+def _min_norm_last_layer(A: np.ndarray, inner: list[np.ndarray]) -> np.ndarray:
+    """``W_L = A P⁺`` with ``P = W_{L−1}⋯W_1``: then ``W_L P = A`` whenever ``P`` has full column rank."""
+    P = inner[0]
+    for W in inner[1:]:
+        P = W @ P
+    return A @ np.linalg.pinv(P)
+
+
+def check_balanced_norm_minimal(A=((1.0, 0.2), (0.3, 1.0)), depth: int = 3, seed: int = 0, *, widths=(2, 3),
+                                n_random: int = 100, n_optimised: int = 2, penalty: Callable | None = None
+                                ) -> list[CheckResult]:
+    """No factorisation ``A = W_L⋯W_1`` has a smaller ``‖θ‖²`` than the balanced one, ``L Σ_k s_k(A)^{2/L}``.
+
+    The rescaling symmetry of a deep linear net (``W_{ℓ+1} → W_{ℓ+1}G⁻¹``, ``W_ℓ → G W_ℓ``) moves ``θ`` along
+    a set of constant ``A``; the balanced point of that set (notebook 01's law of balance at work) is where
+    ``‖θ‖²`` is smallest — the induced penalty of notebook 04. Rows:
+
+    1. ``balance.dln.norm_lower_bound``: ``n_random`` random factorisations per hidden width in ``widths``
+       (inner layers Gaussian with random scales, ``W_L = A P⁺``) all have ``‖θ‖² ≥ bound`` (measured: the
+       largest ``(bound − ‖θ‖²)/bound``; tolerance: round-off of the ``P``-term sum) and reproduce ``A``.
+    2. ``balance.dln.norm_minimum``: minimising ``‖θ‖²`` over the inner layers (BFGS from ``n_optimised``
+       random starts per width) ends at the bound, not below it and not above it (measured: the largest
+       ``|min − bound|/bound``; tolerance: the optimiser's stated accuracy ``1e-6``, with its ``gtol`` set so
+       that the quadratic error ``gtol²/(2·curvature)`` is far below it).
+
+    ``penalty(A, L) -> float`` replaces the formula (inject a wrong one to see row 2 fail).
+    """
+    from scipy.optimize import minimize
+
+    A = check_array("A", A, ndim=2)
+    L = check_positive_int("depth", depth)
+    if L < 2:
+        raise ValueError(f"depth must be >= 2 (a factorisation), got {depth}")
+    m, n = A.shape
+    s = np.linalg.svd(A, compute_uv=False)
+    bound = float(L * np.sum(s ** (2.0 / L))) if penalty is None else float(penalty(A, L))
+    rng = stream(seed)
+    worst_below, worst_prod, opt_gaps, n_params = -np.inf, 0.0, [], 0
+    for h in widths:
+        h = check_positive_int("width", h)
+        if h < min(m, n):
+            raise ValueError(f"every width must be >= rank(A) ≤ {min(m, n)}, got {h}")
+        shapes = [(h, n)] + [(h, h)] * (L - 2)
+        sizes = [a * b for a, b in shapes]
+        n_params = max(n_params, sum(sizes) + m * h)
+
+        def unpack(z, shapes=shapes, sizes=sizes):
+            out, k = [], 0
+            for shp, sz in zip(shapes, sizes):
+                out.append(z[k:k + sz].reshape(shp))
+                k += sz
+            return out
+
+        def norm_sq(z, unpack=unpack):
+            inner = unpack(z)
+            WL = _min_norm_last_layer(A, inner)
+            return float(sum(np.sum(W * W) for W in inner) + np.sum(WL * WL))
+
+        for _ in range(n_random):
+            z = rng.standard_normal(sum(sizes)) * np.exp(rng.uniform(-1.0, 1.0))
+            inner = unpack(z)
+            WL = _min_norm_last_layer(A, inner)
+            P = inner[0]
+            for W in inner[1:]:
+                P = W @ P
+            worst_prod = max(worst_prod, float(np.max(np.abs(WL @ P - A))) / float(np.max(np.abs(A))))
+            worst_below = max(worst_below, (bound - norm_sq(z)) / bound)
+        for _ in range(n_optimised):
+            z0 = rng.standard_normal(sum(sizes))
+            res = minimize(norm_sq, z0, method="BFGS", options={"gtol": 1e-9, "maxiter": 5000})
+            opt_gaps.append((float(res.fun) - bound) / bound)
+    ro = roundoff_tolerance(1.0, n_params)
+    gaps = np.array(opt_gaps)
+    k = int(np.argmax(np.abs(gaps)))
+    details = {"bound": bound, "singular_values": s.tolist(), "depth": L, "widths": list(widths),
+               "optimised_gaps": gaps.tolist(), "worst_product_error": worst_prod}
+    return [
+        make_result("balance.dln.norm_lower_bound",
+                    f"{n_random} random factorisations of A per width {tuple(widths)}: none has ‖θ‖² below "
+                    f"L Σ s_k^(2/L) = {bound:.6g} (L = {L})",
+                    worst_below if worst_prod <= 1e-8 else NOTHING, ro,
+                    _RO_SOURCE.format(n=n_params, what="‖θ‖², relative") + "; the product must reproduce A",
+                    details=details),
+        make_result("balance.dln.norm_minimum",
+                    f"minimising ‖θ‖² over factorisations of A (BFGS, {n_optimised} starts per width) ends at "
+                    f"L Σ s_k^(2/L) = {bound:.6g}: the balanced norm is the minimum",
+                    abs(float(gaps[k])), 1e-6,
+                    "stated optimiser accuracy 1e-6 (relative; BFGS gtol = 1e-9)", details=details),
+    ]
+
+
+def check_relu_transient(run, z: float = Z_MC) -> list[CheckResult]:
+    """The shipped paper-size ReLU run is still transient at its end (notebook 01, §5): asserted, not assumed.
+
+    ``run``: a :class:`~symsgd_core.balance.experiments.ReLUBalanceRun`. Rows:
+
+    1. ``balance.relu.above_floor``: the evaluation loss over the last quarter of the records stays above the
+       noise floor ``d_out·σ²`` (the loss of the teacher itself). Measured: (mean loss − floor)/SE, where SE
+       combines the record-to-record scatter (SE of the mean over the records) and the evaluation set's
+       sampling error at the final state (sd of the per-sample losses/√n_eval); must reach ``z``.
+    2. ``balance.relu.still_moving``: ``‖W₁‖²`` (with the biases) still changes over the second half of the
+       run: the least-squares slope in ``t`` in units of its standard error (from the residual scatter) must
+       reach ``z`` in absolute value.
+    """
+    p = run.settings
+    net = ReLUNet(p["d_in"], p["hidden"], p["d_out"])
+    data = GaussianData(k=1.0, sigma=p["sigma"], d_in=p["d_in"], d_out=p["d_out"])
+    x, y = data.dataset(p["n_eval"], seed=p["eval_seed"]).full()
+    floor = p["d_out"] * p["sigma"] ** 2
+    K = len(run.times)
+    last = np.asarray(run.loss[3 * K // 4:], dtype=float)
+    per_sample = np.asarray(net.per_sample_loss(run.final_theta[None, :], x, y), dtype=float).ravel()
+    se = float(np.sqrt(np.var(last, ddof=1) / last.size + np.var(per_sample, ddof=1) / per_sample.size))
+    excess = float(np.mean(last) - floor)
+    t = np.asarray(run.times[K // 2:], dtype=float)
+    w = np.asarray(run.w_sq[K // 2:], dtype=float)
+    X = np.stack([np.ones_like(t), t - t.mean()], axis=1)
+    coef, *_ = np.linalg.lstsq(X, w, rcond=None)
+    res = w - X @ coef
+    slope_se = float(np.sqrt(np.sum(res * res) / (t.size - 2) / np.sum((t - t.mean()) ** 2)))
+    slope = float(coef[1])
+    details = {"floor": floor, "mean_loss_last_quarter": float(np.mean(last)), "loss_se": se,
+               "w_sq_slope": slope, "w_sq_slope_se": slope_se, "w_sq_end": float(run.w_sq[-1]),
+               "u_sq_end": float(run.u_sq[-1]), "norm_ratio_end": float(run.u_sq[-1] / run.w_sq[-1]),
+               "teacher_ratio": p["d_out"] / (p["d_in"] + 1)}
+    return [
+        make_result("balance.relu.above_floor",
+                    f"the ReLU run ends above the noise floor d_out·σ² = {floor:g}: loss {np.mean(last):.4g} over "
+                    "the last quarter — it has not reached the teacher",
+                    excess / se, z, f"z = {z:g} standard errors (record scatter and evaluation-set sampling)",
+                    relation=">=", details=details),
+        make_result("balance.relu.still_moving",
+                    f"‖W₁‖² still changes at the end of the run (slope {slope:.3g} per unit t over the second half): "
+                    "the norms are transient, not converged",
+                    abs(slope) / slope_se, z, f"z = {z:g} standard errors of the least-squares slope",
+                    relation=">=", details=details),
+    ]
+
+
+def relu_identity_teacher(net: ReLUNet) -> np.ndarray:
+    """``θ (P,)`` of a ReLU net that computes the identity exactly: ``W₁ = [I; −I]``, ``b₁ = 0``, ``W₂ = [I, −I]``.
+
+    ``relu(x) − relu(−x) = x``; needs ``d_in = d_out = d`` and ``hidden = 2d``.
+    """
+    d = net.d_in
+    if net.d_out != d or net.hidden != 2 * d:
+        raise ValueError(f"the identity teacher needs d_in = d_out = d and hidden = 2d, got {net!r}")
+    eye = np.eye(d)
+    parts = [np.vstack([eye, -eye]).ravel()]
+    if net.bias:
+        parts.append(np.zeros(2 * d))
+    parts.append(np.hstack([eye, -eye]).ravel())
+    return np.concatenate(parts)
+
+
+def check_relu_teacher_ratio(seed: int = 0, *, d: int = 20, sigma: float = 1.0, n_samples: int = 8000,
+                             n_batches: int = 8, predicted: float | None = None) -> list[CheckResult]:
+    """At the teacher, per-neuron noise balance gives ``‖u_i‖²/‖w_i‖² = d_out/(d_in + 1)`` (notebook 01, §5).
+
+    The net is a ReLU net ``d → 2d → d`` that computes the identity exactly (:func:`relu_identity_teacher`), so the
+    residual is pure label noise (``y = x + σ·noise``). For each neuron, the traces scale as ``1/λ²`` and ``λ²``
+    along its orbit, so its noise-balanced point has ``‖λu_i‖²/‖w_i/λ‖² = (Tr_u/Tr_w)·‖u_i‖²/‖w_i‖²`` — here
+    ``Tr_u/Tr_w`` since ``‖u_i‖ = ‖w_i‖ = 1``. Population value with zero biases and Gaussian inputs:
+    ``E relu(aᵀx)² = ‖a‖²/2`` and ``E[1(aᵀx > 0)(‖x‖² + 1)] = (d_in + 1)/2``, so the ratio is ``d/(d + 1)``
+    (``predicted`` overrides it). Measured: the mean over neurons of the balanced ratio from the package's closed-form
+    per-neuron traces pooled over ``n_batches`` independent batches (the neurons are identical in law, so the
+    pooled ratio is each neuron's); tolerance ``z = 4`` standard errors (delta method over the batches).
+    """
+    d = check_positive_int("d", d)
+    nb = check_positive_int("n_batches", n_batches)
+    if nb < 2:
+        raise ValueError("n_batches must be >= 2 (a standard error)")
+    net = ReLUNet(d, 2 * d, d)
+    theta = relu_identity_teacher(net)[None, :]
+    data = GaussianData(k=1.0, sigma=check_positive("sigma", sigma), d_in=d, d_out=d)
+    rng = stream(seed)
+    per = check_positive_int("n_samples", n_samples) // nb
+    A, B = [], []
+    for _ in range(nb):
+        x, y = data.sample(per, rng)
+        tu, tw = net.per_neuron_noise_traces(theta, x, y)
+        A.append(float(np.mean(tu)))
+        B.append(float(np.mean(tw)))
+    A, B = np.array(A), np.array(B)
+    # the ratio of the pooled traces (a mean of per-batch ratios is biased upwards at O(1/per) by the noise of
+    # the denominator); standard error by the delta method over the independent batches
+    mean = float(A.sum() / B.sum())
+    se = float(np.std(A - mean * B, ddof=1) / np.sqrt(nb) / B.mean())
+    ratios = A / B
+    target = d / (d + 1) if predicted is None else float(predicted)
+    return [make_result(
+        "balance.relu.teacher_ratio",
+        f"at the ReLU teacher ({d} → {2 * d} → {d}), noise balance of each neuron means ‖u_i‖²/‖w_i‖² = "
+        f"d_out/(d_in + 1) = {target:.4g}: measured {mean:.4g}",
+        abs(mean - target), mc_tolerance(se, Z_MC),
+        f"z = {Z_MC:g} standard errors (delta method over {nb} batches of {per} samples)",
+        details={"ratio": mean, "se": se, "predicted": target, "batch_ratios": ratios.tolist()})]

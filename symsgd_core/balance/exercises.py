@@ -7,6 +7,8 @@ the checker accepts it can fail.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..core.exercises import Exercise, Feedback, number_exercise
@@ -15,7 +17,7 @@ from .experiments import SCALAR_DATA
 from .law import scalar_g_rate, scalar_step_factor
 from .models import ScalarModel
 
-__all__ = ["EXERCISES", "EXERCISE_RATE", "EXERCISE_STEP"]
+__all__ = ["EXERCISES", "EXERCISE_COVARIANCE", "EXERCISE_RATE", "EXERCISE_RATIO", "EXERCISE_SQRT", "EXERCISE_STEP"]
 
 #: Exercise 1: dG/dt of the scalar model at a point (Gaussian data, k = σ = 1).
 EXERCISE_RATE = {"u": 2.0, "w": 1.0, "temperature": 0.1}
@@ -39,8 +41,8 @@ def _balance_rate_exercise() -> Exercise:
     v, G = u * w, u * u - w * w
     g = float(m.g(v))
     right = scalar_g_rate(T, g, G)
-    question = (f"Scalar model ℓ = (uwx − y)², x ~ N(0, 1), y = {SCALAR_DATA.k:g}·x + ε, "
-                f"ε ~ N(0, {SCALAR_DATA.sigma:g}²) (so α₁ = {m.alpha1:g}, α₂ = {m.alpha2:g}, α₃ = {m.alpha3:g}). "
+    question = (f"Scalar model ℓ = (uwx − y)², x ~ N(0, 1), y = {SCALAR_DATA.k:g}·x plus label noise of standard "
+                f"deviation σ = {SCALAR_DATA.sigma:g} (so α₁ = {m.alpha1:g}, α₂ = {m.alpha2:g}, α₃ = {m.alpha3:g}). "
                 f"At (u, w) = ({u:g}, {w:g}) and T = {T:g}, what is dG/dt, G = u² − w²?")
     why = f"v = uw = {v:g}, g(v) = α₁v² − 2α₂v + α₃ = {g:g}, G = {G:g}, so dG/dt = −4·T·g(v)·G = {right:g}."
     return number_exercise(
@@ -87,10 +89,10 @@ def _check_conserved_quantity(f) -> Feedback:
         return Feedback("wrong", "a constant is trivially conserved; find a function that actually depends on "
                                  "(u, w).")
     if worst <= 1e-5:
-        return Feedback("right", "∇f is orthogonal to ∇L everywhere: f depends on (u, w) only through "
-                                 "u² − w² (Noether's charge of the rescaling symmetry), and ∇L ∝ (w, u) is "
+        return Feedback("right", "∇f is orthogonal to ∇𝓛 everywhere: f depends on (u, w) only through "
+                                 "u² − w² (Noether's charge of the rescaling symmetry), and ∇𝓛 ∝ (w, u) is "
                                  "orthogonal to ∇(u² − w²) = 2(u, −w).")
-    return Feedback("wrong", f"gradient flow changes f (|cos(∇f, ∇L)| up to {worst:.2g}). Hint: ∇L = "
+    return Feedback("wrong", f"gradient flow changes f (|cos(∇f, ∇𝓛)| up to {worst:.2g}). Hint: ∇𝓛 = "
                              "2(β₁uw − β₂)(w, u); which functions have gradients orthogonal to (w, u)?")
 
 
@@ -103,7 +105,7 @@ def _step_factor_exercise() -> Exercise:
     factor = scalar_step_factor(p["lr"], p["g_bar"])
     right = factor * G
     question = (f"One SGD step of the scalar model from (u, w) = ({p['u']:g}, {p['w']:g}) with η = {p['lr']:g} hits "
-                f"a minibatch whose mean ∂ℓ/∂(uw) is ḡ_B = {p['g_bar']:g}. What is u'² − w'² after the step?")
+                f"a minibatch whose mean ∂ℓ/∂(uw) is ḡ_ℬ = {p['g_bar']:g}. What is u'² − w'² after the step?")
     why = f"u' = u − ηḡw and w' = w − ηḡu give u'² − w'² = (1 − η²ḡ²)(u² − w²) = {factor:g} × {G:g} = {right:g}."
     if factor < 0:
         why += " The factor is negative: one large step flipped the sign of G, which no continuous-time picture can do."
@@ -115,15 +117,166 @@ def _step_factor_exercise() -> Exercise:
 
 
 
+#: Exercise 4: SGD's per-step noise, accumulated over a time t, in units of C·t.
+EXERCISE_COVARIANCE = {"lr": 0.1, "batch_size": 4}
+
+
+def _step_covariance_exercise() -> Exercise:
+    """Exercise 4: ``n = t/η`` steps of covariance ``η²C/S`` add up to ``(η/S)·C·t = T·C·t``: the SDE's ``√(TC) dW``."""
+    p = EXERCISE_COVARIANCE
+    eta, S = p["lr"], p["batch_size"]
+    right = eta / S
+    question = (f"One SGD step with η = {eta:g} and a minibatch of S = {S} independent samples moves θ by −η·(mean of "
+                "S per-sample gradients); its random part has covariance η²C/S. Over a time t = η·n (n steps, "
+                "independent noise), the accumulated noise has covariance k·C·t. What is k?")
+    why = (f"n = t/η steps, each η²C/S: total (t/η)·η²C/S = (η/S)·C·t, so k = η/S = T = {right:g}. A Brownian "
+           "increment has covariance dt, so the noise is √(TC) dW — the SDE of the notebook.")
+    ex = number_exercise(
+        "sgd_step_covariance", question, right, why,
+        "count the steps in the time t and add the covariances of independent steps.",
+        solution=0.025, rel_tol=1e-3,
+        mistakes=[(eta**2 / S, "that is one step's covariance η²/S: over a time t there are t/η steps, whose "
+                               "covariances add."),
+                  (eta, "that forgets the batch: averaging S independent gradients divides the covariance by S."),
+                  (1 / S, "that forgets η: each step's covariance carries η², and t/η steps leave one η."),
+                  (np.sqrt(eta / S), "that is a standard deviation, √T; the question asks for the covariance factor.")])
+    return replace(ex, hint="How many steps fit into the time t? Independent steps add their covariances; express "
+                            "the total with T = η/S.",
+                   worked=("One step: $\\Delta\\theta = -\\frac{\\eta}{S}\\sum_{x\\in ℬ}\\nabla\\ell(\\theta, x)$. "
+                           "Its mean is "
+                           "$-\\eta\\nabla\\mathcal L$ and, the $S$ samples being independent, its covariance is "
+                           "$\\frac{\\eta^2}{S^2}\\cdot S\\,C = \\frac{\\eta^2}{S}C$.\n\n"
+                           "Over a time $t = \\eta n$ the $n = t/\\eta$ steps have independent noise, so the "
+                           "covariances "
+                           "add: $n\\,\\frac{\\eta^2}{S}C = \\frac{t}{\\eta}\\frac{\\eta^2}{S}C = "
+                           "\\frac{\\eta}{S}\\,C\\,t = T\\,C\\,t$.\n\n"
+                           f"So $k = T = \\eta/S = {eta:g}/{S} = {right:g}$. A Brownian increment $dW$ has covariance "
+                           "$dt\\,I$, hence the noise term $\\sqrt{T C}\\,dW$ of $d\\theta = -\\nabla\\mathcal L\\,dt "
+                           "+ "
+                           "\\sqrt{TC}\\,dW$: the same covariance $TC\\,dt$ per unit time."))
+
+
+#: Exercise 5: a rank-one covariance, its square root and a vector with a null component.
+EXERCISE_SQRT = {"C": ((2.0, 2.0), (2.0, 2.0)), "x": (2.0, -1.0)}
+
+
+def _sqrt_null_space_exercise() -> Exercise:
+    """Exercise 5: ``√C x`` by ``C = UΛUᵀ`` — the null component of ``x`` is killed by ``√C`` as by ``C``."""
+    C = np.array(EXERCISE_SQRT["C"])
+    x = np.array(EXERCISE_SQRT["x"])
+    lam, U = np.linalg.eigh(C)
+    root = U @ np.diag(np.sqrt(np.clip(lam, 0.0, None))) @ U.T
+    right = float((root @ x)[0])
+    question = ("C = [[2, 2], [2, 2]] is a covariance matrix (eigenvalues 4 and 0). For x = (2, −1), compute √C x "
+                "with √C = U Λ^½ Uᵀ. What is its first entry?")
+    why = (f"x = (1/2)(1, 1) + (3/2)(1, −1). C and √C both kill the (1, −1) part (null space); √C multiplies the "
+           f"(1, 1) part by √4 = 2: √C x = (1, 1), first entry {right:g}.")
+    ex = number_exercise(
+        "sqrt_null_space", question, right, why,
+        "split x along the eigenvectors of C; √C scales each part by the square root of its eigenvalue.",
+        solution=1.0, rel_tol=1e-6, abs_tol=1e-9,
+        mistakes=[(np.sqrt(2.0) * (x[0] + x[1]), "that is the entrywise square root of C applied to x; the matrix "
+                                                   "square root is U Λ^½ Uᵀ, not √ of each entry."),
+                  (float((C @ x)[0]), "that is C x; √C takes the square root of the eigenvalue 4.")])
+    return replace(ex, hint="Write x in the eigenbasis of C. What does √C do to the component along an eigenvector "
+                            "whose eigenvalue vanishes?",
+                   worked=("$C$ is symmetric positive semi-definite: $C = U\\Lambda U^\\top$ with $U = "
+                           "\\frac{1}{\\sqrt2}"
+                           "\\begin{pmatrix}1&1\\\\1&-1\\end{pmatrix}$, $\\Lambda = \\mathrm{diag}(4, 0)$, so "
+                           "$\\sqrt C = U\\Lambda^{1/2}U^\\top = \\begin{pmatrix}1&1\\\\1&1\\end{pmatrix}$.\n\n"
+                           "**The null-space lemma.** $Cx = 0 \\iff \\Lambda U^\\top x = 0 \\iff "
+                           "\\Lambda^{1/2}U^\\top x = 0 "
+                           "\\iff \\sqrt C x = 0$: an eigenvalue vanishes exactly when its square root does, so $C$ "
+                           "and "
+                           "$\\sqrt C$ have the same null space.\n\n"
+                           "Here $x = (2, -1) = \\tfrac12(1, 1) + \\tfrac32(1, -1)$. The part along $(1, -1)$ is in "
+                           "the "
+                           "null space and disappears; the part along $(1, 1)$ is multiplied by $\\sqrt 4 = 2$: "
+                           f"$\\sqrt C x = (1, 1)$, first entry ${right:g}$. This is why $\\theta^\\top J C = 0$ "
+                           "implies $\\theta^\\top J\\sqrt C = 0$: the noise of $G$ vanishes, not only its variance."))
+
+
+#: Exercise 6: predict the end of the rank-1 figure before running it.
+EXERCISE_RATIO = {"d_in": 8, "d_out": 2}
+
+
+def _noise_balance_ratio_exercise() -> Exercise:
+    """Exercise 6 (predict, then run): noise balance of a rank-1 net ends at ``‖u‖²/‖w‖² = d_out/d_in``."""
+    p = EXERCISE_RATIO
+    right = p["d_out"] / p["d_in"]
+    question = (f"Predict before you run: in the rank-1 figure of §5 set d_in = {p['d_in']} and d_out = {p['d_out']} "
+                "(isotropic inputs, y = teacher + label noise). Where will SGD's ‖u‖²/‖w‖² end? Then press Run and "
+                "compare.")
+    why = (f"At the teacher Tr Cov∇_uℓ = 4σ²·d_out·‖w‖² and Tr Cov∇_wℓ = 4σ²·d_in·‖u‖²; the law of balance stops "
+           f"G where they are equal: ‖u‖²/‖w‖² = d_out/d_in = {right:g}.")
+    ex = number_exercise(
+        "noise_balance_ratio", question, right, why,
+        "write both noise traces at the teacher: which dimension does each gradient live in, and whose norm does "
+        "it carry?", solution=0.25, rel_tol=1e-3,
+        mistakes=[(1.0, "that is norm balance; SGD balances the noise traces, not the norms."),
+                  (p["d_in"] / p["d_out"], "that is the inverse: ∇_uℓ has d_out entries and carries ‖w‖²."),
+                  (p["d_out"] / (p["d_in"] + 1), "that is the ReLU neuron with a bias; this net has no bias.")])
+    return replace(ex, hint="At the teacher the residual is pure label noise. Write ∇_uℓ and ∇_wℓ per sample, take "
+                            "the traces of their covariances, and set them equal.",
+                   worked=("Per sample, with residual $r = f(x) - y$ (pure label noise $\\sim\\mathcal N(0, \\sigma^2 "
+                           "I)$ "
+                           "at the teacher, independent of $x$): $\\nabla_u\\ell = 2r\\,(w^\\top x)$ and "
+                           "$\\nabla_w\\ell = 2(u^\\top r)\\,x$. Both have mean zero, so\n\n"
+                           "$\\mathrm{Tr\\,Cov}\\,\\nabla_u\\ell = 4\\,\\mathbb E\\|r\\|^2\\,\\mathbb E(w^\\top x)^2 = "
+                           "4\\sigma^2 d_\\text{out}\\|w\\|^2$, $\\quad\\mathrm{Tr\\,Cov}\\,\\nabla_w\\ell = "
+                           "4\\,\\mathbb E(u^\\top r)^2\\,\\mathbb E\\|x\\|^2 = 4\\sigma^2\\|u\\|^2 d_\\text{in}$.\n\n"
+                           "The law of balance, $dG/dt = T(\\mathrm{Tr}_u - \\mathrm{Tr}_w)$, stops where they are "
+                           "equal: "
+                           f"$\\|u\\|^2/\\|w\\|^2 = d_\\text{{out}}/d_\\text{{in}} = {p['d_out']}/{p['d_in']} = "
+                           f"{right:g}$ — "
+                           "noise balance, not norm balance. The figure's claims check the noise ratio at the end of "
+                           "the run; the norm ratio should come out close to your prediction."))
+
+
+_WORKED_RATE = (
+    "For $\\ell = (uwx - y)^2$ every per-sample gradient is $\\partial\\ell/\\partial v\\cdot(w, u)$ with $v = uw$ and "
+    "$\\partial\\ell/\\partial v = 2(vx - y)x$, whose variance is $4g(v)$, $g(v) = \\alpha_1v^2 - 2\\alpha_2v + "
+    "\\alpha_3$. So "
+    "$\\mathrm{Tr\\,Cov}\\,\\nabla_u\\ell = 4g(v)w^2$ and $\\mathrm{Tr\\,Cov}\\,\\nabla_w\\ell = 4g(v)u^2$, and the "
+    "law of "
+    "balance gives $dG/dt = T(4g w^2 - 4g u^2) = -4T g(v)\\,G$.\n\n"
+    "Here $\\alpha = (2, 2, 3)$ ($k = \\sigma = 1$), $v = 2$, $g(2) = 2\\cdot4 - 2\\cdot2\\cdot2 + 3 = 3$, $G = 4 - 1 "
+    "= 3$: "
+    "$dG/dt = -4\\cdot0.1\\cdot3\\cdot3 = -3.6$.")
+_WORKED_CONSERVED = (
+    "Gradient flow moves along $-\\nabla\\mathcal L$, and $\\mathcal L$ depends on $(u, w)$ only through $v = uw$: "
+    "$\\nabla\\mathcal L = \\mathcal L'(v)\\,(w, u)$. A function $f$ is conserved iff $\\nabla f\\cdot(w, u) = 0$ "
+    "everywhere, i.e. $w\\,\\partial_u f + u\\,\\partial_w f = 0$.\n\n"
+    "$f = u^2 - w^2$ works: $\\nabla f = (2u, -2w)$ and $2uw - 2wu = 0$. It is Noether's charge of the rescaling "
+    "symmetry (its orbits $(\\lambda u, w/\\lambda)$ cross the hyperbolas $u^2 - w^2 = c$, the flow stays on one). Any "
+    "function of $u^2 - w^2$ works too; $uw$ and $u^2 + w^2$ do not.\n\n```python\ndef f(u, w):\n    return u * u - w "
+    "* w\n```")
+_WORKED_STEP = (
+    "One step: $u' = u - \\eta\\bar g w$, $w' = w - \\eta\\bar g u$ with the same $\\bar g$ (the symmetry). Then "
+    "$u'^2 - w'^2 = u^2 - 2\\eta\\bar g uw + \\eta^2\\bar g^2w^2 - w^2 + 2\\eta\\bar g uw - \\eta^2\\bar g^2u^2 = "
+    "(1 - \\eta^2\\bar g^2)(u^2 - w^2)$.\n\n"
+    "With $\\eta = 0.2$, $\\bar g = 6$: $\\eta^2\\bar g^2 = 1.44$, factor $-0.44$; $G = 2.25 - 0.25 = 2$, so "
+    "$u'^2 - w'^2 = -0.88$. The factor is negative: one large step flipped the sign of $G$, which no ODE can do.")
+
+
 #: The exercises of §7, by name (shown by :class:`~symsgd_core.ui.exercises.ExercisePanel`).
 EXERCISES = {ex.name: ex for ex in (
-    _balance_rate_exercise(),
+    replace(_balance_rate_exercise(), worked=_WORKED_RATE,
+            hint="Write Tr Cov∇_uℓ and Tr Cov∇_wℓ for this model (every per-sample gradient is a multiple of "
+                 "(w, u)); evaluate g at v = uw."),
     Exercise("conserved_quantity",
              "Write a function f(u, w) (not a constant) that gradient flow on ℓ = (uwx − y)² conserves for every "
-             "data set. The checker tests ∇f · ∇L = 0 at random points and random data laws.",
+             "data set. The checker tests ∇f · ∇𝓛 = 0 at random points and random data laws.",
              _check_conserved_quantity, "code", solution=lambda u, w: u * u - w * w,
              mistakes=((lambda u, w: 3.0, "a constant is trivially conserved"),
                        (lambda u, w: u * w, "gradient flow changes f"),
-                       (lambda u, w: u * u + w * w, "gradient flow changes f"))),
-    _step_factor_exercise(),
+                       (lambda u, w: u * u + w * w, "gradient flow changes f")),
+             worked=_WORKED_CONSERVED,
+             hint="The loss depends on (u, w) only through uw, so ∇𝓛 points along (w, u). Which gradients are "
+                  "orthogonal to (w, u)? Think of the symmetry's conserved charge."),
+    replace(_step_factor_exercise(), worked=_WORKED_STEP,
+            hint="Write u' and w' after one step, expand u'² − w'² and factor out u² − w²."),
+    _step_covariance_exercise(),
+    _sqrt_null_space_exercise(),
+    _noise_balance_ratio_exercise(),
 )}

@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 #: Observables of :func:`ito_terms`: name → description.
-OBSERVABLES = {"G": "G = ‖u‖² − ‖w‖² (Q = B)", "u_sq": "‖u‖² (Q = diag(1 on u))",
+OBSERVABLES = {"G": "G = ‖u‖² − ‖w‖² (Q = J)", "u_sq": "‖u‖² (Q = diag(1 on u))",
                "w_sq": "‖w‖² (Q = diag(1 on w))"}
 
 
@@ -231,7 +231,7 @@ def noise_spectrum(model: SymmetricModel, theta, data) -> NoiseSpectrum:
     b = model.balance_signs() * th
     nb = float(np.linalg.norm(b))
     if nb == 0.0:
-        raise ValueError("theta must have a non-zero u or w block (Bθ = 0 has no direction)")
+        raise ValueError("theta must have a non-zero u or w block (Jθ = 0 has no direction)")
     b_hat = b / nb
     _, C, n = _grad_and_cov(model, th, data)
     vals, vecs = np.linalg.eigh(0.5 * (C + C.T))

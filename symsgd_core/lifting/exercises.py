@@ -6,6 +6,8 @@ Expected answers come from the lifting's own models (e.g. the ReLU neuron's loss
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..core.exercises import Exercise, Feedback, as_vector, number_exercise
@@ -67,8 +69,58 @@ def _check_grad_w_function(answer) -> Feedback:
 
 
 
+_WORKED = {
+    "det_rank1": ("$u w^\\top = \\begin{pmatrix}1\\cdot3 & 1\\cdot(-1)\\\\ 2\\cdot3 & 2\\cdot(-1)\\end{pmatrix} = "
+                  "\\begin{pmatrix}3&-1\\\\6&-2\\end{pmatrix}$, so $\\det = 3\\cdot(-2) - (-1)\\cdot 6 = 0$.\n\n"
+                  "In general $\\det(uw^\\top) = u_1w_1u_2w_2 - u_1w_2u_2w_1 = 0$: the two rows are multiples of "
+                  "$w^\\top$, so every $u w^\\top$ has rank $\\le 1$ and lies on the cone $\\det M = 0$ of §2."),
+    "midpoint_det": ("$M_1 + M_2 = e_1e_1^\\top + e_2e_2^\\top = I$, so the midpoint is $I/2$ and "
+                     "$\\det(I/2) = \\tfrac12\\cdot\\tfrac12 = \\tfrac14 \\ne 0$: rank 2.\n\n"
+                     "Two rank-1 matrices whose midpoint (and sum) has rank 2: the rank-1 set is neither a linear "
+                     "subspace nor convex, so $\\partial/\\partial M_{ij}$ of a function given only on it is undefined "
+                     "until the function is extended — the lifting."),
+    "euler_direction": ("By the symmetry $\\tilde\\ell(M, \\lambda w) = \\tilde\\ell(M, w)$ for $\\lambda > 0$. "
+                        "Differentiate at $\\lambda = 1$: $\\sum_j w_j\\,\\partial\\tilde\\ell/\\partial w_j = 0$, "
+                        "i.e. "
+                        "$\\partial\\tilde\\ell/\\partial w \\perp w$.\n\n"
+                        "So at $w = (2, 1)$ the answer is $(2, 1)$ or any non-zero multiple of it. It is *only* "
+                        "this one direction: the components of $\\partial\\tilde\\ell/\\partial w$ perpendicular to "
+                        "$w$, here along $(1, -2)$, are not constrained and are generally non-zero (§4)."),
+    "grad_w_function": ("With $\\ell(u, w) = F(M)$, $M_{ij} = u_iw_j$: $\\partial M_{ij}/\\partial w_k = "
+    "u_i\\delta_{jk}$, "
+                        "so $\\partial\\ell/\\partial w_k = \\sum_{ij} A_{ij}u_i\\delta_{jk} = \\sum_i u_iA_{ik} = "
+                        "(A^\\top u)_k$. (Likewise $\\partial\\ell/\\partial u = Aw$.)\n\n"
+                        "```python\ndef grad_w(A, u, w):\n    return A.T @ u\n```"),
+    "relu_sign": ("$-w = (-1, 0.5)$, so $-w^\\top x = -1 + 0.5 = -0.5 < 0$: the neuron is off and "
+                  "$f = (-u)\\,\\mathrm{relu}(-0.5) = 0$. The loss is $(0 - 3)^2 = 9$, while $\\ell(u, w) = "
+                  "(2\\cdot\\mathrm{relu}(0.5) - 3)^2 = 4$.\n\n"
+                  "Same matrix $(-u)(-w)^\\top = uw^\\top$, different loss: for a ReLU neuron the loss is a function "
+                  "of $uw^\\top$ *and* of a sign class (§5); only $\\lambda > 0$ is a symmetry."),
+    "balanced_lambda": ("Along $(\\lambda u, w/\\lambda)$: $\\nabla_u\\ell$ scales as $1/\\lambda$ (it carries $w$) "
+                        "and $\\nabla_w\\ell$ as $\\lambda$, so the traces scale as $1/\\lambda^2$ and $\\lambda^2$: "
+                        "$8/\\lambda^2$ and $2\\lambda^2$.\n\n"
+                        "Balance: $8/\\lambda^2 = 2\\lambda^2 \\Rightarrow \\lambda^4 = 4 \\Rightarrow \\lambda = "
+                        "\\sqrt2 "
+                        "\\approx 1.414$. This is the point $\\lambda^*$ (the star of §6's right panel) towards which "
+                        "SGD moves, since $dG/dt = T(\\mathrm{Tr}_u - \\mathrm{Tr}_w)$."),
+}
+_HINTS = {
+    "det_rank1": "Write out the four entries u_i w_j, then compare the two rows: how are they related?",
+    "midpoint_det": "Add the two matrices first; which matrix is their sum?",
+    "euler_direction": "Differentiate ℓ̃(M, λw) = ℓ̃(M, w) with respect to λ at λ = 1: which vector appears in the "
+                       "dot product with ∂ℓ̃/∂w?",
+    "grad_w_function": "Use the chain rule through M_ij = u_i w_j: ∂M_ij/∂w_k is non-zero only when j = k.",
+    "relu_sign": "Compute (−w)ᵀx first: is the neuron on or off? Then evaluate the prediction and the squared error.",
+    "balanced_lambda": "Write both traces as functions of λ and set them equal; solve for λ⁴ first.",
+}
+
+
+def _with_solutions(ex: Exercise) -> Exercise:
+    return replace(ex, worked=_WORKED[ex.name], hint=_HINTS[ex.name])
+
+
 #: The exercises of §7, by name (shown by :class:`~symsgd_core.ui.exercises.ExercisePanel`).
-EXERCISES = {ex.name: ex for ex in (
+EXERCISES = {ex.name: _with_solutions(ex) for ex in (
     number_exercise("det_rank1", "What is det(u wᵀ) for u = (1, 2), w = (3, −1)?", 0.0,
                     "u wᵀ = [[3, −1], [6, −2]] and 3·(−2) − (−1)·6 = 0: every u wᵀ has rank ≤ 1.",
                     "write out the four entries u_i w_j first.", solution=0.0, rel_tol=1e-9, abs_tol=1e-9,

@@ -19,6 +19,8 @@ from .checks import (
     check_histogram_depth2,
     check_most_likely_value,
     check_normalisation,
+    check_tail_exponent,
+    check_transitional_temperature,
     check_wrong_sign,
 )
 from .exercises import EXERCISES
@@ -70,6 +72,7 @@ from .laws import (
     most_likely_roots_depth1,
     most_likely_value_depth0,
     most_likely_value_depth1,
+    paper_transitional_temperature,
     phase_diagram,
     phase_grid,
     phase_of,
@@ -98,7 +101,8 @@ from .sgd import AMPLIFIED_LR, SGDSamples, sgd_v_samples
 __all__ = [
     # laws
     "DiagonalNetProblem", "as_problem", "StationaryLaw", "critical_temperature", "mode_onset_temperature",
-    "transitional_temperature", "phase_of", "phase_diagram", "PHASES", "PHASE_CODES", "phase_grid",
+    "transitional_temperature", "paper_transitional_temperature", "phase_of", "phase_diagram", "PHASES",
+    "PHASE_CODES", "phase_grid",
     "most_likely_value_depth0", "most_likely_value_depth1", "most_likely_roots_depth1", "variance_depth0",
     "tail_exponent", "log_density_depth0", "log_density_depth1",
     # the v-SDE engine
@@ -118,5 +122,5 @@ __all__ = [
     # checks and exercises
     "check_fokker_planck", "check_normalisation", "check_histogram_depth0", "check_histogram_depth1",
     "check_histogram_depth2", "check_collapse", "check_fluctuation_inversion", "check_most_likely_value",
-    "check_wrong_sign", "EXERCISES",
+    "check_wrong_sign", "check_tail_exponent", "check_transitional_temperature", "EXERCISES",
 ]

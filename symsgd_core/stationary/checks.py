@@ -24,6 +24,9 @@ from .laws import (
     log_density_depth1,
     most_likely_value_depth0,
     most_likely_value_depth1,
+    paper_transitional_temperature,
+    tail_exponent,
+    transitional_temperature,
     variance_depth0,
 )
 from .sde import relaxation_rate, simulate_v, simulate_v_coupled, v_space_coefficients
@@ -72,7 +75,7 @@ def check_fokker_planck(seed: int = 0, log_density0=log_density_depth0, log_dens
                 worst, worst_tol, where = float(err[i]), float(tol[i]), (k, sigma, gamma, T, depth, float(v[i]))
     return make_result(
         "stationary.fokker_planck",
-        "Eq. 12 (D=0) and Eq. 15 (D=1, weight decay) satisfy (log p)' = (2a − (b²)')/b²: zero-flux stationary FP",
+        "Eq. 12 (L = 0) and Eq. 15 (L = 1, weight decay) satisfy (log p)' = (2a − (b²)')/b²: zero-flux stationary FP",
         worst, worst_tol, "float64 round-off: 64·8·eps·(size of the largest term), complex-step derivative exact",
         details={"worst_at (k, sigma, gamma, T, depth, v)": where, "settings": len(SETTINGS)})
 
@@ -157,10 +160,10 @@ def check_normalisation(seed: int = 0, law_factory=StationaryLaw) -> list:
                 id_err, id_tol = resid, r_tol
     src = "10× scipy quad abserr + 10× Richardson estimate of the table's Simpson error + round-off"
     return [
-        make_result("stationary.normalisation", "The normalised closed forms (D = 0, 1) integrate to 1 (scipy quad)",
+        make_result("stationary.normalisation", "The normalised closed forms (L = 0, 1) integrate to 1 (scipy quad)",
                     norm_err, norm_tol, src, details={"rows": rows}),
         make_result("stationary.moment_identities",
-                    "D=0: E v = β₂/β₁', Var v = Tg(Ev)/(β₁'−Tα₁); D=1: β₁E v − β₂' + T E g(v) = 0",
+                    "L = 0: E v = β₂/β₁', Var v = Tg(Ev)/(β₁'−Tα₁); L = 1: β₁E v − β₂' + T E g(v) = 0",
                     id_err, id_tol, src + " (propagated through the identity)", details={"rows": rows}),
     ]
 
@@ -206,7 +209,7 @@ def check_histogram_depth0(seed: int = 0, law=None, n_chains: int = 4000, dt: fl
     prob, T = _problem(1.0, 1.0, 0.0), 0.25
     law = StationaryLaw(prob, T, 0) if law is None else law
     out = gof_against_law(law, 0, prob, T, n_chains=n_chains, dt=dt, seed=seed)
-    return _gof_result("stationary.histogram_depth0", "D=0 SDE chains at T=0.25 (k=σ=1) are distributed as Eq. 12",
+    return _gof_result("stationary.histogram_depth0", "L = 0 SDE chains at T=0.25 (k=σ=1) are distributed as Eq. 12",
                        out)
 
 
@@ -217,7 +220,7 @@ def check_histogram_depth1(seed: int = 0, law=None, n_chains: int = 4000, dt: fl
     law = StationaryLaw(prob, T, 1) if law is None else law
     out = gof_against_law(law, 1, prob, T, n_chains=n_chains, dt=dt, seed=seed)
     return _gof_result("stationary.histogram_depth1",
-                       "D=1 SDE chains at T=0.12, γ=0.1 (k=σ=1) are distributed as Eq. 15 with weight decay", out)
+                       "L = 1 SDE chains at T=0.12, γ=0.1 (k=σ=1) are distributed as Eq. 15 with weight decay", out)
 
 
 @register("stationary.histogram_depth2")
@@ -227,7 +230,7 @@ def check_histogram_depth2(seed: int = 0, law=None, n_chains: int = 3000, dt: fl
     law = StationaryLaw(prob, T, 2) if law is None else law
     out = gof_against_law(law, 2, prob, T, n_chains=n_chains, dt=dt, seed=seed)
     return _gof_result("stationary.histogram_depth2",
-                       "D=2 SDE chains at T=0.15 (k=σ=1) follow the numerically integrated stationary law", out)
+                       "L = 2 SDE chains at T=0.15 (k=σ=1) follow the numerically integrated stationary law", out)
 
 
 # ============================================================================ collapse at T_c
@@ -278,7 +281,7 @@ def check_collapse(seed: int = 0, tc_formula=critical_temperature, n_chains: int
     above = simulate_v(prob, 1.2 * tc, 1, n_chains=500, t_end=20.0, dt=0.02, v0=1.0, scheme="weak2", seed=seed)
     frac = float(np.mean(above.final < 1e-3))
     return make_result("stationary.collapse_at_Tc",
-                       "D=1, γ=0.2: log v drifts to −∞ at T = 1.2·T_c and away from 0 at 0.8·T_c, T_c = (β₂−γ)/α₃",
+                       "L = 1, γ=0.2: log v drifts to −∞ at T = 1.2·T_c and away from 0 at 0.8·T_c, T_c = (β₂−γ)/α₃",
                        min(zs), Z, f"each drift must differ from 0 by ≥ {Z:g} standard errors of the mean "
                        f"over {n_chains} independent chains (+ nonlinearity bound)", relation=">=",
                        details={"T_c": tc, "rows": rows, "fraction_below_1e-3_from_v0=1_at_t=20": frac})
@@ -307,11 +310,11 @@ def check_fluctuation_inversion(seed: int = 0, law_factory=StationaryLaw, n_temp
     rise = float(var1[i_peak] - var1[0])
     tol1 = 2.0 * float(errs1.max()) + roundoff_tolerance(float(var1.max()), 100)
     return [
-        make_result("stationary.variance_monotone_depth0", "D=0: Var[v] increases with T (T/(1−2T) at k=σ=1)",
+        make_result("stationary.variance_monotone_depth0", "L = 0: Var[v] increases with T (T/(1−2T) at k=σ=1)",
                     float(inc0.min()), -tol0, "numerical error of the tabulated variances (Richardson) + round-off",
                     relation=">=", details={"T": temps0.tolist(), "var": var0.tolist()}),
         make_result("stationary.variance_inversion_depth1",
-                    "D=1: Var[v] rises then falls towards 0 as T → T_c (fluctuation inversion)",
+                    "L = 1: Var[v] rises then falls towards 0 as T → T_c (fluctuation inversion)",
                     min(drop, rise), 10.0 * tol1, "10× the numerical error of the tabulated variances",
                     relation=">=", details={"T": temps1.tolist(), "var": var1.tolist(), "T_peak": float(temps1[i_peak]),
                                             "var_peak": float(var1[i_peak]), "var_at_0.99Tc": float(var1[-1])}),
@@ -359,7 +362,7 @@ def check_most_likely_value(seed: int = 0, root_formula=most_likely_value_depth1
     limit_gap = abs(root_formula(1e-9, prob) - prob.beta2 / prob.beta1)
     return [
         make_result("stationary.most_likely_root", "d log p/dv = 0 at the root of 7α₁Tv² + (β₁−10α₂T)v − (β₂'−3α₃T) "
-                    "(D=1) and at (β₂+2α₂T)/(β₁'+2α₁T) (D=0)", worst_d, worst_dtol,
+                    "(L = 1) and at (β₂+2α₂T)/(β₁'+2α₁T) (L = 0)", worst_d, worst_dtol,
                     "float64 round-off of the summed terms (complex-step derivative)", details={"rows": rows}),
         make_result("stationary.most_likely_is_global_max", "no grid point beats the root's log density: it is the "
                     f"global max (and → β₂/β₁ as T → 0: gap {limit_gap:.2e} at T = 1e-9)", worst_x,
@@ -384,7 +387,7 @@ def check_wrong_sign(seed: int = 0, depth0_law=None, collapse_rate=None, n_chain
                                   seed=seed)
     predicted = -float(rate(prob, T))
     res1 = make_result("stationary.wrong_sign_depth1",
-                       "D=1 from u = −w (v = −1): log|v| → −∞ at rate 4(β₂+γ+Tα₃): the wrong sign is never learned",
+                       "L = 1 from u = −w (v = −1): log|v| → −∞ at rate 4(β₂+γ+Tα₃): the wrong sign is never learned",
                        abs(slope - predicted), mc_tolerance(se, Z) + bias,
                        f"{Z:g} standard errors of the mean slope over {n_chains} chains + nonlinearity bound",
                        details={"slope": slope, "predicted": predicted, "stderr": se, "nonlinearity": bias})
@@ -398,9 +401,93 @@ def check_wrong_sign(seed: int = 0, depth0_law=None, collapse_rate=None, n_chain
     # burn-in from a point start: distance to stationarity decays as e^{−λ₁t} (prefactor taken as 1)
     burn = math.exp(-lam * fine.times[-1])
     res0 = make_result("stationary.wrong_sign_depth0",
-                       f"D=0 from v = −1: P(v < 0) matches Eq. 12's {p_theory:.4f} > 0 (linear regression keeps the "
+                       f"L = 0 from v = −1: P(v < 0) matches Eq. 12's {p_theory:.4f} > 0 (linear regression keeps the "
                        "wrong sign)", abs(p_fine - p_theory), mc_tolerance(se0, Z) + abs(p_fine - p_coarse) + burn,
                        f"{Z:g} binomial standard errors (n = {n_chains}) + |P_dt − P_dt/2| "
-                       "+ e^(−λ₁t) burn-in (t = 8/λ₁)",
+                       "+ e^(−κt) burn-in (t = 8/κ)",
                        details={"p_sim": p_fine, "p_sim_coarse": p_coarse, "p_theory": p_theory, "lambda1": lam})
     return [res1, res0]
+
+
+# ============================================================================ tails and T* (issue 15: E7, E12)
+def check_tail_exponent(seed: int = 0, exponent=tail_exponent, depths=(1, 2, 4), temperatures=(0.05, 0.15, 0.3),
+                        v_far: float = 1e3) -> list:
+    """The tail exponent of ``p(v) ~ v^ρ`` is ``−5 + 3/(L+1)`` **for depth L ≥ 1 only**, whatever T is; at L = 0
+    it is ``−2 − β₁'/(α₁T)`` and depends on T (k = σ = 1).
+
+    Rows: (1) ``stationary.tail_depth_ge1``: at every depth in ``depths`` (each ≥ 1) and every temperature, the
+    local log–log slope of the law at ``v_far`` equals ``exponent(L)`` within its Richardson error bound
+    (:meth:`StationaryLaw.tail_slope`; measured: the worst |slope − ρ|/bound); (2) ``stationary.tail_depth0``:
+    at L = 0 the slope matches ``exponent(0, T, problem)`` at each T (same bound) and (3)
+    ``stationary.tail_depth0_moves``: differs between the lowest and the highest T by more than both bounds —
+    "independent of T" is false at depth 0 (measured: the gap in units of the summed bounds, must reach 1).
+    ``exponent`` is the formula tested (inject a wrong one to see the check fail).
+    """
+    prob = _problem(1.0, 1.0, 0.0)
+    if any(int(D) < 1 for D in depths):
+        raise ValueError(f"depths must all be >= 1 (depth 0 is row 2), got {depths}")
+    worst, rows = 0.0, []
+    for D in depths:
+        for T in temperatures:
+            slope, bound = StationaryLaw(prob, T, int(D)).tail_slope(v_far)
+            err = abs(slope - float(exponent(int(D)))) / bound
+            rows.append({"depth": int(D), "T": T, "slope": slope, "bound": bound})
+            worst = max(worst, err)
+    worst0, rows0 = 0.0, []
+    for T in temperatures:
+        slope, bound = StationaryLaw(prob, T, 0).tail_slope(v_far)
+        rows0.append({"T": T, "slope": slope, "bound": bound, "rho": float(exponent(0, T, prob))})
+        worst0 = max(worst0, abs(slope - rows0[-1]["rho"]) / bound)
+    lo, hi = rows0[0], rows0[-1]
+    moves = abs(lo["slope"] - hi["slope"]) / (lo["bound"] + hi["bound"])
+    src = f"the Richardson bound on the local slope at v = {v_far:g} (measured in units of it)"
+    return [
+        make_result("stationary.tail_depth_ge1",
+                    f"depth L ≥ 1 (L = {', '.join(str(int(D)) for D in depths)}): p(v) ~ v^(−5 + 3/(L+1)) at every "
+                    f"T = {', '.join(f'{T:g}' for T in temperatures)} — the exponent does not depend on T",
+                    worst, 1.0, src, details={"rows": rows}),
+        make_result("stationary.tail_depth0",
+                    "depth 0 (linear regression): p(v) ~ v^(−2 − β₁'/(α₁T)) at each T", worst0, 1.0, src,
+                    details={"rows": rows0}),
+        make_result("stationary.tail_depth0_moves",
+                    f"… so at depth 0 the exponent moves with T ({lo['slope']:.3g} at T = {lo['T']:g}, "
+                    f"{hi['slope']:.3g} at T = {hi['T']:g}): 'independent of T' holds for L ≥ 1 only",
+                    moves, 1.0, "the gap must exceed the sum of the two Richardson bounds", relation=">=",
+                    details={"rows": rows0}),
+    ]
+
+
+def check_transitional_temperature(seed: int = 0, formula=transitional_temperature,
+                                   paper_formula=paper_transitional_temperature) -> list:
+    """Where the notebook's ``T*`` departs from the paper's closed form, and why (k = 1).
+
+    Rows: (1) ``stationary.tstar_agrees``: at σ = 1 both give the same ``T*`` (≈ 0.2016; round-off of the
+    quadratic formula); (2) ``stationary.tstar_paper_above_tc``: at σ = 0.7 the paper's root lies above
+    ``T_c`` — a phase boundary where no density exists (measured: paper − T_c, must be > 0);
+    (3) ``stationary.tstar_inside``: the notebook's ``T*`` lies in ``[T_c/3, T_c]`` at every σ of a grid
+    (measured: the largest violation, must be ≤ round-off).
+    """
+    p1, p07 = _problem(1.0, 1.0, 0.0), _problem(1.0, 0.7, 0.0)
+    a1, b1 = float(formula(p1)), float(paper_formula(p1))
+    tc07, b07, a07 = critical_temperature(p07), float(paper_formula(p07)), float(formula(p07))
+    worst = 0.0
+    for sigma in np.linspace(0.3, 3.0, 28):
+        p = _problem(1.0, float(sigma), 0.0)
+        tc, ts = critical_temperature(p), float(formula(p))
+        worst = max(worst, tc / 3 - ts, ts - tc, 0.0 if math.isfinite(ts) else math.inf)
+    details = {"sigma1": {"notebook": a1, "paper": b1, "T_c": critical_temperature(p1)},
+               "sigma0.7": {"notebook": a07, "paper": b07, "T_c": tc07}}
+    tol = roundoff_tolerance(1.0, 16)
+    return [
+        make_result("stationary.tstar_agrees", f"k = σ = 1: the notebook's T* = {a1:.4f} equals the paper's "
+                    f"closed form {b1:.4f}", abs(a1 - b1), tol, "float64 round-off of the quadratic formula",
+                    details=details),
+        make_result("stationary.tstar_paper_above_tc",
+                    f"k = 1, σ = 0.7: the paper's closed form gives T* = {b07:.3f} > T_c = {tc07:.4f}, where no "
+                    f"density exists; the notebook's T* = {a07:.4f} stays in [T_c/3, T_c]",
+                    b07 - tc07, tol, "strictly above T_c, by more than round-off (measured: paper's T* − T_c)",
+                    relation=">=",
+                    details=details),
+        make_result("stationary.tstar_inside", "the notebook's T* lies in [T_c/3, T_c] for every σ in [0.3, 3]",
+                    worst, tol, "float64 round-off", details=details),
+    ]

@@ -53,6 +53,7 @@ __all__ = [
     "critical_temperature",
     "mode_onset_temperature",
     "transitional_temperature",
+    "paper_transitional_temperature",
     "phase_of",
     "phase_diagram",
     "PHASES",
@@ -272,6 +273,31 @@ PHASES = {
     "collapsing": "T* < T < T_c: p diverges at v = 0 and decreases monotonically",
     "dead": "T ≥ T_c: p = δ(v): nothing is learned",
 }
+
+
+def paper_transitional_temperature(problem: DiagonalNetProblem) -> float:
+    """The paper's closed form for ``T*``: the positive root of the discriminant ``Q(T) = 0``, unclipped.
+
+    ``Q(T) = (100α₂² − 84α₁α₃)T² + (28α₁β₂' − 20α₂β₁)T + β₁²`` is the discriminant of the extremum quadratic
+    of Eq. 15 (see :func:`transitional_temperature`); the paper reads ``T*`` off its larger root. That root
+    is where the two interior extrema *would* merge, but it ignores that the density only exists below
+    ``T_c`` and that the two roots must be positive (``β₁ − 10α₂T < 0``): it equals
+    :func:`transitional_temperature` at k = σ = 1 (≈ 0.2016) and exceeds ``T_c`` at small σ (≈ 0.932 at
+    k = 1, σ = 0.7, where ``T_c ≈ 0.402``). Kept to show the difference; the notebooks use
+    :func:`transitional_temperature`. ``nan`` when ``Q`` has no positive root.
+    """
+    p = as_problem(problem)
+    b2 = p.beta2 - p.weight_decay
+    qa = 100.0 * p.alpha2**2 - 84.0 * p.alpha1 * p.alpha3
+    qb = 28.0 * p.alpha1 * b2 - 20.0 * p.alpha2 * p.beta1
+    qc = p.beta1**2
+    if qa == 0:
+        roots = [-qc / qb] if qb != 0 else []
+    else:
+        disc = qb * qb - 4.0 * qa * qc
+        roots = [] if disc < 0 else [(-qb + math.sqrt(disc)) / (2 * qa), (-qb - math.sqrt(disc)) / (2 * qa)]
+    positive = [r for r in roots if r > 0]
+    return float(max(positive)) if positive else float("nan")
 
 
 def phase_of(temperature: float, problem: DiagonalNetProblem) -> str:

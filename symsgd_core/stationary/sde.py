@@ -141,8 +141,8 @@ class StationaryRun(VRun):
     def summary(self) -> str:
         text = super().summary()
         if not self.relaxed:
-            text += (f"; NOT relaxed: λ₁·t = {self.lambda1 * self.t_end:.2g} < {self.relax_times:g}"
-                     if self.lambda1 > 0 else "; no relaxation (collapsed law, λ₁ = 0)")
+            text += (f"; NOT relaxed: κ·t = {self.lambda1 * self.t_end:.2g} < {self.relax_times:g}"
+                     if self.lambda1 > 0 else "; no relaxation (collapsed law, κ = 0)")
         return text
 
 

@@ -283,21 +283,21 @@ class ItoTermsExplorer(Controller):
             rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
             specs=[[{}, {"secondary_y": True}]],
             # short titles: the figure must read at JupyterLab's narrower width too (the formula is in the text)
-            subplot_titles=("Itô's lemma, term by term", "spectrum of C(θ) and where Bθ points")))
+            subplot_titles=("Itô's lemma, term by term", "spectrum of C(θ) and where Jθ points")))
         fig.update_layout(height=440, barmode="group", **_LAYOUT)
-        cats = ["drift<br>−2θᵀQ∇L", "Itô correction<br>T·Tr[QC]", "noise coefficient<br>‖2√T·√C·Qθ‖"]
+        cats = ["drift<br>−2θᵀQ∇𝓛", "Itô correction<br>T·Tr[QC]", "noise coefficient<br>‖2√T·√C·Qθ‖"]
         self._cats = cats
-        fig.add_bar(x=cats, y=[0, 0, 0], name="f = G = ‖u‖² − ‖w‖²  (Q = B)", marker_color=COLOURS["G"],
+        fig.add_bar(x=cats, y=[0, 0, 0], name="f = G = ‖u‖² − ‖w‖²  (Q = J)", marker_color=COLOURS["G"],
                     texttemplate="%{y:.3g}", textposition="outside", row=1, col=1)
         fig.add_bar(x=cats, y=[0, 0, 0], name="f = ‖u‖²", marker_color=COLOURS["u_sq"],
                     texttemplate="%{y:.3g}", textposition="outside", row=1, col=1)
         fig.add_bar(x=[], y=[], name="eigenvalues of C", marker_color="#94a3b8", showlegend=True,
                     texttemplate="%{y:.2g}", textposition="outside", row=1, col=2)
         fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=13, symbol="diamond", color=COLOURS["point"]),
-                        name="weight of Bθ/‖Bθ‖ on the eigenvector (right axis)", row=1, col=2, secondary_y=True)
+                        name="weight of Jθ/‖Jθ‖ on the eigenvector (right axis)", row=1, col=2, secondary_y=True)
         fig.update_yaxes(title_text="per unit time t", row=1, col=1)
         fig.update_yaxes(title_text="eigenvalue", row=1, col=2, secondary_y=False)
-        fig.update_yaxes(title_text="(eᵢ·Bθ/‖Bθ‖)²", range=[0, 1.1], tickmode="array",
+        fig.update_yaxes(title_text="(eᵢ·Jθ/‖Jθ‖)²", range=[0, 1.1], tickmode="array",
                          tickvals=[0, 0.25, 0.5, 0.75, 1], showgrid=False, row=1, col=2, secondary_y=True)
         self.figures = [fig]
         self.proof = widgets.HTML(layout=widgets.Layout(width="100%"))
@@ -325,13 +325,13 @@ class ItoTermsExplorer(Controller):
                 fig.data[3].update(x=labels, y=spec.overlaps)
         self.proof.value = self._proof_html()
         if spec is None:
-            self.say("At u = w = 0 the direction Bθ is zero: there is no symmetry direction to mark (and every "
+            self.say("At u = w = 0 the direction Jθ is zero: there is no symmetry direction to mark (and every "
                      "gradient vanishes). Move u or w away from 0.", "warning")
         else:
             zero = int(np.argmax(spec.overlaps))
-            self.say(f"dG/dt = T·Tr[CB] = {_fmt(tg.rate)} exactly (drift {_fmt(tg.drift, 2)}, noise "
+            self.say(f"dG/dt = T·Tr[CJ] = {_fmt(tg.rate)} exactly (drift {_fmt(tg.drift, 2)}, noise "
                      f"{_fmt(tg.noise_std, 2)}: round-off). d‖u‖² has drift {_fmt(tu.drift)}, Itô correction "
-                     f"{_fmt(tu.ito_correction)} and noise coefficient {_fmt(tu.noise_std)}. Bθ puts "
+                     f"{_fmt(tu.ito_correction)} and noise coefficient {_fmt(tu.noise_std)}. Jθ puts "
                      f"{spec.overlaps[zero]:.6f} of its weight on eigenvalue {_fmt(spec.eigenvalues[zero], 2)} of C "
                      f"(largest eigenvalue {_fmt(spec.eigenvalues[-1])}): a null direction.")
 
@@ -343,13 +343,13 @@ class ItoTermsExplorer(Controller):
             extra = (f"<tr><td>7′</td><td>scalar model: C = 4g(v)∇v∇vᵀ, so dG/dt = −4T·g(v)·G</td>"
                      f"<td>{_fmt(p.scalar_rate)}</td><td></td></tr>")
         rows = [
-            ("1", "Itô: df = (∇fᵀμ + ½Tr[Dᵀ∇²f D]) dt + ∇fᵀD dW, μ = −∇L, D = √(TC)", "", ""),
-            ("2", "f = θᵀQθ: ∇f = 2Qθ, ∇²f = 2Q (G: Q = B; ‖u‖²: Q = diag(1 on u))", "", ""),
-            ("3", "symmetry, per sample: max over samples |θᵀB∇ℓ(θ, x)|", _fmt(p.sym_residual, 2), "—"),
-            ("4", "drift ∇fᵀμ = −2θᵀQ∇L", _fmt(tg.drift, 2), _fmt(tu.drift)),
-            ("5", "θᵀBC = E[(θᵀB∇ℓ)∇ℓᵀ] − (θᵀB∇L)∇Lᵀ: ‖θᵀBC‖", _fmt(p.BC_norm, 2), "—"),
-            ("6", "noise ∇fᵀD = 2√T·(Qθ)ᵀ√C: its norm", _fmt(tg.noise_std, 2), _fmt(tu.noise_std)),
-            ("7", "Itô correction ½Tr[Dᵀ∇²f D] = T·Tr[QC]", _fmt(tg.ito_correction), _fmt(tu.ito_correction)),
+            ("1", "Itô: df = (∇fᵀμ + ½Tr[𝐃ᵀ∇²f 𝐃]) dt + ∇fᵀ𝐃 dW, μ = −∇𝓛, 𝐃 = √(TC)", "", ""),
+            ("2", "f = θᵀQθ: ∇f = 2Qθ, ∇²f = 2Q (G: Q = J; ‖u‖²: Q = diag(1 on u))", "", ""),
+            ("3", "symmetry, per sample: max over samples |θᵀJ∇ℓ(θ, x)|", _fmt(p.sym_residual, 2), "—"),
+            ("4", "drift ∇fᵀμ = −2θᵀQ∇𝓛", _fmt(tg.drift, 2), _fmt(tu.drift)),
+            ("5", "θᵀJC = E[(θᵀJ∇ℓ)∇ℓᵀ] − (θᵀJ∇𝓛)∇𝓛ᵀ: ‖θᵀJC‖", _fmt(p.BC_norm, 2), "—"),
+            ("6", "noise ∇fᵀ𝐃 = 2√T·(Qθ)ᵀ√C: its norm", _fmt(tg.noise_std, 2), _fmt(tu.noise_std)),
+            ("7", "Itô correction ½Tr[𝐃ᵀ∇²f 𝐃] = T·Tr[QC]", _fmt(tg.ito_correction), _fmt(tu.ito_correction)),
             ("8", "T·(Tr Cov∇_uℓ − Tr Cov∇_wℓ)", _fmt(T * (p.tr_cov_u - p.tr_cov_w)), "—"),
             ("9", "E[df]/dt = drift + Itô correction", _fmt(tg.rate), _fmt(tu.rate)),
         ]
@@ -390,8 +390,8 @@ def _divergence_message(name: str, step: int, theta, lr: float, limit: float, st
 
 #: Why a run of the scalar model diverges (shown once under the per-run headlines).
 DIVERGENCE_WHY = ("Gradient descent on this loss is stable only while η(u² + w²) < 1/E[x²] = 1 (a sample x needs "
-                  "η·x²(u² + w²) < 1):<br>beyond, each step overshoots the valley uw = 1, η|ḡ_B| grows, and the "
-                  "factor 1 − η²ḡ_B² < −1 makes |u² − w²| grow too.<br>Lower η or start closer to the origin.")
+                  "η·x²(u² + w²) < 1):<br>beyond, each step overshoots the valley uw = 1, η|ḡ_ℬ| grows, and the "
+                  "factor 1 − η²ḡ_ℬ² < −1 makes |u² − w²| grow too.<br>Lower η or start closer to the origin.")
 
 
 def _decimate(n: int, limit: int = 1500) -> np.ndarray:
@@ -903,7 +903,7 @@ class DiscreteBreakdown(RunController):
         fig = go.FigureWidget(make_subplots(
             rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45],
             subplot_titles=("log₁₀|u² − w²| after each step (colour: sign of u² − w²)",
-                            "the factor 1 − η²ḡ_B² of each step")))
+                            "the factor 1 − η²ḡ_ℬ² of each step")))
         fig.update_layout(height=600, **_LAYOUT)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#94a3b8", width=1), showlegend=False,
                         row=1, col=1)
@@ -922,7 +922,7 @@ class DiscreteBreakdown(RunController):
             fig.add_annotation(x=1.0, xref="x2 domain", xanchor="right", y=y, yref="y2", text=text, showarrow=False,
                                font=dict(size=11, color="#475569"))
         fig.update_yaxes(title_text="log₁₀|G|", row=1, col=1)
-        fig.update_yaxes(title_text="1 − η²ḡ_B²", range=[self.FACTOR_FLOOR - 0.3, 1.2], row=2, col=1)
+        fig.update_yaxes(title_text="1 − η²ḡ_ℬ²", range=[self.FACTOR_FLOOR - 0.3, 1.2], row=2, col=1)
         fig.update_xaxes(title_text="step n", row=2, col=1)
         self.figures = [fig]
         self.result = None
@@ -966,8 +966,8 @@ class DiscreteBreakdown(RunController):
         if diverged:
             self.say(self._divergence_text(traj, th, lr).replace("<br>", " "), "error")
             return
-        msg = (f"η = {lr:.3g}: largest η|ḡ_B| = {r.max_eta_g:.3g}. G = u² − w² went from {G[0]:.3g} to {G[-1]:.3g}. "
-               f"It changed sign at {r.flips} step(s) (η|ḡ_B| > 1) and grew in size at {r.grows} (η|ḡ_B| > √2); "
+        msg = (f"η = {lr:.3g}: largest η|ḡ_ℬ| = {r.max_eta_g:.3g}. G = u² − w² went from {G[0]:.3g} to {G[-1]:.3g}. "
+               f"It changed sign at {r.flips} step(s) (η|ḡ_ℬ| > 1) and grew in size at {r.grows} (η|ḡ_ℬ| > √2); "
                "in continuous time neither can happen.")
         if not np.abs(G[-1]) > r.G_floor[-1]:
             msg += " (G has reached float64 round-off, |G| ≲ 64·eps·(u² + w²): its last values are noise.)"

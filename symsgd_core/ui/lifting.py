@@ -227,16 +227,16 @@ class RankOneSetController(Controller):
             fig.data[2].x, fig.data[2].y, fig.data[2].z = [q1], [r1], [p1]
             fig.data[3].x, fig.data[3].y, fig.data[3].z = [q2], [r2], [p2]
             fig.data[4].x, fig.data[4].y, fig.data[4].z = [qm], [rm], [pm]
-        shape = "a double cone (s = 0)" if abs(s) < 1e-12 else "a hyperboloid of one sheet"
+        shape = "a double cone (z = 0)" if abs(s) < 1e-12 else "a hyperboloid of one sheet"
         tail = ("φ = 0: M′ = M, so the midpoint is M itself." if phi == 0 else
                 f"Midpoint det = {q.det_mid:.4f} ≠ 0: rank 2, off the set; the sum M + M′ = 2 × midpoint has "
                 f"det = {q.det_sum:.4f}.")
-        self.say(f"Slice s = {s:.3f}: the rank-≤1 set is {shape}. det M = {q.det_M:.1e}, det M′ = "
+        self.say(f"Slice z = {s:.3f}: the rank-≤1 set is {shape}. det M = {q.det_M:.1e}, det M′ = "
                  f"{q.det_M2:.1e} (both on the set). {tail}")
 
     def summary(self) -> str:
         q = self.result
-        return (f"Here $s = {q.s:.3f}$; $\\det M = {q.det_M:.1e}$ and $\\det M' = {q.det_M2:.1e}$ "
+        return (f"Here $z = {q.s:.3f}$; $\\det M = {q.det_M:.1e}$ and $\\det M' = {q.det_M2:.1e}$ "
                 f"(round-off), while $\\det\\tfrac12(M + M') = {q.det_mid:.4f}$ and "
                 f"$\\det(M + M') = {q.det_sum:.4f}$: the sum of two rank-1 matrices has rank 2.")
 
@@ -328,18 +328,18 @@ class EulerController(Controller):
         super().__init__()
         self.controls = {"model": _model_dropdown(model), **_param_controls(theta_u, u_len, theta_w, w_len)}
         fig = make_subplots(1, 2, column_widths=[0.5, 0.5], horizontal_spacing=0.12,
-                            subplot_titles=["L̃(M, w′) over the w′-plane, M = u wᵀ fixed",
+                            subplot_titles=["𝓛̃(M, w′) over the w′-plane, M = u wᵀ fixed",
                                             "∂L/∂u, ∂L/∂w: autograd vs liftings"])
         fig.add_trace(go.Heatmap(x=self.GRID, y=self.GRID, z=np.zeros((self.GRID.size, self.GRID.size)),
-                                 colorscale="Viridis", colorbar={"x": 0.44, "len": 0.8, "title": {"text": "L̃"}},
-                                 zsmooth="best", name="L̃(M, w′)"), 1, 1)
-        fig.add_trace(go.Scatter(x=[0, 0], y=[0, 0], mode="lines", name="ray through w: L̃ constant",
+                                 colorscale="Viridis", colorbar={"x": 0.44, "len": 0.8, "title": {"text": "𝓛̃"}},
+                                 zsmooth="best", name="𝓛̃(M, w′)"), 1, 1)
+        fig.add_trace(go.Scatter(x=[0, 0], y=[0, 0], mode="lines", name="ray through w: 𝓛̃ constant",
                                  line={"color": "#f472b6", "dash": "dot", "width": 3}), 1, 1)
         fig.add_trace(_arrow_trace("w", COLOURS["w"]), 1, 1)
-        fig.add_trace(_arrow_trace("∂L̃/∂w", COLOURS["grad"]), 1, 1)
+        fig.add_trace(_arrow_trace("∂𝓛̃/∂w", COLOURS["grad"]), 1, 1)
         labels = ["∂L/∂u₁", "∂L/∂u₂", "∂L/∂w₁", "∂L/∂w₂"]
-        for name, colour in (("autograd on L(u, w)", COLOURS["autograd"]), ("from A_F (w-free F)", COLOURS["F"]),
-                             ("from A_nat (natural)", COLOURS["natural"])):
+        for name, colour in (("autograd on 𝓛(u, w)", COLOURS["autograd"]), ("from ∇F (w-free F)", COLOURS["F"]),
+                             ("from ∇F_nat (natural)", COLOURS["natural"])):
             fig.add_trace(go.Bar(x=labels, y=[0, 0, 0, 0], name=name, marker_color=colour), 1, 2)
         fig.update_xaxes(range=[self.GRID[0], self.GRID[-1]], title_text="w′₁", row=1, col=1)
         fig.update_yaxes(range=[self.GRID[0], self.GRID[-1]], title_text="w′₂", scaleanchor="x", scaleratio=1,
@@ -366,28 +366,28 @@ class EulerController(Controller):
             fig.data[1].x, fig.data[1].y = [0, ray[0]], [0, ray[1]]
             fig.data[2].x, fig.data[2].y = _arrow(0, 0, *w)
             fig.data[3].x, fig.data[3].y = _arrow(w[0], w[1], tip[0], tip[1])
-            fig.data[3].name = f"∂L̃/∂w (norm {q.gw_norm:.3g}, drawn at length 0.8)"
+            fig.data[3].name = f"∂𝓛̃/∂w (norm {q.gw_norm:.3g}, drawn at length 0.8)"
             fig.data[4].y = auto
             fig.data[5].y = q.F if q.F is not None else [0, 0, 0, 0]
             fig.data[5].visible = q.F is not None
             fig.data[6].y = q.nat if q.nat is not None else [0, 0, 0, 0]
             fig.data[6].visible = q.nat is not None
-        parts = [f"Euler: w·∂L̃/∂w = {q.euler:.1e}, but ∂L̃/∂w = {_fmt_vec(q.gw)} (norm {q.gw_norm:.3g}): "
+        parts = [f"Euler: w·∂𝓛̃/∂w = {q.euler:.1e}, but ∂𝓛̃/∂w = {_fmt_vec(q.gw)} (norm {q.gw_norm:.3g}): "
                  "not zero, perpendicular to w."]
         level = "info"
         if q.F is None:
-            parts.append("w ⟂ r (wᵀr = 0): ŵ(M) = MᵀMr/‖MᵀMr‖ is undefined here; F is not drawn.")
+            parts.append("w ⟂ e (wᵀe = 0): ŵ(M) = MᵀMe/‖MᵀMe‖ is undefined here; F is not drawn.")
             level = "warning"
         else:
             err = float(np.abs(q.F - auto).max())
             if float(w @ case.r) < 0:
-                parts.append(f"wᵀr < 0: F describes the other sign class (−u, −w); its gradients differ from "
+                parts.append(f"wᵀe < 0: F describes the other sign class (−u, −w); its gradients differ from "
                              f"autograd's by {err:.3g}" + (" (equal here: this model is even under (u, w) → (−u, −w))."
                                                             if case.model.negation_symmetric else
                                                             " — the sign caveat of §5."))
                 level = "warning" if not case.model.negation_symmetric else "info"
             else:
-                parts.append(f"w-free F: A_F w and A_Fᵀu match autograd to {err:.1e}.")
+                parts.append(f"w-free F: ∇F·w and ∇Fᵀu match autograd to {err:.1e}.")
         if q.nat is not None:
             parts.append(f"Natural lifting: to {float(np.abs(q.nat - auto).max()):.1e}.")
         else:
@@ -396,8 +396,9 @@ class EulerController(Controller):
 
     def summary(self) -> str:
         q = self.result
-        return (f"At this setting $\\partial\\tilde L/\\partial w = {_fmt_vec(q.gw)}$ (norm {q.gw_norm:.3g}) "
-                f"while $w\\cdot\\partial\\tilde L/\\partial w = {q.euler:.1e}$.")
+        return (f"At this setting $\\partial\\tilde{{\\mathcal L}}/\\partial w = {_fmt_vec(q.gw)}$ (norm "
+                f"{q.gw_norm:.3g}) "
+                f"while $w\\cdot\\partial\\tilde{{\\mathcal L}}/\\partial w = {q.euler:.1e}$.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -426,7 +427,7 @@ class SignCaveatController(Controller):
                             subplot_titles=["L(λu, w/λ): M is the same at λ and −λ", "inputs and the sign of wᵀx"])
         self._lams = SIGN_LAMBDAS
         fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name="L(λu, w/λ)", line={"color": "#111827"}), 1, 1)
-        fig.add_trace(go.Scatter(x=[-3, 3], y=[0, 0], mode="lines", name="F(u wᵀ) (class wᵀr > 0)",
+        fig.add_trace(go.Scatter(x=[-3, 3], y=[0, 0], mode="lines", name="F(u wᵀ) (class wᵀe > 0)",
                                  line={"color": COLOURS["F"], "dash": "dash"}), 1, 1)
         fig.add_trace(go.Scatter(x=[1, -1], y=[0, 0], mode="markers", name="current ±λ",
                                  marker={"size": 12, "color": [COLOURS["plus"], COLOURS["minus"]]}), 1, 1)
@@ -468,19 +469,20 @@ class SignCaveatController(Controller):
             fig.data[5].x, fig.data[5].y = [-edge[0], edge[0]], [-edge[1], edge[1]]
             fig.data[6].x, fig.data[6].y = _arrow(0, 0, *(1.5 * w))
         cls = "(u, w)" if q.w_dot_r > 0 else "(−u, −w)"
-        F_text = (f"F(M) = {q.F:.4g}, the loss of the class wᵀr > 0, here {cls}." if q.F is not None
-                  else "w ⟂ r: F(M) is undefined here.")
+        F_text = (f"F(M) = {q.F:.4g}, the loss of the class wᵀe > 0, here {cls}." if q.F is not None
+                  else "w ⟂ e: F(M) is undefined here.")
         if case.model.negation_symmetric:
-            head = (f"{case.model.title}: L(u, w) = {q.plus:.4g} = L(−u, −w) = {q.minus:.4g} — λ = −1 is a "
+            head = (f"{case.model.title}: 𝓛(u, w) = {q.plus:.4g} = 𝓛(−u, −w) = {q.minus:.4g} — λ = −1 is a "
                     "symmetry too, so the loss is a function of M alone.")
         else:
-            head = (f"Same M (difference {q.M_diff:.0e}), different losses: L(u, w) = {q.plus:.4g}, "
-                    f"L(−u, −w) = {q.minus:.4g}: the ReLU sees the other half of the data.")
+            head = (f"Same M (difference {q.M_diff:.0e}), different losses: 𝓛(u, w) = {q.plus:.4g}, "
+                    f"𝓛(−u, −w) = {q.minus:.4g}: the ReLU sees the other half of the data.")
         self.say(f"{head} {F_text}")
 
     def summary(self) -> str:
         q = self.result
-        return (f"For the {q.case.model.title}: $L(u, w) = {q.plus:.4g}$ and $L(-u, -w) = {q.minus:.4g}$, "
+        return (f"For the {q.case.model.title}: $\\mathcal L(u, w) = {q.plus:.4g}$ and $\\mathcal L(-u, -w) = "
+                f"{q.minus:.4g}$, "
                 f"with $uw^\\top$ and $(-u)(-w)^\\top$ identical (difference {q.M_diff:.0e}).")
 
 
@@ -506,8 +508,8 @@ class TracesController(Controller):
                                             step=5),
                          "lam": _slider(widgets.FloatLogSlider, "λ", value=lam, base=2, min=-2, max=2, step=0.05,
                                         readout_format=".3f")}
-        heat = make_subplots(1, 3, subplot_titles=["E[A_nat] (natural lifting)", "E[A_F] (w-free lifting)",
-                                                   "E[A_nat − A_F] (normal part)"], horizontal_spacing=0.08)
+        heat = make_subplots(1, 3, subplot_titles=["E[∇F_nat] (natural lifting)", "E[∇F] (w-free lifting)",
+                                                   "E[∇F_nat − ∇F] (normal part)"], horizontal_spacing=0.08)
         for col in (1, 2, 3):
             heat.add_trace(go.Heatmap(z=np.zeros((2, 2)), x=["j = 1", "j = 2"], y=["i = 1", "i = 2"],
                                       colorscale="RdBu", showscale=col == 3, texttemplate="%{z:.3f}",
@@ -517,8 +519,8 @@ class TracesController(Controller):
         bars = make_subplots(1, 2, column_widths=[0.45, 0.55], horizontal_spacing=0.12,
                              subplot_titles=["Theorem 3.1 traces, three ways", "traces along the orbit"])
         labels = ["Tr Cov ∇_u ℓ", "Tr Cov ∇_w ℓ"]
-        for name, colour in (("autograd on ℓ(u, w)", COLOURS["autograd"]), ("from A_nat", COLOURS["natural"]),
-                             ("from A_F", COLOURS["F"])):
+        for name, colour in (("autograd on ℓ(u, w)", COLOURS["autograd"]), ("from ∇F_nat", COLOURS["natural"]),
+                             ("from ∇F", COLOURS["F"])):
             bars.add_trace(go.Bar(x=labels, y=[0, 0], name=name, marker_color=colour), 1, 1)
         self._lams = np.geomspace(0.25, 4, 81)
         bars.add_trace(go.Scatter(x=self._lams, y=self._lams, mode="lines", name="Tr Cov ∇_u ℓ (∝ 1/λ²)",
@@ -552,10 +554,10 @@ class TracesController(Controller):
             top = max(float(np.abs(t.z).max()) for t in heat.data) or 1.0
             for t in heat.data:
                 t.zmin, t.zmax = -top, top
-            heat.layout.annotations[0].text = ("E[A_nat] (natural lifting)" if q.A_nat is not None
+            heat.layout.annotations[0].text = ("E[∇F_nat] (natural lifting)" if q.A_nat is not None
                                                else "no natural lifting (ReLU)")
-            heat.layout.annotations[1].text = ("E[A_F] (w-free lifting)" if q.A_F is not None
-                                               else "F undefined (w ⟂ r)")
+            heat.layout.annotations[1].text = ("E[∇F] (w-free lifting)" if q.A_F is not None
+                                               else "F undefined (w ⟂ e)")
         base_u, base_w = q.base
         tiny = np.finfo(float).tiny
         with bars.batch_update():
@@ -578,15 +580,15 @@ class TracesController(Controller):
             if traces is not None:
                 err = max(abs(traces[0] - tu), abs(traces[1] - tw))
                 if label == "F" and other_class and not case.model.negation_symmetric:
-                    pieces.append(f"wᵀr < 0: F describes (−u, −w), whose traces differ by {err:.3g} (sign caveat).")
+                    pieces.append(f"wᵀe < 0: F describes (−u, −w), whose traces differ by {err:.3g} (sign caveat).")
                 else:
                     pieces.append(f"From A_{label}: equal to {err:.1e}.")
         if q.A_nat is not None and q.A_F is not None:
-            pieces.append(f"Yet ‖E[A_nat] − E[A_F]‖ = {np.linalg.norm(q.A_nat - q.A_F):.3g}.")
+            pieces.append(f"Yet ‖E[∇F_nat] − E[∇F]‖ = {np.linalg.norm(q.A_nat - q.A_F):.3g}.")
         if q.A_nat is None:
             pieces.append("ReLU neuron: no natural lifting; F only.")
         if q.A_F is None:
-            pieces.append("w ⟂ r: F undefined here.")
+            pieces.append("w ⟂ e: F undefined here.")
         if q.lam_star is not None:
             direction = "raises" if tu > tw else "lowers"
             pieces.append(f"Balanced at λ* = {q.lam_star:.3g}; here dG/dt = T(Tr_u − Tr_w) {direction} G, "
@@ -600,8 +602,8 @@ class TracesController(Controller):
         text = (f"Autograd gives $\\mathrm{{Tr\\,Cov}}\\,\\nabla_u\\ell = {tu:.4g}$ and "
                 f"$\\mathrm{{Tr\\,Cov}}\\,\\nabla_w\\ell = {tw:.4g}$")
         if q.nat is not None and q.F is not None:
-            text += (f"; $A_\\mathrm{{nat}}$ gives ({q.nat[0]:.4g}, {q.nat[1]:.4g}) and $A_F$ gives "
-                     f"({q.F[0]:.4g}, {q.F[1]:.4g}), although $\\|E[A_\\mathrm{{nat}}] - E[A_F]\\| = "
+            text += (f"; $\\nabla F_\\mathrm{{nat}}$ gives ({q.nat[0]:.4g}, {q.nat[1]:.4g}) and $\\nabla F$ gives "
+                     f"({q.F[0]:.4g}, {q.F[1]:.4g}), although $\\|E[\\nabla F_\\mathrm{{nat}}] - E[\\nabla F]\\| = "
                      f"{np.linalg.norm(q.A_nat - q.A_F):.3g}$")
         if q.lam_star is not None:
             text += f". The noise-balanced point on this orbit is $\\lambda^* = {q.lam_star:.3g}$"

@@ -81,7 +81,7 @@ class DepthComparison(_StationaryRun):
         self.controls = {
             "temperature": _slider("T = η/S", d["temperature"], 0.02, 0.5, 0.01),
             "k": _slider("teacher k", d["k"], 0.25, 2.0, 0.05),
-            "sigma": _slider("noise σ", d["sigma"], 0.25, 2.0, 0.05),
+            "sigma": _slider("label noise σ", d["sigma"], 0.25, 2.0, 0.05),
             "weight_decay": _slider("weight decay γ", d["weight_decay"], 0.0, 0.5, 0.01),
         }
         self._setup_run()
@@ -89,9 +89,9 @@ class DepthComparison(_StationaryRun):
             "depth 0: linear regression (Eq. 12)", "depth 1: two-layer diagonal net (Eq. 15)")))
         fig.update_layout(height=400, showlegend=True, legend=dict(orientation="h", y=-0.18), **_LAYOUT)
         for col, depth in ((1, 0), (2, 1)):
-            fig.add_bar(x=[], y=[], name=f"SDE histogram, D = {depth}", marker_color=_COLORS[depth], opacity=0.35,
+            fig.add_bar(x=[], y=[], name=f"SDE histogram, L = {depth}", marker_color=_COLORS[depth], opacity=0.35,
                         row=1, col=col)
-            fig.add_scatter(x=[], y=[], mode="lines", name=f"closed form, D = {depth}",
+            fig.add_scatter(x=[], y=[], mode="lines", name=f"closed form, L = {depth}",
                             line=dict(color=_COLORS[depth], width=3), row=1, col=col)
             fig.add_scatter(x=[], y=[], mode="markers", name="most likely v (+ interior peak)" if depth == 0 else None,
                             showlegend=depth == 0, marker=dict(symbol="diamond", size=11, color="black"),
@@ -121,16 +121,16 @@ class DepthComparison(_StationaryRun):
                 if law.collapsed:
                     line.x, line.y = [0.0, 0.0], [0.0, 1.0]
                     note.x, note.y, note.text = [0.5], [0.8], ["T ≥ T_c: the law is δ(v) (red line at 0)"]
-                    msgs.append(f"D=1: T ≥ T_c = {r.critical_temperature:.3f}, so the law is δ(v): the net "
+                    msgs.append(f"L = 1: T ≥ T_c = {r.critical_temperature:.3f}, so the law is δ(v): the net "
                                 "learns nothing (vertical line at 0).")
                     continue
                 line.x, line.y = r.curves[depth]
                 m = law.mode
                 var = law.variance
                 vtxt = f"{var:.3f}" if math.isfinite(var) else "∞"
-                msgs.append(f"D={depth}: mean {law.mean:.3f}, Var {vtxt}, most likely v = {m:.3f}"
+                msgs.append(f"L = {depth}: mean {law.mean:.3f}, Var {vtxt}, most likely v = {m:.3f}"
                             + (" (density diverges at 0)" if depth == 1 and m == 0 else ""))
-        self.say(f"T = {temperature:g}, T_c = (β₂ − γ)/α₃ = {r.critical_temperature:.3f}, phase (D=1): {r.phase}. "
+        self.say(f"T = {temperature:g}, T_c = (β₂ − γ)/α₃ = {r.critical_temperature:.3f}, phase (L = 1): {r.phase}. "
                  + " | ".join(msgs) + " — press Run to simulate at these settings.")
 
     def _run(self, temperature, k, sigma, weight_decay) -> None:
@@ -146,16 +146,16 @@ class DepthComparison(_StationaryRun):
                 bars.x, bars.y = s.centres, s.density
                 bars.width = float(e[1] - e[0])
                 if run.non_finite:
-                    texts.append(f"D={depth}: {run.non_finite} chains left the float range (excluded)")
+                    texts.append(f"L = {depth}: {run.non_finite} chains left the float range (excluded)")
                 if sim.laws.laws[depth].collapsed:
                     top = float(np.max(s.density)) if s.density.size else 1.0
                     self.figure.data[4].y = [0.0, top]
                     self.figure.data[6].y = [0.8 * top]
-                    texts.append(f"D={depth}: median v after t = {run.t_end:.0f} is {s.median:.1e} (collapsing to 0)")
+                    texts.append(f"L = {depth}: median v after t = {run.t_end:.0f} is {s.median:.1e} (collapsing to 0)")
                     continue
-                relax = "" if run.relaxed else f", NOT relaxed (1/λ₁ = {1 / run.lambda1:.0f})"
-                texts.append(f"D={depth}: KS {s.ks:.3f} vs sampling threshold {s.ks_threshold:.3f}, "
-                             f"t = {run.t_end:.1f} = {run.lambda1 * run.t_end:.1f}/λ₁{relax}")
+                relax = "" if run.relaxed else f", NOT relaxed (1/κ = {1 / run.lambda1:.0f})"
+                texts.append(f"L = {depth}: KS {s.ks:.3f} vs sampling threshold {s.ks_threshold:.3f}, "
+                             f"t = {run.t_end:.1f} = {run.lambda1 * run.t_end:.1f}/κ{relax}")
         self.say(f"{self.n_chains} SDE chains per depth from v₀ = 1 (one sample per chain, weak order-2 scheme, "
                  f"dt = 0.02). " + " | ".join(texts))
 
@@ -174,7 +174,7 @@ class PhaseTransition(Controller):
         self.k = float(d["k"])
         self.controls = {
             "temperature": _slider("T = η/S", d["temperature"], 0.01, 0.6, 0.005, ".3f"),
-            "sigma": _slider("noise σ", d["sigma"], 0.1, 2.0, 0.05),
+            "sigma": _slider("label noise σ", d["sigma"], 0.1, 2.0, 0.05),
             "weight_decay": _slider("weight decay γ", d["weight_decay"], 0.0, 0.5, 0.01),
         }
         dens = go.FigureWidget(layout=dict(height=380, title="density near v = 0 (log–log): p ∝ v^a as v → 0",
@@ -251,19 +251,19 @@ class FluctuationInversion(_StationaryRun):
                                                              float(d["t_max"]))
         self.controls = {
             "k": _slider("teacher k", d["k"], 0.5, 2.0, 0.05),
-            "sigma": _slider("noise σ", d["sigma"], 0.25, 2.0, 0.05),
+            "sigma": _slider("label noise σ", d["sigma"], 0.25, 2.0, 0.05),
             "weight_decay": _slider("weight decay γ", d["weight_decay"], 0.0, 0.3, 0.01),
         }
         self._setup_run()
         fig = go.FigureWidget(layout=dict(height=400, title="fluctuation inversion: Var[v] against T",
                                           xaxis=dict(title="T = η/S"), yaxis=dict(title="Var[v]"), **_LAYOUT))
-        fig.add_scatter(x=[], y=[], mode="lines", name="D = 0, closed form", line=dict(color=_COLORS[0], width=3))
-        fig.add_scatter(x=[], y=[], mode="lines", name="D = 1, closed form", line=dict(color=_COLORS[1], width=3))
-        fig.add_scatter(x=[], y=[], mode="markers", name="D = 0, SDE", marker=dict(color=_COLORS[0], size=9),
+        fig.add_scatter(x=[], y=[], mode="lines", name="L = 0, closed form", line=dict(color=_COLORS[0], width=3))
+        fig.add_scatter(x=[], y=[], mode="lines", name="L = 1, closed form", line=dict(color=_COLORS[1], width=3))
+        fig.add_scatter(x=[], y=[], mode="markers", name="L = 0, SDE", marker=dict(color=_COLORS[0], size=9),
                         error_y=dict(type="data", array=[]))
-        fig.add_scatter(x=[], y=[], mode="markers", name="D = 1, SDE", marker=dict(color=_COLORS[1], size=9),
+        fig.add_scatter(x=[], y=[], mode="markers", name="L = 1, SDE", marker=dict(color=_COLORS[1], size=9),
                         error_y=dict(type="data", array=[]))
-        fig.add_scatter(x=[], y=[], mode="lines", name="T_c (D = 1)", line=dict(color="black", dash="dash"))
+        fig.add_scatter(x=[], y=[], mode="lines", name="T_c (L = 1)", line=dict(color="black", dash="dash"))
         self.figures = [fig]
         self.result = None
         self.simulation = None
@@ -285,11 +285,11 @@ class FluctuationInversion(_StationaryRun):
             fig.layout.xaxis.range = [0, max(T0[-1], tc * 1.05)]
         if tc > 0:
             i = r.peak
-            self.say(f"D=1: Var[v] peaks at T = {T1[i]:.3f} (= {T1[i] / tc:.2f} T_c) at {var1[i]:.3f} and falls to "
-                     f"{var1[-1]:.4f} at 0.995 T_c = {T1[-1]:.3f}. D=0: Var = Tg(m)/(β₁' − Tα₁) rises monotonically "
+            self.say(f"L = 1: Var[v] peaks at T = {T1[i]:.3f} (= {T1[i] / tc:.2f} T_c) at {var1[i]:.3f} and falls to "
+                     f"{var1[-1]:.4f} at 0.995 T_c = {T1[-1]:.3f}. L = 0: Var = Tg(m)/(β₁' − Tα₁) rises monotonically "
                      f"and diverges at T = β₁'/α₁ = {t0_max:.3f}. Press Run for SDE estimates.")
         else:
-            self.say(f"γ ≥ k: T_c = {tc:.3f} ≤ 0, the depth-1 net learns nothing at any T. D=0 still learns.")
+            self.say(f"γ ≥ k: T_c = {tc:.3f} ≤ 0, the depth-1 net learns nothing at any T. L = 0 still learns.")
 
     def _run(self, k, sigma, weight_decay, n_chains=None, t_max=None) -> None:
         R = self.n_chains if n_chains is None else int(n_chains)
@@ -306,8 +306,8 @@ class FluctuationInversion(_StationaryRun):
                 + ", ".join(sim.unrelaxed)) if sim.unrelaxed else ""
         prob = gaussian_problem(k, sigma, weight_decay)
         self.say(f"SDE: {R} chains per point from v₀ = 1, Var of the final states. Error bars: bootstrap over chains, "
-                 f"and they understate the uncertainty: the fourth moment is infinite for D=1 (tail v^(−7/2)) and for "
-                 f"D=0 above T = β₁'/(3α₁) = {(prob.beta1 + weight_decay) / (3 * prob.alpha1):.3f}, so sample "
+                 f"and they understate the uncertainty: the fourth moment is infinite for L = 1 (tail v^(−7/2)) and "
+                 f"for L = 0 above T = β₁'/(3α₁) = {(prob.beta1 + weight_decay) / (3 * prob.alpha1):.3f}, so sample "
                  f"variances converge slowly and usually fall short{note}.")
 
     def run_long(self, n_chains: int = 2000, t_max: float = 60.0) -> None:
@@ -329,16 +329,16 @@ class WrongSign(_StationaryRun):
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, subplot_titles=(
             "|v(t)| from v₀ = −1 (u = −w), depth 1 and 2", "depth 0 from v₀ = −1: the wrong sign keeps mass")))
         fig.update_layout(height=400, legend=dict(orientation="h", y=-0.2), **_LAYOUT)
-        fig.add_scatter(x=[], y=[], mode="lines", name="D = 1 (v-SDE): median |v|", line=dict(color=_COLORS[1],
+        fig.add_scatter(x=[], y=[], mode="lines", name="L = 1 (v-SDE): median |v|", line=dict(color=_COLORS[1],
                                                                                                    width=3))
-        fig.add_scatter(x=[], y=[], mode="lines", name="D = 2 (v-SDE): median |v|", line=dict(color=_COLORS[2],
+        fig.add_scatter(x=[], y=[], mode="lines", name="L = 2 (v-SDE): median |v|", line=dict(color=_COLORS[2],
                                                                                                    width=3))
-        fig.add_scatter(x=[], y=[], mode="lines", name="D = 1 theory: slope −4(β₂ + Tα₃)",
+        fig.add_scatter(x=[], y=[], mode="lines", name="L = 1 theory: slope −4(β₂ + Tα₃)",
                         line=dict(color="black", dash="dash"))
-        fig.add_scatter(x=[], y=[], mode="markers", name="D = 1 noise-amplified SGD on (u, w): median |v|",
+        fig.add_scatter(x=[], y=[], mode="markers", name="L = 1 noise-amplified SGD on (u, w): median |v|",
                         marker=dict(color=_COLORS["amp"], size=8))
-        fig.add_bar(x=[], y=[], name="D = 0 SDE histogram", marker_color=_COLORS[0], opacity=0.4, row=1, col=2)
-        fig.add_scatter(x=[], y=[], mode="lines", name="D = 0 closed form (Eq. 12)", line=dict(color=_COLORS[0],
+        fig.add_bar(x=[], y=[], name="L = 0 SDE histogram", marker_color=_COLORS[0], opacity=0.4, row=1, col=2)
+        fig.add_scatter(x=[], y=[], mode="lines", name="L = 0 closed form (Eq. 12)", line=dict(color=_COLORS[0],
                                                                                                  width=3),
                         row=1, col=2)
         fig.update_yaxes(type="log", title_text="|v|", row=1, col=1)
@@ -373,10 +373,10 @@ class WrongSign(_StationaryRun):
             fig.layout.shapes = [dict(type="rect", xref="x2", yref="paper", x0=float(e[0]), x1=0.0, y0=0, y1=1,
                                       fillcolor="#fee2e2", opacity=0.5, line_width=0, layer="below")]
         amp_med = "n/a" if r.amplified_median_abs_v is None else f"{r.amplified_median_abs_v:.1e}"
-        self.say(f"D=1: median |v| at t = {r.t_end:g} is {r.median_abs_v_end[1]:.1e} (exponential collapse at rate "
-                 f"{r.rate:.2f}); D=2: {r.median_abs_v_end[2]:.1e} (algebraic: the drift vanishes like |v|^(4/3)); "
+        self.say(f"L = 1: median |v| at t = {r.t_end:g} is {r.median_abs_v_end[1]:.1e} (exponential collapse at rate "
+                 f"{r.rate:.2f}); L = 2: {r.median_abs_v_end[2]:.1e} (algebraic: the drift vanishes like |v|^(4/3)); "
                  f"noise-amplified SGD on (u, w), η = {_AMP_LR}: median |v| = {amp_med} at t = 2 "
-                 f"({amp.diverged} of {amp.n_runs} runs diverged). D=0: P(v < 0) = {r.p_wrong_sim:.3f} simulated vs "
+                 f"({amp.diverged} of {amp.n_runs} runs diverged). L = 0: P(v < 0) = {r.p_wrong_sim:.3f} simulated vs "
                  f"{r.p_wrong_theory:.3f} closed form (shaded): linear regression keeps the wrong sign with positive "
                  "probability.")
 
@@ -403,14 +403,14 @@ class Tails(_StationaryRun):
                                           xaxis=dict(type="log", title="v", range=[0, 2]),
                                           yaxis=dict(type="log", title="P(V > v)", range=[-6.3, 0.1]), **_LAYOUT))
         for d in self.DEPTHS:
-            fig.add_scatter(x=[], y=[], mode="lines", name=f"D = {d}", line=dict(color=_COLORS[d], width=3))
+            fig.add_scatter(x=[], y=[], mode="lines", name=f"L = {d}", line=dict(color=_COLORS[d], width=3))
         for d in self.DEPTHS:
-            fig.add_scatter(x=[], y=[], mode="lines", name=f"slope ρ+1 = {tail_exponent(d) + 1:g}",
+            fig.add_scatter(x=[], y=[], mode="lines", name=f"slope ν+1 = {tail_exponent(d) + 1:g}",
                             line=dict(color=_COLORS[d], dash="dash", width=1.5))
-        fig.add_scatter(x=[], y=[], mode="lines", name="D = 0 (slope depends on T)",
+        fig.add_scatter(x=[], y=[], mode="lines", name="L = 0 (slope depends on T)",
                         line=dict(color=_COLORS[0], width=2, dash="dot"))
         for d in self.DEPTHS:
-            fig.add_scatter(x=[], y=[], mode="markers", name=f"SDE, D = {d}",
+            fig.add_scatter(x=[], y=[], mode="markers", name=f"SDE, L = {d}",
                             marker=dict(color=_COLORS[d], size=8, symbol="circle-open", line=dict(width=2)))
         self.figures = [fig]
         self.result = None
@@ -428,9 +428,9 @@ class Tails(_StationaryRun):
             fig.data[6].x, fig.data[6].y = r.depth0
             for i in range(len(self.DEPTHS)):
                 fig.data[7 + i].x, fig.data[7 + i].y = [], []
-        self.say("local slope of log p at v ≈ 1000: " + ", ".join(f"D={d}: {s:.3f} (ρ = {tail_exponent(d):g})"
+        self.say("local slope of log p at v ≈ 1000: " + ", ".join(f"L = {d}: {s:.3f} (ν = {tail_exponent(d):g})"
                                                                   for d, s in r.slopes.items())
-                 + f"; D=0: ρ = −2 − β₁/(α₁T) = {r.rho0:.2f} changes with T. Press Run for SDE samples.")
+                 + f"; L = 0: ν = −2 − β₁/(α₁T) = {r.rho0:.2f} changes with T. Press Run for SDE samples.")
 
     def _run(self, temperature, n_chains=None, n_records=None, t_end=None) -> None:
         R = self.n_chains if n_chains is None else int(n_chains)
@@ -442,9 +442,9 @@ class Tails(_StationaryRun):
             for i, d in enumerate(self.DEPTHS):
                 self.figure.data[7 + i].x, self.figure.data[7 + i].y = sim.points[d]
                 x = sim.samples[d]
-                counts.append(f"D={d}: {x.size} samples, {int(np.sum(x > 10))} above v = 10")
+                counts.append(f"L = {d}: {x.size} samples, {int(np.sum(x > 10))} above v = 10")
         self.say(f"SDE: {R} chains from v₀ = 1 for t = {t_end:g}, records from the second half pooled; "
-                 + ", ".join(counts) + ". The lines do not move with T for D ≥ 1 far out: try the slider.")
+                 + ", ".join(counts) + ". The lines do not move with T for L ≥ 1 far out: try the slider.")
 
     def run_long(self, n_chains: int = 2000, n_records: int = 20, t_end: float = 20.0) -> None:
         """A bigger run for the notebook's default figure (a few seconds; the Run button uses the quick size)."""
