@@ -59,3 +59,16 @@ def test_dask_local_cluster_with_two_workers_gives_the_same_numbers(serial):
         with distributed.Client(cluster) as client:
             out = run_sweep(dynamics_task, TASKS, client=client)
     assert _canonical(out) == _canonical(serial)
+
+
+def test_the_cli_writes_a_grid_the_notebook_can_load(tmp_path, serial):
+    from symsgd_core.__main__ import main
+    from symsgd_core.rank_jumps.sde_experiments import load_grid
+
+    out = tmp_path / "tiny.json"
+    assert main(["sweep", "tiny", "--out", str(out), "--workers", "1", "--cache", str(tmp_path / "cache")]) == 0
+    grid = load_grid(out)
+    assert grid.command == "python -m symsgd_core sweep tiny" and len(grid.tasks) == len(TASKS)
+    assert _canonical([t["result"] for t in grid.tasks]) == _canonical(serial)
+    with pytest.raises(ValueError, match="unknown grid"):
+        main(["sweep", "no-such-grid", "--out", str(out)])

@@ -103,15 +103,21 @@ def two_route_waiting_time(k_row: int, k_col: int) -> float:
     (1,1) the opposite, (0,1) extends both. Exact: first-step analysis ``E(a, b) = 1 + Σ_next ⅓ E(next)`` on the
     current run lengths, with ``E = 0`` once a ≥ k_row or b ≥ k_col.
     """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.linalg import spsolve
+
     k_row, k_col = check_int("k_row", k_row, minimum=1), check_int("k_col", k_col, minimum=1)
-    states = [(a, b) for a in range(k_row) for b in range(k_col)]
-    index = {s: i for i, s in enumerate(states)}
-    M = np.eye(len(states))
-    for (a, b), i in index.items():
-        for na, nb in ((a + 1, 0), (a + 1, b + 1), (0, b + 1)):
-            if na < k_row and nb < k_col:
-                M[i, index[(na, nb)]] -= 1.0 / 3.0
-    return float(np.linalg.solve(M, np.ones(len(states)))[index[(0, 0)]])
+    n = k_row * k_col  # state (a, b) ↦ a·k_col + b; at most 3 transitions per state: a sparse system
+    rows, cols, vals = list(range(n)), list(range(n)), [1.0] * n
+    for a in range(k_row):
+        for b in range(k_col):
+            for na, nb in ((a + 1, 0), (a + 1, b + 1), (0, b + 1)):
+                if na < k_row and nb < k_col:
+                    rows.append(a * k_col + b)
+                    cols.append(na * k_col + nb)
+                    vals.append(-1.0 / 3.0)
+    M = coo_matrix((vals, (rows, cols)), shape=(n, n)).tocsc()
+    return float(np.atleast_1d(spsolve(M, np.ones(n)))[0])
 
 
 def _problem_and_start(name: str, lam: float) -> tuple[CompletionProblem, Params]:
