@@ -6,7 +6,7 @@ The ratio is the SGD time over the SDE time (an SDE step costs ``1/ratio`` SGD s
 entry and draws N normals). Target: ratio ≥ 0.25.
 
 ``rank_jumps.sde_live_point``: the live figure of Notebook 05 (:func:`~symsgd_core.rank_jumps.compare_point` at its
-defaults: SDE 12 runs to t = 3000 at dt = η/16, SGD 16 runs, Langevin 8 runs, records every 15 time units) against
+defaults: SDE 12 runs to t = 1500 at dt = η/16, SGD 16 runs, Langevin 8 runs, records every 15 time units) against
 its SGD part alone. Target: ≤ 1.5 s.
 """
 
@@ -35,7 +35,7 @@ def bench_sde() -> list[BenchResult]:
     compare_point()  # warm-up of the live point (phase-0 minimum, matched temperature)
     live = best_time(compare_point, repeat=2)
     base = start.select([0])
-    sgd_part = best_time(lambda: simulate("sgd", replicate(base, 16), problem, lr=lr, lam=lam, t_max=3000.0,
+    sgd_part = best_time(lambda: simulate("sgd", replicate(base, 16), problem, lr=lr, lam=lam, t_max=1500.0,
                                           rec_dt=15.0, seed=0), repeat=2)
     return [
         BenchResult(f"rank_jumps.sde_{RUNS}x{STEPS}_vs_sgd", sde_t, "s", sgd_t, sgd_t / sde_t,

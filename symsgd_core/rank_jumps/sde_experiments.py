@@ -553,7 +553,7 @@ class ComparePoint:
     summaries: dict
 
 
-def compare_point(lr: float = HOT[0], lam: float = HOT[1], m: int = 16, t_max: float = 3000.0, n_runs_sde: int = 12,
+def compare_point(lr: float = HOT[0], lam: float = HOT[1], m: int = 16, t_max: float = 1500.0, n_runs_sde: int = 12,
                   n_runs_sgd: int = 16, n_runs_langevin: int = 8, temp_factor: float = 1.0, seed: int = 0,
                   rec_dt: float = 15.0) -> ComparePoint:
     """Run SGD, the SDE (dt = η/m) and Langevin from the rank-2 minimum at (η, γ) over time ``t_max``.
