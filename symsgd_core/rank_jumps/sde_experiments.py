@@ -198,14 +198,19 @@ class EnsembleSummary:
     frac_B1: tuple
     log10_s2_hist: tuple
 
-    @property
-    def log10_s2_median(self) -> float:
-        """The median bin centre of log10 s₂(A) over the second half (NaN if every run diverged)."""
+    def log10_s2_quantile(self, q: float) -> float:
+        """The bin centre of the ``q``-quantile of log10 s₂(A) over the second half of every run, pooled (records
+        of one run are correlated, so no error bar; NaN if every run diverged). Values below −18 count as −17.5."""
         h = np.asarray(self.log10_s2_hist, dtype=float)
         if h.sum() == 0:
             return float("nan")
-        k = int(np.searchsorted(np.cumsum(h), 0.5 * h.sum()))
+        k = min(int(np.searchsorted(np.cumsum(h), q * h.sum())), h.size - 1)
         return 0.5 * (LOG_S2_BINS[k] + LOG_S2_BINS[k + 1])
+
+    @property
+    def log10_s2_median(self) -> float:
+        """The median of log10 s₂(A) over the second half (:meth:`log10_s2_quantile` at ½)."""
+        return self.log10_s2_quantile(0.5)
 
 
 def summarize_runs(results: list[dict]) -> EnsembleSummary:
