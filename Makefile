@@ -65,7 +65,7 @@ strip: $(STAMP)
 
 lock:
 	rm -rf /tmp/symsgd-lock && $(PYTHON) -m venv /tmp/symsgd-lock
-	/tmp/symsgd-lock/bin/pip install --quiet "torch==2.13.0" ".[test,site]"
+	/tmp/symsgd-lock/bin/pip install --quiet "torch==2.13.0" ".[test,site,sweep]"
 	/tmp/symsgd-lock/bin/pip freeze --exclude symsgd-core | sed 's/+cpu$$//' > requirements-lock.txt.new
 	{ head -3 requirements-lock.txt; cat requirements-lock.txt.new; } > requirements-lock.txt && rm requirements-lock.txt.new
 

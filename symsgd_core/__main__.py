@@ -1,4 +1,5 @@
-"""Command line: ``python -m symsgd_core check`` and ``python -m symsgd_core bench``."""
+"""Command line: ``python -m symsgd_core check``, ``python -m symsgd_core bench`` and
+``python -m symsgd_core sweep NAME`` (makes a shipped precomputed grid)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,29 @@ def _bench(args) -> int:
     return 0
 
 
+def _sweep(args) -> int:
+    from .rank_jumps.sde_experiments import write_grid
+
+    client = None
+    if args.scheduler:
+        from dask.distributed import Client  # the optional extra ``sweep``
+
+        client = Client(args.scheduler)
+
+    def progress(fraction: float) -> None:
+        print(f"\r{100 * fraction:5.1f} % of a task group done", end="", file=sys.stderr, flush=True)
+
+    t0 = time.perf_counter()
+    try:
+        path = write_grid(args.name, args.out, client=client, n_workers=args.workers, cache_dir=args.cache,
+                          progress=progress)
+    finally:
+        if client is not None:
+            client.close()
+    print(f"\nwrote {path} in {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m symsgd_core", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -80,6 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--json", action="store_true", help="print results as JSON")
     b.add_argument("--only", nargs="*", help="run only benchmarks whose name starts with these")
     b.set_defaults(func=_bench)
+    w = sub.add_parser("sweep", help="run a named parameter sweep and write its grid file (e.g. sde05: Notebook 05)")
+    w.add_argument("name", help="the grid: sde05 (Notebook 05's shipped grid) or tiny (seconds)")
+    w.add_argument("--out", default=None, help="output JSON (default: the package's data_files/)")
+    w.add_argument("--workers", type=int, default=None, help="local processes (default: every core; 1: serial)")
+    w.add_argument("--cache", default=None, help="directory of the on-disk task cache (finished tasks are kept)")
+    w.add_argument("--scheduler", default=None, help="address of a dask.distributed scheduler to run on instead")
+    w.set_defaults(func=_sweep)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -87,7 +87,9 @@ def test_every_direct_import_of_the_package_is_declared():
     import sys
 
     import_to_dist = {"yaml": "pyyaml", "sklearn": "scikit-learn", "IPython": "ipython"}
-    runtime = {_name(d) for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    runtime = {_name(d) for d in project["dependencies"]}
+    runtime |= {_name(d) for d in project["optional-dependencies"]["sweep"]}  # dask: imported only with a client
     found = set()
     own = {"symsgd_core", "symsgd_jupyter"}
     for path in [p for pkg in sorted(own) for p in (ROOT / pkg).rglob("*.py")]:

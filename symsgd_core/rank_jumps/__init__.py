@@ -122,3 +122,56 @@ __all__ = [
     "check_forced_sampling_decay", "check_absorption_after_forced_sampling", "check_exact_decay",
     "check_no_returns", "check_raising_noise", "check_balanced_norm", "EXERCISES",
 ]
+
+# Notebook 05: SGD's own SDE, the jump event, the shipped grid (issue 16). Importing sde_checks registers its checks.
+from . import sde_checks  # noqa: E402
+from .jump_event import (  # noqa: E402
+    kstar_task,
+    route_entries,
+    route_probability,
+    run_waiting_time,
+    simulate_run_waiting_time,
+    staircase_problem,
+    two_route_waiting_time,
+    waiting_task,
+)
+from .sde import (  # noqa: E402
+    noise_factor,
+    run_gaussian_sgd,
+    run_langevin,
+    run_sde,
+    run_sgd_weights,
+    sde_entry_weights,
+    sde_noise_scale,
+    sgd_entry_weights,
+)
+from .sde_checks import (  # noqa: E402
+    check_langevin_raising_noise,
+    check_sde_compiled_vs_reference,
+    check_sde_no_raising_noise,
+    check_sde_one_step_moments,
+    check_sde_weak_order,
+)
+from .sde_experiments import (  # noqa: E402
+    ComparePoint,
+    EnsembleSummary,
+    KStarRow,
+    SdeGrid,
+    compare_point,
+    comparison_rows,
+    dynamics_task,
+    kstar_rows,
+    langevin_eps_rows,
+    load_grid,
+    staircase_summary,
+)
+
+__all__ += [
+    "sde_checks", "kstar_task", "route_entries", "route_probability", "run_waiting_time", "simulate_run_waiting_time",
+    "staircase_problem", "two_route_waiting_time", "waiting_task", "noise_factor", "run_gaussian_sgd",
+    "run_langevin", "run_sde", "run_sgd_weights", "sde_entry_weights", "sde_noise_scale", "sgd_entry_weights",
+    "check_langevin_raising_noise", "check_sde_compiled_vs_reference", "check_sde_no_raising_noise",
+    "check_sde_one_step_moments", "check_sde_weak_order", "ComparePoint", "EnsembleSummary", "KStarRow", "SdeGrid",
+    "compare_point", "comparison_rows", "dynamics_task", "kstar_rows", "langevin_eps_rows", "load_grid",
+    "staircase_summary",
+]

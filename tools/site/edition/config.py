@@ -71,6 +71,10 @@ CHOICES: dict[str, SliderChoice] = {
     "WrongSign": SliderChoice("temperature", 6, why="the only slider"),
     "Tails": SliderChoice("temperature", 6, why="'The lines do not move with T for D ≥ 1 far out: try the slider'"),
     "DiscreteSGD": SliderChoice("temperature", 8, why="the only slider"),
+    # 05
+    "SdeCompareController": SliderChoice("m", 3, why="the SDE's step dt = η/m: the answer does not change with dt"),
+    "SdeGridController": SliderChoice("setting", 3, why="the stored grid's three (η, γ)"),
+    "JumpEventController": SliderChoice("route", 2, why="k* of row 0 against column 1"),
 }
 
 

@@ -1,0 +1,45 @@
+"""Benchmarks: SGD's SDE ensemble beside the SGD ensemble, measured in the same run (Notebook 05, issue 16).
+
+``rank_jumps.sde_64x10000_vs_sgd``: 64 runs × 10⁴ Euler–Maruyama steps of SGD's SDE at dt = η/16 (the entry-weight
+kernel, no records) against 64 runs × 10⁴ batch-1 SGD steps of the engine (same start, same η, γ, no records).
+The ratio is the SGD time over the SDE time (an SDE step costs ``1/ratio`` SGD steps: it touches every observed
+entry and draws N normals). Target: ratio ≥ 0.25.
+
+``rank_jumps.sde_live_point``: the live figure of Notebook 05 (:func:`~symsgd_core.rank_jumps.compare_point` at its
+defaults: SDE 12 runs to t = 1500 at dt = η/16, SGD 16 runs, Langevin 8 runs, records every 15 time units) against
+its SGD part alone. Target: ≤ 1.5 s.
+"""
+
+from __future__ import annotations
+
+from .. import rank_jumps
+from ..rank_jumps.analysis import replicate
+from ..rank_jumps.sde import run_sde
+from ..rank_jumps.sde_experiments import HOT, compare_point, simulate
+from .registry import BenchResult, best_time, register_benchmark
+
+RUNS, STEPS, M = 64, 10_000, 16
+
+
+@register_benchmark("rank_jumps.sde")
+def bench_sde() -> list[BenchResult]:
+    lr, lam = HOT
+    problem = rank_jumps.epsilon_completion(0.2)
+    start = replicate(rank_jumps.start_minimum(lam=lam)[0], RUNS)
+    run_sde(start, problem, 100, lr=lr, lam=lam, dt=lr / M, record_every=100)  # warm-up: load the kernels
+    rank_jumps.run(start, problem, 100, method="sgd", lr=lr, lam=lam, record_every=100)
+    sde_t = best_time(lambda: run_sde(start, problem, STEPS, lr=lr, lam=lam, dt=lr / M, record_every=STEPS,
+                                      record_layers=False))
+    sgd_t = best_time(lambda: rank_jumps.run(start, problem, STEPS, method="sgd", lr=lr, lam=lam,
+                                             record_every=STEPS, record_layers=False))
+    compare_point()  # warm-up of the live point (phase-0 minimum, matched temperature)
+    live = best_time(compare_point, repeat=2)
+    base = start.select([0])
+    sgd_part = best_time(lambda: simulate("sgd", replicate(base, 16), problem, lr=lr, lam=lam, t_max=1500.0,
+                                          rec_dt=15.0, seed=0), repeat=2)
+    return [
+        BenchResult(f"rank_jumps.sde_{RUNS}x{STEPS}_vs_sgd", sde_t, "s", sgd_t, sgd_t / sde_t,
+                    "ratio >= 0.25 (an SDE step costs at most 4 SGD steps)", bool(sgd_t / sde_t >= 0.25)),
+        BenchResult("rank_jumps.sde_live_point", live, "s", sgd_part, sgd_part / live, "<= 1.5 s (one Run of the "
+                    "live figure)", bool(live <= 1.5)),
+    ]

@@ -1,0 +1,581 @@
+"""Notebook 05's experiments: SGD vs its SDE vs Langevin from one rank-2 minimum, the jump event, the shipped grid.
+
+Sweep tasks (``*_task(p: dict) -> dict``, JSON in and out, every seed inside ``p``; run by
+:func:`symsgd_core.core.sweep.run_sweep` serially, on local processes or on a Dask cluster):
+
+* :func:`dynamics_task` — one ensemble of one dynamics (SGD, Gaussian SGD, SDE at dt = η/m, ±1 noise, Langevin)
+  from the rank-2 GD minimum of the ε-completion, summarised per run (:func:`summarize`);
+* :func:`langevin_eps_task` — Langevin (or SGD) at a given ε from the rank-1 or the rank-2 minimum;
+* the jump-event tasks of :mod:`.jump_event` (k*, waiting times, the staircase).
+
+:data:`GRIDS` names the shipped sweeps; ``python -m symsgd_core sweep sde05`` runs one and writes
+``symsgd_core/data_files/sde05_grid.json``, which :func:`load_grid` reads. The notebook's figures call the
+frozen-dataclass experiments :func:`compare_point` (one (η, γ) live), :func:`comparison_rows`,
+:func:`kstar_rows`, :func:`staircase_summary` and :func:`langevin_eps_rows` (from the grid).
+
+Events (read from records every ``rec_dt`` time units; t = η·steps for SGD, dt·steps for the SDE):
+
+* *jump* — the first record with s₂(A) ≤ :data:`~.network.DEFAULT_RANK_TOL` (1e-3);
+* *return* — after the jump, a later record with s₂(A) ≥ :data:`RETURN_LEVEL` (0.1, a third of the rank-2
+  minimum's s₂ ≈ 0.33: noise around the threshold is not a return);
+* *in B_1* — :data:`~.network.DEFAULT_B_CRITERION`; a diverged run is outside B_1 from then on;
+* *diverged* — the engine's rule (a residual above 10⁶).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ..core.stats import censored_exponential, mean_se, wilson
+from ..core.validation import check_int, check_positive
+from .analysis import matched_langevin_temperature, rank_transitions, replicate
+from .engine import RunResult, run
+from .experiments import EPSILON_EXPERIMENT as EXP
+from .experiments import LANGEVIN_RANK_TOL, rank_one_minimum, start_minimum
+from .jump_event import (
+    kstar_task,
+    route_probability,
+    run_waiting_time,
+    staircase_task,
+    two_route_waiting_time,
+    waiting_task,
+)
+from .network import DEFAULT_RANK_TOL, numerical_rank, singular_values
+from .problems import epsilon_completion, loss
+from .sde import run_gaussian_sgd, run_langevin, run_sde
+
+__all__ = ["DYNAMICS", "GRIDS", "HOT", "RETURN_LEVEL", "ComparePoint", "ComparisonRow", "EnsembleSummary",
+           "KStarRow", "LangevinEpsRow", "SdeGrid", "StaircaseSummary", "compare_point", "comparison_rows",
+           "dynamics_task", "grid_tasks", "kstar_rows", "langevin_eps_rows", "langevin_eps_task", "load_grid",
+           "staircase_summary", "summarize", "summarize_runs", "write_grid"]
+
+#: The hot setting of Notebook 04 (η, γ).
+HOT = (EXP.lr_hot, EXP.lam_hot)
+#: s₂(A) above this after a jump counts as a return to rank 2.
+RETURN_LEVEL = 0.1
+#: log10 s₂(A) histogram edges (values below the first edge go to the first bin).
+LOG_S2_BINS = tuple(float(x) for x in np.arange(-18.0, 1.01, 1.0))
+#: Dynamics of :func:`dynamics_task` (``p["method"]``).
+DYNAMICS = ("sgd", "gaussian_sgd", "sde", "langevin")
+
+
+# ----------------------------------------------------------------------------------------------- one ensemble
+def summarize(res: RunResult, t_max: float) -> dict:
+    """Per-run events and long-run statistics of an ensemble, JSON-able (see the module docstring)."""
+    t = np.asarray(res.times, dtype=float)
+    s2 = res.singular_values[:, :, 1]
+    s1 = res.singular_values[:, :, 0]
+    R, K = s2.shape
+    alive = np.isfinite(s2)
+    hit = alive & (s2 <= DEFAULT_RANK_TOL)
+    t_jump = np.where(hit.any(axis=1), t[np.argmax(hit, axis=1)], np.nan)
+    t_ret = np.full(R, np.nan)
+    for r in range(R):
+        k = np.flatnonzero(hit[r])
+        if k.size:
+            later = np.flatnonzero(alive[r, k[0]:] & (s2[r, k[0]:] >= RETURN_LEVEL))
+            if later.size:
+                t_ret[r] = t[k[0] + later[0]]
+    dt = t[-1] / max(int(res.steps[-1]), 1)
+    out = {"n_runs": R, "t_max": float(t_max), "t_jump": _list(t_jump), "t_return": _list(t_ret),
+           "t_diverged": _list(np.where(res.diverged, res.diverged_step * dt, np.nan)),
+           "collapsed_end": (alive[:, -1] & (s1[:, -1] <= DEFAULT_RANK_TOL)).tolist()}
+    if res.in_B is not None:
+        out["frac_time_B1"] = res.in_B[:, 1:, 1].mean(axis=1).tolist()
+    half = s2[:, K // 2:]
+    vals = np.log10(np.maximum(half[np.isfinite(half)], 1e-300))
+    out["log10_s2_hist"] = np.histogram(np.clip(vals, LOG_S2_BINS[0], LOG_S2_BINS[-1] - 1e-9), LOG_S2_BINS)[0].tolist()
+    return out
+
+
+def _list(x) -> list:
+    return [None if not math.isfinite(v) else float(v) for v in np.asarray(x, dtype=float)]
+
+
+def _start(lam: float):
+    base, rank = start_minimum(lam=lam)
+    if rank != 2:
+        raise ValueError(f"the phase-0 GD minimum at γ = {lam:g} has rank {rank}, not 2: nothing to jump from")
+    return base
+
+
+def simulate(method: str, start, problem, *, lr: float, lam: float, t_max: float, rec_dt: float, seed: int,
+             m: int = 1, batch_size: int = 1, tau: float = 0.0, increments: str = "gaussian",
+             record_layers: bool = True) -> RunResult:
+    """One ensemble (``start`` holds the R runs) of ``method`` over time ``t_max``, records every ``rec_dt``.
+
+    ``"sgd"`` (the engine's kernel, batch S), ``"gaussian_sgd"`` (:func:`~.sde.run_gaussian_sgd`), ``"sde"``
+    (EM at dt = η/m, T = η/S), ``"langevin"`` (EM at dt = η/m, temperature ``tau``).
+    """
+    if method not in DYNAMICS:
+        raise ValueError(f"method must be one of {DYNAMICS}, got {method!r}")
+    m = check_int("m", m, minimum=1)
+    dt = lr if method in ("sgd", "gaussian_sgd") else lr / m
+    n = int(round(check_positive("t_max", t_max) / dt))
+    every = max(1, int(round(check_positive("rec_dt", rec_dt) / dt)))
+    kw = dict(seed=seed, record_every=every, record_layers=record_layers)
+    if method == "sgd":
+        return run(start, problem, n, method="sgd", lr=lr, lam=lam, batch_size=batch_size, **kw)
+    if method == "gaussian_sgd":
+        return run_gaussian_sgd(start, problem, n, lr=lr, lam=lam, batch_size=batch_size, increments=increments, **kw)
+    if method == "sde":
+        return run_sde(start, problem, n, lr=lr, lam=lam, dt=dt, batch_size=batch_size, increments=increments, **kw)
+    return run_langevin(start, problem, n, lam=lam, dt=dt, temperature=tau, **kw)
+
+
+def dynamics_task(p: dict) -> dict:
+    """One ensemble of one dynamics from the rank-2 minimum of the ε-completion (ε = 0.2), summarised.
+
+    Keys: ``method`` (:data:`DYNAMICS`), ``lr``, ``lam``, ``n_runs``, ``t_max``, ``rec_dt``, ``seed``; optional
+    ``m`` (dt = η/m), ``S`` (batch), ``increments``, ``temp_factor`` (Langevin: τ = temp_factor · τ_match, the
+    matched temperature of SGD at (η, S) at the start, :func:`~.analysis.matched_langevin_temperature`).
+    """
+    t0 = time.perf_counter()
+    lr, lam = float(p["lr"]), float(p["lam"])
+    problem = epsilon_completion(EXP.eps)
+    base = _start(lam)
+    tau = 0.0
+    if p["method"] == "langevin":
+        tau = float(p["temp_factor"]) * float(matched_langevin_temperature(base, problem, lr, lam,
+                                                                           batch_size=p.get("S", 1))[0])
+    res = simulate(p["method"], replicate(base, p["n_runs"]), problem, lr=lr, lam=lam, t_max=p["t_max"],
+                   rec_dt=p["rec_dt"], seed=p["seed"], m=p.get("m", 1), batch_size=p.get("S", 1), tau=tau,
+                   increments=p.get("increments", "gaussian"))
+    return {**summarize(res, p["t_max"]), "tau": tau, "seconds": time.perf_counter() - t0}
+
+
+def langevin_eps_task(p: dict) -> dict:
+    """Langevin (or SGD) at a given ε from its rank-1 or rank-2 minimum: the fraction of time at rank ≤ 1.
+
+    Keys: ``eps, lr, lam, tau, n_runs, t_max, rec_dt, seed, start`` (``"rank1"`` | ``"rank2"``), ``method``
+    (``"langevin"`` | ``"sgd"``). Rank uses Langevin's threshold :data:`~.experiments.LANGEVIN_RANK_TOL`.
+    """
+    t0 = time.perf_counter()
+    eps, lr, lam = float(p["eps"]), float(p["lr"]), float(p["lam"])
+    problem = epsilon_completion(eps)
+    base = rank_one_minimum(eps, lam=lam) if p["start"] == "rank1" else start_minimum(eps, lam=lam)[0]
+    res = simulate(p["method"], replicate(base, p["n_runs"]), problem, lr=lr, lam=lam, t_max=p["t_max"],
+                   rec_dt=p["rec_dt"], seed=p["seed"], tau=p.get("tau", 0.0), record_layers=False)
+    s2 = res.singular_values[:, 1:, 1]
+    low = np.isfinite(s2) & (s2 <= LANGEVIN_RANK_TOL)
+    return {"frac_time_rank_le1": low.mean(axis=1).tolist(),
+            "up": rank_transitions(numerical_rank(res.singular_values, LANGEVIN_RANK_TOL))[1].tolist(),
+            "start_rank": int(numerical_rank(singular_values(base), LANGEVIN_RANK_TOL)[0]),
+            "loss_start": float(loss(base, problem, lam)[0]), "diverged": res.diverged.tolist(),
+            "seconds": time.perf_counter() - t0}
+
+
+# ----------------------------------------------------------------------------------------------- summaries
+@dataclass(frozen=True)
+class EnsembleSummary:
+    """The error-barred statistics of an ensemble (pooled over its tasks).
+
+    Attributes:
+        n_runs: runs.  jumped: runs that reached rank ≤ 1.
+        wait: mean first time at rank ≤ 1 with its 95 % interval ``(mean, lo, hi)`` (time units; censored
+            exponential, a divergence ends the time at risk).
+        returned: runs that came back to rank 2 after a jump; returned_ci: Wilson 95 % ``(p, lo, hi)`` among
+            the jumped.
+        diverged: runs that blew up.  collapsed: runs at A = 0 at the end.
+        frac_B1: fraction of records in B_1, ``(mean, se)`` across runs (NaN without layer records).
+        log10_s2_hist: counts of log10 s₂(A) over the second half (bins :data:`LOG_S2_BINS`).
+    """
+
+    n_runs: int
+    jumped: int
+    wait: tuple
+    returned: int
+    returned_ci: tuple
+    diverged: int
+    collapsed: int
+    frac_B1: tuple
+    log10_s2_hist: tuple
+
+    def log10_s2_quantile(self, q: float) -> float:
+        """The bin centre of the ``q``-quantile of log10 s₂(A) over the second half of every run, pooled (records
+        of one run are correlated, so no error bar; NaN if every run diverged). Values below −18 count as −17.5."""
+        h = np.asarray(self.log10_s2_hist, dtype=float)
+        if h.sum() == 0:
+            return float("nan")
+        k = min(int(np.searchsorted(np.cumsum(h), q * h.sum())), h.size - 1)
+        return 0.5 * (LOG_S2_BINS[k] + LOG_S2_BINS[k + 1])
+
+    @property
+    def log10_s2_median(self) -> float:
+        """The median of log10 s₂(A) over the second half (:meth:`log10_s2_quantile` at ½)."""
+        return self.log10_s2_quantile(0.5)
+
+
+def summarize_runs(results: list[dict]) -> EnsembleSummary:
+    """Pool :func:`dynamics_task` results (e.g. two seeds) into one :class:`EnsembleSummary`."""
+    def cat(key):
+        return np.array([np.nan if v is None else v for r in results for v in r[key]], dtype=float)
+
+    tj, tr, td = cat("t_jump"), cat("t_return"), cat("t_diverged")
+    t_max = np.concatenate([np.full(r["n_runs"], r["t_max"]) for r in results])
+    end = np.where(np.isfinite(td), np.minimum(td, t_max), t_max)
+    w = censored_exponential(tj, end)
+    jumped = int(np.isfinite(tj).sum())
+    returned = int(np.isfinite(tr).sum())
+    fr = cat("frac_time_B1") if all("frac_time_B1" in r for r in results) else np.array([np.nan])
+    hist = np.sum([r["log10_s2_hist"] for r in results], axis=0)
+    collapsed = int(sum(sum(r["collapsed_end"]) for r in results))
+    return EnsembleSummary(int(tj.size), jumped, (w["mean"], w["lo"], w["hi"]), returned, wilson(returned, jumped),
+                           int(np.isfinite(td).sum()), collapsed, mean_se(fr), tuple(int(x) for x in hist))
+
+
+# ----------------------------------------------------------------------------------------------- the shipped grid
+def _dyn(method, lr, lam, seeds, n_runs, t_max, rec_dt, **extra) -> list[tuple]:
+    return [("dynamics", dict(method=method, lr=lr, lam=lam, n_runs=n_runs, t_max=t_max, rec_dt=rec_dt, seed=s,
+                              **extra)) for s in seeds]
+
+
+def grid_tasks(name: str = "sde05") -> list[tuple[str, dict]]:
+    """The tasks ``(kind, params)`` of a shipped grid (``"sde05"``, or ``"tiny"`` for tests)."""
+    if name == "tiny":
+        return (_dyn("sgd", 0.3, 0.027, (1,), 4, 300.0, 15.0) + _dyn("sde", 0.3, 0.027, (1,), 4, 300.0, 15.0, m=4)
+                + _dyn("langevin", 0.3, 0.027, (1,), 4, 300.0, 15.0, temp_factor=1.0))
+    if name != "sde05":
+        raise ValueError(f"unknown grid {name!r}; grids: {sorted(GRIDS)}")
+    seeds, R, tmax, rec = (1, 2), 32, 12_000.0, 15.0
+    tasks: list[tuple[str, dict]] = []
+    for lr, lam in ((0.3, 0.027), (0.2, 0.027), (0.3, 0.02)):
+        tasks += _dyn("sgd", lr, lam, seeds, R, tmax, rec)
+        tasks += _dyn("gaussian_sgd", lr, lam, seeds, R, tmax, rec)
+        for m in (4, 16):
+            tasks += _dyn("sde", lr, lam, seeds, R, tmax, rec, m=m)
+        for f in (1.0, 10.0):
+            tasks += _dyn("langevin", lr, lam, seeds, R // 2, tmax, rec, temp_factor=f)
+    tasks += _dyn("sde", 0.3, 0.027, seeds, R, 3000.0, rec, m=64)  # dt convergence at the hot point
+    tasks += _dyn("gaussian_sgd", 0.3, 0.027, seeds, R, tmax, rec, increments="rademacher")
+    for method, extra in (("sgd", {}), ("gaussian_sgd", {}), ("gaussian_sgd", {"increments": "rademacher"})):
+        tasks += _dyn(method, 0.3, 0.027, seeds, R, tmax, rec, S=2, **extra)
+    k_grid = list(range(2, 101, 1)) + list(range(105, 301, 5))
+    for lr in (0.2, 0.25, 0.3, 0.35):
+        for lam in (0.02, 0.0235, 0.027):
+            for route in ("row0", "col1"):
+                tasks.append(("kstar", dict(lr=lr, lam=lam, route=route, n_seq=12, k_grid=k_grid, seed=5)))
+            tasks.append(("waiting", dict(lr=lr, lam=lam, n_runs=64, n_steps=100_000, rec_steps=50, seed=11)))
+    for route in ("row1", "col0"):
+        tasks.append(("kstar", dict(lr=0.3, lam=0.027, route=route, n_seq=12, k_grid=k_grid, seed=5)))
+    for route in ("row0", "row1", "col1"):
+        tasks.append(("kstar", dict(problem="staircase", lr=0.3, lam=0.027, route=route, n_seq=12, k_grid=k_grid,
+                                    seed=5)))
+    tasks.append(("staircase", dict(lr=0.3, lam=0.027, n_runs=128, n_steps=50_000, rec_steps=50, seed=3)))
+    tau = 8.96e-4  # 10 τ_match of ε = 0.2 at the hot point (fixed across ε, as in the reply's comparison)
+    for eps in (0.1, 0.2, 0.3):
+        for start in ("rank1", "rank2"):
+            for method in ("langevin", "sgd"):
+                tasks.append(("langevin_eps", dict(eps=eps, lr=0.3, lam=0.027, tau=tau if method == "langevin" else
+                                                   0.0, n_runs=16, t_max=3000.0, rec_dt=15.0, seed=7, start=start,
+                                                   method=method)))
+    for broken in (None, "biased"):
+        tasks.append(("weak_order", dict(seed=0, M=60_000, broken=broken)))
+    return tasks
+
+
+def weak_order_task(p: dict) -> dict:
+    """The weak-order check (:func:`~.sde_checks.check_sde_weak_order`, about a minute of CPU) as a grid task:
+    its :class:`~symsgd_core.core.checking.CheckResult` as a dict. Keys: ``seed``, ``M``, ``broken`` (None or
+    ``"biased"``)."""
+    from .sde_checks import check_sde_weak_order
+
+    t0 = time.perf_counter()
+    res = check_sde_weak_order(seed=p["seed"], M=p["M"], broken=p.get("broken"))
+    return {**res.as_dict(), "seconds": time.perf_counter() - t0}
+
+
+#: Task kinds of the grids and their functions.
+TASK_FUNCTIONS = {"dynamics": dynamics_task, "kstar": kstar_task, "waiting": waiting_task,
+                  "staircase": staircase_task, "langevin_eps": langevin_eps_task, "weak_order": weak_order_task}
+#: The shipped grids, by name: what ``python -m symsgd_core sweep NAME`` runs.
+GRIDS = {"sde05": "Notebook 05's grid (about 10 CPU-minutes)", "tiny": "a few seconds, for tests"}
+#: The file the shipped grid is stored in (package data).
+GRID_FILE = "sde05_grid.json"
+
+
+def write_grid(name: str = "sde05", path=None, *, client=None, n_workers: int | None = None, cache_dir=None,
+               progress=None) -> Path:
+    """Run a grid with :func:`~symsgd_core.core.sweep.run_sweep` and write it as JSON; returns the path."""
+    from ..core.sweep import run_sweep
+
+    tasks = grid_tasks(name)
+    results: list = [None] * len(tasks)
+    t0 = time.perf_counter()
+    for kind, fn in TASK_FUNCTIONS.items():
+        idx = [i for i, (k, _) in enumerate(tasks) if k == kind]
+        if not idx:
+            continue
+        out = run_sweep(fn, [tasks[i][1] for i in idx], client=client, n_workers=n_workers, cache_dir=cache_dir,
+                        progress=progress)
+        for i, r in zip(idx, out):
+            results[i] = r
+    cpu = sum(r.get("seconds", 0.0) for r in results)
+    blob = {"name": name, "tasks": [{"kind": k, "params": p, "result": r} for (k, p), r in zip(tasks, results)],
+            "task_seconds": cpu, "wall_seconds": time.perf_counter() - t0,
+            "command": f"python -m symsgd_core sweep {name}"}
+    if path is None:
+        path = Path(__file__).resolve().parent.parent / "data_files" / (GRID_FILE if name == "sde05" else
+                                                                        f"{name}_grid.json")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(blob, allow_nan=True, separators=(",", ":")))
+    return path
+
+
+@dataclass(frozen=True, eq=False)
+class SdeGrid:
+    """A stored grid: its tasks with parameters and results, and how long they took.
+
+    Attributes:
+        name: the grid's name.  tasks: tuple of ``{"kind", "params", "result"}``.
+        task_seconds: the tasks' summed time (CPU seconds).  command: what made it.
+    """
+
+    name: str
+    tasks: tuple
+    task_seconds: float
+    command: str
+
+    def select(self, kind: str, **params) -> list[dict]:
+        """The results of the tasks of ``kind`` whose parameters include ``params`` (absent keys take their
+        defaults: ``m`` 1, ``S`` 1, ``increments`` "gaussian", ``problem`` "eps")."""
+        defaults = {"m": 1, "S": 1, "increments": "gaussian", "problem": "eps"}
+        out = []
+        for t in self.tasks:
+            if t["kind"] != kind:
+                continue
+            tp = {**defaults, **t["params"]}
+            if all(tp.get(k) == v for k, v in params.items()):
+                out.append(t["result"])
+        return out
+
+
+def load_grid(path=None) -> SdeGrid:
+    """The shipped grid (``symsgd_core/data_files/sde05_grid.json``) or the one at ``path``.
+
+    Raises:
+        FileNotFoundError: no grid there (make it with ``python -m symsgd_core sweep sde05``).
+    """
+    if path is None:
+        res = resources.files("symsgd_core") / "data_files" / GRID_FILE
+        if not res.is_file():
+            raise FileNotFoundError(f"the shipped grid {GRID_FILE} is missing: run `python -m symsgd_core sweep sde05`")
+        text = res.read_text()
+    else:
+        text = Path(path).read_text()
+    blob = json.loads(text)
+    return SdeGrid(blob["name"], tuple(blob["tasks"]), float(blob["task_seconds"]), blob["command"])
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One row of the comparison table: a dynamics at one (η, γ), with its :class:`EnsembleSummary`."""
+
+    lr: float
+    lam: float
+    label: str
+    dt: float
+    summary: EnsembleSummary
+
+
+def comparison_rows(grid: SdeGrid) -> tuple[ComparisonRow, ...]:
+    """The SGD / Gaussian SGD / SDE (dt = η/4, η/16, η/64) / ±1 / Langevin (1×, 10×) rows of the stored grid."""
+    rows = []
+    seen = []
+    for t in grid.tasks:
+        if t["kind"] != "dynamics":
+            continue
+        p = {"m": 1, "S": 1, "increments": "gaussian", **t["params"]}
+        key = (p["lr"], p["lam"], p["method"], p["m"], p["S"], p["increments"], p.get("temp_factor"), p["t_max"])
+        if key in seen:
+            continue
+        seen.append(key)
+        sel = {k: p[k] for k in ("lr", "lam", "method", "m", "S", "increments", "t_max")}
+        if p.get("temp_factor") is not None:
+            sel["temp_factor"] = p["temp_factor"]
+        res = grid.select("dynamics", **sel)
+        label = _label(p)
+        dt = p["lr"] / p["m"] if p["method"] in ("sde", "langevin") else p["lr"]
+        rows.append(ComparisonRow(p["lr"], p["lam"], label, dt, summarize_runs(res)))
+    return tuple(rows)
+
+
+def _label(p: dict) -> str:
+    S = f", S = {p['S']}" if p["S"] != 1 else ""
+    short = f" (t ≤ {p['t_max']:g})" if p["t_max"] < 12_000 else ""
+    if p["method"] == "sgd":
+        return f"SGD{S}"
+    if p["method"] == "gaussian_sgd":
+        return ("±1-weight SGD" if p["increments"] == "rademacher" else "Gaussian SGD") + f" (dt = η){S}"
+    if p["method"] == "sde":
+        return f"SDE, dt = η/{p['m']}{S}{short}"
+    return f"Langevin {p['temp_factor']:g}× τ_match"
+
+
+@dataclass(frozen=True)
+class KStarRow:
+    """The jump event at one (η, γ): k* per route, predicted and measured waiting times (SGD steps).
+
+    Attributes:
+        lr, lam: η and γ.  kstar_row0, kstar_col1: medians over the forced sequences (−1: never).
+        p: sampling probability of either route (2/3).  predicted_row0: ``E_k`` for the row-0 route alone.
+        predicted_either: the exact two-route wait.  measured: ``(mean, lo, hi)`` censored exponential, steps.
+        jumped, n_runs: SGD runs that jumped.  routes: ``{"row0": n, "col1": n}`` among the jumps.
+    """
+
+    lr: float
+    lam: float
+    kstar_row0: int
+    kstar_col1: int
+    p: float
+    predicted_row0: float
+    predicted_either: float
+    measured: tuple
+    jumped: int
+    n_runs: int
+    routes: dict = field(default_factory=dict)
+
+    @property
+    def ratio(self) -> float:
+        """measured / predicted (either route); inf when nothing jumped."""
+        return self.measured[0] / self.predicted_either if self.predicted_either > 0 else float("nan")
+
+
+def _median_kstar(res: dict) -> int:
+    ks = np.asarray(res["kstar"])
+    return int(np.median(ks)) if np.all(ks > 0) else -1
+
+
+def kstar_rows(grid: SdeGrid) -> tuple[KStarRow, ...]:
+    """The k* table with the predicted and measured waiting times, over the stored (η, γ) grid."""
+    out = []
+    problem = epsilon_completion(EXP.eps)
+    p = route_probability(problem, "row0")
+    for t in grid.tasks:
+        if t["kind"] != "waiting" or t["params"].get("problem", "eps") != "eps":
+            continue
+        lr, lam = t["params"]["lr"], t["params"]["lam"]
+        kr = _median_kstar(grid.select("kstar", lr=lr, lam=lam, route="row0")[0])
+        kc = _median_kstar(grid.select("kstar", lr=lr, lam=lam, route="col1")[0])
+        res = t["result"]
+        js = np.array(res["jump_step"], dtype=float)
+        js[js < 0] = np.nan
+        w = censored_exponential(js, float(res["n_steps"]))
+        routes = {r: sum(1 for x in res["route"] if x == r) for r in ("row0", "col1")}
+        out.append(KStarRow(lr, lam, kr, kc, p, run_waiting_time(kr, p) if kr > 0 else float("inf"),
+                            two_route_waiting_time(kr, kc) if kr > 0 and kc > 0 else float("inf"),
+                            (w["mean"], w["lo"], w["hi"]), int(np.isfinite(js).sum()), js.size, routes))
+    return tuple(sorted(out, key=lambda r: (r.lr, r.lam)))
+
+
+@dataclass(frozen=True)
+class StaircaseSummary:
+    """Equal row counts (the 2×3 staircase): which route the SGD jumps took, and each route's k*.
+
+    Attributes:
+        routes: ``{"row0": n, "row1": n, "col1": n}`` among the jumped runs.  n_runs, jumped: counts.
+        row0_share: Wilson ``(p, lo, hi)`` of the row-0 route among the row routes.
+        binomial_p: two-sided binomial p-value of that share against ½.
+        kstar: ``{route: median k*}``.  p_route: each route's sampling probability (½).
+    """
+
+    routes: dict
+    n_runs: int
+    jumped: int
+    row0_share: tuple
+    binomial_p: float
+    kstar: dict
+    p_route: dict
+
+
+def staircase_summary(grid: SdeGrid) -> StaircaseSummary:
+    """The staircase's route counts, their test against "no preferred row", and the routes' k*."""
+    from scipy.stats import binomtest
+
+    res = grid.select("staircase")[0]
+    routes = {r: sum(1 for x in res["route"] if x == r) for r in ("row0", "row1", "col1")}
+    n_row = routes["row0"] + routes["row1"]
+    kst = {r: _median_kstar(grid.select("kstar", problem="staircase", route=r)[0]) for r in ("row0", "row1", "col1")}
+    p_route = {r: grid.select("kstar", problem="staircase", route=r)[0]["p_route"] for r in ("row0", "row1", "col1")}
+    return StaircaseSummary(routes, len(res["route"]), sum(1 for x in res["jump_step"] if x >= 0),
+                            wilson(routes["row0"], n_row), float(binomtest(routes["row0"], n_row, 0.5).pvalue),
+                            kst, p_route)
+
+
+@dataclass(frozen=True)
+class LangevinEpsRow:
+    """Langevin vs SGD at one ε from one start: fraction of time at rank ≤ 1 ``(mean, se)``, runs that went up."""
+
+    eps: float
+    start: str
+    method: str
+    start_rank: int
+    frac_rank_le1: tuple
+    went_up: int
+    n_runs: int
+
+
+def langevin_eps_rows(grid: SdeGrid) -> tuple[LangevinEpsRow, ...]:
+    """Langevin at small ε (the stored rows)."""
+    out = []
+    for t in grid.tasks:
+        if t["kind"] != "langevin_eps":
+            continue
+        p, r = t["params"], t["result"]
+        out.append(LangevinEpsRow(p["eps"], p["start"], p["method"], r["start_rank"], mean_se(r["frac_time_rank_le1"]),
+                                  int(sum(1 for u in r["up"] if u > 0)), len(r["up"])))
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------------------------- live
+@dataclass(frozen=True, eq=False)
+class ComparePoint:
+    """SGD, its SDE and Langevin from the same rank-2 minimum at one (η, γ) (the live figure of §3).
+
+    Attributes:
+        lr, lam, m, t_max: the settings (dt = η/m for the SDE; time t = η·steps).
+        tau: Langevin's temperature (``temp_factor`` × the matched one).
+        sgd, sde, langevin: the three :class:`~.engine.RunResult`.
+        summaries: ``{"sgd", "sde", "langevin"}`` → :class:`EnsembleSummary`.
+    """
+
+    lr: float
+    lam: float
+    m: int
+    t_max: float
+    tau: float
+    sgd: RunResult
+    sde: RunResult
+    langevin: RunResult
+    summaries: dict
+
+
+def compare_point(lr: float = HOT[0], lam: float = HOT[1], m: int = 16, t_max: float = 1500.0, n_runs_sde: int = 12,
+                  n_runs_sgd: int = 16, n_runs_langevin: int = 8, temp_factor: float = 1.0, seed: int = 0,
+                  rec_dt: float = 15.0) -> ComparePoint:
+    """Run SGD, the SDE (dt = η/m) and Langevin from the rank-2 minimum at (η, γ) over time ``t_max``.
+
+    Raises:
+        ValueError: bad settings, or no rank-2 minimum at this γ (:func:`~.experiments.start_minimum`).
+    """
+    problem = epsilon_completion(EXP.eps)
+    base = _start(lam)
+    tau = float(temp_factor) * float(matched_langevin_temperature(base, problem, lr, lam)[0])
+    out = {}
+    for name, method, R, s in (("sgd", "sgd", n_runs_sgd, seed), ("sde", "sde", n_runs_sde, seed + 1),
+                               ("langevin", "langevin", n_runs_langevin, seed + 2)):
+        out[name] = simulate(method, replicate(base, R), problem, lr=lr, lam=lam, t_max=t_max, rec_dt=rec_dt,
+                             seed=s, m=m if method == "sde" else 1, tau=tau)
+    summaries = {k: summarize_runs([summarize(v, t_max)]) for k, v in out.items()}
+    return ComparePoint(float(lr), float(lam), int(m), float(t_max), tau, out["sgd"], out["sde"], out["langevin"],
+                        summaries)
+
+

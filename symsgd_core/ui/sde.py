@@ -1,0 +1,271 @@
+"""Figures of Notebook 05 (SGD's own SDE and the jump event): one draw-only controller per figure.
+
+* :class:`SdeCompareController` — SGD, its SDE and Langevin from the same rank-2 minimum, simulated live at one
+  (η, γ) (:func:`~symsgd_core.rank_jumps.sde_experiments.compare_point`);
+* :class:`SdeGridController` — the stored grid's comparison at each (η, γ): mean first time at rank ≤ 1 with its
+  95 % interval, blow-ups and time in B_1 (:func:`~symsgd_core.rank_jumps.sde_experiments.comparison_rows`);
+* :class:`JumpEventController` — k* over the (η, γ) grid and the predicted against the measured waiting times
+  (:func:`~symsgd_core.rank_jumps.sde_experiments.kstar_rows`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..rank_jumps.network import DEFAULT_RANK_TOL
+from ..rank_jumps.sde_experiments import compare_point, comparison_rows, kstar_rows, load_grid
+from .base import Controller, RunController, experiment_settings, slider
+
+__all__ = ["JumpEventController", "SdeCompareController", "SdeGridController"]
+
+#: One colour per dynamics, the same in every figure of the notebook.
+COLOURS = {"sgd": "#dc2626", "sde": "#7c3aed", "langevin": "#059669", "gaussian": "#f59e0b", "other": "#6b7280"}
+#: s₂(A) below this is drawn at this value (round-off; the log axis cannot show 0).
+FLOOR = 1e-18
+
+
+def _slider(kind, description, **kw):
+    return slider(kind, description, width="300px", **kw)
+
+
+def _runs_as_one_trace(t: np.ndarray, y: np.ndarray):
+    """Runs ``y (R, K)`` as one line with gaps between runs (and where a run has diverged): x, y lists."""
+    xs, ys = [], []
+    for row in y:
+        ok = np.isfinite(row)
+        xs += [float(v) for v in t] + [None]
+        ys += [float(max(v, FLOOR)) if o else None for v, o in zip(row, ok)] + [None]
+    return xs, ys
+
+
+class SdeCompareController(RunController):
+    """SGD (red), its SDE (purple) and Langevin (green) from the same rank-2 minimum, at one (η, γ).
+
+    Left: s₂(A) of every run over time t = η·steps (log axis; a run that blew up ends). Right: the fraction of
+    runs at rank ≤ 1 over time for each dynamics, and (dotted) the fraction of SDE runs that blew up.
+    Sliders: ``lr`` (η), ``lam`` (γ), ``m`` (SDE step dt = η/m), ``temp_factor`` (Langevin's τ / τ_match),
+    ``seed``. Re-simulates on Run (about a second).
+    """
+
+    def __init__(self, **settings) -> None:
+        super().__init__()
+        v = experiment_settings(compare_point, settings)
+        self._fixed = {k: v[k] for k in ("t_max", "n_runs_sde", "n_runs_sgd", "n_runs_langevin", "rec_dt")}
+        self.controls = {
+            "lr": _slider(widgets.FloatSlider, "step size η", value=v["lr"], min=0.2, max=0.35, step=0.01),
+            "lam": _slider(widgets.FloatSlider, "γ (weight decay)", value=v["lam"], min=0.02, max=0.03, step=0.0005,
+                           readout_format=".4f"),
+            "m": _slider(widgets.SelectionSlider, "SDE step dt = η/m, m", options=(4, 16, 64), value=v["m"]),
+            "temp_factor": _slider(widgets.SelectionSlider, "Langevin τ / τ_match", options=(1.0, 10.0),
+                                   value=v["temp_factor"]),
+            "seed": _slider(widgets.IntSlider, "seed", value=v["seed"], min=0, max=20),
+        }
+        self._setup_run()
+        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
+            "(a) s₂(A) of every run", "(b) fraction of runs at rank ≤ 1")))
+        for name, key in (("SGD", "sgd"), ("SDE", "sde"), ("Langevin", "langevin")):
+            fig.add_scatter(name=name, mode="lines", line=dict(color=COLOURS[key], width=1), legendgroup=key,
+                            row=1, col=1)
+        for name, key in (("SGD", "sgd"), ("SDE", "sde"), ("Langevin", "langevin")):
+            fig.add_scatter(name=name, mode="lines", line=dict(color=COLOURS[key], shape="hv"), legendgroup=key,
+                            showlegend=False, row=1, col=2)
+        fig.add_scatter(name="SDE runs blown up", mode="lines", line=dict(color=COLOURS["sde"], dash="dot",
+                                                                          shape="hv"), row=1, col=2)
+        fig.add_hline(y=DEFAULT_RANK_TOL, line=dict(color="#9ca3af", dash="dot"), row=1, col=1)
+        fig.update_yaxes(type="log", range=[-18.5, 0.7], title_text="s₂(A)", row=1, col=1)
+        fig.update_yaxes(range=[-0.02, 1.02], title_text="fraction of runs", row=1, col=2)
+        fig.update_xaxes(title_text="time t = η·steps")
+        fig.update_layout(height=400, margin=dict(l=60, r=10, t=60, b=50), legend=dict(orientation="h", y=-0.2))
+        self.figures = [fig]
+        self.result = None
+        self._wire()
+        self.update()
+
+    def _run(self, lr, lam, m, temp_factor, seed) -> None:
+        fig = self.figure
+        self.set_progress(0.05)
+        try:
+            r = compare_point(lr=lr, lam=lam, m=int(m), temp_factor=float(temp_factor), seed=seed, **self._fixed)
+        except ValueError as exc:  # e.g. no rank-2 minimum at this γ
+            with fig.batch_update():
+                for tr in fig.data:
+                    tr.x, tr.y = [], []
+                fig.layout.title = dict(text="FAILURE MODE: nothing to compare", font=dict(color="#b91c1c"))
+            self.result = None
+            self.say(str(exc), "error")
+            return
+        self.result = r
+        with fig.batch_update():
+            for k, key in enumerate(("sgd", "sde", "langevin")):
+                res = getattr(r, key)
+                fig.data[k].x, fig.data[k].y = _runs_as_one_trace(res.times, res.singular_values[:, :, 1])
+                s2 = res.singular_values[:, :, 1]
+                low = np.isfinite(s2) & (s2 <= DEFAULT_RANK_TOL)
+                fig.data[3 + k].x, fig.data[3 + k].y = res.times.tolist(), low.mean(axis=0).tolist()
+            sde = r.sde
+            fig.data[6].x, fig.data[6].y = sde.times.tolist(), (~sde.alive_at()).mean(axis=1).tolist()
+            s = r.summaries
+            fig.layout.title = dict(text=(f"SDE: {s['sde'].jumped}/{s['sde'].n_runs} jumped, {s['sde'].diverged} blew "
+                                          f"up · SGD: {s['sgd'].jumped}/{s['sgd'].n_runs} jumped · returns to rank 2: "
+                                          f"{s['sde'].returned + s['sgd'].returned}"), font=dict(size=14))
+        self.say(self._describe(r))
+
+    @staticmethod
+    def _describe(r) -> str:
+        def wait(sm):
+            w = sm.wait
+            if not math.isfinite(w[0]):
+                return f"no run jumped within t = {r.t_max:g} (mean wait ≥ {w[1]:.3g})"
+            return f"mean first time at rank ≤ 1 {w[0]:.3g} [{w[1]:.3g}, {w[2]:.3g}]"
+
+        s = r.summaries
+        return (f"η = {r.lr:g}, γ = {r.lam:g}, SDE step dt = η/{r.m}, t ≤ {r.t_max:g}. SGD: {wait(s['sgd'])}. SDE: "
+                f"{wait(s['sde'])}; {s['sde'].diverged}/{s['sde'].n_runs} runs blew up (a residual above 10⁶), which "
+                f"SGD never does here. Langevin (τ = {r.tau:.3g}): {wait(s['langevin'])}. Returns to rank 2 after a "
+                f"jump: SGD {s['sgd'].returned}, SDE {s['sde'].returned}, Langevin {s['langevin'].returned}.")
+
+
+def _settings_label(lr: float, lam: float) -> str:
+    return f"η = {lr:g}, γ = {lam:g}"
+
+
+class SdeGridController(Controller):
+    """The stored grid at one (η, γ): each dynamics' mean first time at rank ≤ 1 (95 % interval; an open
+    triangle is a lower bound when nothing jumped), the fraction of runs that blew up and of time in B_1.
+
+    Slider: ``setting`` (one of the stored (η, γ)). Reads the shipped grid: updates at once.
+    """
+
+    live = True
+
+    def __init__(self, grid=None, setting: str | None = None) -> None:
+        super().__init__()
+        self.grid = load_grid() if grid is None else grid
+        self.rows = comparison_rows(self.grid)
+        labels = []
+        for row in self.rows:
+            lab = _settings_label(row.lr, row.lam)
+            if lab not in labels:
+                labels.append(lab)
+        self.controls = {"setting": _slider(widgets.SelectionSlider, "setting", options=tuple(labels),
+                                            value=labels[0] if setting is None else setting)}
+        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.16, column_widths=[0.55, 0.45],
+                                            subplot_titles=("(a) mean first time at rank ≤ 1 (t)",
+                                                            "(b) blew up / time in B₁")))
+        fig.add_scatter(name="mean wait, 95 % interval", mode="markers", orientation="h",
+                        marker=dict(color=COLOURS["sde"], size=9), row=1, col=1)
+        fig.add_scatter(name="lower bound (no jump)", mode="markers", marker=dict(symbol="triangle-right-open",
+                                                                                   size=11, color="#111827"),
+                        row=1, col=1)
+        fig.add_bar(name="runs that blew up", orientation="h", marker_color="#111827", opacity=0.7, row=1, col=2)
+        fig.add_bar(name="time in B₁", orientation="h", marker_color=COLOURS["sgd"], opacity=0.7, row=1, col=2)
+        fig.update_xaxes(type="log", title_text="time t = η·steps", row=1, col=1)
+        fig.update_xaxes(range=[0, 1], title_text="fraction", row=1, col=2)
+        fig.update_yaxes(autorange="reversed")
+        fig.update_layout(height=460, margin=dict(l=220, r=10, t=50, b=50), legend=dict(orientation="h", y=-0.15),
+                          barmode="group")
+        self.figures = [fig]
+        self.result = None
+        self._wire()
+        self.update()
+
+    def _update(self, setting) -> None:
+        rows = tuple(r for r in self.rows if _settings_label(r.lr, r.lam) == setting)
+        self.result = rows
+        labels = [r.label for r in rows]
+        mean = [r.summary.wait[0] for r in rows]
+        fig = self.figure
+        with fig.batch_update():
+            ok = [i for i, m in enumerate(mean) if math.isfinite(m)]
+            fig.data[0].x = [mean[i] for i in ok]
+            fig.data[0].y = [labels[i] for i in ok]
+            fig.data[0].error_x = dict(type="data", symmetric=False,
+                                       array=[rows[i].summary.wait[2] - mean[i] for i in ok],
+                                       arrayminus=[mean[i] - rows[i].summary.wait[1] for i in ok])
+            bound = [i for i, m in enumerate(mean) if not math.isfinite(m)]
+            fig.data[1].x = [rows[i].summary.wait[1] for i in bound]
+            fig.data[1].y = [labels[i] for i in bound]
+            fig.data[2].x = [r.summary.diverged / r.summary.n_runs for r in rows]
+            fig.data[2].y = labels
+            fig.data[3].x = [0.0 if not math.isfinite(r.summary.frac_B1[0]) else r.summary.frac_B1[0] for r in rows]
+            fig.data[3].y = labels
+            fig.layout.title = dict(text=f"stored grid at {setting} ({rows[0].summary.n_runs} runs per SDE/SGD row)",
+                                    font=dict(size=14))
+        sgd = next(r for r in rows if r.label == "SGD")
+        sde = [r for r in rows if r.label.startswith("SDE")]
+        self.say(f"SGD: {sgd.summary.jumped}/{sgd.summary.n_runs} jumped, mean wait {sgd.summary.wait[0]:.3g} "
+                 f"[{sgd.summary.wait[1]:.3g}, {sgd.summary.wait[2]:.3g}]. SDE: "
+                 + "; ".join(f"{r.label}: {r.summary.jumped}/{r.summary.n_runs} jumped, mean {r.summary.wait[0]:.3g}, "
+                             f"{r.summary.diverged} blew up, {r.summary.returned} returned" for r in sde) + ".")
+
+
+class JumpEventController(Controller):
+    """The jump event over the stored (η, γ) grid: (a) k* of the chosen route; (b) the waiting time predicted from
+    k* and p = 2/3 (either route, exact) against the one SGD measures (95 % intervals; a triangle marks a lower
+    bound where no run jumped in the budget).
+
+    Slider: ``route`` (row 0 or column 1). Reads the shipped grid: updates at once.
+    """
+
+    live = True
+
+    def __init__(self, grid=None, route: str = "row 0") -> None:
+        super().__init__()
+        self.grid = load_grid() if grid is None else grid
+        self.rows = kstar_rows(self.grid)
+        self.controls = {"route": _slider(widgets.SelectionSlider, "route", options=("row 0", "column 1"), value=route)}
+        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.14, subplot_titles=(
+            "(a) k*: consecutive samples that complete the jump", "(b) waiting time (SGD steps)")))
+        fig.add_heatmap(colorscale="Viridis", colorbar=dict(x=0.43, len=0.9, title="k*"), texttemplate="%{z}",
+                        row=1, col=1)
+        fig.add_scatter(name="measured (jumps seen)", mode="markers", marker=dict(color=COLOURS["sgd"], size=9),
+                        row=1, col=2)
+        fig.add_scatter(name="lower bound (no jump)", mode="markers",
+                        marker=dict(symbol="triangle-up-open", color="#111827", size=10), row=1, col=2)
+        fig.add_scatter(name="measured = predicted", mode="lines", line=dict(color="#9ca3af", dash="dash"), row=1,
+                        col=2)
+        fig.update_xaxes(title_text="γ (weight decay)", type="category", row=1, col=1)
+        fig.update_yaxes(title_text="η", type="category", row=1, col=1)
+        fig.update_xaxes(type="log", title_text="predicted from k* (either route)", row=1, col=2)
+        fig.update_yaxes(type="log", title_text="measured", row=1, col=2)
+        fig.update_layout(height=420, margin=dict(l=60, r=10, t=50, b=50), legend=dict(orientation="h", y=-0.2))
+        self.figures = [fig]
+        self.result = None
+        self._wire()
+        self.update()
+
+    def _update(self, route) -> None:
+        rows = self.rows
+        self.result = rows
+        lrs = sorted({r.lr for r in rows})
+        lams = sorted({r.lam for r in rows})
+        key = "kstar_row0" if route == "row 0" else "kstar_col1"
+        z = [[next((getattr(r, key) for r in rows if r.lr == lr and r.lam == lam), None) for lam in lams] for lr in lrs]
+        fig = self.figure
+        seen = [r for r in rows if r.jumped > 0]
+        none = [r for r in rows if r.jumped == 0]
+        with fig.batch_update():
+            fig.data[0].x, fig.data[0].y, fig.data[0].z = [f"{v:g}" for v in lams], [f"{v:g}" for v in lrs], z
+            fig.data[1].x = [r.predicted_either for r in seen]
+            fig.data[1].y = [r.measured[0] for r in seen]
+            fig.data[1].error_y = dict(type="data", symmetric=False,
+                                       array=[r.measured[2] - r.measured[0] for r in seen],
+                                       arrayminus=[r.measured[0] - r.measured[1] for r in seen])
+            fig.data[1].text = [f"η = {r.lr:g}, γ = {r.lam:g}" for r in seen]
+            fig.data[2].x = [r.predicted_either for r in none]
+            fig.data[2].y = [r.measured[1] for r in none]
+            fig.data[2].text = [f"η = {r.lr:g}, γ = {r.lam:g}" for r in none]
+            lo = min(r.predicted_either for r in rows)
+            hi = max(r.predicted_either for r in rows)
+            fig.data[3].x, fig.data[3].y = [lo, hi], [lo, hi]
+        ks = [getattr(r, key) for r in rows]
+        lo_row, hi_row = rows[int(np.argmin(ks))], rows[int(np.argmax(ks))]
+        p = rows[0].p
+        self.say(f"{route}: k* from {min(ks)} (η = {lo_row.lr:g}, γ = {lo_row.lam:g}) to {max(ks)} (η = {hi_row.lr:g}, "
+                 f"γ = {hi_row.lam:g}); p = {p:.3f}, so p^k* falls from {p ** min(ks):.2g} to {p ** max(ks):.2g}. "
+                 f"Cells with a predicted wait far beyond the {rows[0].n_runs} runs' budget show no jump (triangles).")

@@ -1,0 +1,112 @@
+"""Notebook 05's experiments and the shipped grid: the summaries, the claims the notebook makes, the exercises."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from symsgd_core.core.stats import bootstrap_quantiles, censored_exponential, mean_se, wilson
+from symsgd_core.rank_jumps import sde_experiments as E
+from symsgd_core.rank_jumps.sde_exercises import EXERCISES
+
+
+@pytest.fixture(scope="module")
+def grid():
+    return E.load_grid()
+
+
+@pytest.fixture(scope="module")
+def rows(grid):
+    return {(r.lr, r.lam, r.label): r.summary for r in E.comparison_rows(grid)}
+
+
+def test_stats_helpers():
+    p, lo, hi = wilson(0, 64)
+    assert p == 0 and lo == 0 and 0.04 < hi < 0.07
+    w = censored_exponential([1.0, 2.0, np.nan], [10.0, 10.0, 10.0])
+    assert w["events"] == 2 and w["mean"] == pytest.approx(6.5) and w["lo"] < 6.5 < w["hi"]
+    assert math.isinf(censored_exponential([np.nan], [5.0])["mean"])
+    assert mean_se([1.0, 3.0]) == (2.0, 1.0)
+    q = bootstrap_quantiles([[0.0, 1.0], [2.0, 3.0]], qs=(0.5,), n_boot=50)
+    assert q[0.5][1] <= q[0.5][0] <= q[0.5][2]
+    with pytest.raises(ValueError):
+        wilson(5, 3)
+
+
+def test_the_grid_is_complete_and_made_by_the_package_command(grid):
+    assert grid.command == "python -m symsgd_core sweep sde05"
+    kinds = {t["kind"] for t in grid.tasks}
+    assert kinds == {"dynamics", "kstar", "waiting", "staircase", "langevin_eps", "weak_order"}
+    assert len(grid.tasks) == len(E.grid_tasks("sde05"))
+    assert [t["params"] for t in grid.tasks] == [p for _, p in E.grid_tasks("sde05")]
+    assert grid.task_seconds < 20 * 60 * 3  # the grid's own budget, measured on a shared 2-core machine
+
+
+def test_the_sde_jumps_faster_than_sgd_never_returns_and_mostly_blows_up(rows):
+    hot = 0.3, 0.027
+    sgd, sde = rows[(*hot, "SGD")], rows[(*hot, "SDE, dt = η/16")]
+    assert sde.wait[2] < sgd.wait[1]  # 95 % intervals apart: faster, not by chance
+    assert sde.diverged / sde.n_runs > 0.5 and sgd.diverged == 0
+    for (lr, lam, label), s in rows.items():
+        if label.startswith("SDE"):
+            assert s.returned == 0, (lr, lam, label)
+    for lr, lam in ((0.2, 0.027), (0.3, 0.02)):
+        sgd, sde = rows[(lr, lam, "SGD")], rows[(lr, lam, "SDE, dt = η/16")]
+        assert sde.wait[2] < sgd.wait[1], (lr, lam)
+
+
+def test_the_answer_does_not_change_with_dt(rows):
+    for lr, lam in ((0.3, 0.027), (0.2, 0.027), (0.3, 0.02)):
+        a, b = rows[(lr, lam, "SDE, dt = η/4")], rows[(lr, lam, "SDE, dt = η/16")]
+        assert a.wait[1] <= b.wait[2] and b.wait[1] <= a.wait[2], (lr, lam)  # the 95 % intervals overlap
+
+
+def test_gaussian_sgd_at_the_same_step_jumps_far_faster_than_sgd(rows):
+    sgd, gauss = rows[(0.3, 0.027, "SGD")], rows[(0.3, 0.027, "Gaussian SGD (dt = η)")]
+    pm = rows[(0.3, 0.027, "±1-weight SGD (dt = η)")]
+    assert gauss.wait[2] < sgd.wait[1] and pm.wait[2] < sgd.wait[1]
+
+
+def test_langevin_is_never_in_B1(rows):
+    for (lr, lam, label), s in rows.items():
+        if label.startswith("Langevin"):
+            assert s.frac_B1[0] == 0.0, (lr, lam, label)
+
+
+def test_kstar_table_grows_as_eta_and_gamma_shrink(grid):
+    rows = E.kstar_rows(grid)
+    assert len(rows) == 12
+    by = {(r.lr, r.lam): r for r in rows}
+    assert all(r.kstar_row0 > 0 and r.kstar_col1 > 0 for r in rows)
+    for lr in (0.2, 0.25, 0.3):
+        assert by[(lr, 0.02)].kstar_row0 > by[(lr, 0.0235)].kstar_row0 > by[(lr, 0.027)].kstar_row0
+    for lam in (0.02, 0.0235, 0.027):
+        assert by[(0.2, lam)].kstar_row0 >= by[(0.3, lam)].kstar_row0
+    for r in rows:  # cells predicted far beyond the budget show no jump
+        if r.predicted_either > 100 * 64 * 100_000:
+            assert r.jumped == 0
+
+
+def test_exercises_have_worked_answers_and_hints_without_the_answer():
+    for ex in EXERCISES.values():
+        assert ex.check(ex.solution).correct, ex.name
+        assert ex.worked.strip() and ex.hint.strip(), ex.name
+        for value, _ in ex.mistakes:
+            assert not ex.check(value).correct
+        sol = ex.solution
+        if isinstance(sol, (int, float)):
+            for text in (f"{sol:g}", f"{sol:.3g}", f"{sol:.4g}"):
+                assert text not in ex.hint, (ex.name, text)
+        else:
+            assert str(sol) not in ex.hint
+
+
+def test_compare_point_is_deterministic():
+    a = E.compare_point(t_max=150.0, n_runs_sde=2, n_runs_sgd=2, n_runs_langevin=1)
+    b = E.compare_point(t_max=150.0, n_runs_sde=2, n_runs_sgd=2, n_runs_langevin=1)
+    assert np.array_equal(a.sde.final.flat, b.sde.final.flat)
+    assert a.summaries["sde"].n_runs == 2
+    with pytest.raises(ValueError):
+        E.compare_point(lr=-1.0)
