@@ -12,7 +12,7 @@ Nothing here runs the engine:
 * summaries of recorded runs — transitions, waiting times, jump durations, :func:`diagnose`.
 
 Loss normalisation follows :mod:`symsgd_core.core.conventions`: squared error without ½, weight decay
-``λ‖θ‖²`` without ½.
+``γ‖θ‖²`` without ½.
 """
 
 from __future__ import annotations
@@ -61,16 +61,16 @@ def schatten_penalty(s, depth: int) -> np.ndarray:
 def new_direction_cost(delta, depth: int, lam: float, gain: float) -> np.ndarray:
     """Change of the regularised loss when a new singular direction of size ``δ`` is switched on.
 
-    To first order in the fit, ``Δ(δ) = λ L δ^{2/L} − g δ``: the penalty of the new
+    To first order in the fit, ``Δ(δ) = γ L δ^{2/L} − g δ``: the penalty of the new
     singular value minus the fit gained at slope ``g`` (``g = ‖∂C/∂A‖`` along the direction).
 
     Args:
         delta: size(s) δ ≥ 0 of the new singular value, any shape.
         depth: L ≥ 1.
-        lam: weight decay λ ≥ 0.
+        lam: weight decay γ ≥ 0.
         gain: fit slope g ≥ 0 (loss decrease per unit δ).
     Returns:
-        array like ``delta``: ``λ L δ^{2/L} − g δ``.
+        array like ``delta``: ``γ L δ^{2/L} − g δ``.
     Raises:
         ValueError: on a negative/non-finite argument or ``depth`` < 1.
     """
@@ -85,14 +85,14 @@ def new_direction_cost(delta, depth: int, lam: float, gain: float) -> np.ndarray
 def barrier_width(depth: int, lam: float, gain: float) -> float:
     """Size ``δ*`` at which switching on a new direction starts to pay: ``Δ(δ*) = 0``, δ* > 0.
 
-    For L ≥ 3, ``δ* = (λL/g)^{L/(L−2)}`` > 0: a whole interval ``(0, δ*)`` costs more than
+    For L ≥ 3, ``δ* = (γL/g)^{L/(L−2)}`` > 0: a whole interval ``(0, δ*)`` costs more than
     it gains, so the lower-rank point is a local minimum. For L = 2, Δ is linear: it
-    returns ``inf`` when ``2λ ≥ g`` (never pays) and ``0`` when ``2λ < g`` (pays at once,
-    no barrier). For L = 1 (penalty λ δ²) there is never a barrier: returns ``0``.
+    returns ``inf`` when ``2γ ≥ g`` (never pays) and ``0`` when ``2γ < g`` (pays at once,
+    no barrier). For L = 1 (penalty γ δ²) there is never a barrier: returns ``0``.
 
     Args:
         depth: L ≥ 1.
-        lam: λ > 0.
+        lam: γ > 0.
         gain: g > 0.
     Returns:
         δ* ≥ 0 (float, possibly ``inf``).
@@ -110,15 +110,15 @@ def barrier_width(depth: int, lam: float, gain: float) -> float:
 
 
 def scalar_chain_loss(a, depth: int, lam: float, target: float = 1.0) -> np.ndarray:
-    """Regularised loss of a balanced scalar chain ``θ = (a, …, a)``: ``(a^L − y)² + λ L a²``.
+    """Regularised loss of a balanced scalar chain ``θ = (a, …, a)``: ``(a^L − y)² + γ L a²``.
 
     This is the loss along the straight line from θ = 0 to a balanced fit of ``y``; near 0 it is
-    ``y² − 2y a^L + λ L a² + O(a^{2L})``, so θ = 0 is a local minimum for any λ > 0 when L ≥ 3.
+    ``y² − 2y a^L + γ L a² + O(a^{2L})``, so θ = 0 is a local minimum for any γ > 0 when L ≥ 3.
 
     Args:
         a: per-layer weight(s), any shape.
         depth: L ≥ 1.
-        lam: λ ≥ 0.
+        lam: γ ≥ 0.
         target: y.
     Returns:
         array like ``a``.
@@ -135,12 +135,12 @@ def scalar_chain_loss(a, depth: int, lam: float, target: float = 1.0) -> np.ndar
 def origin_is_local_min(depth: int, lam: float, target: float = 1.0) -> bool:
     """Whether θ = 0 is a strict local minimum of the scalar chain loss (second-order test).
 
-    The quadratic coefficient of the loss at 0 is ``λL`` plus ``−2y`` when L = 2 (and 0 for
+    The quadratic coefficient of the loss at 0 is ``γL`` plus ``−2y`` when L = 2 (and 0 for
     L ≥ 3; for L = 1 the loss has a non-zero slope ``−2y`` unless y = 0).
 
     Args:
         depth: L ≥ 1.
-        lam: λ ≥ 0.
+        lam: γ ≥ 0.
         target: y.
     Returns:
         True when 0 is a strict local minimum.
@@ -157,7 +157,7 @@ def origin_is_local_min(depth: int, lam: float, target: float = 1.0) -> bool:
 def per_entry_gradients(params, problem, run_index: int = 0) -> np.ndarray:
     """Data-term gradients ``∇_θ (A_ij − A*_ij)²`` of each observed entry, for one run.
 
-    The weight-decay term ``2λθ`` is the same for every entry, so it cancels in the noise
+    The weight-decay term ``2γθ`` is the same for every entry, so it cancels in the noise
     covariance and is left out.
 
     Args:
@@ -335,16 +335,16 @@ def fit_slope_along_new_direction(params, problem, rank: int, run_index: int = 0
 
 
 def perturb_new_direction(params, problem, alpha: float, rank: int, run_index: int = 0):
-    """Add a balanced new singular direction of per-layer size ``α`` to a rank-``rank`` point.
+    """Add a balanced new singular direction of per-layer size ``a`` to a rank-``rank`` point.
 
-    ``W_ℓ ← W_ℓ + α x_{ℓ+1} x_ℓᵀ`` for every layer (x from :func:`new_direction`), with the
+    ``W_ℓ ← W_ℓ + a x_{ℓ+1} x_ℓᵀ`` for every layer (x from :func:`new_direction`), with the
     sign of the last layer chosen so that the fit improves to first order; then every layer
-    has ``s_{r+1}(W_ℓ) ≈ α`` and ``A`` gains ``± α^L x_{L+1} x_1ᵀ``.
+    has ``s_{r+1}(W_ℓ) ≈ a`` and ``A`` gains ``± a^L x_{L+1} x_1ᵀ``.
 
     Args:
         params: the point (one run is used).
         problem: the completion problem (for the sign).
-        alpha: α ≥ 0.
+        alpha: the push a ≥ 0 (keyword kept as ``alpha``).
         rank: the rank r of the point.
         run_index: which run.
     Returns:
@@ -366,12 +366,12 @@ def basin_boundary(alphas, final_rank, low_rank: int = 1) -> tuple[float, float]
 
     Args:
         alphas: perturbation sizes (any order), ``(n,)``.
-        final_rank: final rank of the run started at each α, ``(n,)`` (−1 = diverged).
+        final_rank: final rank of the run started at each a, ``(n,)`` (−1 = diverged).
         low_rank: the rank of the unperturbed minimum.
     Returns:
-        ``(lo, hi)``: ``hi`` = the smallest α whose run did not return to ``low_rank`` (escaped to a
-        higher rank), ``lo`` = the largest α below ``hi`` that returned. ``nan`` where none exists
-        (``hi = nan``: nothing escaped; ``lo = nan``: even the smallest α escaped).
+        ``(lo, hi)``: ``hi`` = the smallest a whose run did not return to ``low_rank`` (escaped to a
+        higher rank), ``lo`` = the largest a below ``hi`` that returned. ``nan`` where none exists
+        (``hi = nan``: nothing escaped; ``lo = nan``: even the smallest a escaped).
     """
     a = check_array("alphas", alphas, ndim=1)
     r = np.asarray(final_rank)
@@ -389,14 +389,14 @@ def basin_boundary(alphas, final_rank, low_rank: int = 1) -> tuple[float, float]
 
 
 def basin_radius(depth: int, lam: float, slope: float) -> float:
-    """Predicted basin radius ``α_c = (2λ/|g|)^{1/(L−2)}`` of a rank-r minimum along a new direction.
+    """Predicted basin radius ``a_c = (2γ/|g|)^{1/(L−2)}`` of a rank-r minimum along a new direction.
 
-    Along the balanced path ``W_ℓ + α x_{ℓ+1}x_ℓᵀ`` the loss changes by
-    ``−|g| α^L + λ L α² + O(α^{2L})``, whose derivative vanishes at ``α_c``: smaller α is pulled
-    back (weight decay wins), larger α grows (the fit wins). Infinite when ``g = 0``; needs L ≥ 3.
+    Along the balanced path ``W_ℓ + a x_{ℓ+1}x_ℓᵀ`` the loss changes by
+    ``−|g| a^L + γ L a² + O(a^{2L})``, whose derivative vanishes at ``a_c``: smaller a is pulled
+    back (weight decay wins), larger a grows (the fit wins). Infinite when ``g = 0``; needs L ≥ 3.
 
     Raises:
-        ValueError: depth < 3 (no barrier), λ ≤ 0.
+        ValueError: depth < 3 (no barrier), γ ≤ 0.
     """
     L = check_int("depth", depth, minimum=3)
     lam = check_positive("lam", lam)
@@ -509,9 +509,9 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int
                          f" (diverged: {int(sgd.diverged.sum())})." + gd_final, "warning")
     if start_rank <= target_rank:
         return Diagnosis("gd_low_rank", prefix +
-                         f"GD itself converged to rank {start_rank} at these settings (λ = {lam:.3g}, L = {depth}): "
+                         f"GD itself converged to rank {start_rank} at these settings (γ = {lam:.3g}, L = {depth}): "
                          "there is no higher-rank minimum for GD to be trapped in, so there is no jump to make. A "
-                         "large λ removes the rank-2 minimum (so do a large ε and some depths and widths).", "warning")
+                         "large γ removes the rank-2 minimum (so do a large ε and some depths and widths).", "warning")
     n_div = int(sgd.diverged.sum())
     n_col = int(sgd.collapsed.sum())
     jumped = sgd.jump_step(target_rank) >= 0
@@ -523,8 +523,8 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int
         elif gd.final_rank.min() < start_rank:
             return Diagnosis("gd_low_rank", prefix +
                              f"GD also left rank {start_rank} (final rank {int(gd.final_rank.min())}): at "
-                             f"η = {lr:.3g}, λ = {lam:.3g} the rank-{start_rank} minimum is not stable for GD, so "
-                             "this is not an SGD effect. Lower λ or η.", "warning")
+                             f"η = {lr:.3g}, γ = {lam:.3g} the rank-{start_rank} minimum is not stable for GD, so "
+                             "this is not an SGD effect. Lower γ or η.", "warning")
         else:
             gd_text = f" GD stayed at rank {start_rank}."
     if n_div:
@@ -540,9 +540,9 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int
                          "for L ≥ 3 (B_0 is absorbing too). Lower η." + gd_text, "warning")
     if not jumped.any():
         return Diagnosis("no_jumps", prefix +
-                         f"No SGD run left rank {start_rank} within {steps} steps: at η = {lr:.3g}, λ = {lam:.3g} "
+                         f"No SGD run left rank {start_rank} within {steps} steps: at η = {lr:.3g}, γ = {lam:.3g} "
                          "the waiting time for a jump is much longer than the budget (it grows very fast as η or "
-                         "λ decrease, and as the rank-2 minimum gets deeper, e.g. at smaller ε). Raise η, λ or "
+                         "γ decrease, and as the rank-2 minimum gets deeper, e.g. at smaller ε). Raise η, γ or "
                          "the number of steps." + gd_text, "warning")
     js = sgd.jump_step(target_rank)
     msg = (f"{int(jumped.sum())} of {R} SGD runs jumped rank {start_rank} → ≤{target_rank} "
@@ -679,7 +679,7 @@ def origin_hessian_min_eig(problem: CompletionProblem, depth: int, lam: float, w
     Args:
         problem: the completion problem; depth: L ≥ 1; lam: γ ≥ 0; width: hidden width; h: difference step.
     Returns:
-        ``(λ_min, error_bound)``: the eigenvalue and a bound on its finite-difference error — truncation
+        ``(eig_min, error_bound)``: the eigenvalue and a bound on its finite-difference error — truncation
         ``h²·|A*|_max·P`` (the gradient's third derivative at 0 is bounded by the target's entries at L = 2, zero
         beyond order L−1 at L ≥ 3) plus round-off ``64·P·eps·|∇|/h``.
     """

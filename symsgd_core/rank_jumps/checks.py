@@ -3,14 +3,14 @@ forced sampling, absorption; and the claims of Notebook 04's figures.
 
 Registered checks, each on the ε-completion of :mod:`.experiments` (L = 4, width 8 unless stated):
 
-* ``rank_jumps.balanced_at_gd_minimum`` — GD minima of 𝓛_λ (λ > 0) are balanced,
+* ``rank_jumps.balanced_at_gd_minimum`` — GD minima of 𝓛_γ (γ > 0) are balanced,
   ``W_{ℓ+1}ᵀW_{ℓ+1} = W_ℓW_ℓᵀ``;
 * ``rank_jumps.induced_penalty_at_balanced_points`` — ``‖θ‖² = L Σ_k s_k(A)^{2/L}`` at
   balanced points;
 * ``rank_jumps.induced_penalty_is_minimal`` — every other factorisation of the same A
   has a larger ``‖θ‖²``;
 * ``rank_jumps.forced_sampling_decay`` — under SGD restricted to row-0 entries the
-  unsampled row of W_L is exactly ``(1 − 2ηλ)^t`` times its start;
+  unsampled row of W_L is exactly ``(1 − 2ηγ)^t`` times its start;
 * ``rank_jumps.absorption_after_forced_sampling`` — after forced sampling (rank 1),
   free GD and free SGD never let the second singular value of any layer grow back.
 
@@ -48,11 +48,11 @@ from .stepping import flush_threshold, weight_decay_factor
 
 
 def _imbalance_bound(params: Params, grad: Params, lam: float, decay: np.ndarray) -> np.ndarray:
-    """Per run, ``max_ℓ (‖W_{ℓ+1}‖₂‖G_{ℓ+1}‖_F + ‖G_ℓ‖_F‖W_ℓ‖₂) / (2λ)``.
+    """Per run, ``max_ℓ (‖W_{ℓ+1}‖₂‖G_{ℓ+1}‖_F + ‖G_ℓ‖_F‖W_ℓ‖₂) / (2γ)``.
 
-    From ``W_{ℓ+1}ᵀ G_{ℓ+1} − G_ℓ W_ℓᵀ = 2λ (W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ)`` for the gradient G of
-    𝓛_λ (the data terms cancel); the bound is what a non-zero residual gradient allows.
-    ``decay`` (per-layer multipliers of λ) enters only through G: for a loss with
+    From ``W_{ℓ+1}ᵀ G_{ℓ+1} − G_ℓ W_ℓᵀ = 2γ (W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ)`` for the gradient G of
+    𝓛_γ (the data terms cancel); the bound is what a non-zero residual gradient allows.
+    ``decay`` (per-layer multipliers of γ) enters only through G: for a loss with
     unequal per-layer decay the identity fails, which is what a broken input shows.
     """
     ws, gs = params.layers(), grad.layers()
@@ -67,7 +67,7 @@ def _imbalance_bound(params: Params, grad: Params, lam: float, decay: np.ndarray
 
 def _gradient_with_decay(params: Params, problem: CompletionProblem, lam: float,
                          decay: np.ndarray) -> Params:
-    """∇ of ``C(A) + λ Σ_ℓ decay_ℓ ‖W_ℓ‖²`` (decay ≡ 1 is the project's 𝓛_λ)."""
+    """∇ of ``C(A) + γ Σ_ℓ decay_ℓ ‖W_ℓ‖²`` (decay ≡ 1 is the project's 𝓛_γ)."""
     g = gradient(params, problem, 0.0)
     for k, (w, gl) in enumerate(zip(params.layers(), g.layers())):
         gl += 2.0 * lam * decay[k] * w
@@ -80,9 +80,9 @@ def check_balanced_at_gd_minimum(seed: int = 0, eps: float = EXP.eps, depth: int
                                  n_steps: int = 20_000, n_runs: int = 2, layer_decay=None):
     """GD from random init converges to a balanced minimum: ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` ≈ 0.
 
-    Tolerance: the exact identity ``W_{ℓ+1}ᵀG_{ℓ+1} − G_ℓW_ℓᵀ = 2λ D_ℓ`` bounds the imbalance
+    Tolerance: the exact identity ``W_{ℓ+1}ᵀG_{ℓ+1} − G_ℓW_ℓᵀ = 2γ D_ℓ`` bounds the imbalance
     by the residual gradient G at the end point, plus float64 round-off of forming D.
-    ``layer_decay`` (per-layer multipliers of λ) is the broken input: a penalty
+    ``layer_decay`` (per-layer multipliers of γ) is the broken input: a penalty
     without the rescaling symmetry has unbalanced critical points.
     """
     problem = epsilon_completion(eps)
@@ -105,9 +105,9 @@ def check_balanced_at_gd_minimum(seed: int = 0, eps: float = EXP.eps, depth: int
     tol = float(np.max(bound)) + roundoff_tolerance(wmax**2, n_terms=width)
     return make_result(
         "rank_jumps.balanced_at_gd_minimum",
-        "GD minima of 𝓛_λ (λ>0) are balanced: W_{ℓ+1}ᵀW_{ℓ+1} = W_ℓW_ℓᵀ for every ℓ",
+        "GD minima of 𝓛_γ (γ>0) are balanced: W_{ℓ+1}ᵀW_{ℓ+1} = W_ℓW_ℓᵀ for every ℓ",
         float(np.max(imbalance)), tol,
-        "max_ℓ(‖W_{ℓ+1}‖‖G_{ℓ+1}‖+‖G_ℓ‖‖W_ℓ‖)/(2λ) from the identity W_{ℓ+1}ᵀG_{ℓ+1}−G_ℓW_ℓᵀ=2λD_ℓ at the end "
+        "max_ℓ(‖W_{ℓ+1}‖‖G_{ℓ+1}‖+‖G_ℓ‖‖W_ℓ‖)/(2γ) from the identity W_{ℓ+1}ᵀG_{ℓ+1}−G_ℓW_ℓᵀ=2γD_ℓ at the end "
         "point (residual gradient G) + 64·w·eps·max‖W‖² round-off",
         details={"imbalance": imbalance.tolist(), "gradient_norm": np.linalg.norm(grad.flat, axis=1).tolist(),
                  "bound": bound.tolist(), "singular_values": singular_values(end).tolist(),
@@ -211,7 +211,7 @@ def check_induced_penalty_is_minimal(seed: int = 0, depths=(2, 3, 4), width: int
 @register("rank_jumps.forced_sampling_decay")
 def check_forced_sampling_decay(seed: int = 0, eps: float = EXP.eps, depth: int = EXP.depth, width: int = EXP.width,
                                 lr: float = EXP.lr_hot, lam: float = EXP.lam_hot, n_steps: int = 2000, entries=None):
-    """SGD sampling only row-0 entries: row 1 of W_L is exactly ``(1 − 2ηλ)^t`` times its start.
+    """SGD sampling only row-0 entries: row 1 of W_L is exactly ``(1 − 2ηγ)^t`` times its start.
 
     Start: a phase-0 GD minimum (rank 2), as in the notebook. Row 1 of A gets no data
     signal, so row 1 of W_L only feels weight decay. Measured: the largest relative
@@ -232,7 +232,7 @@ def check_forced_sampling_decay(seed: int = 0, eps: float = EXP.eps, depth: int 
     tol = roundoff_tolerance(1.0, n_terms=n_steps + 1)
     return make_result(
         "rank_jumps.forced_sampling_decay",
-        "forced sampling of row 0: the unsampled row of W_L shrinks by exactly (1 − 2ηλ)^t",
+        "forced sampling of row 0: the unsampled row of W_L shrinks by exactly (1 − 2ηγ)^t",
         rel, tol, f"64·(t+1)·eps: one rounding per step over t = {n_steps} steps",
         details={"factor": factor, "t": n_steps, "lr": lr, "lam": lam, "row_norm_start": float(np.linalg.norm(start)),
                  "row_norm_end": float(np.linalg.norm(end)), "rank_after": int(res.final_rank[0])})
@@ -287,7 +287,7 @@ def check_absorption_after_forced_sampling(seed: int = 0, eps: float = EXP.eps, 
 # ---------------------------------------------------------------------------------------------- figure claims
 
 def check_exact_decay(record: ForcedRecord, depth: int) -> CheckResult:
-    """The unsampled rows of ``W_L`` shrink exactly as ``(1 − 2ηλ)^t`` under forced sampling.
+    """The unsampled rows of ``W_L`` shrink exactly as ``(1 − 2ηγ)^t`` under forced sampling.
 
     Measured: the largest relative deviation of the recorded row norms from the law, over the
     records before any entry could reach the engine's flush threshold. Tolerance: float64
@@ -301,7 +301,7 @@ def check_exact_decay(record: ForcedRecord, depth: int) -> CheckResult:
         measured = float("nan")
     return make_result(
         "rank_jumps.exact_row_decay",
-        "under forced sampling of rows R, every other row of W_L obeys ‖row‖_t = (1 − 2ηλ)^t ‖row‖_0",
+        "under forced sampling of rows R, every other row of W_L obeys ‖row‖_t = (1 − 2ηγ)^t ‖row‖_0",
         measured, roundoff_tolerance(1.0, t),
         f"float64 round-off of {t} products (64·t·eps, relative)", "<=",
         {"steps": t, "records_compared": n_compared, "factor": weight_decay_factor(record.lr, record.lam, t)})
