@@ -170,14 +170,17 @@ def test_basin_radius_exercise_uses_the_measured_slope():
     assert ex.check(ex.solution).correct
 
 
-def test_better_minimum_depends_on_eps():
-    at_01 = rank_jumps.EXERCISES["better_minimum"]
-    assert at_01.check(2).correct and "ε = 0.1" in at_01.question
-    wrong = at_01.check(1)
-    assert wrong.status == "wrong" and "minimum-norm" in wrong.message
-    at_02 = better_minimum_exercise(eps=0.2, solution=1)
-    assert at_02.check(1).correct and not at_02.check(2).correct and "low rank wins" in at_02.check(2).message
-    assert at_02.check(3).status == "wrong" and "1 or 2" in at_02.check(3).message
+def test_better_minimum_is_the_min_norm_comparison_as_gamma_goes_to_zero():
+    """E1 (issue 15): the exercise no longer calls the lower loss at γ = 0.01 "minimum norm"; it asks for the γ → 0
+    limit, which is the minimum-norm completion's rank."""
+    ex = rank_jumps.EXERCISES["better_minimum"]
+    assert ex.check(2).correct and "ε = 0.25" in ex.question and "γ → 0" in ex.question
+    wrong = ex.check(1)
+    assert wrong.status == "wrong" and "minimum-norm completion has rank 2" in wrong.message
+    assert "8.246" in wrong.message                    # the rank-1 completion's penalty, as in the worked solution
+    at_03 = better_minimum_exercise(eps=0.3, solution=1)
+    assert at_03.check(1).correct and not at_03.check(2).correct and "low rank wins" in at_03.check(2).message
+    assert at_03.check(3).status == "wrong" and "1 or 2" in at_03.check(3).message
 
 
 def test_parametrised_exercises_show_their_numbers():

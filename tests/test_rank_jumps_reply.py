@@ -113,3 +113,18 @@ def test_raising_noise_scales_near_B1_and_the_rank_bound_is_an_artefact(rank1_po
     assert not rj.check_raising_noise_scaling(near, tolerance=1e-6)[0].passed
     p0, _ = rank_jumps.start_minimum()                       # the rank-2 minimum: rank C ≤ 2 there too
     assert an.raising_noise_near(p0, problem, np.array([0.0]), 0.3, rank=2)["rank_C"][0] <= 2
+
+
+def test_each_layer_decays_by_the_weight_decay_factor_under_forced_sampling():
+    import dataclasses
+
+    m = rank_jumps.mechanism()
+    res = rj.check_layer_decay(m.forced)
+    assert res.passed, res
+    p = np.array(res.details["exponents"])
+    assert np.all(np.abs(p[1:] - 1) < 1e-4) and 1.0 < p[0] < 1.05     # W_2..W_L exactly, W_1 a little faster
+    bad = m.forced.layer_s2.copy()
+    bad[:, :, 2] *= 1.0005 ** m.forced.steps[None, :]                 # one layer decaying more slowly
+    assert not rj.check_layer_decay(dataclasses.replace(m.forced, layer_s2=bad)).passed
+    with pytest.raises(ValueError):
+        dataclasses.replace(m.forced, layer_s2=None).layer_decay_exponents()

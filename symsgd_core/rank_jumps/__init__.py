@@ -55,6 +55,7 @@ from .checks import (
     check_forced_sampling_decay,
     check_induced_penalty_at_balanced_points,
     check_induced_penalty_is_minimal,
+    check_layer_decay,
     check_memoryless,
     check_no_jumps,
     check_no_returns,
@@ -149,4 +150,5 @@ __all__ = [
     "censored_exponential_ks", "zero_count_upper_bound", "raising_noise_near", "FullObservationResult",
     "all_entries_observed", "cold_weight_decay_sweep", "check_explosion", "check_eckart_young",
     "check_origin_condition", "check_right_rank", "check_no_jumps", "check_memoryless", "check_raising_noise_scaling",
+    "check_layer_decay",
 ]

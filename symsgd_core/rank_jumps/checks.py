@@ -21,7 +21,7 @@ Claims of the figures (asserted in the notebook, not registered): :func:`check_e
 :func:`check_no_returns`, :func:`check_raising_noise`, :func:`check_balanced_norm`; the authors' reply worked out:
 :func:`check_explosion`, :func:`check_eckart_young`, :func:`check_origin_condition`, :func:`check_right_rank`;
 the statistics of the jumps and the noise: :func:`check_no_jumps`, :func:`check_memoryless`,
-:func:`check_raising_noise_scaling`.
+:func:`check_raising_noise_scaling`, :func:`check_layer_decay`.
 """
 
 from __future__ import annotations
@@ -513,3 +513,23 @@ def check_raising_noise_scaling(near: dict, tolerance: float | None = None) -> l
             make_result("rank_jumps.noise_rank_bound", "with N observed entries rank C ≤ N − 1 at every point",
                         int(np.max(near["rank_C"])), near["n_observed"] - 1, "exact integer bound N − 1", "<=",
                         {"rank_C": near["rank_C"].tolist()})]
+
+
+def check_layer_decay(record: ForcedRecord, run: int = 0, z: float = 4.0) -> CheckResult:
+    """Under forced sampling every layer's second singular value shrinks by the weight-decay factor per step.
+
+    Claim: the layers after the first shrink their second direction by exactly ``1 − 2ηγ`` per step (exponent
+    ``p_ℓ = 1``, weight decay alone: their data updates reach the second direction only through other layers'
+    second directions), and the first layer at least that fast (``p_1 ≥ 1``: its update touches every input
+    column). Exponents from :meth:`~.experiments.ForcedRecord.layer_decay_exponents`; tolerance ``z`` regression
+    standard errors (the sampled entry is random). Measured: the largest violation in units of that tolerance
+    (≤ 1 passes); a layer without usable records counts as a failure (NaN).
+    """
+    p, se = record.layer_decay_exponents(run)
+    tol = z * se + roundoff_tolerance(1.0, record.steps.size)
+    worst = max(float(np.max(np.abs(p[1:] - 1.0) / tol[1:])), float((1.0 - p[0]) / tol[0]))
+    return make_result("rank_jumps.layer_decay",
+                       "forced sampling: s₂(W_ℓ) ∝ (1 − 2ηγ)^t for ℓ ≥ 2 (p_ℓ = 1), and p_1 ≥ 1 for the first layer",
+                       worst, 1.0, f"{z:g} regression standard errors of each fitted exponent (+ round-off), in "
+                       "units of that tolerance", "<=",
+                       {"exponents": p.tolist(), "standard_errors": se.tolist(), "sum_of_exponents": float(np.sum(p))})

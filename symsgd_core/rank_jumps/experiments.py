@@ -47,7 +47,15 @@ from .analysis import (
     schatten_penalty,
 )
 from .engine import RunResult, Schedule, records_between, run
-from .network import Architecture, Params, balanced_factorisation, init_params, make_architecture, numerical_rank
+from .network import (
+    Architecture,
+    Params,
+    balanced_factorisation,
+    init_params,
+    layer_singular_values,
+    make_architecture,
+    numerical_rank,
+)
 from .network import singular_values as _singular_values
 from .problems import CompletionProblem, epsilon_completion, loss
 from .stepping import flush_threshold, weight_decay_factor
@@ -211,6 +219,7 @@ class ForcedRecord:
         lr, lam: the step size and weight decay.
         final: :class:`~.network.Params` at the last step.
         diverged: bool ``(R,)``.
+        layer_s2: ``(R, K, L)`` every layer's second singular value ``s₂(W_ℓ)`` at the records.
     """
 
     steps: np.ndarray
@@ -222,6 +231,32 @@ class ForcedRecord:
     lam: float
     final: object
     diverged: np.ndarray
+    layer_s2: np.ndarray | None = None
+
+    def layer_decay_exponents(self, run: int = 0, floor: float = 1e-13, skip: int = 2) -> tuple[np.ndarray, np.ndarray]:
+        """Per layer, the exponent p_ℓ of ``s₂(W_ℓ)(t) ∝ (1 − 2ηγ)^{p_ℓ t}`` and its regression standard error.
+
+        Fitted by least squares to ``log s₂(W_ℓ)`` over the records after the first ``skip`` (the approach to the
+        decaying direction) while ``s₂(W_ℓ) > floor`` (above round-off of the largest singular value).
+
+        Returns:
+            ``(p, se)``: float ``(L,)`` each (NaN for a layer with fewer than 3 usable records).
+        """
+        if self.layer_s2 is None:
+            raise ValueError("this record has no layer singular values (layer_s2 is None)")
+        c = float(np.log(weight_decay_factor(self.lr, self.lam)))
+        L = self.layer_s2.shape[-1]
+        p, se = np.full(L, np.nan), np.full(L, np.nan)
+        for ell in range(L):
+            s2 = self.layer_s2[run, skip:, ell]
+            t = self.steps[skip:].astype(float)
+            keep = np.isfinite(s2) & (s2 > floor)
+            if keep.sum() < 3:
+                continue
+            coef, cov = np.polyfit(t[keep], np.log(s2[keep]), 1, cov=True) if keep.sum() > 3 else \
+                (np.polyfit(t[keep], np.log(s2[keep]), 1), np.zeros((2, 2)))
+            p[ell], se[ell] = coef[0] / c, float(np.sqrt(max(cov[0, 0], 0.0))) / abs(c)
+        return p, se
 
     def predicted(self) -> np.ndarray:
         """``‖row‖_0 (1 − 2ηγ)^t`` for every record: ``(R, K, k)``."""
@@ -285,7 +320,13 @@ def forced_row_run(params, problem, rows, n_steps: int, lr: float, lam: float, s
         return np.sqrt(np.sum(WL * WL, axis=-1)), _singular_values(p) if np.all(np.isfinite(p.flat)) else \
             np.full((p.n_runs, min(problem.shape)), np.nan)
 
+    def layer_s2(p):
+        if not np.all(np.isfinite(p.flat)):
+            return np.full((p.n_runs, L), np.nan)
+        return layer_singular_values(p)[:, :, 1]
+
     n0, sv0 = measure(cur)
+    ls2 = [layer_s2(cur)]
     WL0 = np.abs(cur.layer(L - 1)[:, unsampled, :])
     row_min = np.where(WL0 > 0, WL0, np.inf).min(axis=-1)
     norms, svs, steps = [n0], [sv0], [0]
@@ -301,10 +342,11 @@ def forced_row_run(params, problem, rows, n_steps: int, lr: float, lam: float, s
         svk = np.where(diverged[:, None], np.nan, svk)
         norms.append(nk)
         svs.append(svk)
+        ls2.append(np.where(diverged[:, None], np.nan, layer_s2(cur)))
         steps.append(int(bounds[k + 1]))
     return ForcedRecord(steps=np.array(steps), row_norms=np.stack(norms, axis=1), row_min_abs=row_min,
                         singular_values=np.stack(svs, axis=1), unsampled_rows=unsampled, lr=float(lr),
-                        lam=float(lam), final=cur, diverged=diverged)
+                        lam=float(lam), final=cur, diverged=diverged, layer_s2=np.stack(ls2, axis=1))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -246,8 +246,10 @@ def b_r_summary(gd, sgd) -> str:
 class TrapController(RunController):
     """GD and SGD side by side from the same GD-converged rank-2 minimum of the ε-completion.
 
-    Left: GD; right: ``n_seeds`` SGD runs (one colour each). Solid lines are ``s_1(A)``, dashed
-    ``s_2(A)``, on a log axis; the dotted line is the rank threshold. Sliders: ``eps``, ``lam``,
+    Left: GD; right: ``n_seeds`` SGD runs (one colour each). Top row: solid lines are ``s_1(A)``, dashed
+    ``s_2(A)``, on a log axis; the dotted line is the rank threshold. Middle row: the smallest r with θ ∈ B_r
+    (:func:`~symsgd_core.rank_jumps.network.smallest_B`, the default criterion). Bottom row: the balance test,
+    ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` against ε₂ (dashed). Sliders: ``eps``, ``lam``,
     ``lr``, ``depth``, ``width``, ``n_seeds``, ``steps``, ``seed``. Re-simulates on Run.
     ``self.result`` is the :class:`~symsgd_core.rank_jumps.experiments.TrapResult`.
     """
