@@ -176,10 +176,12 @@ def test_better_minimum_is_the_min_norm_comparison_as_gamma_goes_to_zero():
     ex = rank_jumps.EXERCISES["better_minimum"]
     assert ex.check(2).correct and "ε = 0.25" in ex.question and "γ → 0" in ex.question
     wrong = ex.check(1)
-    assert wrong.status == "wrong" and "minimum-norm completion has rank 2" in wrong.message
-    assert "8.246" in wrong.message                    # the rank-1 completion's penalty, as in the worked solution
+    assert wrong.status == "wrong" and "not at this ε" in wrong.message and "A₂₁ = 0" in wrong.message
+    assert "8.246" not in wrong.message and "rank 2" not in wrong.message   # a wrong pick gets the way, not the answer
+    right = ex.check(2)
+    assert "minimum-norm completion has rank 2" in right.message and "8.246" in right.message
     at_03 = better_minimum_exercise(eps=0.3, solution=1)
-    assert at_03.check(1).correct and not at_03.check(2).correct and "low rank wins" in at_03.check(2).message
+    assert at_03.check(1).correct and not at_03.check(2).correct and "low rank wins" in at_03.check(1).message
     assert at_03.check(3).status == "wrong" and "1 or 2" in at_03.check(3).message
 
 

@@ -193,8 +193,8 @@ def _check_one_way(answer) -> Feedback:
                                  "(zero noise on rank-raising ones), and weight decay shrinks any new direction "
                                  "smaller than the basin radius.")
     if answer is True:
-        return Feedback("wrong", "look at the ensemble again: the number of returns is exactly 0, and the noise "
-                                 "spectrum shows why.")
+        return Feedback("wrong", "look at the ensemble's title (returns to a higher rank) and at the noise spectrum of "
+                                 "§7 on the rank-raising directions.")
     return Feedback("wrong", f"expected True or False, got {answer!r}.")
 
 
@@ -202,7 +202,7 @@ def _one_way_exercise() -> Exercise:
     ex = Exercise("one_way", "An SGD run has jumped to rank 1 and sits at round-off in s₂. Keeping η and γ, can SGD's "
                   "own noise bring it back to rank 2?", _check_one_way, "choice",
                   options=(("yes", True), ("no", False)),
-                  solution=False, mistakes=((True, "the number of returns is exactly 0"),))
+                  solution=False, mistakes=((True, "noise spectrum of §7"),))
     worked = (
         "No. At a point of $B_1$ every layer has (up to round-off) one active direction. A per-entry gradient of "
         "layer $\\ell$ is $Q_\\ell[i,:]^\\top P_\\ell[:,j]^\\top$ times a residual: its rank-raising block "
@@ -235,20 +235,23 @@ def better_minimum_exercise(eps: float = 0.25, solution: int = 2) -> Exercise:
         best = m["rank"]
         r2 = (f"the best rank-2 completion (A₂₁ = {m['x_rank2']:.3g}) costs L Σ s_k^(2/L) = {m['penalty_rank2']:.4g}"
               if np.isfinite(m["penalty_rank2"]) else "no rank-2 completion is a local minimum of the penalty")
+        if x != best:  # a wrong pick gets the way to the answer, not the answer
+            return Feedback("wrong", "not at this ε. As γ → 0, 𝓛_γ/γ tends to the induced penalty L Σ s_k^(2/L) of "
+                                     "the completion each minimum approaches: compare the rank-1 completion "
+                                     "(A₂₁ = 1/ε) with a rank-2 completion such as A₂₁ = 0.")
         numbers = (f"as γ → 0, 𝓛_γ/γ tends to the minimum-norm penalty L Σ s_k^(2/L) of the completion each minimum "
                    f"approaches. At ε = {eps:g}: the rank-1 completion (A₂₁ = 1/ε = {m['x_rank1']:.3g}) costs "
                    f"{m['penalty_rank1']:.4g}; {r2}.")
         why = (" The minimum-norm completion has rank 1 here: low rank wins." if best == 1 else
                " The minimum-norm completion has rank 2: the large entry 1/ε of the rank-1 completion costs more "
                "than a second small singular value, so a jump to rank 1 would cost loss at small γ.")
-        return Feedback("right" if x == best else "wrong", numbers + why)
+        return Feedback("right", numbers + why)
 
     ex = Exercise("better_minimum", f"As the cold weight decay γ → 0, which minimum of the ε-completion (ε = {eps:g}, "
                   f"L = {depth}) ends up with the lower regularised loss 𝓛_γ — rank 1 or rank 2? (At γ = 0.01 and "
                   "ε = 0.2 the figure of §6 shows rank 1 lower.)", check, "choice",
                   options=(("rank 1", 1), ("rank 2", 2)), solution=solution,
-                  mistakes=((3 - solution, "minimum-norm completion has rank 2" if solution == 2
-                             else "low rank wins"),))
+                  mistakes=((3 - solution, "not at this ε"),))
     worked = (
         "As $\\gamma\\to0$ a minimum of $\\mathcal L_\\gamma$ fits the observed entries ever better, and "
         "$\\mathcal L_\\gamma/\\gamma \\to \\min\\|\\theta\\|^2 = L\\sum_k s_k(A)^{2/L}$ of the completion it "
@@ -294,17 +297,21 @@ def predict_sgd_end_exercise(eps: float = EXP.eps, lam: float = EXP.lam_hot, lr:
             return Feedback("wrong", f"expected a rank, 0, 1 or 2; got {answer!r}.")
         best, summary = _trap_majority(eps, lam, lr)
         verdict = ("right" if x == best else "wrong")
-        why = {2: "GD stays at rank 2 for ever, but SGD's noise eventually samples one row long enough for weight "
-                  "decay to erase the second direction (§4), and B_1 never lets go.",
+        if verdict == "wrong":  # why this pick is wrong, without naming the right one
+            why = {2: "GD does stay there, but SGD samples one entry at a time: what does a long stretch of samples "
+                      "from one row do to the other row of W_L (§4), and how long does one wait for it (§3)?",
+                   1: "not at these settings: look at what the runs do in the figure of §2 and at §8.",
+                   0: "collapse to A = 0 needs more noise than these settings give (§8 shows when it happens)."}
+            return Feedback("wrong", why[int(x)])
+        why = {2: "at these settings the runs stay at rank 2 within the budget.",
                1: "most runs jump to rank 1 within the budget and none comes back: one-way jumps.",
-               0: "at η = 0.3 the noise is not large enough to kick the network into θ = 0's basin; that happens "
-                  "at larger η (§8)."}
-        return Feedback(verdict, f"The runs: {summary}. " + (why[best] if x == best else why[int(x)]))
+               0: "at these settings the noise kicks the runs into θ = 0's basin (§8)."}
+        return Feedback("right", f"The runs: {summary}. " + why[best])
 
     ex = Exercise("predict_sgd_end", f"Predict before you press Run: from GD's rank-2 minimum (ε = {eps:g}, "
                   f"η = {lr:g}, γ = {lam:g}, {EXP.hot_steps} steps), where do most SGD runs end?", check, "choice",
                   options=options, solution=solution,
-                  mistakes=((2, "eventually samples one row long enough"), (0, "not large enough")))
+                  mistakes=((2, "samples one entry at a time"), (0, "needs more noise")))
     worked = (
         "Theory first. GD converged to a rank-2 minimum (a rank-overestimating one, since $A^*$ has rank 1) and "
         "stays: $B_2$ is absorbing and GD has no noise. SGD with one entry per step (Theorem, the paper) enters "
