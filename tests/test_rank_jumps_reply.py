@@ -137,3 +137,13 @@ def test_smallest_B_and_the_displayed_names_of_the_criterion():
     np.testing.assert_array_equal(rank_jumps.smallest_B(records), [[2, 1, -1, 0]])
     p2, _ = rank_jumps.start_minimum()
     assert rank_jumps.smallest_B(np.array([[rank_jumps.in_B(p2, r)[0] for r in range(3)]]))[0] == 2
+
+
+def test_the_notebooks_jump_statistics_on_the_real_runs():
+    """§3 and §6 of Notebook 04: the default ensemble's waiting times pass the memoryless test, and at ε = 0.1 the
+    hot phase gives no jump in 32 runs (bound ≈ 0.089 on the per-run jump probability)."""
+    ens = rank_jumps.ensemble()
+    assert rj.check_memoryless(ens.jump_steps, rank_jumps.EPSILON_EXPERIMENT.hot_steps).passed
+    quiet = rank_jumps.ensemble(eps=0.1, n_runs=32)
+    res = rj.check_no_jumps(quiet.jump_steps)
+    assert res.passed and res.details["jump_probability_upper_bound"] == pytest.approx(0.0894, abs=1e-3)
