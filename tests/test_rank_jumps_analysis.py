@@ -202,7 +202,7 @@ def test_forced_row_decays_exactly(forced):
 
 
 def test_exact_decay_check_fails_for_a_wrong_factor(forced):
-    """Broken formula: a law with 1 − ηλ (a ½ in the weight decay) must fail the check."""
+    """Broken formula: a law with 1 − ηγ (a ½ in the weight decay) must fail the check."""
     import dataclasses
 
     wrong = dataclasses.replace(forced, lam=forced.lam / 2)

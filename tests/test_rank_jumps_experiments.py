@@ -91,7 +91,7 @@ def test_basin_small_alpha_back_large_alpha_escapes():
 def test_anneal_gd_keeps_two_sgd_keeps_one_and_the_rank_one_minimum_is_better():
     r = rank_jumps.anneal()
     assert r.polished_rank[0] == 2 and np.all(r.polished_rank[1:] == 1)
-    assert r.minima["rank1"] < r.minima["rank2"]  # ε = 0.2, λ_cold = 0.01
+    assert r.minima["rank1"] < r.minima["rank2"]  # ε = 0.2, γ_cold = 0.01
     # one run per method through the Schedule: the phases are slices of it
     assert r.schedule.kind == "phases" and r.gd.steps[-1] == r.hot_steps + 10_000
     assert r.sgd_hot.steps[-1] == r.hot_steps == r.sgd_cold.steps[0]
@@ -128,9 +128,9 @@ def test_exercises_none_right_wrong():
         assert e.check(None).status == "unanswered"
     assert ex["decay_factor"].check((1 - 2 * 0.3 * 0.027) ** 1000).correct
     wrong = ex["decay_factor"].check((1 - 0.3 * 0.027) ** 1000)
-    assert wrong.status == "wrong" and "1 − 2ηλ" in wrong.message
+    assert wrong.status == "wrong" and "1 − 2ηγ" in wrong.message
     assert ex["decay_factor"].check("abc").status == "wrong"
-    assert "η = 0.3, λ = 0.027" in ex["decay_factor"].question and "t = 1000" in ex["decay_factor"].question
+    assert "η = 0.3, γ = 0.027" in ex["decay_factor"].question and "t = 1000" in ex["decay_factor"].question
     assert ex["trap_depth"].check(3).correct and ex["trap_depth"].check("3").correct
     assert "saddle" in ex["trap_depth"].check(2).message and not ex["trap_depth"].check(4).correct
     assert ex["basin_radius"].check((2 * 0.027 / 0.17) ** 0.5).correct
@@ -152,7 +152,7 @@ def test_decay_factor_solution_is_a_hand_computation_not_the_checker(monkeypatch
     ex = decay_factor_exercise()
     assert ex.solution == 8.069e-08
     assert ex.check(ex.solution).correct
-    # the test can fail: with a wrong law (1 − ηλ, a ½ in the weight decay) the hand computation is rejected
+    # the test can fail: with a wrong law (1 − ηγ, a ½ in the weight decay) the hand computation is rejected
     from symsgd_core.rank_jumps import exercises
 
     monkeypatch.setattr(exercises, "weight_decay_factor", lambda lr, lam, t=1: (1 - lr * lam) ** t)
@@ -170,14 +170,19 @@ def test_basin_radius_exercise_uses_the_measured_slope():
     assert ex.check(ex.solution).correct
 
 
-def test_better_minimum_depends_on_eps():
-    at_01 = rank_jumps.EXERCISES["better_minimum"]
-    assert at_01.check(2).correct and "ε = 0.1" in at_01.question
-    wrong = at_01.check(1)
-    assert wrong.status == "wrong" and "minimum-norm" in wrong.message
-    at_02 = better_minimum_exercise(eps=0.2, solution=1)
-    assert at_02.check(1).correct and not at_02.check(2).correct and "low rank wins" in at_02.check(2).message
-    assert at_02.check(3).status == "wrong" and "1 or 2" in at_02.check(3).message
+def test_better_minimum_is_the_min_norm_comparison_as_gamma_goes_to_zero():
+    """E1 (issue 15): the exercise no longer calls the lower loss at γ = 0.01 "minimum norm"; it asks for the γ → 0
+    limit, which is the minimum-norm completion's rank."""
+    ex = rank_jumps.EXERCISES["better_minimum"]
+    assert ex.check(2).correct and "ε = 0.25" in ex.question and "γ → 0" in ex.question
+    wrong = ex.check(1)
+    assert wrong.status == "wrong" and "not at this ε" in wrong.message and "A₂₁ = 0" in wrong.message
+    assert "8.246" not in wrong.message and "rank 2" not in wrong.message   # a wrong pick gets the way, not the answer
+    right = ex.check(2)
+    assert "minimum-norm completion has rank 2" in right.message and "8.246" in right.message
+    at_03 = better_minimum_exercise(eps=0.3, solution=1)
+    assert at_03.check(1).correct and not at_03.check(2).correct and "low rank wins" in at_03.check(1).message
+    assert at_03.check(3).status == "wrong" and "1 or 2" in at_03.check(3).message
 
 
 def test_parametrised_exercises_show_their_numbers():

@@ -129,7 +129,8 @@ def test_trap_depth_two_says_convex(small_trap):
 def test_ensemble_histogram_counts_the_jumps():
     c = rj.EnsembleController(n_runs=4, steps=10_000)
     assert isinstance(c.result, rank_jumps.EnsembleResult)
-    assert sum(c.figure.data[4].y) == int(np.sum(c.result.jump_steps >= 0))
+    assert sum(c.figure.data[6].y) == int(np.sum(c.result.jump_steps >= 0))
+    assert "B_r (ε₁" in c.status.value and "in B_1" in c.figure.data[4].name
 
 
 def test_mechanism_short_forced_phase_is_explained():
@@ -192,3 +193,25 @@ def test_no_starting_minimum_is_drawn_as_a_failure(monkeypatch):
     c.run()
     assert c.result is None and "no starting minimum" in c.figure.layout.title.text
     assert "diverged" in c.status.value
+
+
+def test_trap_draws_B_r_membership_and_the_balance_test():
+    c = rj.TrapController(steps=10_000, n_seeds=2)
+    r = c.result
+    b = c._b_index
+    gd_b = c.figure.data[b]
+    np.testing.assert_array_equal(gd_b.y, rank_jumps.smallest_B(r.gd.in_B[0]).astype(float))
+    assert gd_b.y[0] == 2                                     # the rank-2 minimum is in B_2, not B_1
+    balance_gd = c.figure.data[b + 1 + rj.TrapController.MAX_SEEDS]
+    assert max(balance_gd.y) <= rank_jumps.DEFAULT_B_CRITERION.eps_balance
+    assert "ε₂" in c.figure.data[-1].name and "B_r (ε₁" in c.status.value
+    assert len(c.figure.data[b + 1 + 2].x) == 0              # the SGD seeds beyond n_seeds are blank
+    assert figure_is_finite(c.figure)
+
+
+def test_slider_descriptions_follow_the_notation_table():
+    trap = rj.TrapController(steps=10_000, n_seeds=1)
+    assert trap.controls["lam"].description == "weight decay γ"
+    basin = rj.BasinController(steps=5000)
+    assert basin.controls["alpha"].description == "basin push a"
+    assert "λ" not in trap.status.value + basin.status.value

@@ -12,7 +12,7 @@ Nothing here runs the engine:
 * summaries of recorded runs — transitions, waiting times, jump durations, :func:`diagnose`.
 
 Loss normalisation follows :mod:`symsgd_core.core.conventions`: squared error without ½, weight decay
-``λ‖θ‖²`` without ½.
+``γ‖θ‖²`` without ½.
 """
 
 from __future__ import annotations
@@ -26,7 +26,10 @@ from .network import Params, end_to_end
 from .problems import CompletionProblem, _check_problem_fits, gradient
 
 __all__ = [
-    "Diagnosis", "barrier_width", "basin_boundary", "basin_radius", "diagnose", "exponential_waiting_time",
+    "Diagnosis", "balancedness_of", "barrier_width", "basin_boundary", "basin_radius", "censored_exponential_ks",
+    "completion_penalty", "diagnose", "distance_to_rank", "explosion_distances", "exponential_waiting_time",
+    "fitted_exponent", "min_norm_completion", "origin_fit_gradient", "origin_hessian_min_eig", "origin_threshold",
+    "raising_noise_near", "zero_count_upper_bound",
     "fit_slope_along_new_direction", "fraction_low_rank_after_first_visit", "jump_durations",
     "matched_langevin_temperature", "new_direction", "new_direction_cost", "noise_spectrum_by_direction",
     "origin_is_local_min", "per_entry_gradients", "perturb_new_direction", "rank_raising_basis", "rank_transitions",
@@ -58,16 +61,16 @@ def schatten_penalty(s, depth: int) -> np.ndarray:
 def new_direction_cost(delta, depth: int, lam: float, gain: float) -> np.ndarray:
     """Change of the regularised loss when a new singular direction of size ``δ`` is switched on.
 
-    To first order in the fit, ``Δ(δ) = λ L δ^{2/L} − g δ``: the penalty of the new
+    To first order in the fit, ``Δ(δ) = γ L δ^{2/L} − g δ``: the penalty of the new
     singular value minus the fit gained at slope ``g`` (``g = ‖∂C/∂A‖`` along the direction).
 
     Args:
         delta: size(s) δ ≥ 0 of the new singular value, any shape.
         depth: L ≥ 1.
-        lam: weight decay λ ≥ 0.
+        lam: weight decay γ ≥ 0.
         gain: fit slope g ≥ 0 (loss decrease per unit δ).
     Returns:
-        array like ``delta``: ``λ L δ^{2/L} − g δ``.
+        array like ``delta``: ``γ L δ^{2/L} − g δ``.
     Raises:
         ValueError: on a negative/non-finite argument or ``depth`` < 1.
     """
@@ -82,14 +85,14 @@ def new_direction_cost(delta, depth: int, lam: float, gain: float) -> np.ndarray
 def barrier_width(depth: int, lam: float, gain: float) -> float:
     """Size ``δ*`` at which switching on a new direction starts to pay: ``Δ(δ*) = 0``, δ* > 0.
 
-    For L ≥ 3, ``δ* = (λL/g)^{L/(L−2)}`` > 0: a whole interval ``(0, δ*)`` costs more than
+    For L ≥ 3, ``δ* = (γL/g)^{L/(L−2)}`` > 0: a whole interval ``(0, δ*)`` costs more than
     it gains, so the lower-rank point is a local minimum. For L = 2, Δ is linear: it
-    returns ``inf`` when ``2λ ≥ g`` (never pays) and ``0`` when ``2λ < g`` (pays at once,
-    no barrier). For L = 1 (penalty λ δ²) there is never a barrier: returns ``0``.
+    returns ``inf`` when ``2γ ≥ g`` (never pays) and ``0`` when ``2γ < g`` (pays at once,
+    no barrier). For L = 1 (penalty γ δ²) there is never a barrier: returns ``0``.
 
     Args:
         depth: L ≥ 1.
-        lam: λ > 0.
+        lam: γ > 0.
         gain: g > 0.
     Returns:
         δ* ≥ 0 (float, possibly ``inf``).
@@ -107,15 +110,15 @@ def barrier_width(depth: int, lam: float, gain: float) -> float:
 
 
 def scalar_chain_loss(a, depth: int, lam: float, target: float = 1.0) -> np.ndarray:
-    """Regularised loss of a balanced scalar chain ``θ = (a, …, a)``: ``(a^L − y)² + λ L a²``.
+    """Regularised loss of a balanced scalar chain ``θ = (a, …, a)``: ``(a^L − y)² + γ L a²``.
 
     This is the loss along the straight line from θ = 0 to a balanced fit of ``y``; near 0 it is
-    ``y² − 2y a^L + λ L a² + O(a^{2L})``, so θ = 0 is a local minimum for any λ > 0 when L ≥ 3.
+    ``y² − 2y a^L + γ L a² + O(a^{2L})``, so θ = 0 is a local minimum for any γ > 0 when L ≥ 3.
 
     Args:
         a: per-layer weight(s), any shape.
         depth: L ≥ 1.
-        lam: λ ≥ 0.
+        lam: γ ≥ 0.
         target: y.
     Returns:
         array like ``a``.
@@ -132,12 +135,12 @@ def scalar_chain_loss(a, depth: int, lam: float, target: float = 1.0) -> np.ndar
 def origin_is_local_min(depth: int, lam: float, target: float = 1.0) -> bool:
     """Whether θ = 0 is a strict local minimum of the scalar chain loss (second-order test).
 
-    The quadratic coefficient of the loss at 0 is ``λL`` plus ``−2y`` when L = 2 (and 0 for
+    The quadratic coefficient of the loss at 0 is ``γL`` plus ``−2y`` when L = 2 (and 0 for
     L ≥ 3; for L = 1 the loss has a non-zero slope ``−2y`` unless y = 0).
 
     Args:
         depth: L ≥ 1.
-        lam: λ ≥ 0.
+        lam: γ ≥ 0.
         target: y.
     Returns:
         True when 0 is a strict local minimum.
@@ -154,7 +157,7 @@ def origin_is_local_min(depth: int, lam: float, target: float = 1.0) -> bool:
 def per_entry_gradients(params, problem, run_index: int = 0) -> np.ndarray:
     """Data-term gradients ``∇_θ (A_ij − A*_ij)²`` of each observed entry, for one run.
 
-    The weight-decay term ``2λθ`` is the same for every entry, so it cancels in the noise
+    The weight-decay term ``2γθ`` is the same for every entry, so it cancels in the noise
     covariance and is left out.
 
     Args:
@@ -332,16 +335,16 @@ def fit_slope_along_new_direction(params, problem, rank: int, run_index: int = 0
 
 
 def perturb_new_direction(params, problem, alpha: float, rank: int, run_index: int = 0):
-    """Add a balanced new singular direction of per-layer size ``α`` to a rank-``rank`` point.
+    """Add a balanced new singular direction of per-layer size ``a`` to a rank-``rank`` point.
 
-    ``W_ℓ ← W_ℓ + α x_{ℓ+1} x_ℓᵀ`` for every layer (x from :func:`new_direction`), with the
+    ``W_ℓ ← W_ℓ + a x_{ℓ+1} x_ℓᵀ`` for every layer (x from :func:`new_direction`), with the
     sign of the last layer chosen so that the fit improves to first order; then every layer
-    has ``s_{r+1}(W_ℓ) ≈ α`` and ``A`` gains ``± α^L x_{L+1} x_1ᵀ``.
+    has ``s_{r+1}(W_ℓ) ≈ a`` and ``A`` gains ``± a^L x_{L+1} x_1ᵀ``.
 
     Args:
         params: the point (one run is used).
         problem: the completion problem (for the sign).
-        alpha: α ≥ 0.
+        alpha: the push a ≥ 0 (keyword kept as ``alpha``).
         rank: the rank r of the point.
         run_index: which run.
     Returns:
@@ -363,12 +366,12 @@ def basin_boundary(alphas, final_rank, low_rank: int = 1) -> tuple[float, float]
 
     Args:
         alphas: perturbation sizes (any order), ``(n,)``.
-        final_rank: final rank of the run started at each α, ``(n,)`` (−1 = diverged).
+        final_rank: final rank of the run started at each a, ``(n,)`` (−1 = diverged).
         low_rank: the rank of the unperturbed minimum.
     Returns:
-        ``(lo, hi)``: ``hi`` = the smallest α whose run did not return to ``low_rank`` (escaped to a
-        higher rank), ``lo`` = the largest α below ``hi`` that returned. ``nan`` where none exists
-        (``hi = nan``: nothing escaped; ``lo = nan``: even the smallest α escaped).
+        ``(lo, hi)``: ``hi`` = the smallest a whose run did not return to ``low_rank`` (escaped to a
+        higher rank), ``lo`` = the largest a below ``hi`` that returned. ``nan`` where none exists
+        (``hi = nan``: nothing escaped; ``lo = nan``: even the smallest a escaped).
     """
     a = check_array("alphas", alphas, ndim=1)
     r = np.asarray(final_rank)
@@ -386,14 +389,14 @@ def basin_boundary(alphas, final_rank, low_rank: int = 1) -> tuple[float, float]
 
 
 def basin_radius(depth: int, lam: float, slope: float) -> float:
-    """Predicted basin radius ``α_c = (2λ/|g|)^{1/(L−2)}`` of a rank-r minimum along a new direction.
+    """Predicted basin radius ``a_c = (2γ/|g|)^{1/(L−2)}`` of a rank-r minimum along a new direction.
 
-    Along the balanced path ``W_ℓ + α x_{ℓ+1}x_ℓᵀ`` the loss changes by
-    ``−|g| α^L + λ L α² + O(α^{2L})``, whose derivative vanishes at ``α_c``: smaller α is pulled
-    back (weight decay wins), larger α grows (the fit wins). Infinite when ``g = 0``; needs L ≥ 3.
+    Along the balanced path ``W_ℓ + a x_{ℓ+1}x_ℓᵀ`` the loss changes by
+    ``−|g| a^L + γ L a² + O(a^{2L})``, whose derivative vanishes at ``a_c``: smaller a is pulled
+    back (weight decay wins), larger a grows (the fit wins). Infinite when ``g = 0``; needs L ≥ 3.
 
     Raises:
-        ValueError: depth < 3 (no barrier), λ ≤ 0.
+        ValueError: depth < 3 (no barrier), γ ≤ 0.
     """
     L = check_int("depth", depth, minimum=3)
     lam = check_positive("lam", lam)
@@ -506,9 +509,9 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int
                          f" (diverged: {int(sgd.diverged.sum())})." + gd_final, "warning")
     if start_rank <= target_rank:
         return Diagnosis("gd_low_rank", prefix +
-                         f"GD itself converged to rank {start_rank} at these settings (λ = {lam:.3g}, L = {depth}): "
+                         f"GD itself converged to rank {start_rank} at these settings (γ = {lam:.3g}, L = {depth}): "
                          "there is no higher-rank minimum for GD to be trapped in, so there is no jump to make. A "
-                         "large λ removes the rank-2 minimum (so do a large ε and some depths and widths).", "warning")
+                         "large γ removes the rank-2 minimum (so do a large ε and some depths and widths).", "warning")
     n_div = int(sgd.diverged.sum())
     n_col = int(sgd.collapsed.sum())
     jumped = sgd.jump_step(target_rank) >= 0
@@ -520,8 +523,8 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int
         elif gd.final_rank.min() < start_rank:
             return Diagnosis("gd_low_rank", prefix +
                              f"GD also left rank {start_rank} (final rank {int(gd.final_rank.min())}): at "
-                             f"η = {lr:.3g}, λ = {lam:.3g} the rank-{start_rank} minimum is not stable for GD, so "
-                             "this is not an SGD effect. Lower λ or η.", "warning")
+                             f"η = {lr:.3g}, γ = {lam:.3g} the rank-{start_rank} minimum is not stable for GD, so "
+                             "this is not an SGD effect. Lower γ or η.", "warning")
         else:
             gd_text = f" GD stayed at rank {start_rank}."
     if n_div:
@@ -537,9 +540,9 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int
                          "for L ≥ 3 (B_0 is absorbing too). Lower η." + gd_text, "warning")
     if not jumped.any():
         return Diagnosis("no_jumps", prefix +
-                         f"No SGD run left rank {start_rank} within {steps} steps: at η = {lr:.3g}, λ = {lam:.3g} "
+                         f"No SGD run left rank {start_rank} within {steps} steps: at η = {lr:.3g}, γ = {lam:.3g} "
                          "the waiting time for a jump is much longer than the budget (it grows very fast as η or "
-                         "λ decrease, and as the rank-2 minimum gets deeper, e.g. at smaller ε). Raise η, λ or "
+                         "γ decrease, and as the rank-2 minimum gets deeper, e.g. at smaller ε). Raise η, γ or "
                          "the number of steps." + gd_text, "warning")
     js = sgd.jump_step(target_rank)
     msg = (f"{int(jumped.sum())} of {R} SGD runs jumped rank {start_rank} → ≤{target_rank} "
@@ -570,3 +573,247 @@ def fraction_low_rank_after_first_visit(rank, low_rank: int = 1) -> np.ndarray:
         if hits.size:
             out[r] = float(np.mean(low[r, hits[0]:]))
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# The authors' reply, worked out (arXiv 2305.16038, review replies): the explosion, Eckart–Young, the origin,
+# the minimum-norm completion; and the statistics of the jump times
+# ----------------------------------------------------------------------------------------------
+def explosion_distances(base: Params, i_values, run_index: int = 0) -> dict:
+    """Approach a rank-r point ``θ̂`` from a higher-rank direction: ``A_i = Â + u vᵀ/i`` (the reply's example).
+
+    ``θ_i`` is the balanced factorisation of ``A_i`` that agrees with ``θ̂`` on its active directions: every layer
+    gains ``i^{−1/L} x_{ℓ+1} x_ℓᵀ`` (the unit vectors of :func:`new_direction`, orthogonal to the active singular
+    spaces), so ``A_{θ_i} = Â + i^{−1} x_{L+1} x_1ᵀ`` (u = x_{L+1}, v = x_1). Measured, for each i: the distance
+    ``‖θ_i − θ̂‖²`` (the reply: ``i^{−2/L}`` per layer, ``L·i^{−2/L}`` in total), ``‖A_{θ_i} − Â‖_F`` (``1/i``),
+    the reconstruction error ``‖A_{θ_i} − (Â + u vᵀ/i)‖_F`` and the imbalance of ``θ_i``.
+
+    Args:
+        base: the rank-r point (balanced; one run is used).
+        i_values: the indices i ≥ 1, ``(n,)``.
+        run_index: which run of ``base``.
+    Returns:
+        dict of float arrays ``(n,)``: ``i``, ``dist_sq``, ``per_layer`` (``(n, L)``), ``formula`` (``L i^{−2/L}``),
+        ``dA`` (``‖A_i − Â‖_F``), ``reconstruction``, ``imbalance``; and ``depth``, ``rank``, ``scale`` (max ‖W_ℓ‖₂).
+    """
+    i_values = check_array("i_values", i_values, ndim=1)
+    if np.any(i_values < 1):
+        raise ValueError("i_values must be >= 1")
+    theta = base.select([run_index])
+    L = theta.arch.depth
+    A_hat = end_to_end(theta)[0]
+    s = np.linalg.svd(A_hat, compute_uv=False)
+    rank = int(np.sum(s > max(A_hat.shape) * np.finfo(float).eps * max(s[0], np.finfo(float).tiny)))
+    xs = new_direction(theta, rank)
+    ws = [w[0] for w in theta.layers()]
+    out = {k: [] for k in ("dist_sq", "per_layer", "dA", "reconstruction", "imbalance")}
+    for i in i_values:
+        a = float(i) ** (-1.0 / L)
+        layers = [w + a * np.outer(xs[ell + 1], xs[ell]) for ell, w in enumerate(ws)]
+        theta_i = Params.from_layers(layers)
+        A_i = end_to_end(theta_i)[0]
+        per_layer = [float(np.sum((wi - w) ** 2)) for wi, w in zip(layers, ws)]
+        out["per_layer"].append(per_layer)
+        out["dist_sq"].append(sum(per_layer))
+        out["dA"].append(float(np.linalg.norm(A_i - A_hat)))
+        out["reconstruction"].append(float(np.linalg.norm(A_i - (A_hat + np.outer(xs[-1], xs[0]) / i))))
+        out["imbalance"].append(float(balancedness_of(layers)))
+    res = {k: np.asarray(v, dtype=float) for k, v in out.items()}
+    res.update(i=np.asarray(i_values, dtype=float), formula=L * np.asarray(i_values, dtype=float) ** (-2.0 / L),
+               depth=L, rank=rank, scale=max(float(np.linalg.norm(w, 2)) for w in ws))
+    return res
+
+
+def balancedness_of(layers) -> float:
+    """``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` of one network given as a list of matrices ``[W_1, …, W_L]``."""
+    out = 0.0
+    for lo, hi in zip(layers[:-1], layers[1:]):
+        out = max(out, float(np.linalg.norm(hi.T @ hi - lo @ lo.T)))
+    return out
+
+
+def fitted_exponent(x, y) -> float:
+    """Least-squares slope of ``log y`` against ``log x`` (the exponent p of ``y ∝ x^p``)."""
+    x = check_array("x", x, ndim=1)
+    y = check_array("y", y, ndim=1)
+    if x.shape != y.shape or x.size < 2 or np.any(x <= 0) or np.any(y <= 0):
+        raise ValueError("x and y must be positive arrays of the same length >= 2")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def distance_to_rank(A, r: int) -> tuple[float, np.ndarray]:
+    """Eckart–Young: the spectral-norm distance from ``A`` to the matrices of rank ≤ r is ``s_{r+1}(A)``.
+
+    Returns:
+        ``(s_{r+1}(A), A_r)``: the distance (0 when rank A ≤ r) and the truncated SVD ``A_r`` that attains it.
+    """
+    A = check_array("A", A, ndim=2)
+    r = check_int("r", r, minimum=0)
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    k = min(r, s.size)
+    A_r = (U[:, :k] * s[:k]) @ Vt[:k]
+    return (float(s[r]) if r < s.size else 0.0), A_r
+
+
+def origin_fit_gradient(problem: CompletionProblem) -> np.ndarray:
+    """``∇_A 𝓛(0) = (2/N)(0 − A*) ⊙ mask``: the fit's gradient in A at θ = 0 (``(m, n)``)."""
+    if not isinstance(problem, CompletionProblem):
+        raise ValueError(f"problem must be a CompletionProblem, got {type(problem).__name__}")
+    return -2.0 / problem.n_observed * problem.target * problem.mask
+
+
+def origin_threshold(problem: CompletionProblem) -> float:
+    """At L = 2, θ = 0 is a local minimum of 𝓛_γ iff ``2γ > s_max(∇_A𝓛(0))``: returns ``s_max(∇_A𝓛(0))/2``.
+
+    Derivation: near 0, ``𝓛_γ(θ) = 𝓛(0) + ⟨∇_A𝓛(0), W_2W_1⟩ + γ(‖W_1‖² + ‖W_2‖²) + O(‖θ‖⁴)``; the quadratic form
+    ``⟨G, W_2W_1⟩`` has eigenvalues ``±s_k(G)``, so the Hessian at 0 has smallest eigenvalue ``2γ − s_max(G)``. For
+    L ≥ 3 the fit enters at order ``‖θ‖^L`` and the Hessian is ``2γ I``: a minimum for every γ > 0.
+    """
+    return 0.5 * float(np.linalg.norm(origin_fit_gradient(problem), 2))
+
+
+def origin_hessian_min_eig(problem: CompletionProblem, depth: int, lam: float, width: int = 3,
+                           h: float = 1e-5) -> tuple[float, float]:
+    """Smallest eigenvalue of the Hessian of 𝓛_γ at θ = 0, by central differences of :func:`~.problems.gradient`.
+
+    Args:
+        problem: the completion problem; depth: L ≥ 1; lam: γ ≥ 0; width: hidden width; h: difference step.
+    Returns:
+        ``(eig_min, error_bound)``: the eigenvalue and a bound on its finite-difference error — truncation
+        ``h²·|A*|_max·P`` (the gradient's third derivative at 0 is bounded by the target's entries at L = 2, zero
+        beyond order L−1 at L ≥ 3) plus round-off ``64·P·eps·|∇|/h``.
+    """
+    from .network import make_architecture
+    L = check_int("depth", depth, minimum=1)
+    lam = check_nonnegative("lam", lam)
+    arch = make_architecture(problem.shape, L, width)
+    P = arch.n_params
+    H = np.empty((P, P))
+    zero = np.zeros((1, P))
+    for k in range(P):
+        e = zero.copy()
+        e[0, k] = h
+        gp = gradient(Params(arch, e), problem, lam).flat[0]
+        gm = gradient(Params(arch, -e), problem, lam).flat[0]
+        H[:, k] = (gp - gm) / (2 * h)
+    H = 0.5 * (H + H.T)
+    scale = max(float(np.max(np.abs(problem.target))), 1.0) * (1.0 + lam)
+    eps = float(np.finfo(float).eps)
+    bound = scale * P * (h * h + 64.0 * eps / h)
+    return float(np.linalg.eigvalsh(H)[0]), float(bound)
+
+
+def completion_penalty(x, eps: float, depth: int) -> np.ndarray:
+    """Induced penalty ``L Σ_k s_k^{2/L}`` of the exact ε-completion ``[[1, ε], [x, 1]]`` (x: the unobserved entry)."""
+    L = check_int("depth", depth, minimum=1)
+    eps = check_positive("eps", eps)
+    x = check_array("x", x)
+    A = np.empty((*x.shape, 2, 2))
+    A[..., 0, 0], A[..., 0, 1], A[..., 1, 0], A[..., 1, 1] = 1.0, eps, x, 1.0
+    s = np.linalg.svd(A, compute_uv=False)
+    return L * np.sum(s ** (2.0 / L), axis=-1)
+
+
+def min_norm_completion(eps: float, depth: int, n_grid: int = 4001) -> dict:
+    """The minimum-norm exact completion of the ε-completion: minimise ``L Σ s_k^{2/L}`` over the unobserved entry.
+
+    The only rank-1 completion is ``x = 1/ε`` (penalty ``L (1 + ε² + ε⁻² + 1)^{1/L}``, s₂ = 0, a cusp); every other
+    x gives rank 2. The rank-2 branch is minimised on a grid over ``[−2/ε, 3/ε]`` (excluding the cusp's grid cell)
+    refined by a bounded scalar search.
+
+    Returns:
+        dict: ``x_rank1``, ``penalty_rank1``, ``x_rank2``, ``penalty_rank2`` (NaN when the rank-2 branch has no
+        local minimum away from the cusp), ``rank`` (1 or 2, of the minimum-norm completion), ``eps``, ``depth``.
+    """
+    from scipy.optimize import minimize_scalar
+
+    eps = check_positive("eps", eps)
+    L = check_int("depth", depth, minimum=1)
+    x1 = 1.0 / eps
+    p1 = float(completion_penalty(x1, eps, L))
+    xs = np.linspace(-2.0 / eps, 3.0 / eps, check_int("n_grid", n_grid, minimum=11))
+    step = xs[1] - xs[0]
+    pen = completion_penalty(xs, eps, L)
+    pen[np.abs(xs - x1) <= step] = np.inf
+    k = int(np.argmin(pen))
+    lo, hi = xs[max(k - 1, 0)], xs[min(k + 1, xs.size - 1)]
+    if lo < x1 < hi:  # stay on one side of the cusp
+        lo, hi = (lo, x1 - 1e-9 * x1) if xs[k] < x1 else (x1 + 1e-9 * x1, hi)
+    opt = minimize_scalar(lambda x: float(completion_penalty(x, eps, L)), bounds=(lo, hi), method="bounded",
+                          options={"xatol": 1e-10})
+    x2, p2 = float(opt.x), float(opt.fun)
+    if abs(x2 - x1) <= 2 * step:  # the search ran into the cusp: no rank-2 local minimum away from x = 1/ε
+        x2, p2 = float("nan"), float("nan")
+    return {"x_rank1": x1, "penalty_rank1": p1, "x_rank2": x2, "penalty_rank2": p2, "rank": 2 if p2 < p1 else 1,
+            "eps": eps, "depth": L}
+
+
+def censored_exponential_ks(jump_steps, budget: int) -> dict:
+    """Goodness of fit of the jump times to an exponential law, with the runs that never jumped censored.
+
+    Method (stated): the mean τ̂ is the censored maximum-likelihood estimate (:func:`exponential_waiting_time`);
+    given a jump within the budget T, an exponential time has the truncated law
+    ``F(t) = (1 − e^{−t/τ̂}) / (1 − e^{−T/τ̂})`` on [0, T], and the observed times are compared with it by a
+    one-sample Kolmogorov–Smirnov test. Estimating τ̂ from the same data makes the KS p-value conservative (too
+    large); the test's power is that of n observed jumps.
+
+    Returns:
+        dict: ``statistic``, ``pvalue``, ``tau``, ``n_jumped``, ``n_censored``.
+    Raises:
+        ValueError: fewer than 3 observed jumps (nothing to test).
+    """
+    from scipy import stats
+
+    js = np.asarray(jump_steps, dtype=float)
+    T = check_positive("budget", budget)
+    jumped = js >= 0
+    n = int(jumped.sum())
+    if n < 3:
+        raise ValueError(f"need at least 3 observed jumps for a goodness-of-fit test, got {n}")
+    tau, _ = exponential_waiting_time(js, T)
+    norm = -np.expm1(-T / tau)
+    res = stats.kstest(js[jumped], lambda t: -np.expm1(-np.asarray(t) / tau) / norm)
+    return {"statistic": float(res.statistic), "pvalue": float(res.pvalue), "tau": float(tau), "n_jumped": n,
+            "n_censored": int((~jumped).sum())}
+
+
+def zero_count_upper_bound(n_trials: int, confidence: float = 0.95) -> float:
+    """One-sided upper confidence bound on a probability after 0 successes in n trials: ``1 − (1 − c)^{1/n}``.
+
+    (The exact Clopper–Pearson bound for 0 successes; ≈ 3/n at c = 0.95, the "rule of three".)
+    """
+    n = check_int("n_trials", n_trials, minimum=1)
+    c = float(confidence)
+    if not 0.0 < c < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    return float(1.0 - (1.0 - c) ** (1.0 / n))
+
+
+def raising_noise_near(point: Params, problem: CompletionProblem, a_values, lr: float, rank: int = 1) -> dict:
+    """SGD's noise near and on B_r: the rank-r point pushed by ``a`` along a new direction (every layer's s_{r+1} = a).
+
+    For each a: the share ``tr(P_raise η²C P_raise)/tr(η²C)`` of SGD's per-step noise on the directions that raise
+    the rank above r, measured at the perturbed point with its own rank-raising basis for rank r (so the new
+    direction, of size a, counts as raising), and the numerical rank of C. With N observed entries, rank C ≤ N − 1 at
+    every point (an artefact of N = 3 here); the structural fact is that the raising share vanishes on B_r and grows
+    like ``a^{2(L−1)}`` near it (each per-entry gradient reaches a layer's new direction only through the L − 1
+    other layers' new directions).
+
+    Returns:
+        dict of arrays ``(n,)``: ``a``, ``share``, ``trace_raising``, ``trace_total``, ``rank_C``; and ``depth``,
+        ``n_observed``.
+    """
+    a_values = check_array("a_values", a_values, ndim=1)
+    out = {k: [] for k in ("share", "trace_raising", "trace_total", "rank_C")}
+    for a in a_values:
+        p = perturb_new_direction(point, problem, float(a), rank) if a > 0 else point.select([0])
+        spec = noise_spectrum_by_direction(p, problem, rank, lr)
+        C = lr**2 * sgd_noise_covariance(p, problem)
+        ev = np.linalg.eigvalsh(C)
+        out["rank_C"].append(int(np.sum(ev > 64 * C.shape[0] * np.finfo(float).eps * max(ev[-1], 1e-300))))
+        out["trace_raising"].append(abs(spec["trace_raising"]))
+        out["trace_total"].append(spec["trace_total"])
+        out["share"].append(abs(spec["trace_raising"]) / spec["trace_total"])
+    res = {k: np.asarray(v) for k, v in out.items()}
+    res.update(a=np.asarray(a_values, dtype=float), depth=point.arch.depth, n_observed=problem.n_observed)
+    return res

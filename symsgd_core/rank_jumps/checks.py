@@ -3,14 +3,14 @@ forced sampling, absorption; and the claims of Notebook 04's figures.
 
 Registered checks, each on the ε-completion of :mod:`.experiments` (L = 4, width 8 unless stated):
 
-* ``rank_jumps.balanced_at_gd_minimum`` — GD minima of 𝓛_λ (λ > 0) are balanced,
+* ``rank_jumps.balanced_at_gd_minimum`` — GD minima of 𝓛_γ (γ > 0) are balanced,
   ``W_{ℓ+1}ᵀW_{ℓ+1} = W_ℓW_ℓᵀ``;
 * ``rank_jumps.induced_penalty_at_balanced_points`` — ``‖θ‖² = L Σ_k s_k(A)^{2/L}`` at
   balanced points;
 * ``rank_jumps.induced_penalty_is_minimal`` — every other factorisation of the same A
   has a larger ``‖θ‖²``;
 * ``rank_jumps.forced_sampling_decay`` — under SGD restricted to row-0 entries the
-  unsampled row of W_L is exactly ``(1 − 2ηλ)^t`` times its start;
+  unsampled row of W_L is exactly ``(1 − 2ηγ)^t`` times its start;
 * ``rank_jumps.absorption_after_forced_sampling`` — after forced sampling (rank 1),
   free GD and free SGD never let the second singular value of any layer grow back.
 
@@ -18,7 +18,10 @@ Each check takes the ingredient a test can break (a per-layer weight decay, a wr
 penalty formula, a leaky sampler, a noisy or too-shallow dynamics) as an argument.
 
 Claims of the figures (asserted in the notebook, not registered): :func:`check_exact_decay`,
-:func:`check_no_returns`, :func:`check_raising_noise`, :func:`check_balanced_norm`.
+:func:`check_no_returns`, :func:`check_raising_noise`, :func:`check_balanced_norm`; the authors' reply worked out:
+:func:`check_explosion`, :func:`check_eckart_young`, :func:`check_origin_condition`, :func:`check_right_rank`;
+the statistics of the jumps and the noise: :func:`check_no_jumps`, :func:`check_memoryless`,
+:func:`check_raising_noise_scaling`, :func:`check_layer_decay`.
 """
 
 from __future__ import annotations
@@ -45,11 +48,11 @@ from .stepping import flush_threshold, weight_decay_factor
 
 
 def _imbalance_bound(params: Params, grad: Params, lam: float, decay: np.ndarray) -> np.ndarray:
-    """Per run, ``max_ℓ (‖W_{ℓ+1}‖₂‖G_{ℓ+1}‖_F + ‖G_ℓ‖_F‖W_ℓ‖₂) / (2λ)``.
+    """Per run, ``max_ℓ (‖W_{ℓ+1}‖₂‖G_{ℓ+1}‖_F + ‖G_ℓ‖_F‖W_ℓ‖₂) / (2γ)``.
 
-    From ``W_{ℓ+1}ᵀ G_{ℓ+1} − G_ℓ W_ℓᵀ = 2λ (W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ)`` for the gradient G of
-    𝓛_λ (the data terms cancel); the bound is what a non-zero residual gradient allows.
-    ``decay`` (per-layer multipliers of λ) enters only through G: for a loss with
+    From ``W_{ℓ+1}ᵀ G_{ℓ+1} − G_ℓ W_ℓᵀ = 2γ (W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ)`` for the gradient G of
+    𝓛_γ (the data terms cancel); the bound is what a non-zero residual gradient allows.
+    ``decay`` (per-layer multipliers of γ) enters only through G: for a loss with
     unequal per-layer decay the identity fails, which is what a broken input shows.
     """
     ws, gs = params.layers(), grad.layers()
@@ -64,7 +67,7 @@ def _imbalance_bound(params: Params, grad: Params, lam: float, decay: np.ndarray
 
 def _gradient_with_decay(params: Params, problem: CompletionProblem, lam: float,
                          decay: np.ndarray) -> Params:
-    """∇ of ``C(A) + λ Σ_ℓ decay_ℓ ‖W_ℓ‖²`` (decay ≡ 1 is the project's 𝓛_λ)."""
+    """∇ of ``C(A) + γ Σ_ℓ decay_ℓ ‖W_ℓ‖²`` (decay ≡ 1 is the project's 𝓛_γ)."""
     g = gradient(params, problem, 0.0)
     for k, (w, gl) in enumerate(zip(params.layers(), g.layers())):
         gl += 2.0 * lam * decay[k] * w
@@ -77,9 +80,9 @@ def check_balanced_at_gd_minimum(seed: int = 0, eps: float = EXP.eps, depth: int
                                  n_steps: int = 20_000, n_runs: int = 2, layer_decay=None):
     """GD from random init converges to a balanced minimum: ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` ≈ 0.
 
-    Tolerance: the exact identity ``W_{ℓ+1}ᵀG_{ℓ+1} − G_ℓW_ℓᵀ = 2λ D_ℓ`` bounds the imbalance
+    Tolerance: the exact identity ``W_{ℓ+1}ᵀG_{ℓ+1} − G_ℓW_ℓᵀ = 2γ D_ℓ`` bounds the imbalance
     by the residual gradient G at the end point, plus float64 round-off of forming D.
-    ``layer_decay`` (per-layer multipliers of λ) is the broken input: a penalty
+    ``layer_decay`` (per-layer multipliers of γ) is the broken input: a penalty
     without the rescaling symmetry has unbalanced critical points.
     """
     problem = epsilon_completion(eps)
@@ -102,9 +105,9 @@ def check_balanced_at_gd_minimum(seed: int = 0, eps: float = EXP.eps, depth: int
     tol = float(np.max(bound)) + roundoff_tolerance(wmax**2, n_terms=width)
     return make_result(
         "rank_jumps.balanced_at_gd_minimum",
-        "GD minima of 𝓛_λ (λ>0) are balanced: W_{ℓ+1}ᵀW_{ℓ+1} = W_ℓW_ℓᵀ for every ℓ",
+        "GD minima of 𝓛_γ (γ>0) are balanced: W_{ℓ+1}ᵀW_{ℓ+1} = W_ℓW_ℓᵀ for every ℓ",
         float(np.max(imbalance)), tol,
-        "max_ℓ(‖W_{ℓ+1}‖‖G_{ℓ+1}‖+‖G_ℓ‖‖W_ℓ‖)/(2λ) from the identity W_{ℓ+1}ᵀG_{ℓ+1}−G_ℓW_ℓᵀ=2λD_ℓ at the end "
+        "max_ℓ(‖W_{ℓ+1}‖‖G_{ℓ+1}‖+‖G_ℓ‖‖W_ℓ‖)/(2γ) from the identity W_{ℓ+1}ᵀG_{ℓ+1}−G_ℓW_ℓᵀ=2γD_ℓ at the end "
         "point (residual gradient G) + 64·w·eps·max‖W‖² round-off",
         details={"imbalance": imbalance.tolist(), "gradient_norm": np.linalg.norm(grad.flat, axis=1).tolist(),
                  "bound": bound.tolist(), "singular_values": singular_values(end).tolist(),
@@ -208,7 +211,7 @@ def check_induced_penalty_is_minimal(seed: int = 0, depths=(2, 3, 4), width: int
 @register("rank_jumps.forced_sampling_decay")
 def check_forced_sampling_decay(seed: int = 0, eps: float = EXP.eps, depth: int = EXP.depth, width: int = EXP.width,
                                 lr: float = EXP.lr_hot, lam: float = EXP.lam_hot, n_steps: int = 2000, entries=None):
-    """SGD sampling only row-0 entries: row 1 of W_L is exactly ``(1 − 2ηλ)^t`` times its start.
+    """SGD sampling only row-0 entries: row 1 of W_L is exactly ``(1 − 2ηγ)^t`` times its start.
 
     Start: a phase-0 GD minimum (rank 2), as in the notebook. Row 1 of A gets no data
     signal, so row 1 of W_L only feels weight decay. Measured: the largest relative
@@ -229,7 +232,7 @@ def check_forced_sampling_decay(seed: int = 0, eps: float = EXP.eps, depth: int 
     tol = roundoff_tolerance(1.0, n_terms=n_steps + 1)
     return make_result(
         "rank_jumps.forced_sampling_decay",
-        "forced sampling of row 0: the unsampled row of W_L shrinks by exactly (1 − 2ηλ)^t",
+        "forced sampling of row 0: the unsampled row of W_L shrinks by exactly (1 − 2ηγ)^t",
         rel, tol, f"64·(t+1)·eps: one rounding per step over t = {n_steps} steps",
         details={"factor": factor, "t": n_steps, "lr": lr, "lam": lam, "row_norm_start": float(np.linalg.norm(start)),
                  "row_norm_end": float(np.linalg.norm(end)), "rank_after": int(res.final_rank[0])})
@@ -284,7 +287,7 @@ def check_absorption_after_forced_sampling(seed: int = 0, eps: float = EXP.eps, 
 # ---------------------------------------------------------------------------------------------- figure claims
 
 def check_exact_decay(record: ForcedRecord, depth: int) -> CheckResult:
-    """The unsampled rows of ``W_L`` shrink exactly as ``(1 − 2ηλ)^t`` under forced sampling.
+    """The unsampled rows of ``W_L`` shrink exactly as ``(1 − 2ηγ)^t`` under forced sampling.
 
     Measured: the largest relative deviation of the recorded row norms from the law, over the
     records before any entry could reach the engine's flush threshold. Tolerance: float64
@@ -298,7 +301,7 @@ def check_exact_decay(record: ForcedRecord, depth: int) -> CheckResult:
         measured = float("nan")
     return make_result(
         "rank_jumps.exact_row_decay",
-        "under forced sampling of rows R, every other row of W_L obeys ‖row‖_t = (1 − 2ηλ)^t ‖row‖_0",
+        "under forced sampling of rows R, every other row of W_L obeys ‖row‖_t = (1 − 2ηγ)^t ‖row‖_0",
         measured, roundoff_tolerance(1.0, t),
         f"float64 round-off of {t} products (64·t·eps, relative)", "<=",
         {"steps": t, "records_compared": n_compared, "factor": weight_decay_factor(record.lr, record.lam, t)})
@@ -354,3 +357,179 @@ def check_balanced_norm(A, depth: int, seed: int = 0, penalty=None) -> CheckResu
                        rel, roundoff_tolerance(1.0, arch.n_params),
                        f"float64 round-off of the {arch.n_params}-term sum ‖θ‖² (relative)", "<=",
                        {"norm_sq": norm, "formula": formula})
+
+
+# ------------------------------------------------------------------------- the authors' reply, checked
+
+def check_explosion(base: Params, i_values=(1, 2, 4, 8, 16, 64, 256, 1024), formula=None) -> list[CheckResult]:
+    """The reply's explosion: ``A_i = Â + u vᵀ/i`` costs ``‖θ_i − θ̂‖² = L·i^{−2/L}`` for balanced parameters.
+
+    Two results: the relative error of the measured distances from ``formula(i, L)`` (default ``L·i^{−2/L}``;
+    tests inject the per-layer ``i^{−2/L}``), and the fitted exponent of ``‖θ_i − θ̂‖²`` against i, which must be
+    ``−2/L`` while ``‖A_i − Â‖_F`` falls like ``i^{−1}``. Tolerances: round-off of the P-term sum ``‖θ_i − θ̂‖²``
+    (relative), and for the slope ``2δ/ln(i_max/i_min)`` with δ that relative error bound.
+    """
+    from .analysis import explosion_distances, fitted_exponent
+
+    formula = formula or (lambda i, L: L * i ** (-2.0 / L))
+    e = explosion_distances(base, np.asarray(i_values, dtype=float))
+    L = e["depth"]
+    expected = formula(e["i"], L)
+    rel = float(np.max(np.abs(e["dist_sq"] / expected - 1.0)))
+    tol = roundoff_tolerance(1.0, base.arch.n_params)
+    p = fitted_exponent(e["i"], e["dist_sq"])
+    p_formula = fitted_exponent(e["i"], expected)
+    slope_tol = 2.0 * tol / np.log(e["i"].max() / e["i"].min())
+    details = {"depth": L, "rank": e["rank"], "i": e["i"].tolist(), "dist_sq": e["dist_sq"].tolist(),
+               "dA": e["dA"].tolist(), "reconstruction_max": float(e["reconstruction"].max()),
+               "imbalance_max": float(e["imbalance"].max()), "fitted_exponent": p,
+               "dA_exponent": fitted_exponent(e["i"], e["dA"])}
+    return [make_result("rank_jumps.explosion_distance",
+                        "balanced θ_i with A_i = Â + u vᵀ/i: ‖θ_i − θ̂‖² = L·i^(−2/L) (i^(−2/L) per layer)",
+                        rel, tol, f"64·P·eps, P = {base.arch.n_params} terms in ‖θ_i − θ̂‖² (relative)", "<=", details),
+            make_result("rank_jumps.explosion_exponent",
+                        "‖θ_i − θ̂‖² ∝ i^(−2/L) while ‖A_i − Â‖ ∝ i^(−1): parameters move much further than A",
+                        abs(p - p_formula), slope_tol, "2·(relative round-off)/ln(i_max/i_min)", "<=",
+                        {**details, "formula_exponent": p_formula})]
+
+
+def check_eckart_young(A, r: int, n_candidates: int = 2000, seed: int = 0, bound=None) -> CheckResult:
+    """Eckart–Young: no matrix of rank ≤ r is closer to A (spectral norm) than ``s_{r+1}(A)``; the truncated SVD is
+    that close.
+
+    Candidates: the truncated SVD, and ``n_candidates`` random rank-r matrices near it (its factors plus Gaussian
+    noise at scales 10⁻³…1). Measured: ``min_B ‖A − B‖₂ − bound``; it must be ``≥ −`` round-off and the truncated
+    SVD must attain it. ``bound(A, r)`` (default ``s_{r+1}(A)``) is injectable: ``s_r(A)`` is a broken input.
+    """
+    from .analysis import distance_to_rank
+
+    A = check_array("A", A, ndim=2)
+    d, A_r = distance_to_rank(A, r)
+    b = d if bound is None else float(bound(A, r))
+    rng = np.random.default_rng(seed)
+    U, s, Vt = np.linalg.svd(A, full_matrices=False)
+    k = min(r, s.size)
+    dists = [float(np.linalg.norm(A - A_r, 2))]
+    for _ in range(check_int("n_candidates", n_candidates, minimum=1)):
+        scale = 10.0 ** rng.uniform(-3, 0)
+        X = U[:, :k] * s[:k] + scale * rng.normal(size=(A.shape[0], k))
+        Y = Vt[:k] + scale * rng.normal(size=(k, A.shape[1]))
+        dists.append(float(np.linalg.norm(A - X @ Y, 2)))
+    tol = roundoff_tolerance(float(np.linalg.norm(A, 2)), max(A.shape))
+    attained = abs(dists[0] - b)
+    measured = min(min(dists) - b, tol - attained)
+    return make_result("rank_jumps.eckart_young",
+                       "min over rank-≤r B of ‖A − B‖₂ is s_{r+1}(A), attained by the truncated SVD",
+                       measured, -tol, "−64·max(m,n)·eps·‖A‖₂ (SVD round-off)", ">=",
+                       {"r": int(r), "s_r_plus_1": d, "bound": b, "closest_candidate": min(dists),
+                        "truncated_svd_distance": dists[0], "n_candidates": len(dists)})
+
+
+def check_origin_condition(problem: CompletionProblem, lam_factors=(0.8, 1.25), depths=(2, 3, 4),
+                           threshold=None) -> CheckResult:
+    """θ = 0 is a local minimum of 𝓛_γ iff ``2γ > s_max(∇_A𝓛(0))`` at L = 2, and for every γ > 0 at L ≥ 3.
+
+    At γ = factor·γ_c (γ_c = :func:`~.analysis.origin_threshold`, injectable as ``threshold(problem)``) for each
+    factor, the Hessian's smallest eigenvalue (central differences of the package's gradient) must equal the
+    prediction — ``2γ − s_max(G)`` at L = 2, ``2γ`` at L ≥ 3 — within the finite-difference bound, and its sign must
+    be the prediction's. Measured: the largest error in units of that bound (≤ 1), a sign mismatch counting ∞.
+    """
+    from .analysis import origin_fit_gradient, origin_hessian_min_eig, origin_threshold
+
+    g_c = origin_threshold(problem) if threshold is None else float(threshold(problem))
+    s_max = float(np.linalg.norm(origin_fit_gradient(problem), 2))
+    worst, rows = 0.0, []
+    for L in depths:
+        for f in lam_factors:
+            lam = f * g_c
+            eig, bound = origin_hessian_min_eig(problem, L, lam)
+            pred = 2 * lam - s_max if L == 2 else 2 * lam
+            err = abs(eig - pred) / bound
+            if np.sign(eig) != np.sign(2 * lam - 2 * g_c if L == 2 else lam):
+                err = float("inf")
+            worst = max(worst, err)
+            rows.append({"depth": L, "lam": lam, "min_eig": eig, "predicted": pred, "fd_bound": bound})
+    return make_result("rank_jumps.origin_condition",
+                       "L = 2: θ = 0 is a local minimum iff 2γ > s_max(∇𝓛(0)); L ≥ 3: for every γ > 0 (Hessian 2γI)",
+                       worst, 1.0, "finite-difference error bound h²·|A*|·P + 64·P·eps/h, measured in its units",
+                       "<=", {"gamma_c": g_c, "s_max": s_max, "rows": rows})
+
+
+def check_right_rank(result, target_rank: int, name: str = "rank_jumps.all_observed_right_rank") -> CheckResult:
+    """Every run of ``result`` ends at the target's rank (exact count of runs that do not; tolerance 0)."""
+    wrong = int(np.sum(result.final_rank != int(target_rank)))
+    return make_result(name, f"GD with small γ, η ends at the right rank {target_rank} (no rank-overestimating "
+                       "minimum when every entry is observed)", wrong, 0.0, "exact integer count, no tolerance",
+                       "<=", {"final_ranks": result.final_rank.tolist(), "runs": int(result.n_runs)})
+
+
+def check_no_jumps(jump_steps, confidence: float = 0.95, name: str = "rank_jumps.no_jumps") -> CheckResult:
+    """No run jumped (exact count, tolerance 0); details hold the one-sided upper bound on the per-run jump
+    probability within the budget, ``1 − (1 − c)^{1/N}`` (Clopper–Pearson for 0 of N)."""
+    from .analysis import zero_count_upper_bound
+
+    js = np.asarray(jump_steps)
+    n_jumps = int(np.sum(js >= 0))
+    return make_result(name, "the hot phase produces no jump within the budget", n_jumps, 0.0,
+                       "exact integer count, no tolerance", "<=",
+                       {"runs": int(js.size), "confidence": confidence,
+                        "jump_probability_upper_bound": zero_count_upper_bound(js.size, confidence)})
+
+
+def check_memoryless(jump_steps, budget: int, level: float = 0.01) -> CheckResult:
+    """The jump times fit an exponential law (memoryless): censored-exponential KS p-value ≥ ``level``.
+
+    See :func:`~.analysis.censored_exponential_ks` for the method. ``level`` = 0.01: a true exponential law fails
+    this one time in a hundred (less, as the p-value is conservative); times clustered around one value fail.
+    """
+    from .analysis import censored_exponential_ks
+
+    ks = censored_exponential_ks(jump_steps, budget)
+    return make_result("rank_jumps.memoryless_jumps",
+                       "the waiting times to a jump follow an exponential law (censored at the budget)",
+                       ks["pvalue"], level, f"KS test of the truncated exponential, significance level {level:g}",
+                       ">=", ks)
+
+
+def check_raising_noise_scaling(near: dict, tolerance: float | None = None) -> list[CheckResult]:
+    """Near B_1 SGD's noise on rank-raising directions grows like ``a^{2(L−1)}``; its rank C ≤ N − 1 everywhere.
+
+    ``near`` is :func:`~.analysis.raising_noise_near` on a grid of pushes a > 0. Results: the fitted exponent of the
+    raising share against a versus ``2(L − 1)``, tolerance ``4·a_max²`` (the next-order terms of the per-entry
+    gradients are O(a²) relative); and the largest numerical rank of C against ``N − 1`` (an artefact of N
+    observed entries, true at every point).
+    """
+    from .analysis import fitted_exponent
+
+    a, L = near["a"], near["depth"]
+    ok = a > 0
+    p = fitted_exponent(a[ok], near["share"][ok])
+    tol = 4.0 * float(a[ok].max()) ** 2 if tolerance is None else float(tolerance)
+    return [make_result("rank_jumps.raising_noise_scaling",
+                        "near B_1 (every layer's s₂ = a) SGD noise on rank-raising directions has share ∝ a^(2(L−1))",
+                        abs(p - 2 * (L - 1)), tol, "4·a_max²: O(a²) relative next-order terms of the gradients", "<=",
+                        {"fitted_exponent": p, "expected": 2 * (L - 1), "a": a.tolist(),
+                         "share": near["share"].tolist()}),
+            make_result("rank_jumps.noise_rank_bound", "with N observed entries rank C ≤ N − 1 at every point",
+                        int(np.max(near["rank_C"])), near["n_observed"] - 1, "exact integer bound N − 1", "<=",
+                        {"rank_C": near["rank_C"].tolist()})]
+
+
+def check_layer_decay(record: ForcedRecord, run: int = 0, z: float = 4.0) -> CheckResult:
+    """Under forced sampling every layer's second singular value shrinks by the weight-decay factor per step.
+
+    Claim: the layers after the first shrink their second direction by exactly ``1 − 2ηγ`` per step (exponent
+    ``p_ℓ = 1``, weight decay alone: their data updates reach the second direction only through other layers'
+    second directions), and the first layer at least that fast (``p_1 ≥ 1``: its update touches every input
+    column). Exponents from :meth:`~.experiments.ForcedRecord.layer_decay_exponents`; tolerance ``z`` regression
+    standard errors (the sampled entry is random). Measured: the largest violation in units of that tolerance
+    (≤ 1 passes); a layer without usable records counts as a failure (NaN).
+    """
+    p, se = record.layer_decay_exponents(run)
+    tol = z * se + roundoff_tolerance(1.0, record.steps.size)
+    worst = max(float(np.max(np.abs(p[1:] - 1.0) / tol[1:])), float((1.0 - p[0]) / tol[0]))
+    return make_result("rank_jumps.layer_decay",
+                       "forced sampling: s₂(W_ℓ) ∝ (1 − 2ηγ)^t for ℓ ≥ 2 (p_ℓ = 1), and p_1 ≥ 1 for the first layer",
+                       worst, 1.0, f"{z:g} regression standard errors of each fitted exponent (+ round-off), in "
+                       "units of that tolerance", "<=",
+                       {"exponents": p.tolist(), "standard_errors": se.tolist(), "sum_of_exponents": float(np.sum(p))})

@@ -3,8 +3,8 @@
 The setting is this project's small replacement for the paper's experiments (arXiv 2305.16038, whose sizes are
 not available): the 2×2 ε-completion, observe ``A₁₁ = 1``, ``A₁₂ = ε``, ``A₂₂ = 1``, with a depth-4 width-8
 network. :data:`EPSILON_EXPERIMENT` holds every default of it — the phase-0 GD that finds a rank-2 minimum
-(η = 0.05, λ = 0.027, 4·10⁴ steps), the hot phase where SGD jumps (η = 0.3) and the cold phase (η = 0.05,
-λ = 0.01) — and is the only place they are written.
+(η = 0.05, γ = 0.027, 4·10⁴ steps), the hot phase where SGD jumps (η = 0.3) and the cold phase (η = 0.05,
+γ = 0.01) — and is the only place they are written.
 
 * :func:`phase0_minima`, :func:`rank_one_minimum`, :func:`minima_losses` — the two minima (memoised);
 * :func:`forced_row_run` — the proof's mechanism, SGD forced to sample row 0;
@@ -47,14 +47,22 @@ from .analysis import (
     schatten_penalty,
 )
 from .engine import RunResult, Schedule, records_between, run
-from .network import Architecture, Params, balanced_factorisation, init_params, make_architecture, numerical_rank
+from .network import (
+    Architecture,
+    Params,
+    balanced_factorisation,
+    init_params,
+    layer_singular_values,
+    make_architecture,
+    numerical_rank,
+)
 from .network import singular_values as _singular_values
 from .problems import CompletionProblem, epsilon_completion, loss
 from .stepping import flush_threshold, weight_decay_factor
 
 __all__ = [
     "EPSILON_EXPERIMENT", "EpsilonExperiment", "ForcedRecord", "NoStartingMinimum", "LANGEVIN_RANK_TOL", "POLISH_STEPS",
-    "AnnealResult",
+    "AnnealResult", "FullObservationResult", "all_entries_observed", "cold_weight_decay_sweep",
     "BasinResult", "EnsembleResult", "LangevinResult", "MechanismResult", "PenaltyView", "TrapResult", "anneal",
     "basin", "ensemble", "forced_row_run", "langevin", "mechanism", "minima_losses", "penalty_view",
     "phase0_minima", "rank_one_minimum", "start_minimum", "trap",
@@ -65,9 +73,9 @@ __all__ = [
 class EpsilonExperiment:
     """Every setting of the ε-completion experiment of Notebook 04 (this project's choices).
 
-    Phase 0: GD (λ = ``lam_hot``, η = ``lr_phase0``) for ``phase0_steps`` steps → rank-2 minima.
-    Phase 1 (hot): η = ``lr_hot``, λ = ``lam_hot``, ``hot_steps`` steps; SGD jumps, GD does not.
-    Phase 2 (cold): η = ``lr_cold``, λ = ``lam_cold``.
+    Phase 0: GD (γ = ``lam_hot``, η = ``lr_phase0``) for ``phase0_steps`` steps → rank-2 minima.
+    Phase 1 (hot): η = ``lr_hot``, γ = ``lam_hot``, ``hot_steps`` steps; SGD jumps, GD does not.
+    Phase 2 (cold): η = ``lr_cold``, γ = ``lam_cold``.
     """
 
     eps: float = 0.2
@@ -91,7 +99,7 @@ class EpsilonExperiment:
         return make_architecture((2, 2), self.depth, self.width)
 
 
-#: The experiment's settings: the only home of the phase-0 defaults (η = 0.05, 4·10⁴ steps, λ = 0.027).
+#: The experiment's settings: the only home of the phase-0 defaults (η = 0.05, 4·10⁴ steps, γ = 0.027).
 EPSILON_EXPERIMENT = EXP = EpsilonExperiment()
 
 
@@ -142,7 +150,7 @@ def rank_one_minimum(eps: float = EXP.eps, depth: int = EXP.depth, width: int = 
     """A rank-1 minimum of the ε-completion: GD from a balanced factorisation of the rank-1 completion.
 
     The rank-1 completion ``A* = [[1, ε], [1/ε, 1]]`` is factorised with random orthonormal hidden
-    frames (``seed``) and GD (η = ``lr``, λ = ``lam``) runs ``n_steps`` steps. GD keeps B_1, so the
+    frames (``seed``) and GD (η = ``lr``, γ = ``lam``) runs ``n_steps`` steps. GD keeps B_1, so the
     result has rank 1 (its second singular value is round-off). Memoised; returns a fresh copy.
     """
     return _rank_one_cached(float(eps), int(depth), int(width), float(lam), float(lr), int(n_steps),
@@ -161,7 +169,7 @@ def _rank_one_cached(eps, depth, width, lam, lr, n_steps, seed):
 
 def minima_losses(eps: float, lam: float, lr: float = EXP.lr_phase0, n_steps: int = EXP.phase0_steps,
                   depth: int = EXP.depth, width: int = EXP.width, seed: int = 0) -> dict:
-    """Losses ``𝓛_λ`` of the rank-1 and the rank-2 minimum of the ε-completion at weight decay λ.
+    """Losses ``𝓛_γ`` of the rank-1 and the rank-2 minimum of the ε-completion at weight decay γ.
 
     Rank 1: :func:`rank_one_minimum`; rank 2: GD from random init (:func:`phase0_minima`), reported as ``nan``
     when that GD does not end at rank 2.
@@ -181,7 +189,7 @@ def minima_losses(eps: float, lam: float, lr: float = EXP.lr_phase0, n_steps: in
 
 def basin_slope(eps: float = EXP.eps, lam: float = EXP.lam_hot, depth: int = EXP.depth,
                 width: int = EXP.width) -> float:
-    """``|g|``, the fit slope along a new direction at the rank-1 minimum (what sets the basin radius α_c)."""
+    """``|g|``, the fit slope along a new direction at the rank-1 minimum (what sets the basin radius a_c)."""
     p1 = rank_one_minimum(eps, depth=depth, width=width, lam=lam)
     return abs(fit_slope_along_new_direction(p1, epsilon_completion(eps), 1))
 
@@ -211,6 +219,7 @@ class ForcedRecord:
         lr, lam: the step size and weight decay.
         final: :class:`~.network.Params` at the last step.
         diverged: bool ``(R,)``.
+        layer_s2: ``(R, K, L)`` every layer's second singular value ``s₂(W_ℓ)`` at the records.
     """
 
     steps: np.ndarray
@@ -222,9 +231,35 @@ class ForcedRecord:
     lam: float
     final: object
     diverged: np.ndarray
+    layer_s2: np.ndarray | None = None
+
+    def layer_decay_exponents(self, run: int = 0, floor: float = 1e-13, skip: int = 2) -> tuple[np.ndarray, np.ndarray]:
+        """Per layer, the exponent p_ℓ of ``s₂(W_ℓ)(t) ∝ (1 − 2ηγ)^{p_ℓ t}`` and its regression standard error.
+
+        Fitted by least squares to ``log s₂(W_ℓ)`` over the records after the first ``skip`` (the approach to the
+        decaying direction) while ``s₂(W_ℓ) > floor`` (above round-off of the largest singular value).
+
+        Returns:
+            ``(p, se)``: float ``(L,)`` each (NaN for a layer with fewer than 3 usable records).
+        """
+        if self.layer_s2 is None:
+            raise ValueError("this record has no layer singular values (layer_s2 is None)")
+        c = float(np.log(weight_decay_factor(self.lr, self.lam)))
+        L = self.layer_s2.shape[-1]
+        p, se = np.full(L, np.nan), np.full(L, np.nan)
+        for ell in range(L):
+            s2 = self.layer_s2[run, skip:, ell]
+            t = self.steps[skip:].astype(float)
+            keep = np.isfinite(s2) & (s2 > floor)
+            if keep.sum() < 3:
+                continue
+            coef, cov = np.polyfit(t[keep], np.log(s2[keep]), 1, cov=True) if keep.sum() > 3 else \
+                (np.polyfit(t[keep], np.log(s2[keep]), 1), np.zeros((2, 2)))
+            p[ell], se[ell] = coef[0] / c, float(np.sqrt(max(cov[0, 0], 0.0))) / abs(c)
+        return p, se
 
     def predicted(self) -> np.ndarray:
-        """``‖row‖_0 (1 − 2ηλ)^t`` for every record: ``(R, K, k)``."""
+        """``‖row‖_0 (1 − 2ηγ)^t`` for every record: ``(R, K, k)``."""
         return self.row_norms[:, :1, :] * weight_decay_factor(self.lr, self.lam,
                                                                self.steps[None, :, None].astype(float))
 
@@ -239,7 +274,7 @@ class ForcedRecord:
         return (smallest > flush_threshold) & np.isfinite(self.row_norms)
 
     def max_relative_error(self, flush_threshold: float) -> float:
-        """``max |‖row‖_t / (‖row‖_0 (1 − 2ηλ)^t) − 1|`` over comparable records; NaN if no record is comparable
+        """``max |‖row‖_t / (‖row‖_0 (1 − 2ηγ)^t) − 1|`` over comparable records; NaN if no record is comparable
         (nothing was measured, so nothing may pass)."""
         ok = self.comparable(flush_threshold) & (self.predicted() > 0)
         if not ok.any():
@@ -255,14 +290,14 @@ def forced_row_run(params, problem, rows, n_steps: int, lr: float, lam: float, s
     pieces (piece k uses seed :func:`~symsgd_core.core.seeding.piece_seed` ``(seed, k) = seed·1_000_003 + k``) and
     records, after each piece, the norms
     of the rows of ``W_L`` that are never sampled. Those rows receive no data gradient, so
-    each step multiplies them by exactly ``1 − 2ηλ``.
+    each step multiplies them by exactly ``1 − 2ηγ``.
 
     Args:
         params: start (R runs).
         problem: the completion problem.
         rows: row indices of A to sample from (at least one observed entry).
         n_steps: total steps ≥ 1.
-        lr, lam: η > 0, λ ≥ 0 with 2ηλ < 1.
+        lr, lam: η > 0, γ ≥ 0 with 2ηγ < 1.
         seed: integer ≥ 0.
         n_records: number of pieces (records after step 0), 1 ≤ n_records ≤ n_steps.
         engine: passed to :func:`~.engine.run`.
@@ -285,7 +320,13 @@ def forced_row_run(params, problem, rows, n_steps: int, lr: float, lam: float, s
         return np.sqrt(np.sum(WL * WL, axis=-1)), _singular_values(p) if np.all(np.isfinite(p.flat)) else \
             np.full((p.n_runs, min(problem.shape)), np.nan)
 
+    def layer_s2(p):
+        if not np.all(np.isfinite(p.flat)):
+            return np.full((p.n_runs, L), np.nan)
+        return layer_singular_values(p)[:, :, 1]
+
     n0, sv0 = measure(cur)
+    ls2 = [layer_s2(cur)]
     WL0 = np.abs(cur.layer(L - 1)[:, unsampled, :])
     row_min = np.where(WL0 > 0, WL0, np.inf).min(axis=-1)
     norms, svs, steps = [n0], [sv0], [0]
@@ -301,10 +342,11 @@ def forced_row_run(params, problem, rows, n_steps: int, lr: float, lam: float, s
         svk = np.where(diverged[:, None], np.nan, svk)
         norms.append(nk)
         svs.append(svk)
+        ls2.append(np.where(diverged[:, None], np.nan, layer_s2(cur)))
         steps.append(int(bounds[k + 1]))
     return ForcedRecord(steps=np.array(steps), row_norms=np.stack(norms, axis=1), row_min_abs=row_min,
                         singular_values=np.stack(svs, axis=1), unsampled_rows=unsampled, lr=float(lr),
-                        lam=float(lam), final=cur, diverged=diverged)
+                        lam=float(lam), final=cur, diverged=diverged, layer_s2=np.stack(ls2, axis=1))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -315,13 +357,13 @@ class PenaltyView:
     """The induced penalty, the cost of a new direction and the scalar chain's loss for L = 2 and the chosen L.
 
     Attributes:
-        depth, lam, gain: L, λ, the fit slope g.
+        depth, lam, gain: L, γ, the fit slope g.
         barrier_width, barrier_width_L2: δ* for L and for 2 (:func:`~.analysis.barrier_width`).
         origin_trap: θ = 0 is a local minimum at L (:func:`~.analysis.origin_is_local_min`).
         d_max: the δ range drawn.
         s, penalty_L2, penalty_L: ``L s^{2/L}`` on ``s ∈ [0, 2]``.
-        delta, cost_L2, cost_L: ``λLδ^{2/L} − gδ`` on ``δ ∈ [0, d_max]``.
-        a, chain_L2, chain_L: ``(a^L − 1)² + λLa²`` on ``a ∈ [−0.2, 1.3]``.
+        delta, cost_L2, cost_L: ``γLδ^{2/L} − gδ`` on ``δ ∈ [0, d_max]``.
+        a, chain_L2, chain_L: ``(a^L − 1)² + γLa²`` on ``a ∈ [−0.2, 1.3]``.
     """
 
     depth: int
@@ -344,7 +386,7 @@ class PenaltyView:
 
 def penalty_view(depth: int = EXP.depth, lam: float = 0.05, gain: float = 0.3) -> PenaltyView:
     """§1: for L ≥ 3 the penalty has infinite slope at 0, so switching on a new direction costs more than it gains
-    up to δ*, and θ = 0 is a local minimum for every λ > 0."""
+    up to δ*, and θ = 0 is a local minimum for every γ > 0."""
     L = int(depth)
     s = np.linspace(0.0, 2.0, 401)
     d_star = barrier_width(L, lam, gain)
@@ -377,15 +419,17 @@ class TrapResult:
 def trap(eps: float = EXP.eps, lam: float = EXP.lam_hot, lr: float = EXP.lr_hot, depth: int = EXP.depth,
          width: int = EXP.width, n_seeds: int = 4, steps: int = EXP.hot_steps, seed: int = 0, engine: str = "auto",
          progress=None) -> TrapResult:
-    """§2: GD and ``n_seeds`` SGD runs (seed ``seed``) from the phase-0 minimum; GD stays, SGD jumps."""
+    """§2: GD and ``n_seeds`` SGD runs (seed ``seed``) from the phase-0 minimum; GD stays, SGD jumps.
+
+    Both record the layers, so ``gd.in_B`` and ``sgd.in_B`` hold the B_r membership of every record."""
     problem = epsilon_completion(eps)
     p0, start_rank = start_minimum(eps, depth, width, lam, seed)
     _report(progress, 0.3)
     every = _record_every(steps)
-    gd = run(p0, problem, steps, method="gd", lr=lr, lam=lam, record_every=every, record_layers=False, engine=engine)
+    gd = run(p0, problem, steps, method="gd", lr=lr, lam=lam, record_every=every, record_layers=True, engine=engine)
     _report(progress, 0.5)
     sgd = run(replicate(p0, n_seeds), problem, steps, method="sgd", lr=lr, lam=lam, seed=seed, record_every=every,
-              record_layers=False, engine=engine)
+              record_layers=True, engine=engine)
     _report(progress, 0.9)
     return TrapResult(start=p0, start_rank=start_rank, gd=gd, sgd=sgd,
                       diagnosis=diagnose(start_rank, sgd, gd, lr=lr, lam=lam, depth=depth))
@@ -423,12 +467,13 @@ ENSEMBLE_RECORD_EVERY = 100
 
 def ensemble(eps: float = EXP.eps, lam: float = EXP.lam_hot, lr: float = EXP.lr_hot, n_runs: int = 24,
              steps: int = EXP.hot_steps, seed: int = 0, engine: str = "auto", progress=None) -> EnsembleResult:
-    """§3: ``n_runs`` SGD runs from the phase-0 minimum; rank fractions, jump times, no returns."""
+    """§3: ``n_runs`` SGD runs from the phase-0 minimum; rank fractions, jump times, no returns (with layer records:
+    ``sgd.in_B`` is the B_r membership of every record)."""
     problem = epsilon_completion(eps)
     p0, start_rank = start_minimum(eps, EXP.depth, EXP.width, lam, 0)
     _report(progress, 0.2)
     sgd = run(replicate(p0, n_runs), problem, steps, method="sgd", lr=lr, lam=lam, seed=seed,
-              record_every=ENSEMBLE_RECORD_EVERY, record_layers=False, engine=engine)
+              record_every=ENSEMBLE_RECORD_EVERY, record_layers=True, engine=engine)
     _report(progress, 0.9)
     js = sgd.first_step_at_rank[:, 1].copy()  # first step at rank exactly 1 (direct collapses excluded)
     tau, tau_se = exponential_waiting_time(js, steps)
@@ -449,7 +494,7 @@ class MechanismResult:
         start, start_rank: the phase-0 minimum.
         forced: the :class:`ForcedRecord` of the forced phase.
         gd, sgd: the free runs after it (``None`` if the forced phase diverged).
-        decay_error, decay_tolerance: the largest relative deviation of the unsampled row from ``(1 − 2ηλ)^t``
+        decay_error, decay_tolerance: the largest relative deviation of the unsampled row from ``(1 − 2ηγ)^t``
             and its round-off bound.
         forced_rank: the rank of A after the forced phase (−1: diverged).
         depth: L.
@@ -468,7 +513,7 @@ class MechanismResult:
 
 def mechanism(lr: float = EXP.lr_hot, lam: float = EXP.lam_hot, forced_steps: int = 3000, after_steps: int = 20_000,
               n_seeds: int = 4, seed: int = 0, engine: str = "auto", progress=None) -> MechanismResult:
-    """§4: SGD forced to sample row 0 shrinks row 1 of W_L by exactly ``(1 − 2ηλ)^t``; A becomes rank 1 and stays."""
+    """§4: SGD forced to sample row 0 shrinks row 1 of W_L by exactly ``(1 − 2ηγ)^t``; A becomes rank 1 and stays."""
     problem = EXP.problem
     p0, start_rank = start_minimum(EXP.eps, EXP.depth, EXP.width, lam, 0)
     _report(progress, 0.15)
@@ -492,19 +537,19 @@ def mechanism(lr: float = EXP.lr_hot, lam: float = EXP.lam_hot, forced_steps: in
 # ----------------------------------------------------------------------------------------------
 # §5 The basin of B_1
 # ----------------------------------------------------------------------------------------------
-#: §5 runs this many perturbation sizes around α_c besides the chosen one.
+#: §5 runs this many perturbation sizes around a_c besides the chosen one.
 BASIN_GRID = 12
 
 
 @dataclass(frozen=True, eq=False)
 class BasinResult:
-    """The rank-1 minimum perturbed by α along a new direction, for a grid of α and the chosen one (§5).
+    """The rank-1 minimum perturbed by a along a new direction, for a grid of a and the chosen one (§5).
 
     Attributes:
         rank1_point: the rank-1 minimum; slope: the fit slope g along the new direction.
-        alpha_c: the first-order basin radius ``(2λ/|g|)^{1/(L−2)}``.
-        alphas: ``(BASIN_GRID + 1,)`` the grid and, last, the chosen α.
-        run: one run per α (the chosen α last).
+        alpha_c: the first-order basin radius ``(2γ/|g|)^{1/(L−2)}``.
+        alphas: ``(BASIN_GRID + 1,)`` the grid and, last, the chosen a.
+        run: one run per a (the chosen a last).
         final_rank: ``(BASIN_GRID + 1,)``.
         boundary: ``(lo, hi)`` bracket of the basin edge on the grid (:func:`~.analysis.basin_boundary`).
     """
@@ -560,9 +605,9 @@ class AnnealResult:
         gd, sgd: the whole runs (GD one run, SGD ``n_seeds``).
         gd_hot, sgd_hot, gd_cold, sgd_cold: their records in the hot phase ``[0, hot_steps]`` and the cold phase
             ``[hot_steps, end]`` (:func:`~.engine.records_between`).
-        polished_loss, polished_rank: ``(1 + n_seeds,)`` loss at the cold λ and rank after :data:`POLISH_STEPS`
+        polished_loss, polished_rank: ``(1 + n_seeds,)`` loss at the cold γ and rank after :data:`POLISH_STEPS`
             cold GD steps from each final state (GD first; NaN and −1 for runs that diverged).
-        minima: :func:`minima_losses` at the cold λ.
+        minima: :func:`minima_losses` at the cold γ.
         diagnosis: :func:`~.analysis.diagnose` of the hot phase.
     """
 
@@ -591,7 +636,7 @@ def anneal(eps: float = EXP.eps, hot_steps: int = EXP.hot_steps, lr_hot: float =
            lam_hot: float = EXP.lam_hot, cold_steps: int = 10_000, lr_cold: float = EXP.lr_cold,
            lam_cold: float = EXP.lam_cold, n_seeds: int = 4, seed: int = 0, engine: str = "auto",
            progress=None) -> AnnealResult:
-    """§6: a hot phase (large η, λ: SGD jumps) then a cold phase (small η, λ: GD's rank-2 minimum is stable), as
+    """§6: a hot phase (large η, γ: SGD jumps) then a cold phase (small η, γ: GD's rank-2 minimum is stable), as
     one :class:`~.engine.Schedule` per run; then a cold GD polish of every final state and the minima's losses.
 
     The records are every ``d`` steps with ``d`` the largest divisor of ``hot_steps`` at most
@@ -691,3 +736,43 @@ def langevin(temp_factor: float = 1.0, lr: float = EXP.lr_hot, n_runs: int = 3, 
                           sgd_transitions=rank_transitions(sgd.rank), langevin_transitions=rank_transitions(lang.rank),
                           stay_low_rank=(fraction_low_rank_after_first_visit(sgd.rank),
                                          fraction_low_rank_after_first_visit(lang.rank)))
+
+
+# ----------------------------------------------------------------------------------------------
+# The authors' reply, run: every entry observed; the cold weight decay towards 0; the small-ε hot phase
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class FullObservationResult:
+    """GD from random init on the ε-completion with all four entries observed, and with three (§1b).
+
+    Attributes:
+        full, partial: the GD runs (:class:`~.engine.RunResult`) with the mask of ones and the ε-completion's mask.
+        target_rank: the rank of A* (1).
+        lr, lam: η and γ of both runs.
+    """
+
+    full: RunResult
+    partial: RunResult
+    target_rank: int
+    lr: float
+    lam: float
+
+
+def all_entries_observed(eps: float = EXP.eps, lam: float = 0.002, lr: float = 0.02, n_runs: int = 8,
+                         steps: int = 40_000, seed: int = 0, engine: str = "auto") -> FullObservationResult:
+    """GD with small γ and η when every entry of A* = [[1, ε], [1/ε, 1]] is observed (no rank-overestimating
+    minimum: the reply's "trivial example"), against the same GD on the three observed entries of the ε-completion.
+    """
+    target = epsilon_completion(eps).target
+    full = CompletionProblem(target, np.ones((2, 2), dtype=bool), name=f"all four entries (ε = {eps:g})")
+    p0 = init_params(make_architecture((2, 2), EXP.depth, EXP.width), n_runs, seed)
+    runs = [run(p0, problem, steps, method="gd", lr=lr, lam=lam, record_every=max(steps // 100, 1),
+                record_layers=False, engine=engine) for problem in (full, epsilon_completion(eps))]
+    return FullObservationResult(full=runs[0], partial=runs[1], target_rank=int(numerical_rank(
+        np.linalg.svd(target, compute_uv=False))), lr=float(lr), lam=float(lam))
+
+
+def cold_weight_decay_sweep(eps: float = EXP.eps, lams=(0.01, 0.005, 0.0025)) -> list[dict]:
+    """:func:`minima_losses` at each cold γ in ``lams`` (each entry also holds ``lam``): which minimum is lower as
+    γ_cold → 0, where 𝓛_γ/γ tends to the induced penalty of the completion each minimum approaches."""
+    return [dict(minima_losses(eps, float(lam)), lam=float(lam)) for lam in lams]

@@ -10,9 +10,10 @@ Measurements (formalisations stated here are this project's; the paper's f_α is
 * **Numerical rank** with threshold ``rank_tol`` (absolute, in the units of A's entries; default
   :data:`DEFAULT_RANK_TOL` = 1e-3): ``rank(A) = #{k : s_k(A) > rank_tol}``. Rank 0 means A = 0
   ("collapsed", B_0).
-* **B_r** (:class:`BrCriterion`): ``B_r = {θ : ‖θ‖² ≤ C, max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F ≤ ε₁,
-  max_ℓ s_{r+1}(W_ℓ) ≤ α}`` (Frobenius norm for the imbalance; ``s_{r+1}(W) = 0`` when W has ≤ r
-  singular values), the sets of the paper's Theorem (one-way jumps into B_r).
+* **B_r** (:class:`BrCriterion`): ``B_r = {θ : ‖θ‖² ≤ R, max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F ≤ ε₂,
+  max_ℓ s_{r+1}(W_ℓ) ≤ ε₁}`` (Frobenius norm for the imbalance; ``s_{r+1}(W) = 0`` when W has ≤ r
+  singular values), the sets of the paper's Theorem (one-way jumps into B_r). Displayed names follow Notebook 04's
+  notation (ε₁ rank, ε₂ balance, R norm); the criterion's fields are ``alpha``, ``eps1`` and ``C``.
 * **Induced penalty** ``min_{θ: A_θ = A} ‖θ‖² = L Σ_k s_k(A)^{2/L}``, attained by balanced factorisations.
 """
 
@@ -27,7 +28,7 @@ from ..core.seeding import stream, streams
 from ..core.validation import check_array, check_int, check_positive, check_positive_int
 
 __all__ = ["DEFAULT_B_CRITERION", "DEFAULT_RANK_TOL", "Architecture", "BrCriterion", "Params", "balanced_factorisation",
-           "balancedness", "end_to_end", "exact_rank_tol", "in_B", "induced_penalty", "init_params",
+           "balancedness", "end_to_end", "exact_rank_tol", "in_B", "smallest_B", "induced_penalty", "init_params",
            "layer_singular_values", "make_architecture", "numerical_rank", "singular_values"]
 
 
@@ -282,19 +283,23 @@ def exact_rank_tol(A) -> float:
 class BrCriterion:
     """The project's formalisation of the paper's sets B_r (arXiv 2305.16038, the sets of its main theorem).
 
-    ``θ ∈ B_r  ⇔  ‖θ‖² ≤ C  and  max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F ≤ ε₁
-    and  max_ℓ s_{r+1}(W_ℓ) ≤ α``.
+    ``θ ∈ B_r  ⇔  ‖θ‖² ≤ R  and  max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F ≤ ε₂
+    and  max_ℓ s_{r+1}(W_ℓ) ≤ ε₁`` (rank ≤ r up to ε₁, balanced up to ε₂, norm bounded by R).
 
-    The theorem asks for "large enough C, small enough ε₁, α, η"; the paper's constants
-    are not available. Defaults, chosen for the ε-completion of :mod:`.experiments` (not tuned on
-    any check): C = 100 (runs there have ‖θ‖² ≤ 10); ε₁ = 2 (hot-phase SGD at η = 0.3
-    keeps an O(η) imbalance, measured up to ≈ 1.3, also after a jump); α = 0.1 (the
-    rank-2 minimum has s₂(W_ℓ) ≈ 0.76 in every layer, a jumped run ≲ 1e−15).
+    The theorem asks for "large enough R, small enough α, ε₁, ε₂, η" (α: the constant of the paper's f_α, which
+    this formalisation replaces by the plain threshold ε₁); the paper's constants are not available. Defaults,
+    chosen for the ε-completion of :mod:`.experiments` (not tuned on any check): R = 100 (runs there have
+    ‖θ‖² ≤ 10); ε₂ = 2 (hot-phase SGD at η = 0.3 keeps an O(η) imbalance, measured up to ≈ 1.3, also after a
+    jump); ε₁ = 0.1 (the rank-2 minimum has s₂(W_ℓ) ≈ 0.76 in every layer, a jumped run ≲ 1e−15).
+
+    Displayed names (Notebook 04 follows the notation table): the rank threshold is ε₁ (:attr:`eps_rank`, the field
+    ``alpha``), the balance threshold ε₂ (:attr:`eps_balance`, the field ``eps1``) and the norm bound R
+    (:attr:`R`, the field ``C``; the reply writes C). The field names stay for API stability.
 
     Attributes:
-        C: bound on ``‖θ‖²``.
-        eps1: bound on the imbalance ε₁ (Frobenius norm).
-        alpha: bound α on every layer's (r+1)-th singular value.
+        C: bound R on ``‖θ‖²``.
+        eps1: bound on the imbalance (displayed ε₂; Frobenius norm).
+        alpha: bound on every layer's (r+1)-th singular value (displayed ε₁).
     """
 
     C: float = 100.0
@@ -305,6 +310,21 @@ class BrCriterion:
         check_positive("C", self.C)
         check_positive("eps1", self.eps1)
         check_positive("alpha", self.alpha)
+
+    @property
+    def R(self) -> float:
+        """The norm bound R of B_r (the field ``C``)."""
+        return self.C
+
+    @property
+    def eps_rank(self) -> float:
+        """The rank threshold ε₁: ``max_ℓ s_{r+1}(W_ℓ) ≤ ε₁`` (the field ``alpha``)."""
+        return self.alpha
+
+    @property
+    def eps_balance(self) -> float:
+        """The balance threshold ε₂: ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F ≤ ε₂`` (the field ``eps1``)."""
+        return self.eps1
 
 
 #: Default B_r criterion (see :class:`BrCriterion`).
@@ -358,6 +378,13 @@ def numerical_rank(sv, tol: float = DEFAULT_RANK_TOL) -> np.ndarray:
     sv = np.asarray(sv, dtype=np.float64)
     rank = np.sum(sv > tol, axis=-1)
     return np.where(np.any(np.isnan(sv), axis=-1), -1, rank)
+
+
+def smallest_B(in_B_records) -> np.ndarray:
+    """The smallest r with θ ∈ B_r, from membership records ``(..., q+1)`` (``RunResult.in_B``); −1 where θ is in no
+    B_r (norm or balance test failed). Since ``B_0 ⊂ B_1 ⊂ …``, this is the "rank" that B_r membership sees."""
+    m = np.asarray(in_B_records, dtype=bool)
+    return np.where(m.any(axis=-1), np.argmax(m, axis=-1), -1)
 
 
 def in_B(params: Params, r: int, criterion: BrCriterion = DEFAULT_B_CRITERION) -> np.ndarray:

@@ -2,10 +2,11 @@
 
 Loss (project normalisation; the paper's constants are not available)::
 
-    𝓛_λ(θ) = (1/N) Σ_{(i,j)∈Ω} (A_ij − A*_ij)² + λ ‖θ‖²,   ‖θ‖² = Σ_ℓ ‖W_ℓ‖_F²,
+    𝓛_γ(θ) = (1/N) Σ_{(i,j)∈Ω} (A_ij − A*_ij)² + γ ‖θ‖²,   ‖θ‖² = Σ_ℓ ‖W_ℓ‖_F²,
 
-with the squared error without ½ of :mod:`symsgd_core.core.conventions`. Its full gradient is
-``∇_{W_ℓ} = Q_ℓᵀ (dC/dA) P_ℓᵀ + 2λ W_ℓ`` with ``dC/dA = (2/N)(A − A*) ⊙ mask``, ``P_ℓ = W_{ℓ−1}⋯W_1``,
+with the squared error without ½ of :mod:`symsgd_core.core.conventions`. The weight decay is γ (the project's
+notation table); Wang & Jacot write λ. Code keeps the keyword ``lam``. Its full gradient is
+``∇_{W_ℓ} = Q_ℓᵀ (dC/dA) P_ℓᵀ + 2γ W_ℓ`` with ``dC/dA = (2/N)(A − A*) ⊙ mask``, ``P_ℓ = W_{ℓ−1}⋯W_1``,
 ``Q_ℓ = W_L⋯W_{ℓ+1}``.
 
 :func:`epsilon_completion` is the 2×2 problem of Notebook 04 (observe ``A₁₁ = 1``, ``A₁₂ = ε``, ``A₂₂ = 1``);
@@ -148,14 +149,14 @@ def random_low_rank_completion(shape: tuple[int, int] = (10, 10), rank: int = 2,
 
 
 def loss(params: Params, problem: CompletionProblem, lam: float) -> np.ndarray:
-    """``𝓛_λ(θ) = (1/N) Σ_Ω (A_ij − A*_ij)² + λ‖θ‖²`` per run: ``(R,)``."""
+    """``𝓛_γ(θ) = (1/N) Σ_Ω (A_ij − A*_ij)² + γ‖θ‖²`` per run: ``(R,)``."""
     lam = check_nonnegative("lam", lam)
     _check_problem_fits(params.arch, problem)
     return problem.fit_loss(end_to_end(params)) + lam * params.norm_sq()
 
 
 def gradient(params: Params, problem: CompletionProblem, lam: float) -> Params:
-    """Full gradient ``∇𝓛_λ``: ``∇_{W_ℓ} = Q_ℓᵀ (dC/dA) P_ℓᵀ + 2λ W_ℓ``, ``dC/dA = (2/N)(A − A*) ⊙ mask``.
+    """Full gradient ``∇𝓛_γ``: ``∇_{W_ℓ} = Q_ℓᵀ (dC/dA) P_ℓᵀ + 2γ W_ℓ``, ``dC/dA = (2/N)(A − A*) ⊙ mask``.
 
     Returns:
         :class:`Params` holding the gradient (same layout as ``params``).

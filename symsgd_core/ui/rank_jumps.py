@@ -28,7 +28,7 @@ from ..rank_jumps.experiments import (
     penalty_view,
     trap,
 )
-from ..rank_jumps.network import DEFAULT_RANK_TOL, singular_values
+from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, singular_values, smallest_B
 from ..rank_jumps.stepping import weight_decay_factor
 from .base import Controller, RunController, experiment_defaults, experiment_settings, slider
 
@@ -57,8 +57,8 @@ def _eps_slider(value: float) -> widgets.FloatSlider:
 
 
 def _lam_slider(value: float, hi: float = 0.06) -> widgets.FloatSlider:
-    """Weight decay λ in [0.005, ``hi``] (linear scale, 3 decimals)."""
-    return _slider(widgets.FloatSlider, "weight decay λ", value=value, min=0.005, max=hi, step=0.001,
+    """Weight decay γ in [0.005, ``hi``] (linear scale, 3 decimals)."""
+    return _slider(widgets.FloatSlider, "weight decay γ", value=value, min=0.005, max=hi, step=0.001,
                    readout_format=".3f")
 
 
@@ -103,10 +103,10 @@ def _failure(controller, exc: ValueError) -> None:
 class PenaltyController(Controller):
     """The induced penalty ``L s^{2/L}``, the cost of a new direction, and θ = 0 as a trap.
 
-    Panels: (a) ``L s^{2/L}`` for L = 2 and the chosen L; (b) ``Δ(δ) = λLδ^{2/L} − gδ``, the
+    Panels: (a) ``L s^{2/L}`` for L = 2 and the chosen L; (b) ``Δ(δ) = γLδ^{2/L} − gδ``, the
     change of loss when a new singular direction of size δ is switched on; (c) the loss
-    ``(a^L − 1)² + λLa²`` of a balanced scalar chain, showing θ = 0 as a local minimum for L ≥ 3.
-    Sliders: ``depth`` (L), ``lam`` (λ), ``gain`` (g). Analytic: updates live.
+    ``(a^L − 1)² + γLa²`` of a balanced scalar chain, showing θ = 0 as a local minimum for L ≥ 3.
+    Sliders: ``depth`` (L), ``lam`` (γ), ``gain`` (g). Analytic: updates live.
     """
 
     live = True
@@ -117,7 +117,7 @@ class PenaltyController(Controller):
         depth, lam, gain = (d[k] if v is None else v for k, v in (("depth", depth), ("lam", lam), ("gain", gain)))
         self.controls = {
             "depth": _slider(widgets.IntSlider, "depth L", value=depth, min=2, max=8),
-            "lam": _slider(widgets.FloatLogSlider, "weight decay λ", value=lam, base=10, min=-3, max=0),
+            "lam": _slider(widgets.FloatLogSlider, "weight decay γ", value=lam, base=10, min=-3, max=0),
             "gain": _slider(widgets.FloatLogSlider, "fit slope g", value=gain, base=10, min=-2, max=0.5),
         }
         fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08, subplot_titles=(
@@ -133,9 +133,9 @@ class PenaltyController(Controller):
         fig.update_xaxes(title_text="singular value s", row=1, col=1)
         fig.update_yaxes(title_text="min ‖θ‖² for that s", row=1, col=1)
         fig.update_xaxes(title_text="size δ of the new singular value", row=1, col=2)
-        fig.update_yaxes(title_text="Δ loss = λLδ^{2/L} − gδ", row=1, col=2)
+        fig.update_yaxes(title_text="Δ loss = γLδ^{2/L} − gδ", row=1, col=2)
         fig.update_xaxes(title_text="per-layer weight a", row=1, col=3)
-        fig.update_yaxes(title_text="(a^L − 1)² + λLa²", row=1, col=3)
+        fig.update_yaxes(title_text="(a^L − 1)² + γLa²", row=1, col=3)
         fig.update_layout(height=380, margin=dict(l=50, r=10, t=40, b=50),
                           legend=dict(orientation="h", y=-0.22))
         self.figures = [fig]
@@ -158,20 +158,20 @@ class PenaltyController(Controller):
             fig.data[6].y = [0.0] if show_star else []
         if L == 2:
             if 2 * lam < gain:
-                msg = (f"L = 2: the penalty 2s has finite slope 2λ = {2 * lam:.3g} at s = 0, smaller than the fit "
+                msg = (f"L = 2: the penalty 2s has finite slope 2γ = {2 * lam:.3g} at s = 0, smaller than the fit "
                        f"slope g = {gain:.3g}, so the new direction switches on at once: no lower-rank minimum "
                        "here (nuclear-norm problem, convex in A).")
             else:
-                msg = (f"L = 2: slope 2λ = {2 * lam:.3g} ≥ g = {gain:.3g}: this direction never pays, for any δ "
+                msg = (f"L = 2: slope 2γ = {2 * lam:.3g} ≥ g = {gain:.3g}: this direction never pays, for any δ "
                        "(convex: a single global minimum).")
-            msg += (" θ = 0 is a local minimum only because λ ≥ 1." if trap else
-                    f" θ = 0 is NOT a minimum (curvature 2λ − 2 = {2 * lam - 2:.3g} < 0).")
+            msg += (" θ = 0 is a local minimum only because γ ≥ 1." if trap else
+                    f" θ = 0 is NOT a minimum (curvature 2γ − 2 = {2 * lam - 2:.3g} < 0).")
         else:
             where = (f"δ* = {d_star:.3g} (marked ×)" if d_star <= d_max else
                      f"δ* = {d_star:.3g}, beyond the plotted range")
             msg = (f"L = {L}: the penalty {L}·s^(2/{L}) has infinite slope at s = 0, so a new direction costs "
                    f"more than it gains up to {where}: every lower-rank local optimum stays a local minimum, "
-                   "minima of every rank exist. θ = 0 is a local minimum for every λ > 0 (a trap).")
+                   "minima of every rank exist. θ = 0 is a local minimum for every γ > 0 (a trap).")
         self.say(msg)
 
 
@@ -188,10 +188,10 @@ SEED_COLOURS = ["#dc2626", "#ea580c", "#9333ea", "#0891b2", "#65a30d", "#db2777"
 #: Short headlines drawn on the figure for each diagnosis kind.
 HEADLINES = {
     "jumped": "SGD jumped to rank 1, GD stayed at rank 2",
-    "no_jumps": "FAILURE MODE: no jumps within the budget (η or λ too small, or rank-2 minimum too deep)",
+    "no_jumps": "FAILURE MODE: no jumps within the budget (η or γ too small, or rank-2 minimum too deep)",
     "collapsed": "FAILURE MODE: collapse to A = 0 (η too large; θ = 0 is a trap)",
     "diverged": "FAILURE MODE: divergence (η too large)",
-    "gd_low_rank": "FAILURE MODE: GD also finds rank 1 — no rank-2 minimum to escape from (λ too large?)",
+    "gd_low_rank": "FAILURE MODE: GD also finds rank 1 — no rank-2 minimum to escape from (γ too large?)",
     "shallow": "L ≤ 2: convex in A, no trap and nothing to jump from",
 }
 
@@ -223,14 +223,33 @@ def _hline(y: float, name: str, colour: str = "#6b7280", dash: str = "dot", **kw
     return dict(x=[0.0, 1.0], y=[y, y], mode="lines", name=name, line=dict(color=colour, dash=dash, width=1), **kw)
 
 
+def b_r_summary(gd, sgd) -> str:
+    """One sentence on B_r membership of GD (optional, may be None) and SGD runs with layer records."""
+    crit = DEFAULT_B_CRITERION
+    sb = smallest_B(sgd.in_B)
+    entered = np.any((sb >= 0) & (sb <= 1), axis=1)
+    left = np.array([np.any(row[int(np.argmax((row >= 0) & (row <= 1))):] > 1) if e else False
+                     for row, e in zip(sb, entered)])
+    imb = float(np.nanmax(sgd.balancedness)) if np.isfinite(sgd.balancedness).any() else float("nan")
+    text = (f"B_r (ε₁ = {crit.eps_rank:g}, ε₂ = {crit.eps_balance:g}, R = {crit.R:g}): ")
+    if gd is not None:
+        text += f"GD ends in B_{int(smallest_B(gd.in_B[0])[-1])}; "
+    text += (f"{int(entered.sum())} of {sgd.n_runs} SGD runs entered B_1, {int(left.sum())} left it again; the "
+             f"largest SGD imbalance was {imb:.2g} ")
+    text += "(balance test passed throughout)." if imb <= crit.eps_balance else "(ABOVE ε₂: the balance test failed)."
+    return text
+
+
 # ----------------------------------------------------------------------------------------------
 # 2. GD trapped, SGD jumps
 # ----------------------------------------------------------------------------------------------
 class TrapController(RunController):
     """GD and SGD side by side from the same GD-converged rank-2 minimum of the ε-completion.
 
-    Left: GD; right: ``n_seeds`` SGD runs (one colour each). Solid lines are ``s_1(A)``, dashed
-    ``s_2(A)``, on a log axis; the dotted line is the rank threshold. Sliders: ``eps``, ``lam``,
+    Left: GD; right: ``n_seeds`` SGD runs (one colour each). Top row: solid lines are ``s_1(A)``, dashed
+    ``s_2(A)``, on a log axis; the dotted line is the rank threshold. Middle row: the smallest r with θ ∈ B_r
+    (:func:`~symsgd_core.rank_jumps.network.smallest_B`, the default criterion). Bottom row: the balance test,
+    ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` against ε₂ (dashed). Sliders: ``eps``, ``lam``,
     ``lr``, ``depth``, ``width``, ``n_seeds``, ``steps``, ``seed``. Re-simulates on Run.
     ``self.result`` is the :class:`~symsgd_core.rank_jumps.experiments.TrapResult`.
     """
@@ -252,8 +271,11 @@ class TrapController(RunController):
             "seed": _seed_slider(v["seed"]),
         }
         self._setup_run()
-        fig = go.FigureWidget(make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                                            subplot_titles=("GD (full gradient)", "SGD (one entry per step)")))
+        fig = go.FigureWidget(make_subplots(
+            rows=3, cols=2, shared_yaxes="rows", shared_xaxes=True, horizontal_spacing=0.04, vertical_spacing=0.07,
+            row_heights=[0.5, 0.25, 0.25],
+            subplot_titles=("GD (full gradient)", "SGD (one entry per step)", "B_r: smallest r with θ ∈ B_r", "",
+                            "balance test: max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F ≤ ε₂", "")))
         fig.add_scatter(name="GD s₁(A)", line=dict(color=COLOURS["gd"]), showlegend=False, row=1, col=1)
         fig.add_scatter(name="GD s₂(A)", line=dict(color=COLOURS["gd"], dash="dash"), showlegend=False, row=1, col=1)
         for s in range(self.MAX_SEEDS):
@@ -263,10 +285,25 @@ class TrapController(RunController):
                             row=1, col=2)
         for col in (1, 2):
             fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), showlegend=col == 1, row=1, col=col)
-        fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")
+        # rows 2 and 3: B_r membership and the balance test, GD (k = 0) then the SGD seeds
+        self._b_index = len(fig.data)
+        for row in (2, 3):
+            fig.add_scatter(name="GD", line=dict(color=COLOURS["gd"], shape="hv" if row == 2 else "linear"),
+                            showlegend=False, row=row, col=1)
+            for s in range(self.MAX_SEEDS):
+                fig.add_scatter(name=f"seed {s}", line=dict(color=SEED_COLOURS[s % len(SEED_COLOURS)], width=1.5,
+                                shape="hv" if row == 2 else "linear"), showlegend=False, row=row, col=2)
+        for col in (1, 2):
+            fig.add_scatter(**_hline(DEFAULT_B_CRITERION.eps_balance, "ε₂ (balance threshold)", dash="dash"),
+                            showlegend=col == 1, row=3, col=col)
+        fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=1)
         fig.update_yaxes(title_text="singular values of A (solid s₁, dashed s₂)", row=1, col=1)
-        fig.update_xaxes(title_text="step")
-        fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
+        fig.update_yaxes(range=[-1.3, 2.3], tickvals=[-1, 0, 1, 2], ticktext=["none", "B_0", "B_1", "B_2"], row=2)
+        fig.update_yaxes(title_text="θ ∈ B_r", row=2, col=1)
+        fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=3)
+        fig.update_yaxes(title_text="imbalance", row=3, col=1)
+        fig.update_xaxes(title_text="step", row=3)
+        fig.update_layout(height=720, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.1))
         self.figures = [fig]
         self.result = None
         self._wire()
@@ -279,6 +316,7 @@ class TrapController(RunController):
             return
         p0, start_rank, gd, sgd, diag = r.start, r.start_rank, r.gd, r.sgd, r.diagnosis
         x_end = float(steps)
+        b = self._b_index
         with fig.batch_update():
             for k in range(2):
                 fig.data[k].x, fig.data[k].y = _series(gd.steps, gd.singular_values[0, :, k])
@@ -289,11 +327,24 @@ class TrapController(RunController):
                         tr.x, tr.y = _series(sgd.steps, sgd.singular_values[s, :, k])
                     else:
                         tr.x, tr.y = [], []
+            for tr in fig.data[b - 2:b]:
+                tr.x = [0.0, x_end]
+            for j, (values, floor) in enumerate(((smallest_B, None), (None, LOG_FLOOR))):
+                base = b + j * (1 + self.MAX_SEEDS)
+                for s, (res, run_index) in enumerate([(gd, 0)] + [(sgd, k) for k in range(self.MAX_SEEDS)]):
+                    tr = fig.data[base + s]
+                    if s > n_seeds:
+                        tr.x, tr.y = [], []
+                        continue
+                    y = (smallest_B(res.in_B[run_index]).astype(float) if values is not None
+                         else res.balancedness[run_index])
+                    tr.x, tr.y = _series(res.steps, y, floor)
             for tr in fig.data[-2:]:
                 tr.x = [0.0, x_end]
             _headline(fig, HEADLINES[diag.kind], diag.level == "warning")
         self.say(f"Start: GD minimum with singular values {np.round(singular_values(p0)[0], 3).tolist()} "
-                 f"(rank {start_rank}). " + diag.message, diag.level)
+                 f"(rank {start_rank}). " + diag.message + " " + b_r_summary(gd, sgd), diag.level)
+
 
 
 # ----------------------------------------------------------------------------------------------
@@ -302,7 +353,8 @@ class TrapController(RunController):
 class EnsembleController(RunController):
     """An ensemble of SGD runs from one rank-2 minimum: rank fractions over time and jump times.
 
-    Left: fraction of runs at rank 2, 1, 0 (and diverged) at every record. Right: histogram of
+    Left: fraction of runs at rank 2, 1, 0 (and diverged) at every record, the fraction in B_1 and the fraction
+    passing the balance test (ε₂). Right: histogram of
     the first step at rank 1, with the exponential law of the censored maximum-likelihood
     mean waiting time. The title reports the number of returns to a higher rank (always 0).
     Sliders: ``eps``, ``lam``, ``lr``, ``n_runs``, ``steps``, ``seed``. Re-simulates on Run.
@@ -326,6 +378,10 @@ class EnsembleController(RunController):
         for name, colour in (("rank 2", COLOURS["rank2"]), ("rank 1", COLOURS["rank1"]),
                              ("rank 0 (A = 0)", COLOURS["rank0"]), ("diverged", "#000000")):
             fig.add_scatter(name=name, line=dict(color=colour, shape="hv"), row=1, col=1)
+        fig.add_scatter(name="in B_1 (ε₁, ε₂, R tests)", line=dict(color=COLOURS["rank1"], dash="dot", width=3,
+                        shape="hv"), row=1, col=1)
+        fig.add_scatter(name="balance test passed (≤ ε₂)", line=dict(color="#111827", dash="dashdot", width=1.5,
+                        shape="hv"), row=1, col=1)
         fig.add_bar(name="jump times", marker_color=COLOURS["rank1"], opacity=0.6, row=1, col=2)
         fig.add_scatter(name="exponential law (censored MLE mean)", line=dict(color="#111827", dash="dash"),
                         row=1, col=2)
@@ -355,14 +411,18 @@ class EnsembleController(RunController):
             x = sgd.steps.astype(float)
             for k, col in enumerate((2, 1, 0, 3)):
                 fig.data[k].x, fig.data[k].y = x, frac[:, col]
-            fig.data[4].x, fig.data[4].y = centres, counts.astype(float)
-            fig.data[4].width = float(bins[1] - bins[0]) * 0.95
+            sb = smallest_B(sgd.in_B)
+            fig.data[4].x, fig.data[4].y = x, np.mean((sb >= 0) & (sb <= 1), axis=0)
+            fig.data[5].x = x
+            fig.data[5].y = np.mean(sgd.balancedness <= DEFAULT_B_CRITERION.eps_balance, axis=0)
+            fig.data[6].x, fig.data[6].y = centres, counts.astype(float)
+            fig.data[6].width = float(bins[1] - bins[0]) * 0.95
             if diag.kind == "jumped" and np.isfinite(tau) and tau > 0:
                 xx = np.linspace(0, steps, 200)
                 width = bins[1] - bins[0]
-                fig.data[5].x, fig.data[5].y = xx, n_runs * width / tau * np.exp(-xx / tau)
+                fig.data[7].x, fig.data[7].y = xx, n_runs * width / tau * np.exp(-xx / tau)
             else:
-                fig.data[5].x, fig.data[5].y = [], []
+                fig.data[7].x, fig.data[7].y = [], []
             head = HEADLINES[diag.kind] if diag.kind != "jumped" else (
                 f"{int(jumped.sum())}/{n_runs} runs jumped to rank 1 · returns to a higher rank: {returns}")
             _headline(fig, head, diag.level == "warning")
@@ -371,7 +431,7 @@ class EnsembleController(RunController):
             extra = (f" Mean waiting time (censored exponential fit): {tau:.0f} ± {tau_se:.0f} steps; a jump itself "
                      f"takes a median {int(np.median(durations[durations >= 0]))} steps (record interval "
                      f"{ENSEMBLE_RECORD_EVERY}).")
-        self.say(diag.message + extra, diag.level)
+        self.say(diag.message + extra + " " + b_r_summary(None, sgd), diag.level)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -380,7 +440,7 @@ class EnsembleController(RunController):
 class MechanismController(RunController):
     """Forced sampling of row-0 entries, then normal SGD and GD.
 
-    Left: norm of the unsampled row of ``W_L`` (markers) against ``(1 − 2ηλ)^t`` times its start
+    Left: norm of the unsampled row of ``W_L`` (markers) against ``(1 − 2ηγ)^t`` times its start
     (line), log axis. Right: singular values of A through the forced phase (purple) and then
     under SGD (colours) and GD (black). Sliders: ``lr``, ``lam``, ``forced_steps``,
     ``after_steps``, ``n_seeds``, ``seed``. Re-simulates on Run.
@@ -407,7 +467,7 @@ class MechanismController(RunController):
             "(a) unsampled row of W_L during forced sampling", "(b) singular values of A")))
         fig.add_scatter(name="measured ‖W_L[1, :]‖", mode="markers", marker=dict(color="#7c3aed", size=7),
                         row=1, col=1)
-        fig.add_scatter(name="(1 − 2ηλ)^t · ‖W_L[1, :]‖₀", line=dict(color="#111827", dash="dash"), row=1, col=1)
+        fig.add_scatter(name="(1 − 2ηγ)^t · ‖W_L[1, :]‖₀", line=dict(color="#111827", dash="dash"), row=1, col=1)
         for k in range(2):
             fig.add_scatter(name="forced phase" if k == 0 else "forced s₂", line=dict(color="#7c3aed",
                             dash="solid" if k == 0 else "dash"), showlegend=k == 0, row=1, col=2)
@@ -469,7 +529,7 @@ class MechanismController(RunController):
     def _message(rec, err, tol, forced_rank, gd, sgd, lr, lam, forced_steps):
         c = weight_decay_factor(lr, lam)
         text = (f"Forced phase ({forced_steps} steps on row-0 entries only): the unsampled row of W_L shrank by "
-                f"(1 − 2ηλ)^t = {c:.5f}^{forced_steps} = {weight_decay_factor(lr, lam, forced_steps):.3g}, "
+                f"(1 − 2ηγ)^t = {c:.5f}^{forced_steps} = {weight_decay_factor(lr, lam, forced_steps):.3g}, "
                 "matching the measured norms to a "
                 f"relative {err:.1e} (round-off bound {tol:.1e}). ")
         if rec.diverged[0]:
@@ -479,8 +539,8 @@ class MechanismController(RunController):
             need = np.log(1e3 * max(rec.singular_values[0, 0, 1], 1e-3) / DEFAULT_RANK_TOL) / (2 * lr * lam)
             return ("FAILURE MODE: forced phase too short — A is still rank 2", "warning",
                     text + f"A is still rank 2 (s₂ = {rec.singular_values[0, -1, 1]:.2g}): at η = {lr:.3g}, "
-                    f"λ = {lam:.3g} the row needs about {need:.0f} forced steps to fall below the rank "
-                    "threshold. Raise the forced steps, η or λ.")
+                    f"γ = {lam:.3g} the row needs about {need:.0f} forced steps to fall below the rank "
+                    "threshold. Raise the forced steps, η or γ.")
         if forced_rank == 0:
             return ("FAILURE MODE: collapse to A = 0 during the forced phase", "warning",
                     text + f"A collapsed to 0 (rank 0): at η = {lr:.3g} the noise of the forced steps kicks the "
@@ -506,12 +566,12 @@ class MechanismController(RunController):
 # 5. The basin of B_1
 # ----------------------------------------------------------------------------------------------
 class BasinController(RunController):
-    """Perturb the rank-1 minimum by α along a new direction and watch whether it is pulled back.
+    """Perturb the rank-1 minimum by a along a new direction and watch whether it is pulled back.
 
-    The perturbation adds ``α x_{ℓ+1} x_ℓᵀ`` to every layer (orthogonal to the active singular
-    spaces), so every layer's second singular value is α and ``s₂(A) = α^L``. Left: ``s₂(A)``
-    over time for the chosen α (bold) and a grid of α (thin). Right: final ``s₂(A)`` against α,
-    with the first-order basin estimate ``α_c = (2λ/|g|)^{1/(L−2)}``. Sliders: ``alpha``,
+    The perturbation adds ``a x_{ℓ+1} x_ℓᵀ`` to every layer (orthogonal to the active singular
+    spaces), so every layer's second singular value is a and ``s₂(A) = a^L``. Left: ``s₂(A)``
+    over time for the chosen a (bold) and a grid of a (thin). Right: final ``s₂(A)`` against a,
+    with the first-order basin estimate ``a_c = (2γ/|g|)^{1/(L−2)}``. Sliders: ``alpha``,
     ``lam``, ``eps``, ``lr``, ``steps``; dropdown ``method`` (GD or SGD).
     """
 
@@ -522,7 +582,7 @@ class BasinController(RunController):
         self.engine = engine
         v = experiment_settings(basin, settings)
         self.controls = {
-            "alpha": _slider(widgets.FloatLogSlider, "perturbation α", value=v["alpha"], base=10, min=-2, max=0.4),
+            "alpha": _slider(widgets.FloatLogSlider, "basin push a", value=v["alpha"], base=10, min=-2, max=0.4),
             "lam": _lam_slider(v["lam"], hi=0.05),
             "eps": _eps_slider(v["eps"]),
             "lr": _lr_slider(v["lr"], lo=0.01, hi=0.2),
@@ -532,20 +592,20 @@ class BasinController(RunController):
         }
         self._setup_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
-            "(a) s₂(A) after the perturbation", "(b) where each α ends")))
+            "(a) s₂(A) after the perturbation", "(b) where each a ends")))
         for k in range(self.GRID):
-            fig.add_scatter(name="grid of α" if k == 0 else f"α grid {k}", showlegend=k == 0,
+            fig.add_scatter(name="grid of a" if k == 0 else f"a grid {k}", showlegend=k == 0,
                             line=dict(color="#9ca3af", width=1), row=1, col=1)
-        fig.add_scatter(name="chosen α", line=dict(color=COLOURS["L"], width=3), row=1, col=1)
+        fig.add_scatter(name="chosen a", line=dict(color=COLOURS["L"], width=3), row=1, col=1)
         fig.add_scatter(name="final s₂(A) (grid)", mode="markers", marker=dict(color="#6b7280", size=8), row=1, col=2)
-        fig.add_scatter(name="chosen α (final)", mode="markers", marker=dict(color=COLOURS["L"], size=14,
+        fig.add_scatter(name="chosen a (final)", mode="markers", marker=dict(color=COLOURS["L"], size=14,
                         symbol="star"), row=1, col=2)
-        fig.add_scatter(name="α_c = (2λ/|g|)^{1/(L−2)}", mode="lines", line=dict(color="#111827", dash="dash"),
+        fig.add_scatter(name="a_c = (2γ/|g|)^{1/(L−2)}", mode="lines", line=dict(color="#111827", dash="dash"),
                         row=1, col=2)
         fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")
         fig.update_xaxes(title_text="step", row=1, col=1)
-        fig.update_xaxes(title_text="per-layer perturbation α", type="log", row=1, col=2)
+        fig.update_xaxes(title_text="per-layer perturbation a", type="log", row=1, col=2)
         fig.update_yaxes(title_text="s₂(A)", row=1, col=1)
         fig.update_yaxes(title_text="final s₂(A)", row=1, col=2)
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
@@ -583,14 +643,14 @@ class BasinController(RunController):
     def _message(alpha, alpha_c, g, res, boundary, lam, lr, method):
         r = int(res.final_rank[-1])
         s2 = res.singular_values[-1, -1, 1]
-        where = (f"α = {alpha:.3g} (α/α_c = {alpha / alpha_c:.2f}, first-order basin estimate "
-                 f"α_c = (2λ/|g|)^(1/(L−2)) = {alpha_c:.3g} with fit slope |g| = {abs(g):.3g})")
+        where = (f"a = {alpha:.3g} (a/a_c = {alpha / alpha_c:.2f}, first-order basin estimate "
+                 f"a_c = (2γ/|g|)^(1/(L−2)) = {alpha_c:.3g} with fit slope |g| = {abs(g):.3g})")
         lo, hi = boundary
-        edge = (f" On the grid, the smallest α that escapes is {hi:.3g} ({hi / alpha_c:.2f} α_c); the largest α "
-                f"below it that is pulled back is {lo:.3g} ({lo / alpha_c:.2f} α_c)."
+        edge = (f" On the grid, the smallest a that escapes is {hi:.3g} ({hi / alpha_c:.2f} a_c); the largest a "
+                f"below it that is pulled back is {lo:.3g} ({lo / alpha_c:.2f} a_c)."
                 if np.isfinite(lo) and np.isfinite(hi) else
-                " No α on the grid (up to 2 α_c) escapes: at this λ and ε there is no rank-2 minimum to escape to."
-                if not np.isfinite(hi) else " Every α on the grid escapes.")
+                " No a on the grid (up to 2 a_c) escapes: at this γ and ε there is no rank-2 minimum to escape to."
+                if not np.isfinite(hi) else " Every a on the grid escapes.")
         if res.diverged[-1]:
             return ("FAILURE MODE: divergence", "warning",
                     where + f": {method.upper()} diverged (step {int(res.diverged_step[-1])}); the perturbed network "
@@ -599,10 +659,10 @@ class BasinController(RunController):
             return ("FAILURE MODE: collapse to A = 0", "warning",
                     where + ": the run collapsed to A = 0 (θ = 0 is a trap for L ≥ 3)." + edge)
         if r <= 1:
-            return (f"α = {alpha:.3g}: pulled back to rank 1", "info",
-                    where + f": pulled back — s₂(A) fell to {s2:.1e}; weight decay (−2λα) beats the fit "
-                    "(+|g|α^{L−1}) inside the basin." + edge)
-        return (f"α = {alpha:.3g}: not pulled back — rank 2", "info",
+            return (f"a = {alpha:.3g}: pulled back to rank 1", "info",
+                    where + f": pulled back — s₂(A) fell to {s2:.1e}; weight decay (−2γa) beats the fit "
+                    "(+|g|a^{L−1}) inside the basin." + edge)
+        return (f"a = {alpha:.3g}: not pulled back — rank 2", "info",
                 where + f": not pulled back — the new direction grew to s₂(A) = {s2:.3g}, the rank-2 minimum: "
                 "the basin of B_1 is finite." + edge)
 
@@ -615,14 +675,14 @@ POLISH_STEPS = 5000
 
 
 class AnnealController(RunController):
-    """Hot phase (large η, λ: SGD jumps) then cold phase (small η, λ); GD and SGD from one rank-2 minimum.
+    """Hot phase (large η, γ: SGD jumps) then cold phase (small η, γ); GD and SGD from one rank-2 minimum.
 
     Draws :func:`~symsgd_core.rank_jumps.experiments.anneal`: one run per method through one
     :meth:`~symsgd_core.rank_jumps.engine.Schedule.anneal`, each phase diagnosed on its own records.
 
     Left: ``s₂(A)`` over time (hot phase shaded), GD black, SGD in colours. Right: final loss
-    ``𝓛_λcold`` of every run after a GD polish of ``POLISH_STEPS`` cold steps (bars coloured by
-    rank), with the losses of the two minima at the cold λ (dashed). Sliders: ``eps``,
+    ``𝓛_γcold`` of every run after a GD polish of ``POLISH_STEPS`` cold steps (bars coloured by
+    rank), with the losses of the two minima at the cold γ (dashed). Sliders: ``eps``,
     ``hot_steps``, ``lr_hot``, ``lam_hot``, ``cold_steps``, ``lr_cold``, ``lam_cold``, ``n_seeds``,
     ``seed``. Re-simulates on Run.
     """
@@ -638,12 +698,12 @@ class AnnealController(RunController):
             "hot_steps": _slider(widgets.IntSlider, "hot steps", value=v["hot_steps"], min=10_000, max=100_000,
                                  step=10_000),
             "lr_hot": _slider(widgets.FloatSlider, "hot η", value=v["lr_hot"], min=0.05, max=0.5, step=0.01),
-            "lam_hot": _slider(widgets.FloatSlider, "hot λ", value=v["lam_hot"], min=0.005, max=0.06, step=0.001,
+            "lam_hot": _slider(widgets.FloatSlider, "hot γ", value=v["lam_hot"], min=0.005, max=0.06, step=0.001,
                                readout_format=".3f"),
             "cold_steps": _slider(widgets.IntSlider, "cold steps", value=v["cold_steps"], min=5000, max=40_000,
                                   step=5000),
             "lr_cold": _slider(widgets.FloatSlider, "cold η", value=v["lr_cold"], min=0.01, max=0.2, step=0.01),
-            "lam_cold": _slider(widgets.FloatSlider, "cold λ", value=v["lam_cold"], min=0.002, max=0.03, step=0.001,
+            "lam_cold": _slider(widgets.FloatSlider, "cold γ", value=v["lam_cold"], min=0.002, max=0.03, step=0.001,
                                 readout_format=".3f"),
             "n_seeds": _n_seeds_slider(v["n_seeds"], self.MAX_SEEDS),
             "seed": _seed_slider(v["seed"]),
@@ -651,7 +711,7 @@ class AnnealController(RunController):
         self._setup_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, column_widths=[0.62, 0.38],
                                             subplot_titles=("(a) s₂(A): hot phase (shaded), then cold",
-                                                            "(b) final loss at the cold λ")))
+                                                            "(b) final loss at the cold γ")))
         fig.add_scatter(name="GD", line=dict(color=COLOURS["gd"], width=2.5), row=1, col=1)
         for s in range(self.MAX_SEEDS):
             fig.add_scatter(name="SGD" if s == 0 else f"SGD seed {s}", showlegend=s == 0,
@@ -669,7 +729,7 @@ class AnnealController(RunController):
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=1, col=1)
         fig.update_xaxes(title_text="step", row=1, col=1)
         fig.update_yaxes(title_text="s₂(A)", row=1, col=1)
-        fig.update_yaxes(title_text="𝓛 at the cold λ (zoomed)", row=1, col=2)
+        fig.update_yaxes(title_text="𝓛 at the cold γ (zoomed)", row=1, col=2)
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
         self.figures = [fig]
         self.result = None
@@ -727,21 +787,22 @@ class AnnealController(RunController):
         gd_c, sgd_c, sgd_alive = r.gd_cold, r.sgd_cold, r.sgd.ok_runs
         r1, r2 = r.minima["rank1"], r.minima["rank2"]
         if not np.isfinite(r2):
-            better = (f"At ε = {eps:.3g} and cold λ = {lam_cold:.3g} GD from random init finds no rank-2 minimum: "
+            better = (f"At ε = {eps:.3g} and cold γ = {lam_cold:.3g} GD from random init finds no rank-2 minimum: "
                       f"the rank-1 minimum ({r1:.5f}) is the one to be in.")
         elif r1 < r2:
-            better = (f"At ε = {eps:.3g}, cold λ = {lam_cold:.3g}, the rank-1 minimum is the better one ({r1:.5f} < "
+            better = (f"At ε = {eps:.3g}, cold γ = {lam_cold:.3g}, the rank-1 minimum is the better one ({r1:.5f} < "
                       f"{r2:.5f}, by {100 * (r2 - r1) / r2:.1f}%): here SGD's one-way bias helps.")
         else:
-            better = (f"At ε = {eps:.3g}, cold λ = {lam_cold:.3g}, the rank-2 minimum is the better one ({r2:.5f} < "
-                      f"{r1:.5f}): the minimum-norm solution has higher rank, and a jump to rank 1 would be a loss.")
+            better = (f"At ε = {eps:.3g}, cold γ = {lam_cold:.3g}, the rank-2 minimum is the better one ({r2:.5f} < "
+                      f"{r1:.5f}): at this γ it has the lower regularised loss 𝓛_γ, and a jump to rank 1 would be a "
+                      "loss.")
         text = "Hot phase: " + diag.message + " "
         if diag.kind != "jumped":
             return (HEADLINES[diag.kind], "warning", text + better)
         jumped = r.sgd_hot.final_rank[sgd_alive] == 1
         cold_up = int(np.sum(np.any(sgd_c.rank[sgd_alive] > 1, axis=1) & jumped))
         gd_min = int(gd_c.rank.min())
-        text += (f"Cold phase (η = {lr_cold:.3g}, λ = {lam_cold:.3g}): GD's lowest rank {gd_min}; the "
+        text += (f"Cold phase (η = {lr_cold:.3g}, γ = {lam_cold:.3g}): GD's lowest rank {gd_min}; the "
                  f"{int(jumped.sum())} SGD run(s) that jumped {'stay at rank 1' if cold_up == 0 else 'rose again'} "
                  f"({cold_up} return(s) to rank 2). Polished losses: GD {polished_loss[0]:.5f} "
                  f"(rank {polished_rank[0]})")
@@ -756,7 +817,7 @@ class AnnealController(RunController):
             return ("FAILURE MODE: collapse to A = 0 in the cold phase", "warning", text + better)
         if gd_min < 2:
             return ("FAILURE MODE: GD also finds rank 1 in the cold phase", "warning",
-                    text + f"At the cold λ = {lam_cold:.3g} the rank-2 minimum is not stable for GD any more (λ too "
+                    text + f"At the cold γ = {lam_cold:.3g} the rank-2 minimum is not stable for GD any more (γ too "
                     "large), so the cold phase no longer separates the two. " + better)
         if cold_up:
             return ("Rank rose again in the cold phase", "warning", text + better)
