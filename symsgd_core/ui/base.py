@@ -35,7 +35,10 @@ import time
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from ..core.checking import claims_html
+from .mode import classroom_mode
 from .plotly_loading import answer_state_requests, configure_from_environment, sync_figure_state
+from .style import FIGURE_LAYOUT, STATUS, distinguish
 
 # Every FigureWidget loads plotly's code once per page from the notebook server when the server serves it
 # (JupyterLab with the symsgd_jupyter extension, classroom mode); see plotly_loading.py.
@@ -109,6 +112,9 @@ class Controller:
         overriding :meth:`_children`, not this method.
         """
         for fig in self.figures:
+            if self._root is None:
+                fig.update_layout(**FIGURE_LAYOUT)
+            distinguish(fig)
             sync_figure_state(fig)
             answer_state_requests(fig)
         if self._root is None:
@@ -180,18 +186,30 @@ class Controller:
             self._update(**self.values())
         finally:
             self.last_update_seconds = time.perf_counter() - t0
-        for fig in self.figures:  # a page that connects later (Voila) reads only the stored state
-            sync_figure_state(fig)
+        self._restyle_and_sync()
         self._mark_handled()
 
     def _update(self, **values) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _restyle_and_sync(self) -> None:
+        """After drawing: no two curves told apart by colour only (:func:`~symsgd_core.ui.style.distinguish`),
+        and every figure's full state stored, since a page that connects later (Voilà) reads only that."""
+        for fig in self.figures:
+            distinguish(fig)
+            sync_figure_state(fig)
+
     # -- messages -------------------------------------------------------------
     def say(self, text: str, level: str = "info") -> None:
-        """Show ``text`` in the status line (level: info, warning, error)."""
-        colour = {"info": "#333", "warning": "#b45309", "error": "#b91c1c"}.get(level, "#333")
-        self.status.value = f'<span style="color:{colour}">{html.escape(text)}</span>'
+        """Show ``text`` in the status line (level: info, warning, error).
+
+        The text keeps the theme's colour (readable in JupyterLab's light and dark themes); a warning or an error
+        is marked by a coloured left border (:data:`~symsgd_core.ui.style.STATUS`) and the CSS class
+        ``symsgd-status-<level>``; the messages themselves say what went wrong in words.
+        """
+        level = level if level in ("info", "warning", "error") else "info"
+        mark = "" if level == "info" else f' style="border-left:4px solid {STATUS[level]};padding-left:6px"'
+        self.status.value = f'<span class="symsgd-status symsgd-status-{level}"{mark}>{html.escape(text)}</span>'
 
 
 class RunController(Controller):
@@ -245,8 +263,7 @@ class RunController(Controller):
             self.last_run_seconds = time.perf_counter() - t0
             if not self.live:
                 self.last_update_seconds = self.last_run_seconds
-        for fig in self.figures:  # a page that connects later (Voila) reads only the stored state
-            sync_figure_state(fig)
+        self._restyle_and_sync()
         self._mark_handled()
 
     def _run(self, **values) -> None:  # pragma: no cover - abstract
@@ -287,15 +304,41 @@ def status_text(controller: Controller) -> str:
 
 
 def assert_claims(results) -> None:
-    """Print every :class:`~symsgd_core.core.checking.CheckResult` on one line and assert that it passed
-    (the notebooks' proofs as code). No claim at all is a failure too."""
+    """Show every :class:`~symsgd_core.core.checking.CheckResult` and assert that it passed (the notebooks'
+    proofs as code). No claim at all is a failure too.
+
+    In JupyterLab each result is printed on one line. In classroom mode (:func:`~symsgd_core.ui.mode.
+    classroom_mode`) the cell shows one compact line, "✔ 6 claims checked", with the table behind a click
+    (:func:`~symsgd_core.core.checking.claims_html`; opened when a claim failed).
+    """
     results = list(results)
     if not results:
         raise AssertionError("no claim to check")
-    for r in results:
-        print(r)
+    if classroom_mode():
+        from IPython.display import HTML, display
+
+        display(HTML(claims_html(results)))
+    else:
+        for r in results:
+            print(r)
     for r in results:
         assert r.passed, r
+
+
+def echo_status(controller: Controller) -> None:
+    """Repeat the controller's status line in a cell's output (the notebooks' "status echo").
+
+    JupyterLab prints it in full (:func:`status_text`). In classroom mode the line is already on the screen
+    under the figure, so the cell shows one compact line with the text behind a click.
+    """
+    text = status_text(controller)
+    if not classroom_mode():
+        print(text)
+        return
+    from IPython.display import HTML, display
+
+    display(HTML('<details class="symsgd-echo"><summary style="cursor:pointer">status line (as shown under the '
+                 f'figure)</summary><div>{html.escape(text)}</div></details>'))
 
 
 def slider_names(controller: Controller) -> list[str]:
