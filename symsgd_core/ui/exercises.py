@@ -126,6 +126,8 @@ class ExerciseBox:
                                            layout=widgets.Layout(width="auto"))
         self.reveal.add_class("symsgd-reveal")
         self.worked = widgets.HTMLMath("", layout=widgets.Layout(display="none"))
+        self.worked.value = ('<div class="symsgd-worked-body"><b>Worked solution.</b> '
+                             + markdown_html(self.worked_markdown()) + "</div>")
         self.worked.add_class("symsgd-worked")
         self.reveal.observe(self._on_reveal, names="value")
         rows = [self.question]
@@ -240,9 +242,6 @@ class ExerciseBox:
 
     def _on_reveal(self, change) -> None:
         if change["new"]:
-            if not self.worked.value:
-                self.worked.value = ('<div class="symsgd-worked-body"><b>Worked solution.</b> '
-                                     + markdown_html(self.worked_markdown()) + "</div>")
             self.worked.layout.display = None
             self.reveal.description = HIDE
         else:

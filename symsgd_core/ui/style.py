@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DASHES", "FIGURE_LAYOUT", "NEUTRALS", "PALETTE", "STATUS", "SYMBOLS", "PATTERNS", "allowed_colour",
-           "distinguish", "rgba", "style_key"]
+__all__ = ["DASHES", "FIGURE_LAYOUT", "NEUTRALS", "PALETTE", "PATTERNS", "STATUS", "SYMBOLS", "allowed_colour",
+           "colours", "distinguish", "rgba", "style_key"]
 
 #: Okabe–Ito colours by name (hex, upper case). "yellow" is for fills and markers with an outline only: it is
 #: too light for a thin line on white.
@@ -49,10 +49,19 @@ SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "star", "
 PATTERNS = ("", "/", "\\", "x", ".", "-", "|", "+")
 
 #: Layout every figure gets on top of its own: a white paper and dark text in light and dark themes alike.
-FIGURE_LAYOUT = {"paper_bgcolor": NEUTRALS["white"], "font": {"color": "#222222"}}
+FIGURE_LAYOUT = {"paper_bgcolor": NEUTRALS["white"], "font": {"color": "#222222"},
+                 "colorway": [PALETTE[c] for c in ("blue", "vermillion", "bluish_green", "orange", "reddish_purple",
+                                                   "sky_blue", "black")]}
 
 _NAMED = {"black": "#000000", "white": "#FFFFFF", "grey": "#808080", "gray": "#808080"}
 _ALLOWED = {c.upper() for c in (*PALETTE.values(), *NEUTRALS.values())}
+
+
+def colours(**names: str) -> dict[str, str]:
+    """A figure module's colour table by palette names: ``colours(sgd="blue", gd="black")`` →
+    ``{"sgd": "#0072B2", "gd": "#000000"}`` (names of :data:`PALETTE` or :data:`NEUTRALS`; KeyError otherwise)."""
+    table = {**PALETTE, **NEUTRALS}
+    return {key: table[name] for key, name in names.items()}
 
 
 def rgba(name: str, alpha: float) -> str:
@@ -67,7 +76,7 @@ def rgba(name: str, alpha: float) -> str:
 def _hex(colour: str) -> str | None:
     """``colour`` (``#rgb``, ``#rrggbb``, ``rgb(…)``, ``rgba(…)`` or a few names) as ``#RRGGBB``, else ``None``."""
     c = colour.strip().lower()
-    c = _NAMED.get(c, c)
+    c = _NAMED.get(c, c).lower()
     if re.fullmatch(r"#[0-9a-f]{3}", c):
         return "#" + "".join(ch * 2 for ch in c[1:]).upper()
     if re.fullmatch(r"#[0-9a-f]{6}", c):
@@ -98,8 +107,8 @@ def _colour_of(trace) -> str | None:
 
 
 def _drawn(trace) -> bool:
-    """Traces a reader tells apart: visible, shown in the legend, and drawn with a line or markers."""
-    if trace.visible is False or trace.showlegend is False:
+    """Traces a reader tells apart: visible and drawn with a line, markers or bars (in the legend or not)."""
+    if trace.visible is False:
         return False
     if trace.type == "bar":
         return True
