@@ -36,6 +36,7 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from ..core.checking import claims_html
+from .a11y import accessible_names
 from .mode import classroom_mode
 from .plotly_loading import answer_state_requests, configure_from_environment, sync_figure_state
 from .style import FIGURE_LAYOUT, STATUS, distinguish
@@ -118,7 +119,7 @@ class Controller:
             sync_figure_state(fig)
             answer_state_requests(fig)
         if self._root is None:
-            self._root = widgets.VBox(self._children())
+            self._root = widgets.VBox([*self._children(), accessible_names()])
             self._root.add_class("symsgd-controller")
             self._watch_inputs(self._root)
             self._mark_handled()

@@ -37,6 +37,7 @@ import ipywidgets as widgets
 from ..core.exercises import Exercise, Feedback, as_number, as_vector
 from ..core.expressions import ExpressionError, compile_expression
 from ..core.validation import check_choice
+from .a11y import accessible_names
 from .mode import solutions_open
 
 __all__ = ["ExerciseBox", "ExercisePanel", "markdown_html"]
@@ -279,7 +280,7 @@ class ExercisePanel:
         if solutions is not None:
             for box in self.boxes.values():
                 box.show_solution(solutions)
-        self.root = widgets.VBox([b.root for b in self.boxes.values()])
+        self.root = widgets.VBox([*(b.root for b in self.boxes.values()), accessible_names()])
         self.root.add_class("symsgd-exercises")
 
     def __getitem__(self, name: str) -> ExerciseBox:

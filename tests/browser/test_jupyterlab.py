@@ -30,6 +30,8 @@ from browser_support import (
     ConsoleLog,
     NotebookRun,
     RequestLog,
+    audit_step,
+    check_claim_cells,
     check_widgets_rendered,
     discover_notebooks,
     format_output_errors,
@@ -170,10 +172,15 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
             assert load.bundle_requests == 1, f"plotly's widget code should load once per page: {load.summary()}"
 
         check_widgets_rendered(page, run, console)
+        check_claim_cells(page, run, notebook, classroom=False, scope=_PANEL)
+        if throttle == 1.0:
+            check_no_news_popup(page, server, run)
         latencies, answered = interact_and_recheck(page, run, notebook, console,
                                                    kernel_idle=lambda: _wait_kernel_idle(page, run, 60 * throttle),
                                                    scope=_PANEL, console_noise=LAB_CONSOLE_NOISE, moves=moves,
                                                    throttle=throttle, exercises=exercises)
+        if throttle == 1.0:
+            check_dark_theme(page, run)
 
         with run.step("screenshot"):
             metrics.unthrottle()
@@ -182,6 +189,7 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
         write_record(mode, name, {"mode": mode, "notebook": name, "address": server.base_url,
                                   "load": None if load is None else vars(load),
                                   "controllers": latencies, "exercises": answered,
+                                  "accessibility": run.accessibility,
                                   "external_requests": sorted(set(requests.external)),
                                   "local_failures": sorted(set(requests.local_failures)),
                                   "failures": run.failures, "steps": run.step_seconds,
@@ -189,6 +197,60 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
         page.close()
         server.shutdown_kernels()
     run.finish()
+
+
+#: JupyterLab's news/update question (a toast) and the setting that decides whether it is asked.
+_NEWS_TOAST = "official Jupyter news"
+_NOTIFICATION_SETTINGS = "/lab/api/settings/@jupyterlab/apputils-extension:notification"
+
+
+def check_no_news_popup(page, server, run: NotebookRun) -> None:
+    """Step: nothing covers the notebook on a projector — the environment's settings override (written by
+    ``python -m symsgd_jupyter --enable``; the test server's user settings do not set it) answers JupyterLab's
+    "Would you like to get notified about official Jupyter news?" with "never", and no such toast is shown."""
+    with run.step("no 'Jupyter news' pop-up (the project's settings override)", fatal=False):
+        data = server.api("GET", _NOTIFICATION_SETTINGS)
+        user = (data.get("settings") or {}).get("fetchNews")  # the reader's own choice (none on this server)
+        default = data["schema"]["properties"]["fetchNews"]["default"]  # JupyterLab applies overrides.json here
+        assert user is None and default == "false", f"fetchNews: user {user!r}, default {default!r} (want 'false')"
+        toasts = page.locator(".Toastify__toast").filter(has_text=_NEWS_TOAST)
+        assert toasts.count() == 0, f"the news pop-up is shown: {toasts.all_inner_texts()}"
+
+
+_THEME_JS = "() => document.body.dataset.jpThemeName || ''"
+
+
+def _switch_theme(page, run: NotebookRun, theme: str) -> None:
+    """Settings → Theme → ``theme`` from the menu, as a reader does; wait until the page uses it."""
+    page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Settings\s*$")).click(timeout=run.ms(20))
+    label = page.locator(".lm-Menu-itemLabel").filter(has_text=re.compile(r"^\s*Theme\s*$"))
+    page.locator(".lm-Menu-item").filter(has=label).hover(timeout=run.ms(20))
+    target = page.locator(".lm-Menu-itemLabel").filter(has_text=re.compile(rf"^\s*{re.escape(theme)}\s*$"))
+    page.locator(".lm-Menu-item").filter(has=target).click(timeout=run.ms(20))
+    page.wait_for_function(f"() => ({_THEME_JS})() === {theme!r}", timeout=run.ms(30), polling=200)
+
+
+#: Every figure keeps a white paper (symsgd_core.ui.style.FIGURE_LAYOUT): its colours were chosen against white.
+_FIGURE_PAPERS_JS = f"""() => Array.from(document.querySelectorAll('{_PANEL} .js-plotly-plot'))
+  .map(p => getComputedStyle(p.querySelector('svg.main-svg')).backgroundColor)"""
+
+
+def check_dark_theme(page, run: NotebookRun) -> None:
+    """Step: in JupyterLab's dark theme the notebook's text, status lines, feedback and panels keep enough
+    contrast (axe-core's color-contrast rule on the notebook's content), and every figure keeps its white paper;
+    then back to the light theme (the server's settings are shared by the notebooks)."""
+    with run.step("switch to JupyterLab Dark", fatal=False):
+        _switch_theme(page, run, "JupyterLab Dark")
+        page.wait_for_timeout(500)  # the theme's CSS applies in the next frames
+    try:
+        audit_step(page, run, _PANEL, label="dark theme", rules=["color-contrast"])
+        with run.step("dark theme: every figure keeps its white paper", fatal=False):
+            papers = page.evaluate(_FIGURE_PAPERS_JS)
+            assert all(p in ("rgb(255, 255, 255)", "rgba(255, 255, 255, 1)") for p in papers), papers
+    finally:
+        with run.step("back to JupyterLab Light"):
+            if page.evaluate(_THEME_JS) != "JupyterLab Light":
+                _switch_theme(page, run, "JupyterLab Light")
 
 
 def _full_notebook_screenshot(page, run: NotebookRun) -> None:

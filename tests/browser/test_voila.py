@@ -25,6 +25,7 @@ from browser_support import (
     NotebookRun,
     RequestLog,
     Server,
+    check_claim_cells,
     check_widgets_rendered,
     discover_notebooks,
     format_output_errors,
@@ -174,6 +175,8 @@ def run_notebook_in_voila(notebook, server, context, classroom, *, mode: str, th
             bad = page.evaluate(_ICONS_JS)
             assert not bad, f"icons without their font: {bad[:10]}"
 
+        check_claim_cells(page, run, notebook, classroom=True)
+
         latencies, answered = interact_and_recheck(page, run, notebook, console,
                                                    kernel_idle=lambda: _wait_kernel_idle(page, run),
                                                    error_texts=VOILA_ERROR_TEXTS, moves=moves, throttle=throttle,
@@ -190,6 +193,7 @@ def run_notebook_in_voila(notebook, server, context, classroom, *, mode: str, th
         write_record(mode, name, {"mode": mode, "notebook": name, "address": server.base_url,
                                   "load": None if load is None else vars(load),
                                   "controllers": latencies, "exercises": answered,
+                                  "accessibility": run.accessibility,
                                   "external_requests": sorted(set(requests.external)),
                                   "local_failures": sorted(set(requests.local_failures)),
                                   "failures": run.failures, "steps": run.step_seconds,
