@@ -127,3 +127,12 @@ def test_palette_helpers():
     assert not allowed_colour("#2563eb") and not allowed_colour(None) and not allowed_colour("red")
     with pytest.raises(ValueError):
         rgba("blue", 2.0)
+
+
+def test_every_controller_names_its_controls_for_screen_readers(shown):
+    """ipywidgets gives a slider handle no accessible name: the AccessibleNames helper (ui/a11y.py) copies the
+    visible description onto it in the page; every controller carries one (the browser audit checks the result)."""
+    from symsgd_core.ui.a11y import AccessibleNames
+
+    helpers = [c for c in shown.view().children if isinstance(c, AccessibleNames)]
+    assert len(helpers) == 1 and helpers[0].layout.display == "none" and "aria-label" in helpers[0]._esm

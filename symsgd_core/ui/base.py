@@ -37,9 +37,13 @@ import plotly.graph_objects as go
 
 from ..core.checking import claims_html
 from .a11y import accessible_names
+from .compact_output import install as install_compact_output
 from .mode import classroom_mode
 from .plotly_loading import answer_state_requests, configure_from_environment, sync_figure_state
 from .style import FIGURE_LAYOUT, STATUS, distinguish
+
+# In classroom mode a cell's printed text (status echoes, numbers) shows as one compact line; see compact_output.py.
+install_compact_output()
 
 # Every FigureWidget loads plotly's code once per page from the notebook server when the server serves it
 # (JupyterLab with the symsgd_jupyter extension, classroom mode); see plotly_loading.py.
@@ -300,7 +304,8 @@ def slider(kind, description: str, *, width: str | None = None, continuous: bool
 
 
 def status_text(controller: Controller) -> str:
-    """The controller's status line as plain text (for printing in a notebook cell)."""
+    """The controller's status line as plain text (for printing in a notebook cell; in classroom mode what a cell
+    prints shows as one compact line, see :mod:`.compact_output`)."""
     return html.unescape(re.sub(r"<[^>]+>", "", controller.status.value))
 
 
@@ -324,22 +329,6 @@ def assert_claims(results) -> None:
             print(r)
     for r in results:
         assert r.passed, r
-
-
-def echo_status(controller: Controller) -> None:
-    """Repeat the controller's status line in a cell's output (the notebooks' "status echo").
-
-    JupyterLab prints it in full (:func:`status_text`). In classroom mode the line is already on the screen
-    under the figure, so the cell shows one compact line with the text behind a click.
-    """
-    text = status_text(controller)
-    if not classroom_mode():
-        print(text)
-        return
-    from IPython.display import HTML, display
-
-    display(HTML('<details class="symsgd-echo"><summary style="cursor:pointer">status line (as shown under the '
-                 f'figure)</summary><div>{html.escape(text)}</div></details>'))
 
 
 def slider_names(controller: Controller) -> list[str]:
