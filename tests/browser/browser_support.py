@@ -1043,8 +1043,9 @@ def _visible_text(locator) -> str:
 
 
 def wrong_twice_then_reveal(box, ex, run: NotebookRun) -> str:
-    """A wrong answer with Enter, then the same with Check: the first shows only the hint (never the checker's
-    message), the second the checker's; then "Show worked solution" reveals the derivation, typeset."""
+    """A wrong answer with Enter, then the same with Check (pressed with the Space key): the first shows only the
+    hint (never the checker's message), the second the checker's; then "Show worked solution" (pressed with Enter)
+    reveals the derivation, typeset."""
     from symsgd_core.ui.exercises import GENERIC_HINT, HIDE
 
     field = box.locator("input[type=text]")
@@ -1057,10 +1058,12 @@ def wrong_twice_then_reveal(box, ex, run: NotebookRun) -> str:
     hint = " ".join((ex.hint.strip() or GENERIC_HINT).split())
     assert hint[:60] in first, f"{ex.name}: the first wrong try should show the hint {hint[:60]!r}; shows {first!r}"
     assert checker_says[:60] not in first, f"{ex.name}: the first wrong try shows the checker's message: {first!r}"
-    box.get_by_role("button", name="Check").click()
+    box.get_by_role("button", name="Check").focus()  # from the keyboard, as without a mouse
+    box.page.keyboard.press("Space")
     box.locator(".symsgd-feedback").filter(has_text=checker_says[:40]).wait_for(
         state="visible", timeout=run.ms(EXERCISE_TIMEOUT_S))
-    box.get_by_role("button", name="Show worked solution").click()
+    box.get_by_role("button", name="Show worked solution").focus()
+    box.page.keyboard.press("Enter")
     worked = box.locator(".symsgd-worked")
     worked.wait_for(state="visible", timeout=run.ms(EXERCISE_TIMEOUT_S))
     box.get_by_role("button", name=HIDE).wait_for(state="visible", timeout=run.ms(EXERCISE_TIMEOUT_S))
