@@ -7,7 +7,9 @@ same goes for a text box's input. ipywidgets offers no trait for ARIA attributes
 tiny invisible widget every controller and every exercise panel carries, runs a script in the page that copies each
 control's visible description onto its handle/input as ``aria-label`` — now and whenever widgets are added or a
 description changes (one ``MutationObserver`` per page, however many of these widgets the page holds). Nothing
-changes for readers who see the page: the visible label stays the one they read.
+changes for readers who see the page: the visible label stays the one they read. The same script makes a Markdown
+cell or output that scrolls sideways (a display formula wider than a projector's page) reachable from the keyboard
+(``tabindex="0"``, a region with a name), as axe-core's *scrollable-region-focusable* asks.
 """
 
 from __future__ import annotations
@@ -38,12 +40,28 @@ function label(root) {
     }
   }
 }
+// A text or formula wider than the page scrolls sideways: keyboard users must be able to reach it (axe-core:
+// scrollable-region-focusable), so a scrolling Markdown cell or output gets tabindex 0 and a name.
+function scrollables(root) {
+  for (const el of root.querySelectorAll('.jp-RenderedMarkdown, .jp-OutputArea-output')) {
+    const st = getComputedStyle(el);
+    const scrolls = (el.scrollWidth > el.clientWidth + 1 && /auto|scroll/.test(st.overflowX))
+      || (el.scrollHeight > el.clientHeight + 1 && /auto|scroll/.test(st.overflowY));
+    if (scrolls && !el.hasAttribute('tabindex')) {
+      el.tabIndex = 0;
+      el.setAttribute('role', 'region');
+      el.setAttribute('aria-label', 'wide content: scroll with the arrow keys');
+      el.dataset.symsgdScroll = '1';
+    }
+  }
+}
 function install() {
   if (window[KEY]) return;
   let queued = false;
-  const run = () => { queued = false; label(document.body); };
+  const run = () => { queued = false; label(document.body); scrollables(document.body); };
   const observer = new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(run); } });
   observer.observe(document.body, {childList: true, subtree: true, characterData: true});
+  window.addEventListener('resize', () => { if (!queued) { queued = true; requestAnimationFrame(run); } });
   window[KEY] = observer;
   run();
 }
