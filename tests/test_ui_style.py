@@ -136,3 +136,27 @@ def test_every_controller_names_its_controls_for_screen_readers(shown):
 
     helpers = [c for c in shown.view().children if isinstance(c, AccessibleNames)]
     assert len(helpers) == 1 and helpers[0].layout.display == "none" and "aria-label" in helpers[0]._esm
+
+
+def test_a_controller_restyles_when_its_figure_gains_traces_and_not_on_every_slider_move():
+    class Growing(base.Controller):
+        def __init__(self):
+            super().__init__()
+            self.controls = {"n": widgets.IntSlider(value=1, min=1, max=3, description="curves")}
+            self.figures = [go.FigureWidget()]
+            self._wire()
+            self.update()
+
+        def _update(self, n):
+            fig = self.figure
+            colours = [PALETTE["blue"], PALETTE["vermillion"], PALETTE["orange"]]
+            while len(fig.data) < n:
+                fig.add_scatter(x=[0, 1], y=[0, len(fig.data)], mode="lines", line=dict(color=colours[len(fig.data)]))
+
+    ctl = Growing()
+    ctl.view()
+    ctl.set(n=3)
+    assert len({style_key(t) for t in ctl.figure.data}) == 3  # the two new curves got their own dashes
+    ctl.figure.data[1].line.dash = "solid"  # (a style the controller itself set: kept while the traces stay)
+    ctl.set(n=3)
+    assert ctl.figure.data[1].line.dash == "solid"

@@ -119,7 +119,7 @@ class Controller:
         for fig in self.figures:
             if self._root is None:
                 fig.update_layout(**FIGURE_LAYOUT)
-            distinguish(fig)
+            self._distinguish(fig)
             sync_figure_state(fig)
             answer_state_requests(fig)
         if self._root is None:
@@ -201,8 +201,17 @@ class Controller:
         """After drawing: no two curves told apart by colour only (:func:`~symsgd_core.ui.style.distinguish`),
         and every figure's full state stored, since a page that connects later (Voilà) reads only that."""
         for fig in self.figures:
-            distinguish(fig)
+            self._distinguish(fig)
             sync_figure_state(fig)
+
+    def _distinguish(self, fig: go.FigureWidget) -> None:
+        """:func:`~symsgd_core.ui.style.distinguish` ``fig`` when it is new or its number of traces changed (the
+        controllers set line styles when they build a figure and change only data afterwards: a pass costs up to
+        ~60 ms on a figure of 70 traces, too much for every slider move)."""
+        styled = self.__dict__.setdefault("_styled_traces", {})
+        if styled.get(id(fig)) != len(fig.data):
+            distinguish(fig)
+            styled[id(fig)] = len(fig.data)
 
     # -- messages -------------------------------------------------------------
     def say(self, text: str, level: str = "info") -> None:
