@@ -1181,6 +1181,23 @@ def check_claim_cells(page, run: NotebookRun, notebook: Path, classroom: bool, s
         run.detail = f"{len(lines)} claim cells: {lines[:3]}"
 
 
+def check_printed_text_is_compact(page, run: NotebookRun, notebook: Path) -> None:
+    """Step (classroom mode): no cell shows raw printed text; what the notebook prints is one compact line each
+    (``.symsgd-printed``: a short line as it is, longer text behind a click). See symsgd_core/ui/compact_output.py."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    prints = any(c.get("cell_type") == "code" and "print(" in "".join(c.get("source", [])) for c in nb["cells"])
+    with run.step("classroom: printed text is one compact line per cell", fatal=False):
+        raw = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stdout']").count()
+        assert raw == 0, f"{raw} outputs still show raw printed text"
+        if prints:
+            assert page.locator(".symsgd-printed").count() > 0, "the notebook prints, but no compact line is shown"
+        closed = page.locator("details.symsgd-printed")
+        if closed.count():
+            assert not closed.first.locator("pre").is_visible()  # the full text waits behind the click
+            closed.first.locator("summary").click()
+            closed.first.locator("pre").wait_for(state="visible", timeout=run.ms(10))
+
+
 def audit_step(page, run: NotebookRun, scope: str = "", label: str = "page", rules: list[str] | None = None) -> None:
     """Step: the axe-core audit of the notebook's content (accessibility.py); fails on serious/critical findings."""
     from accessibility import audit, blocking, describe

@@ -26,6 +26,7 @@ from browser_support import (
     RequestLog,
     Server,
     check_claim_cells,
+    check_printed_text_is_compact,
     check_widgets_rendered,
     discover_notebooks,
     format_output_errors,
@@ -176,6 +177,7 @@ def run_notebook_in_voila(notebook, server, context, classroom, *, mode: str, th
             assert not bad, f"icons without their font: {bad[:10]}"
 
         check_claim_cells(page, run, notebook, classroom=True)
+        check_printed_text_is_compact(page, run, notebook)
 
         latencies, answered = interact_and_recheck(page, run, notebook, console,
                                                    kernel_idle=lambda: _wait_kernel_idle(page, run),
