@@ -298,3 +298,52 @@ def _full_notebook_screenshot(page, run: NotebookRun) -> None:
         page.locator(f"{_PANEL} .jp-Notebook").focus()
         page.keyboard.press("Control+b")
     full_screenshot(page, run.screenshot_path(), f"{_PANEL} .jp-WindowedPanel-outer", run)
+
+
+_PANEL_NOTEBOOK = '''
+from symsgd_core.core.exercises import Exercise, number_exercise
+from symsgd_core.ui.exercises import ExercisePanel
+
+square = number_exercise("square", "What is 3 squared?", 9.0, "3 · 3 = 9.", "multiply.", solution=9.0)
+square = Exercise(**{**square.__dict__, "worked": "By definition $x^2 = x \\\\cdot x$, so $3^2 = 9$.",
+                     "hint": "square means times itself."})
+ExercisePanel([square])
+'''
+
+
+@pytest.mark.xdist_group("lab-1")
+def test_a_worked_solution_is_typeset_in_jupyterlab(lab_server, lab_context):
+    """JupyterLab's half of "MathJax works in both modes": a revealed worked solution is typeset (the classroom
+    half is in test_voila.py)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(_PANEL_NOTEBOOK)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab_server.cwd / "zz_worked_panel.ipynb")
+    page = lab_context.new_page()
+    run = NotebookRun("lab", "zz_worked_panel.ipynb", page, timeout_s=240)
+    try:
+        with run.step("open and run the notebook"):
+            page.goto(lab_server.url(f"/lab/workspaces/t{uuid.uuid4().hex[:8]}/tree/zz_worked_panel.ipynb?reset"),
+                      timeout=run.ms(90))
+            page.wait_for_selector(f"{_PANEL} .jp-Notebook .jp-Cell", timeout=run.ms(90))
+            _wait_kernel_idle(page, run, 90)
+            page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Run\s*$")).click(timeout=run.ms(20))
+            label = page.locator(".lm-Menu-itemLabel").filter(has_text=re.compile(r"^\s*Run All Cells\s*$"))
+            page.locator(".lm-Menu-item").filter(has=label).click(timeout=run.ms(20))
+            page.locator(f"{_PANEL} .symsgd-exercise").wait_for(state="visible", timeout=run.ms(120))
+        with run.step("a wrong answer shows the hint; Show worked solution reveals typeset math"):
+            box = page.locator(f"{_PANEL} .symsgd-exercise").first
+            field = box.locator("input[type=text]")
+            field.fill("8")
+            field.press("Enter")
+            box.locator(".symsgd-feedback-wrong").filter(has_text="times itself").wait_for(state="visible",
+                                                                                            timeout=run.ms(30))
+            box.get_by_role("button", name="Show worked solution").click()
+            box.locator(".symsgd-worked mjx-container").first.wait_for(state="attached", timeout=run.ms(30))
+            assert "$" not in box.locator(".symsgd-worked").inner_text()
+    finally:
+        page.close()
+        lab_server.shutdown_kernels()
+        (lab_server.cwd / "zz_worked_panel.ipynb").unlink(missing_ok=True)
+    run.finish()
