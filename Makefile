@@ -2,14 +2,14 @@
 #   make lab    create .venv on first use, open JupyterLab on notebooks/ (127.0.0.1, token on)
 #   make test   create .venv on first use, run lint, unit tests, every notebook (nbval), then the
 #               real-browser suite (JupyterLab and Voila in headless Chromium)
-# Other targets: make test-browser | site | test-site | classroom | check | bench | strip | lock | clean
+# Other targets: make test-browser | site | test-site | classroom | instructor | check | bench | strip | lock | clean
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test test-browser site test-site classroom check bench strip lock clean
+.PHONY: lab test test-browser site test-site classroom instructor check bench strip lock clean
 
 $(STAMP): requirements-lock.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,11 @@ test-site: site
 
 classroom: $(STAMP)
 	$(PY) tools/classroom.py --no-browser
+
+# The instructor variant for the lecturer's screen: classroom mode with every worked solution shown open.
+# (The static edition's instructor copy: $(PY) tools/site/build.py --solutions --out site-instructor)
+instructor: $(STAMP)
+	$(PY) tools/classroom.py --no-browser --solutions
 
 check: $(STAMP)
 	$(PY) -m symsgd_core check

@@ -17,6 +17,11 @@ same file from its template's static folder and sets the same variable.
 
 This module imports nothing of the scientific stack, so the server starts as fast as before.
 
+No pop-up on a projector: :func:`enable` also writes JupyterLab's settings overrides for the environment
+(:func:`lab_overrides_file`, ``<prefix>/share/jupyter/lab/settings/overrides.json``) with
+:data:`LAB_OVERRIDES`: JupyterLab never asks "Would you like to get notified about official Jupyter news?" and
+never asks the internet for news or updates (a reader may still turn them on in Settings).
+
 Enabling: a regular install (``pip install .``, a wheel) writes the server configuration file itself (pyproject's
 ``data-files``). An editable install (``pip install -e .``, as ``make`` and ``environment.yml`` do) cannot, so run
 ``python -m symsgd_jupyter --enable`` once in the environment (``make`` does it for ``.venv``).
@@ -65,13 +70,52 @@ def config_file(prefix: str | os.PathLike | None = None) -> Path:
     return root / "etc" / "jupyter" / "jupyter_server_config.d" / "symsgd_jupyter.json"
 
 
+#: JupyterLab settings defaults this project sets for its environment (keys as in JupyterLab 4's schema
+#: ``@jupyterlab/apputils-extension/notification.json``: ``fetchNews`` is the string "true", "false" or "none" =
+#: ask, which is the pop-up).
+LAB_OVERRIDES = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+
+
+def lab_overrides_file(prefix: str | os.PathLike | None = None) -> Path:
+    """JupyterLab's settings overrides of the environment at ``prefix`` (default ``sys.prefix``)."""
+    import sys
+
+    root = Path(sys.prefix if prefix is None else prefix)
+    return root / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+
+
+def write_lab_overrides(prefix: str | os.PathLike | None = None) -> Path:
+    """Merge :data:`LAB_OVERRIDES` into the environment's ``overrides.json`` (other settings kept; idempotent).
+
+    A file that is not a JSON object is left alone and reported (ValueError), never overwritten.
+    """
+    import json
+
+    path = lab_overrides_file(prefix)
+    current: dict = {}
+    if path.is_file():
+        try:
+            current = json.loads(path.read_text(encoding="utf-8") or "{}")
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path} is not valid JSON ({exc}); fix or remove it, then run --enable again") from exc
+        if not isinstance(current, dict):
+            raise ValueError(f"{path} does not hold a JSON object; fix or remove it, then run --enable again")
+    for plugin, values in LAB_OVERRIDES.items():
+        current[plugin] = {**current.get(plugin, {}), **values}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(current, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
 def enable(prefix: str | os.PathLike | None = None) -> Path:
-    """Write :data:`SERVER_CONFIG` for the environment at ``prefix`` (idempotent); return the file written."""
+    """Write :data:`SERVER_CONFIG` and merge :data:`LAB_OVERRIDES` for the environment at ``prefix``
+    (idempotent); return the server configuration file written."""
     import json
 
     path = config_file(prefix)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(SERVER_CONFIG, indent=2) + "\n", encoding="utf-8")
+    write_lab_overrides(prefix)
     return path
 
 

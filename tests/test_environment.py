@@ -43,6 +43,8 @@ def conda_packages(text: str) -> set[str]:
             n = CONDA_TO_PYPI.get(n, n)
             if n not in CONDA_ONLY:
                 names.add(n)
+        elif isinstance(dep, dict):  # the pip: section (packages conda-forge does not have), minus the project
+            names.update(_name(d) for d in dep.get("pip", []) if not d.startswith("-"))
     return names
 
 

@@ -5,6 +5,7 @@ garbage, and the widget panel driven as a reader would (typing, Enter, clicking 
 from __future__ import annotations
 
 import math
+import os
 from fractions import Fraction
 
 import ipywidgets as widgets
@@ -13,7 +14,8 @@ import pytest
 
 from symsgd_core import balance, lifting, rank_jumps, stationary
 from symsgd_core.core.exercises import KINDS, Exercise, Feedback, as_number, as_vector, number_exercise
-from symsgd_core.ui.exercises import ExercisePanel
+from symsgd_core.ui.exercises import GENERIC_HINT, HIDE, SHOW, ExercisePanel, markdown_html
+from symsgd_core.ui.style import allowed_colour
 
 MODULES = {"01": balance, "02": lifting, "03": rank_jumps, "04": stationary}
 ALL = [(nb, name) for nb, mod in MODULES.items() for name in mod.EXERCISES]
@@ -41,8 +43,10 @@ def test_feedback_html_is_coloured_and_escaped():
     wrong = Feedback("wrong", "<script>x</script>")._repr_html_()
     assert "a &lt; b &amp; c" in right and "<script>" not in wrong and "&lt;script&gt;" in wrong
     assert "symsgd-feedback-right" in right and "symsgd-feedback-wrong" in wrong
-    colours = {s: Feedback(s, "m")._repr_html_().split("color:")[1][:7] for s in ("right", "wrong", "unanswered")}
+    colours = {s: Feedback(s, "m")._repr_html_().split("solid ")[1][:7] for s in ("right", "wrong", "unanswered")}
     assert len(set(colours.values())) == 3, colours
+    assert all(allowed_colour(c) for c in colours.values()), colours  # the project's palette
+    assert "color:" not in right  # the text keeps the theme's colour (light and dark themes)
 
 
 def test_feedback_rejects_unknown_status():
@@ -179,15 +183,16 @@ def test_panel_structure():
     panel = ExercisePanel(balance.EXERCISES)
     assert "symsgd-exercises" in panel.root._dom_classes
     assert list(panel.boxes) == list(balance.EXERCISES)
-    assert [b.root for b in panel.boxes.values()] == list(panel.root.children)
+    assert [b.root for b in panel.boxes.values()] == list(panel.root.children)[:-1]  # last: the a11y helper
     for i, box in enumerate(panel.boxes.values(), start=1):
         assert "symsgd-exercise" in box.root._dom_classes
         assert box.question.value.startswith(f"<b>{i}.</b>") and box.feedback.value == ""
     rate, code = panel["balance_rate"], panel["conserved_quantity"]
     assert isinstance(rate.input, widgets.Text) and rate.input.continuous_update is False
     assert isinstance(rate.button, widgets.Button) and rate.button.description == "Check"
-    assert code.input is None and code.button is None
-    assert "code cell" in code.root.children[1].value and "JupyterLab" in code.root.children[1].value
+    assert isinstance(code.input, widgets.Text) and code.button.description == "Check"  # a formula box
+    assert code.arguments == ("u", "w") and "u, w" in code.input.placeholder
+    assert "code cell" in code.root.children[1].value and "formula" in code.root.children[1].value
 
 
 def test_panel_accepts_an_iterable_and_rejects_duplicate_names():
@@ -258,3 +263,111 @@ def test_code_cell_path():
         panel.answer("no_such_exercise", 1.0)
     with pytest.raises(ValueError, match="exercise name"):
         panel["no_such_exercise"]
+
+
+# ------------------------------------------------------- hints first, worked solutions on request (issue 17)
+def _wrong_answer(ex) -> str:
+    """A readable wrong answer to ``ex`` (its first typical mistake, else a number far from the solution)."""
+    if ex.mistakes and ex.kind == "number":
+        return repr(float(ex.mistakes[0][0]))
+    if ex.kind == "vector":
+        return "0, 1" if not ex.check("0, 1").correct else "1, 0"
+    return repr(float(ex.solution) + 17.0)
+
+
+@pytest.mark.parametrize("nb, name", [("01", "balance_rate"), ("01", "step_factor"), ("02", "midpoint_det"),
+                                      ("04", "tail_depth3")])
+def test_first_wrong_try_shows_only_the_hint_then_the_checkers_message(nb, name):
+    ex = MODULES[nb].EXERCISES[name]
+    box = ExercisePanel(MODULES[nb].EXERCISES)[name]
+    wrong = _wrong_answer(ex)
+    checker_says = ex.check(wrong).message
+    assert not box.solution_shown and box.worked.layout.display == "none" and box.reveal.description == SHOW
+    box.input.value = wrong  # Enter
+    first = box.feedback.value
+    assert "✘ not quite" in first and box.tries == 1 and box.last.status == "wrong"
+    assert checker_says not in first  # the checker's message may name the answer: not on the first try
+    assert (ex.hint.strip() or GENERIC_HINT) in first.replace("&#x27;", "'")
+    assert "Show worked solution" in first and box.reveal.button_style == "info"  # offered after a wrong try
+    box.button.click()  # the same wrong answer, second try
+    assert box.tries == 2 and checker_says.split(" — ")[0][:40] in box.feedback.value.replace("&#x27;", "'")
+    box.reveal.value = True  # the reader asks for the derivation
+    assert box.solution_shown and box.worked.layout.display is None and box.reveal.description == HIDE
+    assert "Worked solution" in box.worked.value and len(box.worked.value) > 40
+    box.reveal.value = False
+    assert box.worked.layout.display == "none" and box.reveal.description == SHOW
+    box.input.value = repr(float(ex.solution))
+    assert "✔ right" in box.feedback.value and box.tries == 2
+
+
+def test_unreadable_input_is_not_a_try_and_gets_the_format_message():
+    box = ExercisePanel(balance.EXERCISES)["balance_rate"]
+    box.input.value = "banana"
+    assert box.tries == 0 and "expected a number" in box.feedback.value
+    box = ExercisePanel(lifting.EXERCISES)["euler_direction"]
+    box.input.value = "1, x"
+    assert box.tries == 0 and "expected a 2-vector" in box.feedback.value
+
+
+def test_empty_hint_and_worked_fall_back_gracefully():
+    bare = number_exercise("bare", "What is 2 + 2?", 4.0, "2 + 2 = 4.", "count.", solution=4.0)
+    assert bare.hint == "" and bare.worked == ""
+    box = ExercisePanel([bare])["bare"]
+    box.input.value = "5"
+    assert GENERIC_HINT in box.feedback.value.replace("&#x27;", "'")
+    box.show_solution()
+    assert "Answer:" in box.worked.value and "4" in box.worked.value and "2 + 2 = 4." in box.worked.value
+    code = Exercise("code", "f(u, w)?", lambda f: Feedback("right" if f(1.0, 2.0) == 3.0 else "wrong", "u + w."),
+                    "code", solution=lambda u, w: u + w)
+    cbox = ExercisePanel([code])["code"]
+    cbox.show_solution()
+    assert "u + w." in cbox.worked.value and "Answer:" not in cbox.worked.value  # no lambda repr shown
+    nothing = Exercise("nothing", "?", lambda a: Feedback("wrong", "no."), "number")
+    nbox = ExercisePanel([nothing])["nothing"]
+    nbox.show_solution()
+    assert "No worked solution" in nbox.worked.value
+
+
+def test_worked_markdown_keeps_math_and_escapes_html():
+    out = markdown_html("**Step 1.** $a_1 < b_2$ and $$\\frac{x_i}{y}$$ <script>alert(1)</script>\n\n- one")
+    assert "<strong>Step 1.</strong>" in out and "$a_1 &lt; b_2$" in out and "$$\\frac{x_i}{y}$$" in out
+    assert "<script>" not in out and "<li>one</li>" in out and "<em>" not in out  # _ inside math untouched
+
+
+def test_instructor_variant_opens_every_worked_solution(monkeypatch):
+    monkeypatch.setenv("SYMSGD_SOLUTIONS", "open")
+    panel = ExercisePanel(balance.EXERCISES)
+    assert all(b.solution_shown and "Worked solution" in b.worked.value for b in panel.boxes.values())
+    monkeypatch.delenv("SYMSGD_SOLUTIONS")
+    panel = ExercisePanel(balance.EXERCISES)
+    assert not any(b.solution_shown for b in panel.boxes.values())
+    panel.show_solutions()
+    assert all(b.solution_shown for b in panel.boxes.values())
+    assert all(b.solution_shown for b in ExercisePanel(balance.EXERCISES, solutions=True).boxes.values())
+
+
+@pytest.mark.parametrize("nb, name, right, wrong", [
+    ("01", "conserved_quantity", "u**2 - w**2", "u*w"),
+    ("01", "conserved_quantity", "(u^2 − w^2)**3 + sin(u*u - w*w)", "u**2 + w**2"),
+    ("02", "grad_w_function", "A.T @ u", "A @ w"),
+    ("02", "grad_w_function", "np.dot(transpose(A), u)", "A.sum(0)"),
+])
+def test_code_exercises_take_a_formula_in_the_panel(nb, name, right, wrong):
+    box = ExercisePanel(MODULES[nb].EXERCISES)[name]
+    box.input.value = right
+    assert "✔ right" in box.feedback.value, box.feedback.value
+    box.input.value = wrong
+    assert "✘ not quite" in box.feedback.value
+
+
+@pytest.mark.parametrize("attack", [
+    "__import__('os').system('touch /tmp/symsgd-pwned')", "open('/etc/passwd').read()",
+    "u.__class__.__mro__", "(lambda: 1)()", "[x for x in ()]", "u[0]", "exec('1')", "eval('1')",
+    "globals()", "np.load('x')", "sin(u, where=u)", "9**9**9", "()" * 300, "u if u else w", "'a' * 10",
+    "u; w", "import os", "sin.__call__(u)",
+])
+def test_formula_box_rejects_anything_outside_the_whitelist(attack):
+    box = ExercisePanel(balance.EXERCISES)["conserved_quantity"]
+    box.input.value = attack
+    assert "✘ not quite" in box.feedback.value and (box.last is None or not box.last.correct)
+    assert not os.path.exists("/tmp/symsgd-pwned")

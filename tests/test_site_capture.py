@@ -106,3 +106,24 @@ def test_static_html_copies_texts_and_disables_inputs():
                         widgets.Text(placeholder="<x>")])
     text = static_html(box)
     assert "<i>question</i>" in text and "<button disabled>yes</button>" in text and 'placeholder="&lt;x&gt;"' in text
+
+
+def test_worked_solutions_become_details_and_the_instructor_edition_opens_them(monkeypatch):
+    from edition import build as site_build
+    from edition.capture import static_html
+
+    from symsgd_core import balance
+    from symsgd_core.ui.exercises import ExercisePanel
+
+    closed = static_html(ExercisePanel(balance.EXERCISES).root)
+    assert closed.count('<details class="edition-worked">') == len(balance.EXERCISES)
+    assert "Show worked solution" in closed
+    opened = static_html(ExercisePanel(balance.EXERCISES, solutions=True).root)
+    assert opened.count('<details class="edition-worked" open>') == len(balance.EXERCISES)
+    calls = []
+    monkeypatch.setattr(site_build, "build", lambda out, notebooks, jobs: calls.append(notebooks))
+    monkeypatch.delenv("SYMSGD_SOLUTIONS", raising=False)
+    assert site_build.main(["--solutions", "--only", "00", "--out", "/tmp/unused-site"]) == 0
+    import os
+
+    assert calls and os.environ.pop("SYMSGD_SOLUTIONS") == "open"  # the executing kernels inherit it

@@ -65,7 +65,7 @@ def test_divergence_is_announced_on_the_figure_and_in_the_status(cls, setting):
     ctl.set(**setting)
     assert "diverged" in status_text(ctl)
     assert "stable only while" in status_text(ctl)  # says why, not only what
-    assert ctl.status.value.count("#b91c1c") == 1  # error colour
+    assert ctl.status.value.count("symsgd-status-error") == 1  # marked as an error
     notes = [a for a in ctl.figure.layout.annotations if a.name == "divergence"]
     assert len(notes) == 1 and "diverged" in notes[0].text
     assert figure_is_finite(ctl.figure)

@@ -142,3 +142,95 @@ def test_float_slider_values_are_the_decimals_they_stand_for():
     assert c.values()["a"] == 0.3 and canonical(0.1 + 0.2) == 0.3
     assert canonical(1e-3) == 1e-3 and canonical(0.027) == 0.027 and canonical(-40.0) == -40.0
     assert c.values()["n"] == 5 and isinstance(c.values()["n"], int)  # other controls unchanged
+
+
+# ------------------------------------------------------------- classroom pages a projector can show (issue 17)
+def _results(n_ok: int, n_bad: int = 0):
+    from symsgd_core.core.checking import make_result
+
+    return ([make_result(f"ok{i}", "claim <a>", 1e-9, 1e-6, "round-off") for i in range(n_ok)]
+            + [make_result(f"bad{i}", "claim", 2.0, 1.0, "src") for i in range(n_bad)])
+
+
+def test_assert_claims_prints_in_full_in_jupyterlab(monkeypatch, capsys):
+    from symsgd_core.ui.base import assert_claims
+
+    monkeypatch.delenv("SYMSGD_MODE", raising=False)
+    for var in ("VOILA_BASE_URL", "VOILA_SERVER_URL", "VOILA_REQUEST_URL", "VOILA_APP_PORT", "SERVER_SOFTWARE"):
+        monkeypatch.delenv(var, raising=False)
+    assert_claims(_results(6))
+    out = capsys.readouterr().out
+    assert out.count("[PASS]") == 6
+
+
+def test_assert_claims_is_one_compact_line_in_classroom_mode(monkeypatch, capsys):
+    import IPython.display
+
+    from symsgd_core.core.checking import claims_html, claims_summary
+    from symsgd_core.ui.base import assert_claims
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
+    monkeypatch.setenv("SYMSGD_MODE", "classroom")
+    assert_claims(_results(6))
+    assert capsys.readouterr().out == "" and len(shown) == 1
+    html = shown[0].data
+    assert '<details class="symsgd-claims">' in html and "<summary" in html and "✔ 6 claims checked" in html
+    assert html.count("<tr>") == 7 and "claim &lt;a&gt;" in html  # the table behind the click, escaped
+    with pytest.raises(AssertionError):
+        assert_claims(_results(5, 1))
+    assert "✘ 1 of 6 claims failed" in shown[-1].data and "<details class=\"symsgd-claims\" open>" in shown[-1].data
+    assert claims_summary(_results(1)) == "✔ 1 claim checked" and "no claim" in claims_summary([])
+    assert "open" in claims_html([])
+
+
+class _FakeEvents:
+    def __init__(self):
+        self.handlers = {}
+
+    def register(self, name, fn):
+        self.handlers.setdefault(name, []).append(fn)
+
+    def fire(self, name):
+        for fn in self.handlers.get(name, []):
+            fn(None)
+
+
+class _FakeShell:
+    def __init__(self):
+        self.events = _FakeEvents()
+
+
+def test_printed_text_is_compact_in_classroom_mode_only(monkeypatch):
+    import sys
+
+    import IPython.display
+
+    from symsgd_core.ui import compact_output
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj.data))
+    lab = _FakeShell()
+    assert not compact_output.install(lab, environ={}) and lab.events.handlers == {}
+    shell = _FakeShell()
+    real = sys.stdout
+    try:
+        assert compact_output.install(shell, environ={"SYMSGD_MODE": "classroom"})
+        assert compact_output.install(shell, environ={"SYMSGD_MODE": "classroom"})  # idempotent
+        assert len(shell.events.handlers["pre_run_cell"]) == 1
+        print("the importing cell's line")
+        shell.events.fire("post_run_cell")
+        shell.events.fire("pre_run_cell")
+        print("[PASS] a: measured 1e-9 <= tolerance 1e-6 (round-off)")
+        print("second line")
+        shell.events.fire("post_run_cell")
+        shell.events.fire("pre_run_cell")
+        shell.events.fire("post_run_cell")  # a cell that printed nothing shows nothing
+    finally:
+        sys.stdout = real
+    assert sys.stdout is real
+    assert shown[0] == '<pre class="symsgd-printed">the importing cell&#x27;s line</pre>'
+    assert shown[1].startswith('<details class="symsgd-printed">') and "(+1 more line)" in shown[1]
+    assert "second line" in shown[1] and len(shown) == 2
+    long = compact_output.compact_html("x" * 300)
+    assert "…" in long and "<details" in long

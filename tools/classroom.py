@@ -5,6 +5,7 @@ Usage (from the repository root, with the project's virtual environment)::
     .venv/bin/python tools/classroom.py                 # notebooks/ at http://127.0.0.1:8866/
     .venv/bin/python tools/classroom.py --port 9000 --no-browser
     .venv/bin/python tools/classroom.py notebooks/01_some_notebook.ipynb
+    .venv/bin/python tools/classroom.py --solutions     # the instructor variant (make instructor)
 
 Each notebook runs top to bottom in its own kernel when its page is opened; the page shows
 the narrative, formulas, sliders and figures, but no code. The server listens on 127.0.0.1
@@ -26,6 +27,12 @@ import tempfile
 from pathlib import Path
 
 from symsgd_jupyter import PLOTLY_BUNDLE_ENV, plotly_bundle
+
+#: Tells the kernels they serve a classroom page (read by ``symsgd_core.ui.mode.classroom_mode``: one compact line per
+#: claim cell); the same names as in ``symsgd_core/ui/mode.py`` (not imported: the launcher stays light).
+MODE_ENV, CLASSROOM = "SYMSGD_MODE", "classroom"
+#: The instructor variant: every worked solution of the Check-yourself panels shown open (``solutions_open``).
+SOLUTIONS_ENV, SOLUTIONS_OPEN = "SYMSGD_SOLUTIONS", "open"
 
 REPO = Path(__file__).resolve().parents[1]
 #: A Jupyter data directory holding ``voila/templates/symsgd``.
@@ -63,19 +70,26 @@ def prepare_template_root(dest: Path | str) -> Path:
     return dest
 
 
-def voila_env(template_root: Path | str = TEMPLATE_ROOT, base: dict | None = None) -> dict:
+def voila_env(template_root: Path | str = TEMPLATE_ROOT, base: dict | None = None, solutions: bool = False) -> dict:
     """Environment for Voilà and its kernels.
 
     Args:
         template_root: Jupyter data directory holding ``voila/templates/symsgd`` (prepended to
             ``JUPYTER_PATH``); from :func:`prepare_template_root` to also serve plotly's module.
         base: environment to extend (default: ``os.environ``); not modified.
+        solutions: the instructor variant (every worked solution shown open).
 
     Returns:
         A new dict. ``SYMSGD_PLOTLY_BUNDLE`` (the module's URL relative to the base URL) is set when
-        ``template_root`` serves plotly's module, and removed otherwise.
+        ``template_root`` serves plotly's module, and removed otherwise; ``SYMSGD_MODE=classroom`` always;
+        ``SYMSGD_SOLUTIONS=open`` with ``solutions`` (removed otherwise, so a lecturer's shell cannot leak it).
     """
     env = dict(os.environ if base is None else base)
+    env[MODE_ENV] = CLASSROOM
+    if solutions:
+        env[SOLUTIONS_ENV] = SOLUTIONS_OPEN
+    else:
+        env.pop(SOLUTIONS_ENV, None)
     root = Path(template_root)
     paths = [str(root)] + [p for p in env.get("JUPYTER_PATH", "").split(os.pathsep) if p]
     env["JUPYTER_PATH"] = os.pathsep.join(paths)
@@ -142,12 +156,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="notebook or folder of notebooks (default: notebooks/)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT})")
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser window")
+    parser.add_argument("--solutions", action="store_true",
+                        help="instructor variant: every Check-yourself worked solution shown open (make instructor)")
     args = parser.parse_args(argv)
     target = Path(args.target)
     if not target.exists():
         parser.error(f"{target} does not exist")
     check_template()
-    print(f"Classroom mode: {target} at http://127.0.0.1:{args.port}/ (offline; Ctrl+C stops it)")
+    variant = " — instructor variant, every worked solution open" if args.solutions else ""
+    print(f"Classroom mode{variant}: {target} at http://127.0.0.1:{args.port}/ (offline; Ctrl+C stops it)")
     if target.is_dir():
         print("Double-click a notebook in that list (it opens in a new tab), or open its page directly:")
     for name, url in page_urls(target, args.port).items():
@@ -158,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         root = prepare_template_root(tmp)
         try:
             return subprocess.call(voila_argv(target, args.port, open_browser=not args.no_browser),
-                                   env=voila_env(root))
+                                   env=voila_env(root, solutions=args.solutions))
         except KeyboardInterrupt:
             return 0
 

@@ -9,8 +9,9 @@ when imported; :func:`symsgd_core.run_checks` imports all of them and runs :func
 
 from __future__ import annotations
 
+import html
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -52,6 +53,33 @@ class CheckResult:
         mark = "PASS" if self.passed else "FAIL"
         return (f"[{mark}] {self.name}: measured {self.measured:.3g} {self.relation} "
                 f"tolerance {self.tolerance:.3g} ({self.tolerance_source})")
+
+
+def claims_summary(results: Sequence[CheckResult]) -> str:
+    """One compact line for a list of results: ``"✔ 6 claims checked"`` or ``"✘ 1 of 6 claims failed"``."""
+    n = len(results)
+    failed = sum(not r.passed for r in results)
+    if not n:
+        return "✘ no claim was checked"
+    noun = "claim" if n == 1 else "claims"
+    return f"✔ {n} {noun} checked" if not failed else f"✘ {failed} of {n} {noun} failed"
+
+
+def claims_html(results: Sequence[CheckResult]) -> str:
+    """The results as a compact HTML block for a projector: the :func:`claims_summary` line, and the full table
+    (claim, measured, relation, tolerance and where it comes from) behind a click (``<details>``). A failure
+    opens the table. Colours are readable on light and dark backgrounds."""
+    failed = any(not r.passed for r in results) or not results
+    colour = "#c2410c" if failed else "#15803d"
+    rows = "".join(
+        "<tr>"
+        f"<td>{'✔' if r.passed else '✘'}</td><td><code>{html.escape(r.name)}</code></td>"
+        f"<td>{html.escape(r.claim)}</td><td>{r.measured:.3g} {html.escape(r.relation)} {r.tolerance:.3g}</td>"
+        f"<td>{html.escape(r.tolerance_source)}</td></tr>" for r in results)
+    table = ("<table class=\"symsgd-claims-table\"><thead><tr><th>ok</th><th>check</th><th>claim</th>"
+             f"<th>measured vs tolerance</th><th>tolerance from</th></tr></thead><tbody>{rows}</tbody></table>")
+    return (f'<details class="symsgd-claims"{" open" if failed else ""}><summary style="color:{colour};'
+            f'font-weight:600;cursor:pointer">{html.escape(claims_summary(results))}</summary>{table}</details>')
 
 
 def make_result(name: str, claim: str, measured: float, tolerance: float, tolerance_source: str,

@@ -27,7 +27,9 @@ __all__ = ["Exercise", "Feedback", "KINDS", "as_number", "as_vector", "number_ex
 KINDS = ("number", "vector", "choice", "code")
 
 _MARKS = {"right": "✔ right", "wrong": "✘ not quite", "unanswered": "… not answered yet"}
-_COLOURS = {"right": "#15803d", "wrong": "#b91c1c", "unanswered": "#475569"}
+#: Left-border colours of the verdicts (Okabe–Ito bluish green and vermillion, a grey; see symsgd_core.ui.style):
+#: the text keeps the theme's colour, so it is readable in JupyterLab's light and dark themes alike.
+_COLOURS = {"right": "#009E73", "wrong": "#D55E00", "unanswered": "#999999"}
 
 #: What an empty answer asks the reader to do, by input kind.
 _ASK = {
@@ -61,8 +63,8 @@ class Feedback:
         return f"{_MARKS[self.status]}: {self.message}"
 
     def _repr_html_(self) -> str:
-        return (f'<div class="symsgd-feedback symsgd-feedback-{self.status}" style="color:{_COLOURS[self.status]}">'
-                f"{html.escape(str(self))}</div>")
+        return (f'<div class="symsgd-feedback symsgd-feedback-{self.status}" style="border-left:4px solid '
+                f'{_COLOURS[self.status]};padding-left:6px">{html.escape(str(self))}</div>')
 
 
 def _finite(value: float) -> float | None:

@@ -55,6 +55,7 @@ from ..balance.models import ScalarModel
 from ..core.checking import CheckResult
 from ..core.validation import check_positive
 from .base import Controller, RunController, experiment_defaults
+from .style import NEUTRALS, PALETTE, colours, rgba
 
 __all__ = [
     "BalanceEnsemble",
@@ -69,8 +70,8 @@ __all__ = [
 ]
 
 #: Colours shared by every figure of the notebook.
-COLOURS = {"flow": "#475569", "sgd": "#2563eb", "iso": "#d97706", "G": "#7c3aed", "u_sq": "#0d9488",
-           "w_sq": "#db2777", "point": "#dc2626", "orbit": "#f472b6", "hyper": "#a1a1aa", "bound": "#16a34a"}
+COLOURS = colours(flow="grey", sgd="blue", iso="orange", G="reddish_purple", u_sq="bluish_green", w_sq="sky_blue",
+                  point="vermillion", orbit="reddish_purple", hyper="grey_mid", bound="black")
 _LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50),
                legend=dict(orientation="h", yanchor="bottom", y=1.06, x=0))
 
@@ -207,7 +208,7 @@ class SymmetryExplorer(Controller):
                         row=1, col=2)
         fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=10, color=COLOURS["G"]), showlegend=False,
                         row=1, col=2)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#f59e0b", width=2),
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=PALETTE["orange"], width=2),
                         name="ℓ = 0: u w x = y", hoverinfo="skip", row=1, col=1)  # data[10]
         fig.update_xaxes(range=[-L, L], title_text="u", row=1, col=1)
         fig.update_yaxes(range=[-L, L], title_text="w", scaleanchor="x", row=1, col=1)
@@ -291,7 +292,7 @@ class ItoTermsExplorer(Controller):
                     texttemplate="%{y:.3g}", textposition="outside", row=1, col=1)
         fig.add_bar(x=cats, y=[0, 0, 0], name="f = ‖u‖²", marker_color=COLOURS["u_sq"],
                     texttemplate="%{y:.3g}", textposition="outside", row=1, col=1)
-        fig.add_bar(x=[], y=[], name="eigenvalues of C", marker_color="#94a3b8", showlegend=True,
+        fig.add_bar(x=[], y=[], name="eigenvalues of C", marker_color=NEUTRALS["grey_mid"], showlegend=True,
                     texttemplate="%{y:.2g}", textposition="outside", row=1, col=2)
         fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=13, symbol="diamond", color=COLOURS["point"]),
                         name="weight of Jθ/‖Jθ‖ on the eigenvector (right axis)", row=1, col=2, secondary_y=True)
@@ -439,7 +440,8 @@ class ThreeDynamics(RunController):
             rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.1,
             subplot_titles=("paths in the (u, w) plane", "G = u² − w² along each path")))
         fig.update_layout(height=500, **_LAYOUT)
-        fig.add_contour(x=[0, 1], y=[0, 1], z=[[0, 0], [0, 0]], colorscale=[[0, "#cbd5e1"], [1, "#cbd5e1"]],
+        fig.add_contour(x=[0, 1], y=[0, 1], z=[[0, 0], [0, 0]],
+                        colorscale=[[0, NEUTRALS["grey_light"]], [1, NEUTRALS["grey_light"]]],
                         contours=dict(start=0.25, end=8, size=0.5, coloring="lines"), line=dict(width=0.8),
                         showscale=False, name="level sets of L", hoverinfo="skip", row=1, col=1)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["hyper"], width=1, dash="dot"),
@@ -458,7 +460,7 @@ class ThreeDynamics(RunController):
         for key in self.ORDER:
             fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS[key], width=2 if key == "flow" else 1.2),
                             legendgroup=key, showlegend=False, row=1, col=2)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#111827", width=1.5, dash="dot"),
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=PALETTE["black"], width=1.5, dash="dot"),
                         name="valley uw = 1 (minimum of L)", hoverinfo="skip", row=1, col=1)  # data[11]
         fig.update_xaxes(title_text="u", row=1, col=1)
         fig.update_yaxes(title_text="w", scaleanchor="x", row=1, col=1)
@@ -578,7 +580,7 @@ class BalanceEnsemble(RunController):
             fig.add_scatter(x=[], y=[], mode="lines", line=dict(width=0), showlegend=False, hoverinfo="skip",
                             row=1, col=col)
             fig.add_scatter(x=[], y=[], mode="lines", line=dict(width=0), fill="tonexty",
-                            fillcolor="rgba(148,163,184,0.35)", name="5–95 % of runs", showlegend=(col == 1),
+                            fillcolor=rgba("grey_mid", 0.35), name="5–95 % of runs", showlegend=(col == 1),
                             hoverinfo="skip", row=1, col=col)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["G"], width=3), name="mean G", row=1, col=2)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="black", width=2, dash="dash"),
@@ -653,9 +655,9 @@ def _ratio_panel(fig, col: int, showlegend: bool) -> None:
                     name="Tr Cov∇_uℓ / Tr Cov∇_wℓ (noise)", legendgroup="noise", showlegend=showlegend, row=1, col=col)
     fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["u_sq"], width=2.5),
                     name="‖u‖² / ‖w‖² (norms)", legendgroup="norms", showlegend=showlegend, row=1, col=col)
-    fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#64748b", width=1, dash="dot"), name="ratio 1",
+    fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=NEUTRALS["grey"], width=1, dash="dot"), name="ratio 1",
                     legendgroup="one", showlegend=showlegend, hoverinfo="skip", row=1, col=col)
-    fig.add_scatter(x=[], y=[], mode="lines", line=dict(width=0), fill="toself", fillcolor="rgba(124,58,237,0.08)",
+    fig.add_scatter(x=[], y=[], mode="lines", line=dict(width=0), fill="toself", fillcolor=rgba("reddish_purple", 0.08),
                     name="averaging window", legendgroup="win", showlegend=showlegend, hoverinfo="skip", row=1, col=col)
 
 
@@ -905,7 +907,7 @@ class DiscreteBreakdown(RunController):
             subplot_titles=("log₁₀|u² − w²| after each step (colour: sign of u² − w²)",
                             "the factor 1 − η²ḡ_ℬ² of each step")))
         fig.update_layout(height=600, **_LAYOUT)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="#94a3b8", width=1), showlegend=False,
+        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=NEUTRALS["grey_mid"], width=1), showlegend=False,
                         row=1, col=1)
         fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=5, color=COLOURS["sgd"]), name="u² − w² > 0",
                         row=1, col=1)
@@ -915,12 +917,12 @@ class DiscreteBreakdown(RunController):
                         row=2, col=1)
         fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=9, color=COLOURS["point"], symbol="triangle-down"),
                         name=f"factor < {self.FACTOR_FLOOR:g} (drawn at {self.FACTOR_FLOOR:g})", row=2, col=1)
-        for y0, y1, colour in ((0, 1, "rgba(22,163,74,0.08)"), (-1, 0, "rgba(217,119,6,0.12)"),
-                               (self.FACTOR_FLOOR - 0.3, -1, "rgba(220,38,38,0.12)")):
+        for y0, y1, colour in ((0, 1, rgba("bluish_green", 0.08)), (-1, 0, rgba("orange", 0.12)),
+                               (self.FACTOR_FLOOR - 0.3, -1, rgba("vermillion", 0.12))):
             fig.add_hrect(y0=y0, y1=y1, fillcolor=colour, line_width=0, row=2, col=1)
         for y, text in ((0.5, "shrinks, same sign"), (-0.5, "sign flips"), (-2.0, "sign flips and |G| grows")):
             fig.add_annotation(x=1.0, xref="x2 domain", xanchor="right", y=y, yref="y2", text=text, showarrow=False,
-                               font=dict(size=11, color="#475569"))
+                               font=dict(size=11, color=NEUTRALS["grey"]))
         fig.update_yaxes(title_text="log₁₀|G|", row=1, col=1)
         fig.update_yaxes(title_text="1 − η²ḡ_ℬ²", range=[self.FACTOR_FLOOR - 0.3, 1.2], row=2, col=1)
         fig.update_xaxes(title_text="step n", row=2, col=1)

@@ -35,7 +35,15 @@ import time
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from ..core.checking import claims_html
+from .a11y import accessible_names
+from .compact_output import install as install_compact_output
+from .mode import classroom_mode
 from .plotly_loading import answer_state_requests, configure_from_environment, sync_figure_state
+from .style import FIGURE_LAYOUT, STATUS, distinguish
+
+# In classroom mode a cell's printed text (status echoes, numbers) shows as one compact line; see compact_output.py.
+install_compact_output()
 
 # Every FigureWidget loads plotly's code once per page from the notebook server when the server serves it
 # (JupyterLab with the symsgd_jupyter extension, classroom mode); see plotly_loading.py.
@@ -109,10 +117,13 @@ class Controller:
         overriding :meth:`_children`, not this method.
         """
         for fig in self.figures:
+            if self._root is None:
+                fig.update_layout(**FIGURE_LAYOUT)
+            self._distinguish(fig)
             sync_figure_state(fig)
             answer_state_requests(fig)
         if self._root is None:
-            self._root = widgets.VBox(self._children())
+            self._root = widgets.VBox([*self._children(), accessible_names()])
             self._root.add_class("symsgd-controller")
             self._watch_inputs(self._root)
             self._mark_handled()
@@ -180,18 +191,39 @@ class Controller:
             self._update(**self.values())
         finally:
             self.last_update_seconds = time.perf_counter() - t0
-        for fig in self.figures:  # a page that connects later (Voila) reads only the stored state
-            sync_figure_state(fig)
+        self._restyle_and_sync()
         self._mark_handled()
 
     def _update(self, **values) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _restyle_and_sync(self) -> None:
+        """After drawing: no two curves told apart by colour only (:func:`~symsgd_core.ui.style.distinguish`),
+        and every figure's full state stored, since a page that connects later (Voilà) reads only that."""
+        for fig in self.figures:
+            self._distinguish(fig)
+            sync_figure_state(fig)
+
+    def _distinguish(self, fig: go.FigureWidget) -> None:
+        """:func:`~symsgd_core.ui.style.distinguish` ``fig`` when it is new or its number of traces changed (the
+        controllers set line styles when they build a figure and change only data afterwards: a pass costs up to
+        ~60 ms on a figure of 70 traces, too much for every slider move)."""
+        styled = self.__dict__.setdefault("_styled_traces", {})
+        if styled.get(id(fig)) != len(fig.data):
+            distinguish(fig)
+            styled[id(fig)] = len(fig.data)
+
     # -- messages -------------------------------------------------------------
     def say(self, text: str, level: str = "info") -> None:
-        """Show ``text`` in the status line (level: info, warning, error)."""
-        colour = {"info": "#333", "warning": "#b45309", "error": "#b91c1c"}.get(level, "#333")
-        self.status.value = f'<span style="color:{colour}">{html.escape(text)}</span>'
+        """Show ``text`` in the status line (level: info, warning, error).
+
+        The text keeps the theme's colour (readable in JupyterLab's light and dark themes); a warning or an error
+        is marked by a coloured left border (:data:`~symsgd_core.ui.style.STATUS`) and the CSS class
+        ``symsgd-status-<level>``; the messages themselves say what went wrong in words.
+        """
+        level = level if level in ("info", "warning", "error") else "info"
+        mark = "" if level == "info" else f' style="border-left:4px solid {STATUS[level]};padding-left:6px"'
+        self.status.value = f'<span class="symsgd-status symsgd-status-{level}"{mark}>{html.escape(text)}</span>'
 
 
 class RunController(Controller):
@@ -245,8 +277,7 @@ class RunController(Controller):
             self.last_run_seconds = time.perf_counter() - t0
             if not self.live:
                 self.last_update_seconds = self.last_run_seconds
-        for fig in self.figures:  # a page that connects later (Voila) reads only the stored state
-            sync_figure_state(fig)
+        self._restyle_and_sync()
         self._mark_handled()
 
     def _run(self, **values) -> None:  # pragma: no cover - abstract
@@ -282,18 +313,29 @@ def slider(kind, description: str, *, width: str | None = None, continuous: bool
 
 
 def status_text(controller: Controller) -> str:
-    """The controller's status line as plain text (for printing in a notebook cell)."""
+    """The controller's status line as plain text (for printing in a notebook cell; in classroom mode what a cell
+    prints shows as one compact line, see :mod:`.compact_output`)."""
     return html.unescape(re.sub(r"<[^>]+>", "", controller.status.value))
 
 
 def assert_claims(results) -> None:
-    """Print every :class:`~symsgd_core.core.checking.CheckResult` on one line and assert that it passed
-    (the notebooks' proofs as code). No claim at all is a failure too."""
+    """Show every :class:`~symsgd_core.core.checking.CheckResult` and assert that it passed (the notebooks'
+    proofs as code). No claim at all is a failure too.
+
+    In JupyterLab each result is printed on one line. In classroom mode (:func:`~symsgd_core.ui.mode.
+    classroom_mode`) the cell shows one compact line, "✔ 6 claims checked", with the table behind a click
+    (:func:`~symsgd_core.core.checking.claims_html`; opened when a claim failed).
+    """
     results = list(results)
     if not results:
         raise AssertionError("no claim to check")
-    for r in results:
-        print(r)
+    if classroom_mode():
+        from IPython.display import HTML, display
+
+        display(HTML(claims_html(results)))
+    else:
+        for r in results:
+            print(r)
     for r in results:
         assert r.passed, r
 

@@ -1,87 +1,258 @@
 """The "Check yourself" panel: a notebook's exercises as widgets that work in classroom mode too.
 
-:class:`ExercisePanel` shows one :class:`ExerciseBox` per exercise (question, input box or buttons, a Check
-button, the feedback). The checker runs in the kernel when the reader presses Check (or Enter in a text
-box), so the panel works in classroom mode (Voilà), where no code cell can be edited. The exercises
-themselves (:class:`~symsgd_core.core.exercises.Exercise`) live in each topic's ``exercises`` module.
+:class:`ExercisePanel` shows one :class:`ExerciseBox` per exercise: the question, an input (a text box, option
+buttons, or — for an exercise whose answer is a Python function — a formula box), a **Check** button, the
+feedback, and a **Show worked solution** button that reveals the derivation (``Exercise.worked``, Markdown with
+``$…$`` math, typeset by MathJax in JupyterLab and in classroom mode alike). The checker runs in the kernel when
+the reader presses Check (or Enter in a text box), so the panel works in classroom mode (Voilà), where no code
+cell can be edited. The exercises themselves (:class:`~symsgd_core.core.exercises.Exercise`) live in each
+topic's ``exercises`` module.
 
-Exercises whose answer is a Python function (kind ``"code"``) are answered in a code cell in JupyterLab; the
-panel shows them with a note saying so. The notebooks keep a code cell per exercise for readers in JupyterLab:
+How a wrong answer is answered (so that a first try never gives the answer away):
+
+* an input that is not a number (or a vector, or a formula) at all gets the format message; it is not a try;
+* the **first** wrong try shows "✘ not quite" and only the exercise's ``hint`` (never the checker's message,
+  which may name the right value), and offers the worked solution;
+* from the **second** wrong try on, the checker's own message (which may name the typical mistake).
+
+An empty ``hint`` falls back to a generic nudge; an empty ``worked`` falls back to the right answer with the
+checker's explanation of it. In the instructor variant (:func:`symsgd_core.ui.mode.solutions_open`, set by
+``make instructor``) every worked solution is shown open.
+
+Exercises whose answer is a Python function (kind ``"code"``) take a formula in the arguments in the panel,
+parsed safely by :func:`symsgd_core.core.expressions.compile_expression` (never ``eval``), so they can be
+answered in classroom mode too; in JupyterLab the notebooks also keep a code cell per exercise:
 ``panel.answer(name, value)`` checks ``value`` there and shows nothing while it is ``None``.
 """
 
 from __future__ import annotations
 
 import html
+import inspect
+import re
 from collections.abc import Iterable, Mapping
 
 import ipywidgets as widgets
 
-from ..core.exercises import Exercise, Feedback
+from ..core.exercises import Exercise, Feedback, as_number, as_vector
+from ..core.expressions import ExpressionError, compile_expression
 from ..core.validation import check_choice
+from .a11y import accessible_names
+from .mode import solutions_open
 
-__all__ = ["ExerciseBox", "ExercisePanel"]
+__all__ = ["ExerciseBox", "ExercisePanel", "markdown_html"]
 
 _PLACEHOLDER = {"number": "a number, e.g. 0.25 or 1/4", "vector": "numbers separated by commas, e.g. 1, 0"}
-_CODE_NOTE = ("This one asks for a Python function: answer it in the code cell below the panel, in JupyterLab "
-              "(classroom mode has no code cells).")
+#: What the reader is told with a first wrong try when the exercise has no hint.
+GENERIC_HINT = "check each step of your computation once more, or open the worked solution below."
+#: Added to the feedback of every wrong try: where the derivation is.
+OFFER = " (The worked solution is one click away: “Show worked solution”.)"
+SHOW, HIDE = "Show worked solution", "Hide worked solution"
+
+_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)
+
+
+def markdown_html(text: str) -> str:
+    """``text`` (Markdown with ``$…$`` / ``$$…$$`` math) as HTML for an ``HTMLMath`` widget.
+
+    The math is cut out first and put back verbatim (HTML-escaped) so Markdown never touches its ``_`` or
+    ``\\``; raw HTML in ``text`` is escaped, not rendered.
+    """
+    import mistune
+
+    pieces: list[str] = []
+
+    def keep(match: re.Match) -> str:
+        pieces.append(match.group(0))
+        return f"SYMSGDMATH{len(pieces) - 1}X"
+
+    body = mistune.create_markdown(escape=True, plugins=["table"])(_MATH.sub(keep, text or ""))
+    return re.sub(r"SYMSGDMATH(\d+)X", lambda m: html.escape(pieces[int(m.group(1))], quote=False), body)
+
+
+def _formula_arguments(exercise: Exercise) -> tuple[str, ...]:
+    """The argument names a kind-"code" exercise's function takes (from its ``solution``'s signature)."""
+    try:
+        params = inspect.signature(exercise.solution).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 class ExerciseBox:
-    """The widgets of one exercise: question, input, Check button and feedback (in ``root``, a VBox).
+    """The widgets of one exercise (in ``root``, a VBox with CSS class ``symsgd-exercise``).
 
-    ``input`` is a ``Text`` (kinds "number" and "vector"; Enter checks too), ``ToggleButtons`` (kind
-    "choice") or ``None`` (kind "code": a note says to answer in a code cell); ``button`` is ``None`` for
-    "code". ``feedback`` is an ``HTML`` widget showing the last :class:`Feedback` (empty before the first check).
+    Attributes:
+        input: a ``Text`` (kinds "number" and "vector", and "code": a formula; Enter checks too) or
+            ``ToggleButtons`` (kind "choice").
+        button: the Check button.
+        feedback: an ``HTML`` widget showing the last :class:`Feedback` (empty before the first check).
+        reveal: the "Show worked solution" ``ToggleButton`` (``value`` True while the solution is shown).
+        worked: the ``HTMLMath`` widget holding the worked solution (hidden until revealed).
+        tries: wrong tries so far (answers that could be read but were wrong).
+        last: the last :class:`Feedback` the checker gave (``None`` before the first check); what is *shown*
+            after a first wrong try is the hint, in ``feedback``.
     """
 
     def __init__(self, exercise: Exercise, number: int) -> None:
         self.exercise = exercise
         self.last: Feedback | None = None
+        self.tries = 0
+        self.arguments = _formula_arguments(exercise) if exercise.kind == "code" else ()
         self.question = widgets.HTML(f"<b>{number}.</b> {html.escape(exercise.question)}")
         self.feedback = widgets.HTML("")
-        self.input: widgets.Widget | None = None
-        self.button: widgets.Button | None = None
-        if exercise.kind == "code":
-            row = widgets.HTML(f"<i>{html.escape(_CODE_NOTE)}</i>")
+        self.feedback.add_class("symsgd-feedback-area")
+        label = f"Exercise {number}: your answer"
+        if exercise.kind == "choice":
+            self.input = widgets.ToggleButtons(options=list(exercise.options), value=None,
+                                               tooltips=[f"answer: {lbl}" for lbl, _v in exercise.options],
+                                               style={"button_width": "auto"})
+            self.input.observe(self._on_choice, names="value")
         else:
-            if exercise.kind == "choice":
-                self.input = widgets.ToggleButtons(options=list(exercise.options), value=None,
-                                                   style={"button_width": "auto"})
-                self.input.observe(self._on_choice, names="value")
+            if exercise.kind == "code":
+                args = ", ".join(self.arguments)
+                placeholder = f"a formula in {args}, e.g. 2*sin({self.arguments[0]})" if self.arguments else "a formula"
             else:
-                self.input = widgets.Text(value="", placeholder=_PLACEHOLDER[exercise.kind],
-                                          continuous_update=False, layout=widgets.Layout(width="260px"))
-                self.input.observe(self._on_enter, names="value")  # Enter (or leaving the box) commits the text
-            self.button = widgets.Button(description="Check", icon="check", button_style="primary",
-                                         layout=widgets.Layout(width="auto"))
-            self.button.on_click(lambda _b: self.check())
-            row = widgets.HBox([self.input, self.button])
-        self.root = widgets.VBox([self.question, row, self.feedback])
+                placeholder = _PLACEHOLDER[exercise.kind]
+            self.input = widgets.Text(value="", placeholder=placeholder, description="Your answer:",
+                                      tooltip=label, continuous_update=False,
+                                      style={"description_width": "initial"}, layout=widgets.Layout(width="340px"))
+            self.input.observe(self._on_enter, names="value")  # Enter (or leaving the box) commits the text
+        self.button = widgets.Button(description="Check", icon="check", button_style="primary",
+                                     tooltip=f"check your answer to exercise {number}",
+                                     layout=widgets.Layout(width="auto"))
+        self.button.on_click(lambda _b: self.check())
+        self.reveal = widgets.ToggleButton(value=False, description=SHOW, icon="lightbulb-o",
+                                           tooltip=f"show or hide the worked solution of exercise {number}",
+                                           layout=widgets.Layout(width="auto"))
+        self.reveal.add_class("symsgd-reveal")
+        self.worked = widgets.HTMLMath("", layout=widgets.Layout(display="none"))
+        self.worked.value = ('<div class="symsgd-worked-body"><b>Worked solution.</b> '
+                             + markdown_html(self.worked_markdown()) + "</div>")
+        self.worked.add_class("symsgd-worked")
+        self.reveal.observe(self._on_reveal, names="value")
+        rows = [self.question]
+        if exercise.kind == "code":
+            rows.append(widgets.HTML(f"<i>{html.escape(self._code_note())}</i>"))
+        rows += [widgets.HBox([self.input, self.button, self.reveal], layout=widgets.Layout(flex_flow="row wrap")),
+                 self.feedback, self.worked]
+        self.root = widgets.VBox(rows)
         self.root.add_class("symsgd-exercise")
+        if solutions_open():
+            self.reveal.value = True
+
+    # -- the reader's answer --------------------------------------------------
+    def _code_note(self) -> str:
+        args = ", ".join(self.arguments)
+        return (f"This one asks for a function f({args}): type its formula in the box (Python syntax: + − * / ** @, "
+                f".T for the transpose, sin, exp, sqrt, …; for example ({args}) ↦ …), or, in JupyterLab, define it "
+                f"in the code cell below the panel.")
 
     def value(self):
-        """The answer in the input (``None`` when empty or nothing is picked)."""
-        if self.input is None:
-            return None
+        """The answer in the input (``None`` when empty or nothing is picked); for kind "code" the formula's text."""
         value = self.input.value
         if isinstance(value, str):
             value = value.strip()
             return value or None
         return value
 
+    def _unreadable(self, answer) -> Feedback | None:
+        """The format message for an answer that cannot be read at all (not a try), else ``None``."""
+        if answer is None:
+            return None
+        kind = self.exercise.kind
+        if kind == "number" and as_number(answer) is None:
+            return self.exercise.check(answer)
+        if kind == "vector" and as_vector(answer) is None:
+            return self.exercise.check(answer)
+        return None
+
+    def _as_function(self, text: str):
+        """A kind-"code" answer typed as a formula: the compiled function, or the Feedback saying why not."""
+        try:
+            return compile_expression(text, self.arguments)
+        except ExpressionError as exc:
+            return Feedback("wrong", f"this formula cannot be used: {exc}.")
+
     def check(self) -> Feedback:
-        """Check the current input and show the verdict (what the Check button does)."""
-        return self.show(self.exercise.check(self.value()))
+        """Check the current input and show the verdict (what the Check button and Enter do)."""
+        answer = self.value()
+        if self.exercise.kind == "code" and isinstance(answer, str):
+            answer = self._as_function(answer)
+            if isinstance(answer, Feedback):
+                return self._show(answer)
+        return self.verdict(answer)
+
+    def verdict(self, answer) -> Feedback:
+        """Check ``answer`` and show the verdict the way the module docstring says (hint first).
+
+        Returns the :class:`Feedback` shown (after a first wrong try: the hint); the checker's own verdict is
+        kept in :attr:`last`.
+        """
+        unreadable = self._unreadable(answer)
+        if unreadable is not None:
+            return self._show(unreadable)
+        feedback = self.exercise.check(answer)
+        self.last = feedback
+        if feedback.status != "wrong":
+            return self._show(feedback)
+        self.tries += 1
+        if self.tries == 1:
+            shown = Feedback("wrong", (self.exercise.hint.strip() or GENERIC_HINT) + OFFER)
+        else:
+            shown = Feedback("wrong", feedback.message + OFFER)
+        self.reveal.button_style = "info"  # offered: the button stands out after a wrong try
+        return self._show(shown)
 
     def show(self, feedback: Feedback) -> Feedback:
-        """Show ``feedback`` under the question."""
+        """Show ``feedback`` under the question as it is (the code-cell path uses :meth:`verdict`)."""
         self.last = feedback
+        return self._show(feedback)
+
+    def _show(self, feedback: Feedback) -> Feedback:
         self.feedback.value = feedback._repr_html_()
         return feedback
 
+    # -- the worked solution --------------------------------------------------
+    def worked_markdown(self) -> str:
+        """The worked solution as Markdown: ``exercise.worked``, or (when it is empty) the answer and the
+        checker's explanation of it."""
+        if self.exercise.worked.strip():
+            return self.exercise.worked
+        explanation = self.exercise.check(self.exercise.solution).message if self.exercise.solution is not None else ""
+        answer = "" if self.exercise.kind == "code" or self.exercise.solution is None else \
+            f"**Answer:** {html.escape(str(self._solution_text()))}. "
+        return (answer + explanation) or "No worked solution has been written for this exercise yet."
+
+    def _solution_text(self) -> str:
+        sol = self.exercise.solution
+        if self.exercise.kind == "choice":
+            return next((lbl for lbl, v in self.exercise.options if v == sol), str(sol))
+        if isinstance(sol, (tuple, list)):
+            return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in sol)
+        return f"{sol:g}" if isinstance(sol, float) else str(sol)
+
+    @property
+    def solution_shown(self) -> bool:
+        """True while the worked solution is revealed."""
+        return bool(self.reveal.value)
+
+    def show_solution(self, shown: bool = True) -> None:
+        """Reveal (or hide) the worked solution, as the button does."""
+        self.reveal.value = bool(shown)
+
+    def _on_reveal(self, change) -> None:
+        if change["new"]:
+            self.worked.layout.display = None
+            self.reveal.description = HIDE
+        else:
+            self.worked.layout.display = "none"
+            self.reveal.description = SHOW
+
+    # -- events ---------------------------------------------------------------
     def _on_enter(self, _change) -> None:
-        self.check()
+        if self.value() is not None:
+            self.check()
 
     def _on_choice(self, _change) -> None:  # a new pick invalidates the verdict on the old one
         self.last = None
@@ -94,32 +265,44 @@ class ExercisePanel:
     Args:
         exercises: a mapping name → :class:`Exercise` (a module's ``EXERCISES``) or an iterable of them,
             shown in order and numbered from 1.
+        solutions: show every worked solution open (the instructor variant); default: the environment decides
+            (:func:`symsgd_core.ui.mode.solutions_open`).
     """
 
-    def __init__(self, exercises: Mapping[str, Exercise] | Iterable[Exercise]) -> None:
+    def __init__(self, exercises: Mapping[str, Exercise] | Iterable[Exercise], *,
+                 solutions: bool | None = None) -> None:
         items = list(exercises.values()) if isinstance(exercises, Mapping) else list(exercises)
         self.boxes: dict[str, ExerciseBox] = {}
         for i, ex in enumerate(items, start=1):
             if ex.name in self.boxes:
                 raise ValueError(f"two exercises are named {ex.name!r}")
             self.boxes[ex.name] = ExerciseBox(ex, i)
-        self.root = widgets.VBox([b.root for b in self.boxes.values()])
+        if solutions is not None:
+            for box in self.boxes.values():
+                box.show_solution(solutions)
+        self.root = widgets.VBox([*(b.root for b in self.boxes.values()), accessible_names()])
         self.root.add_class("symsgd-exercises")
 
     def __getitem__(self, name: str) -> ExerciseBox:
         """The box of exercise ``name`` (ValueError naming the exercises if there is none)."""
         return self.boxes[check_choice("exercise name", name, self.boxes)]
 
+    def show_solutions(self, shown: bool = True) -> None:
+        """Reveal (or hide) every worked solution."""
+        for box in self.boxes.values():
+            box.show_solution(shown)
+
     def answer(self, name: str, answer) -> Feedback | None:
         """The code-cell path (JupyterLab): check ``answer`` to exercise ``name`` and show it in the panel too.
 
         Returns ``None`` while ``answer`` is ``None``, so an unanswered code cell shows nothing (also in
-        classroom mode, where Voilà runs these cells); otherwise the :class:`Feedback`, which the cell displays.
+        classroom mode, where Voilà runs these cells); otherwise the :class:`Feedback`, which the cell
+        displays: the same as the panel shows, so a first wrong try gets the hint, not the answer.
         """
         box = self[name]
         if answer is None:
             return None
-        return box.show(box.exercise.check(answer))
+        return box.verdict(answer)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

@@ -39,13 +39,14 @@ from ..lifting.experiments import (
 from ..lifting.liftings import polar
 from ..lifting.models import LiftingCase
 from .base import Controller, slider
+from .style import NEUTRALS, PALETTE, colours
 
 __all__ = ["ChainRuleController", "EulerController", "OrbitController", "RankOneSetController",
            "SignCaveatController", "TracesController"]
 
-COLOURS = {"u": "#1f77b4", "w": "#ff7f0e", "grad": "#d62728", "autograd": "#374151", "corrected": "#2ca02c",
-           "seed": "#d62728", "F": "#9467bd", "natural": "#17becf", "set": "#93c5fd", "off": "#d62728",
-           "plus": "#2563eb", "minus": "#f97316"}
+COLOURS = colours(u="blue", w="orange", grad="vermillion", autograd="grey", corrected="bluish_green",
+                  seed="vermillion", F="reddish_purple", natural="sky_blue", set="sky_blue", off="vermillion",
+                  plus="blue", minus="orange")
 
 MODEL_OPTIONS = [("linear layer", "linear"), ("bilinear attention score", "attention"), ("ReLU neuron", "relu")]
 
@@ -124,11 +125,11 @@ class OrbitController(Controller):
         grid = ORBIT_GRID
         self._grid = grid
         fig.add_trace(go.Scatter(x=grid, y=np.zeros_like(grid), mode="lines", name="loss L",
-                                 line={"color": "#111827"}), 1, 3)
+                                 line={"color": PALETTE["black"]}), 1, 3)
         fig.add_trace(go.Scatter(x=grid, y=np.zeros_like(grid), mode="lines", name="G = ‖λu‖² − ‖w/λ‖²",
                                  line={"color": COLOURS["grad"], "dash": "dash"}), 1, 3)
         fig.add_trace(go.Scatter(x=[1, 1], y=[0, 0], mode="markers", name="current λ",
-                                 marker={"size": 11, "color": ["#111827", COLOURS["grad"]]}), 1, 3)
+                                 marker={"size": 11, "color": [PALETTE["black"], COLOURS["grad"]]}), 1, 3)
         r = 1.08 * max(hi * np.linalg.norm(self.u0), np.linalg.norm(self.w0) / lo)
         fig.update_xaxes(range=[-r, r], title_text="coordinate 1", row=1, col=1)
         fig.update_yaxes(range=[-r, r], title_text="coordinate 2", scaleanchor="x", scaleratio=1, row=1, col=1)
@@ -199,7 +200,7 @@ class RankOneSetController(Controller):
                                  colorscale=[[0, COLOURS["set"]], [1, COLOURS["set"]]], showscale=False,
                                  name="rank ≤ 1 (det = 0)", showlegend=True, hoverinfo="skip"))
         fig.add_trace(go.Scatter3d(x=[0, 0], y=[0, 0], z=[0, 0], mode="lines", name="segment M → M′",
-                                   line={"color": "#111827", "width": 5, "dash": "dash"}))
+                                   line={"color": PALETTE["black"], "width": 5, "dash": "dash"}))
         for name, colour in (("M = u wᵀ", COLOURS["u"]), ("M′ (rank 1)", COLOURS["corrected"]),
                              ("(M + M′)/2 (off the set)", COLOURS["off"])):
             fig.add_trace(go.Scatter3d(x=[0], y=[0], z=[0], mode="markers", name=name,
@@ -334,7 +335,7 @@ class EulerController(Controller):
                                  colorscale="Viridis", colorbar={"x": 0.44, "len": 0.8, "title": {"text": "𝓛̃"}},
                                  zsmooth="best", name="𝓛̃(M, w′)"), 1, 1)
         fig.add_trace(go.Scatter(x=[0, 0], y=[0, 0], mode="lines", name="ray through w: 𝓛̃ constant",
-                                 line={"color": "#f472b6", "dash": "dot", "width": 3}), 1, 1)
+                                 line={"color": PALETTE["reddish_purple"], "dash": "dot", "width": 3}), 1, 1)
         fig.add_trace(_arrow_trace("w", COLOURS["w"]), 1, 1)
         fig.add_trace(_arrow_trace("∂𝓛̃/∂w", COLOURS["grad"]), 1, 1)
         labels = ["∂L/∂u₁", "∂L/∂u₂", "∂L/∂w₁", "∂L/∂w₂"]
@@ -426,7 +427,7 @@ class SignCaveatController(Controller):
         fig = make_subplots(1, 2, column_widths=[0.55, 0.45], horizontal_spacing=0.1,
                             subplot_titles=["L(λu, w/λ): M is the same at λ and −λ", "inputs and the sign of wᵀx"])
         self._lams = SIGN_LAMBDAS
-        fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name="L(λu, w/λ)", line={"color": "#111827"}), 1, 1)
+        fig.add_trace(go.Scatter(x=[0], y=[0], mode="lines", name="L(λu, w/λ)", line={"color": PALETTE["black"]}), 1, 1)
         fig.add_trace(go.Scatter(x=[-3, 3], y=[0, 0], mode="lines", name="F(u wᵀ) (class wᵀe > 0)",
                                  line={"color": COLOURS["F"], "dash": "dash"}), 1, 1)
         fig.add_trace(go.Scatter(x=[1, -1], y=[0, 0], mode="markers", name="current ±λ",
@@ -436,7 +437,7 @@ class SignCaveatController(Controller):
         fig.add_trace(go.Scatter(x=[0], y=[0], mode="markers", name="wᵀx < 0 (active for (−u, −w))",
                                  marker={"color": COLOURS["minus"], "size": 9, "symbol": "diamond"}), 1, 2)
         fig.add_trace(go.Scatter(x=[0, 0], y=[0, 0], mode="lines", name="wᵀx = 0",
-                                 line={"color": "#6b7280", "dash": "dot"}), 1, 2)
+                                 line={"color": NEUTRALS["grey"], "dash": "dot"}), 1, 2)
         fig.add_trace(_arrow_trace("w", COLOURS["w"]), 1, 2)
         fig.update_xaxes(title_text="λ", row=1, col=1)
         fig.update_yaxes(title_text="training loss", row=1, col=1)
@@ -530,7 +531,7 @@ class TracesController(Controller):
         bars.add_trace(go.Scatter(x=[1, 1], y=[0, 0], mode="markers", name="current λ",
                                   marker={"size": 10, "color": [COLOURS["u"], COLOURS["w"]]}), 1, 2)
         bars.add_trace(go.Scatter(x=[1], y=[0], mode="markers", name="balanced λ*",
-                                  marker={"size": 13, "symbol": "star", "color": "#111827"}), 1, 2)
+                                  marker={"size": 13, "symbol": "star", "color": PALETTE["black"]}), 1, 2)
         bars.update_xaxes(type="log", title_text="λ", minorloglabels="complete", row=1, col=2)
         bars.update_yaxes(type="log", minorloglabels="complete", title_text="trace (log scale)", row=1, col=2)
         bars.update_yaxes(title_text="trace", row=1, col=1)

@@ -31,6 +31,7 @@ from ..rank_jumps.experiments import (
 from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, singular_values, smallest_B
 from ..rank_jumps.stepping import weight_decay_factor
 from .base import Controller, RunController, experiment_defaults, experiment_settings, slider
+from .style import NEUTRALS, PALETTE, colours
 
 __all__ = [
     "AnnealController",
@@ -43,8 +44,8 @@ __all__ = [
 ]
 
 #: Colours used for the same objects in every figure.
-COLOURS = {"L2": "#9ca3af", "L": "#2563eb", "gd": "#111827", "sgd": "#dc2626", "langevin": "#059669",
-           "rank0": "#9ca3af", "rank1": "#dc2626", "rank2": "#2563eb", "rank3": "#7c3aed"}
+COLOURS = colours(L2="grey_mid", L="blue", gd="black", sgd="vermillion", langevin="bluish_green", rank0="grey_mid",
+                  rank1="vermillion", rank2="blue", rank3="reddish_purple")
 
 
 def _slider(kind, description, **kw):
@@ -183,7 +184,8 @@ class PenaltyController(Controller):
 LOG_FLOOR = 1e-18
 
 #: One colour per SGD seed.
-SEED_COLOURS = ["#dc2626", "#ea580c", "#9333ea", "#0891b2", "#65a30d", "#db2777", "#d97706", "#be123c"]
+SEED_COLOURS = [{**PALETTE, **NEUTRALS}[c] for c in (
+    "vermillion", "orange", "reddish_purple", "sky_blue", "bluish_green", "blue", "black", "grey")]
 
 #: Short headlines drawn on the figure for each diagnosis kind.
 HEADLINES = {
@@ -209,7 +211,7 @@ def _series(steps, values, floor: float | None = LOG_FLOOR):
 
 def _headline(fig: go.FigureWidget, text: str, warning: bool = False) -> None:
     """Write ``text`` as the figure's title (red for a failure mode)."""
-    colour = "#b91c1c" if warning else "#111827"
+    colour = PALETTE["vermillion"] if warning else PALETTE["black"]
     fig.layout.title = dict(text=text, x=0.01, xanchor="left", font=dict(size=14, color=colour))
 
 
@@ -219,7 +221,7 @@ def _empty(fig: go.FigureWidget) -> None:
         tr.x, tr.y = [], []
 
 
-def _hline(y: float, name: str, colour: str = "#6b7280", dash: str = "dot", **kw) -> dict:
+def _hline(y: float, name: str, colour: str = NEUTRALS["grey"], dash: str = "dot", **kw) -> dict:
     return dict(x=[0.0, 1.0], y=[y, y], mode="lines", name=name, line=dict(color=colour, dash=dash, width=1), **kw)
 
 
@@ -376,14 +378,14 @@ class EnsembleController(RunController):
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             "(a) fraction of runs at each rank", "(b) first step at rank 1")))
         for name, colour in (("rank 2", COLOURS["rank2"]), ("rank 1", COLOURS["rank1"]),
-                             ("rank 0 (A = 0)", COLOURS["rank0"]), ("diverged", "#000000")):
+                             ("rank 0 (A = 0)", COLOURS["rank0"]), ("diverged", PALETTE["black"])):
             fig.add_scatter(name=name, line=dict(color=colour, shape="hv"), row=1, col=1)
         fig.add_scatter(name="in B_1 (ε₁, ε₂, R tests)", line=dict(color=COLOURS["rank1"], dash="dot", width=3,
                         shape="hv"), row=1, col=1)
-        fig.add_scatter(name="balance test passed (≤ ε₂)", line=dict(color="#111827", dash="dashdot", width=1.5,
+        fig.add_scatter(name="balance test passed (≤ ε₂)", line=dict(color=PALETTE["black"], dash="dashdot", width=1.5,
                         shape="hv"), row=1, col=1)
         fig.add_bar(name="jump times", marker_color=COLOURS["rank1"], opacity=0.6, row=1, col=2)
-        fig.add_scatter(name="exponential law (censored MLE mean)", line=dict(color="#111827", dash="dash"),
+        fig.add_scatter(name="exponential law (censored MLE mean)", line=dict(color=PALETTE["black"], dash="dash"),
                         row=1, col=2)
         fig.update_yaxes(title_text="fraction of runs", range=[-0.02, 1.02], row=1, col=1)
         fig.update_yaxes(title_text="number of runs", row=1, col=2)
@@ -465,11 +467,12 @@ class MechanismController(RunController):
         self._setup_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             "(a) unsampled row of W_L during forced sampling", "(b) singular values of A")))
-        fig.add_scatter(name="measured ‖W_L[1, :]‖", mode="markers", marker=dict(color="#7c3aed", size=7),
+        fig.add_scatter(name="measured ‖W_L[1, :]‖", mode="markers",
+                        marker=dict(color=PALETTE["reddish_purple"], size=7),
                         row=1, col=1)
-        fig.add_scatter(name="(1 − 2ηγ)^t · ‖W_L[1, :]‖₀", line=dict(color="#111827", dash="dash"), row=1, col=1)
+        fig.add_scatter(name="(1 − 2ηγ)^t · ‖W_L[1, :]‖₀", line=dict(color=PALETTE["black"], dash="dash"), row=1, col=1)
         for k in range(2):
-            fig.add_scatter(name="forced phase" if k == 0 else "forced s₂", line=dict(color="#7c3aed",
+            fig.add_scatter(name="forced phase" if k == 0 else "forced s₂", line=dict(color=PALETTE["reddish_purple"],
                             dash="solid" if k == 0 else "dash"), showlegend=k == 0, row=1, col=2)
         for k in range(2):
             fig.add_scatter(name="GD after" if k == 0 else "GD s₂", line=dict(color=COLOURS["gd"],
@@ -595,12 +598,13 @@ class BasinController(RunController):
             "(a) s₂(A) after the perturbation", "(b) where each a ends")))
         for k in range(self.GRID):
             fig.add_scatter(name="grid of a" if k == 0 else f"a grid {k}", showlegend=k == 0,
-                            line=dict(color="#9ca3af", width=1), row=1, col=1)
+                            line=dict(color=NEUTRALS["grey_mid"], width=1), row=1, col=1)
         fig.add_scatter(name="chosen a", line=dict(color=COLOURS["L"], width=3), row=1, col=1)
-        fig.add_scatter(name="final s₂(A) (grid)", mode="markers", marker=dict(color="#6b7280", size=8), row=1, col=2)
+        fig.add_scatter(name="final s₂(A) (grid)", mode="markers", marker=dict(color=NEUTRALS["grey"], size=8),
+                        row=1, col=2)
         fig.add_scatter(name="chosen a (final)", mode="markers", marker=dict(color=COLOURS["L"], size=14,
                         symbol="star"), row=1, col=2)
-        fig.add_scatter(name="a_c = (2γ/|g|)^{1/(L−2)}", mode="lines", line=dict(color="#111827", dash="dash"),
+        fig.add_scatter(name="a_c = (2γ/|g|)^{1/(L−2)}", mode="lines", line=dict(color=PALETTE["black"], dash="dash"),
                         row=1, col=2)
         fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")
@@ -720,7 +724,7 @@ class AnnealController(RunController):
         # Markers, not bars: the axis is zoomed on the losses (they differ by ~1 %), and bars with a
         # cut baseline would exaggerate the difference.
         fig.add_scatter(name="final loss (polished; colour = rank)", mode="markers",
-                        marker=dict(color=[], size=14, symbol="diamond", line=dict(color="#111827", width=1)),
+                        marker=dict(color=[], size=14, symbol="diamond", line=dict(color=PALETTE["black"], width=1)),
                         row=1, col=2)
         fig.add_scatter(name="rank-1 minimum", mode="lines", line=dict(color=COLOURS["rank1"], dash="dash"),
                         row=1, col=2)
@@ -761,7 +765,7 @@ class AnnealController(RunController):
             okl = np.isfinite(polished_loss)
             fig.data[k + 1].x = [lab for lab, o in zip(labels, okl) if o]
             fig.data[k + 1].y = polished_loss[okl]
-            fig.data[k + 1].marker.color = [COLOURS.get(f"rank{r}", "#000") for r in polished_rank[okl]]
+            fig.data[k + 1].marker.color = [COLOURS.get(f"rank{r}", PALETTE["black"]) for r in polished_rank[okl]]
             for j, key in enumerate(("rank1", "rank2")):
                 val = minima[key]
                 tr = fig.data[k + 2 + j]
@@ -869,7 +873,8 @@ class LangevinController(RunController):
                         marker=dict(color=COLOURS["rank1"], size=6, symbol="x"), row=1, col=2)
         fig.add_scatter(name="Langevin 2ητ (every direction)", mode="lines",
                         line=dict(color=COLOURS["langevin"], dash="dash"), row=1, col=2)
-        fig.add_scatter(name="round-off level of η²C", mode="lines", line=dict(color="#6b7280", dash="dot", width=1),
+        fig.add_scatter(name="round-off level of η²C", mode="lines",
+                        line=dict(color=NEUTRALS["grey"], dash="dot", width=1),
                         row=1, col=2)
         fig.update_yaxes(type="log", exponentformat="power")
         fig.update_yaxes(range=[np.log10(LOG_FLOOR) - 0.5, 1], title_text="s₂(A)", row=1, col=1)

@@ -20,11 +20,12 @@ from plotly.subplots import make_subplots
 from ..rank_jumps.network import DEFAULT_RANK_TOL
 from ..rank_jumps.sde_experiments import compare_point, comparison_rows, kstar_rows, load_grid
 from .base import Controller, RunController, experiment_settings, slider
+from .style import NEUTRALS, PALETTE, colours
 
 __all__ = ["JumpEventController", "SdeCompareController", "SdeGridController"]
 
 #: One colour per dynamics, the same in every figure of the notebook.
-COLOURS = {"sgd": "#dc2626", "sde": "#7c3aed", "langevin": "#059669", "gaussian": "#f59e0b", "other": "#6b7280"}
+COLOURS = colours(sgd="vermillion", sde="blue", langevin="bluish_green", gaussian="orange", other="grey")
 #: s₂(A) below this is drawn at this value (round-off; the log axis cannot show 0).
 FLOOR = 1e-18
 
@@ -76,7 +77,7 @@ class SdeCompareController(RunController):
                             showlegend=False, row=1, col=2)
         fig.add_scatter(name="SDE runs blown up", mode="lines", line=dict(color=COLOURS["sde"], dash="dot",
                                                                           shape="hv"), row=1, col=2)
-        fig.add_hline(y=DEFAULT_RANK_TOL, line=dict(color="#9ca3af", dash="dot"), row=1, col=1)
+        fig.add_hline(y=DEFAULT_RANK_TOL, line=dict(color=NEUTRALS["grey_mid"], dash="dot"), row=1, col=1)
         fig.update_yaxes(type="log", range=[-18.5, 0.7], title_text="s₂(A)", row=1, col=1)
         fig.update_yaxes(range=[-0.02, 1.02], title_text="fraction of runs", row=1, col=2)
         fig.update_xaxes(title_text="time t = η·steps")
@@ -95,7 +96,7 @@ class SdeCompareController(RunController):
             with fig.batch_update():
                 for tr in fig.data:
                     tr.x, tr.y = [], []
-                fig.layout.title = dict(text="FAILURE MODE: nothing to compare", font=dict(color="#b91c1c"))
+                fig.layout.title = dict(text="FAILURE MODE: nothing to compare", font=dict(color=PALETTE["vermillion"]))
             self.result = None
             self.say(str(exc), "error")
             return
@@ -160,9 +161,9 @@ class SdeGridController(Controller):
         fig.add_scatter(name="mean wait, 95 % interval", mode="markers", orientation="h",
                         marker=dict(color=COLOURS["sde"], size=9), row=1, col=1)
         fig.add_scatter(name="lower bound (no jump)", mode="markers", marker=dict(symbol="triangle-right-open",
-                                                                                   size=11, color="#111827"),
+                                                                                   size=11, color=PALETTE["black"]),
                         row=1, col=1)
-        fig.add_bar(name="runs that blew up", orientation="h", marker_color="#111827", opacity=0.7, row=1, col=2)
+        fig.add_bar(name="runs that blew up", orientation="h", marker_color=PALETTE["black"], opacity=0.7, row=1, col=2)
         fig.add_bar(name="time in B₁", orientation="h", marker_color=COLOURS["sgd"], opacity=0.7, row=1, col=2)
         fig.update_xaxes(type="log", title_text="time t = η·steps", row=1, col=1)
         fig.update_xaxes(range=[0, 1], title_text="fraction", row=1, col=2)
@@ -226,9 +227,9 @@ class JumpEventController(Controller):
         fig.add_scatter(name="measured (jumps seen)", mode="markers", marker=dict(color=COLOURS["sgd"], size=9),
                         row=1, col=2)
         fig.add_scatter(name="lower bound (no jump)", mode="markers",
-                        marker=dict(symbol="triangle-up-open", color="#111827", size=10), row=1, col=2)
-        fig.add_scatter(name="measured = predicted", mode="lines", line=dict(color="#9ca3af", dash="dash"), row=1,
-                        col=2)
+                        marker=dict(symbol="triangle-up-open", color=PALETTE["black"], size=10), row=1, col=2)
+        fig.add_scatter(name="measured = predicted", mode="lines", line=dict(color=NEUTRALS["grey_mid"], dash="dash"),
+                        row=1, col=2)
         fig.update_xaxes(title_text="γ (weight decay)", type="category", row=1, col=1)
         fig.update_yaxes(title_text="η", type="category", row=1, col=1)
         fig.update_xaxes(type="log", title_text="predicted from k* (either route)", row=1, col=2)

@@ -18,6 +18,7 @@ from ..balance.law import corollary_bound, gaussian_rate, half_life
 from ..core.conventions import steps_for_time
 from ..core.validation import check_positive
 from .base import Controller
+from .style import NEUTRALS, PALETTE
 
 
 class BalanceTeaser(Controller):
@@ -37,8 +38,8 @@ class BalanceTeaser(Controller):
             title="How fast SGD balances: the bound on |u² − w²|",
             xaxis_title="time t = η · steps", yaxis_title="|u² − w²|", yaxis_range=[0, 1.05 * self.imbalance0]))
         fig.add_scatter(x=self.t, y=np.full_like(self.t, self.imbalance0), name="gradient flow (conserved)",
-                        line=dict(dash="dash", color="#64748b"))
-        fig.add_scatter(x=self.t, y=self.t * 0, name="SGD bound exp(−4Tσ²t)", line=dict(color="#2563eb", width=3))
+                        line=dict(dash="dash", color=NEUTRALS["grey"]))
+        fig.add_scatter(x=self.t, y=self.t * 0, name="SGD bound exp(−4Tσ²t)", line=dict(color=PALETTE["blue"], width=3))
         self.figures = [fig]
         self._wire()
         self.update()

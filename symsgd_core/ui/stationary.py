@@ -37,11 +37,13 @@ from ..stationary.experiments import (
 from ..stationary.laws import PHASE_CODES, PHASES, critical_temperature, tail_exponent
 from ..stationary.sgd import AMPLIFIED_LR
 from .base import Controller, RunController, experiment_settings, slider
+from .style import NEUTRALS, PALETTE
 
 __all__ = ["DepthComparison", "PhaseTransition", "FluctuationInversion", "WrongSign", "Tails", "DiscreteSGD"]
 
 _LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50))
-_COLORS = {0: "#2563eb", 1: "#dc2626", 2: "#059669", 4: "#7c3aed", "sgd": "#f59e0b", "amp": "#0891b2"}
+_COLORS = {0: PALETTE["blue"], 1: PALETTE["vermillion"], 2: PALETTE["bluish_green"], 4: PALETTE["reddish_purple"],
+           "sgd": PALETTE["orange"], "amp": PALETTE["sky_blue"]}
 
 
 #: The noise-amplified step size as the figures write it ("2e-3").
@@ -98,7 +100,8 @@ class DepthComparison(_StationaryRun):
                             row=1, col=col)
             fig.update_xaxes(title_text="v = network slope", row=1, col=col)
         fig.update_yaxes(title_text="density p(v)", row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="text", text=[], showlegend=False, textfont=dict(size=14, color="#b91c1c"),
+        fig.add_scatter(x=[], y=[], mode="text", text=[], showlegend=False,
+                        textfont=dict(size=14, color=PALETTE["vermillion"]),
                         row=1, col=2)
         self.figures = [fig]
         self.result = None
@@ -191,12 +194,13 @@ class PhaseTransition(Controller):
         phase.add_heatmap(x=PHASE_SIGMAS, y=PHASE_TEMPS, z=np.zeros((PHASE_TEMPS.size, PHASE_SIGMAS.size)),
                           zmin=0, zmax=3, showscale=False, opacity=0.35, hoverinfo="skip",
                           colorscale=[[0, "#bbf7d0"], [0.25, "#bbf7d0"], [0.25, "#fde68a"], [0.5, "#fde68a"],
-                                      [0.5, "#fecaca"], [0.75, "#fecaca"], [0.75, "#e5e7eb"], [1, "#e5e7eb"]])
+                                      [0.5, "#fecaca"], [0.75, "#fecaca"],
+                                      [0.75, NEUTRALS["grey_light"]], [1, NEUTRALS["grey_light"]]])
         for name, dash in (("T_c", "solid"), ("T_c/3", "dash"), ("T*", "dot")):
             phase.add_scatter(x=PHASE_SIGMAS, y=np.zeros_like(PHASE_SIGMAS), mode="lines", name=name,
                               line=dict(color="black", dash=dash, width=2))
         phase.add_scatter(x=[1.0], y=[0.15], mode="markers", name="you are here",
-                          marker=dict(symbol="x", size=14, color="#dc2626", line=dict(width=2)))
+                          marker=dict(symbol="x", size=14, color=PALETTE["vermillion"], line=dict(width=2)))
         self.figures = [dens, phase]
         self.result = None
         self._wire()
@@ -214,7 +218,7 @@ class PhaseTransition(Controller):
                 cur.x, cur.y = [], []
                 dens.layout.annotations = [dict(text="your T ≥ T_c: no density, the law is δ(v)", x=0.5, y=0.95,
                                                 xref="paper", yref="paper", showarrow=False,
-                                                font=dict(color="#b91c1c"))]
+                                                font=dict(color=PALETTE["vermillion"]))]
             else:
                 cur.x, cur.y = r.current
                 dens.layout.annotations = []
@@ -485,7 +489,8 @@ class DiscreteSGD(_StationaryRun):
         scan.add_scatter(x=[], y=[], mode="lines", name="two-sample KS threshold", line=dict(color="black",
                                                                                              dash="dash"),
                          row=1, col=2)
-        scan.add_scatter(x=[], y=[], mode="lines", name="T_c", line=dict(color="#6b7280", dash="dot"), row=1, col=2)
+        scan.add_scatter(x=[], y=[], mode="lines", name="T_c", line=dict(color=NEUTRALS["grey"], dash="dot"),
+                         row=1, col=2)
         scan.update_xaxes(title_text="T = η/S")
         self.figures = [fig, scan]
         self.simulation = None

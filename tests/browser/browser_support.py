@@ -276,6 +276,8 @@ class NotebookRun:
         self.failures: list[str] = []
         #: (step name, seconds) of every step run, in order (for the report)
         self.step_seconds: list[tuple[str, float]] = []
+        #: axe-core findings by audit ("page", "dark theme"), for the report (see accessibility.py)
+        self.accessibility: dict[str, list[dict]] = {}
 
     def remaining_s(self) -> float:
         return self.timeout_s - (time.monotonic() - self.t0)
@@ -534,6 +536,7 @@ PROBE_JS = r"""
     // figure slots of controllers (plotly anywidget views) not plotted yet
     for (const root of S.controllers()) {
       for (const c of root.children) {
+        if (c.classList.contains('symsgd-a11y')) continue;  // the invisible accessible-names helper (ui/a11y.py)
         if (!c.classList.contains('jupyter-widgets') && !c.classList.contains('js-plotly-plot')) n++;
       }
     }
@@ -1023,9 +1026,60 @@ def _wait_verdict(box, status: str, run: NotebookRun, what: str) -> None:
                              f"the box shows {shown or 'nothing'}") from exc
 
 
+def _wrong_answer(ex) -> str:
+    """A readable but wrong answer to the typed exercise ``ex`` (its first typical mistake, else far off)."""
+    if ex.kind == "number":
+        for value, _why in ex.mistakes:
+            if not ex.check(value).correct:
+                return repr(float(value))
+        return repr(float(ex.solution) + 17.0)
+    for text in ("0, 1", "1, 0", "3, 7"):
+        if not ex.check(text).correct:
+            return text
+    raise AssertionError(f"no wrong vector answer found for {ex.name!r}")
+
+
+def _visible_text(locator) -> str:
+    return " ".join(" ".join(locator.all_inner_texts()).split())
+
+
+def wrong_twice_then_reveal(box, ex, run: NotebookRun) -> str:
+    """A wrong answer with Enter, then the same with Check (pressed with the Space key): the first shows only the
+    hint (never the checker's message), the second the checker's; then "Show worked solution" (pressed with Enter)
+    reveals the derivation, typeset."""
+    from symsgd_core.ui.exercises import GENERIC_HINT, HIDE
+
+    field = box.locator("input[type=text]")
+    wrong = _wrong_answer(ex)
+    checker_says = " ".join(ex.check(wrong).message.split())
+    field.fill(wrong)
+    field.press("Enter")
+    _wait_verdict(box, "wrong", run, f"exercise {ex.name!r}, wrong answer {wrong!r} + Enter")
+    first = _visible_text(box.locator(".symsgd-feedback"))
+    hint = " ".join((ex.hint.strip() or GENERIC_HINT).split())
+    assert hint[:60] in first, f"{ex.name}: the first wrong try should show the hint {hint[:60]!r}; shows {first!r}"
+    assert checker_says[:60] not in first, f"{ex.name}: the first wrong try shows the checker's message: {first!r}"
+    box.get_by_role("button", name="Check").focus()  # from the keyboard, as without a mouse
+    box.page.keyboard.press("Space")
+    box.locator(".symsgd-feedback").filter(has_text=checker_says[:40]).wait_for(
+        state="visible", timeout=run.ms(EXERCISE_TIMEOUT_S))
+    box.get_by_role("button", name="Show worked solution").focus()
+    box.page.keyboard.press("Enter")
+    worked = box.locator(".symsgd-worked")
+    worked.wait_for(state="visible", timeout=run.ms(EXERCISE_TIMEOUT_S))
+    box.get_by_role("button", name=HIDE).wait_for(state="visible", timeout=run.ms(EXERCISE_TIMEOUT_S))
+    text = _visible_text(worked)
+    assert "Worked solution" in text and len(text) > 40, f"{ex.name}: worked solution shows {text[:200]!r}"
+    if "$" in ex.worked:
+        worked.locator("mjx-container, .MathJax").first.wait_for(state="attached", timeout=run.ms(30))
+    return f"{ex.name}: wrong → hint, wrong again → the checker's message, Show worked solution → shown"
+
+
 def answer_exercises(page, run: NotebookRun) -> list[str]:
-    """Answer the first typed exercise (garbage + Enter → wrong; the solution + Check → right) and the first
-    multiple-choice one (the solution's button + Check → right) of the page's "Check yourself" panel.
+    """Answer the first typed exercise — a wrong answer twice (hint first, then the checker's message), reveal the
+    worked solution (:func:`wrong_twice_then_reveal`), garbage + Enter → the format message, the solution + Check
+    → right — and the first multiple-choice one (the solution's button + Check → right) of the page's "Check
+    yourself" panel.
 
     Returns what was done, one line per answer. Raises AssertionError naming the exercise otherwise.
     """
@@ -1045,6 +1099,7 @@ def answer_exercises(page, run: NotebookRun) -> list[str]:
             choice = (box, ex)
     if typed is not None:
         box, ex = typed
+        done.append(wrong_twice_then_reveal(box, ex, run))
         field = box.locator("input[type=text]")
         field.fill("not a number")
         field.press("Enter")
@@ -1099,6 +1154,62 @@ def check_widgets_rendered(page, run: NotebookRun, console: ConsoleLog, expected
         check_figures(page)
 
 
+def notebook_checks_claims(path: Path) -> bool:
+    """True when a code cell of the notebook calls ``assert_claims``."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return any(cell.get("cell_type") == "code" and "assert_claims(" in "".join(cell.get("source", []))
+               for cell in nb.get("cells", []))
+
+
+def check_claim_cells(page, run: NotebookRun, notebook: Path, classroom: bool, scope: str = "body") -> None:
+    """Step: claim cells are one compact line in classroom mode ("✔ 6 claims checked", the table behind a click),
+    and the full text in JupyterLab."""
+    if not notebook_checks_claims(notebook):
+        return
+    with run.step("claim cells: one compact line in classroom mode, the full text in JupyterLab", fatal=False):
+        summaries = page.locator(f"{scope} details.symsgd-claims > summary")
+        text = page.evaluate(f"() => document.querySelector({scope!r}).innerText")
+        if not classroom:
+            assert summaries.count() == 0 and "[PASS]" in text, "JupyterLab should print every claim in full"
+            return
+        assert summaries.count() > 0, "no compact claim line in the classroom page"
+        lines = [" ".join(t.split()) for t in summaries.all_inner_texts()]
+        assert all(re.fullmatch(r"✔ \d+ claims? checked", t) for t in lines), lines
+        assert "[PASS]" not in text, "the classroom page still shows the wall of [PASS] lines"
+        first = page.locator(f"{scope} details.symsgd-claims").first
+        first.locator("summary").click()
+        first.locator("table.symsgd-claims-table").wait_for(state="visible", timeout=run.ms(10))
+        run.detail = f"{len(lines)} claim cells: {lines[:3]}"
+
+
+def check_printed_text_is_compact(page, run: NotebookRun, notebook: Path) -> None:
+    """Step (classroom mode): no cell shows raw printed text; what the notebook prints is one compact line each
+    (``.symsgd-printed``: a short line as it is, longer text behind a click). See symsgd_core/ui/compact_output.py."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    prints = any(c.get("cell_type") == "code" and "print(" in "".join(c.get("source", [])) for c in nb["cells"])
+    with run.step("classroom: printed text is one compact line per cell", fatal=False):
+        raw = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stdout']").count()
+        assert raw == 0, f"{raw} outputs still show raw printed text"
+        if prints:
+            assert page.locator(".symsgd-printed").count() > 0, "the notebook prints, but no compact line is shown"
+        closed = page.locator("details.symsgd-printed")
+        if closed.count():
+            assert not closed.first.locator("pre").is_visible()  # the full text waits behind the click
+            closed.first.locator("summary").click()
+            closed.first.locator("pre").wait_for(state="visible", timeout=run.ms(10))
+
+
+def audit_step(page, run: NotebookRun, scope: str = "", label: str = "page", rules: list[str] | None = None) -> None:
+    """Step: the axe-core audit of the notebook's content (accessibility.py); fails on serious/critical findings."""
+    from accessibility import audit, blocking, describe
+
+    with run.step(f"accessibility audit ({label}): no serious or critical axe-core finding", fatal=False):
+        findings = audit(page, scope, rules)
+        run.accessibility[label] = findings
+        bad = blocking(findings)
+        assert not bad, describe(bad)
+
+
 def interact_and_recheck(page, run: NotebookRun, notebook: Path, console: ConsoleLog, kernel_idle, *,
                          scope: str = "body", console_noise: tuple[str, ...] = (),
                          error_texts: tuple[str, ...] = (), moves: int | None = None, throttle: float = 1.0,
@@ -1132,4 +1243,6 @@ def interact_and_recheck(page, run: NotebookRun, notebook: Path, console: Consol
     if exercises and notebook_has_exercise_panel(notebook):
         with run.step("answer the Check-yourself panel through the page", fatal=False):
             answered += answer_exercises(page, run)
+    if throttle == 1.0:  # (not in the slow-laptop runs: the audit is the same, only slower)
+        audit_step(page, run, "" if scope == "body" else scope)
     return latencies, answered

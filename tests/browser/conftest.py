@@ -73,12 +73,11 @@ def _root_flag() -> list[str]:
     return ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
 
 
-#: JupyterLab user settings for the test server: no autosave, no news/update requests,
-#: every cell attached to the DOM (so the screenshot and the probes see the whole notebook).
+#: JupyterLab user settings for the test server: no autosave, every cell attached to the DOM (so the screenshot and
+#: the probes see the whole notebook). No news/update setting here: the environment's override from
+#: ``python -m symsgd_jupyter --enable`` must switch the news pop-up off by itself (test_jupyterlab checks it).
 LAB_SETTINGS = {
     "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
-                                                                         "checkForUpdates": False},
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
 

@@ -64,3 +64,32 @@ def test_page_url_of_a_single_notebook_is_the_root(classroom, tmp_path):
     nb.write_text("{}", encoding="utf-8")
     assert classroom.page_urls(nb, 9123) == {"a.ipynb": "http://127.0.0.1:9123/"}
     assert classroom.page_path(nb, "a.ipynb") == "/"
+
+
+def test_classroom_kernels_know_their_mode_and_the_instructor_variant_opens_solutions(classroom, tmp_path):
+    from symsgd_core.ui import mode
+
+    assert (classroom.MODE_ENV, classroom.SOLUTIONS_ENV) == (mode.MODE_ENV, mode.SOLUTIONS_ENV)  # one name each
+    env = classroom.voila_env(tmp_path, base={"SYMSGD_SOLUTIONS": "open"})  # a stray variable in the shell
+    assert mode.classroom_mode(env) and not mode.solutions_open(env)
+    env = classroom.voila_env(tmp_path, base={}, solutions=True)
+    assert mode.classroom_mode(env) and mode.solutions_open(env)
+    assert not mode.classroom_mode({}) and not mode.classroom_mode({"SYMSGD_MODE": "lab", "VOILA_BASE_URL": "/"})
+    assert mode.classroom_mode({"VOILA_BASE_URL": "/"}) and mode.classroom_mode({"SERVER_SOFTWARE": "voila/0.5"})
+
+
+@pytest.mark.parametrize("argv, solutions", [([], False), (["--solutions"], True)])
+def test_make_instructor_is_classroom_mode_with_every_solution_open(classroom, monkeypatch, tmp_path, argv, solutions):
+    seen = {}
+
+    def fake_call(cmd, env):
+        seen.update(cmd=cmd, env=env)
+        return 0
+
+    monkeypatch.setattr(classroom.subprocess, "call", fake_call)
+    assert classroom.main([str(tmp_path), "--no-browser", *argv]) == 0
+    assert (seen["env"].get("SYMSGD_SOLUTIONS") == "open") is solutions
+    assert seen["env"]["SYMSGD_MODE"] == "classroom"
+    makefile = (classroom.REPO / "Makefile").read_text()
+    assert "instructor: $(STAMP)\n\t$(PY) tools/classroom.py --no-browser --solutions\n" in makefile
+    assert "make instructor" in (classroom.REPO / "README.md").read_text()

@@ -30,6 +30,8 @@ from browser_support import (
     ConsoleLog,
     NotebookRun,
     RequestLog,
+    audit_step,
+    check_claim_cells,
     check_widgets_rendered,
     discover_notebooks,
     format_output_errors,
@@ -170,10 +172,15 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
             assert load.bundle_requests == 1, f"plotly's widget code should load once per page: {load.summary()}"
 
         check_widgets_rendered(page, run, console)
+        check_claim_cells(page, run, notebook, classroom=False, scope=_PANEL)
+        if throttle == 1.0:
+            check_no_news_popup(page, server, run)
         latencies, answered = interact_and_recheck(page, run, notebook, console,
                                                    kernel_idle=lambda: _wait_kernel_idle(page, run, 60 * throttle),
                                                    scope=_PANEL, console_noise=LAB_CONSOLE_NOISE, moves=moves,
                                                    throttle=throttle, exercises=exercises)
+        if throttle == 1.0:
+            check_dark_theme(page, run)
 
         with run.step("screenshot"):
             metrics.unthrottle()
@@ -182,6 +189,7 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
         write_record(mode, name, {"mode": mode, "notebook": name, "address": server.base_url,
                                   "load": None if load is None else vars(load),
                                   "controllers": latencies, "exercises": answered,
+                                  "accessibility": run.accessibility,
                                   "external_requests": sorted(set(requests.external)),
                                   "local_failures": sorted(set(requests.local_failures)),
                                   "failures": run.failures, "steps": run.step_seconds,
@@ -191,9 +199,151 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
     run.finish()
 
 
+#: JupyterLab's news/update question (a toast) and the setting that decides whether it is asked.
+_NEWS_TOAST = "official Jupyter news"
+_NOTIFICATION_SETTINGS = "/lab/api/settings/@jupyterlab/apputils-extension:notification"
+
+
+def check_no_news_popup(page, server, run: NotebookRun) -> None:
+    """Step: nothing covers the notebook on a projector — the environment's settings override (written by
+    ``python -m symsgd_jupyter --enable``; the test server's user settings do not set it) answers JupyterLab's
+    "Would you like to get notified about official Jupyter news?" with "never", and no such toast is shown."""
+    with run.step("no 'Jupyter news' pop-up (the project's settings override)", fatal=False):
+        data = server.api("GET", _NOTIFICATION_SETTINGS)
+        user = (data.get("settings") or {}).get("fetchNews")  # the reader's own choice (none on this server)
+        default = data["schema"]["properties"]["fetchNews"]["default"]  # JupyterLab applies overrides.json here
+        assert user is None and default == "false", f"fetchNews: user {user!r}, default {default!r} (want 'false')"
+        toasts = page.locator(".Toastify__toast").filter(has_text=_NEWS_TOAST)
+        assert toasts.count() == 0, f"the news pop-up is shown: {toasts.all_inner_texts()}"
+
+
+_THEME_JS = "() => document.body.dataset.jpThemeName || ''"
+
+
+def _switch_theme(page, run: NotebookRun, theme: str) -> None:
+    """Settings → Theme → ``theme`` from the menu, as a reader does; wait until the page uses it."""
+    page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Settings\s*$")).click(timeout=run.ms(20))
+    label = page.locator(".lm-Menu-itemLabel").filter(has_text=re.compile(r"^\s*Theme\s*$"))
+    page.locator(".lm-Menu-item").filter(has=label).hover(timeout=run.ms(20))
+    target = page.locator(".lm-Menu-itemLabel").filter(has_text=re.compile(rf"^\s*{re.escape(theme)}\s*$"))
+    page.locator(".lm-Menu-item").filter(has=target).click(timeout=run.ms(20))
+    page.wait_for_function(f"() => ({_THEME_JS})() === {theme!r}", timeout=run.ms(30), polling=200)
+
+
+#: Every figure keeps a white paper (symsgd_core.ui.style.FIGURE_LAYOUT): its colours were chosen against white.
+_FIGURE_PAPERS_JS = f"""() => Array.from(document.querySelectorAll('{_PANEL} .js-plotly-plot'))
+  .map(p => getComputedStyle(p.querySelector('svg.main-svg')).backgroundColor)"""
+
+
+#: Text of the notebook's content whose colour has less contrast than WCAG AA against what is behind it (4.5 : 1,
+#: 3 : 1 for large text), computed from the page's styles: axe-core reports text over widget and figure layers as
+#: "incomplete" rather than as a violation, so the dark-theme check computes the ratio itself too.
+_LOW_CONTRAST_JS = r"""(panelSel) => {
+  const parse = (c) => { const m = c.match(/rgba?\(([^)]+)\)/); if (!m) return null;
+    const p = m[1].split(',').map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; };
+  const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  const lum = ({r, g, b}) => {
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const background = (el) => { for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor); if (c && c.a > 0.5) return c; }
+    return {r: 255, g: 255, b: 255, a: 1}; };
+  const panel = document.querySelector(panelSel) || document.body;
+  const bad = [];
+  for (const el of panel.querySelectorAll('.jp-RenderedMarkdown *, .jp-OutputArea-output *')) {
+    if (el.closest('svg, .js-plotly-plot, mjx-container')) continue;  // figures: white cards, checked apart
+    const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length) continue;
+    const st = getComputedStyle(el);
+    if (st.visibility === 'hidden' || parseFloat(st.opacity) === 0) continue;
+    const fg = parse(st.color), bg = background(el);
+    if (!fg) continue;
+    const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+    const ratio = (hi + 0.05) / (lo + 0.05);
+    const size = parseFloat(st.fontSize), bold = parseInt(st.fontWeight, 10) >= 700;
+    const need = (size >= 24 || (bold && size >= 18.66)) ? 3 : 4.5;
+    if (ratio < need) bad.push(`${ratio.toFixed(2)} < ${need}: ${st.color} on rgb(${bg.r},${bg.g},${bg.b}): `
+                              + `${(el.textContent || '').trim().slice(0, 60)}`);
+  }
+  return bad;
+}"""
+
+
+def check_dark_theme(page, run: NotebookRun) -> None:
+    """Step: in JupyterLab's dark theme the notebook's text, status lines, feedback and panels keep enough
+    contrast (axe-core's color-contrast rule on the notebook's content), and every figure keeps its white paper;
+    then back to the light theme (the server's settings are shared by the notebooks)."""
+    with run.step("switch to JupyterLab Dark", fatal=False):
+        _switch_theme(page, run, "JupyterLab Dark")
+        page.wait_for_timeout(500)  # the theme's CSS applies in the next frames
+    try:
+        audit_step(page, run, _PANEL, label="dark theme", rules=["color-contrast"])
+        with run.step("dark theme: all text of the notebook keeps WCAG AA contrast (computed)", fatal=False):
+            low = page.evaluate(_LOW_CONTRAST_JS, _PANEL)
+            run.accessibility["dark theme (computed contrast)"] = [{"id": "contrast", "impact": "serious",
+                                                                    "help": t, "count": 1, "targets": []}
+                                                                   for t in low[:20]]
+            assert not low, f"{len(low)} texts with too little contrast in the dark theme: {low[:10]}"
+        with run.step("dark theme: every figure keeps its white paper", fatal=False):
+            papers = page.evaluate(_FIGURE_PAPERS_JS)
+            assert all(p in ("rgb(255, 255, 255)", "rgba(255, 255, 255, 1)") for p in papers), papers
+    finally:
+        with run.step("back to JupyterLab Light"):
+            if page.evaluate(_THEME_JS) != "JupyterLab Light":
+                _switch_theme(page, run, "JupyterLab Light")
+
+
 def _full_notebook_screenshot(page, run: NotebookRun) -> None:
     """The whole notebook, without the left sidebar."""
     if page.evaluate("() => !!document.querySelector('#jp-left-stack:not(.lm-mod-hidden)')"):
         page.locator(f"{_PANEL} .jp-Notebook").focus()
         page.keyboard.press("Control+b")
     full_screenshot(page, run.screenshot_path(), f"{_PANEL} .jp-WindowedPanel-outer", run)
+
+
+_PANEL_NOTEBOOK = '''
+from symsgd_core.core.exercises import Exercise, number_exercise
+from symsgd_core.ui.exercises import ExercisePanel
+
+square = number_exercise("square", "What is 3 squared?", 9.0, "3 · 3 = 9.", "multiply.", solution=9.0)
+square = Exercise(**{**square.__dict__, "worked": "By definition $x^2 = x \\\\cdot x$, so $3^2 = 9$.",
+                     "hint": "square means times itself."})
+ExercisePanel([square])
+'''
+
+
+@pytest.mark.xdist_group("lab-1")
+def test_a_worked_solution_is_typeset_in_jupyterlab(lab_server, lab_context):
+    """JupyterLab's half of "MathJax works in both modes": a revealed worked solution is typeset (the classroom
+    half is in test_voila.py)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(_PANEL_NOTEBOOK)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, lab_server.cwd / "zz_worked_panel.ipynb")
+    page = lab_context.new_page()
+    run = NotebookRun("lab", "zz_worked_panel.ipynb", page, timeout_s=240)
+    try:
+        with run.step("open and run the notebook"):
+            page.goto(lab_server.url(f"/lab/workspaces/t{uuid.uuid4().hex[:8]}/tree/zz_worked_panel.ipynb?reset"),
+                      timeout=run.ms(90))
+            page.wait_for_selector(f"{_PANEL} .jp-Notebook .jp-Cell", timeout=run.ms(90))
+            _wait_kernel_idle(page, run, 90)
+            page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Run\s*$")).click(timeout=run.ms(20))
+            label = page.locator(".lm-Menu-itemLabel").filter(has_text=re.compile(r"^\s*Run All Cells\s*$"))
+            page.locator(".lm-Menu-item").filter(has=label).click(timeout=run.ms(20))
+            page.locator(f"{_PANEL} .symsgd-exercise").wait_for(state="visible", timeout=run.ms(120))
+        with run.step("a wrong answer shows the hint; Show worked solution reveals typeset math"):
+            box = page.locator(f"{_PANEL} .symsgd-exercise").first
+            field = box.locator("input[type=text]")
+            field.fill("8")
+            field.press("Enter")
+            box.locator(".symsgd-feedback-wrong").filter(has_text="times itself").wait_for(state="visible",
+                                                                                            timeout=run.ms(30))
+            box.get_by_role("button", name="Show worked solution").click()
+            box.locator(".symsgd-worked mjx-container").first.wait_for(state="attached", timeout=run.ms(30))
+            assert "$" not in box.locator(".symsgd-worked").inner_text()
+    finally:
+        page.close()
+        lab_server.shutdown_kernels()
+        (lab_server.cwd / "zz_worked_panel.ipynb").unlink(missing_ok=True)
+    run.finish()

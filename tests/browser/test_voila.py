@@ -25,6 +25,8 @@ from browser_support import (
     NotebookRun,
     RequestLog,
     Server,
+    check_claim_cells,
+    check_printed_text_is_compact,
     check_widgets_rendered,
     discover_notebooks,
     format_output_errors,
@@ -174,6 +176,9 @@ def run_notebook_in_voila(notebook, server, context, classroom, *, mode: str, th
             bad = page.evaluate(_ICONS_JS)
             assert not bad, f"icons without their font: {bad[:10]}"
 
+        check_claim_cells(page, run, notebook, classroom=True)
+        check_printed_text_is_compact(page, run, notebook)
+
         latencies, answered = interact_and_recheck(page, run, notebook, console,
                                                    kernel_idle=lambda: _wait_kernel_idle(page, run),
                                                    error_texts=VOILA_ERROR_TEXTS, moves=moves, throttle=throttle,
@@ -190,6 +195,7 @@ def run_notebook_in_voila(notebook, server, context, classroom, *, mode: str, th
         write_record(mode, name, {"mode": mode, "notebook": name, "address": server.base_url,
                                   "load": None if load is None else vars(load),
                                   "controllers": latencies, "exercises": answered,
+                                  "accessibility": run.accessibility,
                                   "external_requests": sorted(set(requests.external)),
                                   "local_failures": sorted(set(requests.local_failures)),
                                   "failures": run.failures, "steps": run.step_seconds,
@@ -350,3 +356,49 @@ class Parabola(Controller):
 
 Parabola()
 """
+
+
+_PANEL_SOURCE = '''
+from symsgd_core.core.exercises import Exercise, number_exercise
+from symsgd_core.ui.exercises import ExercisePanel
+from symsgd_core import balance
+
+square = number_exercise("square", "What is 3 squared?", 9.0, "3 · 3 = 9.", "multiply.", solution=9.0)
+square = Exercise(**{**square.__dict__, "worked": "By definition $x^2 = x \\\\cdot x$, so $3^2 = 9$.",
+                     "hint": "square means times itself."})
+closed = ExercisePanel([square], solutions=False)  # the reader opens it
+opened = ExercisePanel([balance.EXERCISES["conserved_quantity"]])  # opened by the instructor variant
+display(closed, opened)
+'''
+
+
+@pytest.mark.xdist_group("voila-2")
+def test_worked_solutions_typeset_and_the_instructor_variant_in_classroom_mode(browser, classroom, tmp_path_factory):
+    """A worked solution revealed by the reader is typeset by MathJax; with `make instructor`'s environment every
+    worked solution is open from the start; a function exercise takes a formula in the page."""
+    server = _one_notebook_server(classroom, tmp_path_factory, "panel", _PANEL_SOURCE,
+                                  **{classroom.SOLUTIONS_ENV: classroom.SOLUTIONS_OPEN})
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        page.goto(server.url(classroom.page_path(server.cwd, "panel.ipynb")), timeout=90_000)
+        boxes = page.locator(".symsgd-exercise")
+        boxes.nth(1).wait_for(state="visible", timeout=90_000)
+        closed, opened = boxes.nth(0), boxes.nth(1)
+        assert not closed.locator(".symsgd-worked").is_visible()
+        opened.locator(".symsgd-worked").wait_for(state="visible", timeout=30_000)  # the instructor variant
+        assert opened.get_by_role("button", name="Hide worked solution").is_visible()
+        closed.get_by_role("button", name="Show worked solution").click()
+        closed.locator(".symsgd-worked mjx-container").first.wait_for(state="attached", timeout=30_000)
+        assert "$" not in closed.locator(".symsgd-worked").inner_text()  # typeset, no raw TeX
+        field = opened.locator("input[type=text]")
+        field.fill("u**2 - w**2")
+        field.press("Enter")
+        opened.locator(".symsgd-feedback-right").wait_for(state="visible", timeout=30_000)
+        field.fill("__import__('os').getcwd()")
+        field.press("Enter")
+        opened.locator(".symsgd-feedback-wrong").filter(has_text="cannot be used").wait_for(state="visible",
+                                                                                             timeout=30_000)
+    finally:
+        context.close()
+        server.stop()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import os
 import shutil
 import sys
 import tempfile
@@ -124,7 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--notebooks", type=Path, default=REPO / "notebooks", help="notebook folder")
     parser.add_argument("--jobs", type=int, default=2, help="notebooks executed at once (default 2)")
     parser.add_argument("--only", default="", help="comma-separated prefixes of the notebooks to include")
+    parser.add_argument("--solutions", action="store_true",
+                        help="the instructor edition: every Check-yourself worked solution shown open")
     args = parser.parse_args(argv)
+    if args.solutions:  # the kernels that execute the notebooks inherit it (symsgd_core.ui.mode.solutions_open)
+        from symsgd_core.ui.mode import SOLUTIONS_ENV
+
+        os.environ[SOLUTIONS_ENV] = "open"
     notebooks = sorted(p for p in args.notebooks.glob("*.ipynb") if not p.name.startswith("."))
     prefixes = tuple(p.strip() for p in args.only.split(",") if p.strip())
     if prefixes:

@@ -266,6 +266,12 @@ def static_html(w) -> str:
     """A static HTML copy of a widget tree: its texts, and its inputs drawn disabled."""
     import ipywidgets as widgets
 
+    if isinstance(w, widgets.HTMLMath) and "symsgd-worked" in w._dom_classes:  # a Check-yourself worked solution
+        shown = " open" if w.layout.display != "none" else ""  # open in the instructor edition (--solutions)
+        return (f'<details class="edition-worked"{shown}><summary>Show worked solution</summary>'
+                f'<div class="edition-widget-html">{w.value}</div></details>')
+    if isinstance(w, widgets.ToggleButton) and "symsgd-reveal" in w._dom_classes:
+        return ""  # the static page reveals the solution with <details> instead
     if isinstance(w, (widgets.HTML, widgets.HTMLMath)):
         return f'<div class="edition-widget-html">{w.value}</div>'
     if isinstance(w, widgets.Label):

@@ -1,0 +1,84 @@
+"""Accessible names for ipywidgets controls that ipywidgets leaves unnamed.
+
+ipywidgets draws a slider's visible description as a ``<label>`` beside the slider, but the slider handle
+(``role="slider"``, the element that takes the keyboard) and the value readout get no accessible name, so a
+screen reader announces "slider" without saying which one (axe-core: *aria-input-field-name*, serious), and the
+same goes for a text box's input. ipywidgets offers no trait for ARIA attributes, so :class:`AccessibleNames`, a
+tiny invisible widget every controller and every exercise panel carries, runs a script in the page that copies each
+control's visible description onto its handle/input as ``aria-label`` — now and whenever widgets are added or a
+description changes (one ``MutationObserver`` per page, however many of these widgets the page holds). Nothing
+changes for readers who see the page: the visible label stays the one they read. The same script makes a Markdown
+cell or output that scrolls sideways (a display formula wider than a projector's page) reachable from the keyboard
+(``tabindex="0"``, a region with a name), as axe-core's *scrollable-region-focusable* asks.
+"""
+
+from __future__ import annotations
+
+import anywidget
+
+__all__ = ["AccessibleNames", "accessible_names"]
+
+_ESM = r"""
+const KEY = '__symsgdAccessibleNames';
+function label(root) {
+  for (const box of root.querySelectorAll('.widget-inline-hbox, .widget-slider, .widget-text')) {
+    const lab = box.querySelector(':scope > .widget-label');
+    const text = lab ? (lab.textContent || '').trim().replace(/:$/, '') : '';
+    if (!text) continue;
+    for (const el of box.querySelectorAll('[role=slider], input, select, textarea')) {
+      if (!el.getAttribute('aria-label') || el.dataset.symsgdLabel === '1') {
+        const want = el.classList.contains('widget-readout') ? `${text} (value)` : text;
+        if (el.getAttribute('aria-label') !== want) {
+          el.setAttribute('aria-label', want);
+          el.dataset.symsgdLabel = '1';
+        }
+      }
+    }
+    const readout = box.querySelector('.widget-readout');
+    if (readout && readout.getAttribute('aria-label') !== `${text} (value)`) {
+      readout.setAttribute('aria-label', `${text} (value)`);
+    }
+  }
+}
+// A text or formula wider than the page scrolls sideways: keyboard users must be able to reach it (axe-core:
+// scrollable-region-focusable), so a scrolling Markdown cell or output gets tabindex 0 and a name.
+function scrollables(root) {
+  for (const el of root.querySelectorAll('.jp-RenderedMarkdown, .jp-OutputArea-output')) {
+    const st = getComputedStyle(el);
+    const scrolls = (el.scrollWidth > el.clientWidth + 1 && /auto|scroll/.test(st.overflowX))
+      || (el.scrollHeight > el.clientHeight + 1 && /auto|scroll/.test(st.overflowY));
+    if (scrolls && !el.hasAttribute('tabindex')) {
+      el.tabIndex = 0;
+      el.setAttribute('role', 'region');
+      el.setAttribute('aria-label', 'wide content: scroll with the arrow keys');
+      el.dataset.symsgdScroll = '1';
+    }
+  }
+}
+function install() {
+  if (window[KEY]) return;
+  let queued = false;
+  const run = () => { queued = false; label(document.body); scrollables(document.body); };
+  const observer = new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(run); } });
+  observer.observe(document.body, {childList: true, subtree: true, characterData: true});
+  window.addEventListener('resize', () => { if (!queued) { queued = true; requestAnimationFrame(run); } });
+  window[KEY] = observer;
+  run();
+}
+export default { render({ el }) { el.style.display = 'none'; install(); } };
+"""
+
+
+class AccessibleNames(anywidget.AnyWidget):
+    """Invisible: gives every ipywidgets slider handle, readout and text input of the page its visible
+    description as ``aria-label`` (see the module docstring)."""
+
+    _esm = _ESM
+
+
+def accessible_names() -> AccessibleNames:
+    """A new :class:`AccessibleNames` widget (hidden; put it among a displayed widget's children)."""
+    w = AccessibleNames()
+    w.layout.display = "none"
+    w.add_class("symsgd-a11y")
+    return w

@@ -1,0 +1,196 @@
+"""The project's one palette and line styles: colour-blind safe, and never colour alone.
+
+* :data:`PALETTE` — the eight colours of Okabe & Ito ("Color Universal Design", 2002), distinguishable under the
+  common colour-vision deficiencies; :data:`NEUTRALS` — black and greys (reference lines, bands, data clouds).
+  Every trace colour of every figure is one of these (``tests/test_ui_style.py`` walks every controller).
+* :func:`rgba` — a palette colour with transparency (bands, fills).
+* :func:`distinguish` — gives traces that share a subplot, a kind and a line/marker style but differ in colour
+  distinct dashes, marker symbols or bar patterns, so no curve is told apart by colour only. Every controller
+  applies it to its figures whenever it draws (:class:`symsgd_core.ui.base.Controller`).
+* :data:`STATUS` — the colours of status marks (left borders of messages): each has a contrast of at least
+  3 : 1 against white and against JupyterLab's dark background (#111), while the text itself keeps the theme's
+  colour, so messages stay readable in the light and the dark theme.
+* Figures keep a white paper (``template="plotly_white"`` and :data:`FIGURE_LAYOUT`): in JupyterLab's dark theme
+  they show as white cards whose colours were chosen against white.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DASHES", "FIGURE_LAYOUT", "NEUTRALS", "PALETTE", "PATTERNS", "STATUS", "SYMBOLS", "allowed_colour",
+           "colours", "distinguish", "rgba", "style_key"]
+
+#: Okabe–Ito colours by name (hex, upper case). "yellow" is for fills and markers with an outline only: it is
+#: too light for a thin line on white.
+PALETTE = {
+    "black": "#000000",
+    "orange": "#E69F00",
+    "sky_blue": "#56B4E9",
+    "bluish_green": "#009E73",
+    "yellow": "#F0E442",
+    "blue": "#0072B2",
+    "vermillion": "#D55E00",
+    "reddish_purple": "#CC79A7",
+}
+#: Greys for reference lines, bands and clouds of runs (told apart by lightness, not hue).
+NEUTRALS = {"grey_dark": "#333333", "grey": "#666666", "grey_mid": "#999999", "grey_light": "#BBBBBB",
+            "grey_pale": "#DDDDDD", "white": "#FFFFFF"}
+
+#: Status marks (see the module docstring): ok, warning, error.
+STATUS = {"right": PALETTE["bluish_green"], "info": NEUTRALS["grey_mid"], "warning": PALETTE["orange"],
+          "error": PALETTE["vermillion"], "wrong": PALETTE["vermillion"], "unanswered": NEUTRALS["grey_mid"]}
+
+#: Plotly's line dashes, in the order :func:`distinguish` hands them out.
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+#: Marker symbols, in the order :func:`distinguish` hands them out.
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "star", "triangle-down")
+#: Bar fill patterns, in the order :func:`distinguish` hands them out.
+PATTERNS = ("", "/", "\\", "x", ".", "-", "|", "+")
+
+#: Layout every figure gets on top of its own: a white paper and dark text in light and dark themes alike.
+FIGURE_LAYOUT = {"paper_bgcolor": NEUTRALS["white"], "font": {"color": "#222222"},
+                 "colorway": [PALETTE[c] for c in ("blue", "vermillion", "bluish_green", "orange", "reddish_purple",
+                                                   "sky_blue", "black")]}
+
+_NAMED = {"black": "#000000", "white": "#FFFFFF", "grey": "#808080", "gray": "#808080"}
+_ALLOWED = {c.upper() for c in (*PALETTE.values(), *NEUTRALS.values())}
+
+
+def colours(**names: str) -> dict[str, str]:
+    """A figure module's colour table by palette names: ``colours(sgd="blue", gd="black")`` →
+    ``{"sgd": "#0072B2", "gd": "#000000"}`` (names of :data:`PALETTE` or :data:`NEUTRALS`; KeyError otherwise)."""
+    table = {**PALETTE, **NEUTRALS}
+    return {key: table[name] for key, name in names.items()}
+
+
+def rgba(name: str, alpha: float) -> str:
+    """Palette (or neutral) colour ``name`` with opacity ``alpha`` in [0, 1], as ``"rgba(r,g,b,a)"``."""
+    hexcode = {**PALETTE, **NEUTRALS}[name]
+    r, g, b = (int(hexcode[i:i + 2], 16) for i in (1, 3, 5))
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
+    return f"rgba({r},{g},{b},{alpha:g})"
+
+
+def _hex(colour: str) -> str | None:
+    """``colour`` (``#rgb``, ``#rrggbb``, ``rgb(…)``, ``rgba(…)`` or a few names) as ``#RRGGBB``, else ``None``."""
+    c = colour.strip().lower()
+    c = _NAMED.get(c, c).lower()
+    if re.fullmatch(r"#[0-9a-f]{3}", c):
+        return "#" + "".join(ch * 2 for ch in c[1:]).upper()
+    if re.fullmatch(r"#[0-9a-f]{6}", c):
+        return c.upper()
+    m = re.fullmatch(r"rgba?\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*[\d.]+\s*)?\)", c)
+    if m:
+        return "#" + "".join(f"{int(v):02X}" for v in m.groups())
+    return None
+
+
+def allowed_colour(colour) -> bool:
+    """True for a colour of :data:`PALETTE` or :data:`NEUTRALS` (any notation, any transparency); ``None`` (not
+    set: plotly's default) is not allowed either, so every colour is chosen."""
+    if not isinstance(colour, str):
+        return False
+    h = _hex(colour)
+    return h is not None and h in _ALLOWED
+
+
+def _colour_of(trace) -> str | None:
+    """The colour a reader sees first on ``trace``: its line colour, else its (scalar) marker colour."""
+    line = getattr(trace, "line", None)
+    marker = getattr(trace, "marker", None)
+    for c in (getattr(line, "color", None), getattr(marker, "color", None), getattr(trace, "fillcolor", None)):
+        if isinstance(c, str):
+            return c
+    return None
+
+
+def _drawn(trace) -> bool:
+    """Traces a reader tells apart: visible and drawn with a line, markers or bars (in the legend or not)."""
+    if trace.visible is False:
+        return False
+    if trace.type == "bar":
+        return True
+    if trace.type not in ("scatter", "scattergl"):
+        return False
+    mode = trace.mode or "lines"
+    line = trace.line
+    if "lines" in mode and line is not None and line.width == 0 and "markers" not in mode:
+        return False  # a band's edge
+    return "lines" in mode or "markers" in mode
+
+
+def style_key(trace) -> tuple:
+    """What tells ``trace`` apart besides colour: subplot, kind, mode, dash, marker symbol, bar pattern."""
+    subplot = (getattr(trace, "xaxis", None) or "x", getattr(trace, "yaxis", None) or "y")
+    if trace.type == "bar":
+        pattern = trace.marker.pattern.shape if trace.marker is not None and trace.marker.pattern is not None else None
+        return (subplot, "bar", pattern or "")
+    mode = trace.mode or "lines"
+    dash = (trace.line.dash if trace.line is not None else None) or "solid"
+    symbol = (trace.marker.symbol if trace.marker is not None else None) or "circle"
+    return (subplot, trace.type, mode, dash if "lines" in mode else "", symbol if "markers" in mode else "")
+
+
+def _restyle(trace, k: int) -> None:
+    """Give ``trace`` the ``k``-th alternative style (k ≥ 1) for its kind."""
+    if trace.type == "bar":
+        trace.marker.pattern.shape = PATTERNS[k % len(PATTERNS)]
+        return
+    mode = trace.mode or "lines"
+    if "lines" in mode:
+        trace.line.dash = DASHES[k % len(DASHES)]
+        if k >= len(DASHES):  # more curves than dashes: add markers too
+            trace.mode = "lines+markers"
+            trace.marker.symbol = SYMBOLS[(k // len(DASHES)) % len(SYMBOLS)]
+    else:
+        trace.marker.symbol = SYMBOLS[k % len(SYMBOLS)]
+
+
+def distinguish(fig) -> int:
+    """Restyle the traces of ``fig`` that differ from an earlier one in colour only (see the module docstring).
+
+    Within a group of drawn traces with the same :func:`style_key`, the traces of each colour after the first
+    get the first dash (lines), symbol (markers) or pattern (bars) that no drawn trace of the figure uses yet;
+    traces of the same colour keep one style (they are one kind of curve, e.g. one line per run). Idempotent.
+    Returns how many traces changed.
+    """
+    groups: dict[tuple, dict[str, list]] = {}
+    for trace in fig.data:
+        if _drawn(trace):
+            colour = _colour_of(trace)
+            key = _hex(colour) if isinstance(colour, str) else repr(colour)
+            groups.setdefault(style_key(trace), {}).setdefault(key, []).append(trace)
+    used = set(groups)
+    changed = 0
+    for by_colour in groups.values():
+        for traces in list(by_colour.values())[1:]:
+            probe = traces[0]
+            saved = _saved(probe)
+            for k in range(1, len(DASHES) * len(SYMBOLS) + len(PATTERNS)):
+                _restyle(probe, k)
+                if style_key(probe) not in used:
+                    break
+                _undo(probe, saved)
+            for t in traces[1:]:
+                _restyle(t, k)
+            used.add(style_key(probe))
+            changed += len(traces)
+    return changed
+
+
+def _saved(trace) -> tuple:
+    if trace.type == "bar":
+        return (None, None, trace.marker.pattern.shape)
+    return (trace.mode, trace.line.dash, trace.marker.symbol)
+
+
+def _undo(trace, saved) -> None:
+    mode, dash, symbol = saved
+    if trace.type == "bar":
+        trace.marker.pattern.shape = symbol
+        return
+    trace.mode = mode
+    trace.line.dash = dash
+    trace.marker.symbol = symbol

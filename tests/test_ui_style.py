@@ -1,0 +1,162 @@
+"""Figures every reader can use (issue 17): one colour-blind-safe palette, never colour alone, readable labels.
+
+Every controller of every notebook is built with its default settings and shown (``view()``, as a notebook
+cell does); then, in each of its figures:
+
+* every trace's colour (line, marker, fill) is one of the palette's (:data:`symsgd_core.ui.style.PALETTE` or
+  :data:`~symsgd_core.ui.style.NEUTRALS`), so the palette is defined once and used by every figure;
+* no two drawn traces of one subplot differ by colour only (same kind, mode, dash, marker and bar pattern);
+* every slider and button has a non-empty, descriptive label (a button without text has a tooltip), and every
+  input is a standard ipywidgets control (keyboard-operable: sliders take the arrow keys, buttons Enter/Space).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+import pytest
+
+from symsgd_core.ui import balance, base, lifting, rank_jumps, start, stationary
+from symsgd_core.ui.style import PALETTE, allowed_colour, distinguish, rgba, style_key
+
+
+def _controller_classes() -> list[type]:
+    found = []
+    for module in (start, balance, lifting, stationary, rank_jumps):
+        for name, cls in vars(module).items():
+            if (inspect.isclass(cls) and issubclass(cls, base.Controller) and cls.__module__ == module.__name__
+                    and not name.startswith("_")):
+                found.append(cls)
+    return found
+
+
+CLASSES = _controller_classes()
+
+
+@pytest.fixture(scope="module", params=CLASSES, ids=lambda c: c.__name__)
+def shown(request):
+    """A controller of ``request.param`` with its defaults, after ``view()`` (as a notebook shows it)."""
+    ctl = request.param()
+    ctl.view()
+    return ctl
+
+
+def _trace_colours(trace) -> list:
+    out = []
+    line, marker = getattr(trace, "line", None), getattr(trace, "marker", None)
+    for c in (getattr(line, "color", None), getattr(marker, "color", None), getattr(trace, "fillcolor", None)):
+        if isinstance(c, str):
+            out.append(c)
+    if marker is not None and not isinstance(marker.color, str) and marker.color is not None:
+        out.extend(c for c in marker.color if isinstance(c, str))
+    if marker is not None and getattr(marker, "line", None) is not None and isinstance(marker.line.color, str):
+        out.append(marker.line.color)
+    return out
+
+
+def test_every_controller_class_is_covered():
+    assert len(CLASSES) >= 20, [c.__name__ for c in CLASSES]
+
+
+def test_every_trace_colour_is_from_the_palette(shown):
+    bad = [(i, tr.name, c) for fig in shown.figures for i, tr in enumerate(fig.data) for c in _trace_colours(tr)
+           if not allowed_colour(c)]
+    assert not bad, f"{type(shown).__name__}: colours outside symsgd_core.ui.style: {bad}"
+
+
+def test_no_two_curves_differ_by_colour_only(shown):
+    for k, fig in enumerate(shown.figures):
+        seen: dict[tuple, dict] = {}
+        for tr in fig.data:
+            if tr.visible is False or tr.type not in ("scatter", "scattergl", "bar"):
+                continue
+            if tr.type != "bar" and tr.line.width == 0 and "markers" not in (tr.mode or ""):
+                continue  # the edge of a filled band (told apart by its fill and legend entry)
+            colours = _trace_colours(tr)
+            seen.setdefault(style_key(tr), {}).setdefault(colours[0].upper() if colours else None, []).append(tr.name)
+        clashes = {key: names for key, names in seen.items() if len(names) > 1}
+        assert not clashes, f"{type(shown).__name__} figure {k}: told apart by colour only: {clashes}"
+
+
+def test_every_slider_and_button_has_a_descriptive_label(shown):
+    stack = [shown.view()]
+    while stack:
+        w = stack.pop()
+        stack.extend(getattr(w, "children", ()))
+        if isinstance(w, base.SLIDER_TYPES) or isinstance(w, (widgets.Dropdown, widgets.ToggleButtons,
+                                                               widgets.RadioButtons, widgets.Checkbox)):
+            assert len(w.description.strip()) >= 1 and w.description.strip() not in ("x", "value"), w
+            assert w.style.description_width in ("initial", "") or w.style.description_width, w
+        if isinstance(w, (widgets.Button, widgets.ToggleButton)):
+            assert (w.description.strip() and len(w.description.strip()) >= 3) or w.tooltip, \
+                f"{type(shown).__name__}: a button without a label: {w}"
+
+
+def test_figures_keep_a_white_paper_with_dark_text_for_the_dark_theme(shown):
+    for fig in shown.figures:
+        assert fig.layout.paper_bgcolor.upper() == "#FFFFFF" and fig.layout.font.color == "#222222"
+
+
+# -------------------------------------------------------------------------- the helpers themselves
+def test_distinguish_restyles_colour_only_twins_and_keeps_same_colour_runs_alike():
+    fig = go.FigureWidget()
+    for c in ("blue", "vermillion", "blue", "orange"):
+        fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color=PALETTE[c]))
+    fig.add_scatter(x=[0], y=[0], mode="markers", marker=dict(color=PALETTE["blue"]))
+    fig.add_scatter(x=[0], y=[0], mode="markers", marker=dict(color=PALETTE["orange"]))
+    fig.add_bar(x=[0], y=[1], marker_color=PALETTE["blue"])
+    fig.add_bar(x=[0], y=[1], marker_color=PALETTE["orange"])
+    assert distinguish(fig) == 4  # one line each of vermillion and orange, one marker trace, one bar
+    dashes = [fig.data[i].line.dash or "solid" for i in range(4)]
+    assert dashes[0] == dashes[2] and len({dashes[0], dashes[1], dashes[3]}) == 3
+    assert fig.data[4].marker.symbol != fig.data[5].marker.symbol
+    assert fig.data[6].marker.pattern.shape != fig.data[7].marker.pattern.shape
+    assert distinguish(fig) == 0  # idempotent
+    many = go.FigureWidget()
+    for i in range(12):
+        many.add_scatter(x=[0, 1], y=[0, i], mode="lines", line=dict(color=f"#{i:02X}0000"))
+    distinguish(many)
+    assert len({style_key(t) for t in many.data}) == 12
+
+
+def test_palette_helpers():
+    assert rgba("blue", 0.25) == "rgba(0,114,178,0.25)" and allowed_colour(rgba("orange", 0.1))
+    assert allowed_colour("#000") and allowed_colour("black") and allowed_colour("#e69f00")
+    assert not allowed_colour("#2563eb") and not allowed_colour(None) and not allowed_colour("red")
+    with pytest.raises(ValueError):
+        rgba("blue", 2.0)
+
+
+def test_every_controller_names_its_controls_for_screen_readers(shown):
+    """ipywidgets gives a slider handle no accessible name: the AccessibleNames helper (ui/a11y.py) copies the
+    visible description onto it in the page; every controller carries one (the browser audit checks the result)."""
+    from symsgd_core.ui.a11y import AccessibleNames
+
+    helpers = [c for c in shown.view().children if isinstance(c, AccessibleNames)]
+    assert len(helpers) == 1 and helpers[0].layout.display == "none" and "aria-label" in helpers[0]._esm
+
+
+def test_a_controller_restyles_when_its_figure_gains_traces_and_not_on_every_slider_move():
+    class Growing(base.Controller):
+        def __init__(self):
+            super().__init__()
+            self.controls = {"n": widgets.IntSlider(value=1, min=1, max=3, description="curves")}
+            self.figures = [go.FigureWidget()]
+            self._wire()
+            self.update()
+
+        def _update(self, n):
+            fig = self.figure
+            colours = [PALETTE["blue"], PALETTE["vermillion"], PALETTE["orange"]]
+            while len(fig.data) < n:
+                fig.add_scatter(x=[0, 1], y=[0, len(fig.data)], mode="lines", line=dict(color=colours[len(fig.data)]))
+
+    ctl = Growing()
+    ctl.view()
+    ctl.set(n=3)
+    assert len({style_key(t) for t in ctl.figure.data}) == 3  # the two new curves got their own dashes
+    ctl.figure.data[1].line.dash = "solid"  # (a style the controller itself set: kept while the traces stay)
+    ctl.set(n=3)
+    assert ctl.figure.data[1].line.dash == "solid"
