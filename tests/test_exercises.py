@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 
 from symsgd_core import balance, lifting, rank_jumps, stationary
+from symsgd_core.rank_jumps import sde_exercises
 from symsgd_core.core.exercises import KINDS, Exercise, Feedback, as_number, as_vector, number_exercise
 from symsgd_core.ui.exercises import GENERIC_HINT, HIDE, SHOW, ExercisePanel, markdown_html
 from symsgd_core.ui.style import allowed_colour
 
-MODULES = {"01": balance, "02": lifting, "03": rank_jumps, "04": stationary}
+#: Each notebook's exercises (03 is the stationary law, 04 the rank jumps, 05 SGD's own SDE).
+MODULES = {"01": balance, "02": lifting, "03": stationary, "04": rank_jumps, "05": sde_exercises}
 ALL = [(nb, name) for nb, mod in MODULES.items() for name in mod.EXERCISES]
 #: Answers no exercise accepts (None excluded: that is "unanswered").
 GARBAGE = ["abc", "", "   ", float("nan"), float("inf"), "-inf", [1, 2, 3], {"a": 1}, object(), 1 + 2j,
@@ -124,11 +126,11 @@ def test_number_exercise_tolerances_mistakes_and_close():
     assert "expected a number" in ex.check("two").message
 
 
-# --------------------------------------------------------------------------- every exercise of 01–04
+# --------------------------------------------------------------------------- every exercise of 01–05
 def test_every_notebook_has_exercises_of_the_declared_kinds():
     kinds = {nb: {ex.kind for ex in mod.EXERCISES.values()} for nb, mod in MODULES.items()}
     assert kinds["01"] == {"number", "code"} and kinds["02"] == {"number", "vector", "code"}
-    assert kinds["03"] == {"number", "choice"} and kinds["04"] == {"number"}
+    assert kinds["04"] == {"number", "choice"} and kinds["03"] == {"number"}
     for mod in MODULES.values():
         assert all(name == ex.name for name, ex in mod.EXERCISES.items())
 
@@ -207,8 +209,8 @@ def test_panel_accepts_an_iterable_and_rejects_duplicate_names():
     ("01", "step_factor", "−0.88", "2"),
     ("02", "midpoint_det", "1/4", "0"),
     ("02", "euler_direction", "4, 2", "(1, -2)"),
-    ("03", "basin_radius", "0.5636", "0.1"),
-    ("04", "tail_depth3", "-4.25", "−3.5"),
+    ("04", "basin_radius", "0.5636", "0.1"),
+    ("03", "tail_depth3", "-4.25", "−3.5"),
 ])
 def test_typing_and_pressing_check_shows_the_verdict(nb, name, right, wrong):
     box = ExercisePanel(MODULES[nb].EXERCISES)[name]
@@ -276,7 +278,7 @@ def _wrong_answer(ex) -> str:
 
 
 @pytest.mark.parametrize("nb, name", [("01", "balance_rate"), ("01", "step_factor"), ("02", "midpoint_det"),
-                                      ("04", "tail_depth3")])
+                                      ("03", "tail_depth3")])
 def test_first_wrong_try_shows_only_the_hint_then_the_checkers_message(nb, name):
     ex = MODULES[nb].EXERCISES[name]
     box = ExercisePanel(MODULES[nb].EXERCISES)[name]

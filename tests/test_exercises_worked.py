@@ -1,5 +1,5 @@
-"""The worked solutions and hints of the "Check yourself" exercises of Notebooks 01–03 (balance, lifting,
-stationary): every exercise has both; no hint gives its answer away; the derivation exercises agree with the
+"""The worked solutions and hints of the "Check yourself" exercises of every notebook (01 balance, 02 lifting,
+03 stationary, 04 rank jumps, 05 SGD's own SDE): every exercise has both; no hint gives its answer away; the derivation exercises agree with the
 package's own formulas."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ import re
 import numpy as np
 import pytest
 
-from symsgd_core import balance, lifting, stationary
+from symsgd_core import balance, lifting, rank_jumps, stationary
+from symsgd_core.rank_jumps import sde_exercises
 
-MODULES = {"01": balance, "02": lifting, "03": stationary}
+MODULES = {"01": balance, "02": lifting, "03": stationary, "04": rank_jumps, "05": sde_exercises}
 ALL = [(nb, name) for nb, mod in MODULES.items() for name in mod.EXERCISES]
 
 

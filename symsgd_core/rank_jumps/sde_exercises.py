@@ -67,6 +67,8 @@ def noise_scale_exercise(lr: float = 0.3, m: int = 16, n_observed: int = 3, solu
 
 
 def _check_sign(answer) -> Feedback:
+    if not isinstance(answer, str):  # an array or object compared with == would not give one verdict
+        return Feedback("wrong", f"pick one of the options; got {answer!r:.60}.")
     if answer == "nonnegative":
         return Feedback("right", "every SGD step descends on the entries it samples: its entry weights η n_k/S are "
                                  "≥ 0. Any law with those bounds and SGD's mean and covariance is SGD's one-hot "
