@@ -1,6 +1,6 @@
 """The worked solutions and hints of the "Check yourself" exercises of every notebook (01 balance, 02 lifting,
-03 stationary, 04 rank jumps, 05 SGD's own SDE): every exercise has both; no hint gives its answer away; the derivation exercises agree with the
-package's own formulas."""
+03 stationary, 04 rank jumps, 05 SGD's own SDE): every exercise has both; no hint gives its answer away; the
+derivation exercises agree with the package's own formulas."""
 
 from __future__ import annotations
 
