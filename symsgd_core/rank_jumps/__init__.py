@@ -8,6 +8,14 @@
 * :mod:`.experiments` — Notebook 04's experiments (the only home of their defaults, :data:`EPSILON_EXPERIMENT`);
 * :mod:`.checks` — the registered proofs as code and the figures' claims;
 * :mod:`.exercises` — Notebook 04's "Check yourself" questions.
+
+Notebook 05 (the question the reply leaves open: SGD's own noise as an SDE):
+
+* :mod:`.sde` — the SDE ``dθ = −∇𝓛_γ dt + √(η C(θ)) dW`` with SGD's covariance, Gaussian-weight SGD, Langevin;
+  compiled (:mod:`._sde_kernels`) and readable (:mod:`.sde_reference`);
+* :mod:`.jump_event` — the forced-run threshold k*, the waiting time of a run of k, the equal-row staircase;
+* :mod:`.sde_experiments` — Notebook 05's experiments and its shipped grid (``python -m symsgd_core sweep sde05``);
+* :mod:`.sde_checks` — the registered checks of the SDE; :mod:`.sde_exercises` — Notebook 05's questions.
 """
 
 from .analysis import (
