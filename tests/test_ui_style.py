@@ -18,13 +18,13 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 import pytest
 
-from symsgd_core.ui import balance, base, lifting, rank_jumps, start, stationary
+from symsgd_core.ui import balance, base, lifting, rank_jumps, sde, start, stationary
 from symsgd_core.ui.style import PALETTE, allowed_colour, distinguish, rgba, style_key
 
 
 def _controller_classes() -> list[type]:
     found = []
-    for module in (start, balance, lifting, stationary, rank_jumps):
+    for module in (start, balance, lifting, stationary, rank_jumps, sde):
         for name, cls in vars(module).items():
             if (inspect.isclass(cls) and issubclass(cls, base.Controller) and cls.__module__ == module.__name__
                     and not name.startswith("_")):
