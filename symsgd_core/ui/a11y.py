@@ -55,13 +55,29 @@ function scrollables(root) {
     }
   }
 }
+// Cheap on a busy page: a figure redrawing itself changes its SVG many times a second, and scrollables() reads
+// layout (scrollWidth, computed style), so changes inside figures are ignored and the rest is batched: at most one
+// pass per DELAY_MS, run when the page is idle (never a forced layout per animation frame while cells run).
+const DELAY_MS = 400;
+const inFigure = (node) => {
+  const el = node && (node.nodeType === 1 ? node : node.parentElement);
+  return !!(el && el.closest && el.closest('.js-plotly-plot, svg'));
+};
 function install() {
   if (window[KEY]) return;
-  let queued = false;
-  const run = () => { queued = false; label(document.body); scrollables(document.body); };
-  const observer = new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(run); } });
+  let timer = null;
+  const idle = window.requestIdleCallback || ((f) => setTimeout(f, 0));
+  const run = () => { label(document.body); scrollables(document.body); };
+  const schedule = () => {
+    if (timer !== null) return;
+    timer = setTimeout(() => { timer = null; idle(run, {timeout: 2000}); }, DELAY_MS);
+  };
+  const observer = new MutationObserver((records) => {
+    if (records.every((r) => inFigure(r.target))) return;
+    schedule();
+  });
   observer.observe(document.body, {childList: true, subtree: true, characterData: true});
-  window.addEventListener('resize', () => { if (!queued) { queued = true; requestAnimationFrame(run); } });
+  window.addEventListener('resize', schedule);
   window[KEY] = observer;
   run();
 }

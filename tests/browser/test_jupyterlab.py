@@ -70,7 +70,7 @@ _RUN_STATE_JS = r"""
   const cells = Array.from(panel.querySelectorAll('.jp-Notebook .jp-CodeCell'));
   let total = 0, done = 0, running = 0;
   for (const c of cells) {
-    const src = (c.querySelector('.jp-InputArea-editor') || {}).innerText || '';
+    const src = (c.querySelector('.jp-InputArea-editor') || {}).textContent || '';  // textContent: no layout
     if (!src.trim()) continue;
     total++;
     const p = ((c.querySelector('.jp-InputArea-prompt') || {}).textContent || '').trim();
