@@ -101,6 +101,11 @@ def voila_env(template_root: Path | str = TEMPLATE_ROOT, base: dict | None = Non
     return env
 
 
+#: Seconds Voilà waits for a cell's outputs after the cell finished (nbclient's default is 4 s; a late figure
+#: display would otherwise be dropped from the page without a word: "Timeout waiting for IOPub output").
+IOPUB_TIMEOUT_S = 120
+
+
 def voila_argv(target: Path | str, port: int = DEFAULT_PORT, open_browser: bool = False,
                python: str = sys.executable) -> list[str]:
     """Command line that serves ``target`` (a notebook or a folder of notebooks) with Voilà.
@@ -123,7 +128,10 @@ def voila_argv(target: Path | str, port: int = DEFAULT_PORT, open_browser: bool 
             "--Voila.ip=127.0.0.1", f"--Voila.port={port}", "--Voila.port_retries=0",
             f"--VoilaConfiguration.template={TEMPLATE}",
             # a teacher at the projector needs to see what went wrong, not a generic message
-            "--VoilaConfiguration.show_tracebacks=True"]
+            "--VoilaConfiguration.show_tracebacks=True",
+            # Voilà executes each cell, then waits IOPUB_TIMEOUT_S for the cell's outputs; nbclient's default (4 s)
+            # silently drops a figure whose display arrives later, as it does on a busy or slow machine
+            f"--VoilaExecutor.iopub_timeout={IOPUB_TIMEOUT_S}"]
     if not open_browser:
         argv.append("--no-browser")
     return argv

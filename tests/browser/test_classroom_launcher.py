@@ -19,6 +19,13 @@ def test_voila_argv_binds_localhost_with_the_offline_template(classroom, tmp_pat
     assert "--no-browser" not in classroom.voila_argv(tmp_path, 9123, open_browser=True)
 
 
+def test_voila_waits_for_late_outputs_instead_of_dropping_them(classroom, tmp_path):
+    # nbclient's default iopub_timeout (4 s) dropped a figure's display on a busy machine: 10 of 11 figures shown
+    argv = classroom.voila_argv(tmp_path, 9123)
+    assert f"--VoilaExecutor.iopub_timeout={classroom.IOPUB_TIMEOUT_S}" in argv
+    assert classroom.IOPUB_TIMEOUT_S >= 60
+
+
 @pytest.mark.parametrize("port", [0, 70000, "8866", 1.5])
 def test_voila_argv_rejects_bad_ports(classroom, tmp_path, port):
     with pytest.raises(ValueError, match="port"):
