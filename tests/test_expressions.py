@@ -91,3 +91,20 @@ def test_the_module_never_calls_eval_exec_or_compile():
     tree = ast.parse(open(expressions.__file__, encoding="utf-8").read())
     called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     assert not called & {"eval", "exec", "compile", "__import__", "getattr"}
+
+
+def test_formulas_cannot_build_arbitrarily_large_arrays():
+    # nested outer products and broadcasting grow an array geometrically: refused before it is built (a clear
+    # error, not an out-of-memory kernel)
+    import numpy as np
+
+    from symsgd_core.core.expressions import MAX_ELEMENTS
+
+    f = compile_expression("outer(outer(outer(u, u), outer(u, u)), outer(outer(u, u), outer(u, u)))", ("u",))
+    with pytest.raises(ExpressionError, match="more than"):
+        f(np.ones(10))
+    g = compile_expression("outer(u, 1) + outer(1, u)", ("u",))
+    assert g(np.ones(3)).shape == (3, 3)
+    with pytest.raises(ExpressionError, match="more than"):
+        g(np.ones(int(MAX_ELEMENTS ** 0.5) + 10))
+    assert compile_expression("u @ u", ("u",))(np.ones(4)) == 4.0

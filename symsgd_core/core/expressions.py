@@ -21,12 +21,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["FUNCTIONS", "MAX_LENGTH", "MAX_NODES", "ExpressionError", "compile_expression"]
+__all__ = ["FUNCTIONS", "MAX_ELEMENTS", "MAX_LENGTH", "MAX_NODES", "ExpressionError", "compile_expression"]
 
 #: Longest formula accepted, characters.
 MAX_LENGTH = 400
 #: Most syntax nodes accepted in one formula.
 MAX_NODES = 200
+#: Largest array a formula may build (elements): nested ``outer`` calls would otherwise grow it without bound.
+MAX_ELEMENTS = 1_000_000
 
 #: The functions a formula may call (numpy's, so they work on numbers and arrays alike).
 FUNCTIONS: dict[str, Callable] = {
@@ -78,7 +80,20 @@ def _build(node: ast.AST, arguments: Sequence[str]) -> Callable[[dict], object]:
         raise ExpressionError(f"unknown name {node.id!r}: the formula may use {allowed} and math functions")
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         op, left, right = _BINARY[type(node.op)], _build(node.left, arguments), _build(node.right, arguments)
-        return lambda env: op(left(env), right(env))
+        elementwise = not isinstance(node.op, ast.MatMult)
+
+        def binary(env):
+            a, b = left(env), right(env)
+            if elementwise:  # broadcasting (n, 1) against (1, m) builds n·m numbers: bound it before it is built
+                try:
+                    size = math.prod(np.broadcast_shapes(np.shape(a), np.shape(b)))
+                except ValueError:
+                    size = 0  # shapes that do not broadcast: the operation itself says so
+                if size > MAX_ELEMENTS:
+                    raise ExpressionError(f"this formula builds an array of more than {MAX_ELEMENTS:,} numbers")
+            return op(a, b)
+
+        return binary
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         op, operand = _UNARY[type(node.op)], _build(node.operand, arguments)
         return lambda env: op(operand(env))
@@ -94,7 +109,15 @@ def _build(node: ast.AST, arguments: Sequence[str]) -> Callable[[dict], object]:
         if any(isinstance(a, ast.Starred) for a in node.args):
             raise ExpressionError("'*' unpacking is not allowed in a formula")
         args = [_build(a, arguments) for a in node.args]
-        return lambda env: func(*(a(env) for a in args))
+        name = _function_name(node.func)
+
+        def call(env):
+            values = [a(env) for a in args]
+            if name == "outer" and math.prod(int(np.size(v)) for v in values) > MAX_ELEMENTS:
+                raise ExpressionError(f"this formula builds an array of more than {MAX_ELEMENTS:,} numbers")
+            return func(*values)
+
+        return call
     what = type(node).__name__
     raise ExpressionError(f"this formula uses a construct that is not allowed here ({what}); use numbers, "
                           f"{', '.join(arguments)}, + − * / ** @, .T and math functions")
