@@ -17,10 +17,11 @@ same file from its template's static folder and sets the same variable.
 
 This module imports nothing of the scientific stack, so the server starts as fast as before.
 
-No pop-up on a projector: :func:`enable` also writes JupyterLab's settings overrides for the environment
-(:func:`lab_overrides_file`, ``<prefix>/share/jupyter/lab/settings/overrides.json``) with
-:data:`LAB_OVERRIDES`: JupyterLab never asks "Would you like to get notified about official Jupyter news?" and
-never asks the internet for news or updates (a reader may still turn them on in Settings).
+No pop-up on a projector, one thread for widgets: :func:`enable` also writes JupyterLab's settings overrides for
+the environment (:func:`lab_overrides_file`, ``<prefix>/share/jupyter/lab/settings/overrides.json``) with
+:data:`LAB_OVERRIDES`: JupyterLab never asks "Would you like to get notified about official Jupyter news?", never
+asks the internet for news or updates, and handles widget messages on the kernel's main thread (not on a
+subshell); a reader may still change each of them in Settings.
 
 Enabling: a regular install (``pip install .``, a wheel) writes the server configuration file itself (pyproject's
 ``data-files``). An editable install (``pip install -e .``, as ``make`` and ``environment.yml`` do) cannot, so run
@@ -70,10 +71,19 @@ def config_file(prefix: str | os.PathLike | None = None) -> Path:
     return root / "etc" / "jupyter" / "jupyter_server_config.d" / "symsgd_jupyter.json"
 
 
-#: JupyterLab settings defaults this project sets for its environment (keys as in JupyterLab 4's schema
-#: ``@jupyterlab/apputils-extension/notification.json``: ``fetchNews`` is the string "true", "false" or "none" =
-#: ask, which is the pop-up).
-LAB_OVERRIDES = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+#: JupyterLab settings defaults this project sets for its environment (keys as in JupyterLab 4's schemas):
+#:
+#: * ``notification``: ``fetchNews`` is the string "true", "false" or "none" = ask, which is the pop-up;
+#: * ``kernels-settings``: ``commsOverSubshells`` "disabled". JupyterLab ≥ 4.4 otherwise sends every widget message
+#:   to a kernel *subshell* (a second thread in ipykernel ≥ 7), so widget callbacks run while the main thread is
+#:   still running cells: during Run All each figure's state request (``symsgd_core.ui.plotly_loading``) would copy
+#:   a figure that a running cell may be changing, and a slider moved during a long cell would re-run a controller
+#:   that the cell is using. The controllers are written for one thread: a widget message waits for the running
+#:   cell, as in every Jupyter before 4.4 (JupyterLab's own issue #19719 discusses the same default).
+LAB_OVERRIDES = {
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/apputils-extension:kernels-settings": {"commsOverSubshells": "disabled"},
+}
 
 
 def lab_overrides_file(prefix: str | os.PathLike | None = None) -> Path:

@@ -1,5 +1,7 @@
-"""No pop-up on a projector: ``python -m symsgd_jupyter --enable`` (run by ``make``) switches JupyterLab's
-"Would you like to get notified about official Jupyter news?" off in the environment's settings overrides."""
+"""The environment's JupyterLab settings overrides, written by ``python -m symsgd_jupyter --enable`` (run by ``make``):
+no pop-up on a projector (JupyterLab's "Would you like to get notified about official Jupyter news?" is off), and
+widget messages handled on the kernel's main thread (``commsOverSubshells`` "disabled", see
+``symsgd_jupyter.LAB_OVERRIDES``; the browser suite checks that no subshell is started)."""
 
 from __future__ import annotations
 
@@ -12,15 +14,31 @@ import pytest
 import symsgd_jupyter
 
 
-def _schema() -> dict:
+def _schema(name: str = "notification") -> dict:
     path = Path(sys.prefix) / "share" / "jupyter" / "lab" / "schemas" / "@jupyterlab" / "apputils-extension" / \
-        "notification.json"
+        f"{name}.json"
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def test_the_override_uses_the_installed_jupyterlabs_own_keys_and_values():
-    (plugin, values), = symsgd_jupyter.LAB_OVERRIDES.items()
-    assert plugin == "@jupyterlab/apputils-extension:notification"
+def test_the_overrides_are_for_plugins_of_the_installed_jupyterlab():
+    assert set(symsgd_jupyter.LAB_OVERRIDES) == {"@jupyterlab/apputils-extension:notification",
+                                                 "@jupyterlab/apputils-extension:kernels-settings"}
+    for plugin, values in symsgd_jupyter.LAB_OVERRIDES.items():
+        package, name = plugin.split(":")
+        assert package == "@jupyterlab/apputils-extension"
+        assert set(values) <= set(_schema(name)["properties"]), plugin
+
+
+def test_widget_messages_stay_on_the_main_thread():
+    values = symsgd_jupyter.LAB_OVERRIDES["@jupyterlab/apputils-extension:kernels-settings"]
+    prop = _schema("kernels-settings")["properties"]["commsOverSubshells"]
+    assert values == {"commsOverSubshells": "disabled"}
+    assert "disabled" in {o["const"] for o in prop["oneOf"]}
+    assert prop["default"] != "disabled"  # JupyterLab's own default uses subshells: the override is what changes it
+
+
+def test_the_news_override_uses_the_installed_jupyterlabs_own_keys_and_values():
+    values = symsgd_jupyter.LAB_OVERRIDES["@jupyterlab/apputils-extension:notification"]
     props = _schema()["properties"]
     assert set(values) <= set(props)
     assert values["fetchNews"] in {o["const"] for o in props["fetchNews"]["oneOf"]}
@@ -39,6 +57,7 @@ def test_enable_merges_the_override_and_keeps_other_settings(tmp_path):
     assert data["@jupyterlab/apputils-extension:themes"] == {"theme": "JupyterLab Dark"}
     assert data["@jupyterlab/apputils-extension:notification"] == {"doNotDisturbMode": True, "fetchNews": "false",
                                                                    "checkForUpdates": False}
+    assert data["@jupyterlab/apputils-extension:kernels-settings"] == {"commsOverSubshells": "disabled"}
 
 
 def test_enable_refuses_to_overwrite_a_broken_overrides_file(tmp_path):
@@ -54,3 +73,4 @@ def test_this_environment_has_the_override():
     """`make` runs --enable for .venv (and CI builds .venv with make)."""
     data = json.loads(symsgd_jupyter.lab_overrides_file().read_text(encoding="utf-8"))
     assert data["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+    assert data["@jupyterlab/apputils-extension:kernels-settings"]["commsOverSubshells"] == "disabled"

@@ -121,6 +121,65 @@ def test_distinguish_restyles_colour_only_twins_and_keeps_same_colour_runs_alike
     assert len({style_key(t) for t in many.data}) == 12
 
 
+class _Messages:
+    """Counts the messages widgets send to the front end (``Widget._send``: one kernel output message each)."""
+
+    def __init__(self, monkeypatch):
+        self.n = 0
+        send = widgets.Widget._send
+
+        def counting(widget, msg, buffers=None):
+            self.n += 1
+            return send(widget, msg, buffers)
+
+        monkeypatch.setattr(widgets.Widget, "_send", counting)
+
+
+def _twins(n: int) -> go.FigureWidget:
+    """``n`` line traces in ``n // 4`` colours, four curves of each colour (runs), and as many colour-only twins."""
+    fig = go.FigureWidget()
+    for i in range(n):
+        fig.add_scatter(x=[0, 1], y=[0, i], mode="lines", line=dict(color=f"#{(i % (n // 4)) * 8:02X}0000"))
+    return fig
+
+
+def test_distinguish_sends_its_result_in_one_update_message(monkeypatch):
+    """The search tries styles on a data-free copy: whatever the number of traces and tries, a FigureWidget gets
+    one ``_py2js_update`` (sent, then cleared: two messages; plus plotly's two edit ids), and the styles are those
+    of the search done in place."""
+    from symsgd_core.ui import style
+
+    for n in (8, 80):
+        fig = _twins(n)
+        in_place = go.Figure(fig)
+        expected = style._distinguish(in_place)
+        sent = _Messages(monkeypatch)
+        assert distinguish(fig) == expected > 0
+        assert sent.n == 4, f"{n} traces: {sent.n} messages"
+        assert [style_key(t) for t in fig.data] == [style_key(t) for t in in_place.data]
+
+
+#: Messages a controller may send while it is built and first shown. The kernel's output socket and the server's
+#: subscription each queue at most 1 000 messages (ZeroMQ's default high-water mark; neither ipykernel nor
+#: jupyter_server changes it) and drop the rest when the server reads slowly: one cell must stay far below that.
+#: Half the kernel's own queue leaves room for the cells before and after it.
+MESSAGE_BUDGET = 500
+
+
+def test_no_controller_floods_the_kernels_output_queue(monkeypatch):
+    """Notebook 04's TrapController sent ~2 600 messages (one per style tried): on a busy machine the queue dropped
+    the next controller's widgets, whose figure then never drew ("widget model not found")."""
+    counts = {}
+    for cls in CLASSES:
+        sent = _Messages(monkeypatch)
+        cls().view()
+        counts[cls.__name__] = sent.n
+        monkeypatch.undo()
+    assert all(n > 0 for n in counts.values()), counts  # the counter sees every controller's messages
+    over = {k: n for k, n in counts.items() if n > MESSAGE_BUDGET}
+    assert not over, f"controllers over {MESSAGE_BUDGET} messages: {over} (all: {counts})"
+
+
 def test_palette_helpers():
     assert rgba("blue", 0.25) == "rgba(0,114,178,0.25)" and allowed_colour(rgba("orange", 0.1))
     assert allowed_colour("#000") and allowed_colour("black") and allowed_colour("#e69f00")

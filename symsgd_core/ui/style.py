@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+import plotly.graph_objects as go
+
 __all__ = ["DASHES", "FIGURE_LAYOUT", "NEUTRALS", "PALETTE", "PATTERNS", "STATUS", "SYMBOLS", "allowed_colour",
            "colours", "distinguish", "rgba", "style_key"]
 
@@ -155,7 +157,67 @@ def distinguish(fig) -> int:
     get the first dash (lines), symbol (markers) or pattern (bars) that no drawn trace of the figure uses yet;
     traces of the same colour keep one style (they are one kind of curve, e.g. one line per run). Idempotent.
     Returns how many traces changed.
+
+    The search tries styles one after another, so it runs on a data-free copy of the traces' styles
+    (:func:`_style_copy`) and only the result is written to ``fig``, in one ``fig.batch_update()``: a
+    FigureWidget sends one update message, not one per try (trying them on the figure itself sent ~2 600 messages
+    for notebook 04's 80-trace figure, which overflowed the kernel's output queue on a busy machine, so widgets
+    created next never reached the page).
     """
+    shadow = go.Figure(data=[_style_copy(t) for t in fig.data], skip_invalid=True)
+    changed = _distinguish(shadow)
+    with fig.batch_update():
+        for trace, styled in zip(fig.data, shadow.data):
+            update: dict = {}
+            for path in _RESTYLED.get(trace.type, ()):
+                value = _get(styled, path)
+                if value != _get(trace, path):
+                    _put(update, path, value)
+            if update:
+                trace.update(update)
+    return changed
+
+
+#: Style attributes :func:`_restyle` may change, per trace type (:func:`distinguish` copies these back).
+_RESTYLED = {"scatter": ("mode", "line.dash", "marker.symbol"), "scattergl": ("mode", "line.dash", "marker.symbol"),
+             "bar": ("marker.pattern.shape",)}
+#: Style attributes :func:`_drawn`, :func:`style_key` and :func:`_colour_of` read, per trace type.
+_READ = {"scatter": ("visible", "mode", "xaxis", "yaxis", "fillcolor", "line.color", "line.width", "line.dash",
+                     "marker.color", "marker.symbol"),
+         "bar": ("visible", "xaxis", "yaxis", "marker.color", "marker.pattern.shape")}
+_READ["scattergl"] = _READ["scatter"]
+
+
+def _get(trace, path: str):
+    node = trace
+    for part in path.split("."):
+        node = getattr(node, part, None)
+        if node is None:
+            return None
+    return node
+
+
+def _put(tree: dict, path: str, value) -> None:
+    *parents, leaf = path.split(".")
+    for part in parents:
+        tree = tree.setdefault(part, {})
+    tree[leaf] = value
+
+
+def _style_copy(trace) -> dict:
+    """``trace``'s type and the style attributes :func:`_distinguish` reads, without its data (colours only when
+    they are one colour for the whole trace, as :func:`_colour_of` uses them)."""
+    out: dict = {"type": trace.type, "visible": trace.visible}
+    for path in _READ.get(trace.type, ()):
+        value = _get(trace, path)
+        if value is None or (path.endswith("color") and not isinstance(value, str)):
+            continue
+        _put(out, path, value)
+    return out
+
+
+def _distinguish(fig) -> int:
+    """:func:`distinguish`'s search, done in place on ``fig`` (one message per try on a FigureWidget)."""
     groups: dict[tuple, dict[str, list]] = {}
     for trace in fig.data:
         if _drawn(trace):

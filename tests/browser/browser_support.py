@@ -526,22 +526,29 @@ PROBE_JS = r"""
   S.renderedViews = () => Array.from(document.querySelectorAll('.jp-OutputArea-output'))
       .filter(o => Array.from(o.children).some(c => c.classList.contains('jupyter-widgets')
                                                   || c.classList.contains('js-plotly-plot'))).length;
-  S.pendingViews = () => {
-    let n = 0;
+  // Widget outputs not drawn yet, each with where it is and what it holds (pendingViews counts them).
+  S.pendingDetails = () => {
+    const out = [];
+    const cells = Array.from(document.querySelectorAll('.jp-Cell'));
+    const cellOf = (el) => cells.indexOf(el.closest('.jp-Cell'));
+    const text = (el) => (el.textContent || '').trim().slice(0, 80);
     for (const o of document.querySelectorAll('.jp-OutputArea-output')) {
       const kids = Array.from(o.children);
-      if (!kids.length && !(o.textContent || '').trim()) n++;  // a widget output not drawn yet
-      else if (kids.some(c => (c.className || '').trim() === 'lm-Widget' && !c.children.length)) n++;
+      if (!kids.length && !text(o)) out.push({cell: cellOf(o), what: 'empty output'});  // a widget output not drawn yet
+      else if (kids.some(c => (c.className || '').trim() === 'lm-Widget' && !c.children.length))
+        out.push({cell: cellOf(o), what: 'empty widget', text: text(o), html: o.innerHTML.slice(0, 200)});
     }
     // figure slots of controllers (plotly anywidget views) not plotted yet
-    for (const root of S.controllers()) {
+    S.controllers().forEach((root, i) => {
       for (const c of root.children) {
         if (c.classList.contains('symsgd-a11y')) continue;  // the invisible accessible-names helper (ui/a11y.py)
-        if (!c.classList.contains('jupyter-widgets') && !c.classList.contains('js-plotly-plot')) n++;
+        if (!c.classList.contains('jupyter-widgets') && !c.classList.contains('js-plotly-plot'))
+          out.push({cell: cellOf(root), controller: i, what: String(c.className).slice(0, 80), text: text(c)});
       }
-    }
-    return n;
+    });
+    return out;
   };
+  S.pendingViews = () => S.pendingDetails().length;
   // Outputs (inside scopeSel) that show an error: a traceback, or "XxxError: …" in an error/stderr output.
   S.outputErrors = (scopeSel) => {
     const scope = document.querySelector(scopeSel) || document.body;
@@ -642,10 +649,14 @@ def wait_widgets_rendered(page, run: NotebookRun, expected_views: int = 0) -> No
     (≤ 20 s) for every figure to hold data. Failures are reported by the checks that follow."""
     run.detail = "views: " + json.dumps(page.evaluate(
         "() => ({rendered: window.__symsgd.renderedViews(), pending: window.__symsgd.pendingViews()})"))
-    page.wait_for_function(
-        "([n, texts]) => { const S = window.__symsgd; if (S.failureTexts(texts).length) return true;"
-        " return S.renderedViews() >= n && S.pendingViews() === 0; }",
-        arg=[expected_views, list(WIDGET_FAILURE_TEXTS)], timeout=run.ms(90), polling=200)
+    try:
+        page.wait_for_function(
+            "([n, texts]) => { const S = window.__symsgd; if (S.failureTexts(texts).length) return true;"
+            " return S.renderedViews() >= n && S.pendingViews() === 0; }",
+            arg=[expected_views, list(WIDGET_FAILURE_TEXTS)], timeout=run.ms(90), polling=200)
+    except Exception:
+        run.detail += "; not drawn: " + json.dumps(page.evaluate("() => window.__symsgd.pendingDetails()"))[:1500]
+        raise
     if not widget_failures(page):
         with contextlib.suppress(Exception):  # check_figures names the figure without data
             page.wait_for_function("() => window.__symsgd.figures().every(window.__symsgd.hasData)",

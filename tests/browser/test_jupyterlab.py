@@ -45,6 +45,7 @@ from page_load import (
     PageMetrics,
     kernel_connection_file,
     kernel_figure_count,
+    kernel_subshells,
     slow_notebooks,
     start_figure_clock,
     wait_every_figure_drawn,
@@ -179,6 +180,7 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
                                                    kernel_idle=lambda: _wait_kernel_idle(page, run, 60 * throttle),
                                                    scope=_PANEL, console_noise=LAB_CONSOLE_NOISE, moves=moves,
                                                    throttle=throttle, exercises=exercises)
+        check_widgets_on_the_main_thread(server, name, run)
         if throttle == 1.0:
             check_dark_theme(page, run)
 
@@ -197,6 +199,17 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
         page.close()
         server.shutdown_kernels()
     run.finish()
+
+
+def check_widgets_on_the_main_thread(server, name: str, run: NotebookRun) -> None:
+    """Step: after Run All and every slider move, the kernel has no subshell: the environment's settings override
+    (``commsOverSubshells`` "disabled", see ``symsgd_jupyter.LAB_OVERRIDES``) keeps widget messages on the kernel's
+    main thread, so no controller callback runs beside a running cell."""
+    with run.step("widget messages ran on the kernel's main thread (no subshell)", fatal=False):
+        kernel_id = next(s["kernel"]["id"] for s in server.api("GET", "/api/sessions") if s["path"].endswith(name))
+        subshells = kernel_subshells(kernel_connection_file(server, kernel_id))
+        assert subshells is not None, "this kernel has no subshells at all: the check measured nothing"
+        assert subshells == [], f"the page started kernel subshells {subshells}: commsOverSubshells is not disabled"
 
 
 #: JupyterLab's news/update question (a toast) and the setting that decides whether it is asked.
