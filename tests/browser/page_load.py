@@ -160,6 +160,7 @@ def kernel_subshells(connection_file: Path, timeout_s: float = 30.0) -> list[str
     client = BlockingKernelClient(connection_file=str(connection_file))
     client.load_connection_file()
     client.start_channels()
+
     def reply_to(msg_id: str, get) -> dict:
         deadline = time.monotonic() + timeout_s
         while True:
