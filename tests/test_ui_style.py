@@ -136,7 +136,8 @@ class _Messages:
 
 
 def _twins(n: int) -> go.FigureWidget:
-    """``n`` line traces in ``n // 4`` colours, four curves of each colour (runs), and as many colour-only twins."""
+    """``n`` line traces in ``n // 4`` colours, each colour four times: curves of one colour are runs (they keep one
+    style), curves of different colours are colour-only twins (distinguish restyles them)."""
     fig = go.FigureWidget()
     for i in range(n):
         fig.add_scatter(x=[0, 1], y=[0, i], mode="lines", line=dict(color=f"#{(i % (n // 4)) * 8:02X}0000"))
