@@ -13,6 +13,7 @@ code loads once per page (``symsgd_core/ui/plotly_loading.py``) and every figure
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import time
@@ -150,58 +151,55 @@ def kernel_connection_file(server, kernel_id: str, timeout_s: float = 30.0) -> P
         time.sleep(0.2)  # polling interval while the server writes the file
 
 
-def kernel_subshells(connection_file: Path, timeout_s: float = 30.0) -> list[str] | None:
-    """The kernel's subshells (ids), from a ``list_subshell_request`` on its control channel; ``None`` if the kernel
-    has no subshells at all (ipykernel < 7 replies with an error or not at all)."""
-    from queue import Empty
-
+@contextlib.contextmanager
+def _kernel_client(connection_file: Path):
+    """A started ``BlockingKernelClient`` on the kernel of ``connection_file`` (channels stopped on exit)."""
     from jupyter_client import BlockingKernelClient
 
     client = BlockingKernelClient(connection_file=str(connection_file))
     client.load_connection_file()
     client.start_channels()
-
-    def reply_to(msg_id: str, get) -> dict:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                reply = get(timeout=max(0.1, deadline - time.monotonic()))
-            except Empty:
-                raise TimeoutError(f"the kernel did not answer within {timeout_s} s") from None
-            if reply["parent_header"].get("msg_id") == msg_id:
-                return reply
-
     try:
-        info = reply_to(client.kernel_info(), client.get_shell_msg)["content"]
+        yield client
+    finally:
+        client.stop_channels()
+
+
+def _reply_to(msg_id: str, get, timeout_s: float) -> dict:
+    """The reply to request ``msg_id`` read with ``get`` (``client.get_shell_msg`` / ``get_control_msg``), other
+    replies skipped; TimeoutError after ``timeout_s``."""
+    from queue import Empty
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            reply = get(timeout=max(0.1, deadline - time.monotonic()))
+        except Empty:
+            raise TimeoutError(f"the kernel did not answer within {timeout_s} s") from None
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply
+
+
+def kernel_subshells(connection_file: Path, timeout_s: float = 30.0) -> list[str] | None:
+    """The kernel's subshells (ids), from a ``list_subshell_request`` on its control channel; ``None`` if the kernel
+    has no subshells at all (ipykernel < 7 replies with an error or not at all)."""
+    with _kernel_client(connection_file) as client:
+        info = _reply_to(client.kernel_info(), client.get_shell_msg, timeout_s)["content"]
         if "kernel subshells" not in info.get("supported_features", []):
             return None
         request = client.session.msg("list_subshell_request", {})
         client.control_channel.send(request)
-        content = reply_to(request["header"]["msg_id"], client.get_control_msg)["content"]
+        content = _reply_to(request["header"]["msg_id"], client.get_control_msg, timeout_s)["content"]
         if "subshell_id" not in content:
             raise RuntimeError(f"list_subshell_request failed: {content}")
         return list(content["subshell_id"])
-    finally:
-        client.stop_channels()
 
 
 def kernel_figure_count(connection_file: Path, timeout_s: float = 60.0) -> int:
     """How many plotly FigureWidgets the kernel holds (a silent request: no output, no execution count)."""
-    from jupyter_client import BlockingKernelClient
-
-    client = BlockingKernelClient(connection_file=str(connection_file))
-    client.load_connection_file()
-    client.start_channels()
-    try:
+    with _kernel_client(connection_file) as client:
         msg_id = client.execute("", silent=True, store_history=False, user_expressions={"n": _FIGURE_COUNT_EXPR})
-        deadline = time.monotonic() + timeout_s
-        while True:
-            reply = client.get_shell_msg(timeout=max(0.1, deadline - time.monotonic()))
-            if reply["parent_header"].get("msg_id") == msg_id:
-                break
-        result = reply["content"]["user_expressions"]["n"]
+        result = _reply_to(msg_id, client.get_shell_msg, timeout_s)["content"]["user_expressions"]["n"]
         if result.get("status") != "ok":
             raise RuntimeError(f"the kernel could not count its figures: {result}")
         return int(result["data"]["text/plain"])
-    finally:
-        client.stop_channels()

@@ -163,9 +163,7 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
             assert state["done"] == state["total"], f"only {state['done']} of {state['total']} code cells ran"
 
         with run.step("every figure the kernel made is drawn, with plotly's code fetched once"):
-            kernel_id = next(s["kernel"]["id"] for s in server.api("GET", "/api/sessions")
-                             if s["path"].endswith(name))
-            expected = kernel_figure_count(kernel_connection_file(server, kernel_id))
+            expected = kernel_figure_count(_kernel_connection(server, name))
             load = wait_every_figure_drawn(page, metrics, expected, t0, run)
             run.detail = load.summary()
             assert load.drawn == load.expected, (f"figures drawn ≠ figures shown: {load.summary()}; console errors: "
@@ -201,13 +199,18 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
     run.finish()
 
 
+def _kernel_connection(server, name: str):
+    """The connection file of the kernel running notebook ``name`` on ``server``."""
+    kernel_id = next(s["kernel"]["id"] for s in server.api("GET", "/api/sessions") if s["path"].endswith(name))
+    return kernel_connection_file(server, kernel_id)
+
+
 def check_widgets_on_the_main_thread(server, name: str, run: NotebookRun) -> None:
     """Step: after Run All and every slider move, the kernel has no subshell: the environment's settings override
     (``commsOverSubshells`` "disabled", see ``symsgd_jupyter.LAB_OVERRIDES``) keeps widget messages on the kernel's
     main thread, so no controller callback runs beside a running cell."""
     with run.step("widget messages ran on the kernel's main thread (no subshell)", fatal=False):
-        kernel_id = next(s["kernel"]["id"] for s in server.api("GET", "/api/sessions") if s["path"].endswith(name))
-        subshells = kernel_subshells(kernel_connection_file(server, kernel_id))
+        subshells = kernel_subshells(_kernel_connection(server, name))
         assert subshells is not None, "this kernel has no subshells at all: the check measured nothing"
         assert subshells == [], f"the page started kernel subshells {subshells}: commsOverSubshells is not disabled"
 
