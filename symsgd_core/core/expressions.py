@@ -60,6 +60,12 @@ def _function_name(node: ast.expr) -> str:
     raise ExpressionError(f"{shown!r} is not a function you can use here; use one of: {', '.join(sorted(FUNCTIONS))}")
 
 
+def _check_size(size: int) -> None:
+    """Refuse an array of ``size`` numbers before it is built, if it is over :data:`MAX_ELEMENTS`."""
+    if size > MAX_ELEMENTS:
+        raise ExpressionError(f"this formula builds an array of more than {MAX_ELEMENTS:,} numbers")
+
+
 def _build(node: ast.AST, arguments: Sequence[str]) -> Callable[[dict], object]:
     """A closure ``env -> value`` for a whitelisted node (ExpressionError for any other node)."""
     if isinstance(node, ast.Expression):
@@ -89,8 +95,7 @@ def _build(node: ast.AST, arguments: Sequence[str]) -> Callable[[dict], object]:
                     size = math.prod(np.broadcast_shapes(np.shape(a), np.shape(b)))
                 except ValueError:
                     size = 0  # shapes that do not broadcast: the operation itself says so
-                if size > MAX_ELEMENTS:
-                    raise ExpressionError(f"this formula builds an array of more than {MAX_ELEMENTS:,} numbers")
+                _check_size(size)
             return op(a, b)
 
         return binary
@@ -113,8 +118,8 @@ def _build(node: ast.AST, arguments: Sequence[str]) -> Callable[[dict], object]:
 
         def call(env):
             values = [a(env) for a in args]
-            if name == "outer" and math.prod(int(np.size(v)) for v in values) > MAX_ELEMENTS:
-                raise ExpressionError(f"this formula builds an array of more than {MAX_ELEMENTS:,} numbers")
+            if name == "outer":
+                _check_size(math.prod(int(np.size(v)) for v in values))
             return func(*values)
 
         return call
