@@ -26,16 +26,18 @@ lab: $(STAMP)
 		$$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 # The browser suite runs after the unit tests and notebooks, not beside them: it measures
-# slider->figure latency, which a CPU busy with unit tests would distort.
+# slider->figure latency, which a CPU busy with unit tests would distort. Unit tests go to the two workers one at
+# a time; each notebook's cells stay together on one worker (an xdist group per notebook, see conftest.py).
 test: $(STAMP)
 	$(VENV)/bin/ruff check symsgd_core symsgd_jupyter tests notebooks tools
-	$(PY) -m pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env -p no:cacheprovider -m "not browser"
+	$(PY) -m pytest -n 2 --dist loadgroup --nbval-lax --nbval-current-env -p no:cacheprovider -m "not browser"
 	$(MAKE) --no-print-directory test-browser
 	$(MAKE) --no-print-directory test-site
 
-# Real-browser suite alone: four workers, each holding one group of notebooks with its own server (JupyterLab,
-# JupyterLab under a base URL, Voila at 127.0.0.1, Voila at localhost). SYMSGD_SLOW_NOTEBOOKS=all runs the
-# slow-laptop mode (CPU 6x slower) for every notebook, not only the two with the most figures.
+# Real-browser suite alone: four workers, the tests handed out two at a time in file order; each worker starts
+# the servers its tests need (JupyterLab, JupyterLab under a base URL, Voila at 127.0.0.1, Voila at localhost).
+# SYMSGD_SLOW_NOTEBOOKS=all runs the slow-laptop mode (CPU 6x slower) for every notebook, not only the two with
+# the most figures.
 test-browser: $(STAMP)
 	$(PY) -m pytest tests/browser -m browser -n 4 --dist loadgroup -p no:cacheprovider
 
@@ -48,7 +50,7 @@ site: $(STAMP)
 # kernel that ran its notebook; page weights in test-artifacts/static-site/report.txt. Runs after the browser suite
 # (not inside it: it executes every notebook, which would disturb the suite's latency measurements).
 test-site: site
-	$(PY) -m pytest tests/static_site -m browser -p no:cacheprovider
+	$(PY) -m pytest tests/static_site -m browser -n 2 -p no:cacheprovider
 	@cat test-artifacts/static-site/report.txt 2>/dev/null || true
 
 classroom: $(STAMP)

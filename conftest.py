@@ -1,4 +1,5 @@
-"""Repository-wide pytest hooks: a closing summary that shows what the test command ran."""
+"""Repository-wide pytest hooks: each notebook's cells kept on one pytest-xdist worker, and a closing summary that
+shows what the test command ran."""
 
 from __future__ import annotations
 
@@ -7,6 +8,42 @@ import pytest
 
 def _is_notebook(nodeid: str) -> bool:
     return nodeid.split("::")[0].endswith(".ipynb")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (below)
+def pytest_collection_modifyitems(config, items):
+    """Each notebook's cells form one pytest-xdist group, ``nbval-<notebook>``: under ``--dist loadgroup`` (``make
+    test``) they run in order on one worker and one kernel, as nbval needs, while the unit tests are handed out one
+    at a time (so one slow test no longer holds back the rest of its file, as with ``--dist loadfile``)."""
+    for item in items:
+        if _is_notebook(item.nodeid):
+            stem = item.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".ipynb")
+            item.add_marker(pytest.mark.xdist_group(f"nbval-{stem}"))
+
+
+class _XdistGroupSuffix:
+    """pytest-xdist ≤ 3.8 tells its scheduler an item's group by appending ``@<group>`` to ``item._nodeid``; pytest
+    ≥ 9.2 keeps node ids in ``item._id`` and ignores that write, so ``--dist loadgroup`` silently stopped grouping
+    (pytest-dev/pytest-xdist#1386; the fix, #1388, is not released). This plugin writes the suffix where pytest
+    reads it, after xdist's own hook; a no-op outside a ``loadgroup`` worker and wherever xdist's suffix took."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        if not getattr(config.option, "loadgroup", False):  # set only in an xdist worker under --dist loadgroup
+            return
+        try:
+            from _pytest.nodeid import NodeId  # pytest ≥ 9.2
+        except ImportError:
+            return
+        for item in items:
+            names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                            for m in item.iter_markers("xdist_group")})
+            if names and "@" not in item.nodeid and hasattr(item, "_id"):
+                item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_XdistGroupSuffix(), "symsgd-xdist-group-suffix")
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,11 +1,14 @@
 """Committed notebooks carry no outputs, no saved widget state, and the python3 kernelspec;
-tools/strip_notebooks.py is the one command that makes them so (``make strip``)."""
+tools/strip_notebooks.py is the one command that makes them so (``make strip``). The test command's notebook
+runner fails on a raising cell and keeps a notebook's cells together under pytest-xdist."""
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -91,3 +94,24 @@ def test_nbval_fails_on_a_notebook_that_raises(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert proc.returncode != 0, proc.stdout
     assert "broken cell" in proc.stdout
+
+
+def test_a_notebooks_cells_stay_on_one_worker_under_the_test_commands_xdist(tmp_path):
+    """`make test` runs nbval under ``pytest -n 2 --dist loadgroup``: each notebook's cells must run in order on one
+    worker and one kernel (the root conftest groups them). Six cells that each need the one before: split over two
+    workers, as pytest-xdist does with ungrouped items (and did on pytest 9.2 before the group-suffix fix), they
+    fail."""
+    cells = ["x = 0"] + [f"assert x == {k}\nx += 1" for k in range(5)]
+    nb = strip_notebooks.strip({
+        "cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+                   "source": src} for i, src in enumerate(cells)],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    })
+    (tmp_path / "chained.ipynb").write_text(json.dumps(nb))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-n", "2", "--dist", "loadgroup",
+                           "--nbval-lax", "--nbval-current-env", "-v", "-p", "no:cacheprovider", "-o", "addopts=",
+                           "chained.ipynb"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    workers = set(re.findall(r"\[(gw\d+)\] \[\s*\d+%\] PASSED chained\.ipynb::Cell", proc.stdout))
+    assert "6 passed" in proc.stdout and len(workers) == 1, proc.stdout[-3000:]

@@ -93,26 +93,10 @@ def discover_notebooks() -> list[Path]:
     return sorted(p for p in NOTEBOOK_DIR.glob("*.ipynb") if not p.name.startswith("."))
 
 
-#: Shards per mode: notebooks of one mode are split over this many groups, each run by one pytest-xdist worker
-#: with its own server (``make test-browser`` runs ``-n 4 --dist loadgroup``).
-SHARDS = {"lab": 2, "voila": 2}
-
-
-def shards(notebooks: list[Path], mode: str) -> list:
-    """``notebooks`` as pytest params, each marked with the xdist group (``<mode>-<k>``) that runs it.
-
-    Notebooks go to the least-loaded shard, largest first (a notebook's size stands in for its run time), so the
-    shards of a mode take about as long as each other.
-    """
-    n = SHARDS.get(mode, 1)
-    load = [0] * n
-    group: dict[Path, int] = {}
-    for nb in sorted(notebooks, key=lambda p: -p.stat().st_size):
-        k = load.index(min(load))
-        group[nb] = k
-        load[k] += nb.stat().st_size
-    return [pytest.param(nb, id=nb.stem, marks=pytest.mark.xdist_group(f"{mode}-{group[nb] + 1}"))
-            for nb in notebooks]
+def notebook_params(notebooks: list[Path]) -> list:
+    """``notebooks`` as pytest params named by their stem. There are no pytest-xdist groups: ``make test-browser``
+    hands the tests out two at a time to four workers, and each worker starts the servers its tests need."""
+    return [pytest.param(nb, id=nb.stem) for nb in notebooks]
 
 
 def copy_notebooks(dst: Path) -> Path:

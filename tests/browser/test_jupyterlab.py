@@ -37,8 +37,8 @@ from browser_support import (
     format_output_errors,
     full_screenshot,
     interact_and_recheck,
+    notebook_params,
     output_errors,
-    shards,
 )
 from page_load import (
     SLOW_CPU_RATE,
@@ -107,14 +107,14 @@ def lab_context(browser, latency_records):
     ctx.close()
 
 
-# (the slow-laptop test comes first: it takes longest, and pytest-xdist hands out groups in this order)
-@pytest.mark.parametrize("notebook", shards(slow_notebooks(NOTEBOOKS), "lab-slow"))
+# (the slow-laptop test comes first: it takes longest, and pytest-xdist hands out tests in this order)
+@pytest.mark.parametrize("notebook", notebook_params(slow_notebooks(NOTEBOOKS)))
 def test_notebook_in_jupyterlab_on_a_slow_laptop(notebook, lab_server_with_base_url, lab_context):
     run_notebook_in_jupyterlab(notebook, lab_server_with_base_url, lab_context, mode="lab-slow",
                                throttle=SLOW_CPU_RATE, moves=1, exercises=False)
 
 
-@pytest.mark.parametrize("notebook", shards(NOTEBOOKS, "lab"))
+@pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS))
 def test_notebook_in_jupyterlab(notebook, lab_server, lab_context):
     run_notebook_in_jupyterlab(notebook, lab_server, lab_context, mode="lab")
 
@@ -327,7 +327,6 @@ ExercisePanel([square])
 '''
 
 
-@pytest.mark.xdist_group("lab-1")
 def test_a_worked_solution_is_typeset_in_jupyterlab(lab_server, lab_context):
     """JupyterLab's half of "MathJax works in both modes": a revealed worked solution is typeset (the classroom
     half is in test_voila.py)."""

@@ -34,9 +34,9 @@ from browser_support import (
     full_screenshot,
     interact_and_recheck,
     notebook_has_math,
+    notebook_params,
     output_errors,
     server_env,
-    shards,
 )
 from page_load import (
     SLOW_CPU_RATE,
@@ -86,7 +86,6 @@ def voila_context(browser, latency_records):
     ctx.close()
 
 
-@pytest.mark.xdist_group("voila-1")
 def test_classroom_index_page_is_offline(voila_server, voila_context):
     """The page a teacher opens first (`make classroom` → http://127.0.0.1:8866/) lists the notebooks, offline."""
     page = voila_context.new_page()
@@ -106,15 +105,15 @@ def test_classroom_index_page_is_offline(voila_server, voila_context):
         page.close()
 
 
-# (the slow-laptop test comes first: it takes longest, and pytest-xdist hands out groups in this order)
-@pytest.mark.parametrize("notebook", shards(slow_notebooks(NOTEBOOKS), "voila-slow"))
+# (the slow-laptop test comes first: it takes longest, and pytest-xdist hands out tests in this order)
+@pytest.mark.parametrize("notebook", notebook_params(slow_notebooks(NOTEBOOKS)))
 def test_notebook_in_voila_on_a_slow_laptop(notebook, voila_server_via_localhost, voila_context, classroom):
     """6× slower CPU, and the page opened at localhost (not the 127.0.0.1 that `make classroom` prints)."""
     run_notebook_in_voila(notebook, voila_server_via_localhost, voila_context, classroom, mode="voila-slow",
                           throttle=SLOW_CPU_RATE, moves=1, exercises=False)
 
 
-@pytest.mark.parametrize("notebook", shards(NOTEBOOKS, "voila"))
+@pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS))
 def test_notebook_in_voila(notebook, voila_server, voila_context, classroom):
     run_notebook_in_voila(notebook, voila_server, voila_context, classroom, mode="voila")
 
@@ -269,7 +268,6 @@ def _one_notebook_server(classroom, tmp_path_factory, name: str, source: str, **
                   f"http://127.0.0.1:{port}", "/").start()
 
 
-@pytest.mark.xdist_group("voila-2")
 def test_a_figure_whose_code_cannot_load_says_so_in_its_place(browser, classroom, tmp_path_factory):
     """If plotly's widget code cannot be fetched, the figure's place says what happened and what to do."""
     server = _one_notebook_server(
@@ -312,7 +310,6 @@ _MISS_THE_START_JS = r"""
 """
 
 
-@pytest.mark.xdist_group("voila-2")
 def test_a_figure_that_missed_anywidgets_start_still_draws_and_updates(browser, classroom, tmp_path_factory):
     """anywidget drops every message to a model that took over 2 s to start; the loader routes them to ipywidgets
     and asks the kernel for the figure's state again, so the figure draws its data and follows its slider."""
@@ -372,7 +369,6 @@ display(closed, opened)
 '''
 
 
-@pytest.mark.xdist_group("voila-2")
 def test_worked_solutions_typeset_and_the_instructor_variant_in_classroom_mode(browser, classroom, tmp_path_factory):
     """A worked solution revealed by the reader is typeset by MathJax; with `make instructor`'s environment every
     worked solution is open from the start; a function exercise takes a formula in the page."""

@@ -10,3 +10,5 @@ REPO = Path(__file__).resolve().parents[2]
 SITE_DIR = Path(os.environ.get("SYMSGD_SITE_DIR", REPO / "site"))
 #: Page weights and screenshots (git-ignored).
 ARTIFACTS = REPO / "test-artifacts" / "static-site"
+#: One JSON record per page tested in this run (written by the page test, gathered by conftest.py).
+PAGE_RECORDS = ARTIFACTS / "pages"

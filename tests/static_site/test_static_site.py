@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from browser_support import PROBE_JS, VIEWPORT, discover_notebooks, notebook_has_math
-from site_support import ARTIFACTS, SITE_DIR
+from site_support import ARTIFACTS, PAGE_RECORDS, SITE_DIR
 
 pytestmark = pytest.mark.browser
 
@@ -271,31 +271,16 @@ def move_and_compare(page, plot, block, meta, target, n_frames, live, page_name,
 
 
 # ---------------------------------------------------------------------------------------------- the tests
-_WEIGHTS: list[dict] = []
+@pytest.fixture
+def weights_report():
+    """Where a page test leaves its page's weights: one JSON file per page under test-artifacts/static-site/pages/
+    (the test runs in two pytest-xdist workers), gathered into report.{txt,json} at the end (conftest.py)."""
+    PAGE_RECORDS.mkdir(parents=True, exist_ok=True)
 
+    def record(row: dict) -> None:
+        (PAGE_RECORDS / f"{Path(row['page']).stem}.json").write_text(json.dumps(row), encoding="utf-8")
 
-@pytest.fixture(scope="module")
-def weights_report(site_dir, edition_report):
-    """Collects every page's weights; writes test-artifacts/static-site/report.{txt,json} at the end."""
-    yield _WEIGHTS
-    if not _WEIGHTS:
-        return
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    assets = edition_report["assets_bytes"]
-    lines = [f"{'page':34} {'own MB':>7} {'+assets MB':>10} {'ready s':>7} {'figures':>7}  sliders moved with the "
-             "mouse (frames; max |page − kernel| relative)", "-" * 120]
-    for w in _WEIGHTS:
-        firsts = {m["figure"]: m for m in reversed(w["moved"])}
-        moved = ", ".join(f"{m['controller']}.{m['slider']} ({m['frames']}; {m['max_rel']:.0e})"
-                          for _, m in sorted(firsts.items()))
-        lines.append(f"{w['page']:34} {w['bytes'] / 1e6:7.2f} {w['fetched_bytes'] / 1e6:10.2f} {w['ready_s']:7.1f} "
-                     f"{w['figures']:>7}  "
-                     f"{moved or '-'}")
-    total = sum(w["bytes"] for w in _WEIGHTS)
-    lines.append(f"{'all pages':34} {total / 1e6:7.2f}   shared assets (loaded once per site visit) "
-                 f"{assets / 1e6:.2f} MB; whole site {edition_report['total_bytes'] / 1e6:.2f} MB")
-    (ARTIFACTS / "report.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (ARTIFACTS / "report.json").write_text(json.dumps(_WEIGHTS, indent=1), encoding="utf-8")
+    return record
 
 
 def _max_rel(kernel_fig: dict, page_state: dict) -> float:
@@ -354,7 +339,7 @@ def test_page_matches_the_live_notebook(notebook, site_dir, edition_report, stat
         assert len({(m["figure"]) for m in moved}) == sliders, f"moved {len(moved)} sliders, the edition has {sliders}"
         fetched = sum((site_dir / u[len(static_server) + 1:]).stat().st_size for u in offline.fetched
                       if u.startswith(static_server + "/") and (site_dir / u[len(static_server) + 1:]).is_file())
-        weights_report.append({"page": row["page"], "bytes": row["bytes"], "fetched_bytes": fetched,
+        weights_report({"page": row["page"], "bytes": row["bytes"], "fetched_bytes": fetched,
                                "figures": len(state["plots"]), "ready_s": round(t_ready, 1), "moved": moved})
         page.screenshot(path=str(ARTIFACTS / f"{notebook.stem}.png"), full_page=False)
     finally:
