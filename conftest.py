@@ -17,8 +17,7 @@ def pytest_collection_modifyitems(config, items):
     at a time (so one slow test no longer holds back the rest of its file, as with ``--dist loadfile``)."""
     for item in items:
         if _is_notebook(item.nodeid):
-            stem = item.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".ipynb")
-            item.add_marker(pytest.mark.xdist_group(f"nbval-{stem}"))
+            item.add_marker(pytest.mark.xdist_group(f"nbval-{item.path.stem}"))
 
 
 class _XdistGroupSuffix:
