@@ -1,7 +1,12 @@
-"""Repository-wide pytest hooks: each notebook's cells kept on one pytest-xdist worker, and a closing summary that
-shows what the test command ran."""
+"""Repository-wide pytest hooks: each notebook's cells kept on one pytest-xdist worker, nbval's kernels on private
+Unix sockets, and a closing summary that shows what the test command ran."""
 
 from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -41,8 +46,32 @@ class _XdistGroupSuffix:
                 item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
 
 
+def _nbval_kernels_on_private_sockets() -> None:
+    """nbval's kernels talk over Unix sockets in a folder of their own instead of TCP ports. With TCP, jupyter_client
+    picks free ports, closes them, and the kernel binds them a moment later: the two workers of ``make test`` start
+    their first notebooks' kernels at the same moment and can be handed the same port ("Address already in use";
+    seen in the static-edition test, which now uses the same remedy, tools/site/edition/execute.py)."""
+    try:
+        import nbval.kernel
+        from jupyter_client.manager import KernelManager
+    except ImportError:
+        return
+
+    class PrivateSocketKernelManager(KernelManager):
+        def __init__(self, **kwargs):
+            folder = tempfile.mkdtemp(prefix="symsgd-kernel-")
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
+            kwargs.setdefault("transport", "ipc")
+            kwargs.setdefault("ip", os.path.join(folder, "k"))
+            super().__init__(**kwargs)
+
+    if getattr(nbval.kernel, "KernelManager", None) is KernelManager:  # nbval's own name for it (nbval 0.11)
+        nbval.kernel.KernelManager = PrivateSocketKernelManager
+
+
 def pytest_configure(config):
     config.pluginmanager.register(_XdistGroupSuffix(), "symsgd-xdist-group-suffix")
+    _nbval_kernels_on_private_sockets()
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -115,3 +115,24 @@ def test_a_notebooks_cells_stay_on_one_worker_under_the_test_commands_xdist(tmp_
     assert proc.returncode == 0, proc.stdout[-3000:]
     workers = set(re.findall(r"\[(gw\d+)\] \[\s*\d+%\] PASSED chained\.ipynb::Cell", proc.stdout))
     assert "6 passed" in proc.stdout and len(workers) == 1, proc.stdout[-3000:]
+
+
+def test_nbvals_kernels_use_private_unix_sockets_under_the_test_command(tmp_path):
+    """The root conftest moves nbval's kernels off TCP ports (two workers starting kernels at once could be handed
+    the same port): under the test command's options, each notebook's kernel reports transport ``ipc`` with its
+    sockets in its own folder."""
+    cell = ("from ipykernel import get_connection_info\ninfo = get_connection_info(unpack=True)\n"
+            "print('TRANSPORT', info['transport'], info['ip'])\n"
+            "assert info['transport'] == 'ipc', info\nassert '/symsgd-kernel-' in info['ip'], info")
+    for name in ("a", "b"):
+        nb = strip_notebooks.strip({
+            "cells": [{"cell_type": "code", "execution_count": None, "id": "c0", "metadata": {}, "outputs": [],
+                       "source": cell}],
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+        })
+        (tmp_path / f"{name}.ipynb").write_text(json.dumps(nb))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-n", "2", "--dist", "loadgroup",
+                           "--nbval-lax", "--nbval-current-env", "-v", "-p", "no:cacheprovider", "-o", "addopts=",
+                           "a.ipynb", "b.ipynb"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert proc.returncode == 0 and "2 passed" in proc.stdout, proc.stdout[-3000:]

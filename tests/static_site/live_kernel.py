@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import tempfile
 from pathlib import Path
 
 import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "site"))
+from edition.execute import private_kernel_sockets  # noqa: E402  (the same kernel sockets as the build)
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -64,7 +68,8 @@ class LiveNotebook:
         from nbclient import NotebookClient
 
         self.nb = nbformat.read(self.path, as_version=4)
-        self._client = NotebookClient(self.nb, timeout=self.timeout_s, kernel_name="python3",
+        config = self._stack.enter_context(private_kernel_sockets())  # two workers start kernels at once
+        self._client = NotebookClient(self.nb, timeout=self.timeout_s, kernel_name="python3", config=config,
                                       resources={"metadata": {"path": str(self.path.parent)}})
         self._stack.enter_context(self._client.setup_kernel())
         for index, cell in enumerate(self.nb.cells):

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +37,26 @@ class ExecutedNotebook:
     outputs: dict
     run_seconds: float
     capture_seconds: float
+
+
+@contextlib.contextmanager
+def private_kernel_sockets() -> Iterator[object]:
+    """A traitlets ``Config`` for an ``nbclient.NotebookClient`` whose kernel talks over Unix sockets in a folder
+    of its own (removed afterwards), instead of TCP ports.
+
+    Why: with TCP, jupyter_client picks free ports, closes them, and the kernel binds them a moment later; two
+    processes starting kernels at the same moment (the build's two workers, the edition test's two pytest workers)
+    can be handed the same port, and one kernel dies with "Address already in use" (seen in a ``make test`` run:
+    ``zmq.error.ZMQError: Address already in use``, then nbclient's "Kernel died before replying to kernel_info").
+    Socket files in a private folder cannot collide.
+    """
+    from traitlets.config import Config
+
+    folder = tempfile.mkdtemp(prefix="symsgd-kernel-")
+    try:
+        yield Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(folder, "k")}})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def widget_outputs(nb) -> list[tuple[int, int, str]]:
@@ -66,10 +90,11 @@ def execute_notebook(path: Path, capture_path: Path, frame_budget_bytes: int) ->
     os.environ.pop("SYMSGD_PLOTLY_BUNDLE", None)  # plotly's own widget code: the edition does not use it
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
     t0 = time.perf_counter()
-    with client.setup_kernel():
+    with private_kernel_sockets() as config, contextlib.ExitStack() as stack:
+        client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", config=config,
+                                resources={"metadata": {"path": str(path.parent)}})
+        stack.enter_context(client.setup_kernel())
         for index, cell in enumerate(nb.cells):
             if cell.cell_type == "code":
                 client.execute_cell(cell, index)
