@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -28,8 +29,6 @@ def _notebook(tmp_path, name: str):
 
 def _kernel_connection(path: str) -> dict:
     """Run the notebook at ``path`` through the edition's runner; the connection its kernel reported."""
-    from pathlib import Path
-
     path = Path(path)
     executed = execute_notebook(path, path.with_suffix(".capture.json"), frame_budget_bytes=1_000_000)
     text = "".join(o.get("text", "") for o in executed.nb.cells[0].outputs if o.get("output_type") == "stream")

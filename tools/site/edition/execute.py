@@ -91,23 +91,23 @@ def execute_notebook(path: Path, capture_path: Path, frame_budget_bytes: int) ->
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
     t0 = time.perf_counter()
-    with private_kernel_sockets() as config, contextlib.ExitStack() as stack:
+    with private_kernel_sockets() as config:
         client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", config=config,
                                 resources={"metadata": {"path": str(path.parent)}})
-        stack.enter_context(client.setup_kernel())
-        for index, cell in enumerate(nb.cells):
-            if cell.cell_type == "code":
-                client.execute_cell(cell, index)
-        t1 = time.perf_counter()
-        model_ids = [mid for _, _, mid in widget_outputs(nb)]
-        probe = nbformat.v4.new_code_cell(_capture_source(model_ids, capture_path, frame_budget_bytes))
-        nb.cells.append(probe)
-        try:
-            client.allow_errors = True
-            client.execute_cell(probe, len(nb.cells) - 1)
-        finally:
-            nb.cells.pop()
-        t2 = time.perf_counter()
+        with client.setup_kernel():
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type == "code":
+                    client.execute_cell(cell, index)
+            t1 = time.perf_counter()
+            model_ids = [mid for _, _, mid in widget_outputs(nb)]
+            probe = nbformat.v4.new_code_cell(_capture_source(model_ids, capture_path, frame_budget_bytes))
+            nb.cells.append(probe)
+            try:
+                client.allow_errors = True
+                client.execute_cell(probe, len(nb.cells) - 1)
+            finally:
+                nb.cells.pop()
+            t2 = time.perf_counter()
     errors = [o for o in probe.outputs if o.get("output_type") == "error"]
     if errors:
         trace = "\n".join(errors[0].get("traceback", []))
