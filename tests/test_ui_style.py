@@ -198,6 +198,32 @@ def test_every_controller_names_its_controls_for_screen_readers(shown):
     assert len(helpers) == 1 and helpers[0].layout.display == "none" and "aria-label" in helpers[0]._esm
 
 
+def test_the_accessible_names_helper_sends_its_whole_state_when_it_opens(monkeypatch):
+    """anywidget drops every update to a model whose start missed its 2 s limit (a slow or busy page): the helper's
+    class and hidden layout must reach the page in the comm-open messages, with no update after them (an
+    ``add_class`` afterwards left the helper without its class in a 6× slowed JupyterLab page)."""
+    import comm
+    from comm.base_comm import BaseComm
+
+    from symsgd_core.ui.a11y import A11Y_CLASS, accessible_names
+
+    sent = []
+
+    class RecordingComm(BaseComm):
+        def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):
+            sent.append((self.comm_id, msg_type, data))
+
+    monkeypatch.setattr(comm, "create_comm", lambda **kwargs: RecordingComm(**kwargs))
+    helper = accessible_names()
+    layout_id = helper.layout.model_id
+    by_model = {cid: [(t, d) for c, t, d in sent if c == cid] for cid in (helper.model_id, layout_id)}
+    assert [t for t, _ in by_model[helper.model_id]] == ["comm_open"], by_model[helper.model_id]
+    assert [t for t, _ in by_model[layout_id]] == ["comm_open"], by_model[layout_id]
+    assert A11Y_CLASS in by_model[helper.model_id][0][1]["state"]["_dom_classes"]
+    assert by_model[helper.model_id][0][1]["state"]["layout"] == f"IPY_MODEL_{layout_id}"
+    assert by_model[layout_id][0][1]["state"]["display"] == "none"
+
+
 def test_a_controller_restyles_when_its_figure_gains_traces_and_not_on_every_slider_move():
     class Growing(base.Controller):
         def __init__(self):

@@ -15,6 +15,7 @@ cell or output that scrolls sideways (a display formula wider than a projector's
 from __future__ import annotations
 
 import anywidget
+import ipywidgets as widgets
 
 __all__ = ["AccessibleNames", "accessible_names"]
 
@@ -92,9 +93,15 @@ class AccessibleNames(anywidget.AnyWidget):
     _esm = _ESM
 
 
+#: CSS class of the helper's (hidden) element in the page.
+A11Y_CLASS = "symsgd-a11y"
+
+
 def accessible_names() -> AccessibleNames:
-    """A new :class:`AccessibleNames` widget (hidden; put it among a displayed widget's children)."""
-    w = AccessibleNames()
-    w.layout.display = "none"
-    w.add_class("symsgd-a11y")
-    return w
+    """A new :class:`AccessibleNames` widget (hidden; put it among a displayed widget's children).
+
+    Its class and hidden layout are given to the constructor, so they travel in the widget's comm-open message: an
+    update sent afterwards (``add_class``) goes through anywidget, which drops every update to a model whose start
+    missed its 2 s limit (a slow or busy page), and the helper would then be left without its class.
+    """
+    return AccessibleNames(_dom_classes=(A11Y_CLASS,), layout=widgets.Layout(display="none"))
