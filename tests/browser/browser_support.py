@@ -524,11 +524,13 @@ PROBE_JS = r"""
     }
     // figure slots of controllers (plotly anywidget views) not plotted yet
     S.controllers().forEach((root, i) => {
-      for (const c of root.children) {
-        if (c.classList.contains('symsgd-a11y')) continue;  // the invisible accessible-names helper (ui/a11y.py)
+      const kids = Array.from(root.children);
+      kids.forEach((c, k) => {
+        if (c.classList.contains('symsgd-a11y')) return;  // the invisible accessible-names helper (ui/a11y.py)
         if (!c.classList.contains('jupyter-widgets') && !c.classList.contains('js-plotly-plot'))
-          out.push({cell: cellOf(root), controller: i, what: String(c.className).slice(0, 80), text: text(c)});
-      }
+          out.push({cell: cellOf(root), controller: i, child: `${k + 1} of ${kids.length}`,
+                    what: String(c.className).slice(0, 80), text: text(c)});
+      });
     });
     return out;
   };
@@ -627,7 +629,7 @@ def widget_failures(page) -> list[str]:
     return [t for t in WIDGET_FAILURE_TEXTS if t in text]
 
 
-def wait_widgets_rendered(page, run: NotebookRun, expected_views: int = 0) -> None:
+def wait_widgets_rendered(page, run: NotebookRun, expected_views: int = 0, console: ConsoleLog | None = None) -> None:
     """Wait until every widget output is drawn (at least ``expected_views`` root views, none
     pending, every controller's figures plotted), or a widget failure text appears; then wait
     (≤ 20 s) for every figure to hold data. Failures are reported by the checks that follow."""
@@ -640,6 +642,8 @@ def wait_widgets_rendered(page, run: NotebookRun, expected_views: int = 0) -> No
             arg=[expected_views, list(WIDGET_FAILURE_TEXTS)], timeout=run.ms(90), polling=200)
     except Exception:
         run.detail += "; not drawn: " + json.dumps(page.evaluate("() => window.__symsgd.pendingDetails()"))[:1500]
+        if console is not None:
+            run.detail += "; console errors: " + ("; ".join(console.errors)[-1500:] or "none")
         raise
     if not widget_failures(page):
         with contextlib.suppress(Exception):  # check_figures names the figure without data
@@ -705,23 +709,21 @@ class ConsoleLog:
         return [e for e in self.errors if not any(re.search(p, e) for p in ignore)]
 
 
-#: Explanations printed with known console errors.
-CONSOLE_HINTS = {
-    r"\[anywidget\] Failed to initialize model": (
-        "anywidget gives a widget model 2 s to load its JavaScript; plotly's FigureWidget ships ~5 MB of it per "
-        "figure. When the page is slow (loaded CPU, many figures), the model is rejected and every later update "
-        "of that figure is dropped: the reader sees a frozen figure."),
-}
+#: A widget model missed anywidget's 2 s start (a slow or busy page misses it, e.g. while plotly's ~5 MB widget code
+#: compiles): anywidget rejects the model's start, which the page reports as an uncaught error, and drops every
+#: update sent to the model. The page recovers from it, so these errors are not counted as widget failures: the
+#: figures' loader (symsgd_core/ui/plotly_loading.py) routes their messages to ipywidgets and asks the kernel for
+#: their state again (test_voila's test_a_figure_that_missed_anywidgets_start_still_draws_and_updates fails
+#: without it), and the accessible-names helper sends its whole state when it opens, never an update
+#: (tests/test_ui_style.py). What a lost update would do to a reader, a figure that does not draw or does not follow
+#: its slider, or a widget left without its class, is asserted by the same notebook test. Seen at 6× CPU with
+#: the browser suite's four workers on two cores, a few per notebook in some runs and none in others.
+RECOVERED_START_MISSES = (r"\[anywidget\] Failed to initialize model",)
 
 
 def explain(errors: list[str]) -> str:
-    out = []
-    for e in errors:
-        out.append("  - " + e[:500])
-        for pat, hint in CONSOLE_HINTS.items():
-            if re.search(pat, e):
-                out.append("    why: " + hint)
-    return "\n".join(out)
+    """The console errors, one line each (cut at 500 characters)."""
+    return "\n".join("  - " + e[:500] for e in errors)
 
 
 # --------------------------------------------------------------------------- sliders & latency
@@ -846,11 +848,19 @@ def _slider_state(page, ci: int, si: int) -> dict:
     return page.evaluate("([ci, si]) => window.__symsgd.sliderOf(ci, si)", [ci, si])
 
 
-def _wait_slider_moved(page, ci: int, si: int, before: dict, key: str, run: NotebookRun) -> None:
+#: Longest wait (s) for what the page does alone, without the kernel (a key press moving a slider, a click, a
+#: scroll), at 1× CPU; a page slowed by ``throttle`` gets ``throttle`` times as long.
+PAGE_ACTION_TIMEOUT_S = 10.0
+
+
+def _wait_slider_moved(page, ci: int, si: int, before: dict, key: str, run: NotebookRun,
+                       timeout_s: float = PAGE_ACTION_TIMEOUT_S) -> None:
+    """Wait (at most ``timeout_s``) until the key press has moved slider ``si`` of controller ``ci`` in the page
+    (its value or readout differs from ``before``)."""
     try:
         page.wait_for_function("([ci, si, b]) => { const s = window.__symsgd.sliderOf(ci, si);"
                                " return s.value !== b.value || s.readout !== b.readout; }",
-                               arg=[ci, si, before], timeout=run.ms(10))
+                               arg=[ci, si, before], timeout=run.ms(timeout_s))
     except Exception as exc:  # noqa: BLE001 - re-raised with the slider's state
         raise AssertionError(f"controller #{ci}: {key} on slider '{before['label']}' did not move it "
                              f"(before {before}, after {_slider_state(page, ci, si)})") from exc
@@ -909,11 +919,12 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
     run_button = root.locator("button").filter(has_text=re.compile(r"\brun\b", re.IGNORECASE)).first
     n_moves = MOVES[kind] if moves is None else moves
     timeout = {k: v * max(1.0, throttle) for k, v in MOVE_TIMEOUT_S.items()}
+    page_action_s = PAGE_ACTION_TIMEOUT_S * max(1.0, throttle)
     tried = []
     for si, slider in enumerate(info["sliders"][:MAX_SLIDERS_TRIED]):
         label = slider["label"] or f"#{si}"
         handle = handles.nth(si)
-        handle.scroll_into_view_if_needed(timeout=run.ms(10))
+        handle.scroll_into_view_if_needed(timeout=run.ms(page_action_s))
         at_max = slider["value"] is not None and slider["max"] is not None and slider["value"] >= slider["max"]
         first, second = ("ArrowLeft", "ArrowRight") if at_max else ("ArrowRight", "ArrowLeft")
         _settle(page, ci, run, kernel_idle)  # nothing still drawing from the notebook's own run
@@ -926,7 +937,7 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
 
             def press(key=key, handle=handle, before=before, si=si):
                 handle.press(key)
-                _wait_slider_moved(page, ci, si, before, key, run)
+                _wait_slider_moved(page, ci, si, before, key, run, page_action_s)
 
             res = _watch_and_act(page, ci, press, timeout["analytic"] if not has_run else timeout["re-simulating"],
                                  f"the {key} press on slider '{label}'", run, throttle)
@@ -945,8 +956,9 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
                     f"controller #{ci}, slider '{label}': move {k + 1} ({key}) did not change any figure "
                     f"(earlier moves did); status texts seen: {res.statuses}")
             if has_run:
-                res = _watch_and_act(page, ci, lambda: run_button.click(timeout=run.ms(10)), timeout["re-simulating"],
-                                     f"Run after move {k + 1} of slider '{label}'", run, throttle)
+                res = _watch_and_act(page, ci, lambda: run_button.click(timeout=run.ms(page_action_s)),
+                                     timeout["re-simulating"], f"Run after move {k + 1} of slider '{label}'", run,
+                                     throttle)
                 if res.latency_ms is None:
                     if k == 0 and not live_ms:
                         break  # neither the slider nor Run changed a figure: try the next slider
@@ -1142,7 +1154,7 @@ class RequestLog:
 def check_widgets_rendered(page, run: NotebookRun, console: ConsoleLog, expected_views: int = 0) -> None:
     """Step: every widget view drawn, no widget failure text, every figure holds data."""
     with run.step("widgets and figures rendered"):
-        wait_widgets_rendered(page, run, expected_views)
+        wait_widgets_rendered(page, run, expected_views, console)
         run.detail = "console errors so far: " + ("; ".join(console.errors)[:1500] or "none")
         failures = widget_failures(page)
         assert not failures, f"widget failures shown: {failures}"
@@ -1211,12 +1223,13 @@ def interact_and_recheck(page, run: NotebookRun, notebook: Path, console: Consol
                          exercises: bool = True) -> tuple[list[ControllerLatency], list[str]]:
     """The reader's part, the same in both modes: no console errors so far; move a slider of every
     controller (``moves`` per slider; ``throttle``: the page's CPU slowdown); afterwards no errors (outputs in
-    ``scope``, ``error_texts`` in the page, console minus ``console_noise``) and every figure still drawn; answer
-    the Check-yourself panel if there is one (and ``exercises``).
+    ``scope``, ``error_texts`` in the page, console minus ``console_noise`` and :data:`RECOVERED_START_MISSES`) and
+    every figure still drawn; answer the Check-yourself panel if there is one (and ``exercises``).
 
     Returns:
         (latency rows, one line per exercise answered).
     """
+    console_noise = (*console_noise, *RECOVERED_START_MISSES)
     with run.step("no console errors from the page's widgets", fatal=False):
         errors = console.widget_errors(console_noise)
         assert not errors, "console errors:\n" + explain(errors)
