@@ -95,7 +95,7 @@ def discover_notebooks() -> list[Path]:
 
 def notebook_params(notebooks: list[Path]) -> list:
     """``notebooks`` as pytest params named by their stem. There are no pytest-xdist groups: ``make test-browser``
-    hands the tests out two at a time to four workers, and each worker starts the servers its tests need."""
+    hands the tests out two at a time to two workers, and each worker starts the servers its tests need."""
     return [pytest.param(nb, id=nb.stem) for nb in notebooks]
 
 
@@ -717,7 +717,7 @@ class ConsoleLog:
 #: without it), and the accessible-names helper sends its whole state when it opens, never an update
 #: (tests/test_ui_style.py). What a lost update would do to a reader, a figure that does not draw or does not follow
 #: its slider, or a widget left without its class, is asserted by the same notebook test. Seen at 6× CPU with
-#: the browser suite's four workers on two cores, a few per notebook in some runs and none in others.
+#: four slow-laptop pages side by side on two cores, a few per notebook in some runs and none in others.
 RECOVERED_START_MISSES = (r"\[anywidget\] Failed to initialize model",)
 
 

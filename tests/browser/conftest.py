@@ -1,6 +1,6 @@
 """Fixtures of the real-browser suite: Chromium, a JupyterLab server, a Voilà server, the report.
 
-Under ``pytest -n 4`` (``make test-browser``) the tests are handed out two at a time; the servers
+Under ``pytest -n 2`` (``make test-browser``) the tests are handed out two at a time; the servers
 and the browser are session-scoped, so a worker starts at most one of each, lazily, when a test
 needs it, and stops them at the end. Servers run on a temporary copy of notebooks/: nothing is written into the repo
 except ``test-artifacts/browser/`` (screenshots, server logs, latency report).
