@@ -643,7 +643,7 @@ def wait_widgets_rendered(page, run: NotebookRun, expected_views: int = 0, conso
     except Exception:
         run.detail += "; not drawn: " + json.dumps(page.evaluate("() => window.__symsgd.pendingDetails()"))[:1500]
         if console is not None:
-            run.detail += "; console errors: " + ("; ".join(console.errors)[-1500:] or "none")
+            run.detail += "; console errors: " + console.summary()
         raise
     if not widget_failures(page):
         with contextlib.suppress(Exception):  # check_figures names the figure without data
@@ -703,6 +703,10 @@ class ConsoleLog:
         page.on("console", on_console)
         page.on("pageerror", lambda exc: self.errors.append(f"uncaught: {exc}"))
         return self
+
+    def summary(self, limit: int = 1500) -> str:
+        """The errors joined by "; " (the first ``limit`` characters), or "none": for a failure's details."""
+        return "; ".join(self.errors)[:limit] or "none"
 
     def widget_errors(self, ignore: tuple[str, ...] = ()) -> list[str]:
         """Errors, minus those matching one of the ``ignore`` regexes (documented where passed)."""
@@ -1155,7 +1159,7 @@ def check_widgets_rendered(page, run: NotebookRun, console: ConsoleLog, expected
     """Step: every widget view drawn, no widget failure text, every figure holds data."""
     with run.step("widgets and figures rendered"):
         wait_widgets_rendered(page, run, expected_views, console)
-        run.detail = "console errors so far: " + ("; ".join(console.errors)[:1500] or "none")
+        run.detail = "console errors so far: " + console.summary()
         failures = widget_failures(page)
         assert not failures, f"widget failures shown: {failures}"
         check_figures(page)
