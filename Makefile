@@ -1,7 +1,8 @@
 # symsgd — two commands do all the set-up:
 #   make lab    create .venv on first use, open JupyterLab on notebooks/ (127.0.0.1, token on)
 #   make test   create .venv on first use, run lint, unit tests, every notebook (nbval), then the
-#               real-browser suite (JupyterLab and Voila in headless Chromium)
+#               real-browser suite (JupyterLab and Voila in headless Chromium); what CI runs
+#   make test-fast  the edit-test loop: lint and the unit tests not marked slow; no notebook, no browser
 # Other targets: make test-browser | site | test-site | classroom | instructor | check | bench | strip | lock | clean
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -9,7 +10,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test test-browser site test-site classroom instructor check bench strip lock clean
+.PHONY: lab test test-fast test-browser site test-site classroom instructor check bench strip lock clean
 
 $(STAMP): requirements-lock.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +34,12 @@ test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup --nbval-lax --nbval-current-env -p no:cacheprovider -m "not browser"
 	$(MAKE) --no-print-directory test-browser
 	$(MAKE) --no-print-directory test-site
+
+# The fast tier, for the edit-test loop: lint, then every unit test except those marked slow (their own subprocess,
+# server or long Monte-Carlo run) and the browser suite; no notebook is executed. `make test` runs all of them.
+test-fast: $(STAMP)
+	$(VENV)/bin/ruff check symsgd_core symsgd_jupyter tests notebooks tools
+	$(PY) -m pytest tests -n 2 -p no:cacheprovider -m "not browser and not slow"
 
 # Real-browser suite alone: two workers (one per core: with four, a kernel on a busy two-core machine missed the
 # suite's waits), the tests handed out two at a time in file order; each worker starts

@@ -33,6 +33,7 @@ def temporary_check():
         registry._REGISTRY.pop(name, None)
 
 
+@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
 def test_check_json_in_a_subprocess_exits_zero_and_reports_every_field():
     proc = subprocess.run([sys.executable, "-m", "symsgd_core", "check", "--json", "--only", *BALANCE],
                           cwd=ROOT, capture_output=True, text=True, timeout=120,

@@ -33,6 +33,7 @@ def _environment_is_built() -> bool:
     return subprocess.run(["make", "-q", ".venv/.installed"], cwd=REPO, capture_output=True).returncode == 0
 
 
+@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
 @pytest.mark.skipif(not _environment_is_built(), reason="`make lab` would first build .venv (run `make` once)")
 def test_make_lab_starts_jupyterlab_that_answers_with_its_printed_token(tmp_path):
     env = dict(os.environ)

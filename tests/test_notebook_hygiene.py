@@ -80,6 +80,7 @@ def test_strip_tool_fixes_a_dirty_notebook(tmp_path):
     assert json.loads(path.read_text()) == before  # idempotent
 
 
+@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
 def test_nbval_fails_on_a_notebook_that_raises(tmp_path):
     """The test command's notebook runner must fail when a cell raises."""
     nb = strip_notebooks.strip({
@@ -96,6 +97,7 @@ def test_nbval_fails_on_a_notebook_that_raises(tmp_path):
     assert "broken cell" in proc.stdout
 
 
+@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
 def test_a_notebooks_cells_stay_on_one_worker_under_the_test_commands_xdist(tmp_path):
     """`make test` runs nbval under ``pytest -n 2 --dist loadgroup``: each notebook's cells must run in order on one
     worker and one kernel (the root conftest groups them). Six cells that each need the one before: split over two
@@ -117,6 +119,7 @@ def test_a_notebooks_cells_stay_on_one_worker_under_the_test_commands_xdist(tmp_
     assert "6 passed" in proc.stdout and len(workers) == 1, proc.stdout[-3000:]
 
 
+@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
 def test_nbvals_kernels_use_private_unix_sockets_under_the_test_command(tmp_path):
     """The root conftest moves nbval's kernels off TCP ports (two workers starting kernels at once could be handed
     the same port): under the test command's options, each notebook's kernel reports transport ``ipc`` with its

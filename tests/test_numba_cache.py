@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 CODE = """
 import json
 from symsgd_core.balance import _kernels as b
@@ -22,6 +24,7 @@ print(json.dumps(paths))
 """
 
 
+@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
 def test_every_cached_kernel_uses_numba_cache_dir(tmp_path):
     """Every ``njit(cache=True)`` kernel of the three engines caches under NUMBA_CACHE_DIR when it is set
     (without it numba writes next to the sources, or to a user cache directory when they are read-only).

@@ -6,12 +6,16 @@ these tests pin the pieces: the loader's module, the environment variable, the e
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -103,18 +107,102 @@ def _get(url: str, timeout_s: float = 60.0):
             time.sleep(0.2)  # polling interval while the server starts
 
 
+@contextlib.contextmanager
+def _ready_client(connection_file: str | os.PathLike, timeout_s: float = 60.0):
+    """A ``BlockingKernelClient`` on an existing kernel, ready once the kernel has answered ``kernel_info``.
+
+    Readiness is the reply itself. A client that no ``KernelManager`` made judges "alive" by the kernel's heartbeat,
+    which must answer within 1 s (``HBChannel.time_to_dead``); a kernel that gets no CPU for a second, as on a busy
+    two-core machine, is then reported as "Kernel died before replying to kernel_info" although it is alive (the
+    red CI of issue 24; reproduced in
+    ``test_a_kernel_stalled_for_seconds_is_not_taken_for_dead``). So the heartbeat channel is not started: a kernel
+    that really died shows as no reply within ``timeout_s``, and the server's log says why.
+    """
+    from jupyter_client import BlockingKernelClient
+
+    client = BlockingKernelClient(connection_file=str(connection_file))
+    client.load_connection_file()
+    client.start_channels(hb=False)
+    try:
+        client.wait_for_ready(timeout=timeout_s)
+        yield client
+    finally:
+        client.stop_channels()
+
+
+def _short_private_folder() -> str:
+    """A new folder with a short path: kernels there talk over Unix sockets (``transport=ipc``), whose paths must stay
+    under the 107-byte limit (pytest's ``tmp_path`` is too deep for ``<runtime>/kernel-<uuid>-ipc-<n>``)."""
+    return tempfile.mkdtemp(prefix="sj-")
+
+
+@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
+def test_a_kernel_stalled_for_seconds_is_not_taken_for_dead():
+    """The cause of the kernel that "died before replying to kernel_info": it was alive but stalled (a busy machine).
+    A kernel stopped for 3 s (SIGSTOP, then SIGCONT) must still be found ready by :func:`_ready_client`;
+    jupyter_client's heartbeat-based default reports it dead after 1 s (checked here too, so the test shows the cause,
+    not a guess)."""
+    from jupyter_client import BlockingKernelClient, KernelManager
+
+    folder = _short_private_folder()
+    km = KernelManager(transport="ipc", ip=os.path.join(folder, "k"))
+    km.start_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with _ready_client(km.connection_file):
+            pass  # up and answering
+        pid = km.provisioner.process.pid
+
+        def stalled_for(seconds: float) -> threading.Timer:
+            os.kill(pid, signal.SIGSTOP)
+            timer = threading.Timer(seconds, os.kill, (pid, signal.SIGCONT))
+            timer.start()
+            return timer
+
+        default = BlockingKernelClient(connection_file=km.connection_file)
+        default.load_connection_file()
+        default.start_channels()
+        timer = stalled_for(3.0)
+        try:
+            with pytest.raises(RuntimeError, match="Kernel died before replying"):
+                default.wait_for_ready(timeout=60)
+        finally:
+            timer.join()
+            default.stop_channels()
+        assert km.is_alive(), "the kernel really died: this test no longer shows the cause"
+
+        timer = stalled_for(3.0)
+        try:
+            t0 = time.monotonic()
+            with _ready_client(km.connection_file, timeout_s=60):
+                waited = time.monotonic() - t0
+        finally:
+            timer.join()
+        assert waited >= 2.5, f"ready after {waited:.1f} s although the kernel was stopped for 3 s"
+    finally:
+        km.shutdown_kernel(now=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
 def test_server_extension_serves_the_bundle_under_the_base_url_and_tells_kernels(tmp_path):
     """A Jupyter server under a prefix serves the bundle there (no token), 404s anything else, and its kernels get
-    the bundle's path relative to the base URL."""
+    the bundle's path relative to the base URL.
+
+    The server's kernels talk over Unix sockets in a private folder (no TCP port race with other processes), and the
+    server's output (its kernels' too) goes to a log file whose tail is shown if anything here fails."""
     port, token, base = _free_port(), secrets.token_hex(8), "/user/someone/"
-    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"), JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"))
+    runtime = _short_private_folder()
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=runtime, JUPYTER_CONFIG_DIR=str(tmp_path / "cfg"))
     env.pop(symsgd_jupyter.PLOTLY_BUNDLE_ENV, None)
     argv = [sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--ServerApp.base_url={base}",
             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
+            "--KernelManager.transport=ipc",
             "--ServerApp.jpserver_extensions={'symsgd_jupyter': True}"]
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    log_path = tmp_path / "server.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
     try:
         root = f"http://127.0.0.1:{port}{base}"
         _get(f"{root}api/status?token={token}")
@@ -130,25 +218,24 @@ def test_server_extension_serves_the_bundle_under_the_base_url_and_tells_kernels
         req = urllib.request.Request(f"{root}api/kernels?token={token}", data=b"{}", method="POST",
                                      headers={"Content-Type": "application/json"})
         kernel_id = json.loads(urllib.request.urlopen(req, timeout=60).read())["id"]
-        from jupyter_client import BlockingKernelClient
-
-        client = BlockingKernelClient(connection_file=str(tmp_path / "rt" / f"kernel-{kernel_id}.json"))
-        client.load_connection_file()
-        client.start_channels()
-        try:
-            client.wait_for_ready(timeout=60)
+        connection_file = os.path.join(runtime, f"kernel-{kernel_id}.json")
+        assert json.loads(Path(connection_file).read_text())["transport"] == "ipc"
+        with _ready_client(connection_file) as client:
             msg_id = client.execute("", silent=True, user_expressions={
                 "v": f"__import__('os').environ.get({symsgd_jupyter.PLOTLY_BUNDLE_ENV!r})"})
             reply = client.get_shell_msg(timeout=60)
             while reply["parent_header"].get("msg_id") != msg_id:
                 reply = client.get_shell_msg(timeout=60)
-        finally:
-            client.stop_channels()
         value = reply["content"]["user_expressions"]["v"]["data"]["text/plain"]
         assert value == repr(f"{symsgd_jupyter.URL_FOLDER}/{name}")
+    except BaseException as exc:
+        tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-40:])
+        raise AssertionError(f"{type(exc).__name__}: {exc}\n--- the server's log ({log_path}), last lines:\n{tail}") \
+            from exc
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def test_this_environment_enables_the_extension():

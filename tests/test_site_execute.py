@@ -35,6 +35,7 @@ def _kernel_connection(path: str) -> dict:
     return json.loads(text)
 
 
+@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
 def test_kernels_of_two_processes_started_together_use_private_unix_sockets(tmp_path):
     paths = [str(_notebook(tmp_path, f"n{i}.ipynb")) for i in range(2)]
     with ProcessPoolExecutor(max_workers=2) as pool:  # as tools/site/edition/build.py runs them

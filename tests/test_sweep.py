@@ -41,6 +41,7 @@ def test_cache_round_trip_and_keys(tmp_path, serial):
     assert task_key(dynamics_task, TASKS[0]) == task_key(dynamics_task, dict(reversed(TASKS[0].items())))
 
 
+@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
 def test_local_processes_give_the_same_numbers(serial):
     assert _canonical(run_sweep(dynamics_task, TASKS, n_workers=2)) == _canonical(serial)
 
@@ -52,6 +53,7 @@ def test_bad_tasks_are_clear_errors():
         run_sweep(lambda p: p, [{}])
 
 
+@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
 def test_dask_local_cluster_with_two_workers_gives_the_same_numbers(serial):
     distributed = pytest.importorskip("distributed", reason="dask.distributed is the optional extra 'sweep' "
                                       "(pip install -e '.[sweep]'); the lock installs it, so CI runs this test")

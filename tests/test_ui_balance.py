@@ -38,6 +38,7 @@ def sweep_and_check(ctl) -> int:
     return moves
 
 
+@pytest.mark.slow  # every slider to both ends (or every controller built): not in `make test-fast`
 @pytest.mark.parametrize("cls", CONTROLLERS, ids=lambda c: c.__name__)
 def test_every_slider_end_gives_a_finite_figure_and_a_message(cls):
     ctl = cls()

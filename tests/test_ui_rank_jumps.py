@@ -41,6 +41,7 @@ SMALL = {
 }
 
 
+@pytest.mark.slow  # every slider to both ends (or every controller built): not in `make test-fast`
 @pytest.mark.parametrize("cls", list(SMALL), ids=lambda c: c.__name__)
 def test_every_slider_reaches_both_ends(cls):
     c = cls(**SMALL[cls])

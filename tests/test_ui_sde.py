@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from symsgd_core.ui import sde as ui
 from symsgd_core.ui.base import figure_is_finite, slider_names, sweep_sliders
@@ -19,6 +20,7 @@ def _checked(controller):
     return run
 
 
+@pytest.mark.slow  # every slider to both ends (or every controller built): not in `make test-fast`
 def test_compare_controller_draws_every_slider_end():
     c = ui.SdeCompareController(t_max=300.0, n_runs_sde=3, n_runs_sgd=3, n_runs_langevin=2)
     assert set(slider_names(c)) == {"lr", "lam", "m", "temp_factor", "seed"}

@@ -167,6 +167,7 @@ def test_distinguish_sends_its_result_in_one_update_message(monkeypatch):
 MESSAGE_BUDGET = 500
 
 
+@pytest.mark.slow  # every slider to both ends (or every controller built): not in `make test-fast`
 def test_no_controller_floods_the_kernels_output_queue(monkeypatch):
     """Notebook 04's TrapController sent ~2 600 messages (one per style tried): on a busy machine the queue dropped
     the next controller's widgets, whose figure then never drew ("widget model not found")."""

@@ -547,14 +547,13 @@ class TracesController(Controller):
         case = q.case
         heat, bars = self.figures
         nan_free = np.zeros((2, 2))
+        maps = (q.A_nat if q.A_nat is not None else nan_free, q.A_F if q.A_F is not None else nan_free,
+                q.A_nat - q.A_F if q.A_nat is not None and q.A_F is not None else nan_free)
+        # one colour scale for the three maps, from the new values (inside batch_update, t.z still reads the old ones)
+        top = max(float(np.abs(z).max()) for z in maps) or 1.0
         with heat.batch_update():
-            heat.data[0].z = q.A_nat if q.A_nat is not None else nan_free
-            heat.data[1].z = q.A_F if q.A_F is not None else nan_free
-            diff = q.A_nat - q.A_F if q.A_nat is not None and q.A_F is not None else nan_free
-            heat.data[2].z = diff
-            top = max(float(np.abs(t.z).max()) for t in heat.data) or 1.0
-            for t in heat.data:
-                t.zmin, t.zmax = -top, top
+            for t, z in zip(heat.data, maps):
+                t.z, t.zmin, t.zmax = z, -top, top
             heat.layout.annotations[0].text = ("E[∇F_nat] (natural lifting)" if q.A_nat is not None
                                                else "no natural lifting (ReLU)")
             heat.layout.annotations[1].text = ("E[∇F] (w-free lifting)" if q.A_F is not None
