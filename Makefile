@@ -3,18 +3,18 @@
 #   make test   create .venv on first use, run lint, unit tests, every notebook (nbval), then the
 #               real-browser suite (JupyterLab and Voila in headless Chromium); what CI runs
 #   make test-fast  the edit-test loop: lint and the unit tests not marked slow; no notebook, no browser
-# Other targets: make test-browser | site | test-site | classroom | instructor | check | bench | strip | lock | clean
+# Other targets: make test-browser | bench-browser | site | test-site | classroom | instructor | check | bench | strip | lock | clean
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test test-fast test-browser site test-site classroom instructor check bench strip lock clean
+.PHONY: lab test test-fast test-browser bench-browser site test-site classroom instructor check bench strip lock clean
 
 $(STAMP): requirements-lock.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade "pip>=24" "setuptools>=68"
+	$(PY) -m pip install --quiet $$(grep -E '^(pip|setuptools|wheel)==' requirements-lock.txt)
 	$(PY) -m pip install --quiet -r requirements-lock.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m symsgd_jupyter --enable
@@ -26,9 +26,9 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks --no-browser \
 		$$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
-# The browser suite runs after the unit tests and notebooks, not beside them: it measures
-# slider->figure latency, which a CPU busy with unit tests would distort. Unit tests go to the two workers one at
-# a time; each notebook's cells stay together on one worker (an xdist group per notebook, see conftest.py).
+# Lint, unit tests and every notebook (nbval), then the browser suite, then the static edition: one phase at a time,
+# each using both cores. Unit tests go to the two workers one at a time; each notebook's cells stay together on one
+# worker (an xdist group per notebook, see conftest.py).
 test: $(STAMP)
 	$(VENV)/bin/ruff check symsgd_core symsgd_jupyter tests notebooks tools
 	$(PY) -m pytest -n 2 --dist loadgroup --nbval-lax --nbval-current-env -p no:cacheprovider -m "not browser"
@@ -44,10 +44,14 @@ test-fast: $(STAMP)
 # Real-browser suite alone: two workers (one per core: with four, a kernel on a busy two-core machine missed the
 # suite's waits), the tests handed out two at a time in file order; each worker starts
 # the servers its tests need (JupyterLab, JupyterLab under a base URL, Voila at 127.0.0.1, Voila at localhost).
-# SYMSGD_SLOW_NOTEBOOKS=all runs the slow-laptop mode (CPU 6x slower) for every notebook, not only the two with
-# the most figures.
 test-browser: $(STAMP)
-	$(PY) -m pytest tests/browser -m browser -n 2 --dist loadgroup -p no:cacheprovider
+	$(PY) -m pytest tests/browser -m "browser and not bench" -n 2 --dist loadgroup -p no:cacheprovider
+
+# Browser benchmarks, not tests: every slider of every controller moved in JupyterLab and Voila (the slider->figure
+# latency table in test-artifacts/browser/latency_report.txt), and the notebooks with the most figures on a 6x
+# slowed CPU (SYMSGD_SLOW_NOTEBOOKS=all: every notebook). Latency is reported, never asserted.
+bench-browser: $(STAMP)
+	$(PY) -m pytest tests/browser -m "browser and bench" -n 2 --dist loadgroup -p no:cacheprovider
 
 # The static edition (issue 18): every notebook executed, its main sliders precomputed as plotly frames, written
 # to site/ (git-ignored) with plotly.js and MathJax from the installed packages. Publish the folder as it is.
@@ -80,9 +84,11 @@ strip: $(STAMP)
 
 lock:
 	rm -rf /tmp/symsgd-lock && $(PYTHON) -m venv /tmp/symsgd-lock
+	/tmp/symsgd-lock/bin/pip install --quiet --upgrade pip setuptools wheel
 	/tmp/symsgd-lock/bin/pip install --quiet "torch==2.13.0" ".[test,site,sweep]"
-	/tmp/symsgd-lock/bin/pip freeze --exclude symsgd-core | sed 's/+cpu$$//' > requirements-lock.txt.new
-	{ head -3 requirements-lock.txt; cat requirements-lock.txt.new; } > requirements-lock.txt && rm requirements-lock.txt.new
+	/tmp/symsgd-lock/bin/pip freeze --all --exclude symsgd-core | sed 's/+cpu$$//' > requirements-lock.txt.new
+	{ sed '/^[^#]/,$$d' requirements-lock.txt; cat requirements-lock.txt.new; } > requirements-lock.txt.tmp
+	mv requirements-lock.txt.tmp requirements-lock.txt && rm requirements-lock.txt.new
 
 clean:
 	rm -rf $(VENV) test-artifacts site

@@ -30,8 +30,9 @@ def test_every_cached_kernel_uses_numba_cache_dir(tmp_path):
     (without it numba writes next to the sources, or to a user cache directory when they are read-only).
     No kernel is compiled here: the cache location is known before the first call."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True, env=env).stdout
-    paths = json.loads(out)
+    proc = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, f"the subprocess failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
+    paths = json.loads(proc.stdout)
     modules = {name.rsplit(".", 1)[0] for name in paths}
     assert modules == {"symsgd_core.balance._kernels", "symsgd_core.rank_jumps._kernels",
                        "symsgd_core.stationary._kernels"}

@@ -46,5 +46,6 @@ def test_unknown_attribute_is_a_clear_error():
 
 def test_import_does_not_load_torch_numba_or_plotly():
     code = "import sys, symsgd_core; print(sorted(m for m in ('torch', 'numba', 'plotly') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, f"the subprocess failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
+    assert proc.stdout.strip() == "[]"

@@ -262,6 +262,9 @@ class NotebookRun:
         self.step_seconds: list[tuple[str, float]] = []
         #: axe-core findings by audit ("page", "dark theme"), for the report (see accessibility.py)
         self.accessibility: dict[str, list[dict]] = {}
+        #: the :class:`Server` the page talks to: a failure shows the end of its log (the server's and its kernels'
+        #: output), so a kernel that died or a server error is named in the failure itself
+        self.server: Server | None = None
 
     def remaining_s(self) -> float:
         return self.timeout_s - (time.monotonic() - self.t0)
@@ -315,8 +318,12 @@ class NotebookRun:
             self._fail()
 
     def _fail(self) -> None:
+        text = "\n\n".join(self.failures)
+        if self.server is not None:
+            text += f"\n\n--- {self.server.name} server's log ({self.server.log_path}), last lines:\n"
+            text += self.server.log_tail(30)
         try:
-            pytest.fail("\n\n".join(self.failures), pytrace=False)
+            pytest.fail(text, pytrace=False)
         except pytest.fail.Exception as failure:
             raise failure from None
 
@@ -1226,9 +1233,10 @@ def interact_and_recheck(page, run: NotebookRun, notebook: Path, console: Consol
                          error_texts: tuple[str, ...] = (), moves: int | None = None, throttle: float = 1.0,
                          exercises: bool = True) -> tuple[list[ControllerLatency], list[str]]:
     """The reader's part, the same in both modes: no console errors so far; move a slider of every
-    controller (``moves`` per slider; ``throttle``: the page's CPU slowdown); afterwards no errors (outputs in
-    ``scope``, ``error_texts`` in the page, console minus ``console_noise`` and :data:`RECOVERED_START_MISSES`) and
-    every figure still drawn; answer the Check-yourself panel if there is one (and ``exercises``).
+    controller (``moves`` per slider, none with ``moves=0``; ``throttle``: the page's CPU slowdown); afterwards no
+    errors (outputs in ``scope``, ``error_texts`` in the page, console minus ``console_noise`` and
+    :data:`RECOVERED_START_MISSES`) and every figure still drawn; answer the Check-yourself panel if there is one
+    (and ``exercises``).
 
     Returns:
         (latency rows, one line per exercise answered).
@@ -1239,7 +1247,9 @@ def interact_and_recheck(page, run: NotebookRun, notebook: Path, console: Consol
         assert not errors, "console errors:\n" + explain(errors)
     seen_errors = len(console.errors)
 
-    latencies = exercise_all_controllers(page, run, kernel_idle=kernel_idle, moves=moves, throttle=throttle)
+    latencies: list[ControllerLatency] = []
+    if moves != 0:  # moves=0: a smoke pass, no slider moved (the latency benchmark moves them: make bench-browser)
+        latencies = exercise_all_controllers(page, run, kernel_idle=kernel_idle, moves=moves, throttle=throttle)
 
     with run.step("after the slider moves: no errors, figures still drawn", fatal=False):
         errs = output_errors(page, scope)

@@ -5,15 +5,16 @@ Run → Run All Cells from the menu, wait until every code cell has run and the 
 idle, then check what a reader sees: no error or traceback in any output, every figure the
 kernel made drawn with data (how soon, and the page's JS heap, go to the report), plotly's
 widget code fetched once for the page, no widget failure text, no console error from the
-page's widgets. Then move a slider of every controller with the keyboard (pressing Run where
-the controller re-simulates) and check that its figure's data changes; the slider → figure
-latencies go to the latency report (see conftest.py). A screenshot of the notebook after it
-ran is saved to test-artifacts/browser/lab-<notebook>.png.
+page's widgets, the accessibility audit, nothing fetched from outside 127.0.0.1. A screenshot of
+the notebook after it ran is saved to test-artifacts/browser/lab-<notebook>.png. That is the one
+live pass of each notebook in ``make test``.
 
-The slow-laptop test does the same for the notebooks with the most figures (all of them with
-``SYMSGD_SLOW_NOTEBOOKS=all``) with Chromium's CPU slowed 6×, on a JupyterLab server started
-with a base URL (``/user/symsgd-test/``, as under JupyterHub or Binder): every figure must
-draw, and every controller must still answer one slider move.
+Benchmarks (marked ``bench``, run by ``make bench-browser``, not by ``make test``): the same, then
+a slider of every controller moved with the keyboard (pressing Run where the controller
+re-simulates), its figure's data checked to change, the slider → figure latencies written to the
+latency report (see conftest.py); and the slow-laptop run for the notebooks with the most figures
+(all of them with ``SYMSGD_SLOW_NOTEBOOKS=all``), Chromium's CPU slowed 6× on a JupyterLab server
+under a base URL (``/user/symsgd-test/``, as under JupyterHub or Binder).
 """
 
 from __future__ import annotations
@@ -107,16 +108,27 @@ def lab_context(browser, latency_records):
     ctx.close()
 
 
-# (the slow-laptop test comes first: it takes longest, and pytest-xdist hands out tests in this order)
+@pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS))
+def test_notebook_in_jupyterlab(notebook, lab_server, lab_context):
+    """The one live pass of each notebook in ``make test``: Run All, then what a reader sees (no slider is moved:
+    tests/test_ui_every_slider.py moves every slider of every controller in Python, and the gallery notebook,
+    tests/browser/test_gallery.py, checks in every mode that a keyboard move reaches the kernel)."""
+    run_notebook_in_jupyterlab(notebook, lab_server, lab_context, mode="lab", moves=0, exercises=False)
+
+
+# Benchmarks, not tests of ``make test`` (``make bench-browser``): every slider of every controller moved four
+# times per notebook, for the slider → figure latency table, and the same on a 6x slowed CPU under a base URL.
+@pytest.mark.bench
+@pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS))
+def test_slider_latency_in_jupyterlab(notebook, lab_server, lab_context):
+    run_notebook_in_jupyterlab(notebook, lab_server, lab_context, mode="lab-bench")
+
+
+@pytest.mark.bench
 @pytest.mark.parametrize("notebook", notebook_params(slow_notebooks(NOTEBOOKS)))
 def test_notebook_in_jupyterlab_on_a_slow_laptop(notebook, lab_server_with_base_url, lab_context):
     run_notebook_in_jupyterlab(notebook, lab_server_with_base_url, lab_context, mode="lab-slow",
                                throttle=SLOW_CPU_RATE, moves=1, exercises=False)
-
-
-@pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS))
-def test_notebook_in_jupyterlab(notebook, lab_server, lab_context):
-    run_notebook_in_jupyterlab(notebook, lab_server, lab_context, mode="lab")
 
 
 def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle: float = 1.0,
@@ -127,6 +139,7 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
     page = context.new_page()
     metrics = PageMetrics(page, throttle)
     run = NotebookRun(mode, name, page, timeout_s=NOTEBOOK_TIMEOUT_S * max(1.0, throttle / 2))
+    run.server = server
     console = ConsoleLog().attach(page)
     requests = RequestLog().attach(page)  # offline: requests leaving 127.0.0.1 are aborted and recorded
     latencies, answered, load = [], [], None

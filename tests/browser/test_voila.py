@@ -5,9 +5,10 @@ same ``symsgd`` template), on a temporary copy of notebooks/. Every request the 
 to a host other than 127.0.0.1/localhost is recorded and aborted (as in a classroom
 without network), and the test fails if there is any. For each notebook: the dashboard
 renders without code, without errors, with formulas typeset (no raw $…$ left), with every
-widget and figure drawn; a slider of every controller changes its figure (latency in the
-report); icons come from local fonts; a screenshot goes to
-test-artifacts/browser/voila-<notebook>.png.
+widget and figure drawn; icons come from local fonts; a screenshot goes to
+test-artifacts/browser/voila-<notebook>.png. No slider is moved there; the benchmarks (marked
+``bench``, ``make bench-browser``) move a slider of every controller (latency in the report) and
+repeat the notebooks with the most figures on a 6x slowed CPU, opened at localhost.
 """
 
 from __future__ import annotations
@@ -107,17 +108,25 @@ def test_classroom_index_page_is_offline(voila_server, voila_context):
         page.close()
 
 
-# (the slow-laptop test comes first: it takes longest, and pytest-xdist hands out tests in this order)
+@pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS))
+def test_notebook_in_voila(notebook, voila_server, voila_context, classroom):
+    """Each notebook's classroom page: what the class sees, no slider moved (see test_notebook_in_jupyterlab)."""
+    run_notebook_in_voila(notebook, voila_server, voila_context, classroom, mode="voila", moves=0, exercises=False)
+
+
+# Benchmarks (``make bench-browser``): every controller's slider moved, latencies to the report; 6x slowed CPU.
+@pytest.mark.bench
+@pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS))
+def test_slider_latency_in_voila(notebook, voila_server, voila_context, classroom):
+    run_notebook_in_voila(notebook, voila_server, voila_context, classroom, mode="voila-bench")
+
+
+@pytest.mark.bench
 @pytest.mark.parametrize("notebook", notebook_params(slow_notebooks(NOTEBOOKS)))
 def test_notebook_in_voila_on_a_slow_laptop(notebook, voila_server_via_localhost, voila_context, classroom):
     """6× slower CPU, and the page opened at localhost (not the 127.0.0.1 that `make classroom` prints)."""
     run_notebook_in_voila(notebook, voila_server_via_localhost, voila_context, classroom, mode="voila-slow",
                           throttle=SLOW_CPU_RATE, moves=1, exercises=False)
-
-
-@pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS))
-def test_notebook_in_voila(notebook, voila_server, voila_context, classroom):
-    run_notebook_in_voila(notebook, voila_server, voila_context, classroom, mode="voila")
 
 
 def run_notebook_in_voila(notebook, server, context, classroom, *, mode: str, throttle: float = 1.0,
@@ -128,6 +137,7 @@ def run_notebook_in_voila(notebook, server, context, classroom, *, mode: str, th
     page = context.new_page()
     metrics = PageMetrics(page, throttle)
     run = NotebookRun(mode, name, page, timeout_s=NOTEBOOK_TIMEOUT_S * max(1.0, throttle / 2))
+    run.server = server
     console = ConsoleLog().attach(page)
     requests = RequestLog().attach(page)
     latencies, answered, load = [], [], None
