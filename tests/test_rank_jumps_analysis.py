@@ -314,3 +314,53 @@ def test_minima_losses_order_depends_on_eps():
     lo = rank_jumps.minima_losses(0.1, 0.01)
     assert hi["rank1"] < hi["rank2"] and lo["rank2"] < lo["rank1"]
     assert np.isnan(rank_jumps.minima_losses(0.3, 0.027)["rank2"])  # GD finds only rank 1 there
+
+
+def _penalty_mp(x, eps, L):
+    """L Σ s_k^{2/L} of [[1, ε], [x, 1]] at 40 digits, from the closed form s₁,₂² = (F ± sqrt(F² − 4 det²))/2."""
+    import mpmath as mp
+
+    F = 2 + eps**2 + x**2
+    det = 1 - eps * x
+    r = mp.sqrt(F**2 - 4 * det**2)
+    return L * (((F + r) / 2) ** (mp.mpf(1) / L) + ((F - r) / 2) ** (mp.mpf(1) / L))
+
+
+@pytest.mark.parametrize("eps, x_guess, rank", [(0.1, 0.3, 2), (0.2, 0.64, 2), (0.25, 0.84, 2), (0.3, 1.08, 1)])
+def test_min_norm_completion_finds_the_rank2_local_minimum(eps, x_guess, rank):
+    """Notebook 04's ε (and the exercise's 0.25) at L = 4. At ε = 0.3 the rank-2 local minimum x = 1.0847 (penalty
+    7.7883) was returned as NaN: the lowest grid value lay on the cusp's flank, not at a rank-2 minimum.
+
+    Reference: the root of the penalty's slope at 40 digits (mpmath, closed-form singular values). Tolerances: x
+    within brentq's ``xtol + 4·eps·|x|`` plus the slope's float round-off over the curvature (64·eps·Σ|terms| /
+    f''); the penalty within 64·eps per term of the two-term sum (its error from Δx is second order, < 1e-20).
+    """
+    import mpmath as mp
+
+    from symsgd_core.rank_jumps.analysis import MIN_NORM_XTOL, completion_penalty_slope
+
+    mp.mp.dps = 40
+    L = 4
+    e = mp.mpf(eps)
+    x_ref = mp.findroot(lambda x: mp.diff(lambda y: _penalty_mp(y, e, L), x), mp.mpf(x_guess))
+    p_ref = float(_penalty_mp(x_ref, e, L))
+    curv = float(mp.diff(lambda y: _penalty_mp(y, e, L), x_ref, 2))
+    m = rank_jumps.min_norm_completion(eps, L)
+    f64 = np.finfo(float).eps
+    s = np.linalg.svd(np.array([[1.0, eps], [float(x_ref), 1.0]]), compute_uv=False)
+    slope_terms = 2 * np.sum(s ** (2 / L - 1))
+    tol_x = MIN_NORM_XTOL + 4 * f64 * float(x_ref) + 64 * f64 * slope_terms / curv
+    assert curv > 0 and abs(m["x_rank2"] - float(x_ref)) <= tol_x, (m, x_ref, tol_x)
+    assert abs(m["penalty_rank2"] - p_ref) <= 64 * 2 * f64 * p_ref, (m, p_ref)
+    assert abs(float(completion_penalty_slope(m["x_rank2"], eps, L))) <= 64 * f64 * slope_terms + curv * tol_x
+    assert m["rank"] == rank and (m["penalty_rank2"] < m["penalty_rank1"]) == (rank == 2)
+
+
+def test_min_norm_completion_at_eps_03_prints_the_rank2_minimum_not_the_cusp():
+    m = rank_jumps.min_norm_completion(0.3, 4)  # notebook 04's ε = 0.3, depth 4
+    assert f"{m['x_rank2']:.3f}" == "1.085" and f"{m['penalty_rank2']:.4f}" == "7.7883"
+    assert m["rank"] == 1 and m["penalty_rank1"] < m["penalty_rank2"]  # the rank-1 completion is still the lowest
+    # the cause: next to the cusp x = 1/ε the rank-2 branch dips below that minimum (it falls to the cusp's 7.62),
+    # so the lowest grid value was the cusp's flank, and a search started there ran into the cusp
+    step = 5 / 0.3 / 4000
+    assert rank_jumps.completion_penalty(1 / 0.3 - 2 * step, 0.3, 4) < m["penalty_rank2"]

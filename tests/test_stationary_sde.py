@@ -24,6 +24,7 @@ from symsgd_core.stationary import (
     v_space_coefficients,
 )
 from symsgd_core.stationary import _kernels as kern
+from symsgd_core.stationary import sde as sde_module
 from symsgd_core.stationary.sde import _kernel_params, _stiff_threshold
 
 P11 = DiagonalNetProblem.gaussian(1.0, 1.0)
@@ -54,6 +55,40 @@ def test_arguments_are_validated(kwargs, word):
     D = base.pop("depth")
     with pytest.raises(ValueError, match=word):
         simulate_v(P11, T, D, **base)
+
+
+@pytest.fixture
+def no_kernel_work(monkeypatch):
+    """Any kernel call fails the test at once: a guard must refuse the run before any work (no timeout needed)."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the kernel was started: the work was not bounded before it began")
+    monkeypatch.setattr(sde_module._k, "run_block", refuse)
+    monkeypatch.setattr(sde_module._k, "run_block_coupled", refuse)
+
+
+@pytest.mark.parametrize("call", ["simulate_v", "simulate_v_coupled", "run_to_stationarity"])
+def test_a_run_of_too_many_steps_is_refused_before_any_work(no_kernel_work, call):
+    """``simulate_v(t_end=1e12, dt=1e-6)`` asked for 10¹⁸ steps and hung without a word."""
+    kw = dict(t_max=1e12, relax_times=1e12) if call == "run_to_stationarity" else dict(t_end=1e12)
+    with pytest.raises(ValueError, match=r"1e\+18 steps of each of 1000 chains.*MAX_CHAIN_STEPS = 1e\+10.*raise dt"):
+        getattr(sde_module, call)(P11, 0.15, 1, n_chains=1000, dt=1e-6, **kw)
+    with pytest.raises(ValueError, match="inf steps"):  # t_end/dt beyond the float range: no OverflowError
+        simulate_v(P11, 0.15, 1, n_chains=10, t_end=1e300, dt=1e-300)
+    with pytest.raises(ValueError, match=r"n_steps = 1e\+12 steps"):
+        numpy_euler_s(P11, 0.15, n_chains=1000, n_steps=10**12, dt=1e-3)
+
+
+def test_the_work_limit_counts_chains_times_steps_and_records(no_kernel_work, monkeypatch):
+    monkeypatch.setattr(sde_module, "MAX_CHAIN_STEPS", 1000)
+    with pytest.raises(AssertionError, match="kernel was started"):  # 10 chains × 100 steps: at the limit, runs
+        simulate_v(P11, 0.15, 1, n_chains=10, t_end=1.0, dt=0.01)
+    with pytest.raises(ValueError, match=r"1\.11e\+03 chain-steps"):  # 10 × 111: over it
+        simulate_v(P11, 0.15, 1, n_chains=10, t_end=1.0, dt=0.009)
+    with pytest.raises(ValueError, match="3 kernel steps per step"):  # coupled: 2 fine + 1 coarse per step of dt
+        simulate_v_coupled(P11, 0.15, 1, n_chains=10, t_end=0.5, dt=0.01)
+    monkeypatch.setattr(sde_module, "MAX_CHAIN_STEPS", 10**10)
+    with pytest.raises(ValueError, match="n_records × n_chains.*MAX_RECORDED"):
+        simulate_v(P11, 0.15, 1, n_chains=1000, t_end=1e4, dt=1.0, n_records=10**5)
 
 
 @pytest.mark.parametrize("depth", [1, 2, 4])

@@ -29,6 +29,7 @@ __all__ = [
     "Diagnosis", "balancedness_of", "barrier_width", "basin_boundary", "basin_radius", "censored_exponential_ks",
     "completion_penalty", "diagnose", "distance_to_rank", "explosion_distances", "exponential_waiting_time",
     "fitted_exponent", "min_norm_completion", "origin_fit_gradient", "origin_hessian_min_eig", "origin_threshold",
+    "MIN_NORM_XTOL", "completion_penalty_slope",
     "raising_noise_near", "zero_count_upper_bound",
     "fit_slope_along_new_direction", "fraction_low_rank_after_first_visit", "jump_durations",
     "matched_langevin_temperature", "new_direction", "new_direction_cost", "noise_spectrum_by_direction",
@@ -714,36 +715,63 @@ def completion_penalty(x, eps: float, depth: int) -> np.ndarray:
     return L * np.sum(s ** (2.0 / L), axis=-1)
 
 
+#: Absolute x-tolerance of the root finder of :func:`min_norm_completion` (scipy's ``brentq`` returns x within
+#: ``MIN_NORM_XTOL + 4·eps·|x|`` of a root of the penalty's derivative).
+MIN_NORM_XTOL = 1e-12
+
+
+def completion_penalty_slope(x, eps: float, depth: int) -> np.ndarray:
+    """``d/dx`` of :func:`completion_penalty`: ``2 Σ_k s_k^{2/L − 1} u_{2k} v_{1k}`` (``∂s_k/∂A₂₁ = u_{2k} v_{1k}``
+    for ``A = U S Vᵀ``). Smooth on the rank-2 branch (s₂ > 0); infinite at the cusp x = 1/ε for L ≥ 3."""
+    L = check_int("depth", depth, minimum=1)
+    eps = check_positive("eps", eps)
+    x = check_array("x", x)
+    A = np.empty((*x.shape, 2, 2))
+    A[..., 0, 0], A[..., 0, 1], A[..., 1, 0], A[..., 1, 1] = 1.0, eps, x, 1.0
+    U, sv, Vh = np.linalg.svd(A)
+    with np.errstate(divide="ignore"):
+        w = sv ** (2.0 / L - 1.0)
+    return 2.0 * np.sum(w * U[..., 1, :] * Vh[..., :, 0], axis=-1)
+
+
 def min_norm_completion(eps: float, depth: int, n_grid: int = 4001) -> dict:
     """The minimum-norm exact completion of the ε-completion: minimise ``L Σ s_k^{2/L}`` over the unobserved entry.
 
     The only rank-1 completion is ``x = 1/ε`` (penalty ``L (1 + ε² + ε⁻² + 1)^{1/L}``, s₂ = 0, a cusp); every other
-    x gives rank 2. The rank-2 branch is minimised on a grid over ``[−2/ε, 3/ε]`` (excluding the cusp's grid cell)
-    refined by a bounded scalar search.
+    x gives rank 2. The rank-2 branch's local minima are the roots of the penalty's slope
+    (:func:`completion_penalty_slope`) where it turns from negative to positive, **on one side of the cusp**: the
+    slope is sampled on a grid of ``n_grid`` points over ``[−2/ε, 3/ε]``, every sign change − → + between two
+    neighbours on the same side of ``x = 1/ε`` is refined by ``brentq`` (x to :data:`MIN_NORM_XTOL`), and the
+    lowest of these minima is the rank-2 result. (The slope's − → + change across the cusp itself is the rank-1
+    point, not a rank-2 minimum. Picking the lowest *grid* value instead, as before, found the cusp's flank at
+    ε = 0.3 — the penalty falls steeply to 7.62 there — and missed the rank-2 minimum x = 1.0847, 7.7883.)
+    Two extrema closer than one grid step (5/(ε·(n_grid − 1))) would be missed.
 
     Returns:
         dict: ``x_rank1``, ``penalty_rank1``, ``x_rank2``, ``penalty_rank2`` (NaN when the rank-2 branch has no
-        local minimum away from the cusp), ``rank`` (1 or 2, of the minimum-norm completion), ``eps``, ``depth``.
+        local minimum), ``rank`` (1 or 2, of the minimum-norm completion), ``eps``, ``depth``.
     """
-    from scipy.optimize import minimize_scalar
+    from scipy.optimize import brentq
 
     eps = check_positive("eps", eps)
     L = check_int("depth", depth, minimum=1)
     x1 = 1.0 / eps
     p1 = float(completion_penalty(x1, eps, L))
     xs = np.linspace(-2.0 / eps, 3.0 / eps, check_int("n_grid", n_grid, minimum=11))
-    step = xs[1] - xs[0]
-    pen = completion_penalty(xs, eps, L)
-    pen[np.abs(xs - x1) <= step] = np.inf
-    k = int(np.argmin(pen))
-    lo, hi = xs[max(k - 1, 0)], xs[min(k + 1, xs.size - 1)]
-    if lo < x1 < hi:  # stay on one side of the cusp
-        lo, hi = (lo, x1 - 1e-9 * x1) if xs[k] < x1 else (x1 + 1e-9 * x1, hi)
-    opt = minimize_scalar(lambda x: float(completion_penalty(x, eps, L)), bounds=(lo, hi), method="bounded",
-                          options={"xatol": 1e-10})
-    x2, p2 = float(opt.x), float(opt.fun)
-    if abs(x2 - x1) <= 2 * step:  # the search ran into the cusp: no rank-2 local minimum away from x = 1/ε
-        x2, p2 = float("nan"), float("nan")
+    xs = xs[np.abs(xs - x1) > 1e-9 * x1]  # the cusp itself is not on the rank-2 branch
+    d = completion_penalty_slope(xs, eps, L)
+    same_side = (xs[:-1] < x1) == (xs[1:] < x1)
+    turns = np.flatnonzero(same_side & (d[:-1] < 0) & (d[1:] >= 0))
+
+    def slope(x):
+        return float(completion_penalty_slope(x, eps, L))
+
+    roots = [xs[k + 1] if d[k + 1] == 0 else brentq(slope, xs[k], xs[k + 1], xtol=MIN_NORM_XTOL) for k in turns]
+    x2, p2 = float("nan"), float("nan")
+    if roots:
+        pens = [float(completion_penalty(r, eps, L)) for r in roots]
+        j = int(np.argmin(pens))
+        x2, p2 = float(roots[j]), pens[j]
     return {"x_rank1": x1, "penalty_rank1": p1, "x_rank2": x2, "penalty_rank2": p2, "rank": 2 if p2 < p1 else 1,
             "eps": eps, "depth": L}
 

@@ -91,7 +91,7 @@ def sgd_entry_weights(idx: np.ndarray, n_observed: int, lr: float) -> np.ndarray
 
 def _run_weighted(params, problem, n_steps, *, lam, dt, kind, lr=None, batch_size=1, temperature=0.0, seed=0,
                   record_every=100, rank_tol=DEFAULT_RANK_TOL, criterion=DEFAULT_B_CRITERION, record_layers=True,
-                  engine="auto", xi=None, coarsen=1, keep_A=False, increments="gaussian", xi_bias=None):
+                  engine="auto", xi=None, coarsen=1, keep_A=False, increments="gaussian"):
     if not isinstance(params, Params):
         raise ValueError(f"params must be a Params, got {type(params).__name__}")
     if params.n_runs < 1:
@@ -138,7 +138,13 @@ def _run_weighted(params, problem, n_steps, *, lam, dt, kind, lr=None, batch_siz
     dims = np.asarray(arch.dims, dtype=np.int64)
     off = arch.offsets
     div_step = np.full(R, -1, dtype=np.int64)
-    rngs = streams(seed, R)
+    # one child stream per run, unless nothing is drawn (a given Brownian path, GD): spawning R children is not free
+    draws = kind in ("sgd_weights", "langevin_dt") or (kind == "sde" and given_xi is None)
+    if draws:
+        rngs = streams(seed, R)
+    else:
+        check_int("seed", seed, minimum=0)  # checked either way
+        rngs = []
     tiny = flush_threshold(arch.depth)
     per_step = N + (P if kind == "langevin_dt" else 0) + (batch_size if kind == "sgd_weights" else 0)
     chunk = max(1, min(max(n_steps, 1), _CHUNK_ELEMENTS // max(R * per_step, 1),
@@ -164,8 +170,6 @@ def _run_weighted(params, problem, n_steps, *, lam, dt, kind, lr=None, batch_siz
             else:  # a given Brownian path: coarse increments are sums of `coarsen` fine ones
                 c = coarsen
                 xi_c = given_xi[:, s0 * c:s1 * c].reshape(R, T, c, N).sum(axis=2) / math.sqrt(c)
-            if xi_bias is not None:  # only for the broken input of the weak-order check
-                xi_c = xi_c + np.asarray(xi_bias, dtype=np.float64)
             weights = sde_entry_weights(xi_c, dt, scale)
         elif kind == "sgd_weights":
             idx = np.empty((R, T, batch_size), dtype=np.int64)
@@ -214,8 +218,7 @@ def _end_to_end_flat(snaps: np.ndarray, arch: Architecture) -> np.ndarray:
 def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: float, lam: float, dt: float,
             batch_size: int = 1, seed: int = 0, record_every: int = 100, rank_tol: float = DEFAULT_RANK_TOL,
             criterion: BrCriterion = DEFAULT_B_CRITERION, record_layers: bool = True, engine: str = "auto",
-            increments: str = "gaussian", xi=None, coarsen: int = 1, keep_A: bool = False,
-            xi_bias=None) -> RunResult:
+            increments: str = "gaussian", xi=None, coarsen: int = 1, keep_A: bool = False) -> RunResult:
     """Euler–Maruyama of SGD's SDE: ``n_steps`` steps of size ``dt`` (time ``dt·n_steps``) for every run.
 
     Args:
@@ -228,7 +231,6 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
         xi: optional given Brownian path, fine normals ``(R, n_steps·coarsen, N)``: step n uses the sum of its
             ``coarsen`` fine normals ``/ sqrt(coarsen)`` (the same path at a coarser dt).
         keep_A: store A at every record in ``settings["end_to_end"]`` ``(R, K, m, n)``.
-        xi_bias: a constant added to ξ (only for the broken input of the weak-order check).
 
     Returns:
         :class:`~.engine.RunResult` (``steps`` count EM steps, ``times = dt·steps``; divergence as in the engine).
@@ -236,7 +238,7 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
     return _run_weighted(params, problem, n_steps, lam=lam, dt=dt, kind="sde", lr=lr, batch_size=batch_size,
                          seed=seed, record_every=record_every, rank_tol=rank_tol, criterion=criterion,
                          record_layers=record_layers, engine=engine, xi=xi, coarsen=coarsen, keep_A=keep_A,
-                         increments=increments, xi_bias=xi_bias)
+                         increments=increments)
 
 
 def run_gaussian_sgd(params: Params, problem: CompletionProblem, n_steps: int, *, lr: float, lam: float,

@@ -44,6 +44,8 @@ from .laws import DiagonalNetProblem, StationaryLaw, as_problem
 __all__ = [
     "BLOCK_SIZE",
     "DIVERGENCE",
+    "MAX_CHAIN_STEPS",
+    "MAX_RECORDED",
     "SCHEMES",
     "NotRelaxedWarning",
     "StationaryRun",
@@ -66,6 +68,12 @@ SCHEMES = {"euler": 0, "weak2": 1}
 #: The divergence rule of the v-SDE: a chain has diverged when its state is no longer a finite float (the
 #: kernels split stiff steps, so this happens only beyond the float range; reported, never hidden).
 DIVERGENCE = Divergence("|v| of the chain", sys.float_info.max)
+#: Most chain-steps (chains × steps, fine and coarse steps counted for a coupled run) one call may ask for, checked
+#: before any work: 10¹⁰ is 10–15 minutes of one core (measured 30 ns per Euler chain-step and 100 ns per weak-2
+#: chain-step) and 33 times the largest run of the package (the benchmark's 2000 chains × 150 000 steps).
+MAX_CHAIN_STEPS = 10**10
+#: Most recorded values (records × chains, both runs of a coupled call) one call may ask for: 400 MB of float64.
+MAX_RECORDED = 5 * 10**7
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,7 +265,20 @@ class _Plan:
     gens: list
 
 
-def _plan(problem, temperature, depth, n_chains, t_end, dt, scheme, n_records, threads, v0, seed) -> _Plan:
+def _check_work(caller: str, n_chains: int, steps: float, per_step: int = 1, what: str = "",
+                advice: str = "raise dt, lower t_end (run_to_stationarity: t_max) or use fewer chains") -> None:
+    """Refuse, before any work, a run of more than :data:`MAX_CHAIN_STEPS` chain-steps (``steps`` is a float:
+    ``t_end/dt`` can be far beyond any integer the kernels count, or infinite)."""
+    work = float(n_chains) * float(steps) * per_step
+    if not work <= MAX_CHAIN_STEPS:
+        kernel = f" ({per_step} kernel steps per step)" if per_step > 1 else ""
+        raise ValueError(f"{caller}: {what}{steps:.3g} steps of each of {n_chains} chains{kernel}, {work:.3g} "
+                         f"chain-steps in all; the limit is MAX_CHAIN_STEPS = {MAX_CHAIN_STEPS:.0e} chain-steps "
+                         f"(10-15 minutes of one core): {advice}")
+
+
+def _plan(problem, temperature, depth, n_chains, t_end, dt, scheme, n_records, threads, v0, seed,
+          caller: str = "simulate_v", coupled: bool = False) -> _Plan:
     problem = as_problem(problem)
     T = check_positive("temperature", temperature)
     D = check_int("depth", depth, minimum=0, maximum=16)
@@ -269,6 +290,12 @@ def _plan(problem, temperature, depth, n_chains, t_end, dt, scheme, n_records, t
     check_choice("scheme", scheme, SCHEMES)
     K = check_positive_int("n_records", n_records)
     threads = check_positive_int("threads", threads)
+    # coupled: 2 fine steps and 1 coarse step per step of dt; the work is bounded before anything is allocated
+    _check_work(caller, R, max(t_end / dt, float(K)), 3 if coupled else 1, f"t_end/dt = {t_end:g}/{dt:g} asks for ")
+    if K * R * (2 if coupled else 1) > MAX_RECORDED:
+        raise ValueError(f"{caller}: n_records × n_chains = {K} × {R}{' × 2 runs' if coupled else ''} values to "
+                         f"record, more than the limit MAX_RECORDED = {MAX_RECORDED:.0e} (400 MB); ask for fewer "
+                         "records or chains")
     n_steps = max(int(round(t_end / dt)), 1)
     if n_steps % K:
         n_steps += K - n_steps % K
@@ -318,7 +345,9 @@ def simulate_v(problem: DiagonalNetProblem, temperature: float, depth: int = 1, 
     Returns:
         :class:`VRun` with ``v`` of shape (K, R).
     Raises:
-        ValueError: on invalid arguments (named in the message).
+        ValueError: on invalid arguments (named in the message), and before any work when the run would take more
+            than :data:`MAX_CHAIN_STEPS` chain-steps (``n_chains · t_end/dt``) or record more than
+            :data:`MAX_RECORDED` values (``n_records · n_chains``).
     """
     plan = _plan(problem, temperature, depth, n_chains, t_end, dt, scheme, n_records, threads, v0, seed)
     problem, T, D, R, dt, K, threads = plan.problem, plan.T, plan.D, plan.R, plan.dt, plan.K, plan.threads
@@ -362,7 +391,8 @@ def simulate_v_coupled(problem: DiagonalNetProblem, temperature: float, depth: i
     Arguments as in :func:`simulate_v`. Returns ``(fine, coarse)`` (:class:`VRun`; the fine run's steps count
     steps of ``dt/2``; both report the sub-steps of the pair).
     """
-    plan = _plan(problem, temperature, depth, n_chains, t_end, dt, scheme, n_records, threads, v0, seed)
+    plan = _plan(problem, temperature, depth, n_chains, t_end, dt, scheme, n_records, threads, v0, seed,
+                 caller="simulate_v_coupled", coupled=True)
     problem, T, D, R, dt, K, threads = plan.problem, plan.T, plan.D, plan.R, plan.dt, plan.K, plan.threads
     n_coarse, rec_every, x, branch, params = plan.n_steps, plan.rec_every, plan.x, plan.branch, plan.params
     blocks, gens, sch = plan.blocks, plan.gens, SCHEMES[scheme]
@@ -498,6 +528,7 @@ def numpy_euler_s(problem: DiagonalNetProblem, temperature: float, *, n_chains: 
     R = check_positive_int("n_chains", n_chains)
     n = check_positive_int("n_steps", n_steps)
     dt = check_positive("dt", dt)
+    _check_work("numpy_euler_s", R, n, what="n_steps = ", advice="ask for fewer steps or chains")
     rng = as_generator(seed)
     p = problem
     s = np.full(R, math.log(check_positive("v0", v0)))
