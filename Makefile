@@ -31,7 +31,8 @@ lab: $(STAMP)
 # worker (an xdist group per notebook, see conftest.py).
 test: $(STAMP)
 	$(VENV)/bin/ruff check symsgd_core symsgd_jupyter tests notebooks tools
-	$(PY) -m pytest -n 2 --dist loadgroup --nbval-lax --nbval-current-env -p no:cacheprovider -m "not browser"
+	$(PY) -m pytest -n 2 --dist loadgroup --nbval-lax --nbval-current-env -p no:cacheprovider -m "not browser" \
+		--ignore=tests/gallery
 	$(MAKE) --no-print-directory test-browser
 	$(MAKE) --no-print-directory test-site
 
@@ -80,7 +81,7 @@ bench: $(STAMP)
 	$(PY) -m symsgd_core bench
 
 strip: $(STAMP)
-	$(PY) tools/strip_notebooks.py notebooks/*.ipynb
+	$(PY) tools/strip_notebooks.py notebooks/*.ipynb tests/gallery/*.ipynb
 
 lock:
 	rm -rf /tmp/symsgd-lock && $(PYTHON) -m venv /tmp/symsgd-lock

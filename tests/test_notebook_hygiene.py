@@ -19,6 +19,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import strip_notebooks  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+#: Committed notebooks that are not lessons: the browser suite's gallery (tests/gallery/), stripped the same way.
+TEST_NOTEBOOKS = sorted((ROOT / "tests" / "gallery").glob("*.ipynb"))
 
 
 def hygiene_problems(nb: dict) -> list[str]:
@@ -41,13 +43,13 @@ def test_there_are_notebooks():
     assert any(p.name == "00_start_here.ipynb" for p in NOTEBOOKS)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS + TEST_NOTEBOOKS, ids=lambda p: p.name)
 def test_committed_notebook_is_stripped(path):
     problems = hygiene_problems(json.loads(path.read_text()))
     assert not problems, f"{path.name}: {problems}; run 'make strip' before committing"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS + TEST_NOTEBOOKS, ids=lambda p: p.name)
 def test_strip_tool_leaves_committed_notebooks_unchanged(path):
     assert strip_notebooks.main(["--check", str(path)]) == 0
 

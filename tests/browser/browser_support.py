@@ -27,11 +27,13 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
 import statistics
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -237,6 +239,68 @@ def server_env(root: Path) -> dict:
         env[var] = str(root / sub)
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+def _serve(root: Path, source: Path | None) -> Path:
+    """The folder a test server runs on: a copy of the notebook folder, or of the one notebook ``source``."""
+    if source is None:
+        return copy_notebooks(root / "notebooks")
+    (root / "notebooks").mkdir()
+    shutil.copyfile(source, root / "notebooks" / source.name)
+    return root / "notebooks"
+
+
+def _root_flag() -> list[str]:
+    return ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+
+
+#: JupyterLab user settings for the test server: no autosave, every cell attached to the DOM (so the screenshot and
+#: the probes see the whole notebook). No news/update setting here: the environment's override from
+#: ``python -m symsgd_jupyter --enable`` must switch the news pop-up off by itself (test_jupyterlab checks it).
+LAB_SETTINGS = {
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+#: The base URL of the second JupyterLab server (as under JupyterHub or Binder).
+LAB_BASE_PATH = "/user/symsgd-test/"
+
+
+def start_lab(tmp_path_factory, base_path: str = "/", *, source: Path | None = None, name: str | None = None,
+              settings: dict | None = None) -> Server:
+    """JupyterLab on 127.0.0.1, a free port and a token, serving a temporary copy of notebooks/ (or of the notebook
+    ``source`` alone) under ``base_path`` (``/``, or a prefix such as JupyterHub's ``/user/NAME/``), with
+    :data:`LAB_SETTINGS` and ``settings`` as user settings; ``name`` names its log."""
+    root = tmp_path_factory.mktemp("lab")
+    nb_dir = _serve(root, source)
+    for rel, value in {**LAB_SETTINGS, **(settings or {})}.items():
+        (root / "settings" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "settings" / rel).write_text(json.dumps(value), encoding="utf-8")
+    port, token = free_port(), secrets.token_hex(24)
+    argv = [sys.executable, "-m", "jupyterlab", "--no-browser", *_root_flag(),
+            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+            f"--ServerApp.base_url={base_path}",
+            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={nb_dir}",
+            f"--LabApp.user_settings_dir={root / 'settings'}", f"--LabApp.workspaces_dir={root / 'workspaces'}",
+            "--LabApp.extension_manager=readonly", "--ServerApp.terminals_enabled=False"]
+    name = name or ("lab" if base_path == "/" else "lab-prefixed")
+    server = Server(name, argv, server_env(root), nb_dir, f"http://127.0.0.1:{port}{base_path.rstrip('/')}",
+                    "/api/status", token)
+    return server.start()
+
+
+def start_voila(classroom, tmp_path_factory, host: str, *, source: Path | None = None,
+                name: str | None = None) -> Server:
+    """Voilà started exactly as `make classroom` does, on a temporary copy of notebooks/ (or of the notebook
+    ``source`` alone); its pages are opened at ``http://<host>:<port>/`` (the server listens on 127.0.0.1;
+    ``localhost`` reaches it too); ``name`` names its log."""
+    root = tmp_path_factory.mktemp("voila")
+    nb_dir = _serve(root, source)
+    classroom.check_template()
+    port = free_port()
+    argv = classroom.voila_argv(nb_dir, port, open_browser=False, python=sys.executable)
+    env = classroom.voila_env(classroom.prepare_template_root(root / "template"), server_env(root))
+    name = name or ("voila" if host == "127.0.0.1" else f"voila-{host}")
+    return Server(name, argv, env, nb_dir, f"http://{host}:{port}", "/").start()
 
 
 # --------------------------------------------------------------------------- steps & deadline
@@ -506,7 +570,7 @@ PROBE_JS = r"""
     let n;
     while ((n = walker.nextNode())) {
       const p = n.parentElement;
-      if (!p || p.closest('pre, code, script, style, .jp-InputArea, .cm-editor, mjx-container, .MathJax')) continue;
+      if (!p || p.closest('pre, code, script, style, .cm-editor, .jp-InputPrompt, mjx-container, .MathJax')) continue;
       const t = n.textContent || '';
       const m = t.match(/\$\$[^$]+\$\$|\$[^$\n]+\$/);
       if (m) hits.push(m[0].slice(0, 80));

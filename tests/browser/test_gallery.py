@@ -1,0 +1,187 @@
+"""The platform, tested on one page: the gallery notebook (tests/gallery/gallery.ipynb) in every mode a reader
+opens a page in.
+
+What depends on the mode and not on a notebook's content is tested here, once per mode: JupyterLab at ``/``, under
+a base URL (``/user/symsgd-test/``, as JupyterHub and Binder serve it) and in its dark theme; the Voilà classroom
+page (started as `make classroom` starts it) opened at 127.0.0.1, and at localhost with Chromium's CPU slowed 6×
+(an older student laptop). In each mode: every cell ran without an error; every figure the kernel made is drawn,
+plotly's widget code fetched once for the page; every widget view rendered; formulas typeset; a keyboard slider
+move reaches the kernel and changes its figure (before and after the long cell), Run shows the busy indicator and
+re-simulates; the Check-yourself panel answers a wrong, then the right answer; no request leaves the machine; the
+accessibility audit passes; a screenshot goes to test-artifacts/browser/gallery-<mode>.png. JupyterLab also checks
+the news pop-up and that widget messages stay on the kernel's main thread, the dark theme its contrast; the
+classroom page its compact claim and printed lines and its icon font.
+"""
+
+from __future__ import annotations
+
+import pytest
+from browser_report import write_record
+from browser_support import (
+    LAB_BASE_PATH,
+    PROBE_JS,
+    VIEWPORT,
+    ConsoleLog,
+    RequestLog,
+    answer_exercises,
+    audit_step,
+    check_claim_cells,
+    check_printed_text_is_compact,
+    check_widgets_rendered,
+    full_screenshot,
+    start_lab,
+    start_voila,
+)
+from gallery_support import (
+    DARK_SETTINGS,
+    GALLERY,
+    GalleryRun,
+    Mode,
+    check_after_interaction,
+    check_console,
+    check_every_cell_ran,
+    check_every_figure_drawn,
+    check_math_typeset,
+    move_sliders_and_run,
+    open_and_run_all_in_lab,
+    open_in_voila,
+    voila_kernel_id,
+    voila_page_url,
+)
+from page_load import SLOW_CPU_RATE, PageMetrics, kernel_connection_file
+from test_jupyterlab import (
+    LAB_CONSOLE_NOISE,
+    _full_notebook_screenshot,
+    _kernel_connection,
+    check_dark_theme,
+    check_no_news_popup,
+    check_widgets_on_the_main_thread,
+)
+from test_jupyterlab import _wait_kernel_idle as wait_lab_kernel_idle
+from test_voila import _ICONS_JS, VOILA_ERROR_TEXTS, _shutdown_page_kernel, check_no_code_shown
+from test_voila import _wait_kernel_idle as wait_voila_kernel_idle
+
+pytestmark = pytest.mark.browser
+
+#: The modes, the slow one first (it takes longest, and pytest-xdist hands the tests out in this order).
+MODES = [
+    Mode("voila-localhost-6x", "gallery_voila", voila=True, host="localhost", throttle=SLOW_CPU_RATE),
+    Mode("lab", "gallery_lab"),
+    Mode("lab-base-url", "gallery_lab_with_base_url"),
+    Mode("lab-dark", "gallery_lab_dark", dark=True),
+    Mode("voila", "gallery_voila", voila=True),
+]
+
+
+@pytest.fixture(scope="module")
+def gallery_lab(browser, tmp_path_factory):
+    """JupyterLab at the root URL, serving the gallery."""
+    server = start_lab(tmp_path_factory, source=GALLERY, name="gallery-lab")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def gallery_lab_with_base_url(browser, tmp_path_factory):
+    """JupyterLab under the base URL JupyterHub would give it (``LAB_BASE_PATH``), serving the gallery."""
+    server = start_lab(tmp_path_factory, LAB_BASE_PATH, source=GALLERY, name="gallery-lab-base-url")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def gallery_lab_dark(browser, tmp_path_factory):
+    """JupyterLab whose user settings choose the dark theme, serving the gallery."""
+    server = start_lab(tmp_path_factory, source=GALLERY, name="gallery-lab-dark", settings=DARK_SETTINGS)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def gallery_voila(browser, classroom, tmp_path_factory):
+    """Classroom mode (Voilà as `make classroom` starts it), serving the gallery; opened at 127.0.0.1 or localhost."""
+    server = start_voila(classroom, tmp_path_factory, "127.0.0.1", source=GALLERY, name="gallery-voila")
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize("mode", [pytest.param(m, id=m.name) for m in MODES])
+def test_gallery(mode: Mode, request, browser, classroom):
+    """Open the gallery in ``mode``, check what a reader sees and does; record it (report: mode, ``gallery``)."""
+    server = request.getfixturevalue(mode.server)
+    context = browser.new_context(viewport=VIEWPORT)  # one per mode: no cookie or cached plotly code shared
+    context.add_init_script(PROBE_JS)
+    page = context.new_page()
+    metrics = PageMetrics(page, mode.throttle)
+    run = GalleryRun(mode, page)
+    run.server = server  # a failure shows the end of the server's log
+    console = ConsoleLog().attach(page)
+    requests = RequestLog().attach(page)  # offline: requests leaving 127.0.0.1/localhost are aborted and recorded
+    noise = () if mode.voila else LAB_CONSOLE_NOISE
+    errors = VOILA_ERROR_TEXTS if mode.voila else ()
+    latencies, answered, load = [], [], None
+    try:
+        if mode.voila:
+            expected_views = open_in_voila(page, voila_page_url(server, classroom, mode.host), run, mode)
+            t0 = 0.0
+            with run.step("find the page's kernel"):
+                connection = kernel_connection_file(server, voila_kernel_id(page))
+
+            def kernel_idle():
+                wait_voila_kernel_idle(page, run, 60 * mode.throttle)
+        else:
+            expected_views = 0
+            t0 = open_and_run_all_in_lab(page, server, run, mode)
+            with run.step("find the page's kernel"):
+                connection = _kernel_connection(server, GALLERY.name)
+
+            def kernel_idle():
+                wait_lab_kernel_idle(page, run, 60 * mode.throttle)
+
+        check_every_cell_ran(page, run, mode, errors)
+        load = check_every_figure_drawn(page, metrics, connection, t0, run, console)
+        check_widgets_rendered(page, run, console, expected_views)
+        check_math_typeset(page, run, mode)
+        check_claim_cells(page, run, GALLERY, classroom=mode.voila, scope=mode.scope)
+        if mode.voila:
+            check_no_code_shown(page, run)
+            check_printed_text_is_compact(page, run, GALLERY)
+            with run.step("icons drawn with a local font", fatal=False):
+                bad = page.evaluate(_ICONS_JS)
+                assert not bad, f"icons without their font: {bad[:10]}"
+        else:
+            check_no_news_popup(page, server, run)
+        check_console(console, run, noise)
+
+        seen_errors = len(console.errors)
+        latencies = move_sliders_and_run(page, run, kernel_idle, mode.throttle)
+        with run.step("the Check-yourself panel: wrong answers, then the right ones, through the page", fatal=False):
+            answered = answer_exercises(page, run)
+        check_after_interaction(page, run, mode, console, seen_errors, noise, errors)
+        if not mode.voila:
+            check_widgets_on_the_main_thread(server, GALLERY.name, run)
+
+        with run.step("screenshot"):
+            metrics.unthrottle()  # (the audits and the screenshot check the page, not its speed)
+            if mode.voila:
+                full_screenshot(page, run.screenshot_path(), "#rendered_cells", run)
+            else:
+                _full_notebook_screenshot(page, run)
+        audit_step(page, run, "" if mode.voila else mode.scope)
+        if mode.dark:
+            check_dark_theme(page, run)
+        with run.step("no request left 127.0.0.1/localhost", fatal=False):
+            assert not requests.external, f"requests leaving the machine: {sorted(set(requests.external))}"
+    finally:
+        write_record(mode.name, GALLERY.name, {
+            "mode": mode.name, "notebook": GALLERY.name, "address": server.base_url.replace("127.0.0.1", mode.host, 1),
+            "load": None if load is None else vars(load), "controllers": latencies, "exercises": answered,
+            "accessibility": run.accessibility, "external_requests": sorted(set(requests.external)),
+            "local_failures": sorted(set(requests.local_failures)), "failures": run.failures,
+            "steps": run.step_seconds, "seconds": round(run.timeout_s - run.remaining_s(), 1)})
+        if mode.voila:
+            _shutdown_page_kernel(page)
+        else:
+            server.shutdown_kernels()
+        context.close()
+    run.finish()
