@@ -90,3 +90,20 @@ def test_the_slider_goes_below_a_legend_placed_under_the_plot():
                                                                    legend["data"][1]]}], ["a", "b"], 0, "s")
     assert under["layout"]["sliders"][0]["y"] < plain["layout"]["sliders"][0]["y"]
     assert under["layout"]["height"] > plain["layout"]["height"]
+
+
+def test_an_array_and_its_plotly_encoding_are_the_same_trace():
+    """A state that holds a heat map's z as a numpy array and one that holds plotly's base64 encoding of the same
+    numbers are not a change (TracesController's maps along the λ orbit: the same M = u wᵀ at every λ)."""
+    import base64
+
+    import numpy as np
+
+    z = np.array([[1.25, -0.5], [0.125, 3.0]])
+    encoded = {"dtype": "f8", "bdata": base64.b64encode(z.tobytes()).decode(), "shape": "2, 2"}
+    base = {"data": [{"type": "heatmap", "z": encoded, "zmin": -3.0, "zmax": 3.0}]}
+    same = [{"data": [{"type": "heatmap", "z": z.copy(), "zmin": -3.0, "zmax": 3.0}]} for _ in range(3)]
+    assert changed_traces(base, same) == []
+    assert animated_figure(base, same, ["a", "b", "c"], 0, "λ") is None  # nothing to animate: no slider
+    moved = [*same[:2], {"data": [{"type": "heatmap", "z": z + 1e-9, "zmin": -3.0, "zmax": 3.0}]}]
+    assert changed_traces(base, moved) == [0]

@@ -8,9 +8,12 @@ that nothing of the frame shown before survives (:func:`complete`). Moving the p
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import re
+
+import numpy as np
 
 #: Layout entries that are never part of a frame.
 _NOT_IN_FRAMES = {"template", "sliders", "updatemenus"}
@@ -23,8 +26,29 @@ SLIDER_ROOM_PX = 110
 ANIMATE = {"mode": "immediate", "frame": {"duration": 0, "redraw": True}, "transition": {"duration": 0}}
 
 
+def _plain(obj):
+    """``obj`` with every array as a plain nested list, whatever its form: a numpy array, or plotly's typed-array
+    encoding ``{"dtype", "bdata"[, "shape"]}`` (base64). The same numbers then give the same key, so a trace is
+    "changed" only when its values change, not when one state holds an array and another its encoding."""
+    if isinstance(obj, dict):
+        if "bdata" in obj and "dtype" in obj:
+            values = np.frombuffer(base64.b64decode(obj["bdata"]), dtype=np.dtype(obj["dtype"]))
+            shape = obj.get("shape")
+            if isinstance(shape, str):
+                shape = [int(n) for n in shape.split(",")]
+            return (values.reshape(shape) if shape else values).tolist()
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj
+
+
 def _key(obj) -> str:
-    return json.dumps(obj, sort_keys=True, default=str)
+    return json.dumps(_plain(obj), sort_keys=True, default=str)
 
 
 def changed_traces(base: dict, frames: list[dict]) -> list[int]:
