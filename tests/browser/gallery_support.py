@@ -33,7 +33,7 @@ from browser_support import (
     output_errors,
 )
 from page_load import FigureLoad, PageMetrics, kernel_figure_count, wait_every_figure_drawn
-from test_jupyterlab import _KERNEL_IDLE_JS, _PANEL, _RUN_STATE_JS
+from test_jupyterlab import _PANEL, run_all_cells
 from test_jupyterlab import _wait_kernel_idle as wait_lab_kernel_idle
 
 #: The gallery notebook.
@@ -118,22 +118,8 @@ def open_and_run_all_in_lab(page, server: Server, run: GalleryRun, mode: Mode) -
         with run.step(f"the page opened in {DARK_THEME} (the server's user settings)"):
             page.wait_for_function("(theme) => document.body.dataset.jpThemeName === theme", arg=DARK_THEME,
                                    timeout=run.ms(30 * slow), polling=200)
-    with run.step("Run → Run All Cells"):
-        page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Run\s*$")).click(timeout=run.ms(20 * slow))
-        label = page.locator(".lm-Menu-itemLabel").filter(has_text=re.compile(r"^\s*Run All Cells\s*$"))
-        t0 = page.evaluate("() => performance.now()")
-        page.locator(".lm-Menu-item").filter(has=label).click(timeout=run.ms(20 * slow))
-    with run.step("every code cell ran and the kernel is idle"):
-        try:
-            page.wait_for_function(
-                "(sel) => { const s = (" + _RUN_STATE_JS + ")(sel);"
-                " if (!s || !(" + _KERNEL_IDLE_JS + ")() || s.running) return false;"
-                " if (s.done === s.total) return true;"
-                " return window.__symsgd.outputErrors(sel).length > 0; }",
-                arg=_PANEL, timeout=run.ms(), polling=250)
-        finally:
-            run.detail = f"code cells run: {page.evaluate(_RUN_STATE_JS, _PANEL)}"
-        state = page.evaluate(_RUN_STATE_JS, _PANEL)
+    t0, state = run_all_cells(page, run, slow)
+    with run.step("every code cell ran"):
         assert state["done"] == state["total"], f"only {state['done']} of {state['total']} code cells ran"
     return t0
 

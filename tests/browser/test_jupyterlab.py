@@ -100,6 +100,33 @@ def _wait_kernel_idle(page, run: NotebookRun, cap_s: float = 60) -> None:
     page.wait_for_function(_KERNEL_IDLE_JS, timeout=run.ms(cap_s), polling=100)
 
 
+def run_all_cells(page, run: NotebookRun, throttle: float = 1.0) -> tuple[float, dict]:
+    """Run → Run All Cells from the menu, as a reader does, then wait until every code cell has run and the kernel
+    is idle, or a cell shows an error (``throttle``: the page's CPU slowdown, which scales the menu waits).
+
+    Returns:
+        (the page time of the click, where the figures' clock starts; the run state of :data:`_RUN_STATE_JS`).
+    """
+    with run.step("Run → Run All Cells"):
+        page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Run\s*$")).click(
+            timeout=run.ms(20 * throttle))
+        label = page.locator(".lm-Menu-itemLabel").filter(has_text=re.compile(r"^\s*Run All Cells\s*$"))
+        t0 = start_figure_clock(page)
+        page.locator(".lm-Menu-item").filter(has=label).click(timeout=run.ms(20 * throttle))
+    with run.step("wait until every cell has run and the kernel is idle"):
+        try:
+            page.wait_for_function(
+                "(sel) => { const s = (" + _RUN_STATE_JS + ")(sel);"
+                " if (!s || !(" + _KERNEL_IDLE_JS + ")() || s.running) return false;"
+                " if (s.done === s.total) return true;"
+                " return window.__symsgd.outputErrors(sel).length > 0; }",
+                arg=_PANEL, timeout=run.ms(), polling=250)
+        finally:
+            state = page.evaluate(_RUN_STATE_JS, _PANEL)
+            run.detail = f"code cells run: {state}"
+    return t0, state
+
+
 @pytest.fixture(scope="module")
 def lab_context(browser, latency_records):
     ctx = browser.new_context(viewport=VIEWPORT)
@@ -150,24 +177,7 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
             page.wait_for_selector(f"{_PANEL} .jp-Notebook .jp-Cell", timeout=run.ms(90 * throttle))
             _wait_kernel_idle(page, run, 90 * throttle)
 
-        with run.step("Run → Run All Cells"):
-            page.locator(".lm-MenuBar-item").filter(has_text=re.compile(r"^\s*Run\s*$")).click(
-                timeout=run.ms(20 * throttle))
-            label = page.locator(".lm-Menu-itemLabel").filter(has_text=re.compile(r"^\s*Run All Cells\s*$"))
-            t0 = start_figure_clock(page)
-            page.locator(".lm-Menu-item").filter(has=label).click(timeout=run.ms(20 * throttle))
-
-        with run.step("wait until every cell has run and the kernel is idle"):
-            try:
-                page.wait_for_function(
-                    "(sel) => { const s = (" + _RUN_STATE_JS + ")(sel);"
-                    " if (!s || !(" + _KERNEL_IDLE_JS + ")() || s.running) return false;"
-                    " if (s.done === s.total) return true;"
-                    " return window.__symsgd.outputErrors(sel).length > 0; }",
-                    arg=_PANEL, timeout=run.ms(), polling=250)
-            finally:
-                state = page.evaluate(_RUN_STATE_JS, _PANEL)
-                run.detail = f"code cells run: {state}"
+        t0, state = run_all_cells(page, run, throttle)
 
         with run.step("no cell shows an error or traceback"):
             errs = output_errors(page, _PANEL)
