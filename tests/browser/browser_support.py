@@ -289,16 +289,16 @@ def start_lab(tmp_path_factory, base_path: str = "/", *, source: Path | None = N
 
 
 def start_voila(classroom, tmp_path_factory, host: str, *, source: Path | None = None,
-                name: str | None = None) -> Server:
+                name: str | None = None, env: dict | None = None) -> Server:
     """Voilà started exactly as `make classroom` does, on a temporary copy of notebooks/ (or of the notebook
     ``source`` alone); its pages are opened at ``http://<host>:<port>/`` (the server listens on 127.0.0.1;
-    ``localhost`` reaches it too); ``name`` names its log."""
+    ``localhost`` reaches it too); ``name`` names its log; ``env`` is added to the server's environment."""
     root = tmp_path_factory.mktemp("voila")
     nb_dir = _serve(root, source)
     classroom.check_template()
     port = free_port()
     argv = classroom.voila_argv(nb_dir, port, open_browser=False, python=sys.executable)
-    env = classroom.voila_env(classroom.prepare_template_root(root / "template"), server_env(root))
+    env = {**classroom.voila_env(classroom.prepare_template_root(root / "template"), server_env(root)), **(env or {})}
     name = name or ("voila" if host == "127.0.0.1" else f"voila-{host}")
     return Server(name, argv, env, nb_dir, f"http://{host}:{port}", "/").start()
 

@@ -16,7 +16,6 @@ mode itself is checked on the gallery notebook (test_gallery.py).
 
 from __future__ import annotations
 
-import sys
 import time
 
 import pytest
@@ -34,13 +33,12 @@ from browser_support import (
     check_widgets_rendered,
     discover_notebooks,
     format_output_errors,
-    free_port,
     full_screenshot,
     interact_and_recheck,
     notebook_has_math,
     notebook_params,
     output_errors,
-    server_env,
+    start_voila,
 )
 from page_load import (
     SLOW_CPU_RATE,
@@ -268,21 +266,15 @@ def _shutdown_page_kernel(page) -> None:
 
 
 def _one_notebook_server(classroom, tmp_path_factory, name: str, source: str, **env) -> Server:
-    """Voilà (as `make classroom` starts it) serving one notebook with one code cell, ``source``; ``env`` is added to
-    the server's environment."""
+    """Voilà (as `make classroom` starts it, :func:`start_voila`) serving one notebook with one code cell,
+    ``source``; ``env`` is added to the server's environment."""
     import nbformat
 
-    root = tmp_path_factory.mktemp(name)
-    nb_dir = root / "notebooks"
-    nb_dir.mkdir()
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, nb_dir / f"{name}.ipynb")
-    port = free_port()
-    server_env_ = classroom.voila_env(classroom.prepare_template_root(root / "template"), server_env(root))
-    server_env_.update(env)
-    return Server(name, classroom.voila_argv(nb_dir, port, python=sys.executable), server_env_, nb_dir,
-                  f"http://127.0.0.1:{port}", "/").start()
+    path = tmp_path_factory.mktemp(f"{name}-source") / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    return start_voila(classroom, tmp_path_factory, "127.0.0.1", source=path, name=name, env=env)
 
 
 def test_a_figure_whose_code_cannot_load_says_so_in_its_place(browser, classroom, tmp_path_factory):
