@@ -84,7 +84,7 @@ def _sweep(args) -> int:
     t0 = time.perf_counter()
     try:
         path = write_grid(args.name, args.out, client=client, n_workers=args.workers, cache_dir=args.cache,
-                          progress=progress)
+                          progress=progress, reuse=args.reuse)
     finally:
         if client is not None:
             client.close()
@@ -110,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--workers", type=int, default=None, help="local processes (default: every core; 1: serial)")
     w.add_argument("--cache", default=None, help="directory of the on-disk task cache (finished tasks are kept)")
     w.add_argument("--scheduler", default=None, help="address of a dask.distributed scheduler to run on instead")
+    w.add_argument("--reuse", default=None, help="a stored grid JSON: its tasks with identical parameters are kept, "
+                   "only new tasks run")
     w.set_defaults(func=_sweep)
     args = parser.parse_args(argv)
     return args.func(args)

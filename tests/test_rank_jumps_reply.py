@@ -1,5 +1,6 @@
-"""The authors' reply worked out (explosion, Eckart–Young, the origin, min-norm completion, full observation) and
-the statistics of the jumps: each claim holds on the real model and fails on a broken input."""
+"""The authors' reply worked out (explosion, Eckart–Young, the origin, min-norm completion, full observation), the
+balance threshold ε₂ of B_r (the imbalance SGD keeps), and the statistics of the jumps: each claim holds on the real
+model and fails on a broken input."""
 
 from __future__ import annotations
 
@@ -25,9 +26,14 @@ def test_explosion_costs_L_i_to_the_minus_2_over_L(rank1_point):
     assert dist.details["reconstruction_max"] < 1e-13 and dist.details["imbalance_max"] < 1e-12
 
 
-def test_explosion_fails_with_the_per_layer_formula_as_total(rank1_point):
+def test_explosion_fails_with_the_replys_formula_as_printed(rank1_point):
+    """The reply prints ‖θ_i − θ̂‖² = i^(−2/L), one layer's share: as the total it is off by the factor L."""
     dist, _ = rj.check_explosion(rank1_point, formula=lambda i, L: i ** (-2.0 / L))
-    assert not dist.passed and dist.measured == pytest.approx(3.0)
+    assert not dist.passed and dist.measured == pytest.approx(3.0)                 # L − 1 = 3 at L = 4
+    assert "this project's" in dist.claim and "reply prints" in dist.claim
+    assert "this project's construction" in rj.check_explosion.__doc__
+    d = an.explosion_distances(rank1_point, np.array([4.0, 16.0]))
+    np.testing.assert_allclose(d["per_layer"], np.array([[4.0 ** -0.5] * 4, [16.0 ** -0.5] * 4]), rtol=1e-12)
 
 
 def test_explosion_rejects_bad_indices(rank1_point):
@@ -115,6 +121,56 @@ def test_raising_noise_scales_near_B1_and_the_rank_bound_is_an_artefact(rank1_po
     assert an.raising_noise_near(p0, problem, np.array([0.0]), 0.3, rank=2)["rank_C"][0] <= 2
 
 
+@pytest.fixture(scope="module")
+def rank2_point():
+    return rank_jumps.start_minimum()[0]
+
+
+def test_one_sgd_step_moves_the_imbalance_by_eta_squared(rank2_point, rank1_point):
+    """D_ℓ ← (1 − 2ηγ)²D_ℓ + η²X_ℓ exactly for one SGD step; the GD law (no η² term) fails for SGD."""
+    problem = rank_jumps.epsilon_completion(0.2)
+    for point in (rank2_point, rank1_point):
+        res = rj.check_imbalance_step(point, problem, 0.3, 0.027)
+        assert res.passed, res
+        assert res.details["eta_sq_term_max"] > 1e6 * res.tolerance          # the η² term is far above round-off
+        assert not rj.check_imbalance_step(point, problem, 0.3, 0.027, noise_factor=0.0).passed
+
+
+def test_sgd_imbalance_scale_formulas(rank2_point):
+    problem = rank_jumps.epsilon_completion(0.2)
+    lr, lam = 0.3, 0.027
+    sc = an.sgd_imbalance_scale(rank2_point, problem, lr, lam)
+    drive = an.sgd_imbalance_drive(rank2_point, problem)
+    assert len(drive) == 3 and drive[0].shape == (3, 8, 8)
+    c2 = (1 - 2 * lr * lam) ** 2
+    mean_D = [lr**2 * x.mean(axis=0) / (1 - c2) for x in drive]
+    assert sc["lower"] == pytest.approx(max(np.linalg.norm(m) for m in mean_D), rel=1e-12)
+    assert sc["lower"] == pytest.approx(lr * max(np.linalg.norm(x.mean(axis=0)) for x in drive)
+                                        / (4 * lam * (1 - lr * lam)), rel=1e-12)
+    assert sc["lower"] < sc["upper"] and sc["lower"] < sc["bound"]
+    ws = [w[0] for w in rank2_point.layers()]
+    assert sc["layer_scale"] == pytest.approx(max(np.linalg.norm(w @ w.T) for w in ws))
+    half = an.sgd_imbalance_scale(rank2_point, problem, lr / 2, lam)                 # of order η/γ
+    assert half["lower"] == pytest.approx(sc["lower"] / 2 * (1 - lr * lam) / (1 - lr * lam / 2), rel=1e-12)
+    with pytest.raises(ValueError):
+        an.sgd_imbalance_scale(rank2_point, problem, 0.3, 0.0)
+
+
+def test_small_step_sgd_imbalance_matches_the_one_step_law_and_a_wrong_law_fails(rank2_point):
+    problem = rank_jumps.epsilon_completion(0.2)
+    res = rj.check_sgd_imbalance(rank2_point, problem, 0.027)
+    assert res.passed, res
+    for row in res.details["rows"]:
+        assert row["lower"] <= row["measured_mean"] <= row["upper"]
+        assert row["measured_max"] < 2.0 * row["upper"]
+
+    def doubled(*args):                       # e.g. 1 − c ≈ 2ηγ used for 1 − c² ≈ 4ηγ: twice too much imbalance
+        sc = an.sgd_imbalance_scale(*args)
+        return {**sc, "lower": 2 * sc["lower"], "upper": 2 * sc["upper"]}
+
+    assert not rj.check_sgd_imbalance(rank2_point, problem, 0.027, scale=doubled).passed
+
+
 def test_each_layer_decays_by_the_weight_decay_factor_under_forced_sampling():
     import dataclasses
 
@@ -122,7 +178,7 @@ def test_each_layer_decays_by_the_weight_decay_factor_under_forced_sampling():
     res = rj.check_layer_decay(m.forced)
     assert res.passed, res
     p = np.array(res.details["exponents"])
-    assert np.all(np.abs(p[1:] - 1) < 1e-4) and 1.0 < p[0] < 1.05     # W_2..W_L exactly, W_1 a little faster
+    assert np.all(np.abs(p[1:] - 1) < 1e-4) and 1.0 < p[0] < 1.05     # W_2..W_L at the rate (a fit), W_1 faster
     bad = m.forced.layer_s2.copy()
     bad[:, :, 2] *= 1.0005 ** m.forced.steps[None, :]                 # one layer decaying more slowly
     assert not rj.check_layer_decay(dataclasses.replace(m.forced, layer_s2=bad)).passed

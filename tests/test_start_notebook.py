@@ -72,3 +72,25 @@ def test_course_frame_objectives_time_prerequisites_and_papers():
     for arxiv in ("2308.06671", "2402.07193", "2305.16038"):
         assert f"[arXiv {arxiv}](https://arxiv.org/abs/{arxiv})" in text
     assert "make instructor" in text
+
+
+def test_glossary_B_r_is_the_packages_per_layer_criterion():
+    """The glossary's B_r is the test the code runs (rank_jumps.BrCriterion, used by notebook 04): every layer's
+    (r+1)-th singular value ≤ ε₁, the Frobenius imbalance ≤ ε₂, ‖θ‖² ≤ R — not a test on the end-to-end matrix —
+    with the package's default constants, and the roles of ε₁, ε₂ marked as this project's choice."""
+    from symsgd_core.rank_jumps import DEFAULT_B_CRITERION as crit
+
+    entry = [e for e in _section("Glossary").split("\n* ") if e.startswith("**$B_r$**")][0]
+    flat = " ".join(entry.split())
+    for must in (r"\max_\ell s_{r+1}(W_\ell)\le\varepsilon_1",
+                 r"W_{\ell+1}^\top W_{\ell+1}-W_\ell W_\ell^\top\|_F\le\varepsilon_2",
+                 r"\|\theta\|^2\le R", "BrCriterion", "this project's choice", "not on the end-to-end matrix"):
+        assert must in flat, must
+    assert f"$\\varepsilon_1 = {crit.eps_rank:g}$" in flat and f"$\\varepsilon_2 = {crit.eps_balance:g}$" in flat
+    assert f"$R = {crit.R:g}$" in flat
+    nb04 = json.loads((NOTEBOOKS / "04_one_way_rank_jumps.ipynb").read_text(encoding="utf-8"))
+    box = "".join(next(c["source"] for c in nb04["cells"] if c.get("id") == "rj003m"))
+    assert r"\max_\ell s_{r+1}(W_\ell)\le\varepsilon_1" in box          # notebook 04 states the same per-layer test
+    notation = _section("Notation")
+    row = next(r for r in notation.splitlines() if r.startswith("| $B_r$ thresholds"))
+    assert "this project's choice" in row

@@ -48,6 +48,20 @@ def test_grid_controller_reads_the_shipped_grid():
         assert np.all(np.asarray(c.figure.data[2].x) <= 1.0)
 
 
+def test_blowup_controller_draws_the_hazards_of_every_setting_and_the_continuations():
+    c = ui.BlowupController()
+    assert len(c.controls["setting"].options) == 3
+    sweep_sliders(c, run=_checked(c))
+    for setting in c.controls["setting"].options:
+        c.set(setting=setting)
+        labels = list(c.figure.data[0].y) + list(c.figure.data[1].y)
+        assert len(labels) == 6 and sum(lab.startswith("adaptive") for lab in labels) == 3
+        assert np.all(np.asarray(c.figure.data[0].x) > 0)
+        assert "blew up by t = 3000" in c.status.value
+    traces = [t for t in c.figure.data if t.xaxis == "x2"]
+    assert len(traces) == 3 and any("adaptive" in t.name for t in traces)
+
+
 def test_jump_event_controller_draws_both_routes():
     c = ui.JumpEventController()
     sweep_sliders(c, run=_checked(c))

@@ -9,7 +9,8 @@ Nothing here runs the engine:
 * SGD's noise at a point, split into rank-raising and rank-keeping directions (:func:`noise_spectrum_by_direction`),
   and the matched Langevin temperature (:func:`matched_langevin_temperature`);
 * perturbing a low-rank point along a new direction (:func:`perturb_new_direction`, :func:`basin_boundary`);
-* summaries of recorded runs — transitions, waiting times, jump durations, :func:`diagnose`.
+* summaries of recorded runs — transitions, waiting times, jump durations, :func:`diagnose`;
+* the imbalance SGD keeps at a step size η (:func:`sgd_imbalance_scale`), the scale behind B_r's ε₂.
 
 Loss normalisation follows :mod:`symsgd_core.core.conventions`: squared error without ½, weight decay
 ``γ‖θ‖²`` without ½.
@@ -28,13 +29,15 @@ from .problems import CompletionProblem, _check_problem_fits, gradient
 __all__ = [
     "Diagnosis", "balancedness_of", "barrier_width", "basin_boundary", "basin_radius", "censored_exponential_ks",
     "completion_penalty", "diagnose", "distance_to_rank", "explosion_distances", "exponential_waiting_time",
-    "fitted_exponent", "min_norm_completion", "origin_fit_gradient", "origin_hessian_min_eig", "origin_threshold",
+    "fitted_exponent", "loss_hessian_top_eigenvalue",
+    "min_norm_completion", "origin_fit_gradient", "origin_hessian_min_eig", "origin_threshold",
     "MIN_NORM_XTOL", "completion_penalty_slope",
     "raising_noise_near", "zero_count_upper_bound",
     "fit_slope_along_new_direction", "fraction_low_rank_after_first_visit", "jump_durations",
     "matched_langevin_temperature", "new_direction", "new_direction_cost", "noise_spectrum_by_direction",
     "origin_is_local_min", "per_entry_gradients", "perturb_new_direction", "rank_raising_basis", "rank_transitions",
-    "replicate", "scalar_chain_loss", "schatten_penalty", "sgd_noise_covariance",
+    "replicate", "scalar_chain_loss", "schatten_penalty", "sgd_imbalance_drive", "sgd_imbalance_scale",
+    "sgd_noise_covariance",
 ]
 
 
@@ -586,8 +589,10 @@ def explosion_distances(base: Params, i_values, run_index: int = 0) -> dict:
     ``θ_i`` is the balanced factorisation of ``A_i`` that agrees with ``θ̂`` on its active directions: every layer
     gains ``i^{−1/L} x_{ℓ+1} x_ℓᵀ`` (the unit vectors of :func:`new_direction`, orthogonal to the active singular
     spaces), so ``A_{θ_i} = Â + i^{−1} x_{L+1} x_1ᵀ`` (u = x_{L+1}, v = x_1). Measured, for each i: the distance
-    ``‖θ_i − θ̂‖²`` (the reply: ``i^{−2/L}`` per layer, ``L·i^{−2/L}`` in total), ``‖A_{θ_i} − Â‖_F`` (``1/i``),
-    the reconstruction error ``‖A_{θ_i} − (Â + u vᵀ/i)‖_F`` and the imbalance of ``θ_i``.
+    ``‖θ_i − θ̂‖²`` (``i^{−2/L}`` per layer, ``L·i^{−2/L}`` in total; the reply prints ``i^{−2/L}``, one layer's
+    share, dropping the factor L), ``‖A_{θ_i} − Â‖_F`` (``1/i``), the reconstruction error
+    ``‖A_{θ_i} − (Â + u vᵀ/i)‖_F`` and the imbalance of ``θ_i``. This θ_i is this project's construction of the
+    reply's example (the reply does not say which factorisation of A_i it means).
 
     Args:
         base: the rank-r point (balanced; one run is used).
@@ -631,6 +636,62 @@ def balancedness_of(layers) -> float:
     for lo, hi in zip(layers[:-1], layers[1:]):
         out = max(out, float(np.linalg.norm(hi.T @ hi - lo @ lo.T)))
     return out
+
+
+def sgd_imbalance_drive(params: Params, problem: CompletionProblem, run_index: int = 0) -> list[np.ndarray]:
+    """What one SGD step adds to the imbalance: ``X_ℓ = G_{ℓ+1}ᵀG_{ℓ+1} − G_ℓG_ℓᵀ`` for every observed entry.
+
+    ``G`` is the entry's data gradient ``∇_θ (A_ij − A*_ij)²`` (:func:`per_entry_gradients`). One SGD step on that
+    entry, ``W_ℓ ← cW_ℓ − ηG_ℓ`` with ``c = 1 − 2ηγ``, maps every imbalance ``D_ℓ = W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ`` to
+    ``c²D_ℓ + η²X_ℓ`` exactly: the cross terms cancel because ``W_{ℓ+1}ᵀG_{ℓ+1} = G_ℓW_ℓᵀ`` (both are
+    ``Q_ℓᵀ E P_ℓᵀ W_ℓᵀ``), the law of balance at finite η (:func:`~.checks.check_imbalance_step`).
+
+    Returns:
+        list over ℓ = 1..L−1 of float64 ``(N, d_{ℓ+1}, d_{ℓ+1})``, entries in the order of ``problem.entries``.
+    """
+    g = per_entry_gradients(params, problem, run_index)
+    arch = params.arch
+    layers = [w for w in Params(arch, g).layers()]            # each (N, d_{ℓ+1}, d_ℓ)
+    return [np.swapaxes(hi, 1, 2) @ hi - lo @ np.swapaxes(lo, 1, 2) for lo, hi in zip(layers[:-1], layers[1:])]
+
+
+def sgd_imbalance_scale(params: Params, problem: CompletionProblem, lr: float, lam: float,
+                        run_index: int = 0) -> dict:
+    """The imbalance batch-1 SGD keeps near a point θ, from the exact one-step law ``D ← c²D + η²X``.
+
+    If the iterates stay near θ (small η), ``D_t → Σ_k c^{2k} η² X_k`` with i.i.d. entries, so per layer pair
+    ``E D_ℓ = η E_Ω X_ℓ / (4γ(1 − ηγ))`` (``1 − c² = 4ηγ(1 − ηγ)``) and
+    ``tr Var D_ℓ = η⁴ E‖X_ℓ − E X_ℓ‖²_F / (1 − c⁴)``.
+    The recorded imbalance ``max_ℓ ‖D_ℓ‖_F`` then has a mean between
+
+    * ``lower = max_ℓ ‖E D_ℓ‖_F`` (Jensen: ``‖E D‖ ≤ E‖D‖``) and
+    * ``upper = sqrt(Σ_ℓ ‖E D_ℓ‖²_F + tr Var D_ℓ)`` (``E max_ℓ ‖D_ℓ‖ ≤ sqrt(E Σ_ℓ ‖D_ℓ‖²)``);
+
+    and every iterate is below ``bound = η max_{Ω,ℓ} ‖X_ℓ‖_F / (4γ(1 − ηγ))`` (triangle inequality). All three are
+    of order η/γ: SGD is never exactly balanced, which is why B_r's balance threshold ε₂ cannot be chosen below
+    what SGD keeps at the η in use (this project's derivation; :func:`~.checks.check_sgd_imbalance` compares it
+    with runs). ``layer_scale = max_ℓ ‖W_ℓW_ℓᵀ‖_F`` is the scale ε₂ compares with.
+
+    Returns:
+        dict: ``lower``, ``upper``, ``bound``, ``layer_scale`` (floats) and ``lr``, ``lam``.
+    Raises:
+        ValueError: η ≤ 0, γ ≤ 0 or 2ηγ ≥ 1.
+    """
+    lr = check_positive("lr", lr)
+    lam = check_positive("lam", lam)
+    if 2.0 * lr * lam >= 1.0:
+        raise ValueError(f"need 2ηγ < 1, got η = {lr}, γ = {lam}")
+    c2 = (1.0 - 2.0 * lr * lam) ** 2
+    drive = sgd_imbalance_drive(params, problem, run_index)
+    mean = [x.mean(axis=0) for x in drive]
+    mean_sq = np.array([float(np.sum(m * m)) for m in mean]) * (lr**2 / (1.0 - c2)) ** 2
+    var = np.array([float(np.mean(np.sum((x - m) ** 2, axis=(1, 2)))) for x, m in zip(drive, mean)])
+    var_D = lr**4 * var / (1.0 - c2**2)
+    x_max = max(float(np.max(np.linalg.norm(x, axis=(1, 2)))) for x in drive)
+    ws = [w[run_index] for w in params.layers()]
+    return {"lower": float(np.sqrt(mean_sq.max())), "upper": float(np.sqrt(np.sum(mean_sq + var_D))),
+            "bound": lr**2 * x_max / (1.0 - c2), "layer_scale": max(float(np.linalg.norm(w @ w.T)) for w in ws),
+            "lr": float(lr), "lam": float(lam)}
 
 
 def fitted_exponent(x, y) -> float:
@@ -702,6 +763,27 @@ def origin_hessian_min_eig(problem: CompletionProblem, depth: int, lam: float, w
     eps = float(np.finfo(float).eps)
     bound = scale * P * (h * h + 64.0 * eps / h)
     return float(np.linalg.eigvalsh(H)[0]), float(bound)
+
+
+def loss_hessian_top_eigenvalue(params: Params, problem: CompletionProblem, lam: float, h: float = 1e-6) -> float:
+    """λ_max of the Hessian of 𝓛_γ at the first run of ``params``, by central differences of the analytic gradient.
+
+    Gradient descent with step η is stable at a minimum only if ``η λ_max < 2``; SGD's SDE is a model of SGD to
+    the extent that ``η λ_max ≪ 1`` (the O(η²) terms of one step are small against the O(η) ones). Difference
+    error: O(h²) truncation plus ``64·P·eps·|∇|/h`` round-off, about 1e−8 relative at h = 1e−6.
+    """
+    lam = check_nonnegative("lam", lam)
+    h = check_positive("h", h)
+    _check_problem_fits(params.arch, problem)
+    theta = params.flat[:1]
+    P = theta.shape[1]
+    H = np.empty((P, P))
+    for k in range(P):
+        e = np.zeros_like(theta)
+        e[0, k] = h
+        H[:, k] = (gradient(Params(params.arch, theta + e), problem, lam).flat[0]
+                   - gradient(Params(params.arch, theta - e), problem, lam).flat[0]) / (2 * h)
+    return float(np.linalg.eigvalsh(0.5 * (H + H.T))[-1])
 
 
 def completion_penalty(x, eps: float, depth: int) -> np.ndarray:

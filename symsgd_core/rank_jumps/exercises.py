@@ -130,7 +130,8 @@ def explosion_exercise(depth: int = EXP.depth, i: int = 16, solution: float = 1.
         f"L·i^(−2/L) = {depth}·{i}^(−2/{depth}) = {exact:.4g}: each layer gains i^(−1/L) u_ℓ v_ℓᵀ, costing i^(−2/L), "
         f"while A moves only by 1/i = {1 / i:.3g}.", "every layer carries the L-th root of the new singular value.",
         solution=solution, rel_tol=1e-3,
-        mistakes=[(i ** (-2.0 / depth), "that is one layer's share: all L layers gain the new direction"),
+        mistakes=[(i ** (-2.0 / depth), "that is one layer's share (the value the reply prints): all L layers gain "
+                                            "the new direction"),
                   (1.0 / i ** 2, "that is ‖A_i − Â‖², the change of A, not of the parameters"),
                   (depth / i ** 2, "the parameters do not move like A: each layer carries the L-th root")])
     worked = (
@@ -141,7 +142,8 @@ def explosion_exercise(depth: int = EXP.depth, i: int = 16, solution: float = 1.
         f"L\\,i^{{-2/L}} = {depth}\\cdot{i}^{{-2/{depth}}} = {exact:.4g}$ — while $\\|A_i - \\hat A\\|_F = 1/i = "
         f"{1 / i:.4g}$. As $i\\to\\infty$ the ratio $\\|\\theta_i-\\hat\\theta\\| / \\|A_i - \\hat A\\| = \\sqrt L\\,"
         "i^{1-1/L}$ explodes: approaching a rank-$r$ point from a higher-rank direction costs a parameter "
-        "distance far larger than the distance in $A$ (the reply's answer; §1b checks it).")
+        "distance far larger than the distance in $A$ (the reply's answer; the reply prints $i^{-2/L}$, one layer's "
+        "share, and drops the factor $L$; §1b checks this construction).")
     hint = ("In a balanced factorisation, how does a singular value s of A show up in each of the L layers? Apply "
             "that to the new singular value of A_i and add up over the layers.")
     return _with(ex, worked, hint)
@@ -208,7 +210,7 @@ def _one_way_exercise() -> Exercise:
         "layer $\\ell$ is $Q_\\ell[i,:]^\\top P_\\ell[:,j]^\\top$ times a residual: its rank-raising block "
         "$U_\\perp^\\top(\\cdot)V_\\perp$ needs the *other* layers' second directions, which are zero. So SGD's noise "
         "covariance has **no variance on the rank-raising directions** (§7, `check_raising_noise`), and near $B_1$ "
-        "that variance grows only like $a^{2(L-1)}$ with the distance $a$ (§7b). Meanwhile weight decay shrinks any "
+        "that variance grows only like $a^{2(L-1)}$ with the distance $a$ (§7). Meanwhile weight decay shrinks any "
         "second direction smaller than $a_c$ (§5). Nothing creates the direction; weight decay removes what is "
         "left: $B_1$ is absorbing — for GD as well, the reply says; only the jumps need SGD.")
     hint = ("Which components can a single-entry gradient have at a point where every layer has only one active "

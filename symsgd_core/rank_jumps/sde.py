@@ -50,13 +50,16 @@ from .problems import CompletionProblem, _check_problem_fits
 from .sde_reference import noise_factor, reference_chunk
 from .stepping import DIVERGENCE_RESIDUAL, flush_threshold
 
-__all__ = ["INCREMENTS", "SDE_METHODS", "noise_factor", "run_gaussian_sgd", "run_gd_dt", "run_langevin", "run_sde",
+__all__ = ["INCREMENTS", "SDE_METHODS", "negative_weight_law",
+           "noise_factor", "run_gaussian_sgd", "run_gd_dt", "run_langevin", "run_sde",
            "run_sgd_weights", "sde_entry_weights", "sde_noise_scale", "sgd_entry_weights"]
 
 #: The dynamics of the weighted kernel (``RunResult.settings["method"]``).
 SDE_METHODS = ("sde", "sgd_weights", "langevin_dt", "gd_dt")
-#: Increments of the SDE runner: standard normals (Euler–Maruyama) or ±1 (bounded, same mean and covariance).
-INCREMENTS = ("gaussian", "rademacher")
+#: Increments of the SDE runner: standard normals (Euler–Maruyama), ±1 (bounded, same mean and covariance), or
+#: "bernoulli" (at dt = η only: independent weights ``w_k = η n_k / S``, ``n_k ~ Binomial(S, 1/N)``: never
+#: negative, SGD's marginal law per entry, but not one-hot — a control that separates the sign from the rest).
+INCREMENTS = ("gaussian", "rademacher", "bernoulli")
 #: Largest number of pre-drawn random numbers (or snapshot entries) held per chunk.
 _CHUNK_ELEMENTS = 1 << 22
 
@@ -76,6 +79,46 @@ def sde_entry_weights(xi: np.ndarray, dt: float, scale: float) -> np.ndarray:
     xi = np.asarray(xi, dtype=np.float64)
     N = xi.shape[-1]
     return dt / N - scale * (xi - xi.mean(axis=-1, keepdims=True))
+
+
+def negative_weight_law(increments: str, lr: float, n_observed: int, batch_size: int = 1, *,
+                        n_mc: int = 1_000_000, seed: int = 0) -> dict:
+    """How often, and how negative, the entry weights of one step at dt = η are.
+
+    Returns ``p_entry`` (P(w_k < 0) for one entry), ``mean_negative`` (E[w_k | w_k < 0]), ``p_step`` (P(some
+    entry of the step is negative)) and ``p_step_se`` (its standard error: 0 when exact).
+
+    * ``"gaussian"``: ``w_k = η/N − c (ξ_k − ξ̄)``, ``ξ_k − ξ̄ ~ N(0, (N−1)/N)``, ``c = sqrt(T η / N)``, T = η/S:
+      the entry numbers in closed form; ``p_step`` by Monte Carlo (``n_mc`` steps, stream ``seed``).
+    * ``"rademacher"``: the same with ξ = ±1: exact, by enumerating all 2^N sign patterns.
+    * ``"sgd"``, ``"bernoulli"``: never negative.
+    """
+    from scipy import stats as _st
+
+    lr = check_positive("lr", lr)
+    N = check_positive_int("n_observed", n_observed)
+    S = check_positive_int("batch_size", batch_size)
+    c = sde_noise_scale(lr, lr, N, S)
+    if increments in ("sgd", "bernoulli"):
+        return {"p_entry": 0.0, "mean_negative": float("nan"), "p_step": 0.0, "p_step_se": 0.0}
+    if increments == "gaussian":
+        sd = c * math.sqrt((N - 1) / N)
+        a = lr / N / sd  # w_k < 0 ⇔ Z > a
+        p = float(_st.norm.sf(a))
+        w = sde_entry_weights(np.random.default_rng(seed).standard_normal((check_positive_int("n_mc", n_mc), N)),
+                              lr, c)
+        q = float(np.mean((w < 0).any(axis=1)))
+        # E[w | w < 0] = η/N − sd E[Z | Z > a] = η/N − sd φ(a)/Q(a)
+        return {"p_entry": p, "mean_negative": float(lr / N - sd * _st.norm.pdf(a) / p), "p_step": q,
+                "p_step_se": math.sqrt(q * (1 - q) / n_mc)}
+    if increments == "rademacher":
+        signs = np.array(np.meshgrid(*([[-1.0, 1.0]] * N), indexing="ij")).reshape(N, -1).T  # (2^N, N)
+        w = sde_entry_weights(signs, lr, c)
+        neg = w < 0
+        return {"p_entry": float(neg[:, 0].mean()),
+                "mean_negative": float(w[neg].mean()) if neg.any() else float("nan"),
+                "p_step": float(neg.any(axis=1).mean()), "p_step_se": 0.0}
+    raise ValueError(f"increments must be 'gaussian', 'rademacher', 'bernoulli' or 'sgd', got {increments!r}")
 
 
 def sgd_entry_weights(idx: np.ndarray, n_observed: int, lr: float) -> np.ndarray:
@@ -124,6 +167,8 @@ def _run_weighted(params, problem, n_steps, *, lam, dt, kind, lr=None, batch_siz
     iso = math.sqrt(2.0 * temperature * dt) if kind == "langevin_dt" else 0.0
     if kind == "sgd_weights" and abs(dt - lr) > 1e-15 * lr:
         raise ValueError("SGD through entry weights has dt = lr")
+    if kind == "sde" and increments == "bernoulli" and (abs(dt - lr) > 1e-15 * lr or xi is not None):
+        raise ValueError("bernoulli entry weights are a step of size dt = lr with their own draws (no xi)")
     given_xi = xi
     if given_xi is not None:
         coarsen = check_positive_int("coarsen", coarsen)
@@ -162,7 +207,12 @@ def _run_weighted(params, problem, n_steps, *, lam, dt, kind, lr=None, batch_siz
         snaps = np.empty((R, rec_pos.size, P))
         fixed = None
         xi_c = np.zeros((R, T, N))
-        if kind == "sde":
+        if kind == "sde" and increments == "bernoulli":  # independent entries with SGD's marginal law
+            weights = np.empty((R, T, N))
+            for r, rng in enumerate(rngs):
+                weights[r] = lr / batch_size * rng.binomial(batch_size, 1.0 / N, size=(T, N))
+            fixed = weights
+        elif kind == "sde":
             if given_xi is None:
                 for r, rng in enumerate(rngs):
                     xi_c[r] = (rng.standard_normal((T, N)) if increments == "gaussian"
@@ -226,8 +276,9 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
         lr, batch_size: η and S, which set the temperature ``T = η/S`` of the diffusion.
         lam: weight decay γ (drift only).  dt: the EM step (``dt = lr`` is "Gaussian SGD").
         seed, record_every, rank_tol, criterion, record_layers, engine: as in :func:`~.engine.run`.
-        increments: ``"gaussian"`` (EM) or ``"rademacher"`` (±1 per entry: the same mean and covariance,
-            bounded; for the noise-shape study).
+        increments: ``"gaussian"`` (EM), ``"rademacher"`` (±1 per entry: the same mean and covariance,
+            bounded; for the noise-shape study) or ``"bernoulli"`` (dt = lr only: independent nonnegative
+            weights with SGD's marginal law per entry, see :data:`INCREMENTS`).
         xi: optional given Brownian path, fine normals ``(R, n_steps·coarsen, N)``: step n uses the sum of its
             ``coarsen`` fine normals ``/ sqrt(coarsen)`` (the same path at a coarser dt).
         keep_A: store A at every record in ``settings["end_to_end"]`` ``(R, K, m, n)``.

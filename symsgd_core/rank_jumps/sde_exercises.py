@@ -74,10 +74,11 @@ def _check_sign(answer) -> Feedback:
                                  "≥ 0. Any law with those bounds and SGD's mean and covariance is SGD's one-hot "
                                  "sampling "
                                  "itself, so the Gaussian (and the ±1 surrogate) must put negative weight, gradient "
-                                 "ascent, on some entries; they jump tens of times faster.")
+                                 "ascent, on some entries; at T = 0.3 they jump tens of times faster (at T = 0.15 "
+                                 "how negative the weights can get matters too: notebook §3.2).")
     if answer == "tails":
-        return Feedback("wrong", "bounded ±1 weights with the same covariance jump as fast as the Gaussian ones "
-                                 "(notebook §3.3): the tails are not what matters.")
+        return Feedback("wrong", "at T = 0.3 bounded ±1 weights with the same covariance jump as fast as the "
+                                 "Gaussian ones (notebook §3.2): heavy tails are not what the Gaussian lacks.")
     if answer == "rank":
         return Feedback("wrong", "the SDE's covariance is SGD's own C by construction, rank N − 1 included; both "
                                  "have zero noise on the rank-raising directions at B₁.")
@@ -87,9 +88,9 @@ def _check_sign(answer) -> Feedback:
 def sign_exercise() -> Exercise:
     """Exercise: which property of SGD's noise does every equal-covariance continuous surrogate lack?"""
     return Exercise(
-        "missing_ingredient", "The Gaussian 'SGD' of §3.3 has the same step size and the same per-step mean and "
-        "covariance of the entry weights as SGD, yet it jumps about 40× faster. Which property of SGD's sampling does "
-        "it lack?", _check_sign, "choice",
+        "missing_ingredient", "The Gaussian 'SGD' of §3.2 has the same step size and the same per-step mean and "
+        "covariance of the entry weights as SGD, yet at T = 0.3 it jumps about 30× faster. Which property of SGD's "
+        "sampling does it lack?", _check_sign, "choice",
         options=(("heavy tails of the sampled gradient", "tails"),
                  ("nonnegative entry weights: every step descends on what it samples", "nonnegative"),
                  ("a covariance of the right rank", "rank")),
@@ -101,9 +102,10 @@ def sign_exercise() -> Exercise:
                r"$\mathbb E w_k^2=\eta^2/N=\eta\,\mathbb E w_k$. If instead $0\le w_k\le\eta$ then $w_k^2\le\eta w_k$, "
                r"with equality only at $w_k\in\{0,\eta\}$: matching SGD's first two moments forces the one-hot law. "
                r"So every other law with SGD's mean and covariance, the Gaussian included, gives some entries "
-               r"**negative** weight: gradient *ascent* on them. The ±1 surrogate is bounded (no tails) and "
-               r"jumps just as fast, so the tails are not the point; the covariance and its rank are SGD's by "
-               r"construction.")
+               r"**negative** weight: gradient *ascent* on them. The ±1 surrogate is bounded (no tails) and at "
+               r"$T=0.3$ jumps just as fast, so heavy tails are not what the Gaussian lacks; the covariance and its "
+               r"rank are SGD's by construction. (At $T=0.15$ the ±1 weights, never below $-0.063$, barely jump "
+               r"while the Gaussian's deeper negative weights still do: how negative matters too, §3.2.)")
 
 
 #: The exercises of §6, by name (shown by :class:`~symsgd_core.ui.exercises.ExercisePanel`).

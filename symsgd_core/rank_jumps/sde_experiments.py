@@ -19,7 +19,10 @@ Events (read from records every ``rec_dt`` time units; t = η·steps for SGD, dt
 * *return* — after the jump, a later record with s₂(A) ≥ :data:`RETURN_LEVEL` (0.1, a third of the rank-2
   minimum's s₂ ≈ 0.33: noise around the threshold is not a return);
 * *in B_1* — :data:`~.network.DEFAULT_B_CRITERION`; a diverged run is outside B_1 from then on;
-* *diverged* — the engine's rule (a residual above 10⁶).
+* *diverged* — the engine's rule (a residual above 10⁶); for the adaptive-step SDE (``method="sde_adaptive"``,
+  :mod:`.sde_adaptive`) also a *stall* (the step the path needs falls below 10⁻¹²).
+* *rank-1 fit* — s₁(A) > :data:`~.network.DEFAULT_RANK_TOL`: the long-run s₂ is also reported over these records
+  only (``log10_s2_hist_fit``), so a run collapsed to A = 0 (s₂ = 0) is not counted as rank 1.
 """
 
 from __future__ import annotations
@@ -47,9 +50,12 @@ from .jump_event import (
     two_route_waiting_time,
     waiting_task,
 )
+from .jump_event_stats import grid_wait_comparisons, median_kstar
 from .network import DEFAULT_RANK_TOL, numerical_rank, singular_values
 from .problems import epsilon_completion, loss
 from .sde import run_gaussian_sgd, run_langevin, run_sde
+from .sde_adaptive import AdaptiveRun, run_sde_adaptive
+from .sde_blowup import ADAPTIVE_LEVELS, HAZARD_HORIZON, continuation_task
 
 __all__ = ["DYNAMICS", "GRIDS", "HOT", "RETURN_LEVEL", "ComparePoint", "ComparisonRow", "EnsembleSummary",
            "KStarRow", "LangevinEpsRow", "SdeGrid", "StaircaseSummary", "compare_point", "comparison_rows",
@@ -63,7 +69,7 @@ RETURN_LEVEL = 0.1
 #: log10 s₂(A) histogram edges (values below the first edge go to the first bin).
 LOG_S2_BINS = tuple(float(x) for x in np.arange(-18.0, 1.01, 1.0))
 #: Dynamics of :func:`dynamics_task` (``p["method"]``).
-DYNAMICS = ("sgd", "gaussian_sgd", "sde", "langevin")
+DYNAMICS = ("sgd", "gaussian_sgd", "sde", "langevin", "sde_adaptive")
 
 
 # ----------------------------------------------------------------------------------------------- one ensemble
@@ -89,10 +95,15 @@ def summarize(res: RunResult, t_max: float) -> dict:
            "collapsed_end": (alive[:, -1] & (s1[:, -1] <= DEFAULT_RANK_TOL)).tolist()}
     if res.in_B is not None:
         out["frac_time_B1"] = res.in_B[:, 1:, 1].mean(axis=1).tolist()
-    half = s2[:, K // 2:]
-    vals = np.log10(np.maximum(half[np.isfinite(half)], 1e-300))
-    out["log10_s2_hist"] = np.histogram(np.clip(vals, LOG_S2_BINS[0], LOG_S2_BINS[-1] - 1e-9), LOG_S2_BINS)[0].tolist()
+    half, half1 = s2[:, K // 2:], s1[:, K // 2:]
+    out["log10_s2_hist"] = _log_hist(half[np.isfinite(half)])
+    out["log10_s2_hist_fit"] = _log_hist(half[np.isfinite(half) & (half1 > DEFAULT_RANK_TOL)])
     return out
+
+
+def _log_hist(values: np.ndarray) -> list:
+    vals = np.log10(np.maximum(values, 1e-300))
+    return np.histogram(np.clip(vals, LOG_S2_BINS[0], LOG_S2_BINS[-1] - 1e-9), LOG_S2_BINS)[0].tolist()
 
 
 def _list(x) -> list:
@@ -112,10 +123,11 @@ def simulate(method: str, start, problem, *, lr: float, lam: float, t_max: float
     """One ensemble (``start`` holds the R runs) of ``method`` over time ``t_max``, records every ``rec_dt``.
 
     ``"sgd"`` (the engine's kernel, batch S), ``"gaussian_sgd"`` (:func:`~.sde.run_gaussian_sgd`), ``"sde"``
-    (EM at dt = η/m, T = η/S), ``"langevin"`` (EM at dt = η/m, temperature ``tau``).
+    (EM at dt = η/m, T = η/S), ``"langevin"`` (EM at dt = η/m, temperature ``tau``). (``"sde_adaptive"`` goes
+    through :func:`simulate_adaptive`.)
     """
-    if method not in DYNAMICS:
-        raise ValueError(f"method must be one of {DYNAMICS}, got {method!r}")
+    if method not in DYNAMICS or method == "sde_adaptive":
+        raise ValueError(f"method must be one of {DYNAMICS[:-1]}, got {method!r}")
     m = check_int("m", m, minimum=1)
     dt = lr if method in ("sgd", "gaussian_sgd") else lr / m
     n = int(round(check_positive("t_max", t_max) / dt))
@@ -130,17 +142,36 @@ def simulate(method: str, start, problem, *, lr: float, lam: float, t_max: float
     return run_langevin(start, problem, n, lam=lam, dt=dt, temperature=tau, **kw)
 
 
+def simulate_adaptive(start, problem, *, lr: float, lam: float, t_max: float, rec_dt: float, seed: int, m: int,
+                      rho: float, batch_size: int = 1) -> AdaptiveRun:
+    """The SDE with the adaptive step (:func:`~.sde_adaptive.run_sde_adaptive`), h_max = η/m, bound ``rho``."""
+    m = check_int("m", m, minimum=1)
+    return run_sde_adaptive(start, problem, t_max, lr=lr, lam=lam, h_max=lr / m, rho=rho, batch_size=batch_size,
+                            seed=seed, record_dt=rec_dt)
+
+
 def dynamics_task(p: dict) -> dict:
     """One ensemble of one dynamics from the rank-2 minimum of the ε-completion (ε = 0.2), summarised.
 
     Keys: ``method`` (:data:`DYNAMICS`), ``lr``, ``lam``, ``n_runs``, ``t_max``, ``rec_dt``, ``seed``; optional
-    ``m`` (dt = η/m), ``S`` (batch), ``increments``, ``temp_factor`` (Langevin: τ = temp_factor · τ_match, the
-    matched temperature of SGD at (η, S) at the start, :func:`~.analysis.matched_langevin_temperature`).
+    ``m`` (dt = η/m; the largest step of ``"sde_adaptive"``), ``rho`` (``"sde_adaptive"``'s bound), ``S``
+    (batch), ``increments``, ``temp_factor`` (Langevin: τ = temp_factor · τ_match, the matched temperature of SGD
+    at (η, S) at the start, :func:`~.analysis.matched_langevin_temperature`). ``"sde_adaptive"`` adds per run
+    ``event``, ``t_escape`` (first ‖θ‖ ≥ 10), ``max_norm``, ``n_steps``, ``n_reduced``; its ``t_diverged`` is
+    the exact time of a residual blow-up or a stall.
     """
     t0 = time.perf_counter()
     lr, lam = float(p["lr"]), float(p["lam"])
     problem = epsilon_completion(EXP.eps)
     base = _start(lam)
+    if p["method"] == "sde_adaptive":
+        ad = simulate_adaptive(replicate(base, p["n_runs"]), problem, lr=lr, lam=lam, t_max=p["t_max"],
+                               rec_dt=p["rec_dt"], seed=p["seed"], m=p["m"], rho=p["rho"], batch_size=p.get("S", 1))
+        out = summarize(ad.result, p["t_max"])
+        out["t_diverged"] = _list(np.where(ad.blew_up, ad.t_event, np.nan))
+        return {**out, "event": list(ad.event), "t_escape": _list(ad.t_escape), "max_norm": _list(ad.max_norm),
+                "n_steps": ad.n_steps.tolist(), "n_reduced": ad.n_reduced.tolist(),
+                "seconds": time.perf_counter() - t0}
     tau = 0.0
     if p["method"] == "langevin":
         tau = float(p["temp_factor"]) * float(matched_langevin_temperature(base, problem, lr, lam,
@@ -186,6 +217,9 @@ class EnsembleSummary:
         diverged: runs that blew up.  collapsed: runs at A = 0 at the end.
         frac_B1: fraction of records in B_1, ``(mean, se)`` across runs (NaN without layer records).
         log10_s2_hist: counts of log10 s₂(A) over the second half (bins :data:`LOG_S2_BINS`).
+        log10_s2_hist_fit: the same over the records with a rank-1 fit, s₁ > 10⁻³ (None for grid tasks stored
+            before it was recorded).
+        bounded_end: runs still bounded at the end (not diverged).
     """
 
     n_runs: int
@@ -197,11 +231,20 @@ class EnsembleSummary:
     collapsed: int
     frac_B1: tuple
     log10_s2_hist: tuple
+    log10_s2_hist_fit: tuple | None = None
 
-    def log10_s2_quantile(self, q: float) -> float:
+    @property
+    def bounded_end(self) -> int:
+        return self.n_runs - self.diverged
+
+    def log10_s2_quantile(self, q: float, fit_only: bool = False) -> float:
         """The bin centre of the ``q``-quantile of log10 s₂(A) over the second half of every run, pooled (records
-        of one run are correlated, so no error bar; NaN if every run diverged). Values below −18 count as −17.5."""
-        h = np.asarray(self.log10_s2_hist, dtype=float)
+        of one run are correlated, so no error bar; NaN if every run diverged). Values below −18 count as −17.5.
+        ``fit_only``: over the records with a rank-1 fit only (s₁ > 10⁻³; NaN if none or not recorded)."""
+        hist = self.log10_s2_hist_fit if fit_only else self.log10_s2_hist
+        if hist is None:
+            return float("nan")
+        h = np.asarray(hist, dtype=float)
         if h.sum() == 0:
             return float("nan")
         k = min(int(np.searchsorted(np.cumsum(h), q * h.sum())), h.size - 1)
@@ -227,8 +270,10 @@ def summarize_runs(results: list[dict]) -> EnsembleSummary:
     fr = cat("frac_time_B1") if all("frac_time_B1" in r for r in results) else np.array([np.nan])
     hist = np.sum([r["log10_s2_hist"] for r in results], axis=0)
     collapsed = int(sum(sum(r["collapsed_end"]) for r in results))
+    fit = (tuple(int(x) for x in np.sum([r["log10_s2_hist_fit"] for r in results], axis=0))
+           if all("log10_s2_hist_fit" in r for r in results) else None)
     return EnsembleSummary(int(tj.size), jumped, (w["mean"], w["lo"], w["hi"]), returned, wilson(returned, jumped),
-                           int(np.isfinite(td).sum()), collapsed, mean_se(fr), tuple(int(x) for x in hist))
+                           int(np.isfinite(td).sum()), collapsed, mean_se(fr), tuple(int(x) for x in hist), fit)
 
 
 # ----------------------------------------------------------------------------------------------- the shipped grid
@@ -257,18 +302,22 @@ def grid_tasks(name: str = "sde05") -> list[tuple[str, dict]]:
     tasks += _dyn("gaussian_sgd", 0.3, 0.027, seeds, R, tmax, rec, increments="rademacher")
     for method, extra in (("sgd", {}), ("gaussian_sgd", {}), ("gaussian_sgd", {"increments": "rademacher"})):
         tasks += _dyn(method, 0.3, 0.027, seeds, R, tmax, rec, S=2, **extra)
+    tasks += _grid_tasks_blowup_and_controls(seeds, R, tmax, rec)
     k_grid = list(range(2, 101, 1)) + list(range(105, 301, 5))
     for lr in (0.2, 0.25, 0.3, 0.35):
         for lam in (0.02, 0.0235, 0.027):
             for route in ("row0", "col1"):
                 tasks.append(("kstar", dict(lr=lr, lam=lam, route=route, n_seq=12, k_grid=k_grid, seed=5)))
-            tasks.append(("waiting", dict(lr=lr, lam=lam, n_runs=64, n_steps=100_000, rec_steps=50, seed=11)))
-    for route in ("row1", "col0"):
+            # samples=True: the same runs bit for bit, plus the samples before each jump (route_runs)
+            tasks.append(("waiting", dict(lr=lr, lam=lam, n_runs=64, n_steps=100_000, rec_steps=50, seed=11,
+                                          samples=True)))
+    for route in ("row1", "col0", "avoid01"):  # avoid01: the diagonal route, as likely as row 0 and column 1
         tasks.append(("kstar", dict(lr=0.3, lam=0.027, route=route, n_seq=12, k_grid=k_grid, seed=5)))
-    for route in ("row0", "row1", "col1"):
+    for route in ("row0", "row1", "col1", "avoid00", "avoid01", "avoid11", "avoid12"):
         tasks.append(("kstar", dict(problem="staircase", lr=0.3, lam=0.027, route=route, n_seq=12, k_grid=k_grid,
                                     seed=5)))
-    tasks.append(("staircase", dict(lr=0.3, lam=0.027, n_runs=128, n_steps=50_000, rec_steps=50, seed=3)))
+    tasks.append(("staircase", dict(lr=0.3, lam=0.027, n_runs=128, n_steps=50_000, rec_steps=50, seed=3,
+                                    samples=True)))
     tau = 8.96e-4  # 10 τ_match of ε = 0.2 at the hot point (fixed across ε, as in the reply's comparison)
     for eps in (0.1, 0.2, 0.3):
         for start in ("rank1", "rank2"):
@@ -278,6 +327,32 @@ def grid_tasks(name: str = "sde05") -> list[tuple[str, dict]]:
                                                    method=method)))
     for broken in (None, "biased"):
         tasks.append(("weak_order", dict(seed=0, M=16_384, broken=broken)))
+    for broken in (None, "noise_at_h_max"):
+        tasks.append(("adaptive_vs_em", dict(seed=0, M=4000, broken=broken)))
+    return tasks
+
+
+def _grid_tasks_blowup_and_controls(seeds, R, tmax, rec) -> list[tuple[str, dict]]:
+    """The referee's additions (Notebook 05 §3): the adaptive-step SDE at three accuracies and EM at η/64 at every
+    setting (hazards on the horizon :data:`~.sde_blowup.HAZARD_HORIZON`; the hot point's middle accuracy runs to
+    ``tmax`` for the long-run statistics), continuations of pre-blow-up states, the nonnegative non-one-hot
+    control (Bernoulli weights), and batch 1 at η = 0.15, the temperature T = η/S = 0.15 of the S = 2 rows at
+    η = 0.3 (the same temperature with a larger batch; S = 2 at the hot temperature T = 0.3 would need η = 0.6,
+    beyond gradient descent's stability limit 2/λ_max ≈ 0.50 at the rank-2 minimum)."""
+    tasks: list[tuple[str, dict]] = []
+    for lr, lam in ((0.3, 0.027), (0.2, 0.027), (0.3, 0.02)):
+        if (lr, lam) != HOT:
+            tasks += _dyn("sde", lr, lam, seeds, R, HAZARD_HORIZON, rec, m=64)
+        for m, rho in ADAPTIVE_LEVELS:
+            t_end = tmax if ((lr, lam), m) == (HOT, 16) else HAZARD_HORIZON
+            tasks += _dyn("sde_adaptive", lr, lam, seeds, R, t_end, rec, m=m, rho=rho)
+    tasks.append(("continuation", dict(lr=0.3, lam=0.027, m=16, rho=0.05, seed=21, n_runs=32, t_max=HAZARD_HORIZON,
+                                       rec_dt=0.1, n_states=12, n_cont=16, cont_t=30.0, cont_rec=0.3 / 16)))
+    tasks += _dyn("gaussian_sgd", 0.3, 0.027, seeds, R, tmax, rec, increments="bernoulli")
+    tasks += _dyn("gaussian_sgd", 0.3, 0.027, seeds, R, tmax, rec, S=2, increments="bernoulli")
+    for method, extra in (("sgd", {}), ("gaussian_sgd", {}), ("gaussian_sgd", {"increments": "rademacher"}),
+                          ("gaussian_sgd", {"increments": "bernoulli"})):
+        tasks += _dyn(method, 0.15, 0.027, seeds, R, tmax, rec, **extra)
     return tasks
 
 
@@ -292,34 +367,58 @@ def weak_order_task(p: dict) -> dict:
     return {**res.as_dict(), "seconds": time.perf_counter() - t0}
 
 
+def adaptive_vs_em_task(p: dict) -> dict:
+    """:func:`~.sde_checks.check_sde_adaptive_matches_em` (about 6 s of CPU) as a grid task. Keys: ``seed``, ``M``,
+    ``broken`` (None or ``"noise_at_h_max"``)."""
+    from .sde_checks import check_sde_adaptive_matches_em
+
+    t0 = time.perf_counter()
+    res = check_sde_adaptive_matches_em(seed=p["seed"], M=p["M"], broken=p.get("broken"))
+    return {**res.as_dict(), "seconds": time.perf_counter() - t0}
+
+
 #: Task kinds of the grids and their functions.
 TASK_FUNCTIONS = {"dynamics": dynamics_task, "kstar": kstar_task, "waiting": waiting_task,
-                  "staircase": staircase_task, "langevin_eps": langevin_eps_task, "weak_order": weak_order_task}
+                  "staircase": staircase_task, "langevin_eps": langevin_eps_task, "weak_order": weak_order_task,
+                  "adaptive_vs_em": adaptive_vs_em_task, "continuation": continuation_task}
 #: The shipped grids, by name: what ``python -m symsgd_core sweep NAME`` runs.
-GRIDS = {"sde05": "Notebook 05's grid (about 10 CPU-minutes)", "tiny": "a few seconds, for tests"}
+GRIDS = {"sde05": "Notebook 05's grid (its task timings are stored in the file)", "tiny": "a few seconds, for tests"}
 #: The file the shipped grid is stored in (package data).
 GRID_FILE = "sde05_grid.json"
 
 
 def write_grid(name: str = "sde05", path=None, *, client=None, n_workers: int | None = None, cache_dir=None,
-               progress=None) -> Path:
-    """Run a grid with :func:`~symsgd_core.core.sweep.run_sweep` and write it as JSON; returns the path."""
+               progress=None, reuse=None) -> Path:
+    """Run a grid with :func:`~symsgd_core.core.sweep.run_sweep` and write it as JSON; returns the path.
+
+    ``reuse``: a stored grid file whose tasks with identical ``(kind, params)`` are taken as they are (their
+    stored ``seconds`` included) instead of being run again — for a grid that gained tasks. Every task is a
+    deterministic function of its parameters, so a full rerun gives the same results.
+    """
     from ..core.sweep import run_sweep
 
     tasks = grid_tasks(name)
     results: list = [None] * len(tasks)
+    if reuse is not None:
+        stored = {json.dumps([t["kind"], t["params"]], sort_keys=True): t["result"]
+                  for t in json.loads(Path(reuse).read_text())["tasks"]}
+        for i, (k, p) in enumerate(tasks):
+            results[i] = stored.get(json.dumps([k, p], sort_keys=True))
     t0 = time.perf_counter()
+    ran: list[int] = []
     for kind, fn in TASK_FUNCTIONS.items():
-        idx = [i for i, (k, _) in enumerate(tasks) if k == kind]
+        idx = [i for i, (k, _) in enumerate(tasks) if k == kind and results[i] is None]
         if not idx:
             continue
         out = run_sweep(fn, [tasks[i][1] for i in idx], client=client, n_workers=n_workers, cache_dir=cache_dir,
                         progress=progress)
         for i, r in zip(idx, out):
             results[i] = r
+        ran += idx
     cpu = sum(r.get("seconds", 0.0) for r in results)
     blob = {"name": name, "tasks": [{"kind": k, "params": p, "result": r} for (k, p), r in zip(tasks, results)],
             "task_seconds": cpu, "wall_seconds": time.perf_counter() - t0,
+            "reused_tasks": sum(r is not None for r in results) - len(ran),
             "command": f"python -m symsgd_core sweep {name}"}
     if path is None:
         path = Path(__file__).resolve().parent.parent / "data_files" / (GRID_FILE if name == "sde05" else
@@ -387,23 +486,26 @@ class ComparisonRow:
 
 
 def comparison_rows(grid: SdeGrid) -> tuple[ComparisonRow, ...]:
-    """The SGD / Gaussian SGD / SDE (dt = η/4, η/16, η/64) / ±1 / Langevin (1×, 10×) rows of the stored grid."""
+    """The SGD / Gaussian SGD / SDE (dt = η/4, η/16, η/64; adaptive) / ±1 / Bernoulli / Langevin (1×, 10×) rows of
+    the stored grid."""
     rows = []
     seen = []
     for t in grid.tasks:
         if t["kind"] != "dynamics":
             continue
         p = {"m": 1, "S": 1, "increments": "gaussian", **t["params"]}
-        key = (p["lr"], p["lam"], p["method"], p["m"], p["S"], p["increments"], p.get("temp_factor"), p["t_max"])
+        key = (p["lr"], p["lam"], p["method"], p["m"], p["S"], p["increments"], p.get("temp_factor"), p["t_max"],
+               p.get("rho"))
         if key in seen:
             continue
         seen.append(key)
         sel = {k: p[k] for k in ("lr", "lam", "method", "m", "S", "increments", "t_max")}
-        if p.get("temp_factor") is not None:
-            sel["temp_factor"] = p["temp_factor"]
+        for extra in ("temp_factor", "rho"):
+            if p.get(extra) is not None:
+                sel[extra] = p[extra]
         res = grid.select("dynamics", **sel)
         label = _label(p)
-        dt = p["lr"] / p["m"] if p["method"] in ("sde", "langevin") else p["lr"]
+        dt = p["lr"] / p["m"] if p["method"] in ("sde", "langevin", "sde_adaptive") else p["lr"]
         rows.append(ComparisonRow(p["lr"], p["lam"], label, dt, summarize_runs(res)))
     return tuple(rows)
 
@@ -414,9 +516,13 @@ def _label(p: dict) -> str:
     if p["method"] == "sgd":
         return f"SGD{S}"
     if p["method"] == "gaussian_sgd":
-        return ("±1-weight SGD" if p["increments"] == "rademacher" else "Gaussian SGD") + f" (dt = η){S}"
+        name = {"rademacher": "±1-weight SGD", "bernoulli": "Bernoulli-weight SGD"}.get(p["increments"],
+                                                                                     "Gaussian SGD")
+        return f"{name} (dt = η){S}"
     if p["method"] == "sde":
         return f"SDE, dt = η/{p['m']}{S}{short}"
+    if p["method"] == "sde_adaptive":
+        return f"SDE adaptive, h ≤ η/{p['m']}, ρ = {p['rho']:g}{S}{short}"
     return f"Langevin {p['temp_factor']:g}× τ_match"
 
 
@@ -425,10 +531,15 @@ class KStarRow:
     """The jump event at one (η, γ): k* per route, predicted and measured waiting times (SGD steps).
 
     Attributes:
-        lr, lam: η and γ.  kstar_row0, kstar_col1: medians over the forced sequences (−1: never).
+        lr, lam: η and γ.  kstar_row0, kstar_col1: floors of the medians over the forced sequences (−1: never),
+            under the rule of ``kstar_key`` (:func:`~.jump_event.kstar_from_success`).
         p: sampling probability of either route (2/3).  predicted_row0: ``E_k`` for the row-0 route alone.
         predicted_either: the exact two-route wait.  measured: ``(mean, lo, hi)`` censored exponential, steps.
-        jumped, n_runs: SGD runs that jumped.  routes: ``{"row0": n, "col1": n}`` among the jumps.
+        jumped, n_runs: SGD runs that jumped.  routes: ``{"row0": n, "col1": n}``: the **end-state labels** of the
+            jumps (:func:`~.jump_event.end_state_label`, the shape of A at the first record at rank ≤ 1) — not the
+            route taken (forced runs of one route get either label).
+        comparison: :class:`~.jump_event_stats.WaitComparison` (verdict, p-value, expected jumps, the factor
+            claim) of measured against ``predicted_either``.
     """
 
     lr: float
@@ -442,29 +553,35 @@ class KStarRow:
     jumped: int
     n_runs: int
     routes: dict = field(default_factory=dict)
+    comparison: object = None
 
     @property
     def ratio(self) -> float:
-        """measured / predicted (either route); inf when nothing jumped."""
+        """measured / predicted (either route), the point estimate; inf when nothing jumped (its interval:
+        ``comparison.ratio``)."""
         return self.measured[0] / self.predicted_either if self.predicted_either > 0 else float("nan")
 
 
-def _median_kstar(res: dict) -> int:
-    ks = np.asarray(res["kstar"])
-    return int(np.median(ks)) if np.all(ks > 0) else -1
+def _median_kstar(res: dict, key: str = "kstar") -> int:
+    return median_kstar(res[key])
 
 
-def kstar_rows(grid: SdeGrid) -> tuple[KStarRow, ...]:
-    """The k* table with the predicted and measured waiting times, over the stored (η, γ) grid."""
+def kstar_rows(grid: SdeGrid, *, factor: float | None = None, kstar_key: str = "kstar") -> tuple[KStarRow, ...]:
+    """The k* table with the predicted and measured waiting times, over the stored (η, γ) grid.
+
+    ``factor``: the factor F of an order-of-magnitude claim (:func:`~.jump_event_stats.compare_wait`);
+    ``kstar_key``: ``"kstar"`` (as stored), ``"kstar_first"`` or ``"kstar_stable"``.
+    """
     out = []
     problem = epsilon_completion(EXP.eps)
     p = route_probability(problem, "row0")
+    cmp = {(c.lr, c.lam): c for c in grid_wait_comparisons(grid, factor=factor, kstar_key=kstar_key)}
     for t in grid.tasks:
         if t["kind"] != "waiting" or t["params"].get("problem", "eps") != "eps":
             continue
         lr, lam = t["params"]["lr"], t["params"]["lam"]
-        kr = _median_kstar(grid.select("kstar", lr=lr, lam=lam, route="row0")[0])
-        kc = _median_kstar(grid.select("kstar", lr=lr, lam=lam, route="col1")[0])
+        kr = _median_kstar(grid.select("kstar", lr=lr, lam=lam, route="row0")[0], kstar_key)
+        kc = _median_kstar(grid.select("kstar", lr=lr, lam=lam, route="col1")[0], kstar_key)
         res = t["result"]
         js = np.array(res["jump_step"], dtype=float)
         js[js < 0] = np.nan
@@ -472,19 +589,23 @@ def kstar_rows(grid: SdeGrid) -> tuple[KStarRow, ...]:
         routes = {r: sum(1 for x in res["route"] if x == r) for r in ("row0", "col1")}
         out.append(KStarRow(lr, lam, kr, kc, p, run_waiting_time(kr, p) if kr > 0 else float("inf"),
                             two_route_waiting_time(kr, kc) if kr > 0 and kc > 0 else float("inf"),
-                            (w["mean"], w["lo"], w["hi"]), int(np.isfinite(js).sum()), js.size, routes))
+                            (w["mean"], w["lo"], w["hi"]), int(np.isfinite(js).sum()), js.size, routes,
+                            cmp[(lr, lam)]))
     return tuple(sorted(out, key=lambda r: (r.lr, r.lam)))
 
 
 @dataclass(frozen=True)
 class StaircaseSummary:
-    """Equal row counts (the 2×3 staircase): which route the SGD jumps took, and each route's k*.
+    """Equal row counts (the 2×3 staircase): the jumps' end-state labels, each route's k*, the measured wait.
 
     Attributes:
-        routes: ``{"row0": n, "row1": n, "col1": n}`` among the jumped runs.  n_runs, jumped: counts.
-        row0_share: Wilson ``(p, lo, hi)`` of the row-0 route among the row routes.
+        routes: ``{"row0": n, "row1": n, "col1": n}``: the **end-state labels** of the jumped runs
+            (:func:`~.jump_event.end_state_label`) — not routes: forced runs of any of the three are all
+            labelled ``"row1"``.  n_runs, jumped: counts.
+        row0_share: Wilson ``(p, lo, hi)`` of the label ``"row0"`` among the row labels (not a route share).
         binomial_p: two-sided binomial p-value of that share against ½.
         kstar: ``{route: median k*}``.  p_route: each route's sampling probability (½).
+        measured: ``(mean, lo, hi)`` SGD's mean first-jump step, censored exponential 95 %.
     """
 
     routes: dict
@@ -494,10 +615,11 @@ class StaircaseSummary:
     binomial_p: float
     kstar: dict
     p_route: dict
+    measured: tuple = ()
 
 
 def staircase_summary(grid: SdeGrid) -> StaircaseSummary:
-    """The staircase's route counts, their test against "no preferred row", and the routes' k*."""
+    """The staircase's end-state label counts, their test against ½, the routes' k* and SGD's measured wait."""
     from scipy.stats import binomtest
 
     res = grid.select("staircase")[0]
@@ -505,9 +627,11 @@ def staircase_summary(grid: SdeGrid) -> StaircaseSummary:
     n_row = routes["row0"] + routes["row1"]
     kst = {r: _median_kstar(grid.select("kstar", problem="staircase", route=r)[0]) for r in ("row0", "row1", "col1")}
     p_route = {r: grid.select("kstar", problem="staircase", route=r)[0]["p_route"] for r in ("row0", "row1", "col1")}
+    js = np.array([np.nan if x < 0 else x for x in res["jump_step"]], dtype=float)
+    w = censored_exponential(js, float(res["n_steps"]))
     return StaircaseSummary(routes, len(res["route"]), sum(1 for x in res["jump_step"] if x >= 0),
                             wilson(routes["row0"], n_row), float(binomtest(routes["row0"], n_row, 0.5).pvalue),
-                            kst, p_route)
+                            kst, p_route, (w["mean"], w["lo"], w["hi"]))
 
 
 @dataclass(frozen=True)

@@ -172,7 +172,7 @@ class PenaltyController(Controller):
                      f"δ* = {d_star:.3g}, beyond the plotted range")
             msg = (f"L = {L}: the penalty {L}·s^(2/{L}) has infinite slope at s = 0, so a new direction costs "
                    f"more than it gains up to {where}: every lower-rank local optimum stays a local minimum, "
-                   "minima of every rank exist. θ = 0 is a local minimum for every γ > 0 (a trap).")
+                   "local minima of many ranks exist. θ = 0 is a local minimum for every γ > 0 (a trap).")
         self.say(msg)
 
 

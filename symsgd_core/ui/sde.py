@@ -4,6 +4,9 @@
   (η, γ) (:func:`~symsgd_core.rank_jumps.sde_experiments.compare_point`);
 * :class:`SdeGridController` — the stored grid's comparison at each (η, γ): mean first time at rank ≤ 1 with its
   95 % interval, blow-ups and time in B_1 (:func:`~symsgd_core.rank_jumps.sde_experiments.comparison_rows`);
+* :class:`BlowupController` — the blow-up hazard per integrator and step at each (η, γ)
+  (:func:`~symsgd_core.rank_jumps.sde_blowup.hazard_rows`) and ‖θ‖ through the last time units of fixed-step
+  blow-ups, continued by both integrators (the grid's ``continuation`` task);
 * :class:`JumpEventController` — k* over the (η, γ) grid and the predicted against the measured waiting times
   (:func:`~symsgd_core.rank_jumps.sde_experiments.kstar_rows`).
 """
@@ -18,11 +21,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..rank_jumps.network import DEFAULT_RANK_TOL
+from ..rank_jumps.sde_adaptive import ESCAPE_NORM
+from ..rank_jumps.sde_blowup import HAZARD_HORIZON, hazard_rows
 from ..rank_jumps.sde_experiments import compare_point, comparison_rows, kstar_rows, load_grid
 from .base import Controller, RunController, experiment_settings, slider
 from .style import NEUTRALS, PALETTE, colours
 
-__all__ = ["JumpEventController", "SdeCompareController", "SdeGridController"]
+__all__ = ["BlowupController", "JumpEventController", "SdeCompareController", "SdeGridController"]
 
 #: One colour per dynamics, the same in every figure of the notebook.
 COLOURS = colours(sgd="vermillion", sde="blue", langevin="bluish_green", gaussian="orange", other="grey")
@@ -131,6 +136,19 @@ class SdeCompareController(RunController):
                 f"jump: SGD {s['sgd'].returned}, SDE {s['sde'].returned}, Langevin {s['langevin'].returned}.")
 
 
+def _draw_intervals(point, bound, labels, estimates, bound_of) -> None:
+    """Horizontal 95 % intervals: ``estimates[i] = (value, lo, hi)`` drawn on trace ``point`` where ``value`` is
+    finite and positive, else ``bound_of(estimates[i])`` as a one-sided bound on trace ``bound`` (nothing seen)."""
+    ok = [i for i, e in enumerate(estimates) if math.isfinite(e[0]) and e[0] > 0]
+    point.x = [estimates[i][0] for i in ok]
+    point.y = [labels[i] for i in ok]
+    point.error_x = dict(type="data", symmetric=False, array=[estimates[i][2] - estimates[i][0] for i in ok],
+                         arrayminus=[estimates[i][0] - estimates[i][1] for i in ok])
+    rest = [i for i in range(len(estimates)) if i not in ok]
+    bound.x = [bound_of(estimates[i]) for i in rest]
+    bound.y = [labels[i] for i in rest]
+
+
 def _settings_label(lr: float, lam: float) -> str:
     return f"η = {lr:g}, γ = {lam:g}"
 
@@ -149,9 +167,9 @@ class SdeGridController(Controller):
         self.grid = load_grid() if grid is None else grid
         self.rows = comparison_rows(self.grid)
         labels = []
-        for row in self.rows:
+        for row in self.rows:  # the settings with SDE rows (the batch-1 controls at η = 0.15 are printed in §3.2)
             lab = _settings_label(row.lr, row.lam)
-            if lab not in labels:
+            if lab not in labels and row.label.startswith("SDE"):
                 labels.append(lab)
         self.controls = {"setting": _slider(widgets.SelectionSlider, "setting", options=tuple(labels),
                                             value=labels[0] if setting is None else setting)}
@@ -168,7 +186,7 @@ class SdeGridController(Controller):
         fig.update_xaxes(type="log", title_text="time t = η·steps", row=1, col=1)
         fig.update_xaxes(range=[0, 1], title_text="fraction", row=1, col=2)
         fig.update_yaxes(autorange="reversed")
-        fig.update_layout(height=460, margin=dict(l=220, r=10, t=50, b=50), legend=dict(orientation="h", y=-0.15),
+        fig.update_layout(height=640, margin=dict(l=300, r=10, t=50, b=50), legend=dict(orientation="h", y=-0.1),
                           barmode="group")
         self.figures = [fig]
         self.result = None
@@ -179,18 +197,9 @@ class SdeGridController(Controller):
         rows = tuple(r for r in self.rows if _settings_label(r.lr, r.lam) == setting)
         self.result = rows
         labels = [r.label for r in rows]
-        mean = [r.summary.wait[0] for r in rows]
         fig = self.figure
-        with fig.batch_update():
-            ok = [i for i, m in enumerate(mean) if math.isfinite(m)]
-            fig.data[0].x = [mean[i] for i in ok]
-            fig.data[0].y = [labels[i] for i in ok]
-            fig.data[0].error_x = dict(type="data", symmetric=False,
-                                       array=[rows[i].summary.wait[2] - mean[i] for i in ok],
-                                       arrayminus=[mean[i] - rows[i].summary.wait[1] for i in ok])
-            bound = [i for i, m in enumerate(mean) if not math.isfinite(m)]
-            fig.data[1].x = [rows[i].summary.wait[1] for i in bound]
-            fig.data[1].y = [labels[i] for i in bound]
+        with fig.batch_update():  # no jump: the interval's lower end is a lower bound of the mean wait
+            _draw_intervals(fig.data[0], fig.data[1], labels, [r.summary.wait for r in rows], lambda w: w[1])
             fig.data[2].x = [r.summary.diverged / r.summary.n_runs for r in rows]
             fig.data[2].y = labels
             fig.data[3].x = [0.0 if not math.isfinite(r.summary.frac_B1[0]) else r.summary.frac_B1[0] for r in rows]
@@ -203,6 +212,82 @@ class SdeGridController(Controller):
                  f"[{sgd.summary.wait[1]:.3g}, {sgd.summary.wait[2]:.3g}]. SDE: "
                  + "; ".join(f"{r.label}: {r.summary.jumped}/{r.summary.n_runs} jumped, mean {r.summary.wait[0]:.3g}, "
                              f"{r.summary.diverged} blew up, {r.summary.returned} returned" for r in sde) + ".")
+
+
+def hazard_label(row) -> str:
+    """A hazard row's integrator, as the figure and the notebook name it."""
+    if row.integrator == "EM":
+        return f"Euler–Maruyama, dt = η/{row.m}"
+    return f"adaptive, h ≤ η/{row.m}, ρ = {row.rho:g}"
+
+
+class BlowupController(Controller):
+    """Does the SDE blow up, or its integrator? (a) blow-ups per 1000 time units on [0, 3000] with their 95 %
+    intervals, per integrator and step, at the chosen (η, γ) (an open triangle is an upper bound where nothing blew
+    up); (b) ‖θ‖ (log scale) of fresh-noise continuations from a state just before a fixed-step blow-up at the hot
+    point (the stored state where the two integrators' outcomes differ most), every step of the first time units:
+    Euler–Maruyama against the adaptive step (a path ends where it blows up).
+
+    Slider: ``setting`` (panel a). Reads the shipped grid: updates at once.
+    """
+
+    live = True
+
+    def __init__(self, grid=None, setting: str | None = None) -> None:
+        super().__init__()
+        self.grid = load_grid() if grid is None else grid
+        self.rows = hazard_rows(self.grid)
+        labels = []
+        for row in self.rows:
+            lab = _settings_label(row.lr, row.lam)
+            if lab not in labels:
+                labels.append(lab)
+        self.controls = {"setting": _slider(widgets.SelectionSlider, "setting", options=tuple(labels),
+                                            value=labels[0] if setting is None else setting)}
+        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.2, column_widths=[0.5, 0.5],
+                                            subplot_titles=(f"(a) blow-ups per 1000 t on [0, {HAZARD_HORIZON:g}]",
+                                                            "(b) ‖θ‖ after a state just before a blow-up")))
+        # (b) shows a time window, (a) a list of integrators: the title must say which state (b) starts from
+        fig.add_scatter(name="blow-up rate, 95 % interval", mode="markers", marker=dict(color=COLOURS["sde"], size=9),
+                        row=1, col=1)
+        fig.add_scatter(name="upper bound (none blew up)", mode="markers",
+                        marker=dict(symbol="triangle-left-open", size=11, color=PALETTE["black"]), row=1, col=1)
+        cont = next((t["result"] for t in self.grid.tasks if t["kind"] == "continuation"), None)
+        self.continuation = cont
+        if cont is not None:
+            t = np.asarray(cont["trace_t"], dtype=float)
+            for key, colour, dash, name in (("trace_em", COLOURS["gaussian"], "solid", "Euler–Maruyama"),
+                                            ("trace_adaptive", COLOURS["sde"], "dash", "adaptive step")):
+                y = np.array([[np.nan if v is None else v for v in row] for row in cont[key]], dtype=float)
+                xs, ys = _runs_as_one_trace(t, y)
+                fig.add_scatter(x=xs, y=ys, mode="lines", name=f"{name} ({len(y)} continuations)",
+                                line=dict(color=colour, width=1.2, dash=dash), row=1, col=2)
+            fig.add_scatter(x=[float(t[0]), float(t[-1])], y=[ESCAPE_NORM, ESCAPE_NORM], mode="lines",
+                            name=f"‖θ‖ = {ESCAPE_NORM:g} (escape level)",
+                            line=dict(color=NEUTRALS["grey"], dash="dot", width=1), row=1, col=2)
+        fig.update_xaxes(type="log", title_text="blow-ups per 1000 time units", row=1, col=1)
+        fig.update_xaxes(title_text="time after the state (zoom out: 30 time units stored)", range=[0.0, 0.4],
+                         row=1, col=2)
+        fig.update_yaxes(autorange="reversed", row=1, col=1)
+        fig.update_yaxes(type="log", title_text="‖θ‖", exponentformat="power", row=1, col=2)
+        fig.update_layout(height=460, margin=dict(l=230, r=10, t=50, b=50), legend=dict(orientation="h", y=-0.2))
+        self.figures = [fig]
+        self.result = None
+        self._wire()
+        self.update()
+
+    def _update(self, setting) -> None:
+        rows = tuple(r for r in self.rows if _settings_label(r.lr, r.lam) == setting)
+        self.result = rows
+        labels = [hazard_label(r) for r in rows]
+        fig = self.figure
+        with fig.batch_update():
+            # no blow-up: the interval's upper end is an upper bound of the rate
+            _draw_intervals(fig.data[0], fig.data[1], labels, [r.rate for r in rows], lambda rate: rate[2])
+            fig.layout.title = dict(text=f"blow-ups at {setting} ({rows[0].n_runs} runs per integrator)",
+                                    font=dict(size=14))
+        self.say("; ".join(f"{hazard_label(r)}: {r.events}/{r.n_runs} blew up by t = {HAZARD_HORIZON:g}, "
+                           f"{r.rate[0]:.2g} [{r.rate[1]:.2g}, {r.rate[2]:.2g}] per 1000 t" for r in rows) + ".")
 
 
 class JumpEventController(Controller):

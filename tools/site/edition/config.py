@@ -74,6 +74,7 @@ CHOICES: dict[str, SliderChoice] = {
     # 05
     "SdeCompareController": SliderChoice("m", 3, why="the SDE's step dt = η/m: the answer does not change with dt"),
     "SdeGridController": SliderChoice("setting", 3, why="the stored grid's three (η, γ)"),
+    "BlowupController": SliderChoice("setting", 3, why="the blow-up hazards at the stored grid's three (η, γ)"),
     "JumpEventController": SliderChoice("route", 2, why="k* of row 0 against column 1"),
 }
 

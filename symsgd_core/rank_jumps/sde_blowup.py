@@ -1,0 +1,196 @@
+"""Does SGD's SDE blow up, or only its integrator? (Notebook 05 §3.1; this project's measurement.)
+
+Two measurements on the ε-completion, both reading or producing grid tasks (:mod:`.sde_experiments`):
+
+* :func:`hazard_rows` — the blow-up hazard per unit time, with its exact 95 % interval, per integrator and step,
+  on one horizon for all: fixed-step Euler–Maruyama at dt = η/4, η/16, η/64 (a blow-up is a residual above 10⁶)
+  and the adaptive step of :mod:`.sde_adaptive` at three accuracies (h_max, ρ) = (η/4, 0.1), (η/16, 0.05),
+  (η/64, 0.025) (a blow-up is a residual above 10⁶ or a stall). Runs are exposed until their blow-up or the
+  horizon; the hazard is events / exposure (:func:`~symsgd_core.core.stats.censored_exponential`).
+* :func:`continuation_task` — states just before fixed-step blow-ups (the last record, at most ``rec_dt`` time
+  units before), each continued by both integrators with fresh noise: how often does each blow up again?
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.seeding import piece_seed
+from ..core.stats import censored_exponential
+from .analysis import replicate
+from .experiments import EPSILON_EXPERIMENT as EXP
+from .experiments import start_minimum
+from .problems import epsilon_completion
+from .sde import run_sde
+from .sde_adaptive import run_sde_adaptive
+
+__all__ = ["ADAPTIVE_LEVELS", "EM_STEPS", "HAZARD_HORIZON", "HazardRow", "continuation_task", "escape_norms",
+           "hazard_rows", "mean_ratio"]
+
+#: The horizon (time units) on which every integrator's hazard is measured.
+HAZARD_HORIZON = 3000.0
+#: Fixed-step Euler–Maruyama: dt = η/m for these m.
+EM_STEPS = (4, 16, 64)
+#: The adaptive integrator's accuracies (m, ρ): h_max = η/m and the relative bound ρ, coarse to fine.
+ADAPTIVE_LEVELS = ((4, 0.1), (16, 0.05), (64, 0.025))
+
+
+@dataclass(frozen=True)
+class HazardRow:
+    """One integrator at one (η, γ) on ``[0, horizon]``.
+
+    Attributes:
+        lr, lam: η and γ.  integrator: ``"EM"`` or ``"adaptive"``.  m: dt (or h_max) = η/m.  rho: the adaptive
+            bound (None for EM).
+        n_runs: runs.  events: blow-ups within the horizon.  exposure: total time at risk.
+        rate: blow-ups per 1000 time units, with its 95 % interval ``(rate, lo, hi)``.
+        escaped: adaptive only: runs whose ‖θ‖ reached 10 within the horizon (None for EM).
+        escaped_back: adaptive only: of those, runs that neither stalled nor blew up (came back below).
+        jumped: runs at rank ≤ 1 within the horizon.  wait: mean first time at rank ≤ 1 on the horizon
+            ``(mean, lo, hi)`` (censored at a blow-up or the horizon), with its events ``wait_events``.
+    """
+
+    lr: float
+    lam: float
+    integrator: str
+    m: int
+    rho: float | None
+    n_runs: int
+    events: int
+    exposure: float
+    rate: tuple
+    escaped: int | None
+    escaped_back: int | None
+    jumped: int = 0
+    wait: tuple = (math.inf, 0.0, math.inf)
+    wait_events: int = 0
+
+
+def _times(results: list[dict], key: str) -> np.ndarray:
+    return np.array([np.nan if v is None else v for r in results for v in r[key]], dtype=float)
+
+
+def hazard_rows(grid, horizon: float = HAZARD_HORIZON) -> tuple[HazardRow, ...]:
+    """The blow-up hazard per integrator and step at every (η, γ) of the grid's SDE rows (see the module doc)."""
+    rows = []
+    settings = sorted({(t["params"]["lr"], t["params"]["lam"]) for t in grid.tasks
+                       if t["kind"] == "dynamics" and t["params"]["method"] == "sde_adaptive"}, reverse=True)
+    for lr, lam in settings:
+        for integrator, levels in (("EM", [(m, None) for m in EM_STEPS]), ("adaptive", ADAPTIVE_LEVELS)):
+            for m, rho in levels:
+                if integrator == "EM":
+                    res = [r for r in grid.select("dynamics", method="sde", lr=lr, lam=lam, m=m)
+                           if r["t_max"] >= horizon]
+                else:
+                    res = grid.select("dynamics", method="sde_adaptive", lr=lr, lam=lam, m=m, rho=rho)
+                    res = [r for r in res if r["t_max"] >= horizon]
+                if not res:
+                    continue
+                td = _times(res, "t_diverged")
+                ev = np.where(td <= horizon, td, np.nan)
+                w = censored_exponential(ev, horizon)
+                rate = (1e3 / w["mean"], 1e3 / w["hi"], 1e3 / w["lo"])
+                esc = back = None
+                if integrator == "adaptive":
+                    te = _times(res, "t_escape")
+                    escaped = np.isfinite(te) & (te <= horizon)
+                    esc = int(escaped.sum())
+                    back = int((escaped & ~np.isfinite(ev)).sum())
+                tj = _times(res, "t_jump")
+                end = np.where(np.isfinite(ev), np.minimum(ev, horizon), horizon)
+                wj = censored_exponential(np.where(tj <= end, tj, np.nan), end)
+                rows.append(HazardRow(lr, lam, integrator, m, rho, int(td.size), w["events"], w["exposure"], rate,
+                                      esc, back, int(wj["events"]), (wj["mean"], wj["lo"], wj["hi"]),
+                                      int(wj["events"])))
+    return tuple(rows)
+
+
+def escape_norms(grid) -> dict:
+    """Over every adaptive-step run of the grid: the range of ‖θ‖ at which paths stalled (``stall_min``,
+    ``stall_max``), the largest ‖θ‖ reached by a path that did not (``returned_max``), and the counts."""
+    stall, back = [], []
+    for t in grid.tasks:
+        if t["kind"] == "dynamics" and t["params"]["method"] == "sde_adaptive":
+            for norm, ev in zip(t["result"]["max_norm"], t["result"]["event"]):
+                (stall if ev == "stall" else back).append(norm)
+    if not stall or not back:
+        raise ValueError("the grid has no adaptive-step runs that stalled and that did not")
+    return {"stall_min": float(min(stall)), "stall_max": float(max(stall)), "n_stalled": len(stall),
+            "returned_max": float(max(back)), "n_returned": len(back)}
+
+
+def mean_ratio(events_a: int, mean_a: float, events_b: int, mean_b: float, alpha: float = 0.05) -> tuple:
+    """The ratio of two exponential means ``mean_a / mean_b`` (each = exposure / events) with its (1 − α) interval.
+
+    ``2 d · m / μ`` is χ² with 2d degrees of freedom for an exponential sample of d events (exact for a fixed
+    number of events; censoring at fixed times makes it a close approximation), so ``(m_a/μ_a) / (m_b/μ_b)`` is
+    F(2d_a, 2d_b): the interval is ``(m_a/m_b) / F_{1−α/2}`` to ``(m_a/m_b) / F_{α/2}``. Rates: pass the
+    reciprocals, or swap a and b. Returns ``(ratio, lo, hi)``; NaN when either side has no event.
+    """
+    from scipy import stats as _st
+
+    if events_a < 1 or events_b < 1:
+        return (math.nan, math.nan, math.nan)
+    r = mean_a / mean_b
+    return (r, r / _st.f.ppf(1 - alpha / 2, 2 * events_a, 2 * events_b),
+            r / _st.f.ppf(alpha / 2, 2 * events_a, 2 * events_b))
+
+
+def continuation_task(p: dict) -> dict:
+    """States just before fixed-step blow-ups, continued by both integrators.
+
+    Keys: ``lr, lam, m`` (EM's dt = η/m, also the adaptive h_max), ``rho``, ``seed``, ``n_runs`` (EM runs
+    searched), ``t_max`` (search horizon), ``rec_dt`` (how far before the blow-up the kept state may be),
+    ``n_states``, ``n_cont`` (continuations per state and integrator), ``cont_t`` (their length), ``cont_rec``
+    (record spacing of the continuations; one EM step resolves the blow-ups).
+
+    Returns per state ``lead`` (time from the state to its EM blow-up), ``em_blew`` and ``adaptive_blew`` (counts
+    of continuations that blew up within ``cont_t``), and, for the state where the two counts differ most
+    (``trace_state``), the traces ``trace_t``, ``trace_em`` and ``trace_adaptive`` (‖θ‖ of each continuation at
+    every record, None after a blow-up).
+    """
+    t0 = time.perf_counter()
+    lr, lam, m = float(p["lr"]), float(p["lam"]), int(p["m"])
+    dt = lr / m
+    problem = epsilon_completion(EXP.eps)
+    params = replicate(start_minimum(lam=lam)[0], p["n_runs"])
+    seg = int(round(p["rec_dt"] / dt))
+    states, leads = [], []
+    alive = np.ones(p["n_runs"], dtype=bool)
+    k = 0
+    while len(states) < p["n_states"] and k * seg * dt < p["t_max"] and alive.any():
+        before = params.select(alive)
+        res = run_sde(before, problem, seg, lr=lr, lam=lam, dt=dt, seed=piece_seed(p["seed"], k),
+                      record_every=seg, record_layers=False)
+        for j in np.flatnonzero(res.diverged):
+            states.append(before.select(int(j)))
+            leads.append(float(res.diverged_step[j] * dt))
+        idx = np.flatnonzero(alive)
+        alive[idx[res.diverged]] = False
+        params = params.copy()
+        params.flat[idx] = res.final.flat
+        k += 1
+    states, leads = states[:p["n_states"]], leads[:p["n_states"]]
+    n_c, n_steps = int(p["n_cont"]), int(round(p["cont_t"] / dt))
+    rec_every = max(1, int(round(p["cont_rec"] / dt)))
+    em_blew, ad_blew, traces = [], [], []
+    for s, state in enumerate(states):
+        start = replicate(state, n_c)
+        em = run_sde(start, problem, n_steps, lr=lr, lam=lam, dt=dt, seed=piece_seed(p["seed"] + 1, s),
+                     record_every=rec_every, record_layers=False)
+        ad = run_sde_adaptive(start, problem, n_steps * dt, lr=lr, lam=lam, h_max=dt, rho=p["rho"],
+                              seed=piece_seed(p["seed"] + 2, s), record_dt=rec_every * dt, record_layers=False)
+        em_blew.append(int(em.diverged.sum()))
+        ad_blew.append(int(ad.blew_up.sum()))
+        traces.append({"trace_t": np.asarray(em.times).tolist(),
+                       "trace_em": [[None if not math.isfinite(v) else math.sqrt(v) for v in row]
+                                    for row in em.norm_sq],
+                       "trace_adaptive": [[None if not math.isfinite(v) else math.sqrt(v) for v in row]
+                                          for row in ad.result.norm_sq]})
+    pick = int(np.argmax(np.asarray(em_blew) - np.asarray(ad_blew))) if states else 0
+    return {"n_states": len(states), "lead": leads, "em_blew": em_blew, "adaptive_blew": ad_blew,
+            "trace_state": pick, **(traces[pick] if traces else {}), "seconds": time.perf_counter() - t0}
