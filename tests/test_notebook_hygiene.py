@@ -141,3 +141,13 @@ def test_nbvals_kernels_use_private_unix_sockets_under_the_test_command(tmp_path
                            "--nbval-lax", "--nbval-current-env", "-v", "-p", "no:cacheprovider", "-o", "addopts=",
                            "a.ipynb", "b.ipynb"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert proc.returncode == 0 and "2 passed" in proc.stdout, proc.stdout[-3000:]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_cell_prints_a_widgets_html(path):
+    """A status line is an HTML widget; printing its ``.value`` shows the markup as text (``<span class=…>``) in
+    JupyterLab and in the classroom pages. Cells print :func:`symsgd_core.ui.status_text` instead."""
+    nb = json.loads(path.read_text())
+    bad = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
+           and re.search(r"print\([^)]*\.status\.value", "".join(c["source"]))]
+    assert not bad, f"{path.name}: cells {bad} print a status widget's HTML; use status_text(controller)"
