@@ -113,3 +113,18 @@ def test_every_notebook_controller_class_in_the_choices_names_a_slider():
 
 def test_repo_paths():
     assert (build.REPO / "notebooks").is_dir() and Path(build.__file__).parent.name == "edition"
+
+
+def test_every_page_carries_the_shared_plotly_config():
+    """The edition's pages draw with :data:`symsgd_core.ui.style.PLOTLY_CONFIG` (no share/cloud button, no logo
+    link), written into each page's head; edition.js refuses to draw without it."""
+    import json as _json
+
+    from symsgd_core.ui.style import PLOTLY_CONFIG
+
+    head = assets.head_html()
+    line = next(s for s in head.splitlines() if "SYMSGD_PLOTLY_CONFIG" in s)
+    blob = line.split("=", 1)[1].rsplit(";", 1)[0]
+    assert _json.loads(blob) == PLOTLY_CONFIG and PLOTLY_CONFIG["showSendToCloud"] is False
+    js = (assets.STATIC / "edition.js").read_text(encoding="utf-8")
+    assert "window.SYMSGD_PLOTLY_CONFIG" in js and "sendDataToCloud" not in js  # no second copy of the config

@@ -247,3 +247,12 @@ def test_a_controller_restyles_when_its_figure_gains_traces_and_not_on_every_sli
     ctl.figure.data[1].line.dash = "solid"  # (a style the controller itself set: kept while the traces stay)
     ctl.set(n=3)
     assert ctl.figure.data[1].line.dash == "solid"
+
+
+def test_no_figure_offers_a_control_that_reaches_the_internet(shown):
+    """Every figure carries the shared config: no "Share chart…" (plotly.js 4 shows it unless told not to), no
+    Chart Studio button, no logo link (style.PLOTLY_CONFIG); the browser checks see the same in the pages."""
+    for fig in shown.figures:
+        cfg = fig._config
+        assert cfg["showSendToCloud"] is False and cfg["displaylogo"] is False and cfg["showLink"] is False
+        assert {"sendChartToCloud", "sendDataToCloud"} <= set(cfg["modeBarButtonsToRemove"])

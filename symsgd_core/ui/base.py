@@ -40,7 +40,7 @@ from .a11y import accessible_names
 from .compact_output import install as install_compact_output
 from .mode import classroom_mode
 from .plotly_loading import answer_state_requests, configure_from_environment, sync_figure_state
-from .style import FIGURE_LAYOUT, STATUS, distinguish
+from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, distinguish
 
 # In classroom mode a cell's printed text (status echoes, numbers) shows as one compact line; see compact_output.py.
 install_compact_output()
@@ -119,6 +119,7 @@ class Controller:
         for fig in self.figures:
             if self._root is None:
                 fig.update_layout(**FIGURE_LAYOUT)
+                fig._config = {**PLOTLY_CONFIG, **fig._config}  # no control that reaches the internet (style.py)
             self._distinguish(fig)
             sync_figure_state(fig)
             answer_state_requests(fig)

@@ -20,8 +20,8 @@ import re
 
 import plotly.graph_objects as go
 
-__all__ = ["DASHES", "FIGURE_LAYOUT", "NEUTRALS", "PALETTE", "PATTERNS", "STATUS", "SYMBOLS", "allowed_colour",
-           "colours", "distinguish", "rgba", "style_key"]
+__all__ = ["DASHES", "FIGURE_LAYOUT", "NEUTRALS", "PALETTE", "PATTERNS", "PLOTLY_CONFIG", "STATUS", "SYMBOLS",
+           "allowed_colour", "colours", "distinguish", "rgba", "style_key"]
 
 #: Okabe–Ito colours by name (hex, upper case). "yellow" is for fills and markers with an outline only: it is
 #: too light for a thin line on white.
@@ -49,6 +49,13 @@ DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "star", "triangle-down")
 #: Bar fill patterns, in the order :func:`distinguish` hands them out.
 PATTERNS = ("", "/", "\\", "x", ".", "-", "|", "+")
+
+#: The plotly config of every figure, live (FigureWidget) and static (the edition): nothing on a figure reaches the
+#: internet. plotly.js 4 shows a "Share chart…" button (``sendChartToCloud``, formerly ``sendDataToCloud``) unless
+#: ``showSendToCloud`` is false, and links the plotly logo; both go. "Download plot as a PNG" stays (in the page).
+PLOTLY_CONFIG = {"displaylogo": False, "showSendToCloud": False, "showEditInChartStudio": False, "showLink": False,
+                 "modeBarButtonsToRemove": ["sendChartToCloud", "sendDataToCloud", "editInChartStudio"],
+                 "toImageButtonOptions": {"format": "png"}}
 
 #: Layout every figure gets on top of its own: a white paper and dark text in light and dark themes alike.
 FIGURE_LAYOUT = {"paper_bgcolor": NEUTRALS["white"], "font": {"color": "#222222"},

@@ -401,6 +401,16 @@ class NotebookRun:
 
 #: Injected into every page (``context.add_init_script``): read figures and controllers,
 #: time slider → figure updates. Everything lives under ``window.__symsgd``.
+#: Controls a page's figures offer that would reach the internet: mode-bar buttons that share or upload a chart
+#: (plotly.js 4's "Share chart…", ``sendChartToCloud``; Chart Studio) and any link inside a mode bar (plotly's logo).
+#: Returns their titles; empty when the shared config (``symsgd_core.ui.style.PLOTLY_CONFIG``) took effect.
+OFF_MACHINE_CONTROLS_JS = r"""
+() => [...document.querySelectorAll('.modebar-btn, .modebar a')]
+  .map((b) => [b.getAttribute('data-title') || '', b.getAttribute('data-attr') || '', b.getAttribute('href') || '']
+    .join(' ').trim())
+  .filter((t) => /cloud|share|chart studio|plotly\.com|https?:/i.test(t))
+"""
+
 PROBE_JS = r"""
 (() => {
   if (window.__symsgd) return;

@@ -19,6 +19,7 @@ from pathlib import Path
 from browser_support import (
     ARTIFACTS,
     NOTEBOOK_TIMEOUT_S,
+    OFF_MACHINE_CONTROLS_JS,
     RECOVERED_START_MISSES,
     REPO,
     ConsoleLog,
@@ -213,6 +214,16 @@ def check_math_typeset(page, run: GalleryRun, mode: Mode) -> None:
             run.detail = f"{typeset} of {n} formulas typeset; raw TeX in the Markdown: {raw[:10]}"
         raw += page.evaluate("() => window.__symsgd.rawMath()")
         assert not raw, f"raw TeX still visible: {raw[:10]}"
+
+
+def check_no_off_machine_controls(page, run: GalleryRun) -> None:
+    """Step: no figure offers a control that reaches the internet (a share/cloud button, a logo link)."""
+    with run.step("no figure offers a control that reaches the internet"):
+        offers = page.evaluate(OFF_MACHINE_CONTROLS_JS)
+        n_bars = page.evaluate("() => document.querySelectorAll('.modebar').length")
+        run.detail = f"{n_bars} mode bars; off-machine controls: {offers[:5]}"
+        assert n_bars > 0, "no plotly mode bar in the page: nothing was checked"
+        assert not offers, f"controls that would reach the internet: {offers[:10]}"
 
 
 def check_console(console: ConsoleLog, run: GalleryRun, noise: tuple[str, ...], since: int = 0,

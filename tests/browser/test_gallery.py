@@ -42,6 +42,7 @@ from gallery_support import (
     check_every_cell_ran,
     check_every_figure_drawn,
     check_math_typeset,
+    check_no_off_machine_controls,
     move_sliders_and_run,
     open_and_run_all_in_lab,
     open_in_voila,
@@ -142,6 +143,7 @@ def test_gallery(mode: Mode, request, browser, classroom):
         load = check_every_figure_drawn(page, metrics, connection, t0, run, console)
         check_widgets_rendered(page, run, console, expected_views)
         check_math_typeset(page, run, mode)
+        check_no_off_machine_controls(page, run)
         check_claim_cells(page, run, GALLERY, classroom=mode.voila, scope=mode.scope)
         if mode.voila:
             check_no_code_shown(page, run)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser_support import PROBE_JS, VIEWPORT, discover_notebooks, notebook_has_math
+from browser_support import OFF_MACHINE_CONTROLS_JS, PROBE_JS, VIEWPORT, discover_notebooks, notebook_has_math
 from site_support import ARTIFACTS, PAGE_RECORDS, SITE_DIR
 
 pytestmark = pytest.mark.browser
@@ -339,6 +339,9 @@ def test_page_matches_the_live_notebook(notebook, site_dir, edition_report, stat
                                               expect_change=shows[target] != shows[start]))
         state_after = check_drawn_and_typeset(page, notebook_has_math(notebook))  # status lines typeset too
         assert state_after["plots"] == state["plots"]
+        assert page.evaluate("() => document.querySelectorAll('.modebar').length") > 0, "no mode bar: nothing checked"
+        offers = page.evaluate(OFF_MACHINE_CONTROLS_JS)
+        assert not offers, f"controls that would reach the internet: {offers[:10]}"
         assert not offline.outside, f"requests that left the page's origin: {sorted(set(offline.outside))}"
         assert not offline.failed, f"failed requests: {offline.failed}"
         assert not errors, f"errors in the page: {errors[:5]}"

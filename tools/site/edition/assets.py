@@ -7,8 +7,11 @@ nbconvert's lab stylesheet) or from this folder; nothing is fetched. Pages load 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
+
+from symsgd_core.ui.style import PLOTLY_CONFIG
 
 STATIC = Path(__file__).resolve().parent / "static"
 #: MathJax 3 with TeX input and SVG output in one file: no web fonts and no further loading (file:// safe).
@@ -65,7 +68,9 @@ def copy_assets(out: Path) -> dict[str, int]:
 
 
 def head_html(assets: str = "assets") -> str:
-    """The ``<head>`` scripts of every page: MathJax (configured for $…$), plotly.js and edition.js, deferred."""
+    """The ``<head>`` scripts of every page: MathJax (configured for $…$), the shared plotly config
+    (:data:`symsgd_core.ui.style.PLOTLY_CONFIG`, as ``window.SYMSGD_PLOTLY_CONFIG``), plotly.js and edition.js,
+    deferred."""
     return f"""<link rel="icon" href="data:,">
 <script>
 window.MathJax = {{
@@ -78,5 +83,6 @@ window.MathJax = {{
 }};
 </script>
 <script defer src="{assets}/mathjax/{MATHJAX_FILE}"></script>
+<script>window.SYMSGD_PLOTLY_CONFIG = {json.dumps(PLOTLY_CONFIG)};</script>
 <script defer src="{assets}/plotly.min.js"></script>
 <script defer src="{assets}/edition.js"></script>"""

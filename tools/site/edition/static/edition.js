@@ -4,8 +4,10 @@
 (function () {
   "use strict";
   const ANIMATE = {mode: "immediate", frame: {duration: 0, redraw: true}, transition: {duration: 0}};
-  const CONFIG = {responsive: true, displaylogo: false, typesetMath: false,
-                  modeBarButtonsToRemove: ["sendDataToCloud"]};
+  // the shared config of every figure (symsgd_core/ui/style.py PLOTLY_CONFIG, written into each page's <head>):
+  // no mode-bar button or logo that reaches the internet; without it the page refuses to draw rather than offer one
+  const SHARED = window.SYMSGD_PLOTLY_CONFIG;
+  const CONFIG = Object.assign({responsive: true, typesetMath: false}, SHARED);
   const E = (window.symsgdEdition = {drawn: 0, failed: 0, figures: [], moves: 0});
 
   function typeset(el) {
@@ -65,6 +67,7 @@
     };
     for (const {plot, spec} of plots) {
       if (typeof Plotly === "undefined") { fail(plot, "plotly.js did not load"); continue; }
+      if (!SHARED) { fail(plot, "the page's plotly config (SYMSGD_PLOTLY_CONFIG) is missing"); continue; }
       const layout = spec.layout;
       Plotly.newPlot(plot, spec.data, layout, CONFIG)
         .then(() => (spec.frames ? Plotly.addFrames(plot, spec.frames) : null))
