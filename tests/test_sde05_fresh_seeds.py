@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
-from symsgd_core.core.stats import censored_exponential, wilson
+from symsgd_core.core.stats import wilson
 from symsgd_core.rank_jumps import sde_experiments as E
 from symsgd_core.rank_jumps.jump_event import run_waiting_time, two_route_waiting_time, waiting_task
 from symsgd_core.rank_jumps.jump_event_stats import compare_wait
-from symsgd_core.rank_jumps.sde_blowup import mean_ratio
+from symsgd_core.rank_jumps.sde_blowup import horizon_statistics, rate_ratio
 from symsgd_core.rank_jumps.sde_checks import check_sde_adaptive_matches_em, check_sde_weak_order
 
 pytestmark = pytest.mark.slow
@@ -34,18 +33,9 @@ def _task(method, t_max, n_runs, seed, **extra):
                                 seed=seed, **extra))
 
 
-def _wait(res: dict, alpha: float = ALPHA) -> dict:
-    """Mean first time at rank ≤ 1 with its (1 − α) interval, censored at a blow-up or the horizon."""
-    tj = np.array([np.nan if v is None else v for v in res["t_jump"]], dtype=float)
-    td = np.array([np.nan if v is None else v for v in res["t_diverged"]], dtype=float)
-    end = np.where(np.isfinite(td), np.minimum(td, res["t_max"]), res["t_max"])
-    return censored_exponential(np.where(tj <= end, tj, np.nan), end, alpha=alpha)
-
-
-def _blowups(res: dict) -> tuple[int, float]:
-    td = np.array([np.nan if v is None else v for v in res["t_diverged"]], dtype=float)
-    ev = np.isfinite(td)
-    return int(ev.sum()), float(np.sum(np.where(ev, td, res["t_max"])))
+def _wait(res: dict) -> dict:
+    """Mean first time at rank ≤ 1 with its 99.9 % interval, censored at a blow-up or the horizon."""
+    return horizon_statistics([res], res["t_max"], alpha=ALPHA)[1]
 
 
 @pytest.fixture(scope="module")
@@ -71,9 +61,9 @@ def test_the_sde_jumps_faster_than_sgd_never_returns_and_never_collapses_with_th
 
 
 def test_fixed_step_em_blows_up_more_often_than_the_adaptive_step(runs):
-    e, a = _blowups(runs["em_coarse"]), _blowups(runs["adaptive_coarse"])
-    assert e[0] > 0 and a[0] > 0, (e, a)                                         # both measured something
-    ratio = mean_ratio(a[0], a[1] / a[0], e[0], e[1] / e[0], alpha=ALPHA)        # EM rate / adaptive rate
+    e, a = (horizon_statistics([runs[k]], runs[k]["t_max"])[0] for k in ("em_coarse", "adaptive_coarse"))
+    assert e["events"] > 0 and a["events"] > 0, (e, a)                           # both measured something
+    ratio = rate_ratio(e["events"], e["exposure"], a["events"], a["exposure"], alpha=ALPHA)  # EM rate / adaptive
     assert ratio[1] > 1, ratio
 
 

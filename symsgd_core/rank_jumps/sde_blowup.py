@@ -29,7 +29,7 @@ from .sde import run_sde
 from .sde_adaptive import run_sde_adaptive
 
 __all__ = ["ADAPTIVE_LEVELS", "EM_STEPS", "HAZARD_HORIZON", "HazardRow", "continuation_task", "escape_norms",
-           "hazard_rows", "mean_ratio"]
+           "hazard_rows", "horizon_statistics", "mean_ratio", "rate_ratio"]
 
 #: The horizon (time units) on which every integrator's hazard is measured.
 HAZARD_HORIZON = 3000.0
@@ -51,7 +51,7 @@ class HazardRow:
         escaped: adaptive only: runs whose ‖θ‖ reached 10 within the horizon (None for EM).
         escaped_back: adaptive only: of those, runs that neither stalled nor blew up (came back below).
         jumped: runs at rank ≤ 1 within the horizon.  wait: mean first time at rank ≤ 1 on the horizon
-            ``(mean, lo, hi)`` (censored at a blow-up or the horizon), with its events ``wait_events``.
+            ``(mean, lo, hi)`` (censored at a blow-up or the horizon; its events are ``jumped``).
     """
 
     lr: float
@@ -67,11 +67,25 @@ class HazardRow:
     escaped_back: int | None
     jumped: int = 0
     wait: tuple = (math.inf, 0.0, math.inf)
-    wait_events: int = 0
 
 
 def _times(results: list[dict], key: str) -> np.ndarray:
     return np.array([np.nan if v is None else v for r in results for v in r[key]], dtype=float)
+
+
+def horizon_statistics(results: list[dict], horizon: float, alpha: float = 0.05) -> tuple[dict, dict]:
+    """Blow-ups and first jumps of the runs of :func:`~.sde_experiments.dynamics_task` results on ``[0, horizon]``.
+
+    Returns ``(blowups, wait)``, two :func:`~symsgd_core.core.stats.censored_exponential` dicts with (1 − α)
+    intervals: the blow-up times (a run is exposed until its blow-up or the horizon), and the first times at rank
+    ≤ 1 (censored at a blow-up or the horizon).
+    """
+    td = _times(results, "t_diverged")
+    ev = np.where(td <= horizon, td, np.nan)
+    blowups = censored_exponential(ev, horizon, alpha=alpha)
+    tj = _times(results, "t_jump")
+    end = np.where(np.isfinite(ev), ev, horizon)
+    return blowups, censored_exponential(np.where(tj <= end, tj, np.nan), end, alpha=alpha)
 
 
 def hazard_rows(grid, horizon: float = HAZARD_HORIZON) -> tuple[HazardRow, ...]:
@@ -82,30 +96,23 @@ def hazard_rows(grid, horizon: float = HAZARD_HORIZON) -> tuple[HazardRow, ...]:
     for lr, lam in settings:
         for integrator, levels in (("EM", [(m, None) for m in EM_STEPS]), ("adaptive", ADAPTIVE_LEVELS)):
             for m, rho in levels:
-                if integrator == "EM":
-                    res = [r for r in grid.select("dynamics", method="sde", lr=lr, lam=lam, m=m)
-                           if r["t_max"] >= horizon]
-                else:
-                    res = grid.select("dynamics", method="sde_adaptive", lr=lr, lam=lam, m=m, rho=rho)
-                    res = [r for r in res if r["t_max"] >= horizon]
+                sel = dict(method="sde" if integrator == "EM" else "sde_adaptive", lr=lr, lam=lam, m=m)
+                if rho is not None:
+                    sel["rho"] = rho
+                res = [r for r in grid.select("dynamics", **sel) if r["t_max"] >= horizon]
                 if not res:
                     continue
-                td = _times(res, "t_diverged")
-                ev = np.where(td <= horizon, td, np.nan)
-                w = censored_exponential(ev, horizon)
+                w, wj = horizon_statistics(res, horizon)
                 rate = (1e3 / w["mean"], 1e3 / w["hi"], 1e3 / w["lo"])
                 esc = back = None
                 if integrator == "adaptive":
-                    te = _times(res, "t_escape")
+                    td, te = _times(res, "t_diverged"), _times(res, "t_escape")
                     escaped = np.isfinite(te) & (te <= horizon)
                     esc = int(escaped.sum())
-                    back = int((escaped & ~np.isfinite(ev)).sum())
-                tj = _times(res, "t_jump")
-                end = np.where(np.isfinite(ev), np.minimum(ev, horizon), horizon)
-                wj = censored_exponential(np.where(tj <= end, tj, np.nan), end)
-                rows.append(HazardRow(lr, lam, integrator, m, rho, int(td.size), w["events"], w["exposure"], rate,
-                                      esc, back, int(wj["events"]), (wj["mean"], wj["lo"], wj["hi"]),
-                                      int(wj["events"])))
+                    back = int((escaped & ~(td <= horizon)).sum())
+                n_runs = sum(len(r["t_diverged"]) for r in res)
+                rows.append(HazardRow(lr, lam, integrator, m, rho, n_runs, w["events"], w["exposure"], rate, esc, back,
+                                      int(wj["events"]), (wj["mean"], wj["lo"], wj["hi"])))
     return tuple(rows)
 
 
@@ -138,6 +145,12 @@ def mean_ratio(events_a: int, mean_a: float, events_b: int, mean_b: float, alpha
     r = mean_a / mean_b
     return (r, r / _st.f.ppf(1 - alpha / 2, 2 * events_a, 2 * events_b),
             r / _st.f.ppf(alpha / 2, 2 * events_a, 2 * events_b))
+
+
+def rate_ratio(events_a: int, exposure_a: float, events_b: int, exposure_b: float, alpha: float = 0.05) -> tuple:
+    """The ratio of two event rates, ``(events_a/exposure_a) / (events_b/exposure_b)``, with its (1 − α) interval
+    (:func:`mean_ratio` of the mean waits, b over a); NaN when either side has no event."""
+    return mean_ratio(events_b, exposure_b / max(events_b, 1), events_a, exposure_a / max(events_a, 1), alpha)
 
 
 def continuation_task(p: dict) -> dict:

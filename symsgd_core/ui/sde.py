@@ -153,6 +153,18 @@ def _settings_label(lr: float, lam: float) -> str:
     return f"η = {lr:g}, γ = {lam:g}"
 
 
+def _setting_slider(rows, setting: str | None):
+    """The ``setting`` slider over the (η, γ) of ``rows`` (objects with ``lr``, ``lam``), in their order."""
+    labels = list(dict.fromkeys(_settings_label(r.lr, r.lam) for r in rows))
+    return _slider(widgets.SelectionSlider, "setting", options=tuple(labels),
+                   value=labels[0] if setting is None else setting)
+
+
+def _rows_at(rows, setting: str) -> tuple:
+    """The rows at the slider's (η, γ)."""
+    return tuple(r for r in rows if _settings_label(r.lr, r.lam) == setting)
+
+
 class SdeGridController(Controller):
     """The stored grid at one (η, γ): each dynamics' mean first time at rank ≤ 1 (95 % interval; an open
     triangle is a lower bound when nothing jumped), the fraction of runs that blew up and of time in B_1.
@@ -166,13 +178,8 @@ class SdeGridController(Controller):
         super().__init__()
         self.grid = load_grid() if grid is None else grid
         self.rows = comparison_rows(self.grid)
-        labels = []
-        for row in self.rows:  # the settings with SDE rows (the batch-1 controls at η = 0.15 are printed in §3.2)
-            lab = _settings_label(row.lr, row.lam)
-            if lab not in labels and row.label.startswith("SDE"):
-                labels.append(lab)
-        self.controls = {"setting": _slider(widgets.SelectionSlider, "setting", options=tuple(labels),
-                                            value=labels[0] if setting is None else setting)}
+        # the settings with SDE rows (the batch-1 controls at η = 0.15 are printed in §3.2)
+        self.controls = {"setting": _setting_slider([r for r in self.rows if r.label.startswith("SDE")], setting)}
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.16, column_widths=[0.55, 0.45],
                                             subplot_titles=("(a) mean first time at rank ≤ 1 (t)",
                                                             "(b) blew up / time in B₁")))
@@ -194,7 +201,7 @@ class SdeGridController(Controller):
         self.update()
 
     def _update(self, setting) -> None:
-        rows = tuple(r for r in self.rows if _settings_label(r.lr, r.lam) == setting)
+        rows = _rows_at(self.rows, setting)
         self.result = rows
         labels = [r.label for r in rows]
         fig = self.figure
@@ -237,13 +244,7 @@ class BlowupController(Controller):
         super().__init__()
         self.grid = load_grid() if grid is None else grid
         self.rows = hazard_rows(self.grid)
-        labels = []
-        for row in self.rows:
-            lab = _settings_label(row.lr, row.lam)
-            if lab not in labels:
-                labels.append(lab)
-        self.controls = {"setting": _slider(widgets.SelectionSlider, "setting", options=tuple(labels),
-                                            value=labels[0] if setting is None else setting)}
+        self.controls = {"setting": _setting_slider(self.rows, setting)}
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.2, column_widths=[0.5, 0.5],
                                             subplot_titles=(f"(a) blow-ups per 1000 t on [0, {HAZARD_HORIZON:g}]",
                                                             "(b) ‖θ‖ after a state just before a blow-up")))
@@ -277,7 +278,7 @@ class BlowupController(Controller):
         self.update()
 
     def _update(self, setting) -> None:
-        rows = tuple(r for r in self.rows if _settings_label(r.lr, r.lam) == setting)
+        rows = _rows_at(self.rows, setting)
         self.result = rows
         labels = [hazard_label(r) for r in rows]
         fig = self.figure
