@@ -82,65 +82,48 @@ def test_strip_tool_fixes_a_dirty_notebook(tmp_path):
     assert json.loads(path.read_text()) == before  # idempotent
 
 
-@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
-def test_nbval_fails_on_a_notebook_that_raises(tmp_path):
-    """The test command's notebook runner must fail when a cell raises."""
-    nb = strip_notebooks.strip({
-        "cells": [{"cell_type": "code", "execution_count": None, "id": "a", "metadata": {}, "outputs": [],
-                   "source": "raise RuntimeError('broken cell')"}],
-        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
-    })
-    path = tmp_path / "broken.ipynb"
-    path.write_text(json.dumps(nb))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "-q",
-                           "-p", "no:cacheprovider", "-o", "addopts=", str(path)],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
-    assert proc.returncode != 0, proc.stdout
-    assert "broken cell" in proc.stdout
-
-
-@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
-def test_a_notebooks_cells_stay_on_one_worker_under_the_test_commands_xdist(tmp_path):
-    """`make test` runs nbval under ``pytest -n 2 --dist loadgroup``: each notebook's cells must run in order on one
-    worker and one kernel (the root conftest groups them). Six cells that each need the one before: split over two
-    workers, as pytest-xdist does with ungrouped items (and did on pytest 9.2 before the group-suffix fix), they
-    fail."""
-    cells = ["x = 0"] + [f"assert x == {k}\nx += 1" for k in range(5)]
-    nb = strip_notebooks.strip({
+def _notebook(*sources: str) -> dict:
+    return strip_notebooks.strip({
         "cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
-                   "source": src} for i, src in enumerate(cells)],
+                   "source": src} for i, src in enumerate(sources)],
         "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
     })
-    (tmp_path / "chained.ipynb").write_text(json.dumps(nb))
+
+
+#: A cell that fails unless its kernel talks over Unix sockets in a folder of its own (the root conftest's remedy
+#: for two workers being handed the same TCP port).
+_PRIVATE_SOCKETS_CELL = ("from ipykernel import get_connection_info\ninfo = get_connection_info(unpack=True)\n"
+                         "assert info['transport'] == 'ipc', info\nassert '/symsgd-kernel-' in info['ip'], info")
+
+
+@pytest.mark.slow  # a subprocess of its own: not in `make test-fast`
+def test_the_test_commands_notebook_runner(tmp_path):
+    """The notebook runner of `make test` (nbval under ``pytest -n 2 --dist loadgroup``, with the root conftest), in
+    one run over three small notebooks:
+
+    - a notebook whose cells each need the one before passes: its cells run in order on one worker and one kernel
+      (split over two workers, as pytest-xdist does with ungrouped items, and did on pytest 9.2 before the
+      group-suffix fix, they fail);
+    - every kernel talks over private Unix sockets, not TCP ports (a cell asserts it in each notebook);
+    - a notebook with a raising cell fails the run, and the report names the error.
+    """
+    chained = ["x = 0"] + [f"assert x == {k}\nx += 1" for k in range(5)]
+    (tmp_path / "chained.ipynb").write_text(json.dumps(_notebook(_PRIVATE_SOCKETS_CELL, *chained)))
+    (tmp_path / "other.ipynb").write_text(json.dumps(_notebook(_PRIVATE_SOCKETS_CELL)))
+    (tmp_path / "broken.ipynb").write_text(json.dumps(_notebook("raise RuntimeError('broken cell')")))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-n", "2", "--dist", "loadgroup",
                            "--nbval-lax", "--nbval-current-env", "-v", "-p", "no:cacheprovider", "-o", "addopts=",
-                           "chained.ipynb"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:]
+                           "chained.ipynb", "other.ipynb", "broken.ipynb"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    out = proc.stdout[-4000:]
+    assert proc.returncode == 1, out  # 1: some test failed (not an internal or usage error)
+    assert "broken cell" in proc.stdout, out
+    assert re.search(r"\b1 failed, 8 passed\b", proc.stdout), out
+    failed = re.findall(r"FAILED (\S+)", proc.stdout)
+    assert all(f.startswith("broken.ipynb::") for f in failed), out
     workers = set(re.findall(r"\[(gw\d+)\] \[\s*\d+%\] PASSED chained\.ipynb::Cell", proc.stdout))
-    assert "6 passed" in proc.stdout and len(workers) == 1, proc.stdout[-3000:]
-
-
-@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
-def test_nbvals_kernels_use_private_unix_sockets_under_the_test_command(tmp_path):
-    """The root conftest moves nbval's kernels off TCP ports (two workers starting kernels at once could be handed
-    the same port): under the test command's options, each notebook's kernel reports transport ``ipc`` with its
-    sockets in its own folder."""
-    cell = ("from ipykernel import get_connection_info\ninfo = get_connection_info(unpack=True)\n"
-            "print('TRANSPORT', info['transport'], info['ip'])\n"
-            "assert info['transport'] == 'ipc', info\nassert '/symsgd-kernel-' in info['ip'], info")
-    for name in ("a", "b"):
-        nb = strip_notebooks.strip({
-            "cells": [{"cell_type": "code", "execution_count": None, "id": "c0", "metadata": {}, "outputs": [],
-                       "source": cell}],
-            "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
-        })
-        (tmp_path / f"{name}.ipynb").write_text(json.dumps(nb))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-n", "2", "--dist", "loadgroup",
-                           "--nbval-lax", "--nbval-current-env", "-v", "-p", "no:cacheprovider", "-o", "addopts=",
-                           "a.ipynb", "b.ipynb"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
-    assert proc.returncode == 0 and "2 passed" in proc.stdout, proc.stdout[-3000:]
+    assert len(workers) == 1, out
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

@@ -23,6 +23,7 @@ answers, kernel idle, figure present, data changed, page quiet) with a timeout.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -34,6 +35,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -230,13 +232,39 @@ class Server:
         self.proc = None
 
 
+#: Test servers' kernels talk over Unix sockets, not TCP ports: jupyter_client picks a free port, closes it, and the
+#: kernel binds it a moment later, so two workers starting kernels at once can be handed the same port and a kernel
+#: dies at start ("Address already in use"; nbval's and the static edition's kernels have the same remedy). The
+#: sockets sit next to the connection file (``<runtime or temp dir>/kernel-<id>-ipc-<n>``), so those folders are
+#: short ones of their own (:func:`server_env`): a Unix socket path must stay under 107 bytes. The classroom itself
+#: keeps TCP: readers' machines include Windows, and one reader starts one kernel at a time.
+KERNELS_ON_UNIX_SOCKETS = "--KernelManager.transport=ipc"
+
+
+def check_kernel_on_unix_sockets(connection_file) -> None:
+    """The kernel of ``connection_file`` was started with :data:`KERNELS_ON_UNIX_SOCKETS` (its sockets in a short
+    private folder)."""
+    info = json.loads(Path(connection_file).read_text(encoding="utf-8"))
+    assert info.get("transport") == "ipc", f"kernel on {info.get('transport')} at {info.get('ip')}, not Unix sockets"
+    assert len(f"{info['ip']}-{info['shell_port']}") < 107, f"socket path too long: {info['ip']}"
+
+
+def _short_folder() -> str:
+    folder = tempfile.mkdtemp(prefix="sj-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 def server_env(root: Path) -> dict:
-    """Environment for a test server: its own runtime/data/IPython/temp dirs, nothing written to $HOME."""
+    """Environment for a test server: its own runtime/data/IPython/temp dirs, nothing written to $HOME. The runtime
+    and temp dirs (where Jupyter and Voilà write their kernels' connection files and sockets) are short folders of
+    their own, for :data:`KERNELS_ON_UNIX_SOCKETS`."""
     env = dict(os.environ)
-    for var, sub in (("JUPYTER_RUNTIME_DIR", "runtime"), ("JUPYTER_DATA_DIR", "data"), ("IPYTHONDIR", "ipython"),
-                     ("TMPDIR", "tmp")):  # Voilà keeps its kernels' connection files in a temp dir
+    for var, sub in (("JUPYTER_DATA_DIR", "data"), ("IPYTHONDIR", "ipython")):
         (root / sub).mkdir(parents=True, exist_ok=True)
         env[var] = str(root / sub)
+    env["JUPYTER_RUNTIME_DIR"] = _short_folder()
+    env["TMPDIR"] = _short_folder()  # Voilà keeps its kernels' connection files in a temp dir
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
@@ -281,7 +309,7 @@ def start_lab(tmp_path_factory, base_path: str = "/", *, source: Path | None = N
             f"--ServerApp.base_url={base_path}",
             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={nb_dir}",
             f"--LabApp.user_settings_dir={root / 'settings'}", f"--LabApp.workspaces_dir={root / 'workspaces'}",
-            "--LabApp.extension_manager=readonly", "--ServerApp.terminals_enabled=False"]
+            "--LabApp.extension_manager=readonly", "--ServerApp.terminals_enabled=False", KERNELS_ON_UNIX_SOCKETS]
     name = name or ("lab" if base_path == "/" else "lab-prefixed")
     server = Server(name, argv, server_env(root), nb_dir, f"http://127.0.0.1:{port}{base_path.rstrip('/')}",
                     "/api/status", token)
@@ -297,7 +325,7 @@ def start_voila(classroom, tmp_path_factory, host: str, *, source: Path | None =
     nb_dir = _serve(root, source)
     classroom.check_template()
     port = free_port()
-    argv = classroom.voila_argv(nb_dir, port, open_browser=False, python=sys.executable)
+    argv = [*classroom.voila_argv(nb_dir, port, open_browser=False, python=sys.executable), KERNELS_ON_UNIX_SOCKETS]
     env = {**classroom.voila_env(classroom.prepare_template_root(root / "template"), server_env(root)), **(env or {})}
     name = name or ("voila" if host == "127.0.0.1" else f"voila-{host}")
     return Server(name, argv, env, nb_dir, f"http://{host}:{port}", "/").start()

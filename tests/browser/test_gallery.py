@@ -26,6 +26,7 @@ from browser_support import (
     answer_exercises,
     audit_step,
     check_claim_cells,
+    check_kernel_on_unix_sockets,
     check_printed_text_is_compact,
     check_widgets_rendered,
     full_screenshot,
@@ -127,6 +128,8 @@ def test_gallery(mode: Mode, request, browser, classroom):
             t0 = 0.0
             with run.step("find the page's kernel"):
                 connection = kernel_connection_file(server, voila_kernel_id(page))
+            with run.step("the page's kernel talks over Unix sockets, not a TCP port"):
+                check_kernel_on_unix_sockets(connection)
 
             def kernel_idle():
                 wait_voila_kernel_idle(page, run, 60 * mode.throttle)
@@ -135,6 +138,8 @@ def test_gallery(mode: Mode, request, browser, classroom):
             t0 = open_and_run_all_in_lab(page, server, run, mode)
             with run.step("find the page's kernel"):
                 connection = _kernel_connection(server, GALLERY.name)
+            with run.step("the page's kernel talks over Unix sockets, not a TCP port"):
+                check_kernel_on_unix_sockets(connection)
 
             def kernel_idle():
                 wait_lab_kernel_idle(page, run, 60 * mode.throttle)
