@@ -14,16 +14,24 @@ CDN for Font Awesome CSS, so we serve the notebooks with the ``symsgd`` template
 (``tools/voila/templates/symsgd``), which drops those links (the icons are bundled with
 Voilà). ``tests/browser/test_voila.py`` opens every notebook this way in Chromium and fails
 if any request leaves 127.0.0.1.
+
+A kernel holds a few hundred MB: the kernel of a page nobody has open is shut down (:data:`CULL_IDLE_TIMEOUT_S`), and
+stopping this command (Ctrl+C, ``kill``, closing the terminal) stops Voilà and every kernel it started
+(:func:`run_voila`). ``tests/browser/test_classroom_kernels.py`` opens and closes pages and stops the command.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from symsgd_jupyter import PLOTLY_BUNDLE_ENV, plotly_bundle
@@ -105,9 +113,45 @@ def voila_env(template_root: Path | str = TEMPLATE_ROOT, base: dict | None = Non
 #: display would otherwise be dropped from the page without a word: "Timeout waiting for IOPub output").
 IOPUB_TIMEOUT_S = 120
 
+# Kernels of closed pages. Each page gets its own kernel (~380 MB with the notebooks' imports). Voilà 0.5's page asks
+# for its kernel's shutdown when it unloads, but Voilà refuses that request (403, "'_xsrf' argument missing") unless
+# the browser already holds an _xsrf cookie for this host, which the notebook page never sets (the folder listing
+# and JupyterLab do): a page opened from its printed address keeps its kernel; nor does a crashed, killed or
+# sleeping browser send the request. Nothing else frees the kernel. jupyter_server's idle culler, which runs
+# in Voilà's kernel manager, is the backstop: every CULL_INTERVAL_S it shuts down each kernel that has been idle
+# (no message from the kernel) for more than CULL_IDLE_TIMEOUT_S *and* has no page connected (cull_connected=False):
+# the kernel of a closed tab goes within CULL_IDLE_TIMEOUT_S + CULL_INTERVAL_S of its last activity, often sooner;
+# an open page keeps its kernel however long it stays untouched (culling it would freeze its figures mid-lecture),
+# and a kernel still running its notebook is never culled (cull_busy=False).
+#: Seconds a kernel with no page connected may stay idle. Between the end of the notebook's run and the page
+#: connecting to its kernel (the browser still loading the page's scripts and widget code) the kernel is idle and
+#: unconnected although its page is opening: the timeout must stay well above that gap, even on a slow laptop.
+CULL_IDLE_TIMEOUT_S = 120
+#: Seconds between two passes of the culler (jupyter_server's default is 300).
+CULL_INTERVAL_S = 30
+
+
+def culling_argv(cull_after_s: int = CULL_IDLE_TIMEOUT_S, cull_interval_s: int = CULL_INTERVAL_S) -> list[str]:
+    """Voilà options that shut down the kernel of a closed page after ``cull_after_s`` idle seconds, checked
+    every ``cull_interval_s`` (``cull_after_s=0``: never); open pages and running notebooks keep their kernels.
+
+    Raises:
+        ValueError: ``cull_after_s`` is not an int ≥ 0, or ``cull_interval_s`` not an int ≥ 1.
+    """
+    if not isinstance(cull_after_s, int) or cull_after_s < 0:
+        raise ValueError(f"cull_after_s must be an int >= 0 (0: never cull), got {cull_after_s!r}")
+    if not isinstance(cull_interval_s, int) or cull_interval_s < 1:
+        raise ValueError(f"cull_interval_s must be an int >= 1, got {cull_interval_s!r}")
+    # MappingKernelManager: the class of Voilà's kernel manager (AsyncMappingKernelManager) that holds these settings
+    return [f"--MappingKernelManager.cull_idle_timeout={cull_after_s}",
+            f"--MappingKernelManager.cull_interval={cull_interval_s}",
+            "--MappingKernelManager.cull_connected=False",
+            "--MappingKernelManager.cull_busy=False"]
+
 
 def voila_argv(target: Path | str, port: int = DEFAULT_PORT, open_browser: bool = False,
-               python: str = sys.executable) -> list[str]:
+               python: str = sys.executable, cull_after_s: int = CULL_IDLE_TIMEOUT_S,
+               cull_interval_s: int = CULL_INTERVAL_S) -> list[str]:
     """Command line that serves ``target`` (a notebook or a folder of notebooks) with Voilà.
 
     Args:
@@ -115,12 +159,13 @@ def voila_argv(target: Path | str, port: int = DEFAULT_PORT, open_browser: bool 
         port: TCP port on 127.0.0.1 (must be free: no silent move to another port).
         open_browser: open the system browser on the page once the server is up.
         python: interpreter that has Voilà installed (the kernels use it too).
+        cull_after_s, cull_interval_s: see :func:`culling_argv`.
 
     Returns:
-        The argument list for :func:`subprocess.run`.
+        The argument list for :func:`run_voila`.
 
     Raises:
-        ValueError: ``port`` is not in 1..65535.
+        ValueError: ``port`` is not in 1..65535, or a culling setting is out of range.
     """
     if not isinstance(port, int) or not 0 < port < 65536:
         raise ValueError(f"port must be an int in 1..65535, got {port!r}")
@@ -131,7 +176,8 @@ def voila_argv(target: Path | str, port: int = DEFAULT_PORT, open_browser: bool 
             "--VoilaConfiguration.show_tracebacks=True",
             # Voilà executes each cell, then waits IOPUB_TIMEOUT_S for the cell's outputs; nbclient's default (4 s)
             # silently drops a figure whose display arrives later, as it does on a busy or slow machine
-            f"--VoilaExecutor.iopub_timeout={IOPUB_TIMEOUT_S}"]
+            f"--VoilaExecutor.iopub_timeout={IOPUB_TIMEOUT_S}",
+            *culling_argv(cull_after_s, cull_interval_s)]
     if not open_browser:
         argv.append("--no-browser")
     return argv
@@ -157,6 +203,97 @@ def check_template() -> None:
         raise FileNotFoundError(f"the offline Voilà template is missing: {conf} (restore tools/voila/ from git)")
 
 
+#: Signals that stop the classroom server: Ctrl+C (SIGINT), ``kill`` (SIGTERM), the terminal window closed (SIGHUP).
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+#: Seconds Voilà gets, after a stop signal, to shut its kernels down (jupyter_client waits up to 5 s for each, all at
+#: once) before it and every process it started are killed. A second Ctrl+C kills them at once.
+STOP_GRACE_S = 15.0
+#: Seconds between two looks at Voilà while it runs (how late a stop signal or Voilà's own exit is noticed).
+POLL_S = 0.25
+
+
+def _process_tree(pid: int) -> list:
+    """The process ``pid`` and every process under it, as ``psutil.Process`` objects (which know a reused pid from
+    the process they were made for); [] if ``pid`` is gone or psutil (installed with IPython) is missing."""
+    try:
+        import psutil
+    except ImportError:
+        return []
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def _stop_processes(procs: list, sig: int, wait_s: float) -> list:
+    """Send ``sig`` to each process of ``procs`` still running; return those still running after ``wait_s``."""
+    if not procs:
+        return []
+    import psutil
+
+    alive = []
+    for p in procs:
+        with contextlib.suppress(psutil.Error):  # gone (psutil checks the pid was not reused)
+            if p.status() != psutil.STATUS_ZOMBIE:  # a zombie has exited already: only its reaper is late
+                p.send_signal(sig)
+                alive.append(p)
+    return psutil.wait_procs(alive, timeout=wait_s)[1]
+
+
+def run_voila(argv: list[str], env: dict, grace_s: float = STOP_GRACE_S) -> int:
+    """Run the Voilà command ``argv`` until it exits or this process gets a stop signal (:data:`STOP_SIGNALS`), and
+    return with nothing it started still running.
+
+    Voilà runs in a session (process group) of its own, so a stop signal reaches it through here only: it gets
+    SIGTERM, on which it shuts its kernels down and exits. The kernels run in sessions of their own, so the processes
+    under Voilà are looked up while it stops; whichever of them (Voilà, a kernel, a kernel's worker) is still running
+    after ``grace_s`` (at once after a second signal), or after Voilà has exited, is killed.
+
+    Returns:
+        Voilà's exit code if it exited by itself (e.g. its port was taken), 0 if it was stopped by a signal.
+    """
+    stops: list[int] = []  # the stop signals received so far
+
+    def on_stop(signum, frame):  # noqa: ARG001 - the signal module's signature
+        stops.append(signum)
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # signal handlers can only be set there
+        previous = {sig: signal.signal(sig, on_stop) for sig in STOP_SIGNALS}  # before Voilà starts: no gap
+    started: dict[int, object] = {}  # pid -> psutil.Process: every process seen under Voilà
+    proc = None
+    try:
+        proc = subprocess.Popen(argv, env=env, start_new_session=True)
+        while proc.poll() is None and not stops:
+            time.sleep(POLL_S)  # waiting for Voilà to exit or for a stop signal, whichever comes first
+        if proc.returncode is not None:  # Voilà stopped by itself; its kernels see their parent gone and exit
+            return proc.returncode
+        print("Stopping the classroom server and its kernels...", file=sys.stderr, flush=True)
+        started.update((p.pid, p) for p in _process_tree(proc.pid))
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)  # Voilà's own stop: it shuts every kernel down, then exits
+        deadline = time.monotonic() + grace_s
+        while proc.poll() is None and time.monotonic() < deadline and len(stops) < 2:
+            started.update((p.pid, p) for p in _process_tree(proc.pid))  # a kernel started meanwhile
+            time.sleep(POLL_S)
+        return 0
+    finally:
+        if proc is not None:
+            if proc.poll() is None:  # past the grace period, a second signal, or an error here: kill
+                started.update((p.pid, p) for p in _process_tree(proc.pid))
+                if hasattr(os, "killpg"):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)  # Voilà's group (its kernels have sessions of their own)
+                else:
+                    proc.kill()
+                proc.wait()
+            leftovers = [p for pid, p in started.items() if pid != proc.pid]
+            _stop_processes(_stop_processes(leftovers, signal.SIGTERM, 3.0), signal.SIGKILL, 3.0)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Serve the symsgd notebooks as code-free, offline Voilà dashboards "
                                                  "on 127.0.0.1.")
@@ -166,10 +303,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser window")
     parser.add_argument("--solutions", action="store_true",
                         help="instructor variant: every Check-yourself worked solution shown open (make instructor)")
+    parser.add_argument("--cull-after", type=int, default=CULL_IDLE_TIMEOUT_S, metavar="SECONDS",
+                        help="shut down the kernel of a page nobody has open once it has been idle that long "
+                             f"(default {CULL_IDLE_TIMEOUT_S}; 0: never); an open page keeps its kernel")
+    parser.add_argument("--cull-interval", type=int, default=CULL_INTERVAL_S, metavar="SECONDS",
+                        help=f"how often to look for such kernels (default {CULL_INTERVAL_S})")
     args = parser.parse_args(argv)
     target = Path(args.target)
     if not target.exists():
         parser.error(f"{target} does not exist")
+    try:
+        voila_cmd = voila_argv(target, args.port, open_browser=not args.no_browser, cull_after_s=args.cull_after,
+                               cull_interval_s=args.cull_interval)
+    except ValueError as exc:
+        parser.error(str(exc))
     check_template()
     variant = " — instructor variant, every worked solution open" if args.solutions else ""
     print(f"Classroom mode{variant}: {target} at http://127.0.0.1:{args.port}/ (offline; Ctrl+C stops it)")
@@ -181,11 +328,7 @@ def main(argv: list[str] | None = None) -> int:
           flush=True)
     with tempfile.TemporaryDirectory(prefix="symsgd-classroom-") as tmp:
         root = prepare_template_root(tmp)
-        try:
-            return subprocess.call(voila_argv(target, args.port, open_browser=not args.no_browser),
-                                   env=voila_env(root, solutions=args.solutions))
-        except KeyboardInterrupt:
-            return 0
+        return run_voila(voila_cmd, env=voila_env(root, solutions=args.solutions))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 """tools/classroom.py without a browser: the command line, the environment, the template copy.
 
-(The launcher itself is exercised end to end in test_voila.py, which starts Voilà with it.)
+(The launcher itself is exercised end to end in test_voila.py, which starts Voilà with its command line, and in
+test_classroom_kernels.py, which runs it, opens and closes pages and stops it.)
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import sys
 
 import pytest
 
@@ -24,6 +27,27 @@ def test_voila_waits_for_late_outputs_instead_of_dropping_them(classroom, tmp_pa
     argv = classroom.voila_argv(tmp_path, 9123)
     assert f"--VoilaExecutor.iopub_timeout={classroom.IOPUB_TIMEOUT_S}" in argv
     assert classroom.IOPUB_TIMEOUT_S >= 60
+
+
+def test_voila_argv_culls_the_kernels_of_closed_pages_but_never_of_open_ones(classroom, tmp_path):
+    # 16 page loads left 16 idle kernels (6.1 GB): a kernel nobody's page is connected to is shut down once idle
+    argv = classroom.voila_argv(tmp_path, 9123)
+    assert f"--MappingKernelManager.cull_idle_timeout={classroom.CULL_IDLE_TIMEOUT_S}" in argv
+    assert f"--MappingKernelManager.cull_interval={classroom.CULL_INTERVAL_S}" in argv
+    assert "--MappingKernelManager.cull_connected=False" in argv  # an open page keeps its kernel (its figures live)
+    assert "--MappingKernelManager.cull_busy=False" in argv  # and so does a notebook still running
+    # well above the time an opening page takes to connect to its kernel once the notebook has run; a few minutes
+    assert 60 <= classroom.CULL_IDLE_TIMEOUT_S <= 600
+    assert 1 <= classroom.CULL_INTERVAL_S <= classroom.CULL_IDLE_TIMEOUT_S
+    argv = classroom.voila_argv(tmp_path, 9123, cull_after_s=0, cull_interval_s=5)
+    assert "--MappingKernelManager.cull_idle_timeout=0" in argv and "--MappingKernelManager.cull_interval=5" in argv
+
+
+@pytest.mark.parametrize("settings", [{"cull_after_s": -1}, {"cull_after_s": 2.5}, {"cull_interval_s": 0},
+                                      {"cull_interval_s": "30"}])
+def test_voila_argv_rejects_bad_culling_settings(classroom, tmp_path, settings):
+    with pytest.raises(ValueError, match="cull"):
+        classroom.voila_argv(tmp_path, 9123, **settings)
 
 
 @pytest.mark.parametrize("port", [0, 70000, "8866", 1.5])
@@ -58,6 +82,30 @@ def test_main_refuses_a_missing_target(classroom, tmp_path):
         classroom.main([str(tmp_path / "missing"), "--no-browser"])
 
 
+@pytest.mark.parametrize("args", [["--cull-after", "-5"], ["--cull-interval", "0"]])
+def test_main_refuses_bad_culling_settings(classroom, tmp_path, args, capsys):
+    with pytest.raises(SystemExit):
+        classroom.main([str(tmp_path), "--no-browser", *args])
+    assert "cull" in capsys.readouterr().err
+
+
+def test_main_passes_the_culling_settings_to_voila(classroom, monkeypatch, tmp_path):
+    seen = {}
+    monkeypatch.setattr(classroom, "run_voila", lambda cmd, env: seen.update(cmd=cmd) or 0)
+    assert classroom.main([str(tmp_path), "--no-browser"]) == 0
+    assert seen["cmd"] == classroom.voila_argv(tmp_path, classroom.DEFAULT_PORT)  # the defaults
+    assert classroom.main([str(tmp_path), "--no-browser", "--cull-after", "7", "--cull-interval", "2"]) == 0
+    assert seen["cmd"] == classroom.voila_argv(tmp_path, classroom.DEFAULT_PORT, cull_after_s=7, cull_interval_s=2)
+
+
+@pytest.mark.slow
+def test_run_voila_returns_the_exit_code_of_a_server_that_stops_by_itself(classroom):
+    # e.g. the port is taken: make sees the failure; the stop signals' handlers are put back
+    before = {sig: signal.getsignal(sig) for sig in classroom.STOP_SIGNALS}
+    assert classroom.run_voila([sys.executable, "-c", "raise SystemExit(3)"], dict(os.environ)) == 3
+    assert {sig: signal.getsignal(sig) for sig in classroom.STOP_SIGNALS} == before
+
+
 def test_page_urls_name_every_notebook_of_a_folder(classroom, tmp_path):
     for name in ("b.ipynb", "a.ipynb"):
         (tmp_path / name).write_text("{}", encoding="utf-8")
@@ -89,11 +137,11 @@ def test_classroom_kernels_know_their_mode_and_the_instructor_variant_opens_solu
 def test_make_instructor_is_classroom_mode_with_every_solution_open(classroom, monkeypatch, tmp_path, argv, solutions):
     seen = {}
 
-    def fake_call(cmd, env):
+    def fake_run_voila(cmd, env):
         seen.update(cmd=cmd, env=env)
         return 0
 
-    monkeypatch.setattr(classroom.subprocess, "call", fake_call)
+    monkeypatch.setattr(classroom, "run_voila", fake_run_voila)
     assert classroom.main([str(tmp_path), "--no-browser", *argv]) == 0
     assert (seen["env"].get("SYMSGD_SOLUTIONS") == "open") is solutions
     assert seen["env"]["SYMSGD_MODE"] == "classroom"
