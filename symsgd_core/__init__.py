@@ -29,7 +29,11 @@ from __future__ import annotations
 
 import importlib
 
-from .core.conventions import LOSS_HALF_FACTOR, lr_for_temperature, steps_for_time, temperature, time_of_steps
+from ._startup import import_jsonschema_without_iri_grammar
+
+import_jsonschema_without_iri_grammar()  # before plotly (through nbformat) imports jsonschema: see _startup
+
+from .core.conventions import LOSS_HALF_FACTOR, lr_for_temperature, steps_for_time, temperature, time_of_steps  # noqa: E402
 
 __version__ = "0.1.0"
 
