@@ -18,6 +18,8 @@ $(STAMP): requirements-lock.txt pyproject.toml
 	$(PY) -m pip install --quiet -r requirements-lock.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m symsgd_jupyter --enable
+	@# every numba kernel compiled into its on-disk cache once, here: no reader's first Run and no test pays it
+	$(PY) -m symsgd_core warm
 	touch $(STAMP)
 
 # JupyterLab refuses to start as root without --allow-root; containers and WSL often run as root.

@@ -1,5 +1,6 @@
-"""Command line: ``python -m symsgd_core check``, ``python -m symsgd_core bench`` and
-``python -m symsgd_core sweep NAME`` (makes a shipped precomputed grid)."""
+"""Command line: ``python -m symsgd_core check``, ``python -m symsgd_core bench``,
+``python -m symsgd_core sweep NAME`` (makes a shipped precomputed grid) and ``python -m symsgd_core warm``
+(compiles every numba kernel into its on-disk cache; the set-up step runs it)."""
 
 from __future__ import annotations
 
@@ -69,6 +70,14 @@ def _bench(args) -> int:
     return 0
 
 
+def _warm(args) -> int:
+    from .core.warm import warm_kernels
+
+    seconds = warm_kernels(log=print)
+    print(f"{'total':34s} {sum(seconds.values()):6.1f} s")
+    return 0
+
+
 def _sweep(args) -> int:
     from .rank_jumps.sde_experiments import write_grid
 
@@ -104,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--json", action="store_true", help="print results as JSON")
     b.add_argument("--only", nargs="*", help="run only benchmarks whose name starts with these")
     b.set_defaults(func=_bench)
+    k = sub.add_parser("warm", help="compile every numba kernel into its on-disk cache (seconds per engine)")
+    k.set_defaults(func=_warm)
     w = sub.add_parser("sweep", help="run a named parameter sweep and write its grid file (e.g. sde05: Notebook 05)")
     w.add_argument("name", help="the grid: sde05 (Notebook 05's shipped grid) or tiny (seconds)")
     w.add_argument("--out", default=None, help="output JSON (default: the package's data_files/)")

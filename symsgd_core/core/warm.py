@@ -1,0 +1,125 @@
+"""Compile every numba kernel into its on-disk cache ahead of use: ``python -m symsgd_core warm``.
+
+Why: the kernels are ``@njit(cache=True)``, so a fresh environment compiles each one on its first call — tens
+of CPU-seconds in all, paid by a reader's first Run of a notebook (a classroom page lost widgets waiting for it)
+and by the first tests. Run once at set-up (the Makefile's ``$(STAMP)`` step), :func:`warm_kernels` leaves every
+later process only loading the compiled code from the cache (``NUMBA_CACHE_DIR`` if set, else ``__pycache__``
+beside the sources).
+
+How: numba caches one entry per argument-type signature, so the warm-up calls each engine through the same
+public entry points the experiments use (float64/int64 arrays, read-only data and targets, Python floats and
+ints), once per branch that selects a different kernel, for a few steps of the smallest sizes. A kernel called
+with other types later would still compile: ``tests/test_numba_cache.py`` fails when a cached kernel has no
+entry after the warm-up, or when a small real workload through the notebooks' experiments compiles anything.
+"""
+
+from __future__ import annotations
+
+import time
+
+__all__ = ["KERNEL_MODULES", "warm_kernels"]
+
+#: The modules that hold ``@njit(cache=True)`` kernels, in the order they are warmed (the SDE kernels reuse
+#: helpers of ``rank_jumps._kernels``, so that one goes first).
+KERNEL_MODULES = ("balance._kernels", "rank_jumps._kernels", "rank_jumps._sde_kernels",
+                  "rank_jumps._sde_adaptive_kernel", "stationary._kernels")
+
+
+def _balance() -> None:
+    import numpy as np
+
+    from ..balance import GaussianData, ScalarModel, run_sgd
+
+    data = GaussianData(k=1.0, sigma=1.0)
+    start = np.array([1.0, 1.0])
+    run_sgd(ScalarModel(), start, data, lr=0.01, steps=2, runs=2)  # fresh Gaussian samples: sgd_scalar_gaussian
+    run_sgd(ScalarModel(), start, data.dataset(8), lr=0.01, steps=2, runs=2)  # a finite dataset: sgd_scalar_dataset
+
+
+def _rank_jumps_setup():
+    from ..rank_jumps import epsilon_completion, init_params, make_architecture
+    from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
+
+    arch = make_architecture((2, 2), EXP.depth, EXP.width)
+    return init_params(arch, 2, 0), epsilon_completion(EXP.eps), EXP
+
+
+def _rank_jumps() -> None:
+    from ..rank_jumps import run
+
+    start, problem, exp = _rank_jumps_setup()
+    kw = dict(lr=exp.lr_phase0, lam=exp.lam_hot, record_every=1)
+    run(start, problem, 2, method="sgd", seed=0, **kw)  # batch 1, depth >= 2: _sgd1_ens (records: _jacobi_svals)
+    run(start, problem, 2, method="sgd", batch_size=2, seed=0, **kw)  # minibatch: _sgdb_ens
+    run(start, problem, 2, method="gd", **kw)  # GD (and Langevin: the same kernel, the same types): _gd_ens
+
+
+def _rank_jumps_sde() -> None:
+    from ..rank_jumps import run_sde
+
+    start, problem, exp = _rank_jumps_setup()
+    run_sde(start, problem, 2, lr=exp.lr_phase0, lam=exp.lam_hot, dt=exp.lr_phase0, seed=0, record_every=1)
+
+
+def _rank_jumps_sde_adaptive() -> None:
+    from ..rank_jumps.sde_adaptive import run_sde_adaptive
+
+    start, problem, exp = _rank_jumps_setup()
+    lr = exp.lr_phase0
+    run_sde_adaptive(start, problem, 2 * lr, lr=lr, lam=exp.lam_hot, h_max=lr, seed=0, record_dt=lr)
+
+
+def _stationary() -> None:
+    from ..stationary import DiagonalNetProblem, simulate_v, simulate_v_coupled
+
+    problem = DiagonalNetProblem.gaussian(1.0, 1.0)
+    kw = dict(n_chains=2, t_end=0.04, dt=0.02, v0=1.0, seed=0, threads=1)
+    simulate_v(problem, 0.1, 1, **kw)  # run_block
+    simulate_v_coupled(problem, 0.1, 1, **kw)  # run_block_coupled (fine and coarse steps on one path)
+
+
+_WARMERS = {"balance._kernels": _balance, "rank_jumps._kernels": _rank_jumps,
+            "rank_jumps._sde_kernels": _rank_jumps_sde, "rank_jumps._sde_adaptive_kernel": _rank_jumps_sde_adaptive,
+            "stationary._kernels": _stationary}
+
+
+def _compiled_and_loaded(module: str) -> tuple[int, int]:
+    """Signatures the module's dispatchers compiled and loaded from the cache so far in this process."""
+    import importlib
+
+    from numba.core.registry import CPUDispatcher
+
+    mod = importlib.import_module(f"symsgd_core.{module}")
+    ds = [f for f in vars(mod).values() if isinstance(f, CPUDispatcher) and f.__module__ == mod.__name__]
+    return (sum(sum(d.stats.cache_misses.values()) for d in ds), sum(sum(d.stats.cache_hits.values()) for d in ds))
+
+
+def warm_kernels(log=print) -> dict:
+    """Call every engine once at the smallest sizes so each kernel is compiled into (or loaded from) its cache.
+
+    Args:
+        log: called with one line per kernel module (wall and CPU seconds, signatures compiled / loaded from the
+            cache); ``None``: silent.
+
+    Returns:
+        ``{kernel module: seconds}`` (wall time, with the engine package's import but not numpy's, scipy's or
+        numba's), keys in the order of :data:`KERNEL_MODULES`.
+    """
+    import importlib
+
+    import numba  # noqa: F401  (the shared imports are no engine's cost)
+    import numpy  # noqa: F401
+    import scipy  # noqa: F401
+
+    seconds = {}
+    for module in KERNEL_MODULES:
+        t0, c0 = time.perf_counter(), time.process_time()
+        # the engine's own imports count: importing symsgd_core.rank_jumps already runs GD (an exercise's answer)
+        importlib.import_module(f"symsgd_core.{module}")
+        _WARMERS[module]()
+        seconds[module] = time.perf_counter() - t0
+        if log is not None:
+            compiled, loaded = _compiled_and_loaded(module)
+            log(f"{module:34s} {seconds[module]:6.1f} s  (CPU {time.process_time() - c0:5.1f} s; {compiled} compiled, "
+                f"{loaded} loaded from the cache)")
+    return seconds
