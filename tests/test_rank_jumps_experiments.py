@@ -12,6 +12,7 @@ import pytest
 
 from symsgd_core import rank_jumps
 from symsgd_core.rank_jumps.exercises import basin_radius_exercise, better_minimum_exercise, decay_factor_exercise
+from symsgd_core.rank_jumps.experiments import BASIN_SLOPE
 
 EXP = rank_jumps.EPSILON_EXPERIMENT
 
@@ -164,6 +165,8 @@ def test_basin_radius_exercise_uses_the_measured_slope():
     the measured value, so the question and the basin figure agree."""
     slope = rank_jumps.basin_slope()
     assert slope == pytest.approx(0.17, abs=0.005)
+    # the stored value (10 digits: rounding ≤ 5e-11, i.e. 3e-10 relative) is the measured one
+    assert slope == pytest.approx(BASIN_SLOPE, rel=1e-9)
     ex = basin_radius_exercise()
     assert f"|g| = {slope:.3g}" in ex.question
     assert ex.check(rank_jumps.basin_radius(4, 0.027, slope)).correct

@@ -21,8 +21,8 @@ import numpy as np
 
 from ..core.exercises import Exercise, Feedback, as_number, number_exercise
 from .analysis import basin_radius, min_norm_completion, origin_fit_gradient, origin_threshold
+from .experiments import BASIN_SLOPE, basin_slope, trap
 from .experiments import EPSILON_EXPERIMENT as EXP
-from .experiments import basin_slope, trap
 from .problems import epsilon_completion
 from .stepping import weight_decay_factor
 
@@ -154,11 +154,14 @@ def basin_radius_exercise(depth: int = EXP.depth, lam: float = EXP.lam_hot, slop
     """Exercise: the first-order basin radius a_c = (2γ/|g|)^{1/(L−2)} (relative tolerance 1e-2).
 
     ``slope`` defaults to the fit slope measured at the rank-1 minimum of the ε-completion
-    (:func:`~.experiments.basin_slope`, ≈ 0.170; the question quotes it to 3 digits), so the question and the
+    (:func:`~.experiments.basin_slope`, :data:`~.experiments.BASIN_SLOPE` ≈ 0.170 at the experiment's γ; the
+    question quotes it to 3 digits), so the question and the
     basin figure agree; ``solution`` is the hand computation with the quoted slope, ``(2·0.027/0.17)^{1/2}``.
     """
     measured = slope is None
-    slope = basin_slope(lam=lam) if slope is None else float(slope)
+    if slope is None:  # measured at the rank-1 minimum (stored once for the experiment's γ: BASIN_SLOPE)
+        slope = BASIN_SLOPE if lam == EXP.lam_hot else basin_slope(lam=lam)
+    slope = float(slope)
     exact = basin_radius(depth, lam, slope)
     suppose = " (suppose the fit slope stays the same)" if measured and depth != EXP.depth else ""
     ex = number_exercise(

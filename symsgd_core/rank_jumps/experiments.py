@@ -61,7 +61,8 @@ from .problems import CompletionProblem, epsilon_completion, loss
 from .stepping import flush_threshold, weight_decay_factor
 
 __all__ = [
-    "EPSILON_EXPERIMENT", "EpsilonExperiment", "ForcedRecord", "NoStartingMinimum", "LANGEVIN_RANK_TOL", "POLISH_STEPS",
+    "BASIN_SLOPE", "EPSILON_EXPERIMENT", "EpsilonExperiment", "ForcedRecord", "NoStartingMinimum",
+    "LANGEVIN_RANK_TOL", "POLISH_STEPS",
     "AnnealResult", "FullObservationResult", "all_entries_observed", "cold_weight_decay_sweep",
     "BasinResult", "EnsembleResult", "LangevinResult", "MechanismResult", "PenaltyView", "TrapResult", "anneal",
     "basin", "ensemble", "forced_row_run", "langevin", "mechanism", "minima_losses", "penalty_view",
@@ -187,9 +188,16 @@ def minima_losses(eps: float, lam: float, lr: float = EXP.lr_phase0, n_steps: in
             "sv1": _singular_values(p1)[0], "sv2": sv2}
 
 
+#: ``basin_slope()`` at the experiment's settings (ε, γ_hot, depth, width), to 10 digits: the basin-radius exercise
+#: quotes it, and a 40 000-step GD to measure it again at every ``import symsgd_core.rank_jumps`` cost each kernel
+#: seconds. tests/test_rank_jumps_experiments.py measures it again.
+BASIN_SLOPE = 0.1701813817
+
+
 def basin_slope(eps: float = EXP.eps, lam: float = EXP.lam_hot, depth: int = EXP.depth,
                 width: int = EXP.width) -> float:
-    """``|g|``, the fit slope along a new direction at the rank-1 minimum (what sets the basin radius a_c)."""
+    """``|g|``, the fit slope along a new direction at the rank-1 minimum (what sets the basin radius a_c;
+    :data:`BASIN_SLOPE` at the defaults)."""
     p1 = rank_one_minimum(eps, depth=depth, width=width, lam=lam)
     return abs(fit_slope_along_new_direction(p1, epsilon_completion(eps), 1))
 
