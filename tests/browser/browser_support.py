@@ -241,6 +241,21 @@ class Server:
 KERNELS_ON_UNIX_SOCKETS = "--KernelManager.transport=ipc"
 
 
+def cold_kernel_cache() -> dict:
+    """Environment for a server whose kernels start with an empty compiled-kernel cache (a fresh ``NUMBA_CACHE_DIR``),
+    as on a fresh install before ``python -m symsgd_core warm``: each numba kernel compiles on its first call, inside
+    the page's kernel, as a reader's first Run did (a classroom page once lost widgets that way)."""
+    return {"NUMBA_CACHE_DIR": _short_folder()}
+
+
+def check_kernels_compiled_cold(server) -> None:
+    """The cold cache of ``server`` (:func:`cold_kernel_cache`) now holds compiled kernels: the page ran from cold."""
+    folder = server.env.get("NUMBA_CACHE_DIR")
+    assert folder, "this server was not started with a cold kernel cache"
+    compiled = sorted(p.name for p in Path(folder).rglob("*.nbi"))
+    assert compiled, f"no kernel was compiled into the cold cache {folder}: the page did not start cold"
+
+
 def check_kernel_on_unix_sockets(connection_file) -> None:
     """The kernel of ``connection_file`` was started with :data:`KERNELS_ON_UNIX_SOCKETS` (its sockets in a short
     private folder)."""
@@ -294,10 +309,11 @@ LAB_BASE_PATH = "/user/symsgd-test/"
 
 
 def start_lab(tmp_path_factory, base_path: str = "/", *, source: Path | None = None, name: str | None = None,
-              settings: dict | None = None) -> Server:
+              settings: dict | None = None, env: dict | None = None) -> Server:
     """JupyterLab on 127.0.0.1, a free port and a token, serving a temporary copy of notebooks/ (or of the notebook
     ``source`` alone) under ``base_path`` (``/``, or a prefix such as JupyterHub's ``/user/NAME/``), with
-    :data:`LAB_SETTINGS` and ``settings`` as user settings; ``name`` names its log."""
+    :data:`LAB_SETTINGS` and ``settings`` as user settings; ``name`` names its log; ``env`` is added to the server's
+    environment (its kernels inherit it)."""
     root = tmp_path_factory.mktemp("lab")
     nb_dir = _serve(root, source)
     for rel, value in {**LAB_SETTINGS, **(settings or {})}.items():
@@ -311,7 +327,8 @@ def start_lab(tmp_path_factory, base_path: str = "/", *, source: Path | None = N
             f"--LabApp.user_settings_dir={root / 'settings'}", f"--LabApp.workspaces_dir={root / 'workspaces'}",
             "--LabApp.extension_manager=readonly", "--ServerApp.terminals_enabled=False", KERNELS_ON_UNIX_SOCKETS]
     name = name or ("lab" if base_path == "/" else "lab-prefixed")
-    server = Server(name, argv, server_env(root), nb_dir, f"http://127.0.0.1:{port}{base_path.rstrip('/')}",
+    server = Server(name, argv, {**server_env(root), **(env or {})}, nb_dir,
+                    f"http://127.0.0.1:{port}{base_path.rstrip('/')}",
                     "/api/status", token)
     return server.start()
 

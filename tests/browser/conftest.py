@@ -24,6 +24,7 @@ from browser_support import (
     LAB_BASE_PATH,
     REPO,
     ci_is_true,
+    cold_kernel_cache,
     start_lab,
     start_voila,
 )
@@ -66,8 +67,9 @@ def browser(playwright_instance):
 
 @pytest.fixture(scope="session")
 def lab_server(browser, tmp_path_factory):
-    """JupyterLab at the root URL (as `make lab` starts it)."""
-    server = start_lab(tmp_path_factory)
+    """JupyterLab at the root URL (as `make lab` starts it), its kernels on an empty compiled-kernel cache: the first
+    notebook of each worker that runs an engine compiles it from cold, as on a fresh install."""
+    server = start_lab(tmp_path_factory, env=cold_kernel_cache())
     yield server
     server.stop()
 

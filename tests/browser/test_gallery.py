@@ -27,8 +27,10 @@ from browser_support import (
     audit_step,
     check_claim_cells,
     check_kernel_on_unix_sockets,
+    check_kernels_compiled_cold,
     check_printed_text_is_compact,
     check_widgets_rendered,
+    cold_kernel_cache,
     full_screenshot,
     start_lab,
     start_voila,
@@ -102,7 +104,8 @@ def gallery_lab_dark(browser, tmp_path_factory):
 @pytest.fixture(scope="module")
 def gallery_voila(browser, classroom, tmp_path_factory):
     """Classroom mode (Voilà as `make classroom` starts it), serving the gallery; opened at 127.0.0.1 or localhost."""
-    server = start_voila(classroom, tmp_path_factory, "127.0.0.1", source=GALLERY, name="gallery-voila")
+    server = start_voila(classroom, tmp_path_factory, "127.0.0.1", source=GALLERY, name="gallery-voila",
+                         env=cold_kernel_cache())  # a cold start: the page's kernel compiles the engines it runs
     yield server
     server.stop()
 
@@ -151,6 +154,8 @@ def test_gallery(mode: Mode, request, browser, classroom):
         check_no_off_machine_controls(page, run)
         check_claim_cells(page, run, GALLERY, classroom=mode.voila, scope=mode.scope)
         if mode.voila:
+            with run.step("the page started cold: its kernel compiled the engines into an empty cache"):
+                check_kernels_compiled_cold(server)
             check_no_code_shown(page, run)
             check_printed_text_is_compact(page, run, GALLERY)
             with run.step("icons drawn with a local font", fatal=False):
