@@ -34,7 +34,7 @@ lab: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check symsgd_core symsgd_jupyter tests notebooks tools
 	$(PY) -m pytest -n 2 --dist loadgroup --nbval-lax --nbval-current-env -p no:cacheprovider -m "not browser" \
-		--ignore=tests/gallery
+		--ignore=tests/gallery --durations=20
 	$(MAKE) --no-print-directory test-browser
 	$(MAKE) --no-print-directory test-site
 
