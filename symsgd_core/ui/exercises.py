@@ -5,11 +5,8 @@ buttons, or — for an exercise whose answer is a Python function — a formula 
 feedback, and a **Show worked solution** button that reveals the derivation (``Exercise.worked``, Markdown with
 ``$…$`` math, typeset by MathJax in JupyterLab and in classroom mode alike). The checker runs in the kernel when
 the reader presses Check (or Enter in a text box), so the panel works in classroom mode (Voilà), where no code
-cell can be edited. Only those two gestures submit an answer: the text box follows the typing without judging it,
-and leaving the box (a click elsewhere, Tab) submits nothing, so typing an answer and pressing Check is one try,
-not two. A gesture that reaches the kernel twice (a double-click on Check, Enter and Check at once, a held Enter
-key) is one try too: see :data:`SAME_GESTURE_S`. The exercises themselves
-(:class:`~symsgd_core.core.exercises.Exercise`) live in each topic's ``exercises`` module.
+cell can be edited. The exercises themselves (:class:`~symsgd_core.core.exercises.Exercise`) live in each
+topic's ``exercises`` module.
 
 How a wrong answer is answered (so that a first try never gives the answer away):
 
@@ -34,7 +31,6 @@ import html
 import inspect
 import re
 from collections.abc import Iterable, Mapping
-from time import monotonic
 
 import ipywidgets as widgets
 
@@ -44,7 +40,7 @@ from ..core.validation import check_choice
 from .a11y import accessible_names
 from .mode import solutions_open
 
-__all__ = ["SAME_GESTURE_S", "ExerciseBox", "ExercisePanel", "markdown_html"]
+__all__ = ["ExerciseBox", "ExercisePanel", "markdown_html"]
 
 _PLACEHOLDER = {"number": "a number, e.g. 0.25 or 1/4", "vector": "numbers separated by commas, e.g. 1, 0"}
 #: What the reader is told with a first wrong try when the exercise has no hint.
@@ -52,11 +48,6 @@ GENERIC_HINT = "check each step of your computation once more, or open the worke
 #: Added to the feedback of every wrong try: where the derivation is.
 OFFER = " (The worked solution is one click away: “Show worked solution”.)"
 SHOW, HIDE = "Show worked solution", "Hide worked solution"
-#: A submission (Check or Enter) less than this many seconds after the previous one, with the answer unchanged in
-#: between, belongs to the same gesture (a double-click on Check, Enter and Check pressed together, a held Enter
-#: key): the verdict already shown stays, and it is not counted as another try. A deliberate second Check of the
-#: same answer comes later and counts.
-SAME_GESTURE_S = 0.5
 
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)
 
@@ -92,9 +83,9 @@ class ExerciseBox:
     """The widgets of one exercise (in ``root``, a VBox with CSS class ``symsgd-exercise``).
 
     Attributes:
-        input: a ``Text`` (kinds "number" and "vector", and "code": a formula; its value follows the typing,
-            Enter checks it, leaving the box does not) or ``ToggleButtons`` (kind "choice").
-        button: the Check button (:meth:`submit`).
+        input: a ``Text`` (kinds "number" and "vector", and "code": a formula; Enter checks too) or
+            ``ToggleButtons`` (kind "choice").
+        button: the Check button.
         feedback: an ``HTML`` widget showing the last :class:`Feedback` (empty before the first check).
         reveal: the "Show worked solution" ``ToggleButton`` (``value`` True while the solution is shown).
         worked: the ``HTMLMath`` widget holding the worked solution (hidden until revealed).
@@ -107,8 +98,6 @@ class ExerciseBox:
         self.exercise = exercise
         self.last: Feedback | None = None
         self.tries = 0
-        self._shown: Feedback | None = None  # what the feedback area shows
-        self._submitted_at: float | None = None  # when the answer, unchanged since, was last submitted
         self.arguments = _formula_arguments(exercise) if exercise.kind == "code" else ()
         self.question = widgets.HTML(f"<b>{number}.</b> {html.escape(exercise.question)}")
         self.feedback = widgets.HTML("")
@@ -126,16 +115,13 @@ class ExerciseBox:
             else:
                 placeholder = _PLACEHOLDER[exercise.kind]
             self.input = widgets.Text(value="", placeholder=placeholder, description="Your answer:",
-                                      tooltip=label, continuous_update=True,
+                                      tooltip=label, continuous_update=False,
                                       style={"description_width": "initial"}, layout=widgets.Layout(width="340px"))
-            # The value follows the typing (so Enter and Check judge what is in the box) and is never judged by
-            # itself: with continuous_update=False, leaving the box would commit the text like Enter does.
-            self.input.observe(self._on_edit, names="value")
-            self.input.on_msg(self._on_text_message)  # Enter: the front end's {"event": "submit"}
+            self.input.observe(self._on_enter, names="value")  # Enter (or leaving the box) commits the text
         self.button = widgets.Button(description="Check", icon="check", button_style="primary",
                                      tooltip=f"check your answer to exercise {number}",
                                      layout=widgets.Layout(width="auto"))
-        self.button.on_click(lambda _b: self.submit())
+        self.button.on_click(lambda _b: self.check())
         self.reveal = widgets.ToggleButton(value=False, description=SHOW, icon="lightbulb-o",
                                            tooltip=f"show or hide the worked solution of exercise {number}",
                                            layout=widgets.Layout(width="auto"))
@@ -188,21 +174,8 @@ class ExerciseBox:
         except ExpressionError as exc:
             return Feedback("wrong", f"this formula cannot be used: {exc}.")
 
-    def submit(self) -> Feedback:
-        """What the Check button and Enter do: :meth:`check` the answer, once per gesture.
-
-        A submission less than :data:`SAME_GESTURE_S` seconds after the previous one, the answer unchanged in
-        between, is the same gesture: it returns the feedback shown and checks nothing (no second try).
-        """
-        now = monotonic()
-        repeat = self._submitted_at is not None and now - self._submitted_at < SAME_GESTURE_S
-        self._submitted_at = now
-        if repeat and self._shown is not None:
-            return self._shown
-        return self.check()
-
     def check(self) -> Feedback:
-        """Check the current input and show the verdict (every call judges; the widgets go through :meth:`submit`)."""
+        """Check the current input and show the verdict (what the Check button and Enter do)."""
         answer = self.value()
         if self.exercise.kind == "code" and isinstance(answer, str):
             answer = self._as_function(answer)
@@ -238,7 +211,6 @@ class ExerciseBox:
 
     def _show(self, feedback: Feedback) -> Feedback:
         self.feedback.value = feedback._repr_html_()
-        self._shown = feedback
         return feedback
 
     # -- the worked solution --------------------------------------------------
@@ -278,17 +250,12 @@ class ExerciseBox:
             self.reveal.description = SHOW
 
     # -- events ---------------------------------------------------------------
-    def _on_edit(self, _change) -> None:
-        """The text changed (typing; with a front end that commits on blur, leaving the box): not a submission."""
-        self._submitted_at = None  # a new answer: the next Check or Enter is a new try
-
-    def _on_text_message(self, _widget, content, _buffers) -> None:
-        if isinstance(content, dict) and content.get("event") == "submit":  # Enter in the box
-            self.submit()
+    def _on_enter(self, _change) -> None:
+        if self.value() is not None:
+            self.check()
 
     def _on_choice(self, _change) -> None:  # a new pick invalidates the verdict on the old one
-        self._submitted_at = None
-        self.last = self._shown = None
+        self.last = None
         self.feedback.value = ""
 
 
