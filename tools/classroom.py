@@ -34,6 +34,8 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
+
 from symsgd_jupyter import PLOTLY_BUNDLE_ENV, plotly_bundle
 
 #: Tells the kernels they serve a classroom page (read by ``symsgd_core.ui.mode.classroom_mode``: one compact line per
@@ -214,11 +216,7 @@ POLL_S = 0.25
 
 def _process_tree(pid: int) -> list:
     """The process ``pid`` and every process under it, as ``psutil.Process`` objects (which know a reused pid from
-    the process they were made for); [] if ``pid`` is gone or psutil (installed with IPython) is missing."""
-    try:
-        import psutil
-    except ImportError:
-        return []
+    the process they were made for); [] if ``pid`` is gone."""
     try:
         root = psutil.Process(pid)
         return [root, *root.children(recursive=True)]
@@ -230,8 +228,6 @@ def _stop_processes(procs: list, sig: int, wait_s: float) -> list:
     """Send ``sig`` to each process of ``procs`` still running; return those still running after ``wait_s``."""
     if not procs:
         return []
-    import psutil
-
     alive = []
     for p in procs:
         with contextlib.suppress(psutil.Error):  # gone (psutil checks the pid was not reused)
