@@ -53,6 +53,26 @@ def test_loader_refuses_absolute_or_empty_paths(bad):
         plotly_loading.loader_module(bad)
 
 
+def test_a_state_request_resends_data_layout_and_the_shared_config():
+    """The loader asks each figure for its state once its module runs, because anywidget drops the updates a slow
+    start missed. The config is one of them (set after the model opened, read only when plotly draws), so the answer
+    carries it; the loader redraws a view whose data or config changed before the answer."""
+    from symsgd_core.ui.style import PLOTLY_CONFIG
+
+    fig = go.FigureWidget(data=[go.Scatter(y=[1, 3, 2])])
+    fig._config = dict(PLOTLY_CONFIG)
+    sent_state, sent = [], []
+    fig.send_state = lambda key=None: sent_state.append(key)
+    fig.send = lambda content, buffers=None: sent.append(content)
+    plotly_loading.answer_state_requests(fig)
+    plotly_loading.answer_state_requests(fig)  # idempotent: one answer per request
+    fig._handle_custom_msg({"type": plotly_loading.STATE_REQUEST}, [])
+    assert sent_state == [["_widget_data", "_widget_layout", "_config"]]
+    assert sent == [{"type": plotly_loading.STATE_SENT}]
+    js = plotly_loading.loader_module("symsgd/static/plotly-widget-7.1.0.js")
+    assert 'model.on("change:_config", stale)' in js and 'model.on("change:_widget_data", stale)' in js
+
+
 def test_environment_variable_switches_figures_to_the_loader_and_back(restore_plotly_esm):
     path = "voila/static/plotly-widget-x.js"
     assert plotly_loading.configure_from_environment({symsgd_jupyter.PLOTLY_BUNDLE_ENV: path}) == path

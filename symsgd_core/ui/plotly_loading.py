@@ -87,7 +87,9 @@ export default () => {
     initialize({ model }) {
       if (!routeMessagesDirectly(model)) console.warn("[symsgd] could not reroute a figure's messages");
       let waiting = true, changed = false;
-      model.on("change:_widget_data", () => { if (waiting) changed = true; });
+      const stale = () => { if (waiting) changed = true; };
+      model.on("change:_widget_data", stale);
+      model.on("change:_config", stale);  // the shared config (style.PLOTLY_CONFIG) is read only when drawing
       model.on("msg:custom", (msg) => {
         if (!msg || msg.type !== STATE_SENT) return;
         waiting = false;
@@ -190,15 +192,17 @@ def sync_figure_state(fig) -> None:
 
 def answer_state_requests(fig) -> None:
     """Let the page ask ``fig`` for its full state (the loader does, once its module runs): the kernel then sends
-    ``_widget_data`` and ``_widget_layout`` whether or not they changed, and says so (:data:`STATE_SENT`).
-    Idempotent."""
+    ``_widget_data``, ``_widget_layout`` and ``_config`` whether or not they changed, and says so
+    (:data:`STATE_SENT`). ``_config`` is in it because a config set after the model opened (as
+    ``Controller.view`` sets :data:`~symsgd_core.ui.style.PLOTLY_CONFIG`) is one of the updates anywidget drops
+    when a model's start takes over 2 s; plotly reads the config only when it draws. Idempotent."""
     if getattr(fig, "_symsgd_answers_state_requests", False):
         return
 
     def on_msg(widget, content, _buffers) -> None:
         if isinstance(content, dict) and content.get("type") == STATE_REQUEST:
             sync_figure_state(widget)
-            widget.send_state(["_widget_data", "_widget_layout"])
+            widget.send_state(["_widget_data", "_widget_layout", "_config"])
             widget.send({"type": STATE_SENT})
 
     fig.on_msg(on_msg)
