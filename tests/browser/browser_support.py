@@ -359,7 +359,8 @@ class NotebookRun:
     the time spent, and saves a screenshot of the page as it was.
     """
 
-    def __init__(self, mode: str, notebook: str, page=None, timeout_s: float = NOTEBOOK_TIMEOUT_S):
+    def __init__(self, mode: str, notebook: str, page=None, timeout_s: float = NOTEBOOK_TIMEOUT_S,
+                 server: Server | None = None):
         self.mode, self.notebook, self.page = mode, notebook, page
         self.t0 = time.monotonic()
         self.timeout_s = timeout_s
@@ -373,7 +374,7 @@ class NotebookRun:
         self.accessibility: dict[str, list[dict]] = {}
         #: the :class:`Server` the page talks to: a failure shows the end of its log (the server's and its kernels'
         #: output), so a kernel that died or a server error is named in the failure itself
-        self.server: Server | None = None
+        self.server = server
 
     def remaining_s(self) -> float:
         return self.timeout_s - (time.monotonic() - self.t0)

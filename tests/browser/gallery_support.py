@@ -79,8 +79,9 @@ class GalleryRun(NotebookRun):
     """A :class:`NotebookRun` of the gallery in ``mode``, its budget scaled by the CPU slowdown as the suite's; the
     screenshots are ``test-artifacts/browser/gallery-<mode>.png`` (``-FAILED`` when a step failed)."""
 
-    def __init__(self, mode: Mode, page):
-        super().__init__(mode.name, GALLERY.name, page, timeout_s=NOTEBOOK_TIMEOUT_S * max(1.0, mode.throttle / 2))
+    def __init__(self, mode: Mode, page, server: Server):
+        super().__init__(mode.name, GALLERY.name, page, timeout_s=NOTEBOOK_TIMEOUT_S * max(1.0, mode.throttle / 2),
+                         server=server)
 
     def screenshot_path(self, suffix: str = "") -> Path:
         return ARTIFACTS / f"gallery-{self.mode}{suffix}.png"

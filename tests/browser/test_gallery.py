@@ -118,8 +118,7 @@ def test_gallery(mode: Mode, request, browser, classroom):
     context.add_init_script(PROBE_JS)
     page = context.new_page()
     metrics = PageMetrics(page, mode.throttle)
-    run = GalleryRun(mode, page)
-    run.server = server  # a failure shows the end of the server's log
+    run = GalleryRun(mode, page, server)  # a failure shows the end of the server's log
     console = ConsoleLog().attach(page)
     requests = RequestLog().attach(page)  # offline: requests leaving 127.0.0.1/localhost are aborted and recorded
     noise = () if mode.voila else LAB_CONSOLE_NOISE

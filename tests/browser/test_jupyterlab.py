@@ -165,8 +165,7 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
     name = notebook.name
     page = context.new_page()
     metrics = PageMetrics(page, throttle)
-    run = NotebookRun(mode, name, page, timeout_s=NOTEBOOK_TIMEOUT_S * max(1.0, throttle / 2))
-    run.server = server
+    run = NotebookRun(mode, name, page, timeout_s=NOTEBOOK_TIMEOUT_S * max(1.0, throttle / 2), server=server)
     console = ConsoleLog().attach(page)
     requests = RequestLog().attach(page)  # offline: requests leaving 127.0.0.1 are aborted and recorded
     latencies, answered, load = [], [], None

@@ -134,8 +134,7 @@ def run_notebook_in_voila(notebook, server, context, classroom, *, mode: str, th
     name = notebook.name
     page = context.new_page()
     metrics = PageMetrics(page, throttle)
-    run = NotebookRun(mode, name, page, timeout_s=NOTEBOOK_TIMEOUT_S * max(1.0, throttle / 2))
-    run.server = server
+    run = NotebookRun(mode, name, page, timeout_s=NOTEBOOK_TIMEOUT_S * max(1.0, throttle / 2), server=server)
     console = ConsoleLog().attach(page)
     requests = RequestLog().attach(page)
     latencies, answered, load = [], [], None

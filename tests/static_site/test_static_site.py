@@ -222,9 +222,9 @@ def wait_moved(plot, target: int) -> None:
         const block = plot.closest('.edition-controller');
         const k = plot.layout.sliders[0].active;
         if (fp !== last) { last = fp; since = now; }
-        if (fp !== args.fp && block.dataset.editionSynced === String(k) && now - since > 250) return resolve(true);
-        if (now - t0 > args.ms) return reject(new Error('the figure did not settle on a new step within ' + args.ms +
-            ' ms (slider at step ' + k + ', figures at ' + block.dataset.editionSynced + ')'));
+        if (k === args.target && block.dataset.editionSynced === String(k) && now - since > 250) return resolve(true);
+        if (now - t0 > args.ms) return reject(new Error('the figure did not settle on step ' + args.target +
+            ' within ' + args.ms + ' ms (slider at step ' + k + ', figures at ' + block.dataset.editionSynced + ')'));
         requestAnimationFrame(tick);
       };
       tick();
