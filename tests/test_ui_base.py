@@ -3,7 +3,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from symsgd_core.ui.base import Controller, figure_is_finite, slider_names, sweep_sliders
+from symsgd_core.ui.base import SHOW_HANDLED_ENV, Controller, figure_is_finite, slider_names, sweep_sliders
 
 
 class Square(Controller):
@@ -110,7 +110,25 @@ def _handled_classes(root):
     return [c for c in root._dom_classes if c.startswith("symsgd-handled-")]
 
 
-def test_inputs_handled_are_counted_after_the_handlers_ran_and_shown_in_the_page():
+@pytest.fixture
+def show_handled(monkeypatch):
+    """A kernel of the browser suite's servers: controllers show their handled-input count in the page."""
+    monkeypatch.setenv(SHOW_HANDLED_ENV, "1")
+
+
+def test_a_readers_page_carries_no_handled_count_and_no_message_per_input(monkeypatch):
+    monkeypatch.delenv(SHOW_HANDLED_ENV, raising=False)
+    c = Square()
+    root = c.view()
+    sent = []
+    root.send_state = lambda key=None: sent.append(key)
+    before = c.inputs_handled
+    c.controls["a"].value = -1.0
+    assert c.inputs_handled > before  # still counted in Python
+    assert _handled_classes(root) == [] and sent == []  # nothing in the page, not one message to the root
+
+
+def test_inputs_handled_are_counted_after_the_handlers_ran_and_shown_in_the_page(show_handled):
     c = _RunOnly()
     root = c.view()
     start = c.inputs_handled
@@ -125,7 +143,7 @@ def test_inputs_handled_are_counted_after_the_handlers_ran_and_shown_in_the_page
     assert _handled_classes(root) == [f"symsgd-handled-{start + 3}"] and "symsgd-controller" in root._dom_classes
 
 
-def test_a_live_slider_counts_after_its_update():
+def test_a_live_slider_counts_after_its_update(show_handled):
     c = Square()
     root = c.view()
     before = c.inputs_handled

@@ -20,15 +20,18 @@ Conventions (the browser suite relies on them):
 * re-simulating controllers have a Run button and a progress bar, and show
   "Computing…" in ``status`` while they work (the browser suite waits on it);
 * after the kernel has handled a reader's input (a slider moved, a button pressed,
-  an update drawn) the root widget carries the class ``symsgd-handled-<n>``, with
-  ``n`` counting the inputs handled so far: the browser suite waits on that state
-  instead of a fixed time.
+  an update drawn) the controller counts it (``inputs_handled``). Only where the kernel's
+  environment sets ``SYMSGD_SHOW_HANDLED_INPUTS=1`` (the browser suite's servers do) does
+  the root widget also carry the count as the class ``symsgd-handled-<n>``: the browser
+  suite waits on that state instead of a fixed time. A reader's page gets no such class
+  and no extra widget message per input.
 """
 
 from __future__ import annotations
 
 import html
 import inspect
+import os
 import re
 import time
 
@@ -51,6 +54,15 @@ configure_from_environment()
 
 #: Prefix of the root widget's class that counts the inputs the kernel has handled (see ``Controller.view``).
 HANDLED_CLASS_PREFIX = "symsgd-handled-"
+#: Environment variable of the kernel that shows that count in the page (set by the browser suite's servers only):
+#: a test protocol, so a reader's page does not carry it.
+SHOW_HANDLED_ENV = "SYMSGD_SHOW_HANDLED_INPUTS"
+
+
+def handled_inputs_shown(environ=None) -> bool:
+    """Whether this kernel shows each controller's handled-input count in the page (:data:`SHOW_HANDLED_ENV` is 1)."""
+    return (os.environ if environ is None else environ).get(SHOW_HANDLED_ENV, "").strip() == "1"
+
 #: Value widgets the kernel changes itself (not inputs of a reader).
 _OUTPUT_WIDGETS = (widgets.IntProgress, widgets.FloatProgress, widgets.HTML, widgets.HTMLMath, widgets.Label,
                    widgets.Valid)
@@ -146,9 +158,10 @@ class Controller:
                 w.observe(lambda _change: self._mark_handled(), names="value")
 
     def _mark_handled(self) -> None:
-        """Count one handled input and show the count in the page (the root's ``symsgd-handled-<n>`` class)."""
+        """Count one handled input; where :func:`handled_inputs_shown`, show the count in the page (the root's
+        ``symsgd-handled-<n>`` class)."""
         self.inputs_handled += 1
-        if self._root is not None:
+        if self._root is not None and handled_inputs_shown():
             kept = [c for c in self._root._dom_classes if not c.startswith(HANDLED_CLASS_PREFIX)]
             self._root._dom_classes = (*kept, f"{HANDLED_CLASS_PREFIX}{self.inputs_handled}")
 

@@ -45,6 +45,8 @@ from pathlib import Path
 import pytest
 from browser_report import ARTIFACTS, LATENCY_DIR, REPO  # noqa: F401 - re-exported for the tests
 
+from symsgd_core.ui.base import SHOW_HANDLED_ENV
+
 #: The notebooks under test (override with SYMSGD_BROWSER_NOTEBOOKS=<dir> to try another folder).
 NOTEBOOK_DIR = Path(os.environ.get("SYMSGD_BROWSER_NOTEBOOKS", REPO / "notebooks"))
 #: Debian's chromium (override with SYMSGD_CHROMIUM=<path>).
@@ -281,6 +283,7 @@ def server_env(root: Path) -> dict:
     env["JUPYTER_RUNTIME_DIR"] = _short_folder()
     env["TMPDIR"] = _short_folder()  # Voilà keeps its kernels' connection files in a temp dir
     env["PYTHONUNBUFFERED"] = "1"
+    env[SHOW_HANDLED_ENV] = "1"  # controllers show their handled-input count (symsgd-handled-<n>) for the waits
     return env
 
 
