@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -46,6 +48,22 @@ def test_grid_controller_reads_the_shipped_grid():
         labels = list(c.figure.data[2].y)
         assert "SGD" in labels and any(lab.startswith("SDE") for lab in labels)
         assert np.all(np.asarray(c.figure.data[2].x) <= 1.0)
+
+
+def test_setting_slider_shows_every_digit_of_the_stored_settings():
+    """The stored-grid selector names each (η, γ) as the notebook's text does ("η = 0.3, γ = 0.027"), and its row
+    is wide enough for the readout to show the whole label: in a 300 px row the readout was squeezed and showed
+    "γ = 0.0" for γ = 0.027 (issue 26). Builds the slider only (no grid, no simulation)."""
+    Row = collections.namedtuple("Row", "lr lam")
+    w = ui._setting_slider([Row(0.3, 0.027), Row(0.2, 0.027), Row(0.3, 0.02), Row(0.3, 0.027)], None)
+    assert w.options == ("η = 0.3, γ = 0.027", "η = 0.2, γ = 0.027", "η = 0.3, γ = 0.02")
+    assert w.value == "η = 0.3, γ = 0.027" and w._options_labels[w.index] == w.value   # the readout's text
+    assert ui._setting_slider([Row(0.25, 0.0235)], None).value == "η = 0.25, γ = 0.0235"
+    # ipywidgets 8 lays the row out as description, track (flex basis 148 px, 12 px of margins) and readout (the
+    # label, at most 148 px, 4 px margin); when they do not fit, the readout shrinks and hides the label's end.
+    # 8 px per character bounds the 13 px interface font from above.
+    need = 8 * len(w.description) + 8 + 148 + 12 + min(148, 8 * max(map(len, w.options))) + 4
+    assert int(w.layout.width.removesuffix("px")) >= need, (w.layout.width, need)
 
 
 def test_blowup_controller_draws_the_hazards_of_every_setting_and_the_continuations():

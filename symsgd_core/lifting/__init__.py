@@ -9,8 +9,8 @@ computations, checks.
 * :mod:`.checks` — the registered proofs as code (:data:`LIFTING_CHECKS`);
 * :mod:`.exercises` — Notebook 02's "Check yourself" questions.
 
-"The seed" (Notebook 02's word) is the authors' reply to a reviewer about Theorem 3.1 of arXiv 2308.06671: it
-defines ℓ̃(u_i w_j, w_j, x) := ℓ(u, w, x), writes the chain rule with an index slip
+"The reply" (Notebook 02's word; the code's ``seed_…`` names) is the authors' reply to a reviewer about Theorem 3.1
+of arXiv 2308.06671: it defines ℓ̃(u_i w_j, w_j, x) := ℓ(u, w, x), writes the chain rule with an index slip
 (:func:`.liftings.seed_chain_rule`) and concludes ∂ℓ̃/∂w = 0 from Euler's identity, which does not follow
 (:func:`.checks.check_generic_depends_on_w`).
 """

@@ -67,19 +67,19 @@ EXERCISES = {ex.name: ex for ex in (
                (critical_temperature(gaussian_problem(1.0, 0.5, 0.1)) / 3,
                 "that is T_c/3, where the density starts to diverge at v = 0; learning stops only at T_c."),
                ((1 - 0.1) / 3, "that uses α₃ = 3 of σ = 1; here α₃ = 2k² + σ² = 2.25.")]),
-    _exercise("tail_depth3", "What is the tail exponent ρ (p ~ v^ρ) of a depth-3 diagonal net (L = 3)?",
+    _exercise("tail_depth3", "What is the tail exponent ν (p ~ v^ν) of a depth-3 diagonal net (L = 3)?",
               tail_exponent(3),
-              "ρ = −5 + 3/(L+1) = −5 + 3/4, whatever T is.",
+              "ν = −5 + 3/(L+1) = −5 + 3/4, whatever T is.",
               "For L ≥ 1 the large-v behaviour is set by the ratio of drift to diffusion, which are both powers of "
               "v; the temperature cancels. Use the general-depth formula of §5 with the right L.",
               "For depth $L \\ge 1$ the stationary law has the power-law tail $p(v) \\sim v^{-5 + 3/(L+1)}$, "
               "independent of $T$ (at large $v$ the drift and the squared diffusion are both powers of $v$ with "
               "$T$ only in a prefactor that drops out of the exponent).\n\n"
-              "For $L = 3$: $\\rho = -5 + 3/4 = -4.25$. (At $L = 0$ the exponent would be $-2 - "
+              "For $L = 3$: $\\nu = -5 + 3/4 = -4.25$. (At $L = 0$ the exponent would be $-2 - "
               "\\beta_1'/(\\alpha_1T)$ "
               "and would depend on $T$.)", -5 + 3 / 4,
               [(tail_exponent(1), "that is the depth-1 exponent −7/2; use L = 3."),
-               (tail_exponent(3) + 1, "that is the slope of the survival function P(V > v) ~ v^(ρ+1), not of p.")]),
+               (tail_exponent(3) + 1, "that is the slope of the survival function P(V > v) ~ v^(ν+1), not of p.")]),
     _exercise("depth1_ito_drift",
               "Depth 1, one pair (u, w) on the branch u = w > 0, v = uw. From dθ = −∇𝓛 dt + √(TC) dW with "
               "C = 4g(v)∇v∇vᵀ, Itô's lemma gives dv a drift term c·T·v·g(v) from the second derivative of v. "

@@ -264,7 +264,7 @@ class ItoTermsExplorer(Controller):
     ``temperature`` ``T``; a toggle chooses the model. Left: drift, Itô correction and noise
     coefficient of ``dG`` and of ``d‖u‖²``. Right: eigenvalues of ``C(θ)`` and the weight of
     ``Bθ/‖Bθ‖`` on each eigenvector. Below: the authors' proof of Theorem 3.1 (arXiv 2308.06671, as in their reply to a
-    reviewer, "the seed"), line by line, with the numbers.
+    reviewer), line by line, with the numbers.
     """
 
     MODELS = ITO_MODELS
@@ -356,7 +356,7 @@ class ItoTermsExplorer(Controller):
         ]
         body = "".join(f"<tr><td>{a}</td><td>{html.escape(b)}</td><td>{c}</td><td>{d}</td></tr>" for a, b, c, d in rows)
         return ("<table style='border-collapse:collapse;font-size:90%'>"
-                "<tr><th>line</th><th>the seed's proof, at the slider point (T = "
+                "<tr><th>line</th><th>the authors' proof (their reply), at the slider point (T = "
                 f"{T:g})</th><th>f = G</th><th>f = ‖u‖²</th></tr>{body}{extra}</table>")
 
     def claims(self) -> list[CheckResult]:

@@ -177,12 +177,12 @@ class OrbitController(Controller):
 # §2 The rank-1 set
 # ---------------------------------------------------------------------------------------------
 class RankOneSetController(Controller):
-    """The 2×2 matrices of rank ≤ 1 in the slice ``s = s_M`` of coordinates ``(q, h, p)``.
+    """The 2×2 matrices of rank ≤ 1 in the slice ``z = z_M`` of coordinates ``(q, h, p)``.
 
-    ``M = [[p+q, h+s], [h−s, p−q]]`` (p half trace, (q, h) symmetric traceless, s antisymmetric),
-    ``det M = p² + s² − q² − h²``: at fixed s the rank-≤1 set is the surface ``q² + h² = p² + s²``.
+    ``M = [[p+q, h+z], [h−z, p−q]]`` (p half trace, (q, h) symmetric traceless, z antisymmetric),
+    ``det M = p² + z² − q² − h²``: at fixed z the rank-≤1 set is the surface ``q² + h² = p² + z²``.
     Points: ``M = u wᵀ`` (unit u, w at angles θ_u, θ_w), ``M′ = R M Rᵀ`` (R = rotation by φ/2 applied
-    to u and w: same p and s, (q, h) turned by φ), and the midpoint ``(M + M′)/2`` — off the set.
+    to u and w: same p and z, (q, h) turned by φ), and the midpoint ``(M + M′)/2`` — off the set.
     Controls: ``theta_u``, ``theta_w``, ``phi`` (degrees).
     """
 
@@ -256,13 +256,13 @@ def _param_controls(theta_u, u_len, theta_w, w_len, with_u=True):
 
 
 # ---------------------------------------------------------------------------------------------
-# §3 The construction and the seed's slip
+# §3 The construction and the reply's slip
 # ---------------------------------------------------------------------------------------------
 class ChainRuleController(Controller):
-    """The corrected chain rule against autograd, and the seed's display, for one sample.
+    """The corrected chain rule against autograd, and the authors' reply's display, for one sample.
 
     Two bar panels: ∂ℓ/∂u_i and ∂ℓ/∂w_j from autograd on ℓ(u, w), from the corrected chain rule
-    applied to autograd's ∂ℓ̃/∂M and ∂ℓ̃/∂w (ℓ̃(M, w) = ℓ(Mw/‖w‖², w)), and from the seed's display.
+    applied to autograd's ∂ℓ̃/∂M and ∂ℓ̃/∂w (ℓ̃(M, w) = ℓ(Mw/‖w‖², w)), and from the reply's display.
     Controls: ``model``, ``theta_u``, ``u_len``, ``theta_w``, ``w_len``, ``sample``.
     """
 
@@ -275,7 +275,7 @@ class ChainRuleController(Controller):
         for col, labels in ((1, ["i = 1", "i = 2"]), (2, ["j = 1", "j = 2"])):
             for name, colour in (("autograd on ℓ(u, w)", COLOURS["autograd"]),
                                  ("corrected chain rule", COLOURS["corrected"]),
-                                 ("seed's display", COLOURS["seed"])):
+                                 ("the reply's display", COLOURS["seed"])):
                 fig.add_trace(go.Bar(x=labels, y=[0, 0], name=name, marker_color=colour, showlegend=col == 1,
                                      legendgroup=name), 1, col)
         fig.update_yaxes(title_text="gradient component (sample k)", row=1, col=1)
@@ -297,14 +297,14 @@ class ChainRuleController(Controller):
             self.say(f"{head}. The ReLU is off on this sample (wᵀx ≤ 0): every gradient is 0 and the two chain "
                      "rules cannot differ; pick another sample.", "warning")
             return
-        self.say(f"{head}; the seed's display is off by {q.err_seed:.3g}, because ∂ℓ̃/∂w = {_fmt_vec(q.gw)} "
+        self.say(f"{head}; the reply's display is off by {q.err_seed:.3g}, because ∂ℓ̃/∂w = {_fmt_vec(q.gw)} "
                  "is not zero and belongs to ∂ℓ/∂w, not ∂ℓ/∂u.")
 
     def summary(self) -> str:
         q = self.result
         return (f"For sample {q.k}: $\\partial\\tilde\\ell/\\partial w = {_fmt_vec(q.gw)}$; the corrected chain "
                 f"rule reproduces autograd's $\\partial\\ell/\\partial u = {_fmt_vec(q.du)}$ and "
-                f"$\\partial\\ell/\\partial w = {_fmt_vec(q.dw)}$ to {q.err_corrected:.1e}; the seed's display "
+                f"$\\partial\\ell/\\partial w = {_fmt_vec(q.dw)}$ to {q.err_corrected:.1e}; the reply's display "
                 f"misses by {q.err_seed:.3g}.")
 
 

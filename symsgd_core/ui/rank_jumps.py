@@ -248,10 +248,10 @@ def b_r_summary(gd, sgd) -> str:
 class TrapController(RunController):
     """GD and SGD side by side from the same GD-converged rank-2 minimum of the ε-completion.
 
-    Left: GD; right: ``n_seeds`` SGD runs (one colour each). Top row: solid lines are ``s_1(A)``, dashed
-    ``s_2(A)``, on a log axis; the dotted line is the rank threshold. Middle row: the smallest r with θ ∈ B_r
-    (:func:`~symsgd_core.rank_jumps.network.smallest_B`, the default criterion). Bottom row: the balance test,
-    ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` against ε₂ (dashed). Sliders: ``eps``, ``lam``,
+    Left: GD; right: ``n_seeds`` SGD runs (one colour each). Top row: ``s_1(A)`` (the upper line of each colour)
+    and ``s_2(A)`` (the lower), on a log axis; the dotted line is the rank threshold. Middle row: the smallest r
+    with θ ∈ B_r (:func:`~symsgd_core.rank_jumps.network.smallest_B`, the default criterion). Bottom row: the
+    balance test, ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` against ε₂ (dashed). Sliders: ``eps``, ``lam``,
     ``lr``, ``depth``, ``width``, ``n_seeds``, ``steps``, ``seed``. Re-simulates on Run.
     ``self.result`` is the :class:`~symsgd_core.rank_jumps.experiments.TrapResult`.
     """
@@ -299,7 +299,7 @@ class TrapController(RunController):
             fig.add_scatter(**_hline(DEFAULT_B_CRITERION.eps_balance, "ε₂ (balance threshold)", dash="dash"),
                             showlegend=col == 1, row=3, col=col)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=1)
-        fig.update_yaxes(title_text="singular values of A (solid s₁, dashed s₂)", row=1, col=1)
+        fig.update_yaxes(title_text="singular values of A (upper s₁, lower s₂)", row=1, col=1)
         fig.update_yaxes(range=[-1.3, 2.3], tickvals=[-1, 0, 1, 2], ticktext=["none", "B_0", "B_1", "B_2"], row=2)
         fig.update_yaxes(title_text="θ ∈ B_r", row=2, col=1)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=3)
@@ -487,7 +487,7 @@ class MechanismController(RunController):
         fig.update_yaxes(type="log", exponentformat="power")
         fig.update_yaxes(range=[np.log10(LOG_FLOOR) - 0.5, 1], row=1, col=2)
         fig.update_yaxes(title_text="‖W_L[1, :]‖ (row never sampled)", row=1, col=1)
-        fig.update_yaxes(title_text="singular values of A (solid s₁, dashed s₂)", row=1, col=2)
+        fig.update_yaxes(title_text="singular values of A (upper s₁, lower s₂)", row=1, col=2)
         fig.update_xaxes(title_text="step")
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
         self.figures = [fig]
@@ -686,7 +686,7 @@ class AnnealController(RunController):
 
     Left: ``s₂(A)`` over time (hot phase shaded), GD black, SGD in colours. Right: final loss
     ``𝓛_γcold`` of every run after a GD polish of ``POLISH_STEPS`` cold steps (bars coloured by
-    rank), with the losses of the two minima at the cold γ (dashed). Sliders: ``eps``,
+    rank), with the losses of the two minima at the cold γ (horizontal lines). Sliders: ``eps``,
     ``hot_steps``, ``lr_hot``, ``lam_hot``, ``cold_steps``, ``lr_cold``, ``lam_cold``, ``n_seeds``,
     ``seed``. Re-simulates on Run.
     """

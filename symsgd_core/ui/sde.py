@@ -35,8 +35,8 @@ COLOURS = colours(sgd="vermillion", sde="blue", langevin="bluish_green", gaussia
 FLOOR = 1e-18
 
 
-def _slider(kind, description, **kw):
-    return slider(kind, description, width="300px", **kw)
+def _slider(kind, description, width="300px", **kw):
+    return slider(kind, description, width=width, **kw)
 
 
 def _runs_as_one_trace(t: np.ndarray, y: np.ndarray):
@@ -50,7 +50,7 @@ def _runs_as_one_trace(t: np.ndarray, y: np.ndarray):
 
 
 class SdeCompareController(RunController):
-    """SGD (red), its SDE (purple) and Langevin (green) from the same rank-2 minimum, at one (η, γ).
+    """SGD (vermillion), its SDE (blue) and Langevin (bluish-green) from the same rank-2 minimum, at one (η, γ).
 
     Left: s₂(A) of every run over time t = η·steps (log axis; a run that blew up ends). Right: the fraction of
     runs at rank ≤ 1 over time for each dynamics, and (dotted) the fraction of SDE runs that blew up.
@@ -150,13 +150,20 @@ def _draw_intervals(point, bound, labels, estimates, bound_of) -> None:
 
 
 def _settings_label(lr: float, lam: float) -> str:
+    """A stored (η, γ) as the notebook writes it: ``η = 0.3, γ = 0.027`` (every digit, none added)."""
     return f"η = {lr:g}, γ = {lam:g}"
+
+
+#: Width of the ``setting`` slider. Its readout is the whole label; in a 300 px row the browser squeezes the readout
+#: (ipywidgets 8: at most 148 px wide, shrunk with the track, overflow hidden) and cut "η = 0.3, γ = 0.027" to
+#: "η = 0.3, γ = 0.0". This row leaves the track its 148 px and the readout the label's full width.
+SETTING_SLIDER_WIDTH = "460px"
 
 
 def _setting_slider(rows, setting: str | None):
     """The ``setting`` slider over the (η, γ) of ``rows`` (objects with ``lr``, ``lam``), in their order."""
     labels = list(dict.fromkeys(_settings_label(r.lr, r.lam) for r in rows))
-    return _slider(widgets.SelectionSlider, "setting", options=tuple(labels),
+    return _slider(widgets.SelectionSlider, "setting", width=SETTING_SLIDER_WIDTH, options=tuple(labels),
                    value=labels[0] if setting is None else setting)
 
 

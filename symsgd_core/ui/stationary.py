@@ -123,7 +123,7 @@ class DepthComparison(_StationaryRun):
                 mode.x, mode.y = r.modes[depth]
                 if law.collapsed:
                     line.x, line.y = [0.0, 0.0], [0.0, 1.0]
-                    note.x, note.y, note.text = [0.5], [0.8], ["T ≥ T_c: the law is δ(v) (red line at 0)"]
+                    note.x, note.y, note.text = [0.5], [0.8], ["T ≥ T_c: the law is δ(v) (vermillion line at 0)"]
                     msgs.append(f"L = 1: T ≥ T_c = {r.critical_temperature:.3f}, so the law is δ(v): the net "
                                 "learns nothing (vertical line at 0).")
                     continue
@@ -387,11 +387,11 @@ class WrongSign(_StationaryRun):
 
 # ============================================================================ 5. tails
 class Tails(_StationaryRun):
-    """Log–log tails for D = 1, 2, 4 against the predicted exponents; D = 0 for contrast.
+    """Log–log tails for L = 1, 2, 4 against the predicted exponents; L = 0 for contrast.
 
-    Plotted as the survival function ``P(V > v) ~ v^{ρ+1}`` (``ρ = −5 + 3/(D+1)``), which is far
-    less noisy than a histogram of rare events: closed form (lines, :func:`tail_view`), the power law (dashed)
-    and SDE samples (markers, Run, :func:`tail_samples`).
+    Plotted as the survival function ``P(V > v) ~ v^{ν+1}`` (``ν = −5 + 3/(L+1)``), which is far
+    less noisy than a histogram of rare events: closed form (thick lines, :func:`tail_view`), the power law (thin
+    lines, same colours) and SDE samples (markers, Run, :func:`tail_samples`).
     """
 
     DEPTHS = TAIL_DEPTHS
