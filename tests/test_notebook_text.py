@@ -280,3 +280,39 @@ def test_module_text_is_checked_against_the_notebook_that_shows_it():
     problems = [p for line, text in module_strings(src) if "§" in text
                 for p in broken_references(_nb(text), module_notebook(module), sections)]
     assert len(problems) == 1 and "'§7b'" in problems[0]
+
+
+# ------------------------------------------------------------- Markdown as JupyterLab renders it (issue 26, item 6)
+
+#: Math and code, which are not Markdown text (JupyterLab sets math aside before its Markdown parser runs).
+_NOT_TEXT = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$|```.*?```|`[^`\n]*`", re.S)
+#: Emphasis with ``*`` around strong emphasis with ``**``: ``*Status: … **proved (paper)** …*``. CommonMark renders
+#: it as intended, but JupyterLab's Markdown parser (marked 16, in JupyterLab 4.6) leaves both outer ``*`` on the page
+#: as text. Writing the outer emphasis with underscores, ``_Status: … **proved (paper)** …_``, renders in both.
+STAR_AROUND_STRONG = re.compile(
+    r"(?<![*\w])\*(?=[^\s*])"  # an opening *
+    r"(?:(?!\n\n)[^*])*\*\*(?:(?!\n\n).)*?\*\*(?:(?!\n\n)[^*])*"  # text with a **strong** span, one paragraph
+    r"(?<=[^\s*])\*(?![*\w])",  # the closing *
+    re.S)
+
+
+def star_around_strong(markdown: str) -> list[str]:
+    """The ``*…**x**…*`` spans of ``markdown`` (math and code skipped), which JupyterLab shows with literal ``*``."""
+    return [m.group(0) for m in STAR_AROUND_STRONG.finditer(_NOT_TEXT.sub("MATH", markdown))]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_markdown_shows_no_literal_asterisks_in_jupyterlab(path):
+    nb = _load(path)
+    found = [f"cell {i}: {span[:120]}" for i, _id, src in cell_texts(nb)
+             if nb["cells"][i]["cell_type"] == "markdown" for span in star_around_strong(src)]
+    assert not found, f"{path.name}: JupyterLab shows these asterisks as text (write the outer * as _):\n" + \
+        "\n".join(found)
+
+
+def test_star_around_strong_is_found_and_the_underscore_form_is_not():
+    assert star_around_strong("*Status: Eqs. 12 and 15 are **proved (paper)**; shown here (asserted).*\n")
+    assert star_around_strong("*Status: the ratio $d_a/d_b$ is\n**shown here**; asserted.*")  # across a line break
+    assert not star_around_strong("_Status: Eqs. 12 and 15 are **proved (paper)**; shown here (asserted)._\n")
+    assert not star_around_strong("*italic* and **bold**, $a_1 * b_2 * c$, `x*` and\n\n```\ny = *z **w** v*\n```\n")
+    assert not star_around_strong("*one paragraph*\n\nand **another**.*")
