@@ -131,7 +131,7 @@ def test_ensemble_histogram_counts_the_jumps():
     c = rj.EnsembleController(n_runs=4, steps=10_000)
     assert isinstance(c.result, rank_jumps.EnsembleResult)
     assert sum(c.figure.data[6].y) == int(np.sum(c.result.jump_steps >= 0))
-    assert "B_r (ε₁" in c.status.value and "in B_1" in c.figure.data[4].name
+    assert "B_r (ε₁" in c.status.value and "in B<sub>1</sub>" in c.figure.data[4].name
 
 
 def test_mechanism_short_forced_phase_is_explained():

@@ -7,12 +7,15 @@ cell does); then, in each of its figures:
   :data:`~symsgd_core.ui.style.NEUTRALS`), so the palette is defined once and used by every figure;
 * no two drawn traces of one subplot differ by colour only (same kind, mode, dash, marker and bar pattern);
 * every slider and button has a non-empty, descriptive label (a button without text has a tooltip), and every
-  input is a standard ipywidgets control (keyboard-operable: sliders take the arrow keys, buttons Enter/Space).
+  input is a standard ipywidgets control (keyboard-operable: sliders take the arrow keys, buttons Enter/Space);
+* no text a figure shows (titles, axis titles, tick labels, annotations, legend names) has TeX-like markup such as
+  ``W_{ℓ+1}`` or ``δ^{2/L}``: plotly shows it as typed, so sub- and superscripts are ``<sub>``/``<sup>`` (issue 26).
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -256,3 +259,46 @@ def test_no_figure_offers_a_control_that_reaches_the_internet(shown):
         cfg = fig._config
         assert cfg["showSendToCloud"] is False and cfg["displaylogo"] is False and cfg["showLink"] is False
         assert {"sendChartToCloud", "sendDataToCloud"} <= set(cfg["modeBarButtonsToRemove"])
+
+
+#: TeX-like markup plotly would show as typed: ``_`` or ``^`` (sub/superscript), a backslash command, a ``$``.
+RAW_TEX = re.compile(r"[_^]|\\[A-Za-z]+|\$")
+
+
+def shown_texts(fig) -> list[tuple[str, str]]:
+    """``(where, text)`` of every text ``fig`` shows: layout titles, axis titles, tick labels and annotations (the
+    template aside), and trace names (legend and hover)."""
+    out = []
+
+    def walk(obj, where):
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                if k in ("text", "title", "ticktext", "name") and isinstance(v, str | list):
+                    for t in (v if isinstance(v, list) else [v]):
+                        if isinstance(t, str):
+                            out.append((f"{where}.{k}", t))
+                walk(v, f"{where}.{k}")
+        elif isinstance(obj, list):
+            for i, v in enumerate(obj):
+                walk(v, f"{where}[{i}]")
+
+    layout = {k: v for k, v in fig.layout.to_plotly_json().items() if k != "template"}
+    walk(layout, "layout")
+    out += [(f"data[{i}].name", tr.name) for i, tr in enumerate(fig.data) if isinstance(tr.name, str)]
+    return out
+
+
+def test_figure_text_has_no_raw_tex(shown):
+    raw = [(k, where, text) for k, fig in enumerate(shown.figures) for where, text in shown_texts(fig)
+           if RAW_TEX.search(text)]
+    assert not raw, f"{type(shown).__name__}: figure text with TeX-like markup (use <sub>/<sup>): {raw[:8]}"
+
+
+def test_raw_tex_is_found_in_titles_ticks_annotations_and_names():
+    fig = go.Figure(go.Scatter(y=[1], name="a_c = (2γ/|g|)^{1/(L−2)}"),
+                    layout=dict(title="p ∝ v^a", annotations=[dict(text="W_{ℓ+1}")],
+                                yaxis=dict(ticktext=["B_0"], tickvals=[0])))
+    assert {where for where, t in shown_texts(fig) if RAW_TEX.search(t)} == {
+        "layout.title.text", "layout.annotations[0].text", "layout.yaxis.ticktext", "data[0].name"}
+    fig = go.Figure(go.Scatter(y=[1], name="a<sub>c</sub> = (2γ/|g|)<sup>1/(L−2)</sup>"))
+    assert not [t for _, t in shown_texts(fig) if RAW_TEX.search(t)]

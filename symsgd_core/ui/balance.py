@@ -652,7 +652,7 @@ class BalanceEnsemble(RunController):
 def _ratio_panel(fig, col: int, showlegend: bool) -> None:
     """Traces of a ratio panel: trace ratio, norm ratio, reference line at 1, the averaging window."""
     fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["G"], width=2.5),
-                    name="Tr Cov∇_uℓ / Tr Cov∇_wℓ (noise)", legendgroup="noise", showlegend=showlegend, row=1, col=col)
+                    name="Tr Cov∇<sub>u</sub>ℓ / Tr Cov∇<sub>w</sub>ℓ (noise)", legendgroup="noise", showlegend=showlegend, row=1, col=col)
     fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["u_sq"], width=2.5),
                     name="‖u‖² / ‖w‖² (norms)", legendgroup="norms", showlegend=showlegend, row=1, col=col)
     fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=NEUTRALS["grey"], width=1, dash="dot"), name="ratio 1",
@@ -707,7 +707,7 @@ class Rank1Balance(RunController):
         fig.update_layout(height=430, **_LAYOUT)
         _ratio_panel(fig, 1, True)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["u_sq"], width=1.5, dash="dash"),
-                        name="d_out / d_in (isotropic estimate)", row=1, col=1)
+                        name="d<sub>out</sub> / d<sub>in</sub> (isotropic estimate)", row=1, col=1)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["u_sq"], width=2.5), name="‖u‖²",
                         row=1, col=2)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["w_sq"], width=2.5), name="‖w‖²",
@@ -905,7 +905,7 @@ class DiscreteBreakdown(RunController):
         fig = go.FigureWidget(make_subplots(
             rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45],
             subplot_titles=("log₁₀|u² − w²| after each step (colour: sign of u² − w²)",
-                            "the factor 1 − η²ḡ_ℬ² of each step")))
+                            "the factor 1 − η²ḡ<sub>ℬ</sub>² of each step")))
         fig.update_layout(height=600, **_LAYOUT)
         fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=NEUTRALS["grey_mid"], width=1), showlegend=False,
                         row=1, col=1)
@@ -924,7 +924,7 @@ class DiscreteBreakdown(RunController):
             fig.add_annotation(x=1.0, xref="x2 domain", xanchor="right", y=y, yref="y2", text=text, showarrow=False,
                                font=dict(size=11, color=NEUTRALS["grey"]))
         fig.update_yaxes(title_text="log₁₀|G|", row=1, col=1)
-        fig.update_yaxes(title_text="1 − η²ḡ_ℬ²", range=[self.FACTOR_FLOOR - 0.3, 1.2], row=2, col=1)
+        fig.update_yaxes(title_text="1 − η²ḡ<sub>ℬ</sub>²", range=[self.FACTOR_FLOOR - 0.3, 1.2], row=2, col=1)
         fig.update_xaxes(title_text="step n", row=2, col=1)
         self.figures = [fig]
         self.result = None

@@ -271,7 +271,7 @@ class ChainRuleController(Controller):
         super().__init__()
         self.controls = {"model": _model_dropdown(model), **_param_controls(theta_u, u_len, theta_w, w_len),
                          "sample": _slider(widgets.IntSlider, "sample k", value=sample, min=0, max=DEMO_SAMPLES - 1)}
-        fig = make_subplots(1, 2, subplot_titles=["∂ℓ/∂u_i", "∂ℓ/∂w_j"], horizontal_spacing=0.1)
+        fig = make_subplots(1, 2, subplot_titles=["∂ℓ/∂u<sub>i</sub>", "∂ℓ/∂w<sub>j</sub>"], horizontal_spacing=0.1)
         for col, labels in ((1, ["i = 1", "i = 2"]), (2, ["j = 1", "j = 2"])):
             for name, colour in (("autograd on ℓ(u, w)", COLOURS["autograd"]),
                                  ("corrected chain rule", COLOURS["corrected"]),
@@ -340,7 +340,7 @@ class EulerController(Controller):
         fig.add_trace(_arrow_trace("∂𝓛̃/∂w", COLOURS["grad"]), 1, 1)
         labels = ["∂L/∂u₁", "∂L/∂u₂", "∂L/∂w₁", "∂L/∂w₂"]
         for name, colour in (("autograd on 𝓛(u, w)", COLOURS["autograd"]), ("from ∇F (w-free F)", COLOURS["F"]),
-                             ("from ∇F_nat (natural)", COLOURS["natural"])):
+                             ("from ∇F<sub>nat</sub> (natural)", COLOURS["natural"])):
             fig.add_trace(go.Bar(x=labels, y=[0, 0, 0, 0], name=name, marker_color=colour), 1, 2)
         fig.update_xaxes(range=[self.GRID[0], self.GRID[-1]], title_text="w′₁", row=1, col=1)
         fig.update_yaxes(range=[self.GRID[0], self.GRID[-1]], title_text="w′₂", scaleanchor="x", scaleratio=1,
@@ -509,8 +509,8 @@ class TracesController(Controller):
                                             step=5),
                          "lam": _slider(widgets.FloatLogSlider, "λ", value=lam, base=2, min=-2, max=2, step=0.05,
                                         readout_format=".3f")}
-        heat = make_subplots(1, 3, subplot_titles=["E[∇F_nat] (natural lifting)", "E[∇F] (w-free lifting)",
-                                                   "E[∇F_nat − ∇F] (normal part)"], horizontal_spacing=0.08)
+        heat = make_subplots(1, 3, subplot_titles=["E[∇F<sub>nat</sub>] (natural lifting)", "E[∇F] (w-free lifting)",
+                                                   "E[∇F<sub>nat</sub> − ∇F] (normal part)"], horizontal_spacing=0.08)
         for col in (1, 2, 3):
             heat.add_trace(go.Heatmap(z=np.zeros((2, 2)), x=["j = 1", "j = 2"], y=["i = 1", "i = 2"],
                                       colorscale="RdBu", showscale=col == 3, texttemplate="%{z:.3f}",
@@ -519,14 +519,14 @@ class TracesController(Controller):
         heat.update_layout(height=260, margin={"l": 40, "r": 20, "t": 50, "b": 30})
         bars = make_subplots(1, 2, column_widths=[0.45, 0.55], horizontal_spacing=0.12,
                              subplot_titles=["Theorem 3.1 traces, three ways", "traces along the orbit"])
-        labels = ["Tr Cov ∇_u ℓ", "Tr Cov ∇_w ℓ"]
-        for name, colour in (("autograd on ℓ(u, w)", COLOURS["autograd"]), ("from ∇F_nat", COLOURS["natural"]),
+        labels = ["Tr Cov ∇<sub>u</sub>ℓ", "Tr Cov ∇<sub>w</sub>ℓ"]
+        for name, colour in (("autograd on ℓ(u, w)", COLOURS["autograd"]), ("from ∇F<sub>nat</sub>", COLOURS["natural"]),
                              ("from ∇F", COLOURS["F"])):
             bars.add_trace(go.Bar(x=labels, y=[0, 0], name=name, marker_color=colour), 1, 1)
         self._lams = np.geomspace(0.25, 4, 81)
-        bars.add_trace(go.Scatter(x=self._lams, y=self._lams, mode="lines", name="Tr Cov ∇_u ℓ (∝ 1/λ²)",
+        bars.add_trace(go.Scatter(x=self._lams, y=self._lams, mode="lines", name="Tr Cov ∇<sub>u</sub>ℓ (∝ 1/λ²)",
                                   line={"color": COLOURS["u"]}), 1, 2)
-        bars.add_trace(go.Scatter(x=self._lams, y=self._lams, mode="lines", name="Tr Cov ∇_w ℓ (∝ λ²)",
+        bars.add_trace(go.Scatter(x=self._lams, y=self._lams, mode="lines", name="Tr Cov ∇<sub>w</sub>ℓ (∝ λ²)",
                                   line={"color": COLOURS["w"]}), 1, 2)
         bars.add_trace(go.Scatter(x=[1, 1], y=[0, 0], mode="markers", name="current λ",
                                   marker={"size": 10, "color": [COLOURS["u"], COLOURS["w"]]}), 1, 2)
@@ -554,7 +554,7 @@ class TracesController(Controller):
         with heat.batch_update():
             for t, z in zip(heat.data, maps):
                 t.z, t.zmin, t.zmax = z, -top, top
-            heat.layout.annotations[0].text = ("E[∇F_nat] (natural lifting)" if q.A_nat is not None
+            heat.layout.annotations[0].text = ("E[∇F<sub>nat</sub>] (natural lifting)" if q.A_nat is not None
                                                else "no natural lifting (ReLU)")
             heat.layout.annotations[1].text = ("E[∇F] (w-free lifting)" if q.A_F is not None
                                                else "F undefined (w ⟂ e)")

@@ -134,9 +134,9 @@ class PenaltyController(Controller):
         fig.update_xaxes(title_text="singular value s", row=1, col=1)
         fig.update_yaxes(title_text="min ‖θ‖² for that s", row=1, col=1)
         fig.update_xaxes(title_text="size δ of the new singular value", row=1, col=2)
-        fig.update_yaxes(title_text="Δ loss = γLδ^{2/L} − gδ", row=1, col=2)
+        fig.update_yaxes(title_text="Δ loss = γLδ<sup>2/L</sup> − gδ", row=1, col=2)
         fig.update_xaxes(title_text="per-layer weight a", row=1, col=3)
-        fig.update_yaxes(title_text="(a^L − 1)² + γLa²", row=1, col=3)
+        fig.update_yaxes(title_text="(a<sup>L</sup> − 1)² + γLa²", row=1, col=3)
         fig.update_layout(height=380, margin=dict(l=50, r=10, t=40, b=50),
                           legend=dict(orientation="h", y=-0.22))
         self.figures = [fig]
@@ -276,8 +276,8 @@ class TrapController(RunController):
         fig = go.FigureWidget(make_subplots(
             rows=3, cols=2, shared_yaxes="rows", shared_xaxes=True, horizontal_spacing=0.04, vertical_spacing=0.07,
             row_heights=[0.5, 0.25, 0.25],
-            subplot_titles=("GD (full gradient)", "SGD (one entry per step)", "B_r: smallest r with θ ∈ B_r", "",
-                            "balance test: max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F ≤ ε₂", "")))
+            subplot_titles=("GD (full gradient)", "SGD (one entry per step)", "B<sub>r</sub>: smallest r with θ ∈ B<sub>r</sub>", "",
+                            "balance test: max<sub>ℓ</sub> ‖W<sub>ℓ+1</sub>ᵀW<sub>ℓ+1</sub> − W<sub>ℓ</sub>W<sub>ℓ</sub>ᵀ‖<sub>F</sub> ≤ ε₂", "")))
         fig.add_scatter(name="GD s₁(A)", line=dict(color=COLOURS["gd"]), showlegend=False, row=1, col=1)
         fig.add_scatter(name="GD s₂(A)", line=dict(color=COLOURS["gd"], dash="dash"), showlegend=False, row=1, col=1)
         for s in range(self.MAX_SEEDS):
@@ -300,8 +300,8 @@ class TrapController(RunController):
                             showlegend=col == 1, row=3, col=col)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=1)
         fig.update_yaxes(title_text="singular values of A (upper s₁, lower s₂)", row=1, col=1)
-        fig.update_yaxes(range=[-1.3, 2.3], tickvals=[-1, 0, 1, 2], ticktext=["none", "B_0", "B_1", "B_2"], row=2)
-        fig.update_yaxes(title_text="θ ∈ B_r", row=2, col=1)
+        fig.update_yaxes(range=[-1.3, 2.3], tickvals=[-1, 0, 1, 2], ticktext=["none", "B<sub>0</sub>", "B<sub>1</sub>", "B<sub>2</sub>"], row=2)
+        fig.update_yaxes(title_text="θ ∈ B<sub>r</sub>", row=2, col=1)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=3)
         fig.update_yaxes(title_text="imbalance", row=3, col=1)
         fig.update_xaxes(title_text="step", row=3)
@@ -380,7 +380,7 @@ class EnsembleController(RunController):
         for name, colour in (("rank 2", COLOURS["rank2"]), ("rank 1", COLOURS["rank1"]),
                              ("rank 0 (A = 0)", COLOURS["rank0"]), ("diverged", PALETTE["black"])):
             fig.add_scatter(name=name, line=dict(color=colour, shape="hv"), row=1, col=1)
-        fig.add_scatter(name="in B_1 (ε₁, ε₂, R tests)", line=dict(color=COLOURS["rank1"], dash="dot", width=3,
+        fig.add_scatter(name="in B<sub>1</sub> (ε₁, ε₂, R tests)", line=dict(color=COLOURS["rank1"], dash="dot", width=3,
                         shape="hv"), row=1, col=1)
         fig.add_scatter(name="balance test passed (≤ ε₂)", line=dict(color=PALETTE["black"], dash="dashdot", width=1.5,
                         shape="hv"), row=1, col=1)
@@ -466,11 +466,11 @@ class MechanismController(RunController):
         }
         self._setup_run()
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
-            "(a) unsampled row of W_L during forced sampling", "(b) singular values of A")))
-        fig.add_scatter(name="measured ‖W_L[1, :]‖", mode="markers",
+            "(a) unsampled row of W<sub>L</sub> during forced sampling", "(b) singular values of A")))
+        fig.add_scatter(name="measured ‖W<sub>L</sub>[1, :]‖", mode="markers",
                         marker=dict(color=PALETTE["reddish_purple"], size=7),
                         row=1, col=1)
-        fig.add_scatter(name="(1 − 2ηγ)^t · ‖W_L[1, :]‖₀", line=dict(color=PALETTE["black"], dash="dash"), row=1, col=1)
+        fig.add_scatter(name="(1 − 2ηγ)<sup>t</sup> · ‖W<sub>L</sub>[1, :]‖₀", line=dict(color=PALETTE["black"], dash="dash"), row=1, col=1)
         for k in range(2):
             fig.add_scatter(name="forced phase" if k == 0 else "forced s₂", line=dict(color=PALETTE["reddish_purple"],
                             dash="solid" if k == 0 else "dash"), showlegend=k == 0, row=1, col=2)
@@ -486,7 +486,7 @@ class MechanismController(RunController):
         fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), row=1, col=2)
         fig.update_yaxes(type="log", exponentformat="power")
         fig.update_yaxes(range=[np.log10(LOG_FLOOR) - 0.5, 1], row=1, col=2)
-        fig.update_yaxes(title_text="‖W_L[1, :]‖ (row never sampled)", row=1, col=1)
+        fig.update_yaxes(title_text="‖W<sub>L</sub>[1, :]‖ (row never sampled)", row=1, col=1)
         fig.update_yaxes(title_text="singular values of A (upper s₁, lower s₂)", row=1, col=2)
         fig.update_xaxes(title_text="step")
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
@@ -604,7 +604,7 @@ class BasinController(RunController):
                         row=1, col=2)
         fig.add_scatter(name="chosen a (final)", mode="markers", marker=dict(color=COLOURS["L"], size=14,
                         symbol="star"), row=1, col=2)
-        fig.add_scatter(name="a_c = (2γ/|g|)^{1/(L−2)}", mode="lines", line=dict(color=PALETTE["black"], dash="dash"),
+        fig.add_scatter(name="a<sub>c</sub> = (2γ/|g|)<sup>1/(L−2)</sup>", mode="lines", line=dict(color=PALETTE["black"], dash="dash"),
                         row=1, col=2)
         fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")

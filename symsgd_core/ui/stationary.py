@@ -123,7 +123,7 @@ class DepthComparison(_StationaryRun):
                 mode.x, mode.y = r.modes[depth]
                 if law.collapsed:
                     line.x, line.y = [0.0, 0.0], [0.0, 1.0]
-                    note.x, note.y, note.text = [0.5], [0.8], ["T ≥ T_c: the law is δ(v) (vermillion line at 0)"]
+                    note.x, note.y, note.text = [0.5], [0.8], ["T ≥ T<sub>c</sub>: the law is δ(v) (vermillion line at 0)"]
                     msgs.append(f"L = 1: T ≥ T_c = {r.critical_temperature:.3f}, so the law is δ(v): the net "
                                 "learns nothing (vertical line at 0).")
                     continue
@@ -180,13 +180,13 @@ class PhaseTransition(Controller):
             "sigma": _slider("label noise σ", d["sigma"], 0.1, 2.0, 0.05),
             "weight_decay": _slider("weight decay γ", d["weight_decay"], 0.0, 0.5, 0.01),
         }
-        dens = go.FigureWidget(layout=dict(height=380, title="density near v = 0 (log–log): p ∝ v^a as v → 0",
+        dens = go.FigureWidget(layout=dict(height=380, title="density near v = 0 (log–log): p ∝ v<sup>a</sup> as v → 0",
                                            # the ranges start a little below 1e-6 so that the two "1µ" tick
                                            # labels do not meet in the corner
                                            xaxis=dict(type="log", title="v", range=[-6.2, 1.3]),
                                            yaxis=dict(type="log", title="p(v)", range=[-6.5, 6]), **_LAYOUT))
         for f in PHASE_FRACTIONS:
-            dens.add_scatter(x=[], y=[], mode="lines", name=f"T = {f:g}·T_c", line=dict(width=1.5, dash="dot"))
+            dens.add_scatter(x=[], y=[], mode="lines", name=f"T = {f:g}·T<sub>c</sub>", line=dict(width=1.5, dash="dot"))
         dens.add_scatter(x=[], y=[], mode="lines", name="your T", line=dict(width=4, color="black"))
         phase = go.FigureWidget(layout=dict(height=420, title=f"phase diagram of the depth-1 net (k = {self.k:g})",
                                             xaxis=dict(title="label noise σ"), yaxis=dict(title="T = η/S"),
@@ -196,7 +196,7 @@ class PhaseTransition(Controller):
                           colorscale=[[0, "#bbf7d0"], [0.25, "#bbf7d0"], [0.25, "#fde68a"], [0.5, "#fde68a"],
                                       [0.5, "#fecaca"], [0.75, "#fecaca"],
                                       [0.75, NEUTRALS["grey_light"]], [1, NEUTRALS["grey_light"]]])
-        for name, dash in (("T_c", "solid"), ("T_c/3", "dash"), ("T*", "dot")):
+        for name, dash in (("T<sub>c</sub>", "solid"), ("T<sub>c</sub>/3", "dash"), ("T*", "dot")):
             phase.add_scatter(x=PHASE_SIGMAS, y=np.zeros_like(PHASE_SIGMAS), mode="lines", name=name,
                               line=dict(color="black", dash=dash, width=2))
         phase.add_scatter(x=[1.0], y=[0.15], mode="markers", name="you are here",
@@ -216,7 +216,7 @@ class PhaseTransition(Controller):
             cur = dens.data[4]
             if r.current is None:
                 cur.x, cur.y = [], []
-                dens.layout.annotations = [dict(text="your T ≥ T_c: no density, the law is δ(v)", x=0.5, y=0.95,
+                dens.layout.annotations = [dict(text="your T ≥ T<sub>c</sub>: no density, the law is δ(v)", x=0.5, y=0.95,
                                                 xref="paper", yref="paper", showarrow=False,
                                                 font=dict(color=PALETTE["vermillion"]))]
             else:
@@ -267,7 +267,7 @@ class FluctuationInversion(_StationaryRun):
                         error_y=dict(type="data", array=[]))
         fig.add_scatter(x=[], y=[], mode="markers", name="L = 1, SDE", marker=dict(color=_COLORS[1], size=9),
                         error_y=dict(type="data", array=[]))
-        fig.add_scatter(x=[], y=[], mode="lines", name="T_c (L = 1)", line=dict(color="black", dash="dash"))
+        fig.add_scatter(x=[], y=[], mode="lines", name="T<sub>c</sub> (L = 1)", line=dict(color="black", dash="dash"))
         self.figures = [fig]
         self.result = None
         self.simulation = None
@@ -484,12 +484,12 @@ class DiscreteSGD(_StationaryRun):
             scan.add_scatter(x=[], y=[], mode="lines+markers", name=f"{name} vs v-SDE", line=dict(color=color),
                              row=1, col=2)
         scan.add_scatter(x=[], y=[], mode="lines", showlegend=False, row=1, col=1)
-        scan.add_scatter(x=[], y=[], mode="lines+markers", name="v-SDE vs closed form (not yet stationary near T_c)",
+        scan.add_scatter(x=[], y=[], mode="lines+markers", name="v-SDE vs closed form (not yet stationary near T<sub>c</sub>)",
                          line=dict(color=_COLORS[1], dash="dot"), row=1, col=2)
         scan.add_scatter(x=[], y=[], mode="lines", name="two-sample KS threshold", line=dict(color="black",
                                                                                              dash="dash"),
                          row=1, col=2)
-        scan.add_scatter(x=[], y=[], mode="lines", name="T_c", line=dict(color=NEUTRALS["grey"], dash="dot"),
+        scan.add_scatter(x=[], y=[], mode="lines", name="T<sub>c</sub>", line=dict(color=NEUTRALS["grey"], dash="dot"),
                          row=1, col=2)
         scan.update_xaxes(title_text="T = η/S")
         self.figures = [fig, scan]
