@@ -82,6 +82,25 @@ def claims_html(results: Sequence[CheckResult]) -> str:
             f'font-weight:600;cursor:pointer">{html.escape(claims_summary(results))}</summary>{table}</details>')
 
 
+def caught_html(cases: Sequence[tuple[str, CheckResult]]) -> str:
+    """Checks fed a broken input on purpose, as a compact HTML block: one line saying the checks caught them
+    (``"✔ 2 broken inputs caught: each check fails on them, as it must"``), and behind a click what was broken
+    and what each check measured. A broken input that passed opens the block and says the check cannot fail."""
+    missed = [what for what, r in cases if r.passed] or (["(none fed)"] if not cases else [])
+    n = len(cases)
+    noun = "broken input" if n == 1 else "broken inputs"
+    head = (f"✔ {n} {noun} caught: each check fails on them, as it must" if not missed else
+            f"✘ a check passed a broken input ({html.escape(', '.join(missed))}): it cannot tell right from wrong")
+    colour = "#c2410c" if missed else "#15803d"
+    rows = "".join(f"<tr><td>{html.escape(what)}</td><td><code>{html.escape(r.name)}</code></td>"
+                   f"<td>{'passed (wrong)' if r.passed else 'failed, as it must'}</td>"
+                   f"<td>{r.measured:.3g} {html.escape(r.relation)} {r.tolerance:.3g}</td></tr>" for what, r in cases)
+    table = ("<table class=\"symsgd-claims-table\"><thead><tr><th>broken on purpose</th><th>check</th>"
+             f"<th>verdict</th><th>measured vs tolerance</th></tr></thead><tbody>{rows}</tbody></table>")
+    return (f'<details class="symsgd-caught"{" open" if missed else ""}><summary style="color:{colour};'
+            f'font-weight:600;cursor:pointer">{head}</summary>{table}</details>')
+
+
 def make_result(name: str, claim: str, measured: float, tolerance: float, tolerance_source: str,
                 relation: str = "<=", details: dict | None = None) -> CheckResult:
     """Build a :class:`CheckResult`, deciding ``passed`` from ``relation``.

@@ -9,6 +9,7 @@ One module per notebook: :mod:`.start` (00), :mod:`.balance` (01), :mod:`.liftin
 from .base import (
     Controller,
     RunController,
+    assert_caught,
     assert_claims,
     figure_is_finite,
     slider_names,
@@ -17,5 +18,5 @@ from .base import (
 )
 from .exercises import ExercisePanel
 
-__all__ = ["Controller", "ExercisePanel", "RunController", "assert_claims", "figure_is_finite", "slider_names",
-           "status_text", "sweep_sliders"]
+__all__ = ["Controller", "ExercisePanel", "RunController", "assert_caught", "assert_claims", "figure_is_finite",
+           "slider_names", "status_text", "sweep_sliders"]

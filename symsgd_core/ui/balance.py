@@ -652,7 +652,8 @@ class BalanceEnsemble(RunController):
 def _ratio_panel(fig, col: int, showlegend: bool) -> None:
     """Traces of a ratio panel: trace ratio, norm ratio, reference line at 1, the averaging window."""
     fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["G"], width=2.5),
-                    name="Tr Cov∇<sub>u</sub>ℓ / Tr Cov∇<sub>w</sub>ℓ (noise)", legendgroup="noise", showlegend=showlegend, row=1, col=col)
+                    name="Tr Cov∇<sub>u</sub>ℓ / Tr Cov∇<sub>w</sub>ℓ (noise)",
+                    legendgroup="noise", showlegend=showlegend, row=1, col=col)
     fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["u_sq"], width=2.5),
                     name="‖u‖² / ‖w‖² (norms)", legendgroup="norms", showlegend=showlegend, row=1, col=col)
     fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=NEUTRALS["grey"], width=1, dash="dot"), name="ratio 1",

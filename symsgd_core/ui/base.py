@@ -38,10 +38,9 @@ import time
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from ..core.checking import claims_html
+from ..core.checking import caught_html, claims_html
 from .a11y import accessible_names
 from .compact_output import install as install_compact_output
-from .mode import classroom_mode
 from .plotly_loading import answer_state_requests, configure_from_environment, sync_figure_state
 from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, distinguish
 
@@ -336,22 +335,47 @@ def assert_claims(results) -> None:
     """Show every :class:`~symsgd_core.core.checking.CheckResult` and assert that it passed (the notebooks'
     proofs as code). No claim at all is a failure too.
 
-    In JupyterLab each result is printed on one line. In classroom mode (:func:`~symsgd_core.ui.mode.
-    classroom_mode`) the cell shows one compact line, "✔ 6 claims checked", with the table behind a click
-    (:func:`~symsgd_core.core.checking.claims_html`; opened when a claim failed).
+    In a notebook (JupyterLab, a classroom page, the static edition) the cell shows one compact line,
+    "✔ 6 claims checked", with the table of claims, measured values and tolerances behind a click
+    (:func:`~symsgd_core.core.checking.claims_html`; opened when a claim failed). The same output carries every
+    result as a line of text (``text/plain``), which is what a terminal or a text-only front end shows. Outside
+    IPython the lines are printed.
     """
     results = list(results)
     if not results:
         raise AssertionError("no claim to check")
-    if classroom_mode():
-        from IPython.display import HTML, display
-
-        display(HTML(claims_html(results)))
-    else:
-        for r in results:
-            print(r)
+    _show(claims_html(results), "\n".join(str(r) for r in results))
     for r in results:
         assert r.passed, r
+
+
+def assert_caught(cases) -> None:
+    """Show that checks fed a broken input on purpose fail on it, and assert it (a check that cannot fail proves
+    nothing). ``cases``: ``(what was broken, CheckResult)`` pairs.
+
+    Shown as :func:`assert_claims` shows claims: one line, "✔ 2 broken inputs caught: …", with what was broken and
+    each measured value behind a click, so a deliberate "[FAIL]" never reaches the page without that framing.
+    """
+    cases = list(cases)
+    if not cases:
+        raise AssertionError("no broken input was fed to a check")
+    lines = "\n".join(f"broken on purpose ({what}), caught: {r}" if not r.passed else
+                       f"broken on purpose ({what}), NOT caught: {r}" for what, r in cases)
+    _show(caught_html(cases), lines)
+    for what, r in cases:
+        assert not r.passed, f"the check passed a broken input ({what}): {r}"
+
+
+def _show(html_text: str, plain: str) -> None:
+    """Display ``html_text`` in a notebook (``plain`` for text-only front ends); print ``plain`` outside IPython."""
+    from IPython import get_ipython
+
+    if get_ipython() is None:
+        print(plain)
+    else:
+        from IPython.display import display
+
+        display({"text/html": html_text, "text/plain": plain}, raw=True)
 
 
 def slider_names(controller: Controller) -> list[str]:

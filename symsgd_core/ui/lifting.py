@@ -520,8 +520,8 @@ class TracesController(Controller):
         bars = make_subplots(1, 2, column_widths=[0.45, 0.55], horizontal_spacing=0.12,
                              subplot_titles=["Theorem 3.1 traces, three ways", "traces along the orbit"])
         labels = ["Tr Cov ∇<sub>u</sub>ℓ", "Tr Cov ∇<sub>w</sub>ℓ"]
-        for name, colour in (("autograd on ℓ(u, w)", COLOURS["autograd"]), ("from ∇F<sub>nat</sub>", COLOURS["natural"]),
-                             ("from ∇F", COLOURS["F"])):
+        for name, colour in (("autograd on ℓ(u, w)", COLOURS["autograd"]),
+                             ("from ∇F<sub>nat</sub>", COLOURS["natural"]), ("from ∇F", COLOURS["F"])):
             bars.add_trace(go.Bar(x=labels, y=[0, 0], name=name, marker_color=colour), 1, 1)
         self._lams = np.geomspace(0.25, 4, 81)
         bars.add_trace(go.Scatter(x=self._lams, y=self._lams, mode="lines", name="Tr Cov ∇<sub>u</sub>ℓ (∝ 1/λ²)",

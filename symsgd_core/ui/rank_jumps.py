@@ -276,8 +276,10 @@ class TrapController(RunController):
         fig = go.FigureWidget(make_subplots(
             rows=3, cols=2, shared_yaxes="rows", shared_xaxes=True, horizontal_spacing=0.04, vertical_spacing=0.07,
             row_heights=[0.5, 0.25, 0.25],
-            subplot_titles=("GD (full gradient)", "SGD (one entry per step)", "B<sub>r</sub>: smallest r with θ ∈ B<sub>r</sub>", "",
-                            "balance test: max<sub>ℓ</sub> ‖W<sub>ℓ+1</sub>ᵀW<sub>ℓ+1</sub> − W<sub>ℓ</sub>W<sub>ℓ</sub>ᵀ‖<sub>F</sub> ≤ ε₂", "")))
+            subplot_titles=("GD (full gradient)", "SGD (one entry per step)",
+                            "B<sub>r</sub>: smallest r with θ ∈ B<sub>r</sub>", "",
+                            "balance test: max<sub>ℓ</sub> ‖W<sub>ℓ+1</sub>ᵀW<sub>ℓ+1</sub> − "
+                            "W<sub>ℓ</sub>W<sub>ℓ</sub>ᵀ‖<sub>F</sub> ≤ ε₂", "")))
         fig.add_scatter(name="GD s₁(A)", line=dict(color=COLOURS["gd"]), showlegend=False, row=1, col=1)
         fig.add_scatter(name="GD s₂(A)", line=dict(color=COLOURS["gd"], dash="dash"), showlegend=False, row=1, col=1)
         for s in range(self.MAX_SEEDS):
@@ -300,7 +302,8 @@ class TrapController(RunController):
                             showlegend=col == 1, row=3, col=col)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=1)
         fig.update_yaxes(title_text="singular values of A (upper s₁, lower s₂)", row=1, col=1)
-        fig.update_yaxes(range=[-1.3, 2.3], tickvals=[-1, 0, 1, 2], ticktext=["none", "B<sub>0</sub>", "B<sub>1</sub>", "B<sub>2</sub>"], row=2)
+        fig.update_yaxes(range=[-1.3, 2.3], tickvals=[-1, 0, 1, 2],
+                         ticktext=["none", "B<sub>0</sub>", "B<sub>1</sub>", "B<sub>2</sub>"], row=2)
         fig.update_yaxes(title_text="θ ∈ B<sub>r</sub>", row=2, col=1)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=3)
         fig.update_yaxes(title_text="imbalance", row=3, col=1)
@@ -380,8 +383,8 @@ class EnsembleController(RunController):
         for name, colour in (("rank 2", COLOURS["rank2"]), ("rank 1", COLOURS["rank1"]),
                              ("rank 0 (A = 0)", COLOURS["rank0"]), ("diverged", PALETTE["black"])):
             fig.add_scatter(name=name, line=dict(color=colour, shape="hv"), row=1, col=1)
-        fig.add_scatter(name="in B<sub>1</sub> (ε₁, ε₂, R tests)", line=dict(color=COLOURS["rank1"], dash="dot", width=3,
-                        shape="hv"), row=1, col=1)
+        fig.add_scatter(name="in B<sub>1</sub> (ε₁, ε₂, R tests)",
+                        line=dict(color=COLOURS["rank1"], dash="dot", width=3, shape="hv"), row=1, col=1)
         fig.add_scatter(name="balance test passed (≤ ε₂)", line=dict(color=PALETTE["black"], dash="dashdot", width=1.5,
                         shape="hv"), row=1, col=1)
         fig.add_bar(name="jump times", marker_color=COLOURS["rank1"], opacity=0.6, row=1, col=2)
@@ -470,7 +473,8 @@ class MechanismController(RunController):
         fig.add_scatter(name="measured ‖W<sub>L</sub>[1, :]‖", mode="markers",
                         marker=dict(color=PALETTE["reddish_purple"], size=7),
                         row=1, col=1)
-        fig.add_scatter(name="(1 − 2ηγ)<sup>t</sup> · ‖W<sub>L</sub>[1, :]‖₀", line=dict(color=PALETTE["black"], dash="dash"), row=1, col=1)
+        fig.add_scatter(name="(1 − 2ηγ)<sup>t</sup> · ‖W<sub>L</sub>[1, :]‖₀",
+                        line=dict(color=PALETTE["black"], dash="dash"), row=1, col=1)
         for k in range(2):
             fig.add_scatter(name="forced phase" if k == 0 else "forced s₂", line=dict(color=PALETTE["reddish_purple"],
                             dash="solid" if k == 0 else "dash"), showlegend=k == 0, row=1, col=2)
@@ -604,7 +608,8 @@ class BasinController(RunController):
                         row=1, col=2)
         fig.add_scatter(name="chosen a (final)", mode="markers", marker=dict(color=COLOURS["L"], size=14,
                         symbol="star"), row=1, col=2)
-        fig.add_scatter(name="a<sub>c</sub> = (2γ/|g|)<sup>1/(L−2)</sup>", mode="lines", line=dict(color=PALETTE["black"], dash="dash"),
+        fig.add_scatter(name="a<sub>c</sub> = (2γ/|g|)<sup>1/(L−2)</sup>", mode="lines",
+                        line=dict(color=PALETTE["black"], dash="dash"),
                         row=1, col=2)
         fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
         fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")

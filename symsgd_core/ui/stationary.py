@@ -123,7 +123,8 @@ class DepthComparison(_StationaryRun):
                 mode.x, mode.y = r.modes[depth]
                 if law.collapsed:
                     line.x, line.y = [0.0, 0.0], [0.0, 1.0]
-                    note.x, note.y, note.text = [0.5], [0.8], ["T ≥ T<sub>c</sub>: the law is δ(v) (vermillion line at 0)"]
+                    note.x, note.y = [0.5], [0.8]
+                    note.text = ["T ≥ T<sub>c</sub>: the law is δ(v) (vermillion line at 0)"]
                     msgs.append(f"L = 1: T ≥ T_c = {r.critical_temperature:.3f}, so the law is δ(v): the net "
                                 "learns nothing (vertical line at 0).")
                     continue
@@ -186,7 +187,8 @@ class PhaseTransition(Controller):
                                            xaxis=dict(type="log", title="v", range=[-6.2, 1.3]),
                                            yaxis=dict(type="log", title="p(v)", range=[-6.5, 6]), **_LAYOUT))
         for f in PHASE_FRACTIONS:
-            dens.add_scatter(x=[], y=[], mode="lines", name=f"T = {f:g}·T<sub>c</sub>", line=dict(width=1.5, dash="dot"))
+            dens.add_scatter(x=[], y=[], mode="lines", name=f"T = {f:g}·T<sub>c</sub>",
+                             line=dict(width=1.5, dash="dot"))
         dens.add_scatter(x=[], y=[], mode="lines", name="your T", line=dict(width=4, color="black"))
         phase = go.FigureWidget(layout=dict(height=420, title=f"phase diagram of the depth-1 net (k = {self.k:g})",
                                             xaxis=dict(title="label noise σ"), yaxis=dict(title="T = η/S"),
@@ -216,7 +218,8 @@ class PhaseTransition(Controller):
             cur = dens.data[4]
             if r.current is None:
                 cur.x, cur.y = [], []
-                dens.layout.annotations = [dict(text="your T ≥ T<sub>c</sub>: no density, the law is δ(v)", x=0.5, y=0.95,
+                dens.layout.annotations = [dict(text="your T ≥ T<sub>c</sub>: no density, the law is δ(v)",
+                                                x=0.5, y=0.95,
                                                 xref="paper", yref="paper", showarrow=False,
                                                 font=dict(color=PALETTE["vermillion"]))]
             else:
@@ -484,7 +487,8 @@ class DiscreteSGD(_StationaryRun):
             scan.add_scatter(x=[], y=[], mode="lines+markers", name=f"{name} vs v-SDE", line=dict(color=color),
                              row=1, col=2)
         scan.add_scatter(x=[], y=[], mode="lines", showlegend=False, row=1, col=1)
-        scan.add_scatter(x=[], y=[], mode="lines+markers", name="v-SDE vs closed form (not yet stationary near T<sub>c</sub>)",
+        scan.add_scatter(x=[], y=[], mode="lines+markers",
+                         name="v-SDE vs closed form (not yet stationary near T<sub>c</sub>)",
                          line=dict(color=_COLORS[1], dash="dot"), row=1, col=2)
         scan.add_scatter(x=[], y=[], mode="lines", name="two-sample KS threshold", line=dict(color="black",
                                                                                              dash="dash"),
