@@ -15,6 +15,10 @@ that imports the bundle from the page's own origin and base URL (``jupyter-confi
 port or prefix (JupyterHub, Binder) the reader uses. Classroom mode (``tools/classroom.py``, Voilà) serves the
 same file from its template's static folder and sets the same variable.
 
+Saving: the extension also registers the contents manager's save hooks of :mod:`symsgd_jupyter.saving`, so a
+notebook saved after a run never reopens with "Error displaying widget" (a widget output needs the live kernel) and
+the repository's notebooks stay as committed (no outputs) when a reader runs and saves them.
+
 This module imports nothing of the scientific stack, so the server starts as fast as before.
 
 No pop-up on a projector, one thread for widgets: :func:`enable` also writes JupyterLab's settings overrides for
@@ -134,10 +138,16 @@ def _jupyter_server_extension_points():
 
 
 def _load_jupyter_server_extension(serverapp) -> None:
-    """Register the bundle's handler and tell future kernels where it is (see the module docstring)."""
+    """Register the save hooks and the bundle's handler, and tell future kernels where it is (see the module
+    docstring)."""
     from jupyter_server.utils import url_path_join
     from tornado import web
 
+    from . import saving
+
+    if not saving.register(getattr(serverapp, "contents_manager", None)):
+        serverapp.log.warning("symsgd: this contents manager takes no save hooks; a saved notebook keeps its widget "
+                              "outputs (\"Error displaying widget\" when reopened)")
     path, name = plotly_bundle()
     if not path.is_file():
         serverapp.log.warning("symsgd: plotly's widget bundle not found at %s; figures load plotly's code "

@@ -1,5 +1,6 @@
 """Strip notebooks before committing: no outputs, no execution counts, no saved widget state,
-and the ``python3`` kernelspec (so JupyterLab opens them without a kernel-picker dialog).
+the ``python3`` kernelspec (so JupyterLab opens them without a kernel-picker dialog), and of ``language_info``
+only the language's name.
 
 Usage: ``python tools/strip_notebooks.py notebooks/*.ipynb`` (``make strip`` does exactly this).
 ``--check`` reports notebooks that would change and exits 1 instead of writing.
@@ -12,26 +13,11 @@ import json
 import pathlib
 import sys
 
-KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-
-
-def strip(nb: dict) -> dict:
-    """Return ``nb`` (a notebook as a JSON dict) stripped in place."""
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") == "code":
-            cell["outputs"] = []
-            cell["execution_count"] = None
-        meta = cell.get("metadata", {})
-        for key in ("execution", "collapsed", "scrolled"):
-            meta.pop(key, None)
-    meta = nb.setdefault("metadata", {})
-    meta.pop("widgets", None)
-    meta["kernelspec"] = dict(KERNELSPEC)
-    return nb
-
-
-def dumps(nb: dict) -> str:
-    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+# The one stripping function, shared with the server's save hook (symsgd_jupyter/saving.py): a notebook of this
+# repository that a reader runs and saves is stripped the same way. Imported from the repository next to this file,
+# so the command also works where the package is not installed.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from symsgd_jupyter.saving import KERNELSPEC, dumps, strip  # noqa: E402, F401 - KERNELSPEC, strip: this tool's API
 
 
 def main(argv: list[str] | None = None) -> int:
