@@ -15,7 +15,7 @@ server: JupyterLab, Notebook 7; added to, not replacing, a ``pre_save_hook`` the
   :func:`committed_stripped`) is saved stripped exactly as ``make strip`` strips it (:func:`strip`, the one
   stripping function, also used by ``tools/strip_notebooks.py``), so running and saving leaves ``git status``
   clean. Any other notebook (a reader's copy, their own work) keeps its outputs, but each widget output becomes a
-  short note, :data:`NOT_SAVED_NOTE` (Run All draws the figure again), and the saved widget state goes.
+  short note, :data:`NOT_SAVED_NOTE` (Run All shows it again), and the saved widget state goes.
 * :func:`post_save_hook`: jupyter_server writes notebooks with sorted keys, the committed files are in the key
   order ``make strip`` left them in; when the stripped notebook is the committed one as data, the committed bytes
   are written back (same modification time, so JupyterLab sees no "file changed on disk").
@@ -40,8 +40,8 @@ KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "langua
 #: The MIME type of a widget output: a reference to a model in the kernel that drew it.
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 #: What a saved widget output becomes in a notebook that keeps its outputs.
-NOT_SAVED_TEXT = ("Interactive figure not saved with the notebook: it needs the live kernel. "
-                  "Run → Run All Cells draws it again.")
+NOT_SAVED_TEXT = ("Interactive output (figure, sliders or answer box) not saved with the notebook: it needs the "
+                  "live kernel. Run → Run All Cells shows it again.")
 NOT_SAVED_NOTE = {"output_type": "display_data", "metadata": {},
                   "data": {"text/markdown": f"*{NOT_SAVED_TEXT}*", "text/plain": NOT_SAVED_TEXT}}
 
