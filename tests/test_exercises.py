@@ -15,6 +15,7 @@ import pytest
 from symsgd_core import balance, lifting, rank_jumps, stationary
 from symsgd_core.core.exercises import KINDS, Exercise, Feedback, as_number, as_vector, number_exercise
 from symsgd_core.rank_jumps import sde_exercises
+from symsgd_core.ui.answer_box import SUBMIT, AnswerBox
 from symsgd_core.ui.exercises import GENERIC_HINT, HIDE, SHOW, ExercisePanel, markdown_html
 from symsgd_core.ui.style import allowed_colour
 
@@ -190,11 +191,41 @@ def test_panel_structure():
         assert "symsgd-exercise" in box.root._dom_classes
         assert box.question.value.startswith(f"<b>{i}.</b>") and box.feedback.value == ""
     rate, code = panel["balance_rate"], panel["conserved_quantity"]
-    assert isinstance(rate.input, widgets.Text) and rate.input.continuous_update is False
-    assert isinstance(rate.button, widgets.Button) and rate.button.description == "Check"
-    assert isinstance(code.input, widgets.Text) and code.button.description == "Check"  # a formula box
+    assert isinstance(rate.input, AnswerBox) and rate.button is None  # the Check button is part of the box
+    assert isinstance(code.input, AnswerBox) and code.button is None  # a formula box
     assert code.arguments == ("u", "w") and "u, w" in code.input.placeholder
     assert "code cell" in code.root.children[1].value and "formula" in code.root.children[1].value
+
+
+def test_a_typed_answer_is_judged_once_per_submission_on_the_text_submitted():
+    """Issue 26, item 3: typing and leaving the box judges nothing; Check or Enter sends the text with the
+    submission, so the first wrong answer is one try (the hint shows) and a stale text is never judged."""
+    ex = balance.EXERCISES["balance_rate"]
+    box = ExercisePanel(balance.EXERCISES)["balance_rate"]
+    wrong = repr(float(ex.mistakes[0][0])) if ex.mistakes else "3.6"
+    box.input.value = wrong  # the box's text synced from the page (typing, leaving the box): not a submission
+    assert box.tries == 0 and box.feedback.value == ""
+    box.input._handle_custom_msg({"type": SUBMIT, "value": wrong}, [])  # Check, as the page sends it
+    assert box.tries == 1 and "✘ not quite" in box.feedback.value
+    assert (ex.hint.strip() or GENERIC_HINT)[:40] in box.feedback.value.replace("&#x27;", "'")  # the gentle hint
+    box.input.value = "stale"  # a state update the page held back, arriving after a later submission
+    box.input._handle_custom_msg({"type": SUBMIT, "value": "-3.6"}, [])  # the text submitted is what is judged
+    assert box.last.correct and box.tries == 1 and box.input.value == "-3.6"
+    box.input._handle_custom_msg({"type": "something else", "value": "0"}, [])  # other messages: ignored
+    assert box.last.correct
+
+
+def test_answer_box_calls_its_handlers_with_the_submitted_text():
+    got = []
+    a = AnswerBox(placeholder="a number")
+    a.on_submit(got.append)
+    a.value = "1"
+    a.submit()
+    a.submit("2")
+    a._handle_custom_msg({"type": SUBMIT, "value": 3}, [])
+    assert got == ["1", "2", "3"] and a.value == "3"
+    assert "model.send({ type: 'submit', value: input.value })" in a._esm  # the text travels with the message
+    assert "'blur'" not in a._esm and "'change'" not in a._esm  # leaving the box submits nothing
 
 
 def test_panel_accepts_an_iterable_and_rejects_duplicate_names():
@@ -214,17 +245,16 @@ def test_panel_accepts_an_iterable_and_rejects_duplicate_names():
 ])
 def test_typing_and_pressing_check_shows_the_verdict(nb, name, right, wrong):
     box = ExercisePanel(MODULES[nb].EXERCISES)[name]
-    box.input.value = right  # what Enter (continuous_update=False) sends: checked at once
+    box.submit(right)  # typed, then Check or Enter: the text travels with the submission
     assert "✔ right" in box.feedback.value and box.last.correct
-    box.input.value = wrong
+    box.submit(wrong)
     assert "✘ not quite" in box.feedback.value and box.last.status == "wrong"
     box.feedback.value = ""
-    box.button.click()  # the Check button re-checks the current text
+    box.submit()  # Check again: the box's current text, checked again
     assert "✘ not quite" in box.feedback.value
-    box.input.value = "  "
-    box.button.click()
+    box.submit("  ")
     assert "not answered yet" in box.feedback.value and "press Check" in box.feedback.value
-    box.input.value = "banana"
+    box.submit("banana")
     assert "✘ not quite" in box.feedback.value and "expected" in box.feedback.value
 
 
@@ -285,29 +315,29 @@ def test_first_wrong_try_shows_only_the_hint_then_the_checkers_message(nb, name)
     wrong = _wrong_answer(ex)
     checker_says = ex.check(wrong).message
     assert not box.solution_shown and box.worked.layout.display == "none" and box.reveal.description == SHOW
-    box.input.value = wrong  # Enter
+    box.submit(wrong)  # Enter
     first = box.feedback.value
     assert "✘ not quite" in first and box.tries == 1 and box.last.status == "wrong"
     assert checker_says not in first  # the checker's message may name the answer: not on the first try
     assert (ex.hint.strip() or GENERIC_HINT) in first.replace("&#x27;", "'")
     assert "Show worked solution" in first and box.reveal.button_style == "info"  # offered after a wrong try
-    box.button.click()  # the same wrong answer, second try
+    box.submit()  # the same wrong answer, second try (Check)
     assert box.tries == 2 and checker_says.split(" — ")[0][:40] in box.feedback.value.replace("&#x27;", "'")
     box.reveal.value = True  # the reader asks for the derivation
     assert box.solution_shown and box.worked.layout.display is None and box.reveal.description == HIDE
     assert "Worked solution" in box.worked.value and len(box.worked.value) > 40
     box.reveal.value = False
     assert box.worked.layout.display == "none" and box.reveal.description == SHOW
-    box.input.value = repr(float(ex.solution))
+    box.submit(repr(float(ex.solution)))
     assert "✔ right" in box.feedback.value and box.tries == 2
 
 
 def test_unreadable_input_is_not_a_try_and_gets_the_format_message():
     box = ExercisePanel(balance.EXERCISES)["balance_rate"]
-    box.input.value = "banana"
+    box.submit("banana")
     assert box.tries == 0 and "expected a number" in box.feedback.value
     box = ExercisePanel(lifting.EXERCISES)["euler_direction"]
-    box.input.value = "1, x"
+    box.submit("1, x")
     assert box.tries == 0 and "expected a 2-vector" in box.feedback.value
 
 
@@ -315,7 +345,7 @@ def test_empty_hint_and_worked_fall_back_gracefully():
     bare = number_exercise("bare", "What is 2 + 2?", 4.0, "2 + 2 = 4.", "count.", solution=4.0)
     assert bare.hint == "" and bare.worked == ""
     box = ExercisePanel([bare])["bare"]
-    box.input.value = "5"
+    box.submit("5")
     assert GENERIC_HINT in box.feedback.value.replace("&#x27;", "'")
     box.show_solution()
     assert "Answer:" in box.worked.value and "4" in box.worked.value and "2 + 2 = 4." in box.worked.value
@@ -356,9 +386,9 @@ def test_instructor_variant_opens_every_worked_solution(monkeypatch):
 ])
 def test_code_exercises_take_a_formula_in_the_panel(nb, name, right, wrong):
     box = ExercisePanel(MODULES[nb].EXERCISES)[name]
-    box.input.value = right
+    box.submit(right)
     assert "✔ right" in box.feedback.value, box.feedback.value
-    box.input.value = wrong
+    box.submit(wrong)
     assert "✘ not quite" in box.feedback.value
 
 
@@ -370,6 +400,6 @@ def test_code_exercises_take_a_formula_in_the_panel(nb, name, right, wrong):
 ])
 def test_formula_box_rejects_anything_outside_the_whitelist(attack):
     box = ExercisePanel(balance.EXERCISES)["conserved_quantity"]
-    box.input.value = attack
+    box.submit(attack)
     assert "✘ not quite" in box.feedback.value and (box.last is None or not box.last.correct)
     assert not os.path.exists("/tmp/symsgd-pwned")

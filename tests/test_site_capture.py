@@ -106,6 +106,10 @@ def test_static_html_copies_texts_and_disables_inputs():
                         widgets.Text(placeholder="<x>")])
     text = static_html(box)
     assert "<i>question</i>" in text and "<button disabled>yes</button>" in text and 'placeholder="&lt;x&gt;"' in text
+    from symsgd_core.ui.answer_box import AnswerBox
+
+    text = static_html(AnswerBox(placeholder="a number"))  # a Check-yourself text box: its input and its button
+    assert 'placeholder="a number"' in text and "disabled" in text and "<button disabled>Check</button>" in text
 
 
 def test_worked_solutions_become_details_and_the_instructor_edition_opens_them(monkeypatch):

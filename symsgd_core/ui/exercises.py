@@ -38,6 +38,7 @@ from ..core.exercises import Exercise, Feedback, as_number, as_vector
 from ..core.expressions import ExpressionError, compile_expression
 from ..core.validation import check_choice
 from .a11y import accessible_names
+from .answer_box import AnswerBox
 from .mode import solutions_open
 
 __all__ = ["ExerciseBox", "ExercisePanel", "markdown_html"]
@@ -83,9 +84,11 @@ class ExerciseBox:
     """The widgets of one exercise (in ``root``, a VBox with CSS class ``symsgd-exercise``).
 
     Attributes:
-        input: a ``Text`` (kinds "number" and "vector", and "code": a formula; Enter checks too) or
-            ``ToggleButtons`` (kind "choice").
-        button: the Check button.
+        input: an :class:`~symsgd_core.ui.answer_box.AnswerBox` (kinds "number" and "vector", and "code": a
+            formula), a text input with its own Check button that sends the text with the submission (Check or
+            Enter; leaving the box submits nothing), or ``ToggleButtons`` (kind "choice").
+        button: the Check button of a "choice" exercise; ``None`` for a typed answer (its Check button is part
+            of ``input``). :meth:`submit` checks either way.
         feedback: an ``HTML`` widget showing the last :class:`Feedback` (empty before the first check).
         reveal: the "Show worked solution" ``ToggleButton`` (``value`` True while the solution is shown).
         worked: the ``HTMLMath`` widget holding the worked solution (hidden until revealed).
@@ -97,6 +100,8 @@ class ExerciseBox:
     def __init__(self, exercise: Exercise, number: int) -> None:
         self.exercise = exercise
         self.last: Feedback | None = None
+        #: the :class:`Feedback` shown last (``None`` before the first check)
+        self.last_shown: Feedback | None = None
         self.tries = 0
         self.arguments = _formula_arguments(exercise) if exercise.kind == "code" else ()
         self.question = widgets.HTML(f"<b>{number}.</b> {html.escape(exercise.question)}")
@@ -114,14 +119,15 @@ class ExerciseBox:
                 placeholder = f"a formula in {args}, e.g. 2*sin({self.arguments[0]})" if self.arguments else "a formula"
             else:
                 placeholder = _PLACEHOLDER[exercise.kind]
-            self.input = widgets.Text(value="", placeholder=placeholder, description="Your answer:",
-                                      tooltip=label, continuous_update=False,
-                                      style={"description_width": "initial"}, layout=widgets.Layout(width="340px"))
-            self.input.observe(self._on_enter, names="value")  # Enter (or leaving the box) commits the text
-        self.button = widgets.Button(description="Check", icon="check", button_style="primary",
-                                     tooltip=f"check your answer to exercise {number}",
-                                     layout=widgets.Layout(width="auto"))
-        self.button.on_click(lambda _b: self.check())
+            self.input = AnswerBox(placeholder=placeholder, description="Your answer:", label=label,
+                                   tooltip=f"check your answer to exercise {number}")
+            self.input.on_submit(lambda _text: self.check())  # Check or Enter: the submitted text, once
+        self.button = None
+        if exercise.kind == "choice":
+            self.button = widgets.Button(description="Check", icon="check", button_style="primary",
+                                         tooltip=f"check your answer to exercise {number}",
+                                         layout=widgets.Layout(width="auto"))
+            self.button.on_click(lambda _b: self.check())
         self.reveal = widgets.ToggleButton(value=False, description=SHOW, icon="lightbulb-o",
                                            tooltip=f"show or hide the worked solution of exercise {number}",
                                            layout=widgets.Layout(width="auto"))
@@ -134,7 +140,8 @@ class ExerciseBox:
         rows = [self.question]
         if exercise.kind == "code":
             rows.append(widgets.HTML(f"<i>{html.escape(self._code_note())}</i>"))
-        rows += [widgets.HBox([self.input, self.button, self.reveal], layout=widgets.Layout(flex_flow="row wrap")),
+        controls = [self.input, self.button, self.reveal] if self.button is not None else [self.input, self.reveal]
+        rows += [widgets.HBox(controls, layout=widgets.Layout(flex_flow="row wrap")),
                  self.feedback, self.worked]
         self.root = widgets.VBox(rows)
         self.root.add_class("symsgd-exercise")
@@ -174,6 +181,17 @@ class ExerciseBox:
         except ExpressionError as exc:
             return Feedback("wrong", f"this formula cannot be used: {exc}.")
 
+    def submit(self, answer=None) -> Feedback:
+        """Submit as the reader does: for a typed answer, the text ``answer`` (default: the box's text) with Check
+        or Enter; for a choice, pick ``answer`` (unless None) and press Check. Returns the :class:`Feedback` shown."""
+        if isinstance(self.input, AnswerBox):
+            self.input.submit(answer)
+        else:
+            if answer is not None:
+                self.input.value = answer
+            self.check()
+        return self.last_shown
+
     def check(self) -> Feedback:
         """Check the current input and show the verdict (what the Check button and Enter do)."""
         answer = self.value()
@@ -211,6 +229,7 @@ class ExerciseBox:
 
     def _show(self, feedback: Feedback) -> Feedback:
         self.feedback.value = feedback._repr_html_()
+        self.last_shown = feedback
         return feedback
 
     # -- the worked solution --------------------------------------------------
@@ -250,10 +269,6 @@ class ExerciseBox:
             self.reveal.description = SHOW
 
     # -- events ---------------------------------------------------------------
-    def _on_enter(self, _change) -> None:
-        if self.value() is not None:
-            self.check()
-
     def _on_choice(self, _change) -> None:  # a new pick invalidates the verdict on the old one
         self.last = None
         self.feedback.value = ""

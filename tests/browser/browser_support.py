@@ -1185,23 +1185,25 @@ def _visible_text(locator) -> str:
 
 
 def wrong_twice_then_reveal(box, ex, run: NotebookRun) -> str:
-    """A wrong answer with Enter, then the same with Check (pressed with the Space key): the first shows only the
-    hint (never the checker's message), the second the checker's; then "Show worked solution" (pressed with Enter)
-    reveals the derivation, typeset."""
+    """A wrong answer typed, the box left with Tab (that submits nothing), then Check pressed with the Space key: one
+    try, so only the hint shows (never the checker's message; a box that submitted on leaving it would count two
+    tries here, issue 26). The same answer again with Enter: the checker's message. Then "Show worked solution"
+    (pressed with Enter) reveals the derivation, typeset."""
     from symsgd_core.ui.exercises import GENERIC_HINT, HIDE
 
     field = box.locator("input[type=text]")
     wrong = _wrong_answer(ex)
     checker_says = " ".join(ex.check(wrong).message.split())
     field.fill(wrong)
-    field.press("Enter")
-    _wait_verdict(box, "wrong", run, f"exercise {ex.name!r}, wrong answer {wrong!r} + Enter")
+    field.press("Tab")  # leaving the box submits nothing
+    box.get_by_role("button", name="Check").focus()  # from the keyboard, as without a mouse
+    box.page.keyboard.press("Space")
+    _wait_verdict(box, "wrong", run, f"exercise {ex.name!r}, wrong answer {wrong!r}, Tab, then Check")
     first = _visible_text(box.locator(".symsgd-feedback"))
     hint = " ".join((ex.hint.strip() or GENERIC_HINT).split())
     assert hint[:60] in first, f"{ex.name}: the first wrong try should show the hint {hint[:60]!r}; shows {first!r}"
     assert checker_says[:60] not in first, f"{ex.name}: the first wrong try shows the checker's message: {first!r}"
-    box.get_by_role("button", name="Check").focus()  # from the keyboard, as without a mouse
-    box.page.keyboard.press("Space")
+    field.press("Enter")
     box.locator(".symsgd-feedback").filter(has_text=checker_says[:40]).wait_for(
         state="visible", timeout=run.ms(EXERCISE_TIMEOUT_S))
     box.get_by_role("button", name="Show worked solution").focus()
@@ -1213,7 +1215,8 @@ def wrong_twice_then_reveal(box, ex, run: NotebookRun) -> str:
     assert "Worked solution" in text and len(text) > 40, f"{ex.name}: worked solution shows {text[:200]!r}"
     if "$" in ex.worked:
         worked.locator("mjx-container, .MathJax").first.wait_for(state="attached", timeout=run.ms(30))
-    return f"{ex.name}: wrong → hint, wrong again → the checker's message, Show worked solution → shown"
+    return (f"{ex.name}: wrong + Tab + Check → hint, wrong again + Enter → the checker's message, "
+            f"Show worked solution → shown")
 
 
 def answer_exercises(page, run: NotebookRun) -> list[str]:

@@ -266,6 +266,8 @@ def static_html(w) -> str:
     """A static HTML copy of a widget tree: its texts, and its inputs drawn disabled."""
     import ipywidgets as widgets
 
+    from symsgd_core.ui.answer_box import AnswerBox
+
     if isinstance(w, widgets.HTMLMath) and "symsgd-worked" in w._dom_classes:  # a Check-yourself worked solution
         shown = " open" if w.layout.display != "none" else ""  # open in the instructor edition (--solutions)
         return (f'<details class="edition-worked"{shown}><summary>Show worked solution</summary>'
@@ -280,9 +282,10 @@ def static_html(w) -> str:
         names = [o[0] if isinstance(o, tuple) else str(o) for o in w.options]
         return ('<div class="edition-widget-choices">'
                 + "".join(f"<button disabled>{html.escape(n)}</button>" for n in names) + "</div>")
-    if isinstance(w, (widgets.Text, widgets.Textarea)):
-        return (f'<input type="text" disabled value="{html.escape(str(w.value), quote=True)}" '
-                f'placeholder="{html.escape(w.placeholder or "", quote=True)}">')
+    if isinstance(w, (widgets.Text, widgets.Textarea, AnswerBox)):
+        field = (f'<input type="text" disabled value="{html.escape(str(w.value), quote=True)}" '
+                 f'placeholder="{html.escape(w.placeholder or "", quote=True)}">')
+        return field + ("<button disabled>Check</button>" if isinstance(w, AnswerBox) else "")
     if isinstance(w, widgets.Button):
         return f"<button disabled>{html.escape(w.description or '')}</button>"
     if isinstance(w, widgets.Box):
