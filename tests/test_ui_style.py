@@ -9,7 +9,8 @@ cell does); then, in each of its figures:
 * every slider and button has a non-empty, descriptive label (a button without text has a tooltip), and every
   input is a standard ipywidgets control (keyboard-operable: sliders take the arrow keys, buttons Enter/Space);
 * no text a figure shows (titles, axis titles, tick labels, annotations, legend names) has TeX-like markup such as
-  ``W_{ℓ+1}`` or ``δ^{2/L}``: plotly shows it as typed, so sub- and superscripts are ``<sub>``/``<sup>`` (issue 26).
+  ``W_{ℓ+1}`` or ``δ^{2/L}``: plotly shows it as typed, so sub- and superscripts are ``<sub>``/``<sup>`` (issue 26);
+* a colour bar between two subplots leaves the next subplot's tick labels and axis title their room (issue 26).
 """
 
 from __future__ import annotations
@@ -302,3 +303,59 @@ def test_raw_tex_is_found_in_titles_ticks_annotations_and_names():
         "layout.title.text", "layout.annotations[0].text", "layout.yaxis.ticktext", "data[0].name"}
     fig = go.Figure(go.Scatter(y=[1], name="a<sub>c</sub> = (2γ/|g|)<sup>1/(L−2)</sup>"))
     assert not [t for _, t in shown_texts(fig) if RAW_TEX.search(t)]
+
+
+#: Width of a colour bar with its tick labels, as a fraction of the plot area at the notebooks' width (about 860 px:
+#: a 30 px bar, 10 px padding and tick labels up to about 20 px).
+COLORBAR_WIDTH = 0.07
+#: Room a subplot's y axis takes left of its domain: tick labels (about 35 px), and with a title about 30 px more.
+Y_TICKS, Y_TITLE = 0.04, 0.035
+
+
+def colour_bar_clashes(fig) -> list[str]:
+    """Colour bars that reach into the room the y axis of a subplot to their right needs (plotly places a colour bar
+    by its ``x`` in plot-area fractions, left-anchored by default; nothing stops it overlapping)."""
+    layout = fig.layout
+    clashes = []
+    for i, tr in enumerate(fig.data):
+        if getattr(tr, "colorbar", None) is None or getattr(tr, "showscale", None) is False:
+            continue
+        if tr.type not in ("heatmap", "contour", "histogram2d", "histogram2dcontour") and not (
+                getattr(getattr(tr, "marker", None), "showscale", None)):
+            continue
+        bar = tr.colorbar
+        x = 1.02 if bar.x is None else bar.x
+        left = x - (COLORBAR_WIDTH if bar.xanchor == "right" else COLORBAR_WIDTH / 2 if bar.xanchor == "center" else 0)
+        right = left + COLORBAR_WIDTH
+        for name in layout:
+            if not name.startswith("xaxis"):
+                continue
+            xaxis = layout[name]
+            start = (xaxis.domain or (0, 1))[0]
+            if start <= x:
+                continue  # a subplot left of the bar, or the bar's own
+            yaxis = layout["yaxis" + (xaxis.anchor or "y")[1:]]
+            room = Y_TICKS + (Y_TITLE if yaxis.title.text else 0.0)
+            if right > start - room:
+                clashes.append(f"trace {i}: colour bar {left:.2f}–{right:.2f} reaches the y axis of {name} "
+                               f"(domain from {start:.2f}, its labels need {room:.3f} left of it)")
+    return clashes
+
+
+def test_colour_bars_leave_the_next_subplot_its_axis_labels(shown):
+    clashes = [f"figure {k}: {c}" for k, fig in enumerate(shown.figures) for c in colour_bar_clashes(fig)]
+    assert not clashes, f"{type(shown).__name__}: {clashes}"
+
+
+def test_a_colour_bar_over_the_next_axis_title_is_found():
+    from plotly.subplots import make_subplots
+
+    def figure(spacing, x):
+        fig = make_subplots(1, 2, horizontal_spacing=spacing)
+        fig.add_heatmap(z=[[1, 2], [3, 4]], colorbar={"x": x}, row=1, col=1)
+        fig.add_scatter(y=[1, 2], row=1, col=2)
+        fig.update_yaxes(title_text="gradient component", row=1, col=2)
+        return fig
+
+    assert colour_bar_clashes(figure(0.12, 0.44))  # notebook 02's Euler figure before issue 26: ticks on the title
+    assert not colour_bar_clashes(figure(0.2, 0.41))

@@ -181,13 +181,13 @@ class SymmetryExplorer(Controller):
         self._lam_curve = ORBIT_LAMBDAS
         self._orbit_lams = np.geomspace(1 / 64, 64, 600)
         fig = go.FigureWidget(make_subplots(
-            rows=1, cols=2, column_widths=[0.56, 0.44], horizontal_spacing=0.1,
+            rows=1, cols=2, column_widths=[0.56, 0.44], horizontal_spacing=0.16,  # room for the colour bar
             subplot_titles=("loss of one sample, √ℓ = |u w x − y|, over the (u, w) plane",
                             "along the orbit (λu₀, w₀/λ)")))
         fig.update_layout(height=470, **_LAYOUT)
         fig.add_contour(x=self._grid, y=self._grid, z=np.zeros((121, 121)), colorscale="Blues", reversescale=True,
                         contours=dict(start=0, end=8, size=0.4), showscale=True, name="√ℓ",
-                        colorbar=dict(title="√ℓ", x=0.5, len=0.8), row=1, col=1)
+                        colorbar=dict(title="√ℓ", x=0.48, len=0.8), row=1, col=1)
         hu, hw = _family_xy([-4, -2, -1, 1, 2, 4], L)
         fig.add_scatter(x=hu, y=hw, mode="lines", line=dict(color=COLOURS["hyper"], width=1, dash="dot"),
                         name="u² − w² = c (c = ±1, ±2, ±4)", hoverinfo="skip", row=1, col=1)

@@ -328,11 +328,11 @@ class EulerController(Controller):
                  w_len: float = 1.5) -> None:
         super().__init__()
         self.controls = {"model": _model_dropdown(model), **_param_controls(theta_u, u_len, theta_w, w_len)}
-        fig = make_subplots(1, 2, column_widths=[0.5, 0.5], horizontal_spacing=0.12,
+        fig = make_subplots(1, 2, column_widths=[0.5, 0.5], horizontal_spacing=0.2,  # room for the colour bar
                             subplot_titles=["𝓛̃(M, w′) over the w′-plane, M = u wᵀ fixed",
                                             "∂L/∂u, ∂L/∂w: autograd vs liftings"])
         fig.add_trace(go.Heatmap(x=self.GRID, y=self.GRID, z=np.zeros((self.GRID.size, self.GRID.size)),
-                                 colorscale="Viridis", colorbar={"x": 0.44, "len": 0.8, "title": {"text": "𝓛̃"}},
+                                 colorscale="Viridis", colorbar={"x": 0.41, "len": 0.8, "title": {"text": "𝓛̃"}},
                                  zsmooth="best", name="𝓛̃(M, w′)"), 1, 1)
         fig.add_trace(go.Scatter(x=[0, 0], y=[0, 0], mode="lines", name="ray through w: 𝓛̃ constant",
                                  line={"color": PALETTE["reddish_purple"], "dash": "dot", "width": 3}), 1, 1)

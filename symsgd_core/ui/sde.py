@@ -313,9 +313,9 @@ class JumpEventController(Controller):
         self.grid = load_grid() if grid is None else grid
         self.rows = kstar_rows(self.grid)
         self.controls = {"route": _slider(widgets.SelectionSlider, "route", options=("row 0", "column 1"), value=route)}
-        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.14, subplot_titles=(
+        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.17, subplot_titles=(  # colour bar room
             "(a) k*: consecutive samples that complete the jump", "(b) waiting time (SGD steps)")))
-        fig.add_heatmap(colorscale="Viridis", colorbar=dict(x=0.43, len=0.9, title="k*"), texttemplate="%{z}",
+        fig.add_heatmap(colorscale="Viridis", colorbar=dict(x=0.42, len=0.9, title="k*"), texttemplate="%{z}",
                         row=1, col=1)
         fig.add_scatter(name="measured (jumps seen)", mode="markers", marker=dict(color=COLOURS["sgd"], size=9),
                         row=1, col=2)
