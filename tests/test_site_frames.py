@@ -27,6 +27,7 @@ def test_frames_carry_only_what_changes():
     assert out["frames"][1]["data"] == [{"type": "scatter", "x": [0, 1], "y": [0, 2]}]
     assert out["frames"][1]["layout"]["xaxis"] == {"autorange": True}  # the live figure autoranged there
     assert out["frames"][2]["layout"]["xaxis"] == {"range": [0, 2]}
+    assert all(f["layout"]["yaxis"] == {"autorange": True} for f in out["frames"])  # never ranged: autoranged
     assert "template" not in out["frames"][0]["layout"] and "template" in out["layout"]
 
 
@@ -107,3 +108,18 @@ def test_an_array_and_its_plotly_encoding_are_the_same_trace():
     assert animated_figure(base, same, ["a", "b", "c"], 0, "λ") is None  # nothing to animate: no slider
     moved = [*same[:2], {"data": [{"type": "heatmap", "z": z + 1e-9, "zmin": -3.0, "zmax": 3.0}]}]
     assert changed_traces(base, moved) == [0]
+
+
+def test_an_axis_whose_layout_never_changes_is_autoranged_in_every_frame():
+    """Issue 26 (04 §1 in the static edition): the data move along the slider, the axis layout does not; plotly keeps
+    the first frame's autorange unless each frame asks for it again, and the curves leave the plot."""
+    base = {"data": [{"type": "scatter", "x": [0, 1], "y": [0, 1]},
+                     {"type": "scatter", "x": [0, 1], "y": [0, 1], "xaxis": "x2", "yaxis": "y2"}],
+            "layout": {"xaxis2": {"range": [0, 1]}, "yaxis": {"title": {"text": "s"}}}}
+    frames = [{"data": [{"type": "scatter", "x": [0, 1], "y": [0, 10 * k]},
+                        {"type": "scatter", "x": [0, 1], "y": [0, k], "xaxis": "x2", "yaxis": "y2"}],
+               "layout": base["layout"]} for k in (1, 2, 3)]
+    out = animated_figure(base, frames, ["1", "2", "3"], 0, "k")
+    for f in out["frames"]:
+        assert f["layout"] == {"xaxis": {"autorange": True}, "yaxis": {"autorange": True},
+                               "yaxis2": {"autorange": True}}  # xaxis2 keeps its fixed range

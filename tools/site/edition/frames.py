@@ -126,7 +126,21 @@ def complete(value, shape):
     return value
 
 
-def _frame_layout(layout: dict, keys: list[str], shapes: dict) -> dict:
+def autoranged_axes(states: list[dict]) -> list[str]:
+    """The 2-D axes (``xaxis``, ``yaxis2``, …) that no state gives a range: the live figure autoranges them at every
+    slider value. An axis counts when the layout names it or a trace is drawn on it."""
+    axes = set()
+    for st in states:
+        axes |= {k for k in st.get("layout", {}) if _AXIS.match(k)}
+        for trace in st.get("data", []):
+            for attr in ("xaxis", "yaxis"):
+                ref = trace.get(attr) or attr[0]  # "x", "x2", …
+                axes.add(attr + ref[1:])
+    return sorted(a for a in axes if _AXIS.match(a)
+                  and all((st.get("layout", {}).get(a) or {}).get("range") is None for st in states))
+
+
+def _frame_layout(layout: dict, keys: list[str], shapes: dict, autoranged: list[str]) -> dict:
     out = {}
     for key in keys:
         value = complete(copy.deepcopy(layout.get(key)), shapes[key])
@@ -135,6 +149,10 @@ def _frame_layout(layout: dict, keys: list[str], shapes: dict) -> dict:
             if value.get("range") is None:  # the live figure autoranges this axis at this value
                 value["autorange"] = True
         out[key] = value
+    # an axis whose layout never changes still autoranges live: without this, plotly keeps the range of the frame
+    # drawn first and the curves of other slider values leave the plot
+    for axis in autoranged:
+        out.setdefault(axis, {"autorange": True})
     return out
 
 
@@ -168,9 +186,10 @@ def animated_figure(base: dict, frames: list[dict], labels: list[str], current: 
     states = [base, *frames]
     trace_shapes = {i: union_shape([st["data"][i] for st in states]) for i in traces}
     layout_shapes = {key: union_shape([st.get("layout", {}).get(key) for st in states]) for key in keys}
+    autoranged = autoranged_axes(states)
     fig["frames"] = [{"name": str(k), "traces": traces,
                       "data": [complete(copy.deepcopy(fr["data"][i]), trace_shapes[i]) for i in traces],
-                      "layout": _frame_layout(fr.get("layout", {}), keys, layout_shapes)}
+                      "layout": _frame_layout(fr.get("layout", {}), keys, layout_shapes, autoranged)}
                      for k, fr in enumerate(frames)]
     _add_slider(fig["layout"], labels, current, slider_label, fig["data"])
     return fig
