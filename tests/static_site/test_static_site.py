@@ -45,6 +45,31 @@ _STATE_JS = """(plot) => JSON.stringify({
   active: plot.layout.sliders && plot.layout.sliders.length ? plot.layout.sliders[0].active : null,
 }, (k, v) => (k === 'uid' ? undefined : (ArrayBuffer.isView(v) ? Array.from(v) : v)))"""
 
+#: Points of the plot's line, marker and bar traces that lie outside the range of an axis plotly autoranges: after a
+#: slider move every curve stays in view (a frame that kept the first frame's range left them outside; issue 26).
+_OUT_OF_VIEW_JS = """(plot) => {
+  const full = plot._fullLayout, out = [];
+  const axis = (ref, letter) => full[letter + 'axis' + (ref && ref.length > 1 ? ref.slice(1) : '')];
+  (plot._fullData || []).forEach((tr, i) => {
+    if (tr.visible !== true || !['scatter', 'scattergl', 'bar'].includes(tr.type)) return;
+    for (const [letter, ref] of [['x', tr.xaxis], ['y', tr.yaxis]]) {
+      const ax = axis(ref, letter);
+      if (!ax || ax.autorange !== true || !Array.isArray(ax.range)) continue;
+      const log = ax.type === 'log', lo = Math.min(...ax.range), hi = Math.max(...ax.range);
+      const values = Array.from(tr[letter] || []);
+      let bad = 0;
+      for (const v of values) {
+        if (typeof v !== 'number' || !isFinite(v) || (log && v <= 0)) continue;
+        const u = log ? Math.log10(v) : v;
+        if (u < lo - 1e-9 * (hi - lo) || u > hi + 1e-9 * (hi - lo)) bad += 1;
+      }
+      if (bad) out.push(`trace ${i} (${tr.name || ''}): ${bad} of ${values.length} ${letter} values outside the`
+                        + ` autoranged ${ax._name} [${lo.toPrecision(4)}, ${hi.toPrecision(4)}]`);
+    }
+  });
+  return out;
+}"""
+
 
 # ---------------------------------------------------------------------------------------------- comparing figures
 def decode(value):
@@ -249,6 +274,8 @@ def move_and_compare(page, plot, block, meta, target, n_frames, live, page_name,
     after = plot_state(plot)
     k = after["active"]
     assert k == target, f"figure {i}: dragged to step {target}, the slider is on step {k}"
+    out_of_view = plot.evaluate(_OUT_OF_VIEW_JS)
+    assert not out_of_view, f"figure {i}, step {target}: curves left the plot: {out_of_view[:5]}"
     if expect_change:
         assert after["data"] != before["data"], f"figure {i}: moving the slider did not change the data"
     else:
