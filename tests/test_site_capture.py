@@ -69,6 +69,30 @@ def test_controller_and_run_button_are_found_from_the_displayed_root():
     assert run_button(other.view()) is None
 
 
+def test_a_covered_controller_is_captured_uncovered(choose, tmp_path):
+    """A figure covered until a prediction is answered (symsgd_core.ui.predict) is still found and drawn: the
+    displayed root is the controller's, its Run button (not "Show the result") drives the frames, and covered text
+    is copied without the cover's prompt."""
+    from symsgd_core import balance
+    from symsgd_core.ui import reveal_after
+    from symsgd_core.ui.exercises import ExercisePanel
+    from symsgd_core.ui.predict import PROMPT_TEXT
+
+    choose("a", 3)
+    panel = ExercisePanel(balance.EXERCISES)
+    ctl = Line(run=True)
+    root = reveal_after(panel, ctl)
+    text = reveal_after(panel, "GD: rank 2")
+    assert controller_of(root) is ctl and run_button(root) is ctl.run_button
+    out = tmp_path / "capture.json"
+    summary = capture([root.model_id, text.model_id], str(out), 10**6)
+    data = json.loads(out.read_text())["outputs"]
+    assert summary[root.model_id] == {"kind": "controller", "class": "Line", "frames": 3}
+    assert data[root.model_id]["status"].endswith("slope 0.5, offset 1</span>")
+    assert "GD: rank 2" in data[text.model_id]["html"]
+    assert "Show the result" not in data[text.model_id]["html"] and PROMPT_TEXT[:20] not in data[text.model_id]["html"]
+
+
 def test_a_choice_naming_a_missing_slider_is_an_error(choose):
     choose("c")
     ctl = Line()

@@ -2,8 +2,9 @@
 
 One module per notebook: :mod:`.start` (00), :mod:`.balance` (01), :mod:`.lifting` (02), :mod:`.stationary` (03),
 :mod:`.rank_jumps` (04); each draws the results of its topic's experiments. :mod:`.exercises` shows a topic's
-"Check yourself" questions (its ``EXERCISES``) as a widget panel. Import a notebook's figures by name, e.g.
-``from symsgd_core.ui.balance import ThreeDynamics``.
+"Check yourself" questions (its ``EXERCISES``) as a widget panel; :mod:`.predict` covers a figure until the
+reader has answered the prediction asked above it (:func:`~.predict.reveal_after`). Import a notebook's figures
+by name, e.g. ``from symsgd_core.ui.balance import ThreeDynamics``.
 """
 
 from .base import (
@@ -17,6 +18,7 @@ from .base import (
     sweep_sliders,
 )
 from .exercises import ExercisePanel
+from .predict import reveal_after
 
 __all__ = ["Controller", "ExercisePanel", "RunController", "assert_caught", "assert_claims", "figure_is_finite",
-           "slider_names", "status_text", "sweep_sliders"]
+           "reveal_after", "slider_names", "status_text", "sweep_sliders"]

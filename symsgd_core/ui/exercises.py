@@ -104,6 +104,7 @@ class ExerciseBox:
         self.last_shown: Feedback | None = None
         self.tries = 0
         self.arguments = _formula_arguments(exercise) if exercise.kind == "code" else ()
+        self._submitted: list = []  # callbacks of on_submit
         self.question = widgets.HTML(f"<b>{number}.</b> {html.escape(exercise.question)}")
         self.feedback = widgets.HTML("")
         self.feedback.add_class("symsgd-feedback-area")
@@ -213,14 +214,24 @@ class ExerciseBox:
         feedback = self.exercise.check(answer)
         self.last = feedback
         if feedback.status != "wrong":
-            return self._show(feedback)
-        self.tries += 1
-        if self.tries == 1:
-            shown = Feedback("wrong", (self.exercise.hint.strip() or GENERIC_HINT) + OFFER)
+            shown = self._show(feedback)
         else:
-            shown = Feedback("wrong", feedback.message + OFFER)
-        self.reveal.button_style = "info"  # offered: the button stands out after a wrong try
-        return self._show(shown)
+            self.tries += 1
+            if self.tries == 1:
+                shown = Feedback("wrong", (self.exercise.hint.strip() or GENERIC_HINT) + OFFER)
+            else:
+                shown = Feedback("wrong", feedback.message + OFFER)
+            self.reveal.button_style = "info"  # offered: the button stands out after a wrong try
+            shown = self._show(shown)
+        for callback in list(self._submitted):
+            callback(self, feedback)
+        return shown
+
+    def on_submit(self, callback) -> None:
+        """Call ``callback(box, feedback)`` after each answer that was judged, right or wrong (Check, Enter, or
+        :meth:`ExercisePanel.answer`); an input that cannot be read at all is not an answer and calls nothing.
+        ``feedback`` is the checker's own verdict (:attr:`last`)."""
+        self._submitted.append(callback)
 
     def show(self, feedback: Feedback) -> Feedback:
         """Show ``feedback`` under the question as it is (the code-cell path uses :meth:`verdict`)."""
@@ -301,6 +312,12 @@ class ExercisePanel:
     def __getitem__(self, name: str) -> ExerciseBox:
         """The box of exercise ``name`` (ValueError naming the exercises if there is none)."""
         return self.boxes[check_choice("exercise name", name, self.boxes)]
+
+    def on_submit(self, callback) -> None:
+        """Call ``callback(box, feedback)`` after each judged answer to any of the panel's exercises (see
+        :meth:`ExerciseBox.on_submit`); a figure covered by :func:`symsgd_core.ui.predict.reveal_after` uses it."""
+        for box in self.boxes.values():
+            box.on_submit(callback)
 
     def show_solutions(self, shown: bool = True) -> None:
         """Reveal (or hide) every worked solution."""

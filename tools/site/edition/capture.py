@@ -12,6 +12,10 @@ The builder (:mod:`.execute`) passes the model ids of the notebook's widget outp
 * a plotly **figure** shown on its own gives its current state;
 * any other **widget** (the "Check yourself" panel) gives a static HTML copy of its text and inputs.
 
+A controller or text covered until the reader answers a prediction (``reveal_after``, symsgd_core/ui/predict.py) is
+captured uncovered: the controller's root is still the displayed output, and a cover's prompt (its text and "Show
+the result" button) is left out, since the static page has no kernel to check an answer.
+
 Uses only the controller interface (``controls``, ``figures``, ``status``, the Run button among its widgets),
 never a controller's internals.
 """
@@ -274,6 +278,8 @@ def static_html(w) -> str:
                 f'<div class="edition-widget-html">{w.value}</div></details>')
     if isinstance(w, widgets.ToggleButton) and "symsgd-reveal" in w._dom_classes:
         return ""  # the static page reveals the solution with <details> instead
+    if "symsgd-cover-prompt" in getattr(w, "_dom_classes", ()):
+        return ""  # "predict first, or show the result" (symsgd_core/ui/predict.py): no kernel checks answers here
     if isinstance(w, (widgets.HTML, widgets.HTMLMath)):
         return f'<div class="edition-widget-html">{w.value}</div>'
     if isinstance(w, widgets.Label):

@@ -1,0 +1,200 @@
+"""Predict first: a figure (and the numbers that go with it) covered until the reader has committed to a prediction.
+
+A notebook asks the reader to predict, in a "Check yourself" panel (:class:`~symsgd_core.ui.exercises.ExercisePanel`),
+what a figure just below will show. The figure must not give the answer away before the reader has answered, so
+:func:`reveal_after` shows it **covered**::
+
+    predict = ExercisePanel({"predict_sgd_end": rank_jumps.EXERCISES["predict_sgd_end"]})
+    predict
+    ...
+    trap = TrapController()
+    reveal_after(predict, trap)          # the controller's widget, its figures and status line covered
+    ...
+    reveal_after(predict, "GD : ...")    # text that names the answer (run counts, …), covered the same way
+
+Everything covered after one panel is revealed together, for good, as soon as
+
+* the panel judges an answer, right or wrong (Check, Enter, or ``panel.answer`` in a code cell): a first wrong try
+  gets the exercise's hint, and the figure is there to look at;
+* the reader presses **Show the result** on one of the covers;
+* the reader uses the covered figure's own controls (moves a slider, presses Run): the figure redraws, so it is shown.
+
+How it is covered, the same in JupyterLab and in classroom mode (Voilà), with widget layouts only (no CSS to load):
+the figures stay in the page and are drawn at their size (plotly lays out a figure in a ``visibility: hidden`` box
+correctly, but not in a ``display: none`` one), inside a grid cell shared with the prompt, which sits over them;
+the figures' box and the status line are ``visibility: hidden`` (invisible to screen readers too) until revealed.
+The controls stay visible. The controller is untouched otherwise: it has computed its result (``controller.result``,
+which the notebook's asserts use) and its root widget is still the one :meth:`Controller.view` built (CSS class
+``symsgd-controller``, status line a direct child), now with the class ``symsgd-covered`` while covered. The prompt
+carries the class ``symsgd-cover-prompt`` (the static edition, which has no kernel to check answers, leaves it out
+and shows the figures).
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+
+from .base import Controller
+from .compact_output import compact_html
+from .exercises import ExercisePanel
+from .mode import classroom_mode
+from .style import NEUTRALS
+
+__all__ = ["COVERED_CLASS", "PROMPT", "PROMPT_CLASS", "PROMPT_TEXT", "REVEAL", "Reveal", "reveal_after"]
+
+#: The button that reveals without answering.
+REVEAL = "Show the result"
+#: What a covered figure says.
+PROMPT = f"Predict first: answer the question above (Check), or press “{REVEAL}”."
+#: What covered text says.
+PROMPT_TEXT = (f"These numbers give the answer away: they appear once you answer the question above (Check), or "
+               f"press “{REVEAL}”.")
+#: CSS class of a controller's root while its figures are covered.
+COVERED_CLASS = "symsgd-covered"
+#: CSS class of a cover's prompt (its text and its button).
+PROMPT_CLASS = "symsgd-cover-prompt"
+
+
+class Reveal:
+    """The reveal state of one prediction panel, shared by everything :func:`reveal_after` covered after it.
+
+    Attributes:
+        panel: the :class:`~symsgd_core.ui.exercises.ExercisePanel` whose answer reveals.
+        revealed: True once revealed (for good).
+        buttons: the "Show the result" buttons of the covers (one per cover).
+    """
+
+    def __init__(self, panel: ExercisePanel) -> None:
+        self.panel = panel
+        self.revealed = False
+        self.buttons: list[widgets.Button] = []
+        self._reveal_actions: list = []
+        panel.on_submit(lambda _box, _feedback: self.reveal())
+
+    @classmethod
+    def of(cls, panel: ExercisePanel) -> Reveal:
+        """The panel's reveal state (made at the first call)."""
+        state = getattr(panel, "_reveal_state", None)
+        if state is None:
+            state = panel._reveal_state = cls(panel)
+        return state
+
+    def reveal(self) -> None:
+        """Uncover everything covered after the panel (nothing happens when already revealed)."""
+        if self.revealed:
+            return
+        self.revealed = True
+        for action in self._reveal_actions:
+            action()
+        self._reveal_actions.clear()
+
+    def _when_revealed(self, action) -> None:
+        """Run ``action`` at the reveal (at once when already revealed)."""
+        if self.revealed:
+            action()
+        else:
+            self._reveal_actions.append(action)
+
+    def prompt(self, text: str, over: bool = False) -> widgets.Box:
+        """The prompt of a cover: ``text`` and a "Show the result" button (class :data:`PROMPT_CLASS`); ``over``:
+        laid over the covered figures (the cover's single grid cell), else a row of its own."""
+        button = widgets.Button(description=REVEAL, icon="eye", button_style="info",
+                                tooltip="show the figure and its numbers without answering",
+                                layout=widgets.Layout(width="auto", min_width="fit-content"))
+        button.on_click(lambda _b: self.reveal())
+        self.buttons.append(button)
+        layout = widgets.Layout(border=f"2px dashed {NEUTRALS['grey_mid']}", padding="8px 16px", width="auto",
+                                align_items="flex-start", visibility="visible", margin="4px 0")
+        if over:  # near the top of the figures' space, centred, over them
+            layout.grid_area, layout.align_self, layout.margin = "1 / 1 / 2 / 2", "flex-start", "48px 0 0 0"
+        box = widgets.VBox([widgets.HTML(f"<b>{html.escape(text)}</b>"), button], layout=layout)
+        box.add_class(PROMPT_CLASS)
+        return box
+
+    # -- what can be covered ----------------------------------------------------
+    def cover_controller(self, controller: Controller) -> widgets.Widget:
+        """``controller``'s root widget with its figures and status line covered (see the module docstring)."""
+        root = controller.view()
+        if getattr(controller, "_cover", None) is not None:  # already covered (a cell run twice)
+            return root
+        figures = {id(f) for f in controller.figures}
+
+        def holds_figure(w) -> bool:
+            stack = [w]
+            while stack:
+                x = stack.pop()
+                if id(x) in figures:
+                    return True
+                stack.extend(getattr(x, "children", ()) or ())
+            return False
+
+        children = list(root.children)
+        held = [c for c in children if holds_figure(c)]
+        if not held:
+            raise ValueError(f"{type(controller).__name__} shows no figure to cover")
+        area = widgets.VBox(held, layout=widgets.Layout(grid_area="1 / 1 / 2 / 2", width="100%",
+                                                        visibility="hidden"))
+        prompt = self.prompt(PROMPT, over=True)
+        cover = widgets.GridBox([area, prompt], layout=widgets.Layout(
+            grid_template_columns="minmax(0, 1fr)", grid_template_rows="auto", justify_items="center", width="100%"))
+        cover.add_class("symsgd-cover")
+        first = children.index(held[0])
+        root.children = [*children[:first], cover, *[c for c in children[first:] if c not in held]]
+        controller.status.layout.visibility = "hidden"
+        root.add_class(COVERED_CLASS)
+        controller._cover = cover
+
+        def uncover() -> None:
+            area.layout.visibility = None
+            controller.status.layout.visibility = None
+            prompt.layout.display = "none"
+            root.remove_class(COVERED_CLASS)
+
+        # the reader's own use of the figure (a slider moved, Run pressed) redraws it: show it. The status line
+        # changes at the start of every redraw ("Computing…" first for a re-simulating figure).
+        watched = [controller.status, *(w for w in controller.controls.values() if isinstance(w, widgets.ValueWidget))]
+        for w in watched:
+            w.observe(lambda _change: self.reveal(), names="value")
+        button = getattr(controller, "run_button", None)
+        if isinstance(button, widgets.Button):
+            button.on_click(lambda _b: self.reveal())
+        self._when_revealed(uncover)
+        return root
+
+    def cover_text(self, text: str) -> widgets.Widget:
+        """``text`` (printed lines) as a widget, covered until the reveal (class ``symsgd-covered-text``); once
+        revealed it reads as printed text does: in full in JupyterLab, one compact line in classroom mode
+        (:func:`~symsgd_core.ui.compact_output.compact_html`)."""
+        shown = compact_html(text) if classroom_mode() else f'<pre class="symsgd-printed">{html.escape(text)}</pre>'
+        body = widgets.HTML(shown, layout=widgets.Layout(display="none"))
+        prompt = self.prompt(PROMPT_TEXT)
+        box = widgets.VBox([prompt, body])
+        box.add_class("symsgd-covered-text")
+
+        def uncover() -> None:
+            body.layout.display = None
+            prompt.layout.display = "none"
+
+        self._when_revealed(uncover)
+        return box
+
+
+def reveal_after(panel: ExercisePanel, item: Controller | str) -> widgets.Widget:
+    """Show ``item`` covered until the reader has answered ``panel`` (or pressed "Show the result").
+
+    Args:
+        panel: the prediction's "Check yourself" panel, displayed above.
+        item: a :class:`~symsgd_core.ui.base.Controller` (its figures and status line are covered; the controls stay)
+            or text (printed lines that name the answer).
+
+    Returns:
+        The widget to display (a cell's last value): for a controller, its root widget.
+    """
+    state = Reveal.of(panel)
+    if isinstance(item, Controller):
+        return state.cover_controller(item)
+    if isinstance(item, str):
+        return state.cover_text(item)
+    raise TypeError(f"reveal_after covers a Controller or text, not {type(item).__name__}")
