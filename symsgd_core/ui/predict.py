@@ -100,7 +100,7 @@ class Reveal:
     def prompt(self, text: str, over: bool = False) -> widgets.Box:
         """The prompt of a cover: ``text`` and a "Show the result" button (class :data:`PROMPT_CLASS`); ``over``:
         laid over the covered figures (the cover's single grid cell), else a row of its own."""
-        button = widgets.Button(description=REVEAL, icon="eye", button_style="info",
+        button = widgets.Button(description=REVEAL, icon="eye",
                                 tooltip="show the figure and its numbers without answering",
                                 layout=widgets.Layout(width="auto", min_width="fit-content"))
         button.on_click(lambda _b: self.reveal())
