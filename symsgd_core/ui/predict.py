@@ -17,7 +17,8 @@ Everything covered after one panel is revealed together, for good, as soon as
 * the panel judges an answer, right or wrong (Check, Enter, or ``panel.answer`` in a code cell): a first wrong try
   gets the exercise's hint, and the figure is there to look at;
 * the reader presses **Show the result** on one of the covers;
-* the reader uses the covered figure's own controls (moves a slider, presses Run): the figure redraws, so it is shown.
+* the reader presses the covered figure's Run button (or, for a figure that redraws live, moves one of its
+  controls): the figure redraws, so it is shown.
 
 How it is covered, the same in JupyterLab and in classroom mode (Voilà), with widget layouts only (no CSS to load):
 the figures stay in the page and are drawn at their size (plotly lays out a figure in a ``visibility: hidden`` box
@@ -152,9 +153,12 @@ class Reveal:
             prompt.layout.display = "none"
             root.remove_class(COVERED_CLASS)
 
-        # the reader's own use of the figure (a slider moved, Run pressed) redraws it: show it. The status line
-        # changes at the start of every redraw ("Computing…" first for a re-simulating figure).
-        watched = [controller.status, *(w for w in controller.controls.values() if isinstance(w, widgets.ValueWidget))]
+        # the reader's own use of the figure redraws it: show it. A re-simulating figure redraws on Run (its sliders
+        # only choose the next run's settings), a live one on every control. The status line changes at the start
+        # of every redraw ("Computing…" first for a re-simulating figure), so the page shows that too.
+        watched = [controller.status]
+        if controller.live:
+            watched += [w for w in controller.controls.values() if isinstance(w, widgets.ValueWidget)]
         for w in watched:
             w.observe(lambda _change: self.reveal(), names="value")
         button = getattr(controller, "run_button", None)
