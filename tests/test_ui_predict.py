@@ -106,9 +106,9 @@ def test_revealed_by_a_submitted_answer_right_or_wrong(answer):
     panel, ctl = _panel(), Sloped()
     reveal_after(panel, ctl)
     box = panel["guess"]
-    box.input.value = "not a number"  # unreadable: not an answer, still covered
+    box.submit("not a number")  # unreadable: not an answer, still covered
     assert _covered(ctl)
-    box.input.value = answer  # Enter
+    box.submit(answer)  # Enter
     assert not _covered(ctl)
 
 
@@ -150,7 +150,7 @@ def test_covered_text_reads_as_printed_text_once_revealed(monkeypatch, classroom
     panel = _panel()
     text = "\n".join(f"line {k}: <{k}>" for k in range(5))
     _prompt, body = reveal_after(panel, text).children
-    panel["guess"].input.value = "0.1"
+    panel["guess"].submit("0.1")
     assert body.layout.display is None and "line 4: &lt;4&gt;" in body.value
     assert body.value.startswith('<details class="symsgd-printed"' if classroom else '<pre class="symsgd-printed">')
 
@@ -175,7 +175,7 @@ def test_a_controller_is_covered_once_and_other_panels_are_independent():
     assert reveal_after(panel, ctl) is first and len(first.children) == n  # a cell run twice: no second cover
     other_panel, other = _panel(), Sloped()
     reveal_after(other_panel, other)
-    panel["guess"].input.value = "0.5"
+    panel["guess"].submit("0.5")
     assert not _covered(ctl) and _covered(other)
     with pytest.raises(TypeError, match="Controller or text"):
         reveal_after(panel, 42)
@@ -184,9 +184,9 @@ def test_a_controller_is_covered_once_and_other_panels_are_independent():
 def test_panel_reports_judged_answers_only():
     panel, seen = _panel(), []
     panel.on_submit(lambda box, feedback: seen.append((box.exercise.name, feedback.status)))
-    panel["guess"].input.value = "abc"  # the format message: not an answer
-    panel["guess"].input.value = "0.2"
-    panel["guess"].input.value = "0.5"
+    panel["guess"].submit("abc")  # the format message: not an answer
+    panel["guess"].submit("0.2")
+    panel["guess"].submit("0.5")
     panel["pick"].input.value = 1
     panel["pick"].button.click()
     assert seen == [("guess", "wrong"), ("guess", "right"), ("pick", "right")]
