@@ -9,18 +9,39 @@ control's visible description onto its handle/input as ``aria-label`` — now an
 description changes (one ``MutationObserver`` per page, however many of these widgets the page holds). Nothing
 changes for readers who see the page: the visible label stays the one they read. The same script makes a Markdown
 cell or output that scrolls sideways (a display formula wider than a projector's page) reachable from the keyboard
-(``tabindex="0"``, a region with a name), as axe-core's *scrollable-region-focusable* asks.
+(``tabindex="0"``, a region with a name), as axe-core's *scrollable-region-focusable* asks. And it adds
+:data:`LINK_CSS` to the page once: links in the notebook's text are underlined (JupyterLab's theme tells them from
+the text by colour alone, at a contrast of 1.86:1, which fails WCAG 1.4.1 and axe-core's serious
+*link-in-text-block*; issue 26, item 9). The classroom template (``tools/voila/templates/symsgd``) and the static
+edition (``tools/site/edition/static/edition.css``) carry the same rule in their own CSS, so there the links are
+underlined before any widget is drawn.
 """
 
 from __future__ import annotations
 
+import json
+
 import anywidget
 import ipywidgets as widgets
 
-__all__ = ["AccessibleNames", "accessible_names"]
+__all__ = ["LINK_CSS", "AccessibleNames", "accessible_names"]
+
+#: Links in the text of rendered Markdown (and HTML outputs) are underlined: JupyterLab's ``a:link`` and
+#: ``a:visited`` rules remove the underline, and its link colour is 1.86:1 against the text (``body`` wins over them
+#: whatever order the stylesheets load in).
+LINK_CSS = "body .jp-RenderedHTMLCommon a:link, body .jp-RenderedHTMLCommon a:visited { text-decoration: underline; }"
 
 _ESM = r"""
 const KEY = '__symsgdAccessibleNames';
+const STYLE_ID = 'symsgd-a11y-style';
+// Links in the text underlined (LINK_CSS in ui/a11y.py): one <style> per page.
+function linkStyle() {
+  if (document.getElementById(STYLE_ID)) return;
+  const style = document.createElement('style');
+  style.id = STYLE_ID;
+  style.textContent = __LINK_CSS__;
+  document.head.appendChild(style);
+}
 function label(root) {
   for (const box of root.querySelectorAll('.widget-inline-hbox, .widget-slider, .widget-text')) {
     const lab = box.querySelector(':scope > .widget-label');
@@ -65,6 +86,7 @@ const inFigure = (node) => {
   return !!(el && el.closest && el.closest('.js-plotly-plot, svg'));
 };
 function install() {
+  linkStyle();
   if (window[KEY]) return;
   let timer = null;
   const idle = window.requestIdleCallback || ((f) => setTimeout(f, 0));
@@ -90,7 +112,7 @@ class AccessibleNames(anywidget.AnyWidget):
     """Invisible: gives every ipywidgets slider handle, readout and text input of the page its visible
     description as ``aria-label`` (see the module docstring)."""
 
-    _esm = _ESM
+    _esm = _ESM.replace("__LINK_CSS__", json.dumps(LINK_CSS))
 
 
 #: CSS class of the helper's (hidden) element in the page.
