@@ -9,6 +9,24 @@ left out by this scoping, not by switching rules off: no axe rule is disabled in
 A page fails on any violation of impact :data:`BLOCKING` (serious or critical) inside the audited region; every
 finding of any impact is returned for the report (``test-artifacts/browser/latency_report.json``, key
 ``accessibility``).
+
+**The whole notebook, not one screenful** (issue 26, item 9). Both modes scroll the notebook inside an element
+(Voilà's ``#rendered_cells``, JupyterLab's notebook panel), not the document, and axe-core's colour rules
+(*color-contrast*, *link-in-text-block*) only judge what is on screen: an element its scrolling ancestor clips away
+does not match the rule, so it is not a violation, not "needs review", not even listed. The audit used to run on
+the page as the previous steps left it (after Run All, the slider moves and the Check-yourself answers: the end of
+the notebook), so it judged the colours of one screenful and passed the rest unseen, such as the links of notebooks
+01-05, which JupyterLab's theme tells from the text by colour alone at 1.86:1 (axe-core's serious
+*link-in-text-block*). :func:`audit` therefore grows the viewport by the height the notebook hides (as the
+full-page screenshot does) and scrolls it to the top, so that every cell is on screen, and afterwards restores the
+viewport and the scroll positions.
+
+**Needs review counts for** :data:`FAIL_WHEN_UNSURE`: axe-core reports *link-in-text-block* as "incomplete" (needs
+review) rather than as a violation when it cannot compute the contrast (a background gradient or image, another
+layer over the text). The rule only gets that far for a link told apart from its text by colour alone (an
+underlined link passes before any colour is computed), so an unsure answer there is counted as a finding of the
+rule's impact, not dropped. What a scroller of fixed height inside a cell hides (JupyterLab's scrolled outputs,
+say) still goes unseen: growing the viewport does not show it.
 """
 
 from __future__ import annotations
@@ -19,6 +37,41 @@ from functools import lru_cache
 AUDITED = (".jp-RenderedMarkdown", ".jp-OutputArea-output")
 #: Impacts that fail the test.
 BLOCKING = ("serious", "critical")
+#: Rules whose "incomplete" (needs review) results count as findings (see the module docstring): a link that only
+#: colour tells apart from its text, with a contrast axe-core could not compute, is not accepted as a pass.
+FAIL_WHEN_UNSURE = ("link-in-text-block",)
+#: Tallest viewport the audit grows the page to (px); a notebook that hides more fails the audit (nothing is
+#: passed unseen). Chromium lays out and audits an 80 000 px viewport in about a second.
+MAX_AUDIT_HEIGHT = 100_000
+
+# The elements that scroll vertically and hold an audited element (``sels``), with how much each hides; each is
+# scrolled to its top (its old position kept in data-symsgd-audit-scroll for _RESTORE_JS).
+_SCROLLERS_JS = r"""
+(sels) => {
+  const audited = sels.flatMap((s) => [...document.querySelectorAll(s)]);
+  const out = [];
+  for (const el of document.querySelectorAll('*')) {
+    const st = getComputedStyle(el);
+    if (!/auto|scroll|overlay/.test(st.overflowY) || el.scrollHeight <= el.clientHeight + 1) continue;
+    if (!audited.some((a) => el.contains(a))) continue;
+    if (el.dataset.symsgdAuditScroll === undefined) el.dataset.symsgdAuditScroll = String(el.scrollTop);
+    el.scrollTop = 0;
+    out.push({hidden: el.scrollHeight - el.clientHeight,
+              name: el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
+                    [...el.classList].slice(0, 2).map((c) => '.' + c).join('')});
+  }
+  return out;
+}
+"""
+_RESTORE_JS = r"""
+() => {
+  for (const el of document.querySelectorAll('[data-symsgd-audit-scroll]')) {
+    el.scrollTop = Number(el.dataset.symsgdAuditScroll);
+    delete el.dataset.symsgdAuditScroll;
+  }
+}
+"""
+_FRAMES_JS = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
 @lru_cache(maxsize=1)
@@ -29,7 +82,8 @@ def _axe():
 
 
 def audit(page, scope: str = "", rules: list[str] | None = None) -> list[dict]:
-    """Run axe-core on ``page``, limited to :data:`AUDITED` (inside ``scope``, e.g. the visible notebook panel).
+    """Run axe-core on ``page``, limited to :data:`AUDITED` (inside ``scope``, e.g. the visible notebook panel), with
+    the whole notebook on screen (the viewport grown by what its scrolling element hides, then restored).
 
     Args:
         page: a Playwright page that has rendered its notebook.
@@ -37,21 +91,51 @@ def audit(page, scope: str = "", rules: list[str] | None = None) -> list[dict]:
         rules: run only these axe rule ids (e.g. ``["color-contrast"]`` for the dark-theme check); default all.
 
     Returns:
-        One dict per violation: ``id``, ``impact``, ``help``, ``count`` (elements) and up to three ``targets``
-        with the offending HTML, in axe's order.
+        One dict per violation (and per "incomplete" result of a :data:`FAIL_WHEN_UNSURE` rule, with
+        ``unsure: True``): ``id``, ``impact``, ``help``, ``count`` (elements) and up to three ``targets`` with the
+        offending HTML, in axe's order.
+
+    Raises:
+        AssertionError: nothing to audit, or a notebook taller than :data:`MAX_AUDIT_HEIGHT` (part of it would go
+            unseen).
     """
     include = [[f"{scope} {sel}".strip()] for sel in AUDITED]
     present = [sel for sel in include if page.locator(sel[0]).count()]
     if not present:
         raise AssertionError(f"nothing to audit: no element matches {[s[0] for s in include]}")
-    options: dict = {"resultTypes": ["violations"]}
+    options: dict = {"resultTypes": ["violations", "incomplete"]}
     if rules:
         options["runOnly"] = {"type": "rule", "values": list(rules)}
-    result = _axe().run(page, context={"include": present}, options=options)
+    viewport = page.viewport_size
+    sels = [sel[0] for sel in present]
+    try:
+        before = None
+        for _ in range(4):  # a relayout at the new size may change the height again: grow until nothing hides
+            scrollers = page.evaluate(_SCROLLERS_JS, sels)
+            hidden = max((s["hidden"] for s in scrollers), default=0)
+            if hidden <= 1 or (before is not None and hidden >= before):
+                break  # (what still hides is a scroller of fixed height inside the notebook: see FAIL_WHEN_UNSURE)
+            before, size = hidden, page.viewport_size
+            if size is None:
+                raise AssertionError(f"the notebook hides {hidden} px in {scrollers} and the page has no viewport "
+                                     "to grow: axe-core would not see it")
+            height = size["height"] + hidden + 40
+            if height > MAX_AUDIT_HEIGHT:
+                raise AssertionError(f"the notebook needs a {height} px viewport, over MAX_AUDIT_HEIGHT = "
+                                     f"{MAX_AUDIT_HEIGHT}: axe-core would not see what stays scrolled away")
+            page.set_viewport_size({"width": size["width"], "height": height})
+            page.evaluate(_FRAMES_JS)
+        result = _axe().run(page, context={"include": present}, options=options)
+    finally:
+        if viewport is not None and page.viewport_size != viewport:
+            page.set_viewport_size(viewport)
+        page.evaluate(_RESTORE_JS)
     found = []
-    for v in result.response.get("violations", []):
+    unsure = [v for v in result.response.get("incomplete", []) if v["id"] in FAIL_WHEN_UNSURE]
+    for v in [*result.response.get("violations", []), *unsure]:
         nodes = v.get("nodes", [])
         found.append({"id": v["id"], "impact": v.get("impact"), "help": v.get("help", ""), "count": len(nodes),
+                      "unsure": v in unsure,
                       "targets": [{"target": n.get("target"), "html": (n.get("html") or "")[:200],
                                    "summary": (n.get("failureSummary") or "")[:300]} for n in nodes[:3]]})
     return found
@@ -66,7 +150,8 @@ def describe(findings: list[dict]) -> str:
     """Findings as readable lines for an assertion message."""
     lines = []
     for f in findings:
-        lines.append(f"{f['impact']}: {f['id']} ({f['count']} elements) — {f['help']}")
+        unsure = " (needs review: axe-core could not compute it)" if f.get("unsure") else ""
+        lines.append(f"{f['impact']}: {f['id']}{unsure} ({f['count']} elements) — {f['help']}")
         for t in f["targets"]:
             lines.append(f"    {t['target']}: {t['html']}")
             if t["summary"]:

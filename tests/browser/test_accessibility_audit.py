@@ -1,8 +1,11 @@
-"""The project's link style, on small pages made in Chromium (``page.set_content``: no server, no kernel, a few
-seconds in all).
+"""The accessibility audit itself (accessibility.py) and the project's link style, on small pages made in Chromium
+(``page.set_content``: no server, no kernel, a few seconds in all).
 
 Issue 26, item 9: axe-core finds links told apart from the text by colour alone (JupyterLab's link colour, 1.86:1
-against the text: the serious *link-in-text-block*) on the notebooks' pages. These tests check that each place the
+against the text: the serious *link-in-text-block*) on classroom pages 01-05, and the audit had passed them. Both
+modes scroll the notebook inside an element (Voilà's ``#rendered_cells``, JupyterLab's notebook panel), and axe-core
+only judges colours on screen: whatever the scrolling element hides is not reported at all, so the audit judged one
+screenful. These tests give the audit such a page, with the link below the fold; and they check that each place the
 project styles a page (the classroom template, the static edition's stylesheet, the accessible-names helper that
 every controller carries into JupyterLab) underlines links in the text, in front of JupyterLab's own stylesheet.
 """
@@ -58,6 +61,31 @@ def page(browser):
     context.close()
 
 
+def test_the_audit_sees_a_link_below_the_fold_of_a_scrolling_notebook(page):
+    """The un-underlined link sits below the first screenful of ``#rendered_cells``: the audit must still fail it
+    (it used to see only what was on screen), and leave the page as it found it (viewport, scroll position)."""
+    page.set_content(_notebook_page())
+    page.evaluate("() => { document.querySelector('#rendered_cells').scrollTop = 120; }")
+    findings = audit(page)
+    links = [f for f in blocking(findings) if f["id"] == "link-in-text-block"]
+    assert links, "the audit passed a link told apart by colour alone (1.86:1) below the fold:\n" + describe(findings)
+    assert "arXiv:2308.06671" in links[0]["targets"][0]["html"] and not links[0]["unsure"]
+    assert page.viewport_size == VIEWPORT
+    assert page.evaluate("() => document.querySelector('#rendered_cells').scrollTop") == 120
+
+
+def test_the_audit_fails_a_link_whose_colours_axe_core_cannot_judge(page):
+    """A link in a sentence on a background gradient (a card): axe-core cannot compute the contrast there and
+    reports *link-in-text-block* as "needs review", which the audit counts (FAIL_WHEN_UNSURE) instead of dropping."""
+    page.set_content(f"<!doctype html><html><head><style>{_jupyterlab_css()}</style></head><body>"
+                     + _markdown('<p style="background-image:linear-gradient(#fff,#f4f4f4)">Some text with '
+                                 '<a href="https://example.org/">a link</a> inside.</p>')
+                     + "</body></html>")
+    findings = audit(page)
+    links = [f for f in blocking(findings) if f["id"] == "link-in-text-block"]
+    assert links and links[0]["unsure"], "a link axe-core could not judge was passed:\n" + describe(findings)
+
+
 def _template_style() -> str:
     """The ``<style>`` the classroom template adds after JupyterLab's stylesheet."""
     styles = re.findall(r"<style>.*?</style>", TEMPLATE.read_text(encoding="utf-8"), flags=re.S)
@@ -85,7 +113,7 @@ def _helper_style(page) -> None:
 @pytest.mark.parametrize("where", ["classroom template", "static edition", "JupyterLab (accessible-names helper)"])
 def test_links_in_the_text_are_underlined(page, where):
     """Each of the project's page styles underlines links in the text in front of JupyterLab's stylesheet (whose
-    ``a:link`` rule takes the underline away), and the audit passes a notebook page with a link in a sentence."""
+    ``a:link`` rule takes the underline away), and the audit passes the page of the first test."""
     extra = {"classroom template": _template_style, "static edition": _edition_style}.get(where, str)()
     page.set_content(_notebook_page(extra))
     if where.startswith("JupyterLab"):
