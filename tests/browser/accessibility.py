@@ -10,16 +10,22 @@ A page fails on any violation of impact :data:`BLOCKING` (serious or critical) i
 finding of any impact is returned for the report (``test-artifacts/browser/latency_report.json``, key
 ``accessibility``).
 
-**The whole notebook, not one screenful** (issue 26, item 9). Both modes scroll the notebook inside an element
-(Voilà's ``#rendered_cells``, JupyterLab's notebook panel), not the document, and axe-core's colour rules
-(*color-contrast*, *link-in-text-block*) only judge what is on screen: an element its scrolling ancestor clips away
-does not match the rule, so it is not a violation, not "needs review", not even listed. The audit used to run on
-the page as the previous steps left it (after Run All, the slider moves and the Check-yourself answers: the end of
-the notebook), so it judged the colours of one screenful and passed the rest unseen, such as the links of notebooks
-01-05, which JupyterLab's theme tells from the text by colour alone at 1.86:1 (axe-core's serious
-*link-in-text-block*). :func:`audit` therefore grows the viewport by the height the notebook hides (as the
-full-page screenshot does) and scrolls it to the top, so that every cell is on screen, and afterwards restores the
-viewport and the scroll positions.
+**The whole notebook, not one screenful, and in JupyterLab at all** (issue 26, item 9). axe-core's colour rules
+(*color-contrast*, *link-in-text-block*) only judge elements it takes for visible on screen; an element it takes for
+clipped away does not match the rule, so it is not a violation, not "needs review", not even listed. Two things hid
+the notebook from them, so the audit passed links that JupyterLab's theme tells from the text by colour alone, at
+1.86:1 (axe-core's serious *link-in-text-block*, on notebooks 01-05):
+
+* Both modes scroll the notebook inside an element (Voilà's ``#rendered_cells``, JupyterLab's notebook panel), not
+  the document, and the audit ran on the page as the previous steps left it (after Run All, the slider moves and
+  the Check-yourself answers: the end of the notebook), so it judged one screenful of the classroom page and passed
+  the rest unseen. :func:`audit` now grows the viewport by the height the notebook hides (as the full-page
+  screenshot does) and scrolls it to the top, so that every cell is on screen.
+* In JupyterLab not even that screenful: the ``<body>`` is 0 px tall with ``overflow: hidden`` (the shell is
+  positioned absolutely), which the browser hands to the viewport but axe-core takes for a clipping box of height 0,
+  so it took every element of the page for hidden. :func:`audit` gives the body the viewport's height meanwhile.
+
+Both are undone afterwards (viewport, scroll positions, the body's style).
 
 **Needs review counts for** :data:`FAIL_WHEN_UNSURE`: axe-core reports *link-in-text-block* as "incomplete" (needs
 review) rather than as a violation when it cannot compute the contrast (a background gradient or image, another
@@ -63,11 +69,30 @@ _SCROLLERS_JS = r"""
   return out;
 }
 """
+# JupyterLab's <body> is 0 px tall (its shell is positioned absolutely) with overflow: hidden. A browser hands a
+# body's overflow to the viewport, so nothing is clipped, but axe-core takes the body for a clipping box of height
+# 0 and every element of the page for hidden: its colour rules then match nothing at all (all "inapplicable").
+# For the audit the body gets the viewport's height (min-height: 100vh); _RESTORE_JS puts the old value back.
+_BODY_JS = r"""
+() => {
+  const body = document.body, st = getComputedStyle(body);
+  if (st.overflowX === 'visible' && st.overflowY === 'visible') return false;
+  if (body.getBoundingClientRect().height >= window.innerHeight - 1) return false;
+  body.dataset.symsgdAuditMinHeight = body.style.minHeight;
+  body.style.minHeight = '100vh';
+  return true;
+}
+"""
 _RESTORE_JS = r"""
 () => {
   for (const el of document.querySelectorAll('[data-symsgd-audit-scroll]')) {
     el.scrollTop = Number(el.dataset.symsgdAuditScroll);
     delete el.dataset.symsgdAuditScroll;
+  }
+  const body = document.body;
+  if (body.dataset.symsgdAuditMinHeight !== undefined) {
+    body.style.minHeight = body.dataset.symsgdAuditMinHeight;
+    delete body.dataset.symsgdAuditMinHeight;
   }
 }
 """
@@ -125,6 +150,7 @@ def audit(page, scope: str = "", rules: list[str] | None = None) -> list[dict]:
                                      f"{MAX_AUDIT_HEIGHT}: axe-core would not see what stays scrolled away")
             page.set_viewport_size({"width": size["width"], "height": height})
             page.evaluate(_FRAMES_JS)
+        page.evaluate(_BODY_JS)
         result = _axe().run(page, context={"include": present}, options=options)
     finally:
         if viewport is not None and page.viewport_size != viewport:

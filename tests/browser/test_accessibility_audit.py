@@ -5,7 +5,8 @@ Issue 26, item 9: axe-core finds links told apart from the text by colour alone 
 against the text: the serious *link-in-text-block*) on classroom pages 01-05, and the audit had passed them. Both
 modes scroll the notebook inside an element (Voilà's ``#rendered_cells``, JupyterLab's notebook panel), and axe-core
 only judges colours on screen: whatever the scrolling element hides is not reported at all, so the audit judged one
-screenful. These tests give the audit such a page, with the link below the fold; and they check that each place the
+screenful; in JupyterLab not even that (axe-core takes its 0 px tall body for a clipping box). These tests give the
+audit such pages, with the link below the fold or inside JupyterLab's kind of body; and they check that each place the
 project styles a page (the classroom template, the static edition's stylesheet, the accessible-names helper that
 every controller carries into JupyterLab) underlines links in the text, in front of JupyterLab's own stylesheet.
 """
@@ -72,6 +73,23 @@ def test_the_audit_sees_a_link_below_the_fold_of_a_scrolling_notebook(page):
     assert "arXiv:2308.06671" in links[0]["targets"][0]["html"] and not links[0]["unsure"]
     assert page.viewport_size == VIEWPORT
     assert page.evaluate("() => document.querySelector('#rendered_cells').scrollTop") == 120
+
+
+def test_the_audit_sees_a_link_in_a_jupyterlab_like_page(page):
+    """JupyterLab's <body> is 0 px tall with overflow: hidden (its shell is positioned absolutely): axe-core took the
+    whole page for clipped away and its colour rules matched nothing, not even a link at the top of the window."""
+    page.set_content(f'<!doctype html><html><head><style>{_jupyterlab_css()}</style></head>'
+                     '<body style="margin:0;overflow:hidden">'
+                     '<div class="jp-LabShell" style="position:absolute;inset:0">'
+                     '<div class="jp-WindowedPanel-outer" style="position:absolute;top:60px;bottom:0;left:0;right:0;'
+                     'overflow:auto">'
+                     + _markdown('<p>The proof is in <a href="https://arxiv.org/abs/2308.06671">arXiv:2308.06671</a>'
+                                 ", section 3, with the constants.</p>")
+                     + "</div></div></body></html>")
+    assert page.evaluate("() => document.body.getBoundingClientRect().height") == 0
+    findings = audit(page)
+    assert [f["id"] for f in blocking(findings)] == ["link-in-text-block"], describe(findings)
+    assert page.evaluate("() => document.body.style.minHeight") == ""
 
 
 def test_the_audit_fails_a_link_whose_colours_axe_core_cannot_judge(page):
