@@ -184,6 +184,79 @@ def test_draws_do_not_depend_on_recording_or_ensemble_size(eps_problem, phase0_8
     assert b.steps[-1] == 3000 and b.steps[0] == 0
 
 
+# Issue 27: the kernels run the ensemble's runs in parallel blocks (one per numba thread). Digests of
+# (final θ, diverged_step) computed with the serial kernels of before (commit 60b3471) for fixed seeds: the
+# parallel kernels must reproduce them bit for bit, whatever the thread count and the partition into blocks.
+SERIAL_DIGESTS = {
+    "sgd1": "48550ad4af221c4b",  # batch 1, L = 4, 8 runs, 7 of them diverge
+    "sgd1_long": "aba6ec5ec645002a",
+    "sgdb2": "1916c6b8a4acf9ee",
+    "sgd_L1": "1b29ac2b9b48b06b",
+    "forced": "b838707cad7b54b4",
+    "gd": "abed8116fb0b7e3b",
+    "langevin": "4ed27e4ce32e3d36",
+}
+
+
+def _digest(res) -> str:
+    import hashlib
+
+    h = hashlib.sha256(np.ascontiguousarray(res.final.flat).tobytes())
+    h.update(res.diverged_step.astype(np.int64).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _digest_cases(eps_problem, phase0_8):
+    s5 = phase0_8.select([0, 1, 2, 3, 4])
+    p1 = rank_jumps.init_params(rank_jumps.make_architecture((2, 2), 1, 8), 5, 1)
+    hot = dict(lr=EXP.lr_hot, lam=EXP.lam_hot)
+    return {
+        "sgd1": lambda: rank_jumps.run(phase0_8, eps_problem, 500, lr=0.8, lam=EXP.lam_hot, seed=1, record_every=50),
+        "sgd1_long": lambda: rank_jumps.run(phase0_8, eps_problem, 3000, seed=3, record_every=100, **hot),
+        "sgdb2": lambda: rank_jumps.run(s5, eps_problem, 1000, seed=2, batch_size=2, record_every=100, **hot),
+        "sgd_L1": lambda: rank_jumps.run(p1, eps_problem, 1000, lr=0.1, lam=0.01, seed=2, record_every=100),
+        "forced": lambda: rank_jumps.run(s5, eps_problem, 1000, method="forced", entries=eps_problem.row_entries([0]),
+                                         seed=4, record_every=100, **hot),
+        "gd": lambda: rank_jumps.run(s5, eps_problem, 500, method="gd", record_every=100, **hot),
+        "langevin": lambda: rank_jumps.run(s5, eps_problem, 500, method="langevin", temperature=1e-3, seed=5,
+                                           record_every=100, **hot),
+    }
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3, 8])
+def test_parallel_kernels_reproduce_the_serial_engine_bit_for_bit(eps_problem, phase0_8, blocks, monkeypatch):
+    """Any partition of the runs into blocks (what the thread count decides) gives the serial engine's bits."""
+    from symsgd_core.rank_jumps import _kernels
+
+    monkeypatch.setattr(_kernels, "n_blocks", lambda n_runs: min(blocks, n_runs))
+    for name, case in _digest_cases(eps_problem, phase0_8).items():
+        assert _digest(case()) == SERIAL_DIGESTS[name], name
+
+
+def test_one_and_two_threads_give_the_same_numbers(eps_problem, phase0_8):
+    """``numba.set_num_threads(1)`` and ``(2)``: the same records and final parameters, bit for bit (the
+    records include > 64 matrices per layer, so the batched SVD runs several blocks in parallel too)."""
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("NUMBA_NUM_THREADS=1: a second thread is not available")
+    before = numba.get_num_threads()
+    out = {}
+    try:
+        for n in (1, 2):
+            numba.set_num_threads(n)
+            out[n] = [rank_jumps.run(phase0_8, eps_problem, 2000, lr=0.3, lam=0.027, seed=7, record_every=20),
+                      rank_jumps.run(phase0_8.select([0, 1, 2]), eps_problem, 300, method="langevin",
+                                     temperature=1e-3, lr=0.3, lam=0.027, seed=7, record_every=10)]
+    finally:
+        numba.set_num_threads(before)
+    for a, b in zip(out[1], out[2]):
+        for field in ("singular_values", "layer_singular_values", "loss", "balancedness", "rank", "diverged_step"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
+        np.testing.assert_array_equal(a.final.flat, b.final.flat)
+    assert out[1][0].layer_singular_values.shape[:2] == (8, 101)
+
+
 def test_sgd_update_formula_single_step(eps_problem):
     """One step by hand: W_ℓ ← (1 − 2ηλ)W_ℓ − 2η r Q_ℓ[i,:]ᵀ P_ℓ[:,j]ᵀ with the drawn entry."""
     arch = EXP.arch
@@ -380,6 +453,11 @@ def test_benchmark_baselines_agree_with_engine(eps_problem, phase0_8):
     tol = _roundoff(p, 200)
     for baseline in (bench.numpy_batched_sgd, bench.numpy_batched_sgd_sparse):
         np.testing.assert_allclose(baseline(p, eps_problem, idx, 0.3, 0.027)[0], ours.final.flat, atol=tol)
+    for parallel in (False, True):  # the plain compiled loop of issue 27, serial and prange
+        flat, snaps = bench.compiled_loop_sgd(p, eps_problem, idx, 0.3, 0.027, parallel=parallel)
+        np.testing.assert_allclose(flat, ours.final.flat, atol=tol)
+        np.testing.assert_allclose(snaps[:, -1], ours.final.flat, atol=tol)
+        assert snaps.shape == (3, 2, EXP.arch.n_params)
     np.testing.assert_allclose(bench.torch_naive_sgd(p.select([0]), eps_problem, idx[:1], 0.3, 0.027)[0],
                                ours.final.flat[:1], atol=tol)
     gd = rank_jumps.run(p, eps_problem, 50, method="gd", lr=0.05, lam=0.027, record_every=50)

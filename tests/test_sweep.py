@@ -46,6 +46,24 @@ def test_local_processes_give_the_same_numbers(serial):
     assert _canonical(run_sweep(dynamics_task, TASKS, n_workers=2)) == _canonical(serial)
 
 
+def numba_threads_task(p: dict) -> dict:
+    """A sweep task reporting how many numba threads a task computes with."""
+    import numba
+
+    return {"threads": numba.get_num_threads(), **p}
+
+
+@pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
+def test_worker_processes_compute_with_one_numba_thread_each():
+    """Two worker processes × one numba thread: the sweep does not oversubscribe the cores (issue 27). A serial
+    sweep keeps the caller's threads (every core, NUMBA_NUM_THREADS)."""
+    import numba
+
+    tasks = [{"k": k} for k in range(2)]
+    assert [r["threads"] for r in run_sweep(numba_threads_task, tasks, n_workers=2)] == [1, 1]
+    assert [r["threads"] for r in run_sweep(numba_threads_task, tasks, n_workers=1)] == [numba.get_num_threads()] * 2
+
+
 def test_bad_tasks_are_clear_errors():
     with pytest.raises(ValueError, match="JSON"):
         run_sweep(dynamics_task, [{"x": object()}])
@@ -60,7 +78,9 @@ def test_dask_local_cluster_with_two_workers_gives_the_same_numbers(serial):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
             out = run_sweep(dynamics_task, TASKS, client=client)
+            threads = run_sweep(numba_threads_task, [{"k": 0}, {"k": 1}], client=client)
     assert _canonical(out) == _canonical(serial)
+    assert [r["threads"] for r in threads] == [1, 1]  # a Dask worker thread computes with one numba thread
 
 
 def test_the_cli_writes_a_grid_the_notebook_can_load(tmp_path, serial):

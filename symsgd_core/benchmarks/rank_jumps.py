@@ -12,6 +12,16 @@ the same recording of parameters every 100 steps; they are timed in the same pro
 on fewer steps (numpy: 32 runs × 3000 steps; torch: 1 run × 1500 steps) and scaled
 linearly to 32 × 6·10⁴ (their cost per step is constant).
 
+``rank_jumps.sgd_32x60000_vs_compiled_loop_{1,2}thread`` and ``..._steps_vs_compiled_loop_{1,2}thread`` (issue 27): the
+same workload against a plain numba loop written straight from the update rule (:func:`compiled_loop_sgd`: run by
+run, scalar loops, snapshots every 100 steps; ``prange`` over the runs for the parallel row), measured in the same
+run single-threaded against single-threaded and with every numba thread (``NUMBA_NUM_THREADS``) against the same.
+The ``steps`` rows time the step loop alone (the engine's compiled :func:`~symsgd_core.rank_jumps._kernels.sgd_chunk`
+against the plain loop, same draws, same snapshots): the per-step cost, target within 1.2× (ratio ≥ 0.83). The
+whole-run rows time :func:`~symsgd_core.rank_jumps.run` against the draws, the plain loop and the engine's own
+reduction of the snapshots to records (singular values of A and of each layer, loss, balancedness, rank, B_r):
+the same work end to end. Ratios are printed, never asserted.
+
 ``rank_jumps.gd_phase0_32x40000``: phase 0 (GD, 32 runs × 4·10⁴ steps) against a batched
 numpy GD timed on 32 × 2000 steps and scaled — what the notebook pays for its start.
 """
@@ -20,11 +30,16 @@ from __future__ import annotations
 
 import time
 
+import numba
 import numpy as np
 
 from .. import rank_jumps
 from ..rank_jumps import CompletionProblem, Params
+from ..rank_jumps._kernels import sgd_chunk
+from ..rank_jumps.engine import _record_stats
 from ..rank_jumps.experiments import _phase0_cached
+from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL
+from ..rank_jumps.stepping import DIVERGENCE_RESIDUAL, flush_threshold
 from .registry import BenchResult, best_time, register_benchmark
 
 RUNS, STEPS, RECORD_EVERY = rank_jumps.EPSILON_EXPERIMENT.n_runs, rank_jumps.EPSILON_EXPERIMENT.hot_steps, 100
@@ -120,6 +135,101 @@ def numpy_batched_sgd_sparse(params: Params, problem: CompletionProblem, idx: np
     return flat, np.stack(snaps, axis=1) if snaps else np.empty((R, 0, flat.shape[1]))
 
 
+def _compiled_loop_source(theta, dims, off, rows, cols, vals, idx, lr, lam, record_every, snaps):
+    """Body of :func:`compiled_loop_sgd`, compiled twice by :func:`_compiled_loop` (``prange`` is ``range`` when
+    numba compiles without ``parallel=True``)."""
+    R = theta.shape[0]
+    T = idx.shape[1]
+    L = dims.shape[0] - 1
+    w = 0
+    for k in range(L + 1):
+        w = max(w, dims[k])
+    n = dims[0]
+    dec = 1.0 - 2.0 * lr * lam
+    for r in numba.prange(R):
+        th = theta[r].copy()
+        p = np.zeros((L + 1, w))  # p[ℓ] = P_ℓ[:, j] (p[0] = e_j is implicit)
+        q = np.zeros((L + 1, w))  # q[ℓ] = Q_ℓ[i, :] (q[L-1] = e_i is implicit)
+        k = 0
+        for t in range(T):
+            e = idx[r, t]
+            i = rows[e]
+            j = cols[e]
+            for a in range(dims[1]):
+                p[1, a] = th[off[0] + a * n + j]
+            for ell in range(1, L):
+                din = dims[ell]
+                for a in range(dims[ell + 1]):
+                    acc = 0.0
+                    for c in range(din):
+                        acc += th[off[ell] + a * din + c] * p[ell, c]
+                    p[ell + 1, a] = acc
+            g = 2.0 * lr * (p[L, i] - vals[e])
+            din = dims[L - 1]
+            for c in range(din):
+                q[L - 2, c] = th[off[L - 1] + i * din + c]
+            for ell in range(L - 2, 0, -1):
+                din = dims[ell]
+                for c in range(din):
+                    q[ell - 1, c] = 0.0
+                for a in range(dims[ell + 1]):
+                    for c in range(din):
+                        q[ell - 1, c] += th[off[ell] + a * din + c] * q[ell, a]
+            # W_ℓ ← (1 − 2ηλ) W_ℓ − 2η r q_ℓ p_ℓᵀ, from the old weights (p, q above): row i of W_L, column j of W_1
+            for o in range(off[L]):
+                th[o] *= dec
+            din = dims[L - 1]
+            for c in range(din):
+                th[off[L - 1] + i * din + c] -= g * p[L - 1, c]
+            for ell in range(1, L - 1):
+                din = dims[ell]
+                for a in range(dims[ell + 1]):
+                    ga = g * q[ell, a]
+                    for c in range(din):
+                        th[off[ell] + a * din + c] -= ga * p[ell, c]
+            for a in range(dims[1]):
+                th[off[0] + a * n + j] -= g * q[0, a]
+            if (t + 1) % record_every == 0:
+                snaps[r, k] = th
+                k += 1
+        theta[r] = th
+    return 0
+
+
+_LOOPS: dict = {}
+
+
+def _compiled_loop(parallel: bool):
+    """The plain loop compiled serial (``range``) or parallel (``prange`` over runs); not cached on disk (a
+    benchmark, not a kernel: compiled when the benchmark runs, outside the timing)."""
+    if parallel not in _LOOPS:
+        _LOOPS[parallel] = numba.njit(parallel=parallel)(_compiled_loop_source)
+    return _LOOPS[parallel]
+
+
+def compiled_loop_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, lam: float,
+                      record_every: int = RECORD_EVERY, parallel: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Baseline: a plain numba loop straight from the batch-1 update rule, run by run (issue 27).
+
+    Per run and step: ``p_ℓ = P_ℓ[:, j]`` forward, ``r = A_ij − A*_ij``, ``q_ℓ = Q_ℓ[i, :]`` backward, then
+    ``W_ℓ ← (1 − 2ηλ) W_ℓ − 2η r q_ℓ p_ℓᵀ`` (row i of W_L and column j of W_1 get data); the parameters are
+    copied every ``record_every`` steps. No divergence test, no flush of tiny entries. ``parallel``: ``prange``
+    over the runs. Depth L ≥ 3.
+
+    Returns:
+        ``(final flat (R, P), snapshots (R, T // record_every, P))``.
+    """
+    rows, cols, vals = problem.entries
+    theta = params.flat.copy()
+    R, T = idx.shape
+    snaps = np.empty((R, T // record_every, theta.shape[1]))
+    _compiled_loop(parallel)(theta, np.asarray(params.arch.dims, dtype=np.int64), params.arch.offsets,
+                             rows.astype(np.int64), cols.astype(np.int64), vals.astype(np.float64),
+                             np.ascontiguousarray(idx, dtype=np.int64), float(lr), float(lam), int(record_every),
+                             snaps)
+    return theta, snaps
+
+
 def torch_naive_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, lam: float,
                     record_every: int = RECORD_EVERY) -> tuple[np.ndarray, list]:
     """Baseline: a naive per-run PyTorch autograd loop (one backward per step), same update and draws.
@@ -206,6 +316,8 @@ def bench_rank_jumps() -> list[BenchResult]:
                     sparse_scaled / figure, "information (row/column-aware numpy)", True),
     ]
 
+    rows.extend(_vs_compiled_loop(start, problem))
+
     _phase0_cached.cache_clear()
     gd_figure = best_time(lambda: (_phase0_cached.cache_clear(), rank_jumps.phase0_minima(n_runs=RUNS)), repeat=2)
     gd_steps = 2000
@@ -216,3 +328,55 @@ def bench_rank_jumps() -> list[BenchResult]:
     rows.append(BenchResult(f"rank_jumps.gd_phase0_{RUNS}x{exp.phase0_steps}", gd_figure, "s", gd_scaled,
                             gd_scaled / gd_figure, "<= 3 s (notebook start-up)", bool(gd_figure <= 3.0)))
     return rows
+
+
+def _vs_compiled_loop(start: Params, problem: CompletionProblem) -> list[BenchResult]:
+    """The engine against :func:`compiled_loop_sgd`, one thread against one, then every thread against every
+    thread (``NUMBA_NUM_THREADS``); the step loops alone and the whole run (see the module docstring)."""
+    arch = start.arch
+    dims = np.asarray(arch.dims, dtype=np.int64)
+    rows_, cols_, vals_ = (a.astype(t) for a, t in zip(problem.entries, (np.int64, np.int64, np.float64)))
+    idx = _draws(RUNS, STEPS)
+    idx3 = np.ascontiguousarray(idx[:, :, None])
+    lr, lam = np.full(STEPS, LR_HOT), np.full(STEPS, LAM)
+    rec_pos = np.arange(RECORD_EVERY, STEPS + 1, RECORD_EVERY, dtype=np.int64)
+    tiny = flush_threshold(arch.depth)
+
+    def engine_steps():
+        theta = start.flat.copy()
+        snaps = np.empty((RUNS, rec_pos.size, arch.n_params))
+        sgd_chunk(theta, dims, arch.offsets, rows_, cols_, vals_, idx3, lr, lam, rec_pos, snaps,
+                  np.full(RUNS, -1, dtype=np.int64), 0, DIVERGENCE_RESIDUAL, tiny)
+
+    def engine_run():
+        rank_jumps.run(start, problem, STEPS, method="sgd", lr=LR_HOT, lam=LAM, seed=0, record_every=RECORD_EVERY)
+
+    def loop_run(parallel):
+        draws = _draws(RUNS, STEPS)
+        _, snaps = compiled_loop_sgd(start, problem, draws, LR_HOT, LAM, parallel=parallel)
+        snaps = np.concatenate([start.flat[:, None, :], snaps], axis=1)
+        _record_stats(snaps, arch, problem, np.full(snaps.shape[1], LAM), DEFAULT_RANK_TOL, DEFAULT_B_CRITERION,
+                      True)
+
+    n_max = numba.config.NUMBA_NUM_THREADS
+    before = numba.get_num_threads()
+    out = []
+    try:
+        for parallel, n in ((False, 1), (True, n_max)) if n_max > 1 else ((False, 1),):
+            numba.set_num_threads(n)
+            compiled_loop_sgd(start, problem, idx[:, :200], LR_HOT, LAM, parallel=parallel)  # compile, untimed
+            label = f"{n}thread" if n == 1 else f"{n}threads"
+            fig = best_time(engine_steps, repeat=5)
+            base = best_time(lambda par=parallel: compiled_loop_sgd(start, problem, idx, LR_HOT, LAM, parallel=par),
+                             repeat=5)
+            out.append(BenchResult(f"rank_jumps.sgd_{RUNS}x{STEPS}_steps_vs_compiled_loop_{label}", fig, "s", base,
+                                   base / fig, "ratio >= 0.83 (per-step cost within 1.2x of a plain loop)",
+                                   bool(base / fig >= 1 / 1.2)))
+            fig = best_time(engine_run, repeat=5)
+            base = best_time(lambda par=parallel: loop_run(par), repeat=5)
+            out.append(BenchResult(f"rank_jumps.sgd_{RUNS}x{STEPS}_vs_compiled_loop_{label}", fig, "s", base,
+                                   base / fig, "ratio >= 0.83 (whole run: draws, steps, records)",
+                                   bool(base / fig >= 1 / 1.2)))
+    finally:
+        numba.set_num_threads(before)
+    return out

@@ -11,6 +11,13 @@ whose result depends only on ``p`` (every seed is inside ``p``), so
 Execution: ``client`` (a ``dask.distributed.Client``) → ``client.map`` and ``as_completed`` (Dask is the optional
 extra ``sweep``, imported only then); otherwise ``n_workers`` local processes (default: every core,
 ``os.cpu_count()``) through :mod:`concurrent.futures`; ``n_workers=1`` runs serially in this process.
+
+Cores: the compiled ensemble kernels run an ensemble's runs on every numba thread (``NUMBA_NUM_THREADS``,
+default one per core). A sweep already gives each core a task (a local process, or a Dask worker thread), so a
+task run by a local worker process or by Dask computes with **one** numba thread (:func:`_worker_call`):
+processes × threads never exceeds the workers asked for, and no core is oversubscribed. A serial sweep
+(``n_workers=1``) keeps the caller's threads: one process, every core. The numbers are the same either way
+(the kernels do not depend on the thread count).
 """
 
 from __future__ import annotations
@@ -56,6 +63,15 @@ def load_cached(fn: Callable, params: dict, cache_dir, version: str = "1"):
 def _call(fn_name: str, params: dict) -> dict:
     module, _, name = fn_name.rpartition(".")
     return getattr(importlib.import_module(module), name)(params)
+
+
+def _worker_call(fn_name: str, params: dict) -> dict:
+    """:func:`_call` in a sweep worker (a local process or a Dask worker thread): numba kernels on one thread,
+    since the sweep already runs a task per core (``numba.set_num_threads`` is per calling thread)."""
+    import numba
+
+    numba.set_num_threads(1)
+    return _call(fn_name, params)
 
 
 def run_sweep(fn: Callable, params_list, *, cache_dir=None, client=None, n_workers: int | None = None,
@@ -110,7 +126,7 @@ def run_sweep(fn: Callable, params_list, *, cache_dir=None, client=None, n_worke
     if client is not None:
         from dask.distributed import as_completed  # the optional extra ``sweep``, imported only with a client
 
-        futures = client.map(_call, [name] * len(todo), [params_list[i] for i in todo], pure=False)
+        futures = client.map(_worker_call, [name] * len(todo), [params_list[i] for i in todo], pure=False)
         where = {f.key: i for f, i in zip(futures, todo)}
         for fut in as_completed(futures):
             store(where[fut.key], fut.result())
@@ -120,7 +136,7 @@ def run_sweep(fn: Callable, params_list, *, cache_dir=None, client=None, n_worke
     else:
         ctx = mp.get_context("spawn")  # no fork of a process that holds numba/threads
         with cf.ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=ctx) as ex:
-            futs = {ex.submit(_call, name, params_list[i]): i for i in todo}
+            futs = {ex.submit(_worker_call, name, params_list[i]): i for i in todo}
             for fut in cf.as_completed(futs):
                 store(futs[fut], fut.result())
     return results

@@ -49,9 +49,10 @@ def _rank_jumps() -> None:
 
     start, problem, exp = _rank_jumps_setup()
     kw = dict(lr=exp.lr_phase0, lam=exp.lam_hot, record_every=1)
-    run(start, problem, 2, method="sgd", seed=0, **kw)  # batch 1, depth >= 2: _sgd1_ens (records: _jacobi_svals)
-    run(start, problem, 2, method="sgd", batch_size=2, seed=0, **kw)  # minibatch: _sgdb_ens
-    run(start, problem, 2, method="gd", **kw)  # GD (and Langevin: the same kernel, the same types): _gd_ens
+    run(start, problem, 2, method="sgd", seed=0, **kw)  # _sgd_par: batch 1, depth >= 2 (_sgd1_ens) and minibatch
+    # (_sgdb_ens) compile together; records: _jacobi_svals
+    run(start, problem, 2, method="sgd", batch_size=2, seed=0, **kw)  # minibatch: _sgd_par, the other branch
+    run(start, problem, 2, method="gd", **kw)  # GD (and Langevin: the same kernel, the same types): _gd_par
 
 
 def _rank_jumps_sde() -> None:

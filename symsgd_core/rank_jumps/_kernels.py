@@ -1,4 +1,5 @@
-"""Compiled inner loops (numba, serial, deterministic) of the step of :mod:`.stepping` (``engine="compiled"``).
+"""Compiled inner loops (numba, parallel over runs, deterministic) of the step of :mod:`.stepping`
+(``engine="compiled"``).
 
 Layout. The public kernels take ``theta`` as ``(R, P)`` float64 (layer ℓ, 0-based, of
 run r is ``theta[r, off[ℓ]:off[ℓ+1]]`` read as a C-order ``(dims[ℓ+1], dims[ℓ])``
@@ -10,6 +11,14 @@ loop overheads that dominate a run-by-run kernel.
 The kernels never draw random numbers: sampled entries and Langevin noise come in
 pre-drawn arrays, so the numpy reference (:mod:`._reference`) reproduces them step for step
 (up to float64 summation order).
+
+Threads. The runs of an ensemble are independent, so the public kernels split them into
+:func:`n_blocks` contiguous blocks, one per numba thread (``prange``; ``NUMBA_NUM_THREADS`` or
+``numba.set_num_threads`` set how many). Each block is copied into its own ``(P, R_b)`` array
+and stepped by the serial block kernel (``_sgd1_ens``, ``_sgdb_ens``, ``_gd_ens``). Every
+arithmetic statement is elementwise over runs, in the same order for every run, with no
+fast-math (no reassociation, no FMA contraction), so a run's numbers do not depend on its block,
+its lane or the thread count: 1 thread and 2 threads give the same bits (tested).
 
 Common arguments:
     rec_pos: int64 ``(K,)`` sorted local step counts (1..T) after which
@@ -25,8 +34,9 @@ Common arguments:
 
 from __future__ import annotations
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .stepping import FLUSH_EVERY
 
@@ -276,6 +286,77 @@ def _sgdb_ens(th, dims, off, rows, cols, vals, idx_t, lr, lam, rec_pos, snaps, d
     return 0
 
 
+def n_blocks(n_runs: int) -> int:
+    """Blocks of runs the parallel kernels split an ensemble into: one per numba thread (at most one per run).
+
+    The partition never changes a number (see the module docstring); it only decides how the work is shared.
+    """
+    return max(1, min(int(n_runs), numba.get_num_threads()))
+
+
+@njit(cache=True)
+def _block_bounds(R, nb, b):
+    return (b * R) // nb, ((b + 1) * R) // nb
+
+
+@njit(cache=True)
+def _block_in(theta, div_step, r0, r1):
+    """``(θ_b (P, R_b), div_step_b, alive_b)`` of runs ``r0:r1``: a block's own contiguous copies."""
+    P = theta.shape[1]
+    Rb = r1 - r0
+    th = np.empty((P, Rb))
+    ds = np.empty(Rb, dtype=np.int64)
+    alive = np.empty(Rb, dtype=np.bool_)
+    for r in range(Rb):
+        for p in range(P):
+            th[p, r] = theta[r0 + r, p]
+        ds[r] = div_step[r0 + r]
+        alive[r] = ds[r] < 0
+    return th, ds, alive
+
+
+@njit(cache=True)
+def _block_out(theta, div_step, r0, th, ds):
+    P, Rb = th.shape
+    for r in range(Rb):
+        for p in range(P):
+            theta[r0 + r, p] = th[p, r]
+        div_step[r0 + r] = ds[r]
+
+
+@njit(cache=True, parallel=True)
+def _sgd_par(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0, div_resid, tiny,
+             nb):
+    """``theta (R, P)``, ``idx (R, T, B)``: the runs in ``nb`` blocks, one per thread, each stepped by
+    ``_sgd1_ens`` (B = 1, L ≥ 2) or ``_sgdb_ens``."""
+    R = theta.shape[0]
+    T = idx.shape[1]
+    B = idx.shape[2]
+    batch1 = B == 1 and dims.shape[0] >= 3
+    for b in prange(nb):
+        r0, r1 = _block_bounds(R, nb, b)
+        Rb = r1 - r0
+        th, ds, alive = _block_in(theta, div_step, r0, r1)
+        sn = snaps[r0:r1]
+        if batch1:
+            idx_t = np.empty((T, Rb), dtype=np.int64)
+            for r in range(Rb):
+                for t in range(T):
+                    idx_t[t, r] = idx[r0 + r, t, 0]
+            _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, lam, rec_pos, sn, ds, alive, step0, div_resid,
+                      tiny)
+        else:
+            idx_tb = np.empty((T, B, Rb), dtype=np.int64)
+            for r in range(Rb):
+                for t in range(T):
+                    for k in range(B):
+                        idx_tb[t, k, r] = idx[r0 + r, t, k]
+            _sgdb_ens(th, dims, off, rows, cols, vals, idx_tb, lr, lam, rec_pos, sn, ds, alive, step0, div_resid,
+                      tiny)
+        _block_out(theta, div_step, r0, th, ds)
+    return 0
+
+
 def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0, div_resid, tiny):
     """SGD on a pool of entries for T steps, every run of the ensemble (dispatches to a compiled kernel).
 
@@ -289,20 +370,11 @@ def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, 
 
     Update (batch B): ``W_ℓ ← (1 − 2ηλ) W_ℓ − (2η/B) Σ_b r_b q_ℓ,b p_ℓ,bᵀ`` with
     ``p_ℓ = P_ℓ[:, j]``, ``q_ℓ = Q_ℓ[i, :]ᵀ``, ``r = A_ij − A*_ij``, all from the old weights.
-    Only the kernel that is needed is compiled (batch 1 with L ≥ 2, or the general one).
+    Runs are stepped in parallel blocks (:func:`n_blocks`); the numbers do not depend on the thread count.
     """
-    th = np.ascontiguousarray(theta.T)
-    alive = div_step < 0
-    snaps[~alive] = np.nan
-    if idx.shape[2] == 1 and dims.shape[0] >= 3:
-        idx_t = np.ascontiguousarray(idx[:, :, 0].T)
-        _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, lam, rec_pos, snaps, div_step, alive, step0,
-                  div_resid, tiny)
-    else:
-        idx_t = np.ascontiguousarray(idx.transpose(1, 2, 0))
-        _sgdb_ens(th, dims, off, rows, cols, vals, idx_t, lr, lam, rec_pos, snaps, div_step, alive, step0,
-                  div_resid, tiny)
-    theta[...] = th.T
+    snaps[div_step >= 0] = np.nan
+    _sgd_par(theta, dims, off, rows, cols, vals, np.ascontiguousarray(idx, dtype=np.int64), lr, lam, rec_pos, snaps,
+             div_step, step0, div_resid, tiny, n_blocks(theta.shape[0]))
     return 0
 
 
@@ -427,6 +499,28 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, lam, noise_t, noise_scale, 
     return 0
 
 
+@njit(cache=True, parallel=True)
+def _gd_par(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps, div_step, step0,
+            div_resid, tiny, nb):
+    """``theta (R, P)``, ``noise (R, T, P)`` or ``(R, 0, P)``: the runs in ``nb`` blocks, each stepped by
+    ``_gd_ens``."""
+    R, P = theta.shape
+    Tn = noise.shape[1]
+    for b in prange(nb):
+        r0, r1 = _block_bounds(R, nb, b)
+        Rb = r1 - r0
+        th, ds, alive = _block_in(theta, div_step, r0, r1)
+        noise_t = np.empty((Tn, P, Rb))
+        for r in range(Rb):
+            for t in range(Tn):
+                for p in range(P):
+                    noise_t[t, p, r] = noise[r0 + r, t, p]
+        _gd_ens(th, dims, off, target, maskf, inv_n, lr, lam, noise_t, noise_scale, rec_pos, snaps[r0:r1], ds, alive,
+                step0, div_resid, tiny)
+        _block_out(theta, div_step, r0, th, ds)
+    return 0
+
+
 def gd_chunk(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps, div_step, step0,
              div_resid, tiny):
     """Full-batch GD (and Langevin when ``noise`` has T steps) for T steps, every run.
@@ -442,13 +536,10 @@ def gd_chunk(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale
     Update: ``W_ℓ ← (1 − 2ηλ) W_ℓ − η Q_ℓᵀ E P_ℓᵀ + noise_scale · ξ_ℓ`` with
     ``E = (2/N)(A − A*) ⊙ mask``; divergence when a residual on Ω exceeds ``div_resid``.
     """
-    th = np.ascontiguousarray(theta.T)
-    alive = div_step < 0
-    snaps[~alive] = np.nan
-    noise_t = np.ascontiguousarray(noise.transpose(1, 2, 0))
-    _gd_ens(th, dims, off, np.ascontiguousarray(target, dtype=np.float64), maskf, float(inv_n), lr, lam, noise_t,
-            noise_scale, rec_pos, snaps, div_step, alive, step0, div_resid, tiny)
-    theta[...] = th.T
+    snaps[div_step >= 0] = np.nan
+    _gd_par(theta, dims, off, np.ascontiguousarray(target, dtype=np.float64), maskf, float(inv_n), lr, lam,
+            np.ascontiguousarray(noise, dtype=np.float64), noise_scale, rec_pos, snaps, div_step, step0, div_resid,
+            tiny, n_blocks(theta.shape[0]))
     return 0
 
 
@@ -514,23 +605,26 @@ def _jacobi_block(X, max_sweeps, alpha, beta, gamma, c, s, floor):
             break
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _jacobi_svals(X, max_sweeps, block):
     """Column norms after one-sided Jacobi of ``X (rows, k, batch)``, in blocks of ``block`` lanes: ``(k, batch)``.
 
     Blocks keep the working set in L1 cache and let each block stop as soon as it has
-    converged. The column norms are the singular values (high relative accuracy).
+    converged. The column norms are the singular values (high relative accuracy). Blocks run in
+    parallel (``prange``); the blocks are the same whatever the thread count, so are the numbers.
     """
     rows, k, nb = X.shape
     out = np.zeros((k, nb))
-    alpha = np.zeros(block)
-    beta = np.zeros(block)
-    gamma = np.zeros(block)
-    c = np.ones(block)
-    s = np.zeros(block)
-    floor = np.zeros(block)
-    for b0 in range(0, nb, block):
+    n_blk = (nb + block - 1) // block
+    for ib in prange(n_blk):
+        b0 = ib * block
         b1 = min(nb, b0 + block)
+        alpha = np.zeros(block)
+        beta = np.zeros(block)
+        gamma = np.zeros(block)
+        c = np.ones(block)
+        s = np.zeros(block)
+        floor = np.zeros(block)
         Xb = np.empty((rows, k, b1 - b0))
         for i in range(rows):
             for p in range(k):
@@ -538,12 +632,12 @@ def _jacobi_svals(X, max_sweeps, block):
                     Xb[i, p, b] = X[i, p, b0 + b]
         _jacobi_block(Xb, max_sweeps, alpha, beta, gamma, c, s, floor)
         for p in range(k):
+            acc = np.zeros(b1 - b0)
             for i in range(rows):
                 for b in range(b1 - b0):
-                    out[p, b0 + b] += Xb[i, p, b] * Xb[i, p, b]
-    for p in range(k):
-        for b in range(nb):
-            out[p, b] = np.sqrt(out[p, b])
+                    acc[b] += Xb[i, p, b] * Xb[i, p, b]
+            for b in range(b1 - b0):
+                out[p, b0 + b] = np.sqrt(acc[b])
     return out
 
 

@@ -18,9 +18,11 @@ Langevin noise) are drawn in numpy in chunks and passed to the step, so ``engine
 :mod:`._kernels`) and ``engine="reference"`` (:mod:`._reference`) consume identical draws and agree step for step.
 
 Performance. At these sizes the cost is per-step interpreter overhead, so the steps run in compiled kernels
-that loop over the runs of the ensemble innermost (SIMD across runs); records are reduced in batches (per-layer
-singular values by a compiled batched Jacobi SVD). Notebook 04's hot phase, 32 runs × 6·10⁴ SGD steps with full
-records every 100 steps, takes about 0.5 s of CPU (``python -m symsgd_core bench --only rank_jumps``). The first
+that loop over the runs of the ensemble innermost (SIMD across runs), the runs split into one block per numba
+thread (``NUMBA_NUM_THREADS``; the numbers do not depend on it); records are reduced in batches (per-layer
+singular values by a compiled batched Jacobi SVD, also parallel). Notebook 04's hot phase, 32 runs × 6·10⁴ SGD
+steps with full records every 100 steps, takes about 0.5 s on one thread and 0.3–0.4 s on two
+(``python -m symsgd_core bench --only rank_jumps``, which also times a plain compiled loop for comparison). The first
 call in a fresh environment compiles the kernels (a few seconds; cached on disk afterwards, see the README on
 ``NUMBA_CACHE_DIR``).
 """

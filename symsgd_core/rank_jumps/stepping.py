@@ -7,9 +7,10 @@ The step (SGD on ``B`` entries drawn i.i.d. from the observed set, or GD, or Lan
     GD:        W_ℓ ← (1 − 2ηλ) W_ℓ − η Q_ℓᵀ (dC/dA) P_ℓᵀ
     Langevin:  the GD step plus sqrt(2ητ) ξ,  ξ ~ N(0, I)
 
-is implemented twice with the same signature: compiled (:mod:`._kernels`, numba, serial, deterministic) and
-readable (:mod:`._reference`, plain numpy); both consume the same pre-drawn entries and noise and agree step
-for step (tested). Besides the update, each step applies two rules:
+is implemented twice with the same signature: compiled (:mod:`._kernels`, numba, parallel over runs,
+deterministic: the same numbers on any number of threads) and readable (:mod:`._reference`, plain numpy);
+both consume the same pre-drawn entries and noise and agree step for step (tested). Besides the update,
+each step applies two rules:
 
 * **Divergence** (the rule of :mod:`symsgd_core.core.results`, instance :data:`DIVERGENCE`): a run diverges at
   the first step where a sampled residual ``|A_ij − A*_ij|`` (SGD; every observed residual for GD/Langevin)
