@@ -114,3 +114,31 @@ def test_bad_start_is_a_clear_error(start):
         sde.run_sde(bad, PROBLEM, 10, lr=LR, lam=LAM, dt=LR)
     with pytest.raises(ValueError, match="temperature"):
         sde.run_langevin(start, PROBLEM, 10, lam=LAM, dt=LR, temperature=-1.0)
+
+
+# Issue 27: the entry-weighted kernel runs the ensemble's runs in parallel blocks (one per numba thread). Digests of
+# (final θ, diverged_step) from the serial kernel of before (commit 60b3471), fixed seeds: any partition into
+# blocks (what the thread count decides) must reproduce them bit for bit.
+SDE_SERIAL_DIGESTS = {"sde": "4a52a9b713dd2d04", "sde_div": "0909ebe9d7376979", "rademacher": "026da9f5411bbc97"}
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3])
+def test_parallel_sde_kernel_reproduces_the_serial_one_bit_for_bit(blocks, monkeypatch):
+    import hashlib
+
+    from symsgd_core.rank_jumps import _sde_kernels
+
+    monkeypatch.setattr(_sde_kernels, "n_blocks", lambda n_runs: min(blocks, n_runs))
+    p8 = rj.phase0_minima(n_runs=8)
+    prob = rj.EPSILON_EXPERIMENT.problem
+    results = {
+        "sde": rj.run_sde(p8, prob, 800, lr=0.3, lam=0.027, dt=0.1, seed=3, record_every=100),
+        "sde_div": rj.run_sde(p8, prob, 300, lr=0.8, lam=0.027, dt=0.8, seed=1, record_every=50),
+        "rademacher": rj.run_sde(p8.select([0, 1, 2]), prob, 500, lr=0.3, lam=0.027, dt=0.3, seed=2,
+                                 increments="rademacher"),
+    }
+    assert (results["sde_div"].diverged_step >= 0).any()
+    for name, res in results.items():
+        h = hashlib.sha256(np.ascontiguousarray(res.final.flat).tobytes())
+        h.update(res.diverged_step.astype(np.int64).tobytes())
+        assert h.hexdigest()[:16] == SDE_SERIAL_DIGESTS[name], name

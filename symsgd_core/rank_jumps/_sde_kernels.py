@@ -1,4 +1,4 @@
-"""Compiled inner loop (numba, serial, deterministic) of the entry-weighted step of :mod:`.sde`.
+"""Compiled inner loop (numba, parallel over runs, deterministic) of the entry-weighted step of :mod:`.sde`.
 
 Every dynamics of the SDE study is a GD step with random per-entry weights ``w_k`` (time units)::
 
@@ -8,15 +8,17 @@ Every dynamics of the SDE study is a GD step with random per-entry weights ``w_k
 The layout, the divergence rule, the flush of tiny entries and the snapshots are those of :mod:`._kernels`
 (whose helpers are imported, not copied): ``theta (R, P)`` is worked on as its transpose ``(P, R)`` so every
 loop over the runs is contiguous. The kernel never draws random numbers: the weights (and Langevin's normals)
-come pre-drawn, so the readable reference (:mod:`.sde_reference`) consumes identical draws.
+come pre-drawn, so the readable reference (:mod:`.sde_reference`) consumes identical draws. The runs are split
+into one block per numba thread as in :mod:`._kernels` (``_weighted_par``); the numbers do not depend on the
+thread count.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from ._kernels import _FM, _flush, _snapshot
+from ._kernels import _FM, _block_bounds, _block_in, _block_out, _flush, _snapshot, n_blocks
 from .stepping import FLUSH_EVERY
 
 __all__ = ["weighted_chunk"]
@@ -138,6 +140,34 @@ def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale,
     return 0
 
 
+@njit(cache=True, parallel=True)
+def _weighted_par(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps,
+                  div_step, step0, div_resid, tiny, nb):
+    """``theta (R, P)``, ``weights (R, T, N)``, ``iso_noise (R, T, P)`` or ``(R, 0, P)``: the runs in ``nb``
+    blocks (one per thread), each stepped by ``_weighted_ens``."""
+    R, P = theta.shape
+    T = weights.shape[1]
+    Ne = weights.shape[2]
+    Tn = iso_noise.shape[1]
+    for b in prange(nb):
+        r0, r1 = _block_bounds(R, nb, b)
+        Rb = r1 - r0
+        th, ds, alive = _block_in(theta, div_step, r0, r1)
+        w_t = np.empty((T, Ne, Rb))
+        iso_t = np.empty((Tn, P, Rb))
+        for r in range(Rb):
+            for t in range(T):
+                for k in range(Ne):
+                    w_t[t, k, r] = weights[r0 + r, t, k]
+            for t in range(Tn):
+                for p in range(P):
+                    iso_t[t, p, r] = iso_noise[r0 + r, t, p]
+        _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale, rec_pos, snaps[r0:r1], ds,
+                      alive, step0, div_resid, tiny)
+        _block_out(theta, div_step, r0, th, ds)
+    return 0
+
+
 def weighted_chunk(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps,
                    div_step, step0, div_resid, tiny):
     """T entry-weighted steps for every run (compiled). Updates ``theta (R, P)`` in place.
@@ -149,13 +179,9 @@ def weighted_chunk(theta, dims, off, rows, cols, vals, weights, decay, iso_noise
         iso_scale: ``(T,)`` ``sqrt(2 τ dt)`` (ignored without iso_noise).
         rec_pos, snaps, div_step, step0, div_resid, tiny: as in ``._kernels``.
     """
-    th = np.ascontiguousarray(theta.T)
-    alive = div_step < 0
-    snaps[~alive] = np.nan
-    w_t = np.ascontiguousarray(weights.transpose(1, 2, 0))
-    iso_t = np.ascontiguousarray(iso_noise.transpose(1, 2, 0))
-    _weighted_ens(th, dims, off, rows, cols, vals, w_t, np.ascontiguousarray(decay, dtype=np.float64), iso_t,
-                  np.ascontiguousarray(iso_scale, dtype=np.float64), rec_pos, snaps, div_step, alive, step0,
-                  div_resid, tiny)
-    theta[...] = th.T
+    snaps[div_step >= 0] = np.nan
+    _weighted_par(theta, dims, off, rows, cols, vals, np.ascontiguousarray(weights, dtype=np.float64),
+                  np.ascontiguousarray(decay, dtype=np.float64), np.ascontiguousarray(iso_noise, dtype=np.float64),
+                  np.ascontiguousarray(iso_scale, dtype=np.float64), rec_pos, snaps, div_step, step0, div_resid,
+                  tiny, n_blocks(theta.shape[0]))
     return 0
