@@ -44,18 +44,41 @@ def _rank_jumps_setup():
     return init_params(arch, 2, 0), epsilon_completion(EXP.eps), EXP
 
 
+def _on_one_and_every_thread(warm) -> None:
+    """``warm()`` on one numba thread, then on every thread (``NUMBA_NUM_THREADS``): the ensemble kernels call a
+    serial block function on one thread and a ``prange`` driver on more (``rank_jumps._kernels``), two dispatchers."""
+    import numba
+
+    before = numba.get_num_threads()
+    try:
+        for n in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+            numba.set_num_threads(n)
+            warm()
+    finally:
+        numba.set_num_threads(before)
+
+
 def _rank_jumps() -> None:
+    _on_one_and_every_thread(_rank_jumps_once)
+
+
+def _rank_jumps_once() -> None:
     from ..rank_jumps import run
 
     start, problem, exp = _rank_jumps_setup()
     kw = dict(lr=exp.lr_phase0, lam=exp.lam_hot, record_every=1)
-    run(start, problem, 2, method="sgd", seed=0, **kw)  # _sgd_par: batch 1, depth >= 2 (_sgd1_ens) and minibatch
-    # (_sgdb_ens) compile together; records: _jacobi_svals
-    run(start, problem, 2, method="sgd", batch_size=2, seed=0, **kw)  # minibatch: _sgd_par, the other branch
-    run(start, problem, 2, method="gd", **kw)  # GD (and Langevin: the same kernel, the same types): _gd_par
+    # _sgd_block (one thread) or _sgd_par (more): batch 1, depth >= 2 (_sgd1_ens) and minibatch (_sgdb_ens) compile
+    # together; records: _jacobi_svals or _jacobi_svals_par
+    run(start, problem, 2, method="sgd", seed=0, **kw)
+    run(start, problem, 2, method="sgd", batch_size=2, seed=0, **kw)  # minibatch: the other branch
+    run(start, problem, 2, method="gd", **kw)  # GD (and Langevin: the same kernel, the same types): _gd_block/_gd_par
 
 
 def _rank_jumps_sde() -> None:
+    _on_one_and_every_thread(_rank_jumps_sde_once)
+
+
+def _rank_jumps_sde_once() -> None:
     from ..rank_jumps import run_sde
 
     start, problem, exp = _rank_jumps_setup()

@@ -13,8 +13,9 @@ pre-drawn arrays, so the numpy reference (:mod:`._reference`) reproduces them st
 (up to float64 summation order).
 
 Threads. The runs of an ensemble are independent, so the public kernels split them into
-:func:`n_blocks` contiguous blocks, one per numba thread (``prange``; ``NUMBA_NUM_THREADS`` or
-``numba.set_num_threads`` set how many). Each block is copied into its own ``(P, R_b)`` array
+:func:`n_blocks` contiguous blocks, one per numba thread (``prange`` in ``_sgd_par``, ``_gd_par``;
+``NUMBA_NUM_THREADS`` or ``numba.set_num_threads`` set how many; on one thread the block function is
+called directly, with no parallel launch). Each block is copied into its own ``(P, R_b)`` array
 and stepped by the serial block kernel (``_sgd1_ens``, ``_sgdb_ens``, ``_gd_ens``). Every
 arithmetic statement is elementwise over runs, in the same order for every run, with no
 fast-math (no reassociation, no FMA contraction), so a run's numbers do not depend on its block,
@@ -324,36 +325,41 @@ def _block_out(theta, div_step, r0, th, ds):
         div_step[r0 + r] = ds[r]
 
 
+@njit(cache=True)
+def _sgd_block(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0, div_resid, tiny,
+               r0, r1):
+    """Runs ``r0:r1`` of ``theta (R, P)``, ``idx (R, T, B)``, copied to a block ``(P, R_b)`` and stepped by
+    ``_sgd1_ens`` (B = 1, L ≥ 2) or ``_sgdb_ens``."""
+    T = idx.shape[1]
+    B = idx.shape[2]
+    Rb = r1 - r0
+    th, ds, alive = _block_in(theta, div_step, r0, r1)
+    sn = snaps[r0:r1]
+    if B == 1 and dims.shape[0] >= 3:
+        idx_t = np.empty((T, Rb), dtype=np.int64)
+        for r in range(Rb):
+            for t in range(T):
+                idx_t[t, r] = idx[r0 + r, t, 0]
+        _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, lam, rec_pos, sn, ds, alive, step0, div_resid, tiny)
+    else:
+        idx_tb = np.empty((T, B, Rb), dtype=np.int64)
+        for r in range(Rb):
+            for t in range(T):
+                for k in range(B):
+                    idx_tb[t, k, r] = idx[r0 + r, t, k]
+        _sgdb_ens(th, dims, off, rows, cols, vals, idx_tb, lr, lam, rec_pos, sn, ds, alive, step0, div_resid, tiny)
+    _block_out(theta, div_step, r0, th, ds)
+
+
 @njit(cache=True, parallel=True)
 def _sgd_par(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0, div_resid, tiny,
              nb):
-    """``theta (R, P)``, ``idx (R, T, B)``: the runs in ``nb`` blocks, one per thread, each stepped by
-    ``_sgd1_ens`` (B = 1, L ≥ 2) or ``_sgdb_ens``."""
+    """The runs of ``theta (R, P)`` in ``nb`` blocks, one per thread (``prange``), each by ``_sgd_block``."""
     R = theta.shape[0]
-    T = idx.shape[1]
-    B = idx.shape[2]
-    batch1 = B == 1 and dims.shape[0] >= 3
     for b in prange(nb):
         r0, r1 = _block_bounds(R, nb, b)
-        Rb = r1 - r0
-        th, ds, alive = _block_in(theta, div_step, r0, r1)
-        sn = snaps[r0:r1]
-        if batch1:
-            idx_t = np.empty((T, Rb), dtype=np.int64)
-            for r in range(Rb):
-                for t in range(T):
-                    idx_t[t, r] = idx[r0 + r, t, 0]
-            _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, lam, rec_pos, sn, ds, alive, step0, div_resid,
-                      tiny)
-        else:
-            idx_tb = np.empty((T, B, Rb), dtype=np.int64)
-            for r in range(Rb):
-                for t in range(T):
-                    for k in range(B):
-                        idx_tb[t, k, r] = idx[r0 + r, t, k]
-            _sgdb_ens(th, dims, off, rows, cols, vals, idx_tb, lr, lam, rec_pos, sn, ds, alive, step0, div_resid,
-                      tiny)
-        _block_out(theta, div_step, r0, th, ds)
+        _sgd_block(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0, div_resid,
+                   tiny, r0, r1)
     return 0
 
 
@@ -373,8 +379,13 @@ def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, 
     Runs are stepped in parallel blocks (:func:`n_blocks`); the numbers do not depend on the thread count.
     """
     snaps[div_step >= 0] = np.nan
-    _sgd_par(theta, dims, off, rows, cols, vals, np.ascontiguousarray(idx, dtype=np.int64), lr, lam, rec_pos, snaps,
-             div_step, step0, div_resid, tiny, n_blocks(theta.shape[0]))
+    args = (theta, dims, off, rows, cols, vals, np.ascontiguousarray(idx, dtype=np.int64), lr, lam, rec_pos, snaps,
+            div_step, step0, div_resid, tiny)
+    nb = n_blocks(theta.shape[0])
+    if nb == 1:  # one thread: no parallel launch at all (a single-threaded worker never touches the thread pool)
+        _sgd_block(*args, 0, theta.shape[0])
+    else:
+        _sgd_par(*args, nb)
     return 0
 
 
@@ -499,25 +510,33 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, lam, noise_t, noise_scale, 
     return 0
 
 
+@njit(cache=True)
+def _gd_block(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps, div_step, step0,
+              div_resid, tiny, r0, r1):
+    """Runs ``r0:r1`` of ``theta (R, P)``, ``noise (R, T, P)`` or ``(R, 0, P)``, as a block stepped by ``_gd_ens``."""
+    P = theta.shape[1]
+    Tn = noise.shape[1]
+    Rb = r1 - r0
+    th, ds, alive = _block_in(theta, div_step, r0, r1)
+    noise_t = np.empty((Tn, P, Rb))
+    for r in range(Rb):
+        for t in range(Tn):
+            for p in range(P):
+                noise_t[t, p, r] = noise[r0 + r, t, p]
+    _gd_ens(th, dims, off, target, maskf, inv_n, lr, lam, noise_t, noise_scale, rec_pos, snaps[r0:r1], ds, alive,
+            step0, div_resid, tiny)
+    _block_out(theta, div_step, r0, th, ds)
+
+
 @njit(cache=True, parallel=True)
 def _gd_par(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps, div_step, step0,
             div_resid, tiny, nb):
-    """``theta (R, P)``, ``noise (R, T, P)`` or ``(R, 0, P)``: the runs in ``nb`` blocks, each stepped by
-    ``_gd_ens``."""
-    R, P = theta.shape
-    Tn = noise.shape[1]
+    """The runs of ``theta (R, P)`` in ``nb`` blocks, one per thread (``prange``), each by ``_gd_block``."""
+    R = theta.shape[0]
     for b in prange(nb):
         r0, r1 = _block_bounds(R, nb, b)
-        Rb = r1 - r0
-        th, ds, alive = _block_in(theta, div_step, r0, r1)
-        noise_t = np.empty((Tn, P, Rb))
-        for r in range(Rb):
-            for t in range(Tn):
-                for p in range(P):
-                    noise_t[t, p, r] = noise[r0 + r, t, p]
-        _gd_ens(th, dims, off, target, maskf, inv_n, lr, lam, noise_t, noise_scale, rec_pos, snaps[r0:r1], ds, alive,
-                step0, div_resid, tiny)
-        _block_out(theta, div_step, r0, th, ds)
+        _gd_block(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps, div_step,
+                  step0, div_resid, tiny, r0, r1)
     return 0
 
 
@@ -537,9 +556,14 @@ def gd_chunk(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale
     ``E = (2/N)(A − A*) ⊙ mask``; divergence when a residual on Ω exceeds ``div_resid``.
     """
     snaps[div_step >= 0] = np.nan
-    _gd_par(theta, dims, off, np.ascontiguousarray(target, dtype=np.float64), maskf, float(inv_n), lr, lam,
+    args = (theta, dims, off, np.ascontiguousarray(target, dtype=np.float64), maskf, float(inv_n), lr, lam,
             np.ascontiguousarray(noise, dtype=np.float64), noise_scale, rec_pos, snaps, div_step, step0, div_resid,
-            tiny, n_blocks(theta.shape[0]))
+            tiny)
+    nb = n_blocks(theta.shape[0])
+    if nb == 1:
+        _gd_block(*args, 0, theta.shape[0])
+    else:
+        _gd_par(*args, nb)
     return 0
 
 
@@ -605,26 +629,20 @@ def _jacobi_block(X, max_sweeps, alpha, beta, gamma, c, s, floor):
             break
 
 
-@njit(cache=True, parallel=True)
-def _jacobi_svals(X, max_sweeps, block):
-    """Column norms after one-sided Jacobi of ``X (rows, k, batch)``, in blocks of ``block`` lanes: ``(k, batch)``.
-
-    Blocks keep the working set in L1 cache and let each block stop as soon as it has
-    converged. The column norms are the singular values (high relative accuracy). Blocks run in
-    parallel (``prange``); the blocks are the same whatever the thread count, so are the numbers.
-    """
+@njit(cache=True)
+def _jacobi_range(X, out, ib0, ib1, max_sweeps, block):
+    """Blocks ``ib0:ib1`` (of ``block`` lanes each) of :func:`_jacobi_svals`: column norms after Jacobi into ``out``."""
     rows, k, nb = X.shape
-    out = np.zeros((k, nb))
-    n_blk = (nb + block - 1) // block
-    for ib in prange(n_blk):
+    alpha = np.zeros(block)
+    beta = np.zeros(block)
+    gamma = np.zeros(block)
+    c = np.ones(block)
+    s = np.zeros(block)
+    floor = np.zeros(block)
+    acc = np.zeros(block)
+    for ib in range(ib0, ib1):
         b0 = ib * block
         b1 = min(nb, b0 + block)
-        alpha = np.zeros(block)
-        beta = np.zeros(block)
-        gamma = np.zeros(block)
-        c = np.ones(block)
-        s = np.zeros(block)
-        floor = np.zeros(block)
         Xb = np.empty((rows, k, b1 - b0))
         for i in range(rows):
             for p in range(k):
@@ -632,12 +650,36 @@ def _jacobi_svals(X, max_sweeps, block):
                     Xb[i, p, b] = X[i, p, b0 + b]
         _jacobi_block(Xb, max_sweeps, alpha, beta, gamma, c, s, floor)
         for p in range(k):
-            acc = np.zeros(b1 - b0)
+            for b in range(b1 - b0):
+                acc[b] = 0.0
             for i in range(rows):
                 for b in range(b1 - b0):
                     acc[b] += Xb[i, p, b] * Xb[i, p, b]
             for b in range(b1 - b0):
                 out[p, b0 + b] = np.sqrt(acc[b])
+
+
+@njit(cache=True)
+def _jacobi_svals(X, max_sweeps, block):
+    """Column norms after one-sided Jacobi of ``X (rows, k, batch)``, in blocks of ``block`` lanes: ``(k, batch)``.
+
+    Blocks keep the working set in L1 cache and let each block stop as soon as it has
+    converged. The column norms are the singular values (high relative accuracy).
+    """
+    rows, k, nb = X.shape
+    out = np.zeros((k, nb))
+    _jacobi_range(X, out, 0, (nb + block - 1) // block, max_sweeps, block)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _jacobi_svals_par(X, max_sweeps, block):
+    """:func:`_jacobi_svals` with the blocks shared among the threads (``prange``). The blocks do not depend on
+    the thread count, so neither do the numbers."""
+    rows, k, nb = X.shape
+    out = np.zeros((k, nb))
+    for ib in prange((nb + block - 1) // block):
+        _jacobi_range(X, out, ib, ib + 1, max_sweeps, block)
     return out
 
 
@@ -654,5 +696,6 @@ def batched_singular_values(W: np.ndarray, max_sweeps: int = 30) -> np.ndarray:
         return np.zeros((nb, min(a, b)))
     # columns = the shorter side, so there are min(a, b) columns to orthogonalise
     X = W.transpose(1, 2, 0) if b <= a else W.transpose(2, 1, 0)
-    sv = _jacobi_svals(np.ascontiguousarray(X), int(max_sweeps), 64).T
+    svals = _jacobi_svals_par if numba.get_num_threads() > 1 else _jacobi_svals
+    sv = svals(np.ascontiguousarray(X), int(max_sweeps), 64).T
     return -np.sort(-sv, axis=1)

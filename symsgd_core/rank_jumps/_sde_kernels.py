@@ -140,31 +140,40 @@ def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale,
     return 0
 
 
-@njit(cache=True, parallel=True)
-def _weighted_par(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps,
-                  div_step, step0, div_resid, tiny, nb):
-    """``theta (R, P)``, ``weights (R, T, N)``, ``iso_noise (R, T, P)`` or ``(R, 0, P)``: the runs in ``nb``
-    blocks (one per thread), each stepped by ``_weighted_ens``."""
-    R, P = theta.shape
+@njit(cache=True)
+def _weighted_block(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps,
+                    div_step, step0, div_resid, tiny, r0, r1):
+    """Runs ``r0:r1`` of ``theta (R, P)``, ``weights (R, T, N)``, ``iso_noise (R, T, P)`` or ``(R, 0, P)``, as a
+    block stepped by ``_weighted_ens``."""
+    P = theta.shape[1]
     T = weights.shape[1]
     Ne = weights.shape[2]
     Tn = iso_noise.shape[1]
+    Rb = r1 - r0
+    th, ds, alive = _block_in(theta, div_step, r0, r1)
+    w_t = np.empty((T, Ne, Rb))
+    iso_t = np.empty((Tn, P, Rb))
+    for r in range(Rb):
+        for t in range(T):
+            for k in range(Ne):
+                w_t[t, k, r] = weights[r0 + r, t, k]
+        for t in range(Tn):
+            for p in range(P):
+                iso_t[t, p, r] = iso_noise[r0 + r, t, p]
+    _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale, rec_pos, snaps[r0:r1], ds, alive,
+                  step0, div_resid, tiny)
+    _block_out(theta, div_step, r0, th, ds)
+
+
+@njit(cache=True, parallel=True)
+def _weighted_par(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps,
+                  div_step, step0, div_resid, tiny, nb):
+    """The runs of ``theta (R, P)`` in ``nb`` blocks, one per thread (``prange``), each by ``_weighted_block``."""
+    R = theta.shape[0]
     for b in prange(nb):
         r0, r1 = _block_bounds(R, nb, b)
-        Rb = r1 - r0
-        th, ds, alive = _block_in(theta, div_step, r0, r1)
-        w_t = np.empty((T, Ne, Rb))
-        iso_t = np.empty((Tn, P, Rb))
-        for r in range(Rb):
-            for t in range(T):
-                for k in range(Ne):
-                    w_t[t, k, r] = weights[r0 + r, t, k]
-            for t in range(Tn):
-                for p in range(P):
-                    iso_t[t, p, r] = iso_noise[r0 + r, t, p]
-        _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale, rec_pos, snaps[r0:r1], ds,
-                      alive, step0, div_resid, tiny)
-        _block_out(theta, div_step, r0, th, ds)
+        _weighted_block(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps,
+                        div_step, step0, div_resid, tiny, r0, r1)
     return 0
 
 
@@ -180,8 +189,12 @@ def weighted_chunk(theta, dims, off, rows, cols, vals, weights, decay, iso_noise
         rec_pos, snaps, div_step, step0, div_resid, tiny: as in ``._kernels``.
     """
     snaps[div_step >= 0] = np.nan
-    _weighted_par(theta, dims, off, rows, cols, vals, np.ascontiguousarray(weights, dtype=np.float64),
-                  np.ascontiguousarray(decay, dtype=np.float64), np.ascontiguousarray(iso_noise, dtype=np.float64),
-                  np.ascontiguousarray(iso_scale, dtype=np.float64), rec_pos, snaps, div_step, step0, div_resid,
-                  tiny, n_blocks(theta.shape[0]))
+    args = (theta, dims, off, rows, cols, vals, np.ascontiguousarray(weights, dtype=np.float64),
+            np.ascontiguousarray(decay, dtype=np.float64), np.ascontiguousarray(iso_noise, dtype=np.float64),
+            np.ascontiguousarray(iso_scale, dtype=np.float64), rec_pos, snaps, div_step, step0, div_resid, tiny)
+    nb = n_blocks(theta.shape[0])
+    if nb == 1:  # one thread: no parallel launch
+        _weighted_block(*args, 0, theta.shape[0])
+    else:
+        _weighted_par(*args, nb)
     return 0
