@@ -234,9 +234,15 @@ def test_parallel_kernels_reproduce_the_serial_engine_bit_for_bit(eps_problem, p
 
 
 def test_one_and_two_threads_give_the_same_numbers(eps_problem, phase0_8):
-    """``numba.set_num_threads(1)`` and ``(2)``: the same records and final parameters, bit for bit (the
-    records include > 64 matrices per layer, so the batched SVD runs several blocks in parallel too)."""
+    """``numba.set_num_threads(1)`` and ``(2)``: the same records and final parameters, bit for bit. 32 runs: two
+    parallel blocks on two threads (``MIN_BLOCK_RUNS``); the records hold > 64 matrices per layer, so the batched
+    SVD runs several blocks in parallel too."""
     import numba
+
+    from symsgd_core.rank_jumps import _kernels
+
+    p32 = phase0_8.select(list(range(8)) * 4)
+    assert _kernels.n_blocks(32) == min(2, numba.get_num_threads()) and _kernels.n_blocks(12) == 1
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("NUMBA_NUM_THREADS=1: a second thread is not available")
@@ -245,16 +251,17 @@ def test_one_and_two_threads_give_the_same_numbers(eps_problem, phase0_8):
     try:
         for n in (1, 2):
             numba.set_num_threads(n)
-            out[n] = [rank_jumps.run(phase0_8, eps_problem, 2000, lr=0.3, lam=0.027, seed=7, record_every=20),
-                      rank_jumps.run(phase0_8.select([0, 1, 2]), eps_problem, 300, method="langevin",
-                                     temperature=1e-3, lr=0.3, lam=0.027, seed=7, record_every=10)]
+            out[n] = [rank_jumps.run(p32, eps_problem, 1000, lr=0.3, lam=0.027, seed=7, record_every=20),
+                      rank_jumps.run(p32, eps_problem, 300, method="langevin", temperature=1e-3, lr=0.3, lam=0.027,
+                                     seed=7, record_every=10),
+                      rank_jumps.run_sde(p32, eps_problem, 300, lr=0.3, lam=0.027, dt=0.1, seed=7, record_every=10)]
     finally:
         numba.set_num_threads(before)
     for a, b in zip(out[1], out[2]):
         for field in ("singular_values", "layer_singular_values", "loss", "balancedness", "rank", "diverged_step"):
             np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
         np.testing.assert_array_equal(a.final.flat, b.final.flat)
-    assert out[1][0].layer_singular_values.shape[:2] == (8, 101)
+    assert out[1][0].layer_singular_values.shape[:2] == (32, 51)
 
 
 def test_sgd_update_formula_single_step(eps_problem):

@@ -41,7 +41,8 @@ def _rank_jumps_setup():
     from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 
     arch = make_architecture((2, 2), EXP.depth, EXP.width)
-    return init_params(arch, 2, 0), epsilon_completion(EXP.eps), EXP
+    # enough runs for two parallel blocks (rank_jumps._kernels.MIN_BLOCK_RUNS) when there are two threads
+    return init_params(arch, 32, 0), epsilon_completion(EXP.eps), EXP
 
 
 def _on_one_and_every_thread(warm) -> None:

@@ -13,13 +13,13 @@ pre-drawn arrays, so the numpy reference (:mod:`._reference`) reproduces them st
 (up to float64 summation order).
 
 Threads. The runs of an ensemble are independent, so the public kernels split them into
-:func:`n_blocks` contiguous blocks, one per numba thread (``prange`` in ``_sgd_par``, ``_gd_par``;
-``NUMBA_NUM_THREADS`` or ``numba.set_num_threads`` set how many; on one thread the block function is
-called directly, with no parallel launch). Each block is copied into its own ``(P, R_b)`` array
-and stepped by the serial block kernel (``_sgd1_ens``, ``_sgdb_ens``, ``_gd_ens``). Every
-arithmetic statement is elementwise over runs, in the same order for every run, with no
-fast-math (no reassociation, no FMA contraction), so a run's numbers do not depend on its block,
-its lane or the thread count: 1 thread and 2 threads give the same bits (tested).
+:func:`n_blocks` contiguous blocks, one per numba thread, at least :data:`MIN_BLOCK_RUNS` runs each
+(``prange`` in ``_sgd_par``, ``_gd_par``; ``NUMBA_NUM_THREADS`` or ``numba.set_num_threads`` set how
+many; with one block the block function is called directly, with no parallel launch). Each block is
+copied into its own ``(P, R_b)`` array and stepped by the serial block kernel (``_sgd1_ens``,
+``_sgdb_ens``, ``_gd_ens``). Every arithmetic statement is elementwise over runs, in the same order
+for every run, with no fast-math (no reassociation, no FMA contraction), so a run's numbers do not
+depend on its block, its lane or the thread count: 1 thread and 2 threads give the same bits (tested).
 
 Common arguments:
     rec_pos: int64 ``(K,)`` sorted local step counts (1..T) after which
@@ -287,12 +287,20 @@ def _sgdb_ens(th, dims, off, rows, cols, vals, idx_t, lr, lam, rec_pos, snaps, d
     return 0
 
 
+#: Fewest runs per parallel block. A step costs a fixed ~300 short loops over the block's runs (their set-up does
+#: not shrink with the block), so narrow blocks waste most of a thread: 32 runs in 2 blocks of 16 run ~1.5×
+#: faster on 2 threads, 12 runs in 2 blocks of 6 hardly faster at twice the CPU (and slower when the cores are
+#: shared with other processes). Smaller ensembles (live figures of 8–16 runs) stay on one thread.
+MIN_BLOCK_RUNS = 16
+
+
 def n_blocks(n_runs: int) -> int:
-    """Blocks of runs the parallel kernels split an ensemble into: one per numba thread (at most one per run).
+    """Blocks of runs the parallel kernels split an ensemble into: one per numba thread, at least
+    :data:`MIN_BLOCK_RUNS` runs each (1 block: the serial block function, no parallel launch).
 
     The partition never changes a number (see the module docstring); it only decides how the work is shared.
     """
-    return max(1, min(int(n_runs), numba.get_num_threads()))
+    return max(1, min(int(n_runs) // MIN_BLOCK_RUNS, numba.get_num_threads()))
 
 
 @njit(cache=True)
@@ -696,6 +704,7 @@ def batched_singular_values(W: np.ndarray, max_sweeps: int = 30) -> np.ndarray:
         return np.zeros((nb, min(a, b)))
     # columns = the shorter side, so there are min(a, b) columns to orthogonalise
     X = W.transpose(1, 2, 0) if b <= a else W.transpose(2, 1, 0)
-    svals = _jacobi_svals_par if numba.get_num_threads() > 1 else _jacobi_svals
+    # in parallel from two blocks of 64 matrices on (the blocks, hence the numbers, do not depend on it)
+    svals = _jacobi_svals_par if numba.get_num_threads() > 1 and nb > 64 else _jacobi_svals
     sv = svals(np.ascontiguousarray(X), int(max_sweeps), 64).T
     return -np.sort(-sv, axis=1)
