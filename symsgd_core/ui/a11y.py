@@ -85,12 +85,31 @@ const inFigure = (node) => {
   const el = node && (node.nodeType === 1 ? node : node.parentElement);
   return !!(el && el.closest && el.closest('.js-plotly-plot, svg'));
 };
+// A figure's text alternative (symsgd_core/ui/describe.py): a controller keeps one visually hidden description
+// per figure, in its figures' order; each plot gets role "figure", its short name, and aria-describedby pointing
+// at its description (role "figure", unlike "img", keeps the mode bar's buttons reachable).
+let altIds = 0;
+function describeFigures(root) {
+  for (const ctl of root.querySelectorAll('.symsgd-controller')) {
+    const plots = [...ctl.querySelectorAll('.js-plotly-plot')];
+    const texts = [...ctl.querySelectorAll('.symsgd-figure-alt-text')];
+    plots.forEach((plot, k) => {
+      const text = texts[k];
+      if (!text) return;
+      if (!text.id) text.id = `symsgd-figure-alt-${++altIds}`;
+      const name = text.dataset.name || 'figure';
+      if (plot.getAttribute('role') !== 'figure') plot.setAttribute('role', 'figure');
+      if (plot.getAttribute('aria-label') !== name) plot.setAttribute('aria-label', name);
+      if (plot.getAttribute('aria-describedby') !== text.id) plot.setAttribute('aria-describedby', text.id);
+    });
+  }
+}
 function install() {
   linkStyle();
   if (window[KEY]) return;
   let timer = null;
   const idle = window.requestIdleCallback || ((f) => setTimeout(f, 0));
-  const run = () => { label(document.body); scrollables(document.body); };
+  const run = () => { label(document.body); scrollables(document.body); describeFigures(document.body); };
   const schedule = () => {
     if (timer !== null) return;
     timer = setTimeout(() => { timer = null; idle(run, {timeout: 2000}); }, DELAY_MS);

@@ -41,6 +41,7 @@ import plotly.graph_objects as go
 from ..core.checking import caught_html, claims_html
 from .a11y import accessible_names
 from .compact_output import install as install_compact_output
+from .describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
 from .plotly_loading import answer_state_requests, configure_from_environment, sync_figure_state
 from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, distinguish
 
@@ -135,7 +136,12 @@ class Controller:
             sync_figure_state(fig)
             answer_state_requests(fig)
         if self._root is None:
-            self._root = widgets.VBox([*self._children(), accessible_names()])
+            # one visually hidden description per figure, in the figures' order (a11y.py links them to the plots)
+            self._alts = [widgets.HTML("", _dom_classes=(ALT_CLASS,),
+                                       layout=widgets.Layout(height="0px", margin="0px", overflow="hidden"))
+                          for _ in self.figures]
+            self._refresh_alts()
+            self._root = widgets.VBox([*self._children(), *self._alts, accessible_names()])
             self._root.add_class("symsgd-controller")
             self._watch_inputs(self._root)
             self._mark_handled()
@@ -216,6 +222,33 @@ class Controller:
         for fig in self.figures:
             self._distinguish(fig)
             sync_figure_state(fig)
+        self._refresh_alts()
+
+    # -- text alternatives ----------------------------------------------------
+    def settings_shown(self) -> dict[str, str]:
+        """The controls as the reader sees them: ``{description: value as shown}`` (a selection by its label)."""
+        out = {}
+        for name, w in self.controls.items():
+            label = plain_text(getattr(w, "description", "") or name).rstrip(":") or name
+            value = getattr(w, "label", None) if isinstance(w, widgets.widget_selection._Selection) else None
+            if value is None:
+                value = w.value
+                value = f"{canonical(value):g}" if isinstance(w, _FLOAT_SLIDERS) else str(value)
+            out[label] = str(value)
+        return out
+
+    def describe(self, k: int = 0) -> str:
+        """The text alternative of figure ``k`` (see :mod:`.describe`): what it plots, the current settings and
+        the status line's finding."""
+        return figure_description(self.figures[k], self.settings_shown(), status_text(self), number=k + 1,
+                                  of=len(self.figures))
+
+    def _refresh_alts(self) -> None:
+        for k, alt in enumerate(getattr(self, "_alts", ())):
+            name = plain_text(self.figures[k].layout.title.text) or f"figure {k + 1}"
+            value = visually_hidden_html(self.describe(k), name)
+            if alt.value != value:
+                alt.value = value
 
     def _distinguish(self, fig: go.FigureWidget) -> None:
         """:func:`~symsgd_core.ui.style.distinguish` ``fig`` when it is new or its number of traces changed (the
@@ -237,6 +270,7 @@ class Controller:
         level = level if level in ("info", "warning", "error") else "info"
         mark = "" if level == "info" else f' style="border-left:4px solid {STATUS[level]};padding-left:6px"'
         self.status.value = f'<span class="symsgd-status symsgd-status-{level}"{mark}>{html.escape(text)}</span>'
+        self._refresh_alts()
 
 
 class RunController(Controller):

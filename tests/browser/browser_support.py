@@ -1288,14 +1288,37 @@ class RequestLog:
         return self
 
 
+#: Figures of the page's controllers without a text alternative: a plot must have role "figure", a name, and an
+#: ``aria-describedby`` naming an element with text (symsgd_core/ui/describe.py; linked by ui/a11y.py).
+_FIGURES_WITHOUT_ALT_JS = r"""
+() => [...document.querySelectorAll('.symsgd-controller .js-plotly-plot')].map((plot, i) => {
+  const id = plot.getAttribute('aria-describedby');
+  const text = id && document.getElementById(id);
+  const words = text ? (text.textContent || '').trim() : '';
+  if (plot.getAttribute('role') === 'figure' && plot.getAttribute('aria-label') && words.length > 20) return null;
+  const role = plot.getAttribute('role');
+  return `figure ${i}: role=${role}, describedby=${id}, text=${JSON.stringify(words.slice(0, 60))}`;
+}).filter((x) => x)
+"""
+
+
 def check_widgets_rendered(page, run: NotebookRun, console: ConsoleLog, expected_views: int = 0) -> None:
-    """Step: every widget view drawn, no widget failure text, every figure holds data."""
+    """Step: every widget view drawn, no widget failure text, every figure holds data and has a text alternative
+    (what a screen reader reads: what is plotted, the settings, the finding)."""
     with run.step("widgets and figures rendered"):
         wait_widgets_rendered(page, run, expected_views, console)
         run.detail = "console errors so far: " + console.summary()
         failures = widget_failures(page)
         assert not failures, f"widget failures shown: {failures}"
         check_figures(page)
+        run.detail = "figures without a text alternative: waiting for the page's a11y helper to link them"
+        try:  # the helper links them when the page is idle (ui/a11y.py batches its passes)
+            page.wait_for_function(f"() => ({_FIGURES_WITHOUT_ALT_JS})().length === 0", timeout=run.ms(20),
+                                   polling=250)
+        finally:
+            missing = page.evaluate(_FIGURES_WITHOUT_ALT_JS)
+            run.detail = f"figures without a text alternative: {missing[:5]}"
+        assert not missing, f"figures without a text alternative: {missing[:5]}"
 
 
 def notebook_checks_claims(path: Path) -> bool:
