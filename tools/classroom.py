@@ -8,9 +8,10 @@ Usage (from the repository root, with the project's virtual environment)::
     .venv/bin/python tools/classroom.py --solutions     # the instructor variant (make instructor)
 
 Each notebook runs top to bottom in its own kernel when its page is opened; the page shows
-the narrative, formulas, sliders and figures, but no code. The server listens on 127.0.0.1
-only. Everything the page needs comes from this machine: Voilà's own "lab" template asks a
-CDN for Font Awesome CSS, so we serve the notebooks with the ``symsgd`` template
+the narrative, formulas, sliders and figures, but no code. The text and formulas are shown at once, each cell's
+outputs as soon as that cell has run (Voilà's progressive rendering, :func:`voila_argv`).
+The server listens on 127.0.0.1 only. Everything the page needs comes from this machine: Voilà's own "lab"
+template asks a CDN for Font Awesome CSS, so we serve the notebooks with the ``symsgd`` template
 (``tools/voila/templates/symsgd``), which drops those links (the icons are bundled with
 Voilà). ``tests/browser/test_voila.py`` opens every notebook this way in Chromium and fails
 if any request leaves 127.0.0.1.
@@ -125,9 +126,10 @@ IOPUB_TIMEOUT_S = 120
 # the kernel of a closed tab goes within CULL_IDLE_TIMEOUT_S + CULL_INTERVAL_S of its last activity, often sooner;
 # an open page keeps its kernel however long it stays untouched (culling it would freeze its figures mid-lecture),
 # and a kernel still running its notebook is never culled (cull_busy=False).
-#: Seconds a kernel with no page connected may stay idle. Between the end of the notebook's run and the page
-#: connecting to its kernel (the browser still loading the page's scripts and widget code) the kernel is idle and
-#: unconnected although its page is opening: the timeout must stay well above that gap, even on a slow laptop.
+#: Seconds a kernel with no page connected may stay idle. Between Voilà sending the page and the page connecting to
+#: its kernel (the browser still loading the page's scripts and widget code; the page then asks Voilà to run the
+#: notebook) the kernel is idle and unconnected although its page is opening: the timeout must stay well above that
+#: gap, even on a slow laptop.
 CULL_IDLE_TIMEOUT_S = 120
 #: Seconds between two passes of the culler (jupyter_server's default is 300).
 CULL_INTERVAL_S = 30
@@ -179,6 +181,10 @@ def voila_argv(target: Path | str, port: int = DEFAULT_PORT, open_browser: bool 
             # Voilà executes each cell, then waits IOPUB_TIMEOUT_S for the cell's outputs; nbclient's default (4 s)
             # silently drops a figure whose display arrives later, as it does on a busy or slow machine
             f"--VoilaExecutor.iopub_timeout={IOPUB_TIMEOUT_S}",
+            # the page (text, formulas, a place per code cell) comes at once and each cell's outputs when the cell
+            # has run, instead of a spinner until every cell has (16-43 s; the template's static/progressive.js
+            # keeps every widget output of a cell). Voilà refuses it with preheat_kernel, which we do not use.
+            "--VoilaConfiguration.progressive_rendering=True",
             *culling_argv(cull_after_s, cull_interval_s)]
     if not open_browser:
         argv.append("--no-browser")

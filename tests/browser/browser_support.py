@@ -781,6 +781,31 @@ def wait_widgets_rendered(page, run: NotebookRun, expected_views: int = 0, conso
                                    timeout=run.ms(20), polling=200)
 
 
+#: The classroom page's progress, kept by its template (``tools/voila/templates/symsgd/static/progressive.js``): Voilà
+#: sends the page before any cell runs, then each cell's outputs as the cell finishes (progressive rendering).
+_CELLS_STATE_JS = "() => document.body ? (document.body.dataset.symsgdCells || '') : ''"
+
+
+def wait_classroom_cells_ran(page, run: NotebookRun, timeout_s: float | None = None) -> int:
+    """Wait until a classroom page shows its notebook (no spinner) and holds every cell's outputs; the page arrives
+    before the cells run and each cell's outputs follow when the cell has run, so the page's ``load`` says nothing
+    about the cells. ``timeout_s``: the longest wait for the cells (default: the rest of ``run``'s budget).
+
+    Returns:
+        The number of widget outputs the cells sent (each must become a drawn view).
+
+    Raises:
+        AssertionError: Voilà reported that it could not run the cells.
+    """
+    page.wait_for_selector("#rendered_cells", state="visible", timeout=run.ms())
+    page.wait_for_function(f"() => ['done', 'error'].includes(({_CELLS_STATE_JS})())", timeout=run.ms(timeout_s),
+                           polling=250)
+    progress = page.evaluate("() => window.__symsgdClassroom")
+    run.detail = f"classroom page progress: {progress}"
+    assert page.evaluate(_CELLS_STATE_JS) == "done", f"Voilà could not run the cells: {progress}"
+    return int(progress["widgetViews"])
+
+
 def full_screenshot(page, path: Path, scroller: str, run: NotebookRun, max_height: int = 16000) -> None:
     """Screenshot the whole document although it scrolls inside ``scroller`` (JupyterLab's notebook
     panel, Voilà's ``#rendered_cells``): grow the viewport by the hidden height, scroll to the top,

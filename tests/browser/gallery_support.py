@@ -32,6 +32,7 @@ from browser_support import (
     explain,
     format_output_errors,
     output_errors,
+    wait_classroom_cells_ran,
 )
 from page_load import FigureLoad, PageMetrics, kernel_figure_count, wait_every_figure_drawn
 from test_jupyterlab import _PANEL, run_all_cells
@@ -127,17 +128,16 @@ def open_and_run_all_in_lab(page, server: Server, run: GalleryRun, mode: Mode) -
 
 
 def open_in_voila(page, url: str, run: GalleryRun, mode: Mode) -> int:
-    """Open the gallery's classroom page (Voilà runs every cell while it sends the page) and wait until it loaded.
+    """Open the gallery's classroom page (Voilà sends the page, then runs the cells and sends each one's outputs) and
+    wait until every cell's outputs are in the page.
 
     Returns:
-        The number of widget views the executed notebook holds (each is in the page as JSON until drawn).
+        The number of widget views the cells sent (:func:`~browser_support.wait_classroom_cells_ran`).
     """
     with run.step("open the classroom page (Voilà runs every cell)"):
-        response = page.goto(url, wait_until="commit", timeout=run.ms(60 * mode.throttle))
-        page.wait_for_selector("#rendered_cells", state="visible", timeout=run.ms())
-        # the kernel is not slowed: the long cell and the controllers take the same time in every mode
-        page.wait_for_load_state("load", timeout=run.ms(180 * mode.throttle))
-        return response.text().count("application/vnd.jupyter.widget-view+json")
+        page.goto(url, wait_until="commit", timeout=run.ms(60 * mode.throttle))
+        page.wait_for_load_state("load", timeout=run.ms(60 * mode.throttle))
+        return wait_classroom_cells_ran(page, run)  # the kernel runs the long cell meanwhile
 
 
 def voila_kernel_id(page) -> str:

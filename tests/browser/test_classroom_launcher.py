@@ -43,6 +43,18 @@ def test_voila_argv_culls_the_kernels_of_closed_pages_but_never_of_open_ones(cla
     assert "--MappingKernelManager.cull_idle_timeout=0" in argv and "--MappingKernelManager.cull_interval=5" in argv
 
 
+def test_voila_argv_shows_the_page_before_the_cells_have_run(classroom, tmp_path):
+    # the class saw a spinner for 16-43 s while every cell ran: the prose now comes at once, each cell's outputs when
+    # the cell has run (test_classroom_progressive.py opens such a page)
+    argv = classroom.voila_argv(tmp_path, 9123)
+    assert "--VoilaConfiguration.progressive_rendering=True" in argv
+    assert not [a for a in argv if "preheat_kernel" in a]  # Voilà refuses progressive rendering with it
+    template = classroom.prepare_template_root(tmp_path / "t") / "voila" / "templates" / classroom.TEMPLATE
+    # the page's script that keeps every widget output of a cell (Voilà drops the ones after a widget it waits for)
+    assert (template / "static" / "progressive.js").is_file()
+    assert 'include_js("static/progressive.js")' in (template / "index.html.j2").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("settings", [{"cull_after_s": -1}, {"cull_after_s": 2.5}, {"cull_interval_s": 0},
                                       {"cull_interval_s": "30"}])
 def test_voila_argv_rejects_bad_culling_settings(classroom, tmp_path, settings):

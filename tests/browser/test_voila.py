@@ -39,6 +39,7 @@ from browser_support import (
     notebook_params,
     output_errors,
     start_voila,
+    wait_classroom_cells_ran,
 )
 from page_load import (
     SLOW_CPU_RATE,
@@ -140,12 +141,11 @@ def run_notebook_in_voila(notebook, server, context, classroom, *, mode: str, th
     latencies, answered, load = [], [], None
     try:
         with run.step("open the dashboard (Voilà runs every cell)"):
-            response = page.goto(server.url(classroom.page_path(server.cwd, name)), wait_until="commit",
-                                 timeout=run.ms(60 * throttle))
-            page.wait_for_selector("#rendered_cells", state="visible", timeout=run.ms())
+            page.goto(server.url(classroom.page_path(server.cwd, name)), wait_until="commit",
+                      timeout=run.ms(60 * throttle))
             page.wait_for_load_state("load", timeout=run.ms(60 * throttle))
-            # each widget output of the executed notebook is in the page as JSON until drawn
-            expected_views = response.text().count("application/vnd.jupyter.widget-view+json")
+            # the page comes first, each cell's outputs when the cell has run
+            expected_views = wait_classroom_cells_ran(page, run)
 
         with run.step("no cell shows an error or traceback"):
             errs = output_errors(page)
