@@ -4,7 +4,7 @@ Voilà used to run every cell before it showed anything: the class looked at a s
 run). ``tools/classroom.py`` now starts Voilà with progressive rendering: the page (text, formulas, a place per code
 cell) comes first, then each cell's outputs as the cell finishes. Checked on a tiny notebook served as
 ``make classroom`` serves it (:func:`browser_support.start_voila`): prose, a cell that takes
-:data:`SLOW_CELL_S` seconds, then a cell that shows two figures.
+:data:`SLOW_CELL_S` seconds, then a cell that shows two controllers (a figure each).
 
 * While the slow cell runs, the prose is on screen and nothing covers it; the two figures draw once it has run.
 * The same when the page learns of the figures' widgets only after their cell's outputs arrived (a busy laptop; here
@@ -42,10 +42,26 @@ marker.with_suffix(".started").touch()
 time.sleep({SLOW_CELL_S})
 marker.with_suffix(".finished").touch()"""
 
-_FIGURES_CELL = """import plotly.graph_objects as go
-import symsgd_core.ui.base  # gives FigureWidgets the loader of the page's plotly code
+#: Two controllers from one cell, as the notebooks show them (each controller's figure answers the page's request for
+#: its full state, symsgd_core/ui/plotly_loading.py); a slider a and the figure y = a·x² at x = 0, 1, 2.
+_FIGURES_CELL = """import ipywidgets as widgets
+import plotly.graph_objects as go
 from IPython.display import display
-display(go.FigureWidget(data=[go.Scatter(y=[1, 3, 2])]), go.FigureWidget(data=[go.Bar(y=[2, 1, 3])]))"""
+from symsgd_core.ui.base import Controller
+
+class Parabola(Controller):
+    def __init__(self, a):
+        super().__init__()
+        self.controls = {"a": widgets.FloatSlider(value=a, min=0.0, max=4.0, step=1.0, description="a")}
+        self.figures = [go.FigureWidget(layout=dict(height=250))]
+        self.figure.add_scatter(x=[0, 1, 2], y=[0, 0, 0])
+        self._wire()
+        self.update()
+
+    def _update(self, a):
+        self.figure.data[0].y = [a * x * x for x in (0, 1, 2)]
+
+display(Parabola(1.0), Parabola(2.0))"""
 
 #: Where the heading is, whether it is visible, and what is on top of its middle (the spinner would be).
 _HEADING_JS = r"""(heading) => {
@@ -87,11 +103,11 @@ _SLOW_KERNEL_MESSAGES_JS = r"""
 
 @pytest.fixture(scope="module")
 def progressive_server(browser, classroom, tmp_path_factory):
-    """Classroom mode serving the tiny notebook: prose, the slow cell, prose, two figures."""
+    """Classroom mode serving the tiny notebook: prose, the slow cell, prose, two controllers' figures."""
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell(f"# {HEADING}\n\n{PARAGRAPH}"),
         nbformat.v4.new_code_cell(_SLOW_CELL),
-        nbformat.v4.new_markdown_cell("## Two figures from one cell"),
+        nbformat.v4.new_markdown_cell("## Two controllers from one cell"),
         nbformat.v4.new_code_cell(_FIGURES_CELL),
     ])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -107,6 +123,8 @@ def _open(browser, server, classroom, *init_scripts: str):
     for script in (PROBE_JS, *init_scripts):
         context.add_init_script(script)
     page = context.new_page()
+    page.console_errors = []
+    page.on("console", lambda m: page.console_errors.append(m.text[:300]) if m.type == "error" else None)
     page.goto(server.url(classroom.page_path(server.cwd, NOTEBOOK)), wait_until="commit", timeout=PAGE_S * 1000)
     return context, page
 
@@ -123,13 +141,17 @@ def _wait_file(page, path: Path, what: str, timeout_s: float) -> None:
         page.wait_for_timeout(POLL_MS)  # polling interval of a state wait
 
 
-def _wait_figures_drawn(page, n: int) -> None:
+def _wait_figures_drawn(page, n: int, console: list | None = None) -> None:
     try:
         page.wait_for_function("(n) => window.__symsgd.drawnCount() >= n", arg=n, timeout=FIGURES_S * 1000,
                                polling=250)
     except Exception as exc:  # noqa: BLE001 - restated with what the page holds
         state = page.evaluate("() => ({drawn: window.__symsgd.drawnCount(), progress: window.__symsgdClassroom,"
-                              " cells: document.body.dataset.symsgdCells})")
+                              " cells: document.body.dataset.symsgdCells, views: window.__symsgd.renderedViews(),"
+                              " pending: window.__symsgd.pendingDetails(), slots: Array.from(document.querySelectorAll("
+                              "'.symsgd-figure-slot')).map((e) => e.dataset.symsgdFigure),"
+                              " outputs: document.querySelectorAll('.jp-OutputArea-output').length})")
+        state["console"] = console[-8:] if console is not None else None
         raise AssertionError(f"{n} figures should be drawn once their cell has run; the page: {state}") from exc
     assert page.evaluate("() => window.__symsgd.drawnCount()") == n
 
@@ -153,7 +175,7 @@ def test_the_prose_is_on_screen_while_a_slow_cell_runs_and_the_figures_follow(br
         assert not heading["spinner"], "while the slow cell runs the spinner is still shown"
         assert page.get_by_text(PARAGRAPH).is_visible()
         assert page.evaluate("() => window.__symsgd.drawnCount()") == 0  # the figures' cell has not run yet
-        _wait_figures_drawn(page, 2)
+        _wait_figures_drawn(page, 2, page.console_errors)
         assert finished.exists()
         page.wait_for_function("() => document.body.dataset.symsgdCells === 'done'", timeout=30_000)
     finally:
@@ -165,7 +187,7 @@ def test_every_figure_of_a_cell_draws_when_the_page_learns_of_its_widgets_late(b
     context, page = _open(browser, progressive_server, classroom, _SLOW_KERNEL_MESSAGES_JS)
     try:
         page.get_by_role("heading", name=HEADING).wait_for(state="visible", timeout=PAGE_S * 1000)
-        _wait_figures_drawn(page, 2)
+        _wait_figures_drawn(page, 2, page.console_errors)
         progress = page.evaluate("() => window.__symsgdClassroom")
         assert progress["widgetViews"] == 2, progress
     finally:
