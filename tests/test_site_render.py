@@ -59,6 +59,13 @@ def test_widget_outputs_become_static_blocks(executed):
     assert [(f.figure, f.slider, f.frames) for f in page.figures] == [(0, "a", 4), (1, None, 0)]
     assert page.figures[1].why_static == "does not change with slope a"
     assert "Line: offset b" in page.controls_needing_notebook
+    # each figure is described as on the live page (issue 29): role, name, and its text alternative, per frame too
+    assert block.count('role="figure"') == 2 and 'aria-describedby="edition-alt-' in block
+    alts = re.findall(r'<div class="edition-figure-alt" id="[^"]+">([^<]*)</div>', block)
+    assert len(alts) == 2 and alts[0].startswith("Figure 1 of 2") and "Settings: " in alts[0]
+    meta = json.loads(re.search(r'class="edition-controller-data">(.*?)</script>', block, re.S).group(1))
+    assert len(meta["descriptions"]) == 2 and len(meta["descriptions"][0]) == 4
+    assert len(set(meta["descriptions"][0])) == 4  # the settings differ at each of the slider's 4 values
 
 
 def test_the_page_loads_nothing_from_outside_the_site(executed):

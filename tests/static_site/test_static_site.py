@@ -210,6 +210,14 @@ def check_drawn_and_typeset(page, has_math: bool = False) -> dict:
     assert not empty, f"figures without data: {empty}"
     assert not state["raw"], f"raw TeX left in the page: {state['raw'][:5]}"
     assert state["math"] > 0 or not has_math, "the notebook has formulas but the page shows no typeset math"
+    missing = page.evaluate("""() => Array.from(document.querySelectorAll('.edition-controller .edition-plot'))
+      .map((p, i) => {
+        const alt = document.getElementById(p.getAttribute('aria-describedby') || '');
+        const text = alt ? alt.textContent.trim() : '';
+        return p.getAttribute('role') === 'figure' && p.getAttribute('aria-label') && text.length > 20 ? null
+          : `figure ${i}: role=${p.getAttribute('role')}, text=${JSON.stringify(text.slice(0, 40))}`;
+      }).filter((x) => x)""")
+    assert not missing, f"figures without a text alternative (issue 29): {missing[:5]}"
     return state
 
 
@@ -276,6 +284,9 @@ def move_and_compare(page, plot, block, meta, target, n_frames, live, page_name,
     assert k == target, f"figure {i}: dragged to step {target}, the slider is on step {k}"
     out_of_view = plot.evaluate(_OUT_OF_VIEW_JS)
     assert not out_of_view, f"figure {i}, step {target}: curves left the plot: {out_of_view[:5]}"
+    alt = plot.evaluate("p => (document.getElementById(p.getAttribute('aria-describedby')) || {}).textContent")
+    assert alt == meta["descriptions"][figure_index][k], (
+        f"figure {i}, step {k}: its text alternative is not the one of that slider value: {alt!r:.120}")
     if expect_change:
         assert after["data"] != before["data"], f"figure {i}: moving the slider did not change the data"
     else:

@@ -187,6 +187,7 @@ class SliderDrive:
                                    f"raised {type(exc).__name__}: {exc}") from exc
             self._done[value] = {"figures": [figure_state(f, keep_template=False) for f in self.controller.figures],
                                  "status": self.controller.status.value,
+                                 "descriptions": descriptions_of(self.controller),
                                  "seconds": round(time.perf_counter() - t0, 3)}
         return self._done[value]
 
@@ -195,6 +196,12 @@ class SliderDrive:
         spec = self.spec
         ends = (lattice_value(spec, 0), lattice_value(spec, lattice_size(spec) - 1))
         return max(ends, key=lambda v: abs(_position(spec, v) - _position(spec, spec.value)))
+
+
+def descriptions_of(controller) -> list[str]:
+    """The text alternative of each of the controller's figures now (symsgd_core/ui/describe.py), as the live page
+    has it: what is plotted, the settings, the finding."""
+    return [controller.describe(k) for k in range(len(controller.figures))]
 
 
 def prepare_controller(controller, root) -> tuple[dict, SliderDrive | None]:
@@ -214,7 +221,7 @@ def prepare_controller(controller, root) -> tuple[dict, SliderDrive | None]:
     entry = {"kind": "controller", "class": cls, "live": bool(controller.live), "has_run": button is not None,
              "controls": controls_of(controller, sliders),
              "figures": [figure_state(f) for f in controller.figures], "status": controller.status.value,
-             "slider": None, "why_no_slider": None}
+             "descriptions": descriptions_of(controller), "slider": None, "why_no_slider": None}
     choice = choice_for(cls)
     name = choice.slider or (sliders[0] if sliders else None)
     if name is None:

@@ -118,18 +118,21 @@ def controller_block(entry: dict, cell: int, output: int, page: Page) -> str:
             info.slider, info.frames, animated_any = slider["name"], len(fig["frames"]), True
         page.figures.append(info)
         height = int((fig.get("layout") or {}).get("height") or 450)
+        described = _figure_alt(entry, cell, output, k)
         caption = (f'<p class="edition-caption">This figure {html.escape(info.why_static)}.</p>'
                    if slider and info.why_static else "")
         blocks.append(
             f'<div class="edition-figure" data-figure="{k}" data-frames="{info.frames}">'
-            f'<div class="edition-plot" style="min-height:{height}px" role="img" '
-            f'aria-label="figure {k + 1} of {html.escape(entry.get("class") or "the notebook")}"></div>'
+            f'<div class="edition-plot" style="min-height:{height}px" {described["attributes"]}></div>'
+            f'{described["element"]}'
             f'<script type="application/json" class="edition-figure-data">{script_json(fig)}</script>'
             f"{caption}</div>")
     meta = {"class": entry.get("class"), "cell": cell, "output": output}
     if slider and animated_any:
         meta.update(slider=slider["name"], label=slider["label"], values=slider["values"], labels=slider["labels"],
-                    current=slider["current"], statuses=[f["status"] for f in slider["frames"]])
+                    current=slider["current"], statuses=[f["status"] for f in slider["frames"]],
+                    descriptions=[[f.get("descriptions", [""] * len(entry["figures"]))[k] for f in slider["frames"]]
+                                  for k in range(len(entry["figures"]))])
     if entry["kind"] == "controller":
         page.controls_needing_notebook += [f"{entry['class']}: {c['label']}" for c in entry["controls"]
                                            if not (slider and animated_any and c["name"] == slider["name"])]
@@ -143,6 +146,20 @@ def controller_block(entry: dict, cell: int, output: int, page: Page) -> str:
             f'<script type="application/json" class="edition-controller-data">{script_json(meta)}</script>'
             + "".join(blocks)
             + f'<div class="edition-status">{status}</div>{notes}</div>')
+
+
+def _figure_alt(entry: dict, cell: int, output: int, k: int) -> dict:
+    """The plot's accessibility attributes and its text alternative (visually hidden), as the live page has them:
+    role "figure" (its mode bar stays reachable), its title as name, the description (what is plotted, the
+    settings, the finding; updated by edition.js when the slider moves) linked by ``aria-describedby``."""
+    from symsgd_core.ui.describe import plain_text
+
+    figure = entry["figures"][k]
+    title = plain_text(((figure.get("layout") or {}).get("title") or {}).get("text")) or f"figure {k + 1}"
+    text = (entry.get("descriptions") or [""] * len(entry["figures"]))[k]
+    ident = f"edition-alt-{cell}-{output}-{k}"
+    return {"attributes": f'role="figure" aria-label="{html.escape(title, quote=True)}" aria-describedby="{ident}"',
+            "element": f'<div class="edition-figure-alt" id="{ident}">{html.escape(text)}</div>'}
 
 
 def widgets_block(entry: dict) -> str:

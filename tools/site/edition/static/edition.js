@@ -56,11 +56,14 @@
           follow();
         });
     };
+    const alts = [...block.querySelectorAll(".edition-figure .edition-figure-alt")];
     const show = (k, from) => {
       if (meta.statuses && status) {
         status.innerHTML = meta.statuses[k];
         typeset(status);
       }
+      // each figure's text alternative follows the slider too (symsgd_core/ui/describe.py, one per frame)
+      (meta.descriptions || []).forEach((texts, j) => { if (alts[j] && texts[k]) alts[j].textContent = texts[k]; });
       block.dataset.editionActive = String(k);
       target = {k, from};
       follow();
