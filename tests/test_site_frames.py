@@ -27,7 +27,7 @@ def test_frames_carry_only_what_changes():
     assert out["frames"][1]["data"] == [{"type": "scatter", "x": [0, 1], "y": [0, 2]}]
     assert out["frames"][1]["layout"]["xaxis"] == {"autorange": True}  # the live figure autoranged there
     assert out["frames"][2]["layout"]["xaxis"] == {"range": [0, 2]}
-    assert all(f["layout"]["yaxis"] == {"autorange": True} for f in out["frames"])  # never ranged: autoranged
+    assert out["edition"] == {"autoranged": ["yaxis"]}  # never ranged: edition.js autoranges it after a move
     assert "template" not in out["frames"][0]["layout"] and "template" in out["layout"]
 
 
@@ -37,7 +37,7 @@ def test_the_slider_starts_at_the_notebook_value_and_has_room():
     (slider,) = out["layout"]["sliders"]
     assert slider["active"] == 1 and [s["label"] for s in slider["steps"]] == ["0.5", "1"]
     assert [s["args"][0] for s in slider["steps"]] == [["0"], ["1"]]
-    assert all(s["method"] == "animate" and s["args"][1]["frame"]["redraw"] for s in slider["steps"])
+    assert all(s["method"] == "skip" and s["args"][1]["frame"]["redraw"] for s in slider["steps"])
     assert slider["currentvalue"]["prefix"] == "slope a = "
     assert out["layout"]["height"] == 400 + SLIDER_ROOM_PX and out["layout"]["margin"]["b"] == 80 + SLIDER_ROOM_PX
     assert base["layout"]["height"] == 400  # the input is not modified
@@ -110,9 +110,9 @@ def test_an_array_and_its_plotly_encoding_are_the_same_trace():
     assert changed_traces(base, moved) == [0]
 
 
-def test_an_axis_whose_layout_never_changes_is_autoranged_in_every_frame():
-    """Issue 26 (04 §1 in the static edition): the data move along the slider, the axis layout does not; plotly keeps
-    the first frame's autorange unless each frame asks for it again, and the curves leave the plot."""
+def test_the_axes_the_live_figure_autoranges_are_named_for_the_page():
+    """Issue 26 (04 §1 in the static edition): the data move along the slider, the axis layout does not; plotly's
+    animate keeps the first range, so the page (edition.js) autoranges the named axes after each move."""
     base = {"data": [{"type": "scatter", "x": [0, 1], "y": [0, 1]},
                      {"type": "scatter", "x": [0, 1], "y": [0, 1], "xaxis": "x2", "yaxis": "y2"}],
             "layout": {"xaxis2": {"range": [0, 1]}, "yaxis": {"title": {"text": "s"}}}}
@@ -120,6 +120,13 @@ def test_an_axis_whose_layout_never_changes_is_autoranged_in_every_frame():
                         {"type": "scatter", "x": [0, 1], "y": [0, k], "xaxis": "x2", "yaxis": "y2"}],
                "layout": base["layout"]} for k in (1, 2, 3)]
     out = animated_figure(base, frames, ["1", "2", "3"], 0, "k")
-    for f in out["frames"]:
-        assert f["layout"] == {"xaxis": {"autorange": True}, "yaxis": {"autorange": True},
-                               "yaxis2": {"autorange": True}}  # xaxis2 keeps its fixed range
+    assert out["edition"] == {"autoranged": ["xaxis", "yaxis", "yaxis2"]}  # xaxis2 keeps its fixed range
+    assert all(step["method"] == "skip" for step in out["layout"]["sliders"][0]["steps"])  # edition.js animates
+
+
+def test_a_3d_figure_names_no_axis_to_autorange():
+    base = {"data": [{"type": "surface", "z": [[0, 1], [1, 0]]}, {"type": "scatter3d", "x": [0], "y": [0], "z": [0]}],
+            "layout": {"scene": {"xaxis": {"title": {"text": "q"}}}}}
+    frames = [{"data": [{"type": "surface", "z": [[0, k], [k, 0]]}, base["data"][1]], "layout": base["layout"]}
+              for k in (1, 2)]
+    assert animated_figure(base, frames, ["1", "2"], 0, "k")["edition"] == {"autoranged": []}

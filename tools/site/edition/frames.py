@@ -126,13 +126,20 @@ def complete(value, shape):
     return value
 
 
+#: Trace types drawn on 2-D (cartesian) axes; a 3-D, polar or pie trace has no ``xaxis``/``yaxis`` to autorange.
+CARTESIAN = {"scatter", "scattergl", "bar", "heatmap", "contour", "histogram", "histogram2d", "histogram2dcontour",
+             "box", "violin", "image"}
+
+
 def autoranged_axes(states: list[dict]) -> list[str]:
     """The 2-D axes (``xaxis``, ``yaxis2``, …) that no state gives a range: the live figure autoranges them at every
-    slider value. An axis counts when the layout names it or a trace is drawn on it."""
+    slider value. An axis counts when the layout names it or a cartesian trace is drawn on it."""
     axes = set()
     for st in states:
         axes |= {k for k in st.get("layout", {}) if _AXIS.match(k)}
         for trace in st.get("data", []):
+            if trace.get("type", "scatter") not in CARTESIAN:
+                continue
             for attr in ("xaxis", "yaxis"):
                 ref = trace.get(attr) or attr[0]  # "x", "x2", …
                 axes.add(attr + ref[1:])
@@ -140,7 +147,7 @@ def autoranged_axes(states: list[dict]) -> list[str]:
                   and all((st.get("layout", {}).get(a) or {}).get("range") is None for st in states))
 
 
-def _frame_layout(layout: dict, keys: list[str], shapes: dict, autoranged: list[str]) -> dict:
+def _frame_layout(layout: dict, keys: list[str], shapes: dict) -> dict:
     out = {}
     for key in keys:
         value = complete(copy.deepcopy(layout.get(key)), shapes[key])
@@ -149,10 +156,6 @@ def _frame_layout(layout: dict, keys: list[str], shapes: dict, autoranged: list[
             if value.get("range") is None:  # the live figure autoranges this axis at this value
                 value["autorange"] = True
         out[key] = value
-    # an axis whose layout never changes still autoranges live: without this, plotly keeps the range of the frame
-    # drawn first and the curves of other slider values leave the plot
-    for axis in autoranged:
-        out.setdefault(axis, {"autorange": True})
     return out
 
 
@@ -186,11 +189,13 @@ def animated_figure(base: dict, frames: list[dict], labels: list[str], current: 
     states = [base, *frames]
     trace_shapes = {i: union_shape([st["data"][i] for st in states]) for i in traces}
     layout_shapes = {key: union_shape([st.get("layout", {}).get(key) for st in states]) for key in keys}
-    autoranged = autoranged_axes(states)
     fig["frames"] = [{"name": str(k), "traces": traces,
                       "data": [complete(copy.deepcopy(fr["data"][i]), trace_shapes[i]) for i in traces],
-                      "layout": _frame_layout(fr.get("layout", {}), keys, layout_shapes, autoranged)}
+                      "layout": _frame_layout(fr.get("layout", {}), keys, layout_shapes)}
                      for k, fr in enumerate(frames)]
+    # plotly.animate does not autorange (an axis keeps the range it had, even when the frame asks for autorange),
+    # so edition.js relayouts these axes after every move: the live figure autoranges them at every value
+    fig["edition"] = {"autoranged": autoranged_axes(states)}
     _add_slider(fig["layout"], labels, current, slider_label, fig["data"])
     return fig
 
@@ -236,6 +241,8 @@ def _add_slider(layout: dict, labels: list[str], current: int, slider_label: str
         "name": "edition", "active": current, "x": 0.0, "xanchor": "left", "len": 1.0,
         "y": -below / plot_h, "yanchor": "top", "pad": {"t": 8, "b": 0, "l": 0, "r": 0},
         "currentvalue": {"prefix": f"{slider_label} = ", "visible": True, "xanchor": "left"},
-        "steps": [{"label": lab, "value": lab, "method": "animate", "args": [[str(k)], ANIMATE]}
+        # "skip": the slider only reports the move; edition.js animates every figure of the controller, this one
+        # included, and then autoranges (one code path, so a test can wait for all of it)
+        "steps": [{"label": lab, "value": lab, "method": "skip", "args": [[str(k)], ANIMATE]}
                   for k, lab in enumerate(labels)],
     }]

@@ -45,9 +45,15 @@
       const {k, from} = target;
       target = null;
       busy = true;
-      const others = plots.filter((p) => p.plot !== from && p.spec.frames);
-      Promise.all(others.map((p) => Plotly.animate(p.plot, [String(k)], ANIMATE)
-        .then(() => Plotly.relayout(p.plot, {"sliders[0].active": k}))))
+      // every animated figure, the moved one too (its slider steps only report the move: method "skip"); then the
+      // axes the live figure autoranges (plotly's animate keeps the old range: curves would leave the plot)
+      const animated = plots.filter((p) => p.spec.frames);
+      Promise.all(animated.map((p) => Plotly.animate(p.plot, [String(k)], ANIMATE)
+        .then(() => {
+          const update = p.plot === from ? {} : {"sliders[0].active": k};
+          for (const axis of (p.spec.edition || {}).autoranged || []) update[axis + ".autorange"] = true;
+          return Object.keys(update).length ? Plotly.relayout(p.plot, update) : null;
+        })))
         .catch((err) => console.error(err))
         .finally(() => {
           busy = false;
