@@ -37,6 +37,12 @@ def test_a_description_says_what_is_plotted_the_settings_and_the_finding():
     assert "Panels: (a) penalty: min ‖θ‖² against singular value s; (b) cost" in text
     assert "Curves: L = 2; L = 4; δ to the power *." in text and "hidden" not in text
     assert "Settings: depth L = 4, γ = 0.05." in text and text.endswith("Finding: a trap at θ = 0.")
+    grid = make_subplots(2, 2, subplot_titles=("", "top right", "bottom left", ""))  # titles by position, not order
+    for r, c in ((1, 1), (1, 2), (2, 1), (2, 2)):
+        grid.add_scatter(y=[0], row=r, col=c)
+    grid.update_xaxes(title_text="x", row=1, col=1)
+    panels = figure_description(grid).split("Panels: ")[1]
+    assert panels.startswith("a value against x; top right; bottom left")
     many = go.Figure([go.Scatter(y=[k], name=f"run {k}") for k in range(12)])
     assert "run 7, and 4 more" in figure_description(many)
 

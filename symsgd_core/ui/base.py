@@ -230,8 +230,8 @@ class Controller:
         out = {}
         for name, w in self.controls.items():
             label = plain_text(getattr(w, "description", "") or name).rstrip(":") or name
-            value = getattr(w, "label", None) if isinstance(w, widgets.widget_selection._Selection) else None
-            if value is None:
+            value = getattr(w, "label", None)  # a selection (slider, dropdown, buttons) shows its option's label
+            if not isinstance(value, str):
                 value = w.value
                 value = f"{canonical(value):g}" if isinstance(w, _FLOAT_SLIDERS) else str(value)
             out[label] = str(value)

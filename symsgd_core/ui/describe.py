@@ -41,21 +41,29 @@ def _title(obj) -> str:
     return plain_text(getattr(title, "text", None) if title is not None else None)
 
 
+def _subplot_title(layout, xaxis, yaxis) -> str:
+    """The title ``make_subplots`` wrote for the subplot on these axes: a paper annotation centred over its x domain
+    and sitting on top of its y domain (empty when it has none)."""
+    xd, yd = tuple(xaxis.domain or (0, 1)), tuple(yaxis.domain or (0, 1))
+    for a in layout.annotations or ():
+        if (a.text and a.xref == "paper" and a.yref == "paper" and a.x is not None and a.y is not None
+                and abs(a.x - (xd[0] + xd[1]) / 2) < 1e-3 and abs(a.y - yd[1]) < 1e-3):
+            return plain_text(a.text)
+    return ""
+
+
 def _panels(fig) -> list[str]:
     """One phrase per subplot: its title (from the layout's subplot-title annotations) and its axes."""
     layout = fig.layout
     xaxes = sorted((name for name in layout if name.startswith("xaxis")), key=lambda n: int(n[5:] or 1))
-    titles = [plain_text(a.text) for a in (layout.annotations or ())
-              if getattr(a, "xref", None) == "paper" and getattr(a, "yref", None) == "paper" and a.text
-              and getattr(a, "y", 0) is not None and (a.y or 0) >= 0.95]
     phrases = []
-    for k, name in enumerate(xaxes or ["xaxis"]):
+    for name in xaxes or ["xaxis"]:
         xaxis = layout[name]
         anchor = (xaxis.anchor or "y") if xaxis is not None else "y"
         yaxis = layout["yaxis" + anchor[1:]]
         x, y = _title(xaxis), _title(yaxis)
         axes = f"{y or 'a value'} against {x or 'a value'}" if (x or y) else ""
-        head = titles[k] if k < len(titles) else ""
+        head = _subplot_title(layout, xaxis, yaxis)
         phrase = ": ".join(p for p in (head, axes) if p)
         if phrase:
             phrases.append(phrase)
