@@ -73,6 +73,8 @@ def _covered(controller) -> bool:
     assert hidden != shown
     assert (prompt.layout.display != "none") == hidden
     assert (COVERED_CLASS in root._dom_classes) == hidden
+    # the figures' text alternatives state the finding: hidden from screen readers while covered, read after
+    assert controller._alts and all((alt.layout.visibility == "hidden") == hidden for alt in controller._alts)
     return hidden
 
 

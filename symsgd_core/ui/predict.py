@@ -144,12 +144,18 @@ class Reveal:
         first = children.index(held[0])
         root.children = [*children[:first], cover, *[c for c in children[first:] if c not in held]]
         controller.status.layout.visibility = "hidden"
+        # the figures' text alternatives (ui/describe.py) state the finding: hidden from screen readers too
+        alts = list(getattr(controller, "_alts", ()))
+        for alt in alts:
+            alt.layout.visibility = "hidden"
         root.add_class(COVERED_CLASS)
         controller._cover = cover
 
         def uncover() -> None:
             area.layout.visibility = None
             controller.status.layout.visibility = None
+            for alt in alts:
+                alt.layout.visibility = None
             prompt.layout.display = "none"
             root.remove_class(COVERED_CLASS)
 
