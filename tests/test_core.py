@@ -65,3 +65,47 @@ def test_engine_keyword():
         resolve_engine("compiled", compiled_available=False, why="only the scalar model")
     with pytest.raises(ValueError, match="engine must be one of"):
         resolve_engine("numba")
+
+
+def test_readable_html_draws_sub_and_superscripts_and_keeps_names():
+    from symsgd_core.core.checking import readable_html
+
+    assert readable_html("W_{ℓ+1}ᵀW_{ℓ+1} = W_ℓW_ℓᵀ") == "W<sub>ℓ+1</sub>ᵀW<sub>ℓ+1</sub> = W<sub>ℓ</sub>W<sub>ℓ</sub>ᵀ"
+    assert readable_html("L Σ_k s_k(A)^{2/L}, Cov∇_uℓ") == \
+        "L Σ<sub>k</sub> s<sub>k</sub>(A)<sup>2/L</sup>, Cov∇<sub>u</sub>ℓ"
+    assert readable_html("run_sgd, __init__, a<b") == "run_sgd, __init__, a&lt;b"  # names stay, text is escaped
+
+
+def _claim_texts():
+    """The literal text of every claim and tolerance source a check builds (``make_result(name, claim, measured,
+    tolerance, tolerance_source)``), read from the sources: the parts of its strings and f-strings."""
+    import ast
+    from pathlib import Path
+
+    import symsgd_core
+
+    root = Path(symsgd_core.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None))
+                    == "make_result"):
+                continue
+            args = [a for i, a in enumerate(node.args) if i in (1, 4)]
+            args += [k.value for k in node.keywords if k.arg in ("claim", "tolerance_source")]
+            for arg in args:
+                parts = [n.value for n in ast.walk(arg) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+                if parts:
+                    yield f"{path.relative_to(root)}:{node.lineno}", "".join(parts)
+
+
+def test_every_claim_reads_without_raw_markup_on_the_page():
+    """The claims table (``claims_html``) shows each claim as HTML: no brace of a ``W_{ℓ+1}`` and no TeX command
+    may reach the page."""
+    import re
+
+    from symsgd_core.core.checking import readable_html
+
+    texts = list(_claim_texts())
+    assert len(texts) >= 60, len(texts)  # the claims were found (158 texts in 83 make_result calls today)
+    raw = [(where, text) for where, text in texts if re.search(r"[_^]\{|\\[a-zA-Z]|\$", readable_html(text))]
+    assert not raw, raw

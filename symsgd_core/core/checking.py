@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -55,6 +56,22 @@ class CheckResult:
                 f"tolerance {self.tolerance:.3g} ({self.tolerance_source})")
 
 
+#: The plain-text sub- and superscripts claims use: ``X_{…}``, ``X^{…}``, and a one-character ``s_k`` or ``W_ℓW``
+#: (not ``run_sgd``: a lowercase letter, digit or _ after it)
+_SUB_SUP = re.compile(r"([_^])\{([^{}]*)\}|(?<=[^\s_])_([^\W_])(?![a-z0-9_])")
+
+
+def readable_html(text: str) -> str:
+    """A claim's plain text as HTML for the page: escaped, with ``W_{ℓ+1}``, ``s_k`` and ``^{2/L}`` drawn as
+    sub- and superscripts (``<sub>``/``<sup>``) instead of showing their braces; ``str(result)`` keeps the text."""
+    def tag(m: re.Match) -> str:
+        if m.group(3) is not None:
+            return f"<sub>{m.group(3)}</sub>"
+        name = "sub" if m.group(1) == "_" else "sup"
+        return f"<{name}>{m.group(2)}</{name}>"
+    return _SUB_SUP.sub(tag, html.escape(text))
+
+
 def claims_summary(results: Sequence[CheckResult]) -> str:
     """One compact line for a list of results: ``"✔ 6 claims checked"`` or ``"✘ 1 of 6 claims failed"``."""
     n = len(results)
@@ -81,8 +98,8 @@ def claims_html(results: Sequence[CheckResult]) -> str:
     rows = "".join(
         "<tr>"
         f"<td>{'✔' if r.passed else '✘'}</td><td><code>{html.escape(r.name)}</code></td>"
-        f"<td>{html.escape(r.claim)}</td><td>{r.measured:.3g} {html.escape(r.relation)} {r.tolerance:.3g}</td>"
-        f"<td>{html.escape(r.tolerance_source)}</td></tr>" for r in results)
+        f"<td>{readable_html(r.claim)}</td><td>{r.measured:.3g} {html.escape(r.relation)} {r.tolerance:.3g}</td>"
+        f"<td>{readable_html(r.tolerance_source)}</td></tr>" for r in results)
     table = ("<table class=\"symsgd-claims-table\"><thead><tr><th>ok</th><th>check</th><th>claim</th>"
              f"<th>measured vs tolerance</th><th>tolerance from</th></tr></thead><tbody>{rows}</tbody></table>")
     return (f'<details class="symsgd-claims"{" open" if failed else ""}><summary style="{_summary_style(failed)}">'
