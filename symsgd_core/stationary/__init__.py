@@ -7,6 +7,7 @@
 * :mod:`.sgd` — SGD on the actual parameters of the diagonal net, for comparison;
 * :mod:`.experiments` — Notebook 03's experiments (one frozen result per figure);
 * :mod:`.checks` — the registered proofs as code;
+* :mod:`.claims` — the claims Notebook 03 asserts beside its tables (step sizes, bimodal window, discrete SGD);
 * :mod:`.exercises` — Notebook 03's "Check yourself" questions.
 """
 
