@@ -7,6 +7,7 @@ computations, checks.
   traces (torch autograd, float64);
 * :mod:`.experiments` — what each figure of Notebook 02 shows, frozen results;
 * :mod:`.checks` — the registered proofs as code (:data:`LIFTING_CHECKS`);
+* :mod:`.claims` — Notebook 02's other claims (the slice's determinants, traces along the orbit, A_F as a projection);
 * :mod:`.exercises` — Notebook 02's "Check yourself" questions.
 
 "The reply" (Notebook 02's word; the code's ``seed_…`` names) is the authors' reply to a reviewer about Theorem 3.1
