@@ -3,14 +3,14 @@
 #   make test   create .venv on first use, run lint, unit tests, every notebook (nbval), then the
 #               real-browser suite (JupyterLab and Voila in headless Chromium); what CI runs
 #   make test-fast  the edit-test loop: lint and the unit tests not marked slow; no notebook, no browser
-# Other targets: make test-browser | bench-browser | site | test-site | classroom | instructor | check | bench | strip | lock | clean
+# Other targets: make test-browser | bench-browser | bench-cold | site | test-site | classroom | instructor | check | bench | strip | lock | clean
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test test-fast test-browser bench-browser site test-site classroom instructor check bench strip lock clean
+.PHONY: lab test test-fast test-browser bench-browser bench-cold site test-site classroom instructor check bench strip lock clean
 
 $(STAMP): requirements-lock.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,11 @@ test-browser: $(STAMP)
 # slowed CPU (SYMSGD_SLOW_NOTEBOOKS=all: every notebook). Latency is reported, never asserted.
 bench-browser: $(STAMP)
 	$(PY) -m pytest tests/browser -m "browser and bench" -n 2 --dist loadgroup -p no:cacheprovider
+
+# First Run All of each notebook with an empty compiled-kernel cache against the second (wall and kernel CPU seconds):
+# what a clone that skipped the set-up's warm-up would pay. A benchmark: nothing asserted.
+bench-cold: $(STAMP)
+	$(PY) tools/bench_cold_start.py
 
 # The static edition (issue 18): every notebook executed, its main sliders precomputed as plotly frames, written
 # to site/ (git-ignored) with plotly.js and MathJax from the installed packages. Publish the folder as it is.

@@ -96,11 +96,20 @@ print(json.dumps({
 """
 
 
+def _cold_kernels(env) -> list[str]:
+    """``symsgd_core.core.warm.cold_kernels()`` in a fresh process with ``env`` (it compiles nothing)."""
+    code = "import json; from symsgd_core.core.warm import cold_kernels; print(json.dumps(cold_kernels()))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
 @pytest.mark.slow  # two subprocesses, one compiling every kernel: not in `make test-fast`
 def test_warm_up_compiles_every_signature_the_notebooks_use(tmp_path):
     """After ``python -m symsgd_core warm`` (the set-up step), every cached kernel has an entry on disk and a
     real workload through the notebooks' experiments, in a fresh process, compiles nothing."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    cold_before = _cold_kernels(env)  # what a Run's status reports (ui.base.computing_notice): every kernel, here
     warm = subprocess.run([sys.executable, "-m", "symsgd_core", "warm"], capture_output=True, text=True, env=env)
     assert warm.returncode == 0, f"the warm-up failed (exit {warm.returncode}):\n{warm.stderr[-3000:]}"
     assert "total" in warm.stdout.splitlines()[-1], warm.stdout
@@ -118,6 +127,8 @@ def test_warm_up_compiles_every_signature_the_notebooks_use(tmp_path):
     assert out["parallel"], "no parallel ensemble kernel found (issue 27)"
     empty = sorted(name for name, (_, n) in out["index"].items() if n == 0 and name not in unused)
     assert not empty, f"no cache entry after the warm-up for: {empty}"
+    assert {f"symsgd_core.{name}" for name in cold_before} == set(out["index"]), "cold_kernels() misses a kernel"
+    assert not set(_cold_kernels(env)) - {name.removeprefix("symsgd_core.") for name in unused}
     assert not out["failed_checks"], out["failed_checks"]
     assert out["hits"], "the workload loaded no kernel from the cache"
     assert not out["misses"], f"compiled after the warm-up (signatures it does not cover): {out['misses']}"

@@ -282,3 +282,42 @@ def test_printed_text_is_compact_in_classroom_mode_only(monkeypatch):
     assert "second line" in shown[1] and len(shown) == 2
     long = compact_output.compact_html("x" * 300)
     assert "…" in long and "<details" in long
+
+
+def test_a_run_says_it_may_compile_while_engine_kernels_are_not_cached(monkeypatch):
+    """A first Run that waits for numba to compile says so; once every kernel is cached the status is the plain
+    "Computing…" and the cache index is not read again (issue 27, item 5)."""
+    import ipywidgets as widgets
+    import plotly.graph_objects as go
+
+    from symsgd_core.core import warm
+    from symsgd_core.ui import base
+
+    seen, looks = [], []
+
+    class Probe(base.RunController):
+        live = True
+
+        def __init__(self):
+            super().__init__()
+            self.controls = {"a": widgets.FloatSlider(value=0.5, min=0.0, max=1.0, description="a")}
+            self._setup_run()
+            self.figures = [go.FigureWidget(go.Scatter(x=[0, 1], y=[0, 0]))]
+            self._wire()
+
+        def _run(self, a):
+            seen.append(self.status.value)
+
+    import symsgd_core.balance._kernels  # noqa: F401  (an imported engine: the only one this test looks at)
+
+    monkeypatch.setattr(base, "_ENGINE_WARM", False)
+    monkeypatch.setattr(warm, "KERNEL_MODULES", ("balance._kernels",))
+    monkeypatch.setattr(warm, "cold_kernels", lambda modules: looks.append(modules) or (
+        ["balance._kernels.x"] if len(looks) < 2 else []))
+    probe = Probe()
+    probe.run()
+    assert "not compiled yet" in seen[-1] and "may" in seen[-1]
+    probe.run()
+    assert "Computing…" in seen[-1] and "compiled" not in seen[-1]
+    probe.run()
+    assert looks == [["balance._kernels"]] * 2  # warm: the index is not read again

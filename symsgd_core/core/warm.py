@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["KERNEL_MODULES", "warm_kernels"]
+__all__ = ["KERNEL_MODULES", "cold_kernels", "warm_kernels"]
 
 #: The modules that hold ``@njit(cache=True)`` kernels, in the order they are warmed (the SDE kernels reuse
 #: helpers of ``rank_jumps._kernels``, so that one goes first).
@@ -148,3 +148,23 @@ def warm_kernels(log=print) -> dict:
             log(f"{module:34s} {seconds[module]:6.1f} s  (CPU {time.process_time() - c0:5.1f} s; {compiled} compiled, "
                 f"{loaded} loaded from the cache)")
     return seconds
+
+
+def cold_kernels(modules=KERNEL_MODULES) -> list[str]:
+    """The ``cache=True`` kernels of ``modules`` with no compiled entry in their on-disk cache yet (numba's cache
+    index is missing, empty or stale), as ``"module.kernel"``: each will compile on its first call (seconds each).
+    Empty after :func:`warm_kernels` in this environment. Reads numba's cache index; compiles nothing."""
+    import importlib
+
+    from numba.core.registry import CPUDispatcher
+
+    cold = []
+    for module in modules:
+        mod = importlib.import_module(f"symsgd_core.{module}")
+        for name, f in vars(mod).items():
+            if not (isinstance(f, CPUDispatcher) and f.__module__ == mod.__name__):
+                continue
+            cache_file = getattr(getattr(f, "_cache", None), "_cache_file", None)
+            if cache_file is not None and not cache_file._load_index():
+                cold.append(f"{module}.{name}")
+    return cold

@@ -33,6 +33,7 @@ import html
 import inspect
 import os
 import re
+import sys
 import time
 
 import ipywidgets as widgets
@@ -273,6 +274,31 @@ class Controller:
         self._refresh_alts()
 
 
+#: Whether the last look found every compiled kernel in its on-disk cache (then no Run of this kernel compiles).
+_ENGINE_WARM = False
+
+
+def computing_notice() -> str:
+    """The status while a Run computes: "Computing…", and while some engine kernel is not yet in the compiled-kernel
+    cache (:func:`~symsgd_core.core.warm.cold_kernels`: a clone never set up with ``make``, or a new
+    ``NUMBA_CACHE_DIR``) also that this Run may wait for a one-time compile, so a long first Run says why. Looks
+    at numba's cache index of the engines imported so far (milliseconds) until every engine is imported and
+    cached, then never again in this kernel."""
+    global _ENGINE_WARM
+    if not _ENGINE_WARM:
+        from ..core.warm import KERNEL_MODULES, cold_kernels
+
+        # the engines this kernel has imported (a topic imports its engine with it): no other topic's import is paid
+        loaded = [m for m in KERNEL_MODULES if f"symsgd_core.{m}" in sys.modules]
+        cold = cold_kernels(loaded)
+        _ENGINE_WARM = not cold and len(loaded) == len(KERNEL_MODULES)
+        if cold:
+            return (f"Computing… {len(cold)} kernels of the simulation engine are not compiled yet, so this Run may "
+                    "first compile some of them (once, up to a minute; 'make' or 'python -m symsgd_core warm' does "
+                    "it ahead).")
+    return "Computing…"
+
+
 class RunController(Controller):
     """A figure that re-simulates: a Run button, a progress bar, and "Computing…" in the status while busy.
 
@@ -310,7 +336,7 @@ class RunController(Controller):
         An exception is shown in the status line and re-raised (for tests and logs).
         """
         t0 = time.perf_counter()
-        self.say("Computing…")
+        self.say(computing_notice())
         self.progress.value = 0
         self.run_button.disabled = True
         try:
