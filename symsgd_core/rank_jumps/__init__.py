@@ -7,6 +7,7 @@
 * :mod:`.analysis` — closed forms (the induced penalty, barriers, basins) and summaries of runs;
 * :mod:`.experiments` — Notebook 04's experiments (the only home of their defaults, :data:`EPSILON_EXPERIMENT`);
 * :mod:`.checks` — the registered proofs as code and the figures' claims;
+* :mod:`.claims` — the claims of each of Notebook 04's sections, as ``CheckResult`` rows of its results;
 * :mod:`.exercises` — Notebook 04's "Check yourself" questions.
 
 Notebook 05 (the question the reply leaves open: SGD's own noise as an SDE):
@@ -160,6 +161,11 @@ __all__ = [
     "check_origin_condition", "check_right_rank", "check_no_jumps", "check_memoryless", "check_raising_noise_scaling",
     "check_layer_decay",
 ]
+
+# Notebook 04's claims, one function per section (the notebook calls them as rank_jumps.claims.<function>).
+from . import claims  # noqa: E402
+
+__all__ += ["claims"]
 
 # Notebook 05: SGD's own SDE, the jump event, the shipped grid (issue 16). Importing sde_checks registers its checks.
 from . import sde_checks  # noqa: E402
