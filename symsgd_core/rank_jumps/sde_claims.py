@@ -1,0 +1,501 @@
+"""The claims behind each section of Notebook 05, as checks of its experiments' results.
+
+Each function takes the results one section of the notebook draws or prints (the stored grid of
+:mod:`.sde_experiments`, its summaries, the blow-up rows of :mod:`.sde_blowup`, the jump-event comparisons of
+:mod:`.jump_event_stats`) and returns the :class:`~symsgd_core.core.checking.CheckResult` rows the notebook asserts
+with :func:`~symsgd_core.ui.assert_claims`. Every row keeps the notebook's bound as it was stated: exact facts
+(ranks, counts, verdicts, "never returns") are counts with tolerance 0; an inequality between two measured values
+has the other value as its tolerance, a strict one (``a < b``) the nearest float beyond it, so equality fails as
+it did. A claim that measured nothing (no row, no run, an empty list, NaN) fails: it reports a NaN measurement.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from ..core.checking import CheckResult, make_result
+from ..core.stats import wilson
+from .jump_event import run_waiting_time
+from .sde import negative_weight_law
+from .sde_blowup import EM_STEPS, mean_ratio, rate_ratio
+
+__all__ = [
+    "ADAPTIVE_LABELS", "HOT", "OVER_PREDICTED", "SILENT", "UNDER_PREDICTED", "blowup_claims", "compare_point_claims",
+    "comparison_claims", "continuation_claims", "grid_claims", "jump_event_claims", "kstar_rule_claims",
+    "langevin_eps_claims", "route_sample_claims", "run_waiting_claims", "staircase_claims", "step_size_claims",
+    "stored_check", "stored_check_claims", "third_route_claims", "weight_law_claims",
+]
+
+#: The hot point (η, γ) of Notebook 04.
+HOT = (0.3, 0.027)
+#: The adaptive-step SDE row compared with SGD at each (η, γ) of §3.1.
+ADAPTIVE_LABELS = {HOT: "SDE adaptive, h ≤ η/16, ρ = 0.05",
+                   (0.2, 0.027): "SDE adaptive, h ≤ η/16, ρ = 0.05 (t ≤ 3000)",
+                   (0.3, 0.02): "SDE adaptive, h ≤ η/16, ρ = 0.05 (t ≤ 3000)"}
+#: §4's verdicts, stated per (η, γ) cell: the event's prediction agrees with SGD because neither jumps ...
+SILENT = ((0.2, 0.02), (0.2, 0.0235), (0.25, 0.02), (0.25, 0.0235), (0.3, 0.02))
+#: ... it predicts more jumps than SGD makes ...
+OVER_PREDICTED = ((0.2, 0.027), (0.25, 0.027), (0.3, 0.027), (0.35, 0.027))
+#: ... SGD jumps more often than predicted.
+UNDER_PREDICTED = ((0.3, 0.0235), (0.35, 0.02), (0.35, 0.0235))
+
+NAN = float("nan")
+EXACT = "exact count"
+CI95 = "the other value's exact 95 % interval end"
+
+
+# ----------------------------------------------------------------------------------------------- row builders
+def _finite(x) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return NAN
+    return v
+
+
+def _count(name: str, claim: str, n_wrong, source: str = EXACT) -> CheckResult:
+    """An exact fact: ``n_wrong`` (the cases against the claim; NaN: nothing measured) must be 0."""
+    return make_result(f"rank_jumps.sde05.{name}", claim, _finite(n_wrong), 0.0, source)
+
+
+def _wrong(flags: Iterable) -> float:
+    """How many of ``flags`` are False; NaN if there are none (a claim about nothing fails)."""
+    flags = [bool(f) for f in flags]
+    return float(sum(not f for f in flags)) if flags else NAN
+
+
+def _le(name: str, claim: str, measured, bound, source: str) -> CheckResult:
+    """``measured ≤ bound``."""
+    return make_result(f"rank_jumps.sde05.{name}", claim, _finite(measured), _finite(bound), source, "<=")
+
+
+def _lt(name: str, claim: str, measured, bound, source: str) -> CheckResult:
+    """``measured < bound`` (the tolerance is the float just below ``bound``)."""
+    b = _finite(bound)
+    return make_result(f"rank_jumps.sde05.{name}", claim, _finite(measured), np.nextafter(b, -math.inf),
+                       f"{source} (strict)", "<=")
+
+
+def _ge(name: str, claim: str, measured, bound, source: str) -> CheckResult:
+    """``measured ≥ bound``."""
+    return make_result(f"rank_jumps.sde05.{name}", claim, _finite(measured), _finite(bound), source, ">=")
+
+
+def _gt(name: str, claim: str, measured, bound, source: str) -> CheckResult:
+    """``measured > bound`` (the tolerance is the float just above ``bound``)."""
+    b = _finite(bound)
+    return make_result(f"rank_jumps.sde05.{name}", claim, _finite(measured), np.nextafter(b, math.inf),
+                       f"{source} (strict)", ">=")
+
+
+def _nanmin(values) -> float:
+    v = np.asarray(list(values), dtype=float)
+    return float(np.min(v)) if v.size else NAN  # np.min propagates a NaN: one unmeasured case fails the row
+
+
+def _nanmax(values) -> float:
+    v = np.asarray(list(values), dtype=float)
+    return float(np.max(v)) if v.size else NAN
+
+
+# ----------------------------------------------------------------------------------------------- §1, §3.1 stored checks
+def stored_check(result: Mapping) -> CheckResult:
+    """A check stored in the grid (a :class:`CheckResult` as a dict) back as a :class:`CheckResult`; it passes only
+    if it passed when the grid was made and its measurement is finite."""
+    passed = bool(result["passed"]) and math.isfinite(_finite(result["measured"]))
+    return CheckResult(result["name"], result["claim"], _finite(result["measured"]), _finite(result["tolerance"]),
+                       result["relation"], result["tolerance_source"], passed, {})
+
+
+def stored_check_claims(grid, kind: str, broken: str, what: str) -> list[CheckResult]:
+    """§1 (``kind="weak_order"``, ``broken="biased"``) and §3.1 (``"adaptive_vs_em"``, ``"noise_at_h_max"``): the
+    stored check passed on the correct integrator, and failed on the broken one (``what`` names the breakage)."""
+    found = {t["params"].get("broken"): t["result"] for t in grid.tasks if t["kind"] == kind}
+    if None not in found:
+        raise KeyError(f"the grid has no {kind!r} task on the correct integrator")
+    bad = found.get(broken)
+    return [stored_check(found[None]),
+            _count(f"{kind}.broken_caught", f"the same check fails when fed {what} (a check that can fail)",
+                   NAN if bad is None else float(stored_check(bad).passed))]
+
+
+# ----------------------------------------------------------------------------------------------- §3 live comparison
+def compare_point_claims(point) -> list[CheckResult]:
+    """§3's live figure (a :class:`~.sde_experiments.ComparePoint` at the hot default settings): every run starts at
+    rank 2; no SDE or SGD run comes back up; more SDE runs jump per run than SGD runs; fixed-step EM blows up."""
+    s = point.summaries
+    sde, sgd = s["sde"], s["sgd"]
+    start = np.concatenate([np.asarray(point.sde.rank)[:, 0], np.asarray(point.sgd.rank)[:, 0]])
+    per_run = sgd.jumped * point.sde.n_runs / point.sgd.n_runs if point.sgd.n_runs else NAN
+    return [
+        _count("live.start_rank2", "every SDE and SGD run starts at rank 2 (runs that do not)",
+               float(np.sum(start != 2)) if start.size else NAN),
+        _count("live.sde_no_return", "no SDE run comes back to rank 2 after its jump (returns)", sde.returned),
+        _count("live.sgd_no_return", "no SGD run comes back to rank 2 after its jump (returns)", sgd.returned),
+        _gt("live.sde_jumps_more", "more SDE runs jump than SGD runs, per run, in the same time (SDE runs that jumped "
+            "against SGD's count scaled to the SDE's runs)", sde.jumped, per_run, "SGD's jumps × SDE runs / SGD runs"),
+        _gt("live.em_blows_up", "fixed-step Euler–Maruyama blows up in some SDE run (runs that blew up)", sde.diverged,
+            0, EXACT),
+        _count("live.sgd_bounded", "no SGD run blows up (runs that blew up)", sgd.diverged),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- §3.1 the answer
+def comparison_claims(rows: Mapping) -> list[CheckResult]:
+    """§3.1 from the stored grid's rows ``{(η, γ, label): EnsembleSummary}``
+    (:func:`~.sde_experiments.comparison_rows`): the SDE jumps, faster than SGD, and never returns; the collapse to
+    A = 0 is the fixed step's; the SDE's long run is in B_1 and leaves it; Langevin is never in B_1."""
+    R = rows
+    sgd, sde = R[(*HOT, "SGD")], R[(*HOT, ADAPTIVE_LABELS[HOT])]
+    out = [
+        _lt("hot.sde_faster", "hot point: the SDE's 95 % interval of the mean first time at rank ≤ 1 ends below SGD's "
+            "(SDE upper end)", sde.wait[2], sgd.wait[1], "SGD's lower end, " + CI95),
+        _gt("hot.ratio_over_10", "hot point: SGD's mean first time at rank ≤ 1 over the SDE's exceeds 10", sgd.wait[0]
+            / sde.wait[0], 10, "the notebook's stated factor 10"),
+        _gt("hot.ratio_ends_over_6", "hot point: the same ratio from the interval ends (SGD's lower / SDE's upper) "
+            "exceeds 6", sgd.wait[1] / sde.wait[2], 6, "the notebook's stated factor 6"),
+    ]
+    for (lr, lam), factor in (((0.2, 0.027), 30), ((0.3, 0.02), 5)):
+        g, d = R[(lr, lam, "SGD")], R[(lr, lam, ADAPTIVE_LABELS[(lr, lam)])]
+        out += [_le(f"cool_{lr}_{lam}.sgd_rare", f"η = {lr}, γ = {lam}: at most one SGD run jumps", g.jumped, 1, EXACT),
+                _ge(f"cool_{lr}_{lam}.sde_faster", f"η = {lr}, γ = {lam}: the SDE is at least {factor}× faster than "
+                    "SGD from the interval ends (SGD's lower / SDE's upper)", g.wait[1] / d.wait[2], factor,
+                    f"the notebook's stated factor {factor}")]
+    sde_rows = [s for k, s in R.items() if k[2].startswith("SDE")]
+    out.append(_count("sde.never_returns", "no SDE run of any row comes back to rank 2 after its jump (returns)",
+                      sum(s.returned for s in sde_rows) if sde_rows else NAN))
+    stay = R[(0.2, 0.027, ADAPTIVE_LABELS[(0.2, 0.027)])]
+    out += [
+        _gt("stay.most_jump", "η = 0.2, γ = 0.027, adaptive step: more than half the runs jump (Wilson 95 % lower end)",
+            wilson(stay.jumped, stay.n_runs)[1], 0.5, "half the runs"),
+        _count("stay.no_return_no_collapse", "η = 0.2, γ = 0.027, adaptive step: no run returns or collapses to A = 0 "
+               "(returns + collapses)", stay.returned + stay.collapsed),
+        _le("stay.few_escape", "η = 0.2, γ = 0.027, adaptive step: at most 2 runs leave (blow up or stall)",
+            stay.diverged, 2, EXACT),
+    ]
+    for label in ("SDE, dt = η/4", "SDE, dt = η/16"):
+        e = R[(*HOT, label)]
+        out.append(_count(f"collapse.fixed_step_m{label.split('/')[-1]}", f"hot point, {label}: every run bounded "
+                          "at t = 12 000 is at A = 0 (bounded runs not at A = 0)",
+                          abs(e.bounded_end - e.collapsed) if e.bounded_end > 0 else NAN))
+    adaptive = [s for k, s in R.items() if k[2].startswith("SDE") and "adaptive" in k[2]]
+    out.append(_count("collapse.adaptive_none", "no adaptive-step run anywhere ends at A = 0 (runs at A = 0)",
+                      sum(s.collapsed for s in adaptive) if adaptive else NAN))
+    hist, fit = sum(sde.log10_s2_hist), (None if sde.log10_s2_hist_fit is None else sum(sde.log10_s2_hist_fit))
+    out += [
+        _count("hot.rank1_fit", "hot point, adaptive step: every bounded record of the second half keeps a rank-1 fit "
+               "(records without one)", abs(hist - fit) if fit is not None and hist > 0 else NAN),
+        _lt("hot.in_B1", "hot point, adaptive step: the 95 % quantile of log10 s_2 over the rank-1 fits is below −15 "
+            "(s_2 at round-off: in B_1, rank sense)", sde.log10_s2_quantile(0.95, fit_only=True), -15,
+            "float64 round-off of s_2 (≈ 10^{-16}·s_1)"),
+        _gt("hot.most_escape", "hot point, adaptive step: more than half the runs escape by t = 12 000 (Wilson 95 % "
+            "lower end)", wilson(sde.diverged, sde.n_runs)[1], 0.5, "half the runs"),
+    ]
+    lang = [R[(lr, lam, f"Langevin {f}× τ_match")].frac_B1[0] for lr, lam in (HOT, (0.2, 0.027), (0.3, 0.02))
+            for f in ("1", "10")]
+    lang1, lang10 = R[(*HOT, "Langevin 1× τ_match")], R[(*HOT, "Langevin 10× τ_match")]
+    out += [
+        _le("langevin.never_B1", "Langevin (1× and 10× τ_match, all three settings) is never in B_1 (largest fraction "
+            "of records in B_1)", _nanmax(lang), 0.0, "exact: no record"),
+        _gt("langevin.jumps", "hot point: Langevin at 1× τ_match jumps in some run (runs)", lang1.jumped, 0, EXACT),
+        _gt("langevin.not_low", "hot point: Langevin's median log10 s_2 at 1× τ_match stays above −8 (not at "
+            "round-off)", lang1.log10_s2_median, -8, "the notebook's stated level"),
+        _gt("langevin.returns", "hot point: at 10× τ_match more than half the jumped Langevin runs return (returns "
+            "against half the jumped)", lang10.returned, lang10.jumped / 2 if lang10.jumped else NAN,
+            "half the jumped"),
+    ]
+    return out
+
+
+# ----------------------------------------------------------------------------------------------- §3.1 blow-ups
+def blowup_claims(hazard_rows, norms: Mapping) -> list[CheckResult]:
+    """§3.1's blow-ups (:func:`~.sde_blowup.hazard_rows`, :func:`~.sde_blowup.escape_norms`): the adaptive step
+    lowers the blow-up rate at every step; what remains at the hot point is about 0.1 per 1000 t; paths stall at
+    ‖θ‖ 12–18; the step does not change the adaptive integrator's answer; fixed-step EM's does at (0.3, 0.02)."""
+    by = {(h.lr, h.lam, h.integrator, h.m): h for h in hazard_rows}
+
+    def ratio(a, b):
+        return rate_ratio(a.events, a.exposure, b.events, b.exposure)
+
+    lows = [ratio(by[(lr, lam, "EM", m)], by[(lr, lam, "adaptive", m)])[1] for lr, lam in (HOT, (0.3, 0.02))
+            for m in EM_STEPS]
+    cool_a = [by[(0.2, 0.027, "adaptive", m)].events for m in EM_STEPS]
+    cool_e = [by[(0.2, 0.027, "EM", m)].events for m in EM_STEPS]
+    hot_rates = [by[(*HOT, "adaptive", m)].rate for m in EM_STEPS]
+    waits, rates = [], []
+    for lr, lam in (HOT, (0.2, 0.027), (0.3, 0.02)):
+        a, b = by[(lr, lam, "adaptive", 4)], by[(lr, lam, "adaptive", 64)]
+        waits.append(mean_ratio(a.jumped, a.wait[0], b.jumped, b.wait[0]))
+        if a.events and b.events:
+            rates.append(ratio(a, b))
+    a, b = by[(0.3, 0.02, "EM", 4)], by[(0.3, 0.02, "EM", 64)]
+    em_wait = mean_ratio(a.jumped, a.wait[0], b.jumped, b.wait[0])
+    return [
+        _gt("blowup.adaptive_lowers_rate", "η = 0.3, γ = 0.027 and 0.02, every step: EM's blow-up rate over the "
+            "adaptive step's exceeds 2 (smallest 95 % lower end)", _nanmin(lows), 2, "the notebook's stated factor 2"),
+        _le("blowup.cool_adaptive", "η = 0.2, γ = 0.027: the adaptive step blows up at most twice at every step "
+            "(most blow-ups)", _nanmax(cool_a), 2, EXACT),
+        _gt("blowup.cool_em", "η = 0.2, γ = 0.027: fixed-step EM blows up more than twice at every step (fewest "
+            "blow-ups)", _nanmin(cool_e), 2, EXACT),
+        _le("blowup.hot_rate_low", "hot point, adaptive step, every accuracy: 0.1 blow-ups per 1000 t is inside the "
+            "95 % interval (largest lower end)", _nanmax(r[1] for r in hot_rates), 0.1, "the stated rate 0.1"),
+        _ge("blowup.hot_rate_high", "hot point, adaptive step, every accuracy: 0.1 blow-ups per 1000 t is inside the "
+            "95 % interval (smallest upper end)", _nanmin(r[2] for r in hot_rates), 0.1, "the stated rate 0.1"),
+        _ge("stall.min_norm", "stalled adaptive paths reached ‖θ‖ ≥ 12 (smallest)", norms["stall_min"], 12,
+            "the stated range 12–18"),
+        _le("stall.max_norm", "stalled adaptive paths reached ‖θ‖ ≤ 18 (largest)", norms["stall_max"], 18,
+            "the stated range 12–18"),
+        _gt("stall.returned_norm", "some path that did not stall went beyond ‖θ‖ = 12 (largest)",
+            norms["returned_max"], 12, "the stated range's lower end"),
+        _le("adaptive.wait_step_free_lo", "adaptive step, all three settings: 1 is inside the 95 % interval of the "
+            "mean wait at η/4 over η/64 (largest lower end)", _nanmax(q[1] for q in waits), 1, "ratio 1: no change"),
+        _ge("adaptive.wait_step_free_hi", "adaptive step, all three settings: the same, smallest upper end",
+            _nanmin(q[2] for q in waits), 1, "ratio 1: no change"),
+        _le("adaptive.rate_step_free_lo", "adaptive step, where both steps blow up: 1 is inside the 95 % interval of "
+            "the blow-up rate at η/4 over η/64 (largest lower end)", _nanmax(q[1] for q in rates), 1,
+            "ratio 1: no change"),
+        _ge("adaptive.rate_step_free_hi", "adaptive step, where both steps blow up: the same, smallest upper end",
+            _nanmin(q[2] for q in rates), 1, "ratio 1: no change"),
+        _lt("em.step_changes_wait", "η = 0.3, γ = 0.02: fixed-step EM at η/4 jumps faster than at η/64 (95 % upper "
+            "end of the mean-wait ratio)", em_wait[2], 1, "ratio 1: no change"),
+    ]
+
+
+def continuation_claims(result: Mapping, n_cont: int = 16) -> list[CheckResult]:
+    """§3.1's continuations (the grid's ``continuation`` result): fewer blow up under the adaptive step, but many
+    do; one or two steps (lead < 0.03) before an EM blow-up every continuation leaves."""
+    n = n_cont * int(result["n_states"])
+    pe, pa = wilson(sum(result["em_blew"]), n), wilson(sum(result["adaptive_blew"]), n)
+    near = [a for lead, a in zip(result["lead"], result["adaptive_blew"]) if lead < 0.03]
+    return [
+        _lt("continuation.fewer_adaptive", "fewer continuations blow up under the adaptive step than under EM "
+            "(adaptive's Wilson 95 % upper end)", pa[2], pe[1], "EM's Wilson 95 % lower end"),
+        _gt("continuation.many_adaptive", "but many do: more than a quarter (adaptive's Wilson 95 % lower end)", pa[1],
+            0.25, "a quarter"),
+        _count("continuation.near_all_leave", f"from a state less than 0.03 time units before an EM blow-up, all "
+               f"{n_cont} adaptive continuations blow up (states where some did not)",
+               _wrong(a == n_cont for a in near)),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- §3.2 weights
+def weight_law_claims(rows: Mapping, n_observed: int) -> list[CheckResult]:
+    """§3.2 (rows as in :func:`comparison_claims`, γ = 0.027): at the same step, Gaussian and ±1 weights jump > 10×
+    faster than SGD and as fast as each other; nonnegative Bernoulli weights are slower than SGD; at batch 2 and at
+    η = 0.15 only the Gaussian jumps; the laws' probabilities of a negative weight."""
+    labels = ("SGD", "Gaussian SGD (dt = η)", "±1-weight SGD (dt = η)", "Bernoulli-weight SGD (dt = η)")
+    g = {(lr, S, lab): rows[(lr, 0.027, lab + (", S = 2" if S == 2 else ""))] for lr, S in ((0.3, 1), (0.3, 2),
+                                                                                         (0.15, 1)) for lab in labels}
+    sgd1, gauss1, pm1, bern1 = (g[(0.3, 1, lab)] for lab in labels)
+    sgd2, gauss2, pm2, bern2 = (g[(0.3, 2, lab)] for lab in labels)
+    sgd15, gauss15 = g[(0.15, 1, "SGD")], g[(0.15, 1, "Gaussian SGD (dt = η)")]
+    law_g = negative_weight_law("gaussian", 0.3, n_observed, 2)
+    law_pm = negative_weight_law("rademacher", 0.3, n_observed, 2)
+    return [
+        _lt("S1.gauss_10x", "η = 0.3, S = 1: Gaussian weights jump more than 10× faster than SGD (upper end of the "
+            "Gaussian's mean wait)", gauss1.wait[2], sgd1.wait[1] / 10, "SGD's lower end / 10, " + CI95),
+        _lt("S1.pm_10x", "η = 0.3, S = 1: ±1 weights jump more than 10× faster than SGD (upper end)", pm1.wait[2],
+            sgd1.wait[1] / 10, "SGD's lower end / 10, " + CI95),
+        _le("S1.gauss_pm_overlap_a", "η = 0.3, S = 1: Gaussian and ±1 weights are about as fast (the Gaussian's lower "
+            "end below the ±1 upper end)", gauss1.wait[1], pm1.wait[2], CI95),
+        _le("S1.gauss_pm_overlap_b", "η = 0.3, S = 1: the same, the ±1 lower end below the Gaussian's upper end",
+            pm1.wait[1], gauss1.wait[2], CI95),
+        _gt("S1.bernoulli_slower", "η = 0.3, S = 1: nonnegative Bernoulli weights jump more slowly than SGD (lower end "
+            "of their mean wait)", bern1.wait[1], sgd1.wait[2], "SGD's upper end, " + CI95),
+        _count("S2.pm_negative", "±1 weights at η = 0.3, S = 2 are negative in exactly 3/8 of steps (|p − 3/8|)",
+               abs(law_pm["p_step"] - 3 / 8), "exact probability"),
+        _lt("S2.gauss_negative", "Gaussian weights at η = 0.3, S = 2 are negative in 46 % of steps (|p − 0.46|)",
+            abs(law_g["p_step"] - 0.46), 5 * law_g["p_step_se"] + 0.005,
+            "5 Monte-Carlo standard errors + 0.005 (the stated value's rounding)"),
+        _le("S2.others_still", "η = 0.3, S = 2: SGD, ±1 and Bernoulli weights jump in at most one run (most jumps)",
+            max(sgd2.jumped, pm2.jumped, bern2.jumped), 1, EXACT),
+        _gt("S2.gauss_jumps", "η = 0.3, S = 2: more than half the Gaussian-weight runs jump", gauss2.jumped,
+            gauss2.n_runs / 2, "half the runs"),
+        _gt("S2.pm_slower", "η = 0.3, S = 2: ±1 weights are slower than the Gaussian (±1 lower end)", pm2.wait[1],
+            gauss2.wait[2], "the Gaussian's upper end, " + CI95),
+        _count("sgd_still", "SGD jumps in no run at η = 0.15, S = 1 and at η = 0.3, S = 2 (runs)",
+               sgd15.jumped + sgd2.jumped),
+        _lt("S1_015.gauss_faster", "η = 0.15, S = 1: the Gaussian jumps faster than SGD (upper end)", gauss15.wait[2],
+            sgd15.wait[1], "SGD's lower end, " + CI95),
+        _lt("S2.gauss_faster", "η = 0.3, S = 2: the Gaussian jumps faster than SGD (upper end)", gauss2.wait[2],
+            sgd2.wait[1], "SGD's lower end, " + CI95),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- §3.3 step size
+def step_size_claims(lam_max: Mapping) -> list[CheckResult]:
+    """§3.3 (``lam_max = {γ: top curvature of 𝓛_γ at the rank-2 minimum}`` for γ = 0.027, 0.02): every comparison
+    runs at 0.5 < η λ_max < 2, and batch 2 at T = 0.3 (η = 0.6) is beyond GD's limit 2/λ_max."""
+    etas = [lr * lam_max[lam] for lr, lam in ((0.3, 0.027), (0.2, 0.027), (0.3, 0.02))]
+    return [
+        _gt("step.far_from_small", "at the three settings η λ_max exceeds 0.5: far from η λ_max ≪ 1 (smallest)",
+            _nanmin(etas), 0.5, "the stated range"),
+        _lt("step.gd_stable", "at the three settings η λ_max is below GD's limit 2 (largest)", _nanmax(etas), 2,
+            "GD's stability limit"),
+        _lt("step.batch2_unstable", "GD's limit 2/λ_max at γ = 0.027 is below η = 0.6 (batch 2 at T = 0.3)",
+            2 / lam_max[0.027], 0.6, "the step batch 2 needs"),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- §4 the jump event
+def run_waiting_claims(k: int, p: float, mc: float, se: float) -> list[CheckResult]:
+    """§4: the mean wait for a run of ``k`` successes of probability ``p`` is the formula, not the naive
+    ``1/p^k`` (``mc``, ``se``: the Monte-Carlo mean and its standard error)."""
+    exact = run_waiting_time(k, p)
+    return [
+        _le("run_wait.formula", f"the mean wait for a run of {k} at p = {p:.3g} is the formula E_k (|Monte Carlo − "
+            "E_k|)", abs(mc - exact), 5 * se, "5 Monte-Carlo standard errors"),
+        _gt("run_wait.not_naive", "it is not the naive 1/p^{k} (|Monte Carlo − 1/p^{k}|)", abs(mc - 1 / p**k),
+            5 * se, "5 Monte-Carlo standard errors"),
+    ]
+
+
+def jump_event_claims(kstar_rows, comparisons: Mapping, collapsed: Mapping) -> list[CheckResult]:
+    """§4's table (:func:`~.sde_experiments.kstar_rows`; ``comparisons = {(η, γ): WaitComparison}`` with the factor
+    10; ``collapsed = {γ: runs at A = 0 at η = 0.35}``): k* grows as γ and η shrink; every verdict, both ways."""
+    by = {(q.lr, q.lam): q for q in kstar_rows}
+    cmp = comparisons
+    grows_lam = [by[(lr, 0.02)].kstar_row0 > by[(lr, 0.0235)].kstar_row0 > by[(lr, 0.027)].kstar_row0
+                 for lr in (0.2, 0.25, 0.3)]
+    grows_lr = [by[(0.2, lam)].kstar_row0 >= by[(0.3, lam)].kstar_row0 for lam in (0.02, 0.0235, 0.027)]
+    stated = set(SILENT) | set(OVER_PREDICTED) | set(UNDER_PREDICTED)
+    ce, h = cmp[(0.2, 0.027)], cmp[HOT]
+    return [
+        _count("kstar.grows_as_gamma_shrinks", "k* (row 0) grows as γ shrinks, at η = 0.2, 0.25, 0.3 (η where not)",
+               _wrong(grows_lam)),
+        _count("kstar.grows_as_eta_shrinks", "k* (row 0) at η = 0.2 is at least that at η = 0.3, at every γ (γ where "
+               "not)", _wrong(grows_lr)),
+        _count("verdict.cells", "the stated verdicts cover exactly the grid's cells (cells in one and not the other)",
+               len(stated ^ set(cmp)) + (len(SILENT) + len(OVER_PREDICTED) + len(UNDER_PREDICTED) - len(stated))
+               if cmp else NAN),
+        _count("verdict.band", "the k* band never changes a verdict (cells where it does)",
+               _wrong(c.verdict_band == c.verdict for c in cmp.values())),
+        _count("verdict.silent", "where the event predicts < 0.1 jumping runs, it agrees and no run jumps (cells not "
+               "'agree' with 0 jumps)", _wrong(cmp[k].verdict == "agree" and cmp[k].jumped == 0 for k in SILENT)),
+        _lt("verdict.silent_rare", "... and those cells expect fewer than 0.1 jumping runs (most)",
+            _nanmax(cmp[k].expected_runs for k in SILENT), 0.1, "the stated 0.1 runs"),
+        _count("verdict.over", "at γ = 0.027 the event predicts more jumps than SGD makes (cells not over-predicted)",
+               _wrong(cmp[k].verdict == "over-predicted" for k in OVER_PREDICTED)),
+        _lt("verdict.over_p", "... each at Poisson p < 0.05 (largest p)", _nanmax(cmp[k].p_value for k in
+                                                                                   OVER_PREDICTED), 0.05,
+            "5 % level"),
+        _count("verdict.under", "at (0.3, 0.0235), (0.35, 0.02), (0.35, 0.0235) SGD jumps more often than predicted "
+               "(cells not under-predicted)", _wrong(cmp[k].verdict == "under-predicted" for k in UNDER_PREDICTED)),
+        _lt("verdict.under_p", "... each at Poisson p < 0.05 (largest p)", _nanmax(cmp[k].p_value for k in
+                                                                                    UNDER_PREDICTED), 0.05,
+            "5 % level"),
+        _count("counterexample.none_jump", "(0.2, 0.027): no SGD run jumps and the verdict is over-predicted (jumps + "
+               "wrong verdicts)", ce.jumped + (ce.verdict != "over-predicted")),
+        _gt("counterexample.most_predicted", "(0.2, 0.027): the event predicts that more than half the runs jump",
+            ce.expected_runs, ce.n_runs / 2, "half the runs"),
+        _count("factor10.hot", "hot point: over-predicted, and 'within 10×' undecided (6–10× too fast) (mismatches)",
+               (h.verdict != "over-predicted") + (h.within_factor is not None)),
+        _count("factor10.within", "(0.3, 0.0235): wrong, but within 10× (mismatches)",
+               float(cmp[(0.3, 0.0235)].within_factor is not True)),
+        _count("factor10.outside", "(0.25, 0.027) and (0.2, 0.027): not within 10× (mismatches)",
+               _wrong(cmp[k].within_factor is False for k in ((0.25, 0.027), (0.2, 0.027)))),
+        _gt("collapse.eta035", "η = 0.35: at every γ more than 32 of 64 runs end at A = 0 (fewest): there the "
+            "'jump' is the collapse", _nanmin(collapsed.values()), 32, "half of 64 runs"),
+    ]
+
+
+def kstar_rule_claims(pairs, n_relapsed: int, n_sequences: int) -> list[CheckResult]:
+    """§4's k* rule: ``pairs`` = ``(first, stable)`` per (cell, route) task with a relapse, each a
+    :func:`~.jump_event_stats.cell_kstar` tuple ``(median, per-sequence k*, from_grid)``. The rule moves no
+    cell's median, "stable" is only ever later, and few sequences relapse."""
+    pairs = list(pairs)
+    moved = [(a, b) for first, stable in pairs for a, b in zip(first[1], stable[1]) if a != b]
+    return [
+        _count("kstar_rule.median_same", "the rule (first or stable) moves no relapsing task's median k* (tasks where "
+               "it does)", _wrong(first[0] == stable[0] for first, stable in pairs)),
+        _count("kstar_rule.stable_later", "'stable' is never earlier than 'first' (moved sequences where it is not "
+               "later)", _wrong(b > a for a, b in moved)),
+        _le("kstar_rule.few_relapse", "at most 2 % of the forced sequences relapse (sequences that relapse)",
+            n_relapsed if n_sequences else NAN, 0.02 * n_sequences, "2 % of the forced sequences"),
+    ]
+
+
+def third_route_claims(least: Mapping, hot_row, k_diagonal: int, predicted_three: float,
+                       comparison) -> list[CheckResult]:
+    """§4's least-sampled routes and the diagonal route: ``least = {route: stored kstar result}`` for row 1 and
+    column 0, ``hot_row`` the hot point's :class:`~.sde_experiments.KStarRow`, ``k_diagonal`` the diagonal's k*,
+    ``predicted_three`` the three-route wait and ``comparison`` its :func:`~.jump_event_stats.compare_wait`."""
+    if not least:
+        raise KeyError("no least-sampled route to check")
+    p = [res["p_route"] for res in least.values()]
+    waits = [run_waiting_time(int(np.median(res["kstar"])), res["p_route"]) for res in least.values()]
+    return [
+        _lt("least.rare", "row 1 and column 0 are sampled with p < 1/2 (largest p)", _nanmax(p), 0.5,
+            "the two-route probability 1/2"),
+        _gt("least.negligible", "their waits E_k are over 1000× the two-route prediction (shortest, steps)",
+            _nanmin(waits), 1000 * hot_row.predicted_either, "1000 × the two-route prediction"),
+        _gt("diagonal.kstar", "the diagonal route has a k* (it works)", k_diagonal, 0, EXACT),
+        _lt("diagonal.faster", "with the diagonal route the predicted wait is shorter (three-route wait)",
+            predicted_three, hot_row.predicted_either, "the two-route prediction"),
+        _count("diagonal.still_over", "even with it the event over-predicts the hot point's jumps (mismatches)",
+               float(comparison.verdict != "over-predicted")),
+    ]
+
+
+def route_sample_claims(attribution: Mapping) -> list[CheckResult]:
+    """§4: k*-runs are as common before a jump as anywhere (:func:`~.jump_event_stats.sample_route_counts`)."""
+    return [_gt("routes.not_singled_out", "k*-runs are as common in the windows before a jump as in the control "
+                "windows (Fisher exact p)", attribution["fisher_p"], 0.05, "5 % level")]
+
+
+def staircase_claims(summary, attribution: Mapping, c_rows, c_one) -> list[CheckResult]:
+    """§4.1, the staircase (:func:`~.sde_experiments.staircase_summary`, its
+    :func:`~.jump_event_stats.sample_route_counts`, and :func:`~.jump_event_stats.compare_wait` of the row/column
+    routes ``c_rows`` and of the one-entry events ``c_one``, factor 10)."""
+    pre = attribution["pre"]
+    return [
+        _count("staircase.equal_rows", "equal row counts: rows 0 and 1 are each sampled with p = 1/2 (|p − 1/2|, "
+               "largest)", max(abs(summary.p_route["row0"] - 0.5), abs(summary.p_route["row1"] - 0.5)),
+               "exact probability"),
+        _count("staircase.no_kstar_run", "no jump follows a row/column k*-run (windows before a jump with one)",
+               abs(attribution["n_pre"] - pre["none"])),
+        _count("staircase.all_jumps_read", "every jump has its window read (jumps without one)",
+               abs(summary.jumped - attribution["n_pre"]) if summary.jumped else NAN),
+        _count("staircase.rows_too_slow", "the row/column routes under-predict the jumps, by more than 10× "
+               "(mismatches)", (c_rows.verdict != "under-predicted") + (c_rows.within_factor is not False)),
+        _count("staircase.one_entry_within", "the one-entry events over-predict, but within 10× (mismatches)",
+               (c_one.verdict != "over-predicted") + (c_one.within_factor is not True)),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- §4.2 Langevin at ε
+def langevin_eps_claims(rows: Mapping, minima_losses: Mapping, curvature: Mapping) -> list[CheckResult]:
+    """§4.2 (``rows = {(ε, start, method): LangevinEpsRow}``; ``minima_losses``, ``curvature``: ``{"rank1",
+    "rank2"}`` at ε = 0.1): SGD stays at rank 1 at every ε; Langevin leaves it at ε = 0.1, more than at ε = 0.3, and
+    the rank-1 minimum it leaves is the lower and the steeper one."""
+    sgd = [rows[(eps, "rank1", "sgd")] for eps in (0.1, 0.2, 0.3)]
+    lo, hi = rows[(0.1, "rank1", "langevin")], rows[(0.3, "rank1", "langevin")]
+    return [
+        _count("eps.sgd_stays", "SGD from the rank-1 minimum never goes up, at ε = 0.1, 0.2, 0.3 (runs)",
+               sum(q.went_up for q in sgd)),
+        _le("eps.sgd_always_rank1", "... and spends all its time at rank ≤ 1 (largest fraction of time not at rank "
+            "≤ 1)", _nanmax(1.0 - q.frac_rank_le1[0] for q in sgd), 0.0, "exact: every record"),
+        _count("eps.langevin_leaves", "at ε = 0.1 every Langevin run leaves rank 1 (runs that stay)",
+               lo.n_runs - lo.went_up if lo.n_runs else NAN),
+        _lt("eps.langevin_less_at_01", "Langevin spends less time at rank ≤ 1 at ε = 0.1 than at ε = 0.3 (ε = 0.1: "
+            "mean + 3 SE)", lo.frac_rank_le1[0] + 3 * lo.frac_rank_le1[1],
+            hi.frac_rank_le1[0] - 3 * hi.frac_rank_le1[1], "ε = 0.3: mean − 3 standard errors"),
+        _count("eps.no_rank2_at_03", "at ε = 0.3 (this γ) the 'rank-2' start has rank 1: no rank-2 minimum (rank − 1)",
+               abs(rows[(0.3, "rank2", "langevin")].start_rank - 1)),
+        _lt("eps.rank1_lower", "at ε = 0.1 the rank-1 minimum has the lower 𝓛_γ (rank-1 value)",
+            minima_losses["rank1"], minima_losses["rank2"], "the rank-2 minimum's value"),
+        _gt("eps.rank1_steeper", "... and the larger top curvature (rank-1 value)", curvature["rank1"],
+            curvature["rank2"], "the rank-2 minimum's"),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- §5 the grid
+def grid_claims(grid, expected_tasks: int, command: str = "python -m symsgd_core sweep sde05") -> list[CheckResult]:
+    """§5: the stored grid is the one ``command`` makes (``expected_tasks``: ``len(grid_tasks("sde05"))``)."""
+    return [_count("grid.made_by", f"the stored grid was made by `{command}` (mismatches)",
+                   float(grid.command != command)),
+            _count("grid.complete", "it holds every task of the sweep (missing or extra tasks)",
+                   abs(len(grid.tasks) - expected_tasks) if expected_tasks else NAN)]
