@@ -336,14 +336,25 @@ def test_grid_claims(grid):
     assert not _passed(sc.grid_claims(dataclasses.replace(grid, tasks=()), 0))  # nothing measured
 
 
+def test_exercise_claims():
+    from symsgd_core.rank_jumps.sde_exercises import EXERCISES
+
+    assert _passed(sc.exercise_claims(EXERCISES))
+    name = next(iter(EXERCISES))
+    unhinted = {**EXERCISES, name: dataclasses.replace(EXERCISES[name], hint="")}
+    assert _failed(sc.exercise_claims(unhinted)) == {"rank_jumps.sde05.exercises.worked_and_hint"}
+    wrong = {**EXERCISES, name: dataclasses.replace(EXERCISES[name], solution=-12345.0)}
+    assert _failed(sc.exercise_claims(wrong)) == {"rank_jumps.sde05.exercises.solutions_accepted"}
+    assert not _passed(sc.exercise_claims({}))  # nothing measured
+
+
 # ----------------------------------------------------------------------------------------------- the notebook
 def test_notebook_05_checks_its_claims_with_named_claims_calls():
-    """Notebook 05's claims are named claims calls (issue 26, item 6): no bare ``assert`` outside the exercise
-    checkers' cell, and each cell that checked a block of asserts calls ``assert_claims(sc.…)``."""
+    """Notebook 05's claims are named claims calls (issue 26, item 6): no bare ``assert`` in a code cell, and the
+    notebook calls every claims function of :mod:`~symsgd_core.rank_jumps.sde_claims`."""
     cells = ["".join(c["source"]) for c in json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
              if c["cell_type"] == "code"]
-    bare = [line for src in cells if "EXERCISES.values()" not in src for line in src.splitlines()
-            if line.lstrip().startswith("assert ")]
+    bare = [line for src in cells for line in src.splitlines() if line.lstrip().startswith("assert ")]
     assert not bare, bare
     called = {m for src in cells for m in re.findall(r"sc\.(\w+_claims)\(", src)}
     assert called == {name for name in sc.__all__ if name.endswith("_claims")}, called

@@ -24,9 +24,9 @@ from .sde_blowup import EM_STEPS, mean_ratio, rate_ratio
 
 __all__ = [
     "ADAPTIVE_LABELS", "HOT", "OVER_PREDICTED", "SILENT", "UNDER_PREDICTED", "blowup_claims", "compare_point_claims",
-    "comparison_claims", "continuation_claims", "grid_claims", "jump_event_claims", "kstar_rule_claims",
-    "langevin_eps_claims", "route_sample_claims", "run_waiting_claims", "staircase_claims", "step_size_claims",
-    "stored_check", "stored_check_claims", "third_route_claims", "weight_law_claims",
+    "comparison_claims", "continuation_claims", "exercise_claims", "grid_claims", "jump_event_claims",
+    "kstar_rule_claims", "langevin_eps_claims", "route_sample_claims", "run_waiting_claims", "staircase_claims",
+    "step_size_claims", "stored_check", "stored_check_claims", "third_route_claims", "weight_law_claims",
 ]
 
 #: The hot point (η, γ) of Notebook 04.
@@ -499,3 +499,14 @@ def grid_claims(grid, expected_tasks: int, command: str = "python -m symsgd_core
                    float(grid.command != command)),
             _count("grid.complete", "it holds every task of the sweep (missing or extra tasks)",
                    abs(len(grid.tasks) - expected_tasks) if expected_tasks else NAN)]
+
+
+# ----------------------------------------------------------------------------------------------- §6 exercises
+def exercise_claims(exercises: Mapping) -> list[CheckResult]:
+    """§6: every exercise's checker accepts its own worked answer, and each has a worked answer and a hint (so the
+    exercises cannot silently rot). ``exercises``: ``{name: Exercise}`` (:data:`~.sde_exercises.EXERCISES`)."""
+    ex = list(exercises.values())
+    return [_count("exercises.solutions_accepted", "every exercise's checker accepts its worked answer (exercises "
+                   "whose checker does not)", _wrong(e.check(e.solution).correct for e in ex)),
+            _count("exercises.worked_and_hint", "every exercise has a worked answer and a hint (exercises without)",
+                   _wrong(bool(e.worked and e.hint) for e in ex))]
