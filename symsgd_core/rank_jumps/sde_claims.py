@@ -48,7 +48,7 @@ CI95 = "the other value's exact 95 % interval end"
 
 
 # ----------------------------------------------------------------------------------------------- row builders
-def _finite(x) -> float:
+def _float(x) -> float:
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -58,7 +58,7 @@ def _finite(x) -> float:
 
 def _count(name: str, claim: str, n_wrong, source: str = EXACT) -> CheckResult:
     """An exact fact: ``n_wrong`` (the cases against the claim; NaN: nothing measured) must be 0."""
-    return make_result(f"rank_jumps.sde05.{name}", claim, _finite(n_wrong), 0.0, source)
+    return make_result(f"rank_jumps.sde05.{name}", claim, _float(n_wrong), 0.0, source)
 
 
 def _wrong(flags: Iterable) -> float:
@@ -69,25 +69,25 @@ def _wrong(flags: Iterable) -> float:
 
 def _le(name: str, claim: str, measured, bound, source: str) -> CheckResult:
     """``measured ≤ bound``."""
-    return make_result(f"rank_jumps.sde05.{name}", claim, _finite(measured), _finite(bound), source, "<=")
+    return make_result(f"rank_jumps.sde05.{name}", claim, _float(measured), _float(bound), source, "<=")
 
 
 def _lt(name: str, claim: str, measured, bound, source: str) -> CheckResult:
     """``measured < bound`` (the tolerance is the float just below ``bound``)."""
-    b = _finite(bound)
-    return make_result(f"rank_jumps.sde05.{name}", claim, _finite(measured), np.nextafter(b, -math.inf),
+    b = _float(bound)
+    return make_result(f"rank_jumps.sde05.{name}", claim, _float(measured), np.nextafter(b, -math.inf),
                        f"{source} (strict)", "<=")
 
 
 def _ge(name: str, claim: str, measured, bound, source: str) -> CheckResult:
     """``measured ≥ bound``."""
-    return make_result(f"rank_jumps.sde05.{name}", claim, _finite(measured), _finite(bound), source, ">=")
+    return make_result(f"rank_jumps.sde05.{name}", claim, _float(measured), _float(bound), source, ">=")
 
 
 def _gt(name: str, claim: str, measured, bound, source: str) -> CheckResult:
     """``measured > bound`` (the tolerance is the float just above ``bound``)."""
-    b = _finite(bound)
-    return make_result(f"rank_jumps.sde05.{name}", claim, _finite(measured), np.nextafter(b, math.inf),
+    b = _float(bound)
+    return make_result(f"rank_jumps.sde05.{name}", claim, _float(measured), np.nextafter(b, math.inf),
                        f"{source} (strict)", ">=")
 
 
@@ -105,8 +105,8 @@ def _nanmax(values) -> float:
 def stored_check(result: Mapping) -> CheckResult:
     """A check stored in the grid (a :class:`CheckResult` as a dict) back as a :class:`CheckResult`; it passes only
     if it passed when the grid was made and its measurement is finite."""
-    passed = bool(result["passed"]) and math.isfinite(_finite(result["measured"]))
-    return CheckResult(result["name"], result["claim"], _finite(result["measured"]), _finite(result["tolerance"]),
+    passed = bool(result["passed"]) and math.isfinite(_float(result["measured"]))
+    return CheckResult(result["name"], result["claim"], _float(result["measured"]), _float(result["tolerance"]),
                        result["relation"], result["tolerance_source"], passed, {})
 
 
