@@ -16,7 +16,8 @@ Notebook 05 (the question the reply leaves open: SGD's own noise as an SDE):
   compiled (:mod:`._sde_kernels`) and readable (:mod:`.sde_reference`);
 * :mod:`.jump_event` — the forced-run threshold k*, the waiting time of a run of k, the equal-row staircase;
 * :mod:`.sde_experiments` — Notebook 05's experiments and its shipped grid (``python -m symsgd_core sweep sde05``);
-* :mod:`.sde_checks` — the registered checks of the SDE; :mod:`.sde_exercises` — Notebook 05's questions.
+* :mod:`.sde_checks` — the registered checks of the SDE; :mod:`.sde_claims` — the claims each section of
+  Notebook 05 asserts (``assert_claims``); :mod:`.sde_exercises` — Notebook 05's questions.
 """
 
 from .analysis import (
