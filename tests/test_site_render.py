@@ -13,7 +13,7 @@ import site_helpers  # noqa: F401 - first: puts tools/site on sys.path
 from edition import assets, build, config, report
 from edition.capture import capture
 from edition.execute import WIDGET_VIEW, ExecutedNotebook, widget_outputs
-from edition.render import Page, export_html, notebook_title, page_notebook, plain_title, script_json
+from edition.render import Page, export_html, link_name, notebook_title, page_notebook, plain_title, script_json
 from site_helpers import Line
 
 
@@ -21,6 +21,17 @@ def test_script_json_cannot_close_its_script_tag():
     text = script_json({"status": "</script><script>alert(1)</script><!--"})
     assert "</script>" not in text and "<!--" not in text
     assert json.loads(text)["status"] == "</script><script>alert(1)</script><!--"
+
+
+def test_link_names_come_from_the_class_and_are_unique_on_a_page():
+    """The name of a controller in a page's address (``#orbit=lam:2``, issue 29): its class in kebab case without
+    ``Controller``, then ``-2``, ``-3`` for more of that class; adding another class before it leaves it as it is."""
+    taken: list[str] = []
+    for cls in ["OrbitController", "RankOneSetController", "TrapController", "Rank1Balance", "TrapController",
+                "DiscreteSGD", None, "TrapController"]:
+        taken.append(link_name(cls, taken))
+    assert taken == ["orbit", "rank-one-set", "trap", "rank1-balance", "trap-2", "discrete-sgd", "figure", "trap-3"]
+    assert link_name("TrapController", ["orbit"]) == "trap" and link_name("Trap", ["trap"]) == "trap-2"
 
 
 def test_titles():
@@ -56,6 +67,7 @@ def test_widget_outputs_become_static_blocks(executed):
     (out,) = nb.cells[1].outputs
     block = out["data"]["text/html"]
     assert 'class="edition-controller"' in block and "Live here:" in block and "offset b" in block
+    assert 'id="line" data-link="line"' in block and page.links == ["line"]  # its name in a link (issue 29)
     assert [(f.figure, f.slider, f.frames) for f in page.figures] == [(0, "a", 4), (1, None, 0)]
     assert page.figures[1].why_static == "does not change with slope a"
     assert "Line: offset b" in page.controls_needing_notebook

@@ -51,6 +51,22 @@ class Page:
     source_href: str
     figures: list[FigureInfo] = field(default_factory=list)
     controls_needing_notebook: list[str] = field(default_factory=list)
+    #: the link name of each controller block, in page order (:func:`link_name`)
+    links: list[str] = field(default_factory=list)
+
+
+def link_name(cls: str | None, taken: list[str]) -> str:
+    """The name of a controller block in the page's address (``#orbit=lam:2``; edition.js) and its element id: its
+    class in kebab case without a trailing ``Controller`` (``RankOneSetController`` → ``rank-one-set``; a lone
+    figure is ``figure``), then ``-2``, ``-3`` … for the second, third … of that class on the page. A name from the
+    class stays the same when other controllers are added before it, which an ordinal over the page would not."""
+    base = re.sub(r"Controller$", "", cls or "") or "figure"
+    base = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", base).lower()
+    n = sum(1 for t in taken if t == base or re.fullmatch(re.escape(base) + r"-\d+", t)) + 1
+    name = base if n == 1 else f"{base}-{n}"
+    if name in taken:  # cannot happen (a class name has no "-"), kept as a guard
+        raise ValueError(f"two controller blocks of a page would both be #{name}")
+    return name
 
 
 def notebook_title(nb) -> str:
@@ -141,8 +157,10 @@ def controller_block(entry: dict, cell: int, output: int, page: Page) -> str:
     if entry["kind"] == "controller":
         notes = (f'<p class="edition-settings">{_settings_line(entry)}</p>'
                  f'<p class="edition-live-note">{_live_note(entry, animated_any)}</p>')
-    return (f'<div class="edition-controller" data-class="{html.escape(entry.get("class") or "")}" '
-            f'data-cell="{cell}" data-output="{output}">'
+    name = link_name(entry.get("class"), page.links)
+    page.links.append(name)
+    return (f'<div class="edition-controller" id="{name}" data-link="{name}" '
+            f'data-class="{html.escape(entry.get("class") or "")}" data-cell="{cell}" data-output="{output}">'
             f'<script type="application/json" class="edition-controller-data">{script_json(meta)}</script>'
             + "".join(blocks)
             + f'<div class="edition-status">{status}</div>{notes}</div>')
