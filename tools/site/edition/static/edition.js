@@ -8,7 +8,9 @@
   // no mode-bar button or logo that reaches the internet; without it the page refuses to draw rather than offer one
   const SHARED = window.SYMSGD_PLOTLY_CONFIG;
   const CONFIG = Object.assign({responsive: true, typesetMath: false}, SHARED);
-  const E = (window.symsgdEdition = {drawn: 0, failed: 0, figures: [], moves: 0});
+  const E = (window.symsgdEdition = {drawn: 0, failed: 0, figures: [], moves: 0, linked: null});
+  // link name (the block's data-link, render.py link_name) → {block, meta, ready, set(k)}
+  const controllers = new Map();
 
   function typeset(el) {
     // MathJax 3 (assets/mathjax) typesets the page itself at load; a status line that changes is typeset again
@@ -74,20 +76,160 @@
       target = {k, from};
       follow();
     };
+    const ctl = {block, meta, name: block.dataset.link, set: (k) => (typeof Plotly === "undefined" ? null : show(k, null))};
+    const drawing = [];
     for (const {plot, spec} of plots) {
       if (typeof Plotly === "undefined") { fail(plot, "plotly.js did not load"); continue; }
       if (!SHARED) { fail(plot, "the page's plotly config (SYMSGD_PLOTLY_CONFIG) is missing"); continue; }
       const layout = spec.layout;
-      Plotly.newPlot(plot, spec.data, layout, CONFIG)
+      drawing.push(Plotly.newPlot(plot, spec.data, layout, CONFIG)
         .then(() => (spec.frames ? Plotly.addFrames(plot, spec.frames) : null))
         .then(() => {
           plot.dataset.edition = "drawn";
           E.drawn += 1;
-          plot.on("plotly_sliderchange", (ev) => show(Number(ev.step.args[0][0]), plot));
+          plot.on("plotly_sliderchange", (ev) => {
+            const k = Number(ev.step.args[0][0]);
+            show(k, plot);
+            moved(ctl, k);
+          });
         })
-        .catch((err) => { console.error(err); fail(plot, String(err && err.message ? err.message : err)); });
+        .catch((err) => { console.error(err); fail(plot, String(err && err.message ? err.message : err)); }));
       E.figures.push(plot);
     }
+    ctl.ready = Promise.allSettled(drawing);
+    if (ctl.name) controllers.set(ctl.name, ctl);
+  }
+
+  // ---------------------------------------------------------------- links that keep the slider (issue 29)
+  // The address records the precomputed sliders moved on the page: #orbit=lam:2&trap-2=lr:0.3 — the controller
+  // block's link name (render.py link_name), its slider's parameter and the value as its slider labels it; the
+  // controller moved last comes first. Moving a slider rewrites it in place (history.replaceState: no history entry,
+  // no scroll); opening the page at such an address, or changing it while open (hashchange), moves those sliders
+  // exactly as the mouse does and scrolls to the first. A value between two precomputed ones shows the nearest (and
+  // says so); an unknown figure, parameter or value is ignored with a note: the figure keeps the notebook's value.
+  // A fragment without "=" is an ordinary anchor (#a-heading, #orbit) and left to the browser.
+  let linked = [];  // [name, step] pairs, as in the address
+  let written = null;  // the fragment this script wrote, when it had to use location.replace (no hashchange echo)
+
+  function label(ctl, k) { return `${ctl.meta.label} = ${ctl.meta.labels[k]}`; }
+
+  function writeAddress() {
+    const parts = linked.map(([name, k]) => {
+      const {meta} = controllers.get(name);
+      return `${name}=${meta.slider}:${encodeURIComponent(meta.labels[k])}`;
+    });
+    const url = location.href.split("#")[0] + "#" + parts.join("&");
+    try {
+      history.replaceState(history.state, "", url);
+    } catch (err) {  // a browser that refuses replaceState here: a same-page fragment, still no history entry
+      written = "#" + parts.join("&");
+      location.replace(url);
+    }
+    E.linked = linked.map(([name, k]) => [name, k]);
+  }
+
+  function moved(ctl, k) {
+    if (!ctl.name || !ctl.meta.slider) return;
+    for (const note of ctl.block.querySelectorAll(":scope > .edition-link-note")) note.remove();
+    linked = [[ctl.name, k]].concat(linked.filter(([name]) => name !== ctl.name));
+    writeAddress();
+  }
+
+  function note(ctl, text) {
+    console.warn("symsgd edition, link: " + text);
+    const p = document.createElement("p");
+    p.className = "edition-link-note";
+    p.setAttribute("role", "status");
+    p.textContent = text;
+    if (ctl) ctl.block.insertBefore(p, ctl.block.querySelector(".edition-figure") || ctl.block.firstChild);
+    else (document.querySelector("main") || document.body).prepend(p);
+  }
+
+  function decode(text) {
+    try { return decodeURIComponent(text); } catch (err) { return text; }
+  }
+
+  // the step of ``ctl`` that ``text`` names: its label, its value, or (a number between two values) the nearest
+  function stepOf(ctl, text) {
+    const {labels, values} = ctl.meta;
+    let k = labels.indexOf(text);
+    if (k < 0) k = values.findIndex((v) => String(v) === text);
+    const x = text.trim() === "" ? NaN : Number(text);
+    if (k < 0 && isFinite(x)) k = values.indexOf(x);
+    if (k >= 0) return {k};
+    const numeric = values.every((v) => typeof v === "number");
+    const lo = numeric ? Math.min(...values) : NaN, hi = numeric ? Math.max(...values) : NaN;
+    if (isFinite(x) && x >= lo && x <= hi) {
+      k = values.reduce((best, v, i) => (Math.abs(v - x) < Math.abs(values[best] - x) ? i : best), 0);
+      return {k, nearest: true};
+    }
+    const range = numeric ? `from ${labels[values.indexOf(lo)]} to ${labels[values.indexOf(hi)]}`
+      : labels.map((l) => `“${l}”`).join(", ");
+    return {error: `not one of its precomputed values (${range})`};
+  }
+
+  function applyAddress() {
+    for (const old of document.querySelectorAll(".edition-link-note")) old.remove();
+    const text = location.hash.replace(/^#/, "");
+    if (!text.includes("=")) return null;
+    const applied = [], names = [...controllers.keys()].filter((n) => controllers.get(n).meta.slider);
+    let first = null;
+    for (const part of text.split("&").filter(Boolean)) {
+      const m = /^([^=:]+)=([^=:]*):(.*)$/.exec(part);
+      const name = m ? decode(m[1]) : null, ctl = m ? controllers.get(name) : null;
+      if (!m) {
+        note(null, `The address part “${decode(part)}” is not of the form figure=parameter:value; it is ignored.`);
+        continue;
+      }
+      if (!ctl || !ctl.meta.slider) {
+        note(null, `The address names “${name}”, which is not a figure with a precomputed slider on this page ` +
+             `(those are: ${names.join(", ") || "none"}); it is ignored.`);
+        continue;
+      }
+      first = first || ctl;
+      const here = `the figure shows the notebook's value, ${label(ctl, ctl.meta.current)}`;
+      const param = decode(m[2]), value = decode(m[3]);
+      if (applied.some(([n]) => n === name)) {
+        note(ctl, `The address sets ${name} twice; the first, ${label(ctl, applied.find(([n]) => n === name)[1])}, ` +
+             "is shown.");
+        continue;
+      }
+      if (param !== ctl.meta.slider) {
+        note(ctl, `The address sets “${param}” of ${name}, whose slider is ${ctl.meta.label} ` +
+             `(${ctl.meta.slider}); ${here}.`);
+        continue;
+      }
+      const step = stepOf(ctl, value);
+      if (step.error) {
+        note(ctl, `The address sets ${ctl.meta.label} of ${name} to “${value}”, ${step.error}; ${here}.`);
+        continue;
+      }
+      if (step.nearest) {
+        note(ctl, `The address sets ${ctl.meta.label} of ${name} to ${value}, between its precomputed values; ` +
+             `the figure shows the nearest, ${label(ctl, step.k)}.`);
+      }
+      ctl.set(step.k);
+      applied.push([name, step.k]);
+    }
+    linked = applied;
+    E.linked = applied.map(([name, k]) => [name, k]);
+    return first;
+  }
+
+  function followAddress(ready) {
+    const mathDone = window.MathJax && MathJax.startup && MathJax.startup.promise
+      ? MathJax.startup.promise.catch(() => null) : Promise.resolve();
+    const go = () => {
+      const first = applyAddress();
+      document.body.dataset.editionLinked = "yes";  // the address was read (the browser test waits for it)
+      // scrolled to once the formulas above it are typeset (they change the page's height)
+      if (first) mathDone.then(() => first.block.scrollIntoView({block: "start"}));
+    };
+    ready.then(go);
+    window.addEventListener("hashchange", () => {
+      if (written !== null && location.hash === written) { written = null; return; }
+      ready.then(go);
+    });
   }
 
   function start() {
@@ -97,6 +239,7 @@
         for (const plot of block.querySelectorAll(".edition-plot")) fail(plot, String(err.message || err));
       }
     }
+    followAddress(Promise.all([...controllers.values()].map((c) => c.ready)));
     document.body.dataset.editionStarted = "yes";
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
