@@ -116,9 +116,9 @@ def settle(page, ctl: dict, step: int) -> None:
     """Wait until every animated figure of ``ctl`` is on ``step`` and at rest."""
     for i in ctl["animated"]:
         wait_moved(block_of(page, ctl["name"]).locator(".edition-plot").nth(i), step)
-    block_of(page, ctl["name"]).locator(".edition-status").evaluate(  # its formulas typeset (edition.js typeset)
-        """(s) => new Promise((resolve) => { const t = () => (s.innerText.includes('$') ? requestAnimationFrame(t)
-                                                                                     : resolve(true)); t(); })""")
+    page.wait_for_function("(s) => !s.innerText.includes('$')",  # its formulas typeset (edition.js typeset)
+                           arg=block_of(page, ctl["name"]).locator(".edition-status").element_handle(),
+                           timeout=MOVE_TIMEOUT_S * 1000)
 
 
 def in_view(page, name: str) -> bool:
@@ -224,6 +224,11 @@ def test_a_bad_address_is_ignored_with_a_note(where, chromium):
         texts = " ".join(notes.all_inner_texts())
         assert "no-such-figure" in texts and "no_such_parameter" in texts and f"{outside:g}" in texts
         assert block_of(page, b["name"]).locator(".edition-link-note").count() == 1
+        # the note on the unknown figure stands with the first figure the address names, where the page scrolled
+        assert "no-such-figure" in block_of(page, a["name"]).locator(".edition-link-note").first.inner_text()
+        page.wait_for_function("""(b) => Array.from(b.querySelectorAll('.edition-link-note')).every((n) => {
+          const r = n.getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight; })""",
+                               arg=block_of(page, a["name"]).element_handle(), timeout=MOVE_TIMEOUT_S * 1000)
         assert len(warnings) == 3, warnings
         check_drawn_and_typeset(page)
         for ctl in ctls:

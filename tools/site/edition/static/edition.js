@@ -76,7 +76,8 @@
       target = {k, from};
       follow();
     };
-    const ctl = {block, meta, name: block.dataset.link, set: (k) => (typeof Plotly === "undefined" ? null : show(k, null))};
+    const ctl = {block, meta, name: block.dataset.link};
+    ctl.set = (k) => (typeof Plotly === "undefined" ? null : show(k, null));  // a link moved it: as a mouse move
     const drawing = [];
     for (const {plot, spec} of plots) {
       if (typeof Plotly === "undefined") { fail(plot, "plotly.js did not load"); continue; }
@@ -143,6 +144,7 @@
     p.textContent = text;
     if (ctl) ctl.block.insertBefore(p, ctl.block.querySelector(".edition-figure") || ctl.block.firstChild);
     else (document.querySelector("main") || document.body).prepend(p);
+    return p;
   }
 
   function decode(text) {
@@ -173,17 +175,19 @@
     const text = location.hash.replace(/^#/, "");
     if (!text.includes("=")) return null;
     const applied = [], names = [...controllers.keys()].filter((n) => controllers.get(n).meta.slider);
+    const pageNotes = [];  // notes on parts that name no figure: shown with the first figure named, if any
     let first = null;
     for (const part of text.split("&").filter(Boolean)) {
       const m = /^([^=:]+)=([^=:]*):(.*)$/.exec(part);
       const name = m ? decode(m[1]) : null, ctl = m ? controllers.get(name) : null;
       if (!m) {
-        note(null, `The address part “${decode(part)}” is not of the form figure=parameter:value; it is ignored.`);
+        pageNotes.push(note(null, `The address part “${decode(part)}” is not of the form figure=parameter:value; ` +
+                            "it is ignored."));
         continue;
       }
       if (!ctl || !ctl.meta.slider) {
-        note(null, `The address names “${name}”, which is not a figure with a precomputed slider on this page ` +
-             `(those are: ${names.join(", ") || "none"}); it is ignored.`);
+        pageNotes.push(note(null, `The address names “${name}”, which is not a figure with a precomputed slider ` +
+                            `on this page (those are: ${names.join(", ") || "none"}); it is ignored.`));
         continue;
       }
       first = first || ctl;
@@ -210,6 +214,9 @@
       }
       ctl.set(step.k);
       applied.push([name, step.k]);
+    }
+    for (const p of first ? pageNotes.reverse() : []) {
+      first.block.insertBefore(p, first.block.querySelector(":scope > .edition-link-note, :scope > .edition-figure"));
     }
     linked = applied;
     E.linked = applied.map(([name, k]) => [name, k]);
