@@ -1,0 +1,54 @@
+"""The shared measurement of a live figure's Run (issue 27): at the defaults and at the worst slider end.
+
+A Run is what the Run button does (``controller.run()``; for a controller with ``live = False`` a slider move
+does the same). For each figure the bench reports two rows: ``<name>`` at the notebook's default settings and
+``<name>@worst`` at the slider setting that costs most (every slider that sets the amount of work at its
+costly end at once: the most steps, runs and seeds, the widest network, the smallest time step). Each figure
+is the median of :data:`REPEAT` Runs after one warm-up Run at the same setting (numba compilation, memoised
+starting minima and first calls of torch are not counted). Target: :data:`RUN_TARGET` median.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+from .registry import BenchResult
+
+#: Issue 27: every Run of a live figure answers in at most this (seconds, median).
+RUN_TARGET = 0.5
+#: Runs timed per row (after one warm-up).
+REPEAT = 3
+#: The target as the table prints it.
+RUN_TARGET_TEXT = f"<= {RUN_TARGET:g} s median per Run"
+
+
+def median_time(func: Callable[[], object], repeat: int = REPEAT) -> float:
+    """Median wall-clock time of ``repeat`` calls to ``func`` (seconds)."""
+    times = []
+    for _ in range(max(int(repeat), 1)):
+        t0 = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def median_run(controller, settings: dict | None = None, repeat: int = REPEAT) -> float:
+    """Median time of ``controller.run()`` at ``settings`` (set first, as a reader would) after one warm-up Run."""
+    if settings:
+        controller.set(**settings)
+    controller.run()  # warm-up at this setting
+    return median_time(controller.run, repeat)
+
+
+def run_row(name: str, figure: float, baseline: float, where: str) -> BenchResult:
+    """One Run row (``where``: "defaults" or "worst end: …")."""
+    return BenchResult(name, figure, "s", baseline, baseline / figure if figure > 0 else float("inf"),
+                       f"{RUN_TARGET_TEXT} ({where})", bool(figure <= RUN_TARGET))
+
+
+def worst_label(settings: dict) -> str:
+    """The worst-end setting as the table prints it."""
+    return "worst end: " + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                                     for k, v in settings.items())
