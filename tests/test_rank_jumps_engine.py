@@ -233,6 +233,52 @@ def test_parallel_kernels_reproduce_the_serial_engine_bit_for_bit(eps_problem, p
         assert _digest(case()) == SERIAL_DIGESTS[name], name
 
 
+def test_prefetched_draws_in_many_chunks_reproduce_the_serial_engine(eps_problem, phase0_8, monkeypatch):
+    """Issue 27: the engine draws the next chunk's random numbers in a background thread while the kernel steps the
+    current chunk. With chunks of a few steps (many prefetched draws) the numbers are still the serial engine's."""
+    import threading
+
+    from symsgd_core.rank_jumps import engine, stepping
+
+    monkeypatch.setattr(engine, "_CHUNK_ELEMENTS", 5 * 8 * EXP.arch.n_params)  # langevin: 5 steps per chunk
+    threads = set()
+    original = stepping.prefetched
+
+    def spying(items, produce):
+        def produce_spied(item):
+            threads.add(threading.current_thread().name)
+            return produce(item)
+        return original(items, produce_spied)
+
+    monkeypatch.setattr(engine, "prefetched", spying)
+    for name, case in _digest_cases(eps_problem, phase0_8).items():
+        assert _digest(case()) == SERIAL_DIGESTS[name], name
+    assert any(t.startswith("symsgd-draws") for t in threads)  # (a one-chunk run draws in the caller)
+
+
+def test_prefetched_keeps_the_order_of_a_plain_loop():
+    from symsgd_core.rank_jumps.stepping import prefetched
+
+    calls = []
+
+    def produce(k):
+        calls.append(k)
+        return k * k
+
+    assert list(prefetched(range(5), produce)) == [(k, k * k) for k in range(5)]
+    assert calls == list(range(5))
+    assert list(prefetched([3], produce)) == [(3, 9)] and list(prefetched([], produce)) == []
+
+
+def test_stepping_kernels_release_the_gil():
+    """The block kernels run without the GIL, so the prefetching thread's draws overlap them."""
+    from symsgd_core.rank_jumps import _kernels, _sde_kernels
+
+    for f in (_kernels._sgd_block, _kernels._sgd_par, _kernels._gd_block, _kernels._gd_par,
+              _sde_kernels._weighted_block, _sde_kernels._weighted_par):
+        assert f.targetoptions.get("nogil") is True, f.py_func.__name__
+
+
 def test_one_and_two_threads_give_the_same_numbers(eps_problem, phase0_8):
     """``numba.set_num_threads(1)`` and ``(2)``: the same records and final parameters, bit for bit. 32 runs: two
     parallel blocks on two threads (``MIN_BLOCK_RUNS``); the records hold > 64 matrices per layer, so the batched

@@ -20,6 +20,8 @@ copied into its own ``(P, R_b)`` array and stepped by the serial block kernel (`
 ``_sgdb_ens``, ``_gd_ens``). Every arithmetic statement is elementwise over runs, in the same order
 for every run, with no fast-math (no reassociation, no FMA contraction), so a run's numbers do not
 depend on its block, its lane or the thread count: 1 thread and 2 threads give the same bits (tested).
+The block kernels release the GIL (``nogil``), so the engine's next chunk of random draws, made in a background
+thread (:func:`~.stepping.prefetched`), overlaps the current chunk's steps.
 
 Common arguments:
     rec_pos: int64 ``(K,)`` sorted local step counts (1..T) after which
@@ -333,7 +335,7 @@ def _block_out(theta, div_step, r0, th, ds):
         div_step[r0 + r] = ds[r]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sgd_block(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0, div_resid, tiny,
                r0, r1):
     """Runs ``r0:r1`` of ``theta (R, P)``, ``idx (R, T, B)``, copied to a block ``(P, R_b)`` and stepped by
@@ -359,7 +361,7 @@ def _sgd_block(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps,
     _block_out(theta, div_step, r0, th, ds)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _sgd_par(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0, div_resid, tiny,
              nb):
     """The runs of ``theta (R, P)`` in ``nb`` blocks, one per thread (``prange``), each by ``_sgd_block``."""
@@ -518,7 +520,7 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, lam, noise_t, noise_scale, 
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gd_block(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps, div_step, step0,
               div_resid, tiny, r0, r1):
     """Runs ``r0:r1`` of ``theta (R, P)``, ``noise (R, T, P)`` or ``(R, 0, P)``, as a block stepped by ``_gd_ens``."""
@@ -536,7 +538,7 @@ def _gd_block(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scal
     _block_out(theta, div_step, r0, th, ds)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _gd_par(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps, div_step, step0,
             div_resid, tiny, nb):
     """The runs of ``theta (R, P)`` in ``nb`` blocks, one per thread (``prange``), each by ``_gd_block``."""

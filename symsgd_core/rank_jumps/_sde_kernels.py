@@ -140,7 +140,7 @@ def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale,
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _weighted_block(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps,
                     div_step, step0, div_resid, tiny, r0, r1):
     """Runs ``r0:r1`` of ``theta (R, P)``, ``weights (R, T, N)``, ``iso_noise (R, T, P)`` or ``(R, 0, P)``, as a
@@ -165,7 +165,7 @@ def _weighted_block(theta, dims, off, rows, cols, vals, weights, decay, iso_nois
     _block_out(theta, div_step, r0, th, ds)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _weighted_par(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps,
                   div_step, step0, div_resid, tiny, nb):
     """The runs of ``theta (R, P)`` in ``nb`` blocks, one per thread (``prange``), each by ``_weighted_block``."""

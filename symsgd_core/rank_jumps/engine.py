@@ -49,7 +49,7 @@ from .network import (
     numerical_rank,
 )
 from .problems import CompletionProblem, _check_problem_fits
-from .stepping import DIVERGENCE_RESIDUAL, flush_threshold
+from .stepping import DIVERGENCE_RESIDUAL, flush_threshold, prefetched
 
 __all__ = ["METHODS", "RunResult", "Schedule", "records_between", "run"]
 
@@ -345,7 +345,21 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
     target = np.ascontiguousarray(problem.target)
     stats = [_record_stats(theta[:, None, :], arch, problem, lam_all[:1] if n_steps else
                            np.array([schedule.values(1)[1][0]]), rank_tol, criterion, record_layers)]
-    for s0 in range(0, n_steps, chunk):
+
+    def draw(s0):  # the chunk's random draws, per run from its own stream (in a background thread: prefetched)
+        T = min(n_steps, s0 + chunk) - s0
+        if method in ("sgd", "forced"):
+            idx = np.empty((R, T, batch_size), dtype=np.int64)
+            for r, rng in enumerate(rngs):
+                idx[r] = rng.integers(0, rows.size, size=(T, batch_size))
+            return idx
+        noise = np.empty((R, T if method == "langevin" else 0, P))
+        if method == "langevin":
+            for r, rng in enumerate(rngs):
+                noise[r] = rng.standard_normal((T, P))
+        return noise
+
+    for s0, drawn in prefetched(range(0, n_steps, chunk), draw):
         s1 = min(n_steps, s0 + chunk)
         T = s1 - s0
         in_chunk = rec_steps[(rec_steps > s0) & (rec_steps <= s1)]
@@ -354,21 +368,11 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
         lr_c = np.ascontiguousarray(lr_all[s0:s1])
         lam_c = np.ascontiguousarray(lam_all[s0:s1])
         if method in ("sgd", "forced"):
-            idx = np.empty((R, T, batch_size), dtype=np.int64)
-            for r, rng in enumerate(rngs):
-                idx[r] = rng.integers(0, rows.size, size=(T, batch_size))
-            sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr_c, lam_c, rec_pos, snaps, div_step, s0,
+            sgd_chunk(theta, dims, off, rows, cols, vals, drawn, lr_c, lam_c, rec_pos, snaps, div_step, s0,
                       DIVERGENCE_RESIDUAL, tiny)
         else:
-            if method == "langevin":
-                noise = np.empty((R, T, P))
-                for r, rng in enumerate(rngs):
-                    noise[r] = rng.standard_normal((T, P))
-                scale = np.sqrt(2.0 * lr_c * temperature)
-            else:
-                noise = np.empty((R, 0, P))
-                scale = np.zeros(T)
-            gd_chunk(theta, dims, off, target, maskf, 1.0 / problem.n_observed, lr_c, lam_c, noise, scale,
+            scale = np.sqrt(2.0 * lr_c * temperature) if method == "langevin" else np.zeros(T)
+            gd_chunk(theta, dims, off, target, maskf, 1.0 / problem.n_observed, lr_c, lam_c, drawn, scale,
                      rec_pos, snaps, div_step, s0, DIVERGENCE_RESIDUAL, tiny)
         if rec_pos.size:
             stats.append(_record_stats(snaps, arch, problem, lam_all[in_chunk - 1], rank_tol, criterion,

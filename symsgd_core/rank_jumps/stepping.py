@@ -23,10 +23,12 @@ each step applies two rules:
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from ..core.results import Divergence
 from ..core.validation import check_int
 
-__all__ = ["DIVERGENCE", "DIVERGENCE_RESIDUAL", "FLUSH_EVERY", "flush_threshold", "weight_decay_factor"]
+__all__ = ["DIVERGENCE", "DIVERGENCE_RESIDUAL", "FLUSH_EVERY", "flush_threshold", "prefetched", "weight_decay_factor"]
 
 #: The divergence rule of this engine: the residual of the entries a step uses.
 DIVERGENCE = Divergence("|A_ij − A*_ij| of the entries a step uses", 1e6)
@@ -52,3 +54,25 @@ def weight_decay_factor(lr: float, lam: float, steps: int = 1):
     """``(1 − 2ηλ)^t``: what ``t`` steps of weight decay alone do to a part of θ that gets no data gradient
     (a row of ``W_L`` whose entries are never sampled)."""
     return (1.0 - 2.0 * lr * lam) ** steps
+
+
+def prefetched(items, produce):
+    """Yield ``(item, produce(item))`` for each of ``items``, computing the next item's value in a background thread
+    while the caller works on the current one.
+
+    ``produce`` is called on the items in order, one call at a time, so random draws come out exactly as in a plain
+    loop. The engines pass their random draws per chunk: numpy's generators release the GIL while they fill an array
+    and the compiled kernels release it too (``nogil``), so the next chunk's draws overlap the current chunk's steps.
+    """
+    items = list(items)
+    if len(items) < 2:
+        for item in items:
+            yield item, produce(item)
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="symsgd-draws") as pool:
+        pending = pool.submit(produce, items[0])
+        for k, item in enumerate(items):
+            value = pending.result()
+            if k + 1 < len(items):
+                pending = pool.submit(produce, items[k + 1])
+            yield item, value
