@@ -24,10 +24,13 @@ REPEAT = 3
 RUN_TARGET_TEXT = f"<= {RUN_TARGET:g} s median per Run"
 
 
-def median_time(func: Callable[[], object], repeat: int = REPEAT) -> float:
-    """Median wall-clock time of ``repeat`` calls to ``func`` (seconds)."""
+def median_time(func: Callable[[], object], repeat: int = REPEAT, before_each: Callable[[], object] | None = None
+                ) -> float:
+    """Median wall-clock time of ``repeat`` calls to ``func`` (seconds); ``before_each()`` (untimed) first."""
     times = []
     for _ in range(max(int(repeat), 1)):
+        if before_each is not None:
+            before_each()
         t0 = time.perf_counter()
         func()
         times.append(time.perf_counter() - t0)
@@ -35,11 +38,16 @@ def median_time(func: Callable[[], object], repeat: int = REPEAT) -> float:
 
 
 def median_run(controller, settings: dict | None = None, repeat: int = REPEAT) -> float:
-    """Median time of ``controller.run()`` at ``settings`` (set first, as a reader would) after one warm-up Run."""
+    """Median time of ``controller.run()`` at ``settings`` (set first, as a reader would) after one warm-up Run.
+
+    A controller that keeps its last result by its settings (a ``_cache`` dict, e.g. ReLUBalance) has it emptied
+    before each timed Run: the row measures a Run that computes, not a cache hit.
+    """
     if settings:
         controller.set(**settings)
     controller.run()  # warm-up at this setting
-    return median_time(controller.run, repeat)
+    cache = getattr(controller, "_cache", None)
+    return median_time(controller.run, repeat, before_each=cache.clear if isinstance(cache, dict) else None)
 
 
 def run_row(name: str, figure: float, baseline: float, where: str) -> BenchResult:
