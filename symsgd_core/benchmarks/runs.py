@@ -46,8 +46,13 @@ def median_run(controller, settings: dict | None = None, repeat: int = REPEAT) -
     if settings:
         controller.set(**settings)
     controller.run()  # warm-up at this setting
-    cache = getattr(controller, "_cache", None)
-    return median_time(controller.run, repeat, before_each=cache.clear if isinstance(cache, dict) else None)
+
+    def empty_cache():  # looked up each time: a controller may replace its cache dict on every Run
+        cache = getattr(controller, "_cache", None)
+        if isinstance(cache, dict):
+            cache.clear()
+
+    return median_time(controller.run, repeat, before_each=empty_cache)
 
 
 def run_row(name: str, figure: float, baseline: float, where: str) -> BenchResult:
