@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ..core.checking import CheckResult, make_result, mc_tolerance, roundoff_tolerance
+from ..core.stats import Z_MC
 from ..core.validation import check_array, check_positive
 from .checks import (
     Instance,
@@ -144,7 +145,7 @@ def noise_balance_check(times, G, tr_u, tr_w, grad_sq_u, grad_sq_w, lr: float, b
     scale = T * float(np.mean(tw[sl]))
     se_e = float(e.std(ddof=1) / math.sqrt(e.size))
     se_diff = float(np.asarray(trace_se, dtype=float)[-1])
-    tol = (4.0 * se_e) / scale + 4.0 * se_diff / float(np.mean(tw[sl]))
+    tol = mc_tolerance(se_e) / scale + mc_tolerance(se_diff) / float(np.mean(tw[sl]))
     drift = float((Gs[-1] - Gs[first]) / (t[-1] - t[first]))
     pred_diff = (drift - eta * float(np.mean(dg[sl]))) / T
     name = "balance.noise_balance" + (f"[{label}]" if label else "")
@@ -152,8 +153,8 @@ def noise_balance_check(times, G, tr_u, tr_w, grad_sq_u, grad_sq_w, lr: float, b
         name, "Averaged over the last part of the run, T·(Tr Cov∇_uℓ − Tr Cov∇_wℓ) = dG/dt − η(‖∇_uL‖² − ‖∇_wL‖²) "
         "(the law of balance with discrete SGD's O(η) term)",
         abs(float(e.mean())) / scale, tol,
-        "4 standard errors of the per-interval residual (/(T·mean Tr_w)) + 4 standard errors of the evaluation "
-        "set's estimate of Tr_u − Tr_w (/mean Tr_w)",
+        f"{Z_MC:g} standard errors of the per-interval residual (/(T·mean Tr_w)) + {Z_MC:g} standard errors of the "
+        "evaluation set's estimate of Tr_u − Tr_w (/mean Tr_w)",
         details={"trace_ratio": float(np.mean(tu[sl]) / np.mean(tw[sl])),
                  "predicted_ratio": 1.0 + pred_diff / float(np.mean(tw[sl])),
                  "G_drift": drift, "gradient_term": eta * float(np.mean(dg[sl])), "intervals": int(k.size),
@@ -259,8 +260,8 @@ def ensemble_claims(result: EnsembleResult) -> list[CheckResult]:
         "balance.ensemble.spread",
         f"At t = {result.t_end:g}, G = ‖u‖² − ‖w‖² is spread less across runs than ‖u‖² itself "
         f"(std {sg_end:.3g} vs {su_end:.3g})",
-        (sg_end - su_end) / se, -mc_tolerance(1.0, 4.0),
-        "z = 4: measured is (std G − std ‖u‖²)/SE, which must stay below −4 (SE of a standard deviation "
+        (sg_end - su_end) / se, -mc_tolerance(1.0, Z_MC),
+        f"z = {Z_MC:g}: measured is (std G − std ‖u‖²)/SE, which must stay below −{Z_MC:g} (SE of a standard deviation "
         "std/sqrt(2(R − 1)), the two combined as if independent)", details={"runs": R}))
     rows += check_g_is_ode()
     return rows

@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from .stats import Z_MC
+
 #: float64 machine epsilon, the unit of every round-off tolerance.
 EPS64 = float(np.finfo(np.float64).eps)
 
@@ -155,8 +157,8 @@ def roundoff_tolerance(scale: float, n_terms: int = 1, safety: float = 64.0) -> 
     return safety * max(int(n_terms), 1) * EPS64 * max(float(scale), np.finfo(float).tiny)
 
 
-def mc_tolerance(std_error: float, z: float = 4.0) -> float:
-    """A Monte-Carlo tolerance: ``z`` standard errors (z = 4: two-sided p ≈ 6e-5)."""
+def mc_tolerance(std_error: float, z: float = Z_MC) -> float:
+    """A Monte-Carlo tolerance: ``z`` standard errors (default :data:`~.stats.Z_MC` = 4: two-sided p ≈ 6e-5)."""
     return float(z) * float(std_error)
 
 

@@ -4,7 +4,9 @@
 * :func:`censored_exponential` — the mean of an exponential waiting time from right-censored runs (type I):
   rate = events / time at risk, exact Poisson (Garwood) interval on the rate, inverted for the mean;
 * :func:`mean_se` — mean ± standard error across independent runs;
-* :func:`bootstrap_quantiles` — pooled quantiles with a run-level bootstrap interval.
+* :func:`bootstrap_quantiles` — pooled quantiles with a run-level bootstrap interval;
+* the two levels every check shares: :data:`Z_MC` (Monte-Carlo tolerances are ``Z_MC`` standard errors) and
+  :data:`KS_ALPHA` (the level of the one-sample KS tests, critical distance :func:`ks_threshold`).
 
 (:func:`symsgd_core.rank_jumps.analysis.exponential_waiting_time` is the same censored estimate with a
 normal-approximation standard error, the one Notebook 04 shows.)
@@ -19,10 +21,22 @@ from scipy import stats as _stats
 
 from .validation import check_int
 
-__all__ = ["Z95", "bootstrap_quantiles", "censored_exponential", "mean_se", "wilson"]
+__all__ = ["KS_ALPHA", "Z95", "Z_MC", "bootstrap_quantiles", "censored_exponential", "ks_threshold", "mean_se",
+           "wilson"]
 
 #: The two-sided 95 % normal quantile.
 Z95 = 1.959963984540054
+
+#: Monte-Carlo tolerances are ``Z_MC`` standard errors (two-sided p ≈ 6e-5 per comparison).
+Z_MC = 4.0
+
+#: Level of the one-sample Kolmogorov–Smirnov tests of simulated laws against closed forms (two-sided).
+KS_ALPHA = 1e-4
+
+
+def ks_threshold(n: int) -> float:
+    """The KS distance that ``n`` i.i.d. samples of the true law exceed with probability :data:`KS_ALPHA`."""
+    return float(_stats.kstwo.ppf(1.0 - KS_ALPHA, check_int("n", n, minimum=1)))
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float, float]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.checking import EPS64, CheckResult, make_result, register, roundoff_tolerance
+from ..core.stats import Z_MC
 from ..core.validation import check_array, check_int
 from .engine import run
 from .experiments import EPSILON_EXPERIMENT as EXP
@@ -446,7 +447,7 @@ def check_imbalance_step(params: Params, problem: CompletionProblem, lr: float, 
 
 
 def check_sgd_imbalance(start: Params, problem: CompletionProblem, lam: float, lrs=(0.075, 0.0375),
-                        steps: int = 40_000, n_runs: int = 8, burn_in: int = 5_000, seed: int = 1, z: float = 4.0,
+                        steps: int = 40_000, n_runs: int = 8, burn_in: int = 5_000, seed: int = 1, z: float = Z_MC,
                         scale=None) -> CheckResult:
     """At small η, the imbalance batch-1 SGD keeps near ``start`` is the η/γ-scale of the one-step law.
 
@@ -604,7 +605,7 @@ def check_raising_noise_scaling(near: dict, tolerance: float | None = None) -> l
                         {"rank_C": near["rank_C"].tolist()})]
 
 
-def check_layer_decay(record: ForcedRecord, run: int = 0, z: float = 4.0) -> CheckResult:
+def check_layer_decay(record: ForcedRecord, run: int = 0, z: float = Z_MC) -> CheckResult:
     """Under forced sampling every layer's second singular value shrinks at the weight-decay rate or faster.
 
     Claim: the layers after the first shrink their second direction at the rate ``1 − 2ηγ`` per step (fitted

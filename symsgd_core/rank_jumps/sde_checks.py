@@ -21,6 +21,7 @@ import numpy as np
 
 from ..core.checking import make_result, register, roundoff_tolerance
 from ..core.seeding import tagged_stream
+from ..core.stats import Z_MC
 from ..core.validation import check_int, check_positive
 from . import sde_reference
 from ._sde_kernels import weighted_chunk
@@ -429,8 +430,9 @@ def check_sde_adaptive_matches_em(seed: int = 0, M: int = 4000, t_end: float = 1
     measured_something = reduced >= 0.25 and ended <= 0.01
     return make_result("rank_jumps.sde_adaptive_matches_em",
                        "the adaptive-step integrator has the SDE's law (means at t_end agree with fine-step EM)",
-                       float(np.max(np.abs(z))) if measured_something else float("inf"), 4.0,
-                       "4 Monte-Carlo standard errors of the difference of two independent means, per observable; "
+                       float(np.max(np.abs(z))) if measured_something else float("inf"), Z_MC,
+                       f"{Z_MC:g} Monte-Carlo standard errors of the difference of two independent means, per "
+                       "observable; "
                        "the rule must shorten ≥ 25 % of the steps and ≤ 1 % of the paths may end early, else "
                        "nothing was measured and the check fails",
                        details={"z": dict(zip(_ADAPTIVE_OBSERVABLES, z.tolist())),

@@ -16,6 +16,7 @@ from scipy import integrate, stats
 
 from ..core.checking import make_result, mc_tolerance, register, roundoff_tolerance
 from ..core.seeding import stream, tagged_stream
+from ..core.stats import KS_ALPHA, Z_MC, ks_threshold
 from .laws import (
     DiagonalNetProblem,
     StationaryLaw,
@@ -30,10 +31,6 @@ from .laws import (
     variance_depth0,
 )
 from .sde import relaxation_rate, simulate_v, simulate_v_coupled, v_space_coefficients
-
-#: Significance of the goodness-of-fit tests (two-sided p; z = 4 for the Gaussian checks).
-ALPHA = 1e-4
-Z = 4.0
 
 #: (k, σ, γ, T) settings on which the closed forms are checked.
 SETTINGS = ((1.0, 1.0, 0.0, 0.05), (1.0, 1.0, 0.0, 0.15), (1.0, 1.0, 0.0, 0.3), (1.5, 0.5, 0.2, 0.1),
@@ -176,7 +173,7 @@ def gof_against_law(law, depth: int, problem: DiagonalNetProblem, temperature: f
     Chains start from exact draws of ``law`` and run for ``relax_times/λ₁`` (λ₁ from
     :func:`relaxation_rate`): if ``law`` is stationary for the SDE the sample stays distributed as
     ``law`` (no burn-in error), otherwise it relaxes towards the SDE's true law and the KS
-    distance exposes the difference. Threshold = KS quantile at level ``ALPHA`` for ``n_chains``
+    distance exposes the difference. Threshold = :func:`~symsgd_core.core.stats.ks_threshold` for ``n_chains``
     i.i.d. samples (one per chain) + ``sup|F̂_dt − F̂_dt/2|`` of the coupled runs (an upper bound
     on the dt/2 run's bias if the scheme's error at least halves with dt).
     """
@@ -186,7 +183,7 @@ def gof_against_law(law, depth: int, problem: DiagonalNetProblem, temperature: f
     fine, coarse = simulate_v_coupled(problem, temperature, depth, n_chains=n_chains, t_end=t_end, dt=dt, v0=v0,
                                       scheme=scheme, seed=seed)
     ks = float(stats.kstest(fine.final, law.cdf).statistic)
-    ks_crit = float(stats.kstwo.ppf(1.0 - ALPHA, n_chains))
+    ks_crit = ks_threshold(n_chains)
     disc = float(stats.ks_2samp(fine.final, coarse.final).statistic)
     ks_coarse = float(stats.kstest(coarse.final, law.cdf).statistic)
     return {"ks": ks, "ks_crit": ks_crit, "disc": disc, "tolerance": ks_crit + disc, "ks_coarse": ks_coarse,
@@ -199,7 +196,7 @@ def _gof_result(name, claim, out):
     details = {k: v for k, v in out.items() if k not in ("fine", "coarse")}
     ok = out["non_finite"] == 0
     return make_result(name, claim, out["ks"] if ok else float("nan"), out["tolerance"],
-                       f"KS {1 - ALPHA:.4f}-quantile for n = {out['n_chains']} chains (one sample each) "
+                       f"KS {1 - KS_ALPHA:.4f}-quantile for n = {out['n_chains']} chains (one sample each) "
                        f"+ sup|F_dt − F_dt/2| of coupled runs (dt = {out['dt_coarse']:g})", details=details)
 
 
@@ -254,7 +251,7 @@ def log_v_slope(problem, temperature, depth=1, *, v0, t_start=0.0, t_end=1.0, n_
     av = np.abs(run.v[keep])
     nonlin = 4.0 * (problem.beta1 + temperature * (2 * problem.alpha1 * av + 2 * abs(problem.alpha2))) * av
     return (float(slopes.mean()), float(slopes.std(ddof=1) / math.sqrt(n_chains)),
-            float(nonlin.mean() + Z * nonlin.std() / math.sqrt(nonlin.size)))
+            float(nonlin.mean() + Z_MC * nonlin.std() / math.sqrt(nonlin.size)))
 
 
 @register("stationary.collapse_at_Tc")
@@ -263,7 +260,7 @@ def check_collapse(seed: int = 0, tc_formula=critical_temperature, n_chains: int
 
     Near v = 0 the s = log v dynamics is Brownian motion with drift ``μ₀ = 4(β₂ − γ − Tα₃)``: 0 is
     absorbing (the law collapses to δ(v)) iff μ₀ < 0. Chains started at v = 1e-12 at T = 1.2·T_c
-    and 0.8·T_c must drift down and up, each by more than Z standard errors. With γ = 0.2 the
+    and 0.8·T_c must drift down and up, each by more than Z_MC = 4 standard errors. With γ = 0.2 the
     two temperatures straddle T_c(γ) = 0.267, while both lie below T_c(γ = 0) = 1/3, so the check
     also tests the weight-decay shift. Measured: the smaller of the two signed z-scores.
     """
@@ -274,15 +271,15 @@ def check_collapse(seed: int = 0, tc_formula=critical_temperature, n_chains: int
         T = factor * tc
         slope, se, bias = log_v_slope(prob, T, 1, v0=1e-12, t_end=1.0, n_chains=n_chains, seed=seed)
         mu0 = 4.0 * (prob.beta2 - prob.weight_decay - T * prob.alpha3)
-        zs.append(sign * slope / (se + bias / Z))
+        zs.append(sign * slope / (se + bias / Z_MC))
         rows.append({"T": T, "T_over_Tc": factor, "slope": slope, "stderr": se, "mu0_theory": mu0,
-                     "agreement_z": abs(slope - mu0) / (se + bias / Z)})
+                     "agreement_z": abs(slope - mu0) / (se + bias / Z_MC)})
     # a full-dynamics illustration: from v = 1 above T_c, v heads to 0
     above = simulate_v(prob, 1.2 * tc, 1, n_chains=500, t_end=20.0, dt=0.02, v0=1.0, scheme="weak2", seed=seed)
     frac = float(np.mean(above.final < 1e-3))
     return make_result("stationary.collapse_at_Tc",
                        "L = 1, γ=0.2: log v drifts to −∞ at T = 1.2·T_c and away from 0 at 0.8·T_c, T_c = (β₂−γ)/α₃",
-                       min(zs), Z, f"each drift must differ from 0 by ≥ {Z:g} standard errors of the mean "
+                       min(zs), Z_MC, f"each drift must differ from 0 by ≥ {Z_MC:g} standard errors of the mean "
                        f"over {n_chains} independent chains (+ nonlinearity bound)", relation=">=",
                        details={"T_c": tc, "rows": rows, "fraction_below_1e-3_from_v0=1_at_t=20": frac})
 
@@ -388,8 +385,8 @@ def check_wrong_sign(seed: int = 0, depth0_law=None, collapse_rate=None, n_chain
     predicted = -float(rate(prob, T))
     res1 = make_result("stationary.wrong_sign_depth1",
                        "L = 1 from u = −w (v = −1): log|v| → −∞ at rate 4(β₂+γ+Tα₃): the wrong sign is never learned",
-                       abs(slope - predicted), mc_tolerance(se, Z) + bias,
-                       f"{Z:g} standard errors of the mean slope over {n_chains} chains + nonlinearity bound",
+                       abs(slope - predicted), mc_tolerance(se, Z_MC) + bias,
+                       f"{Z_MC:g} standard errors of the mean slope over {n_chains} chains + nonlinearity bound",
                        details={"slope": slope, "predicted": predicted, "stderr": se, "nonlinearity": bias})
     # D = 0 from v = −1: wrong-sign mass
     law0 = StationaryLaw(prob, T, 0) if depth0_law is None else depth0_law
@@ -402,8 +399,8 @@ def check_wrong_sign(seed: int = 0, depth0_law=None, collapse_rate=None, n_chain
     burn = math.exp(-lam * fine.times[-1])
     res0 = make_result("stationary.wrong_sign_depth0",
                        f"L = 0 from v = −1: P(v < 0) matches Eq. 12's {p_theory:.4f} > 0 (linear regression keeps the "
-                       "wrong sign)", abs(p_fine - p_theory), mc_tolerance(se0, Z) + abs(p_fine - p_coarse) + burn,
-                       f"{Z:g} binomial standard errors (n = {n_chains}) + |P_dt − P_dt/2| "
+                       "wrong sign)", abs(p_fine - p_theory), mc_tolerance(se0, Z_MC) + abs(p_fine - p_coarse) + burn,
+                       f"{Z_MC:g} binomial standard errors (n = {n_chains}) + |P_dt − P_dt/2| "
                        "+ e^(−κt) burn-in (t = 8/κ)",
                        details={"p_sim": p_fine, "p_sim_coarse": p_coarse, "p_theory": p_theory, "lambda1": lam})
     return [res1, res0]

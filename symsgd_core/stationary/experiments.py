@@ -4,9 +4,9 @@ One function per figure (its keyword defaults are the figure's starting settings
 result that :mod:`symsgd_core.ui.stationary` only draws. The analytic parts (closed forms, phases) are cheap
 enough for slider callbacks; the simulations use the v-SDE engine (:mod:`.sde`) and SGD on the actual
 parameters (:mod:`.sgd`). Statistics: goodness of fit by the Kolmogorov–Smirnov distance to the closed form
-(critical value at level :data:`KS_ALPHA` for the number of independent samples, one per chain), histograms
-as densities with binomial errors (:func:`histogram_density`), tails as survival functions
-(:func:`survival_points`).
+(critical value :func:`ks_threshold` at the package's one KS level :data:`KS_ALPHA`, both from
+:mod:`symsgd_core.core.stats`, for the number of independent samples, one per chain), histograms as densities
+with binomial errors (:func:`histogram_density`), tails as survival functions (:func:`survival_points`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 from scipy import stats
 
 from ..core.seeding import tagged_stream
+from ..core.stats import KS_ALPHA, ks_threshold
 from .laws import (
     DiagonalNetProblem,
     StationaryLaw,
@@ -43,19 +44,9 @@ __all__ = [
     "DtRow", "dt_convergence",
 ]
 
-#: Level of the one-sample KS tests of the figures (two-sided; the critical value for n samples is
-#: ``kstwo.ppf(1 − KS_ALPHA, n)``).
-KS_ALPHA = 1e-4
-
-
 def gaussian_problem(k: float, sigma: float, weight_decay: float) -> DiagonalNetProblem:
     """The moments of ``x ~ N(0, 1)``, ``y = kx + ε``, ``ε ~ N(0, σ²)`` with weight decay γ (a figure's sliders)."""
     return DiagonalNetProblem.gaussian(float(k), float(sigma), float(weight_decay))
-
-
-def ks_threshold(n: int) -> float:
-    """The KS distance that ``n`` i.i.d. samples of the true law exceed with probability :data:`KS_ALPHA`."""
-    return float(stats.kstwo.ppf(1.0 - KS_ALPHA, n))
 
 
 def histogram_density(samples, edges):
