@@ -107,8 +107,10 @@ def test_memoryless_accepts_exponential_and_rejects_clustered_times():
     assert rj.check_memoryless(js, T).passed
     clustered = 30_000 + 100 * np.arange(20)
     assert not rj.check_memoryless(clustered, T).passed
-    with pytest.raises(ValueError):
-        an.censored_exponential_ks(np.array([-1, -1, 5]), T)
+    with pytest.raises(ValueError, match="at least 3 observed events"):
+        an.censored_exponential_ks(np.array([np.nan, np.nan, 5]), T)
+    with pytest.raises(ValueError, match="event_times"):       # the kernels' −1 is converted, never read as a time
+        an.censored_exponential_ks(np.array([-1, 4, 5, 6]), T)
 
 
 def test_raising_noise_scales_near_B1_and_the_rank_bound_is_an_artefact(rank1_point):

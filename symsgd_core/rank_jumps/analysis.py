@@ -9,7 +9,8 @@ Nothing here runs the engine:
 * SGD's noise at a point, split into rank-raising and rank-keeping directions (:func:`noise_spectrum_by_direction`),
   and the matched Langevin temperature (:func:`matched_langevin_temperature`);
 * perturbing a low-rank point along a new direction (:func:`perturb_new_direction`, :func:`basin_boundary`);
-* summaries of recorded runs — transitions, waiting times, jump durations, :func:`diagnose`;
+* summaries of recorded runs — transitions, waiting times (:func:`exponential_waiting_time`: the engine's −1 marker
+  into :mod:`symsgd_core.core.stats`' censored exponential), jump durations, :func:`diagnose`;
 * the imbalance SGD keeps at a step size η (:func:`sgd_imbalance_scale`), the scale behind B_r's ε₂.
 
 Loss normalisation follows :mod:`symsgd_core.core.conventions`: squared error without ½, weight decay
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.stats import censored_exponential, censored_exponential_ks, event_times
 from ..core.validation import check_array, check_int, check_nonnegative, check_positive, check_positive_int
 from .network import Params, end_to_end
 from .problems import CompletionProblem, _check_problem_fits, gradient
@@ -431,22 +433,15 @@ def rank_transitions(rank) -> tuple[np.ndarray, np.ndarray]:
 
 
 def exponential_waiting_time(jump_steps, budget: int) -> tuple[float, float]:
-    """Censored maximum-likelihood mean waiting time of exponential jump times, with its standard error.
+    """``(τ̂, se)`` of :func:`~symsgd_core.core.stats.censored_exponential` for the engine's jump steps.
 
-    Runs that did not jump (``jump_steps < 0``) are censored at ``budget``:
-    ``τ̂ = (Σ observed times + n_censored · budget) / n_jumped``, ``se = τ̂ / sqrt(n_jumped)``.
-
-    Returns:
-        ``(τ̂, se)``; ``(inf, inf)`` when no run jumped.
+    Runs that did not jump (``jump_steps < 0``, the compiled kernels' marker, turned into NaN by
+    :func:`~symsgd_core.core.stats.event_times`) are censored at ``budget``:
+    ``τ̂ = (Σ observed times + n_censored · budget) / n_jumped``, ``se = τ̂ / sqrt(n_jumped)``; ``(inf, inf)`` when
+    no run jumped.
     """
-    js = np.asarray(jump_steps, dtype=float)
-    budget = check_positive("budget", budget)
-    jumped = js >= 0
-    n = int(jumped.sum())
-    if n == 0:
-        return float("inf"), float("inf")
-    tau = (js[jumped].sum() + (~jumped).sum() * budget) / n
-    return float(tau), float(tau / np.sqrt(n))
+    w = censored_exponential(event_times(jump_steps), check_positive("budget", budget))
+    return w["mean"], w["se"]
 
 
 def jump_durations(result, rank_tol: float | None = None) -> np.ndarray:
@@ -856,35 +851,6 @@ def min_norm_completion(eps: float, depth: int, n_grid: int = 4001) -> dict:
         x2, p2 = float(roots[j]), pens[j]
     return {"x_rank1": x1, "penalty_rank1": p1, "x_rank2": x2, "penalty_rank2": p2, "rank": 2 if p2 < p1 else 1,
             "eps": eps, "depth": L}
-
-
-def censored_exponential_ks(jump_steps, budget: int) -> dict:
-    """Goodness of fit of the jump times to an exponential law, with the runs that never jumped censored.
-
-    Method (stated): the mean τ̂ is the censored maximum-likelihood estimate (:func:`exponential_waiting_time`);
-    given a jump within the budget T, an exponential time has the truncated law
-    ``F(t) = (1 − e^{−t/τ̂}) / (1 − e^{−T/τ̂})`` on [0, T], and the observed times are compared with it by a
-    one-sample Kolmogorov–Smirnov test. Estimating τ̂ from the same data makes the KS p-value conservative (too
-    large); the test's power is that of n observed jumps.
-
-    Returns:
-        dict: ``statistic``, ``pvalue``, ``tau``, ``n_jumped``, ``n_censored``.
-    Raises:
-        ValueError: fewer than 3 observed jumps (nothing to test).
-    """
-    from scipy import stats
-
-    js = np.asarray(jump_steps, dtype=float)
-    T = check_positive("budget", budget)
-    jumped = js >= 0
-    n = int(jumped.sum())
-    if n < 3:
-        raise ValueError(f"need at least 3 observed jumps for a goodness-of-fit test, got {n}")
-    tau, _ = exponential_waiting_time(js, T)
-    norm = -np.expm1(-T / tau)
-    res = stats.kstest(js[jumped], lambda t: -np.expm1(-np.asarray(t) / tau) / norm)
-    return {"statistic": float(res.statistic), "pvalue": float(res.pvalue), "tau": float(tau), "n_jumped": n,
-            "n_censored": int((~jumped).sum())}
 
 
 def zero_count_upper_bound(n_trials: int, confidence: float = 0.95) -> float:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.checking import EPS64, CheckResult, make_result, register, roundoff_tolerance
-from ..core.stats import Z_MC
+from ..core.stats import Z_MC, censored_exponential_ks, event_times
 from ..core.validation import check_array, check_int
 from .engine import run
 from .experiments import EPSILON_EXPERIMENT as EXP
@@ -569,12 +569,11 @@ def check_no_jumps(jump_steps, confidence: float = 0.95, name: str = "rank_jumps
 def check_memoryless(jump_steps, budget: int, level: float = 0.01) -> CheckResult:
     """The jump times fit an exponential law (memoryless): censored-exponential KS p-value ≥ ``level``.
 
-    See :func:`~.analysis.censored_exponential_ks` for the method. ``level`` = 0.01: a true exponential law fails
-    this one time in a hundred (less, as the p-value is conservative); times clustered around one value fail.
+    See :func:`~symsgd_core.core.stats.censored_exponential_ks` for the method (runs without a jump, ``< 0``, are
+    censored). ``level`` = 0.01: a true exponential law fails this one time in a hundred (less, as the p-value is
+    conservative); times clustered around one value fail.
     """
-    from .analysis import censored_exponential_ks
-
-    ks = censored_exponential_ks(jump_steps, budget)
+    ks = censored_exponential_ks(event_times(jump_steps), budget)
     return make_result("rank_jumps.memoryless_jumps",
                        "the waiting times to a jump follow an exponential law (censored at the budget)",
                        ks["pvalue"], level, f"KS test of the truncated exponential, significance level {level:g}",

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.stats import censored_exponential
+from ..core.stats import censored_exponential, event_times
 from ..core.validation import check_in_range, check_int, check_positive
 from .jump_event import (
     AMBIGUOUS,
@@ -190,8 +190,7 @@ def compare_wait(jump_steps, n_steps: int, predicted: float, *, predicted_band=N
     """
     n = check_int("n_steps", n_steps, minimum=1)
     alpha = check_in_range("alpha", alpha, 0.0, 1.0, closed=False)
-    js = np.array([np.nan if (v is None or not np.isfinite(v) or v < 0) else v for v in np.asarray(
-        jump_steps, dtype=object).ravel()], dtype=float)
+    js = event_times(jump_steps).ravel()
     if js.size == 0:
         raise ValueError("jump_steps must hold at least one run")
     if np.any(js > n):

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.stats import censored_exponential, mean_se, wilson
+from ..core.stats import censored_exponential, event_times, mean_se, wilson
 from ..core.validation import check_int, check_positive
 from .analysis import matched_langevin_temperature, rank_transitions, replicate
 from .engine import RunResult, run
@@ -583,8 +583,7 @@ def kstar_rows(grid: SdeGrid, *, factor: float | None = None, kstar_key: str = "
         kr = _median_kstar(grid.select("kstar", lr=lr, lam=lam, route="row0")[0], kstar_key)
         kc = _median_kstar(grid.select("kstar", lr=lr, lam=lam, route="col1")[0], kstar_key)
         res = t["result"]
-        js = np.array(res["jump_step"], dtype=float)
-        js[js < 0] = np.nan
+        js = event_times(res["jump_step"])
         w = censored_exponential(js, float(res["n_steps"]))
         routes = {r: sum(1 for x in res["route"] if x == r) for r in ("row0", "col1")}
         out.append(KStarRow(lr, lam, kr, kc, p, run_waiting_time(kr, p) if kr > 0 else float("inf"),
@@ -627,7 +626,7 @@ def staircase_summary(grid: SdeGrid) -> StaircaseSummary:
     n_row = routes["row0"] + routes["row1"]
     kst = {r: _median_kstar(grid.select("kstar", problem="staircase", route=r)[0]) for r in ("row0", "row1", "col1")}
     p_route = {r: grid.select("kstar", problem="staircase", route=r)[0]["p_route"] for r in ("row0", "row1", "col1")}
-    js = np.array([np.nan if x < 0 else x for x in res["jump_step"]], dtype=float)
+    js = event_times(res["jump_step"])
     w = censored_exponential(js, float(res["n_steps"]))
     return StaircaseSummary(routes, len(res["route"]), sum(1 for x in res["jump_step"] if x >= 0),
                             wilson(routes["row0"], n_row), float(binomtest(routes["row0"], n_row, 0.5).pvalue),
