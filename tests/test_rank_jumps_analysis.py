@@ -27,11 +27,24 @@ def rank_one_point(problem):
 
 
 # -- closed forms -------------------------------------------------------------------------------
-def test_schatten_penalty_matches_induced_penalty():
+def test_induced_penalty_closed_forms():
+    """``L Σ s_k^{2/L}`` against facts that need no SVD: L = 1 is ‖A‖_F²; L = 2 is twice the nuclear norm, for a
+    2×2 matrix ``2 sqrt(‖A‖_F² + 2|det A|)``; a diagonal A rotated on both sides has singular values |a_ii|."""
     A = np.array([[2.0, 0.3], [0.1, 0.5]])
-    s = np.linalg.svd(A, compute_uv=False)
+    fro2, det = float(np.sum(A * A)), float(np.linalg.det(A))
+    tol = 64 * np.finfo(float).eps                 # a few roundings of the SVD and the sum (64·eps, relative)
+    assert rank_jumps.induced_penalty(A, 1) == pytest.approx(fro2, rel=tol)
+    assert rank_jumps.induced_penalty(A, 2) == pytest.approx(2 * np.sqrt(fro2 + 2 * abs(det)), rel=tol)
+    c, s = np.cos(0.7), np.sin(0.7)
+    Q = np.array([[c, -s], [s, c]])
+    d = np.array([1.7, -0.2])
     for L in (1, 2, 3, 5):
-        assert rank_jumps.schatten_penalty(s, L).sum() == pytest.approx(rank_jumps.induced_penalty(A, L), rel=1e-14)
+        expected = L * float(np.sum(np.abs(d) ** (2.0 / L)))
+        assert rank_jumps.induced_penalty(Q @ np.diag(d) @ Q.T, L) == pytest.approx(expected, rel=tol)
+        np.testing.assert_allclose(rank_jumps.schatten_penalty(np.abs(d), L), L * np.abs(d) ** (2.0 / L), rtol=0)
+    batch = np.stack([A, np.diag(d)])
+    np.testing.assert_allclose(rank_jumps.induced_penalty(batch, 3),
+                               [rank_jumps.induced_penalty(A, 3), 3 * float(np.sum(np.abs(d) ** (2 / 3)))], rtol=tol)
 
 
 def test_closed_forms_validate_arguments():

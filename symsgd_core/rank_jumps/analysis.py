@@ -25,7 +25,7 @@ import numpy as np
 
 from ..core.stats import censored_exponential, censored_exponential_ks, event_times
 from ..core.validation import check_array, check_int, check_nonnegative, check_positive, check_positive_int
-from .network import Params, end_to_end
+from .network import Params, end_to_end, induced_penalty, schatten_penalty
 from .problems import CompletionProblem, _check_problem_fits, gradient
 
 __all__ = [
@@ -41,27 +41,6 @@ __all__ = [
     "replicate", "scalar_chain_loss", "schatten_penalty", "sgd_imbalance_drive", "sgd_imbalance_scale",
     "sgd_noise_covariance",
 ]
-
-
-def schatten_penalty(s, depth: int) -> np.ndarray:
-    """The induced penalty ``L · s^{2/L}`` of one singular value ``s`` (elementwise).
-
-    ``min_{θ: A_θ = A} ‖θ‖² = L Σ_k s_k(A)^{2/L}`` for a depth-``L`` linear network, so
-    this is the parameter-norm cost of a singular value of size ``s``.
-
-    Args:
-        s: singular value(s) ≥ 0, any shape.
-        depth: number of layers L ≥ 1.
-    Returns:
-        array of the same shape as ``s``: ``L · s^{2/L}``.
-    Raises:
-        ValueError: if ``s`` has a negative or non-finite entry, or ``depth`` < 1.
-    """
-    L = check_int("depth", depth, minimum=1)
-    s = check_array("s", s)
-    if np.any(s < 0):
-        raise ValueError("s must be >= 0 (singular values)")
-    return L * s ** (2.0 / L)
 
 
 def new_direction_cost(delta, depth: int, lam: float, gain: float) -> np.ndarray:
@@ -781,15 +760,14 @@ def loss_hessian_top_eigenvalue(params: Params, problem: CompletionProblem, lam:
     return float(np.linalg.eigvalsh(0.5 * (H + H.T))[-1])
 
 
-def completion_penalty(x, eps: float, depth: int) -> np.ndarray:
+def completion_penalty(x, eps: float, depth: int) -> np.ndarray | float:
     """Induced penalty ``L Σ_k s_k^{2/L}`` of the exact ε-completion ``[[1, ε], [x, 1]]`` (x: the unobserved entry)."""
     L = check_int("depth", depth, minimum=1)
     eps = check_positive("eps", eps)
     x = check_array("x", x)
     A = np.empty((*x.shape, 2, 2))
     A[..., 0, 0], A[..., 0, 1], A[..., 1, 0], A[..., 1, 1] = 1.0, eps, x, 1.0
-    s = np.linalg.svd(A, compute_uv=False)
-    return L * np.sum(s ** (2.0 / L), axis=-1)
+    return induced_penalty(A, L)
 
 
 #: Absolute x-tolerance of the root finder of :func:`min_norm_completion` (scipy's ``brentq`` returns x within

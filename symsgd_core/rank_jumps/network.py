@@ -28,7 +28,8 @@ from ..core.seeding import stream, streams
 from ..core.validation import check_array, check_int, check_positive, check_positive_int
 
 __all__ = ["DEFAULT_B_CRITERION", "DEFAULT_RANK_TOL", "Architecture", "BrCriterion", "Params", "balanced_factorisation",
-           "balancedness", "end_to_end", "exact_rank_tol", "in_B", "smallest_B", "induced_penalty", "init_params",
+           "balancedness", "end_to_end", "exact_rank_tol", "in_B", "smallest_B", "induced_penalty", "schatten_penalty",
+           "init_params",
            "layer_singular_values", "make_architecture", "numerical_rank", "singular_values"]
 
 
@@ -351,19 +352,37 @@ def layer_singular_values(params: Params) -> np.ndarray:
     return _layer_sv_flat(params.flat, params.arch)
 
 
+def schatten_penalty(s, depth: int) -> np.ndarray:
+    """The induced penalty ``L · s^{2/L}`` of one singular value ``s`` (elementwise): the parameter-norm cost of a
+    singular value of size ``s`` (:func:`induced_penalty` is their sum over the singular values of A).
+
+    Args:
+        s: singular value(s) ≥ 0, any shape.
+        depth: number of layers L ≥ 1.
+    Returns:
+        array of the same shape as ``s``: ``L · s^{2/L}``.
+    Raises:
+        ValueError: if ``s`` has a negative or non-finite entry, or ``depth`` < 1.
+    """
+    L = check_int("depth", depth, minimum=1)
+    s = check_array("s", s)
+    if np.any(s < 0):
+        raise ValueError("s must be >= 0 (singular values)")
+    return L * s ** (2.0 / L)
+
+
 def induced_penalty(A, depth: int) -> np.ndarray | float:
-    """``L Σ_k s_k(A)^{2/L}`` = min ``‖θ‖²`` over factorisations of A with L layers.
+    """``L Σ_k s_k(A)^{2/L}`` = min ``‖θ‖²`` over factorisations of A with L layers (attained by balanced ones).
 
     Args:
         A: ``(m, n)`` or ``(R, m, n)``.
         depth: L ≥ 1.
 
     Returns:
-        float, or ``(R,)``.
+        float, or ``(R,)``: the sum of :func:`schatten_penalty` over the singular values of A.
     """
     depth = check_int("depth", depth, minimum=1)
-    s = np.linalg.svd(np.asarray(A, dtype=np.float64), compute_uv=False)
-    out = depth * np.sum(s ** (2.0 / depth), axis=-1)
+    out = np.sum(schatten_penalty(np.linalg.svd(np.asarray(A, dtype=np.float64), compute_uv=False), depth), axis=-1)
     return float(out) if np.ndim(out) == 0 else out
 
 
