@@ -340,16 +340,6 @@ def test_destination_check_rejects_bad_sizes():
         bal.check_destination_seed_independent(theta0=np.zeros((3, 2)))
 
 
-def test_spread_grows_like_sqrt_t_and_a_wrong_exponent_fails():
-    (row,) = bal.check_spread_sqrt_t()
-    assert row.passed, row
-    assert abs(row.details["predicted"] - 0.5) < 0.05  # the stationary law's slope is close to √T here
-    for wrong in (1.0, 0.25):
-        assert not bal.check_spread_sqrt_t(exponent=wrong)[0].passed
-    with pytest.raises(ValueError, match="temperatures"):
-        bal.check_spread_sqrt_t(temperatures=(0.01,))
-
-
 def test_c_has_exactly_one_zero_eigenvalue_at_both_ito_models():
     from symsgd_core.balance.experiments import ITO_MODELS, ito_point
 

@@ -149,3 +149,36 @@ def test_transitional_temperature_departs_from_the_papers_closed_form():
     # ... and the notebook's formula in the paper's place does not exceed T_c
     same = {r.name: r for r in st_.check_transitional_temperature(paper_formula=st_.transitional_temperature)}
     assert not same["stationary.tstar_paper_above_tc"].passed
+
+
+def test_spread_grows_like_sqrt_t_and_a_wrong_exponent_fails():
+    (row,) = cs.check_spread_sqrt_t()
+    assert row.passed, row
+    assert abs(row.details["predicted"] - 0.5) < 0.05  # the stationary law's slope is close to √T here
+    for wrong in (1.0, 0.25):
+        assert not cs.check_spread_sqrt_t(exponent=wrong)[0].passed
+    with pytest.raises(ValueError, match="temperatures"):
+        cs.check_spread_sqrt_t(temperatures=(0.01,))
+
+
+def test_balance_never_imports_stationary():
+    """The topics' dependency runs one way (stationary builds on balance's SGD): importing every balance module
+    loads no stationary module, and no import line in balance names it (none hidden in a function)."""
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    import symsgd_core
+
+    root = pathlib.Path(symsgd_core.__file__).parent
+    code = ("import sys, pkgutil, importlib, symsgd_core.balance as b\n"
+            "for m in pkgutil.iter_modules(b.__path__): importlib.import_module('symsgd_core.balance.' + m.name)\n"
+            "print(sorted(n for n in sys.modules if n.startswith('symsgd_core.stationary')))")
+    env = {**os.environ, "PYTHONPATH": str(root.parent)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    assert out.strip() == "[]"
+    imports = {p.name: [line for line in p.read_text(encoding="utf-8").splitlines()
+                        if line.lstrip().startswith(("from ", "import ")) and "stationary" in line]
+               for p in (root / "balance").glob("*.py")}
+    assert {name: lines for name, lines in imports.items() if lines} == {}

@@ -27,7 +27,6 @@ from .checks import (
     check_one_zero_eigenvalue,
     check_relu_teacher_ratio,
     check_relu_transient,
-    check_spread_sqrt_t,
     check_symmetry_per_sample,
     check_theorem_forms,
     relu_identity_teacher,
@@ -129,7 +128,7 @@ __all__ = [
     # checks and claims
     "check_symmetry_per_sample", "check_null_space", "check_ito_terms", "check_theorem_forms",
     "check_discrete_identity", "check_g_is_ode", "check_conservation", "check_corollary_decay",
-    "check_destination_seed_independent", "check_spread_sqrt_t", "check_one_zero_eigenvalue",
+    "check_destination_seed_independent", "check_one_zero_eigenvalue",
     "ZERO_EIGENVALUE_MARGIN", "check_balanced_norm_minimal", "check_relu_transient", "check_relu_teacher_ratio",
     "relu_identity_teacher",
     "RANK1_WINDOW", "orbit_invariance", "noise_balance_check", "noise_vs_norm_claims", "relu_balance_claims",

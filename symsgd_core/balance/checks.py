@@ -935,67 +935,6 @@ def check_destination_seed_independent(seed: int = 0, *, n_seeds: int = 12, lr: 
     return rows
 
 
-def check_spread_sqrt_t(seed: int = 0, *, temperatures: Sequence[float] = (0.0025, 0.005, 0.01, 0.02),
-                        runs: int = 3000, t_end: float = 3.0, exponent: float | None = None) -> list[CheckResult]:
-    """The spread of ``u²`` across SGD runs grows like ``√T`` (notebook 01, §3): the fitted exponent.
-
-    Runs start at the balanced point ``(1, 1)`` of :data:`~symsgd_core.balance.experiments.SCALAR_DATA`, where
-    ``G = 0`` stays 0 exactly (one step multiplies it by ``1 − η²ḡ_B²``), so ``u² = |v|``; duration ``t_end``
-    (several relaxation times ``1/(4β₂)``). Measured: the least-squares slope ``p`` of ``log sd(u²)`` against
-    ``log T``, extrapolated to ``η → 0`` à la Richardson from batch sizes ``S = 1`` (``η = T``) and ``S = 2``
-    (``η = 2T``, same ``T``): SGD's variance carries an ``O(η)`` discretisation bias, so
-    ``p₀ = 2p(S=1) − p(S=2)``. Prediction: the slope of ``log sd(v)`` of the depth-1 stationary law (Eq. 15,
-    :class:`~symsgd_core.stationary.laws.StationaryLaw`) at the same temperatures — ``1/2`` up to its ``O(T)``
-    curvature (``exponent`` overrides it, e.g. to inject a wrong law). Tolerance: ``z = 4`` standard errors
-    of ``p₀``: ``SE(p) = 1/(sqrt(2(R − 1))·sqrt(Σ(log T − mean)²))`` per batch size (``SE(log sd)`` of ``R``
-    Gaussian-like values), ``SE(p₀) = sqrt(5)·SE(p)``.
-    """
-    from ..core.conventions import steps_for_time
-    from ..stationary.laws import DiagonalNetProblem, StationaryLaw
-    from .dynamics import run_sgd
-    from .experiments import SCALAR_DATA
-
-    temps = np.array([check_positive("temperature", T) for T in temperatures], dtype=float)
-    if temps.size < 2 or np.unique(temps).size != temps.size:
-        raise ValueError(f"need at least two distinct temperatures, got {temperatures}")
-    R = check_positive_int("runs", runs)
-    if R < 2:
-        raise ValueError("runs must be >= 2 (a spread across runs)")
-    rng = stream(seed)
-    x = np.log(temps)
-    sxx = float(np.sum((x - x.mean()) ** 2))
-
-    def slope_of(y):
-        return float(np.sum((x - x.mean()) * (y - y.mean())) / sxx)
-
-    sd = {}
-    for S in (1, 2):
-        sd[S] = []
-        for T in temps:
-            lr = float(T) * S
-            traj = run_sgd(ScalarModel(), np.array([1.0, 1.0]), SCALAR_DATA, lr=lr, steps=steps_for_time(lr, t_end),
-                           batch_size=S, runs=R, record_every=10**9, seed=int(rng.integers(2**31)))
-            sd[S].append(float(np.std(traj.theta[-1][:, 0] ** 2, ddof=1)))
-    p1, p2 = slope_of(np.log(sd[1])), slope_of(np.log(sd[2]))
-    slope = 2.0 * p1 - p2
-    if exponent is None:
-        prob = DiagonalNetProblem.gaussian(k=SCALAR_DATA.k, sigma=SCALAR_DATA.sigma)
-        predicted = slope_of(np.log([np.sqrt(StationaryLaw(prob, float(T), 1).variance) for T in temps]))
-    else:
-        predicted = float(exponent)
-    se = np.sqrt(5.0) / np.sqrt(2.0 * (R - 1)) / np.sqrt(sxx)
-    return [make_result(
-        "balance.spread.sqrt_T",
-        f"sd(u²) across SGD runs grows like T^p with p = {predicted:.3f} (√T up to the stationary law's "
-        f"curvature): fitted p = {slope:.3f} (S = 1: {p1:.3f}, S = 2: {p2:.3f}, extrapolated to η → 0) over "
-        f"T = {', '.join(f'{T:g}' for T in temps)}",
-        abs(slope - predicted), mc_tolerance(se, Z_MC),
-        f"z = {Z_MC:g} standard errors of the extrapolated slope 2p(S=1) − p(S=2) ({R} runs per T and S)",
-        details={"temperatures": temps.tolist(), "sd_u_sq": sd[1], "sd_u_sq_S2": sd[2], "slope": slope,
-                 "slope_S1": p1, "slope_S2": p2, "predicted": predicted, "slope_se": float(se)}),
-    ]
-
-
 #: The margin of :func:`check_one_zero_eigenvalue`: every other eigenvalue of ``C`` must exceed this many
 #: times the round-off bound of the zero one.
 ZERO_EIGENVALUE_MARGIN = 1e4

@@ -20,6 +20,7 @@ from .checks import (
     check_histogram_depth2,
     check_most_likely_value,
     check_normalisation,
+    check_spread_sqrt_t,
     check_tail_exponent,
     check_transitional_temperature,
     check_wrong_sign,
@@ -123,5 +124,5 @@ __all__ = [
     # checks and exercises
     "check_fokker_planck", "check_normalisation", "check_histogram_depth0", "check_histogram_depth1",
     "check_histogram_depth2", "check_collapse", "check_fluctuation_inversion", "check_most_likely_value",
-    "check_wrong_sign", "check_tail_exponent", "check_transitional_temperature", "EXERCISES",
+    "check_wrong_sign", "check_tail_exponent", "check_transitional_temperature", "check_spread_sqrt_t", "EXERCISES",
 ]

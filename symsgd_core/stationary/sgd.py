@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..balance.data import GaussianData
+from ..balance.dynamics import run_noise_amplified_sgd, run_sgd
+from ..balance.models import DiagonalNet
 from ..core.conventions import lr_for_temperature, steps_for_time
 from ..core.validation import check_choice, check_int, check_positive, check_positive_int
 
@@ -59,10 +62,6 @@ def sgd_v_samples(problem_k: float, sigma: float, temperature: float, *, depth: 
     Returns:
         :class:`SGDSamples`.
     """
-    from ..balance.data import GaussianData
-    from ..balance.dynamics import run_noise_amplified_sgd, run_sgd
-    from ..balance.models import DiagonalNet
-
     T = check_positive("temperature", temperature)
     check_choice("method", method, {"sgd", "amplified"})
     D = check_int("depth", depth, minimum=1)
