@@ -352,9 +352,14 @@ def layer_singular_values(params: Params) -> np.ndarray:
     return _layer_sv_flat(params.flat, params.arch)
 
 
+def _schatten_sum(s: np.ndarray, depth: int) -> np.ndarray:
+    """The induced penalty's one formula: ``L Σ_k s_k^{2/L}`` over the last axis of ``s`` (singular values)."""
+    return depth * np.sum(s ** (2.0 / depth), axis=-1)
+
+
 def schatten_penalty(s, depth: int) -> np.ndarray:
     """The induced penalty ``L · s^{2/L}`` of one singular value ``s`` (elementwise): the parameter-norm cost of a
-    singular value of size ``s`` (:func:`induced_penalty` is their sum over the singular values of A).
+    singular value of size ``s`` (:func:`induced_penalty` sums it over the singular values of A).
 
     Args:
         s: singular value(s) ≥ 0, any shape.
@@ -368,7 +373,7 @@ def schatten_penalty(s, depth: int) -> np.ndarray:
     s = check_array("s", s)
     if np.any(s < 0):
         raise ValueError("s must be >= 0 (singular values)")
-    return L * s ** (2.0 / L)
+    return _schatten_sum(s[..., None], L)  # a sum of one term: exactly L · s^{2/L}
 
 
 def induced_penalty(A, depth: int) -> np.ndarray | float:
@@ -379,10 +384,10 @@ def induced_penalty(A, depth: int) -> np.ndarray | float:
         depth: L ≥ 1.
 
     Returns:
-        float, or ``(R,)``: the sum of :func:`schatten_penalty` over the singular values of A.
+        float, or ``(R,)``: :func:`schatten_penalty` summed over the singular values of A.
     """
     depth = check_int("depth", depth, minimum=1)
-    out = np.sum(schatten_penalty(np.linalg.svd(np.asarray(A, dtype=np.float64), compute_uv=False), depth), axis=-1)
+    out = _schatten_sum(np.linalg.svd(np.asarray(A, dtype=np.float64), compute_uv=False), depth)
     return float(out) if np.ndim(out) == 0 else out
 
 
