@@ -1,4 +1,4 @@
-"""core.stats: the one KS level, the one Monte-Carlo z, the one censored-exponential waiting time."""
+"""core.conventions/core.stats: the one KS level, the one Monte-Carlo z, the one censored-exponential waiting time."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ PACKAGE = Path(symsgd_core.__file__).parent
 LEVEL_NAMES = {"Z", "Z_MC", "ALPHA", "KS_ALPHA", "Z_SE", "MC_Z"}
 
 
-def test_the_ks_level_and_the_monte_carlo_z_are_assigned_only_in_core_stats():
+def test_the_ks_level_and_the_monte_carlo_z_are_assigned_only_in_core_conventions():
     copies = []
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
@@ -27,7 +27,7 @@ def test_the_ks_level_and_the_monte_carlo_z_are_assigned_only_in_core_stats():
                 if isinstance(node, ast.AnnAssign) else []
             copies += [f"{path.relative_to(PACKAGE)} {t.id}" for t in targets
                        if isinstance(t, ast.Name) and t.id in LEVEL_NAMES]
-    assert copies == ["core/stats.py Z_MC", "core/stats.py KS_ALPHA"]
+    assert copies == ["core/conventions.py Z_MC", "core/conventions.py KS_ALPHA"]
     assert inspect.signature(checking.mc_tolerance).parameters["z"].default is S.Z_MC
 
 

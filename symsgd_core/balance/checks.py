@@ -27,7 +27,7 @@ cancel, ``n`` being the number of summed terms (parameters ``P`` plus samples ``
 obtained through a matrix square root (``sqrt(C)`` by eigendecomposition) are only accurate to
 the square root of that (``eigh`` is backward stable: it returns the exact decomposition of
 ``C + E`` with ``‖E‖ ≤ c·P·eps·‖C‖``, and ``sqrt`` maps an eigenvalue error ``δ`` to ``sqrt(δ)``).
-Monte-Carlo tolerances (``mc_tolerance``) are ``z = Z_MC = 4`` standard errors (:data:`~symsgd_core.core.stats.Z_MC`).
+Monte-Carlo tolerances (``mc_tolerance``) are ``Z_MC = 4`` standard errors (:data:`~symsgd_core.core.conventions.Z_MC`).
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.checking import CheckResult, make_result, mc_tolerance, register, roundoff_tolerance
+from ..core.conventions import Z_MC
 from ..core.conventions import temperature as sgd_temperature
 from ..core.seeding import stream
-from ..core.stats import Z_MC
 from ..core.validation import check_array, check_positive, check_positive_int
 from .attention import attention_score_model
 from .data import GaussianData

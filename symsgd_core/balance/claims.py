@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..core.checking import CheckResult, make_result, mc_tolerance, roundoff_tolerance
-from ..core.stats import Z_MC
+from ..core.conventions import Z_MC
 from ..core.validation import check_array, check_positive
 from .checks import (
     Instance,

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .stats import Z_MC
+from .conventions import Z_MC
 
 #: float64 machine epsilon, the unit of every round-off tolerance.
 EPS64 = float(np.finfo(np.float64).eps)
@@ -158,7 +158,7 @@ def roundoff_tolerance(scale: float, n_terms: int = 1, safety: float = 64.0) -> 
 
 
 def mc_tolerance(std_error: float, z: float = Z_MC) -> float:
-    """A Monte-Carlo tolerance: ``z`` standard errors (default :data:`~.stats.Z_MC` = 4: two-sided p ≈ 6e-5)."""
+    """A Monte-Carlo tolerance: ``z`` standard errors (default :data:`~.conventions.Z_MC` = 4: two-sided p ≈ 6e-5)."""
     return float(z) * float(std_error)
 
 

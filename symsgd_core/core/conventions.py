@@ -12,6 +12,8 @@ restate them elsewhere, import them.
 * **Time.** One SGD step lasts ``dt = η``, so ``t = η · steps``.
 * **Noise covariance.** ``C(θ) = E[∇ℓ ∇ℓᵀ] − E[∇ℓ] E[∇ℓ]ᵀ``: the per-sample,
   mean-subtracted gradient covariance, a population average (divide by N).
+* **Confidence.** Monte-Carlo tolerances are :data:`Z_MC` standard errors; simulated laws are
+  KS-tested against closed forms at level :data:`KS_ALPHA` (:func:`~.stats.ks_threshold`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ from .validation import check_positive, check_positive_int
 
 #: The loss is ``(f − y)²``; with ½-MSE every T in the formulas would become T/2.
 LOSS_HALF_FACTOR = False
+
+#: Monte-Carlo tolerances are ``Z_MC`` standard errors (two-sided p ≈ 6e-5 per comparison).
+Z_MC = 4.0
+
+#: Level of the one-sample Kolmogorov–Smirnov tests of simulated laws against closed forms (two-sided).
+KS_ALPHA = 1e-4
 
 
 def temperature(lr: float, batch_size: int = 1) -> float:

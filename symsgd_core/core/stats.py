@@ -9,8 +9,9 @@
   kernels' integer −1, None);
 * :func:`mean_se` — mean ± standard error across independent runs;
 * :func:`bootstrap_quantiles` — pooled quantiles with a run-level bootstrap interval;
-* the two levels every check shares: :data:`Z_MC` (Monte-Carlo tolerances are ``Z_MC`` standard errors) and
-  :data:`KS_ALPHA` (the level of the one-sample KS tests, critical distance :func:`ks_threshold`).
+* the two levels every check shares, defined in :mod:`.conventions` and re-exported here: :data:`Z_MC`
+  (Monte-Carlo tolerances are ``Z_MC`` standard errors) and :data:`KS_ALPHA` (the level of the one-sample KS
+  tests; critical distance :func:`ks_threshold`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import math
 import numpy as np
 from scipy import stats as _stats
 
+from .conventions import KS_ALPHA, Z_MC
 from .validation import check_int
 
 __all__ = ["KS_ALPHA", "Z95", "Z_MC", "bootstrap_quantiles", "censored_exponential", "censored_exponential_ks",
@@ -27,12 +29,6 @@ __all__ = ["KS_ALPHA", "Z95", "Z_MC", "bootstrap_quantiles", "censored_exponenti
 
 #: The two-sided 95 % normal quantile.
 Z95 = 1.959963984540054
-
-#: Monte-Carlo tolerances are ``Z_MC`` standard errors (two-sided p ≈ 6e-5 per comparison).
-Z_MC = 4.0
-
-#: Level of the one-sample Kolmogorov–Smirnov tests of simulated laws against closed forms (two-sided).
-KS_ALPHA = 1e-4
 
 
 def ks_threshold(n: int) -> float:

@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.checking import EPS64, CheckResult, make_result, register, roundoff_tolerance
-from ..core.stats import Z_MC, censored_exponential_ks, event_times
+from ..core.conventions import Z_MC
+from ..core.stats import censored_exponential_ks, event_times
 from ..core.validation import check_array, check_int
 from .engine import run
 from .experiments import EPSILON_EXPERIMENT as EXP

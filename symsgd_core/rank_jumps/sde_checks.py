@@ -20,8 +20,8 @@ import math
 import numpy as np
 
 from ..core.checking import make_result, register, roundoff_tolerance
+from ..core.conventions import Z_MC
 from ..core.seeding import tagged_stream
-from ..core.stats import Z_MC
 from ..core.validation import check_int, check_positive
 from . import sde_reference
 from ._sde_kernels import weighted_chunk
