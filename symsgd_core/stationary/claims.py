@@ -15,7 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..core.checking import CheckResult, make_result, mc_tolerance, roundoff_tolerance
-from .experiments import KS_ALPHA, DiscreteSGDScan, DtRow, ks_threshold
+from ..core.stats import KS_ALPHA, ks_threshold
+from .experiments import DiscreteSGDScan, DtRow
 from .laws import (
     DiagonalNetProblem,
     StationaryLaw,
