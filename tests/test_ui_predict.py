@@ -157,6 +157,24 @@ def test_covered_text_reads_as_printed_text_once_revealed(monkeypatch, classroom
     assert body.value.startswith('<details class="symsgd-printed"' if classroom else '<pre class="symsgd-printed">')
 
 
+def test_covered_claims_are_asserted_at_once_and_shown_as_a_claims_line_once_revealed():
+    from symsgd_core.core.checking import make_result
+
+    good = [make_result("demo.jumps", "at least one run jumps", 4, 1, "exact count", ">=")]
+    panel = _panel()
+    box = reveal_after(panel, good)
+    prompt, body = box.children
+    assert body.layout.display == "none" and "symsgd-covered-text" in box._dom_classes
+    assert "claims checked here name the answer" in prompt.children[0].value
+    panel["guess"].submit("0.1")
+    assert body.layout.display is None and "1 claim checked" in body.value
+    bad = [make_result("demo.jumps", "at least one run jumps", 0, 1, "exact count", ">=")]
+    with pytest.raises(AssertionError, match="demo.jumps"):
+        reveal_after(_panel(), bad)  # a failed claim fails the cell at once, covered or not
+    with pytest.raises(AssertionError, match="no claim"):
+        reveal_after(_panel(), [])
+
+
 def test_using_the_figure_reveals_it():
     panel, ctl = _panel(), Sloped()
     reveal_after(panel, ctl)
@@ -179,7 +197,7 @@ def test_a_controller_is_covered_once_and_other_panels_are_independent():
     reveal_after(other_panel, other)
     panel["guess"].submit("0.5")
     assert not _covered(ctl) and _covered(other)
-    with pytest.raises(TypeError, match="Controller or text"):
+    with pytest.raises(TypeError, match="Controller, text or a list of claims"):
         reveal_after(panel, 42)
 
 
@@ -218,6 +236,7 @@ def test_notebook_04_shows_its_predictions_figures_covered(name):
         assert any(f"reveal_after({panel.group(1)}, {var})" in s for s in section), f"{var} is shown uncovered"
         assert not any(re.search(rf"^{var}$", s, re.M) for s in section), f"{var} is displayed uncovered"
     assert not any("print(" in s for s in section), "numbers printed under the figure, uncovered"
+    assert not any("assert_claims(" in s for s in section), "claims (their table names the answer) shown uncovered"
 
 
 @pytest.mark.slow  # the real figure of notebook 04 §5 (a few seconds)

@@ -11,6 +11,7 @@ what a figure just below will show. The figure must not give the answer away bef
     reveal_after(predict, trap)          # the controller's widget, its figures and status line covered
     ...
     reveal_after(predict, "GD : ...")    # text that names the answer (run counts, …), covered the same way
+    reveal_after(predict, claims)        # claims (CheckResult rows): asserted now, their claims line covered
 
 Everything covered after one panel is revealed together, for good, as soon as
 
@@ -37,6 +38,7 @@ import html
 
 import ipywidgets as widgets
 
+from ..core.checking import CheckResult, claims_html
 from .base import Controller
 from .compact_output import compact_html
 from .exercises import ExercisePanel
@@ -50,6 +52,8 @@ REVEAL = "Show the result"
 #: What a covered figure says.
 PROMPT = f"Predict first: answer the question above (Check), or press “{REVEAL}”."
 #: What covered text says.
+PROMPT_CLAIMS = (f"The claims checked here name the answer: they appear once you answer the question above (Check), "
+                 f"or press “{REVEAL}”. (They have passed.)")
 PROMPT_TEXT = (f"These numbers give the answer away: they appear once you answer the question above (Check), or "
                f"press “{REVEAL}”.")
 #: CSS class of a controller's root while its figures are covered.
@@ -191,13 +195,36 @@ class Reveal:
         return box
 
 
-def reveal_after(panel: ExercisePanel, item: Controller | str) -> widgets.Widget:
+    def cover_claims(self, results) -> widgets.Widget:
+        """Claims (:class:`~symsgd_core.core.checking.CheckResult` rows) asserted now, as ``assert_claims`` does
+        (none, or one failed: ``AssertionError``), and shown as its compact claims line once revealed: the table
+        behind it names the measured answer (how many runs jumped, the basin edge …)."""
+        results = list(results)
+        if not results:
+            raise AssertionError("no claim to check")
+        for r in results:
+            assert r.passed, r
+        body = widgets.HTML(claims_html(results), layout=widgets.Layout(display="none"))
+        prompt = self.prompt(PROMPT_CLAIMS)
+        box = widgets.VBox([prompt, body])
+        box.add_class("symsgd-covered-text")
+
+        def uncover() -> None:
+            body.layout.display = None
+            prompt.layout.display = "none"
+
+        self._when_revealed(uncover)
+        return box
+
+
+def reveal_after(panel: ExercisePanel, item) -> widgets.Widget:
     """Show ``item`` covered until the reader has answered ``panel`` (or pressed "Show the result").
 
     Args:
         panel: the prediction's "Check yourself" panel, displayed above.
-        item: a :class:`~symsgd_core.ui.base.Controller` (its figures and status line are covered; the controls stay)
-            or text (printed lines that name the answer).
+        item: a :class:`~symsgd_core.ui.base.Controller` (its figures and status line are covered; the controls stay),
+            text (printed lines that name the answer), or a list of claims (``CheckResult`` rows: asserted at once,
+            their claims line covered).
 
     Returns:
         The widget to display (a cell's last value): for a controller, its root widget.
@@ -207,4 +234,6 @@ def reveal_after(panel: ExercisePanel, item: Controller | str) -> widgets.Widget
         return state.cover_controller(item)
     if isinstance(item, str):
         return state.cover_text(item)
-    raise TypeError(f"reveal_after covers a Controller or text, not {type(item).__name__}")
+    if isinstance(item, (list, tuple)) and all(isinstance(r, CheckResult) for r in item):
+        return state.cover_claims(item)
+    raise TypeError(f"reveal_after covers a Controller, text or a list of claims, not {type(item).__name__}")
