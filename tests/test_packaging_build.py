@@ -38,6 +38,14 @@ def lock_pins(*names: str) -> dict[str, str]:
     return {n: pins[n] for n in names}
 
 
+def package_javascript() -> list[str]:
+    """The packages' JavaScript files (anywidget modules read at run time), as paths inside a wheel."""
+    found = sorted(p.relative_to(ROOT).as_posix() for pkg in ("symsgd_core", "symsgd_jupyter")
+                   for p in (ROOT / pkg).rglob("*.js"))
+    assert found, "no JavaScript file in the packages: the widgets' modules have moved?"
+    return found
+
+
 def _tail(text: str, lines: int = 60) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
@@ -92,6 +100,8 @@ def test_isolated_build_uses_the_locked_setuptools_and_warns_of_no_deprecation(t
         licenses = [n for n in names if re.fullmatch(r"[^/]+\.dist-info/licenses/LICENSE", n)]
         assert licenses, f"LICENSE is not in the wheel's dist-info/licenses/: {names}"
         assert "MIT License" in whl.read(licenses[0]).decode()
+    missing_js = [js for js in package_javascript() if js not in names]
+    assert not missing_js, f"the wheel lacks the widgets' JavaScript files: {missing_js}"
     assert "License-Expression: MIT" in headers, f"METADATA headers:\n{chr(10).join(headers)}"
     assert "License-File: LICENSE" in headers, f"METADATA headers:\n{chr(10).join(headers)}"
     assert "Requires-Python: >=3.11" in headers, f"METADATA headers:\n{chr(10).join(headers)}"

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from js_files import script
+
 #: CSS selectors of the notebooks' own content, the same in JupyterLab and in Voilà's lab template.
 AUDITED = (".jp-RenderedMarkdown", ".jp-OutputArea-output")
 #: Impacts that fail the test.
@@ -52,50 +54,13 @@ MAX_AUDIT_HEIGHT = 100_000
 
 # The elements that scroll vertically and hold an audited element (``sels``), with how much each hides; each is
 # scrolled to its top (its old position kept in data-symsgd-audit-scroll for _RESTORE_JS).
-_SCROLLERS_JS = r"""
-(sels) => {
-  const audited = sels.flatMap((s) => [...document.querySelectorAll(s)]);
-  const out = [];
-  for (const el of document.querySelectorAll('*')) {
-    const st = getComputedStyle(el);
-    if (!/auto|scroll|overlay/.test(st.overflowY) || el.scrollHeight <= el.clientHeight + 1) continue;
-    if (!audited.some((a) => el.contains(a))) continue;
-    if (el.dataset.symsgdAuditScroll === undefined) el.dataset.symsgdAuditScroll = String(el.scrollTop);
-    el.scrollTop = 0;
-    out.push({hidden: el.scrollHeight - el.clientHeight,
-              name: el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
-                    [...el.classList].slice(0, 2).map((c) => '.' + c).join('')});
-  }
-  return out;
-}
-"""
+_SCROLLERS_JS = script("audit_scrollers")
 # JupyterLab's <body> is 0 px tall (its shell is positioned absolutely) with overflow: hidden. A browser hands a
 # body's overflow to the viewport, so nothing is clipped, but axe-core takes the body for a clipping box of height
 # 0 and every element of the page for hidden: its colour rules then match nothing at all (all "inapplicable").
 # For the audit the body gets the viewport's height (min-height: 100vh); _RESTORE_JS puts the old value back.
-_BODY_JS = r"""
-() => {
-  const body = document.body, st = getComputedStyle(body);
-  if (st.overflowX === 'visible' && st.overflowY === 'visible') return false;
-  if (body.getBoundingClientRect().height >= window.innerHeight - 1) return false;
-  body.dataset.symsgdAuditMinHeight = body.style.minHeight;
-  body.style.minHeight = '100vh';
-  return true;
-}
-"""
-_RESTORE_JS = r"""
-() => {
-  for (const el of document.querySelectorAll('[data-symsgd-audit-scroll]')) {
-    el.scrollTop = Number(el.dataset.symsgdAuditScroll);
-    delete el.dataset.symsgdAuditScroll;
-  }
-  const body = document.body;
-  if (body.dataset.symsgdAuditMinHeight !== undefined) {
-    body.style.minHeight = body.dataset.symsgdAuditMinHeight;
-    delete body.dataset.symsgdAuditMinHeight;
-  }
-}
-"""
+_BODY_JS = script("audit_body")
+_RESTORE_JS = script("audit_restore")
 _FRAMES_JS = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 

@@ -34,6 +34,7 @@ from browser_support import (
     output_errors,
     wait_classroom_cells_ran,
 )
+from js_files import script
 from page_load import FigureLoad, PageMetrics, kernel_figure_count, wait_every_figure_drawn
 from test_jupyterlab import _PANEL, run_all_cells
 from test_jupyterlab import _wait_kernel_idle as wait_lab_kernel_idle
@@ -179,21 +180,7 @@ _TEX = re.compile(r"\$\$[^$]+\$\$|\$[^$\n]+\$")
 
 #: ``[typeset formulas, raw TeX snippets]`` in the rendered Markdown inside ``sel``. (The probe's ``rawMath()`` skips
 #: ``.jp-InputArea``, which in JupyterLab, and in Voilà's lab template, holds the rendered Markdown too.)
-_MARKDOWN_MATH_JS = r"""(sel) => {
-  const cells = Array.from(document.querySelectorAll(`${sel} .jp-RenderedMarkdown`));
-  const typeset = cells.reduce((n, c) => n + c.querySelectorAll('mjx-container').length, 0);
-  const raw = [];
-  for (const cell of cells) {
-    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-    let n;
-    while ((n = walker.nextNode())) {
-      if (!n.parentElement || n.parentElement.closest('pre, code, script, style, mjx-container')) continue;
-      const m = (n.textContent || '').match(/\$\$[^$]+\$\$|\$[^$\n]+\$/);
-      if (m) raw.push(m[0].slice(0, 80));
-    }
-  }
-  return [typeset, raw];
-}"""
+_MARKDOWN_MATH_JS = script("markdown_math")
 
 
 def gallery_formulas() -> int:

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from accessibility import audit, blocking, describe
 from browser_support import REPO, VIEWPORT
+from js_files import script
 
 pytestmark = pytest.mark.browser
 
@@ -119,13 +120,7 @@ def _helper_style(page) -> None:
     """Run the accessible-names helper (symsgd_core/ui/a11y.py) as anywidget would: import its module, render it."""
     from symsgd_core.ui.a11y import AccessibleNames
 
-    page.evaluate("""async (src) => {
-        const url = URL.createObjectURL(new Blob([src], {type: 'text/javascript'}));
-        const mod = await import(url);
-        const el = document.createElement('div');
-        document.body.appendChild(el);
-        mod.default.render({el});
-    }""", AccessibleNames._esm)
+    page.evaluate(script("render_module"), AccessibleNames._esm)
 
 
 @pytest.mark.parametrize("where", ["classroom template", "static edition", "JupyterLab (accessible-names helper)"])

@@ -23,6 +23,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from browser_support import PROBE_JS, VIEWPORT, start_voila
+from js_files import script
 
 pytestmark = pytest.mark.browser
 
@@ -64,41 +65,11 @@ class Parabola(Controller):
 display(Parabola(1.0), Parabola(2.0))"""
 
 #: Where the heading is, whether it is visible, and what is on top of its middle (the spinner would be).
-_HEADING_JS = r"""(heading) => {
-  const h = Array.from(document.querySelectorAll('h1')).find((e) => e.textContent.includes(heading));
-  if (!h) return {shown: false, why: 'not in the page'};
-  const r = h.getBoundingClientRect();
-  const style = getComputedStyle(h);
-  if (!h.offsetParent || r.width === 0 || r.height === 0 || style.visibility === 'hidden')
-    return {shown: false, why: 'in the page, hidden'};
-  const top = document.elementFromPoint(r.left + Math.min(20, r.width / 2), r.top + r.height / 2);
-  const spinner = document.getElementById('loading');
-  return {shown: !!top && (h === top || h.contains(top)),
-          why: top ? `covered by <${top.tagName.toLowerCase()} id="${top.id}" class="${top.className}">` : 'off screen',
-          spinner: !!spinner && spinner.offsetParent !== null};
-}"""
+_HEADING_JS = script("heading")
 
 #: Holds back every message of the page's kernel connections for 2 s (in order): the page learns of a cell's widgets
 #: after the cell's outputs arrived, as on a laptop busy compiling plotly's code.
-_SLOW_KERNEL_MESSAGES_JS = r"""
-(() => {
-  const Native = window.WebSocket;
-  const onmessage = Object.getOwnPropertyDescriptor(Native.prototype, 'onmessage');
-  window.WebSocket = new Proxy(Native, {
-    construct(target, args) {
-      const ws = Reflect.construct(target, args);
-      if (/\/api\/kernels\/[^/]+\/channels/.test(String(args[0]))) {
-        Object.defineProperty(ws, 'onmessage', {
-          configurable: true,
-          get() { return onmessage.get.call(ws); },
-          set(h) { onmessage.set.call(ws, (e) => setTimeout(() => h.call(ws, e), 2000)); },
-        });
-      }
-      return ws;
-    },
-  });
-})();
-"""
+_SLOW_KERNEL_MESSAGES_JS = script("slow_kernel_messages")
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +91,8 @@ def progressive_server(browser, classroom, tmp_path_factory):
 
 def _open(browser, server, classroom, *init_scripts: str):
     context = browser.new_context(viewport=VIEWPORT)
-    for script in (PROBE_JS, *init_scripts):
-        context.add_init_script(script)
+    for init in (PROBE_JS, *init_scripts):
+        context.add_init_script(init)
     page = context.new_page()
     page.console_errors = []
     page.on("console", lambda m: page.console_errors.append(m.text[:300]) if m.type == "error" else None)

@@ -41,6 +41,7 @@ from browser_support import (
     notebook_params,
     output_errors,
 )
+from js_files import script
 from page_load import (
     SLOW_CPU_RATE,
     PageMetrics,
@@ -65,35 +66,12 @@ LAB_CONSOLE_NOISE = (
 _PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 #: State of "Run All": code cells with source, how many have an execution count, how many run.
-_RUN_STATE_JS = r"""
-(panelSel) => {
-  const panel = document.querySelector(panelSel);
-  if (!panel) return null;
-  const cells = Array.from(panel.querySelectorAll('.jp-Notebook .jp-CodeCell'));
-  let total = 0, done = 0, running = 0;
-  for (const c of cells) {
-    const src = (c.querySelector('.jp-InputArea-editor') || {}).textContent || '';  // textContent: no layout
-    if (!src.trim()) continue;
-    total++;
-    const p = ((c.querySelector('.jp-InputArea-prompt') || {}).textContent || '').trim();
-    if (/^\[\*\]/.test(p)) running++;
-    else if (/^\[\d+\]/.test(p)) done++;
-  }
-  const ind = panel.querySelector('.jp-Notebook-ExecutionIndicator');
-  const kernel = ind ? ind.getAttribute('data-status') : null;
-  return {total, done, running, kernel};
-}
-"""
+_RUN_STATE_JS = script("run_state")
 
 
 #: The kernel is connected and idle: the toolbar indicator says idle AND the status bar names
 #: the kernel as Idle (before the kernel connects, the indicator already says "idle").
-_KERNEL_IDLE_JS = f"""() => {{
-  const i = document.querySelector('{_PANEL} .jp-Notebook-ExecutionIndicator');
-  if (!i || i.getAttribute('data-status') !== 'idle') return false;
-  return Array.from(document.querySelectorAll('.jp-StatusBar-TextItem'))
-    .some(e => /^(?!\\s*No Kernel).*\\|\\s*Idle\\s*$/.test(e.textContent || ''));
-}}"""
+_KERNEL_IDLE_JS = script("kernel_idle").replace("__PANEL__", _PANEL)
 
 
 def _wait_kernel_idle(page, run: NotebookRun, cap_s: float = 60) -> None:
@@ -276,34 +254,7 @@ _FIGURE_PAPERS_JS = f"""() => Array.from(document.querySelectorAll('{_PANEL} .js
 #: Text of the notebook's content whose colour has less contrast than WCAG AA against what is behind it (4.5 : 1,
 #: 3 : 1 for large text), computed from the page's styles: axe-core reports text over widget and figure layers as
 #: "incomplete" rather than as a violation, so the dark-theme check computes the ratio itself too.
-_LOW_CONTRAST_JS = r"""(panelSel) => {
-  const parse = (c) => { const m = c.match(/rgba?\(([^)]+)\)/); if (!m) return null;
-    const p = m[1].split(',').map(Number); return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; };
-  const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-  const lum = ({r, g, b}) => {
-    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
-  const background = (el) => { for (let e = el; e; e = e.parentElement) {
-      const c = parse(getComputedStyle(e).backgroundColor); if (c && c.a > 0.5) return c; }
-    return {r: 255, g: 255, b: 255, a: 1}; };
-  const panel = document.querySelector(panelSel) || document.body;
-  const bad = [];
-  for (const el of panel.querySelectorAll('.jp-RenderedMarkdown *, .jp-OutputArea-output *')) {
-    if (el.closest('svg, .js-plotly-plot, mjx-container')) continue;  // figures: white cards, checked apart
-    const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
-    if (!own || !el.getClientRects().length) continue;
-    const st = getComputedStyle(el);
-    if (st.visibility === 'hidden' || parseFloat(st.opacity) === 0) continue;
-    const fg = parse(st.color), bg = background(el);
-    if (!fg) continue;
-    const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
-    const ratio = (hi + 0.05) / (lo + 0.05);
-    const size = parseFloat(st.fontSize), bold = parseInt(st.fontWeight, 10) >= 700;
-    const need = (size >= 24 || (bold && size >= 18.66)) ? 3 : 4.5;
-    if (ratio < need) bad.push(`${ratio.toFixed(2)} < ${need}: ${st.color} on rgb(${bg.r},${bg.g},${bg.b}): `
-                              + `${(el.textContent || '').trim().slice(0, 60)}`);
-  }
-  return bad;
-}"""
+_LOW_CONTRAST_JS = script("low_contrast")
 
 
 def check_dark_theme(page, run: NotebookRun) -> None:

@@ -41,6 +41,7 @@ from browser_support import (
     start_voila,
     wait_classroom_cells_ran,
 )
+from js_files import script
 from page_load import (
     SLOW_CPU_RATE,
     PageMetrics,
@@ -61,24 +62,7 @@ VOILA_ERROR_TEXTS = ("Traceback (most recent call last)", "There was an error wh
 
 #: Icons (Font Awesome, used by ipywidgets buttons) must be drawn with their icon font, loaded
 #: from this machine: load the exact face each icon needs, then check it is available.
-_ICONS_JS = r"""
-async () => {
-  const bad = [];
-  for (const el of document.querySelectorAll('i.fa, .fa, [class*=" fa-"]')) {
-    const st = getComputedStyle(el, '::before');
-    if (!st.content || st.content === 'none' || st.content === 'normal') continue;
-    const ch = st.content.replace(/^["']|["']$/g, '');
-    const spec = `${st.fontWeight} 16px ${st.fontFamily}`;
-    let faces = [];
-    try { faces = await document.fonts.load(spec, ch); } catch (e) { bad.push(`${el.className}: ${e}`); continue; }
-    if (!faces.length || faces.some(f => f.status !== 'loaded')) {
-      bad.push(`${el.className}: no loaded font for ${spec}`);
-    }
-    else if (!/awesome/i.test(st.fontFamily)) bad.push(`${el.className}: drawn with ${st.fontFamily}`);
-  }
-  return bad;
-}
-"""
+_ICONS_JS = script("icons")
 
 
 @pytest.fixture(scope="module")
@@ -220,29 +204,11 @@ def check_no_code_shown(page, run: NotebookRun) -> None:
 
 #: What Voilà's page does on `beforeunload` (a beacon to /voila/api/shutdown/<kernel>), done
 #: explicitly so the kernel stops before the next notebook starts.
-_SHUTDOWN_JS = r"""
-async () => {
-  const cfg = document.getElementById('jupyter-config-data');
-  const id = cfg && JSON.parse(cfg.textContent).kernelId;
-  if (!id) return 'no kernel';
-  const m = document.cookie.match(/\b_xsrf=([^;]*)\b/);
-  const form = new FormData();
-  form.append('_xsrf', m ? m[1] : '');
-  const base = (JSON.parse(cfg.textContent).baseUrl || '/');
-  const r = await fetch(`${base}voila/api/shutdown/${id}`, {method: 'POST', body: form});
-  return r.status;
-}
-"""
+_SHUTDOWN_JS = script("shutdown_kernel")
 
 
 #: The page's kernel state as the server sees it (GET /api/kernels/<id>, as Voilà's page does).
-_KERNEL_STATE_JS = r"""
-async () => {
-  const cfg = JSON.parse(document.getElementById('jupyter-config-data').textContent);
-  const r = await fetch(`${cfg.baseUrl || '/'}api/kernels/${cfg.kernelId}`);
-  return r.ok ? (await r.json()).execution_state : `HTTP ${r.status}`;
-}
-"""
+_KERNEL_STATE_JS = script("kernel_state")
 
 
 def _wait_kernel_idle(page, run: NotebookRun, cap_s: float = 60) -> None:
@@ -301,21 +267,7 @@ def test_a_figure_whose_code_cannot_load_says_so_in_its_place(browser, classroom
 
 #: Blocks the page for 2.5 s while anywidget starts the first figure (it builds the figure's module from a Blob):
 #: that figure misses anywidget's 2 s start, as a figure can on a busy laptop while plotly's code compiles.
-_MISS_THE_START_JS = r"""
-(() => {
-  const RealBlob = window.Blob;
-  let blocked = false;
-  window.Blob = function (parts, options) {
-    if (!blocked && parts && typeof parts[0] === 'string' && parts[0].includes('symsgd: load plotly')) {
-      blocked = true;
-      const until = performance.now() + 2500;
-      while (performance.now() < until) { /* the page is busy */ }
-    }
-    return new RealBlob(parts, options);
-  };
-  window.Blob.prototype = RealBlob.prototype;
-})();
-"""
+_MISS_THE_START_JS = script("miss_the_start")
 
 
 def test_a_figure_that_missed_anywidgets_start_still_draws_and_updates(browser, classroom, tmp_path_factory):

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from browser_support import OFF_MACHINE_CONTROLS_JS, PROBE_JS, VIEWPORT, discover_notebooks, notebook_has_math
+from js_files import script as _script
 from site_support import ARTIFACTS, PAGE_RECORDS, SITE_DIR
 
 pytestmark = pytest.mark.browser
@@ -36,39 +37,17 @@ _READY_JS = """() => window.symsgdEdition && document.body.dataset.editionStarte
   && symsgdEdition.drawn + symsgdEdition.failed >= document.querySelectorAll('.edition-plot').length
   && document.body.dataset.mathTypeset === 'done'"""
 
+def _js(name: str) -> str:
+    """This suite's ``js/<name>.js`` (see tests/browser/js_files.py)."""
+    return _script(name, Path(__file__).resolve().with_name("js"))
+
+
 #: A plot's state as JSON (typed arrays as lists): its data, title and annotation texts, the active slider step.
-_STATE_JS = """(plot) => JSON.stringify({
-  data: plot.data, title: (plot.layout.title || {}).text || null,
-  annotations: (plot.layout.annotations || []).filter(a => a.visible !== false).map(a => a.text),
-  ranges: Object.fromEntries(Object.keys(plot.layout).filter(k => /^[xy]axis[0-9]*$/.test(k))
-    .map(k => [k, plot.layout[k].range || null])),
-  active: plot.layout.sliders && plot.layout.sliders.length ? plot.layout.sliders[0].active : null,
-}, (k, v) => (k === 'uid' ? undefined : (ArrayBuffer.isView(v) ? Array.from(v) : v)))"""
+_STATE_JS = _js("plot_state")
 
 #: Points of the plot's line, marker and bar traces that lie outside the range of an axis plotly autoranges: after a
 #: slider move every curve stays in view (a frame that kept the first frame's range left them outside; issue 26).
-_OUT_OF_VIEW_JS = """(plot) => {
-  const full = plot._fullLayout, out = [];
-  const axis = (ref, letter) => full[letter + 'axis' + (ref && ref.length > 1 ? ref.slice(1) : '')];
-  (plot._fullData || []).forEach((tr, i) => {
-    if (tr.visible !== true || !['scatter', 'scattergl', 'bar'].includes(tr.type)) return;
-    for (const [letter, ref] of [['x', tr.xaxis], ['y', tr.yaxis]]) {
-      const ax = axis(ref, letter);
-      if (!ax || ax.autorange !== true || !Array.isArray(ax.range)) continue;
-      const log = ax.type === 'log', lo = Math.min(...ax.range), hi = Math.max(...ax.range);
-      const values = Array.from(tr[letter] || []);
-      let bad = 0;
-      for (const v of values) {
-        if (typeof v !== 'number' || !isFinite(v) || (log && v <= 0)) continue;
-        const u = log ? Math.log10(v) : v;
-        if (u < lo - 1e-9 * (hi - lo) || u > hi + 1e-9 * (hi - lo)) bad += 1;
-      }
-      if (bad) out.push(`trace ${i} (${tr.name || ''}): ${bad} of ${values.length} ${letter} values outside the`
-                        + ` autoranged ${ax._name} [${lo.toPrecision(4)}, ${hi.toPrecision(4)}]`);
-    }
-  });
-  return out;
-}"""
+_OUT_OF_VIEW_JS = _js("out_of_view")
 
 
 # ---------------------------------------------------------------------------------------------- comparing figures
@@ -210,13 +189,7 @@ def check_drawn_and_typeset(page, has_math: bool = False) -> dict:
     assert not empty, f"figures without data: {empty}"
     assert not state["raw"], f"raw TeX left in the page: {state['raw'][:5]}"
     assert state["math"] > 0 or not has_math, "the notebook has formulas but the page shows no typeset math"
-    missing = page.evaluate("""() => Array.from(document.querySelectorAll('.edition-controller .edition-plot'))
-      .map((p, i) => {
-        const alt = document.getElementById(p.getAttribute('aria-describedby') || '');
-        const text = alt ? alt.textContent.trim() : '';
-        return p.getAttribute('role') === 'figure' && p.getAttribute('aria-label') && text.length > 20 ? null
-          : `figure ${i}: role=${p.getAttribute('role')}, text=${JSON.stringify(text.slice(0, 40))}`;
-      }).filter((x) => x)""")
+    missing = page.evaluate(_js("figures_without_alt"))
     assert not missing, f"figures without a text alternative (issue 29): {missing[:5]}"
     return state
 
@@ -247,21 +220,7 @@ def plot_state(plot) -> dict:
 def wait_moved(plot, target: int) -> None:
     """Wait until the plot's slider is on step ``target``, every figure of its controller shows that step, and the
     plot's data have not changed for a quarter second (the animation is over)."""
-    plot.evaluate("""(plot, args) => new Promise((resolve, reject) => {
-      const t0 = performance.now();
-      let last = null, since = t0;
-      const tick = () => {
-        const now = performance.now(), fp = window.__symsgd.fp(plot);
-        const block = plot.closest('.edition-controller');
-        const k = plot.layout.sliders[0].active;
-        if (fp !== last) { last = fp; since = now; }
-        if (k === args.target && block.dataset.editionSynced === String(k) && now - since > 250) return resolve(true);
-        if (now - t0 > args.ms) return reject(new Error('the figure did not settle on step ' + args.target +
-            ' within ' + args.ms + ' ms (slider at step ' + k + ', figures at ' + block.dataset.editionSynced + ')'));
-        requestAnimationFrame(tick);
-      };
-      tick();
-    })""", {"target": target, "ms": MOVE_TIMEOUT_S * 1000})
+    plot.evaluate(_js("wait_moved"), {"target": target, "ms": MOVE_TIMEOUT_S * 1000})
 
 
 def _target(active: int, n: int) -> int:

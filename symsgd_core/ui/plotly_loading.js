@@ -1,0 +1,99 @@
+// symsgd: load plotly's FigureWidget code once per page from this page's own server (see
+// symsgd_core/ui/plotly_loading.py). This module itself is tiny, so anywidget's 2 s start limit is always met.
+const BUNDLE = __BUNDLE__;
+const SLOT = __SLOT__;
+const STATE_REQUEST = __STATE_REQUEST__;
+const STATE_SENT = __STATE_SENT__;
+function bundleUrl() {
+  let base = "/";
+  const cfg = document.getElementById("jupyter-config-data");
+  if (cfg) { try { base = JSON.parse(cfg.textContent).baseUrl || "/"; } catch (e) { /* keep "/" */ } }
+  if (!base.endsWith("/")) base += "/";
+  return new URL(base + BUNDLE, window.location.href).href;
+}
+function loadPlotly() {
+  // one import per page: every figure waits on the same promise (the browser's module map caches it too)
+  const url = bundleUrl();
+  const cache = (globalThis.__symsgdPlotly ??= {});
+  return (cache[url] ??= import(url).then(
+    (mod) => mod,
+    (err) => { delete cache[url]; throw new Error(`${err && err.message ? err.message : err} (${url})`); }));
+}
+const HELP = "This figure's drawing code (plotly's widget bundle) is served by the notebook server. " +
+  "Start JupyterLab with <code>make lab</code> or classroom mode with <code>make classroom</code> " +
+  "(in another environment: <code>python -m symsgd_jupyter --enable</code>, then restart the server), " +
+  "then reload this page.";
+// anywidget drops every message to a model whose start took over 2 s (it rejects the model's "ready"). Compiling
+// plotly's code is one long task (~0.5 s, several seconds on a slow or busy laptop): a figure whose start straddles
+// it would draw its first state and never update. So, once this module runs (anywidget's start is over by then),
+// each figure routes its messages straight to ipywidgets' own handler, and asks the kernel for its full state again
+// (STATE_REQUEST; symsgd_core.ui.plotly_loading.answer_state_requests replies), in case updates were dropped.
+function routeMessagesDirectly(model) {
+  let real = null;
+  const grab = (m) => { real = m; };  // a change event hands over the model behind anywidget's proxy
+  model.on("change:_symsgd_probe", grab);
+  model.set("_symsgd_probe", Date.now());
+  model.off("change:_symsgd_probe", grab);
+  if (!real || !real.comm) return false;
+  let proto = Object.getPrototypeOf(real);
+  const own = proto._handle_comm_msg;
+  while (proto && proto._handle_comm_msg === own) proto = Object.getPrototypeOf(proto);
+  if (!proto || typeof proto._handle_comm_msg !== "function") return false;
+  const handle = proto._handle_comm_msg;
+  real.comm.on_msg((msg) => handle.call(real, msg));
+  return true;
+}
+export default () => {
+  let plotly = null;   // plotly's own widget definition for this model, once its code has loaded
+  let ready = null;    // resolves when plotly's initialize has run for this model
+  const views = new Set();  // {redraw} of every view drawn so far
+  return {
+    initialize({ model }) {
+      if (!routeMessagesDirectly(model)) console.warn("[symsgd] could not reroute a figure's messages");
+      let waiting = true, changed = false;
+      const stale = () => { if (waiting) changed = true; };
+      model.on("change:_widget_data", stale);
+      model.on("change:_config", stale);  // the shared config (style.PLOTLY_CONFIG) is read only when drawing
+      model.on("msg:custom", (msg) => {
+        if (!msg || msg.type !== STATE_SENT) return;
+        waiting = false;
+        if (changed) for (const view of views) view.redraw();  // a view drawn from a stale state
+      });
+      model.send({ type: STATE_REQUEST });
+      // do not wait here: anywidget gives initialize 2 s, and a slow laptop needs longer to compile 5 MB
+      ready = loadPlotly().then((mod) => { plotly = mod.default(); return plotly.initialize({ model }); });
+      ready.catch((err) => console.error("[symsgd] could not load plotly's widget code:", err));
+    },
+    async render({ model, el, experimental }) {
+      // plotly draws into el itself (as without this loader); until then el says what is happening
+      el.classList.add(SLOT);
+      el.dataset.symsgdFigure = "loading";
+      const note = document.createElement("div");
+      note.style.cssText = "padding:1em;color:#555";
+      note.textContent = "Loading figure…";
+      el.appendChild(note);
+      try {
+        await ready;
+      } catch (err) {
+        el.dataset.symsgdFigure = "failed";
+        note.setAttribute("role", "alert");
+        note.style.cssText = "padding:1em;border:2px solid #b91c1c;color:#b91c1c";
+        note.innerHTML = "<b>This figure could not be drawn.</b> " +
+          String(err.message || err).replace(/[<>&]/g, "") + "<br>" + HELP;
+        return;
+      }
+      note.remove();
+      el.dataset.symsgdFigure = "drawn";
+      let cleanup = plotly.render({ model, el, experimental });
+      const view = {
+        redraw() {
+          if (typeof cleanup === "function") cleanup();
+          el.replaceChildren();
+          cleanup = plotly.render({ model, el, experimental });
+        },
+      };
+      views.add(view);
+      return () => { views.delete(view); if (typeof cleanup === "function") cleanup(); };
+    },
+  };
+};
