@@ -41,17 +41,10 @@ import plotly.graph_objects as go
 
 from ..core.checking import caught_html, claims_html
 from .a11y import accessible_names
-from .compact_output import install as install_compact_output
 from .describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
-from .plotly_loading import answer_state_requests, configure_from_environment, sync_figure_state
+from .plotly_loading import answer_state_requests, sync_figure_state
+from .plumbing import install
 from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, distinguish
-
-# In classroom mode a cell's printed text (status echoes, numbers) shows as one compact line; see compact_output.py.
-install_compact_output()
-
-# Every FigureWidget loads plotly's code once per page from the notebook server when the server serves it
-# (JupyterLab with the symsgd_jupyter extension, classroom mode); see plotly_loading.py.
-configure_from_environment()
 
 #: Prefix of the root widget's class that counts the inputs the kernel has handled (see ``Controller.view``).
 HANDLED_CLASS_PREFIX = "symsgd-handled-"
@@ -98,6 +91,9 @@ class Controller:
     live = True
 
     def __init__(self) -> None:
+        # the kernel's plumbing (plotly's code once per page, compact printed text in classroom mode), before any
+        # figure is made: a FigureWidget's module is fixed when it is created (see plumbing.py)
+        install()
         self.controls: dict[str, widgets.Widget] = {}
         self.figures: list[go.FigureWidget] = []
         self.status = widgets.HTML(value="")
@@ -401,6 +397,7 @@ def assert_claims(results) -> None:
     result as a line of text (``text/plain``), which is what a terminal or a text-only front end shows. Outside
     IPython the lines are printed.
     """
+    install()
     results = list(results)
     if not results:
         raise AssertionError("no claim to check")
@@ -416,6 +413,7 @@ def assert_caught(cases) -> None:
     Shown as :func:`assert_claims` shows claims: one line, "✔ 2 broken inputs caught: …", with what was broken and
     each measured value behind a click, so a deliberate "[FAIL]" never reaches the page without that framing.
     """
+    install()
     cases = list(cases)
     if not cases:
         raise AssertionError("no broken input was fed to a check")

@@ -2,9 +2,9 @@
 
 In JupyterLab the notebooks print what they check (status echoes, measured numbers) in full. On a classroom page
 (Voilà, :func:`symsgd_core.ui.mode.classroom_mode`) nobody sees the code that printed it, and a wall of monospace
-text pushes the figures off the screen, so :func:`install` (called when :mod:`symsgd_core.ui` is imported) makes
-the kernel collect what each cell prints and show it as one line — the first printed line, shortened — with the
-full text behind a click (``<details>``). A single short line stays as it is. The claim checks themselves are
+text pushes the figures off the screen, so :func:`install` (run by :func:`symsgd_core.ui.plumbing.install` on first
+use) makes the kernel collect what each cell prints and show it as one line — the first printed line, shortened —
+with the full text behind a click (``<details>``). A single short line stays as it is. The claim checks themselves are
 compacted by :func:`symsgd_core.ui.base.assert_claims` ("✔ 6 claims checked").
 
 Nothing changes in JupyterLab, in the static edition or in a plain Python process (no IPython, or not classroom
@@ -86,5 +86,5 @@ def install(shell=None, environ: dict | None = None) -> bool:
     shell.events.register("pre_run_cell", collector.start)
     shell.events.register("post_run_cell", collector.finish)
     shell._symsgd_compact_output = collector
-    collector.start()  # the cell that imports the package is collected too
+    collector.start()  # the cell that installs it (its first figure or claims) is collected too
     return True

@@ -40,6 +40,7 @@ from ..core.validation import check_choice
 from .a11y import accessible_names
 from .answer_box import AnswerBox
 from .mode import solutions_open
+from .plumbing import install
 
 __all__ = ["ExerciseBox", "ExercisePanel", "markdown_html"]
 
@@ -297,6 +298,7 @@ class ExercisePanel:
 
     def __init__(self, exercises: Mapping[str, Exercise] | Iterable[Exercise], *,
                  solutions: bool | None = None) -> None:
+        install()  # the kernel's plumbing, on first use (see plumbing.py)
         items = list(exercises.values()) if isinstance(exercises, Mapping) else list(exercises)
         self.boxes: dict[str, ExerciseBox] = {}
         for i, ex in enumerate(items, start=1):

@@ -5,7 +5,7 @@ parses it once per figure, and anywidget gives each widget model 2 s to start: o
 figures never draw, or draw once and never update. When the notebook server serves the bundle as one static file
 (the ``symsgd_jupyter`` server extension in JupyterLab, the template's static folder in classroom mode), the
 server puts its URL, relative to the server's base URL, in ``SYMSGD_PLOTLY_BUNDLE`` for the kernels it starts.
-:func:`configure_from_environment` (run when :mod:`symsgd_core.ui.base` is imported) then gives every
+:func:`configure_from_environment` (run by :func:`symsgd_core.ui.plumbing.install`, on first use) then gives every
 FigureWidget the small module of :func:`loader_module` instead:
 
 * it starts at once (so anywidget's 2 s limit is met on any machine) and shows "Loading figure…" in the
