@@ -10,7 +10,7 @@ With this extension enabled (it is, in any environment where the ``symsgd-core``
 * tells the kernels it starts where that file is, relative to the server's base URL, in the environment variable
   :data:`PLOTLY_BUNDLE_ENV`.
 
-``symsgd_core.ui.plotly_loading`` reads that variable in the kernel and gives every FigureWidget a tiny module
+:mod:`symsgd_jupyter.plotly_loading` reads that variable in the kernel and gives every FigureWidget a tiny module
 that imports the bundle from the page's own origin and base URL (``jupyter-config-data``), whatever host name,
 port or prefix (JupyterHub, Binder) the reader uses. Classroom mode (``tools/classroom.py``, Voilà) serves the
 same file from its template's static folder and sets the same variable.
@@ -19,7 +19,12 @@ Saving: the extension also registers the contents manager's save hooks of :mod:`
 notebook saved after a run never reopens with "Error displaying widget" (a widget output needs the live kernel) and
 the repository's notebooks stay as committed (no outputs) when a reader runs and saves them.
 
-This module imports nothing of the scientific stack, so the server starts as fast as before.
+The kernel's side of the plumbing lives in this package too, installed by :func:`symsgd_jupyter.kernel.install` on
+first use (never at import): :mod:`.plotly_loading` (the figures' loader), :mod:`.a11y` (accessible names),
+:mod:`.compact_output` and :mod:`.mode` (classroom mode). Their JavaScript is in ``.js`` files beside them.
+
+This module imports nothing of the scientific stack (nor those kernel modules), so the server starts as fast as
+before.
 
 No pop-up on a projector, one thread for widgets: :func:`enable` also writes JupyterLab's settings overrides for
 the environment (:func:`lab_overrides_file`, ``<prefix>/share/jupyter/lab/settings/overrides.json``) with
@@ -40,7 +45,7 @@ import os
 from pathlib import Path
 
 #: Environment variable naming the bundle's URL *relative to the server's base URL*
-#: (e.g. ``symsgd/static/plotly-widget-7.1.0.js``); read by ``symsgd_core.ui.plotly_loading``.
+#: (e.g. ``symsgd/static/plotly-widget-7.1.0.js``); read by :mod:`symsgd_jupyter.plotly_loading`.
 PLOTLY_BUNDLE_ENV = "SYMSGD_PLOTLY_BUNDLE"
 #: URL folder (relative to the base URL) under which this extension serves the bundle.
 URL_FOLDER = "symsgd/static"
@@ -80,7 +85,7 @@ def config_file(prefix: str | os.PathLike | None = None) -> Path:
 #: * ``notification``: ``fetchNews`` is the string "true", "false" or "none" = ask, which is the pop-up;
 #: * ``kernels-settings``: ``commsOverSubshells`` "disabled". JupyterLab ≥ 4.4 otherwise sends every widget message
 #:   to a kernel *subshell* (a second thread in ipykernel ≥ 7), so widget callbacks run while the main thread is
-#:   still running cells: during Run All each figure's state request (``symsgd_core.ui.plotly_loading``) would copy
+#:   still running cells: during Run All each figure's state request (``symsgd_jupyter.plotly_loading``) would copy
 #:   a figure that a running cell may be changing, and a slider moved during a long cell would re-run a controller
 #:   that the cell is using. The controllers are written for one thread: a widget message waits for the running
 #:   cell, as in every Jupyter before 4.4 (JupyterLab's own issue #19719 discusses the same default).

@@ -26,7 +26,7 @@ import pytest
 from plotly.basewidget import BaseFigureWidget
 
 import symsgd_jupyter
-from symsgd_core.ui import plotly_loading
+from symsgd_jupyter import plotly_loading
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -254,7 +254,7 @@ def test_printed_text_is_compact_in_classroom_mode_only(monkeypatch):
 
     import IPython.display
 
-    from symsgd_core.ui import compact_output
+    from symsgd_jupyter import compact_output
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj.data))

@@ -195,9 +195,9 @@ def test_palette_helpers():
 
 
 def test_every_controller_names_its_controls_for_screen_readers(shown):
-    """ipywidgets gives a slider handle no accessible name: the AccessibleNames helper (ui/a11y.py) copies the
-    visible description onto it in the page; every controller carries one (the browser audit checks the result)."""
-    from symsgd_core.ui.a11y import AccessibleNames
+    """ipywidgets gives a slider handle no accessible name: the AccessibleNames helper (symsgd_jupyter/a11y.py) copies
+    the visible description onto it in the page; every controller carries one (the browser audit checks the result)."""
+    from symsgd_jupyter.a11y import AccessibleNames
 
     helpers = [c for c in shown.view().children if isinstance(c, AccessibleNames)]
     assert len(helpers) == 1 and helpers[0].layout.display == "none" and "aria-label" in helpers[0]._esm
@@ -210,7 +210,7 @@ def test_the_accessible_names_helper_sends_its_whole_state_when_it_opens(monkeyp
     import comm
     from comm.base_comm import BaseComm
 
-    from symsgd_core.ui.a11y import A11Y_CLASS, accessible_names
+    from symsgd_jupyter.a11y import A11Y_CLASS, accessible_names
 
     sent = []
 

@@ -39,8 +39,8 @@ import psutil
 
 from symsgd_jupyter import PLOTLY_BUNDLE_ENV, plotly_bundle
 
-#: Tells the kernels they serve a classroom page (read by ``symsgd_core.ui.mode.classroom_mode``: one compact line per
-#: claim cell); the same names as in ``symsgd_core/ui/mode.py`` (not imported: the launcher stays light).
+#: Tells the kernels they serve a classroom page (read by ``symsgd_jupyter.mode.classroom_mode``: one compact line per
+#: claim cell); the same names as in ``symsgd_jupyter/mode.py`` (not imported: the launcher stays light).
 MODE_ENV, CLASSROOM = "SYMSGD_MODE", "classroom"
 #: The instructor variant: every worked solution of the Check-yourself panels shown open (``solutions_open``).
 SOLUTIONS_ENV, SOLUTIONS_OPEN = "SYMSGD_SOLUTIONS", "open"
@@ -63,7 +63,7 @@ def prepare_template_root(dest: Path | str) -> Path:
     miss the limit on a busy machine and stay frozen. Served as one static file, the module is
     fetched and compiled once per page (and cached by the browser). The kernels learn where it is,
     relative to the page's base URL, from ``SYMSGD_PLOTLY_BUNDLE`` (:func:`voila_env`; read by
-    ``symsgd_core/ui/plotly_loading.py``), so the page works under any host name, port or prefix.
+    ``symsgd_jupyter/plotly_loading.py``), so the page works under any host name, port or prefix.
 
     Args:
         dest: an empty or new directory (e.g. a temporary one).

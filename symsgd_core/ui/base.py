@@ -39,11 +39,12 @@ import time
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from symsgd_jupyter.a11y import accessible_names
+from symsgd_jupyter.kernel import install
+from symsgd_jupyter.plotly_loading import answer_state_requests, sync_figure_state
+
 from ..core.checking import caught_html, claims_html
-from .a11y import accessible_names
 from .describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
-from .plotly_loading import answer_state_requests, sync_figure_state
-from .plumbing import install
 from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, distinguish
 
 #: Prefix of the root widget's class that counts the inputs the kernel has handled (see ``Controller.view``).
@@ -92,7 +93,7 @@ class Controller:
 
     def __init__(self) -> None:
         # the kernel's plumbing (plotly's code once per page, compact printed text in classroom mode), before any
-        # figure is made: a FigureWidget's module is fixed when it is created (see plumbing.py)
+        # figure is made: a FigureWidget's module is fixed when it is created (see symsgd_jupyter/kernel.py)
         install()
         self.controls: dict[str, widgets.Widget] = {}
         self.figures: list[go.FigureWidget] = []
@@ -383,7 +384,7 @@ def slider(kind, description: str, *, width: str | None = None, continuous: bool
 
 def status_text(controller: Controller) -> str:
     """The controller's status line as plain text (for printing in a notebook cell; in classroom mode what a cell
-    prints shows as one compact line, see :mod:`.compact_output`)."""
+    prints shows as one compact line, see :mod:`symsgd_jupyter.compact_output`)."""
     return html.unescape(re.sub(r"<[^>]+>", "", controller.status.value))
 
 

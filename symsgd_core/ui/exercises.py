@@ -16,7 +16,7 @@ How a wrong answer is answered (so that a first try never gives the answer away)
 * from the **second** wrong try on, the checker's own message (which may name the typical mistake).
 
 An empty ``hint`` falls back to a generic nudge; an empty ``worked`` falls back to the right answer with the
-checker's explanation of it. In the instructor variant (:func:`symsgd_core.ui.mode.solutions_open`, set by
+checker's explanation of it. In the instructor variant (:func:`symsgd_jupyter.mode.solutions_open`, set by
 ``make instructor``) every worked solution is shown open.
 
 Exercises whose answer is a Python function (kind ``"code"``) take a formula in the arguments in the panel,
@@ -34,13 +34,14 @@ from collections.abc import Iterable, Mapping
 
 import ipywidgets as widgets
 
+from symsgd_jupyter.a11y import accessible_names
+from symsgd_jupyter.kernel import install
+from symsgd_jupyter.mode import solutions_open
+
 from ..core.exercises import Exercise, Feedback, as_number, as_vector
 from ..core.expressions import ExpressionError, compile_expression
 from ..core.validation import check_choice
-from .a11y import accessible_names
 from .answer_box import AnswerBox
-from .mode import solutions_open
-from .plumbing import install
 
 __all__ = ["ExerciseBox", "ExercisePanel", "markdown_html"]
 
@@ -293,12 +294,12 @@ class ExercisePanel:
         exercises: a mapping name → :class:`Exercise` (a module's ``EXERCISES``) or an iterable of them,
             shown in order and numbered from 1.
         solutions: show every worked solution open (the instructor variant); default: the environment decides
-            (:func:`symsgd_core.ui.mode.solutions_open`).
+            (:func:`symsgd_jupyter.mode.solutions_open`).
     """
 
     def __init__(self, exercises: Mapping[str, Exercise] | Iterable[Exercise], *,
                  solutions: bool | None = None) -> None:
-        install()  # the kernel's plumbing, on first use (see plumbing.py)
+        install()  # the kernel's plumbing, on first use (see symsgd_jupyter/kernel.py)
         items = list(exercises.values()) if isinstance(exercises, Mapping) else list(exercises)
         self.boxes: dict[str, ExerciseBox] = {}
         for i, ex in enumerate(items, start=1):

@@ -38,11 +38,12 @@ import html
 
 import ipywidgets as widgets
 
+from symsgd_jupyter.compact_output import compact_html
+from symsgd_jupyter.mode import classroom_mode
+
 from ..core.checking import CheckResult, claims_html
 from .base import Controller
-from .compact_output import compact_html
 from .exercises import ExercisePanel
-from .mode import classroom_mode
 from .style import NEUTRALS
 
 __all__ = ["COVERED_CLASS", "PROMPT", "PROMPT_CLASS", "PROMPT_TEXT", "REVEAL", "Reveal", "reveal_after"]
@@ -180,7 +181,7 @@ class Reveal:
     def cover_text(self, text: str) -> widgets.Widget:
         """``text`` (printed lines) as a widget, covered until the reveal (class ``symsgd-covered-text``); once
         revealed it reads as printed text does: in full in JupyterLab, one compact line in classroom mode
-        (:func:`~symsgd_core.ui.compact_output.compact_html`)."""
+        (:func:`~symsgd_jupyter.compact_output.compact_html`)."""
         shown = compact_html(text) if classroom_mode() else f'<pre class="symsgd-printed">{html.escape(text)}</pre>'
         body = widgets.HTML(shown, layout=widgets.Layout(display="none"))
         prompt = self.prompt(PROMPT_TEXT)

@@ -614,7 +614,7 @@ class ConsoleLog:
 #: A widget model missed anywidget's 2 s start (a slow or busy page misses it, e.g. while plotly's ~5 MB widget code
 #: compiles): anywidget rejects the model's start, which the page reports as an uncaught error, and drops every
 #: update sent to the model. The page recovers from it, so these errors are not counted as widget failures: the
-#: figures' loader (symsgd_core/ui/plotly_loading.py) routes their messages to ipywidgets and asks the kernel for
+#: figures' loader (symsgd_jupyter/plotly_loading.py) routes their messages to ipywidgets and asks the kernel for
 #: their state again (test_voila's test_a_figure_that_missed_anywidgets_start_still_draws_and_updates fails
 #: without it), and the accessible-names helper sends its whole state when it opens, never an update
 #: (tests/test_ui_style.py). What a lost update would do to a reader, a figure that does not draw or does not follow
@@ -1057,7 +1057,7 @@ class RequestLog:
 
 
 #: Figures of the page's controllers without a text alternative: a plot must have role "figure", a name, and an
-#: ``aria-describedby`` naming an element with text (symsgd_core/ui/describe.py; linked by ui/a11y.py).
+#: ``aria-describedby`` naming an element with text (symsgd_core/ui/describe.py; linked by symsgd_jupyter/a11y.py).
 _FIGURES_WITHOUT_ALT_JS = script("figures_without_alt")
 
 
@@ -1071,7 +1071,7 @@ def check_widgets_rendered(page, run: NotebookRun, console: ConsoleLog, expected
         assert not failures, f"widget failures shown: {failures}"
         check_figures(page)
         run.detail = "figures without a text alternative: waiting for the page's a11y helper to link them"
-        try:  # the helper links them when the page is idle (ui/a11y.py batches its passes)
+        try:  # the helper links them when the page is idle (symsgd_jupyter/a11y.py batches its passes)
             page.wait_for_function(f"() => ({_FIGURES_WITHOUT_ALT_JS})().length === 0", timeout=run.ms(20),
                                    polling=250)
         finally:
@@ -1108,7 +1108,7 @@ def check_claim_cells(page, run: NotebookRun, notebook: Path, classroom: bool, s
 
 def check_printed_text_is_compact(page, run: NotebookRun, notebook: Path) -> None:
     """Step (classroom mode): no cell shows raw printed text; what the notebook prints is one compact line each
-    (``.symsgd-printed``: a short line as it is, longer text behind a click). See symsgd_core/ui/compact_output.py."""
+    (``.symsgd-printed``: a short line as it is, longer text behind a click). See symsgd_jupyter/compact_output.py."""
     nb = json.loads(notebook.read_text(encoding="utf-8"))
     prints = any(c.get("cell_type") == "code" and "print(" in "".join(c.get("source", [])) for c in nb["cells"])
     with run.step("classroom: printed text is one compact line per cell", fatal=False):

@@ -2,7 +2,7 @@
 
 Used by every browser test (1×) and by the slow-laptop tests, which throttle Chromium's CPU through CDP
 (``Emulation.setCPUThrottlingRate``; the kernel, a separate process, is not slowed), to check that plotly's widget
-code loads once per page (``symsgd_core/ui/plotly_loading.py``) and every figure draws on an old laptop too.
+code loads once per page (``symsgd_jupyter/plotly_loading.py``) and every figure draws on an old laptop too.
 
 * The number of figures **expected** is asked of the notebook's kernel itself (every plotly ``FigureWidget`` it
   holds), through a silent request on its own connection file: nothing is shown in the notebook, and the count does

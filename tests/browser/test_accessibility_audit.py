@@ -117,8 +117,8 @@ def _edition_style() -> str:
 
 
 def _helper_style(page) -> None:
-    """Run the accessible-names helper (symsgd_core/ui/a11y.py) as anywidget would: import its module, render it."""
-    from symsgd_core.ui.a11y import AccessibleNames
+    """Run the accessible-names helper (symsgd_jupyter/a11y.py) as anywidget would: import its module, render it."""
+    from symsgd_jupyter.a11y import AccessibleNames
 
     page.evaluate(script("render_module"), AccessibleNames._esm)
 

@@ -44,7 +44,7 @@ time.sleep({SLOW_CELL_S})
 marker.with_suffix(".finished").touch()"""
 
 #: Two controllers from one cell, as the notebooks show them (each controller's figure answers the page's request for
-#: its full state, symsgd_core/ui/plotly_loading.py); a slider a and the figure y = a·x² at x = 0, 1, 2.
+#: its full state, symsgd_jupyter/plotly_loading.py); a slider a and the figure y = a·x² at x = 0, 1, 2.
 _FIGURES_CELL = """import ipywidgets as widgets
 import plotly.graph_objects as go
 from IPython.display import display

@@ -193,7 +193,7 @@
     S.controllers().forEach((root, i) => {
       const kids = Array.from(root.children);
       kids.forEach((c, k) => {
-        if (c.classList.contains('symsgd-a11y')) return;  // the invisible accessible-names helper (ui/a11y.py)
+        if (c.classList.contains('symsgd-a11y')) return;  // the invisible accessible-names helper (symsgd_jupyter/a11y.py)
         if (!c.classList.contains('jupyter-widgets') && !c.classList.contains('js-plotly-plot'))
           out.push({cell: cellOf(root), controller: i, child: `${k + 1} of ${kids.length}`,
                     what: String(c.className).slice(0, 80), text: text(c)});

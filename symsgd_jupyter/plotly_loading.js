@@ -1,5 +1,5 @@
 // symsgd: load plotly's FigureWidget code once per page from this page's own server (see
-// symsgd_core/ui/plotly_loading.py). This module itself is tiny, so anywidget's 2 s start limit is always met.
+// symsgd_jupyter/plotly_loading.py). This module itself is tiny, so anywidget's 2 s start limit is always met.
 const BUNDLE = __BUNDLE__;
 const SLOT = __SLOT__;
 const STATE_REQUEST = __STATE_REQUEST__;
@@ -27,7 +27,7 @@ const HELP = "This figure's drawing code (plotly's widget bundle) is served by t
 // plotly's code is one long task (~0.5 s, several seconds on a slow or busy laptop): a figure whose start straddles
 // it would draw its first state and never update. So, once this module runs (anywidget's start is over by then),
 // each figure routes its messages straight to ipywidgets' own handler, and asks the kernel for its full state again
-// (STATE_REQUEST; symsgd_core.ui.plotly_loading.answer_state_requests replies), in case updates were dropped.
+// (STATE_REQUEST; symsgd_jupyter.plotly_loading.answer_state_requests replies), in case updates were dropped.
 function routeMessagesDirectly(model) {
   let real = null;
   const grab = (m) => { real = m; };  // a change event hands over the model behind anywidget's proxy

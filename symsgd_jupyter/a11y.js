@@ -1,6 +1,6 @@
 const KEY = '__symsgdAccessibleNames';
 const STYLE_ID = 'symsgd-a11y-style';
-// Links in the text underlined (LINK_CSS in ui/a11y.py): one <style> per page.
+// Links in the text underlined (LINK_CSS in symsgd_jupyter/a11y.py): one <style> per page.
 function linkStyle() {
   if (document.getElementById(STYLE_ID)) return;
   const style = document.createElement('style');

@@ -1,9 +1,9 @@
 """Classroom pages a projector can show: in classroom mode a cell's printed text becomes one compact line.
 
 In JupyterLab the notebooks print what they check (status echoes, measured numbers) in full. On a classroom page
-(Voilà, :func:`symsgd_core.ui.mode.classroom_mode`) nobody sees the code that printed it, and a wall of monospace
-text pushes the figures off the screen, so :func:`install` (run by :func:`symsgd_core.ui.plumbing.install` on first
-use) makes the kernel collect what each cell prints and show it as one line — the first printed line, shortened —
+(Voilà, :func:`symsgd_jupyter.mode.classroom_mode`) nobody sees the code that printed it, and a wall of monospace
+text pushes the figures off the screen, so :func:`install` (run by :func:`symsgd_jupyter.kernel.install` on first use)
+makes the kernel collect what each cell prints and show it as one line — the first printed line, shortened —
 with the full text behind a click (``<details>``). A single short line stays as it is. The claim checks themselves are
 compacted by :func:`symsgd_core.ui.base.assert_claims` ("✔ 6 claims checked").
 

@@ -1,7 +1,7 @@
-"""The kernel's Jupyter plumbing, installed on first use, never at import.
+"""The kernel's side of the Jupyter plumbing, installed on first use, never at import.
 
 Importing :mod:`symsgd_core` or any of its modules changes nothing in the kernel. :func:`install` is the one step
-that does, and the package calls it itself the first time it builds something to display (a controller, an
+that does, and symsgd_core calls it itself the first time it builds something to display (a controller, an
 exercise panel, a claims line):
 
 * every plotly ``FigureWidget`` created from then on loads plotly's code once per page from the notebook server,

@@ -5,7 +5,7 @@ parses it once per figure, and anywidget gives each widget model 2 s to start: o
 figures never draw, or draw once and never update. When the notebook server serves the bundle as one static file
 (the ``symsgd_jupyter`` server extension in JupyterLab, the template's static folder in classroom mode), the
 server puts its URL, relative to the server's base URL, in ``SYMSGD_PLOTLY_BUNDLE`` for the kernels it starts.
-:func:`configure_from_environment` (run by :func:`symsgd_core.ui.plumbing.install`, on first use) then gives every
+:func:`configure_from_environment` (run by :func:`symsgd_jupyter.kernel.install`, on first use) then gives every
 FigureWidget the small module of :func:`loader_module` instead:
 
 * it starts at once (so anywidget's 2 s limit is met on any machine) and shows "Loading figure…" in the
@@ -26,7 +26,7 @@ import json
 import os
 from pathlib import Path
 
-from symsgd_jupyter import PLOTLY_BUNDLE_ENV
+from . import PLOTLY_BUNDLE_ENV
 
 #: CSS class the loader gives a figure's element; its ``data-symsgd-figure`` says loading, drawn or failed.
 FIGURE_SLOT_CLASS = "symsgd-figure-slot"
