@@ -27,7 +27,7 @@ def test_frames_carry_only_what_changes():
     assert out["frames"][1]["data"] == [{"type": "scatter", "x": [0, 1], "y": [0, 2]}]
     assert out["frames"][1]["layout"]["xaxis"] == {"autorange": True}  # the live figure autoranged there
     assert out["frames"][2]["layout"]["xaxis"] == {"range": [0, 2]}
-    assert out["edition"] == {"autoranged": ["yaxis"]}  # never ranged: edition.js autoranges it after a move
+    assert out["edition"]["autoranged"] == ["yaxis"]  # never ranged: edition.js autoranges it after a move
     assert "template" not in out["frames"][0]["layout"] and "template" in out["layout"]
 
 
@@ -40,6 +40,7 @@ def test_the_slider_starts_at_the_notebook_value_and_has_room():
     assert all(s["method"] == "skip" and s["args"][1]["frame"]["redraw"] for s in slider["steps"])
     assert slider["currentvalue"]["prefix"] == "slope a = "
     assert out["layout"]["height"] == 400 + SLIDER_ROOM_PX and out["layout"]["margin"]["b"] == 80 + SLIDER_ROOM_PX
+    assert out["edition"]["slider_room"] == SLIDER_ROOM_PX  # what the printed handout takes back
     assert base["layout"]["height"] == 400  # the input is not modified
 
 
@@ -120,7 +121,7 @@ def test_the_axes_the_live_figure_autoranges_are_named_for_the_page():
                         {"type": "scatter", "x": [0, 1], "y": [0, k], "xaxis": "x2", "yaxis": "y2"}],
                "layout": base["layout"]} for k in (1, 2, 3)]
     out = animated_figure(base, frames, ["1", "2", "3"], 0, "k")
-    assert out["edition"] == {"autoranged": ["xaxis", "yaxis", "yaxis2"]}  # xaxis2 keeps its fixed range
+    assert out["edition"]["autoranged"] == ["xaxis", "yaxis", "yaxis2"]  # xaxis2 keeps its fixed range
     assert all(step["method"] == "skip" for step in out["layout"]["sliders"][0]["steps"])  # edition.js animates
 
 
@@ -129,4 +130,4 @@ def test_a_3d_figure_names_no_axis_to_autorange():
             "layout": {"scene": {"xaxis": {"title": {"text": "q"}}}}}
     frames = [{"data": [{"type": "surface", "z": [[0, k], [k, 0]]}, base["data"][1]], "layout": base["layout"]}
               for k in (1, 2)]
-    assert animated_figure(base, frames, ["1", "2"], 0, "k")["edition"] == {"autoranged": []}
+    assert animated_figure(base, frames, ["1", "2"], 0, "k")["edition"]["autoranged"] == []

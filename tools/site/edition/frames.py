@@ -196,7 +196,8 @@ def animated_figure(base: dict, frames: list[dict], labels: list[str], current: 
     # plotly.animate does not autorange (an axis keeps the range it had, even when the frame asks for autorange),
     # so edition.js relayouts these axes after every move: the live figure autoranges them at every value
     fig["edition"] = {"autoranged": autoranged_axes(states)}
-    _add_slider(fig["layout"], labels, current, slider_label, fig["data"])
+    # the room the slider added under the plot, px (the printed handout, tools/site/handout.py, takes it back)
+    fig["edition"]["slider_room"] = _add_slider(fig["layout"], labels, current, slider_label, fig["data"])
     return fig
 
 
@@ -224,10 +225,11 @@ def legend_bottom_px(layout: dict, data: list[dict], plot_height: float, width: 
     return -y * plot_height + rows * 20.0 + 8.0
 
 
-def _add_slider(layout: dict, labels: list[str], current: int, slider_label: str, data: list[dict]) -> None:
+def _add_slider(layout: dict, labels: list[str], current: int, slider_label: str, data: list[dict]) -> float:
     """Make room under the plot (and under a legend placed there) and put a plotly slider there.
 
-    The plot area keeps its height: the bottom margin and the figure's height grow by the same amount.
+    The plot area keeps its height: the bottom margin and the figure's height grow by the same amount, which is
+    returned (px).
     """
     margin = {**DEFAULT_MARGIN, **(layout.get("margin") or {})}
     height = layout.get("height") or DEFAULT_HEIGHT
@@ -246,3 +248,4 @@ def _add_slider(layout: dict, labels: list[str], current: int, slider_label: str
         "steps": [{"label": lab, "value": lab, "method": "skip", "args": [[str(k)], ANIMATE]}
                   for k, lab in enumerate(labels)],
     }]
+    return grow
