@@ -3,14 +3,14 @@
 #   make test   create .venv on first use, run lint, unit tests, every notebook (nbval), then the
 #               real-browser suite (JupyterLab and Voila in headless Chromium); what CI runs
 #   make test-fast  the edit-test loop: lint and the unit tests not marked slow; no notebook, no browser
-# Other targets: make test-browser | bench-browser | bench-cold | site | test-site | classroom | instructor | check | bench | strip | lock | clean
+# Other targets: make test-browser | bench-browser | bench-cold | site | handout | test-site | classroom | instructor | check | bench | strip | lock | clean
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test test-fast test-browser bench-browser bench-cold site test-site classroom instructor check bench strip lock clean
+.PHONY: lab test test-fast test-browser bench-browser bench-cold site handout test-site classroom instructor check bench strip lock clean
 
 $(STAMP): requirements-lock.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -69,6 +69,12 @@ site: $(STAMP)
 # The edition in headless Chromium from a static file server (and from file://), offline, each page compared with a
 # kernel that ran its notebook; page weights in test-artifacts/static-site/report.txt. Runs after the browser suite
 # (not inside it: it executes every notebook, which would disturb the suite's latency measurements).
+# The printed handout (issue 29): one PDF per notebook and handout/course.pdf (all six) in handout/ (git-ignored), printed
+# from the static edition by headless Chromium; figures at their notebook value, each precomputed slider as small
+# multiples, no code (HANDOUT_FLAGS="--code" adds it, "--solutions" the exercises' worked solutions).
+handout: site
+	$(PY) tools/site/handout.py --site site --out handout $(HANDOUT_FLAGS)
+
 test-site: site
 	$(PY) -m pytest tests/static_site -m browser -n 2 -p no:cacheprovider
 	@cat test-artifacts/static-site/report.txt 2>/dev/null || true

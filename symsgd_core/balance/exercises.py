@@ -205,8 +205,8 @@ def _noise_balance_ratio_exercise() -> Exercise:
     p = EXERCISE_RATIO
     right = p["d_out"] / p["d_in"]
     question = (f"Predict before you run: in the rank-1 figure of §5 set d_in = {p['d_in']} and d_out = {p['d_out']} "
-                "(isotropic inputs, y = teacher + label noise). Where will SGD's ‖u‖²/‖w‖² end? Then press Run and "
-                "compare.")
+                "(isotropic inputs, y = teacher + label noise). Where will SGD's ‖u‖²/‖w‖² end? Then compare "
+                "with the run.")
     why = (f"At the teacher Tr Cov∇_uℓ = 4σ²·d_out·‖w‖² and Tr Cov∇_wℓ = 4σ²·d_in·‖u‖²; the law of balance stops "
            f"G where they are equal: ‖u‖²/‖w‖² = d_out/d_in = {right:g}.")
     ex = number_exercise(

@@ -313,7 +313,7 @@ def predict_sgd_end_exercise(eps: float = EXP.eps, lam: float = EXP.lam_hot, lr:
                0: "at these settings the noise kicks the runs into θ = 0's basin (§8)."}
         return Feedback("right", f"The runs: {summary}. " + why[best])
 
-    ex = Exercise("predict_sgd_end", f"Predict before you press Run: from GD's rank-2 minimum (ε = {eps:g}, "
+    ex = Exercise("predict_sgd_end", f"Predict before you look at the figure: from GD's rank-2 minimum (ε = {eps:g}, "
                   f"η = {lr:g}, γ = {lam:g}, {EXP.hot_steps} steps), where do most SGD runs end?", check, "choice",
                   options=options, solution=solution,
                   mistakes=((2, "samples one entry at a time"), (0, "needs more noise")))

@@ -14,7 +14,8 @@ in a page with no kernel. Modules:
 * :mod:`.render` — the HTML pages (nbconvert with the template in ``templates/``) and the index;
 * :mod:`.assets` — plotly.js, MathJax and the stylesheet, copied once into ``site/assets/``;
 * :mod:`.report` — page weights and frames per slider;
-* :mod:`.build` — the command line behind ``make site``.
+* :mod:`.build` — the command line behind ``make site``;
+* :mod:`.handout` — ``make handout``: the pages printed to PDF by Chromium (figures as photographs).
 
 Only :mod:`.capture` and :mod:`.grid` are imported by the kernel; they need nothing beyond the package's own
 dependencies.

@@ -1,0 +1,181 @@
+"""The printed handout (``make handout``, tools/site/edition/handout.py), printed from the built edition and read back.
+
+For each notebook's PDF: a page count inside a range derived from what it holds; every figure there as an image, as
+many as the edition has figures plus the small multiples of its precomputed sliders, and none blank; every font
+embedded; no sentence that asks the reader to move a slider, press Run or type in an answer box; no code. The PDF is
+read with pypdf (fonts, images and text), not with poppler's pdffonts, which CI does not install.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from browser_support import discover_notebooks
+from site_support import REPO
+
+sys.path.insert(0, str(REPO / "tools" / "site"))
+
+from edition import handout  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+NOTEBOOKS = discover_notebooks()
+#: Wording for the live notebook that a printed page must not carry (the notebooks mark such sentences with
+#: <span class="symsgd-live">, which the print stylesheet hides).
+LIVE_WORDING = [r"(?i)\bdrag", r"(?i)\bmov(e|ing) (the|a) sliders?\b",
+                r"(?i)\bpress(ing)? (run|check|show the result)\b", r"\band Run\b",
+                r"(?i)\btype the answer\b", r"\bMove [^ ]{1,3} (to|up|down)\b"]
+#: A full A4 page of this stylesheet holds ~3500 characters of running text; a page with less than a fifth of that
+#: still counts as text (headings, short paragraphs between figures): the page range allows for it.
+CHARS_PER_PAGE_MIN = 700
+#: Most figures per page: a figure's photograph is ~186 mm wide and at least ~70 mm high on a 268 mm high page.
+FIGURES_PER_PAGE_MAX = 4
+
+
+def _images(page) -> list:
+    """The image XObjects a page draws, each once per time it is drawn (forms followed)."""
+    from pypdf.generic import ContentStream
+
+    out = []
+
+    def walk(content, resources):
+        xobjects = (resources or {}).get("/XObject") or {}
+        xobjects = xobjects.get_object() if hasattr(xobjects, "get_object") else xobjects
+        for operands, op in ContentStream(content, page.pdf).operations:
+            if op != b"Do":
+                continue
+            obj = xobjects[operands[0]].get_object()
+            if obj.get("/Subtype") == "/Image":
+                out.append(obj)
+            elif obj.get("/Subtype") == "/Form":
+                walk(obj, obj.get("/Resources") or resources)
+
+    walk(page.get_contents(), page.get("/Resources").get_object())
+    return out
+
+
+def _blank(image) -> bool:
+    """True when fewer than 1 % of an image's pixels differ from its most common colour (nothing drawn)."""
+    width, height = int(image["/Width"]), int(image["/Height"])
+    data = np.frombuffer(image.get_data(), dtype=np.uint8)
+    channels = data.size // (width * height)
+    assert channels in (1, 3, 4) and data.size == width * height * channels, (
+        f"an image of {width}x{height} with {data.size} bytes: not a raw bitmap this test can read")
+    pixels = data.reshape(-1, channels)
+    values, counts = np.unique(pixels, axis=0, return_counts=True)
+    return counts.max() > 0.99 * len(pixels)
+
+
+def _fonts(page) -> dict:
+    """Every font a page uses (forms followed): name → its dictionary."""
+    fonts = {}
+
+    def walk(resources):
+        resources = resources.get_object() if hasattr(resources, "get_object") else resources
+        for name, font in ((resources or {}).get("/Font") or {}).items():
+            fonts[f"{name}:{font.get_object().get('/BaseFont')}"] = font.get_object()
+        for xobj in ((resources or {}).get("/XObject") or {}).values():
+            xobj = xobj.get_object()
+            if xobj.get("/Subtype") == "/Form" and xobj.get("/Resources"):
+                walk(xobj["/Resources"])
+
+    walk(page.get("/Resources"))
+    return fonts
+
+
+def not_embedded(font) -> bool:
+    """True when a font's glyphs are not in the PDF: no FontFile, FontFile2 or FontFile3 in its descriptor (a Type0
+    font's descendant's); a Type3 font carries its glyphs as drawings, so it is embedded."""
+    if font.get("/Subtype") == "/Type3":
+        return False
+    if font.get("/Subtype") == "/Type0":
+        font = font["/DescendantFonts"][0].get_object()
+    descriptor = (font.get("/FontDescriptor") or {})
+    descriptor = descriptor.get_object() if hasattr(descriptor, "get_object") else descriptor
+    return not any(key in descriptor for key in ("/FontFile", "/FontFile2", "/FontFile3"))
+
+
+def code_lines(notebook: Path) -> list[str]:
+    """Distinctive lines of the notebook's code cells (calls, at least 25 characters), whitespace removed."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    lines = [line.strip() for cell in nb["cells"] if cell["cell_type"] == "code"
+             for line in "".join(cell["source"]).splitlines()]
+    return [re.sub(r"\s+", "", ln) for ln in lines if len(ln) >= 25 and "(" in ln and not ln.startswith("#")]
+
+
+def read_pdf(path: Path) -> dict:
+    from pypdf import PdfReader
+
+    reader = PdfReader(str(path))
+    pages = list(reader.pages)
+    return {"pages": len(pages), "text": "\n".join(p.extract_text() or "" for p in pages),
+            "images": [img for p in pages for img in _images(p)],
+            "fonts": {k: f for p in pages for k, f in _fonts(p).items()}}
+
+
+def print_notebook(browser, notebook: Path, site_dir: Path, out: Path, code: bool = False) -> tuple[dict, dict]:
+    report = handout.build(site_dir, out, only=(notebook.stem,), code=code, course=False, log=lambda *a: None,
+                           browser=browser)
+    (row,) = report["pages"]
+    return row, read_pdf(out / row["pdf"])
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[nb.stem for nb in NOTEBOOKS])
+def test_handout_pdf(notebook, site_dir, edition_report, chromium, tmp_path):
+    edition = next(r for r in edition_report["pages"] if r["page"] == f"{notebook.stem}.html")
+    row, pdf = print_notebook(chromium, notebook, site_dir, tmp_path)
+    name = row["pdf"]
+    # every figure of the edition, and for each precomputed slider min(frames, MULTIPLES) small multiples
+    figures = edition["figures"]
+    expected = len(figures) + sum(min(f["frames"], handout.MULTIPLES) for f in figures if f["frames"])
+    assert len(row["figures"]) == len(figures), f"{name}: {len(row['figures'])} figures printed of {len(figures)}"
+    assert row["images"] == expected, f"{name}: {row['images']} images placed, {expected} expected"
+    assert len(pdf["images"]) == expected, f"{name}: the PDF draws {len(pdf['images'])} images, {expected} expected"
+    blank = [i for i, img in enumerate(pdf["images"]) if _blank(img)]
+    assert not blank, f"{name}: blank figure images (drawing order) {blank}"
+    # pages: at least what the figures need; at most a page per figure, per row of two small multiples and per
+    # CHARS_PER_PAGE_MIN characters of text, plus the title page
+    multiples = expected - len(figures)
+    low = max(1, math.ceil(len(figures) / FIGURES_PER_PAGE_MAX))
+    high = len(figures) + math.ceil(multiples / 2) + math.ceil(len(pdf["text"]) / CHARS_PER_PAGE_MIN) + 1
+    assert low <= pdf["pages"] <= high, f"{name}: {pdf['pages']} pages, expected {low}..{high}"
+    assert pdf["pages"] == row["pdf_pages"]
+    missing = sorted(k for k, f in pdf["fonts"].items() if not_embedded(f))
+    assert pdf["fonts"] and not missing, f"{name}: fonts not embedded: {missing}"
+    text = re.sub(r"\s+", " ", pdf["text"])
+    live = [m.group(0) + " …" + text[m.end():m.end() + 40] for pat in LIVE_WORDING
+            for m in re.finditer(pat, text)]
+    assert not live, f"{name}: wording for the live notebook in the handout: {live[:5]}"
+    flat = re.sub(r"\s+", "", pdf["text"])
+    shown = [ln for ln in code_lines(notebook) if ln in flat]
+    assert not shown, f"{name}: code in the handout without --code: {shown[:3]}"
+
+
+def test_handout_with_code_shows_the_code(site_dir, chromium, tmp_path):
+    """``--code``: the code cells are printed (the notebook with the fewest figures)."""
+    notebook = NOTEBOOKS[0]
+    row, pdf = print_notebook(chromium, notebook, site_dir, tmp_path, code=True)
+    flat = re.sub(r"\s+", "", pdf["text"])
+    lines = code_lines(notebook)
+    shown = [ln for ln in lines if ln in flat]
+    assert lines and len(shown) >= len(lines) // 2, f"{len(shown)} of {len(lines)} code lines in the PDF with --code"
+
+
+def test_the_font_check_sees_an_unembedded_font():
+    """The check itself: a standard-14 Helvetica (no font file, as a PDF writer leaves it unembedded) is flagged; a
+    TrueType font with its FontFile2 and a Type3 font are not."""
+    from pypdf.generic import DictionaryObject, NameObject
+
+    def d(**kw):
+        return DictionaryObject({NameObject("/" + k): (v if not isinstance(v, str) else NameObject(v))
+                                 for k, v in kw.items()})
+
+    assert not_embedded(d(Type="/Font", Subtype="/Type1", BaseFont="/Helvetica"))
+    assert not not_embedded(d(Type="/Font", Subtype="/TrueType", FontDescriptor=d(FontFile2=d())))
+    assert not not_embedded(d(Type="/Font", Subtype="/Type3"))
