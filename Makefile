@@ -3,14 +3,14 @@
 #   make test   create .venv on first use, run lint, unit tests, every notebook (nbval), then the
 #               real-browser suite (JupyterLab and Voila in headless Chromium); what CI runs
 #   make test-fast  the edit-test loop: lint and the unit tests not marked slow; no notebook, no browser
-# Other targets: make test-browser | bench-browser | bench-cold | site | handout | test-site | classroom | instructor | check | bench | strip | lock | clean
+# Other targets: make test-browser | bench-browser | bench-cold | site | handout | test-handout | test-site | classroom | instructor | check | bench | strip | lock | clean
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test test-fast test-browser bench-browser bench-cold site handout test-site classroom instructor check bench strip lock clean
+.PHONY: lab test test-fast test-browser bench-browser bench-cold site handout test-handout test-site classroom instructor check bench strip lock clean
 
 $(STAMP): requirements-lock.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -74,6 +74,10 @@ site: $(STAMP)
 # multiples, no code (HANDOUT_FLAGS="--code" adds it, "--solutions" the exercises' worked solutions).
 handout: site
 	$(PY) tools/site/handout.py --site site --out handout $(HANDOUT_FLAGS)
+
+# Every notebook's handout printed and read back (make test-site prints notebook 02's only; a minute or more each).
+test-handout: site
+	SYMSGD_HANDOUT_NOTEBOOKS=all $(PY) -m pytest tests/static_site/test_handout.py -m browser -n 2 -p no:cacheprovider
 
 test-site: site
 	$(PY) -m pytest tests/static_site -m browser -n 2 -p no:cacheprovider

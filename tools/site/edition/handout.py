@@ -38,6 +38,11 @@ PAGE_TIMEOUT_S = 180.0
 #: Small multiples per precomputed slider (at most; fewer when the slider has fewer values).
 MULTIPLES = 4
 REPORT = "handout-report.json"
+#: Wording for the live notebook that a printed page must not carry (the notebooks mark such sentences with
+#: <span class="symsgd-live">, which the print stylesheet hides); checked in the PDFs and in the notebooks' text.
+LIVE_WORDING = [r"(?i)\bdrag", r"(?i)\bmov(e|ing) (the|a) sliders?\b",
+                r"(?i)\bpress(ing)? (run|check|show the result)\b", r"\band Run\b",
+                r"(?i)\btype the answer\b", r"\bMove [^ ]{1,3} (to|up|down)\b"]
 COURSE = "course.pdf"
 
 READY_JS = """() => window.symsgdEdition && document.body.dataset.editionStarted === 'yes'
