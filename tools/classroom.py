@@ -131,6 +131,10 @@ def voila_env(template_root: Path | str = TEMPLATE_ROOT, base: dict | None = Non
     return env
 
 
+#: Milliseconds a page's websocket may go without answering the server's keep-alive ping (jupyter_server's default
+#: is 90 000: too short for a page that is still reading a backlog of figures on a starved CPU).
+WS_PING_TIMEOUT_MS = 600_000
+
 #: Seconds Voilà waits for a cell's outputs after the cell finished (nbclient's default is 4 s; a late figure
 #: display would otherwise be dropped from the page without a word: "Timeout waiting for IOPub output").
 IOPUB_TIMEOUT_S = 120
@@ -204,6 +208,12 @@ def voila_argv(target: Path | str, port: int = DEFAULT_PORT, open_browser: bool 
             # has run, instead of a spinner until every cell has (16-43 s; the template's static/progressive.js
             # keeps every widget output of a cell). Voilà refuses it with preheat_kernel, which we do not use.
             "--VoilaConfiguration.progressive_rendering=True",
+            # a page on a starved machine (an old laptop running the class's kernels) reads its execution socket
+            # slowly; jupyter_server's keep-alive closed it after 90 s without a pong, queued behind the backlog, and
+            # the page stopped after its first figure. Pages and server share one machine: a dead page's socket is
+            # closed by the OS, so a long pong timeout loses nothing
+            # (the dict form: traitlets reads key=value items as strings, and a string timeout breaks the ping)
+            f'--Voila.tornado_settings={{"ws_ping_timeout": {WS_PING_TIMEOUT_MS}}}',
             *culling_argv(cull_after_s, cull_interval_s)]
     if not open_browser:
         argv.append("--no-browser")

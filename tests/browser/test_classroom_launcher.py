@@ -188,3 +188,18 @@ def test_classroom_kernels_compact_even_the_import_cell(classroom, tmp_path, mon
     assert kinds == ["display_data"], outputs  # one compact block, no raw printed stream
     shown = outputs[[m["msg_type"] for m in outputs].index("display_data")]["content"]["data"]
     assert "second line" in shown["text/html"]
+
+
+def test_voila_keeps_a_slow_page_connected(classroom, tmp_path):
+    # a 6x slowed page on a loaded machine lost its execution socket after jupyter_server's 90 s pong timeout and
+    # stopped after its first figure; Voilà must take the longer timeout from its tornado settings
+    argv = classroom.voila_argv(tmp_path, 9123)
+    assert classroom.WS_PING_TIMEOUT_MS >= 300_000
+    from traitlets.config.loader import KVArgParseConfigLoader
+    from voila.app import Voila
+
+    config = KVArgParseConfigLoader([a for a in argv if a.startswith("--Voila.tornado")],
+                                    classes=[Voila]).load_config()
+    # an int: jupyter_server compares it with the milliseconds since the last pong
+    assert config.Voila.tornado_settings == {"ws_ping_timeout": classroom.WS_PING_TIMEOUT_MS}
+    assert isinstance(Voila(config=config).tornado_settings["ws_ping_timeout"], int)
