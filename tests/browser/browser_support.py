@@ -36,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -355,6 +356,28 @@ def start_voila(classroom, tmp_path_factory, host: str, *, source: Path | None =
 # --------------------------------------------------------------------------- steps & deadline
 
 
+#: Seconds past a run's budget after which its watchdog kills the page (see :func:`kill_page_renderers`).
+WATCHDOG_GRACE_S = 300.0
+#: Watchdogs of the runs of the current test; the suite's autouse fixture cancels them when the test ends.
+WATCHDOGS: list[threading.Timer] = []
+
+
+def kill_page_renderers(root_pid: int | None = None) -> list[int]:
+    """Kill the Chromium renderer processes under ``root_pid`` (default: this process: the browser this test worker
+    launched, through Playwright's driver). A page stuck in its own JavaScript never answers ``page.evaluate``, which
+    has no timeout; with its renderer gone the call raises ("Target crashed") and the step fails with its name.
+    Returns the killed pids."""
+    import psutil
+
+    killed = []
+    for proc in psutil.Process(root_pid or os.getpid()).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "--type=renderer" in proc.cmdline():
+                proc.kill()
+                killed.append(proc.pid)
+    return killed
+
+
 class NotebookRun:
     """Named steps of one notebook in one mode, under one deadline.
 
@@ -379,6 +402,17 @@ class NotebookRun:
         #: the :class:`Server` the page talks to: a failure shows the end of its log (the server's and its kernels'
         #: output), so a kernel that died or a server error is named in the failure itself
         self.server = server
+        #: kills the page if the run outlives its budget by WATCHDOG_GRACE_S (a call with no timeout of its own,
+        #: ``page.evaluate``, would otherwise wait for a stuck page for ever): the step then fails and says so
+        self.watchdog = threading.Timer(timeout_s + WATCHDOG_GRACE_S, self._watchdog_fired)
+        self.watchdog.daemon = True
+        self.watchdog.start()
+        WATCHDOGS.append(self.watchdog)
+
+    def _watchdog_fired(self) -> None:
+        killed = kill_page_renderers()
+        self.detail += (f" [watchdog: the page was still busy {self.timeout_s + WATCHDOG_GRACE_S:.0f} s after the "
+                        f"start, {WATCHDOG_GRACE_S:.0f} s past its budget; killed its renderer(s) {killed}]")
 
     def remaining_s(self) -> float:
         return self.timeout_s - (time.monotonic() - self.t0)

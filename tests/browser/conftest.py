@@ -23,11 +23,20 @@ from browser_support import (
     HOW_TO_ENABLE,
     LAB_BASE_PATH,
     REPO,
+    WATCHDOGS,
     ci_is_true,
     cold_kernel_cache,
     start_lab,
     start_voila,
 )
+
+
+@pytest.fixture(autouse=True)
+def _cancel_watchdogs():
+    """A run's watchdog (``NotebookRun``) lives as long as its test: cancelled when the test ends, however it ends."""
+    yield
+    while WATCHDOGS:
+        WATCHDOGS.pop().cancel()
 
 
 @pytest.fixture(scope="module")
