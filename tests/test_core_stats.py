@@ -67,6 +67,9 @@ def test_censored_exponential_is_the_closed_form_and_the_old_rank_jump_fit():
     # the rank-jump fit before it used core.stats (recorded from its own formula on these inputs)
     assert exponential_waiting_time(js, BUDGET) == (2683.970588235294, 460.2971584464601) == (tau, w["se"])
     assert exponential_waiting_time([-1, -1], 10) == (np.inf, np.inf)
+    assert exponential_waiting_time([], 10) == (np.inf, np.inf)
+    # every run jumped at its first record: no time at risk, a wait of 0 (the ensemble figure at its largest η)
+    assert exponential_waiting_time([0, 0, 0], 10) == (0.0, 0.0)
     assert censored_exponential_ks(S.event_times(js), BUDGET) == {
         "statistic": 0.11075444415808189, "pvalue": 0.7574795790180417, "tau": 2683.970588235294, "n_jumped": 34,
         "n_censored": 6}

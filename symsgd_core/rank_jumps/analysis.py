@@ -417,9 +417,16 @@ def exponential_waiting_time(jump_steps, budget: int) -> tuple[float, float]:
     Runs that did not jump (``jump_steps < 0``, the compiled kernels' marker, turned into NaN by
     :func:`~symsgd_core.core.stats.event_times`) are censored at ``budget``:
     ``τ̂ = (Σ observed times + n_censored · budget) / n_jumped``, ``se = τ̂ / sqrt(n_jumped)``; ``(inf, inf)`` when
-    no run jumped.
+    no run jumped, ``(0, 0)`` when every run jumped at step 0 (no time at risk: a wait of 0 steps, as recorded;
+    the ensemble figure's shortest runs at its largest η).
     """
-    w = censored_exponential(event_times(jump_steps), check_positive("budget", budget))
+    t = event_times(jump_steps)
+    budget = check_positive("budget", budget)
+    if not np.any(np.isfinite(t)):
+        return float("inf"), float("inf")
+    if np.all(t == 0):
+        return 0.0, 0.0
+    w = censored_exponential(t, budget)
     return w["mean"], w["se"]
 
 
