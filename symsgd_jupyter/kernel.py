@@ -41,7 +41,6 @@ def installed() -> bool:
 
 def load_ipython_extension(shell) -> None:
     """IPython's extension hook: classroom kernels load this module at start (their kernelspec, written by
-    ``tools/classroom.py``), so the compact printed text is in place before the first cell and even the import
-    cell's lines are one compact line there. Only that part: the figures' loader needs plotly (a second or two to
-    import), which a page's first figure installs (:func:`install`), so a kernel's start stays as fast as before."""
-    compact_output.install(shell)
+    ``tools/classroom.py``), so :func:`install` runs before the first cell and even the import cell's printed text
+    is compact there."""
+    install(shell)
