@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from . import compact_output, plotly_loading
 
-__all__ = ["install", "installed", "load_ipython_extension"]
+__all__ = ["install", "installed"]
 
 _state = {"figures": False}
 
@@ -37,10 +37,3 @@ def install(shell=None, environ: dict | None = None) -> None:
 def installed() -> bool:
     """Whether :func:`install` has run in this process."""
     return _state["figures"]
-
-
-def load_ipython_extension(shell) -> None:
-    """IPython's extension hook: classroom kernels load this module at start (their kernelspec, written by
-    ``tools/classroom.py``), so :func:`install` runs before the first cell and even the import cell's printed text
-    is compact there."""
-    install(shell)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -43,8 +42,6 @@ from symsgd_jupyter import PLOTLY_BUNDLE_ENV, plotly_bundle
 #: Tells the kernels they serve a classroom page (read by ``symsgd_jupyter.mode.classroom_mode``: one compact line per
 #: claim cell); the same names as in ``symsgd_jupyter/mode.py`` (not imported: the launcher stays light).
 MODE_ENV, CLASSROOM = "SYMSGD_MODE", "classroom"
-#: The IPython extension every classroom kernel loads at start (:func:`write_kernelspec`).
-KERNEL_EXTENSION = "symsgd_jupyter.kernel"
 #: The instructor variant: every worked solution of the Check-yourself panels shown open (``solutions_open``).
 SOLUTIONS_ENV, SOLUTIONS_OPEN = "SYMSGD_SOLUTIONS", "open"
 
@@ -58,8 +55,7 @@ STATIC_URL_FOLDER = "voila/static"
 
 
 def prepare_template_root(dest: Path | str) -> Path:
-    """Build a Jupyter data directory with the ``symsgd`` template plus plotly's widget module, and the classroom's
-    ``python3`` kernelspec (:func:`write_kernelspec`).
+    """Build a Jupyter data directory with the ``symsgd`` template plus plotly's widget module.
 
     Every plotly ``FigureWidget`` normally carries its ~5 MB of JavaScript in its own widget
     state, and the page compiles it once per figure. anywidget gives each widget model 2 s to
@@ -82,22 +78,7 @@ def prepare_template_root(dest: Path | str) -> Path:
     if src.is_file():
         (target / "static").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, target / "static" / name)
-    write_kernelspec(dest)
     return dest
-
-
-def write_kernelspec(dest: Path, python: str = sys.executable) -> Path:
-    """The classroom's ``python3`` kernel (``dest/kernels/python3``, found before the installed one because ``dest``
-    comes first on ``JUPYTER_PATH``): ipykernel with ``symsgd_jupyter.kernel`` loaded as an IPython extension, so
-    the kernel's plumbing is installed before the first cell and even the import cell's printed text is one compact
-    line (the notebooks' own code installs it only with their first figure, panel or claims line)."""
-    spec = {"argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}",
-                     f"--InteractiveShellApp.extra_extensions={KERNEL_EXTENSION}"],
-            "display_name": "Python 3 (ipykernel)", "language": "python", "metadata": {"debugger": True}}
-    folder = Path(dest) / "kernels" / "python3"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
-    return folder
 
 
 def voila_env(template_root: Path | str = TEMPLATE_ROOT, base: dict | None = None, solutions: bool = False) -> dict:

@@ -6,7 +6,6 @@ test_classroom_kernels.py, which runs it, opens and closes pages and stops it.)
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -161,33 +160,6 @@ def test_make_instructor_is_classroom_mode_with_every_solution_open(classroom, m
     makefile = (classroom.REPO / "Makefile").read_text()
     assert "instructor: $(STAMP)\n\t$(PY) tools/classroom.py --no-browser --solutions\n" in makefile
     assert "make instructor" in (classroom.REPO / "README.md").read_text()
-
-
-@pytest.mark.slow  # a kernel of its own: not in `make test-fast`
-def test_classroom_kernels_compact_even_the_import_cell(classroom, tmp_path, monkeypatch):
-    """A classroom kernel loads ``symsgd_jupyter.kernel`` at start (the template root's kernelspec), so a first cell's
-    printed lines already show as one compact line; the notebooks' own code installs it only with their first
-    figure, panel or claims line, after the import cell has printed."""
-    from jupyter_client.manager import start_new_kernel
-
-    root = classroom.prepare_template_root(tmp_path / "t")
-    spec = json.loads((root / "kernels" / "python3" / "kernel.json").read_text(encoding="utf-8"))
-    assert f"--InteractiveShellApp.extra_extensions={classroom.KERNEL_EXTENSION}" in spec["argv"]
-    for key, value in classroom.voila_env(root, base=dict(os.environ)).items():
-        monkeypatch.setenv(key, value)
-    km, kc = start_new_kernel(kernel_name="python3")
-    outputs = []
-    try:
-        kc.execute_interactive("print('first line')\nprint('second line')", timeout=60,
-                               output_hook=lambda msg: outputs.append(msg))
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-    assert km.kernel_spec.argv == spec["argv"]
-    kinds = [m["msg_type"] for m in outputs if m["msg_type"] in ("stream", "display_data")]
-    assert kinds == ["display_data"], outputs  # one compact block, no raw printed stream
-    shown = outputs[[m["msg_type"] for m in outputs].index("display_data")]["content"]["data"]
-    assert "second line" in shown["text/html"]
 
 
 def test_voila_keeps_a_slow_page_connected(classroom, tmp_path):
