@@ -7,6 +7,8 @@ reader has answered the prediction asked above it (:func:`~.predict.reveal_after
 by name, e.g. ``from symsgd_core.ui.balance import ThreeDynamics``.
 """
 
+from symsgd_jupyter.kernel import install
+
 from .base import (
     Controller,
     RunController,
@@ -21,4 +23,4 @@ from .exercises import ExercisePanel
 from .predict import reveal_after
 
 __all__ = ["Controller", "ExercisePanel", "RunController", "assert_caught", "assert_claims", "figure_is_finite",
-           "reveal_after", "slider_names", "status_text", "sweep_sliders"]
+           "install", "reveal_after", "slider_names", "status_text", "sweep_sliders"]

@@ -38,6 +38,9 @@ NOTEBOOK = "tiny.ipynb"
 CULL_AFTER_S, CULL_INTERVAL_S = 3, 1
 #: Pages opened at once.
 PAGES = 3
+#: Seconds a page's websocket may take to connect to its kernel: the handshake waits while the page's kernel starts
+#: and runs the notebook, which took over 30 s on a loaded 2-core machine (two fresh-clone runs under load).
+CONNECT_TIMEOUT_S = 120
 #: Bounds of the waits, generous for a busy two-core machine (a kernel there takes seconds to start).
 READY_S, PAGE_S, CULL_WAIT_S = 120.0, 120.0, CULL_AFTER_S + CULL_INTERVAL_S + 60.0
 #: Polling interval of the waits (not a synchronisation: each wait polls a state until its bound).
@@ -162,7 +165,8 @@ class Launcher:
     def connect(self, kernel_id: str) -> websocket.WebSocket:
         """The open page's connection to its kernel (as its widget manager opens it)."""
         return websocket.create_connection(
-            f"ws://127.0.0.1:{self.port}/api/kernels/{kernel_id}/channels?session_id={uuid.uuid4().hex}", timeout=30)
+            f"ws://127.0.0.1:{self.port}/api/kernels/{kernel_id}/channels?session_id={uuid.uuid4().hex}",
+            timeout=CONNECT_TIMEOUT_S)
 
     def close(self) -> None:
         """Kill whatever is left (the launcher and every process ever seen under it): a failed test leaks nothing."""
