@@ -246,7 +246,8 @@ def test_a_figure_whose_code_cannot_load_says_so_in_its_place(browser, classroom
     """If plotly's widget code cannot be fetched, the figure's place says what happened and what to do."""
     server = _one_notebook_server(
         classroom, tmp_path_factory, "one_figure",
-        "import symsgd_core.ui.base  # gives FigureWidgets the loader\n"
+        "from symsgd_core.ui import install\n"
+        "install()  # gives FigureWidgets the loader (nothing is installed at import)\n"
         "import plotly.graph_objects as go\n"
         "go.FigureWidget(data=[go.Scatter(y=[1, 3, 2])])",
         **{PLOTLY_BUNDLE_ENV: "voila/static/plotly-widget-missing.js"})  # a file the server does not have
