@@ -178,13 +178,11 @@ class Reveal:
         self._when_revealed(uncover)
         return root
 
-    def cover_text(self, text: str) -> widgets.Widget:
-        """``text`` (printed lines) as a widget, covered until the reveal (class ``symsgd-covered-text``); once
-        revealed it reads as printed text does: in full in JupyterLab, one compact line in classroom mode
-        (:func:`~symsgd_jupyter.compact_output.compact_html`)."""
-        shown = compact_html(text) if classroom_mode() else f'<pre class="symsgd-printed">{html.escape(text)}</pre>'
+    def cover_html(self, shown: str, prompt_text: str) -> widgets.Widget:
+        """HTML ``shown`` under a prompt reading ``prompt_text``, covered until the reveal (class
+        ``symsgd-covered-text``)."""
         body = widgets.HTML(shown, layout=widgets.Layout(display="none"))
-        prompt = self.prompt(PROMPT_TEXT)
+        prompt = self.prompt(prompt_text)
         box = widgets.VBox([prompt, body])
         box.add_class("symsgd-covered-text")
 
@@ -195,6 +193,12 @@ class Reveal:
         self._when_revealed(uncover)
         return box
 
+    def cover_text(self, text: str) -> widgets.Widget:
+        """``text`` (printed lines) as a widget, covered until the reveal; once revealed it reads as printed text
+        does: in full in JupyterLab, one compact line in classroom mode
+        (:func:`~symsgd_jupyter.compact_output.compact_html`)."""
+        shown = compact_html(text) if classroom_mode() else f'<pre class="symsgd-printed">{html.escape(text)}</pre>'
+        return self.cover_html(shown, PROMPT_TEXT)
 
     def cover_claims(self, results) -> widgets.Widget:
         """Claims (:class:`~symsgd_core.core.checking.CheckResult` rows) asserted now, as ``assert_claims`` does
@@ -205,17 +209,7 @@ class Reveal:
             raise AssertionError("no claim to check")
         for r in results:
             assert r.passed, r
-        body = widgets.HTML(claims_html(results), layout=widgets.Layout(display="none"))
-        prompt = self.prompt(PROMPT_CLAIMS)
-        box = widgets.VBox([prompt, body])
-        box.add_class("symsgd-covered-text")
-
-        def uncover() -> None:
-            body.layout.display = None
-            prompt.layout.display = "none"
-
-        self._when_revealed(uncover)
-        return box
+        return self.cover_html(claims_html(results), PROMPT_CLAIMS)
 
 
 def reveal_after(panel: ExercisePanel, item) -> widgets.Widget:
