@@ -20,7 +20,8 @@ from symsgd_core.rank_jumps.jump_event_stats import compare_wait
 from symsgd_core.rank_jumps.sde_blowup import horizon_statistics, rate_ratio
 from symsgd_core.rank_jumps.sde_checks import check_sde_adaptive_matches_em, check_sde_weak_order
 
-pytestmark = pytest.mark.slow
+# one worker for the module: its ~20 s ``runs`` fixture is then built once, not once per worker that gets a test
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sde05-fresh-seeds")]
 
 ALPHA = 0.001
 Z999 = 3.2905  # two-sided 99.9 % normal quantile (Wilson)

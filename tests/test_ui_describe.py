@@ -15,6 +15,10 @@ from test_ui_style import CLASSES
 from symsgd_core.ui.base import slider_names, status_text
 from symsgd_core.ui.describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
 
+# one worker for the module: its module-scoped ``shown`` controllers are then built once each, not again on
+# every worker that gets one of their tests
+pytestmark = pytest.mark.xdist_group("test-ui-describe")
+
 
 def test_plain_text_reads_plotlys_markup_as_words():
     assert plain_text("T<sub>c</sub> (L = 1)") == "T c (L = 1)"

@@ -17,6 +17,7 @@ import math
 import ipywidgets as widgets
 import pytest
 from plotly.utils import PlotlyJSONEncoder
+from small_settings import SMALL
 from test_ui_style import CLASSES
 
 from symsgd_core.ui.base import slider_names
@@ -54,7 +55,7 @@ def move(controller, **values) -> None:
 @pytest.mark.slow  # one full simulation per slider move for the re-simulating controllers
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
 def test_every_slider_moves_its_figure_and_the_same_value_draws_it_again(cls):
-    controller = cls()
+    controller = cls(**SMALL.get(cls, {}))  # small budgets for the re-simulating ones (tests/small_settings.py)
     controller.view()
     names = slider_names(controller)
     assert names, f"{cls.__name__} has no slider"

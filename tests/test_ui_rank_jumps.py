@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from small_settings import SMALL as SMALL_SETTINGS
 
 from symsgd_core import rank_jumps
 from symsgd_core.ui import rank_jumps as rj
@@ -30,15 +31,7 @@ def _checked_run(controller):
     return run
 
 
-SMALL = {
-    rj.PenaltyController: {},
-    rj.TrapController: dict(steps=10_000, n_seeds=1),
-    rj.EnsembleController: dict(n_runs=4, steps=10_000),
-    rj.MechanismController: dict(after_steps=5000, n_seeds=1),
-    rj.BasinController: dict(steps=5000),
-    rj.AnnealController: dict(hot_steps=10_000, cold_steps=5000, n_seeds=1),
-    rj.LangevinController: dict(n_runs=1, steps=10_000),
-}
+SMALL = {cls: settings for cls, settings in SMALL_SETTINGS.items() if cls.__module__ == rj.__name__}
 
 
 @pytest.mark.slow  # every slider to both ends (or every controller built): not in `make test-fast`

@@ -7,6 +7,7 @@ import collections
 
 import numpy as np
 import pytest
+from small_settings import SMALL
 
 from symsgd_core.ui import sde as ui
 from symsgd_core.ui.base import figure_is_finite, slider_names, sweep_sliders
@@ -24,7 +25,7 @@ def _checked(controller):
 
 @pytest.mark.slow  # every slider to both ends (or every controller built): not in `make test-fast`
 def test_compare_controller_draws_every_slider_end():
-    c = ui.SdeCompareController(t_max=300.0, n_runs_sde=3, n_runs_sgd=3, n_runs_langevin=2)
+    c = ui.SdeCompareController(**SMALL[ui.SdeCompareController])
     assert set(slider_names(c)) == {"lr", "lam", "m", "temp_factor", "seed"}
     r = c.result
     assert r.sde.n_runs == 3 and r.sgd.n_runs == 3 and r.langevin.n_runs == 2

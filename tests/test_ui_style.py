@@ -25,6 +25,10 @@ import pytest
 from symsgd_core.ui import balance, base, lifting, rank_jumps, sde, start, stationary
 from symsgd_core.ui.style import PALETTE, allowed_colour, distinguish, rgba, style_key
 
+# one worker for the module: its module-scoped ``shown`` controllers are then built once each, not again on
+# every worker that gets one of their tests
+pytestmark = pytest.mark.xdist_group("test-ui-style")
+
 
 def _controller_classes() -> list[type]:
     found = []

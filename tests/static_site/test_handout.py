@@ -68,9 +68,11 @@ def _blank(image) -> bool:
     channels = data.size // (width * height)
     assert channels in (1, 3, 4) and data.size == width * height * channels, (
         f"an image of {width}x{height} with {data.size} bytes: not a raw bitmap this test can read")
-    pixels = data.reshape(-1, channels)
-    values, counts = np.unique(pixels, axis=0, return_counts=True)
-    return counts.max() > 0.99 * len(pixels)
+    pixels = data.reshape(-1, channels).astype(np.uint32)
+    # one integer per colour (np.unique over rows sorts them lexicographically: ~3 s for a printed figure)
+    colours = sum(pixels[:, c] << (8 * c) for c in range(channels))
+    _, counts = np.unique(colours, return_counts=True)
+    return counts.max() > 0.99 * len(colours)
 
 
 def _fonts(page) -> dict:
@@ -159,8 +161,8 @@ def test_handout_pdf(notebook, site_dir, edition_report, chromium, tmp_path):
 
 
 def test_handout_with_code_shows_the_code(site_dir, chromium, tmp_path):
-    """``--code``: the code cells are printed (the notebook with the fewest figures)."""
-    notebook = NOTEBOOKS[0]
+    """``--code``: the code cells are printed (the notebook with the fewest figures, to print quickly)."""
+    notebook = discover_notebooks()[0]
     row, pdf = print_notebook(chromium, notebook, site_dir, tmp_path, code=True)
     flat = re.sub(r"\s+", "", pdf["text"])
     lines = code_lines(notebook)
@@ -180,3 +182,27 @@ def test_the_font_check_sees_an_unembedded_font():
     assert not_embedded(d(Type="/Font", Subtype="/Type1", BaseFont="/Helvetica"))
     assert not not_embedded(d(Type="/Font", Subtype="/TrueType", FontDescriptor=d(FontFile2=d())))
     assert not not_embedded(d(Type="/Font", Subtype="/Type3"))
+
+
+class _FakeImage(dict):
+    def __init__(self, pixels: np.ndarray):
+        super().__init__({"/Width": pixels.shape[1], "/Height": pixels.shape[0]})
+        self._bytes = pixels.astype(np.uint8).tobytes()
+
+    def get_data(self) -> bytes:
+        return self._bytes
+
+
+def test_the_blank_check_sees_a_blank_image_and_passes_a_drawn_one():
+    """The check itself: one colour everywhere (or a speck under 1 %) is blank; a figure's lines are not; a colour
+    that differs from the background in one channel only counts as different."""
+    white = np.full((50, 40, 3), 255)
+    assert _blank(_FakeImage(white))
+    speck = white.copy()
+    speck[0, :10] = 0  # 10 of 2 000 pixels
+    assert _blank(_FakeImage(speck))
+    drawn = white.copy()
+    drawn[10:20, :, 2] = 254  # 400 pixels differ in the blue channel only
+    assert not _blank(_FakeImage(drawn))
+    assert not _blank(_FakeImage(np.random.default_rng(0).integers(0, 256, (30, 30, 4))))
+    assert _blank(_FakeImage(np.zeros((20, 20))))  # grey
