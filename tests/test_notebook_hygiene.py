@@ -134,3 +134,32 @@ def test_no_cell_prints_a_widgets_html(path):
     bad = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
            and re.search(r"print\([^)]*\.status\.value", "".join(c["source"]))]
     assert not bad, f"{path.name}: cells {bad} print a status widget's HTML; use status_text(controller)"
+
+
+#: A colour a notebook's Markdown or printed HTML would set itself (a ``color``/``background`` declaration, a
+#: ``<font>`` tag or a ``bgcolor`` attribute), which JupyterLab's dark theme would not adapt.
+OWN_COLOUR = re.compile(r"(?<![\w-])(?:color|background(?:-color)?)\s*:|<font\b|\bbgcolor\s*=", re.I)
+
+
+def colour_settings(nb: dict) -> list[str]:
+    """Every place a notebook's cells set a colour of their own: ``cell <i>: <the text around it>``."""
+    found = []
+    for i, cell in enumerate(nb.get("cells", [])):
+        text = "".join(cell.get("source", ""))
+        found += [f"cell {i}: {text[max(0, m.start() - 30):m.end() + 30]!r}" for m in OWN_COLOUR.finditer(text)]
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_no_notebook_sets_a_colour_of_its_own(path):
+    """A notebook's text takes every colour from JupyterLab's theme and the package's widgets, so the dark theme's
+    contrast is the platform's (checked once, on the gallery notebook in the browser suite), not each notebook's."""
+    assert not colour_settings(json.loads(path.read_text())), colour_settings(json.loads(path.read_text()))
+
+
+def test_a_colour_set_in_a_notebook_is_found():
+    cells = ['Some <span style="color: red">red</span> text.', "<font color=blue>old</font>",
+             '<td bgcolor="#fff">x</td>', '<div style="background:#000">dark</div>',
+             "A `border-color:` in code? still plain text; a text-decoration-color: no"]
+    nb = {"cells": [{"cell_type": "markdown", "source": c} for c in cells]}
+    assert [f.split(":")[0] for f in colour_settings(nb)] == ["cell 0", "cell 1", "cell 2", "cell 3"]

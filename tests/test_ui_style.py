@@ -107,6 +107,29 @@ def test_figures_keep_a_white_paper_with_dark_text_for_the_dark_theme(shown):
         assert fig.layout.paper_bgcolor.upper() == "#FFFFFF" and fig.layout.font.color == "#222222"
 
 
+#: A text or background colour set in a widget's HTML (a theme variable, ``var(--jp-…)``, adapts to the theme).
+_FIXED_COLOUR = re.compile(r"(?<![\w-])(?:color|background(?:-color)?)\s*:\s*(?!var\(--jp-)[^;\"']+", re.I)
+
+
+def test_every_text_of_a_controller_keeps_the_themes_colours(shown):
+    """Status lines, notes and panels take their text and background colours from the theme (a warning is marked
+    by a coloured border only), so JupyterLab's dark theme stays readable in every notebook; the browser suite
+    checks the dark theme's contrast once, on the gallery notebook."""
+    before = shown.status.value
+    shown.say("a warning", "warning")
+    html_values, stack = [], [shown.view()]
+    while stack:
+        w = stack.pop()
+        stack.extend(getattr(w, "children", ()))
+        if isinstance(w, (widgets.HTML, widgets.HTMLMath)):
+            html_values.append(w.value)
+    shown.status.value = before
+    assert _FIXED_COLOUR.search('<span style="color:#b91c1c">') and not _FIXED_COLOUR.search(
+        '<span style="border-left:4px solid #b91c1c;color:var(--jp-ui-font-color1)">')  # the pattern itself
+    fixed = [m.group(0) for v in html_values for m in _FIXED_COLOUR.finditer(v)]
+    assert html_values and not fixed, f"{type(shown).__name__}: colours that ignore the theme: {fixed[:5]}"
+
+
 # -------------------------------------------------------------------------- the helpers themselves
 def test_distinguish_restyles_colour_only_twins_and_keeps_same_colour_runs_alike():
     fig = go.FigureWidget()

@@ -1,8 +1,8 @@
 """The platform, tested on one page: the gallery notebook (tests/gallery/gallery.ipynb) in every mode a reader
 opens a page in.
 
-What depends on the mode and not on a notebook's content is tested here, once per mode: JupyterLab at ``/``, under
-a base URL (``/user/symsgd-test/``, as JupyterHub and Binder serve it) and in its dark theme; the Voilà classroom
+What depends on the mode and not on a notebook's content is tested here, once per mode: JupyterLab at ``/``, and
+under a base URL (``/user/symsgd-test/``, as JupyterHub and Binder serve it) in its dark theme; the Voilà classroom
 page (started as `make classroom` starts it) opened at 127.0.0.1, and at localhost with Chromium's CPU slowed 6×
 (an older student laptop). In each mode: every cell ran without an error; every figure the kernel made is drawn,
 plotly's widget code fetched once for the page; every widget view rendered; formulas typeset; a keyboard slider
@@ -71,8 +71,7 @@ pytestmark = pytest.mark.browser
 MODES = [
     Mode("voila-localhost-6x", "gallery_voila", voila=True, host="localhost", throttle=SLOW_CPU_RATE),
     Mode("lab", "gallery_lab"),
-    Mode("lab-base-url", "gallery_lab_with_base_url"),
-    Mode("lab-dark", "gallery_lab_dark", dark=True),
+    Mode("lab-base-url-dark", "gallery_lab_dark_with_base_url", dark=True),
     Mode("voila", "gallery_voila", voila=True),
 ]
 
@@ -86,17 +85,12 @@ def gallery_lab(browser, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def gallery_lab_with_base_url(browser, tmp_path_factory):
-    """JupyterLab under the base URL JupyterHub would give it (``LAB_BASE_PATH``), serving the gallery."""
-    server = start_lab(tmp_path_factory, LAB_BASE_PATH, source=GALLERY, name="gallery-lab-base-url")
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def gallery_lab_dark(browser, tmp_path_factory):
-    """JupyterLab whose user settings choose the dark theme, serving the gallery."""
-    server = start_lab(tmp_path_factory, source=GALLERY, name="gallery-lab-dark", settings=DARK_SETTINGS)
+def gallery_lab_dark_with_base_url(browser, tmp_path_factory):
+    """JupyterLab under the base URL JupyterHub would give it (``LAB_BASE_PATH``), whose user settings choose the
+    dark theme, serving the gallery: two ways a reader's JupyterLab differs from the plain one, in one run (each
+    is independent of the other: the base URL changes every address, the theme only the page's styles)."""
+    server = start_lab(tmp_path_factory, LAB_BASE_PATH, source=GALLERY, name="gallery-lab-base-url-dark",
+                       settings=DARK_SETTINGS)
     yield server
     server.stop()
 
