@@ -148,16 +148,20 @@ def where(request, site_dir):
     return _where("file", site_dir, None)
 
 
-def test_the_address_keeps_the_slider(where, chromium):
+def test_the_address_keeps_the_slider_and_a_bad_one_is_ignored(where, chromium):
     """Move two sliders with the mouse: the address follows (no history entry, no scroll); a fresh page at that
-    address shows both controllers exactly as the moves left them, and scrolls to the one moved last."""
+    address shows both controllers exactly as the moves left them, and scrolls to the one moved last. Then a bad
+    address (:func:`check_a_bad_address_is_ignored_with_a_note`), against the first page's figures."""
     base, allowed = where
-    page, offline, errors, _ = open_at(chromium, f"{base}/{PAGE}", allowed)
+    page, offline, errors, warnings = open_at(chromium, f"{base}/{PAGE}", allowed)
     try:
-        a, b = _two_controllers(page.evaluate(_CONTROLLERS_JS))
+        ctls = page.evaluate(_CONTROLLERS_JS)
+        a, b = _two_controllers(ctls)
         assert page.evaluate("() => location.hash") == ""
         history = page.evaluate("() => history.length")
-        start = {c["name"]: view(page, c["name"]) for c in (a, b)}
+        plain = {c["name"]: view(page, c["name"]) for c in ctls}  # every controller at the notebook's value
+        assert not warnings
+        start = {c["name"]: plain[c["name"]] for c in (a, b)}
         shown, targets, expected = {}, {}, []
         for ctl in (a, b):
             plot = first_plot(page, ctl)
@@ -199,20 +203,14 @@ def test_the_address_keeps_the_slider(where, chromium):
         assert not errors and not warnings, f"console: {(errors + warnings)[:5]}"
     finally:
         page.close()
+    check_a_bad_address_is_ignored_with_a_note(chromium, base, allowed, ctls, plain)
 
 
-def test_a_bad_address_is_ignored_with_a_note(where, chromium):
+def check_a_bad_address_is_ignored_with_a_note(chromium, base: str, allowed, ctls: list[dict], plain: dict) -> None:
     """An unknown figure, an unknown parameter and a value outside the slider: each a visible note and a console
-    warning, and every figure drawn at the notebook's value (as without the address)."""
-    base, allowed = where
-    page, _, errors, warnings = open_at(chromium, f"{base}/{PAGE}", allowed)
-    try:
-        ctls = page.evaluate(_CONTROLLERS_JS)
-        a, b = _two_controllers(ctls)
-        plain = {c["name"]: view(page, c["name"]) for c in ctls}
-        assert not warnings
-    finally:
-        page.close()
+    warning, and every figure drawn at the notebook's value (``plain``: each controller's view without an address).
+    """
+    a, b = _two_controllers(ctls)
     outside = max(v for v in b["values"]) * 10 + 1
     bad = f"#no-such-figure=lam:2&{a['name']}=no_such_parameter:1&{b['name']}={b['slider']}:{outside:g}"
     page, offline, errors, warnings = open_at(chromium, f"{base}/{PAGE}{bad}", allowed)
