@@ -386,3 +386,28 @@ def test_a_colour_bar_over_the_next_axis_title_is_found():
 
     assert colour_bar_clashes(figure(0.12, 0.44))  # notebook 02's Euler figure before issue 26: ticks on the title
     assert not colour_bar_clashes(figure(0.2, 0.41))
+
+
+#: TeX sub/superscripts or commands, which a status line (escaped HTML) or a figure would show as typed.
+_TEX_IN_TEXT = re.compile(r"[_^]\{|\\(?:frac|mathrm|ell|gamma|eta|lambda|sigma|sqrt|cdot|top)\b")
+
+
+def test_no_message_of_the_widget_layer_holds_tex():
+    """Every string the widget layer writes (status lines, notes, titles), docstrings and f-string parts aside, is
+    free of TeX markup: a status line is escaped HTML, so ``a^{L−1}`` would show as typed (the browser suite scans
+    the rendered pages too: ``window.__symsgd.rawMarkup``)."""
+    import ast
+    import pathlib
+
+    found = []
+    for path in sorted(pathlib.Path(base.__file__).parent.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                      if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+                    and "$" not in node.value and _TEX_IN_TEXT.search(node.value)):
+                found.append(f"{path.name}:{node.lineno}: {node.value[:80]!r}")
+    assert not found, found
+    assert _TEX_IN_TEXT.search("(+|g|a^{L−1})") and not _TEX_IN_TEXT.search("(+|g|aᴸ⁻¹), W_ℓ, 2^5")

@@ -670,7 +670,7 @@ class BasinController(RunController):
         if r <= 1:
             return (f"a = {alpha:.3g}: pulled back to rank 1", "info",
                     where + f": pulled back — s₂(A) fell to {s2:.1e}; weight decay (−2γa) beats the fit "
-                    "(+|g|a^{L−1}) inside the basin." + edge)
+                    "(+|g|aᴸ⁻¹) inside the basin." + edge)
         return (f"a = {alpha:.3g}: not pulled back — rank 2", "info",
                 where + f": not pulled back — the new direction grew to s₂(A) = {s2:.3g}, the rank-2 minimum: "
                 "the basin of B_1 is finite." + edge)

@@ -1121,6 +1121,25 @@ def notebook_checks_claims(path: Path) -> bool:
                for cell in nb.get("cells", []))
 
 
+def raw_markup(page, scope: str = "body") -> list[dict]:
+    """Text on the page that shows markup instead of what it means (``window.__symsgd.rawMarkup``, probe.js): an
+    HTML tag printed as text, Markdown asterisks, TeX outside typeset math; ``[{pattern, text}]``."""
+    return page.evaluate("(sel) => [].concat(...Array.from(document.querySelectorAll(sel))"
+                         ".map((n) => window.__symsgd.rawMarkup(n)))", scope)
+
+
+def check_no_raw_markup(page, run: NotebookRun, scope: str = "body") -> None:
+    """Step: no text inside ``scope`` (every element it matches) shows raw markup (:func:`raw_markup`): issue 26,
+    item 6, checked on every page a reader sees."""
+    with run.step("no raw markup shown as text (HTML tags, Markdown asterisks, TeX)", fatal=False):
+        chars = page.evaluate("(sel) => Array.from(document.querySelectorAll(sel))"
+                              ".reduce((n, e) => n + (e.innerText || '').length, 0)", scope)
+        assert chars > 0, f"no text inside {scope!r}: nothing was scanned"
+        hits = raw_markup(page, scope)
+        run.detail = f"{chars} characters scanned, {len(hits)} found"
+        assert not hits, f"raw markup shown as text: {hits[:8]}"
+
+
 def check_claim_cells(page, run: NotebookRun, notebook: Path, classroom: bool, scope: str = "body") -> None:
     """Step: claim cells are one compact line ("✔ 6 claims checked", the table behind a click), in JupyterLab and
     in classroom mode alike."""

@@ -28,6 +28,7 @@ from browser_support import (
     check_claim_cells,
     check_kernel_on_unix_sockets,
     check_kernels_compiled_cold,
+    check_no_raw_markup,
     check_printed_text_is_compact,
     check_widgets_rendered,
     cold_kernel_cache,
@@ -146,6 +147,7 @@ def test_gallery(mode: Mode, request, browser, classroom):
         check_math_typeset(page, run, mode)
         check_no_off_machine_controls(page, run)
         check_claim_cells(page, run, GALLERY, classroom=mode.voila, scope=mode.scope)
+        check_no_raw_markup(page, run, mode.scope)
         if mode.voila:
             with run.step("the page started cold: its kernel compiled the engines into an empty cache"):
                 check_kernels_compiled_cold(server)

@@ -33,6 +33,7 @@ from browser_support import (
     RequestLog,
     audit_step,
     check_claim_cells,
+    check_no_raw_markup,
     check_widgets_rendered,
     discover_notebooks,
     format_output_errors,
@@ -178,6 +179,7 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
 
         check_widgets_rendered(page, run, console)
         check_claim_cells(page, run, notebook, classroom=False, scope=_PANEL)
+        check_no_raw_markup(page, run, _PANEL)
         if throttle == 1.0:
             check_no_news_popup(page, server, run)
         latencies, answered = interact_and_recheck(page, run, notebook, console,

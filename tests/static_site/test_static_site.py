@@ -183,11 +183,13 @@ def check_drawn_and_typeset(page, has_math: bool = False) -> dict:
     state = page.evaluate("""() => ({failed: symsgdEdition.failed,
       plots: Array.from(document.querySelectorAll('.edition-plot')).map((p, i) => ({
         i, drawn: p.dataset.edition, data: window.__symsgd.hasData(p)})),
-      math: window.__symsgd.mathCount(), raw: window.__symsgd.rawMath()})""")
+      math: window.__symsgd.mathCount(), raw: window.__symsgd.rawMath(),
+      markup: window.__symsgd.rawMarkup(document.body)})""")
     assert state["failed"] == 0, f"{state['failed']} figures failed to draw: {state['plots']}"
     empty = [p for p in state["plots"] if p["drawn"] != "drawn" or not p["data"]]
     assert not empty, f"figures without data: {empty}"
     assert not state["raw"], f"raw TeX left in the page: {state['raw'][:5]}"
+    assert not state["markup"], f"raw markup shown as text (issue 26): {state['markup'][:5]}"
     assert state["math"] > 0 or not has_math, "the notebook has formulas but the page shows no typeset math"
     missing = page.evaluate(_js("figures_without_alt"))
     assert not missing, f"figures without a text alternative (issue 29): {missing[:5]}"

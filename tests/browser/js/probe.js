@@ -173,6 +173,37 @@
     }
     return hits;
   };
+  // Visible text that shows markup instead of what it means (issue 26, item 6): an HTML tag printed as text
+  // (`<span class="…">`), Markdown emphasis left as asterisks, TeX sub/superscripts or commands outside typeset
+  // math, and raw $…$ TeX. Printed output (<pre> in an output area) is read too; code is not: the editors, the
+  // prompts, and code blocks and inline code in the Markdown. Returns [{pattern, text}] (text: 80 characters).
+  S.RAW_MARKUP = [
+    ['html tag', /<\/?(?:span|div|p|b|i|em|strong|sub|sup|table|tr|td|th|br|a|font|ul|ol|li|h[1-6])\b[^<>]*>/i],
+    ['markdown bold', /\*\*[^*\n]+\*\*/],
+    ['markdown emphasis', /(?:^|[\s(])\*[^*\s][^*\n]*[^*\s]\*(?=$|[\s.,;:!?)])/],
+    ['tex sub/superscript', /[_^]\{[^}\n]*\}/],
+    ['tex command', /\\(?:frac|mathrm|mathbf|mathbb|mathcal|operatorname|text|ell|gamma|eta|lambda|sigma|sqrt|cdot|top|left|right|tfrac|dfrac)\b/],
+    ['tex', /\$\$[^$]+\$\$|\$[^$\n]+\$/],
+  ];
+  S.rawMarkup = (root) => {
+    const walker = document.createTreeWalker(root || document.body, NodeFilter.SHOW_TEXT);
+    const hits = [];
+    let n;
+    while ((n = walker.nextNode())) {
+      const p = n.parentElement;
+      if (!p || p.closest('script, style, .cm-editor, .jp-InputArea, .jp-InputPrompt, .jp-OutputPrompt, ' +
+                          'mjx-container, .MathJax, mjx-assistive-mml, .jp-RenderedMarkdown pre, ' +
+                          '.jp-RenderedMarkdown code, .edition-code, .edition-markdown pre, ' +
+                          '.edition-markdown code, svg')) continue;
+      if (!p.getClientRects().length) continue;  // not shown (a closed panel, a hidden template)
+      const t = n.textContent || '';
+      for (const [name, re] of S.RAW_MARKUP) {
+        const m = t.match(re);
+        if (m) hits.push({pattern: name, text: t.slice(Math.max(0, m.index - 30), m.index + 50)});
+      }
+    }
+    return hits;
+  };
   // Widget rendering: root views drawn in output areas, and outputs still waiting for theirs.
   S.renderedViews = () => Array.from(document.querySelectorAll('.jp-OutputArea-output'))
       .filter(o => Array.from(o.children).some(c => c.classList.contains('jupyter-widgets')
