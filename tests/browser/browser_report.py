@@ -99,10 +99,32 @@ def load_table(records: list[dict]) -> list[str]:
     return lines
 
 
+def reader_path_table(records: list[dict]) -> list[str]:
+    """Text table: each notebook's reader's path in JupyterLab after Run All (issue 26), in screens (the notebook
+    panel's visible height): to the first figure, test output (claim lines, printed checks), all outputs, code
+    (the code cells' inputs), the whole notebook."""
+    rows = [r for r in records if r.get("reader_path")]
+    if not rows:
+        return []
+    head = (f"{'mode':10} {'notebook':28} {'screen px':>9} {'to 1st figure':>13} {'test output':>11} "
+            f"{'(outputs)':>9} {'all outputs':>11} {'code':>6} {'(cells)':>7} {'whole':>6}")
+    lines = [head, "-" * len(head)]
+    for rec in sorted(rows, key=lambda r: (r["notebook"], r["mode"])):
+        p = rec["reader_path"]
+        first = "-" if p["screens_to_first_figure"] is None else f"{p['screens_to_first_figure']:.2f}"
+        lines.append(f"{rec['mode']:10} {Path(rec['notebook']).stem[:28]:28} {p['screen_px']:>9} {first:>13} "
+                     f"{p['check_screens']:>11.2f} {p['check_outputs']:>9} {p['output_screens']:>11.2f} "
+                     f"{p['code_screens']:>6.2f} {p['code_cells']:>7} {p['screens_total']:>6.1f}")
+    lines.append("screens: multiples of the notebook panel's visible height; test output: claim lines and tables, "
+                 "printed [PASS]/[FAIL] and check lines, as laid out after Run All (tables closed)")
+    return lines
+
+
 def write_reports(since: float | None = None) -> list[str]:
     """Write latency_report.json and latency_report.txt from the records; return the table lines."""
     records = read_records(since)
-    lines = load_table(records) + [""] + latency_table(records)
+    path = reader_path_table(records)
+    lines = load_table(records) + [""] + latency_table(records) + ([""] + path if path else [])
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "latency_report.json").write_text(json.dumps(records, indent=2, ensure_ascii=False),
                                                    encoding="utf-8")

@@ -68,6 +68,8 @@ _PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 #: State of "Run All": code cells with source, how many have an execution count, how many run.
 _RUN_STATE_JS = script("run_state")
+#: The reader's path after Run All (issue 26): screens to the first figure, screens of test output.
+_READER_PATH_JS = script("reader_path")
 
 
 #: The kernel is connected and idle: the toolbar indicator says idle AND the status bar names
@@ -153,7 +155,7 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
     run = NotebookRun(mode, name, page, timeout_s=NOTEBOOK_TIMEOUT_S * max(1.0, throttle / 2), server=server)
     console = ConsoleLog().attach(page)
     requests = RequestLog().attach(page)  # offline: requests leaving 127.0.0.1 are aborted and recorded
-    latencies, answered, load = [], [], None
+    latencies, answered, load, reader_path = [], [], None, None
     try:
         with run.step("open the notebook in JupyterLab"):
             page.goto(server.url(f"/lab/workspaces/t{uuid.uuid4().hex[:8]}/tree/{name}?reset"),
@@ -178,6 +180,10 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
             assert load.bundle_requests == 1, f"plotly's widget code should load once per page: {load.summary()}"
 
         check_widgets_rendered(page, run, console)
+        with run.step("the reader's path: screens to the first figure, test output scrolled past"):
+            reader_path = page.evaluate(_READER_PATH_JS, _PANEL)
+            assert reader_path and reader_path["screen_px"] > 0, f"nothing measured: {reader_path}"
+            run.detail = str(reader_path)
         check_claim_cells(page, run, notebook, classroom=False, scope=_PANEL)
         check_no_raw_markup(page, run, _PANEL)
         if throttle == 1.0:
@@ -197,7 +203,7 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
         write_record(mode, name, {"mode": mode, "notebook": name, "address": server.base_url,
                                   "load": None if load is None else vars(load),
                                   "controllers": latencies, "exercises": answered,
-                                  "accessibility": run.accessibility,
+                                  "reader_path": reader_path, "accessibility": run.accessibility,
                                   "external_requests": sorted(set(requests.external)),
                                   "local_failures": sorted(set(requests.local_failures)),
                                   "failures": run.failures, "steps": run.step_seconds,
