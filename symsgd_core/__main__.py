@@ -71,7 +71,7 @@ def _bench(args) -> int:
 
 
 def _warm(args) -> int:
-    from .core.warm import warm_kernels
+    from .warm import warm_kernels
 
     seconds = warm_kernels(log=print)
     print(f"{'total':34s} {sum(seconds.values()):6.1f} s")

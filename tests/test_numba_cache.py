@@ -97,8 +97,8 @@ print(json.dumps({
 
 
 def _cold_kernels(env) -> list[str]:
-    """``symsgd_core.core.warm.cold_kernels()`` in a fresh process with ``env`` (it compiles nothing)."""
-    code = "import json; from symsgd_core.core.warm import cold_kernels; print(json.dumps(cold_kernels()))"
+    """``symsgd_core.warm.cold_kernels()`` in a fresh process with ``env`` (it compiles nothing)."""
+    code = "import json; from symsgd_core.warm import cold_kernels; print(json.dumps(cold_kernels()))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.splitlines()[-1])
@@ -116,7 +116,7 @@ def test_warm_up_compiles_every_signature_the_notebooks_use(tmp_path):
     proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, f"the probe failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
     out = json.loads(proc.stdout.splitlines()[-1])
-    from symsgd_core.core.warm import KERNEL_MODULES
+    from symsgd_core.warm import KERNEL_MODULES
 
     assert set(out["modules"]) == {f"symsgd_core.{m}" for m in KERNEL_MODULES}, "a kernel module the warm-up skips"
     assert len(out["index"]) == out["n_kernels"], sorted(out["index"])  # one dispatcher per decorated function

@@ -290,7 +290,7 @@ def test_a_run_says_it_may_compile_while_engine_kernels_are_not_cached(monkeypat
     import ipywidgets as widgets
     import plotly.graph_objects as go
 
-    from symsgd_core.core import warm
+    from symsgd_core import warm
     from symsgd_core.ui import base
 
     seen, looks = [], []

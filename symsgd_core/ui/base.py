@@ -277,13 +277,13 @@ _ENGINE_WARM = False
 
 def computing_notice() -> str:
     """The status while a Run computes: "Computing…", and while some engine kernel is not yet in the compiled-kernel
-    cache (:func:`~symsgd_core.core.warm.cold_kernels`: a clone never set up with ``make``, or a new
+    cache (:func:`~symsgd_core.warm.cold_kernels`: a clone never set up with ``make``, or a new
     ``NUMBA_CACHE_DIR``) also that this Run may wait for a one-time compile, so a long first Run says why. Looks
     at numba's cache index of the engines imported so far (milliseconds) until every engine is imported and
     cached, then never again in this kernel."""
     global _ENGINE_WARM
     if not _ENGINE_WARM:
-        from ..core.warm import KERNEL_MODULES, cold_kernels
+        from ..warm import KERNEL_MODULES, cold_kernels
 
         # the engines this kernel has imported (a topic imports its engine with it): no other topic's import is paid
         loaded = [m for m in KERNEL_MODULES if f"symsgd_core.{m}" in sys.modules]

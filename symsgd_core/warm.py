@@ -28,7 +28,7 @@ KERNEL_MODULES = ("balance._kernels", "rank_jumps._kernels", "rank_jumps._sde_ke
 def _balance() -> None:
     import numpy as np
 
-    from ..balance import GaussianData, ScalarModel, run_sgd
+    from .balance import GaussianData, ScalarModel, run_sgd
 
     data = GaussianData(k=1.0, sigma=1.0)
     start = np.array([1.0, 1.0])
@@ -37,8 +37,8 @@ def _balance() -> None:
 
 
 def _rank_jumps_setup():
-    from ..rank_jumps import epsilon_completion, init_params, make_architecture
-    from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
+    from .rank_jumps import epsilon_completion, init_params, make_architecture
+    from .rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 
     arch = make_architecture((2, 2), EXP.depth, EXP.width)
     # enough runs for two parallel blocks (rank_jumps._kernels.MIN_BLOCK_RUNS) when there are two threads
@@ -64,7 +64,7 @@ def _rank_jumps() -> None:
 
 
 def _rank_jumps_once() -> None:
-    from ..rank_jumps import run
+    from .rank_jumps import run
 
     start, problem, exp = _rank_jumps_setup()
     kw = dict(lr=exp.lr_phase0, lam=exp.lam_hot, record_every=1)
@@ -80,14 +80,14 @@ def _rank_jumps_sde() -> None:
 
 
 def _rank_jumps_sde_once() -> None:
-    from ..rank_jumps import run_sde
+    from .rank_jumps import run_sde
 
     start, problem, exp = _rank_jumps_setup()
     run_sde(start, problem, 2, lr=exp.lr_phase0, lam=exp.lam_hot, dt=exp.lr_phase0, seed=0, record_every=1)
 
 
 def _rank_jumps_sde_adaptive() -> None:
-    from ..rank_jumps.sde_adaptive import run_sde_adaptive
+    from .rank_jumps.sde_adaptive import run_sde_adaptive
 
     start, problem, exp = _rank_jumps_setup()
     lr = exp.lr_phase0
@@ -95,7 +95,7 @@ def _rank_jumps_sde_adaptive() -> None:
 
 
 def _stationary() -> None:
-    from ..stationary import DiagonalNetProblem, simulate_v, simulate_v_coupled
+    from .stationary import DiagonalNetProblem, simulate_v, simulate_v_coupled
 
     problem = DiagonalNetProblem.gaussian(1.0, 1.0)
     kw = dict(n_chains=2, t_end=0.04, dt=0.02, v0=1.0, seed=0, threads=1)
