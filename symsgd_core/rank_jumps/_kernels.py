@@ -399,52 +399,137 @@ def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, 
     return 0
 
 
+# -- the full-batch pass shared by GD/Langevin (_gd_ens) and the entry-weighted step (._sde_kernels) -------------
+# Storage, ensemble layout (runs last, contiguous): ``pt`` holds ``P_kᵀ`` (n × d_k, k = 0..L, ``P_0 = I``) at
+# ``moff[k]``; ``bt`` holds ``(Q_kᵀ E)ᵀ`` (n × d_{k+1}) at ``moff[k+1] − n²`` for layer k (0-based), E the residual
+# matrix of the step (``E``: GD's masked residual, ``M``: the weighted one).
+
+
+@njit(cache=True, fastmath=_FM)
+def _pass_workspace(dims, R):
+    """``(moff, pt, bt)`` for a net of widths ``dims`` and ``R`` runs, ``pt`` starting with ``P_0ᵀ = I``."""
+    L = dims.shape[0] - 1
+    n = dims[0]
+    moff = np.zeros(L + 2, dtype=np.int64)
+    for k in range(L + 1):
+        moff[k + 1] = moff[k] + dims[k] * n
+    pt = np.zeros((moff[L + 1], R))
+    bt = np.zeros((moff[L + 1], R))
+    for c in range(n):
+        for k in range(n):
+            for r in range(R):
+                pt[c * n + k, r] = 1.0 if c == k else 0.0
+    return moff, pt, bt
+
+
+@njit(cache=True, fastmath=_FM)
+def _forward(th, dims, off, moff, pt):
+    """Forward: ``P_{k+1}ᵀ[c, a] = Σ_q W_k[a, q] P_kᵀ[c, q]`` for every layer, into ``pt``."""
+    R = th.shape[1]
+    L = dims.shape[0] - 1
+    n = dims[0]
+    for ell in range(L):
+        din = dims[ell]
+        dout = dims[ell + 1]
+        w0 = off[ell]
+        pin = moff[ell]
+        pout = moff[ell + 1]
+        for c in range(n):
+            for a in range(dout):
+                o = pout + c * dout + a
+                for r in range(R):
+                    pt[o, r] = 0.0
+                for q in range(din):
+                    wrow = w0 + a * din + q
+                    src = pin + c * din + q
+                    for r in range(R):
+                        pt[o, r] += th[wrow, r] * pt[src, r]
+
+
+@njit(cache=True, fastmath=_FM)
+def _backward(th, dims, off, moff, bt):
+    """Backward from the last layer's ``(Q_{L-1}ᵀ E)ᵀ = Eᵀ`` (already in ``bt``):
+    ``(Q_{k-1}ᵀ E)ᵀ[c, q] = Σ_a W_k[a, q] (Q_kᵀ E)ᵀ[c, a]``."""
+    R = th.shape[1]
+    L = dims.shape[0] - 1
+    n = dims[0]
+    for ell in range(L - 1, 0, -1):
+        din = dims[ell]
+        dout = dims[ell + 1]
+        w0 = off[ell]
+        bin_ = moff[ell + 1] - n * n
+        bout = moff[ell] - n * n
+        for c in range(n):
+            for q in range(din):
+                for r in range(R):
+                    bt[bout + c * din + q, r] = 0.0
+            for a in range(dout):
+                src = bin_ + c * dout + a
+                for q in range(din):
+                    wrow = w0 + a * din + q
+                    o = bout + c * din + q
+                    for r in range(R):
+                        bt[o, r] += th[wrow, r] * bt[src, r]
+
+
+@njit(cache=True, fastmath=_FM)
+def _update(th, dims, off, moff, pt, bt, dec, step, cf, alive):
+    """``W_k ← dec W_k − step (Q_kᵀ E) P_kᵀ`` for the runs still alive (``dec``, ``step``: per run; ``cf``: scratch
+    of length R). A step of exactly 1.0 multiplies exactly: ``step·x = x`` in IEEE arithmetic (no fastmath here)."""
+    R = th.shape[1]
+    L = dims.shape[0] - 1
+    n = dims[0]
+    for ell in range(L):
+        din = dims[ell]
+        dout = dims[ell + 1]
+        w0 = off[ell]
+        pin = moff[ell]
+        bb = moff[ell + 1] - n * n
+        for a in range(dout):
+            for q in range(din):
+                wrow = w0 + a * din + q
+                for r in range(R):
+                    cf[r] = 0.0
+                for c in range(n):
+                    bsrc = bb + c * dout + a
+                    psrc = pin + c * din + q
+                    for r in range(R):
+                        cf[r] += bt[bsrc, r] * pt[psrc, r]
+                for r in range(R):
+                    w = th[wrow, r]
+                    new = dec[r] * w - step[r] * cf[r]
+                    th[wrow, r] = new if alive[r] else w
+
+
+@njit(cache=True, fastmath=_FM)
+def _add_noise(th, noise_t, t, scale, alive):
+    """``θ += scale · noise_t[t]`` for the runs still alive."""
+    P, R = th.shape
+    for p in range(P):
+        for r in range(R):
+            if alive[r]:
+                th[p, r] += scale * noise_t[t, p, r]
+
+
 @njit(cache=True, fastmath=_FM)
 def _gd_ens(th, dims, off, target, maskf, inv_n, lr, lam, noise_t, noise_scale, rec_pos, snaps, div_step, alive,
             step0, div_resid, tiny):
-    """GD/Langevin, ensemble layout ``th (P, R)``, ``noise_t (T, P, R)`` or ``(0, P, R)``.
-
-    ``pt`` holds ``P_kᵀ`` (n × d_k, k = 0..L, ``P_0 = I``) at ``moff[k]``; ``bt`` holds
-    ``(Q_kᵀ E)ᵀ`` (n × d_{k+1}) at ``moff[k+1] − n²`` for layer k (0-based).
-    """
-    P, R = th.shape
+    """GD/Langevin, ensemble layout ``th (P, R)``, ``noise_t (T, P, R)`` or ``(0, P, R)``; storage as in
+    :func:`_pass_workspace`."""
+    R = th.shape[1]
     T = lr.shape[0]
     L = dims.shape[0] - 1
     K = rec_pos.shape[0]
     n = dims[0]
     m = dims[L]
     use_noise = noise_t.shape[0] > 0
-    moff = np.zeros(L + 2, dtype=np.int64)
-    for k in range(L + 1):
-        moff[k + 1] = moff[k] + dims[k] * n
-    pt = np.zeros((moff[L + 1], R))
-    bt = np.zeros((moff[L + 1], R))
+    moff, pt, bt = _pass_workspace(dims, R)
     dec = np.zeros(R)
     step = np.zeros(R)
     cf = np.zeros(R)
     kr = 0
-    for c in range(n):
-        for k in range(n):
-            for r in range(R):
-                pt[c * n + k, r] = 1.0 if c == k else 0.0
     for t in range(T):
-        # forward: P_{k+1}ᵀ[c, a] = Σ_q W_k[a, q] P_kᵀ[c, q]
-        for ell in range(L):
-            din = dims[ell]
-            dout = dims[ell + 1]
-            w0 = off[ell]
-            pin = moff[ell]
-            pout = moff[ell + 1]
-            for c in range(n):
-                for a in range(dout):
-                    o = pout + c * dout + a
-                    for r in range(R):
-                        pt[o, r] = 0.0
-                    for q in range(din):
-                        wrow = w0 + a * din + q
-                        src = pin + c * din + q
-                        for r in range(R):
-                            pt[o, r] += th[wrow, r] * pt[src, r]
+        _forward(th, dims, off, moff, pt)
         # Eᵀ = ((2/N)(A − A*) ⊙ mask)ᵀ with A = P_L
         aoff = moff[L]
         bl = moff[L] - n * n
@@ -467,51 +552,10 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, lam, noise_t, noise_scale, 
         for r in range(R):
             dec[r] = decay if alive[r] else 1.0
             step[r] = eta if alive[r] else 0.0
-        # backward: (Q_{k-1}ᵀ E)ᵀ[c, q] = Σ_a W_k[a, q] (Q_kᵀ E)ᵀ[c, a]
-        for ell in range(L - 1, 0, -1):
-            din = dims[ell]
-            dout = dims[ell + 1]
-            w0 = off[ell]
-            bin_ = moff[ell + 1] - n * n
-            bout = moff[ell] - n * n
-            for c in range(n):
-                for q in range(din):
-                    for r in range(R):
-                        bt[bout + c * din + q, r] = 0.0
-                for a in range(dout):
-                    src = bin_ + c * dout + a
-                    for q in range(din):
-                        wrow = w0 + a * din + q
-                        o = bout + c * din + q
-                        for r in range(R):
-                            bt[o, r] += th[wrow, r] * bt[src, r]
-        # update: W_k ← dec W_k − η (Q_kᵀ E) P_kᵀ (+ noise)
-        for ell in range(L):
-            din = dims[ell]
-            dout = dims[ell + 1]
-            w0 = off[ell]
-            pin = moff[ell]
-            bb = moff[ell + 1] - n * n
-            for a in range(dout):
-                for q in range(din):
-                    wrow = w0 + a * din + q
-                    for r in range(R):
-                        cf[r] = 0.0
-                    for c in range(n):
-                        bsrc = bb + c * dout + a
-                        psrc = pin + c * din + q
-                        for r in range(R):
-                            cf[r] += bt[bsrc, r] * pt[psrc, r]
-                    for r in range(R):
-                        w = th[wrow, r]
-                        new = dec[r] * w - step[r] * cf[r]
-                        th[wrow, r] = new if alive[r] else w
+        _backward(th, dims, off, moff, bt)
+        _update(th, dims, off, moff, pt, bt, dec, step, cf, alive)  # W_k ← dec W_k − η (Q_kᵀ E) P_kᵀ
         if use_noise:
-            sc = noise_scale[t]
-            for p in range(P):
-                for r in range(R):
-                    if alive[r]:
-                        th[p, r] += sc * noise_t[t, p, r]
+            _add_noise(th, noise_t, t, noise_scale[t], alive)
         if (step0 + t + 1) % FLUSH_EVERY == 0:
             _flush(th, tiny)
         if kr < K and rec_pos[kr] == t + 1:

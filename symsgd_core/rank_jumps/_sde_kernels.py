@@ -18,7 +18,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import _FM, _block_bounds, _block_in, _block_out, _flush, _snapshot, n_blocks
+from ._kernels import (
+    _FM,
+    _add_noise,
+    _backward,
+    _block_bounds,
+    _block_in,
+    _block_out,
+    _flush,
+    _forward,
+    _pass_workspace,
+    _snapshot,
+    _update,
+    n_blocks,
+)
 from .stepping import FLUSH_EVERY
 
 __all__ = ["weighted_chunk"]
@@ -30,11 +43,10 @@ def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale,
     """Entry-weighted GD steps, ensemble layout ``th (P, R)``, ``w_t (T, N, R)``, ``iso_t (T, P, R)`` or ``(0, P, R)``.
 
     Per step: forward ``P_kᵀ`` (n × d_k) for all layers, ``Mᵀ`` with ``M_ij = 2 r_ij w_ij`` on Ω,
-    backward ``(Q_kᵀ M)ᵀ``, then ``W_k ← decay_t W_k − (Q_kᵀ M) P_kᵀ`` (+ ``iso_scale_t ζ``).
-    Same storage as ``._kernels._gd_ens``: ``pt`` holds ``P_kᵀ`` at ``moff[k]``, ``bt`` holds
-    ``(Q_kᵀ M)ᵀ`` at ``moff[k+1] − n²``.
+    backward ``(Q_kᵀ M)ᵀ``, then ``W_k ← decay_t W_k − (Q_kᵀ M) P_kᵀ`` (+ ``iso_scale_t ζ``): the full-batch pass
+    of ``._kernels`` (``_forward``, ``_backward``, ``_update`` with a step of 1: the weights carry the step size).
     """
-    P, R = th.shape
+    R = th.shape[1]
     T = w_t.shape[0]
     Ne = rows.shape[0]
     L = dims.shape[0] - 1
@@ -42,35 +54,13 @@ def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale,
     n = dims[0]
     m = dims[L]
     use_iso = iso_t.shape[0] > 0
-    moff = np.zeros(L + 2, dtype=np.int64)
-    for k in range(L + 1):
-        moff[k + 1] = moff[k] + dims[k] * n
-    pt = np.zeros((moff[L + 1], R))
-    bt = np.zeros((moff[L + 1], R))
+    moff, pt, bt = _pass_workspace(dims, R)
     dec = np.zeros(R)
+    unit = np.ones(R)
     cf = np.zeros(R)
     kr = 0
-    for c in range(n):
-        for k in range(n):
-            for r in range(R):
-                pt[c * n + k, r] = 1.0 if c == k else 0.0
     for t in range(T):
-        for ell in range(L):
-            din = dims[ell]
-            dout = dims[ell + 1]
-            w0 = off[ell]
-            pin = moff[ell]
-            pout = moff[ell + 1]
-            for c in range(n):
-                for a in range(dout):
-                    o = pout + c * dout + a
-                    for r in range(R):
-                        pt[o, r] = 0.0
-                    for q in range(din):
-                        wrow = w0 + a * din + q
-                        src = pin + c * din + q
-                        for r in range(R):
-                            pt[o, r] += th[wrow, r] * pt[src, r]
+        _forward(th, dims, off, moff, pt)
         aoff = moff[L]
         bl = moff[L] - n * n
         for o in range(n * m):
@@ -89,49 +79,10 @@ def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale,
                 bt[o, r] = 2.0 * d * w_t[t, e, r]
         for r in range(R):
             dec[r] = decay[t] if alive[r] else 1.0
-        for ell in range(L - 1, 0, -1):
-            din = dims[ell]
-            dout = dims[ell + 1]
-            w0 = off[ell]
-            bin_ = moff[ell + 1] - n * n
-            bout = moff[ell] - n * n
-            for c in range(n):
-                for q in range(din):
-                    for r in range(R):
-                        bt[bout + c * din + q, r] = 0.0
-                for a in range(dout):
-                    src = bin_ + c * dout + a
-                    for q in range(din):
-                        wrow = w0 + a * din + q
-                        o = bout + c * din + q
-                        for r in range(R):
-                            bt[o, r] += th[wrow, r] * bt[src, r]
-        for ell in range(L):
-            din = dims[ell]
-            dout = dims[ell + 1]
-            w0 = off[ell]
-            pin = moff[ell]
-            bb = moff[ell + 1] - n * n
-            for a in range(dout):
-                for q in range(din):
-                    wrow = w0 + a * din + q
-                    for r in range(R):
-                        cf[r] = 0.0
-                    for c in range(n):
-                        bsrc = bb + c * dout + a
-                        psrc = pin + c * din + q
-                        for r in range(R):
-                            cf[r] += bt[bsrc, r] * pt[psrc, r]
-                    for r in range(R):
-                        w = th[wrow, r]
-                        new = dec[r] * w - cf[r]
-                        th[wrow, r] = new if alive[r] else w
+        _backward(th, dims, off, moff, bt)
+        _update(th, dims, off, moff, pt, bt, dec, unit, cf, alive)
         if use_iso:
-            sc = iso_scale[t]
-            for p in range(P):
-                for r in range(R):
-                    if alive[r]:
-                        th[p, r] += sc * iso_t[t, p, r]
+            _add_noise(th, iso_t, t, iso_scale[t], alive)
         if (step0 + t + 1) % FLUSH_EVERY == 0:
             _flush(th, tiny)
         if kr < K and rec_pos[kr] == t + 1:
