@@ -25,7 +25,6 @@ from browser_support import (
     REPO,
     WATCHDOGS,
     ci_is_true,
-    cold_kernel_cache,
     start_lab,
     start_voila,
 )
@@ -76,9 +75,9 @@ def browser(playwright_instance):
 
 @pytest.fixture(scope="session")
 def lab_server(browser, tmp_path_factory):
-    """JupyterLab at the root URL (as `make lab` starts it), its kernels on an empty compiled-kernel cache: the first
-    notebook of each worker that runs an engine compiles it from cold, as on a fresh install."""
-    server = start_lab(tmp_path_factory, env=cold_kernel_cache())
+    """JupyterLab at the root URL, as `make lab` starts it: its kernels load the engines the set-up's warm-up compiled
+    (a cold start is the gallery's to check, once per front end: test_gallery.py)."""
+    server = start_lab(tmp_path_factory)
     yield server
     server.stop()
 

@@ -62,6 +62,8 @@ class Mode:
         host: the host name the page is opened at (servers listen on 127.0.0.1; ``localhost`` reaches them too).
         throttle: Chromium's CPU slowdown.
         dark: JupyterLab in its dark theme from the start (set in the server's user settings).
+        cold: the server's kernels start on an empty compiled-kernel cache (:func:`~browser_support.cold_kernel_cache`):
+            the page's kernel compiles every engine it runs, as on a clone that skipped the set-up's warm-up.
     """
 
     name: str
@@ -70,6 +72,7 @@ class Mode:
     host: str = "127.0.0.1"
     throttle: float = 1.0
     dark: bool = False
+    cold: bool = False
 
     @property
     def scope(self) -> str:
