@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import importlib
 
-from ._startup import import_jsonschema_without_iri_grammar
+from ._startup import import_jsonschema_without_iri_grammar, wait_passively_in_parallel_regions
 
 import_jsonschema_without_iri_grammar()  # before plotly (through nbformat) imports jsonschema: see _startup
+wait_passively_in_parallel_regions()  # before numba loads OpenMP at its first parallel call: see _startup
 
 from .core.conventions import LOSS_HALF_FACTOR, lr_for_temperature, steps_for_time, temperature, time_of_steps  # noqa: E402
 

@@ -1,8 +1,9 @@
-"""A reader's import cell does not build jsonschema's IRI grammar (symsgd_core/_startup.py)."""
+"""What importing symsgd_core adjusts in its process (symsgd_core/_startup.py): no IRI grammar, passive waits."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -37,3 +38,28 @@ def test_a_process_that_imported_jsonschema_first_is_left_as_it_is(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "jsonschema._format", sys.modules.get("jsonschema._format", object()))
     assert import_jsonschema_without_iri_grammar() is False
+
+
+def test_parallel_kernels_wait_passively_unless_the_reader_chose_otherwise(monkeypatch):
+    """Unset, ``OMP_WAIT_POLICY`` becomes PASSIVE (read by libgomp when numba loads it, at the first parallel call);
+    a value the environment already has is kept."""
+    from symsgd_core._startup import OMP_WAIT_POLICY, wait_passively_in_parallel_regions
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    assert wait_passively_in_parallel_regions() is True
+    assert OMP_WAIT_POLICY == "PASSIVE" and os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert wait_passively_in_parallel_regions() is False
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+@pytest.mark.slow  # a subprocess of its own: not in `make test-fast`
+def test_importing_the_package_sets_the_wait_policy_before_numba_loads_openmp():
+    """In a fresh process without OMP_WAIT_POLICY, ``import symsgd_core`` sets it, and OpenMP (libgomp) is not yet
+    loaded then, so the first parallel call reads it."""
+    code = ("import os; assert 'OMP_WAIT_POLICY' not in os.environ; import symsgd_core; "
+            "maps = open('/proc/self/maps').read(); print(os.environ['OMP_WAIT_POLICY'], 'libgomp' in maps)")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["PASSIVE", "False"], proc.stdout
