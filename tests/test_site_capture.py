@@ -155,3 +155,21 @@ def test_worked_solutions_become_details_and_the_instructor_edition_opens_them(m
     import os
 
     assert calls and os.environ.pop("SYMSGD_SOLUTIONS") == "open"  # the executing kernels inherit it
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_a_selection_control_shows_the_label_of_its_option_also_at_the_first_one(index):
+    """ipywidgets leaves ``label`` empty for a SelectionSlider built at its first option; the settings line must still
+    read that option's label (notebook 05's once read "setting ."), and a plain slider its value."""
+    from edition.capture import controls_of, shown_value
+
+    options = [("η = 0.3, γ = 0.027", "a"), ("η = 0.3, γ = 0.02", "b"), ("η = 0.2, γ = 0.027", "c")]
+    sel = widgets.SelectionSlider(options=options, value=options[index][1], description="setting")
+
+    class Ctl:
+        controls = {"setting": sel, "lr": widgets.FloatSlider(value=0.25, min=0.0, max=1.0, description="η")}
+
+    assert shown_value(sel) == options[index][0]
+    rows = controls_of(Ctl(), ["setting"])
+    assert [r["shown"] for r in rows] == [options[index][0], shown_value(Ctl.controls["lr"])]
+    assert rows[1]["shown"] and rows[1]["shown"] != options[index][0]

@@ -150,15 +150,23 @@ def _plain(value):
         return repr(value)
 
 
+def shown_value(w) -> str:
+    """What control ``w`` shows: a selection widget (SelectionSlider, Dropdown, ToggleButtons) the label of its option,
+    any other its value. The label is read from the options at ``index``, not from ``w.label``: ipywidgets leaves
+    ``label`` empty for a widget built at its first option (``index`` starts at 0 and never changes, so the label is
+    never filled in; notebook 05's settings line read "setting ." that way)."""
+    labels, index = getattr(w, "_options_labels", None), getattr(w, "index", None)
+    if labels and isinstance(index, int) and 0 <= index < len(labels):
+        return labels[index]
+    return label(_plain(w.value))
+
+
 def controls_of(controller, sliders: list[str]) -> list[dict]:
     """Every control: name, label (its description), value as shown, and whether it is a slider."""
     rows = []
     for name, w in controller.controls.items():
-        shown = getattr(w, "label", None)  # selection widgets (Dropdown, ToggleButtons) show a label
-        if not isinstance(shown, str):
-            shown = label(_plain(w.value))
         rows.append({"name": name, "label": (getattr(w, "description", "") or name).strip(), "value": _plain(w.value),
-                     "shown": shown, "slider": name in sliders})
+                     "shown": shown_value(w), "slider": name in sliders})
     return rows
 
 
