@@ -131,3 +131,18 @@ def test_a_3d_figure_names_no_axis_to_autorange():
     frames = [{"data": [{"type": "surface", "z": [[0, k], [k, 0]]}, base["data"][1]], "layout": base["layout"]}
               for k in (1, 2)]
     assert animated_figure(base, frames, ["1", "2"], 0, "k")["edition"]["autoranged"] == []
+
+
+def test_a_long_end_label_insets_the_rail_so_it_stays_in_the_figure():
+    """An end label centred on the rail's end must fit: half its width beyond the figure's margin insets the rail."""
+    from edition.frames import SLIDER_LABEL_CHAR_PX, end_label_inset
+
+    labels = ["η = 0.3, γ = 0.027", "η = 0.3, γ = 0.02", "η = 0.2, γ = 0.027"]
+    base = fig([0, 1])
+    base["layout"]["margin"] = {"t": 40, "b": 80, "l": 120, "r": 20}
+    out = animated_figure(base, [fig([0, 1]), fig([0, 2]), fig([0, 3])], labels, 0, "setting")
+    pad = out["layout"]["sliders"][0]["pad"]
+    half = len(labels[-1]) * SLIDER_LABEL_CHAR_PX / 2
+    assert pad["r"] >= half - 20 and pad["r"] == end_label_inset(labels[-1], 20) > 0  # the narrow right margin
+    assert pad["l"] == 0  # a 120 px left margin holds half of the first label
+    assert end_label_inset("0.5", 80) == 0

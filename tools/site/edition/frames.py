@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import math
 import re
 
 import numpy as np
@@ -22,6 +23,9 @@ _AXIS = re.compile(r"^(xaxis|yaxis)\d*$")
 DEFAULT_HEIGHT, DEFAULT_MARGIN = 450, {"t": 100, "b": 80, "l": 80, "r": 80}
 #: Room the slider takes under the plot (its current-value line, rail, tick labels), px.
 SLIDER_ROOM_PX = 110
+#: Width of one character of a slider's step labels (plotly's 12 px font; a generous average), px: an end label is
+#: centred on the end of the rail, so half of it must fit in the figure's margin or the rail is inset.
+SLIDER_LABEL_CHAR_PX = 7.0
 #: What a slider step does: jump to the frame and redraw (heatmaps, 3-D and layout changes need the redraw).
 ANIMATE = {"mode": "immediate", "frame": {"duration": 0, "redraw": True}, "transition": {"duration": 0}}
 
@@ -225,6 +229,13 @@ def legend_bottom_px(layout: dict, data: list[dict], plot_height: float, width: 
     return -y * plot_height + rows * 20.0 + 8.0
 
 
+def end_label_inset(label: str, margin_px: float) -> int:
+    """How far (px) to inset the slider's rail at one end so that the end's step ``label``, centred on it, stays
+    inside the figure: half the label's width (:data:`SLIDER_LABEL_CHAR_PX` per character) beyond the margin on that
+    side, and 4 px to spare; 0 when the margin holds it (notebook 05's "η = 0.2, γ = 0.027" was cut at the edge)."""
+    return max(0, math.ceil(len(label) * SLIDER_LABEL_CHAR_PX / 2 + 4 - margin_px))
+
+
 def _add_slider(layout: dict, labels: list[str], current: int, slider_label: str, data: list[dict]) -> float:
     """Make room under the plot (and under a legend placed there) and put a plotly slider there.
 
@@ -241,7 +252,9 @@ def _add_slider(layout: dict, labels: list[str], current: int, slider_label: str
     layout["height"] = height + grow
     layout["sliders"] = [{
         "name": "edition", "active": current, "x": 0.0, "xanchor": "left", "len": 1.0,
-        "y": -below / plot_h, "yanchor": "top", "pad": {"t": 8, "b": 0, "l": 0, "r": 0},
+        "y": -below / plot_h, "yanchor": "top",
+        "pad": {"t": 8, "b": 0, "l": end_label_inset(labels[0], margin["l"]),
+                "r": end_label_inset(labels[-1], margin["r"])},
         "currentvalue": {"prefix": f"{slider_label} = ", "visible": True, "xanchor": "left"},
         # "skip": the slider only reports the move; edition.js animates every figure of the controller, this one
         # included, and then autoranges (one code path, so a test can wait for all of it)
