@@ -38,7 +38,20 @@ def test_titles():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("intro"),
                                          nbformat.v4.new_markdown_cell("# 01 · Why $\\|u\\|^2$ obeys an ODE\ntext")])
     assert notebook_title(nb) == "01 · Why $\\|u\\|^2$ obeys an ODE"
-    assert plain_title(notebook_title(nb)) == "01 · Why |u|^2 obeys an ODE"
+    assert plain_title(notebook_title(nb)) == "01 · Why ‖u‖² obeys an ODE"
+
+
+@pytest.mark.parametrize("title, plain", [
+    ("Notebook 02 — The rank-1 lifting $\\tilde\\ell(u w^\\top)$, built and checked",
+     "Notebook 02 — The rank-1 lifting ℓ̃(u wᵀ), built and checked"),  # once "(u w^)": symbol, accent and ^ lost
+    ("05 · Does SGD's own noise, as an SDE, jump and stay in $B_1$?",
+     "05 · Does SGD's own noise, as an SDE, jump and stay in B₁?"),
+    ("a $\\tilde{x}^{2/L}$ and $W_{\\ell+1}$, $\\mathrm{d}t$", "a x̃^(2/L) and W_(ℓ+1), dt"),  # no Unicode form: kept
+    ("no math, 5 $ signs", "no math, 5 $ signs"),
+])
+def test_a_title_in_plain_text_prints_its_math_as_unicode(title, plain):
+    assert plain_title(title) == plain
+    assert not set(plain_title(title)) & set("\\{}")
 
 
 @pytest.fixture

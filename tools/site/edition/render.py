@@ -79,9 +79,45 @@ def notebook_title(nb) -> str:
     return ""
 
 
+#: The TeX commands a notebook title may hold, as the characters they print (any other command is dropped).
+_TEX_SYMBOLS = {"ell": "ℓ", "lambda": "λ", "eta": "η", "gamma": "γ", "theta": "θ", "sigma": "σ", "mu": "μ",
+                "alpha": "α", "beta": "β", "rho": "ρ", "tau": "τ", "epsilon": "ε", "varepsilon": "ε", "phi": "φ",
+                "Delta": "Δ", "nabla": "∇", "top": "ᵀ", "cdot": "·", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥",
+                "to": "→", "in": "∈", "infty": "∞", "|": "‖"}
+#: Accents, as the combining mark put after the character they sit on.
+_TEX_ACCENTS = {"tilde": "\u0303", "hat": "\u0302", "bar": "\u0304"}
+_SUPERSCRIPTS = dict(zip("0123456789+-−=()nTiᵀ", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ⁿᵀⁱᵀ"))
+_SUBSCRIPTS = dict(zip("0123456789+-−=()aeoxhklmnpstijruv", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑₒₓₕₖₗₘₙₚₛₜᵢⱼᵣᵤᵥ"))
+
+
+def _plain_math(tex: str) -> str:
+    """One ``$…$`` of a title as plain text: symbols and accents as Unicode, sub- and superscripts as Unicode where
+    every character has one (``^{2/L}`` stays ``^(2/L)``), braces dropped."""
+    def command(m: re.Match) -> str:
+        return _TEX_SYMBOLS.get(m.group(1), "")
+
+    def accent(m: re.Match) -> str:
+        arg = m.group(2) if m.group(2) is not None else m.group(3)
+        arg = re.sub(r"\\([A-Za-z]+|\|)", command, arg)
+        return arg[:1] + _TEX_ACCENTS[m.group(1)] + arg[1:] if arg else ""
+
+    def script(m: re.Match) -> str:
+        table = _SUPERSCRIPTS if m.group(1) == "^" else _SUBSCRIPTS
+        arg = m.group(2) if m.group(2) is not None else m.group(3)
+        if arg and all(ch in table for ch in arg):
+            return "".join(table[ch] for ch in arg)
+        return f"{m.group(1)}({arg})" if len(arg) > 1 else m.group(1) + arg
+
+    text = re.sub(r"\\(tilde|hat|bar)\s*(?:\{([^{}]*)\}|(\\[A-Za-z]+|\S))", accent, tex)
+    text = re.sub(r"\\([A-Za-z]+|\|)\s?", command, text)
+    text = re.sub(r"([_^])(?:\{([^{}]*)\}|(\S))", script, text)
+    return text.replace("{", "").replace("}", "")
+
+
 def plain_title(title: str) -> str:
-    """A title for ``<title>``: TeX delimiters and backslash commands dropped."""
-    text = re.sub(r"\\[a-zA-Z]+", "", title.replace("$", ""))
+    """A title as plain text, for ``<title>``, the index, the handout's footer and PDF outline: each ``$…$`` through
+    :func:`_plain_math` (``$\\tilde\\ell(u w^\\top)$`` → ``ℓ̃(u wᵀ)``, ``$B_1$`` → ``B₁``)."""
+    text = re.sub(r"\$([^$]*)\$", lambda m: _plain_math(m.group(1)), title)
     return re.sub(r"\s+", " ", text.replace("\\", "")).strip()
 
 
