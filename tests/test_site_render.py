@@ -13,7 +13,16 @@ import site_helpers  # noqa: F401 - first: puts tools/site on sys.path
 from edition import assets, build, config, report
 from edition.capture import capture
 from edition.execute import WIDGET_VIEW, ExecutedNotebook, widget_outputs
-from edition.render import Page, export_html, link_name, notebook_title, page_notebook, plain_title, script_json
+from edition.render import (
+    Page,
+    export_html,
+    link_name,
+    notebook_title,
+    page_notebook,
+    plain_title,
+    script_json,
+    settings_line,
+)
 from site_helpers import Line
 
 
@@ -52,6 +61,14 @@ def test_titles():
 def test_a_title_in_plain_text_prints_its_math_as_unicode(title, plain):
     assert plain_title(title) == plain
     assert not set(plain_title(title)) & set("\\{}")
+
+
+def test_the_settings_line_gives_each_control_as_label_equals_value():
+    entry = {"controls": [{"label": "λ", "shown": "1"}, {"label": "model", "shown": "linear <layer>"},
+                          {"label": "T = η/S", "shown": "0.16"}]}
+    assert settings_line(entry) == ("Computed at the notebook's settings: λ = 1; model = linear &lt;layer&gt;; "
+                                    "T = η/S = 0.16.")
+    assert settings_line({"controls": []}) == ""
 
 
 @pytest.fixture

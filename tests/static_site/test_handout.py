@@ -206,3 +206,20 @@ def test_the_blank_check_sees_a_blank_image_and_passes_a_drawn_one():
     assert not _blank(_FakeImage(drawn))
     assert not _blank(_FakeImage(np.random.default_rng(0).integers(0, 256, (30, 30, 4))))
     assert _blank(_FakeImage(np.zeros((20, 20))))  # grey
+
+
+def test_a_printed_claim_line_has_no_disclosure_triangle(chromium):
+    """A claim line (``<details class="symsgd-claims">``, and a deliberate failure's ``symsgd-caught``) prints without
+    the "▶" that invites a click (handout.css); on screen the triangle stays."""
+    css = (REPO / "tools" / "site" / "edition" / "static" / "handout.css").read_text(encoding="utf-8")
+    page = chromium.new_page()
+    try:
+        page.set_content(f"<style>{css}</style><body class='edition-handout'>"
+                         "<details class='symsgd-claims'><summary>✔ 3 claims checked</summary><table></table></details>"
+                         "<details class='symsgd-caught'><summary>✔ 1 broken input caught</summary></details></body>")
+        markers = "() => Array.from(document.querySelectorAll('summary'), (s) => getComputedStyle(s).listStyleType)"
+        assert page.evaluate(markers) == ["disclosure-closed"] * 2  # on screen, as the static edition shows it
+        page.emulate_media(media="print")
+        assert page.evaluate(markers) == ["none"] * 2
+    finally:
+        page.close()

@@ -127,8 +127,10 @@ def script_json(obj) -> str:
     return text.replace("</", "<\\/").replace("<!--", "<\\u0021--")
 
 
-def _settings_line(entry: dict) -> str:
-    parts = [f"{html.escape(c['label'])} {html.escape(str(c['shown']))}" for c in entry["controls"]]
+def settings_line(entry: dict) -> str:
+    """The line under a controller: its controls as ``label = value`` (as the edition's slider writes its value;
+    once ``λ 1; model linear layer``), HTML-escaped; empty for a controller without controls."""
+    parts = [f"{html.escape(c['label'])} = {html.escape(str(c['shown']))}" for c in entry["controls"]]
     return "Computed at the notebook's settings: " + "; ".join(parts) + "." if parts else ""
 
 
@@ -191,7 +193,7 @@ def controller_block(entry: dict, cell: int, output: int, page: Page) -> str:
     status = entry.get("status") or ""
     notes = ""
     if entry["kind"] == "controller":
-        notes = (f'<p class="edition-settings">{_settings_line(entry)}</p>'
+        notes = (f'<p class="edition-settings">{settings_line(entry)}</p>'
                  f'<p class="edition-live-note">{_live_note(entry, animated_any)}</p>')
     name = link_name(entry.get("class"), page.links)
     page.links.append(name)
