@@ -46,6 +46,7 @@ from pathlib import Path
 import pytest
 from browser_report import ARTIFACTS, LATENCY_DIR, REPO  # noqa: F401 - re-exported for the tests
 from js_files import script
+from slow_cpu import renderer_pids
 
 from symsgd_core.ui.base import SHOW_HANDLED_ENV
 
@@ -367,14 +368,11 @@ def kill_page_renderers(root_pid: int | None = None) -> list[int]:
     launched, through Playwright's driver). A page stuck in its own JavaScript never answers ``page.evaluate``, which
     has no timeout; with its renderer gone the call raises ("Target crashed") and the step fails with its name.
     Returns the killed pids."""
-    import psutil
-
     killed = []
-    for proc in psutil.Process(root_pid or os.getpid()).children(recursive=True):
-        with contextlib.suppress(psutil.Error):
-            if "--type=renderer" in proc.cmdline():
-                proc.kill()
-                killed.append(proc.pid)
+    for pid in renderer_pids(root_pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
     return killed
 
 

@@ -1,8 +1,8 @@
 """How a page draws its figures: how many the notebook's kernel made, how many the page drew, how soon, and the JS heap.
 
-Used by every browser test (1×) and by the slow-laptop tests, which throttle Chromium's CPU through CDP
-(``Emulation.setCPUThrottlingRate``; the kernel, a separate process, is not slowed), to check that plotly's widget
-code loads once per page (``symsgd_jupyter/plotly_loading.py``) and every figure draws on an old laptop too.
+Used by every browser test (1×) and by the slow-laptop tests, which slow Chromium's page processes (slow_cpu.py:
+they run a sixth of the time; the kernel, a separate process, is not slowed), to check that plotly's widget code
+loads once per page (``symsgd_jupyter/plotly_loading.py``) and every figure draws on an old laptop too.
 
 * The number of figures **expected** is asked of the notebook's kernel itself (every plotly ``FigureWidget`` it
   holds), through a silent request on its own connection file: nothing is shown in the notebook, and the count does
@@ -19,6 +19,8 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from slow_cpu import SlowRenderers
 
 #: CPU slowdown of the slow-laptop mode (6× ≈ an older student laptop, as measured for issue 13).
 SLOW_CPU_RATE = 6.0
@@ -75,14 +77,15 @@ class FigureLoad:
 
 
 class PageMetrics:
-    """A CDP session on a page: CPU throttling, JS heap, and the requests for plotly's bundle."""
+    """A page's CPU slowdown (:class:`slow_cpu.SlowRenderers`, until :meth:`unthrottle` or the page closes), its JS
+    heap (a CDP session), and the requests for plotly's bundle."""
 
     def __init__(self, page, throttle: float = 1.0):
         self.page, self.throttle = page, float(throttle)
         self.cdp = page.context.new_cdp_session(page)
         self.cdp.send("Performance.enable")
-        if self.throttle > 1:
-            self.cdp.send("Emulation.setCPUThrottlingRate", {"rate": self.throttle})
+        self.slowed = SlowRenderers(self.throttle).start()
+        page.on("close", lambda _page: self.slowed.stop())
         self.bundle_urls: list[str] = []
         page.on("request", lambda r: self.bundle_urls.append(r.url) if _is_plotly_bundle(r.url) else None)
 
@@ -92,8 +95,7 @@ class PageMetrics:
         return None if used is None else used / 1e6
 
     def unthrottle(self) -> None:
-        if self.throttle > 1:
-            self.cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+        self.slowed.stop()
 
 
 def _is_plotly_bundle(url: str) -> bool:
