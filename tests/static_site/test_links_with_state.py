@@ -140,19 +140,13 @@ def _two_controllers(ctls: list[dict]) -> tuple[dict, dict]:
     return a, next(c for c in ctls if c is not a)
 
 
-@pytest.fixture(params=["http", "file"])
-def where(request, site_dir):
-    """(base URL, which URLs the page may ask for): the static server, then the folder as ``file://``."""
-    if request.param == "http":
-        return _where("http", site_dir, request.getfixturevalue("static_server"))
-    return _where("file", site_dir, None)
-
-
-def test_the_address_keeps_the_slider_and_a_bad_one_is_ignored(where, chromium):
+def test_the_address_keeps_the_slider_and_a_bad_one_is_ignored(static_server, site_dir, chromium):
     """Move two sliders with the mouse: the address follows (no history entry, no scroll); a fresh page at that
     address shows both controllers exactly as the moves left them, and scrolls to the one moved last. Then a bad
-    address (:func:`check_a_bad_address_is_ignored_with_a_note`), against the first page's figures."""
-    base, allowed = where
+    address (:func:`check_a_bad_address_is_ignored_with_a_note`), against the first page's figures. From the static
+    server; from ``file://`` a move's address reopens the same view (:func:`check_a_link_reopens_the_view`, in
+    test_static_site.py's ``file://`` test: edition.js reads and writes the address the same way for both)."""
+    base, allowed = _where("http", site_dir, static_server)
     page, offline, errors, warnings = open_at(chromium, f"{base}/{PAGE}", allowed)
     try:
         ctls = page.evaluate(_CONTROLLERS_JS)
@@ -204,6 +198,31 @@ def test_the_address_keeps_the_slider_and_a_bad_one_is_ignored(where, chromium):
     finally:
         page.close()
     check_a_bad_address_is_ignored_with_a_note(chromium, base, allowed, ctls, plain)
+
+
+def check_a_link_reopens_the_view(chromium, page, allowed) -> None:
+    """After a slider move on ``page``, its address names the move, and a fresh page opened at that address shows
+    the moved controller as ``page`` does: every animated figure (data, titles, ranges within a pixel, step), its
+    status line and its text alternatives."""
+    moved = [c for c in page.evaluate(_CONTROLLERS_JS)
+             if any(f["active"] != c["current"] for f in view(page, c["name"])["figures"])]
+    assert len(moved) == 1, f"one controller moved, the page shows {[c['name'] for c in moved]} moved"
+    ctl = moved[0]
+    want = view(page, ctl["name"])
+    step = want["figures"][0]["active"]
+    address = page.evaluate("() => location.href")
+    assert address.endswith(f"#{ctl['name']}={ctl['slider']}:{encode(ctl['labels'][step])}"), address
+    fresh, offline, errors, warnings = open_at(chromium, address, allowed)
+    try:
+        settle(fresh, ctl, step)
+        got = view(fresh, ctl["name"])
+        diffs = [d for w, h in zip(want["figures"], got["figures"], strict=True) for d in figure_differences(w, h)]
+        assert not diffs, f"{ctl['name']}: the link differs from the move: {diffs}"
+        assert got["status"] == want["status"] and got["alts"] == want["alts"], f"{ctl['name']}: status or alts"
+        assert not offline.outside and not offline.failed, (offline.outside, offline.failed)
+        assert not errors and not warnings, f"console: {(errors + warnings)[:5]}"
+    finally:
+        fresh.close()
 
 
 def check_a_bad_address_is_ignored_with_a_note(chromium, base: str, allowed, ctls: list[dict], plain: dict) -> None:

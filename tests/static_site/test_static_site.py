@@ -359,7 +359,10 @@ def test_page_matches_the_live_notebook(notebook, site_dir, edition_report, stat
 
 def test_pages_work_from_file_urls(site_dir, chromium):
     """Opened from the file system (a downloaded copy of site/): index and a page with 3-D and heatmap figures draw,
-    formulas typeset, a slider moves with the mouse, and nothing outside the folder is requested."""
+    formulas typeset, a slider moves with the mouse, its address reopens the same view (a link with state, issue
+    29), and nothing outside the folder is requested."""
+    from test_links_with_state import check_a_link_reopens_the_view
+
     root = site_dir.resolve().as_uri()
 
     def allowed(url: str) -> bool:
@@ -381,6 +384,7 @@ def test_pages_work_from_file_urls(site_dir, chromium):
                     drag_slider(page, plot, target)
                     wait_moved(plot, target)
                     assert plot_state(plot)["data"] != before["data"], "moving the slider did not change the data"
+                    check_a_link_reopens_the_view(chromium, page, allowed)
                     break
             assert not offline.outside, f"requests outside the edition's folder: {sorted(set(offline.outside))}"
             assert not offline.failed, f"failed requests: {offline.failed}"
