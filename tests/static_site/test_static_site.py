@@ -193,6 +193,9 @@ def check_drawn_and_typeset(page, has_math: bool = False) -> dict:
     assert state["math"] > 0 or not has_math, "the notebook has formulas but the page shows no typeset math"
     missing = page.evaluate(_js("figures_without_alt"))
     assert not missing, f"figures without a text alternative (issue 29): {missing[:5]}"
+    shown_live = page.evaluate("""() => Array.from(document.querySelectorAll('.symsgd-live'))
+      .filter((s) => s.getClientRects().length).map((s) => s.textContent.trim().slice(0, 80))""")
+    assert not shown_live, f"instructions for the live notebook shown (no Run button or answer box here): {shown_live}"
     return state
 
 
