@@ -177,3 +177,21 @@ def test_every_page_carries_the_shared_plotly_config():
     assert _json.loads(blob) == PLOTLY_CONFIG and PLOTLY_CONFIG["showSendToCloud"] is False
     js = (assets.STATIC / "edition.js").read_text(encoding="utf-8")
     assert "window.SYMSGD_PLOTLY_CONFIG" in js and "sendDataToCloud" not in js  # no second copy of the config
+
+
+def test_the_live_note_lists_what_needs_the_live_notebook():
+    """Under a figure the note says which controls need the live notebook; with the slider its only control and a
+    Run button it read "Needs the live notebook: and the Run button." (notebook 03, §4)."""
+    from edition.render import _live_note
+
+    slider = {"name": "temperature", "label": "T = η/S", "labels": ["0.05", "0.3"], "values": [0.05, 0.3]}
+    entry = {"slider": slider, "has_run": True, "controls": [{"name": "temperature", "label": "T = η/S"}]}
+    assert _live_note(entry, True).endswith("<b>Needs the live notebook:</b> the Run button.")
+    entry["controls"].append({"name": "sigma", "label": "label noise σ"})
+    entry["controls"].append({"name": "gamma", "label": "weight decay γ"})
+    assert _live_note(entry, True).endswith(
+        "<b>Needs the live notebook:</b> label noise σ, weight decay γ and the Run button.")
+    entry["has_run"] = False
+    assert _live_note(entry, True).endswith("<b>Needs the live notebook:</b> label noise σ, weight decay γ.")
+    entry["controls"] = entry["controls"][:1]
+    assert "Needs the live notebook" not in _live_note(entry, True)

@@ -138,7 +138,8 @@ def _live_note(entry: dict, animated: bool) -> str:
     slider = entry.get("slider")
     others = [c["label"] for c in entry["controls"] if not slider or c["name"] != slider["name"]]
     needs = ", ".join(html.escape(o) for o in others)
-    run = " and the Run button" if entry.get("has_run") else ""
+    if entry.get("has_run"):  # "a, b and the Run button"; the Run button alone once (no "Needs …: and the Run button")
+        needs = f"{needs} and the Run button" if needs else "the Run button"
     if slider and animated:
         first, last = slider["labels"][0], slider["labels"][-1]
         how = " (Run pressed at each)" if entry.get("has_run") else ""
@@ -148,8 +149,8 @@ def _live_note(entry: dict, animated: bool) -> str:
     else:
         why = entry.get("why_no_slider") or "nothing in it changes along its main slider"
         here = f"<b>Static here</b> ({html.escape(why)}). "
-    rest = f"<b>Needs the live notebook:</b> {needs}{run}." if (needs or run) else ""
-    return here + rest.replace("<b>Needs the live notebook:</b> .", "")
+    rest = f"<b>Needs the live notebook:</b> {needs}." if needs else ""
+    return here + rest
 
 
 def controller_block(entry: dict, cell: int, output: int, page: Page) -> str:
