@@ -223,3 +223,53 @@ def test_a_printed_claim_line_has_no_disclosure_triangle(chromium):
         assert page.evaluate(markers) == ["none"] * 2
     finally:
         page.close()
+
+
+def _png(width: int, height: int) -> str:
+    """A plain blue PNG of ``width`` × ``height`` pixels, base64 (printed as an image, not as vector drawing)."""
+    import base64
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + bytes((51, 102, 153)) * width for _ in range(height))
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+    return base64.b64encode(png).decode()
+
+
+def test_a_figure_taller_than_the_rest_of_a_page_starts_on_it(chromium, tmp_path, site_dir):
+    """An output holding a figure and its small multiples, taller than what is left of the page, breaks between its
+    pictures (handout.css): its large picture prints on the page of the heading and the text above it. With
+    JupyterLab's own stylesheet alone (every output kept on one page, and clipped) the whole output moved to the next
+    page and left most of the first one blank (notebook 02's handout, page 3)."""
+    from pypdf import PdfReader
+
+    static = REPO / "tools" / "site" / "edition" / "static"
+    small, large = (f"data:image/png;base64,{_png(400, h)}" for h in (300, 260))
+    multiples = "".join(f"<figure class='handout-multiple'><img class='handout-small' src='{small}'>"
+                        f"<figcaption>step {k}</figcaption></figure>" for k in range(4))
+    body = ("<h2>1. A section</h2>" + "<p>Some text of the section.</p>" * 6 +
+            "<div class='jp-OutputArea'><div class='jp-OutputArea-child'><div class='jp-OutputArea-output'>"
+            "<div class='edition-controller'><div class='edition-figure'><div class='handout-figure'>"
+            f"<img class='handout-main' src='{large}'><div class='handout-multiples'>{multiples}</div>"
+            "</div></div></div></div></div></div>")
+
+    def images_per_page(css_files) -> list[int]:
+        css = "".join((site_dir / "assets" / f).read_text(encoding="utf-8") if f == "notebook.css"
+                      else (static / f).read_text(encoding="utf-8") for f in css_files)
+        page = chromium.new_page()
+        try:
+            page.set_content(f"<style>{css}</style><body class='edition-handout'>{body}</body>")
+            page.pdf(path=str(tmp_path / "out.pdf"), format="A4")
+        finally:
+            page.close()
+        return [len(_images(p)) for p in PdfReader(tmp_path / "out.pdf").pages]
+
+    before = images_per_page(["notebook.css", "edition.css"])
+    assert before[0] == 0, f"JupyterLab's stylesheet no longer moves the output whole: {before}"  # the check can fail
+    after = images_per_page(["notebook.css", "edition.css", "handout.css"])
+    assert after[0] >= 1, f"the figure's large picture is not on the page of its heading: images per page {after}"
+    assert sum(after) == sum(before) == 5
