@@ -127,7 +127,7 @@ class SdeCompareController(RunController):
             w = sm.wait
             if not math.isfinite(w[0]):
                 return f"no run jumped within t = {r.t_max:g} (mean wait ≥ {w[1]:.3g})"
-            return f"mean first time at rank ≤ 1 {w[0]:.3g} [{w[1]:.3g}, {w[2]:.3g}]"
+            return f"mean first time at rank ≤ 1: {w[0]:.3g} [{w[1]:.3g}, {w[2]:.3g}]"
 
         s = r.summaries
         return (f"η = {r.lr:g}, γ = {r.lam:g}, SDE step dt = η/{r.m}, t ≤ {r.t_max:g}. SGD: {wait(s['sgd'])}. SDE: "
