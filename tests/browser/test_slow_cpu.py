@@ -1,6 +1,11 @@
-"""The slow-laptop emulation (slow_cpu.py) in a real Chromium: the page's work takes about ``rate`` times longer,
-an idle slowed page costs the machine no CPU (Chromium's own CDP throttling spins a core), and nothing is left
-stopped afterwards."""
+"""The slow-laptop emulation (slow_cpu.py) in a real Chromium: while slowed, the page's renderer is stopped most of
+the time (five sixths at rate 6) even while its JavaScript works, an idle slowed page costs the machine no CPU
+(Chromium's own CDP throttling spins a core), and nothing is left stopped afterwards.
+
+No wall-clock ratio is asserted: on a busy machine a process woken after a stop is favoured by the scheduler, so how
+much slower the same JavaScript runs depends on the load (quiet: 5.7 times, as CDP's 5.4; with two CPU-bound
+processes beside it, once 1.7 times). What the emulation controls, and what is checked, is the share of time the
+page's processes may run."""
 
 from __future__ import annotations
 
@@ -12,9 +17,11 @@ from slow_cpu import PERIOD_S, SlowRenderers, renderer_pids
 
 pytestmark = pytest.mark.browser
 
-#: A fixed amount of JavaScript work, about 0.2 s at full speed here; returns its wall time in ms.
-_WORK_JS = """() => { const t = performance.now(); let x = 0;
-  for (let i = 0; i < 1e8; i++) { x += Math.sqrt(i); } window.__sink = x; return performance.now() - t; }"""
+#: Starts (and returns at once) a loop that keeps the page's main thread busy for ``ms`` ms of page time.
+_START_BUSY_JS = """(ms) => { setTimeout(() => { const t = performance.now(); let x = 0;
+  while (performance.now() - t < ms) { x += Math.sqrt(x + 1); } window.__sink = x; }, 0); }"""
+#: Samples of the renderers' process state while they work, and the share that must be stopped (expected: 5/6).
+SAMPLES, STOPPED_AT_LEAST = 200, 0.5
 
 
 def _renderer_cpu_s(pids) -> float:
@@ -25,25 +32,36 @@ def _renderer_cpu_s(pids) -> float:
     return total
 
 
-def test_a_slowed_page_works_slower_and_an_idle_one_costs_no_cpu(browser):
+def _stopped_share(pids, samples: int) -> float:
+    """The share of ``samples`` state readings (one every few ms) in which a renderer of ``pids`` was stopped."""
+    stopped = 0
+    for _ in range(samples):
+        stopped += any(psutil.Process(p).status() == psutil.STATUS_STOPPED for p in pids)
+        time.sleep(PERIOD_S / 7)
+    return stopped / samples
+
+
+def test_a_slowed_page_is_stopped_five_sixths_of_the_time_and_an_idle_one_costs_no_cpu(browser):
     page = browser.new_page()
     slowed = None
     try:
         page.set_content("<p>a page</p>")
-        full = min(page.evaluate(_WORK_JS) for _ in range(2))
         pids = renderer_pids()
         assert pids, "no Chromium renderer under this process: the emulation would slow nothing"
+        page.evaluate(_START_BUSY_JS, 500)
+        assert _stopped_share(pids, 20) == 0  # not slowed: never stopped (so the share below measures the emulation)
+        page.evaluate("() => window.__sink")  # (waits for the loop to end)
         slowed = SlowRenderers(6).start()
-        slow = page.evaluate(_WORK_JS)
-        # rate 6 gives the page a sixth of the wall time; a busy machine can only have slowed the full-speed run
-        # too, so the ratio is at least 6 × (full-speed share) — 3 is far from both 1 (not slowed) and the 6 aimed at
-        assert slow / full > 3, f"the same work took {full:.0f} ms, then {slow:.0f} ms slowed 6×"
+        page.evaluate(_START_BUSY_JS, 1500)  # the page works while its states are read
+        share = _stopped_share(pids, SAMPLES)
+        assert share >= STOPPED_AT_LEAST, f"a page slowed 6× was stopped in {share:.0%} of {SAMPLES} readings"
+        page.evaluate("() => window.__sink")
         time.sleep(0.5)  # the page settles
         cpu0 = _renderer_cpu_s(pids)
         time.sleep(2.0)
         idle_cpu = _renderer_cpu_s(pids) - cpu0
-        # an idle page has nothing to run; a throttle that spins (CDP's: 1.89 CPU-s here) costs (1 - 1/6) of a core,
-        # 1.7 CPU-s in 2 s: half a core (1 CPU-s) lies between the two
+        # an idle page has nothing to run; a throttle that spins (CDP's: 1.89 CPU-s here, quiet) costs (1 - 1/6) of a
+        # core, 1.7 CPU-s in 2 s: half a core (1 CPU-s) lies between the two
         assert idle_cpu < 1.0, f"an idle page slowed 6× used {idle_cpu:.2f} CPU-s in 2 s: the slowdown spins"
     finally:
         if slowed is not None:
