@@ -104,18 +104,17 @@ print(json.dumps(dict(state(), failed_checks=[r.name for r in checks if not r.pa
 """
 
 
+def _run(code: str, what: str, env=None):
+    """``code`` in a fresh Python process (with ``env``): the JSON of its last printed line."""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, f"the {what} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
 def _cold_kernels(env) -> list[str]:
     """``symsgd_core.warm.cold_kernels()`` in a fresh process with ``env`` (it compiles nothing)."""
     code = "import json; from symsgd_core.warm import cold_kernels; print(json.dumps(cold_kernels()))"
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.splitlines()[-1])
-
-
-def _run(code: str, what: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert proc.returncode == 0, f"the {what} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
-    return json.loads(proc.stdout.splitlines()[-1])
+    return _run(code, "cold_kernels() process", env)
 
 
 def uncovered(warmed: dict[str, list[str]], used: dict[str, list[str]]) -> dict[str, list[str]]:
