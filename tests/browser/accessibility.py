@@ -4,7 +4,9 @@ the package, so it runs offline) on every page, in JupyterLab (light and dark th
 What is audited, and why only that: the **notebooks' content** — every rendered Markdown cell and every output
 area (:data:`AUDITED`: text, formulas, widgets, figures, the Check-yourself panels). JupyterLab's and Voilà's own
 chrome (menus, toolbars, side bars, the code editors and prompts, Voilà's page frame) is not the project's and is
-left out by this scoping, not by switching rules off: no axe rule is disabled inside the audited region.
+left out by this scoping, not by switching rules off: no axe rule is disabled inside the audited region. Nor are
+plotly's own drawing surfaces inside a figure (:data:`NOT_AUDITED`); the figure's container, its accessible name and
+its mode bar are audited.
 
 A page fails on any violation of impact :data:`BLOCKING` (serious or critical) inside the audited region; every
 finding of any impact is returned for the report (``test-artifacts/browser/latency_report.json``, key
@@ -43,6 +45,13 @@ from js_files import script
 
 #: CSS selectors of the notebooks' own content, the same in JupyterLab and in Voilà's lab template.
 AUDITED = (".jp-RenderedMarkdown", ".jp-OutputArea-output")
+#: Inside the audited content, plotly's drawing surfaces (the ``<svg class="main-svg">`` layers of each figure: axes,
+#: ticks, traces, legend and title drawn as SVG shapes and text). They are plotly's, not the project's, and axe-core
+#: finds nothing it could fail there: no ARIA, no role, no links, and for SVG text its colour rule only answers "needs
+#: review" (notebook 04: 449 such answers, none counted, see FAIL_WHEN_UNSURE). Left out, the audit of notebook 04
+#: takes 6.8 s instead of 10.3 s, with the same findings. What the project puts on a figure stays audited: the
+#: figure's container, its name and description (role "figure", symsgd_jupyter/a11y.js), and plotly's mode bar.
+NOT_AUDITED = (".js-plotly-plot .main-svg",)
 #: Impacts that fail the test.
 BLOCKING = ("serious", "critical")
 #: Rules whose "incomplete" (needs review) results count as findings (see the module docstring): a link that only
@@ -116,7 +125,8 @@ def audit(page, scope: str = "", rules: list[str] | None = None) -> list[dict]:
             page.set_viewport_size({"width": size["width"], "height": height})
             page.evaluate(_FRAMES_JS)
         page.evaluate(_BODY_JS)
-        result = _axe().run(page, context={"include": present}, options=options)
+        context = {"include": present, "exclude": [[sel] for sel in NOT_AUDITED]}
+        result = _axe().run(page, context=context, options=options)
     finally:
         if viewport is not None and page.viewport_size != viewport:
             page.set_viewport_size(viewport)

@@ -105,6 +105,24 @@ def test_the_audit_fails_a_link_whose_colours_axe_core_cannot_judge(page):
     assert links and links[0]["unsure"], "a link axe-core could not judge was passed:\n" + describe(findings)
 
 
+def test_a_figure_is_audited_but_not_plotlys_drawing_surface(page):
+    """Inside a figure the audit leaves out plotly's ``main-svg`` layers (NOT_AUDITED) and nothing else: a button
+    without a name in the figure's mode bar still fails the page (the serious *button-name*); the same button
+    drawn inside the SVG layer is not looked at."""
+    nameless = '<button type="button" class="{cls}"><span></span></button>'
+    figure = ('<div class="jp-OutputArea-output"><div class="js-plotly-plot" role="figure" aria-label="a figure">'
+              '<div class="modebar-container">{bar}</div>'
+              '<svg class="main-svg" width="200" height="100"><foreignObject width="200" height="100">{svg}'
+              "</foreignObject></svg></div></div>")
+    page.set_content("<!doctype html><html><head></head><body>"
+                     + figure.format(bar=nameless.format(cls="in-bar"), svg="") + "</body></html>")
+    found = [f for f in blocking(audit(page)) if f["id"] == "button-name"]
+    assert found and "in-bar" in found[0]["targets"][0]["html"], "a nameless mode-bar button passed the audit"
+    page.set_content("<!doctype html><html><head></head><body>"
+                     + figure.format(bar="", svg=nameless.format(cls="in-svg")) + "</body></html>")
+    assert not blocking(audit(page)), "the audit looked inside plotly's drawing surface"
+
+
 def _template_style() -> str:
     """The ``<style>`` the classroom template adds after JupyterLab's stylesheet."""
     styles = re.findall(r"<style>.*?</style>", TEMPLATE.read_text(encoding="utf-8"), flags=re.S)
