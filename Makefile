@@ -3,14 +3,14 @@
 #   make test   create .venv on first use, run lint, unit tests, every notebook (nbval), then the
 #               real-browser suite (JupyterLab and Voila in headless Chromium); what CI runs
 #   make test-fast  the edit-test loop: lint and the unit tests not marked slow; no notebook, no browser
-# Other targets: make test-browser | bench-browser | bench-cold | site | handout | test-handout | test-site | classroom | instructor | check | bench | strip | lock | clean
+# Other targets: make test-unit | test-browser | bench-browser | bench-cold | site | handout | test-handout | test-site | classroom | instructor | check | bench | strip | lock | clean
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test test-fast test-browser bench-browser bench-cold site handout test-handout test-site classroom instructor check bench strip lock clean
+.PHONY: lab test test-unit test-fast test-browser bench-browser bench-cold site handout test-handout test-site classroom instructor check bench strip lock clean
 
 $(STAMP): requirements-lock.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,15 +28,20 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks --no-browser \
 		$$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
-# Lint, unit tests and every notebook (nbval), then the browser suite, then the static edition: one phase at a time,
-# each using both cores. Unit tests go to the two workers one at a time; each notebook's cells stay together on one
-# worker (an xdist group per notebook, see conftest.py).
+# Lint; then the unit tests with every notebook (nbval) and, beside them, the static edition's build (its notebook
+# kernels take the share of the two cores the unit workers leave); then the real-browser suite and the edition's
+# test in one pytest session. Unit tests go to the two workers one at a time; each notebook's cells stay together on
+# one worker (an xdist group per notebook, see conftest.py). --output-sync keeps each part's output together.
 test: $(STAMP)
 	$(VENV)/bin/ruff check symsgd_core symsgd_jupyter tests notebooks tools
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-unit site
+	$(PY) -m pytest tests/browser tests/static_site -m "browser and not bench" -n 2 --dist loadgroup -p no:cacheprovider
+	@cat test-artifacts/static-site/report.txt 2>/dev/null || true
+
+# Unit tests and every notebook top to bottom (nbval): the first half of `make test` (no lint, no browser).
+test-unit: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup --nbval-lax --nbval-current-env -p no:cacheprovider -m "not browser" \
 		--ignore=tests/gallery --durations=20
-	$(MAKE) --no-print-directory test-browser
-	$(MAKE) --no-print-directory test-site
 
 # The fast tier, for the edit-test loop: lint, then every unit test except those marked slow (their own subprocess,
 # server or long Monte-Carlo run) and the browser suite; no notebook is executed. `make test` runs all of them.
