@@ -71,9 +71,6 @@ bench-cold: $(STAMP)
 site: $(STAMP)
 	$(PY) tools/site/build.py --out site
 
-# The edition in headless Chromium from a static file server (and from file://), offline, each page compared with a
-# kernel that ran its notebook; page weights in test-artifacts/static-site/report.txt. Runs after the browser suite
-# (not inside it: it executes every notebook, which would disturb the suite's latency measurements).
 # The printed handout (issue 29): one PDF per notebook and handout/course.pdf (all six) in handout/ (git-ignored), printed
 # from the static edition by headless Chromium; figures at their notebook value, each precomputed slider as small
 # multiples, no code (HANDOUT_FLAGS="--code" adds it, "--solutions" the exercises' worked solutions).
@@ -84,6 +81,9 @@ handout: site
 test-handout: site
 	SYMSGD_HANDOUT_NOTEBOOKS=all $(PY) -m pytest tests/static_site/test_handout.py -m browser -n 2 -p no:cacheprovider
 
+# The edition in headless Chromium from a static file server (and from file://), offline, each page compared with a
+# kernel that ran its notebook; page weights in test-artifacts/static-site/report.txt. `make test` runs these tests
+# in one session with the browser suite.
 test-site: site
 	$(PY) -m pytest tests/static_site -m browser -n 2 -p no:cacheprovider
 	@cat test-artifacts/static-site/report.txt 2>/dev/null || true

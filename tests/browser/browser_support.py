@@ -83,6 +83,26 @@ WIDGET_FAILURE_TEXTS = ("Error displaying widget", "Failed to load view class", 
 VIEWPORT = {"width": 1400, "height": 1000}
 
 
+#: This process's one Playwright: its sync API runs one instance per thread, and ``make test`` runs the browser suite
+#: and the edition's test (tests/static_site/) in one pytest session, whose fixtures both launch Chromium from it.
+_PLAYWRIGHT: list = []
+
+
+def shared_playwright():
+    """The process's Playwright (sync API), started on first use and stopped when the process exits."""
+    if not _PLAYWRIGHT:
+        from playwright.sync_api import sync_playwright
+
+        _PLAYWRIGHT.append(sync_playwright().start())
+        atexit.register(_stop_playwright)
+    return _PLAYWRIGHT[0]
+
+
+def _stop_playwright() -> None:
+    with contextlib.suppress(Exception):  # at exit its driver may be gone already; it dies with this process
+        _PLAYWRIGHT.pop().stop()
+
+
 def ci_is_true() -> bool:
     """True on CI (CI=true), where a missing browser is a failure, not a skip."""
     return os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}

@@ -25,6 +25,7 @@ from browser_support import (
     REPO,
     WATCHDOGS,
     ci_is_true,
+    shared_playwright,
     start_lab,
     start_voila,
 )
@@ -58,10 +59,7 @@ def playwright_instance():
         _missing(f"Chromium not found at {CHROMIUM_PATH}")
     if importlib.util.find_spec("playwright") is None:
         _missing("Python Playwright is not installed")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        yield pw
+    yield shared_playwright()  # one per process, shared with tests/static_site's fixtures
 
 
 @pytest.fixture(scope="session")

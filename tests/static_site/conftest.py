@@ -1,10 +1,9 @@
 """Fixtures of the static-edition browser test: the built edition, a static file server, Chromium, and a live kernel
 per notebook (the oracle the pages are compared with).
 
-This folder is not under tests/browser on purpose: ``make test-browser`` runs that suite in four parallel workers
-and measures slider latency, and this test executes every notebook in a kernel. ``make test`` runs it after the
-browser suite (``make test-site``), in two pytest-xdist workers: each page test leaves its page's weights in
-``test-artifacts/static-site/pages/``, and the controller writes ``report.{txt,json}`` from them at the end.
+``make test`` runs these tests in one pytest session with tests/browser (two pytest-xdist workers), after the
+edition's build; ``make test-site`` builds the edition and runs them alone. Each page test leaves its page's weights
+in ``test-artifacts/static-site/pages/``, and the controller writes ``report.{txt,json}`` from them at the end.
 Without Chromium it is skipped with a how-to message, except on CI (``CI=true``), where that is a failure — as in
 the browser suite, whose launch settings it reuses.
 """
@@ -26,7 +25,13 @@ from site_support import ARTIFACTS, PAGE_RECORDS, REPO, SITE_DIR
 
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 
-from browser_support import CHROMIUM_FLAGS, CHROMIUM_PATH, HOW_TO_ENABLE, ci_is_true  # noqa: E402
+from browser_support import (  # noqa: E402
+    CHROMIUM_FLAGS,
+    CHROMIUM_PATH,
+    HOW_TO_ENABLE,
+    ci_is_true,
+    shared_playwright,
+)
 
 
 def _missing(reason: str):
@@ -122,10 +127,7 @@ def chromium():
         _missing(f"Chromium not found at {CHROMIUM_PATH}")
     if importlib.util.find_spec("playwright") is None:
         _missing("Python Playwright is not installed")
-    from playwright.sync_api import sync_playwright
-
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM_PATH, headless=True, args=CHROMIUM_FLAGS)
-        yield browser
-        browser.close()
+    browser = shared_playwright().chromium.launch(executable_path=CHROMIUM_PATH, headless=True, args=CHROMIUM_FLAGS)
+    yield browser
+    browser.close()
