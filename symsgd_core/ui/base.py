@@ -25,6 +25,12 @@ Conventions (the browser suite relies on them):
   the root widget also carry the count as the class ``symsgd-handled-<n>``: the browser
   suite waits on that state instead of a fixed time. A reader's page gets no such class
   and no extra widget message per input.
+
+The batch rule: inside one ``figure.batch_update()`` assign each property of a trace at most
+once (compute the values first). plotly.py compares an assignment in a batch with the value
+before the batch, so ``t.x = []`` followed by ``t.x = old`` leaves ``[]`` and the same slider
+value draws two figures depending on the previous one (tests/test_ui_every_slider.py fails
+such an update for every controller).
 """
 
 from __future__ import annotations

@@ -112,9 +112,8 @@ class DepthComparison(_StationaryRun):
     def _update(self, temperature, k, sigma, weight_decay) -> None:
         r = self.result = depth_laws(temperature, k, sigma, weight_decay)
         msgs = []
+        note = dict(x=[], y=[], text=[])  # the δ(v) label, assigned once below (ui/base.py: the batch rule)
         with self.figure.batch_update():
-            note = self.figure.data[6]
-            note.x, note.y, note.text = [], [], []
             for depth in (0, 1):
                 law = r.laws[depth]
                 line, mode, bars = self.figure.data[3 * depth + 1], self.figure.data[3 * depth + 2], \
@@ -123,8 +122,7 @@ class DepthComparison(_StationaryRun):
                 mode.x, mode.y = r.modes[depth]
                 if law.collapsed:
                     line.x, line.y = [0.0, 0.0], [0.0, 1.0]
-                    note.x, note.y = [0.5], [0.8]
-                    note.text = ["T ≥ T<sub>c</sub>: the law is δ(v) (vermillion line at 0)"]
+                    note = dict(x=[0.5], y=[0.8], text=["T ≥ T<sub>c</sub>: the law is δ(v) (vermillion line at 0)"])
                     msgs.append(f"L = 1: T ≥ T_c = {r.critical_temperature:.3f}, so the law is δ(v): the net "
                                 "learns nothing (vertical line at 0).")
                     continue
@@ -134,6 +132,7 @@ class DepthComparison(_StationaryRun):
                 vtxt = f"{var:.3f}" if math.isfinite(var) else "∞"
                 msgs.append(f"L = {depth}: mean {law.mean:.3f}, Var {vtxt}, most likely v = {m:.3f}"
                             + (" (density diverges at 0)" if depth == 1 and m == 0 else ""))
+            self.figure.data[6].update(note)
         self.say(f"T = {temperature:g}, T_c = (β₂ − γ)/α₃ = {r.critical_temperature:.3f}, phase (L = 1): {r.phase}. "
                  + " | ".join(msgs) + " — press Run to simulate at these settings.")
 

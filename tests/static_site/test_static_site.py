@@ -2,9 +2,10 @@
 
 For every page: every outside request is blocked and recorded (a page of the edition may ask only its own
 server); every figure draws and holds data; no raw ``$…$`` is left (MathJax from the site's own assets typeset
-it); each precomputed slider is dragged **with the mouse** to another value, the figure's data must change, and
-the figure must equal — numerically, trace by trace — what the live controller draws at that value in a kernel
-that ran the notebook (tests/static_site/live_kernel.py; not the builder's capture, so a wrong frame fails).
+it); each precomputed slider is dragged **with the mouse** to another value (the one step that tells a wired-up
+slider from a mis-wired one: tests/static_site/slider_steps.py), the figure's data must change, and the figure must
+equal — numerically, trace by trace — what the live controller draws at that value in a kernel that ran the
+notebook (tests/static_site/live_kernel.py; not the builder's capture, so a wrong frame fails).
 The page weights (bytes per page and in all, frames per slider) go to
 ``test-artifacts/static-site/report.txt``. One more test opens pages from ``file://``.
 """
@@ -23,6 +24,7 @@ import pytest
 from browser_support import OFF_MACHINE_CONTROLS_JS, PROBE_JS, VIEWPORT, discover_notebooks, notebook_has_math
 from js_files import script as _script
 from site_support import ARTIFACTS, PAGE_RECORDS, SITE_DIR
+from slider_steps import telling_step
 
 pytestmark = pytest.mark.browser
 
@@ -328,17 +330,12 @@ def test_page_matches_the_live_notebook(notebook, site_dir, edition_report, stat
             block = plot.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' edition-controller ')][1]")
             meta = json.loads(block.locator("script.edition-controller-data").text_content())
             start = plot_state(plot)["active"]
-            # the far end of the slider, then the step nearest its middle that is neither the notebook's own
-            # value nor that end
-            end = _target(start, n_frames)
-            shows = frame_keys(plot)  # what each step shows, to pick a second step that looks different
-            inside = [s for s in range(n_frames) if s not in (start, end) and shows[s] != shows[end]]
-            targets = [end] + ([min(inside, key=lambda s: abs(s - (n_frames - 1) / 2))] if inside else [])
-            for target in targets:
-                # a step whose shipped frame is the start's own (a figure the slider leaves as it is, e.g. the maps
-                # of M = u wᵀ along the λ orbit) must stay put; any other must change
-                moved.append(move_and_compare(page, plot, block, meta, target, n_frames, live, row["page"], i,
-                                              expect_change=shows[target] != shows[start]))
+            shows = frame_keys(plot)  # what each step shows: the one drag goes where a mis-wired page would show
+            target = telling_step(start, shows)  # another frame (slider_steps.py)
+            # a step whose shipped frame is the start's own (a figure the slider leaves as it is, e.g. the maps of
+            # M = u wᵀ along the λ orbit) must stay put; any other must change
+            moved.append(move_and_compare(page, plot, block, meta, target, n_frames, live, row["page"], i,
+                                          expect_change=shows[target] != shows[start]))
         state_after = check_drawn_and_typeset(page, notebook_has_math(notebook))  # status lines typeset too
         assert state_after["plots"] == state["plots"]
         assert page.evaluate("() => document.querySelectorAll('.modebar').length") > 0, "no mode bar: nothing checked"
