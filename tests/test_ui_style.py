@@ -43,12 +43,36 @@ def _controller_classes() -> list[type]:
 CLASSES = _controller_classes()
 
 
+#: Each controller class built once for this module (one worker: see pytestmark): the controller after ``view()``,
+#: and how many messages its widgets sent to the front end meanwhile (:func:`built`).
+_BUILT: dict[type, tuple[base.Controller, int]] = {}
+
+
+def built(cls: type) -> tuple[base.Controller, int]:
+    """A controller of ``cls`` with its defaults, after ``view()`` (as a notebook shows it), and the number of
+    widget messages building and showing it sent (``Widget._send``: one kernel output message each)."""
+    if cls not in _BUILT:
+        sent = [0]
+        send = widgets.Widget._send
+
+        def counting(widget, msg, buffers=None):
+            sent[0] += 1
+            return send(widget, msg, buffers)
+
+        widgets.Widget._send = counting
+        try:
+            ctl = cls()
+            ctl.view()
+        finally:
+            widgets.Widget._send = send
+        _BUILT[cls] = (ctl, sent[0])
+    return _BUILT[cls]
+
+
 @pytest.fixture(scope="module", params=CLASSES, ids=lambda c: c.__name__)
 def shown(request):
     """A controller of ``request.param`` with its defaults, after ``view()`` (as a notebook shows it)."""
-    ctl = request.param()
-    ctl.view()
-    return ctl
+    return built(request.param)[0]
 
 
 def _trace_colours(trace) -> list:
@@ -198,16 +222,12 @@ def test_distinguish_sends_its_result_in_one_update_message(monkeypatch):
 MESSAGE_BUDGET = 500
 
 
-@pytest.mark.slow  # every slider to both ends (or every controller built): not in `make test-fast`
-def test_no_controller_floods_the_kernels_output_queue(monkeypatch):
+@pytest.mark.slow  # every controller built: not in `make test-fast`
+def test_no_controller_floods_the_kernels_output_queue():
     """Notebook 04's TrapController sent ~2 600 messages (one per style tried): on a busy machine the queue dropped
-    the next controller's widgets, whose figure then never drew ("widget model not found")."""
-    counts = {}
-    for cls in CLASSES:
-        sent = _Messages(monkeypatch)
-        cls().view()
-        counts[cls.__name__] = sent.n
-        monkeypatch.undo()
+    the next controller's widgets, whose figure then never drew ("widget model not found"). Counted while each
+    controller was built and shown (:func:`built`, shared with the other tests of this module)."""
+    counts = {cls.__name__: built(cls)[1] for cls in CLASSES}
     assert all(n > 0 for n in counts.values()), counts  # the counter sees every controller's messages
     over = {k: n for k, n in counts.items() if n > MESSAGE_BUDGET}
     assert not over, f"controllers over {MESSAGE_BUDGET} messages: {over} (all: {counts})"

@@ -122,10 +122,11 @@ def discover_notebooks() -> list[Path]:
     return sorted(p for p in NOTEBOOK_DIR.glob("*.ipynb") if not p.name.startswith("."))
 
 
-def notebook_params(notebooks: list[Path]) -> list:
-    """``notebooks`` as pytest params named by their stem. There are no pytest-xdist groups: ``make test-browser``
-    hands the tests out two at a time to two workers, and each worker starts the servers its tests need."""
-    return [pytest.param(nb, id=nb.stem) for nb in notebooks]
+def notebook_params(notebooks: list[Path], marks=lambda nb: ()) -> list:
+    """``notebooks`` as pytest params named by their stem, with ``marks(notebook)``. ``make test-browser`` hands the
+    tests out one at a time to two workers (a notebook's JupyterLab pass and its edition page test form one
+    pytest-xdist group: tests/browser/lesson_kernels.py), and each worker starts the servers its tests need."""
+    return [pytest.param(nb, id=nb.stem, marks=marks(nb)) for nb in notebooks]
 
 
 def copy_notebooks(dst: Path) -> Path:
@@ -229,13 +230,13 @@ class Server:
             body = r.read()
         return json.loads(body) if body else None
 
-    def shutdown_kernels(self) -> None:
-        """Shut down every running kernel (frees the CPU between notebooks)."""
+    def shutdown_kernels(self, keep: tuple[str, ...] = ()) -> None:
+        """Shut down every running kernel but those whose ids are in ``keep`` (frees the CPU between notebooks)."""
         try:
             kernels = self.api("GET", "/api/kernels") or []
         except (urllib.error.URLError, OSError, ValueError):
             return
-        for k in kernels:
+        for k in (k for k in kernels if k["id"] not in keep):
             with contextlib.suppress(urllib.error.URLError, OSError, ValueError):
                 self.api("DELETE", f"/api/kernels/{k['id']}")
 

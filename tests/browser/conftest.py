@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import lesson_kernels
 import pytest
 from browser_report import pytest_configure, pytest_terminal_summary  # noqa: F401
 from browser_support import (
@@ -74,8 +75,10 @@ def browser(playwright_instance):
 @pytest.fixture(scope="session")
 def lab_server(browser, tmp_path_factory):
     """JupyterLab at the root URL, as `make lab` starts it: its kernels load the engines the set-up's warm-up compiled
-    (a cold start is the gallery's to check, once per front end: test_gallery.py)."""
+    (a cold start is the gallery's to check, once per front end: test_gallery.py). Its kernels record which cell
+    showed each widget, for the edition test's oracle (tests/browser/lesson_kernels.py)."""
     server = start_lab(tmp_path_factory)
+    lesson_kernels.install_startup(Path(server.env["IPYTHONDIR"]))
     yield server
     server.stop()
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import uuid
 
+import lesson_kernels
 import pytest
 from browser_report import write_record
 from browser_support import (
@@ -116,12 +117,15 @@ def lab_context(browser, latency_records):
     ctx.close()
 
 
-@pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS))
-def test_notebook_in_jupyterlab(notebook, lab_server, lab_context):
+@pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS, marks=lambda nb: lesson_kernels.group(nb.stem)))
+def test_notebook_in_jupyterlab(notebook, lab_server, lab_context, request):
     """The one live pass of each notebook in ``make test``: Run All, then what a reader sees (no slider is moved:
     tests/test_ui_every_slider.py moves every slider of every controller in Python, and the gallery notebook,
-    tests/browser/test_gallery.py, checks in every mode that a keyboard move reaches the kernel)."""
-    run_notebook_in_jupyterlab(notebook, lab_server, lab_context, mode="lab", moves=0, exercises=False)
+    tests/browser/test_gallery.py, checks in every mode that a keyboard move reaches the kernel). When the session
+    also runs the notebook's edition page test, a pass without failures leaves its kernel running for it
+    (tests/browser/lesson_kernels.py)."""
+    run_notebook_in_jupyterlab(notebook, lab_server, lab_context, mode="lab", moves=0, exercises=False,
+                               keep_kernel=lesson_kernels.wanted(request.session, notebook.stem))
 
 
 # Benchmarks, not tests of ``make test`` (``make bench-browser``): every slider of every controller moved four
@@ -140,7 +144,8 @@ def test_notebook_in_jupyterlab_on_a_slow_laptop(notebook, lab_server_with_base_
 
 
 def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle: float = 1.0,
-                               moves: int | None = None, exercises: bool = True, dark_theme: bool = False) -> None:
+                               moves: int | None = None, exercises: bool = True, dark_theme: bool = False,
+                               keep_kernel: bool = False) -> None:
     """Open ``notebook`` on ``server``, Run All, check what a reader sees, move every controller's slider
     (``moves`` times; ``throttle``: Chromium's CPU slowdown), record everything under ``mode``.
 
@@ -209,8 +214,17 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
                                   "failures": run.failures, "steps": run.step_seconds,
                                   "seconds": round(run.timeout_s - run.remaining_s(), 1)})
         page.close()
-        server.shutdown_kernels()
+        kept = _keep_kernel(server, notebook) if keep_kernel and not run.failures else None
+        server.shutdown_kernels(keep=(kept.kernel_id,) if kept else ())
     run.finish()
+
+
+def _keep_kernel(server, notebook) -> lesson_kernels.KeptKernel:
+    """Leave the kernel that ran ``notebook`` on ``server`` running, for its edition page test."""
+    kernel_id = next(s["kernel"]["id"] for s in server.api("GET", "/api/sessions") if s["path"].endswith(notebook.name))
+    kept = lesson_kernels.KeptKernel(server, kernel_id, kernel_connection_file(server, kernel_id))
+    lesson_kernels.keep(notebook.stem, kept)
+    return kept
 
 
 def _kernel_connection(server, name: str):

@@ -1,5 +1,6 @@
-"""Fixtures of the static-edition browser test: the built edition, a static file server, Chromium, and a live kernel
-per notebook (the oracle the pages are compared with).
+"""Fixtures of the static-edition browser test: the built edition, a static file server and Chromium. The oracle
+the pages are compared with is a kernel that ran the notebook (tests/static_site/live_kernel.py): in ``make test``
+the one its JupyterLab pass left running (tests/browser/lesson_kernels.py).
 
 ``make test`` runs these tests in one pytest session with tests/browser (two pytest-xdist workers), after the
 edition's build; ``make test-site`` builds the edition and runs them alone. Each page test leaves its page's weights

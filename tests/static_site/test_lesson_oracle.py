@@ -1,0 +1,79 @@
+"""The edition test's oracle in the kernel a notebook's JupyterLab pass ran (tests/browser/lesson_kernels.py): the
+IPython start-up file records which cell showed each widget, and the oracle finds a page's controller by that cell's
+source and its class. No browser; the start-up file is checked in a real kernel."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from live_kernel import _ORACLE
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
+import lesson_kernels  # noqa: E402
+
+
+def _oracle_namespace(displays: list[tuple[str, str]]) -> dict:
+    ns: dict = {}
+    exec(_ORACLE, ns)  # the functions the oracle defines in the kernel, here in this process
+    ns["_symsgd_widget_displays"] = displays
+    return ns
+
+
+def test_the_controller_is_found_by_its_cells_source_and_its_class(tmp_path):
+    from symsgd_core.ui.balance import SymmetryExplorer
+    from symsgd_core.ui.base import slider_extremes
+    from symsgd_core.ui.lifting import OrbitController
+
+    symmetry, orbit, elsewhere = SymmetryExplorer(), OrbitController(), SymmetryExplorer()
+    cell = "symmetry = SymmetryExplorer()\norbit = OrbitController()\ndisplay(symmetry, orbit)"
+    ns = _oracle_namespace([(cell, symmetry.view().model_id), (cell, orbit.view().model_id),
+                            ("elsewhere", elsewhere.view().model_id)])
+    slider = next(iter(symmetry.controls))
+    value = slider_extremes(symmetry.controls[slider])[1]
+    out = tmp_path / "drawn.json"
+    ns["_static_edition_oracle_of_cell"](cell + "\n", "SymmetryExplorer", slider, value, str(out))
+    drawn = json.loads(out.read_text())
+    assert drawn["class"] == "SymmetryExplorer" and symmetry.controls[slider].value == value
+    assert elsewhere.controls[slider].value != value  # the controller of another cell was left alone
+    assert len(drawn["figures"]) == len(symmetry.figures)
+
+
+def test_two_controllers_of_one_class_in_one_cell_or_none_recorded_fail(tmp_path):
+    from symsgd_core.ui.balance import SymmetryExplorer
+
+    a, b = SymmetryExplorer(), SymmetryExplorer()
+    ns = _oracle_namespace([("display(a, b)", a.view().model_id), ("display(a, b)", b.view().model_id)])
+    slider = next(iter(a.controls))
+    with pytest.raises(AssertionError, match="2 controllers of class SymmetryExplorer"):
+        ns["_static_edition_oracle_of_cell"]("display(a, b)", "SymmetryExplorer", slider, a.controls[slider].value,
+                                              str(tmp_path / "x.json"))
+    with pytest.raises(AssertionError, match="no widget display recorded"):
+        ns["_static_edition_oracle_of_cell"]("another cell", "SymmetryExplorer", slider, 0, str(tmp_path / "y.json"))
+
+
+@pytest.mark.slow  # a kernel of its own
+def test_the_start_up_file_records_each_widget_with_the_cell_that_showed_it(tmp_path):
+    from jupyter_client.manager import start_new_kernel
+
+    lesson_kernels.install_startup(tmp_path / "ipython")
+    env = {**os.environ, "IPYTHONDIR": str(tmp_path / "ipython")}
+    cells = ["import ipywidgets as w\nfrom IPython.display import display\na = w.IntSlider()\ndisplay(a)",
+             "b = w.Button()\nb", "print('no widget here')"]
+    km, kc = start_new_kernel(kernel_name="python3", env=env, cwd=tempfile.gettempdir())
+    try:
+        for cell in cells:
+            kc.execute_interactive(cell, timeout=60)
+        found: dict = {}
+        kc.execute_interactive("import json; print(json.dumps([_symsgd_widget_displays, a.model_id, b.model_id]))",
+                               timeout=60, output_hook=lambda m: found.update(m["content"])
+                               if m["msg_type"] == "stream" else None)
+        displays, a_id, b_id = json.loads(found["text"])
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    assert [tuple(d) for d in displays] == [(cells[0], a_id), (cells[1], b_id)]
