@@ -15,6 +15,7 @@ page's controller (a cell index in the notebook) is found in a kernel JupyterLab
 from __future__ import annotations
 
 import shutil
+import urllib.error
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,5 +68,13 @@ def keep(stem: str, kernel: KeptKernel) -> None:
 
 
 def take(stem: str) -> KeptKernel | None:
-    """The kernel kept for notebook ``stem`` (the caller shuts it down), or None."""
-    return _KEPT.pop(stem, None)
+    """The kernel kept for notebook ``stem`` (the caller shuts it down), or None, also when it is no longer running
+    (run without pytest-xdist, the tests run in file order and another test may have shut the server's kernels)."""
+    kept = _KEPT.pop(stem, None)
+    if kept is None:
+        return None
+    try:
+        kept.server.api("GET", f"/api/kernels/{kept.kernel_id}")
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    return kept

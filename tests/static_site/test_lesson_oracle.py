@@ -77,3 +77,32 @@ def test_the_start_up_file_records_each_widget_with_the_cell_that_showed_it(tmp_
         kc.stop_channels()
         km.shutdown_kernel(now=True)
     assert [tuple(d) for d in displays] == [(cells[0], a_id), (cells[1], b_id)]
+
+
+class _Server:
+    """A stand-in for a test server's REST API: knows the kernels in ``running``; records what was deleted."""
+
+    def __init__(self, running):
+        self.running, self.deleted = set(running), []
+
+    def api(self, method, path):
+        import urllib.error
+
+        kernel_id = path.rsplit("/", 1)[-1]
+        if kernel_id not in self.running:
+            raise urllib.error.HTTPError(path, 404, "no such kernel", {}, None)
+        if method == "DELETE":
+            self.running.discard(kernel_id)
+            self.deleted.append(kernel_id)
+        return {"id": kernel_id}
+
+
+def test_a_kept_kernel_is_handed_over_once_and_only_while_it_runs():
+    server = _Server({"k1", "k2"})
+    lesson_kernels.keep("01", lesson_kernels.KeptKernel(server, "k1", Path("k1.json")))
+    lesson_kernels.keep("02", lesson_kernels.KeptKernel(server, "k2", Path("k2.json")))
+    lesson_kernels.keep("02", lesson_kernels.KeptKernel(server, "k1", Path("k1.json")))  # the older one is shut down
+    assert server.deleted == ["k2"]
+    assert lesson_kernels.take("02").kernel_id == "k1" and lesson_kernels.take("02") is None
+    server.running.discard("k1")  # another test shut the server's kernels meanwhile
+    assert lesson_kernels.take("01") is None
