@@ -52,20 +52,10 @@ def built(cls: type) -> tuple[base.Controller, int]:
     """A controller of ``cls`` with its defaults, after ``view()`` (as a notebook shows it), and the number of
     widget messages building and showing it sent (``Widget._send``: one kernel output message each)."""
     if cls not in _BUILT:
-        sent = [0]
-        send = widgets.Widget._send
-
-        def counting(widget, msg, buffers=None):
-            sent[0] += 1
-            return send(widget, msg, buffers)
-
-        widgets.Widget._send = counting
-        try:
+        with _Messages() as sent:
             ctl = cls()
             ctl.view()
-        finally:
-            widgets.Widget._send = send
-        _BUILT[cls] = (ctl, sent[0])
+        _BUILT[cls] = (ctl, sent.n)
     return _BUILT[cls]
 
 
@@ -177,17 +167,23 @@ def test_distinguish_restyles_colour_only_twins_and_keeps_same_colour_runs_alike
 
 
 class _Messages:
-    """Counts the messages widgets send to the front end (``Widget._send``: one kernel output message each)."""
+    """Counts the messages widgets send to the front end (``Widget._send``: one kernel output message each) inside
+    a ``with`` block; ``n`` keeps the count afterwards."""
 
-    def __init__(self, monkeypatch):
+    def __enter__(self) -> _Messages:
         self.n = 0
+        self._patch = pytest.MonkeyPatch()
         send = widgets.Widget._send
 
         def counting(widget, msg, buffers=None):
             self.n += 1
             return send(widget, msg, buffers)
 
-        monkeypatch.setattr(widgets.Widget, "_send", counting)
+        self._patch.setattr(widgets.Widget, "_send", counting)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._patch.undo()
 
 
 def _twins(n: int) -> go.FigureWidget:
@@ -199,7 +195,7 @@ def _twins(n: int) -> go.FigureWidget:
     return fig
 
 
-def test_distinguish_sends_its_result_in_one_update_message(monkeypatch):
+def test_distinguish_sends_its_result_in_one_update_message():
     """The search tries styles on a data-free copy: whatever the number of traces and tries, a FigureWidget gets
     one ``_py2js_update`` (sent, then cleared: two messages; plus plotly's two edit ids), and the styles are those
     of the search done in place."""
@@ -209,8 +205,8 @@ def test_distinguish_sends_its_result_in_one_update_message(monkeypatch):
         fig = _twins(n)
         in_place = go.Figure(fig)
         expected = style._distinguish(in_place)
-        sent = _Messages(monkeypatch)
-        assert distinguish(fig) == expected > 0
+        with _Messages() as sent:
+            assert distinguish(fig) == expected > 0
         assert sent.n == 4, f"{n} traces: {sent.n} messages"
         assert [style_key(t) for t in fig.data] == [style_key(t) for t in in_place.data]
 
