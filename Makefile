@@ -69,13 +69,13 @@ bench-cold: $(STAMP)
 # The static edition (issue 18): every notebook executed, its main sliders precomputed as plotly frames, written
 # to site/ (git-ignored) with plotly.js and MathJax from the installed packages. Publish the folder as it is.
 site: $(STAMP)
-	$(PY) tools/site/build.py --out site
+	$(PY) -m tools.site.build --out site
 
 # The printed handout (issue 29): one PDF per notebook and handout/course.pdf (all six) in handout/ (git-ignored), printed
 # from the static edition by headless Chromium; figures at their notebook value, each precomputed slider as small
 # multiples, no code (HANDOUT_FLAGS="--code" adds it, "--solutions" the exercises' worked solutions).
 handout: site
-	$(PY) tools/site/handout.py --site site --out handout $(HANDOUT_FLAGS)
+	$(PY) -m tools.site.handout --site site --out handout $(HANDOUT_FLAGS)
 
 # Every notebook's handout printed and read back (make test-site prints notebook 02's only; a minute or more each).
 test-handout: site
@@ -92,7 +92,7 @@ classroom: $(STAMP)
 	$(PY) tools/classroom.py --no-browser
 
 # The instructor variant for the lecturer's screen: classroom mode with every worked solution shown open.
-# (The static edition's instructor copy: $(PY) tools/site/build.py --solutions --out site-instructor)
+# (The static edition's instructor copy: $(PY) -m tools.site.build --solutions --out site-instructor)
 instructor: $(STAMP)
 	$(PY) tools/classroom.py --no-browser --solutions
 
@@ -103,7 +103,7 @@ bench: $(STAMP)
 	$(PY) -m symsgd_core bench
 
 strip: $(STAMP)
-	$(PY) tools/strip_notebooks.py notebooks/*.ipynb tests/gallery/*.ipynb
+	$(PY) -m tools.strip_notebooks notebooks/*.ipynb tests/gallery/*.ipynb
 
 lock:
 	rm -rf /tmp/symsgd-lock && $(PYTHON) -m venv /tmp/symsgd-lock

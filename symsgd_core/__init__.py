@@ -17,6 +17,8 @@ One subpackage per topic, each split into its model, engine, experiments, checks
 * :mod:`.rank_jumps` — deep linear networks and one-way rank jumps (Notebook 04; arXiv 2305.16038);
 * :mod:`.stationary` — SGD's stationary distribution for diagonal networks (Notebook 03; arXiv 2308.06671,
   Section 4);
+* :mod:`.sde_noise` — SGD's own noise as an SDE on the rank-jump experiment (Notebook 05: the question the
+  authors' reply leaves open);
 * :mod:`.ui` — one draw-only module of interactive figures per notebook;
 * :mod:`.benchmarks` — ``python -m symsgd_core bench``.
 
@@ -39,7 +41,7 @@ from .core.conventions import LOSS_HALF_FACTOR, lr_for_temperature, steps_for_ti
 __version__ = "0.1.0"
 
 #: The topics, in the order of the notebooks (and of :func:`run_checks`).
-TOPICS = ("balance", "lifting", "rank_jumps", "stationary")
+TOPICS = ("balance", "lifting", "rank_jumps", "stationary", "sde_noise")
 
 #: Submodules and names loaded on first access (they import torch, numba or plotly).
 _LAZY_MODULES = (*TOPICS, "benchmarks", "core", "ui")

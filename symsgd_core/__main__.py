@@ -79,7 +79,7 @@ def _warm(args) -> int:
 
 
 def _sweep(args) -> int:
-    from .rank_jumps.sde_experiments import write_grid
+    from .sde_noise.experiments import write_grid
 
     client = None
     if args.scheduler:

@@ -21,8 +21,8 @@ __all__ = ["KERNEL_MODULES", "cold_kernels", "warm_kernels"]
 
 #: The modules that hold ``@njit(cache=True)`` kernels, in the order they are warmed (the SDE kernels reuse
 #: helpers of ``rank_jumps._kernels``, so that one goes first).
-KERNEL_MODULES = ("balance._kernels", "rank_jumps._kernels", "rank_jumps._sde_kernels",
-                  "rank_jumps._sde_adaptive_kernel", "stationary._kernels")
+KERNEL_MODULES = ("balance._kernels", "rank_jumps._kernels", "sde_noise._kernels",
+                  "sde_noise._adaptive_kernel", "stationary._kernels")
 
 
 def _balance() -> None:
@@ -75,19 +75,19 @@ def _rank_jumps_once() -> None:
     run(start, problem, 2, method="gd", **kw)  # GD (and Langevin: the same kernel, the same types): _gd_block/_gd_par
 
 
-def _rank_jumps_sde() -> None:
-    _on_one_and_every_thread(_rank_jumps_sde_once)
+def _sde_noise() -> None:
+    _on_one_and_every_thread(_sde_noise_once)
 
 
-def _rank_jumps_sde_once() -> None:
-    from .rank_jumps import run_sde
+def _sde_noise_once() -> None:
+    from .sde_noise import run_sde
 
     start, problem, exp = _rank_jumps_setup()
     run_sde(start, problem, 2, lr=exp.lr_phase0, lam=exp.lam_hot, dt=exp.lr_phase0, seed=0, record_every=1)
 
 
-def _rank_jumps_sde_adaptive() -> None:
-    from .rank_jumps.sde_adaptive import run_sde_adaptive
+def _sde_noise_adaptive() -> None:
+    from .sde_noise.adaptive import run_sde_adaptive
 
     start, problem, exp = _rank_jumps_setup()
     lr = exp.lr_phase0
@@ -104,7 +104,7 @@ def _stationary() -> None:
 
 
 _WARMERS = {"balance._kernels": _balance, "rank_jumps._kernels": _rank_jumps,
-            "rank_jumps._sde_kernels": _rank_jumps_sde, "rank_jumps._sde_adaptive_kernel": _rank_jumps_sde_adaptive,
+            "sde_noise._kernels": _sde_noise, "sde_noise._adaptive_kernel": _sde_noise_adaptive,
             "stationary._kernels": _stationary}
 
 

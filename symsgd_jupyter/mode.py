@@ -4,7 +4,7 @@
   :data:`MODE_ENV` to ``"classroom"`` for its kernels) or by any Voilà server (Voilà gives its kernels
   ``VOILA_*`` variables and ``SERVER_SOFTWARE=voila/…``); ``SYMSGD_MODE=lab`` forces JupyterLab's behaviour.
 * :func:`solutions_open` — True in the instructor variant (``make instructor``,
-  ``tools/classroom.py --solutions``, ``tools/site/build.py --solutions``): every worked solution is shown open.
+  ``tools/classroom.py --solutions``, ``python -m tools.site.build --solutions``): every worked solution is shown open.
 
 Both read the environment on every call (cheap), so a test can set the variables with ``monkeypatch``.
 """

@@ -13,7 +13,7 @@ server: JupyterLab, Notebook 7; added to, not replacing, a ``pre_save_hook`` the
 
 * :func:`pre_save_hook`: a notebook that git tracks *committed without outputs* (this project's lessons, see
   :func:`committed_stripped`) is saved stripped exactly as ``make strip`` strips it (:func:`strip`, the one
-  stripping function, also used by ``tools/strip_notebooks.py``), so running and saving leaves ``git status``
+  stripping function, also used by ``python -m tools.strip_notebooks``), so running and saving leaves ``git status``
   clean. Any other notebook (a reader's copy, their own work) keeps its outputs, but each widget output becomes a
   short note, :data:`NOT_SAVED_NOTE` (Run All shows it again), and the saved widget state goes.
 * :func:`post_save_hook`: jupyter_server writes notebooks with sorted keys, the committed files are in the key

@@ -1,19 +1,12 @@
-"""Shared by the static edition's unit tests: tools/site on sys.path, and tiny controllers built on the public
-Controller interface (so the tests do not depend on where the package's own controllers live)."""
+"""Shared by the static edition's unit tests: tiny controllers built on the public Controller interface (so the tests
+do not depend on where the package's own controllers live)."""
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from symsgd_core.ui.base import Controller
-
-TOOLS_SITE = Path(__file__).resolve().parents[1] / "tools" / "site"
-if str(TOOLS_SITE) not in sys.path:
-    sys.path.insert(0, str(TOOLS_SITE))
 
 
 class Line(Controller):

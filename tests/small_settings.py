@@ -8,7 +8,7 @@ sliders the test does not move get the smallest budgets that still draw every fi
 from __future__ import annotations
 
 from symsgd_core.ui import rank_jumps as rj
-from symsgd_core.ui import sde
+from symsgd_core.ui import sde_noise
 
 #: Constructor settings per controller class; a class not listed is built with its defaults.
 SMALL = {
@@ -19,5 +19,5 @@ SMALL = {
     rj.BasinController: dict(steps=5000),
     rj.AnnealController: dict(hot_steps=10_000, cold_steps=5000, n_seeds=1),
     rj.LangevinController: dict(n_runs=1, steps=10_000),
-    sde.SdeCompareController: dict(t_max=300.0, n_runs_sde=3, n_runs_sgd=3, n_runs_langevin=2),
+    sde_noise.SdeCompareController: dict(t_max=300.0, n_runs_sde=3, n_runs_sgd=3, n_runs_langevin=2),
 }

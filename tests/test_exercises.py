@@ -14,7 +14,7 @@ import pytest
 
 from symsgd_core import balance, lifting, rank_jumps, stationary
 from symsgd_core.core.exercises import KINDS, Exercise, Feedback, as_number, as_vector, number_exercise
-from symsgd_core.rank_jumps import sde_exercises
+from symsgd_core.sde_noise import exercises as sde_exercises
 from symsgd_core.ui.answer_box import SUBMIT, AnswerBox
 from symsgd_core.ui.exercises import GENERIC_HINT, HIDE, SHOW, ExercisePanel, markdown_html
 from symsgd_core.ui.style import allowed_colour

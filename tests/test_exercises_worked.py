@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from symsgd_core import balance, lifting, rank_jumps, stationary
-from symsgd_core.rank_jumps import sde_exercises
+from symsgd_core.sde_noise import exercises as sde_exercises
 
 MODULES = {"01": balance, "02": lifting, "03": stationary, "04": rank_jumps, "05": sde_exercises}
 ALL = [(nb, name) for nb, mod in MODULES.items() for name in mod.EXERCISES]

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tools" / "site"))
+from tools.site.edition.handout import LIVE_WORDING
 
-from edition.handout import LIVE_WORDING  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("0*.ipynb"))
 LIVE_SPAN = re.compile(r'<span class="symsgd-live">.*?</span>', re.S)
@@ -35,7 +33,7 @@ def test_live_reader_wording_in_the_notebooks_is_marked(path):
 
 def test_exercise_prompts_carry_no_live_reader_wording():
     from symsgd_core import balance, lifting, rank_jumps, stationary
-    from symsgd_core.rank_jumps import sde_exercises
+    from symsgd_core.sde_noise import exercises as sde_exercises
 
     topics = (balance, lifting, rank_jumps, sde_exercises, stationary)
     prompts = {f"{topic.__name__}.{name}": ex.question + " " + ex.hint for topic in topics

@@ -14,9 +14,9 @@ import sys
 
 import pytest
 
+from tools import strip_notebooks
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import strip_notebooks  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 #: Committed notebooks that are not lessons: the browser suite's gallery (tests/gallery/), stripped the same way.

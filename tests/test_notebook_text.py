@@ -28,7 +28,7 @@ PACKAGE = ROOT / "symsgd_core"
 #: The notebook whose page shows a module's text (longest matching prefix of its path in the package).
 MODULE_NOTEBOOK = {"ui/start.py": "00", "balance/": "01", "ui/balance.py": "01", "lifting/": "02",
                    "ui/lifting.py": "02", "stationary/": "03", "ui/stationary.py": "03", "rank_jumps/": "04",
-                   "ui/rank_jumps.py": "04", "rank_jumps/sde": "05", "rank_jumps/jump_event": "05", "ui/sde.py": "05"}
+                   "ui/rank_jumps.py": "04", "sde_noise/": "05", "ui/sde_noise.py": "05"}
 
 #: A heading that numbers its section: the number is group 1.
 HEADING = re.compile(r"^#{2,6}[ \t]+§?(\d+[a-z]?(?:\.\d+)*)(?=[\s.·:)]|$)")
@@ -262,7 +262,7 @@ def test_references_next_to_a_named_notebook_point_into_it():
 def test_paths_into_a_shared_folder_and_missing_files_fail():
     bad = outside_paths(_nb("The replies (in\n`shared/seeds`) and ../shared/reply.md.", "`shared/seeds/x.md`"))
     assert len(bad) >= 3 and all("shared/" in b or "not in the repository" in b for b in bad), bad
-    assert outside_paths(_nb("[00](00_start_here.ipynb#Notation), `symsgd_core/ui/sde.py`, "
+    assert outside_paths(_nb("[00](00_start_here.ipynb#Notation), `symsgd_core/ui/sde_noise.py`, "
                              "`torch.linalg.svd`/`eigh`, [arXiv](https://arxiv.org/abs/2305.16038)")) == []
     assert outside_paths(_nb("[missing](07_missing.ipynb)"))
     assert outside_paths(_nb("[no such heading](00_start_here.ipynb#Nowhere)"))
@@ -271,7 +271,7 @@ def test_paths_into_a_shared_folder_and_missing_files_fail():
 
 def test_module_text_is_checked_against_the_notebook_that_shows_it():
     assert module_notebook(PACKAGE / "rank_jumps" / "exercises.py") == "04"
-    assert module_notebook(PACKAGE / "rank_jumps" / "sde_exercises.py") == "05"
+    assert module_notebook(PACKAGE / "sde_noise" / "exercises.py") == "05"
     assert module_notebook(PACKAGE / "ui" / "stationary.py") == "03"
     sections = {"04": {"5", "7"}}
     module = PACKAGE / "rank_jumps" / "exercises.py"

@@ -86,7 +86,7 @@ print(json.dumps(state()))
 PROBE = DISPATCHERS + r"""
 from symsgd_core.balance import experiments as bx
 from symsgd_core.rank_jumps import experiments as rx
-from symsgd_core.rank_jumps import sde_experiments as sx
+from symsgd_core.sde_noise import experiments as sx
 
 bx.three_dynamics(steps=200)  # Notebook 01 §2
 bx.balance_ensemble(runs=8)  # Notebook 01 §3
@@ -98,7 +98,7 @@ for method in ("sgd", "gaussian_sgd", "sde"):  # Notebook 05's table, at a batch
 sx.dynamics_task(dict(common, method="langevin", m=2, temp_factor=1.0))
 sx.dynamics_task(dict(common, method="sde_adaptive", m=2, rho=0.05))
 checks = symsgd_core.run_checks(names=["balance.corollary", "rank_jumps.absorption_after_forced_sampling",
-                                       "rank_jumps.sde_compiled_vs_reference", "stationary.histogram_depth0",
+                                       "sde_noise.compiled_vs_reference", "stationary.histogram_depth0",
                                        "stationary.collapse_at_Tc"])
 print(json.dumps(dict(state(), failed_checks=[r.name for r in checks if not r.passed])))
 """

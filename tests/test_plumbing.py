@@ -21,10 +21,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: The modules whose import must change nothing: the package, each science topic, and the figures.
 MODULES = ("symsgd_core", "symsgd_core.core", "symsgd_core.balance", "symsgd_core.lifting", "symsgd_core.rank_jumps",
-           "symsgd_core.stationary", "symsgd_core.ui", "symsgd_core.ui.start", "symsgd_core.ui.balance",
-           "symsgd_core.ui.lifting", "symsgd_core.ui.stationary", "symsgd_core.ui.rank_jumps", "symsgd_core.ui.sde",
-           "symsgd_core.ui.exercises", "symsgd_core.ui.predict", "symsgd_jupyter", "symsgd_jupyter.kernel",
-           "symsgd_jupyter.plotly_loading", "symsgd_jupyter.a11y", "symsgd_jupyter.compact_output")
+           "symsgd_core.stationary", "symsgd_core.sde_noise", "symsgd_core.ui", "symsgd_core.ui.start",
+           "symsgd_core.ui.balance", "symsgd_core.ui.lifting", "symsgd_core.ui.stationary",
+           "symsgd_core.ui.rank_jumps", "symsgd_core.ui.sde_noise", "symsgd_core.ui.exercises",
+           "symsgd_core.ui.predict", "symsgd_jupyter", "symsgd_jupyter.kernel", "symsgd_jupyter.plotly_loading",
+           "symsgd_jupyter.a11y", "symsgd_jupyter.compact_output")
 
 _SCRIPT = textwrap.dedent(r"""
     import importlib, json, sys

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symsgd_core import rank_jumps
+from symsgd_core import rank_jumps, sde_noise
 from symsgd_core.benchmarks import rank_jumps as bench
 from symsgd_core.core.checking import EPS64
 from symsgd_core.rank_jumps.engine import _build_result
@@ -272,7 +272,8 @@ def test_prefetched_keeps_the_order_of_a_plain_loop():
 
 def test_stepping_kernels_release_the_gil():
     """The block kernels run without the GIL, so the prefetching thread's draws overlap them."""
-    from symsgd_core.rank_jumps import _kernels, _sde_kernels
+    from symsgd_core.rank_jumps import _kernels
+    from symsgd_core.sde_noise import _kernels as _sde_kernels
 
     for f in (_kernels._sgd_block, _kernels._sgd_par, _kernels._gd_block, _kernels._gd_par,
               _sde_kernels._weighted_block, _sde_kernels._weighted_par):
@@ -300,7 +301,7 @@ def test_one_and_two_threads_give_the_same_numbers(eps_problem, phase0_8):
             out[n] = [rank_jumps.run(p32, eps_problem, 1000, lr=0.3, lam=0.027, seed=7, record_every=20),
                       rank_jumps.run(p32, eps_problem, 300, method="langevin", temperature=1e-3, lr=0.3, lam=0.027,
                                      seed=7, record_every=10),
-                      rank_jumps.run_sde(p32, eps_problem, 300, lr=0.3, lam=0.027, dt=0.1, seed=7, record_every=10)]
+                      sde_noise.run_sde(p32, eps_problem, 300, lr=0.3, lam=0.027, dt=0.1, seed=7, record_every=10)]
     finally:
         numba.set_num_threads(before)
     for a, b in zip(out[1], out[2]):

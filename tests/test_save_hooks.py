@@ -15,7 +15,6 @@ import copy
 import json
 import shutil
 import subprocess
-import sys
 import types
 import urllib.request
 from pathlib import Path
@@ -24,11 +23,10 @@ import pytest
 
 import symsgd_jupyter
 from symsgd_jupyter import saving
+from tools import strip_notebooks
 
 REPO = Path(__file__).resolve().parents[1]
 LESSON = REPO / "notebooks" / "00_start_here.ipynb"
-sys.path.insert(0, str(REPO / "tools"))
-import strip_notebooks  # noqa: E402
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -192,7 +190,6 @@ def test_a_real_jupyterlab_server_saves_without_widget_views_and_keeps_lessons_a
     """End to end, without a browser: JupyterLab started as the browser suite starts it (the environment's own
     server configuration), a lesson in a git repository and a reader's copy saved through the contents REST API (the
     PUT JupyterLab's save sends), read back from disk."""
-    sys.path.insert(0, str(REPO / "tests" / "browser"))
     from browser_support import start_lab
 
     server = start_lab(tmp_path_factory, source=LESSON, name="lab-save-hooks")

@@ -8,8 +8,10 @@ import json
 import ipywidgets as widgets
 import pytest
 import site_helpers  # noqa: F401 - first: puts tools/site on sys.path
-from edition import config
-from edition.capture import (
+from site_helpers import Line, expected_y
+
+from tools.site.edition import config
+from tools.site.edition.capture import (
     capture,
     controller_of,
     finish_controller,
@@ -17,7 +19,6 @@ from edition.capture import (
     run_button,
     static_html,
 )
-from site_helpers import Line, expected_y
 
 
 @pytest.fixture
@@ -137,11 +138,10 @@ def test_static_html_copies_texts_and_disables_inputs():
 
 
 def test_worked_solutions_become_details_and_the_instructor_edition_opens_them(monkeypatch):
-    from edition import build as site_build
-    from edition.capture import static_html
-
     from symsgd_core import balance
     from symsgd_core.ui.exercises import ExercisePanel
+    from tools.site.edition import build as site_build
+    from tools.site.edition.capture import static_html
 
     closed = static_html(ExercisePanel(balance.EXERCISES).root)
     assert closed.count('<details class="edition-worked">') == len(balance.EXERCISES)
@@ -161,7 +161,7 @@ def test_worked_solutions_become_details_and_the_instructor_edition_opens_them(m
 def test_a_selection_control_shows_the_label_of_its_option_also_at_the_first_one(index):
     """ipywidgets leaves ``label`` empty for a SelectionSlider built at its first option; the settings line must still
     read that option's label (notebook 05's once read "setting ."), and a plain slider its value."""
-    from edition.capture import controls_of, shown_value
+    from tools.site.edition.capture import controls_of, shown_value
 
     options = [("η = 0.3, γ = 0.027", "a"), ("η = 0.3, γ = 0.02", "b"), ("η = 0.2, γ = 0.027", "c")]
     sel = widgets.SelectionSlider(options=options, value=options[index][1], description="setting")

@@ -12,7 +12,8 @@ from pathlib import Path
 import nbformat
 import pytest
 import site_helpers  # noqa: F401 - first: puts tools/site on sys.path
-from edition.execute import execute_notebook, private_kernel_sockets
+
+from tools.site.edition.execute import execute_notebook, private_kernel_sockets
 
 _CONNECTION = ("import json, os\nfrom ipykernel import get_connection_info\n"
                "info = get_connection_info(unpack=True)\n"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 import site_helpers  # noqa: F401 - puts tools/site on sys.path
-from edition.frames import SLIDER_ROOM_PX, animated_figure, changed_layout, changed_traces
+
+from tools.site.edition.frames import SLIDER_ROOM_PX, animated_figure, changed_layout, changed_traces
 
 
 def fig(y, title="t", xrange=None, extra_trace=False):
@@ -135,7 +136,7 @@ def test_a_3d_figure_names_no_axis_to_autorange():
 
 def test_a_long_end_label_insets_the_rail_so_it_stays_in_the_figure():
     """An end label centred on the rail's end must fit: half its width beyond the figure's margin insets the rail."""
-    from edition.frames import SLIDER_LABEL_CHAR_PX, end_label_inset
+    from tools.site.edition.frames import SLIDER_LABEL_CHAR_PX, end_label_inset
 
     labels = ["η = 0.3, γ = 0.027", "η = 0.3, γ = 0.02", "η = 0.2, γ = 0.027"]
     base = fig([0, 1])

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ipywidgets as widgets
 import pytest
 import site_helpers  # noqa: F401 - first: puts tools/site on sys.path
-from edition.grid import (
+
+from tools.site.edition.grid import (
     SliderSpec,
     allocate_frames,
     label,

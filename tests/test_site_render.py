@@ -10,10 +10,12 @@ from pathlib import Path
 import nbformat
 import pytest
 import site_helpers  # noqa: F401 - first: puts tools/site on sys.path
-from edition import assets, build, config, report
-from edition.capture import capture
-from edition.execute import WIDGET_VIEW, ExecutedNotebook, widget_outputs
-from edition.render import (
+from site_helpers import Line
+
+from tools.site.edition import assets, build, config, report
+from tools.site.edition.capture import capture
+from tools.site.edition.execute import WIDGET_VIEW, ExecutedNotebook, widget_outputs
+from tools.site.edition.render import (
     Page,
     export_html,
     link_name,
@@ -23,7 +25,6 @@ from edition.render import (
     script_json,
     settings_line,
 )
-from site_helpers import Line
 
 
 def test_script_json_cannot_close_its_script_tag():
@@ -182,7 +183,7 @@ def test_every_page_carries_the_shared_plotly_config():
 def test_the_live_note_lists_what_needs_the_live_notebook():
     """Under a figure the note says which controls need the live notebook; with the slider its only control and a
     Run button it read "Needs the live notebook: and the Run button." (notebook 03, §4)."""
-    from edition.render import _live_note
+    from tools.site.edition.render import _live_note
 
     slider = {"name": "temperature", "label": "T = η/S", "labels": ["0.05", "0.3"], "values": [0.05, 0.3]}
     entry = {"slider": slider, "has_run": True, "controls": [{"name": "temperature", "label": "T = η/S"}]}

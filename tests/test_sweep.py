@@ -8,7 +8,7 @@ import json
 import pytest
 
 from symsgd_core.core.sweep import load_cached, run_sweep, task_key
-from symsgd_core.rank_jumps.sde_experiments import dynamics_task, grid_tasks
+from symsgd_core.sde_noise.experiments import dynamics_task, grid_tasks
 
 TASKS = [p for _, p in grid_tasks("tiny")]
 
@@ -85,7 +85,7 @@ def test_dask_local_cluster_with_two_workers_gives_the_same_numbers(serial):
 
 def test_the_cli_writes_a_grid_the_notebook_can_load(tmp_path, serial):
     from symsgd_core.__main__ import main
-    from symsgd_core.rank_jumps.sde_experiments import load_grid
+    from symsgd_core.sde_noise.experiments import load_grid
 
     out = tmp_path / "tiny.json"
     assert main(["sweep", "tiny", "--out", str(out), "--workers", "1", "--cache", str(tmp_path / "cache")]) == 0

@@ -71,9 +71,9 @@ def test_every_notebook_controller_resends_figure_state_on_view():
     figure in Voila. Layout changes go through _children(); view() is never overridden."""
     import inspect
 
-    from symsgd_core.ui import balance, lifting, rank_jumps, sde, start, stationary
+    from symsgd_core.ui import balance, lifting, rank_jumps, sde_noise, start, stationary
 
-    for module in (balance, lifting, rank_jumps, sde, start, stationary):
+    for module in (balance, lifting, rank_jumps, sde_noise, start, stationary):
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if issubclass(cls, Controller) and cls is not Controller:
                 assert cls.view is Controller.view, f"{cls.__name__} overrides view()"

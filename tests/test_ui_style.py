@@ -22,7 +22,7 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 import pytest
 
-from symsgd_core.ui import balance, base, lifting, rank_jumps, sde, start, stationary
+from symsgd_core.ui import balance, base, lifting, rank_jumps, sde_noise, start, stationary
 from symsgd_core.ui.style import PALETTE, allowed_colour, distinguish, rgba, style_key
 
 # one worker for the module: its module-scoped ``shown`` controllers are then built once each, not again on
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.xdist_group("test-ui-style")
 
 def _controller_classes() -> list[type]:
     found = []
-    for module in (start, balance, lifting, stationary, rank_jumps, sde):
+    for module in (start, balance, lifting, stationary, rank_jumps, sde_noise):
         for name, cls in vars(module).items():
             if (inspect.isclass(cls) and issubclass(cls, base.Controller) and cls.__module__ == module.__name__
                     and not name.startswith("_")):

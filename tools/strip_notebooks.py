@@ -2,7 +2,8 @@
 the ``python3`` kernelspec (so JupyterLab opens them without a kernel-picker dialog), and of ``language_info``
 only the language's name.
 
-Usage: ``python tools/strip_notebooks.py notebooks/*.ipynb`` (``make strip`` does exactly this).
+Usage, from the repository root: ``python -m tools.strip_notebooks notebooks/*.ipynb`` (``make strip`` does exactly
+this).
 ``--check`` reports notebooks that would change and exits 1 instead of writing.
 """
 
@@ -14,10 +15,9 @@ import pathlib
 import sys
 
 # The one stripping function, shared with the server's save hook (symsgd_jupyter/saving.py): a notebook of this
-# repository that a reader runs and saves is stripped the same way. Imported from the repository next to this file,
-# so the command also works where the package is not installed.
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from symsgd_jupyter.saving import KERNELSPEC, dumps, strip  # noqa: E402, F401 - KERNELSPEC, strip: this tool's API
+# repository that a reader runs and saves is stripped the same way. (Run from the repository root, it imports the
+# repository's own symsgd_jupyter, so the command also works where the package is not installed.)
+from symsgd_jupyter.saving import KERNELSPEC, dumps, strip  # noqa: F401 - KERNELSPEC, strip: this tool's API
 
 
 def main(argv: list[str] | None = None) -> int:

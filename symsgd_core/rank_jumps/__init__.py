@@ -10,14 +10,7 @@
 * :mod:`.claims` — the claims of each of Notebook 04's sections, as ``CheckResult`` rows of its results;
 * :mod:`.exercises` — Notebook 04's "Check yourself" questions.
 
-Notebook 05 (the question the reply leaves open: SGD's own noise as an SDE):
-
-* :mod:`.sde` — the SDE ``dθ = −∇𝓛_γ dt + √(η C(θ)) dW`` with SGD's covariance, Gaussian-weight SGD, Langevin;
-  compiled (:mod:`._sde_kernels`) and readable (:mod:`.sde_reference`);
-* :mod:`.jump_event` — the forced-run threshold k*, the waiting time of a run of k, the equal-row staircase;
-* :mod:`.sde_experiments` — Notebook 05's experiments and its shipped grid (``python -m symsgd_core sweep sde05``);
-* :mod:`.sde_checks` — the registered checks of the SDE; :mod:`.sde_claims` — the claims each section of
-  Notebook 05 asserts (``assert_claims``); :mod:`.sde_exercises` — Notebook 05's questions.
+Notebook 05's question (SGD's own noise as an SDE, on this experiment) is the topic :mod:`symsgd_core.sde_noise`.
 """
 
 from .analysis import (
@@ -167,56 +160,3 @@ __all__ = [
 from . import claims  # noqa: E402
 
 __all__ += ["claims"]
-
-# Notebook 05: SGD's own SDE, the jump event, the shipped grid (issue 16). Importing sde_checks registers its checks.
-from . import sde_checks  # noqa: E402
-from .jump_event import (  # noqa: E402
-    kstar_task,
-    route_entries,
-    route_probability,
-    run_waiting_time,
-    simulate_run_waiting_time,
-    staircase_problem,
-    two_route_waiting_time,
-    waiting_task,
-)
-from .sde import (  # noqa: E402
-    noise_factor,
-    run_gaussian_sgd,
-    run_langevin,
-    run_sde,
-    run_sgd_weights,
-    sde_entry_weights,
-    sde_noise_scale,
-    sgd_entry_weights,
-)
-from .sde_checks import (  # noqa: E402
-    check_langevin_raising_noise,
-    check_sde_compiled_vs_reference,
-    check_sde_no_raising_noise,
-    check_sde_one_step_moments,
-    check_sde_weak_order,
-)
-from .sde_experiments import (  # noqa: E402
-    ComparePoint,
-    EnsembleSummary,
-    KStarRow,
-    SdeGrid,
-    compare_point,
-    comparison_rows,
-    dynamics_task,
-    kstar_rows,
-    langevin_eps_rows,
-    load_grid,
-    staircase_summary,
-)
-
-__all__ += [
-    "sde_checks", "kstar_task", "route_entries", "route_probability", "run_waiting_time", "simulate_run_waiting_time",
-    "staircase_problem", "two_route_waiting_time", "waiting_task", "noise_factor", "run_gaussian_sgd",
-    "run_langevin", "run_sde", "run_sgd_weights", "sde_entry_weights", "sde_noise_scale", "sgd_entry_weights",
-    "check_langevin_raising_noise", "check_sde_compiled_vs_reference", "check_sde_no_raising_noise",
-    "check_sde_one_step_moments", "check_sde_weak_order", "ComparePoint", "EnsembleSummary", "KStarRow", "SdeGrid",
-    "compare_point", "comparison_rows", "dynamics_task", "kstar_rows", "langevin_eps_rows", "load_grid",
-    "staircase_summary",
-]

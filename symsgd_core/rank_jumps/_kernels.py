@@ -399,7 +399,7 @@ def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, 
     return 0
 
 
-# -- the full-batch pass shared by GD/Langevin (_gd_ens) and the entry-weighted step (._sde_kernels) -------------
+# -- the full-batch pass shared by GD/Langevin (_gd_ens) and the entry-weighted step (sde_noise._kernels)-------------
 # Storage, ensemble layout (runs last, contiguous): ``pt`` holds ``P_kᵀ`` (n × d_k, k = 0..L, ``P_0 = I``) at
 # ``moff[k]``; ``bt`` holds ``(Q_kᵀ E)ᵀ`` (n × d_{k+1}) at ``moff[k+1] − n²`` for layer k (0-based), E the residual
 # matrix of the step (``E``: GD's masked residual, ``M``: the weighted one).

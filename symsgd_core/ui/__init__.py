@@ -1,10 +1,10 @@
 """Interactive figures for the notebooks: one draw-only controller per figure (see :mod:`.base`).
 
 One module per notebook: :mod:`.start` (00), :mod:`.balance` (01), :mod:`.lifting` (02), :mod:`.stationary` (03),
-:mod:`.rank_jumps` (04); each draws the results of its topic's experiments. :mod:`.exercises` shows a topic's
-"Check yourself" questions (its ``EXERCISES``) as a widget panel; :mod:`.predict` covers a figure until the
-reader has answered the prediction asked above it (:func:`~.predict.reveal_after`). Import a notebook's figures
-by name, e.g. ``from symsgd_core.ui.balance import ThreeDynamics``.
+:mod:`.rank_jumps` (04), :mod:`.sde_noise` (05); each draws the results of its topic's experiments.
+:mod:`.exercises` shows a topic's "Check yourself" questions (its ``EXERCISES``) as a widget panel; :mod:`.predict`
+covers a figure until the reader has answered the prediction asked above it (:func:`~.predict.reveal_after`).
+Import a notebook's figures by name, e.g. ``from symsgd_core.ui.balance import ThreeDynamics``.
 """
 
 from symsgd_jupyter.kernel import install

@@ -968,7 +968,7 @@ def notebook_has_exercise_panel(path: Path) -> bool:
 def _exercises_by_question() -> dict[str, object]:
     """Every notebook's exercises, keyed by the question text the panel shows."""
     from symsgd_core import balance, lifting, rank_jumps, stationary
-    from symsgd_core.rank_jumps import sde_exercises  # Notebook 05's
+    from symsgd_core.sde_noise import exercises as sde_exercises  # Notebook 05's
 
     return {_words(ex.question): ex for mod in (balance, lifting, rank_jumps, stationary, sde_exercises)
             for ex in mod.EXERCISES.values()}

@@ -23,7 +23,6 @@ from browser_support import (
     CHROMIUM_PATH,
     HOW_TO_ENABLE,
     LAB_BASE_PATH,
-    REPO,
     WATCHDOGS,
     ci_is_true,
     shared_playwright,
@@ -91,17 +90,12 @@ def lab_server_with_base_url(browser, tmp_path_factory):
     server.stop()
 
 
-def _load_classroom():
-    spec = importlib.util.spec_from_file_location("symsgd_classroom", REPO / "tools" / "classroom.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="session")
 def classroom():
     """tools/classroom.py, the launcher behind `make classroom` (tested here as it is)."""
-    return _load_classroom()
+    from tools import classroom
+
+    return classroom
 
 
 @pytest.fixture(scope="session")

@@ -292,11 +292,9 @@ with open(sys.argv[1], "w") as f:  # like a kernel: in a session of its own
 time.sleep(600)
 """
 RUN_VOILA = """
-import importlib.util, os, sys
-spec = importlib.util.spec_from_file_location("classroom", sys.argv[1])
-classroom = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(classroom)
-sys.exit(classroom.run_voila([sys.executable, sys.argv[2], sys.argv[3]], dict(os.environ), grace_s=float(sys.argv[4])))
+import os, sys
+from tools import classroom  # (run in the repository root)
+sys.exit(classroom.run_voila([sys.executable, sys.argv[1], sys.argv[2]], dict(os.environ), grace_s=float(sys.argv[3])))
 """
 
 
@@ -309,9 +307,9 @@ def test_a_server_that_does_not_stop_is_killed_with_what_it_started(tmp_path, gr
     pid_file = tmp_path / "kernel.pid"
     log = tmp_path / "run_voila.log"
     with open(log, "w") as out:
-        runner = subprocess.Popen([sys.executable, "-c", RUN_VOILA, str(LAUNCHER), str(tmp_path / "fake_voila.py"),
+        runner = subprocess.Popen([sys.executable, "-c", RUN_VOILA, str(tmp_path / "fake_voila.py"),
                                    str(pid_file), str(grace_s)], stdout=out, stderr=subprocess.STDOUT,
-                                  start_new_session=True)
+                                  start_new_session=True, cwd=REPO)
     tree = []
     try:
         deadline = time.monotonic() + 60

@@ -22,17 +22,14 @@ import threading
 from pathlib import Path
 
 import pytest
-from site_support import ARTIFACTS, PAGE_RECORDS, REPO, SITE_DIR
-
-sys.path.insert(0, str(REPO / "tests" / "browser"))
-
-from browser_support import (  # noqa: E402
+from browser_support import (
     CHROMIUM_FLAGS,
     CHROMIUM_PATH,
     HOW_TO_ENABLE,
     ci_is_true,
     shared_playwright,
 )
+from site_support import ARTIFACTS, PAGE_RECORDS, REPO, SITE_DIR
 
 
 def _missing(reason: str):
@@ -44,13 +41,13 @@ def _missing(reason: str):
 
 @pytest.fixture(scope="session")
 def site_dir() -> Path:
-    """The built edition; built here (``tools/site/build.py``) when ``site/`` has none yet — by one worker, while
+    """The built edition; built here (``python -m tools.site.build``) when ``site/`` has none yet — by one worker, while
     the other waits on the lock."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with open(ARTIFACTS / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (SITE_DIR / "edition-report.json").is_file():
-            subprocess.run([sys.executable, str(REPO / "tools" / "site" / "build.py"), "--out", str(SITE_DIR)],
+            subprocess.run([sys.executable, "-m", "tools.site.build", "--out", str(SITE_DIR)],
                            check=True, cwd=REPO)
     return SITE_DIR
 

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
 import tempfile
 from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools" / "site"))
-from edition.execute import private_kernel_sockets  # noqa: E402  (the same kernel sockets as the build)
+from tools.site.edition.execute import private_kernel_sockets  # the same kernel sockets as the build
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 

@@ -12,7 +12,6 @@ import json
 import math
 import os
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +19,7 @@ import pytest
 from browser_support import discover_notebooks
 from site_support import REPO
 
-sys.path.insert(0, str(REPO / "tools" / "site"))
-
-from edition import handout  # noqa: E402
+from tools.site.edition import handout
 
 pytestmark = pytest.mark.browser
 

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 
+import lesson_kernels
 import pytest
 from live_kernel import _ORACLE
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "browser"))
-import lesson_kernels  # noqa: E402
 
 
 def _oracle_namespace(displays: list[tuple[str, str]]) -> dict:

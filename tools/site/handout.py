@@ -1,11 +1,9 @@
-"""``make handout``: a printable PDF of every notebook of the static edition (see tools/site/edition/handout.py)."""
+"""``make handout`` (``python -m tools.site.handout`` from the repository root): a printable PDF of every notebook of
+the static edition (see tools/site/edition/handout.py)."""
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from edition.handout import main  # noqa: E402
+from .edition.handout import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,6 +1,6 @@
 """The static edition of the notebooks: every notebook executed, as HTML pages that need no kernel.
 
-``make site`` (``tools/site/build.py``) runs each notebook with the package, then drives every displayed
+``make site`` (``python -m tools.site.build``) runs each notebook with the package, then drives every displayed
 controller (:class:`symsgd_core.ui.base.Controller`) over a grid of values of its main slider, reading its
 figures after each setting. Those figures become plotly frames under a plotly slider, so the slider still moves
 in a page with no kernel. Modules:

@@ -1,6 +1,6 @@
 """``make site``: execute every notebook and write the static edition (index + one page per notebook) to ``site/``.
 
-Usage: ``python tools/site/build.py [--out site] [--notebooks notebooks] [--jobs 2] [--only 01,03]``
+Usage: ``python -m tools.site.build [--out site] [--notebooks notebooks] [--jobs 2] [--only 01,03]``
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def prepare_out(out: Path) -> None:
             raise SystemExit(f"{out} exists and is not a static edition (no {MARKER}); refusing to empty it")
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    (out / MARKER).write_text("written by tools/site/build.py; emptied on every build\n", encoding="utf-8")
+    (out / MARKER).write_text("written by python -m tools.site.build; emptied on every build\n", encoding="utf-8")
     (out / ".nojekyll").write_text("", encoding="utf-8")  # GitHub Pages: serve the files as they are
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import nbformat
 
-#: ``tools/site``: put on the kernel's ``sys.path`` so it can import :mod:`edition.capture`.
-TOOLS_SITE = Path(__file__).resolve().parents[1]
+#: The repository root: on the kernel's ``PYTHONPATH``, so that the kernel imports :mod:`tools.site.edition.capture`.
+REPO_ROOT = Path(__file__).resolve().parents[3]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 #: Longest a single cell may take (the slowest, in notebook 03, takes well under a minute).
 CELL_TIMEOUT_S = 900
@@ -72,10 +72,17 @@ def widget_outputs(nb) -> list[tuple[int, int, str]]:
 
 
 def _capture_source(model_ids: list[str], out_path: Path, frame_budget_bytes: int) -> str:
-    return (f"import json as _json, sys as _sys\n"
-            f"_sys.path.insert(0, {str(TOOLS_SITE)!r})\n"
-            f"from edition.capture import capture as _edition_capture\n"
+    return (f"import json as _json\n"
+            f"from tools.site.edition.capture import capture as _edition_capture\n"
             f"print(_json.dumps(_edition_capture({model_ids!r}, {str(out_path)!r}, {int(frame_budget_bytes)})))\n")
+
+
+def kernel_environment(environ=None) -> dict:
+    """This process's environment with the repository root first on ``PYTHONPATH``: the kernel runs in the
+    notebook's folder, and imports the capture code as :mod:`tools.site.edition.capture`."""
+    env = dict(os.environ if environ is None else environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))])
+    return env
 
 
 def execute_notebook(path: Path, capture_path: Path, frame_budget_bytes: int) -> ExecutedNotebook:
@@ -94,7 +101,7 @@ def execute_notebook(path: Path, capture_path: Path, frame_budget_bytes: int) ->
     with private_kernel_sockets() as config:
         client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", config=config,
                                 resources={"metadata": {"path": str(path.parent)}})
-        with client.setup_kernel():
+        with client.setup_kernel(env=kernel_environment()):
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type == "code":
                     client.execute_cell(cell, index)

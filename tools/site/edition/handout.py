@@ -11,7 +11,7 @@ puts the photographs in place of the plot, the small multiples labelled with the
 sentences the notebooks mark as instructions for the live reader (class ``symsgd-live``, see edition.css). Code is
 left out unless ``--code``; the exercises' worked solutions unless ``--solutions``.
 
-Usage: ``python tools/site/handout.py [--site site] [--out handout] [--only 01,03] [--code] [--solutions]``
+Usage: ``python -m tools.site.handout [--site site] [--out handout] [--only 01,03] [--code] [--solutions]``
 Writes ``handout/NN_name.pdf`` per notebook, ``handout/course.pdf`` (all of them, in notebook order, one bookmark
 per notebook) and ``handout/handout-report.json`` (per notebook: PDF pages, figures, images, slider values shown).
 """

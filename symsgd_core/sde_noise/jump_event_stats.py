@@ -12,7 +12,7 @@ directions:
 * :func:`compare_wait` — one cell: the measured wait with its exact 95 % interval (censored exponential), the
   verdict ("agree" / "over-predicted" / "under-predicted") and, given a factor F stated as the claim, whether
   the measured interval lies within F of the prediction (True), outside it (False) or straddles it (None);
-* :func:`grid_wait_comparisons` — every (η, γ) cell of a stored grid (:func:`~.sde_experiments.load_grid`);
+* :func:`grid_wait_comparisons` — every (η, γ) cell of a stored grid (:func:`~.experiments.load_grid`);
 * :func:`kstar_rule_summary` — how the two k* rules of :func:`~.jump_event.kstar_from_success` differ on
   :func:`~.jump_event.kstar_task` results;
 * :func:`cell_kstar`, :func:`sample_route_counts` — a cell's k* for any route, and the routes read off SGD's own

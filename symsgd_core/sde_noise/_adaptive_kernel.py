@@ -1,4 +1,4 @@
-"""Compiled loop (numba, serial over runs, deterministic) of the adaptive-step integrator of :mod:`.sde_adaptive`.
+"""Compiled loop (numba, serial over runs, deterministic) of the adaptive-step integrator of :mod:`.adaptive`.
 
 One run at a time (``θ (P,)``), one step::
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .stepping import FLUSH_EVERY
+from ..rank_jumps.stepping import FLUSH_EVERY
 
 __all__ = ["EVENT_BUDGET", "EVENT_NONE", "EVENT_RESIDUAL", "EVENT_STALL", "adaptive_runs"]
 

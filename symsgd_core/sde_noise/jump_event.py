@@ -32,15 +32,22 @@ import numpy as np
 
 from ..core.seeding import stream, streams
 from ..core.validation import check_choice, check_in_range, check_int
-from ._sde_kernels import weighted_chunk
-from .analysis import replicate
-from .engine import run
-from .experiments import EPSILON_EXPERIMENT as EXP
-from .experiments import start_minimum
-from .network import DEFAULT_RANK_TOL, Params, balanced_factorisation, end_to_end, make_architecture, singular_values
-from .problems import CompletionProblem, epsilon_completion
+from ..rank_jumps.analysis import replicate
+from ..rank_jumps.engine import run
+from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
+from ..rank_jumps.experiments import start_minimum
+from ..rank_jumps.network import (
+    DEFAULT_RANK_TOL,
+    Params,
+    balanced_factorisation,
+    end_to_end,
+    make_architecture,
+    singular_values,
+)
+from ..rank_jumps.problems import CompletionProblem, epsilon_completion
+from ..rank_jumps.stepping import DIVERGENCE_RESIDUAL, flush_threshold
+from ._kernels import weighted_chunk
 from .sde import run_sgd_weights, sgd_entry_weights
-from .stepping import DIVERGENCE_RESIDUAL, flush_threshold
 
 __all__ = ["AMBIGUOUS", "KSTAR_RULES", "NO_ROUTE", "REPLY_ROUTES", "ROUTES", "STAIRCASE_EPS", "avoid_waiting_time",
            "classify_route", "end_state_label", "forced_path", "forced_states", "kstar_from_success", "kstar_task",
@@ -304,7 +311,7 @@ def end_state_label(A_jump: np.ndarray, A0: np.ndarray, problem_name: str) -> st
     ‖row 1‖, ‖row 0‖, ‖columns 0, 2‖ (relative) names ``"row0"``, ``"row1"``, ``"col1"``. It never says "none".
 
     This is **not** the route the jump took: by the first record at rank ≤ 1 the state has relaxed toward the
-    rank-1 minimum, which is the same whichever route was forced (tests/test_rank_jumps_jump_event.py): on the
+    rank-1 minimum, which is the same whichever route was forced (tests/test_sde_noise_jump_event.py): on the
     ε-completion that minimum has ``A₀₀ = A₁₁``, so the label is a tie broken by the transient; on the staircase
     its row 0 is the least grown part, so the label is ``"row1"`` after a forced run of any route.
     """

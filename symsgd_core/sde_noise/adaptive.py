@@ -15,7 +15,8 @@ with mean ``h_n D`` and covariance ``T h_n C``: the scheme converges to the same
 
 A path ends early in one of three ways (:data:`EVENTS`):
 
-* ``"residual"`` — the engine's divergence rule (a residual above :data:`~.stepping.DIVERGENCE_RESIDUAL`);
+* ``"residual"`` — the engine's divergence rule (a residual above
+  :data:`~symsgd_core.rank_jumps.stepping.DIVERGENCE_RESIDUAL`);
 * ``"stall"`` — the rule asks for a step below :data:`STALL_STEP` (time units): θ is so large (‖θ‖ of about 12
   on the ε-completion, four times the minima's ≈ 2.7) that its own time scale is below 10⁻¹² and no integrator
   can follow it further; whether such a path explodes or comes back is beyond reach;
@@ -34,11 +35,11 @@ import numpy as np
 
 from ..core.seeding import children
 from ..core.validation import check_int, check_nonnegative, check_positive, check_positive_int
-from ._sde_adaptive_kernel import EVENT_BUDGET, EVENT_NONE, EVENT_RESIDUAL, EVENT_STALL, adaptive_runs
-from .engine import RunResult, _build_result, _record_stats
-from .network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, Params
-from .problems import CompletionProblem, _check_problem_fits
-from .stepping import DIVERGENCE_RESIDUAL, flush_threshold
+from ..rank_jumps.engine import RunResult, _build_result, _record_stats
+from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, Params
+from ..rank_jumps.problems import CompletionProblem, _check_problem_fits
+from ..rank_jumps.stepping import DIVERGENCE_RESIDUAL, flush_threshold
+from ._adaptive_kernel import EVENT_BUDGET, EVENT_NONE, EVENT_RESIDUAL, EVENT_STALL, adaptive_runs
 
 __all__ = ["BUDGET_FACTOR", "DEFAULT_RHO", "EVENTS", "ESCAPE_NORM", "STALL_STEP", "AdaptiveRun", "run_sde_adaptive"]
 
@@ -60,8 +61,8 @@ class AdaptiveRun:
     """An ensemble integrated by :func:`run_sde_adaptive`.
 
     Attributes:
-        result: the records as the engine's :class:`~.engine.RunResult` (``steps`` are record indices,
-            ``times`` the record times; a run that ended early is NaN from the next record on and has
+        result: the records as the engine's :class:`~symsgd_core.rank_jumps.engine.RunResult` (``steps`` are record
+            indices, ``times`` the record times; a run that ended early is NaN from the next record on and has
             ``diverged_step`` = the index of that record).
         t_event: ``(R,)`` time at which the path ended early (NaN if it reached the end).
         event: ``(R,)`` names from :data:`EVENTS`.

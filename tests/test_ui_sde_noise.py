@@ -1,5 +1,5 @@
 """Controllers of Notebook 05: each draws and describes its experiment's frozen result (the science is tested in
-tests/test_rank_jumps_sde_experiments.py; every slider at both ends and back in tests/test_ui_every_slider.py)."""
+tests/test_sde_noise_experiments.py; every slider at both ends and back in tests/test_ui_every_slider.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import collections
 import numpy as np
 from small_settings import SMALL
 
-from symsgd_core.ui import sde as ui
+from symsgd_core.ui import sde_noise as ui
 from symsgd_core.ui.base import figure_is_finite, slider_names
 
 

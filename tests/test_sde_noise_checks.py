@@ -1,4 +1,4 @@
-"""The SDE checks (rank_jumps.sde_checks) pass on the real model and fail on their broken inputs."""
+"""The SDE checks (sde_noise.checks) pass on the real model and fail on their broken inputs."""
 
 from __future__ import annotations
 
@@ -6,20 +6,20 @@ import numpy as np
 import pytest
 
 from symsgd_core import registered_checks
-from symsgd_core.rank_jumps import sde_checks as C
+from symsgd_core.sde_noise import checks as C
 
 FAST = [
-    ("rank_jumps.sde_compiled_vs_reference", C.check_sde_compiled_vs_reference, [dict(broken="uncentred")], {}),
-    ("rank_jumps.sde_one_step_moments", C.check_sde_one_step_moments,
+    ("sde_noise.compiled_vs_reference", C.check_sde_compiled_vs_reference, [dict(broken="uncentred")], {}),
+    ("sde_noise.one_step_moments", C.check_sde_one_step_moments,
      [dict(broken="uncentred", M=20_000), dict(broken="no_1/N", M=20_000)], dict(M=20_000)),
-    ("rank_jumps.sde_no_raising_noise_at_B1", C.check_sde_no_raising_noise, [dict(broken="rank2_point")], {}),
-    ("rank_jumps.langevin_raising_noise", C.check_langevin_raising_noise, [dict(broken="sde_noise")], {}),
+    ("sde_noise.no_raising_noise_at_B1", C.check_sde_no_raising_noise, [dict(broken="rank2_point")], {}),
+    ("sde_noise.langevin_raising_noise", C.check_langevin_raising_noise, [dict(broken="sde_noise")], {}),
 ]
 
 
 def test_the_sde_checks_are_registered():
     names = set(registered_checks())
-    assert {n for n, *_ in FAST} | {"rank_jumps.sde_weak_order"} <= names
+    assert {n for n, *_ in FAST} | {"sde_noise.weak_order"} <= names
 
 
 @pytest.mark.parametrize("name, check, broken, sizes", FAST, ids=[f[0] for f in FAST])

@@ -1,7 +1,7 @@
 """The claims behind each section of Notebook 05, as checks of its experiments' results.
 
 Each function takes the results one section of the notebook draws or prints (the stored grid of
-:mod:`.sde_experiments`, its summaries, the blow-up rows of :mod:`.sde_blowup`, the jump-event comparisons of
+:mod:`.experiments`, its summaries, the blow-up rows of :mod:`.blowup`, the jump-event comparisons of
 :mod:`.jump_event_stats`) and returns the :class:`~symsgd_core.core.checking.CheckResult` rows the notebook asserts
 with :func:`~symsgd_core.ui.assert_claims`. Every row keeps the notebook's bound as it was stated: exact facts
 (ranks, counts, verdicts, "never returns") are counts with tolerance 0; an inequality between two measured values
@@ -18,9 +18,10 @@ import numpy as np
 
 from ..core.checking import CheckResult, make_result
 from ..core.stats import wilson
+from .blowup import EM_STEPS, mean_ratio, rate_ratio
+from .experiments import COOLER_STEP, HOT, SETTINGS, WEAKER_DECAY
 from .jump_event import run_waiting_time
 from .sde import negative_weight_law
-from .sde_blowup import EM_STEPS, mean_ratio, rate_ratio
 
 __all__ = [
     "ADAPTIVE_LABELS", "HOT", "OVER_PREDICTED", "SILENT", "UNDER_PREDICTED", "blowup_claims", "compare_point_claims",
@@ -29,12 +30,10 @@ __all__ = [
     "step_size_claims", "stored_check", "stored_check_claims", "third_route_claims", "weight_law_claims",
 ]
 
-#: The hot point (η, γ) of Notebook 04.
-HOT = (0.3, 0.027)
 #: The adaptive-step SDE row compared with SGD at each (η, γ) of §3.1.
 ADAPTIVE_LABELS = {HOT: "SDE adaptive, h ≤ η/16, ρ = 0.05",
-                   (0.2, 0.027): "SDE adaptive, h ≤ η/16, ρ = 0.05 (t ≤ 3000)",
-                   (0.3, 0.02): "SDE adaptive, h ≤ η/16, ρ = 0.05 (t ≤ 3000)"}
+                   COOLER_STEP: "SDE adaptive, h ≤ η/16, ρ = 0.05 (t ≤ 3000)",
+                   WEAKER_DECAY: "SDE adaptive, h ≤ η/16, ρ = 0.05 (t ≤ 3000)"}
 #: §4's verdicts, stated per (η, γ) cell: the event's prediction agrees with SGD because neither jumps ...
 SILENT = ((0.2, 0.02), (0.2, 0.0235), (0.25, 0.02), (0.25, 0.0235), (0.3, 0.02))
 #: ... it predicts more jumps than SGD makes ...
@@ -58,7 +57,7 @@ def _float(x) -> float:
 
 def _count(name: str, claim: str, n_wrong, source: str = EXACT) -> CheckResult:
     """An exact fact: ``n_wrong`` (the cases against the claim; NaN: nothing measured) must be 0."""
-    return make_result(f"rank_jumps.sde05.{name}", claim, _float(n_wrong), 0.0, source)
+    return make_result(f"sde_noise.{name}", claim, _float(n_wrong), 0.0, source)
 
 
 def _wrong(flags: Iterable) -> float:
@@ -69,25 +68,25 @@ def _wrong(flags: Iterable) -> float:
 
 def _le(name: str, claim: str, measured, bound, source: str) -> CheckResult:
     """``measured ≤ bound``."""
-    return make_result(f"rank_jumps.sde05.{name}", claim, _float(measured), _float(bound), source, "<=")
+    return make_result(f"sde_noise.{name}", claim, _float(measured), _float(bound), source, "<=")
 
 
 def _lt(name: str, claim: str, measured, bound, source: str) -> CheckResult:
     """``measured < bound`` (the tolerance is the float just below ``bound``)."""
     b = _float(bound)
-    return make_result(f"rank_jumps.sde05.{name}", claim, _float(measured), np.nextafter(b, -math.inf),
+    return make_result(f"sde_noise.{name}", claim, _float(measured), np.nextafter(b, -math.inf),
                        f"{source} (strict)", "<=")
 
 
 def _ge(name: str, claim: str, measured, bound, source: str) -> CheckResult:
     """``measured ≥ bound``."""
-    return make_result(f"rank_jumps.sde05.{name}", claim, _float(measured), _float(bound), source, ">=")
+    return make_result(f"sde_noise.{name}", claim, _float(measured), _float(bound), source, ">=")
 
 
 def _gt(name: str, claim: str, measured, bound, source: str) -> CheckResult:
     """``measured > bound`` (the tolerance is the float just above ``bound``)."""
     b = _float(bound)
-    return make_result(f"rank_jumps.sde05.{name}", claim, _float(measured), np.nextafter(b, math.inf),
+    return make_result(f"sde_noise.{name}", claim, _float(measured), np.nextafter(b, math.inf),
                        f"{source} (strict)", ">=")
 
 
@@ -124,7 +123,7 @@ def stored_check_claims(grid, kind: str, broken: str, what: str) -> list[CheckRe
 
 # ----------------------------------------------------------------------------------------------- §3 live comparison
 def compare_point_claims(point) -> list[CheckResult]:
-    """§3's live figure (a :class:`~.sde_experiments.ComparePoint` at the hot default settings): every run starts at
+    """§3's live figure (a :class:`~.experiments.ComparePoint` at the hot default settings): every run starts at
     rank 2; no SDE or SGD run comes back up; more SDE runs jump per run than SGD runs; fixed-step EM blows up."""
     s = point.summaries
     sde, sgd = s["sde"], s["sgd"]
@@ -146,7 +145,7 @@ def compare_point_claims(point) -> list[CheckResult]:
 # ----------------------------------------------------------------------------------------------- §3.1 the answer
 def comparison_claims(rows: Mapping) -> list[CheckResult]:
     """§3.1 from the stored grid's rows ``{(η, γ, label): EnsembleSummary}``
-    (:func:`~.sde_experiments.comparison_rows`): the SDE jumps, faster than SGD, and never returns; the collapse to
+    (:func:`~.experiments.comparison_rows`): the SDE jumps, faster than SGD, and never returns; the collapse to
     A = 0 is the fixed step's; the SDE's long run is in B_1 and leaves it; Langevin is never in B_1."""
     R = rows
     sgd, sde = R[(*HOT, "SGD")], R[(*HOT, ADAPTIVE_LABELS[HOT])]
@@ -158,7 +157,7 @@ def comparison_claims(rows: Mapping) -> list[CheckResult]:
         _gt("hot.ratio_ends_over_6", "hot point: the same ratio from the interval ends (SGD's lower / SDE's upper) "
             "exceeds 6", sgd.wait[1] / sde.wait[2], 6, "the notebook's stated factor 6"),
     ]
-    for (lr, lam), factor in (((0.2, 0.027), 30), ((0.3, 0.02), 5)):
+    for (lr, lam), factor in ((COOLER_STEP, 30), (WEAKER_DECAY, 5)):
         g, d = R[(lr, lam, "SGD")], R[(lr, lam, ADAPTIVE_LABELS[(lr, lam)])]
         out += [_le(f"cool_{lr}_{lam}.sgd_rare", f"η = {lr}, γ = {lam}: at most one SGD run jumps", g.jumped, 1, EXACT),
                 _ge(f"cool_{lr}_{lam}.sde_faster", f"η = {lr}, γ = {lam}: the SDE is at least {factor}× faster than "
@@ -167,7 +166,7 @@ def comparison_claims(rows: Mapping) -> list[CheckResult]:
     sde_rows = [s for k, s in R.items() if k[2].startswith("SDE")]
     out.append(_count("sde.never_returns", "no SDE run of any row comes back to rank 2 after its jump (returns)",
                       sum(s.returned for s in sde_rows) if sde_rows else NAN))
-    stay = R[(0.2, 0.027, ADAPTIVE_LABELS[(0.2, 0.027)])]
+    stay = R[(*COOLER_STEP, ADAPTIVE_LABELS[COOLER_STEP])]
     out += [
         _gt("stay.most_jump", "η = 0.2, γ = 0.027, adaptive step: more than half the runs jump (Wilson 95 % lower end)",
             wilson(stay.jumped, stay.n_runs)[1], 0.5, "half the runs"),
@@ -194,7 +193,7 @@ def comparison_claims(rows: Mapping) -> list[CheckResult]:
         _gt("hot.most_escape", "hot point, adaptive step: more than half the runs escape by t = 12 000 (Wilson 95 % "
             "lower end)", wilson(sde.diverged, sde.n_runs)[1], 0.5, "half the runs"),
     ]
-    lang = [R[(lr, lam, f"Langevin {f}× τ_match")].frac_B1[0] for lr, lam in (HOT, (0.2, 0.027), (0.3, 0.02))
+    lang = [R[(lr, lam, f"Langevin {f}× τ_match")].frac_B1[0] for lr, lam in SETTINGS
             for f in ("1", "10")]
     lang1, lang10 = R[(*HOT, "Langevin 1× τ_match")], R[(*HOT, "Langevin 10× τ_match")]
     out += [
@@ -212,7 +211,7 @@ def comparison_claims(rows: Mapping) -> list[CheckResult]:
 
 # ----------------------------------------------------------------------------------------------- §3.1 blow-ups
 def blowup_claims(hazard_rows, norms: Mapping) -> list[CheckResult]:
-    """§3.1's blow-ups (:func:`~.sde_blowup.hazard_rows`, :func:`~.sde_blowup.escape_norms`): the adaptive step
+    """§3.1's blow-ups (:func:`~.blowup.hazard_rows`, :func:`~.blowup.escape_norms`): the adaptive step
     lowers the blow-up rate at every step; what remains at the hot point is about 0.1 per 1000 t; paths stall at
     ‖θ‖ 12–18; the step does not change the adaptive integrator's answer; fixed-step EM's does at (0.3, 0.02)."""
     by = {(h.lr, h.lam, h.integrator, h.m): h for h in hazard_rows}
@@ -220,18 +219,18 @@ def blowup_claims(hazard_rows, norms: Mapping) -> list[CheckResult]:
     def ratio(a, b):
         return rate_ratio(a.events, a.exposure, b.events, b.exposure)
 
-    lows = [ratio(by[(lr, lam, "EM", m)], by[(lr, lam, "adaptive", m)])[1] for lr, lam in (HOT, (0.3, 0.02))
+    lows = [ratio(by[(lr, lam, "EM", m)], by[(lr, lam, "adaptive", m)])[1] for lr, lam in (HOT, WEAKER_DECAY)
             for m in EM_STEPS]
-    cool_a = [by[(0.2, 0.027, "adaptive", m)].events for m in EM_STEPS]
-    cool_e = [by[(0.2, 0.027, "EM", m)].events for m in EM_STEPS]
+    cool_a = [by[(*COOLER_STEP, "adaptive", m)].events for m in EM_STEPS]
+    cool_e = [by[(*COOLER_STEP, "EM", m)].events for m in EM_STEPS]
     hot_rates = [by[(*HOT, "adaptive", m)].rate for m in EM_STEPS]
     waits, rates = [], []
-    for lr, lam in (HOT, (0.2, 0.027), (0.3, 0.02)):
+    for lr, lam in SETTINGS:
         a, b = by[(lr, lam, "adaptive", 4)], by[(lr, lam, "adaptive", 64)]
         waits.append(mean_ratio(a.jumped, a.wait[0], b.jumped, b.wait[0]))
         if a.events and b.events:
             rates.append(ratio(a, b))
-    a, b = by[(0.3, 0.02, "EM", 4)], by[(0.3, 0.02, "EM", 64)]
+    a, b = by[(*WEAKER_DECAY, "EM", 4)], by[(*WEAKER_DECAY, "EM", 64)]
     em_wait = mean_ratio(a.jumped, a.wait[0], b.jumped, b.wait[0])
     return [
         _gt("blowup.adaptive_lowers_rate", "η = 0.3, γ = 0.027 and 0.02, every step: EM's blow-up rate over the "
@@ -287,7 +286,7 @@ def weight_law_claims(rows: Mapping, n_observed: int) -> list[CheckResult]:
     faster than SGD and as fast as each other; nonnegative Bernoulli weights are slower than SGD; at batch 2 and at
     η = 0.15 only the Gaussian jumps; the laws' probabilities of a negative weight."""
     labels = ("SGD", "Gaussian SGD (dt = η)", "±1-weight SGD (dt = η)", "Bernoulli-weight SGD (dt = η)")
-    g = {(lr, S, lab): rows[(lr, 0.027, lab + (", S = 2" if S == 2 else ""))] for lr, S in ((0.3, 1), (0.3, 2),
+    g = {(lr, S, lab): rows[(lr, HOT[1], lab + (", S = 2" if S == 2 else ""))] for lr, S in ((0.3, 1), (0.3, 2),
                                                                                          (0.15, 1)) for lab in labels}
     sgd1, gauss1, pm1, bern1 = (g[(0.3, 1, lab)] for lab in labels)
     sgd2, gauss2, pm2, bern2 = (g[(0.3, 2, lab)] for lab in labels)
@@ -329,14 +328,14 @@ def weight_law_claims(rows: Mapping, n_observed: int) -> list[CheckResult]:
 def step_size_claims(lam_max: Mapping) -> list[CheckResult]:
     """§3.3 (``lam_max = {γ: top curvature of 𝓛_γ at the rank-2 minimum}`` for γ = 0.027, 0.02): every comparison
     runs at 0.5 < η λ_max < 2, and batch 2 at T = 0.3 (η = 0.6) is beyond GD's limit 2/λ_max."""
-    etas = [lr * lam_max[lam] for lr, lam in ((0.3, 0.027), (0.2, 0.027), (0.3, 0.02))]
+    etas = [lr * lam_max[lam] for lr, lam in SETTINGS]
     return [
         _gt("step.far_from_small", "at the three settings η λ_max exceeds 0.5: far from η λ_max ≪ 1 (smallest)",
             _nanmin(etas), 0.5, "the stated range"),
         _lt("step.gd_stable", "at the three settings η λ_max is below GD's limit 2 (largest)", _nanmax(etas), 2,
             "GD's stability limit"),
         _lt("step.batch2_unstable", "GD's limit 2/λ_max at γ = 0.027 is below η = 0.6 (batch 2 at T = 0.3)",
-            2 / lam_max[0.027], 0.6, "the step batch 2 needs"),
+            2 / lam_max[HOT[1]], 0.6, "the step batch 2 needs"),
     ]
 
 
@@ -354,7 +353,7 @@ def run_waiting_claims(k: int, p: float, mc: float, se: float) -> list[CheckResu
 
 
 def jump_event_claims(kstar_rows, comparisons: Mapping, collapsed: Mapping) -> list[CheckResult]:
-    """§4's table (:func:`~.sde_experiments.kstar_rows`; ``comparisons = {(η, γ): WaitComparison}`` with the factor
+    """§4's table (:func:`~.experiments.kstar_rows`; ``comparisons = {(η, γ): WaitComparison}`` with the factor
     10; ``collapsed = {γ: runs at A = 0 at η = 0.35}``): k* grows as γ and η shrink; every verdict, both ways."""
     by = {(q.lr, q.lam): q for q in kstar_rows}
     cmp = comparisons
@@ -362,7 +361,7 @@ def jump_event_claims(kstar_rows, comparisons: Mapping, collapsed: Mapping) -> l
                  for lr in (0.2, 0.25, 0.3)]
     grows_lr = [by[(0.2, lam)].kstar_row0 >= by[(0.3, lam)].kstar_row0 for lam in (0.02, 0.0235, 0.027)]
     stated = set(SILENT) | set(OVER_PREDICTED) | set(UNDER_PREDICTED)
-    ce, h = cmp[(0.2, 0.027)], cmp[HOT]
+    ce, h = cmp[COOLER_STEP], cmp[HOT]
     return [
         _count("kstar.grows_as_gamma_shrinks", "k* (row 0) grows as γ shrinks, at η = 0.2, 0.25, 0.3 (η where not)",
                _wrong(grows_lam)),
@@ -421,7 +420,7 @@ def kstar_rule_claims(pairs, n_relapsed: int, n_sequences: int) -> list[CheckRes
 def third_route_claims(least: Mapping, hot_row, k_diagonal: int, predicted_three: float,
                        comparison) -> list[CheckResult]:
     """§4's least-sampled routes and the diagonal route: ``least = {route: stored kstar result}`` for row 1 and
-    column 0, ``hot_row`` the hot point's :class:`~.sde_experiments.KStarRow`, ``k_diagonal`` the diagonal's k*,
+    column 0, ``hot_row`` the hot point's :class:`~.experiments.KStarRow`, ``k_diagonal`` the diagonal's k*,
     ``predicted_three`` the three-route wait and ``comparison`` its :func:`~.jump_event_stats.compare_wait`."""
     if not least:
         raise KeyError("no least-sampled route to check")
@@ -447,7 +446,7 @@ def route_sample_claims(attribution: Mapping) -> list[CheckResult]:
 
 
 def staircase_claims(summary, attribution: Mapping, c_rows, c_one) -> list[CheckResult]:
-    """§4.1, the staircase (:func:`~.sde_experiments.staircase_summary`, its
+    """§4.1, the staircase (:func:`~.experiments.staircase_summary`, its
     :func:`~.jump_event_stats.sample_route_counts`, and :func:`~.jump_event_stats.compare_wait` of the row/column
     routes ``c_rows`` and of the one-entry events ``c_one``, factor 10)."""
     pre = attribution["pre"]
@@ -504,7 +503,7 @@ def grid_claims(grid, expected_tasks: int, command: str = "python -m symsgd_core
 # ----------------------------------------------------------------------------------------------- §6 exercises
 def exercise_claims(exercises: Mapping) -> list[CheckResult]:
     """§6: every exercise's checker accepts its own worked answer, and each has a worked answer and a hint (so the
-    exercises cannot silently rot). ``exercises``: ``{name: Exercise}`` (:data:`~.sde_exercises.EXERCISES`)."""
+    exercises cannot silently rot). ``exercises``: ``{name: Exercise}`` (:data:`~.exercises.EXERCISES`)."""
     ex = list(exercises.values())
     return [_count("exercises.solutions_accepted", "every exercise's checker accepts its worked answer (exercises "
                    "whose checker does not)", _wrong(e.check(e.solution).correct for e in ex)),

@@ -1,16 +1,16 @@
 """Proofs as code for SGD's SDE (Notebook 05): registered checks, each with a derived tolerance and a broken input.
 
-* ``rank_jumps.sde_compiled_vs_reference`` — the compiled kernel and the literal numpy EM agree to round-off on
+* ``sde_noise.compiled_vs_reference`` — the compiled kernel and the literal numpy EM agree to round-off on
   the same increments; the same seed gives identical numbers; run r does not depend on the ensemble size;
-* ``rank_jumps.sde_one_step_moments`` — one EM step with dt = η has SGD's one-step mean −η∇𝓛_γ and covariance
+* ``sde_noise.one_step_moments`` — one EM step with dt = η has SGD's one-step mean −η∇𝓛_γ and covariance
   η²C (Monte Carlo, exact Gaussian/Wishart standard errors), and SGD's step has them exactly (enumeration);
-* ``rank_jumps.sde_weak_order`` — Euler–Maruyama's weak order, fitted over four step sizes on coupled paths (one
+* ``sde_noise.weak_order`` — Euler–Maruyama's weak order, fitted over four step sizes on coupled paths (one
   Brownian path per sample, a finer reference on it): |order − 1| ≤ 0.25 with a standard error ≤ 0.1;
-* ``rank_jumps.sde_no_raising_noise_at_B1`` — at a point of B_1 the SDE's noise (as SGD's) has no variance on
+* ``sde_noise.no_raising_noise_at_B1`` — at a point of B_1 the SDE's noise (as SGD's) has no variance on
   the rank-raising directions (round-off);
-* ``rank_jumps.langevin_raising_noise`` — Langevin's isotropic noise does: the fraction n_raise/P.
+* ``sde_noise.langevin_raising_noise`` — Langevin's isotropic noise does: the fraction n_raise/P.
 
-Each takes the ingredient a test breaks as ``broken=…`` and must then fail (tests/test_rank_jumps_sde_checks.py).
+Each takes the ingredient a test breaks as ``broken=…`` and must then fail (tests/test_sde_noise_checks.py).
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ from ..core.checking import make_result, register, roundoff_tolerance
 from ..core.conventions import Z_MC
 from ..core.seeding import tagged_stream
 from ..core.validation import check_int, check_positive
-from . import sde_reference
-from ._sde_kernels import weighted_chunk
-from .analysis import rank_raising_basis, replicate
-from .experiments import EPSILON_EXPERIMENT as EXP
-from .experiments import rank_one_minimum, start_minimum
-from .network import Params, in_B, layer_singular_values
-from .problems import epsilon_completion, gradient
+from ..rank_jumps.analysis import rank_raising_basis, replicate
+from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
+from ..rank_jumps.experiments import rank_one_minimum, start_minimum
+from ..rank_jumps.network import Params, in_B, layer_singular_values
+from ..rank_jumps.problems import epsilon_completion, gradient
+from ..rank_jumps.stepping import DIVERGENCE_RESIDUAL
+from . import _reference as sde_reference
+from ._kernels import weighted_chunk
 from .sde import run_langevin, run_sde, sde_entry_weights, sde_noise_scale
-from .stepping import DIVERGENCE_RESIDUAL
 
 __all__ = ["WEAK_ORDER_BAND", "WEAK_ORDER_SE_MAX", "Z_TOL", "check_langevin_raising_noise",
            "check_sde_compiled_vs_reference", "check_sde_no_raising_noise", "check_sde_one_step_moments",
@@ -58,7 +58,7 @@ def raising_fraction(point: Params, problem, rank: int = 1) -> tuple[float, int,
     return float(np.sum((G @ V) ** 2) / np.sum(G * G)), V.shape[1], point.arch.n_params
 
 
-@register("rank_jumps.sde_compiled_vs_reference")
+@register("sde_noise.compiled_vs_reference")
 def check_sde_compiled_vs_reference(seed: int = 0, n_steps: int = 200, broken: str | None = None):
     """Compiled and reference Euler–Maruyama agree to round-off on the same increments; same seed ⇒ same numbers.
 
@@ -90,7 +90,7 @@ def check_sde_compiled_vs_reference(seed: int = 0, n_steps: int = 200, broken: s
     same_seed = bool(np.array_equal(a.final.flat, run_sde(start, problem, n_steps, **kw).final.flat))
     independent = bool(np.array_equal(a.final.flat[:2], run_sde(start.select([0, 1]), problem, n_steps,
                                                                 **kw).final.flat))
-    return make_result("rank_jumps.sde_compiled_vs_reference",
+    return make_result("sde_noise.compiled_vs_reference",
                        "compiled and reference Euler–Maruyama agree to round-off on the same increments; the same "
                        "seed gives the same numbers; a run does not depend on the ensemble size",
                        err if (same_seed and independent) else float("inf"), roundoff_tolerance(1.0, n_steps * P),
@@ -120,7 +120,7 @@ def _em_increments(point: Params, problem, lr: float, lam: float, dt: float, M: 
     return theta - point.flat[:1]
 
 
-@register("rank_jumps.sde_one_step_moments")
+@register("sde_noise.one_step_moments")
 def check_sde_one_step_moments(seed: int = 0, M: int = 40_000, lr: float = EXP.lr_hot, lam: float = EXP.lam_hot,
                                broken: str | None = None):
     """One EM step (dt = η) has SGD's one-step mean ``−η∇𝓛_γ`` and covariance ``η²C`` (batch 1).
@@ -158,7 +158,7 @@ def check_sde_one_step_moments(seed: int = 0, M: int = 40_000, lr: float = EXP.l
     outside = float(np.max(np.abs((d + lr * grad) - y @ U.T))) / float(np.max(np.abs(d)))
     measured = max(float(np.max(np.abs(z_mean))), float(np.max(np.abs(z_cov))))
     parts_ok = err_a <= roundoff_tolerance(1.0, P) and outside <= roundoff_tolerance(1.0, 4 * P)
-    return make_result("rank_jumps.sde_one_step_moments",
+    return make_result("sde_noise.one_step_moments",
                        "one SDE step (dt = η) has the mean −η∇𝓛_γ and covariance η²C of one SGD step",
                        measured if parts_ok else float("inf"), Z_TOL,
                        f"max |z| of the sample mean and covariance in span C (exact Gaussian/Wishart standard errors, "
@@ -240,16 +240,17 @@ def fit_weak_order(diffs, h, h_ref: float, p_range: tuple[float, float] = (0.05,
             "dof": dof, "e": e.tolist(), "e_se": np.sqrt(np.diag(S)).tolist(), "at_bound": i in (0, grid.size - 1)}
 
 
-@register("rank_jumps.sde_weak_order")
+@register("sde_noise.weak_order")
 def check_sde_weak_order(seed: int = 0, M: int = 16_384, t_end: float = 0.25, lr: float = 0.1,
                          lam: float = EXP.lam_hot, n_list=(8, 16, 32, 64), n_ref: int = 256,
                          broken: str | None = None):
     """Euler–Maruyama for SGD's SDE has weak order 1: fitted over four step sizes on coupled paths, |order − 1| ≤ 0.25
     with a standard error ≤ 0.1.
 
-    **What is run.** M paths of the SDE from the rank-2 minimum (:func:`~.experiments.start_minimum`), T = ``lr`` =
-    0.1, γ = ``lam``, to ``t_end`` = 0.25, each with ``n`` = 8, 16, 32, 64 steps (h = 1/32 … 1/256) and a reference
-    with ``n_ref`` = 256 steps (h = 1/1024), all five driven by the **same** Brownian path (the fine normals, summed:
+    **What is run.** M paths of the SDE from the rank-2 minimum
+    (:func:`~symsgd_core.rank_jumps.experiments.start_minimum`), T = ``lr`` = 0.1, γ = ``lam``, to ``t_end`` = 0.25,
+    each with ``n`` = 8, 16, 32, 64 steps (h = 1/32 … 1/256) and a reference with ``n_ref`` = 256 steps
+    (h = 1/1024), all five driven by the **same** Brownian path (the fine normals, summed:
     :func:`~.sde.run_sde` ``xi=…, coarsen=…``; stream ``tagged_stream(seed, 34)``, path after path, so a path does not
     depend on M). φ = 𝓛_γ(θ) at ``t_end``. The paired differences ``φ_h − φ_ref`` give the weak errors
     ``e_j = E[φ_{h_j} − φ_ref] = K (h_j^p − h_ref^p)``, fitted by :func:`fit_weak_order` (the reference's own error
@@ -317,7 +318,7 @@ def check_sde_weak_order(seed: int = 0, M: int = 16_384, t_end: float = 0.25, lr
     local = [math.log2(D[j] / D[j + 1]) if D[j] / D[j + 1] > 0 else float("nan") for j in range(D.size - 1)]
     order, se = fit["order"], fit["se"]
     measured_something = se <= WEAK_ORDER_SE_MAX and not fit["at_bound"]
-    return make_result("rank_jumps.sde_weak_order", "Euler–Maruyama for SGD's SDE has weak order 1",
+    return make_result("sde_noise.weak_order", "Euler–Maruyama for SGD's SDE has weak order 1",
                        abs(order - 1.0) if measured_something else float("inf"), WEAK_ORDER_BAND,
                        f"fixed band: halfway between weak orders 1 and ½; the fitted order's standard error must be "
                        f"≤ {WEAK_ORDER_SE_MAX} (≥ 2.5 SE from either order), else nothing was measured and the "
@@ -331,19 +332,19 @@ def check_sde_weak_order(seed: int = 0, M: int = 16_384, t_end: float = 0.25, lr
                                 "phi": "loss", "broken": broken})
 
 
-@register("rank_jumps.sde_no_raising_noise_at_B1")
+@register("sde_noise.no_raising_noise_at_B1")
 def check_sde_no_raising_noise(seed: int = 0, lam: float = EXP.lam_hot, broken: str | None = None):
     """At a point of B_1 the SDE's noise (like SGD's) has no component on the rank-raising directions.
 
-    Point: the GD rank-1 minimum (:func:`~.experiments.rank_one_minimum`, seed ``seed``). Measured:
-    :func:`raising_fraction`; tolerance: round-off of P-term sums (64·P·eps, relative to tr C).
+    Point: the GD rank-1 minimum (:func:`~symsgd_core.rank_jumps.experiments.rank_one_minimum`, seed ``seed``).
+    Measured: :func:`raising_fraction`; tolerance: round-off of P-term sums (64·P·eps, relative to tr C).
     ``broken="rank2_point"``: the rank-2 minimum (not in B_1) — must fail.
     """
     problem = epsilon_completion(EXP.eps)
     point = rank_one_minimum(lam=lam, seed=seed) if broken is None else start_minimum(lam=lam)[0]
     frac, k, P = raising_fraction(point, problem, 1)
     inb = bool(in_B(point, 1)[0])
-    return make_result("rank_jumps.sde_no_raising_noise_at_B1",
+    return make_result("sde_noise.no_raising_noise_at_B1",
                        "at a point of B_1 the SDE's noise (like SGD's) has no component on rank-raising directions",
                        frac if (inb or broken) else float("inf"), roundoff_tolerance(1.0, P),
                        f"64·P·eps with P = {P} (round-off of the projections, relative to tr C)",
@@ -351,7 +352,7 @@ def check_sde_no_raising_noise(seed: int = 0, lam: float = EXP.lam_hot, broken: 
                                 "layer_s2": layer_singular_values(point)[0, :, 1].tolist()})
 
 
-@register("rank_jumps.langevin_raising_noise")
+@register("sde_noise.langevin_raising_noise")
 def check_langevin_raising_noise(seed: int = 0, M: int = 2000, lam: float = EXP.lam_hot, broken: str | None = None):
     """Langevin's isotropic noise puts the fraction n_raise/P of its variance on the rank-raising directions.
 
@@ -372,7 +373,7 @@ def check_langevin_raising_noise(seed: int = 0, M: int = 2000, lam: float = EXP.
     expected = V.shape[1] / P
     # SE of the mean of a Beta(k/2, (P−k)/2) fraction: sqrt(var/M), var = e(1−e)·2/(P+2)
     se = math.sqrt(expected * (1 - expected) * 2 / (P + 2) / M)
-    return make_result("rank_jumps.langevin_raising_noise",
+    return make_result("sde_noise.langevin_raising_noise",
                        "Langevin's noise has a component on the rank-raising directions (the fraction n_raise/P)",
                        float(f.mean()), expected - Z_TOL * se, "n_raise/P − 5 standard errors of the sample mean "
                        "(exact Beta variance of the fraction)", ">=",
@@ -388,10 +389,10 @@ def _adaptive_observables(params: Params) -> np.ndarray:
     return np.stack([params.norm_sq(), A[:, 0, 1], A[:, 1, 0]], axis=1)
 
 
-@register("rank_jumps.sde_adaptive_matches_em")
+@register("sde_noise.adaptive_matches_em")
 def check_sde_adaptive_matches_em(seed: int = 0, M: int = 4000, t_end: float = 1.2, lr: float = EXP.lr_hot,
                                   lam: float = EXP.lam_hot, rho: float = 0.01, broken: str | None = None):
-    """The adaptive-step integrator (:func:`~.sde_adaptive.run_sde_adaptive`) has the law of the SDE: its means
+    """The adaptive-step integrator (:func:`~.adaptive.run_sde_adaptive`) has the law of the SDE: its means
     of ‖θ‖², A_01 and A_10 at ``t_end`` agree with fine-step Euler–Maruyama's within 4 Monte-Carlo SE each.
 
     **What is run.** M paths each, from the rank-2 minimum at the hot point (T = η = 0.3, γ = 0.027), to
@@ -409,7 +410,7 @@ def check_sde_adaptive_matches_em(seed: int = 0, M: int = 4000, t_end: float = 1
     ``broken="noise_at_h_max"``: the scheme whose noise ignores the shortened step (variance ``T h_max`` instead of
     ``T h``) must fail: measured max |z| = 9.1 (seed 0).
     """
-    from .sde_adaptive import run_sde_adaptive
+    from .adaptive import run_sde_adaptive
 
     M = check_int("M", M, minimum=100)
     t_end = check_positive("t_end", t_end)
@@ -428,7 +429,7 @@ def check_sde_adaptive_matches_em(seed: int = 0, M: int = 4000, t_end: float = 1
     reduced = float(np.sum(ad.n_reduced) / max(np.sum(ad.n_steps), 1))
     ended = (M - int(ok_em.sum()) + M - int(ok_ad.sum())) / (2 * M)
     measured_something = reduced >= 0.25 and ended <= 0.01
-    return make_result("rank_jumps.sde_adaptive_matches_em",
+    return make_result("sde_noise.adaptive_matches_em",
                        "the adaptive-step integrator has the SDE's law (means at t_end agree with fine-step EM)",
                        float(np.max(np.abs(z))) if measured_something else float("inf"), Z_MC,
                        f"{Z_MC:g} Monte-Carlo standard errors of the difference of two independent means, per "

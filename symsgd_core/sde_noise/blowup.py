@@ -1,10 +1,10 @@
 """Does SGD's SDE blow up, or only its integrator? (Notebook 05 §3.1; this project's measurement.)
 
-Two measurements on the ε-completion, both reading or producing grid tasks (:mod:`.sde_experiments`):
+Two measurements on the ε-completion, both reading or producing grid tasks (:mod:`.experiments`):
 
 * :func:`hazard_rows` — the blow-up hazard per unit time, with its exact 95 % interval, per integrator and step,
   on one horizon for all: fixed-step Euler–Maruyama at dt = η/4, η/16, η/64 (a blow-up is a residual above 10⁶)
-  and the adaptive step of :mod:`.sde_adaptive` at three accuracies (h_max, ρ) = (η/4, 0.1), (η/16, 0.05),
+  and the adaptive step of :mod:`.adaptive` at three accuracies (h_max, ρ) = (η/4, 0.1), (η/16, 0.05),
   (η/64, 0.025) (a blow-up is a residual above 10⁶ or a stall). Runs are exposed until their blow-up or the
   horizon; the hazard is events / exposure (:func:`~symsgd_core.core.stats.censored_exponential`).
 * :func:`continuation_task` — states just before fixed-step blow-ups (the last record, at most ``rec_dt`` time
@@ -21,12 +21,12 @@ import numpy as np
 
 from ..core.seeding import piece_seed
 from ..core.stats import censored_exponential
-from .analysis import replicate
-from .experiments import EPSILON_EXPERIMENT as EXP
-from .experiments import start_minimum
-from .problems import epsilon_completion
+from ..rank_jumps.analysis import replicate
+from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
+from ..rank_jumps.experiments import start_minimum
+from ..rank_jumps.problems import epsilon_completion
+from .adaptive import run_sde_adaptive
 from .sde import run_sde
-from .sde_adaptive import run_sde_adaptive
 
 __all__ = ["ADAPTIVE_LEVELS", "EM_STEPS", "HAZARD_HORIZON", "HazardRow", "continuation_task", "escape_norms",
            "hazard_rows", "horizon_statistics", "mean_ratio", "rate_ratio"]
@@ -74,7 +74,7 @@ def _times(results: list[dict], key: str) -> np.ndarray:
 
 
 def horizon_statistics(results: list[dict], horizon: float, alpha: float = 0.05) -> tuple[dict, dict]:
-    """Blow-ups and first jumps of the runs of :func:`~.sde_experiments.dynamics_task` results on ``[0, horizon]``.
+    """Blow-ups and first jumps of the runs of :func:`~.experiments.dynamics_task` results on ``[0, horizon]``.
 
     Returns ``(blowups, wait)``, two :func:`~symsgd_core.core.stats.censored_exponential` dicts with (1 − α)
     intervals: the blow-up times (a run is exposed until its blow-up or the horizon), and the first times at rank

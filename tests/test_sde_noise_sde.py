@@ -1,4 +1,4 @@
-"""SGD's SDE engine (rank_jumps.sde): compiled == reference on the same increments, the seeding rule, the entry
+"""SGD's SDE engine (sde_noise.sde): compiled == reference on the same increments, the seeding rule, the entry
 weights, equivalence with the engine's SGD/GD/Langevin, and clear errors on bad input."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from symsgd_core import rank_jumps as rj
-from symsgd_core.rank_jumps import sde
 from symsgd_core.rank_jumps.analysis import per_entry_gradients as per_entry_by_masks
 from symsgd_core.rank_jumps.analysis import replicate, sgd_noise_covariance
-from symsgd_core.rank_jumps.sde_reference import noise_factor, per_entry_gradients
+from symsgd_core.sde_noise import sde
+from symsgd_core.sde_noise._reference import noise_factor, per_entry_gradients
 
 PROBLEM = rj.epsilon_completion(0.2)
 LR, LAM = 0.3, 0.027
@@ -126,15 +126,15 @@ SDE_SERIAL_DIGESTS = {"sde": "4a52a9b713dd2d04", "sde_div": "0909ebe9d7376979", 
 def test_parallel_sde_kernel_reproduces_the_serial_one_bit_for_bit(blocks, monkeypatch):
     import hashlib
 
-    from symsgd_core.rank_jumps import _sde_kernels
+    from symsgd_core.sde_noise import _kernels as _sde_kernels
 
     monkeypatch.setattr(_sde_kernels, "n_blocks", lambda n_runs: min(blocks, n_runs))
     p8 = rj.phase0_minima(n_runs=8)
     prob = rj.EPSILON_EXPERIMENT.problem
     results = {
-        "sde": rj.run_sde(p8, prob, 800, lr=0.3, lam=0.027, dt=0.1, seed=3, record_every=100),
-        "sde_div": rj.run_sde(p8, prob, 300, lr=0.8, lam=0.027, dt=0.8, seed=1, record_every=50),
-        "rademacher": rj.run_sde(p8.select([0, 1, 2]), prob, 500, lr=0.3, lam=0.027, dt=0.3, seed=2,
+        "sde": sde.run_sde(p8, prob, 800, lr=0.3, lam=0.027, dt=0.1, seed=3, record_every=100),
+        "sde_div": sde.run_sde(p8, prob, 300, lr=0.8, lam=0.027, dt=0.8, seed=1, record_every=50),
+        "rademacher": sde.run_sde(p8.select([0, 1, 2]), prob, 500, lr=0.3, lam=0.027, dt=0.3, seed=2,
                                  increments="rademacher"),
     }
     assert (results["sde_div"].diverged_step >= 0).any()

@@ -1,4 +1,4 @@
-"""Notebook 05's claims (:mod:`symsgd_core.rank_jumps.sde_claims`): each function passes on the real results the
+"""Notebook 05's claims (:mod:`symsgd_core.sde_noise.claims`): each function passes on the real results the
 notebook draws (the shipped grid, the live comparison at its defaults) and fails on a broken copy (a count changed,
 a NaN, nothing measured)."""
 
@@ -14,13 +14,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from symsgd_core import rank_jumps
+from symsgd_core import rank_jumps, sde_noise
 from symsgd_core.core.checking import readable_html
-from symsgd_core.rank_jumps import jump_event as je
-from symsgd_core.rank_jumps import jump_event_stats as js
-from symsgd_core.rank_jumps import sde_blowup as bu
-from symsgd_core.rank_jumps import sde_claims as sc
-from symsgd_core.rank_jumps import sde_experiments as sx
+from symsgd_core.sde_noise import blowup as bu
+from symsgd_core.sde_noise import claims as sc
+from symsgd_core.sde_noise import experiments as sx
+from symsgd_core.sde_noise import jump_event as je
+from symsgd_core.sde_noise import jump_event_stats as js
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_sgd_noise_sde.ipynb"
 HOT = sc.HOT
@@ -101,13 +101,13 @@ def test_compare_point_claims(point):
     _readable(res)
     s = point.summaries
     back = dataclasses.replace(point, summaries={**s, "sde": dataclasses.replace(s["sde"], returned=1)})
-    assert _failed(sc.compare_point_claims(back)) == {"rank_jumps.sde05.live.sde_no_return"}
+    assert _failed(sc.compare_point_claims(back)) == {"sde_noise.live.sde_no_return"}
     calm = dataclasses.replace(point, summaries={**s, "sde": dataclasses.replace(s["sde"], diverged=0)})
-    assert _failed(sc.compare_point_claims(calm)) == {"rank_jumps.sde05.live.em_blows_up"}
+    assert _failed(sc.compare_point_claims(calm)) == {"sde_noise.live.em_blows_up"}
     rank = np.array(point.sgd.rank, copy=True)
     rank[0, 0] = 1
     moved = dataclasses.replace(point, sgd=SimpleNamespace(rank=rank, n_runs=point.sgd.n_runs))
-    assert _failed(sc.compare_point_claims(moved)) == {"rank_jumps.sde05.live.start_rank2"}
+    assert _failed(sc.compare_point_claims(moved)) == {"sde_noise.live.start_rank2"}
     empty = SimpleNamespace(rank=np.zeros((0, 3)), n_runs=0)
     assert not _passed(sc.compare_point_claims(dataclasses.replace(point, sgd=empty, sde=empty)))
 
@@ -119,17 +119,17 @@ def test_comparison_claims(rows):
     _readable(res)
     sde_key = (*HOT, sc.ADAPTIVE_LABELS[HOT])
     assert _failed(sc.comparison_claims(_with_row(rows, sde_key, returned=1))) == {
-        "rank_jumps.sde05.sde.never_returns"}
+        "sde_noise.sde.never_returns"}
     lang = (0.3, 0.02, "Langevin 10× τ_match")
     assert _failed(sc.comparison_claims(_with_row(rows, lang, frac_B1=(float("nan"), 0.0)))) == {
-        "rank_jumps.sde05.langevin.never_B1"}
+        "sde_noise.langevin.never_B1"}
     em4 = (*HOT, "SDE, dt = η/4")
-    assert "rank_jumps.sde05.collapse.fixed_step_m4" in _failed(sc.comparison_claims(
+    assert "sde_noise.collapse.fixed_step_m4" in _failed(sc.comparison_claims(
         _with_row(rows, em4, collapsed=rows[em4].collapsed - 1)))
     # no bounded run: nothing measured
-    assert "rank_jumps.sde05.collapse.fixed_step_m4" in _failed(sc.comparison_claims(
+    assert "sde_noise.collapse.fixed_step_m4" in _failed(sc.comparison_claims(
         _with_row(rows, em4, diverged=rows[em4].n_runs, collapsed=0)))
-    assert "rank_jumps.sde05.hot.rank1_fit" in _failed(sc.comparison_claims(
+    assert "sde_noise.hot.rank1_fit" in _failed(sc.comparison_claims(
         _with_row(rows, sde_key, log10_s2_hist_fit=None)))
     no_sde = {k: v for k, v in rows.items() if not k[2].startswith("SDE")}
     with pytest.raises(KeyError):
@@ -146,11 +146,11 @@ def test_blowup_claims(grid):
         return tuple(dataclasses.replace(h, **kw) if (h.lr, h.lam, h.integrator, h.m) == key else h for h in haz)
 
     assert _failed(sc.blowup_claims(changed((0.2, 0.027, "adaptive", 16), events=3), norms)) >= {
-        "rank_jumps.sde05.blowup.cool_adaptive"}
-    assert _failed(sc.blowup_claims(haz, {**norms, "stall_max": 18.5})) == {"rank_jumps.sde05.stall.max_norm"}
-    assert _failed(sc.blowup_claims(haz, {**norms, "stall_min": float("nan")})) == {"rank_jumps.sde05.stall.min_norm"}
+        "sde_noise.blowup.cool_adaptive"}
+    assert _failed(sc.blowup_claims(haz, {**norms, "stall_max": 18.5})) == {"sde_noise.stall.max_norm"}
+    assert _failed(sc.blowup_claims(haz, {**norms, "stall_min": float("nan")})) == {"sde_noise.stall.min_norm"}
     # no adaptive jump at η/64 at the hot point: the step-free claim measured nothing there and fails
-    assert "rank_jumps.sde05.adaptive.wait_step_free_lo" in _failed(sc.blowup_claims(
+    assert "sde_noise.adaptive.wait_step_free_lo" in _failed(sc.blowup_claims(
         changed((*HOT, "adaptive", 64), jumped=0), norms))
 
 
@@ -161,10 +161,10 @@ def test_continuation_claims(grid):
     _readable(res)
     k = next(i for i, lead in enumerate(c["lead"]) if lead < 0.03)
     short = {**c, "adaptive_blew": [a - 1 if i == k else a for i, a in enumerate(c["adaptive_blew"])]}
-    assert _failed(sc.continuation_claims(short)) == {"rank_jumps.sde05.continuation.near_all_leave"}
+    assert _failed(sc.continuation_claims(short)) == {"sde_noise.continuation.near_all_leave"}
     far = {**c, "lead": [max(lead, 0.05) for lead in c["lead"]]}  # no state near its blow-up: nothing measured
-    assert _failed(sc.continuation_claims(far)) == {"rank_jumps.sde05.continuation.near_all_leave"}
-    assert "rank_jumps.sde05.continuation.fewer_adaptive" in _failed(sc.continuation_claims(
+    assert _failed(sc.continuation_claims(far)) == {"sde_noise.continuation.near_all_leave"}
+    assert "sde_noise.continuation.fewer_adaptive" in _failed(sc.continuation_claims(
         {**c, "em_blew": [0] * len(c["em_blew"])}))
 
 
@@ -175,9 +175,9 @@ def test_weight_law_claims(rows):
     assert _passed(res) and len(res) == 13
     _readable(res)
     assert _failed(sc.weight_law_claims(_with_row(rows, (0.15, 0.027, "SGD"), jumped=1), n_obs)) == {
-        "rank_jumps.sde05.sgd_still"}
+        "sde_noise.sgd_still"}
     g2 = (0.3, 0.027, "Gaussian SGD (dt = η), S = 2")
-    assert "rank_jumps.sde05.S2.gauss_jumps" in _failed(sc.weight_law_claims(
+    assert "sde_noise.S2.gauss_jumps" in _failed(sc.weight_law_claims(
         _with_row(rows, g2, jumped=rows[g2].n_runs // 2), n_obs))  # exactly half is not more than half
 
 
@@ -188,20 +188,20 @@ def test_step_size_claims():
     res = sc.step_size_claims(lam_max)
     assert _passed(res)
     _readable(res)
-    assert _failed(sc.step_size_claims({**lam_max, 0.027: 2 / 0.6})) >= {"rank_jumps.sde05.step.batch2_unstable"}
+    assert _failed(sc.step_size_claims({**lam_max, 0.027: 2 / 0.6})) >= {"sde_noise.step.batch2_unstable"}
     assert not _passed(sc.step_size_claims({**lam_max, 0.02: float("nan")}))
 
 
 # ----------------------------------------------------------------------------------------------- §4
 def test_run_waiting_claims():
     k, p = 5, 2 / 3
-    mc, se = rank_jumps.simulate_run_waiting_time(k, p, n_seq=4000, seed=1)
+    mc, se = sde_noise.simulate_run_waiting_time(k, p, n_seq=4000, seed=1)
     res = sc.run_waiting_claims(k, p, mc, se)
     assert _passed(res)
     _readable(res)
-    exact = rank_jumps.run_waiting_time(k, p)
-    assert _failed(sc.run_waiting_claims(k, p, exact + 6 * se, se)) == {"rank_jumps.sde05.run_wait.formula"}
-    assert _failed(sc.run_waiting_claims(k, p, 1 / p**k, se)) >= {"rank_jumps.sde05.run_wait.not_naive"}
+    exact = sde_noise.run_waiting_time(k, p)
+    assert _failed(sc.run_waiting_claims(k, p, exact + 6 * se, se)) == {"sde_noise.run_wait.formula"}
+    assert _failed(sc.run_waiting_claims(k, p, 1 / p**k, se)) >= {"sde_noise.run_wait.not_naive"}
     assert not _passed(sc.run_waiting_claims(k, p, float("nan"), se))
 
 
@@ -220,23 +220,23 @@ def test_jump_event_claims(event):
     assert _passed(res) and len(res) == 16
     _readable(res)
     flipped = {**cmp, (0.2, 0.02): dataclasses.replace(cmp[(0.2, 0.02)], verdict="over-predicted")}
-    assert _failed(sc.jump_event_claims(ktab, flipped, collapsed)) == {"rank_jumps.sde05.verdict.band",
-                                                                      "rank_jumps.sde05.verdict.silent"}
+    assert _failed(sc.jump_event_claims(ktab, flipped, collapsed)) == {"sde_noise.verdict.band",
+                                                                      "sde_noise.verdict.silent"}
     extra = {**cmp, (0.4, 0.027): cmp[HOT]}
-    assert _failed(sc.jump_event_claims(ktab, extra, collapsed)) == {"rank_jumps.sde05.verdict.cells"}
-    assert _failed(sc.jump_event_claims(ktab, cmp, {**collapsed, 0.02: 32})) == {"rank_jumps.sde05.collapse.eta035"}
-    assert _failed(sc.jump_event_claims(ktab, cmp, {})) == {"rank_jumps.sde05.collapse.eta035"}  # nothing measured
+    assert _failed(sc.jump_event_claims(ktab, extra, collapsed)) == {"sde_noise.verdict.cells"}
+    assert _failed(sc.jump_event_claims(ktab, cmp, {**collapsed, 0.02: 32})) == {"sde_noise.collapse.eta035"}
+    assert _failed(sc.jump_event_claims(ktab, cmp, {})) == {"sde_noise.collapse.eta035"}  # nothing measured
     same = tuple(dataclasses.replace(q, kstar_row0=13) for q in ktab)
-    assert _failed(sc.jump_event_claims(same, cmp, collapsed)) == {"rank_jumps.sde05.kstar.grows_as_gamma_shrinks"}
+    assert _failed(sc.jump_event_claims(same, cmp, collapsed)) == {"sde_noise.kstar.grows_as_gamma_shrinks"}
 
 
 def test_kstar_rule_claims_on_small_fakes():
     first, stable = (20, [18, 20, 22], True), (20, [20, 20, 22], False)  # one relapse: "stable" 2 steps later
     assert _passed(sc.kstar_rule_claims([(first, stable)], 1, 60))
     assert _failed(sc.kstar_rule_claims([(first, (21, [20, 21, 22], False))], 1, 60)) == {
-        "rank_jumps.sde05.kstar_rule.median_same"}
-    assert _failed(sc.kstar_rule_claims([(stable, first)], 1, 60)) == {"rank_jumps.sde05.kstar_rule.stable_later"}
-    assert _failed(sc.kstar_rule_claims([(first, stable)], 2, 60)) == {"rank_jumps.sde05.kstar_rule.few_relapse"}
+        "sde_noise.kstar_rule.median_same"}
+    assert _failed(sc.kstar_rule_claims([(stable, first)], 1, 60)) == {"sde_noise.kstar_rule.stable_later"}
+    assert _failed(sc.kstar_rule_claims([(first, stable)], 2, 60)) == {"sde_noise.kstar_rule.few_relapse"}
     assert not _passed(sc.kstar_rule_claims([], 0, 0))  # nothing measured
 
 
@@ -259,10 +259,10 @@ def test_kstar_rule_claims(grid):
     _readable(res)
     (first, stable), rest = pairs[0], pairs[1:]
     moved = [((first[0], first[1], first[2]), (first[0] + 1, stable[1], stable[2])), *rest]
-    assert _failed(sc.kstar_rule_claims(moved, n_rel, n_seq)) == {"rank_jumps.sde05.kstar_rule.median_same"}
+    assert _failed(sc.kstar_rule_claims(moved, n_rel, n_seq)) == {"sde_noise.kstar_rule.median_same"}
     earlier = [((first[0], [k + 5 for k in first[1]], first[2]), stable), *rest]
-    assert "rank_jumps.sde05.kstar_rule.stable_later" in _failed(sc.kstar_rule_claims(earlier, n_rel, n_seq))
-    assert _failed(sc.kstar_rule_claims(pairs, n_rel + n_seq, n_seq)) == {"rank_jumps.sde05.kstar_rule.few_relapse"}
+    assert "sde_noise.kstar_rule.stable_later" in _failed(sc.kstar_rule_claims(earlier, n_rel, n_seq))
+    assert _failed(sc.kstar_rule_claims(pairs, n_rel + n_seq, n_seq)) == {"sde_noise.kstar_rule.few_relapse"}
 
 
 def test_third_route_and_route_sample_claims(grid, event):
@@ -277,8 +277,8 @@ def test_third_route_and_route_sample_claims(grid, event):
     assert _passed(res)
     _readable(res)
     assert _failed(sc.third_route_claims(least, hot, kd, E3, dataclasses.replace(c3, verdict="agree"))) == {
-        "rank_jumps.sde05.diagonal.still_over"}
-    assert _failed(sc.third_route_claims(least, hot, -1, E3, c3)) == {"rank_jumps.sde05.diagonal.kstar"}
+        "sde_noise.diagonal.still_over"}
+    assert _failed(sc.third_route_claims(least, hot, -1, E3, c3)) == {"sde_noise.diagonal.kstar"}
     with pytest.raises(KeyError):
         sc.third_route_claims({}, hot, kd, E3, c3)
     att = js.sample_route_counts(grid, "eps", *HOT)
@@ -291,7 +291,7 @@ def test_staircase_claims(grid):
     st = sx.staircase_summary(grid)
     att = js.sample_route_counts(grid, "staircase")
     res_task = grid.select("staircase")[0]
-    E_rows = 1 / sum(1 / rank_jumps.run_waiting_time(st.kstar[r], 0.5) for r in ("row0", "row1", "col1"))
+    E_rows = 1 / sum(1 / sde_noise.run_waiting_time(st.kstar[r], 0.5) for r in ("row0", "row1", "col1"))
     k_one = {e: js.cell_kstar(grid, f"avoid{i}{j}", problem="staircase")[0]
              for e, (i, j) in enumerate(((0, 0), (0, 1), (1, 1), (1, 2)))}
     E_one = je.avoid_waiting_time({e: k for e, k in k_one.items() if k > 0}, [0.25] * 4)
@@ -301,11 +301,11 @@ def test_staircase_claims(grid):
     assert _passed(res)
     _readable(res)
     seen = {**att, "pre": {**att["pre"], "none": att["pre"]["none"] - 1}}
-    assert _failed(sc.staircase_claims(st, seen, c_rows, c_one)) == {"rank_jumps.sde05.staircase.no_kstar_run"}
+    assert _failed(sc.staircase_claims(st, seen, c_rows, c_one)) == {"sde_noise.staircase.no_kstar_run"}
     assert _failed(sc.staircase_claims(st, att, c_rows, dataclasses.replace(c_one, within_factor=None))) == {
-        "rank_jumps.sde05.staircase.one_entry_within"}
+        "sde_noise.staircase.one_entry_within"}
     none = dataclasses.replace(st, jumped=0)
-    assert "rank_jumps.sde05.staircase.all_jumps_read" in _failed(sc.staircase_claims(none, att, c_rows, c_one))
+    assert "sde_noise.staircase.all_jumps_read" in _failed(sc.staircase_claims(none, att, c_rows, c_one))
 
 
 def test_langevin_eps_claims(grid):
@@ -320,12 +320,12 @@ def test_langevin_eps_claims(grid):
     assert _passed(res)
     _readable(res)
     up = {**le, (0.2, "rank1", "sgd"): dataclasses.replace(le[(0.2, "rank1", "sgd")], went_up=1)}
-    assert _failed(sc.langevin_eps_claims(up, m1, curv)) == {"rank_jumps.sde05.eps.sgd_stays"}
+    assert _failed(sc.langevin_eps_claims(up, m1, curv)) == {"sde_noise.eps.sgd_stays"}
     r2 = (0.3, "rank2", "langevin")
     assert _failed(sc.langevin_eps_claims({**le, r2: dataclasses.replace(le[r2], start_rank=0)}, m1, curv)) == {
-        "rank_jumps.sde05.eps.no_rank2_at_03"}
+        "sde_noise.eps.no_rank2_at_03"}
     assert _failed(sc.langevin_eps_claims(le, m1, {**curv, "rank1": curv["rank2"]})) == {
-        "rank_jumps.sde05.eps.rank1_steeper"}
+        "sde_noise.eps.rank1_steeper"}
 
 
 def test_grid_claims(grid):
@@ -337,21 +337,21 @@ def test_grid_claims(grid):
 
 
 def test_exercise_claims():
-    from symsgd_core.rank_jumps.sde_exercises import EXERCISES
+    from symsgd_core.sde_noise.exercises import EXERCISES
 
     assert _passed(sc.exercise_claims(EXERCISES))
     name = next(iter(EXERCISES))
     unhinted = {**EXERCISES, name: dataclasses.replace(EXERCISES[name], hint="")}
-    assert _failed(sc.exercise_claims(unhinted)) == {"rank_jumps.sde05.exercises.worked_and_hint"}
+    assert _failed(sc.exercise_claims(unhinted)) == {"sde_noise.exercises.worked_and_hint"}
     wrong = {**EXERCISES, name: dataclasses.replace(EXERCISES[name], solution=-12345.0)}
-    assert _failed(sc.exercise_claims(wrong)) == {"rank_jumps.sde05.exercises.solutions_accepted"}
+    assert _failed(sc.exercise_claims(wrong)) == {"sde_noise.exercises.solutions_accepted"}
     assert not _passed(sc.exercise_claims({}))  # nothing measured
 
 
 # ----------------------------------------------------------------------------------------------- the notebook
 def test_notebook_05_checks_its_claims_with_named_claims_calls():
     """Notebook 05's claims are named claims calls (issue 26, item 6): no bare ``assert`` in a code cell, and the
-    notebook calls every claims function of :mod:`~symsgd_core.rank_jumps.sde_claims`."""
+    notebook calls every claims function of :mod:`~symsgd_core.sde_noise.claims`."""
     cells = ["".join(c["source"]) for c in json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
              if c["cell_type"] == "code"]
     bare = [line for src in cells for line in src.splitlines() if line.lstrip().startswith("assert ")]

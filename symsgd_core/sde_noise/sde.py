@@ -15,7 +15,7 @@ whose increment has covariance ``T dt C(θ)`` exactly.
 
 **Entry weights (the one idea of this module; this project's construction).** Every g_k is
 ``2 r_k Q_ℓ[i,:]ᵀ P_ℓ[:,j]ᵀ`` in layer ℓ, so every dynamics here is a GD step with random per-entry weights
-``w_k`` (time units), one compiled kernel (:mod:`._sde_kernels`)::
+``w_k`` (time units), one compiled kernel (:mod:`._kernels`)::
 
     GD              w_k = dt / N                                 (dt = η)
     SGD, batch S    w_k = η n_k / S,  n ~ Multinomial(S, 1/N)    (dt = η: discrete, never negative)
@@ -44,11 +44,11 @@ import numpy as np
 from ..core.results import resolve_engine
 from ..core.seeding import streams
 from ..core.validation import check_choice, check_int, check_nonnegative, check_positive, check_positive_int
-from .engine import RunResult, _build_result, _record_stats
-from .network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, Architecture, BrCriterion, Params
-from .problems import CompletionProblem, _check_problem_fits
-from .sde_reference import noise_factor, reference_chunk
-from .stepping import DIVERGENCE_RESIDUAL, flush_threshold
+from ..rank_jumps.engine import RunResult, _build_result, _record_stats
+from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, Architecture, BrCriterion, Params
+from ..rank_jumps.problems import CompletionProblem, _check_problem_fits
+from ..rank_jumps.stepping import DIVERGENCE_RESIDUAL, flush_threshold
+from ._reference import noise_factor, reference_chunk
 
 __all__ = ["INCREMENTS", "SDE_METHODS", "negative_weight_law",
            "noise_factor", "run_gaussian_sgd", "run_gd_dt", "run_langevin", "run_sde",
@@ -195,7 +195,7 @@ def _run_weighted(params, problem, n_steps, *, lam, dt, kind, lr=None, batch_siz
     chunk = max(1, min(max(n_steps, 1), _CHUNK_ELEMENTS // max(R * per_step, 1),
                        record_every * max(1, _CHUNK_ELEMENTS // max(R * P, 1))))
     if compiled:
-        from ._sde_kernels import weighted_chunk
+        from ._kernels import weighted_chunk
     lam_rec = np.array([lam])
     A_rec = [_end_to_end_flat(theta[:, None, :], arch)] if keep_A else None
     stats = [_record_stats(theta[:, None, :], arch, problem, lam_rec, rank_tol, criterion, record_layers)]
@@ -275,7 +275,8 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
         params, problem: start (R runs) and the completion problem.
         lr, batch_size: η and S, which set the temperature ``T = η/S`` of the diffusion.
         lam: weight decay γ (drift only).  dt: the EM step (``dt = lr`` is "Gaussian SGD").
-        seed, record_every, rank_tol, criterion, record_layers, engine: as in :func:`~.engine.run`.
+        seed, record_every, rank_tol, criterion, record_layers, engine: as in
+        :func:`~symsgd_core.rank_jumps.engine.run`.
         increments: ``"gaussian"`` (EM), ``"rademacher"`` (±1 per entry: the same mean and covariance,
             bounded; for the noise-shape study) or ``"bernoulli"`` (dt = lr only: independent nonnegative
             weights with SGD's marginal law per entry, see :data:`INCREMENTS`).
@@ -284,7 +285,8 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
         keep_A: store A at every record in ``settings["end_to_end"]`` ``(R, K, m, n)``.
 
     Returns:
-        :class:`~.engine.RunResult` (``steps`` count EM steps, ``times = dt·steps``; divergence as in the engine).
+        :class:`~symsgd_core.rank_jumps.engine.RunResult` (``steps`` count EM steps, ``times = dt·steps``; divergence as
+        in the engine).
     """
     return _run_weighted(params, problem, n_steps, lam=lam, dt=dt, kind="sde", lr=lr, batch_size=batch_size,
                          seed=seed, record_every=record_every, rank_tol=rank_tol, criterion=criterion,

@@ -1,4 +1,4 @@
-"""Predicted against measured waiting times (rank_jumps.jump_event_stats): intervals, verdicts in both directions.
+"""Predicted against measured waiting times (sde_noise.jump_event_stats): intervals, verdicts in both directions.
 
 Synthetic inputs with known answers: exponential waits of a known mean, censored at a budget. Where a verdict of a
 random sample is asserted, the interval's level is 1 − 10⁻⁶ (``alpha=1e-6``), so a correct function fails such a
@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from symsgd_core.rank_jumps import jump_event as J
-from symsgd_core.rank_jumps import jump_event_stats as S
+from symsgd_core.sde_noise import jump_event as J
+from symsgd_core.sde_noise import jump_event_stats as S
 
 ALPHA = 1e-6
 
@@ -118,7 +118,7 @@ def test_a_band_can_change_the_verdict():
 
 
 def test_grid_wait_comparisons_on_a_synthetic_grid():
-    from symsgd_core.rank_jumps.sde_experiments import SdeGrid
+    from symsgd_core.sde_noise.experiments import SdeGrid
 
     k = 10
     E = S.predicted_wait(k, k)
@@ -150,7 +150,7 @@ def test_kstar_rule_summary():
 
 
 def test_sample_route_counts_reads_stored_runs():
-    from symsgd_core.rank_jumps.sde_experiments import SdeGrid
+    from symsgd_core.sde_noise.experiments import SdeGrid
 
     kst = [{"kind": "kstar", "params": {"lr": 0.3, "lam": 0.027, "route": r}, "result": {"kstar": [18] * 12}}
            for r in ("row0", "col1")]
@@ -166,7 +166,7 @@ def test_sample_route_counts_reads_stored_runs():
 
 
 def test_cell_kstar_prefers_the_grid():
-    from symsgd_core.rank_jumps.sde_experiments import SdeGrid
+    from symsgd_core.sde_noise.experiments import SdeGrid
 
     params = {"lr": 0.3, "lam": 0.027, "route": "row0", "n_seq": 2, "k_grid": [17, 18, 19, 300], "seed": 5}
     grid = SdeGrid("synthetic", ({"kind": "kstar", "params": params, "result": {"kstar": [17, 18]}},), 0.0, "")

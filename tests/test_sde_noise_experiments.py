@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from symsgd_core.core.stats import bootstrap_quantiles, censored_exponential, mean_se, wilson
-from symsgd_core.rank_jumps import sde_blowup as B
-from symsgd_core.rank_jumps import sde_experiments as E
-from symsgd_core.rank_jumps.sde_exercises import EXERCISES
+from symsgd_core.sde_noise import blowup as B
+from symsgd_core.sde_noise import experiments as E
+from symsgd_core.sde_noise.exercises import EXERCISES
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ Every dynamics of the SDE study is a GD step with random per-entry weights ``w_k
 The layout, the divergence rule, the flush of tiny entries and the snapshots are those of :mod:`._kernels`
 (whose helpers are imported, not copied): ``theta (R, P)`` is worked on as its transpose ``(P, R)`` so every
 loop over the runs is contiguous. The kernel never draws random numbers: the weights (and Langevin's normals)
-come pre-drawn, so the readable reference (:mod:`.sde_reference`) consumes identical draws. The runs are split
+come pre-drawn, so the readable reference (:mod:`._reference`) consumes identical draws. The runs are split
 into one block per numba thread as in :mod:`._kernels` (``_weighted_par``); the numbers do not depend on the
 thread count.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import (
+from ..rank_jumps._kernels import (
     _FM,
     _add_noise,
     _backward,
@@ -32,7 +32,7 @@ from ._kernels import (
     _update,
     n_blocks,
 )
-from .stepping import FLUSH_EVERY
+from ..rank_jumps.stepping import FLUSH_EVERY
 
 __all__ = ["weighted_chunk"]
 

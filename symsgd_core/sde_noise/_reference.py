@@ -5,7 +5,7 @@ Euler–Maruyama of SGD's SDE, written as the issue writes it::
     θ ← θ − dt (ḡ + 2γθ) + sqrt(T dt / N) Σ_k (g_k − ḡ) ξ_k      (+ sqrt(2τ dt) ζ for Langevin)
 
 with explicit per-entry gradients ``g_k = ∇_θ (A_θ,ij − A*_ij)²`` (:func:`per_entry_gradients`). Nothing of size
-P × P is formed. :func:`reference_chunk` has the signature of the compiled :func:`._sde_kernels.weighted_chunk`
+P × P is formed. :func:`reference_chunk` has the signature of the compiled :func:`._kernels.weighted_chunk`
 up to its noise arguments (it takes the standard normals ξ, the compiled path their entry weights), the same
 divergence rule, flush of tiny entries and snapshots; the two agree to round-off on the same ξ (tested).
 """
@@ -16,9 +16,9 @@ import math
 
 import numpy as np
 
-from .network import Architecture, Params
-from .problems import CompletionProblem
-from .stepping import FLUSH_EVERY
+from ..rank_jumps.network import Architecture, Params
+from ..rank_jumps.problems import CompletionProblem
+from ..rank_jumps.stepping import FLUSH_EVERY
 
 __all__ = ["noise_factor", "per_entry_gradients", "reference_chunk"]
 

@@ -1,14 +1,14 @@
 """Figures of Notebook 05 (SGD's own SDE and the jump event): one draw-only controller per figure.
 
 * :class:`SdeCompareController` — SGD, its SDE and Langevin from the same rank-2 minimum, simulated live at one
-  (η, γ) (:func:`~symsgd_core.rank_jumps.sde_experiments.compare_point`);
+  (η, γ) (:func:`~symsgd_core.sde_noise.experiments.compare_point`);
 * :class:`SdeGridController` — the stored grid's comparison at each (η, γ): mean first time at rank ≤ 1 with its
-  95 % interval, blow-ups and time in B_1 (:func:`~symsgd_core.rank_jumps.sde_experiments.comparison_rows`);
+  95 % interval, blow-ups and time in B_1 (:func:`~symsgd_core.sde_noise.experiments.comparison_rows`);
 * :class:`BlowupController` — the blow-up hazard per integrator and step at each (η, γ)
-  (:func:`~symsgd_core.rank_jumps.sde_blowup.hazard_rows`) and ‖θ‖ through the last time units of fixed-step
+  (:func:`~symsgd_core.sde_noise.blowup.hazard_rows`) and ‖θ‖ through the last time units of fixed-step
   blow-ups, continued by both integrators (the grid's ``continuation`` task);
 * :class:`JumpEventController` — k* over the (η, γ) grid and the predicted against the measured waiting times
-  (:func:`~symsgd_core.rank_jumps.sde_experiments.kstar_rows`).
+  (:func:`~symsgd_core.sde_noise.experiments.kstar_rows`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..rank_jumps.network import DEFAULT_RANK_TOL
-from ..rank_jumps.sde_adaptive import ESCAPE_NORM
-from ..rank_jumps.sde_blowup import HAZARD_HORIZON, hazard_rows
-from ..rank_jumps.sde_experiments import compare_point, comparison_rows, kstar_rows, load_grid
+from ..sde_noise.adaptive import ESCAPE_NORM
+from ..sde_noise.blowup import HAZARD_HORIZON, hazard_rows
+from ..sde_noise.experiments import compare_point, comparison_rows, kstar_rows, load_grid
 from .base import Controller, RunController, experiment_settings, slider
 from .style import NEUTRALS, PALETTE, colours
 

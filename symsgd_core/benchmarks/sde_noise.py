@@ -1,13 +1,13 @@
 """Benchmarks: SGD's SDE ensemble beside the SGD ensemble, measured in the same run (Notebook 05, issue 16).
 
-``rank_jumps.sde_64x10000_vs_sgd``: 64 runs × 10⁴ Euler–Maruyama steps of SGD's SDE at dt = η/16 (the entry-weight
+``sde_noise.sde_64x10000_vs_sgd``: 64 runs × 10⁴ Euler–Maruyama steps of SGD's SDE at dt = η/16 (the entry-weight
 kernel, no records) against 64 runs × 10⁴ batch-1 SGD steps of the engine (same start, same η, γ, no records).
 The ratio is the SGD time over the SDE time (an SDE step costs ``1/ratio`` SGD steps: it touches every observed
 entry and draws N normals). Target: ratio ≥ 0.25.
 
-``rank_jumps.sde_live_point``: the live figure of Notebook 05 (:func:`~symsgd_core.rank_jumps.compare_point` at its
+``sde_noise.live_point``: the live figure of Notebook 05 (:func:`~symsgd_core.sde_noise.compare_point` at its
 defaults: SDE 12 runs to t = 1500 at dt = η/16, SGD 16 runs, Langevin 8 runs, records every 15 time units) against
-its SGD part alone, and ``rank_jumps.sde_live_point@worst`` at the slider end that costs most (η = 0.2 and
+its SGD part alone, and ``sde_noise.live_point@worst`` at the slider end that costs most (η = 0.2 and
 dt = η/64: t = 1500 takes the most steps), against its SGD part at that η. Medians of 3 after a warm-up (see
 :mod:`.runs`); target ≤ 0.5 s median per Run (issue 27).
 """
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from .. import rank_jumps
 from ..rank_jumps.analysis import replicate
-from ..rank_jumps.sde import run_sde
-from ..rank_jumps.sde_experiments import HOT, compare_point, simulate
+from ..sde_noise.experiments import HOT, compare_point, simulate
+from ..sde_noise.sde import run_sde
 from .registry import BenchResult, best_time, register_benchmark
 from .runs import median_time, run_row, worst_label
 
@@ -26,7 +26,7 @@ RUNS, STEPS, M = 64, 10_000, 16
 LIVE_WORST = dict(lr=0.2, m=64)
 
 
-@register_benchmark("rank_jumps.sde")
+@register_benchmark("sde_noise")
 def bench_sde() -> list[BenchResult]:
     lr, lam = HOT
     problem = rank_jumps.epsilon_completion(0.2)
@@ -37,7 +37,7 @@ def bench_sde() -> list[BenchResult]:
                                       record_layers=False))
     sgd_t = best_time(lambda: rank_jumps.run(start, problem, STEPS, method="sgd", lr=lr, lam=lam,
                                              record_every=STEPS, record_layers=False))
-    rows = [BenchResult(f"rank_jumps.sde_{RUNS}x{STEPS}_vs_sgd", sde_t, "s", sgd_t, sgd_t / sde_t,
+    rows = [BenchResult(f"sde_noise.sde_{RUNS}x{STEPS}_vs_sgd", sde_t, "s", sgd_t, sgd_t / sde_t,
                         "ratio >= 0.25 (an SDE step costs at most 4 SGD steps)", bool(sgd_t / sde_t >= 0.25))]
     base = start.select([0])
     for suffix, settings in (("", {}), ("@worst", LIVE_WORST)):
@@ -46,6 +46,6 @@ def bench_sde() -> list[BenchResult]:
         sgd_lr = settings.get("lr", lr)
         sgd_part = median_time(lambda eta=sgd_lr: simulate("sgd", replicate(base, 16), problem, lr=eta, lam=lam,
                                                                    t_max=1500.0, rec_dt=15.0, seed=0))
-        rows.append(run_row("rank_jumps.sde_live_point" + suffix, live, sgd_part,
+        rows.append(run_row("sde_noise.live_point" + suffix, live, sgd_part,
                             worst_label(settings) if settings else "defaults"))
     return rows

@@ -14,11 +14,11 @@ import math
 import pytest
 
 from symsgd_core.core.stats import wilson
-from symsgd_core.rank_jumps import sde_experiments as E
-from symsgd_core.rank_jumps.jump_event import run_waiting_time, two_route_waiting_time, waiting_task
-from symsgd_core.rank_jumps.jump_event_stats import compare_wait
-from symsgd_core.rank_jumps.sde_blowup import horizon_statistics, rate_ratio
-from symsgd_core.rank_jumps.sde_checks import check_sde_adaptive_matches_em, check_sde_weak_order
+from symsgd_core.sde_noise import experiments as E
+from symsgd_core.sde_noise.blowup import horizon_statistics, rate_ratio
+from symsgd_core.sde_noise.checks import check_sde_adaptive_matches_em, check_sde_weak_order
+from symsgd_core.sde_noise.jump_event import run_waiting_time, two_route_waiting_time, waiting_task
+from symsgd_core.sde_noise.jump_event_stats import compare_wait
 
 # one worker for the module: its ~20 s ``runs`` fixture is then built once, not once per worker that gets a test
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sde05-fresh-seeds")]

@@ -1,4 +1,4 @@
-"""The adaptive-step SDE integrator (rank_jumps.sde_adaptive) and the blow-up measurements (rank_jumps.sde_blowup):
+"""The adaptive-step SDE integrator (sde_noise.adaptive) and the blow-up measurements (sde_noise.blowup):
 fixed-step mode is Euler–Maruyama on the same normals, the step is predictable, seeds, events, bad input, the
 law check (and its broken scheme), the Bernoulli control, the hazard table on known inputs."""
 
@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from symsgd_core import rank_jumps as rj
-from symsgd_core.rank_jumps import sde
 from symsgd_core.rank_jumps.analysis import replicate
 from symsgd_core.rank_jumps.network import Params
-from symsgd_core.rank_jumps.sde_adaptive import STALL_STEP, run_sde_adaptive
-from symsgd_core.rank_jumps.sde_blowup import continuation_task, hazard_rows
-from symsgd_core.rank_jumps.sde_checks import check_sde_adaptive_matches_em
-from symsgd_core.rank_jumps.sde_experiments import summarize_runs
+from symsgd_core.sde_noise import sde
+from symsgd_core.sde_noise.adaptive import STALL_STEP, run_sde_adaptive
+from symsgd_core.sde_noise.blowup import continuation_task, hazard_rows
+from symsgd_core.sde_noise.checks import check_sde_adaptive_matches_em
+from symsgd_core.sde_noise.experiments import summarize_runs
 
 PROBLEM = rj.epsilon_completion(0.2)
 LR, LAM = 0.3, 0.027

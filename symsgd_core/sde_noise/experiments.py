@@ -15,14 +15,14 @@ frozen-dataclass experiments :func:`compare_point` (one (η, γ) live), :func:`c
 
 Events (read from records every ``rec_dt`` time units; t = η·steps for SGD, dt·steps for the SDE):
 
-* *jump* — the first record with s₂(A) ≤ :data:`~.network.DEFAULT_RANK_TOL` (1e-3);
+* *jump* — the first record with s₂(A) ≤ :data:`~symsgd_core.rank_jumps.network.DEFAULT_RANK_TOL` (1e-3);
 * *return* — after the jump, a later record with s₂(A) ≥ :data:`RETURN_LEVEL` (0.1, a third of the rank-2
   minimum's s₂ ≈ 0.33: noise around the threshold is not a return);
-* *in B_1* — :data:`~.network.DEFAULT_B_CRITERION`; a diverged run is outside B_1 from then on;
+* *in B_1* — :data:`~symsgd_core.rank_jumps.network.DEFAULT_B_CRITERION`; a diverged run is outside B_1 from then on;
 * *diverged* — the engine's rule (a residual above 10⁶); for the adaptive-step SDE (``method="sde_adaptive"``,
-  :mod:`.sde_adaptive`) also a *stall* (the step the path needs falls below 10⁻¹²).
-* *rank-1 fit* — s₁(A) > :data:`~.network.DEFAULT_RANK_TOL`: the long-run s₂ is also reported over these records
-  only (``log10_s2_hist_fit``), so a run collapsed to A = 0 (s₂ = 0) is not counted as rank 1.
+  :mod:`.adaptive`) also a *stall* (the step the path needs falls below 10⁻¹²).
+* *rank-1 fit* — s₁(A) > :data:`~symsgd_core.rank_jumps.network.DEFAULT_RANK_TOL`: the long-run s₂ is also reported
+  over these records only (``log10_s2_hist_fit``), so a run collapsed to A = 0 (s₂ = 0) is not counted as rank 1.
 """
 
 from __future__ import annotations
@@ -38,10 +38,14 @@ import numpy as np
 
 from ..core.stats import censored_exponential, event_times, mean_se, wilson
 from ..core.validation import check_int, check_positive
-from .analysis import matched_langevin_temperature, rank_transitions, replicate
-from .engine import RunResult, run
-from .experiments import EPSILON_EXPERIMENT as EXP
-from .experiments import LANGEVIN_RANK_TOL, rank_one_minimum, start_minimum
+from ..rank_jumps.analysis import matched_langevin_temperature, rank_transitions, replicate
+from ..rank_jumps.engine import RunResult, run
+from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
+from ..rank_jumps.experiments import LANGEVIN_RANK_TOL, rank_one_minimum, start_minimum
+from ..rank_jumps.network import DEFAULT_RANK_TOL, numerical_rank, singular_values
+from ..rank_jumps.problems import epsilon_completion, loss
+from .adaptive import AdaptiveRun, run_sde_adaptive
+from .blowup import ADAPTIVE_LEVELS, HAZARD_HORIZON, continuation_task
 from .jump_event import (
     kstar_task,
     route_probability,
@@ -51,19 +55,21 @@ from .jump_event import (
     waiting_task,
 )
 from .jump_event_stats import grid_wait_comparisons, median_kstar
-from .network import DEFAULT_RANK_TOL, numerical_rank, singular_values
-from .problems import epsilon_completion, loss
 from .sde import run_gaussian_sgd, run_langevin, run_sde
-from .sde_adaptive import AdaptiveRun, run_sde_adaptive
-from .sde_blowup import ADAPTIVE_LEVELS, HAZARD_HORIZON, continuation_task
 
-__all__ = ["DYNAMICS", "GRIDS", "HOT", "RETURN_LEVEL", "ComparePoint", "ComparisonRow", "EnsembleSummary",
+__all__ = ["COOLER_STEP", "DYNAMICS", "GRIDS", "HOT", "RETURN_LEVEL", "SETTINGS", "WEAKER_DECAY", "ComparePoint",
+           "ComparisonRow", "EnsembleSummary",
            "KStarRow", "LangevinEpsRow", "SdeGrid", "StaircaseSummary", "compare_point", "comparison_rows",
            "dynamics_task", "grid_tasks", "kstar_rows", "langevin_eps_rows", "langevin_eps_task", "load_grid",
            "staircase_summary", "summarize", "summarize_runs", "write_grid"]
 
-#: The hot setting of Notebook 04 (η, γ).
+#: Notebook 04's hot setting (η, γ), where SGD jumps: the first of §3's settings and the live figure's default.
 HOT = (EXP.lr_hot, EXP.lam_hot)
+#: §3's other two settings: a smaller step at the hot γ, and a weaker weight decay at the hot η.
+COOLER_STEP = (0.2, EXP.lam_hot)
+WEAKER_DECAY = (EXP.lr_hot, 0.02)
+#: §3's three settings (η, γ), in the order the notebook shows them.
+SETTINGS = (HOT, COOLER_STEP, WEAKER_DECAY)
 #: s₂(A) above this after a jump counts as a return to rank 2.
 RETURN_LEVEL = 0.1
 #: log10 s₂(A) histogram edges (values below the first edge go to the first bin).
@@ -144,7 +150,7 @@ def simulate(method: str, start, problem, *, lr: float, lam: float, t_max: float
 
 def simulate_adaptive(start, problem, *, lr: float, lam: float, t_max: float, rec_dt: float, seed: int, m: int,
                       rho: float, batch_size: int = 1) -> AdaptiveRun:
-    """The SDE with the adaptive step (:func:`~.sde_adaptive.run_sde_adaptive`), h_max = η/m, bound ``rho``."""
+    """The SDE with the adaptive step (:func:`~.adaptive.run_sde_adaptive`), h_max = η/m, bound ``rho``."""
     m = check_int("m", m, minimum=1)
     return run_sde_adaptive(start, problem, t_max, lr=lr, lam=lam, h_max=lr / m, rho=rho, batch_size=batch_size,
                             seed=seed, record_dt=rec_dt)
@@ -156,9 +162,9 @@ def dynamics_task(p: dict) -> dict:
     Keys: ``method`` (:data:`DYNAMICS`), ``lr``, ``lam``, ``n_runs``, ``t_max``, ``rec_dt``, ``seed``; optional
     ``m`` (dt = η/m; the largest step of ``"sde_adaptive"``), ``rho`` (``"sde_adaptive"``'s bound), ``S``
     (batch), ``increments``, ``temp_factor`` (Langevin: τ = temp_factor · τ_match, the matched temperature of SGD
-    at (η, S) at the start, :func:`~.analysis.matched_langevin_temperature`). ``"sde_adaptive"`` adds per run
-    ``event``, ``t_escape`` (first ‖θ‖ ≥ 10), ``max_norm``, ``n_steps``, ``n_reduced``; its ``t_diverged`` is
-    the exact time of a residual blow-up or a stall.
+    at (η, S) at the start, :func:`~symsgd_core.rank_jumps.analysis.matched_langevin_temperature`).
+    ``"sde_adaptive"`` adds per run ``event``, ``t_escape`` (first ‖θ‖ ≥ 10), ``max_norm``, ``n_steps``,
+    ``n_reduced``; its ``t_diverged`` is the exact time of a residual blow-up or a stall.
     """
     t0 = time.perf_counter()
     lr, lam = float(p["lr"]), float(p["lam"])
@@ -186,7 +192,8 @@ def langevin_eps_task(p: dict) -> dict:
     """Langevin (or SGD) at a given ε from its rank-1 or rank-2 minimum: the fraction of time at rank ≤ 1.
 
     Keys: ``eps, lr, lam, tau, n_runs, t_max, rec_dt, seed, start`` (``"rank1"`` | ``"rank2"``), ``method``
-    (``"langevin"`` | ``"sgd"``). Rank uses Langevin's threshold :data:`~.experiments.LANGEVIN_RANK_TOL`.
+    (``"langevin"`` | ``"sgd"``). Rank uses Langevin's threshold
+    :data:`~symsgd_core.rank_jumps.experiments.LANGEVIN_RANK_TOL`.
     """
     t0 = time.perf_counter()
     eps, lr, lam = float(p["eps"]), float(p["lr"]), float(p["lam"])
@@ -285,13 +292,13 @@ def _dyn(method, lr, lam, seeds, n_runs, t_max, rec_dt, **extra) -> list[tuple]:
 def grid_tasks(name: str = "sde05") -> list[tuple[str, dict]]:
     """The tasks ``(kind, params)`` of a shipped grid (``"sde05"``, or ``"tiny"`` for tests)."""
     if name == "tiny":
-        return (_dyn("sgd", 0.3, 0.027, (1,), 4, 300.0, 15.0) + _dyn("sde", 0.3, 0.027, (1,), 4, 300.0, 15.0, m=4)
-                + _dyn("langevin", 0.3, 0.027, (1,), 4, 300.0, 15.0, temp_factor=1.0))
+        return (_dyn("sgd", *HOT, (1,), 4, 300.0, 15.0) + _dyn("sde", *HOT, (1,), 4, 300.0, 15.0, m=4)
+                + _dyn("langevin", *HOT, (1,), 4, 300.0, 15.0, temp_factor=1.0))
     if name != "sde05":
         raise ValueError(f"unknown grid {name!r}; grids: {sorted(GRIDS)}")
     seeds, R, tmax, rec = (1, 2), 32, 12_000.0, 15.0
     tasks: list[tuple[str, dict]] = []
-    for lr, lam in ((0.3, 0.027), (0.2, 0.027), (0.3, 0.02)):
+    for lr, lam in SETTINGS:
         tasks += _dyn("sgd", lr, lam, seeds, R, tmax, rec)
         tasks += _dyn("gaussian_sgd", lr, lam, seeds, R, tmax, rec)
         for m in (4, 16):
@@ -334,21 +341,21 @@ def grid_tasks(name: str = "sde05") -> list[tuple[str, dict]]:
 
 def _grid_tasks_blowup_and_controls(seeds, R, tmax, rec) -> list[tuple[str, dict]]:
     """The referee's additions (Notebook 05 §3): the adaptive-step SDE at three accuracies and EM at η/64 at every
-    setting (hazards on the horizon :data:`~.sde_blowup.HAZARD_HORIZON`; the hot point's middle accuracy runs to
+    setting (hazards on the horizon :data:`~.blowup.HAZARD_HORIZON`; the hot point's middle accuracy runs to
     ``tmax`` for the long-run statistics), continuations of pre-blow-up states, the nonnegative non-one-hot
     control (Bernoulli weights), and batch 1 at η = 0.15, the temperature T = η/S = 0.15 of the S = 2 rows at
     η = 0.3 (the same temperature with a larger batch; S = 2 at the hot temperature T = 0.3 would need η = 0.6,
     beyond gradient descent's stability limit 2/λ_max ≈ 0.50 at the rank-2 minimum)."""
     tasks: list[tuple[str, dict]] = []
-    for lr, lam in ((0.3, 0.027), (0.2, 0.027), (0.3, 0.02)):
+    for lr, lam in SETTINGS:
         if (lr, lam) != HOT:
             tasks += _dyn("sde", lr, lam, seeds, R, HAZARD_HORIZON, rec, m=64)
         for m, rho in ADAPTIVE_LEVELS:
             t_end = tmax if ((lr, lam), m) == (HOT, 16) else HAZARD_HORIZON
             tasks += _dyn("sde_adaptive", lr, lam, seeds, R, t_end, rec, m=m, rho=rho)
-    tasks.append(("continuation", dict(lr=0.3, lam=0.027, m=16, rho=0.05, seed=21, n_runs=32, t_max=HAZARD_HORIZON,
+    tasks.append(("continuation", dict(lr=HOT[0], lam=HOT[1], m=16, rho=0.05, seed=21, n_runs=32, t_max=HAZARD_HORIZON,
                                        rec_dt=0.1, n_states=12, n_cont=16, cont_t=30.0, cont_rec=0.3 / 16)))
-    tasks += _dyn("gaussian_sgd", 0.3, 0.027, seeds, R, tmax, rec, increments="bernoulli")
+    tasks += _dyn("gaussian_sgd", *HOT, seeds, R, tmax, rec, increments="bernoulli")
     tasks += _dyn("gaussian_sgd", 0.3, 0.027, seeds, R, tmax, rec, S=2, increments="bernoulli")
     for method, extra in (("sgd", {}), ("gaussian_sgd", {}), ("gaussian_sgd", {"increments": "rademacher"}),
                           ("gaussian_sgd", {"increments": "bernoulli"})):
@@ -357,10 +364,10 @@ def _grid_tasks_blowup_and_controls(seeds, R, tmax, rec) -> list[tuple[str, dict
 
 
 def weak_order_task(p: dict) -> dict:
-    """The weak-order check (:func:`~.sde_checks.check_sde_weak_order`, about 7 s of CPU) as a grid task:
+    """The weak-order check (:func:`~.checks.check_sde_weak_order`, about 7 s of CPU) as a grid task:
     its :class:`~symsgd_core.core.checking.CheckResult` as a dict. Keys: ``seed``, ``M``, ``broken`` (None or
     ``"biased"``)."""
-    from .sde_checks import check_sde_weak_order
+    from .checks import check_sde_weak_order
 
     t0 = time.perf_counter()
     res = check_sde_weak_order(seed=p["seed"], M=p["M"], broken=p.get("broken"))
@@ -368,9 +375,9 @@ def weak_order_task(p: dict) -> dict:
 
 
 def adaptive_vs_em_task(p: dict) -> dict:
-    """:func:`~.sde_checks.check_sde_adaptive_matches_em` (about 6 s of CPU) as a grid task. Keys: ``seed``, ``M``,
+    """:func:`~.checks.check_sde_adaptive_matches_em` (about 6 s of CPU) as a grid task. Keys: ``seed``, ``M``,
     ``broken`` (None or ``"noise_at_h_max"``)."""
-    from .sde_checks import check_sde_adaptive_matches_em
+    from .checks import check_sde_adaptive_matches_em
 
     t0 = time.perf_counter()
     res = check_sde_adaptive_matches_em(seed=p["seed"], M=p["M"], broken=p.get("broken"))
@@ -666,7 +673,7 @@ class ComparePoint:
     Attributes:
         lr, lam, m, t_max: the settings (dt = η/m for the SDE; time t = η·steps).
         tau: Langevin's temperature (``temp_factor`` × the matched one).
-        sgd, sde, langevin: the three :class:`~.engine.RunResult`.
+        sgd, sde, langevin: the three :class:`~symsgd_core.rank_jumps.engine.RunResult`.
         summaries: ``{"sgd", "sde", "langevin"}`` → :class:`EnsembleSummary`.
     """
 
@@ -687,7 +694,8 @@ def compare_point(lr: float = HOT[0], lam: float = HOT[1], m: int = 16, t_max: f
     """Run SGD, the SDE (dt = η/m) and Langevin from the rank-2 minimum at (η, γ) over time ``t_max``.
 
     Raises:
-        ValueError: bad settings, or no rank-2 minimum at this γ (:func:`~.experiments.start_minimum`).
+        ValueError: bad settings, or no rank-2 minimum at this γ
+        (:func:`~symsgd_core.rank_jumps.experiments.start_minimum`).
     """
     problem = epsilon_completion(EXP.eps)
     base = _start(lam)

@@ -1,4 +1,4 @@
-"""The jump event (rank_jumps.jump_event): the waiting-time formula, the two-route chain, routes and k*."""
+"""The jump event (sde_noise.jump_event): the waiting-time formula, the two-route chain, routes and k*."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from symsgd_core import rank_jumps as rj
-from symsgd_core.rank_jumps import jump_event as J
+from symsgd_core.sde_noise import jump_event as J
 
 PROBLEM = rj.epsilon_completion(0.2)
 
@@ -169,7 +169,7 @@ def test_the_end_state_label_is_not_the_route():
 
 def test_sgd_with_samples_is_run_sgd_weights_bit_for_bit_and_replays_given_samples():
     from symsgd_core.rank_jumps.analysis import replicate
-    from symsgd_core.rank_jumps.sde import run_sgd_weights
+    from symsgd_core.sde_noise.sde import run_sgd_weights
 
     problem, base = J._problem_and_start("eps", 0.027)
     ref = run_sgd_weights(replicate(base, 3), problem, 7003, lr=0.3, lam=0.027, seed=2, record_every=50,

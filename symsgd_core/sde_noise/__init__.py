@@ -1,0 +1,79 @@
+"""SGD's own noise as an SDE, on Notebook 04's rank-jump experiment (Notebook 05).
+
+The question the authors' reply to Wang and Jacot (arXiv 2305.16038) leaves open: does the SDE with SGD's own noise
+covariance jump in rank where SGD does, and what event makes SGD jump? This topic extends
+:mod:`symsgd_core.rank_jumps`: it reuses its network, its ε-completion problem, its experiment's settings
+(:data:`~symsgd_core.rank_jumps.EPSILON_EXPERIMENT`) and its engine's result and full-batch pass; nothing here is
+imported by ``rank_jumps``.
+
+* :mod:`.sde` — the SDE ``dθ = −∇𝓛_γ dt + √(η C(θ)) dW`` with SGD's covariance, Gaussian-weight SGD, Langevin;
+  compiled (:mod:`._kernels`) and readable (:mod:`._reference`);
+* :mod:`.adaptive` — the same SDE with an adaptive step (compiled in :mod:`._adaptive_kernel`), which confirms
+  what fixed-step Euler–Maruyama shows; :mod:`.blowup` — blow-up hazards and the continuation of runs that leave;
+* :mod:`.jump_event` — the forced-run threshold k*, the waiting time of a run of k, the equal-row staircase;
+  :mod:`.jump_event_stats` — its statistics over the shipped grid;
+* :mod:`.experiments` — Notebook 05's experiments and its shipped grid (``python -m symsgd_core sweep sde05``);
+* :mod:`.checks` — the registered checks of the SDE; :mod:`.claims` — the claims each section of Notebook 05
+  asserts (``assert_claims``); :mod:`.exercises` — Notebook 05's questions.
+"""
+
+# Importing checks registers them (python -m symsgd_core check).
+from . import checks, claims, exercises
+from .checks import (
+    check_langevin_raising_noise,
+    check_sde_adaptive_matches_em,
+    check_sde_compiled_vs_reference,
+    check_sde_no_raising_noise,
+    check_sde_one_step_moments,
+    check_sde_weak_order,
+)
+from .experiments import (
+    ComparePoint,
+    EnsembleSummary,
+    KStarRow,
+    SdeGrid,
+    compare_point,
+    comparison_rows,
+    dynamics_task,
+    kstar_rows,
+    langevin_eps_rows,
+    load_grid,
+    staircase_summary,
+)
+from .jump_event import (
+    kstar_task,
+    route_entries,
+    route_probability,
+    run_waiting_time,
+    simulate_run_waiting_time,
+    staircase_problem,
+    two_route_waiting_time,
+    waiting_task,
+)
+from .sde import (
+    negative_weight_law,
+    noise_factor,
+    run_gaussian_sgd,
+    run_langevin,
+    run_sde,
+    run_sgd_weights,
+    sde_entry_weights,
+    sde_noise_scale,
+    sgd_entry_weights,
+)
+
+__all__ = [
+    "checks", "claims", "exercises",
+    # the SDE and the dynamics it is compared with
+    "run_sde", "run_gaussian_sgd", "run_langevin", "run_sgd_weights", "noise_factor", "sde_entry_weights",
+    "sde_noise_scale", "sgd_entry_weights", "negative_weight_law",
+    # the jump event
+    "kstar_task", "route_entries", "route_probability", "run_waiting_time", "simulate_run_waiting_time",
+    "staircase_problem", "two_route_waiting_time", "waiting_task",
+    # experiments and the shipped grid
+    "ComparePoint", "EnsembleSummary", "KStarRow", "SdeGrid", "compare_point", "comparison_rows", "dynamics_task",
+    "kstar_rows", "langevin_eps_rows", "load_grid", "staircase_summary",
+    # registered checks
+    "check_sde_compiled_vs_reference", "check_sde_one_step_moments", "check_sde_weak_order",
+    "check_sde_no_raising_noise", "check_langevin_raising_noise", "check_sde_adaptive_matches_em",
+]
