@@ -66,12 +66,12 @@ bench-browser: $(STAMP)
 bench-cold: $(STAMP)
 	$(PY) tools/bench_cold_start.py
 
-# The static edition (issue 18): every notebook executed, its main sliders precomputed as plotly frames, written
+# The static edition: every notebook executed, its main sliders precomputed as plotly frames, written
 # to site/ (git-ignored) with plotly.js and MathJax from the installed packages. Publish the folder as it is.
 site: $(STAMP)
 	$(PY) -m tools.site.build --out site
 
-# The printed handout (issue 29): one PDF per notebook and handout/course.pdf (all six) in handout/ (git-ignored), printed
+# The printed handout: one PDF per notebook and handout/course.pdf (all six) in handout/ (git-ignored), printed
 # from the static edition by headless Chromium; figures at their notebook value, each precomputed slider as small
 # multiples, no code (HANDOUT_FLAGS="--code" adds it, "--solutions" the exercises' worked solutions).
 handout: site

@@ -12,7 +12,7 @@ cell or output that scrolls sideways (a display formula wider than a projector's
 (``tabindex="0"``, a region with a name), as axe-core's *scrollable-region-focusable* asks. And it adds
 :data:`LINK_CSS` to the page once: links in the notebook's text are underlined (JupyterLab's theme tells them from
 the text by colour alone, at a contrast of 1.86:1, which fails WCAG 1.4.1 and axe-core's serious
-*link-in-text-block*; issue 26, item 9). The classroom template (``tools/voila/templates/symsgd``) and the static
+*link-in-text-block*). The classroom template (``tools/voila/templates/symsgd``) and the static
 edition (``tools/site/edition/static/edition.css``) carry the same rule in their own CSS, so there the links are
 underlined before any widget is drawn.
 """

@@ -309,7 +309,7 @@ def test_torch_model_validates_inputs():
     assert g.dtype == np.float64 and g.shape == (1, 4, m.n_params)
 
 
-# ------------------------------------------------------------------ notebook 01's further claims (issue 15)
+# ------------------------------------------------------------------ notebook 01's further claims
 def test_destination_check_defaults_are_the_three_dynamics_figure():
     import inspect
 

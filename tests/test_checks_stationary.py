@@ -110,7 +110,7 @@ def test_nan_never_passes():
     assert not r.passed
 
 
-# ------------------------------------------------------------------ tails by depth and T* (issue 15: E7, E12)
+# ------------------------------------------------------------------ tails by depth and T* (E7, E12)
 def test_tail_exponent_is_t_independent_for_depth_ge1_only():
     from symsgd_core import stationary as st_
 

@@ -198,7 +198,7 @@ def test_panel_structure():
 
 
 def test_a_typed_answer_is_judged_once_per_submission_on_the_text_submitted():
-    """Issue 26, item 3: typing and leaving the box judges nothing; Check or Enter sends the text with the
+    """Typing and leaving the box judges nothing; Check or Enter sends the text with the
     submission, so the first wrong answer is one try (the hint shows) and a stale text is never judged."""
     ex = balance.EXERCISES["balance_rate"]
     box = ExercisePanel(balance.EXERCISES)["balance_rate"]
@@ -297,7 +297,7 @@ def test_code_cell_path():
         panel["no_such_exercise"]
 
 
-# ------------------------------------------------------- hints first, worked solutions on request (issue 17)
+# ------------------------------------------------------- hints first, worked solutions on request
 def _wrong_answer(ex) -> str:
     """A readable wrong answer to ``ex`` (its first typical mistake, else a number far from the solution)."""
     if ex.mistakes and ex.kind == "number":

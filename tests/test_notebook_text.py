@@ -1,4 +1,4 @@
-"""What the notebooks' text points to exists (issue 26, item 5): every "§N" reference names a section heading of
+"""What the notebooks' text points to exists: every "§N" reference names a section heading of
 the notebook it points into, every relative link or repository path resolves inside the repository, and no path
 leads to material readers of the repository do not have (a ``shared/`` folder: the authors' replies are cited by
 their paper and quoted in place). The same holds for the text the package writes into a notebook's page (exercises,
@@ -282,7 +282,7 @@ def test_module_text_is_checked_against_the_notebook_that_shows_it():
     assert len(problems) == 1 and "'§7b'" in problems[0]
 
 
-# ------------------------------------------------------------- Markdown as JupyterLab renders it (issue 26, item 6)
+# ------------------------------------------------------------- Markdown as JupyterLab renders it
 
 #: Math and code, which are not Markdown text (JupyterLab sets math aside before its Markdown parser runs).
 _NOT_TEXT = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$|```.*?```|`[^`\n]*`", re.S)

@@ -149,7 +149,7 @@ def test_warm_up_compiles_every_signature_the_notebooks_use(tmp_path):
     assert len(warm["index"]) == warm["n_kernels"], sorted(warm["index"])  # one dispatcher per decorated function
     # the prange drivers (parallel=True) run only on two threads or more: a one-thread machine never compiles them
     unused = set(warm["parallel"]) if warm["threads"] == 1 else set()
-    assert warm["parallel"], "no parallel ensemble kernel found (issue 27)"
+    assert warm["parallel"], "no parallel ensemble kernel found"
     empty = sorted(name for name, (_, n) in warm["index"].items() if n == 0 and name not in unused)
     assert not empty, f"no cache entry after the warm-up for: {empty}"
     assert {f"symsgd_core.{name}" for name in cold_before} == set(warm["index"]), "cold_kernels() misses a kernel"

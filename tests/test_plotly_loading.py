@@ -133,10 +133,10 @@ def _ready_client(connection_file: str | os.PathLike, timeout_s: float = 60.0):
 
     Readiness is the reply itself. A client that no ``KernelManager`` made judges "alive" by the kernel's heartbeat,
     which must answer within 1 s (``HBChannel.time_to_dead``); a kernel that gets no CPU for a second, as on a busy
-    two-core machine, is then reported as "Kernel died before replying to kernel_info" although it is alive (the
-    red CI of issue 24; reproduced in
-    ``test_a_kernel_stalled_for_seconds_is_not_taken_for_dead``). So the heartbeat channel is not started: a kernel
-    that really died shows as no reply within ``timeout_s``, and the server's log says why.
+    two-core machine, is then reported as "Kernel died before replying to kernel_info" although it is alive (a red
+    CI run on such a machine; reproduced in ``test_a_kernel_stalled_for_seconds_is_not_taken_for_dead``). So the
+    heartbeat channel is not started: a kernel that really died shows as no reply within ``timeout_s``, and the
+    server's log says why.
     """
     from jupyter_client import BlockingKernelClient
 

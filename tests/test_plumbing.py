@@ -1,4 +1,4 @@
-"""Nothing is patched at import (issue 28): importing the package, its science topics or its figures leaves plotly's
+"""Nothing is patched at import: importing the package, its science topics or its figures leaves plotly's
 ``BaseFigureWidget`` and IPython's hooks as they were; the first figure installs the plumbing, once.
 
 Each check runs in a fresh interpreter (an import already done in this process would hide a side effect), with an

@@ -12,7 +12,7 @@ def test_every_name_in_all_resolves():
 
 
 def test_diagonal_net_problem_is_exported_beside_stationary_law():
-    """Issue 14: StationaryLaw needs a DiagonalNetProblem, which the top level did not export."""
+    """StationaryLaw needs a DiagonalNetProblem, which the top level did not export."""
     from symsgd_core import DiagonalNetProblem, StationaryLaw
 
     law = StationaryLaw(DiagonalNetProblem.gaussian(1.0, 1.0), 0.15, 1)

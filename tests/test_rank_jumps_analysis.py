@@ -223,7 +223,7 @@ def test_exact_decay_check_fails_for_a_wrong_factor(forced):
 
 
 def test_exact_decay_check_fails_when_nothing_was_compared(forced):
-    """Issue 14: ``max_relative_error`` returned 0.0 when no record was comparable, so the claim passed with
+    """``max_relative_error`` returned 0.0 when no record was comparable, so the claim passed with
     nothing measured. Now the error is NaN and the check fails."""
     import dataclasses
 

@@ -184,7 +184,7 @@ def test_draws_do_not_depend_on_recording_or_ensemble_size(eps_problem, phase0_8
     assert b.steps[-1] == 3000 and b.steps[0] == 0
 
 
-# Issue 27: the kernels run the ensemble's runs in parallel blocks (one per numba thread). Digests of
+# The kernels run the ensemble's runs in parallel blocks (one per numba thread). Digests of
 # (final θ, diverged_step) computed with the serial kernels of before (commit 60b3471) for fixed seeds: the
 # parallel kernels must reproduce them bit for bit, whatever the thread count and the partition into blocks.
 SERIAL_DIGESTS = {
@@ -234,7 +234,7 @@ def test_parallel_kernels_reproduce_the_serial_engine_bit_for_bit(eps_problem, p
 
 
 def test_prefetched_draws_in_many_chunks_reproduce_the_serial_engine(eps_problem, phase0_8, monkeypatch):
-    """Issue 27: the engine draws the next chunk's random numbers in a background thread while the kernel steps the
+    """The engine draws the next chunk's random numbers in a background thread while the kernel steps the
     current chunk. With chunks of a few steps (many prefetched draws) the numbers are still the serial engine's."""
     import threading
 
@@ -366,7 +366,7 @@ def test_bad_parameters_raise_clear_errors(eps_problem, phase0_8):
 
 
 def test_step_size_error_names_only_what_the_caller_passed(eps_problem, phase0_8):
-    """Issue 14: lr=5, lam=0.2 used to fail with "segments[0]: …", naming a schedule the caller never passed."""
+    """lr=5, lam=0.2 used to fail with "segments[0]: …", naming a schedule the caller never passed."""
     with pytest.raises(ValueError, match="2·lr·lam") as err:
         rank_jumps.run(phase0_8, eps_problem, 10, lr=5, lam=0.2)
     message = str(err.value)
@@ -377,7 +377,7 @@ def test_step_size_error_names_only_what_the_caller_passed(eps_problem, phase0_8
 
 
 def test_an_ensemble_of_zero_runs_is_an_error(eps_problem, phase0_8):
-    """Issue 14: an empty selection used to run and return arrays of 0 runs."""
+    """An empty selection used to run and return arrays of 0 runs."""
     with pytest.raises(ValueError, match="0 runs"):
         rank_jumps.run(phase0_8.select([]), eps_problem, 10, lr=0.1, lam=0.0)
     with pytest.raises(ValueError, match="0 runs"):
@@ -507,7 +507,7 @@ def test_benchmark_baselines_agree_with_engine(eps_problem, phase0_8):
     tol = _roundoff(p, 200)
     for baseline in (bench.numpy_batched_sgd, bench.numpy_batched_sgd_sparse):
         np.testing.assert_allclose(baseline(p, eps_problem, idx, 0.3, 0.027)[0], ours.final.flat, atol=tol)
-    for parallel in (False, True):  # the plain compiled loop of issue 27, serial and prange
+    for parallel in (False, True):  # the plain compiled loop of the benchmark, serial and prange
         flat, snaps = bench.compiled_loop_sgd(p, eps_problem, idx, 0.3, 0.027, parallel=parallel)
         np.testing.assert_allclose(flat, ours.final.flat, atol=tol)
         np.testing.assert_allclose(snaps[:, -1], ours.final.flat, atol=tol)

@@ -148,7 +148,7 @@ def test_every_exercise_accepts_its_written_solution():
 
 
 def test_decay_factor_solution_is_a_hand_computation_not_the_checker(monkeypatch):
-    """Issue 14: the expected answer and the solution were the same expression, so the test could not fail.
+    """The expected answer and the solution were the same expression, so the test could not fail.
     Now the solution is the number a student computes by hand, and it must match the engine's law."""
     ex = decay_factor_exercise()
     assert ex.solution == 8.069e-08
@@ -161,7 +161,7 @@ def test_decay_factor_solution_is_a_hand_computation_not_the_checker(monkeypatch
 
 
 def test_basin_radius_exercise_uses_the_measured_slope():
-    """Issue 14: the exercise hard-coded slope=0.17; it now measures the slope at the rank-1 minimum and quotes
+    """The exercise hard-coded slope=0.17; it now measures the slope at the rank-1 minimum and quotes
     the measured value, so the question and the basin figure agree."""
     slope = rank_jumps.basin_slope()
     assert slope == pytest.approx(0.17, abs=0.005)
@@ -174,7 +174,7 @@ def test_basin_radius_exercise_uses_the_measured_slope():
 
 
 def test_better_minimum_is_the_min_norm_comparison_as_gamma_goes_to_zero():
-    """E1 (issue 15): the exercise no longer calls the lower loss at γ = 0.01 "minimum norm"; it asks for the γ → 0
+    """E1: the exercise no longer calls the lower loss at γ = 0.01 "minimum norm"; it asks for the γ → 0
     limit, which is the minimum-norm completion's rank."""
     ex = rank_jumps.EXERCISES["better_minimum"]
     assert ex.check(2).correct and "ε = 0.25" in ex.question and "γ → 0" in ex.question

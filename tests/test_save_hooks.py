@@ -1,5 +1,5 @@
 """A notebook that was run and saved reopens without "Error displaying widget", and the repository's notebooks stay
-as committed (issue 26, item 4): the save hooks of ``symsgd_jupyter.saving``, registered by the server extension.
+as committed: the save hooks of ``symsgd_jupyter.saving``, registered by the server extension.
 
 Before the hooks, JupyterLab's (auto)save of a run notebook wrote each figure as a widget-view output
 (``application/vnd.jupyter.widget-view+json``, a reference to a model in the kernel); reopened, every figure showed

@@ -350,7 +350,7 @@ def test_exercise_claims():
 
 # ----------------------------------------------------------------------------------------------- the notebook
 def test_notebook_05_checks_its_claims_with_named_claims_calls():
-    """Notebook 05's claims are named claims calls (issue 26, item 6): no bare ``assert`` in a code cell, and the
+    """Notebook 05's claims are named claims calls: no bare ``assert`` in a code cell, and the
     notebook calls every claims function of :mod:`~symsgd_core.sde_noise.claims`."""
     cells = ["".join(c["source"]) for c in json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
              if c["cell_type"] == "code"]

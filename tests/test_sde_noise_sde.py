@@ -116,7 +116,7 @@ def test_bad_start_is_a_clear_error(start):
         sde.run_langevin(start, PROBLEM, 10, lam=LAM, dt=LR, temperature=-1.0)
 
 
-# Issue 27: the entry-weighted kernel runs the ensemble's runs in parallel blocks (one per numba thread). Digests of
+# The entry-weighted kernel runs the ensemble's runs in parallel blocks (one per numba thread). Digests of
 # (final θ, diverged_step) from the serial kernel of before (commit 60b3471), fixed seeds: any partition into
 # blocks (what the thread count decides) must reproduce them bit for bit.
 SDE_SERIAL_DIGESTS = {"sde": "4a52a9b713dd2d04", "sde_div": "0909ebe9d7376979", "rademacher": "026da9f5411bbc97"}

@@ -113,7 +113,7 @@ def test_an_array_and_its_plotly_encoding_are_the_same_trace():
 
 
 def test_the_axes_the_live_figure_autoranges_are_named_for_the_page():
-    """Issue 26 (04 §1 in the static edition): the data move along the slider, the axis layout does not; plotly's
+    """04 §1 in the static edition: the data move along the slider, the axis layout does not; plotly's
     animate keeps the first range, so the page (edition.js) autoranges the named axes after each move."""
     base = {"data": [{"type": "scatter", "x": [0, 1], "y": [0, 1]},
                      {"type": "scatter", "x": [0, 1], "y": [0, 1], "xaxis": "x2", "yaxis": "y2"}],

@@ -34,7 +34,7 @@ def test_script_json_cannot_close_its_script_tag():
 
 
 def test_link_names_come_from_the_class_and_are_unique_on_a_page():
-    """The name of a controller in a page's address (``#orbit=lam:2``, issue 29): its class in kebab case without
+    """The name of a controller in a page's address (``#orbit=lam:2``): its class in kebab case without
     ``Controller``, then ``-2``, ``-3`` for more of that class; adding another class before it leaves it as it is."""
     taken: list[str] = []
     for cls in ["OrbitController", "RankOneSetController", "TrapController", "Rank1Balance", "TrapController",
@@ -98,11 +98,11 @@ def test_widget_outputs_become_static_blocks(executed):
     (out,) = nb.cells[1].outputs
     block = out["data"]["text/html"]
     assert 'class="edition-controller"' in block and "Live here:" in block and "offset b" in block
-    assert 'id="line" data-link="line"' in block and page.links == ["line"]  # its name in a link (issue 29)
+    assert 'id="line" data-link="line"' in block and page.links == ["line"]  # its name in a link
     assert [(f.figure, f.slider, f.frames) for f in page.figures] == [(0, "a", 4), (1, None, 0)]
     assert page.figures[1].why_static == "does not change with slope a"
     assert "Line: offset b" in page.controls_needing_notebook
-    # each figure is described as on the live page (issue 29): role, name, and its text alternative, per frame too
+    # each figure is described as on the live page: role, name, and its text alternative, per frame too
     assert block.count('role="figure"') == 2 and 'aria-describedby="edition-alt-' in block
     alts = re.findall(r'<div class="edition-figure-alt" id="[^"]+">([^<]*)</div>', block)
     assert len(alts) == 2 and alts[0].startswith("Figure 1 of 2") and "Settings: " in alts[0]

@@ -1,4 +1,4 @@
-"""Notebook 00 is the course frame (issue 17): objectives, prerequisites, time, papers, notation, glossary."""
+"""Notebook 00 is the course frame: objectives, prerequisites, time, papers, notation, glossary."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 START = NOTEBOOKS / "00_start_here.ipynb"
-#: A notebook that 00 links to and that lands with another branch of the same release (issue 16).
+#: A notebook that 00 links to and that lands with another branch of the same release.
 PENDING = {"05_sgd_noise_sde.ipynb"}
 
 

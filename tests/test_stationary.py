@@ -64,7 +64,7 @@ def test_problem_validation(kwargs, word):
 
 
 def test_the_data_layers_moments_are_accepted():
-    """Issue 14: given GaussianData().moments(), these raised a bare AttributeError (no weight_decay)."""
+    """Given GaussianData().moments(), these raised a bare AttributeError (no weight_decay)."""
     from symsgd_core.balance import GaussianData
 
     m = GaussianData(k=1.0, sigma=1.0).moments()

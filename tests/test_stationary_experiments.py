@@ -127,8 +127,8 @@ def test_exercises():
 
 
 def test_exercise_explanations_state_the_right_numbers_and_hints_do_not_give_them_away():
-    """The worked numbers in each explanation must reproduce the answer (a hint once said 0.85 for 0.55); since
-    issue 17 the hint after a wrong try points the way without the answer (the explanation comes with a right one)."""
+    """The worked numbers in each explanation must reproduce the answer (a hint once said 0.85 for 0.55); the
+    hint after a wrong try points the way without the answer (the explanation comes with a right one)."""
     mode = st.EXERCISES["mode_depth1"]
     assert "0.55" in mode.check(math.sqrt(0.55 / 0.7)).message and "0.55" in mode.worked
     assert math.isclose(mode.solution, math.sqrt(0.55 / 0.7))

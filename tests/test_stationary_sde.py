@@ -161,7 +161,7 @@ def test_run_to_stationarity_reports_relaxation():
 
 
 def test_run_to_stationarity_warns_when_the_default_stops_early():
-    """Issue 14: at T = 0.25 the default (5 relaxation times, capped at t = 60) stops at λ₁·t ≈ 2.5, and said so
+    """At T = 0.25 the default (5 relaxation times, capped at t = 60) stops at λ₁·t ≈ 2.5, and said so
     only inside an info dict. Now a NotRelaxedWarning is issued and the result says relaxed=False."""
     with pytest.warns(NotRelaxedWarning, match="before 5 relaxation times"):
         run = run_to_stationarity(P11, 0.25, 1, n_chains=20)

@@ -55,7 +55,7 @@ def numba_threads_task(p: dict) -> dict:
 
 @pytest.mark.slow  # a subprocess or server of its own: not in `make test-fast`
 def test_worker_processes_compute_with_one_numba_thread_each():
-    """Two worker processes × one numba thread: the sweep does not oversubscribe the cores (issue 27). A serial
+    """Two worker processes × one numba thread: the sweep does not oversubscribe the cores. A serial
     sweep keeps the caller's threads (every core, NUMBA_NUM_THREADS)."""
     import numba
 

@@ -162,7 +162,7 @@ def test_float_slider_values_are_the_decimals_they_stand_for():
     assert c.values()["n"] == 5 and isinstance(c.values()["n"], int)  # other controls unchanged
 
 
-# ------------------------------------------------------------- classroom pages a projector can show (issue 17)
+# ------------------------------------------------------------- classroom pages a projector can show
 def _results(n_ok: int, n_bad: int = 0):
     from symsgd_core.core.checking import make_result
 
@@ -286,7 +286,7 @@ def test_printed_text_is_compact_in_classroom_mode_only(monkeypatch):
 
 def test_a_run_says_it_may_compile_while_engine_kernels_are_not_cached(monkeypatch):
     """A first Run that waits for numba to compile says so; once every kernel is cached the status is the plain
-    "Computing…" and the cache index is not read again (issue 27, item 5)."""
+    "Computing…" and the cache index is not read again."""
     import ipywidgets as widgets
     import plotly.graph_objects as go
 

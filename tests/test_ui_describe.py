@@ -1,4 +1,4 @@
-"""Text alternatives of figures (issue 29): generated from the figure and the controller's state, one per figure,
+"""Text alternatives of figures: generated from the figure and the controller's state, one per figure,
 kept up to date, and in the page next to the figures (the browser suite checks the link, ``aria-describedby``)."""
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def test_grid_controller_reads_the_shipped_grid():
 def test_setting_slider_shows_every_digit_of_the_stored_settings():
     """The stored-grid selector names each (η, γ) as the notebook's text does ("η = 0.3, γ = 0.027"), and its row
     is wide enough for the readout to show the whole label: in a 300 px row the readout was squeezed and showed
-    "γ = 0.0" for γ = 0.027 (issue 26). Builds the slider only (no grid, no simulation)."""
+    "γ = 0.0" for γ = 0.027. Builds the slider only (no grid, no simulation)."""
     Row = collections.namedtuple("Row", "lr lam")
     w = ui._setting_slider([Row(0.3, 0.027), Row(0.2, 0.027), Row(0.3, 0.02), Row(0.3, 0.027)], None)
     assert w.options == ("η = 0.3, γ = 0.027", "η = 0.2, γ = 0.027", "η = 0.3, γ = 0.02")

@@ -1,4 +1,4 @@
-"""Figures every reader can use (issue 17): one colour-blind-safe palette, never colour alone, readable labels.
+"""Figures every reader can use: one colour-blind-safe palette, never colour alone, readable labels.
 
 Every controller of every notebook is built with its default settings and shown (``view()``, as a notebook
 cell does); then, in each of its figures:
@@ -9,8 +9,8 @@ cell does); then, in each of its figures:
 * every slider and button has a non-empty, descriptive label (a button without text has a tooltip), and every
   input is a standard ipywidgets control (keyboard-operable: sliders take the arrow keys, buttons Enter/Space);
 * no text a figure shows (titles, axis titles, tick labels, annotations, legend names) has TeX-like markup such as
-  ``W_{ℓ+1}`` or ``δ^{2/L}``: plotly shows it as typed, so sub- and superscripts are ``<sub>``/``<sup>`` (issue 26);
-* a colour bar between two subplots leaves the next subplot's tick labels and axis title their room (issue 26).
+  ``W_{ℓ+1}`` or ``δ^{2/L}``: plotly shows it as typed, so sub- and superscripts are ``<sub>``/``<sup>``;
+* a colour bar between two subplots leaves the next subplot's tick labels and axis title their room.
 """
 
 from __future__ import annotations
@@ -400,7 +400,7 @@ def test_a_colour_bar_over_the_next_axis_title_is_found():
         fig.update_yaxes(title_text="gradient component", row=1, col=2)
         return fig
 
-    assert colour_bar_clashes(figure(0.12, 0.44))  # notebook 02's Euler figure before issue 26: ticks on the title
+    assert colour_bar_clashes(figure(0.12, 0.44))  # notebook 02's Euler figure as it was: ticks on the title
     assert not colour_bar_clashes(figure(0.2, 0.41))
 
 

@@ -847,7 +847,7 @@ def check_corollary_decay(seed: int = 0, *, runs: int = 1000, lr: float = 0.01, 
     return results
 
 
-# ====================================================================== notebook 01's further claims (issue 15)
+# ====================================================================== notebook 01's further claims
 
 #: A result that measured nothing: NaN, so it fails (``make_result`` fails every non-finite value).
 NOTHING = float("nan")

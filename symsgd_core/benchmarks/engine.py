@@ -1,4 +1,4 @@
-"""Benchmarks: the dynamics engine (issue 3).
+"""Benchmarks: the dynamics engine.
 
 ``engine.sgd_scalar_gaussian_1000x20000`` and ``engine.sgd_scalar_dataset_1000x20000``: SGD on the
 scalar model ``ℓ = (u w x − y)²``, R = 1000 runs × 2·10⁴ steps, S = 1, observables recorded every

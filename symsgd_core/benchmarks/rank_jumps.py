@@ -1,4 +1,4 @@
-"""Benchmarks: the deep-linear-network engine (issue 7).
+"""Benchmarks: the deep-linear-network engine.
 
 ``rank_jumps.sgd_32x60000``: the hot phase of Notebook 04 (:data:`~symsgd_core.rank_jumps.EPSILON_EXPERIMENT`:
 ε-completion, L = 4, width 8, 32 runs × 6·10⁴ batch-1 SGD steps at the hot η and λ) from the phase-0 minima,
@@ -12,7 +12,7 @@ the same recording of parameters every 100 steps; they are timed in the same pro
 on fewer steps (numpy: 32 runs × 3000 steps; torch: 1 run × 1500 steps) and scaled
 linearly to 32 × 6·10⁴ (their cost per step is constant).
 
-``rank_jumps.sgd_32x60000_vs_compiled_loop_{1,2}thread`` and ``..._steps_vs_compiled_loop_{1,2}thread`` (issue 27): the
+``rank_jumps.sgd_32x60000_vs_compiled_loop_{1,2}thread`` and ``..._steps_vs_compiled_loop_{1,2}thread``: the
 same workload against a plain numba loop written straight from the update rule (:func:`compiled_loop_sgd`: run by
 run, scalar loops, snapshots every 100 steps; ``prange`` over the runs for the parallel row), measured in the same
 run single-threaded against single-threaded and with every numba thread (``NUMBA_NUM_THREADS``) against the same.
@@ -209,7 +209,7 @@ def _compiled_loop(parallel: bool):
 
 def compiled_loop_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, lam: float,
                       record_every: int = RECORD_EVERY, parallel: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Baseline: a plain numba loop straight from the batch-1 update rule, run by run (issue 27).
+    """Baseline: a plain numba loop straight from the batch-1 update rule, run by run.
 
     Per run and step: ``p_ℓ = P_ℓ[:, j]`` forward, ``r = A_ij − A*_ij``, ``q_ℓ = Q_ℓ[i, :]`` backward, then
     ``W_ℓ ← (1 − 2ηλ) W_ℓ − 2η r q_ℓ p_ℓᵀ`` (row i of W_L and column j of W_1 get data); the parameters are

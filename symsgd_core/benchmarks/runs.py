@@ -1,4 +1,4 @@
-"""The shared measurement of a live figure's Run (issue 27): at the defaults and at the worst slider end.
+"""The shared measurement of a live figure's Run: at the defaults and at the worst slider end.
 
 A Run is what the Run button does (``controller.run()``; for a controller with ``live = False`` a slider move
 does the same). For each figure the bench reports two rows: ``<name>`` at the notebook's default settings and
@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from .registry import BenchResult
 
-#: Issue 27: every Run of a live figure answers in at most this (seconds, median).
+#: Every Run of a live figure answers in at most this (seconds, median).
 RUN_TARGET = 0.5
 #: Runs timed per row (after one warm-up).
 REPEAT = 3

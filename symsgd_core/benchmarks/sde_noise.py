@@ -1,4 +1,4 @@
-"""Benchmarks: SGD's SDE ensemble beside the SGD ensemble, measured in the same run (Notebook 05, issue 16).
+"""Benchmarks: SGD's SDE ensemble beside the SGD ensemble, measured in the same run (Notebook 05).
 
 ``sde_noise.sde_64x10000_vs_sgd``: 64 runs × 10⁴ Euler–Maruyama steps of SGD's SDE at dt = η/16 (the entry-weight
 kernel, no records) against 64 runs × 10⁴ batch-1 SGD steps of the engine (same start, same η, γ, no records).
@@ -9,7 +9,7 @@ entry and draws N normals). Target: ratio ≥ 0.25.
 defaults: SDE 12 runs to t = 1500 at dt = η/16, SGD 16 runs, Langevin 8 runs, records every 15 time units) against
 its SGD part alone, and ``sde_noise.live_point@worst`` at the slider end that costs most (η = 0.2 and
 dt = η/64: t = 1500 takes the most steps), against its SGD part at that η. Medians of 3 after a warm-up (see
-:mod:`.runs`); target ≤ 0.5 s median per Run (issue 27).
+:mod:`.runs`); target ≤ 0.5 s median per Run.
 """
 
 from __future__ import annotations

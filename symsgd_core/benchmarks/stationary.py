@@ -1,4 +1,4 @@
-"""Benchmarks: the v-SDE ensemble (issue 3) and the Notebook 03 callbacks (issue 9).
+"""Benchmarks: the v-SDE ensemble and the Notebook 03 callbacks.
 
 ``stationary.sde_ensemble_d1_2000x150000``: the depth-1 v-SDE in ``s = log v``
 (``ds = −4[β₁v − β₂' + T g(v)] dt + 4 sqrt(T g(v)) dW``), 2000 chains × 1.5·10⁵ Euler–Maruyama
@@ -10,7 +10,7 @@ numpy Euler–Maruyama loop vectorised over the 2000 chains (:func:`numpy_euler_
 ``stationary.<Controller>.update``: the slowest analytic slider callback while every slider visits
 both ends (target ≤ 100 ms). ``stationary.<Controller>.run`` and ``.run@worst`` (see :mod:`.runs`): the median
 Run at the defaults and at the slider end that costs most (found by one Run at each end of every slider), target
-≤ 0.5 s median (issue 27). Their baseline is building the controller from scratch in the same run (widgets,
+≤ 0.5 s median. Their baseline is building the controller from scratch in the same run (widgets,
 figures, first draw), as in :mod:`.latency`.
 """
 

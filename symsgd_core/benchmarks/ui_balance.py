@@ -1,11 +1,11 @@
 """Benchmarks: slider-response latency of every Notebook 01 controller (:mod:`symsgd_core.ui.balance`).
 
 Analytic figures: :func:`.latency.controller_latency`, one slider move (which recomputes and redraws), best of 3
-alternating moves, against rebuilding the controller from scratch in the same run; target ≤ 100 ms (issue 5).
+alternating moves, against rebuilding the controller from scratch in the same run; target ≤ 100 ms.
 Re-simulating figures (see :mod:`.runs`): the median Run at the defaults and at the worst slider end (the
 setting that costs most); baseline, in the same run: building the controller from scratch (widgets, figures and a
 first Run at the defaults) and, for the worst end, then moving its sliders there, as a notebook that re-creates
-its figure would; target ≤ 0.5 s median per Run (issue 27).
+its figure would; target ≤ 0.5 s median per Run.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Run rows (see :mod:`.runs`): the median wall time of a Run (``controller.run()``
 settings and at the worst slider end, after one warm-up Run at the same setting (numba compilation and the
 memoised phase-0 minimum are not counted). Baseline, measured in the same run: the same controller at the same
 setting on the numpy reference engine (``engine="reference"``), timed on a reduced step budget and scaled linearly
-to the full budget (an estimate: the non-simulation work is scaled too). Target: ≤ 0.5 s median per Run (issue 27).
+to the full budget (an estimate: the non-simulation work is scaled too). Target: ≤ 0.5 s median per Run.
 For the analytic penalty figure the baseline is rebuilding the whole controller (widgets + figure) instead of
 updating it in place; target ≤ 0.1 s per update.
 """

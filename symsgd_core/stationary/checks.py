@@ -412,7 +412,7 @@ def check_wrong_sign(seed: int = 0, depth0_law=None, collapse_rate=None, n_chain
     return [res1, res0]
 
 
-# ============================================================================ tails and T* (issue 15: E7, E12)
+# ============================================================================ tails and T* (E7, E12)
 def check_tail_exponent(seed: int = 0, exponent=tail_exponent, depths=(1, 2, 4), temperatures=(0.05, 0.15, 0.3),
                         v_far: float = 1e3) -> list:
     """The tail exponent of ``p(v) ~ v^ρ`` is ``−5 + 3/(L+1)`` **for depth L ≥ 1 only**, whatever T is; at L = 0

@@ -12,7 +12,7 @@ A page fails on any violation of impact :data:`BLOCKING` (serious or critical) i
 finding of any impact is returned for the report (``test-artifacts/browser/latency_report.json``, key
 ``accessibility``).
 
-**The whole notebook, not one screenful, and in JupyterLab at all** (issue 26, item 9). axe-core's colour rules
+**The whole notebook, not one screenful, and in JupyterLab at all**. axe-core's colour rules
 (*color-contrast*, *link-in-text-block*) only judge elements it takes for visible on screen; an element it takes for
 clipped away does not match the rule, so it is not a violation, not "needs review", not even listed. Two things hid
 the notebook from them, so the audit passed links that JupyterLab's theme tells from the text by colour alone, at

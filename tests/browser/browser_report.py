@@ -100,7 +100,7 @@ def load_table(records: list[dict]) -> list[str]:
 
 
 def reader_path_table(records: list[dict]) -> list[str]:
-    """Text table: each notebook's reader's path in JupyterLab after Run All (issue 26), in screens (the notebook
+    """Text table: each notebook's reader's path in JupyterLab after Run All, in screens (the notebook
     panel's visible height): to the first figure, test output (claim lines, printed checks), all outputs, code
     (the code cells' inputs), the whole notebook."""
     rows = [r for r in records if r.get("reader_path")]

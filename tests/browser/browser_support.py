@@ -68,7 +68,7 @@ CHROMIUM_FLAGS = [
 #: slowest notebook (03 in JupyterLab) takes ~160 s on a 2-core machine running both modes at once; the
 #: budget leaves room for a slower CI machine and still bounds a hung notebook.
 NOTEBOOK_TIMEOUT_S = float(os.environ.get("SYMSGD_BROWSER_TIMEOUT", "480"))
-#: Latency targets of issue 8 (median, browser, slider → figure), milliseconds.
+#: Latency targets (median, browser, slider → figure), milliseconds.
 TARGET_MS = {"analytic": 300.0, "re-simulating": 1500.0}
 #: Moves per controller: analytic sliders are cheap, re-simulations cost a Run each.
 MOVES = {"analytic": 4, "re-simulating": 4}
@@ -1008,7 +1008,7 @@ def _visible_text(locator) -> str:
 def wrong_twice_then_reveal(box, ex, run: NotebookRun) -> str:
     """A wrong answer typed, the box left with Tab (that submits nothing), then Check pressed with the Space key: one
     try, so only the hint shows (never the checker's message; a box that submitted on leaving it would count two
-    tries here, issue 26). The same answer again with Enter: the checker's message. Then "Show worked solution"
+    tries here). The same answer again with Enter: the checker's message. Then "Show worked solution"
     (pressed with Enter) reveals the derivation, typeset."""
     from symsgd_core.ui.exercises import GENERIC_HINT, HIDE
 
@@ -1148,8 +1148,8 @@ def raw_markup(page, scope: str = "body") -> list[dict]:
 
 
 def check_no_raw_markup(page, run: NotebookRun, scope: str = "body") -> None:
-    """Step: no text inside ``scope`` (every element it matches) shows raw markup (:func:`raw_markup`): issue 26,
-    item 6, checked on every page a reader sees."""
+    """Step: no text inside ``scope`` (every element it matches) shows raw markup (:func:`raw_markup`), checked
+    on every page a reader sees."""
     with run.step("no raw markup shown as text (HTML tags, Markdown asterisks, TeX)", fatal=False):
         chars = page.evaluate("(sel) => Array.from(document.querySelectorAll(sel))"
                               ".reduce((n, e) => n + (e.innerText || '').length, 0)", scope)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from slow_cpu import SlowRenderers
 
-#: CPU slowdown of the slow-laptop mode (6× ≈ an older student laptop, as measured for issue 13).
+#: CPU slowdown of the slow-laptop mode (6× ≈ an older student laptop, as measured on one).
 SLOW_CPU_RATE = 6.0
 #: Notebooks the slow-laptop mode runs by default: the two with the most figures (03: 11, 04: 8 FigureWidgets).
 #: ``SYMSGD_SLOW_NOTEBOOKS=all`` runs it for every notebook, ``=01,02`` for the notebooks whose names start so.

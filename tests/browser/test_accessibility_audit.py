@@ -1,7 +1,7 @@
 """The accessibility audit itself (accessibility.py) and the project's link style, on small pages made in Chromium
 (``page.set_content``: no server, no kernel, a few seconds in all).
 
-Issue 26, item 9: axe-core finds links told apart from the text by colour alone (JupyterLab's link colour, 1.86:1
+axe-core finds links told apart from the text by colour alone (JupyterLab's link colour, 1.86:1
 against the text: the serious *link-in-text-block*) on classroom pages 01-05, and the audit had passed them. Both
 modes scroll the notebook inside an element (Voilà's ``#rendered_cells``, JupyterLab's notebook panel), and axe-core
 only judges colours on screen: whatever the scrolling element hides is not reported at all, so the audit judged one

@@ -1,4 +1,4 @@
-"""Classroom kernels are freed (issue 26, item 2), without a browser.
+"""Classroom kernels are freed, without a browser.
 
 The launcher is started as ``make classroom`` starts it (``tools/classroom.py``, here with short culling settings) on a
 folder holding one tiny notebook. Voilà starts a page's kernel and runs the notebook when the page's HTML is requested

@@ -1,4 +1,4 @@
-"""A classroom page shows its prose at once and each output as its cell finishes (issue 26, item 10).
+"""A classroom page shows its prose at once and each output as its cell finishes.
 
 Voilà used to run every cell before it showed anything: the class looked at a spinner for 16–43 s (74 s on a first
 run). ``tools/classroom.py`` now starts Voilà with progressive rendering: the page (text, formulas, a place per code

@@ -70,7 +70,7 @@ pytestmark = pytest.mark.browser
 
 #: The modes, the slow one first (it takes longest, and pytest-xdist hands the tests out in this order). A cold start
 #: (the page's kernel compiling every engine it runs into an empty cache, which once lost a classroom page its last
-#: widgets: issue 26, item 1) is checked once per front end, where it is hardest: Voilà at 6× slowed CPU, and
+#: widgets) is checked once per front end, where it is hardest: Voilà at 6× slowed CPU, and
 #: JupyterLab. The lessons' own JupyterLab pass runs on the cache the set-up warmed, as `make lab` leaves it.
 MODES = [
     Mode("voila-localhost-6x", "gallery_voila_cold", voila=True, host="localhost", throttle=SLOW_CPU_RATE, cold=True),

@@ -69,7 +69,7 @@ _PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 #: State of "Run All": code cells with source, how many have an execution count, how many run.
 _RUN_STATE_JS = script("run_state")
-#: The reader's path after Run All (issue 26): screens to the first figure, screens of test output.
+#: The reader's path after Run All: screens to the first figure, screens of test output.
 _READER_PATH_JS = script("reader_path")
 
 

@@ -1,4 +1,4 @@
-"""The raw-markup scan itself (``window.__symsgd.rawMarkup``, probe.js; issue 26, item 6), on a page made here: it
+"""The raw-markup scan itself (``window.__symsgd.rawMarkup``, probe.js), on a page made here: it
 finds each kind of markup a reader must not see as text (a printed status widget's HTML, Markdown asterisks, TeX
 outside typeset math) in Markdown, in printed output and in a widget, and passes code, typeset math, hidden text and
 plain prose. The browser suite runs it on every page: each notebook in JupyterLab, the gallery in every mode and

@@ -1,4 +1,4 @@
-"""A link that keeps the slider (issue 29): in the static edition, moving a precomputed slider writes it into the
+"""A link that keeps the slider: in the static edition, moving a precomputed slider writes it into the
 page's address (``#orbit=lam:2``, edition.js), and a fresh page opened at that address shows exactly what the
 move showed — every figure of that controller, its slider, its status line and its text alternatives — from the
 static server and from ``file://``. A bad address leaves every figure at the notebook's value and says so.

@@ -56,7 +56,7 @@ def _js(name: str) -> str:
 _STATE_JS = _js("plot_state")
 
 #: Points of the plot's line, marker and bar traces that lie outside the range of an axis plotly autoranges: after a
-#: slider move every curve stays in view (a frame that kept the first frame's range left them outside; issue 26).
+#: slider move every curve stays in view (a frame that kept the first frame's range left them outside).
 _OUT_OF_VIEW_JS = _js("out_of_view")
 
 
@@ -199,10 +199,10 @@ def check_drawn_and_typeset(page, has_math: bool = False) -> dict:
     empty = [p for p in state["plots"] if p["drawn"] != "drawn" or not p["data"]]
     assert not empty, f"figures without data: {empty}"
     assert not state["raw"], f"raw TeX left in the page: {state['raw'][:5]}"
-    assert not state["markup"], f"raw markup shown as text (issue 26): {state['markup'][:5]}"
+    assert not state["markup"], f"raw markup shown as text: {state['markup'][:5]}"
     assert state["math"] > 0 or not has_math, "the notebook has formulas but the page shows no typeset math"
     missing = page.evaluate(_js("figures_without_alt"))
-    assert not missing, f"figures without a text alternative (issue 29): {missing[:5]}"
+    assert not missing, f"figures without a text alternative: {missing[:5]}"
     shown_live = page.evaluate("""() => Array.from(document.querySelectorAll('.symsgd-live'))
       .filter((s) => s.getClientRects().length).map((s) => s.textContent.trim().slice(0, 80))""")
     assert not shown_live, f"instructions for the live notebook shown (no Run button or answer box here): {shown_live}"
@@ -374,8 +374,8 @@ def test_page_matches_the_live_notebook(notebook, site_dir, edition_report, stat
 
 def test_pages_work_from_file_urls(site_dir, chromium):
     """Opened from the file system (a downloaded copy of site/): index and a page with 3-D and heatmap figures draw,
-    formulas typeset, a slider moves with the mouse, its address reopens the same view (a link with state, issue
-    29), and nothing outside the folder is requested."""
+    formulas typeset, a slider moves with the mouse, its address reopens the same view (a link with state), and
+    nothing outside the folder is requested."""
     from test_links_with_state import check_a_link_reopens_the_view
 
     root = site_dir.resolve().as_uri()

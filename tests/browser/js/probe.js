@@ -173,7 +173,7 @@
     }
     return hits;
   };
-  // Visible text that shows markup instead of what it means (issue 26, item 6): an HTML tag printed as text
+  // Visible text that shows markup instead of what it means: an HTML tag printed as text
   // (`<span class="…">`), Markdown emphasis left as asterisks, TeX sub/superscripts or commands outside typeset
   // math, and raw $…$ TeX. Printed output (<pre> in an output area) is read too; code is not: the editors, the
   // prompts, and code blocks and inline code in the Markdown. Returns [{pattern, text}] (text: 80 characters).

@@ -1,4 +1,4 @@
-// A reader's path through a notebook in JupyterLab (issue 26), measured after Run All on the notebook panel `sel`:
+// A reader's path through a notebook in JupyterLab, measured after Run All on the notebook panel `sel`:
 // how far a reader scrolls before the first figure, and how much of the page is test output (claim lines and
 // tables, printed [PASS]/[FAIL] lines and check reports) and how much is code, that a student scrolls past. Lengths in screens: the
 // notebook panel's visible height (the window a reader scrolls).

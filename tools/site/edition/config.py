@@ -32,7 +32,7 @@ DEFAULT_FRAMES = {"analytic": 11, "re-simulating": 7}
 #: The fewest frames worth a slider; a figure that would need fewer to fit the budget is shipped without one.
 MIN_FRAMES = 3
 
-#: Hard limit on one page's own bytes (its HTML with every figure and frame inlined), from issue 18.
+#: Hard limit on one page's own bytes (its HTML with every figure and frame inlined).
 PAGE_BUDGET_BYTES = 10_000_000
 #: What the frames of one page aim at (the rest of the budget is text, code and the figures' first state): the
 #: builder lowers a slider's frame count when its figures are large, so the page stays under the limit.

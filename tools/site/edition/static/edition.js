@@ -101,7 +101,7 @@
     if (ctl.name) controllers.set(ctl.name, ctl);
   }
 
-  // ---------------------------------------------------------------- links that keep the slider (issue 29)
+  // ---------------------------------------------------------------- links that keep the slider
   // The address records the precomputed sliders moved on the page: #orbit=lam:2&trap-2=lr:0.3 — the controller
   // block's link name (render.py link_name), its slider's parameter and the value as its slider labels it; the
   // controller moved last comes first. Moving a slider rewrites it in place (history.replaceState: no history entry,
