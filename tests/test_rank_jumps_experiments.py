@@ -193,3 +193,71 @@ def test_parametrised_exercises_show_their_numbers():
     assert "η = 0.1" in ex.question and ex.check(0.99 ** 10).correct and not ex.check(0.995 ** 10).correct
     ex = basin_radius_exercise(depth=3, lam=0.02, slope=0.4)
     assert "L = 3" in ex.question and ex.check(0.1).correct
+
+
+def test_mechanism_decides_its_outcome_and_the_numbers_behind_it():
+    """§4's runs name what they did (kind, failure or not, the numbers that decide it): the figure only words it."""
+    from symsgd_core.core.results import Outcome
+    from symsgd_core.rank_jumps.experiments import MECHANISM_OUTCOMES, mechanism
+
+    ok = mechanism(after_steps=5000, n_seeds=1)
+    assert ok.outcome == Outcome("absorbed", False, {"gd_rank": 1, "sgd_ranks": (1,)})
+    short = mechanism(after_steps=5000, n_seeds=1, forced_steps=250, lr=0.05, lam=0.005)
+    assert short.forced_rank == 2 and short.outcome.kind == "forced_too_short" and short.outcome.failure
+    n = short.outcome.numbers
+    assert n["s2_end"] == short.forced.singular_values[0, -1, 1] > rank_jumps.DEFAULT_RANK_TOL
+    # s₂ shrinks like (1 − 2ηγ)^t ≈ e^{−2ηγt}: the estimate brings it a thousand times below the threshold
+    s2_start = max(short.forced.singular_values[0, 0, 1], 1e-3)
+    assert np.isclose(s2_start * np.exp(-2 * 0.05 * 0.005 * n["steps_needed"]), rank_jumps.DEFAULT_RANK_TOL / 1e3)
+    assert n["steps_needed"] > 250
+    collapsed = mechanism(after_steps=5000, n_seeds=1, lr=0.5)
+    assert collapsed.forced_rank == 0 and collapsed.outcome == Outcome("forced_collapsed", True, {})
+    assert {r.outcome.kind for r in (ok, short, collapsed)} <= set(MECHANISM_OUTCOMES)
+
+
+def test_basin_decides_whether_the_chosen_push_is_pulled_back():
+    """§5's outcome is the chosen a's run: pulled back to rank 1 inside the basin, not pulled back far outside it."""
+    from symsgd_core.rank_jumps.experiments import BASIN_OUTCOMES, basin
+
+    inside = basin(alpha=0.3, steps=5000)
+    assert inside.alphas[-1] < inside.alpha_c  # the default push is inside the first-order estimate
+    assert inside.outcome.kind == "pulled_back" and not inside.outcome.failure
+    assert inside.outcome.numbers["s2_end"] == inside.run.singular_values[-1, -1, 1] < rank_jumps.DEFAULT_RANK_TOL
+    outside = basin(alpha=2 * inside.alpha_c, steps=5000)
+    assert outside.outcome.kind == "not_pulled_back" and int(outside.final_rank[-1]) == 2
+    assert outside.outcome.numbers["s2_end"] > rank_jumps.DEFAULT_RANK_TOL
+    assert {inside.outcome.kind, outside.outcome.kind} <= set(BASIN_OUTCOMES)
+
+
+def test_anneal_decides_its_outcome_and_which_minimum_is_better():
+    """§6 at its defaults: SGD jumps in the hot phase and keeps rank 1, GD keeps rank 2 (outcome ``annealed``, with
+    the numbers its figure quotes); a hot phase too short to jump is named as such; the better minimum is data."""
+    from symsgd_core.rank_jumps.experiments import ANNEAL_OUTCOMES, anneal, better_minimum
+
+    r = anneal(n_seeds=2)
+    n = r.outcome.numbers
+    assert r.outcome.kind == "annealed" and not r.outcome.failure
+    assert n["jumped"] == 2 and n["cold_up"] == 0 and n["gd_min_rank"] == 2 == n["gd_polished_rank"]
+    assert n["gd_polished_loss"] == r.polished_loss[0]
+    assert n["sgd_rank1_losses"] == (min(r.polished_loss[1:]), max(r.polished_loss[1:]))
+    assert r.better_minimum == "rank1" and r.minima["rank1"] < r.minima["rank2"]
+    short = anneal(hot_steps=10_000, cold_steps=5000, n_seeds=1)
+    assert short.outcome.kind == "hot_no_jumps" == "hot_" + short.diagnosis.kind and short.outcome.failure
+    assert {r.outcome.kind, short.outcome.kind} <= set(ANNEAL_OUTCOMES)
+    assert better_minimum({"rank1": 1.0, "rank2": float("nan")}) == "rank1_only"
+    assert better_minimum({"rank1": 2.0, "rank2": 1.0}) == "rank2"
+
+
+def test_langevin_decides_its_outcome():
+    """§7: at τ_match SGD jumps down and nothing goes up (``one_way``); ten times hotter, Langevin's own noise keeps
+    s₂ above the rank threshold and nothing counts as a transition (``no_transitions_too_hot``, with that s₂)."""
+    from symsgd_core.rank_jumps.experiments import LANGEVIN_OUTCOMES, LANGEVIN_RANK_TOL, langevin
+
+    matched = langevin(n_runs=1, steps=10_000)
+    (s_down, s_up), (l_down, l_up) = matched.sgd_transitions, matched.langevin_transitions
+    assert matched.outcome.kind == "one_way" and not matched.outcome.failure
+    assert s_down.sum() + l_down.sum() > 0 and s_up.sum() == 0 == l_up.sum()
+    hot = langevin(temp_factor=10.0, n_runs=1, steps=10_000)
+    assert hot.outcome.kind == "no_transitions_too_hot" and hot.outcome.failure and hot.tau > hot.tau_match
+    assert hot.outcome.numbers["langevin_median_s2"] > LANGEVIN_RANK_TOL
+    assert {matched.outcome.kind, hot.outcome.kind} <= set(LANGEVIN_OUTCOMES)

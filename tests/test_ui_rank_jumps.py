@@ -106,10 +106,29 @@ def test_ensemble_histogram_counts_the_jumps():
 
 
 def test_mechanism_short_forced_phase_is_explained():
+    """The figure words the experiment's outcome (decided in rank_jumps.experiments.mechanism_outcome): its headline,
+    and the forced steps the row needs."""
     c = rj.MechanismController(after_steps=5000, n_seeds=1, forced_steps=250, lr=0.05, lam=0.005)
-    assert c.result.forced_rank == 2
-    assert "too short" in c.figure.layout.title.text
-    assert "forced steps" in c.status.value
+    assert c.result.outcome.kind == "forced_too_short"
+    assert rj.MechanismController.HEADLINES["forced_too_short"] in c.figure.layout.title.text
+    assert f"about {c.result.outcome.numbers['steps_needed']:.0f} forced steps" in c.status.value
+
+
+def test_mechanism_words_every_outcome_the_experiment_can_give():
+    """Each of MECHANISM_OUTCOMES has a headline and a status text quoting its numbers; failures are warnings."""
+    from symsgd_core.core.results import Outcome
+    from symsgd_core.rank_jumps.experiments import MECHANISM_OUTCOMES
+
+    assert set(rj.MechanismController.HEADLINES) == set(MECHANISM_OUTCOMES)
+    numbers = {"s2_end": 0.25, "steps_needed": 12345.0, "gd_rank": 1, "sgd_ranks": (1, 2), "sgd_collapsed": 3}
+    for kind in MECHANISM_OUTCOMES:
+        failure = kind != "absorbed"
+        head, level, text = rj.MechanismController._message(Outcome(kind, failure, numbers), 1e-12, 1e-11, 1,
+                                                             0.3, 0.027, 3000)
+        assert head == rj.MechanismController.HEADLINES[kind] and level == ("warning" if failure else "info")
+        assert text.startswith("Forced phase (3000 steps") and "SGD: final ranks [1, 2]" in text
+    _, _, short = rj.MechanismController._message(Outcome("forced_too_short", True, numbers), 0, 0, 2, 0.3, 0.027, 9)
+    assert "s₂ = 0.25" in short and "about 12345 forced steps" in short
 
 
 def test_mechanism_axes_are_labelled():
@@ -118,16 +137,33 @@ def test_mechanism_axes_are_labelled():
     assert c.figure.layout.yaxis.title.text and c.figure.layout.yaxis2.title.text
 
 
-def test_basin_says_pulled_back_or_not():
+def test_basin_words_the_experiments_outcome():
     c = rj.BasinController(steps=5000)
     assert isinstance(c.result, rank_jumps.BasinResult)
-    assert ("not pulled back" in c.status.value) == (c.result.final_rank[-1] != 1)
+    assert c.result.outcome.kind == "pulled_back"
+    assert "pulled back to rank 1" in c.figure.layout.title.text and "not pulled back" not in c.status.value
+
+
+def test_basin_words_every_outcome_the_experiment_can_give():
+    from symsgd_core.core.results import Outcome
+    from symsgd_core.rank_jumps.experiments import BASIN_OUTCOMES
+
+    texts = {}
+    for kind in BASIN_OUTCOMES:
+        failure = kind in ("diverged", "collapsed")
+        head, level, texts[kind] = rj.BasinController._message(
+            Outcome(kind, failure, {"diverged_step": 77, "s2_end": 0.5}), 0.3, 0.6, 0.2, (0.5, 0.7), 0.05, "gd")
+        assert head and level == ("warning" if failure else "info")
+        assert "a/a_c = 0.50" in texts[kind] and "the smallest a that escapes is 0.7" in texts[kind]
+    assert "GD diverged (step 77)" in texts["diverged"] and "collapsed to A = 0" in texts["collapsed"]
+    assert "pulled back — s₂(A) fell to 5.0e-01" in texts["pulled_back"]
+    assert "not pulled back — the new direction grew to s₂(A) = 0.5" in texts["not_pulled_back"]
 
 
 def test_anneal_draws_losses_as_markers_on_a_zoomed_axis():
     c = rj.AnnealController(hot_steps=10_000, cold_steps=5000, n_seeds=1)
     assert isinstance(c.result, rank_jumps.AnnealResult)
-    better = "rank-1" if c.result.minima["rank1"] < c.result.minima["rank2"] else "rank-2"
+    better = {"rank1": "rank-1", "rank2": "rank-2"}[c.result.better_minimum]
     assert f"{better} minimum is the better one" in c.status.value
     assert c.figure.layout.yaxis2.range[0] > 0.05  # zoomed on the losses, not from 0
     # ... so the losses are markers, not bars (bars on a cut axis would exaggerate a ~1 % difference)
@@ -187,3 +223,49 @@ def test_slider_descriptions_follow_the_notation_table():
     basin = rj.BasinController(steps=5000)
     assert basin.controls["alpha"].description == "basin push a"
     assert "λ" not in trap.status.value + basin.status.value
+
+
+def test_anneal_words_every_outcome_the_experiment_can_give():
+    """Each cold-phase outcome has a headline and quotes its numbers; a failed hot phase takes its diagnosis's."""
+    from types import SimpleNamespace
+
+    from symsgd_core.core.results import Outcome
+    from symsgd_core.rank_jumps.analysis import Diagnosis
+    from symsgd_core.rank_jumps.experiments import ANNEAL_OUTCOMES
+
+    numbers = {"jumped": 3, "cold_up": 1, "gd_min_rank": 2, "gd_polished_loss": 0.07842, "gd_polished_rank": 2,
+               "sgd_rank1_losses": (0.07732, 0.07735)}
+    cold = [k for k in ANNEAL_OUTCOMES if not k.startswith("hot_")]
+    assert set(rj.AnnealController.HEADLINES) == set(cold)
+    for kind in ANNEAL_OUTCOMES:
+        hot = kind.startswith("hot_")
+        diag = Diagnosis(kind[4:] if hot else "jumped", "what the hot phase did.", "warning" if hot else "info")
+        r = SimpleNamespace(diagnosis=diag, outcome=Outcome(kind, kind != "annealed", {} if hot else numbers),
+                            minima={"rank1": 0.0773, "rank2": 0.0784}, better_minimum="rank1")
+        head, level, text = rj.AnnealController._message(r, 0.2, 0.01, 0.05)
+        assert head == (rj.HEADLINES[diag.kind] if hot else rj.AnnealController.HEADLINES[kind])
+        assert level == ("info" if kind == "annealed" else "warning")
+        assert text.startswith("Hot phase: what the hot phase did.") and "rank-1 minimum is the better one" in text
+        if not hot:
+            assert "the 3 SGD run(s) that jumped rose again (1 return(s) to rank 2)" in text
+            assert "GD 0.07842 (rank 2), SGD rank-1 runs 0.07732–0.07735" in text
+
+
+def test_langevin_words_every_outcome_the_experiment_can_give():
+    from symsgd_core.core.results import Outcome
+    from symsgd_core.rank_jumps.experiments import LANGEVIN_OUTCOMES
+
+    assert set(rj.LangevinController.HEADLINES) == set(LANGEVIN_OUTCOMES)
+    spec = {"trace_raising": 1e-20, "trace_total": 1.0, "n_raising": 4, "n_keeping": 12,
+            "keeping": np.ones(12), "raising": np.zeros(4)}
+    counts = np.array([1]), np.array([0]), np.array([0]), np.array([0])
+    numbers = {"sgd_collapsed": 2, "langevin_collapsed": 1, "langevin_median_s2": 0.45}
+    texts = {}
+    for kind in LANGEVIN_OUTCOMES:
+        failure = kind not in ("both_ways", "one_way")
+        head, level, texts[kind] = rj.LangevinController._message(
+            Outcome(kind, failure, numbers), *counts, 0.9, float("nan"), np.array([]), 0.02, 0.01, spec, "here", 0.3)
+        assert head == rj.LangevinController.HEADLINES[kind] and level == ("warning" if failure else "info")
+        assert texts[kind].startswith("τ = 0.02 (2 × τ_match = 0.01). SGD: 1 down / 0 up")
+    assert "2 SGD / 1 Langevin run(s) collapsed" in texts["collapsed"]
+    assert "median s₂ = 0.45" in texts["no_transitions_too_hot"] and "median" not in texts["no_transitions"]

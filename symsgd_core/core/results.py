@@ -37,7 +37,7 @@ import numpy as np
 
 from .validation import check_choice, check_positive
 
-__all__ = ["ENGINES", "Divergence", "EngineResult", "resolve_engine"]
+__all__ = ["ENGINES", "Divergence", "EngineResult", "Outcome", "resolve_engine"]
 
 #: Values of the ``engine`` keyword of every engine that has two implementations.
 ENGINES = ("auto", "compiled", "reference")
@@ -53,6 +53,25 @@ def resolve_engine(engine: str, compiled_available: bool = True, why: str = "") 
     if engine == "compiled" and not compiled_available:
         raise ValueError(f"engine 'compiled' is not available here{': ' + why if why else ''}")
     return compiled_available and engine != "reference"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an experiment's runs did, as data: an experiment decides it, a figure only words it, tests assert it.
+
+    Attributes:
+        kind: one of the experiment's named outcomes (e.g. ``"forced_too_short"``); each experiment lists its kinds.
+        failure: True for a failure mode of the setting (divergence, collapse, a phase too short), False when the
+            setting shows what the figure is about.
+        numbers: the numbers that decide the kind and that its wording quotes (name → a number or a tuple of them).
+    """
+
+    kind: str
+    failure: bool
+    numbers: dict
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "numbers", dict(self.numbers))
 
 
 @dataclass(frozen=True)

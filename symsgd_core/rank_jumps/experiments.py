@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.checking import roundoff_tolerance
+from ..core.results import Outcome
 from ..core.seeding import piece_seed
 from ..core.validation import check_int
 from .analysis import (
@@ -48,6 +49,7 @@ from .analysis import (
 )
 from .engine import RunResult, Schedule, records_between, run
 from .network import (
+    DEFAULT_RANK_TOL,
     Architecture,
     Params,
     balanced_factorisation,
@@ -67,6 +69,9 @@ __all__ = [
     "BasinResult", "EnsembleResult", "LangevinResult", "MechanismResult", "PenaltyView", "TrapResult", "anneal",
     "basin", "ensemble", "forced_row_run", "langevin", "mechanism", "minima_losses", "penalty_view",
     "phase0_minima", "rank_one_minimum", "start_minimum", "trap",
+    # what a run did, as data (the figures word it)
+    "ANNEAL_OUTCOMES", "BASIN_OUTCOMES", "LANGEVIN_OUTCOMES", "MECHANISM_OUTCOMES", "anneal_outcome", "basin_outcome",
+    "better_minimum", "langevin_outcome", "mechanism_outcome",
 ]
 
 
@@ -506,6 +511,7 @@ class MechanismResult:
             and its round-off bound.
         forced_rank: the rank of A after the forced phase (−1: diverged).
         depth: L.
+        outcome: what the runs did (:data:`MECHANISM_OUTCOMES`, :func:`mechanism_outcome`).
     """
 
     start: Params
@@ -517,6 +523,41 @@ class MechanismResult:
     decay_tolerance: float
     forced_rank: int
     depth: int
+    outcome: Outcome
+
+
+#: What §4's runs can do, in the order they are tested: the forced phase diverged, left A at rank 2 (too short) or
+#: collapsed it to 0; then GD or SGD diverged, collapsed to A = 0, or rose back to rank 2; or (what §4 shows)
+#: forced sampling brought A to rank 1 and neither GD nor SGD ever left it.
+MECHANISM_OUTCOMES = ("forced_diverged", "forced_too_short", "forced_collapsed", "diverged_after", "collapsed_after",
+                      "rank_rose", "absorbed")
+
+
+def mechanism_outcome(forced: ForcedRecord, forced_rank: int, gd: RunResult | None, sgd: RunResult | None,
+                      lr: float, lam: float) -> Outcome:
+    """The :class:`~symsgd_core.core.results.Outcome` of §4's runs (kinds: :data:`MECHANISM_OUTCOMES`). Numbers:
+    ``s2_end`` and ``steps_needed`` (forced steps that bring s₂ a thousand times below the rank threshold at this η
+    and γ) for ``forced_too_short``; ``gd_rank``, ``sgd_ranks`` after a complete forced phase; ``sgd_collapsed``
+    (runs) for ``collapsed_after``."""
+    if forced.diverged[0]:
+        return Outcome("forced_diverged", True, {})
+    if forced_rank >= 2:
+        s2_start = max(forced.singular_values[0, 0, 1], 1e-3)
+        need = np.log(1e3 * s2_start / DEFAULT_RANK_TOL) / (2 * lr * lam)
+        return Outcome("forced_too_short", True, {"s2_end": float(forced.singular_values[0, -1, 1]),
+                                                  "steps_needed": float(need)})
+    if forced_rank == 0:
+        return Outcome("forced_collapsed", True, {})
+    ranks = {"gd_rank": int(gd.final_rank[0]), "sgd_ranks": tuple(int(k) for k in sgd.final_rank)}
+    if gd.diverged.any() or sgd.diverged.any():
+        return Outcome("diverged_after", True, ranks)
+    if sgd.collapsed.any() or gd.collapsed.any():
+        return Outcome("collapsed_after", True, {**ranks, "sgd_collapsed": int(sgd.collapsed.sum())})
+    s_up = int(sgd.returned_up.sum() + np.sum(sgd.rank.max(axis=1) > 1))
+    g_up = int(np.sum(gd.rank.max(axis=1) > 1))
+    if s_up or g_up:
+        return Outcome("rank_rose", True, ranks)
+    return Outcome("absorbed", False, ranks)
 
 
 def mechanism(lr: float = EXP.lr_hot, lam: float = EXP.lam_hot, forced_steps: int = 3000, after_steps: int = 20_000,
@@ -539,7 +580,7 @@ def mechanism(lr: float = EXP.lr_hot, lam: float = EXP.lam_hot, forced_steps: in
                   record_every=every, record_layers=False, engine=engine)
     return MechanismResult(start=p0, start_rank=start_rank, forced=rec, gd=gd, sgd=sgd, decay_error=err,
                            decay_tolerance=roundoff_tolerance(1.0, forced_steps), forced_rank=forced_rank,
-                           depth=EXP.depth)
+                           depth=EXP.depth, outcome=mechanism_outcome(rec, forced_rank, gd, sgd, lr, lam))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -560,6 +601,7 @@ class BasinResult:
         run: one run per a (the chosen a last).
         final_rank: ``(BASIN_GRID + 1,)``.
         boundary: ``(lo, hi)`` bracket of the basin edge on the grid (:func:`~.analysis.basin_boundary`).
+        outcome: what the run from the chosen a did (:data:`BASIN_OUTCOMES`, :func:`basin_outcome`).
     """
 
     rank1_point: Params
@@ -569,10 +611,28 @@ class BasinResult:
     run: RunResult
     final_rank: np.ndarray
     boundary: tuple
+    outcome: Outcome
 
     @property
     def grid(self) -> np.ndarray:
         return self.alphas[:-1]
+
+
+#: What §5's run from the chosen a can do: diverge, collapse to A = 0, be pulled back to rank 1 (inside the basin) or
+#: not (it grows to the rank-2 minimum).
+BASIN_OUTCOMES = ("diverged", "collapsed", "pulled_back", "not_pulled_back")
+
+
+def basin_outcome(res: RunResult) -> Outcome:
+    """The :class:`~symsgd_core.core.results.Outcome` of §5's run from the chosen a (the last run of ``res``):
+    kinds :data:`BASIN_OUTCOMES`; numbers ``diverged_step``, or ``s2_end`` (its last s₂(A))."""
+    if res.diverged[-1]:
+        return Outcome("diverged", True, {"diverged_step": int(res.diverged_step[-1])})
+    rank = int(res.final_rank[-1])
+    if rank == 0:
+        return Outcome("collapsed", True, {})
+    s2 = float(res.singular_values[-1, -1, 1])
+    return Outcome("pulled_back" if rank <= 1 else "not_pulled_back", False, {"s2_end": s2})
 
 
 def basin(alpha: float = 0.3, lam: float = EXP.lam_hot, eps: float = EXP.eps, lr: float = EXP.lr_cold,
@@ -592,7 +652,7 @@ def basin(alpha: float = 0.3, lam: float = EXP.lam_hot, eps: float = EXP.eps, lr
               record_layers=False, engine=engine)
     _report(progress, 0.9)
     return BasinResult(rank1_point=p1, slope=g, alpha_c=alpha_c, alphas=alphas, run=res, final_rank=res.final_rank,
-                       boundary=basin_boundary(grid, res.final_rank[:-1]))
+                       boundary=basin_boundary(grid, res.final_rank[:-1]), outcome=basin_outcome(res))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -617,6 +677,9 @@ class AnnealResult:
             cold GD steps from each final state (GD first; NaN and −1 for runs that diverged).
         minima: :func:`minima_losses` at the cold γ.
         diagnosis: :func:`~.analysis.diagnose` of the hot phase.
+        better_minimum: which minimum has the lower loss at the cold γ: ``"rank1"``, ``"rank2"``, or
+            ``"rank1_only"`` (GD from random init finds no rank-2 minimum there).
+        outcome: what the runs did through both phases (:data:`ANNEAL_OUTCOMES`, :func:`anneal_outcome`).
     """
 
     start: Params
@@ -633,6 +696,52 @@ class AnnealResult:
     polished_rank: np.ndarray
     minima: dict
     diagnosis: Diagnosis
+    better_minimum: str
+    outcome: Outcome
+
+
+#: What §6's runs can do: the hot phase failed (``"hot_"`` + the :func:`~.analysis.diagnose` kind that is not
+#: ``"jumped"``); then, after SGD jumped, the cold phase diverged, collapsed SGD to A = 0, let GD find rank 1 too (γ
+#: too large to separate them), or let the rank rise again; or (what §6 shows) GD keeps rank 2 and SGD rank 1.
+ANNEAL_OUTCOMES = ("hot_no_jumps", "hot_collapsed", "hot_diverged", "hot_gd_low_rank", "hot_shallow", "cold_diverged",
+                   "cold_collapsed", "gd_finds_rank1", "rank_rose", "annealed")
+
+
+def better_minimum(minima: dict) -> str:
+    """``"rank1"`` or ``"rank2"``: the minimum with the lower loss (:func:`minima_losses`); ``"rank1_only"`` when
+    there is no rank-2 minimum (its loss is NaN)."""
+    r1, r2 = minima["rank1"], minima["rank2"]
+    return "rank1_only" if not np.isfinite(r2) else "rank1" if r1 < r2 else "rank2"
+
+
+def anneal_outcome(diagnosis: Diagnosis, gd: RunResult, sgd: RunResult, hot_steps: int, sgd_hot: RunResult,
+                   gd_cold: RunResult, sgd_cold: RunResult, polished_loss: np.ndarray,
+                   polished_rank: np.ndarray) -> Outcome:
+    """The :class:`~symsgd_core.core.results.Outcome` of §6's runs (kinds :data:`ANNEAL_OUTCOMES`). After a hot
+    phase where SGD jumped, the numbers: ``jumped`` (SGD runs at rank 1 after the hot phase), ``cold_up`` (of them,
+    runs whose rank rose in the cold phase), ``gd_min_rank`` (GD's lowest rank in the cold phase),
+    ``gd_polished_loss``, ``gd_polished_rank`` and, if any SGD run ends polished at rank 1, ``sgd_rank1_losses``
+    (their lowest and highest polished loss)."""
+    if diagnosis.kind != "jumped":
+        return Outcome("hot_" + diagnosis.kind, True, {})
+    alive = sgd.ok_runs
+    jumped = sgd_hot.final_rank[alive] == 1
+    numbers = {"jumped": int(jumped.sum()),
+               "cold_up": int(np.sum(np.any(sgd_cold.rank[alive] > 1, axis=1) & jumped)),
+               "gd_min_rank": int(gd_cold.rank.min()),
+               "gd_polished_loss": float(polished_loss[0]), "gd_polished_rank": int(polished_rank[0])}
+    rank1 = np.isfinite(polished_loss[1:]) & (polished_rank[1:] == 1)
+    if rank1.any():
+        numbers["sgd_rank1_losses"] = (float(np.min(polished_loss[1:][rank1])), float(np.max(polished_loss[1:][rank1])))
+    if np.any(gd.diverged_step > hot_steps) or np.any(sgd.diverged_step > hot_steps):
+        return Outcome("cold_diverged", True, numbers)
+    if sgd_cold.collapsed.any():
+        return Outcome("cold_collapsed", True, numbers)
+    if numbers["gd_min_rank"] < 2:
+        return Outcome("gd_finds_rank1", True, numbers)
+    if numbers["cold_up"]:
+        return Outcome("rank_rose", True, numbers)
+    return Outcome("annealed", False, numbers)
 
 
 def _divisor_at_most(n: int, k: int) -> int:
@@ -676,11 +785,15 @@ def anneal(eps: float = EXP.eps, hot_steps: int = EXP.hot_steps, lr_hot: float =
     _report(progress, 0.85)
     sgd_hot = records_between(sgd, 0, hot_steps)
     gd_hot = records_between(gd, 0, hot_steps)
+    gd_cold, sgd_cold = records_between(gd, hot_steps, total), records_between(sgd, hot_steps, total)
+    diagnosis = diagnose(start_rank, sgd_hot, gd_hot, lr=lr_hot, lam=lam_hot, depth=EXP.depth)
+    minima = minima_losses(eps, lam_cold)
     return AnnealResult(start=p0, start_rank=start_rank, schedule=schedule, hot_steps=int(hot_steps), gd=gd, sgd=sgd,
-                        gd_hot=gd_hot, sgd_hot=sgd_hot, gd_cold=records_between(gd, hot_steps, total),
-                        sgd_cold=records_between(sgd, hot_steps, total), polished_loss=polished_loss,
-                        polished_rank=polished_rank, minima=minima_losses(eps, lam_cold),
-                        diagnosis=diagnose(start_rank, sgd_hot, gd_hot, lr=lr_hot, lam=lam_hot, depth=EXP.depth))
+                        gd_hot=gd_hot, sgd_hot=sgd_hot, gd_cold=gd_cold, sgd_cold=sgd_cold,
+                        polished_loss=polished_loss, polished_rank=polished_rank, minima=minima, diagnosis=diagnosis,
+                        better_minimum=better_minimum(minima),
+                        outcome=anneal_outcome(diagnosis, gd, sgd, int(hot_steps), sgd_hot, gd_cold, sgd_cold,
+                                               polished_loss, polished_rank))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -702,6 +815,7 @@ class LangevinResult:
         rank1_point, where: the rank-1 point (where an SGD run landed, else the GD rank-1 minimum) and which.
         sgd_transitions, langevin_transitions: ``(down, up)`` rank changes per run.
         stay_low_rank: ``(SGD, Langevin)`` fraction of records at rank ≤ 1 after the first visit, per run.
+        outcome: what the runs did (:data:`LANGEVIN_OUTCOMES`, :func:`langevin_outcome`).
     """
 
     start: Params
@@ -715,6 +829,34 @@ class LangevinResult:
     sgd_transitions: tuple
     langevin_transitions: tuple
     stay_low_rank: tuple
+    outcome: Outcome
+
+
+#: What §7's runs can do: diverge, collapse to A = 0, move neither way within the budget (``"no_transitions"``, or
+#: ``"no_transitions_too_hot"`` when Langevin is hotter than matched and its own noise keeps s₂ above the rank
+#: threshold); or (what §7 shows) SGD only jumps down while Langevin goes both ways (``"both_ways"``) or, within
+#: this budget, also only down (``"one_way"``).
+LANGEVIN_OUTCOMES = ("diverged", "collapsed", "no_transitions", "no_transitions_too_hot", "both_ways", "one_way")
+
+
+def langevin_outcome(sgd: RunResult, lang: RunResult, sgd_transitions: tuple, langevin_transitions: tuple,
+                     tau: float, tau_match: float) -> Outcome:
+    """The :class:`~symsgd_core.core.results.Outcome` of §7's runs (kinds :data:`LANGEVIN_OUTCOMES`). Numbers:
+    ``sgd_collapsed`` and ``langevin_collapsed`` (runs) for ``"collapsed"``; ``langevin_median_s2`` (over every
+    record of every run) when nothing moved."""
+    (s_down, _), (l_down, l_up) = sgd_transitions, langevin_transitions
+    if sgd.diverged.any() or lang.diverged.any():
+        return Outcome("diverged", True, {})
+    if lang.collapsed.any() or sgd.collapsed.any():
+        return Outcome("collapsed", True, {"sgd_collapsed": int(sgd.collapsed.sum()),
+                                           "langevin_collapsed": int(lang.collapsed.sum())})
+    if l_up.sum() > 0:
+        return Outcome("both_ways", False, {})
+    if l_down.sum() == 0 and s_down.sum() == 0:
+        median_s2 = float(np.median(lang.singular_values[:, :, 1]))
+        kind = "no_transitions_too_hot" if tau > tau_match else "no_transitions"
+        return Outcome(kind, True, {"langevin_median_s2": median_s2})
+    return Outcome("one_way", False, {})
 
 
 def langevin(temp_factor: float = 1.0, lr: float = EXP.lr_hot, n_runs: int = 3, steps: int = 40_000, seed: int = 0,
@@ -739,11 +881,13 @@ def langevin(temp_factor: float = 1.0, lr: float = EXP.lr_hot, n_runs: int = 3, 
         point, where = sgd.final.select([int(landed[0])]), f"the end of SGD run {int(landed[0])}"
     else:
         point, where = rank_one_minimum(eps, lam=lam), "the GD rank-1 minimum (no SGD run landed at rank 1)"
+    sgd_transitions, langevin_transitions = rank_transitions(sgd.rank), rank_transitions(lang.rank)
     return LangevinResult(start=p0, sgd=sgd, langevin=lang, tau=tau, tau_match=tau_match,
                           spectrum=noise_spectrum_by_direction(point, problem, 1, lr), rank1_point=point, where=where,
-                          sgd_transitions=rank_transitions(sgd.rank), langevin_transitions=rank_transitions(lang.rank),
+                          sgd_transitions=sgd_transitions, langevin_transitions=langevin_transitions,
                           stay_low_rank=(fraction_low_rank_after_first_visit(sgd.rank),
-                                         fraction_low_rank_after_first_visit(lang.rank)))
+                                         fraction_low_rank_after_first_visit(lang.rank)),
+                          outcome=langevin_outcome(sgd, lang, sgd_transitions, langevin_transitions, tau, tau_match))
 
 
 # ----------------------------------------------------------------------------------------------

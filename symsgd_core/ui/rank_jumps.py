@@ -528,45 +528,48 @@ class MechanismController(RunController):
             fig.data[-1].x = [0.0, float(forced_steps + after_steps)]
             fig.layout.shapes = [dict(type="rect", xref="x2", yref="y2 domain", x0=0, x1=forced_steps, y0=0, y1=1,
                                       fillcolor="#ede9fe", opacity=0.6, line_width=0, layer="below")]
-            head, level, msg = self._message(rec, err, tol, forced_rank, gd, sgd, lr, lam, forced_steps)
+            head, level, msg = self._message(r.outcome, err, tol, forced_rank, lr, lam, forced_steps)
             _headline(fig, head, level == "warning")
         self.say(msg, level)
 
-    @staticmethod
-    def _message(rec, err, tol, forced_rank, gd, sgd, lr, lam, forced_steps):
+    #: Headline of each outcome of :func:`~symsgd_core.rank_jumps.experiments.mechanism_outcome`.
+    HEADLINES = {
+        "forced_diverged": "FAILURE MODE: divergence in the forced phase",
+        "forced_too_short": "FAILURE MODE: forced phase too short — A is still rank 2",
+        "forced_collapsed": "FAILURE MODE: collapse to A = 0 during the forced phase",
+        "diverged_after": "FAILURE MODE: divergence after the forced phase",
+        "collapsed_after": "FAILURE MODE: collapse to A = 0 after the forced phase",
+        "rank_rose": "Rank rose again after the forced phase",
+        "absorbed": "Forced sampling → rank 1; then SGD and GD both stay at rank 1",
+    }
+
+    @classmethod
+    def _message(cls, outcome, err, tol, forced_rank, lr, lam, forced_steps):
+        """(headline, level, status text) of ``outcome``: the words only, the experiment decided it."""
         c = weight_decay_factor(lr, lam)
         text = (f"Forced phase ({forced_steps} steps on row-0 entries only): the unsampled row of W_L shrank by "
                 f"(1 − 2ηγ)^t = {c:.5f}^{forced_steps} = {weight_decay_factor(lr, lam, forced_steps):.3g}, "
                 "matching the measured norms to a "
                 f"relative {err:.1e} (round-off bound {tol:.1e}). ")
-        if rec.diverged[0]:
-            return ("FAILURE MODE: divergence in the forced phase", "warning",
-                    text + f"The run diverged: η = {lr:.3g} is too large.")
-        if forced_rank >= 2:
-            need = np.log(1e3 * max(rec.singular_values[0, 0, 1], 1e-3) / DEFAULT_RANK_TOL) / (2 * lr * lam)
-            return ("FAILURE MODE: forced phase too short — A is still rank 2", "warning",
-                    text + f"A is still rank 2 (s₂ = {rec.singular_values[0, -1, 1]:.2g}): at η = {lr:.3g}, "
-                    f"γ = {lam:.3g} the row needs about {need:.0f} forced steps to fall below the rank "
-                    "threshold. Raise the forced steps, η or γ.")
-        if forced_rank == 0:
-            return ("FAILURE MODE: collapse to A = 0 during the forced phase", "warning",
-                    text + f"A collapsed to 0 (rank 0): at η = {lr:.3g} the noise of the forced steps kicks the "
-                    "network into the basin of θ = 0, a local minimum for L ≥ 3. Lower η.")
-        g_rank, s_rank = int(gd.final_rank[0]), sgd.final_rank
-        s_up = int(sgd.returned_up.sum() + np.sum(sgd.rank.max(axis=1) > 1))
-        g_up = int(np.sum(gd.rank.max(axis=1) > 1))
-        text += f"A has rank {forced_rank}. Then GD: final rank {g_rank}; SGD: final ranks {s_rank.tolist()}. "
-        if gd.diverged.any() or sgd.diverged.any():
-            return ("FAILURE MODE: divergence after the forced phase", "warning", text + f"η = {lr:.3g} too large.")
-        if sgd.collapsed.any() or gd.collapsed.any():
-            return ("FAILURE MODE: collapse to A = 0 after the forced phase", "warning",
-                    text + f"{int(sgd.collapsed.sum())} SGD run(s) collapsed to A = 0: η = {lr:.3g} is large enough "
-                    "for the noise to push the rank-1 network into θ = 0's basin (B_0 is absorbing).")
-        if s_up or g_up:
-            return ("Rank rose again after the forced phase", "warning",
-                    text + "The rank rose again: the forced phase ended outside B_1's basin.")
-        return ("Forced sampling → rank 1; then SGD and GD both stay at rank 1", "info",
-                text + "Neither GD nor any SGD run ever returned to rank 2: B_1 is absorbing for both.")
+        n, kind = outcome.numbers, outcome.kind
+        if "gd_rank" in n:
+            text += (f"A has rank {forced_rank}. Then GD: final rank {n['gd_rank']}; SGD: final ranks "
+                     f"{list(n['sgd_ranks'])}. ")
+        why = {
+            "forced_diverged": f"The run diverged: η = {lr:.3g} is too large.",
+            "forced_too_short": (f"A is still rank 2 (s₂ = {n.get('s2_end', 0.0):.2g}): at η = {lr:.3g}, γ = {lam:.3g} "
+                                 f"the row needs about {n.get('steps_needed', 0.0):.0f} forced steps to fall below "
+                                 "the rank threshold. Raise the forced steps, η or γ."),
+            "forced_collapsed": (f"A collapsed to 0 (rank 0): at η = {lr:.3g} the noise of the forced steps kicks the "
+                                 "network into the basin of θ = 0, a local minimum for L ≥ 3. Lower η."),
+            "diverged_after": f"η = {lr:.3g} too large.",
+            "collapsed_after": (f"{n.get('sgd_collapsed', 0)} SGD run(s) collapsed to A = 0: η = {lr:.3g} is large "
+                                "enough for the noise to push the rank-1 network into θ = 0's basin (B_0 is "
+                                "absorbing)."),
+            "rank_rose": "The rank rose again: the forced phase ended outside B_1's basin.",
+            "absorbed": "Neither GD nor any SGD run ever returned to rank 2: B_1 is absorbing for both.",
+        }[kind]
+        return cls.HEADLINES[kind], "warning" if outcome.failure else "info", text + why
 
 
 # ----------------------------------------------------------------------------------------------
@@ -644,14 +647,15 @@ class BasinController(RunController):
             else:
                 fig.data[self.GRID + 3].x, fig.data[self.GRID + 3].y = [], []
             fig.data[-1].x = [0.0, float(steps)]
-            head, level, msg = self._message(alpha, alpha_c, g, res, boundary, lam, lr, method)
+            head, level, msg = self._message(r.outcome, alpha, alpha_c, g, boundary, lr, method)
             _headline(fig, head, level == "warning")
         self.say(msg, level)
 
     @staticmethod
-    def _message(alpha, alpha_c, g, res, boundary, lam, lr, method):
-        r = int(res.final_rank[-1])
-        s2 = res.singular_values[-1, -1, 1]
+    def _message(outcome, alpha, alpha_c, g, boundary, lr, method):
+        """(headline, level, status text) of ``outcome`` (decided in
+        :func:`~symsgd_core.rank_jumps.experiments.basin_outcome`) and of the grid's bracket of the basin edge."""
+        s2 = outcome.numbers.get("s2_end", float("nan"))
         where = (f"a = {alpha:.3g} (a/a_c = {alpha / alpha_c:.2f}, first-order basin estimate "
                  f"a_c = (2γ/|g|)^(1/(L−2)) = {alpha_c:.3g} with fit slope |g| = {abs(g):.3g})")
         lo, hi = boundary
@@ -660,14 +664,14 @@ class BasinController(RunController):
                 if np.isfinite(lo) and np.isfinite(hi) else
                 " No a on the grid (up to 2 a_c) escapes: at this γ and ε there is no rank-2 minimum to escape to."
                 if not np.isfinite(hi) else " Every a on the grid escapes.")
-        if res.diverged[-1]:
+        if outcome.kind == "diverged":
             return ("FAILURE MODE: divergence", "warning",
-                    where + f": {method.upper()} diverged (step {int(res.diverged_step[-1])}); the perturbed network "
-                    f"is too large for η = {lr:.3g}." + edge)
-        if r == 0:
+                    where + f": {method.upper()} diverged (step {outcome.numbers['diverged_step']}); the perturbed "
+                    f"network is too large for η = {lr:.3g}." + edge)
+        if outcome.kind == "collapsed":
             return ("FAILURE MODE: collapse to A = 0", "warning",
                     where + ": the run collapsed to A = 0 (θ = 0 is a trap for L ≥ 3)." + edge)
-        if r <= 1:
+        if outcome.kind == "pulled_back":
             return (f"a = {alpha:.3g}: pulled back to rank 1", "info",
                     where + f": pulled back — s₂(A) fell to {s2:.1e}; weight decay (−2γa) beats the fit "
                     "(+|g|aᴸ⁻¹) inside the basin." + edge)
@@ -790,15 +794,26 @@ class AnnealController(RunController):
             _headline(fig, head, level == "warning")
         self.say(msg, level)
 
-    @staticmethod
-    def _message(r, eps, lam_cold, lr_cold):
-        diag, polished_loss, polished_rank = r.diagnosis, r.polished_loss, r.polished_rank
-        gd_c, sgd_c, sgd_alive = r.gd_cold, r.sgd_cold, r.sgd.ok_runs
+    #: Headline of each cold-phase outcome of :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome` (a failed
+    #: hot phase has the headline of its diagnosis).
+    HEADLINES = {
+        "cold_diverged": "FAILURE MODE: divergence in the cold phase",
+        "cold_collapsed": "FAILURE MODE: collapse to A = 0 in the cold phase",
+        "gd_finds_rank1": "FAILURE MODE: GD also finds rank 1 in the cold phase",
+        "rank_rose": "Rank rose again in the cold phase",
+        "annealed": "Annealing: GD keeps rank 2, SGD keeps rank 1",
+    }
+
+    @classmethod
+    def _message(cls, r, eps, lam_cold, lr_cold):
+        """(headline, level, status text) of ``r.outcome`` (decided in
+        :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome`) and ``r.better_minimum``."""
+        diag, outcome, n = r.diagnosis, r.outcome, r.outcome.numbers
         r1, r2 = r.minima["rank1"], r.minima["rank2"]
-        if not np.isfinite(r2):
+        if r.better_minimum == "rank1_only":
             better = (f"At ε = {eps:.3g} and cold γ = {lam_cold:.3g} GD from random init finds no rank-2 minimum: "
                       f"the rank-1 minimum ({r1:.5f}) is the one to be in.")
-        elif r1 < r2:
+        elif r.better_minimum == "rank1":
             better = (f"At ε = {eps:.3g}, cold γ = {lam_cold:.3g}, the rank-1 minimum is the better one ({r1:.5f} < "
                       f"{r2:.5f}, by {100 * (r2 - r1) / r2:.1f}%): here SGD's one-way bias helps.")
         else:
@@ -806,31 +821,23 @@ class AnnealController(RunController):
                       f"{r1:.5f}): at this γ it has the lower regularised loss 𝓛_γ, and a jump to rank 1 would be a "
                       "loss.")
         text = "Hot phase: " + diag.message + " "
-        if diag.kind != "jumped":
+        if outcome.kind.startswith("hot_"):
             return (HEADLINES[diag.kind], "warning", text + better)
-        jumped = r.sgd_hot.final_rank[sgd_alive] == 1
-        cold_up = int(np.sum(np.any(sgd_c.rank[sgd_alive] > 1, axis=1) & jumped))
-        gd_min = int(gd_c.rank.min())
-        text += (f"Cold phase (η = {lr_cold:.3g}, γ = {lam_cold:.3g}): GD's lowest rank {gd_min}; the "
-                 f"{int(jumped.sum())} SGD run(s) that jumped {'stay at rank 1' if cold_up == 0 else 'rose again'} "
-                 f"({cold_up} return(s) to rank 2). Polished losses: GD {polished_loss[0]:.5f} "
-                 f"(rank {polished_rank[0]})")
-        s_ok = np.isfinite(polished_loss[1:]) & (polished_rank[1:] == 1)
-        if s_ok.any():
-            text += f", SGD rank-1 runs {np.min(polished_loss[1:][s_ok]):.5f}–{np.max(polished_loss[1:][s_ok]):.5f}. "
+        cold_up = n["cold_up"]
+        text += (f"Cold phase (η = {lr_cold:.3g}, γ = {lam_cold:.3g}): GD's lowest rank {n['gd_min_rank']}; the "
+                 f"{n['jumped']} SGD run(s) that jumped {'stay at rank 1' if cold_up == 0 else 'rose again'} "
+                 f"({cold_up} return(s) to rank 2). Polished losses: GD {n['gd_polished_loss']:.5f} "
+                 f"(rank {n['gd_polished_rank']})")
+        if "sgd_rank1_losses" in n:
+            lo, hi = n["sgd_rank1_losses"]
+            text += f", SGD rank-1 runs {lo:.5f}–{hi:.5f}. "
         else:
             text += ". "
-        if np.any(r.gd.diverged_step > r.hot_steps) or np.any(r.sgd.diverged_step > r.hot_steps):
-            return ("FAILURE MODE: divergence in the cold phase", "warning", text + "Lower the cold η. " + better)
-        if sgd_c.collapsed.any():
-            return ("FAILURE MODE: collapse to A = 0 in the cold phase", "warning", text + better)
-        if gd_min < 2:
-            return ("FAILURE MODE: GD also finds rank 1 in the cold phase", "warning",
-                    text + f"At the cold γ = {lam_cold:.3g} the rank-2 minimum is not stable for GD any more (γ too "
-                    "large), so the cold phase no longer separates the two. " + better)
-        if cold_up:
-            return ("Rank rose again in the cold phase", "warning", text + better)
-        return ("Annealing: GD keeps rank 2, SGD keeps rank 1", "info", text + better)
+        advice = {"cold_diverged": "Lower the cold η. ",
+                  "gd_finds_rank1": (f"At the cold γ = {lam_cold:.3g} the rank-2 minimum is not stable for GD any "
+                                     "more (γ too large), so the cold phase no longer separates the two. ")}
+        why = advice.get(outcome.kind, "")
+        return cls.HEADLINES[outcome.kind], "warning" if outcome.failure else "info", text + why + better
 
 
 # ----------------------------------------------------------------------------------------------
@@ -921,13 +928,25 @@ class LangevinController(RunController):
             fig.data[k + 3].y = [2 * lr * tau] * 2 if tau > 0 else [1e-38] * 2
             fig.data[k + 4].x = [0.0, float(max(keep.size, raise_.size))]
             fig.data[k + 4].y = [max(roundoff_tolerance(spec["trace_total"], point.arch.n_params), 1e-38)] * 2
-            head, level, msg = self._message(sgd, lang, s_down, s_up, l_down, l_up, frac_s, frac_l, floor_l, tau,
+            head, level, msg = self._message(r.outcome, s_down, s_up, l_down, l_up, frac_s, frac_l, floor_l, tau,
                                              tau_match, spec, where, lr)
             _headline(fig, head, level == "warning")
         self.say(msg, level)
 
-    @staticmethod
-    def _message(sgd, lang, s_down, s_up, l_down, l_up, frac_s, frac_l, floor_l, tau, tau_match, spec, where, lr):
+    #: Headline of each outcome of :func:`~symsgd_core.rank_jumps.experiments.langevin_outcome`.
+    HEADLINES = {
+        "diverged": "FAILURE MODE: divergence",
+        "collapsed": "FAILURE MODE: collapse to A = 0",
+        "no_transitions": "FAILURE MODE: no transitions within the budget",
+        "no_transitions_too_hot": "FAILURE MODE: no transitions within the budget",
+        "both_ways": "Langevin goes both ways (weaker low-rank preference); SGD only down",
+        "one_way": "SGD only jumps down; Langevin keeps isotropic noise on the rank-raising directions",
+    }
+
+    @classmethod
+    def _message(cls, outcome, s_down, s_up, l_down, l_up, frac_s, frac_l, floor_l, tau, tau_match, spec, where, lr):
+        """(headline, level, status text) of ``outcome`` (decided in
+        :func:`~symsgd_core.rank_jumps.experiments.langevin_outcome`) and the runs' transitions and noise."""
         ratio = abs(spec["trace_raising"]) / spec["trace_total"] if spec["trace_total"] > 0 else 0.0
 
         def stay(frac):
@@ -945,23 +964,16 @@ class LangevinController(RunController):
                  f"variance (zero up to round-off; all of it lies in {int(np.sum(spec['keeping'] > 1e-12))} "
                  f"rank-keeping directions), while isotropic Langevin noise gives each of the {n_r + n_k} directions "
                  f"2ητ = {2 * lr * tau:.2e}, i.e. {100 * n_r / (n_r + n_k):.0f}% of its variance raises the rank.")
-        if sgd.diverged.any() or lang.diverged.any():
-            return ("FAILURE MODE: divergence", "warning", text + " Some runs diverged: η or τ too large.")
-        if lang.collapsed.any() or sgd.collapsed.any():
-            return ("FAILURE MODE: collapse to A = 0", "warning",
-                    text + f" {int(sgd.collapsed.sum())} SGD / {int(lang.collapsed.sum())} Langevin run(s) collapsed "
-                    "to A = 0 (too much noise: θ = 0 is a trap).")
-        if l_up.sum() > 0:
-            head = "Langevin goes both ways (weaker low-rank preference); SGD only down"
-        elif l_down.sum() == 0 and s_down.sum() == 0:
-            median_s2 = float(np.median(lang.singular_values[:, :, 1]))
-            if tau > tau_match:
-                why = (f" Nothing moved within the budget. SGD did not jump (raise η or the steps); Langevin is so "
-                       f"hot that its own noise keeps s₂(A) above the rank threshold {LANGEVIN_RANK_TOL:g} (median "
-                       f"s₂ = {median_s2:.2g}), so it never counts as rank 1: lower τ/τ_match or raise the steps.")
-            else:
-                why = (" Nothing moved within the budget: raise τ/τ_match (Langevin), η (SGD) or the steps.")
-            return ("FAILURE MODE: no transitions within the budget", "warning", text + why)
-        else:
-            head = "SGD only jumps down; Langevin keeps isotropic noise on the rank-raising directions"
-        return (head, "info", text)
+        n = outcome.numbers
+        why = {
+            "diverged": " Some runs diverged: η or τ too large.",
+            "collapsed": (f" {n.get('sgd_collapsed', 0)} SGD / {n.get('langevin_collapsed', 0)} Langevin run(s) "
+                          "collapsed to A = 0 (too much noise: θ = 0 is a trap)."),
+            "no_transitions": " Nothing moved within the budget: raise τ/τ_match (Langevin), η (SGD) or the steps.",
+            "no_transitions_too_hot": (
+                " Nothing moved within the budget. SGD did not jump (raise η or the steps); Langevin is so hot that "
+                f"its own noise keeps s₂(A) above the rank threshold {LANGEVIN_RANK_TOL:g} (median s₂ = "
+                f"{n.get('langevin_median_s2', float('nan')):.2g}), so it never counts as rank 1: lower τ/τ_match "
+                "or raise the steps."),
+        }.get(outcome.kind, "")
+        return cls.HEADLINES[outcome.kind], "warning" if outcome.failure else "info", text + why
