@@ -305,10 +305,10 @@ def grid_tasks(name: str = "sde05") -> list[tuple[str, dict]]:
             tasks += _dyn("sde", lr, lam, seeds, R, tmax, rec, m=m)
         for f in (1.0, 10.0):
             tasks += _dyn("langevin", lr, lam, seeds, R // 2, tmax, rec, temp_factor=f)
-    tasks += _dyn("sde", 0.3, 0.027, seeds, R, 3000.0, rec, m=64)  # dt convergence at the hot point
-    tasks += _dyn("gaussian_sgd", 0.3, 0.027, seeds, R, tmax, rec, increments="rademacher")
+    tasks += _dyn("sde", *HOT, seeds, R, 3000.0, rec, m=64)  # dt convergence at the hot point
+    tasks += _dyn("gaussian_sgd", *HOT, seeds, R, tmax, rec, increments="rademacher")
     for method, extra in (("sgd", {}), ("gaussian_sgd", {}), ("gaussian_sgd", {"increments": "rademacher"})):
-        tasks += _dyn(method, 0.3, 0.027, seeds, R, tmax, rec, S=2, **extra)
+        tasks += _dyn(method, *HOT, seeds, R, tmax, rec, S=2, **extra)
     tasks += _grid_tasks_blowup_and_controls(seeds, R, tmax, rec)
     k_grid = list(range(2, 101, 1)) + list(range(105, 301, 5))
     for lr in (0.2, 0.25, 0.3, 0.35):
@@ -319,17 +319,17 @@ def grid_tasks(name: str = "sde05") -> list[tuple[str, dict]]:
             tasks.append(("waiting", dict(lr=lr, lam=lam, n_runs=64, n_steps=100_000, rec_steps=50, seed=11,
                                           samples=True)))
     for route in ("row1", "col0", "avoid01"):  # avoid01: the diagonal route, as likely as row 0 and column 1
-        tasks.append(("kstar", dict(lr=0.3, lam=0.027, route=route, n_seq=12, k_grid=k_grid, seed=5)))
+        tasks.append(("kstar", dict(lr=HOT[0], lam=HOT[1], route=route, n_seq=12, k_grid=k_grid, seed=5)))
     for route in ("row0", "row1", "col1", "avoid00", "avoid01", "avoid11", "avoid12"):
-        tasks.append(("kstar", dict(problem="staircase", lr=0.3, lam=0.027, route=route, n_seq=12, k_grid=k_grid,
+        tasks.append(("kstar", dict(problem="staircase", lr=HOT[0], lam=HOT[1], route=route, n_seq=12, k_grid=k_grid,
                                     seed=5)))
-    tasks.append(("staircase", dict(lr=0.3, lam=0.027, n_runs=128, n_steps=50_000, rec_steps=50, seed=3,
+    tasks.append(("staircase", dict(lr=HOT[0], lam=HOT[1], n_runs=128, n_steps=50_000, rec_steps=50, seed=3,
                                     samples=True)))
     tau = 8.96e-4  # 10 τ_match of ε = 0.2 at the hot point (fixed across ε, as in the reply's comparison)
     for eps in (0.1, 0.2, 0.3):
         for start in ("rank1", "rank2"):
             for method in ("langevin", "sgd"):
-                tasks.append(("langevin_eps", dict(eps=eps, lr=0.3, lam=0.027, tau=tau if method == "langevin" else
+                tasks.append(("langevin_eps", dict(eps=eps, lr=HOT[0], lam=HOT[1], tau=tau if method == "langevin" else
                                                    0.0, n_runs=16, t_max=3000.0, rec_dt=15.0, seed=7, start=start,
                                                    method=method)))
     for broken in (None, "biased"):
@@ -356,10 +356,10 @@ def _grid_tasks_blowup_and_controls(seeds, R, tmax, rec) -> list[tuple[str, dict
     tasks.append(("continuation", dict(lr=HOT[0], lam=HOT[1], m=16, rho=0.05, seed=21, n_runs=32, t_max=HAZARD_HORIZON,
                                        rec_dt=0.1, n_states=12, n_cont=16, cont_t=30.0, cont_rec=0.3 / 16)))
     tasks += _dyn("gaussian_sgd", *HOT, seeds, R, tmax, rec, increments="bernoulli")
-    tasks += _dyn("gaussian_sgd", 0.3, 0.027, seeds, R, tmax, rec, S=2, increments="bernoulli")
+    tasks += _dyn("gaussian_sgd", *HOT, seeds, R, tmax, rec, S=2, increments="bernoulli")
     for method, extra in (("sgd", {}), ("gaussian_sgd", {}), ("gaussian_sgd", {"increments": "rademacher"}),
                           ("gaussian_sgd", {"increments": "bernoulli"})):
-        tasks += _dyn(method, 0.15, 0.027, seeds, R, tmax, rec, **extra)
+        tasks += _dyn(method, HOT[0] / 2, HOT[1], seeds, R, tmax, rec, **extra)  # batch 1 at T = η/S of S = 2
     return tasks
 
 

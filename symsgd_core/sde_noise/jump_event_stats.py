@@ -31,6 +31,7 @@ import numpy as np
 
 from ..core.stats import censored_exponential, event_times
 from ..core.validation import check_in_range, check_int, check_positive
+from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from .jump_event import (
     AMBIGUOUS,
     NO_ROUTE,
@@ -272,7 +273,7 @@ def kstar_rule_summary(results) -> dict:
             "tasks": len(results)}
 
 
-def cell_kstar(grid, route: str, *, problem: str = "eps", lr: float = 0.3, lam: float = 0.027,
+def cell_kstar(grid, route: str, *, problem: str = "eps", lr: float = EXP.lr_hot, lam: float = EXP.lam_hot,
                key: str = "kstar") -> tuple[int, list, bool]:
     """A cell's k* for ``route``: ``(median k*, per-sequence k*, from_grid)``.
 
@@ -293,7 +294,7 @@ def cell_kstar(grid, route: str, *, problem: str = "eps", lr: float = 0.3, lam: 
     return median_kstar(live[key]), list(live[key]), False
 
 
-def sample_route_counts(grid, problem: str = "eps", lr: float = 0.3, lam: float = 0.027) -> dict:
+def sample_route_counts(grid, problem: str = "eps", lr: float = EXP.lr_hot, lam: float = EXP.lam_hot) -> dict:
     """The routes read off SGD's samples before each jump (:func:`~.jump_event.classify_route` at the cell's
     median k*), and the same over control windows, for the cell's waiting task (``problem="staircase"``: the
     staircase task).
