@@ -7,7 +7,6 @@ import json
 
 import ipywidgets as widgets
 import pytest
-import site_helpers  # noqa: F401 - first: puts tools/site on sys.path
 from site_helpers import Line, expected_y
 
 from tools.site.edition import config

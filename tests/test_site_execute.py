@@ -11,9 +11,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import site_helpers  # noqa: F401 - first: puts tools/site on sys.path
 
-from tools.site.edition.execute import execute_notebook, private_kernel_sockets
+from tools.site.edition.execute import REPO_ROOT, execute_notebook, kernel_environment, private_kernel_sockets
 
 _CONNECTION = ("import json, os\nfrom ipykernel import get_connection_info\n"
                "info = get_connection_info(unpack=True)\n"
@@ -55,3 +54,12 @@ def test_the_private_socket_folder_is_removed_even_when_the_run_fails():
         assert os.path.isdir(folder) and config.KernelManager.transport == "ipc"
         raise RuntimeError("a cell failed")
     assert not os.path.exists(folder)
+
+
+def test_the_kernel_imports_the_capture_code_from_the_repository_root():
+    """The kernel runs in the notebook's folder; the repository root goes first on its PYTHONPATH (what was there
+    stays after it), so ``tools.site.edition.capture`` imports without changing ``sys.path`` in the kernel."""
+    env = kernel_environment({"PYTHONPATH": os.pathsep.join(["/a", "", "/b"]), "HOME": "/h"})
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(REPO_ROOT), "/a", "/b"] and env["HOME"] == "/h"
+    assert kernel_environment({})["PYTHONPATH"] == str(REPO_ROOT)
+    assert (REPO_ROOT / "tools" / "site" / "edition" / "capture.py").is_file()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import site_helpers  # noqa: F401 - puts tools/site on sys.path
 
 from tools.site.edition.frames import SLIDER_ROOM_PX, animated_figure, changed_layout, changed_traces
 

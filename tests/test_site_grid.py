@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 import pytest
-import site_helpers  # noqa: F401 - first: puts tools/site on sys.path
 
 from tools.site.edition.grid import (
     SliderSpec,

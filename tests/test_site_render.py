@@ -9,7 +9,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import site_helpers  # noqa: F401 - first: puts tools/site on sys.path
 from site_helpers import Line
 
 from tools.site.edition import assets, build, config, report
