@@ -555,20 +555,23 @@ class MechanismController(RunController):
         if "gd_rank" in n:
             text += (f"A has rank {forced_rank}. Then GD: final rank {n['gd_rank']}; SGD: final ranks "
                      f"{list(n['sgd_ranks'])}. ")
+        # one text per kind, formatted only for the outcome's kind (a number it lacks raises, never prints as 0)
         why = {
-            "forced_diverged": f"The run diverged: η = {lr:.3g} is too large.",
-            "forced_too_short": (f"A is still rank 2 (s₂ = {n.get('s2_end', 0.0):.2g}): at η = {lr:.3g}, γ = {lam:.3g} "
-                                 f"the row needs about {n.get('steps_needed', 0.0):.0f} forced steps to fall below "
-                                 "the rank threshold. Raise the forced steps, η or γ."),
-            "forced_collapsed": (f"A collapsed to 0 (rank 0): at η = {lr:.3g} the noise of the forced steps kicks the "
-                                 "network into the basin of θ = 0, a local minimum for L ≥ 3. Lower η."),
-            "diverged_after": f"η = {lr:.3g} too large.",
-            "collapsed_after": (f"{n.get('sgd_collapsed', 0)} SGD run(s) collapsed to A = 0: η = {lr:.3g} is large "
-                                "enough for the noise to push the rank-1 network into θ = 0's basin (B_0 is "
-                                "absorbing)."),
-            "rank_rose": "The rank rose again: the forced phase ended outside B_1's basin.",
-            "absorbed": "Neither GD nor any SGD run ever returned to rank 2: B_1 is absorbing for both.",
-        }[kind]
+            "forced_diverged": lambda: f"The run diverged: η = {lr:.3g} is too large.",
+            "forced_too_short": lambda: (
+                f"A is still rank 2 (s₂ = {n['s2_end']:.2g}): at η = {lr:.3g}, γ = {lam:.3g} the row needs about "
+                f"{n['steps_needed']:.0f} forced steps to fall below the rank threshold. Raise the forced steps, η or "
+                "γ."),
+            "forced_collapsed": lambda: (
+                f"A collapsed to 0 (rank 0): at η = {lr:.3g} the noise of the forced steps kicks the network into the "
+                "basin of θ = 0, a local minimum for L ≥ 3. Lower η."),
+            "diverged_after": lambda: f"η = {lr:.3g} too large.",
+            "collapsed_after": lambda: (
+                f"{n['sgd_collapsed']} SGD run(s) collapsed to A = 0: η = {lr:.3g} is large enough for the noise to "
+                "push the rank-1 network into θ = 0's basin (B_0 is absorbing)."),
+            "rank_rose": lambda: "The rank rose again: the forced phase ended outside B_1's basin.",
+            "absorbed": lambda: "Neither GD nor any SGD run ever returned to rank 2: B_1 is absorbing for both.",
+        }[kind]()
         return cls.HEADLINES[kind], "warning" if outcome.failure else "info", text + why
 
 
@@ -655,7 +658,6 @@ class BasinController(RunController):
     def _message(outcome, alpha, alpha_c, g, boundary, lr, method):
         """(headline, level, status text) of ``outcome`` (decided in
         :func:`~symsgd_core.rank_jumps.experiments.basin_outcome`) and of the grid's bracket of the basin edge."""
-        s2 = outcome.numbers.get("s2_end", float("nan"))
         where = (f"a = {alpha:.3g} (a/a_c = {alpha / alpha_c:.2f}, first-order basin estimate "
                  f"a_c = (2γ/|g|)^(1/(L−2)) = {alpha_c:.3g} with fit slope |g| = {abs(g):.3g})")
         lo, hi = boundary
@@ -673,10 +675,11 @@ class BasinController(RunController):
                     where + ": the run collapsed to A = 0 (θ = 0 is a trap for L ≥ 3)." + edge)
         if outcome.kind == "pulled_back":
             return (f"a = {alpha:.3g}: pulled back to rank 1", "info",
-                    where + f": pulled back — s₂(A) fell to {s2:.1e}; weight decay (−2γa) beats the fit "
-                    "(+|g|aᴸ⁻¹) inside the basin." + edge)
+                    where + f": pulled back — s₂(A) fell to {outcome.numbers['s2_end']:.1e}; weight decay (−2γa) beats "
+                    "the fit (+|g|aᴸ⁻¹) inside the basin." + edge)
         return (f"a = {alpha:.3g}: not pulled back — rank 2", "info",
-                where + f": not pulled back — the new direction grew to s₂(A) = {s2:.3g}, the rank-2 minimum: "
+                where + f": not pulled back — the new direction grew to s₂(A) = {outcome.numbers['s2_end']:.3g}, "
+                "the rank-2 minimum: "
                 "the basin of B_1 is finite." + edge)
 
 
@@ -965,15 +968,16 @@ class LangevinController(RunController):
                  f"rank-keeping directions), while isotropic Langevin noise gives each of the {n_r + n_k} directions "
                  f"2ητ = {2 * lr * tau:.2e}, i.e. {100 * n_r / (n_r + n_k):.0f}% of its variance raises the rank.")
         n = outcome.numbers
+        # formatted only for the outcome's kind (a number it lacks raises, never prints as 0 or NaN)
         why = {
-            "diverged": " Some runs diverged: η or τ too large.",
-            "collapsed": (f" {n.get('sgd_collapsed', 0)} SGD / {n.get('langevin_collapsed', 0)} Langevin run(s) "
-                          "collapsed to A = 0 (too much noise: θ = 0 is a trap)."),
-            "no_transitions": " Nothing moved within the budget: raise τ/τ_match (Langevin), η (SGD) or the steps.",
-            "no_transitions_too_hot": (
+            "diverged": lambda: " Some runs diverged: η or τ too large.",
+            "collapsed": lambda: (f" {n['sgd_collapsed']} SGD / {n['langevin_collapsed']} Langevin run(s) collapsed "
+                                  "to A = 0 (too much noise: θ = 0 is a trap)."),
+            "no_transitions": lambda: (" Nothing moved within the budget: raise τ/τ_match (Langevin), η (SGD) or the "
+                                       "steps."),
+            "no_transitions_too_hot": lambda: (
                 " Nothing moved within the budget. SGD did not jump (raise η or the steps); Langevin is so hot that "
                 f"its own noise keeps s₂(A) above the rank threshold {LANGEVIN_RANK_TOL:g} (median s₂ = "
-                f"{n.get('langevin_median_s2', float('nan')):.2g}), so it never counts as rank 1: lower τ/τ_match "
-                "or raise the steps."),
-        }.get(outcome.kind, "")
+                f"{n['langevin_median_s2']:.2g}), so it never counts as rank 1: lower τ/τ_match or raise the steps."),
+        }.get(outcome.kind, lambda: "")()
         return cls.HEADLINES[outcome.kind], "warning" if outcome.failure else "info", text + why
