@@ -1,9 +1,20 @@
+import asyncio
+
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from symsgd_core.ui.base import SHOW_HANDLED_ENV, Controller, figure_is_finite, slider_names, sweep_sliders
+from symsgd_core.ui import base
+from symsgd_core.ui.base import (
+    SHOW_HANDLED_ENV,
+    Controller,
+    RunController,
+    changed_by_page,
+    figure_is_finite,
+    slider_names,
+    sweep_sliders,
+)
 
 
 class Square(Controller):
@@ -321,3 +332,87 @@ def test_a_run_says_it_may_compile_while_engine_kernels_are_not_cached(monkeypat
     assert "Computing…" in seen[-1] and "compiled" not in seen[-1]
     probe.run()
     assert looks == [["balance._kernels"]] * 2  # warm: the index is not read again
+
+
+# -- figures that re-simulate when a slider is released (RunController.auto_run) ------------------------------
+class _AutoRun(RunController):
+    """A re-simulating figure whose Run is short: no Run button, a released slider re-simulates."""
+
+    auto_run = True
+
+    def __init__(self):
+        super().__init__()
+        self.controls = {"a": widgets.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.1)}
+        self._setup_run()
+        self.figures = [go.FigureWidget(go.Scatter(x=[0.0], y=[0.0]))]
+        self.runs: list[float] = []
+        self._wire()
+        self.update()
+
+    def _run(self, a):
+        self.runs.append(a)
+        self.figure.data[0].y = [a]
+
+
+def _from_page(widget, value) -> None:
+    """Set ``value`` as a message from the page does (ipywidgets' ``set_state``: the property locked meanwhile)."""
+    widget.set_state({"value": value})
+
+
+def test_a_change_from_the_page_is_told_apart_from_a_change_by_code():
+    slider = widgets.IntSlider(value=1)
+    seen = []
+    slider.observe(lambda change: seen.append(changed_by_page(change["owner"])), names="value")
+    slider.value = 2
+    _from_page(slider, 3)
+    assert seen == [False, True] and slider.value == 3
+
+
+def test_an_auto_run_figure_has_no_run_button_and_re_simulates_at_once_when_code_sets_a_slider():
+    c = _AutoRun()
+    assert c.run_button is None and c.extra_widgets == [] and c.runs == [1.0]
+    c.controls["a"].value = 1.5  # a cell (or the static edition) setting the value: one Run, at once
+    assert c.runs == [1.0, 1.5] and c.figure.data[0].y == (1.5,)
+    c.set(a=0.5)  # set(): one Run, not two
+    assert c.runs == [1.0, 1.5, 0.5]
+    _from_page(c.controls["a"], 0.7)  # from the page but no event loop running (plain Python): at once
+    assert c.runs[-1] == 0.7
+
+
+def test_moves_from_the_page_in_quick_succession_are_simulated_once_at_the_last_value(show_handled):
+    """In the kernel (an event loop runs): a page move waits DEBOUNCE_SECONDS; a newer move supersedes it; the
+    input counts as handled only once the Run has drawn it (the browser suite waits on that count)."""
+    c = _AutoRun()
+    root = c.view()
+    start = c.inputs_handled
+
+    async def reader():
+        for value in (1.1, 1.2, 1.3):  # three keyboard steps, faster than the debounce
+            _from_page(c.controls["a"], value)
+            await asyncio.sleep(base.DEBOUNCE_SECONDS / 5)
+        assert c.runs == [1.0] and c.inputs_handled == start  # nothing run, nothing counted yet
+        await asyncio.sleep(base.DEBOUNCE_SECONDS * 3)
+        assert c.runs == [1.0, 1.3] and c.figure.data[0].y == (1.3,)
+        assert c.inputs_handled > start and _handled_classes(root) == [f"symsgd-handled-{c.inputs_handled}"]
+        counted = c.inputs_handled
+        _from_page(c.controls["a"], 0.4)  # a later move: its own Run
+        await asyncio.sleep(base.DEBOUNCE_SECONDS * 3)
+        assert c.runs == [1.0, 1.3, 0.4] and c.inputs_handled > counted
+
+    asyncio.run(reader())
+
+
+def test_a_failing_run_after_a_page_move_shows_the_error_and_the_kernel_carries_on():
+    c = _AutoRun()
+
+    def broken(a):
+        raise ValueError(f"a = {a} is out of range")
+
+    c._run = broken
+
+    async def reader():
+        _from_page(c.controls["a"], 1.9)
+        await asyncio.sleep(base.DEBOUNCE_SECONDS * 3)
+
+    asyncio.run(reader())  # the loop's callback did not raise into the loop
+    assert "symsgd-status-error" in c.status.value and "a = 1.9 is out of range" in c.status.value

@@ -18,13 +18,15 @@ SMALL = {cls: settings for cls, settings in SMALL_SETTINGS.items() if cls.__modu
 
 @pytest.mark.slow  # every controller built (one simulation each): not in `make test-fast`
 @pytest.mark.parametrize("cls", list(SMALL), ids=lambda c: c.__name__)
-def test_the_re_simulating_ones_have_a_run_button_and_a_progress_bar(cls):
+def test_the_long_re_simulating_ones_have_a_run_button_and_a_progress_bar(cls):
     """(Every slider of every controller, to both ends and back: tests/test_ui_every_slider.py.)"""
     c = cls(**SMALL[cls])
     if cls is rj.PenaltyController:
         assert c.live
-    else:  # re-simulating: Run button and progress bar, no live updates
-        assert c.live is False
+    elif cls in (rj.MechanismController, rj.BasinController):  # a Run of ≤ 0.5 s: re-simulates on a slider release
+        assert c.live is False and c.auto_run and c.run_button is None
+    else:  # re-simulating for seconds: Run button and progress bar, no live updates
+        assert c.live is False and not c.auto_run
         assert c.run_button in c.extra_widgets and c.progress in c.extra_widgets
     assert len(slider_names(c)) >= 3
 

@@ -69,14 +69,20 @@ def test_fluctuation_inversion_without_learning():
     _ok(c)
 
 
-@pytest.mark.parametrize("cls, kwargs", [(us.WrongSign, dict(n_chains=100)), (us.Tails, dict(n_chains=200)),
-                                         (us.DiscreteSGD, dict(n_runs=60))])
-def test_run_controllers_simulate_only_on_run(cls, kwargs):
+@pytest.mark.parametrize("cls, kwargs, other", [(us.WrongSign, dict(n_chains=100), 0.2),
+                                                (us.Tails, dict(n_chains=200), 0.2),
+                                                (us.DiscreteSGD, dict(n_runs=60), 0.2)])
+def test_the_simulation_is_drawn_at_once_and_again_when_a_slider_is_released(cls, kwargs, other):
+    """No Run button: the figure is simulated when it is made and on every slider change (RunController.auto_run),
+    and the status keeps the closed forms' finding before the simulation's."""
     c = cls(**kwargs)
-    assert c.simulation is None and "Computing" not in c.status.value  # nothing simulated before Run
-    c.run()
+    assert c.run_button is None and c.simulation is not None
+    first = c.simulation
     _ok(c)
-    assert "Computing" not in c.status.value and c.simulation is not None
+    c.set(temperature=other)
+    assert c.simulation is not first and c.values()["temperature"] == other
+    _ok(c)
+    assert "Computing" not in c.status.value and "Simulation:" in status_text(c)
 
 
 def test_wrong_sign_draws_its_result():

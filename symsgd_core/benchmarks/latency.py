@@ -18,9 +18,9 @@ def slider_toggle(controller, name: str | None = None, values: tuple | None = No
     """A callable that moves slider ``name`` (default: the first) between two ``values``
     (default: its current value and its upper end).
 
-    A :class:`~symsgd_core.ui.base.RunController` with ``live = False`` re-simulates on every ``set()``; one
-    with ``live = True`` only redraws its analytic part, so for it the move also presses Run
-    (``controller.run()``): either way one move costs one simulation.
+    A :class:`~symsgd_core.ui.base.RunController` with ``live = False`` or ``auto_run = True`` re-simulates on
+    every ``set()``; one with ``live = True`` and a Run button only redraws its analytic part, so for it the move
+    also presses Run (``controller.run()``): either way one move costs one simulation.
     """
     from ..ui.base import slider_extremes, slider_names
 
@@ -32,7 +32,7 @@ def slider_toggle(controller, name: str | None = None, values: tuple | None = No
     def move():
         state["i"] ^= 1
         controller.set(**{name: values[state["i"]]})
-        if controller.live and hasattr(controller, "run_button"):
+        if controller.live and getattr(controller, "run_button", None) is not None:
             controller.run()
 
     return move

@@ -415,6 +415,9 @@ class ThreeDynamics(RunController):
     lines ``u = ±w``. Right: ``G = u² − w²`` against ``t = η·steps``.
     """
 
+    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
+    auto_run = True
+
     #: Drawing order (bottom to top) of the three paths; data[3 + i] in the plane, data[8 + i] for G.
     ORDER = ("iso", "sgd", "flow")
     MAX_EXTENT = 8.0
@@ -558,6 +561,9 @@ class BalanceEnsemble(RunController):
     runs), and Corollary 3.3's bound ``|G₀| e^{−4TΔt/α₁}``. Bottom: the spread (standard deviation across runs) of both.
     """
 
+    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
+    auto_run = True
+
     SHOWN = 30
 
     def __init__(self) -> None:
@@ -686,6 +692,9 @@ class Rank1Balance(RunController):
     ``‖w‖²``.
     """
 
+    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
+    auto_run = True
+
     WINDOW = RANK1_WINDOW
 
     def __init__(self) -> None:
@@ -774,6 +783,9 @@ class ReLUBalance(RunController):
     sliders; ``self.result`` is that run). Both: the ratio of the two noise traces and of the two layer norms;
     the shaded window is where the claims average (``window`` slider).
     """
+
+    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
+    auto_run = True
 
     def __init__(self, data_path=None) -> None:
         super().__init__()
@@ -886,6 +898,9 @@ class DiscreteBreakdown(RunController):
     ``1 − η²ḡ_B²`` of every step (read off the run), with the zones "shrinks" (0, 1], "sign flip"
     [−1, 0) and "sign flip and growth" (< −1). A diverging run is announced on the figure.
     """
+
+    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
+    auto_run = True
 
     FACTOR_FLOOR = -3.0
 

@@ -4,7 +4,9 @@ One :class:`Controller` per figure owns its widgets, its plotly ``FigureWidget``
 and a status line. A controller draws: it reads its widgets, calls ONE experiment
 function of its topic (which returns a frozen dataclass), keeps that result in
 ``controller.result`` and draws it. Figures that re-simulate are
-:class:`RunController`\ s (a Run button, a progress bar, "Computing…" while busy).
+:class:`RunController`\ s ("Computing…" while busy): those whose Run answers in at most
+half a second at every slider end re-simulate when a slider is released
+(:attr:`RunController.auto_run`), the others have a Run button and a progress bar.
 Tests of the science call the experiment functions directly; tests of a figure drive
 the controller without a kernel or a browser: set a widget's value
 (``controller.set(name=value)``) and inspect ``controller.result``,
@@ -12,13 +14,14 @@ the controller without a kernel or a browser: set a widget's value
 
 Conventions (the browser suite relies on them):
 
-* the root widget has the CSS class ``symsgd-controller``;
+* the root widget has the CSS class ``symsgd-controller`` (and ``symsgd-auto-run`` when it
+  re-simulates on a slider release, :attr:`RunController.auto_run`);
 * sliders are ordinary ``ipywidgets`` sliders (found by ``.widget-slider``);
 * figures are ``plotly.graph_objects.FigureWidget`` (rendered as ``.js-plotly-plot``);
 * ``status`` is an ``HTML`` widget that says what happened when a setting fails
   (e.g. "diverged at step 412: ηλ too large because …"), never a silent NaN;
-* re-simulating controllers have a Run button and a progress bar, and show
-  "Computing…" in ``status`` while they work (the browser suite waits on it);
+* re-simulating controllers show "Computing…" in ``status`` while they work (the browser
+  suite waits on it); those that keep a Run button also have a progress bar;
 * after the kernel has handled a reader's input (a slider moved, a button pressed,
   an update drawn) the controller counts it (``inputs_handled``). Only where the kernel's
   environment sets ``SYMSGD_SHOW_HANDLED_INPUTS=1`` (the browser suite's servers do) does
@@ -35,8 +38,10 @@ such an update for every controller).
 
 from __future__ import annotations
 
+import asyncio
 import html
 import inspect
+import logging
 import os
 import re
 import sys
@@ -53,6 +58,8 @@ from ..core.checking import caught_html, claims_html
 from .describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
 from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, distinguish
 
+#: Class of the root widget of a figure that re-simulates when a slider is released (``RunController.auto_run``).
+AUTO_RUN_CLASS = "symsgd-auto-run"
 #: Prefix of the root widget's class that counts the inputs the kernel has handled (see ``Controller.view``).
 HANDLED_CLASS_PREFIX = "symsgd-handled-"
 #: Environment variable of the kernel that shows that count in the page (set by the browser suite's servers only):
@@ -115,9 +122,13 @@ class Controller:
         """The main figure (the first one)."""
         return self.figures[0]
 
+    def _observed(self) -> bool:
+        """Whether a control's change redraws the figure by itself (:meth:`_on_change`)."""
+        return self.live
+
     def _wire(self) -> None:
         """Observe every control (call at the end of the subclass ``__init__``)."""
-        if self.live:
+        if self._observed():
             for w in self.controls.values():
                 w.observe(self._on_change, names="value")
 
@@ -147,6 +158,8 @@ class Controller:
             self._refresh_alts()
             self._root = widgets.VBox([*self._children(), *self._alts, accessible_names()])
             self._root.add_class("symsgd-controller")
+            if getattr(self, "auto_run", False):
+                self._root.add_class(AUTO_RUN_CLASS)
             self._watch_inputs(self._root)
             self._mark_handled()
         return self._root
@@ -158,13 +171,19 @@ class Controller:
         update (or a Run button's re-simulation) has been sent to the page by then.
         """
         stack = [root]
+        counted_by_run = set(map(id, self._controls_counted_by_run()))
         while stack:
             w = stack.pop()
             stack.extend(getattr(w, "children", ()))
             if isinstance(w, widgets.Button):
                 w.on_click(lambda _button: self._mark_handled())
-            elif isinstance(w, widgets.ValueWidget) and not isinstance(w, _OUTPUT_WIDGETS):
+            elif (isinstance(w, widgets.ValueWidget) and not isinstance(w, _OUTPUT_WIDGETS)
+                  and id(w) not in counted_by_run):
                 w.observe(lambda _change: self._mark_handled(), names="value")
+
+    def _controls_counted_by_run(self) -> list:
+        """Controls whose input is counted as handled only when the figure's (later) re-simulation has drawn it."""
+        return []
 
     def _mark_handled(self) -> None:
         """Count one handled input; where :func:`handled_inputs_shown`, show the count in the page (the root's
@@ -195,27 +214,33 @@ class Controller:
         for name in values:
             if name not in self.controls:
                 raise ValueError(f"unknown control {name!r}; controls are {sorted(self.controls)}")
-        if self.live:
+        observed = self._observed()
+        if observed:
             for w in self.controls.values():
                 w.unobserve(self._on_change, names="value")
         try:
             for name, value in values.items():
                 self.controls[name].value = value
         finally:
-            if self.live:
+            if observed:
                 for w in self.controls.values():
                     w.observe(self._on_change, names="value")
         self.update()
 
     def update(self) -> None:
         """Recompute from the current control values and redraw (timed)."""
+        self._redraw()
+        self._mark_handled()
+
+    def _redraw(self) -> None:
+        """:meth:`_update` at the current control values, timed in ``last_update_seconds``, then restyled and
+        synced (not counted as a handled input)."""
         t0 = time.perf_counter()
         try:
             self._update(**self.values())
         finally:
             self.last_update_seconds = time.perf_counter() - t0
         self._restyle_and_sync()
-        self._mark_handled()
 
     def _update(self, **values) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -302,53 +327,122 @@ def computing_notice() -> str:
     return "Computing…"
 
 
+#: Seconds a figure that re-simulates by itself (:attr:`RunController.auto_run`) waits after a slider move from the
+#: page before it runs: keyboard steps and releases in quick succession are simulated once, at the last value.
+DEBOUNCE_SECONDS = 0.15
+
+_log = logging.getLogger(__name__)
+
+
+def changed_by_page(widget, name: str = "value") -> bool:
+    """Whether ``widget.<name>`` is being set by a message from the page, not by code in the kernel: ipywidgets
+    holds the property in ``_property_lock`` while it applies the page's state (``Widget.set_state``); a cell,
+    a test or the static edition assigning the value directly leaves it empty."""
+    return name in (getattr(widget, "_property_lock", None) or {})
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread (the kernel's, while it handles a message), or None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 class RunController(Controller):
-    """A figure that re-simulates: a Run button, a progress bar, and "Computing…" in the status while busy.
+    """A figure that re-simulates: "Computing…" in the status while busy.
 
     Subclasses call :meth:`_setup_run` in ``__init__`` and implement ``_run(**values)``: call the topic's
     experiment (passing :meth:`set_progress` as its progress callback), keep the result in ``self.result``
-    and draw it. With ``live = False`` (the default) every settings change re-simulates (``update()`` is
-    ``run()``); with ``live = True`` the sliders redraw an analytic part at once (``_update``) and only the
-    Run button (or :meth:`run`) re-simulates.
+    and draw it. With ``live = True`` the sliders also redraw an analytic part at once (``_update``).
+
+    When it re-simulates:
+
+    * ``auto_run = True`` (a figure whose Run answers in at most half a second at every slider end,
+      ``python -m symsgd_core bench``): no Run button; a slider released in the page re-simulates after
+      :data:`DEBOUNCE_SECONDS` without a further move (a newer move supersedes a pending one, and moves that
+      arrive while a Run computes are simulated once, at the last value); a value set by code re-simulates at
+      once.
+    * ``auto_run = False``: a Run button and a progress bar; the reader chooses when to spend the seconds, and
+      the sliders only choose the next Run's settings.
     """
 
     live = False
+    #: Re-simulate on every slider release (no Run button); see the class docstring.
+    auto_run = False
 
     def _setup_run(self) -> None:
-        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play",
-                                         tooltip="re-simulate with the slider values")
+        self.run_button = None if self.auto_run else widgets.Button(
+            description="Run", button_style="primary", icon="play", tooltip="re-simulate with the slider values")
         self.progress = widgets.IntProgress(value=0, min=0, max=100, description="",
                                             layout=widgets.Layout(width="160px"))
-        self.run_button.on_click(lambda _b: self.run())
-        self.extra_widgets = [self.run_button, self.progress]
+        if self.run_button is not None:
+            self.run_button.on_click(lambda _b: self.run())
+            self.extra_widgets = [self.run_button, self.progress]
+        else:
+            self.extra_widgets = []  # a Run of at most half a second: "Computing…" in the status says it is busy
         self.last_run_seconds = float("nan")
+        self._pending_run: asyncio.TimerHandle | None = None
 
     def set_progress(self, fraction: float) -> None:
         """Show ``fraction`` (0 to 1) of the work as done."""
         self.progress.value = int(round(100 * min(max(float(fraction), 0.0), 1.0)))
 
+    def _observed(self) -> bool:
+        return self.live or self.auto_run
+
+    def _controls_counted_by_run(self) -> list:
+        return list(self.controls.values()) if self.auto_run else []
+
+    def _on_change(self, change) -> None:
+        if not self.auto_run:
+            self.update()
+            return
+        if self.live:
+            self._redraw()  # the analytic part at once; the input counts as handled when the Run has drawn it
+        loop = _running_loop() if changed_by_page(change["owner"]) else None
+        if loop is None:
+            self.run()
+            return
+        if self._pending_run is not None:
+            self._pending_run.cancel()
+        self._pending_run = loop.call_later(DEBOUNCE_SECONDS, self._run_when_quiet)
+
+    def _run_when_quiet(self) -> None:
+        """The debounced Run of a slider move (an error is shown in the status line by :meth:`run`)."""
+        self._pending_run = None
+        try:
+            self.run()
+        except Exception:  # noqa: BLE001 - run() shows it in the status line; no cell to raise into
+            _log.exception("%s: a Run after a slider move failed", type(self).__name__)
+
     def update(self) -> None:
         if self.live:
-            super().update()
-        else:
+            self._redraw()
+        if not self.live or self.auto_run:
             self.run()
+        else:
+            self._mark_handled()
 
     def run(self) -> None:
-        """What the Run button does: "Computing…", re-simulate (``_run``), redraw; timed in ``last_run_seconds``.
+        """Re-simulate (``_run``) and redraw, "Computing…" in the status meanwhile; timed in ``last_run_seconds``.
+        What the Run button does, and an auto-run figure after a slider move.
 
         An exception is shown in the status line and re-raised (for tests and logs).
         """
         t0 = time.perf_counter()
         self.say(computing_notice())
         self.progress.value = 0
-        self.run_button.disabled = True
+        if self.run_button is not None:
+            self.run_button.disabled = True
         try:
             self._run(**self.values())
         except Exception as exc:
             self.say(f"Error: {type(exc).__name__}: {exc}", "error")
             raise
         finally:
-            self.run_button.disabled = False
+            if self.run_button is not None:
+                self.run_button.disabled = False
             self.progress.value = self.progress.max
             self.last_run_seconds = time.perf_counter() - t0
             if not self.live:

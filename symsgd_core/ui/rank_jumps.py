@@ -448,8 +448,11 @@ class MechanismController(RunController):
     Left: norm of the unsampled row of ``W_L`` (markers) against ``(1 − 2ηγ)^t`` times its start
     (line), log axis. Right: singular values of A through the forced phase (purple) and then
     under SGD (colours) and GD (black). Sliders: ``lr``, ``lam``, ``forced_steps``,
-    ``after_steps``, ``n_seeds``, ``seed``. Re-simulates on Run.
+    ``after_steps``, ``n_seeds``, ``seed``. Re-simulates when a slider is released.
     """
+
+    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
+    auto_run = True
 
     MAX_SEEDS = 8
 
@@ -587,6 +590,9 @@ class BasinController(RunController):
     with the first-order basin estimate ``a_c = (2γ/|g|)^{1/(L−2)}``. Sliders: ``alpha``,
     ``lam``, ``eps``, ``lr``, ``steps``; dropdown ``method`` (GD or SGD).
     """
+
+    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
+    auto_run = True
 
     GRID = BASIN_GRID
 

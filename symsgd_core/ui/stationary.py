@@ -1,9 +1,10 @@
 """Interactive figures of Notebook 03: SGD's stationary distribution for diagonal networks.
 
 One draw-only controller per figure (pattern in :mod:`symsgd_core.ui.base`). The sliders redraw the closed
-forms at once (the experiment's analytic part, kept in ``self.result``; ≤ 100 ms); the Run button calls the
-figure's simulation experiment of :mod:`symsgd_core.stationary.experiments` and keeps its frozen result in
-``self.simulation`` (≤ 1 s at the default sizes). Conventions: ``ℓ = (f − y)²``, ``T = η/S``, ``t = η·steps``
+forms at once (the experiment's analytic part, kept in ``self.result``; ≤ 100 ms); a released slider then
+also calls the figure's simulation experiment of :mod:`symsgd_core.stationary.experiments` (≤ 0.5 s at every
+slider end, no Run button: ``RunController.auto_run``) and keeps its frozen result in ``self.simulation``.
+Conventions: ``ℓ = (f − y)²``, ``T = η/S``, ``t = η·steps``
 (:mod:`symsgd_core.core.conventions`).
 """
 
@@ -55,12 +56,25 @@ def _slider(description, value, lo, hi, step, fmt=".2f"):
 
 
 class _StationaryRun(RunController):
-    """Live closed forms (``_update``) and a Run button for the simulation (``_run``)."""
+    """Live closed forms (``_update``) and, when a slider is released, the simulation (``_run``)."""
+
+    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
+    auto_run = True
 
     live = True
 
+    def _say_closed_form(self, text: str) -> None:
+        """The closed forms' finding, shown at once; a simulation's text follows it (:meth:`_say_simulation`)."""
+        self._closed_form_text = text
+        self.say(text)
+
+    def _say_simulation(self, text: str) -> None:
+        """The simulation's finding, after the closed forms' (both stay in the status line)."""
+        first = getattr(self, "_closed_form_text", "")
+        self.say(f"{first} Simulation: {text}" if first else text)
+
     def _timed_run(self, **values) -> None:
-        """A Run at other sizes than the Run button's (the notebook's bigger default figures)."""
+        """A Run at other sizes than a slider move's (the notebook's bigger default figures)."""
         t0 = time.perf_counter()
         self.say("Computing…")
         self.progress.value = 0
@@ -133,8 +147,9 @@ class DepthComparison(_StationaryRun):
                 msgs.append(f"L = {depth}: mean {law.mean:.3f}, Var {vtxt}, most likely v = {m:.3f}"
                             + (" (density diverges at 0)" if depth == 1 and m == 0 else ""))
             self.figure.data[6].update(note)
-        self.say(f"T = {temperature:g}, T_c = (β₂ − γ)/α₃ = {r.critical_temperature:.3f}, phase (L = 1): {r.phase}. "
-                 + " | ".join(msgs) + " — press Run to simulate at these settings.")
+        self._say_closed_form(
+            f"T = {temperature:g}, T_c = (β₂ − γ)/α₃ = {r.critical_temperature:.3f}, phase (L = 1): {r.phase}. "
+            + " | ".join(msgs) + ".")
 
     def _run(self, temperature, k, sigma, weight_decay) -> None:
         sim = self.simulation = depth_comparison(temperature, k, sigma, weight_decay, self.n_chains, self.seed,
@@ -159,8 +174,9 @@ class DepthComparison(_StationaryRun):
                 relax = "" if run.relaxed else f", NOT relaxed (1/κ = {1 / run.lambda1:.0f})"
                 texts.append(f"L = {depth}: KS {s.ks:.3f} vs sampling threshold {s.ks_threshold:.3f}, "
                              f"t = {run.t_end:.1f} = {run.lambda1 * run.t_end:.1f}/κ{relax}")
-        self.say(f"{self.n_chains} SDE chains per depth from v₀ = 1 (one sample per chain, weak order-2 scheme, "
-                 f"dt = 0.02). " + " | ".join(texts))
+        self._say_simulation(
+            f"{self.n_chains} SDE chains per depth from v₀ = 1 (one sample per chain, weak order-2 scheme, "
+            f"dt = 0.02). " + " | ".join(texts))
 
 
 # ============================================================================ 2. phase transition
@@ -291,11 +307,13 @@ class FluctuationInversion(_StationaryRun):
             fig.layout.xaxis.range = [0, max(T0[-1], tc * 1.05)]
         if tc > 0:
             i = r.peak
-            self.say(f"L = 1: Var[v] peaks at T = {T1[i]:.3f} (= {T1[i] / tc:.2f} T_c) at {var1[i]:.3f} and falls to "
-                     f"{var1[-1]:.4f} at 0.995 T_c = {T1[-1]:.3f}. L = 0: Var = Tg(m)/(β₁' − Tα₁) rises monotonically "
-                     f"and diverges at T = β₁'/α₁ = {t0_max:.3f}. Press Run for SDE estimates.")
+            self._say_closed_form(
+                f"L = 1: Var[v] peaks at T = {T1[i]:.3f} (= {T1[i] / tc:.2f} T_c) at {var1[i]:.3f} and falls to "
+                f"{var1[-1]:.4f} at 0.995 T_c = {T1[-1]:.3f}. L = 0: Var = Tg(m)/(β₁' − Tα₁) rises monotonically "
+                f"and diverges at T = β₁'/α₁ = {t0_max:.3f}.")
         else:
-            self.say(f"γ ≥ k: T_c = {tc:.3f} ≤ 0, the depth-1 net learns nothing at any T. L = 0 still learns.")
+            self._say_closed_form(
+                f"γ ≥ k: T_c = {tc:.3f} ≤ 0, the depth-1 net learns nothing at any T. L = 0 still learns.")
 
     def _run(self, k, sigma, weight_decay, n_chains=None, t_max=None) -> None:
         R = self.n_chains if n_chains is None else int(n_chains)
@@ -311,13 +329,14 @@ class FluctuationInversion(_StationaryRun):
         note = (f"; hollow: not relaxed within t = {t_max:g} (critical slowing down near T_c): "
                 + ", ".join(sim.unrelaxed)) if sim.unrelaxed else ""
         prob = gaussian_problem(k, sigma, weight_decay)
-        self.say(f"SDE: {R} chains per point from v₀ = 1, Var of the final states. Error bars: bootstrap over chains, "
-                 f"and they understate the uncertainty: the fourth moment is infinite for L = 1 (tail v^(−7/2)) and "
-                 f"for L = 0 above T = β₁'/(3α₁) = {(prob.beta1 + weight_decay) / (3 * prob.alpha1):.3f}, so sample "
-                 f"variances converge slowly and usually fall short{note}.")
+        self._say_simulation(
+            f"SDE: {R} chains per point from v₀ = 1, Var of the final states. Error bars: bootstrap over chains, "
+            f"and they understate the uncertainty: the fourth moment is infinite for L = 1 (tail v^(−7/2)) and "
+            f"for L = 0 above T = β₁'/(3α₁) = {(prob.beta1 + weight_decay) / (3 * prob.alpha1):.3f}, so sample "
+            f"variances converge slowly and usually fall short{note}.")
 
     def run_long(self, n_chains: int = 2000, t_max: float = 60.0) -> None:
-        """A bigger run for the notebook's default figure (a few seconds; the Run button uses the quick size)."""
+        """A bigger run for the notebook's default figure (a few seconds; a slider move uses the quick size)."""
         self._timed_run(n_chains=n_chains, t_max=t_max)
 
 
@@ -357,7 +376,7 @@ class WrongSign(_StationaryRun):
         self.update()
 
     def _update(self, temperature) -> None:
-        self.say(f"T = {temperature:g}: press Run to start every run with the wrong sign, v₀ = −1.")
+        self._say_closed_form(f"T = {temperature:g}: every run starts with the wrong sign, v₀ = −1.")
 
     def _run(self, temperature) -> None:
         r = self.simulation = wrong_sign(temperature, self.n_chains, self.seed, progress=self.set_progress)
@@ -379,12 +398,13 @@ class WrongSign(_StationaryRun):
             fig.layout.shapes = [dict(type="rect", xref="x2", yref="paper", x0=float(e[0]), x1=0.0, y0=0, y1=1,
                                       fillcolor="#fee2e2", opacity=0.5, line_width=0, layer="below")]
         amp_med = "n/a" if r.amplified_median_abs_v is None else f"{r.amplified_median_abs_v:.1e}"
-        self.say(f"L = 1: median |v| at t = {r.t_end:g} is {r.median_abs_v_end[1]:.1e} (exponential collapse at rate "
-                 f"{r.rate:.2f}); L = 2: {r.median_abs_v_end[2]:.1e} (algebraic: the drift vanishes like |v|^(4/3)); "
-                 f"noise-amplified SGD on (u, w), η = {_AMP_LR}: median |v| = {amp_med} at t = 2 "
-                 f"({amp.diverged} of {amp.n_runs} runs diverged). L = 0: P(v < 0) = {r.p_wrong_sim:.3f} simulated vs "
-                 f"{r.p_wrong_theory:.3f} closed form (shaded): linear regression keeps the wrong sign with positive "
-                 "probability.")
+        self._say_simulation(
+            f"L = 1: median |v| at t = {r.t_end:g} is {r.median_abs_v_end[1]:.1e} (exponential collapse at rate "
+            f"{r.rate:.2f}); L = 2: {r.median_abs_v_end[2]:.1e} (algebraic: the drift vanishes like |v|^(4/3)); "
+            f"noise-amplified SGD on (u, w), η = {_AMP_LR}: median |v| = {amp_med} at t = 2 "
+            f"({amp.diverged} of {amp.n_runs} runs diverged). L = 0: P(v < 0) = {r.p_wrong_sim:.3f} simulated vs "
+            f"{r.p_wrong_theory:.3f} closed form (shaded): linear regression keeps the wrong sign with positive "
+            "probability.")
 
 
 # ============================================================================ 5. tails
@@ -434,9 +454,10 @@ class Tails(_StationaryRun):
             fig.data[6].x, fig.data[6].y = r.depth0
             for i in range(len(self.DEPTHS)):
                 fig.data[7 + i].x, fig.data[7 + i].y = [], []
-        self.say("local slope of log p at v ≈ 1000: " + ", ".join(f"L = {d}: {s:.3f} (ν = {tail_exponent(d):g})"
-                                                                  for d, s in r.slopes.items())
-                 + f"; L = 0: ν = −2 − β₁/(α₁T) = {r.rho0:.2f} changes with T. Press Run for SDE samples.")
+        self._say_closed_form(
+            "local slope of log p at v ≈ 1000: " + ", ".join(f"L = {d}: {s:.3f} (ν = {tail_exponent(d):g})"
+            for d, s in r.slopes.items())
+            + f"; L = 0: ν = −2 − β₁/(α₁T) = {r.rho0:.2f} changes with T.")
 
     def _run(self, temperature, n_chains=None, n_records=None, t_end=None) -> None:
         R = self.n_chains if n_chains is None else int(n_chains)
@@ -449,11 +470,11 @@ class Tails(_StationaryRun):
                 self.figure.data[7 + i].x, self.figure.data[7 + i].y = sim.points[d]
                 x = sim.samples[d]
                 counts.append(f"L = {d}: {x.size} samples, {int(np.sum(x > 10))} above v = 10")
-        self.say(f"SDE: {R} chains from v₀ = 1 for t = {t_end:g}, records from the second half pooled; "
+        self._say_simulation(f"SDE: {R} chains from v₀ = 1 for t = {t_end:g}, records from the second half pooled; "
                  + ", ".join(counts) + ". The lines do not move with T for L ≥ 1 far out: try the slider.")
 
     def run_long(self, n_chains: int = 2000, n_records: int = 20, t_end: float = 20.0) -> None:
-        """A bigger run for the notebook's default figure (a few seconds; the Run button uses the quick size)."""
+        """A bigger run for the notebook's default figure (a few seconds; a slider move uses the quick size)."""
         self._timed_run(n_chains=n_chains, n_records=n_records, t_end=t_end)
 
 
@@ -520,8 +541,8 @@ class DiscreteSGD(_StationaryRun):
 
     def _update(self, temperature) -> None:
         tc = critical_temperature(gaussian_problem(1.0, 1.0, 0.0))
-        self.say(f"T = {temperature:g} (T_c = {tc:.3f}): plain SGD uses η = T = {temperature:g} with batch size 1. "
-                 "Press Run.")
+        self._say_closed_form(
+            f"T = {temperature:g} (T_c = {tc:.3f}): plain SGD uses η = T = {temperature:g} with batch size 1.")
 
     def _run(self, temperature) -> None:
         r = self.simulation = discrete_sgd(temperature, self.n_runs, self.seed, progress=self.set_progress)
@@ -535,5 +556,6 @@ class DiscreteSGD(_StationaryRun):
             ks = "n/a" if not math.isfinite(f.ks) else f"{f.ks:.3f}"
             txt.append(f"{name}: KS {ks} (threshold {f.ks_threshold:.3f}, {verdict})"
                        + (f", {f.diverged}/{f.n} runs diverged" if f.diverged else ""))
-        self.say(f"T = {r.temperature:g}: " + " | ".join(txt) + ". Divergences come from rare large x² in single "
-                 "samples: the SDE's Gaussian noise has no such kicks.")
+        self._say_simulation(
+            f"T = {r.temperature:g}: " + " | ".join(txt) + ". Divergences come from rare large x² in single "
+            "samples: the SDE's Gaussian noise has no such kicks.")

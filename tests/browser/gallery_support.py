@@ -2,7 +2,7 @@
 platform that every mode shares.
 
 The gallery (``tests/gallery/gallery.ipynb``) is a small notebook, not a lesson, that holds at least as much as the
-heaviest notebook (13 figures from the package's controllers, analytic and re-simulating, a long cell after the
+heaviest notebook (14 figures from the package's controllers, analytic and re-simulating, a long cell after the
 first figures, formulas, a claim cell, a Check-yourself panel). Everything here reuses the suite's machinery
 (``browser_support``, ``page_load``) and the checks of ``test_jupyterlab`` and ``test_voila``; only what those do
 inline (open a notebook and Run All, open a classroom page) is written here.
@@ -228,20 +228,23 @@ def check_console(console: ConsoleLog, run: GalleryRun, noise: tuple[str, ...], 
 
 def move_sliders_and_run(page, run: GalleryRun, kernel_idle, throttle: float) -> list[ControllerLatency]:
     """Move a slider with the keyboard on the first analytic controller (shown before the long cell) and on the
-    last one (after it), and on the first controller with a Run button, which must show its busy indicator
-    (:func:`~browser_support.exercise_controller`: every wait is on the kernel's ``symsgd-handled-<n>`` count and
-    the figure's data). One non-fatal step each.
+    last one (after it), on the first controller that re-simulates when a slider is released (the kernel's
+    debounced Run after a move from the page) and on the first controller with a Run button, which must show its
+    busy indicator (:func:`~browser_support.exercise_controller`: every wait is on the kernel's
+    ``symsgd-handled-<n>`` count and the figure's data). One non-fatal step each.
 
     Returns:
         The latency rows (for the record).
     """
     ctrls = describe_controllers(page)
-    analytic = [c["index"] for c in ctrls if not c["run_button"] and c["sliders"]]
+    analytic = [c["index"] for c in ctrls if not c["run_button"] and not c["auto_run"] and c["sliders"]]
+    auto_run = [c["index"] for c in ctrls if c["auto_run"] and c["sliders"]]
     with_run = [c["index"] for c in ctrls if c["run_button"] and c["sliders"]]
     rows: list[ControllerLatency] = []
-    with run.step("the gallery has analytic controllers and one with a Run button"):
-        assert analytic and with_run, f"controllers: {ctrls}"
-    chosen = [("analytic, before the long cell", analytic[0]), ("with a Run button", with_run[0]),
+    with run.step("the gallery has analytic controllers, one that re-simulates on a release and one with a Run button"):
+        assert analytic and auto_run and with_run, f"controllers: {ctrls}"
+    chosen = [("analytic, before the long cell", analytic[0]),
+              ("re-simulating when a slider is released", auto_run[0]), ("with a Run button", with_run[0]),
               ("analytic, after the long cell", analytic[-1])]
     for what, ci in chosen:
         with run.step(f"keyboard: a slider of controller #{ci} ({what}) changes its figure", fatal=False):

@@ -76,6 +76,7 @@
       index: i,
       sliders: S.handlesOf(root).map(S.sliderState),
       run_button: !!S.runButtonOf(root),
+      auto_run: root.classList.contains('symsgd-auto-run'),
       figures: S.figsOf(root).length,
       figures_with_data: S.figsOf(root).filter(S.hasData).length,
       status: status ? (status.innerText || '').trim() : null,

@@ -225,7 +225,8 @@ def prepare_controller(controller, root) -> tuple[dict, SliderDrive | None]:
     cls = type(controller).__name__
     sliders = slider_names(controller)
     button = run_button(root)
-    kind = "re-simulating" if button is not None else "analytic"
+    # a figure that re-simulates when its slider is released (RunController.auto_run) costs a simulation per frame
+    kind = "re-simulating" if button is not None or getattr(controller, "auto_run", False) else "analytic"
     entry = {"kind": "controller", "class": cls, "live": bool(controller.live), "has_run": button is not None,
              "controls": controls_of(controller, sliders),
              "figures": [figure_state(f) for f in controller.figures], "status": controller.status.value,
