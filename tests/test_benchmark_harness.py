@@ -63,3 +63,42 @@ def test_one_slider_move_costs_one_simulation():
         c._run = counted
         slider_toggle(c, slider, values)()
         assert len(calls) == 1, cls.__name__
+
+
+def test_a_run_button_row_times_the_answer_in_the_page_and_reports_the_full_run_after_a_first_look():
+    """``answer_rows``: the row is the time until a Run pressed in the page shows something (its first look when
+    the Run is long); the full Run, drawn later from the background, is an information row."""
+    import time
+
+    import ipywidgets as widgets
+    import plotly.graph_objects as go
+
+    from symsgd_core.benchmarks.runs import answer_rows
+    from symsgd_core.ui.base import RunController
+
+    class Probe(RunController):
+        def __init__(self):
+            super().__init__()
+            self.controls = {"n": widgets.IntSlider(value=1, min=1, max=3)}
+            self._setup_run()
+            self.figures = [go.FigureWidget(go.Scatter(x=[0.0], y=[0.0]))]
+            self.update()
+
+        def _first_look(self, values):
+            return (dict(n=1), "1 of 3") if values["n"] == 3 else None
+
+        def _compute(self, progress, n):
+            time.sleep(0.1 * n)
+            progress(1.0)
+            return float(n)
+
+        def _draw(self, result, n):
+            self.figure.data[0].y = [result]
+            self.say(f"n = {n}")
+
+    long_run = answer_rows("probe", Probe(), dict(n=3), 1.0, "worst end")
+    assert [r.name for r in long_run] == ["probe", "probe.full"]
+    # (lower bounds only: the sleeps; the full Run includes the first look's 0.1 s and its own 0.3 s)
+    assert long_run[0].figure >= 0.1 and long_run[1].figure >= long_run[0].figure + 0.3 and long_run[1].met
+    short_run = answer_rows("probe", Probe(), dict(n=2), 1.0, "defaults")
+    assert [r.name for r in short_run] == ["probe"] and short_run[0].figure >= 0.2

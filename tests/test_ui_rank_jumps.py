@@ -192,14 +192,12 @@ def test_langevin_too_hot_for_the_threshold_does_not_advise_more_heat():
 
 
 def test_no_starting_minimum_is_drawn_as_a_failure(monkeypatch):
-    from symsgd_core.ui import rank_jumps as module
-
     c = rj.TrapController(steps=10_000, n_seeds=1)
 
-    def refuse(*args, **kwargs):
+    def refuse(**settings):
         raise rank_jumps.NoStartingMinimum("the phase-0 GD diverged at these settings")
 
-    monkeypatch.setattr(module, "trap", refuse)
+    monkeypatch.setattr(rj.TrapController, "experiment", staticmethod(refuse))
     c.run()
     assert c.result is None and "no starting minimum" in c.figure.layout.title.text
     assert "diverged" in c.status.value

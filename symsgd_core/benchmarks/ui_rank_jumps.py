@@ -1,12 +1,13 @@
 """Benchmarks: callback latency of Notebook 04's controllers (:mod:`symsgd_core.ui.rank_jumps`).
 
-Run rows (see :mod:`.runs`): the median wall time of a Run (``controller.run()``) at the notebook's default
-settings and at the worst slider end, after one warm-up Run at the same setting (numba compilation and the
-memoised phase-0 minimum are not counted). Baseline, measured in the same run: the same controller at the same
-setting on the numpy reference engine (``engine="reference"``), timed on a reduced step budget and scaled linearly
-to the full budget (an estimate: the non-simulation work is scaled too). Target: ≤ 0.5 s median per Run.
-For the analytic penalty figure the baseline is rebuilding the whole controller (widgets + figure) instead of
-updating it in place; target ≤ 0.1 s per update.
+Run rows (see :mod:`.runs`): the median wall time of a Run at the notebook's default settings and at the worst
+slider end, after one warm-up Run at the same setting (numba compilation and the memoised phase-0 minimum are not
+counted): the whole Run for a figure that re-simulates on a slider release, the answer in the page (a first look
+for a long Run) for a figure with a Run button, with its full Run as an information row. Baseline, measured in the
+same run: the same controller at the same setting on the numpy reference engine (``engine="reference"``), timed on
+a reduced step budget and scaled linearly to the full budget (an estimate: the non-simulation work is scaled too).
+Target: ≤ 0.5 s median per Run. For the analytic penalty figure the baseline is rebuilding the whole controller
+(widgets + figure) instead of updating it in place; target ≤ 0.1 s per update.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 
 from ..ui import rank_jumps as rj
 from .registry import BenchResult, best_time, register_benchmark
-from .runs import median_run, run_row, worst_label
+from .runs import answer_rows, median_run, run_row, worst_label
 
 #: (controller class, reduced-budget settings for the baseline at the defaults, scale = run-steps simulated at
 #: the defaults / run-steps simulated with the reduced budget, the worst slider end, the reduced budget at the
@@ -62,7 +63,12 @@ def bench_ui_rank_jumps() -> list[BenchResult]:
     for cls, reduced, scale, worst, reduced_worst, scale_worst in _HEAVY:
         name = "ui_rank_jumps." + cls.__name__.removesuffix("Controller").lower() + "_run"
         controller = cls()
-        rows.append(run_row(name, median_run(controller), _reference_time(cls, reduced, scale), "defaults"))
-        rows.append(run_row(name + "@worst", median_run(controller, worst),
-                            _reference_time(cls, {**worst, **reduced_worst}, scale_worst), worst_label(worst)))
+        base, base_worst = _reference_time(cls, reduced, scale), _reference_time(cls, {**worst, **reduced_worst},
+                                                                                  scale_worst)
+        if controller.run_button is None:  # re-simulates on a slider release: the row is the whole Run
+            rows.append(run_row(name, median_run(controller), base, "defaults"))
+            rows.append(run_row(name + "@worst", median_run(controller, worst), base_worst, worst_label(worst)))
+        else:  # a Run button: the answer in the page (a first look for a long Run) and the full Run
+            rows += answer_rows(name, controller, None, base, "defaults")
+            rows += answer_rows(name + "@worst", controller, worst, base_worst, worst_label(worst))
     return rows

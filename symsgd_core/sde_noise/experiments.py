@@ -690,8 +690,9 @@ class ComparePoint:
 
 def compare_point(lr: float = HOT[0], lam: float = HOT[1], m: int = 16, t_max: float = 1500.0, n_runs_sde: int = 12,
                   n_runs_sgd: int = 16, n_runs_langevin: int = 8, temp_factor: float = 1.0, seed: int = 0,
-                  rec_dt: float = 15.0) -> ComparePoint:
-    """Run SGD, the SDE (dt = η/m) and Langevin from the rank-2 minimum at (η, γ) over time ``t_max``.
+                  rec_dt: float = 15.0, progress=None) -> ComparePoint:
+    """Run SGD, the SDE (dt = η/m) and Langevin from the rank-2 minimum at (η, γ) over time ``t_max``;
+    ``progress(fraction)``, if given, after each of the three.
 
     Raises:
         ValueError: bad settings, or no rank-2 minimum at this γ
@@ -705,6 +706,8 @@ def compare_point(lr: float = HOT[0], lam: float = HOT[1], m: int = 16, t_max: f
                                ("langevin", "langevin", n_runs_langevin, seed + 2)):
         out[name] = simulate(method, replicate(base, R), problem, lr=lr, lam=lam, t_max=t_max, rec_dt=rec_dt,
                              seed=s, m=m if method == "sde" else 1, tau=tau)
+        if progress is not None:
+            progress(len(out) / 3)
     summaries = {k: summarize_runs([summarize(v, t_max)]) for k, v in out.items()}
     return ComparePoint(float(lr), float(lam), int(m), float(t_max), tau, out["sgd"], out["sde"], out["langevin"],
                         summaries)

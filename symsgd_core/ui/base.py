@@ -46,6 +46,7 @@ import os
 import re
 import sys
 import time
+from concurrent.futures import Future
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -55,6 +56,7 @@ from symsgd_jupyter.kernel import install
 from symsgd_jupyter.plotly_loading import answer_state_requests, sync_figure_state
 
 from ..core.checking import caught_html, claims_html
+from .background import RunButton, compute_in_background
 from .describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
 from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, distinguish
 
@@ -175,14 +177,15 @@ class Controller:
         while stack:
             w = stack.pop()
             stack.extend(getattr(w, "children", ()))
-            if isinstance(w, widgets.Button):
+            if isinstance(w, widgets.Button) and id(w) not in counted_by_run:
                 w.on_click(lambda _button: self._mark_handled())
             elif (isinstance(w, widgets.ValueWidget) and not isinstance(w, _OUTPUT_WIDGETS)
                   and id(w) not in counted_by_run):
                 w.observe(lambda _change: self._mark_handled(), names="value")
 
     def _controls_counted_by_run(self) -> list:
-        """Controls whose input is counted as handled only when the figure's (later) re-simulation has drawn it."""
+        """Controls (and buttons) whose input is counted as handled only when the figure's re-simulation has drawn
+        it (a debounced Run, a full Run computed in the background)."""
         return []
 
     def _mark_handled(self) -> None:
@@ -364,7 +367,12 @@ class RunController(Controller):
       arrive while a Run computes are simulated once, at the last value); a value set by code re-simulates at
       once.
     * ``auto_run = False``: a Run button and a progress bar; the reader chooses when to spend the seconds, and
-      the sliders only choose the next Run's settings.
+      the sliders only choose the next Run's settings. A Run pressed in the page whose settings make it long
+      (:meth:`_first_look` gives smaller ones) draws that first look at once and computes the full Run in a worker
+      thread (:meth:`start_run`, :mod:`.background`): the widgets stay live, and a newer Run supersedes it.
+
+    A figure implements ``_run(**values)`` (compute and draw on the main thread), or ``_compute(progress,
+    **values)`` (any thread, no widget touched) and ``_draw(result, **values)``, which a background Run needs.
     """
 
     live = False
@@ -372,17 +380,22 @@ class RunController(Controller):
     auto_run = False
 
     def _setup_run(self) -> None:
-        self.run_button = None if self.auto_run else widgets.Button(
+        self.run_button = None if self.auto_run else RunButton(
             description="Run", button_style="primary", icon="play", tooltip="re-simulate with the slider values")
         self.progress = widgets.IntProgress(value=0, min=0, max=100, description="",
                                             layout=widgets.Layout(width="160px"))
         if self.run_button is not None:
-            self.run_button.on_click(lambda _b: self.run())
+            self.run_button.on_click(self._on_run_click)
             self.extra_widgets = [self.run_button, self.progress]
         else:
             self.extra_widgets = []  # a Run of at most half a second: "Computing…" in the status says it is busy
         self.last_run_seconds = float("nan")
+        #: seconds from a page's Run to its first look drawn (:meth:`start_run`)
+        self.first_look_seconds = float("nan")
+        #: the full Run computing in the background (:meth:`start_run`), done once drawn, cancelled if superseded
+        self.pending: Future | None = None
         self._pending_run: asyncio.TimerHandle | None = None
+        self._generation = 0  # counts Runs started: a background Run whose number is no longer current is dropped
 
     def set_progress(self, fraction: float) -> None:
         """Show ``fraction`` (0 to 1) of the work as done."""
@@ -392,7 +405,20 @@ class RunController(Controller):
         return self.live or self.auto_run
 
     def _controls_counted_by_run(self) -> list:
-        return list(self.controls.values()) if self.auto_run else []
+        return [*(self.controls.values() if self.auto_run else ()), *([self.run_button] if self.run_button else ())]
+
+    def _on_run_click(self, button) -> None:
+        loop = _running_loop() if getattr(button, "from_page", False) else None
+        if loop is None:
+            self.run()
+        else:
+            self.start_run(loop)
+
+    def _first_look(self, values: dict) -> tuple[dict, str] | None:
+        """``(settings, what)``: smaller settings to draw at once when a Run at ``values`` takes longer than half a
+        second, and what they leave out ("1 of 8 SGD seeds, …"), or None: the Run is drawn in one go. Figures
+        with long Runs override it."""
+        return None
 
     def _on_change(self, change) -> None:
         if not self.auto_run:
@@ -424,12 +450,69 @@ class RunController(Controller):
         else:
             self._mark_handled()
 
+    def start_run(self, loop: asyncio.AbstractEventLoop | None = None) -> Future | None:
+        """What the Run button does when pressed in the page. A Run with a first look (:meth:`_first_look`): draw
+        it at once (timed in ``first_look_seconds``), then compute the full Run in a worker thread and draw it when
+        it arrives (:func:`~.background.compute_in_background`); meanwhile the widgets stay live and a newer Run
+        (or :meth:`run`) supersedes this one. Any other Run: :meth:`run`.
+
+        Returns:
+            The full Run's future (also ``self.pending``), or None when the Run was drawn in one go.
+        """
+        loop = loop or _running_loop()
+        values = self.values()
+        look = self._first_look(values)
+        if loop is None or look is None:
+            self.run()
+            return None
+        small, what = look
+        self._generation += 1
+        generation = self._generation
+        t0 = time.perf_counter()
+        self.say(computing_notice())
+        self.progress.value = 0
+        try:
+            self._run(**small)
+        except Exception as exc:
+            self.say(f"Error: {type(exc).__name__}: {exc}", "error")
+            self._mark_handled()
+            raise
+        self.first_look_seconds = time.perf_counter() - t0
+        self.say(f"First look ({what}); computing the full Run…")
+        self._restyle_and_sync()
+
+        def current() -> bool:
+            return self._generation == generation
+
+        def show_progress(fraction: float) -> None:
+            if current():
+                self.set_progress(fraction)
+
+        def finish(outcome) -> None:
+            self.progress.value = self.progress.max
+            self.last_run_seconds = time.perf_counter() - t0
+            try:
+                if isinstance(outcome, Exception):
+                    raise outcome
+                self._draw(outcome, **values)
+            except Exception as exc:  # noqa: BLE001 - shown in the status line; no cell to raise into
+                self.say(f"Error: {type(exc).__name__}: {exc}", "error")
+                _log.exception("%s: a Run computed in the background failed", type(self).__name__)
+            self._restyle_and_sync()
+            self._mark_handled()
+
+        self.pending = compute_in_background(loop, lambda progress: self._compute(progress, **values), current,
+                                             show_progress, finish, name=f"symsgd-{type(self).__name__}")
+        return self.pending
+
     def run(self) -> None:
         """Re-simulate (``_run``) and redraw, "Computing…" in the status meanwhile; timed in ``last_run_seconds``.
-        What the Run button does, and an auto-run figure after a slider move.
+        What the Run button does, and an auto-run figure after a slider move. A background Run still computing
+        (:meth:`start_run`) is superseded.
 
         An exception is shown in the status line and re-raised (for tests and logs).
         """
+        self._generation += 1
         t0 = time.perf_counter()
         self.say(computing_notice())
         self.progress.value = 0
@@ -450,7 +533,16 @@ class RunController(Controller):
         self._restyle_and_sync()
         self._mark_handled()
 
-    def _run(self, **values) -> None:  # pragma: no cover - abstract
+    def _run(self, **values) -> None:
+        """Re-simulate and draw, on the main thread: ``_draw(_compute(...))`` unless a figure implements it."""
+        self._draw(self._compute(self.set_progress, **values), **values)
+
+    def _compute(self, progress, **values):  # pragma: no cover - abstract
+        """The figure's experiment at ``values``, reporting ``progress(fraction)`` (any thread; no widget)."""
+        raise NotImplementedError
+
+    def _draw(self, result, **values) -> None:  # pragma: no cover - abstract
+        """Draw ``result`` (what :meth:`_compute` returned at ``values``) and say what it shows."""
         raise NotImplementedError
 
 

@@ -78,15 +78,51 @@ def _n_seeds_slider(value: int, hi: int) -> widgets.IntSlider:
     return _slider(widgets.IntSlider, "SGD seeds", value=value, min=1, max=hi)
 
 
-def _simulate(controller, experiment, *settings):
-    """Run the figure's ``experiment`` with the controller's engine and progress bar and keep its result in
-    ``controller.result``; a setting with no starting minimum is drawn as a failure (returns None)."""
-    controller.set_progress(0.05)
-    try:
-        controller.result = experiment(*settings, engine=controller.engine, progress=controller.set_progress)
-    except NoStartingMinimum as exc:
-        _failure(controller, exc)
-    return controller.result
+class _ExperimentFigure(RunController):
+    """A figure of one experiment of :mod:`symsgd_core.rank_jumps.experiments`, called with the sliders' values as
+    its keywords (the sliders are named after them) and the figure's engine; ``_show(result, **values)`` draws it.
+    A setting with no starting minimum is drawn as a failure."""
+
+    #: The experiment function (``staticmethod(trap)``, …).
+    experiment = None
+
+    def _compute(self, progress, **values):
+        """``experiment(**values)``; a :class:`NoStartingMinimum` is returned (drawn as a failure), not raised."""
+        try:
+            return type(self).experiment(**values, engine=self.engine, progress=progress)
+        except NoStartingMinimum as exc:
+            return exc
+
+    def _draw(self, result, **values) -> None:
+        if isinstance(result, NoStartingMinimum):
+            _failure(self, result)
+            return
+        self.result = result
+        self._show(result, **values)
+
+    def _show(self, r, **values) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    #: ``(work, smaller)`` of a figure whose Run can take seconds: ``work(values)``, the run-steps a Run simulates
+    #: (times the network's size where it varies), and ``smaller(values)``, the settings of its first look (see
+    #: :meth:`_first_look`). None: every Run is drawn in one go.
+    FIRST_LOOK = None
+    #: The sliders a first look shrinks, with the words that count them ("SGD seeds").
+    FIRST_LOOK_WORDS: dict = {}
+
+    def _first_look(self, values: dict) -> tuple[dict, str] | None:
+        """A first look when the Run asks for more work than at the notebook's defaults (whose Runs answer in at
+        most 0.5 s: ``python -m symsgd_core bench``), at the settings of ``FIRST_LOOK`` (at most that work)."""
+        if self.FIRST_LOOK is None:
+            return None
+        work, smaller = self.FIRST_LOOK
+        if work(values) <= work(experiment_defaults(type(self).experiment)):
+            return None
+        small = {**values, **smaller(values)}
+        if small == values:  # nothing to leave out
+            return None
+        return small, ", ".join(f"{small[k]:,} of {values[k]:,} {words}".replace(",", " ")
+                                for k, words in self.FIRST_LOOK_WORDS.items() if small[k] != values[k])
 
 
 def _failure(controller, exc: ValueError) -> None:
@@ -245,7 +281,7 @@ def b_r_summary(gd, sgd) -> str:
 # ----------------------------------------------------------------------------------------------
 # 2. GD trapped, SGD jumps
 # ----------------------------------------------------------------------------------------------
-class TrapController(RunController):
+class TrapController(_ExperimentFigure):
     """GD and SGD side by side from the same GD-converged rank-2 minimum of the ε-completion.
 
     Left: GD; right: ``n_seeds`` SGD runs (one colour each). Top row: ``s_1(A)`` (the upper line of each colour)
@@ -255,6 +291,12 @@ class TrapController(RunController):
     ``lr``, ``depth``, ``width``, ``n_seeds``, ``steps``, ``seed``. Re-simulates on Run.
     ``self.result`` is the :class:`~symsgd_core.rank_jumps.experiments.TrapResult`.
     """
+
+    experiment = staticmethod(trap)
+    #: first look: one SGD seed over the first 10 000 steps
+    FIRST_LOOK = (lambda v: (v["n_seeds"] + 1) * v["steps"] * v["depth"] * v["width"] ** 2,
+                  lambda v: dict(n_seeds=1, steps=min(v["steps"], 10_000)))
+    FIRST_LOOK_WORDS = {"n_seeds": "SGD seeds", "steps": "steps"}
 
     MAX_SEEDS = 8
 
@@ -314,11 +356,8 @@ class TrapController(RunController):
         self._wire()
         self.update()
 
-    def _run(self, eps, lam, lr, depth, width, n_seeds, steps, seed) -> None:
+    def _show(self, r, eps, lam, lr, depth, width, n_seeds, steps, seed) -> None:
         fig = self.figure
-        r = _simulate(self, trap, eps, lam, lr, depth, width, n_seeds, steps, seed)
-        if r is None:
-            return
         p0, start_rank, gd, sgd, diag = r.start, r.start_rank, r.gd, r.sgd, r.diagnosis
         x_end = float(steps)
         b = self._b_index
@@ -355,7 +394,7 @@ class TrapController(RunController):
 # ----------------------------------------------------------------------------------------------
 # 3. The ensemble
 # ----------------------------------------------------------------------------------------------
-class EnsembleController(RunController):
+class EnsembleController(_ExperimentFigure):
     """An ensemble of SGD runs from one rank-2 minimum: rank fractions over time and jump times.
 
     Left: fraction of runs at rank 2, 1, 0 (and diverged) at every record, the fraction in B_1 and the fraction
@@ -364,6 +403,11 @@ class EnsembleController(RunController):
     mean waiting time. The title reports the number of returns to a higher rank (always 0).
     Sliders: ``eps``, ``lam``, ``lr``, ``n_runs``, ``steps``, ``seed``. Re-simulates on Run.
     """
+
+    experiment = staticmethod(ensemble)
+    #: first look: 8 runs
+    FIRST_LOOK = (lambda v: v["n_runs"] * v["steps"], lambda v: dict(n_runs=min(v["n_runs"], 8)))
+    FIRST_LOOK_WORDS = {"n_runs": "runs"}
 
     def __init__(self, engine: str = "auto", **settings) -> None:
         super().__init__()
@@ -400,11 +444,8 @@ class EnsembleController(RunController):
         self._wire()
         self.update()
 
-    def _run(self, eps, lam, lr, n_runs, steps, seed) -> None:
+    def _show(self, r, eps, lam, lr, n_runs, steps, seed) -> None:
         fig = self.figure
-        r = _simulate(self, ensemble, eps, lam, lr, n_runs, steps, seed)
-        if r is None:
-            return
         sgd, diag, js, tau, tau_se = r.sgd, r.diagnosis, r.jump_steps, r.mean_wait, r.mean_wait_se
         durations, returns = r.durations, r.returns
         frac = sgd.fraction_at_rank()  # (K, 4): rank 0, 1, 2, diverged
@@ -442,7 +483,7 @@ class EnsembleController(RunController):
 # ----------------------------------------------------------------------------------------------
 # 4. The mechanism: forced sampling of row 0
 # ----------------------------------------------------------------------------------------------
-class MechanismController(RunController):
+class MechanismController(_ExperimentFigure):
     """Forced sampling of row-0 entries, then normal SGD and GD.
 
     Left: norm of the unsampled row of ``W_L`` (markers) against ``(1 − 2ηγ)^t`` times its start
@@ -450,6 +491,8 @@ class MechanismController(RunController):
     under SGD (colours) and GD (black). Sliders: ``lr``, ``lam``, ``forced_steps``,
     ``after_steps``, ``n_seeds``, ``seed``. Re-simulates when a slider is released.
     """
+
+    experiment = staticmethod(mechanism)
 
     #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     auto_run = True
@@ -502,11 +545,8 @@ class MechanismController(RunController):
         self._wire()
         self.update()
 
-    def _run(self, lr, lam, forced_steps, after_steps, n_seeds, seed) -> None:
+    def _show(self, r, lr, lam, forced_steps, after_steps, n_seeds, seed) -> None:
         fig = self.figure
-        r = _simulate(self, mechanism, lr, lam, forced_steps, after_steps, n_seeds, seed)
-        if r is None:
-            return
         rec, gd, sgd, err, tol, forced_rank = r.forced, r.gd, r.sgd, r.decay_error, r.decay_tolerance, r.forced_rank
         with fig.batch_update():
             ok = np.isfinite(rec.row_norms[0, :, 0])
@@ -581,7 +621,7 @@ class MechanismController(RunController):
 # ----------------------------------------------------------------------------------------------
 # 5. The basin of B_1
 # ----------------------------------------------------------------------------------------------
-class BasinController(RunController):
+class BasinController(_ExperimentFigure):
     """Perturb the rank-1 minimum by a along a new direction and watch whether it is pulled back.
 
     The perturbation adds ``a x_{ℓ+1} x_ℓᵀ`` to every layer (orthogonal to the active singular
@@ -590,6 +630,8 @@ class BasinController(RunController):
     with the first-order basin estimate ``a_c = (2γ/|g|)^{1/(L−2)}``. Sliders: ``alpha``,
     ``lam``, ``eps``, ``lr``, ``steps``; dropdown ``method`` (GD or SGD).
     """
+
+    experiment = staticmethod(basin)
 
     #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     auto_run = True
@@ -635,9 +677,8 @@ class BasinController(RunController):
         self._wire()
         self.update()
 
-    def _run(self, alpha, lam, eps, lr, steps, method) -> None:
+    def _show(self, r, alpha, lam, eps, lr, steps, method) -> None:
         fig = self.figure
-        r = _simulate(self, basin, alpha, lam, eps, lr, steps, method)
         g, alpha_c, grid, res, boundary = r.slope, r.alpha_c, r.grid, r.run, r.boundary
         final_s2 = res.singular_values[:, -1, 1]
         with fig.batch_update():
@@ -696,7 +737,7 @@ class BasinController(RunController):
 POLISH_STEPS = 5000
 
 
-class AnnealController(RunController):
+class AnnealController(_ExperimentFigure):
     """Hot phase (large η, γ: SGD jumps) then cold phase (small η, γ); GD and SGD from one rank-2 minimum.
 
     Draws :func:`~symsgd_core.rank_jumps.experiments.anneal`: one run per method through one
@@ -708,6 +749,13 @@ class AnnealController(RunController):
     ``hot_steps``, ``lr_hot``, ``lam_hot``, ``cold_steps``, ``lr_cold``, ``lam_cold``, ``n_seeds``,
     ``seed``. Re-simulates on Run.
     """
+
+    experiment = staticmethod(anneal)
+    #: first look: one SGD seed, at most 40 000 hot and 10 000 cold steps
+    FIRST_LOOK = (lambda v: (v["n_seeds"] + 1) * (v["hot_steps"] + v["cold_steps"]),
+                  lambda v: dict(n_seeds=1, hot_steps=min(v["hot_steps"], 40_000),
+                                 cold_steps=min(v["cold_steps"], 10_000)))
+    FIRST_LOOK_WORDS = {"n_seeds": "SGD seeds", "hot_steps": "hot steps", "cold_steps": "cold steps"}
 
     MAX_SEEDS = 8
 
@@ -758,11 +806,8 @@ class AnnealController(RunController):
         self._wire()
         self.update()
 
-    def _run(self, eps, hot_steps, lr_hot, lam_hot, cold_steps, lr_cold, lam_cold, n_seeds, seed) -> None:
+    def _show(self, r, eps, hot_steps, lr_hot, lam_hot, cold_steps, lr_cold, lam_cold, n_seeds, seed) -> None:
         fig = self.figure
-        r = _simulate(self, anneal, eps, hot_steps, lr_hot, lam_hot, cold_steps, lr_cold, lam_cold, n_seeds, seed)
-        if r is None:
-            return
         polished_loss, polished_rank, minima = r.polished_loss, r.polished_rank, r.minima
 
         def series(res, run):
@@ -852,7 +897,7 @@ class AnnealController(RunController):
 # ----------------------------------------------------------------------------------------------
 # 7. Langevin at a matched temperature vs SGD
 # ----------------------------------------------------------------------------------------------
-class LangevinController(RunController):
+class LangevinController(_ExperimentFigure):
     """SGD vs Langevin (isotropic noise) from one rank-2 minimum, and SGD's noise spectrum by direction.
 
     Left: ``s₂(A)`` of SGD runs (red) and Langevin runs (green) at temperature
@@ -863,6 +908,11 @@ class LangevinController(RunController):
     (blue), with Langevin's isotropic ``2ητ`` (green). Sliders: ``temp_factor``, ``lr``, ``n_runs``,
     ``steps``, ``seed``. Re-simulates on Run.
     """
+
+    experiment = staticmethod(langevin)
+    #: first look: one run of each dynamics over the first 30 000 steps
+    FIRST_LOOK = (lambda v: v["n_runs"] * v["steps"], lambda v: dict(n_runs=1, steps=min(v["steps"], 30_000)))
+    FIRST_LOOK_WORDS = {"n_runs": "runs of each", "steps": "steps"}
 
     MAX_RUNS = 8
 
@@ -908,9 +958,8 @@ class LangevinController(RunController):
         self._wire()
         self.update()
 
-    def _run(self, temp_factor, lr, n_runs, steps, seed) -> None:
+    def _show(self, r, temp_factor, lr, n_runs, steps, seed) -> None:
         fig = self.figure
-        r = _simulate(self, langevin, temp_factor, lr, n_runs, steps, seed)
         sgd, lang, tau, tau_match, spec, point, where = (r.sgd, r.langevin, r.tau, r.tau_match, r.spectrum,
                                                           r.rank1_point, r.where)
         (s_down, s_up), (l_down, l_up) = r.sgd_transitions, r.langevin_transitions

@@ -55,7 +55,8 @@ class SdeCompareController(RunController):
     Left: s₂(A) of every run over time t = η·steps (log axis; a run that blew up ends). Right: the fraction of
     runs at rank ≤ 1 over time for each dynamics, and (dotted) the fraction of SDE runs that blew up.
     Sliders: ``lr`` (η), ``lam`` (γ), ``m`` (SDE step dt = η/m), ``temp_factor`` (Langevin's τ / τ_match),
-    ``seed``. Re-simulates on Run (about a second).
+    ``seed``. Re-simulates on Run (about a second; pressed in the page, a first look at fewer runs and a shorter
+    time is drawn at once and the full Run follows, :meth:`~symsgd_core.ui.base.RunController.start_run`).
     """
 
     def __init__(self, **settings) -> None:
@@ -92,18 +93,43 @@ class SdeCompareController(RunController):
         self._wire()
         self.update()
 
-    def _run(self, lr, lam, m, temp_factor, seed) -> None:
-        fig = self.figure
-        self.set_progress(0.05)
+    #: A first look simulates at most this many SDE steps (the SDE's cost is per step, nearly whatever the runs).
+    FIRST_LOOK_SDE_STEPS = 40_000
+    #: The first look's runs of each dynamics.
+    FIRST_LOOK_RUNS = dict(n_runs_sde=4, n_runs_sgd=4, n_runs_langevin=2)
+
+    def _first_look(self, values: dict) -> tuple[dict, str] | None:
+        """When the SDE takes more than :data:`FIRST_LOOK_SDE_STEPS` steps of dt = η/m to reach ``t_max``: fewer
+        runs, up to the time those steps reach (a multiple of the record interval)."""
+        full = self._fixed
+        dt = values["lr"] / int(values["m"])
+        if full["t_max"] / dt <= self.FIRST_LOOK_SDE_STEPS:
+            return None
+        rec = full["rec_dt"]
+        t_max = max(rec, rec * math.floor(self.FIRST_LOOK_SDE_STEPS * dt / rec))
+        small = {**values, **self.FIRST_LOOK_RUNS, "t_max": t_max}
+        return small, (f"{small['n_runs_sde']} of {full['n_runs_sde']} SDE runs, {small['n_runs_sgd']} of "
+                       f"{full['n_runs_sgd']} SGD, {small['n_runs_langevin']} of {full['n_runs_langevin']} Langevin, "
+                       f"to t = {t_max:g} of {full['t_max']:g}")
+
+    def _compute(self, progress, lr, lam, m, temp_factor, seed, **sizes):
+        """:func:`compare_point` at the sliders (``sizes``: a first look's run counts and ``t_max``); a setting it
+        refuses (e.g. no rank-2 minimum at this γ) is returned as the ValueError, drawn as a failure."""
         try:
-            r = compare_point(lr=lr, lam=lam, m=int(m), temp_factor=float(temp_factor), seed=seed, **self._fixed)
-        except ValueError as exc:  # e.g. no rank-2 minimum at this γ
+            return compare_point(lr=lr, lam=lam, m=int(m), temp_factor=float(temp_factor), seed=seed,
+                                 **{**self._fixed, **sizes}, progress=progress)
+        except ValueError as exc:
+            return exc
+
+    def _draw(self, r, **values) -> None:
+        fig = self.figure
+        if isinstance(r, ValueError):
             with fig.batch_update():
                 for tr in fig.data:
                     tr.x, tr.y = [], []
                 fig.layout.title = dict(text="FAILURE MODE: nothing to compare", font=dict(color=PALETTE["vermillion"]))
             self.result = None
-            self.say(str(exc), "error")
+            self.say(str(r), "error")
             return
         self.result = r
         with fig.batch_update():

@@ -75,8 +75,9 @@ def latency_table(records: list[dict]) -> list[str]:
         if rec.get("external_requests"):
             lines.append(f"{rec['mode']:10} {Path(rec['notebook']).stem[:28]:28} requests leaving 127.0.0.1: "
                          f"{rec['external_requests']}")
-    lines.append("met: median ≤ target (analytic 300 ms, re-simulating 1500 ms; at 1× CPU only); busy: 'Computing…' "
-                 "shown while re-simulating; same: the same slider value gave the same figure data again")
+    lines.append("met: median ≤ target (analytic 300 ms, on release 800 ms, re-simulating 1500 ms; at 1× CPU only); "
+                 "busy: 'Computing…' shown while re-simulating; same: the same slider value gave the same figure data "
+                 "again")
     return lines
 
 

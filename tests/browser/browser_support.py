@@ -69,11 +69,11 @@ CHROMIUM_FLAGS = [
 #: budget leaves room for a slower CI machine and still bounds a hung notebook.
 NOTEBOOK_TIMEOUT_S = float(os.environ.get("SYMSGD_BROWSER_TIMEOUT", "480"))
 #: Latency targets (median, browser, slider → figure), milliseconds.
-TARGET_MS = {"analytic": 300.0, "re-simulating": 1500.0}
+TARGET_MS = {"analytic": 300.0, "on release": 800.0, "re-simulating": 1500.0}
 #: Moves per controller: analytic sliders are cheap, re-simulations cost a Run each.
-MOVES = {"analytic": 4, "re-simulating": 4}
+MOVES = {"analytic": 4, "on release": 4, "re-simulating": 4}
 #: Longest wait for one move to change a figure, seconds.
-MOVE_TIMEOUT_S = {"analytic": 8.0, "re-simulating": 20.0}
+MOVE_TIMEOUT_S = {"analytic": 8.0, "on release": 20.0, "re-simulating": 20.0}
 #: After this many controllers failed to respond, the notebook's remaining ones are not exercised
 #: (the cause is shared, e.g. frozen figures; this bounds the time a broken notebook costs).
 MAX_FAILED_CONTROLLERS = 2
@@ -700,7 +700,7 @@ class ControllerLatency:
     mode: str
     notebook: str
     controller: int
-    kind: str  # "analytic" or "re-simulating"
+    kind: str  # "analytic", "on release" (re-simulates when the slider is released) or "re-simulating"
     slider: str
     moves: int
     latencies_ms: list[float]
@@ -712,6 +712,8 @@ class ControllerLatency:
     reversible: bool | None
     note: str = ""
     throttle: float = 1.0  # the page's CPU slowdown (the slow-laptop mode runs at 6×)
+    #: status texts the page showed while the controller worked (e.g. "Computing…", "First look (…)")
+    statuses: list[str] = field(default_factory=list)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -842,7 +844,9 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
     """Move a slider of controller ``ci`` with the keyboard and time each figure update.
 
     * Analytic controllers (no Run button): the slider itself updates the figure; latency is
-      from the key press to the change of a figure's data.
+      from the key press to the change of a figure's data. A figure that re-simulates when a slider is
+      released (``symsgd-auto-run``, kind "on release") is moved the same way; its latency includes the
+      kernel's debounce and the Run.
     * Re-simulating controllers (Run button): the slider is moved (its value checked in the
       page), then Run is clicked; latency is from the click to the data change, and the status
       must show a busy message ("Computing…") meanwhile. If the slider also updates the figure
@@ -866,7 +870,7 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
     """
     info = describe_controllers(page)[ci]
     has_run = info["run_button"]
-    kind = "re-simulating" if has_run else "analytic"
+    kind = "re-simulating" if has_run else ("on release" if info.get("auto_run") else "analytic")
     if not info["sliders"]:
         return [_row(run, ci, kind, "-", [], None, None, note="no slider", throttle=throttle)]
     root = page.locator(".symsgd-controller").nth(ci)
@@ -885,7 +889,7 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
         _settle(page, ci, run, kernel_idle)  # nothing still drawing from the notebook's own run
         back = None  # the figures after the first there-and-back: later returns to that value must match them
         live: bool | None = None if has_run else True  # does the slider itself change a figure?
-        live_ms, run_ms, busy_flags, reversible = [], [], [], None
+        live_ms, run_ms, busy_flags, reversible, run_statuses = [], [], [], None, []
         for k in range(n_moves):
             key = first if k % 2 == 0 else second
             before = _slider_state(page, ci, si)
@@ -894,7 +898,7 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
                 handle.press(key)
                 _wait_slider_moved(page, ci, si, before, key, run, page_action_s)
 
-            res = _watch_and_act(page, ci, press, timeout["analytic"] if not has_run else timeout["re-simulating"],
+            res = _watch_and_act(page, ci, press, timeout["re-simulating" if has_run else kind],
                                  f"the {key} press on slider '{label}'", run, throttle)
             if res.latency_ms is not None:
                 if live is False:
@@ -922,6 +926,7 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
                         f"figure; status texts seen: {res.statuses}")
                 run_ms.append(res.latency_ms)
                 busy_flags.append(res.busy_seen)
+                run_statuses += [t for t in res.statuses if t not in run_statuses]
             if k % 2 == 1:  # back at the starting value: same seed, same settings, so the same figure
                 now = page.evaluate("ci => window.__symsgd.dataJsonOf(ci)", ci)
                 if back is None:
@@ -937,7 +942,7 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
             continue
         rows = []
         if live_ms:
-            rows.append(_row(run, ci, "analytic", label, live_ms, None, reversible,
+            rows.append(_row(run, ci, "analytic" if has_run else kind, label, live_ms, None, reversible,
                              note="slider updates live; Run re-simulates" if has_run else "", throttle=throttle))
         if run_ms:
             busy = all(busy_flags)
@@ -945,7 +950,9 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
                 raise AssertionError(
                     f"controller #{ci}, slider '{label}': no busy indicator (status saying Computing…) seen while "
                     f"it re-simulated; per run: {busy_flags}")
-            rows.append(_row(run, ci, "re-simulating", label, run_ms, busy, reversible, throttle=throttle))
+            row = _row(run, ci, "re-simulating", label, run_ms, busy, reversible, throttle=throttle)
+            row.statuses = run_statuses
+            rows.append(row)
         return rows
     raise AssertionError(f"controller #{ci} ({kind}): no slider changed any figure (tried {tried}"
                          f"{', then Run' if has_run else ''}); a reader moving them sees nothing happen")

@@ -42,9 +42,13 @@
   S.figures = () => Array.from(document.querySelectorAll('.js-plotly-plot'));
   S.controllers = () => Array.from(document.querySelectorAll('.symsgd-controller'));
   S.figsOf = (root) => Array.from(root.querySelectorAll('.js-plotly-plot'));
+  // The status line: the HTML widget holding the controller's .symsgd-status text (symsgd_core/ui/base.py ``say``);
+  // before the first message, the first HTML widget after the figures.
   S.statusOf = (root) => {
+    const said = root.querySelector('.symsgd-status');
+    if (said) return said.closest('.widget-html');
     const kids = Array.from(root.children).filter(e => e.classList.contains('widget-html'));
-    return kids.length ? kids[kids.length - 1] : null;
+    return kids.length ? kids[0] : null;
   };
   S.runButtonOf = (root) => Array.from(root.querySelectorAll('button'))
       .find(b => /\brun\b/i.test(b.textContent || '') || /\brun\b/i.test(b.title || '')) || null;
@@ -121,7 +125,6 @@
         done = true;
         document.removeEventListener('keydown', onInput, true);
         document.removeEventListener('click', onInput, true);
-        if (obs) obs.disconnect();
         resolve(rec);
       };
       const tick = () => {
@@ -137,7 +140,9 @@
         if (!done) requestAnimationFrame(tick);
       };
       // stop watching now (the kernel handled the input and nothing changed): resolves with changed = []
-      S.stopWatch = () => { finish(); };
+      // (the status texts keep being recorded after the first figure change, until the caller stops watching
+      // once the kernel has handled the input: a long Run's first look, then its full Run)
+      S.stopWatch = () => { if (obs) obs.disconnect(); finish(); };
       requestAnimationFrame(tick);
     });
     return true;
