@@ -47,7 +47,8 @@ class _Slow(RunController):
         self.seconds = seconds
         self.controls = {"n": widgets.IntSlider(value=n, min=1, max=9)}
         self._setup_run()
-        self.figures = [go.FigureWidget(go.Scatter(x=[0.0], y=[0.0]))]
+        self.figures = [go.FigureWidget(go.Scatter(x=[0.0], y=[0.0]),
+                                        layout=dict(title=dict(text="a figure without a verdict title")))]
         self.widget_threads: set[str] = set()
         self.computed_on: list[str] = []
         self._wire()
@@ -94,6 +95,7 @@ def test_a_page_click_draws_a_first_look_at_once_and_the_full_run_from_a_worker(
         page_click(c.run_button)
         # the first look is drawn before the click's handler returns; the full Run is still computing
         assert list(c.figure.data[0].y) == [0.0] and "First look (1 of 5 items)" in c.status.value
+        assert c.figure.layout.title.text == "First look (1 of 5 items): the full Run follows"
         assert "computing the full Run" in c.status.value and c.pending is not None and not c.pending.done()
         assert c.inputs_handled == handled  # the page is told the input is handled only when the full Run is drawn
 
@@ -105,6 +107,7 @@ def test_a_page_click_draws_a_first_look_at_once_and_the_full_run_from_a_worker(
         await asyncio.gather(asyncio.wrap_future(c.pending), tick())
         assert len(ticks) >= 5
         assert list(c.figure.data[0].y) == [0.0, 1.0, 4.0, 9.0, 16.0] and "drew 5 items" in c.status.value
+        assert c.figure.layout.title.text == "a figure without a verdict title"  # its own title back
         assert c.progress.value == c.progress.max and c.inputs_handled > handled
         assert c.computed_on[-1] != main  # the full Run computed in the worker ...
         assert c.widget_threads == {main}  # ... and every widget changed on the main thread
@@ -183,6 +186,7 @@ def test_a_long_rank_jump_run_refined_in_the_background_equals_the_same_run_in_o
     async def reader():
         page_click(c.run_button)
         assert "First look (1 of 4 SGD seeds, 10 000 of 70 000 steps)" in c.status.value
+        assert c.figure.layout.title.text.startswith("First look")  # not the shorter run's own verdict
         assert max(c.figure.data[0].x) <= 10_000  # the first look's horizon
         await asyncio.wrap_future(c.pending)
 

@@ -471,6 +471,7 @@ class RunController(Controller):
         t0 = time.perf_counter()
         self.say(computing_notice())
         self.progress.value = 0
+        title_before = self.figure.layout.title.to_plotly_json()
         try:
             self._run(**small)
         except Exception as exc:
@@ -478,6 +479,10 @@ class RunController(Controller):
             self._mark_handled()
             raise
         self.first_look_seconds = time.perf_counter() - t0
+        # the first look's own verdict (e.g. "no jump within the budget" of its shorter run) is not the Run's: the
+        # title and the status say what is shown until the full Run is drawn
+        look_title = f"First look ({what}): the full Run follows"
+        self.figure.layout.title = dict(text=look_title, x=0.01, xanchor="left", font=dict(size=14))
         self.say(f"First look ({what}); computing the full Run…")
         self._restyle_and_sync()
 
@@ -495,6 +500,8 @@ class RunController(Controller):
                 if isinstance(outcome, Exception):
                     raise outcome
                 self._draw(outcome, **values)
+                if self.figure.layout.title.text == look_title:  # a figure whose drawing sets no title of its own
+                    self.figure.layout.title = title_before
             except Exception as exc:  # noqa: BLE001 - shown in the status line; no cell to raise into
                 self.say(f"Error: {type(exc).__name__}: {exc}", "error")
                 _log.exception("%s: a Run computed in the background failed", type(self).__name__)
