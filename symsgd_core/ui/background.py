@@ -80,13 +80,13 @@ def compute_in_background(loop: asyncio.AbstractEventLoop, compute: Callable, st
                 done.set_result(True)
 
     def work() -> None:
-        import numba
-
-        numba.set_num_threads(1)  # this thread never launches numba's pool (see the module docstring)
         try:
+            import numba
+
+            numba.set_num_threads(1)  # this thread never launches numba's pool (see the module docstring)
             outcome = compute(progress)
         except Superseded:
-            loop.call_soon_threadsafe(done.cancel)
+            done.cancel()
             return
         except Exception as exc:  # noqa: BLE001 - handed to the main thread, which shows it
             outcome = exc
