@@ -58,7 +58,7 @@ from symsgd_jupyter.plotly_loading import answer_state_requests, sync_figure_sta
 from ..core.checking import caught_html, claims_html
 from .background import RunButton, compute_in_background
 from .describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
-from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, distinguish
+from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, distinguish, headline
 
 #: Class of the root widget of a figure that re-simulates when a slider is released (``RunController.auto_run``).
 AUTO_RUN_CLASS = "symsgd-auto-run"
@@ -390,8 +390,6 @@ class RunController(Controller):
         else:
             self.extra_widgets = []  # a Run of at most half a second: "Computing…" in the status says it is busy
         self.last_run_seconds = float("nan")
-        #: seconds from a page's Run to its first look drawn (:meth:`start_run`)
-        self.first_look_seconds = float("nan")
         #: the full Run computing in the background (:meth:`start_run`), done once drawn, cancelled if superseded
         self.pending: Future | None = None
         self._pending_run: asyncio.TimerHandle | None = None
@@ -408,11 +406,14 @@ class RunController(Controller):
         return [*(self.controls.values() if self.auto_run else ()), *([self.run_button] if self.run_button else ())]
 
     def _on_run_click(self, button) -> None:
-        loop = _running_loop() if getattr(button, "from_page", False) else None
-        if loop is None:
-            self.run()
+        if getattr(button, "from_page", False):
+            self.start_run()
         else:
-            self.start_run(loop)
+            self.run()
+
+    def _say_error(self, exc: Exception) -> None:
+        """Show a Run's exception in the status line."""
+        self.say(f"Error: {type(exc).__name__}: {exc}", "error")
 
     def _first_look(self, values: dict) -> tuple[dict, str] | None:
         """``(settings, what)``: smaller settings to draw at once when a Run at ``values`` takes longer than half a
@@ -452,7 +453,7 @@ class RunController(Controller):
 
     def start_run(self, loop: asyncio.AbstractEventLoop | None = None) -> Future | None:
         """What the Run button does when pressed in the page. A Run with a first look (:meth:`_first_look`): draw
-        it at once (timed in ``first_look_seconds``), then compute the full Run in a worker thread and draw it when
+        it at once, then compute the full Run in a worker thread and draw it when
         it arrives (:func:`~.background.compute_in_background`); meanwhile the widgets stay live and a newer Run
         (or :meth:`run`) supersedes this one. Any other Run: :meth:`run`.
 
@@ -475,14 +476,13 @@ class RunController(Controller):
         try:
             self._run(**small)
         except Exception as exc:
-            self.say(f"Error: {type(exc).__name__}: {exc}", "error")
+            self._say_error(exc)
             self._mark_handled()
             raise
-        self.first_look_seconds = time.perf_counter() - t0
         # the first look's own verdict (e.g. "no jump within the budget" of its shorter run) is not the Run's: the
         # title and the status say what is shown until the full Run is drawn
         look_title = f"First look ({what}): the full Run follows"
-        self.figure.layout.title = dict(text=look_title, x=0.01, xanchor="left", font=dict(size=14))
+        headline(self.figure, look_title)
         self.say(f"First look ({what}); computing the full Run…")
         self._restyle_and_sync()
 
@@ -503,7 +503,7 @@ class RunController(Controller):
                 if self.figure.layout.title.text == look_title:  # a figure whose drawing sets no title of its own
                     self.figure.layout.title = title_before
             except Exception as exc:  # noqa: BLE001 - shown in the status line; no cell to raise into
-                self.say(f"Error: {type(exc).__name__}: {exc}", "error")
+                self._say_error(exc)
                 _log.exception("%s: a Run computed in the background failed", type(self).__name__)
             self._restyle_and_sync()
             self._mark_handled()
@@ -528,7 +528,7 @@ class RunController(Controller):
         try:
             self._run(**self.values())
         except Exception as exc:
-            self.say(f"Error: {type(exc).__name__}: {exc}", "error")
+            self._say_error(exc)
             raise
         finally:
             if self.run_button is not None:

@@ -31,7 +31,7 @@ from ..rank_jumps.experiments import (
 from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, singular_values, smallest_B
 from ..rank_jumps.stepping import weight_decay_factor
 from .base import Controller, RunController, experiment_defaults, experiment_settings, slider
-from .style import NEUTRALS, PALETTE, colours
+from .style import NEUTRALS, PALETTE, colours, headline
 
 __all__ = [
     "AnnealController",
@@ -132,7 +132,7 @@ def _failure(controller, exc: ValueError) -> None:
     """Draw a setting that cannot be simulated (no starting minimum): empty figure, a headline, the reason."""
     with controller.figure.batch_update():
         _empty(controller.figure)
-        _headline(controller.figure, "FAILURE MODE: no starting minimum", True)
+        headline(controller.figure, "FAILURE MODE: no starting minimum", True)
     controller.result = None
     controller.say(str(exc), "error")
 
@@ -246,12 +246,6 @@ def _series(steps, values, floor: float | None = LOG_FLOOR):
     if floor is not None:
         v = np.maximum(v, floor)
     return np.asarray(steps[:end], dtype=float), v
-
-
-def _headline(fig: go.FigureWidget, text: str, warning: bool = False) -> None:
-    """Write ``text`` as the figure's title (red for a failure mode)."""
-    colour = PALETTE["vermillion"] if warning else PALETTE["black"]
-    fig.layout.title = dict(text=text, x=0.01, xanchor="left", font=dict(size=14, color=colour))
 
 
 def _empty(fig: go.FigureWidget) -> None:
@@ -388,7 +382,7 @@ class TrapController(_ExperimentFigure):
                     tr.x, tr.y = _series(res.steps, y, floor)
             for tr in fig.data[-2:]:
                 tr.x = [0.0, x_end]
-            _headline(fig, HEADLINES[diag.kind], diag.level == "warning")
+            headline(fig, HEADLINES[diag.kind], diag.level == "warning")
         self.say(f"Start: GD minimum with singular values {np.round(singular_values(p0)[0], 3).tolist()} "
                  f"(rank {start_rank}). " + diag.message + " " + b_r_summary(gd, sgd), diag.level)
 
@@ -474,7 +468,7 @@ class EnsembleController(_ExperimentFigure):
                 fig.data[7].x, fig.data[7].y = [], []
             head = HEADLINES[diag.kind] if diag.kind != "jumped" else (
                 f"{int(jumped.sum())}/{n_runs} runs jumped to rank 1 · returns to a higher rank: {returns}")
-            _headline(fig, head, diag.level == "warning")
+            headline(fig, head, diag.level == "warning")
         extra = ""
         if diag.kind == "jumped" and np.isfinite(tau) and tau > 0:
             extra = (f" Mean waiting time (censored exponential fit): {tau:.0f} ± {tau_se:.0f} steps; a jump itself "
@@ -575,7 +569,7 @@ class MechanismController(_ExperimentFigure):
             fig.layout.shapes = [dict(type="rect", xref="x2", yref="y2 domain", x0=0, x1=forced_steps, y0=0, y1=1,
                                       fillcolor="#ede9fe", opacity=0.6, line_width=0, layer="below")]
             head, level, msg = self._message(r.outcome, err, tol, forced_rank, lr, lam, forced_steps)
-            _headline(fig, head, level == "warning")
+            headline(fig, head, level == "warning")
         self.say(msg, level)
 
     #: Headline of each outcome of :func:`~symsgd_core.rank_jumps.experiments.mechanism_outcome`.
@@ -701,7 +695,7 @@ class BasinController(_ExperimentFigure):
                 fig.data[self.GRID + 3].x, fig.data[self.GRID + 3].y = [], []
             fig.data[-1].x = [0.0, float(steps)]
             head, level, msg = self._message(r.outcome, alpha, alpha_c, g, boundary, lr, method)
-            _headline(fig, head, level == "warning")
+            headline(fig, head, level == "warning")
         self.say(msg, level)
 
     @staticmethod
@@ -849,7 +843,7 @@ class AnnealController(_ExperimentFigure):
             fig.layout.shapes = [dict(type="rect", xref="x", yref="paper", x0=0, x1=hot_steps, y0=0, y1=1,
                                       fillcolor="#fde68a", opacity=0.35, line_width=0, layer="below")]
             head, level, msg = self._message(r, eps, lam_cold, lr_cold)
-            _headline(fig, head, level == "warning")
+            headline(fig, head, level == "warning")
         self.say(msg, level)
 
     #: Headline of each cold-phase outcome of :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome` (a failed
@@ -994,7 +988,7 @@ class LangevinController(_ExperimentFigure):
             fig.data[k + 4].y = [max(roundoff_tolerance(spec["trace_total"], point.arch.n_params), 1e-38)] * 2
             head, level, msg = self._message(r.outcome, s_down, s_up, l_down, l_up, frac_s, frac_l, floor_l, tau,
                                              tau_match, spec, where, lr)
-            _headline(fig, head, level == "warning")
+            headline(fig, head, level == "warning")
         self.say(msg, level)
 
     #: Headline of each outcome of :func:`~symsgd_core.rank_jumps.experiments.langevin_outcome`.

@@ -73,6 +73,12 @@ def colours(**names: str) -> dict[str, str]:
     return {key: table[name] for key, name in names.items()}
 
 
+def headline(fig, text: str, warning: bool = False) -> None:
+    """Write ``text`` as the figure's title, a headline at its top left (vermillion for a failure mode)."""
+    colour = PALETTE["vermillion"] if warning else PALETTE["black"]
+    fig.layout.title = dict(text=text, x=0.01, xanchor="left", font=dict(size=14, color=colour))
+
+
 def rgba(name: str, alpha: float) -> str:
     """Palette (or neutral) colour ``name`` with opacity ``alpha`` in [0, 1], as ``"rgba(r,g,b,a)"``."""
     hexcode = {**PALETTE, **NEUTRALS}[name]
