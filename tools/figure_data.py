@@ -1,9 +1,9 @@
 """Every figure's data at its defaults and at both ends of every slider, to show a refactoring changed nothing.
 
 ``python -m tools.figure_data capture OUT.json`` builds every controller of every notebook with its defaults and
-records, per figure, every trace and the layout as plotly sends them to the page (JSON numbers), the figure's title
-and the status line; then it moves each slider to each end of its range (the other sliders at their defaults, Run
-pressed where the figure waits for it) and records the same.
+records its controls (type, description, range, step, width) and, per figure, every trace and the layout as plotly
+sends them to the page (JSON numbers), the figure's title and the status line; then it moves each slider to each end
+of its range (the other sliders at their defaults, Run pressed where the figure waits for it) and records the same.
 ``python -m tools.figure_data compare BEFORE.json AFTER.json`` lists every difference and exits 1 if there is one.
 
 A setting is matched by controller class and by the slider's position among the controller's sliders (not its
@@ -49,6 +49,24 @@ def snapshot(controller) -> dict:
     return {"figures": figures, "titles": titles, "status": status_text(controller)}
 
 
+#: The state of a control a reader sees or uses (its value excepted, which the settings compare).
+CONTROL_KEYS = ("description", "min", "max", "step", "base", "options", "readout_format", "continuous_update",
+                "orientation", "tooltip")
+
+
+def controls_state(controller) -> list:
+    """Each control, in order: its widget type, what it shows (:data:`CONTROL_KEYS`), its width and label width."""
+    out = []
+    for widget in controller.controls.values():
+        state = {key: getattr(widget, key) for key in CONTROL_KEYS if hasattr(widget, key)}
+        if "options" in state:
+            state["options"] = [list(o) if isinstance(o, tuple) else o for o in state["options"]]
+        state.update(type=type(widget).__name__, width=widget.layout.width,
+                     label_width=getattr(getattr(widget, "style", None), "description_width", None))
+        out.append(state)
+    return json.loads(json.dumps(out, cls=PlotlyJSONEncoder))
+
+
 def _press_run_if_waiting(controller) -> None:
     if controller.live and getattr(controller, "run_button", None) is not None:
         controller.run_button.click()
@@ -60,7 +78,7 @@ def capture_class(cls) -> dict:
 
     controller = cls()
     _press_run_if_waiting(controller)
-    out = {"defaults": snapshot(controller), "sliders": []}
+    out = {"defaults": snapshot(controller), "controls": controls_state(controller), "sliders": []}
     for k, name in enumerate(slider_names(controller)):
         widget = controller.controls[name]
         original = widget.value
@@ -105,6 +123,8 @@ def differences(before: dict, after: dict, renamed: dict[str, str] | None = None
             if match["value"] != s["value"]:
                 found.append(f"{old_name}: slider {s['name']}'s {s['end']} end {s['value']} → {match['value']}")
             pairs.append((f"{s['name']} at its {s['end']} end", s["snapshot"], match["snapshot"]))
+        if "controls" in old and "controls" in new and old["controls"] != new["controls"]:
+            found.append(f"{old_name}: controls differ ({_first_difference(old['controls'], new['controls'])})")
         if len(new["sliders"]) != len(old["sliders"]):
             found.append(f"{old_name}: {len(old['sliders'])} slider ends before, {len(new['sliders'])} after")
         for where, a, b in pairs:

@@ -54,7 +54,8 @@ from ..balance.experiments import (
 from ..balance.models import ScalarModel
 from ..core.checking import CheckResult
 from ..core.validation import check_positive
-from .base import Controller, RunController, experiment_defaults
+from .base import Controller, ExperimentFigure, RunController
+from .sliders import SEED, TEMPERATURE, U0, W0, Range
 from .style import NEUTRALS, PALETTE, colours, rgba
 
 __all__ = [
@@ -68,6 +69,9 @@ __all__ = [
     "hyperbola_xy",
     "product_level_xy",
 ]
+
+#: The batch size S of the scalar model's SGD.
+BATCH = Range("batch S", 1, 32, kind="int")
 
 #: Colours shared by every figure of the notebook.
 COLOURS = colours(flow="grey", sgd="blue", iso="orange", G="reddish_purple", u_sq="bluish_green", w_sq="sky_blue",
@@ -161,19 +165,14 @@ class SymmetryExplorer(Controller):
     """
 
     extent = 4.2
+    model = ScalarModel()
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.model = ScalarModel()
-        d = experiment_defaults(symmetry_orbit)
-        slider = dict(continuous_update=True, style={"description_width": "initial"})
-        self.controls = {
-            "lam": widgets.FloatLogSlider(value=d["lam"], base=2, min=-1, max=1, step=0.02, description="λ", **slider),
-            "u0": widgets.FloatSlider(value=d["u0"], min=-2, max=2, step=0.05, description="u₀", **slider),
-            "w0": widgets.FloatSlider(value=d["w0"], min=-2, max=2, step=0.05, description="w₀", **slider),
-            "x": widgets.FloatSlider(value=d["x"], min=-2, max=2, step=0.05, description="sample x", **slider),
-            "y": widgets.FloatSlider(value=d["y"], min=-2, max=2, step=0.05, description="sample y", **slider),
-        }
+    experiment = staticmethod(symmetry_orbit)
+    sliders = dict(lam=Range("λ", -1, 1, 0.02, kind="log", base=2, continuous=True), u0=U0.but(continuous=True),
+                   w0=W0.but(continuous=True), x=U0.but(description="sample x", continuous=True),
+                   y=U0.but(description="sample y", continuous=True))
+
+    def _figures(self) -> list[go.FigureWidget]:
         L = self.extent
         self._grid = np.linspace(-L, L, 121)
         U, W = np.meshgrid(self._grid, self._grid)  # z[i, j] at (u = grid[j], w = grid[i])
@@ -214,14 +213,11 @@ class SymmetryExplorer(Controller):
         fig.update_yaxes(range=[-L, L], title_text="w", scaleanchor="x", row=1, col=1)
         fig.update_xaxes(type="log", title_text="λ", minorloglabels="complete", row=1, col=2)
         fig.update_yaxes(title_text="ℓ and u² − w² on the orbit", row=1, col=2)
-        self.figures = [fig]
         self._xy_cache = None
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _update(self, lam: float, u0: float, w0: float, x: float, y: float) -> None:
-        r = self.result = symmetry_orbit(lam, u0, w0, x, y, self._lam_curve)
+        r = self.result = symmetry_orbit(lam=lam, u0=u0, w0=w0, x=x, y=y, lambdas=self._lam_curve)
         m = self.model
         xs, ys = np.array([x]), np.array([y])
         fig = self.figure
@@ -269,17 +265,14 @@ class ItoTermsExplorer(Controller):
 
     MODELS = ITO_MODELS
 
-    def __init__(self) -> None:
-        super().__init__()
-        d = experiment_defaults(ito_point)
-        sl = dict(continuous_update=True, style={"description_width": "initial"})
-        self.controls = {
-            "model": widgets.ToggleButtons(options=self.MODELS, value=d["model"], description="model"),
-            "u": widgets.FloatSlider(value=d["u"], min=-2, max=2, step=0.05, description="u (scale of u)", **sl),
-            "w": widgets.FloatSlider(value=d["w"], min=-2, max=2, step=0.05, description="w (scale of w)", **sl),
-            "temperature": widgets.FloatSlider(value=d["temperature"], min=0.0, max=0.2, step=0.005,
-                                               readout_format=".3f", description="T = η/S", **sl),
-        }
+    experiment = staticmethod(ito_point)
+    sliders = dict(model=lambda value: widgets.ToggleButtons(options=ITO_MODELS, value=value, description="model"),
+                   u=U0.but(description="u (scale of u)", continuous=True),
+                   w=W0.but(description="w (scale of w)", continuous=True),
+                   temperature=TEMPERATURE.but(lo=0.0, hi=0.2, step=0.005, fmt=".3f", continuous=True))
+
+    def _figures(self) -> list[go.FigureWidget]:
+        self.proof = widgets.HTML(layout=widgets.Layout(width="100%"))
         fig = go.FigureWidget(make_subplots(
             rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
             specs=[[{}, {"secondary_y": True}]],
@@ -300,11 +293,7 @@ class ItoTermsExplorer(Controller):
         fig.update_yaxes(title_text="eigenvalue", row=1, col=2, secondary_y=False)
         fig.update_yaxes(title_text="(eᵢ·Jθ/‖Jθ‖)²", range=[0, 1.1], tickmode="array",
                          tickvals=[0, 0.25, 0.5, 0.75, 1], showgrid=False, row=1, col=2, secondary_y=True)
-        self.figures = [fig]
-        self.proof = widgets.HTML(layout=widgets.Layout(width="100%"))
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _children(self) -> list:
         """Controls, figure, the proof table, status."""
@@ -312,7 +301,7 @@ class ItoTermsExplorer(Controller):
                 *self.figures, self.proof, self.status]
 
     def _update(self, model: str, u: float, w: float, temperature: float) -> None:
-        p = self.result = ito_point(model, u, w, temperature)
+        p = self.result = ito_point(model=model, u=u, w=w, temperature=temperature)
         tg, tu, spec = p.G_terms, p.u_terms, p.spectrum
         fig = self.figure
         with fig.batch_update():
@@ -405,7 +394,7 @@ def _decimate(n: int, limit: int = 1500) -> np.ndarray:
 # ============================================================================ §2 three dynamics
 
 
-class ThreeDynamics(RunController):
+class ThreeDynamics(ExperimentFigure):
     """§2: gradient flow, SGD and GD + isotropic noise from the same start, in the ``(u, w)`` plane.
 
     Draws :func:`~symsgd_core.balance.experiments.three_dynamics` (data: ``x ~ N(0, 1)``, ``y = x + ε``,
@@ -421,24 +410,14 @@ class ThreeDynamics(RunController):
     #: Drawing order (bottom to top) of the three paths; data[3 + i] in the plane, data[8 + i] for G.
     ORDER = ("iso", "sgd", "flow")
     MAX_EXTENT = 8.0
+    moments = SCALAR_DATA.moments()
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.moments = SCALAR_DATA.moments()
-        d = experiment_defaults(three_dynamics)
-        sl = dict(continuous_update=False, style={"description_width": "initial"})
-        self.controls = {
-            "lr": widgets.FloatLogSlider(value=d["lr"], base=10, min=-3, max=math.log10(0.5), step=0.05,
-                                         readout_format=".3g", description="η", **sl),
-            "batch_size": widgets.IntSlider(value=d["batch_size"], min=1, max=32, description="batch S", **sl),
-            "noise": widgets.FloatSlider(value=d["noise"], min=0.0, max=3.0, step=0.1,
-                                         description="isotropic noise × SGD's", **sl),
-            "u0": widgets.FloatSlider(value=d["u0"], min=-2.5, max=2.5, step=0.05, description="u₀", **sl),
-            "w0": widgets.FloatSlider(value=d["w0"], min=-2.5, max=2.5, step=0.05, description="w₀", **sl),
-            "steps": widgets.IntSlider(value=d["steps"], min=100, max=5000, step=100, description="steps", **sl),
-            "seed": widgets.IntSlider(value=d["seed"], min=0, max=20, description="seed", **sl),
-        }
-        self._setup_run()
+    experiment = staticmethod(three_dynamics)
+    sliders = dict(lr=Range("η", -3, math.log10(0.5), 0.05, kind="log", fmt=".3g"), batch_size=BATCH,
+                   noise=Range("isotropic noise × SGD's", 0.0, 3.0, 0.1), u0=U0.but(lo=-2.5, hi=2.5),
+                   w0=W0.but(lo=-2.5, hi=2.5), steps=Range("steps", 100, 5000, 100, kind="int"), seed=SEED)
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(
             rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.1,
             subplot_titles=("paths in the (u, w) plane", "G = u² − w² along each path")))
@@ -469,13 +448,9 @@ class ThreeDynamics(RunController):
         fig.update_yaxes(title_text="w", scaleanchor="x", row=1, col=1)
         fig.update_xaxes(title_text="t = η · steps", row=1, col=2)
         fig.update_yaxes(title_text="G = u² − w²", row=1, col=2)
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
-    def _run(self, lr, batch_size, noise, u0, w0, steps, seed) -> None:
-        r = self.result = three_dynamics(lr, batch_size, noise, u0, w0, steps, seed, progress=self.set_progress)
+    def _show(self, r, lr, batch_size, noise, u0, w0, steps, seed) -> None:
         sims = {"flow": r.flow, "sgd": r.sgd_drawn, "iso": r.iso, "noise_std": r.noise_std}
         paths, cuts = {}, {}
         for key in ("flow", "sgd", "iso"):
@@ -551,7 +526,7 @@ class ThreeDynamics(RunController):
 # ============================================================================ §3 the ensemble and the ODE
 
 
-class BalanceEnsemble(RunController):
+class BalanceEnsemble(ExperimentFigure):
     """§3: many SGD runs from ``(u, w) = (1.5, 0.5)``: ``‖u‖² = u²`` is rough and spreads, ``G`` is smooth.
 
     Draws :func:`~symsgd_core.balance.experiments.balance_ensemble`. Sliders: temperature ``T = η/S`` (batch
@@ -566,16 +541,12 @@ class BalanceEnsemble(RunController):
 
     SHOWN = 30
 
-    def __init__(self) -> None:
-        super().__init__()
-        d = experiment_defaults(balance_ensemble)
-        sl = dict(continuous_update=False, style={"description_width": "initial"})
-        self.controls = {
-            "temperature": widgets.FloatSlider(value=d["temperature"], min=0.005, max=0.05, step=0.005,
-                                               readout_format=".3f", description="T = η/S (S = 1)", **sl),
-            "runs": widgets.IntSlider(value=d["runs"], min=20, max=1000, step=20, description="runs", **sl),
-        }
-        self._setup_run()
+    experiment = staticmethod(balance_ensemble)
+    sliders = dict(temperature=TEMPERATURE.but(description="T = η/S (S = 1)", lo=0.005, hi=0.05, step=0.005,
+                                               fmt=".3f"),
+                   runs=Range("runs", 20, 1000, 20, kind="int"))
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(
             rows=2, cols=2, row_heights=[0.62, 0.38], vertical_spacing=0.14, horizontal_spacing=0.09,
             specs=[[{}, {}], [{"colspan": 2}, None]],
@@ -606,13 +577,9 @@ class BalanceEnsemble(RunController):
         fig.update_yaxes(type="log", dtick="D2", minorloglabels="complete", title_text="std across runs", row=2, col=1)
         fig.update_yaxes(title_text="‖u‖²", row=1, col=1)
         fig.update_yaxes(title_text="G", row=1, col=2)
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
-    def _run(self, temperature: float, runs: int) -> None:
-        res = self.result = balance_ensemble(temperature, runs, progress=self.set_progress)
+    def _show(self, res, temperature: float, runs: int) -> None:
         traj = res.traj
         ok = traj.ok_runs
         t = traj.times
@@ -683,7 +650,7 @@ def _fill_ratio_panel(fig, first: int, times, tr_u, tr_w, u_sq, w_sq, window: fl
     return math.log10(lo), math.log10(hi)
 
 
-class Rank1Balance(RunController):
+class Rank1Balance(ExperimentFigure):
     """§5a: noise balance vs norm balance in the rank-1 linear net ``f(x) = u (wᵀx)`` with vector data.
 
     Sliders: ``d_in``, ``d_out``, ``η``, steps, seed (8 runs, ``S = 1``, fresh samples; exact population
@@ -697,21 +664,14 @@ class Rank1Balance(RunController):
 
     WINDOW = RANK1_WINDOW
 
-    def __init__(self) -> None:
-        super().__init__()
-        d = experiment_defaults(rank1_balance)
-        sl = dict(continuous_update=False, style={"description_width": "initial"})
-        self.controls = {
-            "d_in": widgets.IntSlider(value=d["d_in"], min=1, max=8, description="d_in", **sl),
-            # d_out ≥ 2: with d_in = d_out = 1 GaussianData is scalar (1-D arrays), which the rank-1 model's
-            # minibatches do not accept (engine limitation); that case is the scalar model of §1–§4 anyway.
-            "d_out": widgets.IntSlider(value=d["d_out"], min=2, max=4, description="d_out", **sl),
-            "lr": widgets.FloatLogSlider(value=d["lr"], base=10, min=math.log10(0.003), max=math.log10(0.03),
-                                         step=0.05, readout_format=".3g", description="η (S = 1)", **sl),
-            "steps": widgets.IntSlider(value=d["steps"], min=2000, max=6000, step=500, description="steps", **sl),
-            "seed": widgets.IntSlider(value=d["seed"], min=0, max=20, description="seed", **sl),
-        }
-        self._setup_run()
+    experiment = staticmethod(rank1_balance)
+    # d_out ≥ 2: with d_in = d_out = 1 GaussianData is scalar (1-D arrays), which the rank-1 model's minibatches do
+    # not accept (engine limitation); that case is the scalar model of §1–§4 anyway.
+    sliders = dict(d_in=Range("d_in", 1, 8, kind="int"), d_out=Range("d_out", 2, 4, kind="int"),
+                   lr=Range("η (S = 1)", math.log10(0.003), math.log10(0.03), 0.05, kind="log", fmt=".3g"),
+                   steps=Range("steps", 2000, 6000, 500, kind="int"), seed=SEED)
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             "ratios (mean of 8 runs; log scale)", "the norms themselves (mean of 8 runs)")))
         fig.update_layout(height=430, **_LAYOUT)
@@ -725,13 +685,9 @@ class Rank1Balance(RunController):
         fig.update_yaxes(type="log", dtick="D2", minorloglabels="complete", title_text="ratio", row=1, col=1)
         fig.update_yaxes(title_text="squared norm", row=1, col=2)
         fig.update_xaxes(title_text="t = η · steps")
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
-    def _run(self, d_in, d_out, lr, steps, seed) -> None:
-        run = self.result = rank1_balance(d_in, d_out, lr, steps, seed)
+    def _show(self, run, d_in, d_out, lr, steps, seed) -> None:
         self.set_progress(0.5)
         fig = self.figure
         n_ok = run.runs.G.shape[1]
@@ -787,27 +743,24 @@ class ReLUBalance(RunController):
     #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     auto_run = True
 
+    sliders = dict(window=Range("averaging window", 0.1, 0.5, 0.05),
+                   hidden=Range("live net: hidden", 10, 80, 10, kind="int"),
+                   lr=Range("live net: η", math.log10(0.003), math.log10(0.02), 0.05, kind="log", fmt=".3g"),
+                   steps=Range("live net: steps", 1000, 4000, 500, kind="int"),
+                   seed=SEED.but(description="live net: seed"))
+
     def __init__(self, data_path=None) -> None:
-        super().__init__()
         try:
             self.paper = load_relu_balance(data_path)
             self.paper_error = None
         except ValueError as exc:  # missing file: say so, do not raise
             self.paper, self.paper_error = None, str(exc)
-        sl = dict(continuous_update=False, style={"description_width": "initial"})
-        small = RELU_SMALL
-        self.controls = {
-            "window": widgets.FloatSlider(value=0.25, min=0.1, max=0.5, step=0.05, description="averaging window",
-                                          **sl),
-            "hidden": widgets.IntSlider(value=small["hidden"], min=10, max=80, step=10,
-                                        description="live net: hidden", **sl),
-            "lr": widgets.FloatLogSlider(value=small["lr"], base=10, min=math.log10(0.003), max=math.log10(0.02),
-                                         step=0.05, readout_format=".3g", description="live net: η", **sl),
-            "steps": widgets.IntSlider(value=small["steps"], min=1000, max=4000, step=500,
-                                       description="live net: steps", **sl),
-            "seed": widgets.IntSlider(value=0, min=0, max=20, description="live net: seed", **sl),
-        }
-        self._setup_run()
+        self.window = None
+        self._cache: dict = {}
+        super().__init__(window=0.25, hidden=RELU_SMALL["hidden"], lr=RELU_SMALL["lr"], steps=RELU_SMALL["steps"],
+                         seed=0)
+
+    def _figures(self) -> list[go.FigureWidget]:
         p = self.paper.settings if self.paper else RELU_FIG2
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             f"{p['d_in']} → {p['hidden']} → {p['d_out']} (precomputed, {p['steps']:,} steps)",
@@ -818,12 +771,7 @@ class ReLUBalance(RunController):
         fig.update_yaxes(type="log", dtick="D2", minorloglabels="complete")
         fig.update_yaxes(title_text="ratio", row=1, col=1)
         fig.update_xaxes(title_text="t = η · steps")
-        self.figures = [fig]
-        self.result = None
-        self.window = None
-        self._cache: dict = {}
-        self._wire()
-        self.update()
+        return [fig]
 
     def live_run(self, hidden, lr, steps, seed):
         """The small live run (:func:`~symsgd_core.balance.experiments.relu_balance_run`, cached by its settings)."""
@@ -890,7 +838,7 @@ class ReLUBalance(RunController):
 # ============================================================================ §6 where the continuous picture breaks
 
 
-class DiscreteBreakdown(RunController):
+class DiscreteBreakdown(ExperimentFigure):
     """§6: the exact one-step identity ``u'² − w'² = (1 − η²ḡ_B²)(u² − w²)`` of scalar SGD, and large ``η``.
 
     Sliders: ``η``, start ``(u₀, w₀)``, batch size, steps, seed. Top: ``log₁₀|G_n|`` per step, marked
@@ -904,20 +852,11 @@ class DiscreteBreakdown(RunController):
 
     FACTOR_FLOOR = -3.0
 
-    def __init__(self) -> None:
-        super().__init__()
-        d = experiment_defaults(discrete_breakdown)
-        sl = dict(continuous_update=False, style={"description_width": "initial"})
-        self.controls = {
-            "lr": widgets.FloatLogSlider(value=d["lr"], base=10, min=-2, max=0, step=0.02, readout_format=".3g",
-                                         description="η", **sl),
-            "u0": widgets.FloatSlider(value=d["u0"], min=-2.0, max=2.0, step=0.05, description="u₀", **sl),
-            "w0": widgets.FloatSlider(value=d["w0"], min=-2.0, max=2.0, step=0.05, description="w₀", **sl),
-            "batch_size": widgets.IntSlider(value=d["batch_size"], min=1, max=16, description="batch S", **sl),
-            "steps": widgets.IntSlider(value=d["steps"], min=10, max=400, step=10, description="steps", **sl),
-            "seed": widgets.IntSlider(value=d["seed"], min=0, max=20, description="seed", **sl),
-        }
-        self._setup_run()
+    experiment = staticmethod(discrete_breakdown)
+    sliders = dict(lr=Range("η", -2, 0, 0.02, kind="log", fmt=".3g"), u0=U0, w0=W0, batch_size=BATCH.but(hi=16),
+                   steps=Range("steps", 10, 400, 10, kind="int"), seed=SEED)
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(
             rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45],
             subplot_titles=("log₁₀|u² − w²| after each step (colour: sign of u² − w²)",
@@ -942,13 +881,9 @@ class DiscreteBreakdown(RunController):
         fig.update_yaxes(title_text="log₁₀|G|", row=1, col=1)
         fig.update_yaxes(title_text="1 − η²ḡ<sub>ℬ</sub>²", range=[self.FACTOR_FLOOR - 0.3, 1.2], row=2, col=1)
         fig.update_xaxes(title_text="step n", row=2, col=1)
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
-    def _run(self, lr, u0, w0, batch_size, steps, seed) -> None:
-        r = self.result = discrete_breakdown(lr, u0, w0, batch_size, steps, seed)
+    def _show(self, r, lr, u0, w0, batch_size, steps, seed) -> None:
         self.set_progress(0.5)
         traj, th, diverged, facts, G = r.traj, r.theta, r.diverged, r.facts, r.G
         fig = self.figure

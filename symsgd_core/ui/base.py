@@ -58,6 +58,7 @@ from symsgd_jupyter.plotly_loading import answer_state_requests, sync_figure_sta
 from ..core.checking import caught_html, claims_html
 from .background import RunButton, compute_in_background
 from .describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
+from .sliders import Range
 from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, distinguish, headline
 
 #: Class of the root widget of a figure that re-simulates when a slider is released (``RunController.auto_run``).
@@ -97,16 +98,25 @@ SLIDER_TYPES = (widgets.FloatSlider, widgets.IntSlider, widgets.FloatLogSlider,
 class Controller:
     """Base class: widgets + figure + status + an ``update`` method.
 
-    Subclasses fill ``self.controls`` (name → widget), build ``self.figure``
-    (a ``go.FigureWidget`` or a list of them in ``self.figures``) and implement
-    :meth:`_update`. With ``live=True`` every control change calls ``update``;
-    re-simulating controllers pass ``live=False`` and add a Run button.
+    A figure is a declaration: it names its ``experiment`` and its ``sliders`` (``name → Range``, the names being
+    the experiment's keywords, :mod:`.sliders`), builds its figures in :meth:`_figures` and draws in
+    :meth:`_update` (or, re-simulating, ``_draw``); the base class builds the sliders at the experiment's defaults
+    (overridden by the constructor's ``settings``), draws once and wires the sliders. Older figures fill
+    ``self.controls`` and ``self.figures`` in their own ``__init__``. With ``live=True`` every control change
+    calls ``update``; re-simulating controllers pass ``live=False`` and add a Run button.
     """
 
     #: Set ``live = False`` in subclasses that re-simulate (they use a Run button).
     live = True
+    #: The figure's experiment (``staticmethod(fn)``): its keyword defaults are the sliders' starting values.
+    experiment = None
+    #: ``name → Range`` (or ``name → callable(value) → widget`` for a control that is not a slider), in the order
+    #: shown; each name is a keyword of :attr:`experiment`. Empty: the subclass builds its controls itself.
+    sliders: dict = {}
+    #: The CSS width of every slider of the figure (None: as wide as its label and track need).
+    slider_width: str | None = None
 
-    def __init__(self) -> None:
+    def __init__(self, **settings) -> None:
         # the kernel's plumbing (plotly's code once per page, compact printed text in classroom mode), before any
         # figure is made: a FigureWidget's module is fixed when it is created (see symsgd_jupyter/kernel.py)
         install()
@@ -117,6 +127,29 @@ class Controller:
         self._root: widgets.Widget | None = None
         #: inputs handled so far (shown in the page as the root's ``symsgd-handled-<n>`` class)
         self.inputs_handled = 0
+        if self.sliders:
+            self._build_declared(settings)
+        elif settings:
+            raise TypeError(f"{type(self).__name__} takes no settings {sorted(settings)}")
+
+    def _build_declared(self, settings: dict) -> None:
+        """Build the declared sliders at the experiment's defaults overridden by ``settings`` (kept, with the
+        experiment's other keywords, in ``self.settings``), the figures (:meth:`_figures`), draw and wire."""
+        self.settings = (experiment_settings(type(self).experiment, settings) if type(self).experiment is not None
+                         else dict(settings))
+        self.controls = {name: (spec.widget(self.settings[name], self.slider_width) if isinstance(spec, Range)
+                                else spec(self.settings[name]))
+                         for name, spec in self.sliders.items()}
+        if isinstance(self, RunController):
+            self._setup_run()
+        self.result = None
+        self.figures = self._figures()
+        self._wire()
+        self.update()
+
+    def _figures(self) -> list[go.FigureWidget]:  # pragma: no cover - abstract
+        """The figure's empty figures: traces, axes, titles (drawn by :meth:`_update` or ``_draw``)."""
+        raise NotImplementedError
 
     # -- building -------------------------------------------------------------
     @property
@@ -550,6 +583,33 @@ class RunController(Controller):
 
     def _draw(self, result, **values) -> None:  # pragma: no cover - abstract
         """Draw ``result`` (what :meth:`_compute` returned at ``values``) and say what it shows."""
+        raise NotImplementedError
+
+
+class ExperimentFigure(RunController):
+    """A re-simulating figure of one experiment, called by keyword with the sliders' values and the experiment's
+    other settings (``self.settings``: the constructor's, else the experiment's defaults), with ``progress`` and,
+    where the experiment takes one, the figure's ``engine``; ``_draw`` keeps the result in ``self.result`` and
+    hands it to ``_show(result, **values)``."""
+
+    def __init__(self, engine: str | None = None, **settings) -> None:
+        self.engine = engine
+        super().__init__(**settings)
+
+    def _compute(self, progress, **values):
+        """``experiment(**settings, **values, progress=progress[, engine=...])`` (any thread, no widget)."""
+        experiment = type(self).experiment
+        kw = {**self.settings, **values, "progress": progress}
+        if self.engine is not None:
+            kw["engine"] = self.engine
+        return experiment(**{k: v for k, v in kw.items() if k in inspect.signature(experiment).parameters})
+
+    def _draw(self, result, **values) -> None:
+        self.result = result
+        self._show(result, **values)
+
+    def _show(self, result, **values) -> None:  # pragma: no cover - abstract
+        """Draw ``result`` (the experiment's at ``values``) and say what it shows."""
         raise NotImplementedError
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import time
 
-import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -37,7 +36,8 @@ from ..stationary.experiments import (
 )
 from ..stationary.laws import PHASE_CODES, PHASES, critical_temperature, tail_exponent
 from ..stationary.sgd import AMPLIFIED_LR
-from .base import Controller, RunController, experiment_settings, slider
+from .base import Controller, RunController
+from .sliders import TEMPERATURE, Range
 from .style import NEUTRALS, PALETTE
 
 __all__ = ["DepthComparison", "PhaseTransition", "FluctuationInversion", "WrongSign", "Tails", "DiscreteSGD"]
@@ -51,8 +51,10 @@ _COLORS = {0: PALETTE["blue"], 1: PALETTE["vermillion"], 2: PALETTE["bluish_gree
 _AMP_LR = f"{AMPLIFIED_LR:.0e}".replace("e-0", "e-")
 
 
-def _slider(description, value, lo, hi, step, fmt=".2f"):
-    return slider(widgets.FloatSlider, description, value=value, min=lo, max=hi, step=step, readout_format=fmt)
+#: The sliders of the stationary figures (besides the temperature, :data:`~symsgd_core.ui.sliders.TEMPERATURE`).
+TEACHER = Range("teacher k", 0.25, 2.0, 0.05, fmt=".2f")
+LABEL_NOISE = Range("label noise σ", 0.25, 2.0, 0.05, fmt=".2f")
+DECAY = Range("weight decay γ", 0.0, 0.5, 0.01, fmt=".2f")
 
 
 class _StationaryRun(RunController):
@@ -90,17 +92,12 @@ class DepthComparison(_StationaryRun):
     """Depth 0 vs depth 1 at the same T: closed-form densities (live, :func:`depth_laws`) and SDE histograms
     (Run, :func:`depth_comparison`). Sliders: T = η/S, teacher slope k, label noise σ, weight decay γ."""
 
-    def __init__(self, **settings) -> None:
-        super().__init__()
-        d = experiment_settings(depth_comparison, settings)
-        self.n_chains, self.seed = int(d["n_chains"]), int(d["seed"])
-        self.controls = {
-            "temperature": _slider("T = η/S", d["temperature"], 0.02, 0.5, 0.01),
-            "k": _slider("teacher k", d["k"], 0.25, 2.0, 0.05),
-            "sigma": _slider("label noise σ", d["sigma"], 0.25, 2.0, 0.05),
-            "weight_decay": _slider("weight decay γ", d["weight_decay"], 0.0, 0.5, 0.01),
-        }
-        self._setup_run()
+    experiment = staticmethod(depth_comparison)
+    sliders = dict(temperature=TEMPERATURE, k=TEACHER, sigma=LABEL_NOISE, weight_decay=DECAY)
+
+    def _figures(self) -> list[go.FigureWidget]:
+        self.n_chains, self.seed = int(self.settings["n_chains"]), int(self.settings["seed"])
+        self.simulation = None
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, subplot_titles=(
             "depth 0: linear regression (Eq. 12)", "depth 1: two-layer diagonal net (Eq. 15)")))
         fig.update_layout(height=400, showlegend=True, legend=dict(orientation="h", y=-0.18), **_LAYOUT)
@@ -117,14 +114,10 @@ class DepthComparison(_StationaryRun):
         fig.add_scatter(x=[], y=[], mode="text", text=[], showlegend=False,
                         textfont=dict(size=14, color=PALETTE["vermillion"]),
                         row=1, col=2)
-        self.figures = [fig]
-        self.result = None
-        self.simulation = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _update(self, temperature, k, sigma, weight_decay) -> None:
-        r = self.result = depth_laws(temperature, k, sigma, weight_decay)
+        r = self.result = depth_laws(temperature=temperature, k=k, sigma=sigma, weight_decay=weight_decay)
         msgs = []
         note = dict(x=[], y=[], text=[])  # the δ(v) label, assigned once below (ui/base.py: the batch rule)
         with self.figure.batch_update():
@@ -152,8 +145,9 @@ class DepthComparison(_StationaryRun):
             + " | ".join(msgs) + ".")
 
     def _run(self, temperature, k, sigma, weight_decay) -> None:
-        sim = self.simulation = depth_comparison(temperature, k, sigma, weight_decay, self.n_chains, self.seed,
-                                                 progress=self.set_progress)
+        sim = self.simulation = depth_comparison(
+            temperature=temperature, k=k, sigma=sigma, weight_decay=weight_decay, n_chains=self.n_chains,
+            seed=self.seed, progress=self.set_progress)
         texts = []
         with self.figure.batch_update():
             for depth in (0, 1):
@@ -187,15 +181,12 @@ class PhaseTransition(Controller):
     LABELS = {"peaked": "learns: peak at v > 0", "bimodal": "bimodal: spike at 0 + peak",
               "collapsing": "spike at 0 only", "dead": "δ(v): learns nothing"}
 
-    def __init__(self, **settings) -> None:
-        super().__init__()
-        d = experiment_settings(phase_view, settings)
-        self.k = float(d["k"])
-        self.controls = {
-            "temperature": _slider("T = η/S", d["temperature"], 0.01, 0.6, 0.005, ".3f"),
-            "sigma": _slider("label noise σ", d["sigma"], 0.1, 2.0, 0.05),
-            "weight_decay": _slider("weight decay γ", d["weight_decay"], 0.0, 0.5, 0.01),
-        }
+    experiment = staticmethod(phase_view)
+    sliders = dict(temperature=TEMPERATURE.but(lo=0.01, hi=0.6, step=0.005, fmt=".3f"),
+                   sigma=LABEL_NOISE.but(lo=0.1), weight_decay=DECAY)
+
+    def _figures(self) -> list[go.FigureWidget]:
+        self.k = float(self.settings["k"])
         dens = go.FigureWidget(layout=dict(height=380, title="density near v = 0 (log–log): p ∝ v<sup>a</sup> as v → 0",
                                            # the ranges start a little below 1e-6 so that the two "1µ" tick
                                            # labels do not meet in the corner
@@ -218,13 +209,10 @@ class PhaseTransition(Controller):
                               line=dict(color="black", dash=dash, width=2))
         phase.add_scatter(x=[1.0], y=[0.15], mode="markers", name="you are here",
                           marker=dict(symbol="x", size=14, color=PALETTE["vermillion"], line=dict(width=2)))
-        self.figures = [dens, phase]
-        self.result = None
-        self._wire()
-        self.update()
+        return [dens, phase]
 
     def _update(self, temperature, sigma, weight_decay) -> None:
-        r = self.result = phase_view(temperature, sigma, weight_decay, self.k)
+        r = self.result = phase_view(temperature=temperature, sigma=sigma, weight_decay=weight_decay, k=self.k)
         dens, phase = self.figures
         with dens.batch_update():
             for i in range(len(PHASE_FRACTIONS)):
@@ -266,17 +254,14 @@ class FluctuationInversion(_StationaryRun):
     """Var[v] against T for depth 0 and depth 1: closed forms (live, :func:`variance_curves`) and SDE estimates
     (Run, :func:`variance_estimates`)."""
 
-    def __init__(self, **settings) -> None:
-        super().__init__()
-        d = experiment_settings(variance_estimates, settings)
+    experiment = staticmethod(variance_estimates)
+    sliders = dict(k=TEACHER.but(lo=0.5), sigma=LABEL_NOISE, weight_decay=DECAY.but(hi=0.3))
+
+    def _figures(self) -> list[go.FigureWidget]:
+        d = self.settings
         self.n_chains, self.n_temps, self.seed, self.t_max = (int(d["n_chains"]), int(d["n_temps"]), int(d["seed"]),
                                                              float(d["t_max"]))
-        self.controls = {
-            "k": _slider("teacher k", d["k"], 0.5, 2.0, 0.05),
-            "sigma": _slider("label noise σ", d["sigma"], 0.25, 2.0, 0.05),
-            "weight_decay": _slider("weight decay γ", d["weight_decay"], 0.0, 0.3, 0.01),
-        }
-        self._setup_run()
+        self.simulation = None
         fig = go.FigureWidget(layout=dict(height=400, title="fluctuation inversion: Var[v] against T",
                                           xaxis=dict(title="T = η/S"), yaxis=dict(title="Var[v]"), **_LAYOUT))
         fig.add_scatter(x=[], y=[], mode="lines", name="L = 0, closed form", line=dict(color=_COLORS[0], width=3))
@@ -286,14 +271,10 @@ class FluctuationInversion(_StationaryRun):
         fig.add_scatter(x=[], y=[], mode="markers", name="L = 1, SDE", marker=dict(color=_COLORS[1], size=9),
                         error_y=dict(type="data", array=[]))
         fig.add_scatter(x=[], y=[], mode="lines", name="T<sub>c</sub> (L = 1)", line=dict(color="black", dash="dash"))
-        self.figures = [fig]
-        self.result = None
-        self.simulation = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _update(self, k, sigma, weight_decay) -> None:
-        r = self.result = variance_curves(k, sigma, weight_decay)
+        r = self.result = variance_curves(k=k, sigma=sigma, weight_decay=weight_decay)
         tc, t0_max, T0, T1, var1 = r.T_c, r.T0_max, r.T0, r.T1, r.var1
         fig = self.figure
         ymax = 1.3 * max(float(var1.max()) if var1.size else 0.0, float(r.var0[T0 <= 0.7 * t0_max].max()), 0.05)
@@ -318,8 +299,9 @@ class FluctuationInversion(_StationaryRun):
     def _run(self, k, sigma, weight_decay, n_chains=None, t_max=None) -> None:
         R = self.n_chains if n_chains is None else int(n_chains)
         t_max = self.t_max if t_max is None else float(t_max)
-        sim = self.simulation = variance_estimates(k, sigma, weight_decay, R, self.n_temps, self.seed, t_max,
-                                                   progress=self.set_progress)
+        sim = self.simulation = variance_estimates(
+            k=k, sigma=sigma, weight_decay=weight_decay, n_chains=R, n_temps=self.n_temps, seed=self.seed, t_max=t_max,
+            progress=self.set_progress)
         pts = sim.points
         with self.figure.batch_update():
             for depth in (0, 1):
@@ -345,12 +327,12 @@ class WrongSign(_StationaryRun):
     """Runs started with the wrong sign (u = −w): depth ≥ 1 ends at 0, depth 0 keeps wrong-sign mass
     (Run, :func:`wrong_sign`)."""
 
-    def __init__(self, **settings) -> None:
-        super().__init__()
-        d = experiment_settings(wrong_sign, settings)
-        self.n_chains, self.seed = int(d["n_chains"]), int(d["seed"])
-        self.controls = {"temperature": _slider("T = η/S", d["temperature"], 0.05, 0.3, 0.01)}
-        self._setup_run()
+    experiment = staticmethod(wrong_sign)
+    sliders = dict(temperature=TEMPERATURE.but(lo=0.05, hi=0.3))
+
+    def _figures(self) -> list[go.FigureWidget]:
+        self.n_chains, self.seed = int(self.settings["n_chains"]), int(self.settings["seed"])
+        self.simulation = None
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, subplot_titles=(
             "|v(t)| from v₀ = −1 (u = −w), depth 1 and 2", "depth 0 from v₀ = −1: the wrong sign keeps mass")))
         fig.update_layout(height=400, legend=dict(orientation="h", y=-0.2), **_LAYOUT)
@@ -370,16 +352,14 @@ class WrongSign(_StationaryRun):
         fig.update_xaxes(title_text="time t = η·steps", row=1, col=1)
         fig.update_xaxes(title_text="v", row=1, col=2)
         fig.update_yaxes(title_text="density", row=1, col=2)
-        self.figures = [fig]
-        self.simulation = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _update(self, temperature) -> None:
         self._say_closed_form(f"T = {temperature:g}: every run starts with the wrong sign, v₀ = −1.")
 
     def _run(self, temperature) -> None:
-        r = self.simulation = wrong_sign(temperature, self.n_chains, self.seed, progress=self.set_progress)
+        r = self.simulation = wrong_sign(temperature=temperature, n_chains=self.n_chains, seed=self.seed,
+                                              progress=self.set_progress)
         amp = r.amplified
         fig = self.figure
         with fig.batch_update():
@@ -418,13 +398,14 @@ class Tails(_StationaryRun):
 
     DEPTHS = TAIL_DEPTHS
 
-    def __init__(self, **settings) -> None:
-        super().__init__()
-        d = experiment_settings(tail_samples, settings)
+    experiment = staticmethod(tail_samples)
+    sliders = dict(temperature=TEMPERATURE.but(lo=0.03, hi=0.3))
+
+    def _figures(self) -> list[go.FigureWidget]:
+        d = self.settings
         self.n_chains, self.n_records, self.t_end, self.seed = (int(d["n_chains"]), int(d["n_records"]),
                                                                 float(d["t_end"]), int(d["seed"]))
-        self.controls = {"temperature": _slider("T = η/S", d["temperature"], 0.03, 0.3, 0.01)}
-        self._setup_run()
+        self.simulation = None
         fig = go.FigureWidget(layout=dict(height=440, title="tails of the stationary law: P(V > v), log–log",
                                           xaxis=dict(type="log", title="v", range=[0, 2]),
                                           yaxis=dict(type="log", title="P(V > v)", range=[-6.3, 0.1]), **_LAYOUT))
@@ -438,14 +419,10 @@ class Tails(_StationaryRun):
         for d in self.DEPTHS:
             fig.add_scatter(x=[], y=[], mode="markers", name=f"SDE, L = {d}",
                             marker=dict(color=_COLORS[d], size=8, symbol="circle-open", line=dict(width=2)))
-        self.figures = [fig]
-        self.result = None
-        self.simulation = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _update(self, temperature) -> None:
-        r = self.result = tail_view(temperature)
+        r = self.result = tail_view(temperature=temperature)
         fig = self.figure
         with fig.batch_update():
             for i, d in enumerate(self.DEPTHS):
@@ -463,7 +440,8 @@ class Tails(_StationaryRun):
         R = self.n_chains if n_chains is None else int(n_chains)
         K = self.n_records if n_records is None else int(n_records)
         t_end = self.t_end if t_end is None else float(t_end)
-        sim = self.simulation = tail_samples(temperature, R, K, t_end, self.seed, progress=self.set_progress)
+        sim = self.simulation = tail_samples(temperature=temperature, n_chains=R, n_records=K, t_end=t_end,
+                                                  seed=self.seed, progress=self.set_progress)
         counts = []
         with self.figure.batch_update():
             for i, d in enumerate(self.DEPTHS):
@@ -483,12 +461,13 @@ class DiscreteSGD(_StationaryRun):
     """Plain SGD (η = T, S = 1) and noise-amplified SGD against the SDE's closed form: where the picture breaks
     (Run, :func:`discrete_sgd`; the scan over T, :meth:`scan`, is :func:`discrete_sgd_scan`)."""
 
-    def __init__(self, **settings) -> None:
-        super().__init__()
-        d = experiment_settings(discrete_sgd, settings)
-        self.n_runs, self.seed = int(d["n_runs"]), int(d["seed"])
-        self.controls = {"temperature": _slider("T = η/S", d["temperature"], 0.04, 0.32, 0.02)}
-        self._setup_run()
+    experiment = staticmethod(discrete_sgd)
+    sliders = dict(temperature=TEMPERATURE.but(lo=0.04, hi=0.32, step=0.02))
+
+    def _figures(self) -> list[go.FigureWidget]:
+        self.n_runs, self.seed = int(self.settings["n_runs"]), int(self.settings["seed"])
+        self.simulation = None
+        self.scan_result = None
         fig = go.FigureWidget(layout=dict(height=420, title="depth 1: SGD on the actual parameters vs the SDE law",
                                           xaxis=dict(title="v"), yaxis=dict(title="density"), **_LAYOUT))
         fig.add_scatter(x=[], y=[], mode="lines", name="closed form (Eq. 15)", line=dict(color="black", width=3))
@@ -516,16 +495,12 @@ class DiscreteSGD(_StationaryRun):
         scan.add_scatter(x=[], y=[], mode="lines", name="T<sub>c</sub>", line=dict(color=NEUTRALS["grey"], dash="dot"),
                          row=1, col=2)
         scan.update_xaxes(title_text="T = η/S")
-        self.figures = [fig, scan]
-        self.simulation = None
-        self.scan_result = None
-        self._wire()
-        self.update()
+        return [fig, scan]
 
     def scan(self, temps=(0.05, 0.1, 0.15, 0.2, 0.25, 0.3), n_runs: int = 300, t_end: float = 5.0):
         """Run :func:`discrete_sgd_scan` (a few seconds, not a slider callback: the notebook runs it once), draw
         it in the second figure and return it (also kept in ``self.scan_result``)."""
-        rows = self.scan_result = discrete_sgd_scan(temps, n_runs, t_end, self.seed)
+        rows = self.scan_result = discrete_sgd_scan(temps=temps, n_runs=n_runs, t_end=t_end, seed=self.seed)
         fig = self.figures[1]
         with fig.batch_update():
             fig.data[0].x, fig.data[0].y = rows.T, rows.sgd_div
@@ -545,7 +520,8 @@ class DiscreteSGD(_StationaryRun):
             f"T = {temperature:g} (T_c = {tc:.3f}): plain SGD uses η = T = {temperature:g} with batch size 1.")
 
     def _run(self, temperature) -> None:
-        r = self.simulation = discrete_sgd(temperature, self.n_runs, self.seed, progress=self.set_progress)
+        r = self.simulation = discrete_sgd(temperature=temperature, n_runs=self.n_runs, seed=self.seed,
+                                                progress=self.set_progress)
         with self.figure.batch_update():
             self.figure.data[0].x, self.figure.data[0].y = r.curve if r.curve is not None else ([], [])
             for i, fit in enumerate(r.fits.values()):
