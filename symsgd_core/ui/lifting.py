@@ -24,10 +24,7 @@ from ..lifting.experiments import (
     EULER_GRID,
     ORBIT_GRID,
     ORBIT_RANGE,
-    ORBIT_U,
-    ORBIT_W,
     SIGN_LAMBDAS,
-    TRACES_THETA_U,
     chain_rule_point,
     euler_view,
     orbit_sweep,
@@ -38,7 +35,8 @@ from ..lifting.experiments import (
 )
 from ..lifting.liftings import polar
 from ..lifting.models import LiftingCase
-from .base import Controller, slider
+from .base import Controller
+from .sliders import Range
 from .style import NEUTRALS, PALETTE, colours
 
 __all__ = ["ChainRuleController", "EulerController", "OrbitController", "RankOneSetController",
@@ -51,13 +49,33 @@ COLOURS = colours(u="blue", w="orange", grad="vermillion", autograd="grey", corr
 MODEL_OPTIONS = [("linear layer", "linear"), ("bilinear attention score", "attention"), ("ReLU neuron", "relu")]
 
 
-def _slider(kind, description, **kw):
-    return slider(kind, description, width="260px", **kw)
-
-
 def _model_dropdown(value: str) -> widgets.Dropdown:
     return widgets.Dropdown(options=MODEL_OPTIONS, value=value, description="model",
                             layout=widgets.Layout(width="280px"))
+
+
+#: The sliders of the parameters u = ‖u‖(cos θ_u, sin θ_u), w = ‖w‖(cos θ_w, sin θ_w) (degrees).
+THETA_U = Range("θ_u (deg)", -180, 180, 5)
+THETA_W = THETA_U.but(description="θ_w (deg)")
+U_LEN = Range("‖u‖", 0.2, 2.5, 0.05)
+W_LEN = U_LEN.but(description="‖w‖")
+PARAMETERS = dict(theta_u=THETA_U, u_len=U_LEN, theta_w=THETA_W, w_len=W_LEN)
+
+
+class _LiftingFigure(Controller):
+    """A figure of Notebook 02: declared sliders 260 px wide; its figures are drawn once as plain ``go.Figure``s
+    before they become ``FigureWidget``s.
+
+    Why: a multi-trace ``batch_update`` of a ``FigureWidget`` made before its first view exists reaches
+    the browser as a restyle that resets the untouched properties of the other traces (x arrays,
+    names, heat-map labels were lost in JupyterLab 4.6 / plotly 7.1); with a live view it works.
+    """
+
+    slider_width = "260px"
+
+    def _build_declared(self, settings: dict) -> None:
+        super()._build_declared(settings)
+        self.figures = [go.FigureWidget(f) for f in self.figures]
 
 
 def _fmt_vec(v, digits: int = 3) -> str:
@@ -74,42 +92,27 @@ def _arrow_trace(name, colour, **kw):
                       marker={"symbol": "arrow", "size": [0, 16], "angleref": "previous", "color": colour}, **kw)
 
 
-def _start(controller: Controller, figures: list) -> None:
-    """Draw the first state on plain figures, then wrap them in ``FigureWidget``s and wire the controls.
-
-    Why: a multi-trace ``batch_update`` of a ``FigureWidget`` made before its first view exists reaches
-    the browser as a restyle that resets the untouched properties of the other traces (x arrays,
-    names, heat-map labels were lost in JupyterLab 4.6 / plotly 7.1); with a live view it works.
-    """
-    controller.figures = [go.Figure(f) for f in figures]
-    controller.update()
-    controller.figures = [go.FigureWidget(f) for f in controller.figures]
-    controller._wire()
-
-
 # ---------------------------------------------------------------------------------------------
 # §1 Orbits collapse to points
 # ---------------------------------------------------------------------------------------------
-class OrbitController(Controller):
+class OrbitController(_LiftingFigure):
     """(λu, w/λ) moves along its orbit while M = u wᵀ and the loss stay fixed.
 
     Panels: (a) the vectors λu and w/λ in the plane, with the rays they move on; (b) the four
     entries of M (a heat map that does not change); (c) along the orbit, the training loss L (flat)
     and G = ‖λu‖² − ‖w/λ‖² (what moves), with the current λ marked.
-    Controls: ``lam`` (λ, log scale), ``model``.
+    Controls: ``lam`` (λ, log scale), ``model``. Settings ``u0``, ``w0``: the base point (default
+    ``1.2·(cos 35°, sin 35°)`` and ``0.6·(cos −20°, sin −20°)``).
     """
 
     LAM_RANGE = ORBIT_RANGE
 
-    def __init__(self, u=None, w=None, lam: float = 1.0, model: str = "linear") -> None:
-        """``u``, ``w``: the base point (default ``1.2·(cos 35°, sin 35°)`` and ``0.6·(cos −20°, sin −20°)``)."""
-        super().__init__()
-        self.u0 = ORBIT_U if u is None else check_array("u", u, shape=(2,))
-        self.w0 = ORBIT_W if w is None else check_array("w", w, shape=(2,))
-        self.result = None
-        self.controls = {"lam": _slider(widgets.FloatLogSlider, "λ", value=lam, base=2, min=-1.5, max=1.5,
-                                        step=0.05, readout_format=".3f"),
-                         "model": _model_dropdown(model)}
+    experiment = staticmethod(orbit_view)
+    sliders = dict(lam=Range("λ", -1.5, 1.5, 0.05, kind="log", base=2, fmt=".3f"), model=_model_dropdown)
+
+    def _figures(self) -> list[go.Figure]:
+        self.u0 = check_array("u0", self.settings["u0"], shape=(2,))
+        self.w0 = check_array("w0", self.settings["w0"], shape=(2,))
         fig = make_subplots(1, 3, column_widths=[0.36, 0.24, 0.40], horizontal_spacing=0.08,
                             subplot_titles=["(λu, w/λ) in the plane", "M = (λu)(w/λ)ᵀ", "along the orbit"])
         lo, hi = self.LAM_RANGE
@@ -138,7 +141,7 @@ class OrbitController(Controller):
         fig.update_yaxes(title_text="L and G on the orbit", row=1, col=3)
         fig.update_layout(height=400, margin={"l": 50, "r": 20, "t": 50, "b": 50},
                           legend={"orientation": "h", "y": -0.22})
-        _start(self, [fig])
+        return [fig]
 
     def case(self) -> LiftingCase:
         """The current point (λu, w/λ) with the notebook's data."""
@@ -148,7 +151,7 @@ class OrbitController(Controller):
         return self.result.base
 
     def _update(self, lam, model):
-        q = self.result = orbit_view(model, lam, self.u0, self.w0, self._grid)
+        q = self.result = orbit_view(model=model, lam=lam, u0=self.u0, w0=self.w0, lambdas=self._grid)
         fig = self.figure
         with fig.batch_update():
             fig.data[2].x, fig.data[2].y = _arrow(0, 0, *q.case.u)
@@ -176,7 +179,7 @@ class OrbitController(Controller):
 # ---------------------------------------------------------------------------------------------
 # §2 The rank-1 set
 # ---------------------------------------------------------------------------------------------
-class RankOneSetController(Controller):
+class RankOneSetController(_LiftingFigure):
     """The 2×2 matrices of rank ≤ 1 in the slice ``z = z_M`` of coordinates ``(q, h, p)``.
 
     ``M = [[p+q, h+z], [h−z, p−q]]`` (p half trace, (q, h) symmetric traceless, z antisymmetric),
@@ -188,13 +191,10 @@ class RankOneSetController(Controller):
 
     P_MAX = 0.8
 
-    def __init__(self, theta_u: float = 30.0, theta_w: float = -40.0, phi: float = 120.0) -> None:
-        super().__init__()
-        self.controls = {"theta_u": _slider(widgets.FloatSlider, "θ_u (deg)", value=theta_u, min=-180, max=180,
-                                            step=5),
-                         "theta_w": _slider(widgets.FloatSlider, "θ_w (deg)", value=theta_w, min=-180, max=180,
-                                            step=5),
-                         "phi": _slider(widgets.FloatSlider, "φ (deg)", value=phi, min=0, max=180, step=5)}
+    experiment = staticmethod(rank_one_slice)
+    sliders = dict(theta_u=THETA_U, theta_w=THETA_W, phi=Range("φ (deg)", 0, 180, 5))
+
+    def _figures(self) -> list[go.Figure]:
         fig = go.Figure()
         fig.add_trace(go.Surface(x=np.zeros((2, 2)), y=np.zeros((2, 2)), z=np.zeros((2, 2)), opacity=0.45,
                                  colorscale=[[0, COLOURS["set"]], [1, COLOURS["set"]]], showscale=False,
@@ -211,10 +211,10 @@ class RankOneSetController(Controller):
                                  "yaxis": {"title": {"text": "h = (M₁₂ + M₂₁)/2"}, "range": lim},
                                  "zaxis": {"title": {"text": "p = (M₁₁ + M₂₂)/2"}, "range": lim},
                                  "aspectmode": "cube", "camera": {"eye": {"x": 1.5, "y": 1.4, "z": 0.8}}})
-        _start(self, [fig])
+        return [fig]
 
     def _update(self, theta_u, theta_w, phi):
-        q = self.result = rank_one_slice(theta_u, theta_w, phi)
+        q = self.result = rank_one_slice(theta_u=theta_u, theta_w=theta_w, phi=phi)
         s = q.s
         p = np.linspace(-self.P_MAX, self.P_MAX, 33)
         ang = np.linspace(0, 2 * np.pi, 49)
@@ -243,22 +243,9 @@ class RankOneSetController(Controller):
 
 
 # ---------------------------------------------------------------------------------------------
-# shared: parameter sliders u = |u|(cos θ_u, sin θ_u), w = |w|(cos θ_w, sin θ_w)
-# ---------------------------------------------------------------------------------------------
-def _param_controls(theta_u, u_len, theta_w, w_len, with_u=True):
-    c = {}
-    if with_u:
-        c["theta_u"] = _slider(widgets.FloatSlider, "θ_u (deg)", value=theta_u, min=-180, max=180, step=5)
-        c["u_len"] = _slider(widgets.FloatSlider, "‖u‖", value=u_len, min=0.2, max=2.5, step=0.05)
-    c["theta_w"] = _slider(widgets.FloatSlider, "θ_w (deg)", value=theta_w, min=-180, max=180, step=5)
-    c["w_len"] = _slider(widgets.FloatSlider, "‖w‖", value=w_len, min=0.2, max=2.5, step=0.05)
-    return c
-
-
-# ---------------------------------------------------------------------------------------------
 # §3 The construction and the reply's slip
 # ---------------------------------------------------------------------------------------------
-class ChainRuleController(Controller):
+class ChainRuleController(_LiftingFigure):
     """The corrected chain rule against autograd, and the authors' reply's display, for one sample.
 
     Two bar panels: ∂ℓ/∂u_i and ∂ℓ/∂w_j from autograd on ℓ(u, w), from the corrected chain rule
@@ -266,11 +253,10 @@ class ChainRuleController(Controller):
     Controls: ``model``, ``theta_u``, ``u_len``, ``theta_w``, ``w_len``, ``sample``.
     """
 
-    def __init__(self, model: str = "linear", theta_u: float = 30.0, u_len: float = 1.0, theta_w: float = -40.0,
-                 w_len: float = 1.5, sample: int = 3) -> None:
-        super().__init__()
-        self.controls = {"model": _model_dropdown(model), **_param_controls(theta_u, u_len, theta_w, w_len),
-                         "sample": _slider(widgets.IntSlider, "sample k", value=sample, min=0, max=DEMO_SAMPLES - 1)}
+    experiment = staticmethod(chain_rule_point)
+    sliders = dict(model=_model_dropdown, **PARAMETERS, sample=Range("sample k", 0, DEMO_SAMPLES - 1, kind="int"))
+
+    def _figures(self) -> list[go.Figure]:
         fig = make_subplots(1, 2, subplot_titles=["∂ℓ/∂u<sub>i</sub>", "∂ℓ/∂w<sub>j</sub>"], horizontal_spacing=0.1)
         for col, labels in ((1, ["i = 1", "i = 2"]), (2, ["j = 1", "j = 2"])):
             for name, colour in (("autograd on ℓ(u, w)", COLOURS["autograd"]),
@@ -280,13 +266,14 @@ class ChainRuleController(Controller):
                                      legendgroup=name), 1, col)
         fig.update_yaxes(title_text="gradient component (sample k)", row=1, col=1)
         fig.update_layout(barmode="group", height=380, margin={"l": 50, "r": 20, "t": 50, "b": 40})
-        _start(self, [fig])
+        return [fig]
 
     def case(self) -> LiftingCase:
         return self.result.case
 
     def _update(self, model, theta_u, u_len, theta_w, w_len, sample):
-        q = self.result = chain_rule_point(model, theta_u, u_len, theta_w, w_len, sample)
+        q = self.result = chain_rule_point(model=model, theta_u=theta_u, u_len=u_len, theta_w=theta_w, w_len=w_len,
+                                           sample=sample)
         fig = self.figure
         with fig.batch_update():
             for i, y in enumerate((q.du, q.cu, q.su, q.dw, q.cw, q.sw)):
@@ -311,7 +298,7 @@ class ChainRuleController(Controller):
 # ---------------------------------------------------------------------------------------------
 # §4 What the symmetry buys, and what it does not
 # ---------------------------------------------------------------------------------------------
-class EulerController(Controller):
+class EulerController(_LiftingFigure):
     """Level sets of ``L̃(M, w′)`` over the w′-plane at fixed M = u wᵀ, with w and ∂L̃/∂w; and the
     w-free lifting's (and natural lifting's) gradient identities.
 
@@ -324,10 +311,10 @@ class EulerController(Controller):
 
     GRID = EULER_GRID
 
-    def __init__(self, model: str = "linear", theta_u: float = 30.0, u_len: float = 1.0, theta_w: float = -40.0,
-                 w_len: float = 1.5) -> None:
-        super().__init__()
-        self.controls = {"model": _model_dropdown(model), **_param_controls(theta_u, u_len, theta_w, w_len)}
+    experiment = staticmethod(euler_view)
+    sliders = dict(model=_model_dropdown, **PARAMETERS)
+
+    def _figures(self) -> list[go.Figure]:
         fig = make_subplots(1, 2, column_widths=[0.5, 0.5], horizontal_spacing=0.2,  # room for the colour bar
                             subplot_titles=["𝓛̃(M, w′) over the w′-plane, M = u wᵀ fixed",
                                             "∂L/∂u, ∂L/∂w: autograd vs liftings"])
@@ -348,13 +335,13 @@ class EulerController(Controller):
         fig.update_yaxes(title_text="gradient component (training loss)", row=1, col=2)
         fig.update_layout(barmode="group", height=450, margin={"l": 50, "r": 20, "t": 50, "b": 40},
                           legend={"orientation": "h", "y": -0.15})
-        _start(self, [fig])
+        return [fig]
 
     def case(self) -> LiftingCase:
         return self.result.case
 
     def _update(self, model, theta_u, u_len, theta_w, w_len):
-        q = self.result = euler_view(model, theta_u, u_len, theta_w, w_len)
+        q = self.result = euler_view(model=model, theta_u=theta_u, u_len=u_len, theta_w=theta_w, w_len=w_len)
         case = q.case
         Z = q.Z
         w = case.w
@@ -405,7 +392,7 @@ class EulerController(Controller):
 # ---------------------------------------------------------------------------------------------
 # §5 The sign caveat
 # ---------------------------------------------------------------------------------------------
-class SignCaveatController(Controller):
+class SignCaveatController(_LiftingFigure):
     """L(λu, w/λ) for λ > 0 and λ < 0 — the same M at ±λ — and the data each sign class uses.
 
     Left: the training loss along λ ∈ [−3, −1/3] ∪ [1/3, 3]: two flat branches (λ > 0 is the
@@ -415,15 +402,14 @@ class SignCaveatController(Controller):
     Controls: ``model``, ``theta_w``, ``lam`` (|λ| of the two marked points).
     """
 
+    sliders = dict(model=_model_dropdown, theta_w=THETA_W, lam=Range("|λ|", -1, 1, 0.05, kind="log", base=3, fmt=".3f"))
+
     def __init__(self, model: str = "relu", theta_u: float = 100.0, u_len: float = 2.0, theta_w: float = 45.0,
                  lam: float = 1.0) -> None:
-        super().__init__()
         self.u0 = polar(theta_u, u_len)
-        self.controls = {"model": _model_dropdown(model),
-                         "theta_w": _slider(widgets.FloatSlider, "θ_w (deg)", value=theta_w, min=-180, max=180,
-                                            step=5),
-                         "lam": _slider(widgets.FloatLogSlider, "|λ|", value=lam, base=3, min=-1, max=1, step=0.05,
-                                        readout_format=".3f")}
+        super().__init__(model=model, theta_w=theta_w, lam=lam)
+
+    def _figures(self) -> list[go.Figure]:
         fig = make_subplots(1, 2, column_widths=[0.55, 0.45], horizontal_spacing=0.1,
                             subplot_titles=["L(λu, w/λ): M is the same at λ and −λ", "inputs and the sign of wᵀx"])
         self._lams = SIGN_LAMBDAS
@@ -445,13 +431,13 @@ class SignCaveatController(Controller):
         fig.update_yaxes(range=[-3.2, 3.2], title_text="input 2", scaleanchor="x2", scaleratio=1, row=1, col=2)
         fig.update_layout(height=420, margin={"l": 50, "r": 20, "t": 50, "b": 40},
                           legend={"orientation": "h", "y": -0.18})
-        _start(self, [fig])
+        return [fig]
 
     def case(self) -> LiftingCase:
         return self.result.case
 
     def _update(self, model, theta_w, lam):
-        q = self.result = sign_caveat(model, theta_w, self.u0, self._lams)
+        q = self.result = sign_caveat(model=model, theta_w=theta_w, u=self.u0, lambdas=self._lams)
         case = q.case
         lams = q.lambdas
         xs = np.concatenate([-lams[::-1], [None], lams])
@@ -490,7 +476,7 @@ class SignCaveatController(Controller):
 # ---------------------------------------------------------------------------------------------
 # §6 Why Theorem 3.1 does not care
 # ---------------------------------------------------------------------------------------------
-class TracesController(Controller):
+class TracesController(_LiftingFigure):
     """Two liftings, two gradients, one pair of noise traces.
 
     Figure 1: the batch means of A_nat = ∂F_nat/∂M and A_F = ∂F/∂M (heat maps, side by side; the
@@ -500,15 +486,11 @@ class TracesController(Controller):
     Controls: ``model``, ``theta_w``, ``lam`` (position on the orbit).
     """
 
-    def __init__(self, model: str = "linear", theta_u: float = TRACES_THETA_U, theta_w: float = -40.0,
-                 lam: float = 1.0) -> None:
-        super().__init__()
-        self.theta_u = float(theta_u)
-        self.controls = {"model": _model_dropdown(model),
-                         "theta_w": _slider(widgets.FloatSlider, "θ_w (deg)", value=theta_w, min=-180, max=180,
-                                            step=5),
-                         "lam": _slider(widgets.FloatLogSlider, "λ", value=lam, base=2, min=-2, max=2, step=0.05,
-                                        readout_format=".3f")}
+    experiment = staticmethod(traces_view)
+    sliders = dict(model=_model_dropdown, theta_w=THETA_W, lam=Range("λ", -2, 2, 0.05, kind="log", base=2, fmt=".3f"))
+
+    def _figures(self) -> list[go.Figure]:
+        self.theta_u = float(self.settings["theta_u"])
         heat = make_subplots(1, 3, subplot_titles=["E[∇F<sub>nat</sub>] (natural lifting)", "E[∇F] (w-free lifting)",
                                                    "E[∇F<sub>nat</sub> − ∇F] (normal part)"], horizontal_spacing=0.08)
         for col in (1, 2, 3):
@@ -537,13 +519,13 @@ class TracesController(Controller):
         bars.update_yaxes(title_text="trace", row=1, col=1)
         bars.update_layout(barmode="group", height=380, margin={"l": 50, "r": 20, "t": 50, "b": 40},
                            legend={"orientation": "h", "y": -0.2})
-        _start(self, [heat, bars])
+        return [heat, bars]
 
     def case(self) -> LiftingCase:
         return self.result.case
 
     def _update(self, model, theta_w, lam):
-        q = self.result = traces_view(model, theta_w, lam, self.theta_u)
+        q = self.result = traces_view(model=model, theta_w=theta_w, lam=lam, theta_u=self.theta_u)
         case = q.case
         heat, bars = self.figures
         nan_free = np.zeros((2, 2))
