@@ -24,6 +24,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from ..core.conventions import lr_for_temperature, steps_for_time
+from ..core.results import Outcome
 from ..core.seeding import stream
 from ..core.validation import check_int, check_positive_int
 from .data import Dataset, GaussianData
@@ -44,10 +45,10 @@ from .observables import (
 from .relu import ReLUNet
 
 __all__ = [
-    "BalanceSeries", "DiscreteBreakdownResult", "EnsembleResult", "ITO_MODELS", "ItoPoint", "RELU_DATA_FILE",
-    "RELU_FIG2", "RELU_SMALL", "ReLUBalanceRun", "Rank1BalanceRun", "SCALAR_DATA", "SymmetryOrbit",
-    "ThreeDynamicsResult", "balance_ensemble", "discrete_breakdown", "figure_records", "ito_point",
-    "load_relu_balance", "rank1_balance", "relu_balance_run", "symmetry_orbit", "three_dynamics",
+    "BalanceSeries", "DISCRETE_OUTCOMES", "DiscreteBreakdownResult", "EnsembleResult", "ITO_MODELS", "ItoPoint",
+    "RELU_DATA_FILE", "RELU_FIG2", "RELU_SMALL", "ReLUBalanceRun", "Rank1BalanceRun", "SCALAR_DATA", "SymmetryOrbit",
+    "THREE_DYNAMICS_OUTCOMES", "ThreeDynamicsResult", "balance_ensemble", "discrete_breakdown", "figure_records",
+    "ito_point", "load_relu_balance", "rank1_balance", "relu_balance_run", "symmetry_orbit", "three_dynamics",
     "write_relu_balance",
 ]
 
@@ -62,6 +63,22 @@ PLANE_RECORDS = 1000
 def _report(progress, fraction: float) -> None:
     if progress is not None:
         progress(fraction)
+
+
+def divergence_onset(theta, lr: float, steps=None) -> dict:
+    """Where a diverging run of the scalar model left the stable zone: ``onset_step``, the first step with
+    ``η(u² + w²) > 1`` (−1: none, then single samples with large ``x²`` had ``η·x²(u² + w²) > 1``), and ``max_s``,
+    the largest ``η(u² + w²)`` before the divergence.
+
+    Args:
+        theta: ``(K, 2)`` the run's states before the divergence; ``steps``: their step numbers (default
+            ``0 … K−1``).
+    """
+    theta = np.asarray(theta, dtype=float).reshape(-1, 2)
+    steps = np.arange(theta.shape[0]) if steps is None else np.asarray(steps)
+    s = lr * np.sum(theta**2, axis=1)
+    over = np.nonzero(s > 1.0)[0]
+    return {"onset_step": int(steps[over[0]]) if over.size else -1, "max_s": float(s.max()) if s.size else 0.0}
 
 
 def figure_records(traj: Trajectory, record_every: int) -> Trajectory:
@@ -137,6 +154,7 @@ class ThreeDynamicsResult:
             :data:`PLANE_RECORDS` records.
         noise_std: the kick size, ``noise ×`` :func:`~symsgd_core.balance.dynamics.langevin_noise_std` at the start.
         settings: the arguments.
+        outcome: :func:`three_dynamics_outcome`.
     """
 
     flow: Trajectory
@@ -144,6 +162,7 @@ class ThreeDynamicsResult:
     iso: Trajectory
     noise_std: float
     settings: dict
+    outcome: Outcome
 
     @property
     def record_every(self) -> int:
@@ -171,7 +190,35 @@ def three_dynamics(lr: float = 0.02, batch_size: int = 1, noise: float = 1.0, u0
     _report(progress, 0.75)
     return ThreeDynamicsResult(flow=flow, sgd=sgd, iso=iso, noise_std=float(s),
                                settings=dict(lr=lr, batch_size=batch_size, noise=noise, u0=u0, w0=w0, steps=steps,
-                                             seed=seed))
+                                             seed=seed),
+                               outcome=three_dynamics_outcome(flow, figure_records(sgd, max(steps // PLANE_RECORDS, 1)),
+                                                              iso, lr, u0, w0))
+
+
+#: The outcomes of §2 (:func:`three_dynamics_outcome`).
+THREE_DYNAMICS_OUTCOMES = ("diverged", "saddle", "compared")
+
+
+def three_dynamics_outcome(flow: Trajectory, sgd: Trajectory, iso: Trajectory, lr: float, u0: float,
+                           w0: float) -> Outcome:
+    """§2's outcome: ``diverged`` (SGD or the isotropic walker; numbers ``<run>_diverged_step``, ``<run>_onset_step``,
+    ``<run>_max_s`` of each diverged run, :func:`divergence_onset`), ``saddle`` (the start (0, 0), where nothing
+    moves), else ``compared``: ``G0`` and the last ``G`` of each run (``G_flow``, ``G_sgd``, ``G_iso``)."""
+    runs = {"sgd": sgd, "iso": iso}
+    numbers: dict = {}
+    for key, tr in runs.items():
+        if tr.n_diverged:
+            step = int(tr.diverged_step[0])
+            k_rec = int(np.searchsorted(tr.steps, step))
+            onset = divergence_onset(tr.theta[:k_rec, 0, :], lr, steps=tr.steps[:k_rec])
+            numbers.update({f"{key}_diverged_step": step, f"{key}_onset_step": onset["onset_step"],
+                            f"{key}_max_s": onset["max_s"]})
+    if numbers:
+        return Outcome("diverged", True, numbers)
+    if u0 == 0 and w0 == 0:
+        return Outcome("saddle", True, {})
+    return Outcome("compared", False, {"G0": u0 * u0 - w0 * w0, **{f"G_{k}": float(tr.observables["G"][-1, 0])
+                                                                   for k, tr in (("flow", flow), *runs.items())}})
 
 
 # ============================================================================ §3 the ensemble and the ODE
@@ -193,6 +240,8 @@ class EnsembleResult:
         G_ode: ``(K, runs)``, ``dG/dt = −4T g(v) G`` integrated along each run's own ``v(t)``.
         bound: ``(K,)``, Corollary 3.3's ``|G₀| e^{−4TΔt/α₁}``.
         theta0, t_end, seed: the start, the duration and the seed.
+        outcome: ``some_diverged`` (numbers ``diverged``: how many runs, left out of every series) or
+            ``compared``.
     """
 
     traj: Trajectory
@@ -205,6 +254,7 @@ class EnsembleResult:
     theta0: tuple
     t_end: float
     seed: int
+    outcome: Outcome
 
 
 def balance_ensemble(temperature: float = 0.02, runs: int = 300, progress=None) -> EnsembleResult:
@@ -227,7 +277,9 @@ def balance_ensemble(temperature: float = 0.02, runs: int = 300, progress=None) 
                           spread_u=spread_summary(traj.observables["u_sq"][:, ok]), spread_G=spread_summary(G),
                           G_ode=scalar_g_along_path(G[0][None, :], T, integral),
                           bound=corollary_bound(t, abs(G[0, 0]), corollary_rate(T, moments)),
-                          theta0=ENSEMBLE_START, t_end=ENSEMBLE_T_END, seed=ENSEMBLE_SEED)
+                          theta0=ENSEMBLE_START, t_end=ENSEMBLE_T_END, seed=ENSEMBLE_SEED,
+                          outcome=(Outcome("some_diverged", True, {"diverged": int(traj.n_diverged)}) if traj.n_diverged
+                                   else Outcome("compared", False, {})))
 
 
 # ============================================================================ §4 Itô's lemma term by term
@@ -512,6 +564,7 @@ class DiscreteBreakdownResult:
         flips, grows: steps with both states resolved where ``G`` changed sign (factor < 0) / grew in size
             (factor < −1).
         max_eta_g: the largest ``η|ḡ_B|`` of the run.
+        outcome: :func:`discrete_breakdown_outcome`.
     """
 
     traj: Trajectory
@@ -525,6 +578,24 @@ class DiscreteBreakdownResult:
     flips: int
     grows: int
     max_eta_g: float
+    outcome: Outcome
+
+
+#: The outcomes of §6 (:func:`discrete_breakdown_outcome`).
+DISCRETE_OUTCOMES = ("saddle", "diverged", "sign_flips", "continuous")
+
+
+def discrete_breakdown_outcome(traj: Trajectory, theta, lr: float, moved: bool, flips: int, G, G_floor) -> Outcome:
+    """§6's outcome: ``saddle`` (the start (0, 0): SGD never moves), ``diverged`` (numbers ``diverged_step``,
+    ``onset_step``, ``max_s``, :func:`divergence_onset`), ``sign_flips`` (G changed sign at some step, which the
+    continuous picture forbids) or ``continuous``; both with ``at_roundoff``: the last G is below the round-off
+    level (its last values are noise)."""
+    if not moved:
+        return Outcome("saddle", True, {})
+    if traj.n_diverged:
+        return Outcome("diverged", True, {"diverged_step": int(traj.diverged_step[0]), **divergence_onset(theta, lr)})
+    return Outcome("sign_flips" if flips else "continuous", False,
+                   {"at_roundoff": bool(not np.abs(G[-1]) > G_floor[-1])})
 
 
 def discrete_breakdown(lr: float = 0.1, u0: float = 1.5, w0: float = 0.5, batch_size: int = 1, steps: int = 200,
@@ -549,7 +620,8 @@ def discrete_breakdown(lr: float = 0.1, u0: float = 1.5, w0: float = 0.5, batch_
         flips, grows = int(np.sum((f < 0) & both)), int(np.sum((f < -1) & both))
         eta_g = float(np.max(np.abs(lr * facts["c"])))
     return DiscreteBreakdownResult(traj=traj, lr=lr, theta=th, diverged=diverged, moved=moved, facts=facts, G=G,
-                                   G_floor=floor, flips=flips, grows=grows, max_eta_g=eta_g)
+                                   G_floor=floor, flips=flips, grows=grows, max_eta_g=eta_g,
+                                   outcome=discrete_breakdown_outcome(traj, th, lr, moved, flips, G, floor))
 
 
 def main(argv=None) -> int:

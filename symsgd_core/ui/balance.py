@@ -362,20 +362,12 @@ def _cut_at_divergence(traj, extent: float):
     return int(np.argmax(big)) if big.any() else K
 
 
-def _divergence_message(name: str, step: int, theta, lr: float, limit: float, steps=None) -> str:
-    """What happened and why, for a run of the scalar model that diverged (HTML with ``<br>``).
-
-    ``theta (K, 2)``: the run's states before the divergence; ``steps``: their step numbers
-    (default ``0 … K−1``).
-    """
-    theta = np.asarray(theta, dtype=float).reshape(-1, 2)
-    steps = np.arange(theta.shape[0]) if steps is None else np.asarray(steps)
-    s = lr * np.sum(theta**2, axis=1)
-    over = np.nonzero(s > 1.0)[0]
-    onset = (f"η(u² + w²) first exceeded 1 at step {int(steps[over[0]])}" if over.size
-             else f"η(u² + w²) stayed ≤ {float(s.max()) if s.size else 0.0:.2g}, but single samples with large x² "
-                  "had η·x²(u² + w²) > 1")
-    return f"{name} diverged at step {step} (|θ| passed {limit:.0e}): {onset}."
+def _divergence_message(name: str, step: int, onset_step: int, max_s: float) -> str:
+    """What happened and why, for a run of the scalar model that diverged at ``step``; ``onset_step``, ``max_s``:
+    :func:`~symsgd_core.balance.experiments.divergence_onset`."""
+    onset = (f"η(u² + w²) first exceeded 1 at step {onset_step}" if onset_step >= 0
+             else f"η(u² + w²) stayed ≤ {max_s:.2g}, but single samples with large x² had η·x²(u² + w²) > 1")
+    return f"{name} diverged at step {step} (|θ| passed {PLANE_DIVERGENCE_LIMIT:.0e}): {onset}."
 
 
 #: Why a run of the scalar model diverges (shown once under the per-run headlines).
@@ -451,12 +443,9 @@ class ThreeDynamics(ExperimentFigure):
         return [fig]
 
     def _show(self, r, lr, batch_size, noise, u0, w0, steps, seed) -> None:
-        sims = {"flow": r.flow, "sgd": r.sgd_drawn, "iso": r.iso, "noise_std": r.noise_std}
-        paths, cuts = {}, {}
-        for key in ("flow", "sgd", "iso"):
-            tr = sims[key]
+        paths = {}
+        for key, tr in (("flow", r.flow), ("sgd", r.sgd_drawn), ("iso", r.iso)):
             cut = _cut_at_divergence(tr, self.MAX_EXTENT)
-            cuts[key] = cut
             paths[key] = (tr.theta[:max(cut, 1), 0, :], tr.times[:max(cut, 1)], tr.observables["G"][:max(cut, 1), 0])
         reach = max(float(np.max(np.abs(p[0]))) for p in paths.values())
         L = float(min(max(2.6, 1.1 * reach), self.MAX_EXTENT))
@@ -486,35 +475,29 @@ class ThreeDynamics(ExperimentFigure):
             fig.update_xaxes(range=[-L, L], row=1, col=1)
             fig.update_yaxes(range=[-L, L], row=1, col=1)
             fig.layout.annotations = [a for a in fig.layout.annotations if a.name != "divergence"]
-            diverged = [k for k in ("sgd", "iso") if sims[k].n_diverged]
-            if diverged:
-                fig.add_annotation(name="divergence", text=self._divergence_text(sims, diverged, lr), xref="paper",
+            if r.outcome.kind == "diverged":
+                fig.add_annotation(name="divergence", text=self._divergence_text(r.outcome.numbers), xref="paper",
                                    yref="paper", x=0.5, y=0.5, showarrow=False, bgcolor="rgba(254,226,226,0.92)",
                                    bordercolor=COLOURS["point"], font=dict(color="#7f1d1d", size=13), align="left")
-        if diverged:
-            self.say(self._divergence_text(sims, diverged, lr).replace("<br>", " "), "error")
-            return
-        if u0 == 0 and w0 == 0:
+        n = r.outcome.numbers
+        if r.outcome.kind == "diverged":
+            self.say(self._divergence_text(n).replace("<br>", " "), "error")
+        elif r.outcome.kind == "saddle":
             self.say("The start (0, 0) is a saddle: every per-sample gradient vanishes there, so nothing moves — "
                      "not the flow, not SGD, and not the isotropic walker, whose kick size is matched to SGD's noise "
                      "(zero here). Move u₀ or w₀.", "warning")
-            return
-        G0 = u0 * u0 - w0 * w0
-        Gs = {k: float(paths[k][2][-1]) for k in paths}
-        self.say(f"t = {lr * steps:.4g} (T = η/S = {lr / batch_size:.3g}). G = u² − w² started at {G0:.3g}. "
-                 f"Gradient flow ends at G = {Gs['flow']:.4g} (its hyperbola); SGD at G = {Gs['sgd']:.3g} "
-                 f"(sliding to the balanced line); GD + isotropic noise (kick size {sims['noise_std']:.3g} per "
-                 f"step) at G = {Gs['iso']:.3g}, a random walk along the valley uw = 1.")
+        else:
+            self.say(f"t = {lr * steps:.4g} (T = η/S = {lr / batch_size:.3g}). G = u² − w² started at {n['G0']:.3g}. "
+                     f"Gradient flow ends at G = {n['G_flow']:.4g} (its hyperbola); SGD at G = {n['G_sgd']:.3g} "
+                     f"(sliding to the balanced line); GD + isotropic noise (kick size {r.noise_std:.3g} per "
+                     f"step) at G = {n['G_iso']:.3g}, a random walk along the valley uw = 1.")
 
-    def _divergence_text(self, sims, keys, lr) -> str:
+    @staticmethod
+    def _divergence_text(n: dict) -> str:
+        """The diverged runs of ``n`` (the outcome's numbers) in words, and why (HTML with ``<br>``)."""
         names = {"sgd": "SGD", "iso": "GD + isotropic noise"}
-        parts = []
-        for k in keys:
-            tr = sims[k]
-            step = int(tr.diverged_step[0])
-            k_rec = int(np.searchsorted(tr.steps, step))
-            parts.append(_divergence_message(names[k], step, tr.theta[:k_rec, 0, :], lr, PLANE_DIVERGENCE_LIMIT,
-                                             steps=tr.steps[:k_rec]))
+        parts = [_divergence_message(names[k], n[f"{k}_diverged_step"], n[f"{k}_onset_step"], n[f"{k}_max_s"])
+                 for k in names if f"{k}_diverged_step" in n]
         return "<br>".join(parts + [DIVERGENCE_WHY])
 
     def claims(self) -> list[CheckResult]:
@@ -608,8 +591,8 @@ class BalanceEnsemble(ExperimentFigure):
                f"spread of ‖u‖² is {su['std'][-1]:.3g} and that of G is {sg['std'][-1]:.3g} "
                f"({sg['std'][-1] / su['std'][-1]:.2g} of it). Mean G = {sg['mean'][-1]:.3g}; the ODE along each run "
                f"gives {G_ode.mean(axis=1)[-1]:.3g}; the bound is {bound[-1]:.3g}.")
-        if traj.n_diverged:
-            self.say(msg + f" {traj.n_diverged} runs diverged and are left out.", "warning")
+        if res.outcome.kind == "some_diverged":
+            self.say(msg + f" {res.outcome.numbers['diverged']} runs diverged and are left out.", "warning")
         else:
             self.say(msg)
 
@@ -885,10 +868,10 @@ class DiscreteBreakdown(ExperimentFigure):
 
     def _show(self, r, lr, u0, w0, batch_size, steps, seed) -> None:
         self.set_progress(0.5)
-        traj, th, diverged, facts, G = r.traj, r.theta, r.diverged, r.facts, r.G
+        th, facts, G, kind, numbers = r.theta, r.facts, r.G, r.outcome.kind, r.outcome.numbers
         fig = self.figure
         fig.layout.annotations = [a for a in fig.layout.annotations if a.name != "divergence"]
-        if not r.moved:
+        if kind == "saddle":
             with fig.batch_update():
                 for tr in fig.data:
                     tr.update(x=[], y=[])
@@ -912,24 +895,23 @@ class DiscreteBreakdown(ExperimentFigure):
             else:
                 fig.data[3].update(x=[], y=[])
                 fig.data[4].update(x=[], y=[])
-            if diverged:
-                fig.add_annotation(name="divergence", text=self._divergence_text(traj, th, lr), xref="paper",
+            if kind == "diverged":
+                fig.add_annotation(name="divergence", text=self._divergence_text(numbers), xref="paper",
                                    yref="paper", x=0.5, y=0.78, showarrow=False, bgcolor="rgba(254,226,226,0.92)",
                                    bordercolor=COLOURS["point"], font=dict(color="#7f1d1d", size=13), align="left")
-        if diverged:
-            self.say(self._divergence_text(traj, th, lr).replace("<br>", " "), "error")
+        if kind == "diverged":
+            self.say(self._divergence_text(numbers).replace("<br>", " "), "error")
             return
         msg = (f"η = {lr:.3g}: largest η|ḡ_ℬ| = {r.max_eta_g:.3g}. G = u² − w² went from {G[0]:.3g} to {G[-1]:.3g}. "
                f"It changed sign at {r.flips} step(s) (η|ḡ_ℬ| > 1) and grew in size at {r.grows} (η|ḡ_ℬ| > √2); "
                "in continuous time neither can happen.")
-        if not np.abs(G[-1]) > r.G_floor[-1]:
+        if numbers["at_roundoff"]:
             msg += " (G has reached float64 round-off, |G| ≲ 64·eps·(u² + w²): its last values are noise.)"
-        self.say(msg, "warning" if r.flips else "info")
+        self.say(msg, "warning" if kind == "sign_flips" else "info")
 
     @staticmethod
-    def _divergence_text(traj, th, lr) -> str:
-        return (_divergence_message("SGD", int(traj.diverged_step[0]), th, lr, PLANE_DIVERGENCE_LIMIT)
-                + "<br>" + DIVERGENCE_WHY)
+    def _divergence_text(n: dict) -> str:
+        return _divergence_message("SGD", n["diverged_step"], n["onset_step"], n["max_s"]) + "<br>" + DIVERGENCE_WHY
 
     def claims(self) -> list[CheckResult]:
         """The one-step identity at every step of the run shown (up to a divergence)."""
