@@ -416,3 +416,15 @@ def test_a_failing_run_after_a_page_move_shows_the_error_and_the_kernel_carries_
 
     asyncio.run(reader())  # the loop's callback did not raise into the loop
     assert "symsgd-status-error" in c.status.value and "a = 1.9 is out of range" in c.status.value
+
+
+def test_a_trace_is_found_by_its_name_and_a_missing_or_ambiguous_name_is_a_clear_error():
+    from symsgd_core.ui.start import BalanceTeaser
+
+    c = BalanceTeaser()
+    assert c.trace("gradient flow (conserved)") is c.figure.data[0]
+    with pytest.raises(KeyError, match="0 traces named 'nothing'"):
+        c.trace("nothing")
+    c.figure.data[1].name = c.figure.data[0].name
+    with pytest.raises(KeyError, match="2 traces named"):
+        c.trace("gradient flow (conserved)")

@@ -43,7 +43,7 @@ def test_depth_comparison_draws_the_simulation():
     c.run()
     for depth in (0, 1):
         s = c.simulation.samples[depth]
-        np.testing.assert_array_equal(c.figure.data[3 * depth].y, s.density)
+        np.testing.assert_array_equal(c.trace(f"SDE histogram, L = {depth}").y, s.density)
         assert f"KS {s.ks:.3f} vs sampling threshold {s.ks_threshold:.3f}" in c.status.value
 
 
@@ -53,9 +53,9 @@ def test_fluctuation_inversion_draws_its_curves_and_runs():
     _ok(c)
     c.set(k=1.0, sigma=1.0, weight_decay=0.0)
     assert isinstance(c.result, st.VarianceCurves)
-    np.testing.assert_array_equal(c.figure.data[1].y, c.result.var1)
+    np.testing.assert_array_equal(c.trace("L = 1, closed form").y, c.result.var1)
     c.run()
-    hollow = [s == "circle-open" for s in c.figure.data[3].marker.symbol]
+    hollow = [s == "circle-open" for s in c.trace("L = 1, SDE").marker.symbol]
     assert hollow == [not ok for ok in c.simulation.points[1][3]]
 
 
@@ -90,16 +90,16 @@ def test_wrong_sign_draws_its_result():
     c.run()
     r = c.simulation
     assert isinstance(r, st.WrongSignResult)
-    np.testing.assert_array_equal(c.figure.data[0].y, r.median_paths[1][1])
+    np.testing.assert_array_equal(c.trace("L = 1 (v-SDE): median |v|").y, r.median_paths[1][1])
     assert f"P(v < 0) = {r.p_wrong_sim:.3f} simulated vs {r.p_wrong_theory:.3f}" in status_text(c)
 
 
 def test_tails_draws_its_view_and_samples():
     c = us.Tails(n_chains=200)
     assert isinstance(c.result, st.TailView)
-    np.testing.assert_array_equal(c.figure.data[0].y, c.result.survival[1])
+    np.testing.assert_array_equal(c.trace("L = 1").y, c.result.survival[1])
     c.run()
-    np.testing.assert_array_equal(c.figure.data[7].x, c.simulation.points[1][0])
+    np.testing.assert_array_equal(c.trace("SDE, L = 1").x, c.simulation.points[1][0])
 
 
 def test_discrete_sgd_scan_is_drawn():

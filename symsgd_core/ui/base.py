@@ -229,6 +229,19 @@ class Controller:
             kept = [c for c in self._root._dom_classes if not c.startswith(HANDLED_CLASS_PREFIX)]
             self._root._dom_classes = (*kept, f"{HANDLED_CLASS_PREFIX}{self.inputs_handled}")
 
+    def trace(self, name: str, figure: int = 0):
+        """The one trace named ``name`` in figure ``figure`` (what a test reads instead of a position in
+        ``figure.data``, so a figure can add or reorder traces without changing its tests).
+
+        Raises:
+            KeyError: no trace, or more than one, has that name (the names there are listed).
+        """
+        found = [t for t in self.figures[figure].data if t.name == name]
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} traces named {name!r} in figure {figure}; names: "
+                           f"{[t.name for t in self.figures[figure].data]}")
+        return found[0]
+
     def _children(self) -> list:
         """The rows of the displayed VBox: controls, figures, status."""
         ctrl = list(self.controls.values()) + list(getattr(self, "extra_widgets", []))
