@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 
-import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
@@ -18,21 +17,22 @@ from ..balance.law import corollary_bound, gaussian_rate, half_life
 from ..core.conventions import steps_for_time
 from ..core.validation import check_positive
 from .base import Controller
+from .sliders import Range
 from .style import NEUTRALS, PALETTE
 
 
 class BalanceTeaser(Controller):
     """Sliders T = η/S and σ; the bound on |u² − w²| over time, against gradient flow."""
 
+    sliders = dict(temperature=Range("T = η/S", 0.0, 0.1, 0.001, fmt=".3f", continuous=True, label_width=None),
+                   sigma=Range("noise σ", 0.0, 2.0, 0.05, continuous=True, label_width=None))
+
     def __init__(self, imbalance0: float = 2.0, t_max: float = 100.0) -> None:
-        super().__init__()
         self.imbalance0 = check_positive("imbalance0", imbalance0)
         self.t = np.linspace(0.0, check_positive("t_max", t_max), 400)
-        self.controls = {
-            "temperature": widgets.FloatSlider(value=0.01, min=0.0, max=0.1, step=0.001, readout_format=".3f",
-                                               description="T = η/S"),
-            "sigma": widgets.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.05, description="noise σ"),
-        }
+        super().__init__(temperature=0.01, sigma=1.0)
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(layout=dict(
             height=360, margin=dict(l=60, r=20, t=40, b=50), template="plotly_white",
             title="How fast SGD balances: the bound on |u² − w²|",
@@ -40,9 +40,7 @@ class BalanceTeaser(Controller):
         fig.add_scatter(x=self.t, y=np.full_like(self.t, self.imbalance0), name="gradient flow (conserved)",
                         line=dict(dash="dash", color=NEUTRALS["grey"]))
         fig.add_scatter(x=self.t, y=self.t * 0, name="SGD bound exp(−4Tσ²t)", line=dict(color=PALETTE["blue"], width=3))
-        self.figures = [fig]
-        self._wire()
-        self.update()
+        return [fig]
 
     def _update(self, temperature: float, sigma: float) -> None:
         rate = gaussian_rate(temperature, sigma)

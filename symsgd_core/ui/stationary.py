@@ -528,7 +528,7 @@ class DiscreteSGD(_StationaryRun):
                 self.figure.data[1 + i].x, self.figure.data[1 + i].y = fit.centres, fit.density
         txt = []
         for name, f in r.fits.items():
-            verdict = "agrees" if f.ks <= f.ks_threshold else "DISAGREES"
+            verdict = "agrees" if f.agrees else "DISAGREES"
             ks = "n/a" if not math.isfinite(f.ks) else f"{f.ks:.3f}"
             txt.append(f"{name}: KS {ks} (threshold {f.ks_threshold:.3f}, {verdict})"
                        + (f", {f.diverged}/{f.n} runs diverged" if f.diverged else ""))
