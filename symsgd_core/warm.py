@@ -67,7 +67,7 @@ def _rank_jumps_once() -> None:
     from .rank_jumps import run
 
     start, problem, exp = _rank_jumps_setup()
-    kw = dict(lr=exp.lr_phase0, lam=exp.lam_hot, record_every=1)
+    kw = dict(lr=exp.lr_phase0, weight_decay=exp.weight_decay_hot, record_every=1)
     # _sgd_block (one thread) or _sgd_par (more): batch 1, depth >= 2 (_sgd1_ens) and minibatch (_sgdb_ens) compile
     # together; records: _jacobi_svals or _jacobi_svals_par
     run(start, problem, 2, method="sgd", seed=0, **kw)
@@ -83,7 +83,8 @@ def _sde_noise_once() -> None:
     from .sde_noise import run_sde
 
     start, problem, exp = _rank_jumps_setup()
-    run_sde(start, problem, 2, lr=exp.lr_phase0, lam=exp.lam_hot, dt=exp.lr_phase0, seed=0, record_every=1)
+    run_sde(start, problem, 2, lr=exp.lr_phase0, weight_decay=exp.weight_decay_hot, dt=exp.lr_phase0, seed=0,
+            record_every=1)
 
 
 def _sde_noise_adaptive() -> None:
@@ -91,7 +92,7 @@ def _sde_noise_adaptive() -> None:
 
     start, problem, exp = _rank_jumps_setup()
     lr = exp.lr_phase0
-    run_sde_adaptive(start, problem, 2 * lr, lr=lr, lam=exp.lam_hot, h_max=lr, seed=0, record_dt=lr)
+    run_sde_adaptive(start, problem, 2 * lr, lr=lr, weight_decay=exp.weight_decay_hot, h_max=lr, seed=0, record_dt=lr)
 
 
 def _stationary() -> None:

@@ -92,7 +92,7 @@ bx.three_dynamics(steps=200)  # Notebook 01 §2
 bx.balance_ensemble(runs=8)  # Notebook 01 §3
 rx.trap(n_seeds=2, steps=2000)  # Notebook 04: GD, then SGD at batch 1
 rx.langevin(n_runs=2, steps=2000)  # Notebook 04 §7: SGD and Langevin
-common = dict(lr=0.3, lam=0.027, n_runs=2, t_max=30.0, rec_dt=15.0, seed=0)
+common = dict(lr=0.3, weight_decay=0.027, n_runs=2, t_max=30.0, rec_dt=15.0, seed=0)
 for method in ("sgd", "gaussian_sgd", "sde"):  # Notebook 05's table, at a batch of 2
     sx.dynamics_task(dict(common, method=method, S=2, m=2))
 sx.dynamics_task(dict(common, method="langevin", m=2, temp_factor=1.0))

@@ -52,7 +52,7 @@ def test_closed_forms_validate_arguments():
         rank_jumps.schatten_penalty([-1.0], 3)
     with pytest.raises(ValueError, match="depth"):
         rank_jumps.schatten_penalty([1.0], 0)
-    with pytest.raises(ValueError, match="lam"):
+    with pytest.raises(ValueError, match="weight_decay"):
         rank_jumps.barrier_width(3, 0.0, 1.0)
     with pytest.raises(ValueError, match="depth"):
         rank_jumps.basin_radius(2, 0.1, 1.0)
@@ -61,13 +61,13 @@ def test_closed_forms_validate_arguments():
 
 
 @settings(max_examples=40, deadline=None)
-@given(L=st.integers(3, 8), lam=st.floats(1e-3, 1.0), g=st.floats(1e-2, 10.0))
-def test_barrier_width_is_the_positive_root(L, lam, g):
-    d_star = rank_jumps.barrier_width(L, lam, g)
+@given(L=st.integers(3, 8), weight_decay=st.floats(1e-3, 1.0), g=st.floats(1e-2, 10.0))
+def test_barrier_width_is_the_positive_root(L, weight_decay, g):
+    d_star = rank_jumps.barrier_width(L, weight_decay, g)
     assert d_star > 0
-    assert abs(rank_jumps.new_direction_cost([d_star], L, lam, g)[0]) <= 1e-9 * max(1.0, g * d_star)
-    inside = rank_jumps.new_direction_cost(d_star * np.array([0.1, 0.5, 0.9]), L, lam, g)
-    outside = rank_jumps.new_direction_cost(d_star * np.array([1.1, 2.0]), L, lam, g)
+    assert abs(rank_jumps.new_direction_cost([d_star], L, weight_decay, g)[0]) <= 1e-9 * max(1.0, g * d_star)
+    inside = rank_jumps.new_direction_cost(d_star * np.array([0.1, 0.5, 0.9]), L, weight_decay, g)
+    outside = rank_jumps.new_direction_cost(d_star * np.array([1.1, 2.0]), L, weight_decay, g)
     assert np.all(inside > 0) and np.all(outside < 0)
 
 
@@ -77,13 +77,13 @@ def test_barrier_width_depth_two_and_one():
     assert rank_jumps.barrier_width(1, 0.1, 0.5) == 0.0
 
 
-@pytest.mark.parametrize("L, lam, expected", [(2, 0.5, False), (2, 1.5, True), (3, 1e-3, True), (6, 1e-3, True),
-                                              (1, 0.1, False)])
-def test_origin_trap_agrees_with_finite_differences(L, lam, expected):
-    assert rank_jumps.origin_is_local_min(L, lam) is expected
+@pytest.mark.parametrize("L, weight_decay, expected", [(2, 0.5, False), (2, 1.5, True), (3, 1e-3, True),
+                                                       (6, 1e-3, True), (1, 0.1, False)])
+def test_origin_trap_agrees_with_finite_differences(L, weight_decay, expected):
+    assert rank_jumps.origin_is_local_min(L, weight_decay) is expected
     h = 1e-3
     a = np.array([-h, 0.0, h])
-    f = rank_jumps.scalar_chain_loss(a, L, lam)
+    f = rank_jumps.scalar_chain_loss(a, L, weight_decay)
     is_min = bool(f[0] > f[1] and f[2] > f[1])
     assert is_min is expected
 
@@ -170,17 +170,17 @@ def test_raising_noise_check_fails_at_a_rank_two_point(problem):
 
 # -- perturbations and the rank-1 minimum -------------------------------------------------------
 def test_rank_one_minimum_is_rank_one_and_stationary(problem):
-    p1 = rank_jumps.rank_one_minimum(EPS, lam=0.027)
+    p1 = rank_jumps.rank_one_minimum(EPS, weight_decay=0.027)
     sv = rank_jumps.singular_values(p1)[0]
     assert sv[1] < 1e-12 < sv[0]
     grad = rank_jumps.gradient(p1, problem, 0.027).flat[0]
     assert np.linalg.norm(grad) < 1e-6
-    fresh = rank_jumps.rank_one_minimum(EPS, lam=0.027)
-    assert fresh is not rank_jumps.rank_one_minimum(EPS, lam=0.027)  # fresh copies
+    fresh = rank_jumps.rank_one_minimum(EPS, weight_decay=0.027)
+    assert fresh is not rank_jumps.rank_one_minimum(EPS, weight_decay=0.027)  # fresh copies
 
 
 def test_perturbation_adds_alpha_to_every_layer_and_alpha_to_the_L_in_A(problem):
-    p1 = rank_jumps.rank_one_minimum(EPS, lam=0.027)
+    p1 = rank_jumps.rank_one_minimum(EPS, weight_decay=0.027)
     alpha = 0.3
     pp = rank_jumps.perturb_new_direction(p1, problem, alpha, 1)
     lsv = rank_jumps.layer_singular_values(pp)[0]
@@ -218,7 +218,7 @@ def test_exact_decay_check_fails_for_a_wrong_factor(forced):
     """Broken formula: a law with 1 − ηγ (a ½ in the weight decay) must fail the check."""
     import dataclasses
 
-    wrong = dataclasses.replace(forced, lam=forced.lam / 2)
+    wrong = dataclasses.replace(forced, weight_decay=forced.weight_decay / 2)
     assert not rank_jumps.check_exact_decay(wrong, 4).passed
 
 
@@ -294,16 +294,16 @@ def _fake(rank, *, diverged=None):
     ([[2, 2, 2], [2, 2, 2]], [[2, 1, 1]], {}, "gd_low_rank"),
 ])
 def test_diagnose_names_each_outcome(rank, gd_rank, kwargs, kind):
-    d = rank_jumps.diagnose(2, _fake(rank, **kwargs), _fake(gd_rank), lr=0.3, lam=0.027, depth=4)
+    d = rank_jumps.diagnose(2, _fake(rank, **kwargs), _fake(gd_rank), lr=0.3, weight_decay=0.027, depth=4)
     assert d.kind == kind
     assert (d.level == "info") == (kind == "jumped")
 
 
 def test_diagnose_low_start_rank_and_shallow():
     sgd = _fake([[1, 1, 1]])
-    assert rank_jumps.diagnose(1, sgd, None, lr=0.3, lam=0.06, depth=4).kind == "gd_low_rank"
-    assert rank_jumps.diagnose(1, sgd, None, lr=0.3, lam=0.06, depth=2).kind == "shallow"
-    assert "L = 2" in rank_jumps.diagnose(2, _fake([[2, 1, 1]]), None, lr=0.3, lam=0.03, depth=2).message
+    assert rank_jumps.diagnose(1, sgd, None, lr=0.3, weight_decay=0.06, depth=4).kind == "gd_low_rank"
+    assert rank_jumps.diagnose(1, sgd, None, lr=0.3, weight_decay=0.06, depth=2).kind == "shallow"
+    assert "L = 2" in rank_jumps.diagnose(2, _fake([[2, 1, 1]]), None, lr=0.3, weight_decay=0.03, depth=2).message
 
 
 def test_no_returns_check_counts_exactly():

@@ -57,14 +57,14 @@ def test_minima_claims_hold_and_fail_on_a_wrong_rank_membership_or_scale(minima)
 def test_penalty_claims_hold_and_fail_on_a_wrong_barrier_or_origin(monkeypatch):
     _all_pass(C.penalty_claims())
     with monkeypatch.context() as m:
-        m.setattr(C, "barrier_width", lambda L, lam, g: 0.0)   # no barrier at any depth
+        m.setattr(C, "barrier_width", lambda L, weight_decay, g: 0.0)   # no barrier at any depth
         rows = C.penalty_claims()
         _fails(rows, "rank_jumps.penalty.barrier_deep")
         _fails(rows, "rank_jumps.penalty.no_barrier_L2")       # δ* = ∞ expected where g ≤ 2γ
     with monkeypatch.context() as m:
-        m.setattr(C, "origin_is_local_min", lambda L, lam: True)   # the origin a trap at L = 2 too
+        m.setattr(C, "origin_is_local_min", lambda L, weight_decay: True)   # the origin a trap at L = 2 too
         _fails(C.penalty_claims(), "rank_jumps.penalty.origin_L2")
-    rows = C.penalty_claims(lams=())
+    rows = C.penalty_claims(weight_decays=())
     for name in _by_name(rows):
         _fails(rows, name, nothing=True)
 
@@ -200,24 +200,24 @@ def basin():
 
 
 def test_basin_claims_hold_and_fail_on_an_escaped_push_no_edge_or_a_wrong_gamma(basin):
-    _all_pass(C.basin_claims(basin, EXP.lam_hot, EXP.depth, CRIT))
+    _all_pass(C.basin_claims(basin, EXP.weight_decay_hot, EXP.depth, CRIT))
     ranks = basin.final_rank.copy()
     ranks[0] = 2   # the smallest push escapes
-    _fails(C.basin_claims(dataclasses.replace(basin, final_rank=ranks), EXP.lam_hot, EXP.depth, CRIT),
+    _fails(C.basin_claims(dataclasses.replace(basin, final_rank=ranks), EXP.weight_decay_hot, EXP.depth, CRIT),
            "rank_jumps.basin.small_pushes_return")
     ranks = basin.final_rank.copy()
     ranks[-1] = 2
-    _fails(C.basin_claims(dataclasses.replace(basin, final_rank=ranks), EXP.lam_hot, EXP.depth, CRIT),
+    _fails(C.basin_claims(dataclasses.replace(basin, final_rank=ranks), EXP.weight_decay_hot, EXP.depth, CRIT),
            "rank_jumps.basin.chosen_push_inside")
-    no_edge = C.basin_claims(dataclasses.replace(basin, boundary=(basin.boundary[0], math.nan)), EXP.lam_hot,
+    no_edge = C.basin_claims(dataclasses.replace(basin, boundary=(basin.boundary[0], math.nan)), EXP.weight_decay_hot,
                              EXP.depth, CRIT)
     _fails(no_edge, "rank_jumps.basin.edge_low", nothing=True)
     _fails(no_edge, "rank_jumps.basin.edge_high", nothing=True)
-    _fails(C.basin_claims(basin, 2 * EXP.lam_hot, EXP.depth, CRIT), "rank_jumps.basin.radius_scaling")
-    _fails(C.basin_claims(basin, EXP.lam_hot, EXP.depth, dataclasses.replace(CRIT, alpha=1.0)),
+    _fails(C.basin_claims(basin, 2 * EXP.weight_decay_hot, EXP.depth, CRIT), "rank_jumps.basin.radius_scaling")
+    _fails(C.basin_claims(basin, EXP.weight_decay_hot, EXP.depth, dataclasses.replace(CRIT, alpha=1.0)),
            "rank_jumps.basin.eps1_inside")
     nothing = dataclasses.replace(basin, alphas=basin.alphas[-1:], final_rank=basin.final_rank[-1:])   # no grid
-    _fails(C.basin_claims(nothing, EXP.lam_hot, EXP.depth, CRIT), "rank_jumps.basin.small_pushes_return",
+    _fails(C.basin_claims(nothing, EXP.weight_decay_hot, EXP.depth, CRIT), "rank_jumps.basin.small_pushes_return",
            nothing=True)
 
 
@@ -249,7 +249,8 @@ def test_anneal_claims_on_small_fakes_pass_and_fail():
 def test_anneal_claims_hold_on_the_notebooks_default():
     """The notebook's §6 (about 10 s: the anneal, the ε = 0.1 minima and 32 quiet runs)."""
     a = rank_jumps.anneal()
-    _all_pass(C.anneal_claims(a, rank_jumps.minima_losses(0.1, EXP.lam_cold), rank_jumps.ensemble(eps=0.1, n_runs=32)))
+    _all_pass(C.anneal_claims(a, rank_jumps.minima_losses(0.1, EXP.weight_decay_cold),
+                              rank_jumps.ensemble(eps=0.1, n_runs=32)))
 
 
 @pytest.fixture(scope="module")
@@ -276,7 +277,7 @@ def test_min_norm_claims_hold_and_fail_on_a_reordered_sweep_a_moved_threshold_or
 def test_langevin_claims_hold_and_fail_on_a_returned_sgd_run_or_no_langevin_return():
     """The notebook's §7 (about 10 s: two Langevin comparisons)."""
     matched, hot = rank_jumps.langevin(), rank_jumps.langevin(temp_factor=10.0)
-    hot_minima = rank_jumps.minima_losses(EXP.eps, EXP.lam_hot)
+    hot_minima = rank_jumps.minima_losses(EXP.eps, EXP.weight_decay_hot)
     _all_pass(C.langevin_claims(matched, hot, hot_minima))
     down, up = matched.sgd_transitions
     up = up.copy()
@@ -317,8 +318,8 @@ def test_noise_claims_hold_on_the_notebooks_points(minima):
     p2, _, p1 = minima
     near = rank_jumps.raising_noise_near(p1, EXP.problem, np.array([0.01, 0.02, 0.04, 0.08]), EXP.lr_hot)
     at_rank2 = rank_jumps.raising_noise_near(p2, EXP.problem, np.array([0.0]), EXP.lr_hot, rank=2)
-    _all_pass(C.noise_claims(near, at_rank2, rank_jumps.minima_losses(0.1, EXP.lam_cold),
-                             rank_jumps.minima_losses(0.1, EXP.lam_hot)))
+    _all_pass(C.noise_claims(near, at_rank2, rank_jumps.minima_losses(0.1, EXP.weight_decay_cold),
+                             rank_jumps.minima_losses(0.1, EXP.weight_decay_hot)))
 
 
 # -- §8 failure modes, §9 exercises ---------------------------------------------------------------------------------
@@ -356,7 +357,7 @@ def test_claims_read_without_raw_markup(minima, trap, ens, mech, basin):
     rows = [*C.minima_claims(p2, rank2, p1, EXP.problem, CRIT), *C.penalty_claims(),
             *C.explosion_claims(rank_jumps.check_explosion(p1), rank_jumps.check_explosion(p1)[0], EXP.depth),
             *C.eckart_young_claims(np.diag([1.0, 0.5]), 1), *C.trap_claims(trap, CRIT), *C.ensemble_claims(ens, 60_000),
-            *C.mechanism_claims(mech, EXP.problem), *C.basin_claims(basin, EXP.lam_hot, EXP.depth, CRIT),
+            *C.mechanism_claims(mech, EXP.problem), *C.basin_claims(basin, EXP.weight_decay_hot, EXP.depth, CRIT),
             *C.anneal_claims(_anneal_fake([2, 1], [0.3, 0.29], 0.29, 0.3), {"rank1": 0.2, "rank2": 0.1},
                              SimpleNamespace(jump_steps=np.full(4, -1))),
             *C.noise_claims(near, {"rank_C": np.array([2]), "n_observed": 3}, {"rank1": 0.2, "rank2": 0.1},

@@ -90,15 +90,15 @@ def test_gradient_matches_finite_differences(depth, m, n, seed):
     problem = rank_jumps.random_low_rank_completion((m, n), 1, 0.8, seed=seed)
     arch = rank_jumps.make_architecture((m, n), depth, 3)
     p = rank_jumps.init_params(arch, 1, seed)
-    lam = 0.05
-    g = rank_jumps.gradient(p, problem, lam).flat[0]
+    weight_decay = 0.05
+    g = rank_jumps.gradient(p, problem, weight_decay).flat[0]
     h = 1e-6
     fd = np.empty_like(g)
     for k in range(g.size):
         e = np.zeros_like(p.flat)
         e[0, k] = h
-        fd[k] = (rank_jumps.loss(rank_jumps.Params(arch, p.flat + e), problem, lam)[0]
-                 - rank_jumps.loss(rank_jumps.Params(arch, p.flat - e), problem, lam)[0]) / (2 * h)
+        fd[k] = (rank_jumps.loss(rank_jumps.Params(arch, p.flat + e), problem, weight_decay)[0]
+                 - rank_jumps.loss(rank_jumps.Params(arch, p.flat - e), problem, weight_decay)[0]) / (2 * h)
     # central differences: O(h²)·(third derivative) + eps·loss/h
     np.testing.assert_allclose(g, fd, atol=1e-6 * (1 + np.abs(g).max()))
 
@@ -152,8 +152,9 @@ def test_compiled_path_matches_reference_step_for_step(depth, case):
     if kw.get("entries") == "row0":
         kw["entries"] = problem.row_entries([0])
     n = 60
-    compiled = rank_jumps.run(p, problem, n, lr=0.05, lam=0.02, record_every=1, seed=5, **kw, engine="compiled")
-    ref = rank_jumps.run(p, problem, n, lr=0.05, lam=0.02, record_every=1, seed=5, **kw, engine="reference")
+    compiled = rank_jumps.run(p, problem, n, lr=0.05, weight_decay=0.02, record_every=1, seed=5, **kw,
+                              engine="compiled")
+    ref = rank_jumps.run(p, problem, n, lr=0.05, weight_decay=0.02, record_every=1, seed=5, **kw, engine="reference")
     tol = _roundoff(p, n)
     np.testing.assert_allclose(compiled.final.flat, ref.final.flat, rtol=0, atol=tol)
     np.testing.assert_allclose(compiled.singular_values, ref.singular_values, rtol=0, atol=tol)
@@ -173,12 +174,15 @@ def test_compiled_path_matches_reference_with_schedules(eps_problem, phase0_8):
 
 
 def test_draws_do_not_depend_on_recording_or_ensemble_size(eps_problem, phase0_8):
-    a = rank_jumps.run(phase0_8, eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=100)
-    b = rank_jumps.run(phase0_8, eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=7, record_layers=False)
-    c = rank_jumps.run(phase0_8.select([2, 3]), eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=3000)
+    a = rank_jumps.run(phase0_8, eps_problem, 3000, lr=0.3, weight_decay=0.027, seed=9, record_every=100)
+    b = rank_jumps.run(phase0_8, eps_problem, 3000, lr=0.3, weight_decay=0.027, seed=9, record_every=7,
+                       record_layers=False)
+    c = rank_jumps.run(phase0_8.select([2, 3]), eps_problem, 3000, lr=0.3, weight_decay=0.027, seed=9,
+                       record_every=3000)
     np.testing.assert_array_equal(a.final.flat, b.final.flat)
     # run r uses child r of SeedSequence(seed): a sub-ensemble [2, 3] re-uses children 0, 1
-    d = rank_jumps.run(phase0_8.select([0, 1]), eps_problem, 3000, lr=0.3, lam=0.027, seed=9, record_every=3000)
+    d = rank_jumps.run(phase0_8.select([0, 1]), eps_problem, 3000, lr=0.3, weight_decay=0.027, seed=9,
+                       record_every=3000)
     np.testing.assert_array_equal(d.final.flat, a.final.flat[:2])
     assert c.final.flat.shape == (2, EXP.arch.n_params)
     assert b.steps[-1] == 3000 and b.steps[0] == 0
@@ -209,12 +213,13 @@ def _digest(res) -> str:
 def _digest_cases(eps_problem, phase0_8):
     s5 = phase0_8.select([0, 1, 2, 3, 4])
     p1 = rank_jumps.init_params(rank_jumps.make_architecture((2, 2), 1, 8), 5, 1)
-    hot = dict(lr=EXP.lr_hot, lam=EXP.lam_hot)
+    hot = dict(lr=EXP.lr_hot, weight_decay=EXP.weight_decay_hot)
     return {
-        "sgd1": lambda: rank_jumps.run(phase0_8, eps_problem, 500, lr=0.8, lam=EXP.lam_hot, seed=1, record_every=50),
+        "sgd1": lambda: rank_jumps.run(phase0_8, eps_problem, 500, lr=0.8, weight_decay=EXP.weight_decay_hot, seed=1,
+                                       record_every=50),
         "sgd1_long": lambda: rank_jumps.run(phase0_8, eps_problem, 3000, seed=3, record_every=100, **hot),
         "sgdb2": lambda: rank_jumps.run(s5, eps_problem, 1000, seed=2, batch_size=2, record_every=100, **hot),
-        "sgd_L1": lambda: rank_jumps.run(p1, eps_problem, 1000, lr=0.1, lam=0.01, seed=2, record_every=100),
+        "sgd_L1": lambda: rank_jumps.run(p1, eps_problem, 1000, lr=0.1, weight_decay=0.01, seed=2, record_every=100),
         "forced": lambda: rank_jumps.run(s5, eps_problem, 1000, method="forced", entries=eps_problem.row_entries([0]),
                                          seed=4, record_every=100, **hot),
         "gd": lambda: rank_jumps.run(s5, eps_problem, 500, method="gd", record_every=100, **hot),
@@ -298,10 +303,11 @@ def test_one_and_two_threads_give_the_same_numbers(eps_problem, phase0_8):
     try:
         for n in (1, 2):
             numba.set_num_threads(n)
-            out[n] = [rank_jumps.run(p32, eps_problem, 1000, lr=0.3, lam=0.027, seed=7, record_every=20),
-                      rank_jumps.run(p32, eps_problem, 300, method="langevin", temperature=1e-3, lr=0.3, lam=0.027,
-                                     seed=7, record_every=10),
-                      sde_noise.run_sde(p32, eps_problem, 300, lr=0.3, lam=0.027, dt=0.1, seed=7, record_every=10)]
+            out[n] = [rank_jumps.run(p32, eps_problem, 1000, lr=0.3, weight_decay=0.027, seed=7, record_every=20),
+                      rank_jumps.run(p32, eps_problem, 300, method="langevin", temperature=1e-3, lr=0.3,
+                                     weight_decay=0.027, seed=7, record_every=10),
+                      sde_noise.run_sde(p32, eps_problem, 300, lr=0.3, weight_decay=0.027, dt=0.1, seed=7,
+                                        record_every=10)]
     finally:
         numba.set_num_threads(before)
     for a, b in zip(out[1], out[2]):
@@ -315,8 +321,8 @@ def test_sgd_update_formula_single_step(eps_problem):
     """One step by hand: W_ℓ ← (1 − 2ηλ)W_ℓ − 2η r Q_ℓ[i,:]ᵀ P_ℓ[:,j]ᵀ with the drawn entry."""
     arch = EXP.arch
     p = rank_jumps.init_params(arch, 1, 4)
-    lr, lam = 0.05, 0.027
-    res = rank_jumps.run(p, eps_problem, 1, lr=lr, lam=lam, seed=11, record_every=1)
+    lr, weight_decay = 0.05, 0.027
+    res = rank_jumps.run(p, eps_problem, 1, lr=lr, weight_decay=weight_decay, seed=11, record_every=1)
     e = np.random.default_rng(np.random.SeedSequence(11).spawn(1)[0]).integers(0, 3, size=(1, 1))[0, 0]
     rows, cols, vals = eps_problem.entries
     i, j = rows[e], cols[e]
@@ -330,7 +336,7 @@ def test_sgd_update_formula_single_step(eps_problem):
         Q = np.eye(2)
         for w in W[ell + 1:][::-1]:
             Q = Q @ w
-        expected.append((1 - 2 * lr * lam) * W[ell] - 2 * lr * r * np.outer(Q[i], P[:, j]))
+        expected.append((1 - 2 * lr * weight_decay) * W[ell] - 2 * lr * r * np.outer(Q[i], P[:, j]))
     got = res.final.layers()
     for ell in range(4):
         np.testing.assert_allclose(got[ell][0], expected[ell], atol=1e-14)
@@ -339,56 +345,58 @@ def test_sgd_update_formula_single_step(eps_problem):
 # --------------------------------------------------------------------------- bad parameters
 def test_bad_parameters_raise_clear_errors(eps_problem, phase0_8):
     p = phase0_8
-    with pytest.raises(ValueError, match="2·lr·lam"):
-        rank_jumps.run(p, eps_problem, 10, lr=20.0, lam=0.027)
+    with pytest.raises(ValueError, match="2·lr·weight_decay"):
+        rank_jumps.run(p, eps_problem, 10, lr=20.0, weight_decay=0.027)
     with pytest.raises(ValueError, match="lr"):
-        rank_jumps.run(p, eps_problem, 10, lr=0.0, lam=0.027)
-    with pytest.raises(ValueError, match="lam"):
-        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=-0.1)
+        rank_jumps.run(p, eps_problem, 10, lr=0.0, weight_decay=0.027)
+    with pytest.raises(ValueError, match="weight_decay"):
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, weight_decay=-0.1)
     with pytest.raises(ValueError, match="method"):
-        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="adam")
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, weight_decay=0.0, method="adam")
     with pytest.raises(ValueError, match="entries"):
-        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="forced")
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, weight_decay=0.0, method="forced")
     with pytest.raises(ValueError, match="selects no entry"):
-        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="forced", entries=np.zeros((2, 2), bool))
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, weight_decay=0.0, method="forced", entries=np.zeros((2, 2), bool))
     with pytest.raises(ValueError, match="subset"):
-        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="forced", entries=np.ones((2, 2), bool))
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, weight_decay=0.0, method="forced", entries=np.ones((2, 2), bool))
     with pytest.raises(ValueError, match="temperature"):
-        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=0.0, method="langevin")
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, weight_decay=0.0, method="langevin")
     with pytest.raises(ValueError, match="shape"):
-        rank_jumps.run(p, rank_jumps.random_low_rank_completion((3, 3), 1, 0.5), 10, lr=0.1, lam=0.0)
+        rank_jumps.run(p, rank_jumps.random_low_rank_completion((3, 3), 1, 0.5), 10, lr=0.1, weight_decay=0.0)
     with pytest.raises(ValueError, match="not both"):
-        rank_jumps.run(p, eps_problem, 10, lr=0.1, lam=0.0, schedule=rank_jumps.Schedule.constant(0.1, 0.0))
+        rank_jumps.run(p, eps_problem, 10, lr=0.1, weight_decay=0.0, schedule=rank_jumps.Schedule.constant(0.1, 0.0))
     with pytest.raises(ValueError, match="n_steps"):
-        rank_jumps.run(p, eps_problem, -1, lr=0.1, lam=0.0)
+        rank_jumps.run(p, eps_problem, -1, lr=0.1, weight_decay=0.0)
     with pytest.raises(ValueError, match="finite"):
-        rank_jumps.run(rank_jumps.Params(p.arch, np.full_like(p.flat, np.nan)), eps_problem, 1, lr=0.1, lam=0.0)
+        rank_jumps.run(rank_jumps.Params(p.arch, np.full_like(p.flat, np.nan)), eps_problem, 1, lr=0.1,
+                       weight_decay=0.0)
 
 
 def test_step_size_error_names_only_what_the_caller_passed(eps_problem, phase0_8):
-    """lr=5, lam=0.2 used to fail with "segments[0]: …", naming a schedule the caller never passed."""
-    with pytest.raises(ValueError, match="2·lr·lam") as err:
-        rank_jumps.run(phase0_8, eps_problem, 10, lr=5, lam=0.2)
+    """lr=5, weight_decay=0.2 used to fail with "segments[0]: …", naming a schedule the caller never passed."""
+    with pytest.raises(ValueError, match="2·lr·weight_decay") as err:
+        rank_jumps.run(phase0_8, eps_problem, 10, lr=5, weight_decay=0.2)
     message = str(err.value)
     assert "segment" not in message and "schedule" not in message
-    assert "lr=5.0, lam=0.2" in message
-    with pytest.raises(ValueError, match=r"segments\[1\]: 2·lr·lam"):  # a real schedule is named
+    assert "lr=5.0, weight_decay=0.2" in message
+    with pytest.raises(ValueError, match=r"segments\[1\]: 2·lr·weight_decay"):  # a real schedule is named
         rank_jumps.Schedule.phases([(10, 0.3, 0.027), (10, 5.0, 0.2)])
 
 
 def test_an_ensemble_of_zero_runs_is_an_error(eps_problem, phase0_8):
     """An empty selection used to run and return arrays of 0 runs."""
     with pytest.raises(ValueError, match="0 runs"):
-        rank_jumps.run(phase0_8.select([]), eps_problem, 10, lr=0.1, lam=0.0)
+        rank_jumps.run(phase0_8.select([]), eps_problem, 10, lr=0.1, weight_decay=0.0)
     with pytest.raises(ValueError, match="0 runs"):
-        rank_jumps.run(phase0_8.select(np.zeros(8, bool)), eps_problem, 10, method="gd", lr=0.1, lam=0.0)
+        rank_jumps.run(phase0_8.select(np.zeros(8, bool)), eps_problem, 10, method="gd", lr=0.1, weight_decay=0.0)
 
 
 @pytest.mark.parametrize("method", ["sgd", "gd"])
 def test_divergence_is_reported_never_silent(eps_problem, method):
     p = rank_jumps.init_params(EXP.arch, 4, 0)
     for engine in ("compiled", "reference"):
-        res = rank_jumps.run(p, eps_problem, 400, method=method, lr=1.5, lam=0.0, record_every=10, engine=engine)
+        res = rank_jumps.run(p, eps_problem, 400, method=method, lr=1.5, weight_decay=0.0, record_every=10,
+                             engine=engine)
         assert res.diverged.all(), res.summary()
         for r in range(4):
             k = res.diverged_step[r]
@@ -404,7 +412,8 @@ def test_divergence_is_reported_never_silent(eps_problem, method):
 
 def test_large_step_collapses_to_zero(eps_problem, phase0_8):
     """Notebook 04: η = 0.4 (λ = 0.027) sends the phase-0 minima to A = 0 (B_0), reported as collapse."""
-    res = rank_jumps.run(phase0_8.select(slice(0, 4)), eps_problem, 6000, lr=0.4, lam=EXP.lam_hot, seed=0)
+    res = rank_jumps.run(phase0_8.select(slice(0, 4)), eps_problem, 6000, lr=0.4, weight_decay=EXP.weight_decay_hot,
+                         seed=0)
     ok = ~res.diverged
     assert ok.sum() >= 3
     assert res.collapsed[ok].all(), res.summary()
@@ -416,10 +425,11 @@ def test_large_step_collapses_to_zero(eps_problem, phase0_8):
 def test_forced_row_decays_to_exact_zero_without_denormals(eps_problem):
     """A forced run long enough for the unsampled row to pass the flush threshold ends exactly at 0."""
     p = rank_jumps.phase0_minima(n_runs=1)
-    lr, lam = 0.3, EXP.lam_hot
-    res = rank_jumps.run(p, eps_problem, 12_000, method="forced", entries=eps_problem.row_entries([0]), lr=lr, lam=lam,
+    lr, weight_decay = 0.3, EXP.weight_decay_hot
+    res = rank_jumps.run(p, eps_problem, 12_000, method="forced", entries=eps_problem.row_entries([0]), lr=lr,
+                         weight_decay=weight_decay,
                   record_every=12_000)
-    assert (1 - 2 * lr * lam) ** 12_000 < rank_jumps.flush_threshold(4)
+    assert (1 - 2 * lr * weight_decay) ** 12_000 < rank_jumps.flush_threshold(4)
     np.testing.assert_array_equal(res.final.layer(3)[0, 1], 0.0)
     assert res.final_rank[0] == 1
 
@@ -446,17 +456,17 @@ def test_events_from_synthetic_ranks():
 
 
 def test_schedules():
-    lr, lam = rank_jumps.Schedule.anneal(3, 0.3, 0.027, 0.05, 0.01).values(5)
+    lr, weight_decay = rank_jumps.Schedule.anneal(3, 0.3, 0.027, 0.05, 0.01).values(5)
     np.testing.assert_allclose(lr, [0.3, 0.3, 0.3, 0.05, 0.05])
-    np.testing.assert_allclose(lam, [0.027, 0.027, 0.027, 0.01, 0.01])
+    np.testing.assert_allclose(weight_decay, [0.027, 0.027, 0.027, 0.01, 0.01])
     lr, _ = rank_jumps.Schedule.cyclic(0.1, 0.3, 4, 0.01).values(8)
     np.testing.assert_allclose(lr, [0.1, 0.2, 0.3, 0.2] * 2)
-    with pytest.raises(ValueError, match="2·lr·lam"):
+    with pytest.raises(ValueError, match="2·lr·weight_decay"):
         rank_jumps.Schedule.phases([(10, 0.3, 0.027), (10, 30.0, 0.027)])
 
 
 def test_matched_langevin_temperature(eps_problem, phase0_8):
-    tau = rank_jumps.matched_langevin_temperature(phase0_8.select([0]), eps_problem, lr=0.3, lam=0.027)
+    tau = rank_jumps.matched_langevin_temperature(phase0_8.select([0]), eps_problem, lr=0.3, weight_decay=0.027)
     # by hand: per-entry gradients (2 r q pᵀ) around their mean, traced, η/(2 B P)
     p = phase0_8.select([0])
     grads = []
@@ -485,16 +495,19 @@ def test_notebook04_phases(eps_problem):
     s = rank_jumps.singular_values(p0)
     np.testing.assert_allclose(s, np.broadcast_to([1.62, 0.33], s.shape), atol=0.01)
     assert np.all(rank_jumps.numerical_rank(s) == 2)
-    sgd = rank_jumps.run(p0, eps_problem, EXP.hot_steps, lr=EXP.lr_hot, lam=EXP.lam_hot, seed=0)
+    sgd = rank_jumps.run(p0, eps_problem, EXP.hot_steps, lr=EXP.lr_hot, weight_decay=EXP.weight_decay_hot, seed=0)
     jumped = sgd.jump_step(1) >= 0
     assert jumped.mean() > 0.5, sgd.summary()
     assert not sgd.returned_up.any() and not sgd.diverged.any() and not sgd.collapsed.any()
-    gd = rank_jumps.run(p0.select(slice(0, 4)), eps_problem, EXP.hot_steps, method="gd", lr=EXP.lr_hot, lam=EXP.lam_hot,
+    gd = rank_jumps.run(p0.select(slice(0, 4)), eps_problem, EXP.hot_steps, method="gd", lr=EXP.lr_hot,
+                        weight_decay=EXP.weight_decay_hot,
                  record_layers=False)
     assert np.all(gd.rank == 2)
-    cold_sgd = rank_jumps.run(sgd.final.select(jumped), eps_problem, 20_000, lr=EXP.lr_cold, lam=EXP.lam_cold, seed=1)
+    cold_sgd = rank_jumps.run(sgd.final.select(jumped), eps_problem, 20_000, lr=EXP.lr_cold,
+                              weight_decay=EXP.weight_decay_cold, seed=1)
     assert np.all(cold_sgd.rank == 1)
-    cold_gd = rank_jumps.run(gd.final, eps_problem, 20_000, method="gd", lr=EXP.lr_cold, lam=EXP.lam_cold,
+    cold_gd = rank_jumps.run(gd.final, eps_problem, 20_000, method="gd", lr=EXP.lr_cold,
+                             weight_decay=EXP.weight_decay_cold,
                       record_layers=False)
     assert np.all(cold_gd.rank == 2)
 
@@ -503,7 +516,7 @@ def test_notebook04_phases(eps_problem):
 def test_benchmark_baselines_agree_with_engine(eps_problem, phase0_8):
     p = phase0_8.select(slice(0, 3))
     idx = bench._draws(3, 200)
-    ours = rank_jumps.run(p, eps_problem, 200, lr=0.3, lam=0.027, seed=0, record_every=100)
+    ours = rank_jumps.run(p, eps_problem, 200, lr=0.3, weight_decay=0.027, seed=0, record_every=100)
     tol = _roundoff(p, 200)
     for baseline in (bench.numpy_batched_sgd, bench.numpy_batched_sgd_sparse):
         np.testing.assert_allclose(baseline(p, eps_problem, idx, 0.3, 0.027)[0], ours.final.flat, atol=tol)
@@ -514,7 +527,7 @@ def test_benchmark_baselines_agree_with_engine(eps_problem, phase0_8):
         assert snaps.shape == (3, 2, EXP.arch.n_params)
     np.testing.assert_allclose(bench.torch_naive_sgd(p.select([0]), eps_problem, idx[:1], 0.3, 0.027)[0],
                                ours.final.flat[:1], atol=tol)
-    gd = rank_jumps.run(p, eps_problem, 50, method="gd", lr=0.05, lam=0.027, record_every=50)
+    gd = rank_jumps.run(p, eps_problem, 50, method="gd", lr=0.05, weight_decay=0.027, record_every=50)
     np.testing.assert_allclose(bench.numpy_batched_gd(p, eps_problem, 50, 0.05, 0.027), gd.final.flat, atol=tol)
 
 

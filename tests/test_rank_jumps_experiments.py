@@ -21,9 +21,9 @@ EXP = rank_jumps.EPSILON_EXPERIMENT
 def test_penalty_view_L2_versus_deeper():
     deep = rank_jumps.penalty_view()
     assert deep.origin_trap and deep.barrier_width > 0
-    shallow = rank_jumps.penalty_view(depth=2, lam=0.01, gain=1.0)
+    shallow = rank_jumps.penalty_view(depth=2, weight_decay=0.01, gain=1.0)
     assert shallow.barrier_width == 0.0 and not shallow.origin_trap
-    assert rank_jumps.penalty_view(depth=3, lam=0.01, gain=1.0).barrier_width > 0
+    assert rank_jumps.penalty_view(depth=3, weight_decay=0.01, gain=1.0).barrier_width > 0
     np.testing.assert_allclose(deep.penalty_L, rank_jumps.schatten_penalty(deep.s, deep.depth))
 
 
@@ -39,7 +39,7 @@ def test_trap_default_gd_stays_sgd_jumps_never_returns():
 
 @pytest.mark.parametrize("setting, kinds", [
     (dict(lr=0.5), {"collapsed", "diverged"}),
-    (dict(lam=0.06), {"gd_low_rank"}),
+    (dict(weight_decay=0.06), {"gd_low_rank"}),
     (dict(lr=0.1), {"no_jumps"}),
     (dict(depth=2), {"shallow", "jumped", "no_jumps", "gd_low_rank"}),
 ])
@@ -72,7 +72,7 @@ def test_mechanism_exact_decay_then_rank_one_for_gd_and_sgd():
 
 
 def test_mechanism_short_forced_phase_stays_rank_two():
-    r = rank_jumps.mechanism(after_steps=5000, n_seeds=1, forced_steps=250, lr=0.05, lam=0.005)
+    r = rank_jumps.mechanism(after_steps=5000, n_seeds=1, forced_steps=250, lr=0.05, weight_decay=0.005)
     assert r.forced_rank == 2
 
 
@@ -156,7 +156,7 @@ def test_decay_factor_solution_is_a_hand_computation_not_the_checker(monkeypatch
     # the test can fail: with a wrong law (1 − ηγ, a ½ in the weight decay) the hand computation is rejected
     from symsgd_core.rank_jumps import exercises
 
-    monkeypatch.setattr(exercises, "weight_decay_factor", lambda lr, lam, t=1: (1 - lr * lam) ** t)
+    monkeypatch.setattr(exercises, "weight_decay_factor", lambda lr, weight_decay, t=1: (1 - lr * weight_decay) ** t)
     assert not exercises.decay_factor_exercise().check(ex.solution).correct
 
 
@@ -189,9 +189,9 @@ def test_better_minimum_is_the_min_norm_comparison_as_gamma_goes_to_zero():
 
 
 def test_parametrised_exercises_show_their_numbers():
-    ex = decay_factor_exercise(lr=0.1, lam=0.05, steps=10)
+    ex = decay_factor_exercise(lr=0.1, weight_decay=0.05, steps=10)
     assert "η = 0.1" in ex.question and ex.check(0.99 ** 10).correct and not ex.check(0.995 ** 10).correct
-    ex = basin_radius_exercise(depth=3, lam=0.02, slope=0.4)
+    ex = basin_radius_exercise(depth=3, weight_decay=0.02, slope=0.4)
     assert "L = 3" in ex.question and ex.check(0.1).correct
 
 
@@ -202,7 +202,7 @@ def test_mechanism_decides_its_outcome_and_the_numbers_behind_it():
 
     ok = mechanism(after_steps=5000, n_seeds=1)
     assert ok.outcome == Outcome("absorbed", False, {"gd_rank": 1, "sgd_ranks": (1,)})
-    short = mechanism(after_steps=5000, n_seeds=1, forced_steps=250, lr=0.05, lam=0.005)
+    short = mechanism(after_steps=5000, n_seeds=1, forced_steps=250, lr=0.05, weight_decay=0.005)
     assert short.forced_rank == 2 and short.outcome.kind == "forced_too_short" and short.outcome.failure
     n = short.outcome.numbers
     assert n["s2_end"] == short.forced.singular_values[0, -1, 1] > rank_jumps.DEFAULT_RANK_TOL

@@ -80,7 +80,8 @@ def test_cold_sweep_changes_winner_as_gamma_goes_to_zero():
     assert sweep[1]["rank2"] < sweep[1]["rank1"]       # ... rank 2 lower at γ = 0.0025, as the min-norm one
     mn = an.min_norm_completion(0.2, 4)
     for row in sweep:                                  # exact completions are feasible: 𝓛_γ ≤ γ·penalty
-        assert row["rank2"] <= row["lam"] * mn["penalty_rank2"] and row["rank1"] <= row["lam"] * mn["penalty_rank1"]
+        assert row["rank2"] <= row["weight_decay"] * mn["penalty_rank2"]
+        assert row["rank1"] <= row["weight_decay"] * mn["penalty_rank1"]
 
 
 def test_all_entries_observed_reaches_the_right_rank():
@@ -140,20 +141,21 @@ def test_one_sgd_step_moves_the_imbalance_by_eta_squared(rank2_point, rank1_poin
 
 def test_sgd_imbalance_scale_formulas(rank2_point):
     problem = rank_jumps.epsilon_completion(0.2)
-    lr, lam = 0.3, 0.027
-    sc = an.sgd_imbalance_scale(rank2_point, problem, lr, lam)
+    lr, weight_decay = 0.3, 0.027
+    sc = an.sgd_imbalance_scale(rank2_point, problem, lr, weight_decay)
     drive = an.sgd_imbalance_drive(rank2_point, problem)
     assert len(drive) == 3 and drive[0].shape == (3, 8, 8)
-    c2 = (1 - 2 * lr * lam) ** 2
+    c2 = (1 - 2 * lr * weight_decay) ** 2
     mean_D = [lr**2 * x.mean(axis=0) / (1 - c2) for x in drive]
     assert sc["lower"] == pytest.approx(max(np.linalg.norm(m) for m in mean_D), rel=1e-12)
     assert sc["lower"] == pytest.approx(lr * max(np.linalg.norm(x.mean(axis=0)) for x in drive)
-                                        / (4 * lam * (1 - lr * lam)), rel=1e-12)
+                                        / (4 * weight_decay * (1 - lr * weight_decay)), rel=1e-12)
     assert sc["lower"] < sc["upper"] and sc["lower"] < sc["bound"]
     ws = [w[0] for w in rank2_point.layers()]
     assert sc["layer_scale"] == pytest.approx(max(np.linalg.norm(w @ w.T) for w in ws))
-    half = an.sgd_imbalance_scale(rank2_point, problem, lr / 2, lam)                 # of order η/γ
-    assert half["lower"] == pytest.approx(sc["lower"] / 2 * (1 - lr * lam) / (1 - lr * lam / 2), rel=1e-12)
+    half = an.sgd_imbalance_scale(rank2_point, problem, lr / 2, weight_decay)                 # of order η/γ
+    assert half["lower"] == pytest.approx(sc["lower"] / 2 * (1 - lr * weight_decay) / (1 - lr * weight_decay / 2),
+                                          rel=1e-12)
     with pytest.raises(ValueError):
         an.sgd_imbalance_scale(rank2_point, problem, 0.3, 0.0)
 

@@ -17,20 +17,22 @@ from symsgd_core.sde_noise.checks import check_sde_adaptive_matches_em
 from symsgd_core.sde_noise.experiments import summarize_runs
 
 PROBLEM = rj.epsilon_completion(0.2)
-LR, LAM = 0.3, 0.027
+LR, WEIGHT_DECAY = 0.3, 0.027
 EPS = np.finfo(float).eps
 
 
 @pytest.fixture(scope="module")
 def start():
-    return replicate(rj.start_minimum(lam=LAM)[0], 3)
+    return replicate(rj.start_minimum(weight_decay=WEIGHT_DECAY)[0], 3)
 
 
 def test_fixed_step_mode_is_euler_maruyama_on_the_same_normals(start):
     n, dt = 100, LR / 4
     xi = np.random.default_rng(0).standard_normal((3, n, PROBLEM.n_observed))
-    em = sde.run_sde(start, PROBLEM, n, lr=LR, lam=LAM, dt=dt, xi=xi, record_every=25, engine="reference")
-    ad = run_sde_adaptive(start, PROBLEM, n * dt, lr=LR, lam=LAM, h_max=dt, rho=0.0, xi=xi, record_dt=25 * dt)
+    em = sde.run_sde(start, PROBLEM, n, lr=LR, weight_decay=WEIGHT_DECAY, dt=dt, xi=xi, record_every=25,
+                     engine="reference")
+    ad = run_sde_adaptive(start, PROBLEM, n * dt, lr=LR, weight_decay=WEIGHT_DECAY, h_max=dt, rho=0.0, xi=xi,
+                          record_dt=25 * dt)
     assert ad.event == ("none",) * 3 and np.all(ad.n_steps == n) and np.all(ad.n_reduced == 0)
     scale = np.max(np.abs(em.final.flat))
     # round-off: 64·(steps)·(terms per entry)·eps, relative to the largest parameter
@@ -40,7 +42,7 @@ def test_fixed_step_mode_is_euler_maruyama_on_the_same_normals(start):
 
 
 def test_same_seed_same_numbers_and_runs_independent_of_the_ensemble(start):
-    kw = dict(lr=LR, lam=LAM, h_max=LR / 4, rho=0.05, seed=4, record_dt=3.0)
+    kw = dict(lr=LR, weight_decay=WEIGHT_DECAY, h_max=LR / 4, rho=0.05, seed=4, record_dt=3.0)
     a = run_sde_adaptive(start, PROBLEM, 6.0, **kw)
     assert np.array_equal(a.result.final.flat, run_sde_adaptive(start, PROBLEM, 6.0, **kw).result.final.flat)
     one = run_sde_adaptive(start.select([0]), PROBLEM, 6.0, **kw)
@@ -56,22 +58,24 @@ def test_the_step_depends_on_theta_only_never_on_its_own_draw(start):
     firsts = []
     for _ in range(3):
         xi = rng.standard_normal((1, 1, PROBLEM.n_observed))  # one step of normals: the path stops after it
-        r = run_sde_adaptive(big, PROBLEM, 1.0, lr=LR, lam=LAM, h_max=LR / 4, rho=0.05, xi=xi, record_dt=1.0)
+        r = run_sde_adaptive(big, PROBLEM, 1.0, lr=LR, weight_decay=WEIGHT_DECAY, h_max=LR / 4, rho=0.05, xi=xi,
+                             record_dt=1.0)
         assert r.n_steps[0] == 1 and r.n_reduced[0] == 1 and r.event == ("budget",)
         firsts.append(r.min_h[0])
     assert firsts[0] < LR / 4 and firsts[0] == firsts[1] == firsts[2]
 
 
 def test_shortened_steps_still_land_on_the_record_times(start):
-    r = run_sde_adaptive(start, PROBLEM, 7.5, lr=LR, lam=LAM, h_max=LR / 4, rho=0.005, seed=0, record_dt=2.5)
+    r = run_sde_adaptive(start, PROBLEM, 7.5, lr=LR, weight_decay=WEIGHT_DECAY, h_max=LR / 4, rho=0.005, seed=0,
+                         record_dt=2.5)
     np.testing.assert_array_equal(r.result.times, [0.0, 2.5, 5.0, 7.5])
     assert np.all(r.n_reduced > 0) and r.event == ("none",) * 3
 
 
 def test_a_path_that_leaves_is_stopped_and_reported(start):
     far = Params(start.arch, 3.0 * start.flat[:2])  # ‖θ‖ ≈ 8, residuals ≈ 80: the rule needs tiny steps
-    r = run_sde_adaptive(far, PROBLEM, 30.0, lr=LR, lam=LAM, h_max=LR / 4, rho=0.05, seed=0, record_dt=15.0,
-                         escape_norm=5.0)
+    r = run_sde_adaptive(far, PROBLEM, 30.0, lr=LR, weight_decay=WEIGHT_DECAY, h_max=LR / 4, rho=0.05, seed=0,
+                         record_dt=15.0, escape_norm=5.0)
     for k in range(2):
         assert r.event[k] in ("stall", "none")
         assert np.isfinite(r.t_escape[k]) and r.t_escape[k] == 0.0  # it starts above ‖θ‖ = 5
@@ -82,16 +86,16 @@ def test_a_path_that_leaves_is_stopped_and_reported(start):
 
 def test_bad_input_gets_a_clear_error(start):
     with pytest.raises(ValueError, match="broken"):
-        run_sde_adaptive(start, PROBLEM, 1.0, lr=LR, lam=LAM, h_max=0.1, broken="nope")
+        run_sde_adaptive(start, PROBLEM, 1.0, lr=LR, weight_decay=WEIGHT_DECAY, h_max=0.1, broken="nope")
     with pytest.raises(ValueError, match="xi must be"):
-        run_sde_adaptive(start, PROBLEM, 1.0, lr=LR, lam=LAM, h_max=0.1, xi=np.zeros((3, 2, 2)))
+        run_sde_adaptive(start, PROBLEM, 1.0, lr=LR, weight_decay=WEIGHT_DECAY, h_max=0.1, xi=np.zeros((3, 2, 2)))
     with pytest.raises(ValueError, match="t_end"):
-        run_sde_adaptive(start, PROBLEM, 0.0, lr=LR, lam=LAM, h_max=0.1)
+        run_sde_adaptive(start, PROBLEM, 0.0, lr=LR, weight_decay=WEIGHT_DECAY, h_max=0.1)
     with pytest.raises(ValueError, match="h_max"):
-        run_sde_adaptive(start, PROBLEM, 1.0, lr=LR, lam=20.0, h_max=0.1)
+        run_sde_adaptive(start, PROBLEM, 1.0, lr=LR, weight_decay=20.0, h_max=0.1)
     with pytest.raises(ValueError, match="finite"):
-        run_sde_adaptive(Params(start.arch, np.full_like(start.flat, np.nan)), PROBLEM, 1.0, lr=LR, lam=LAM,
-                         h_max=0.1)
+        run_sde_adaptive(Params(start.arch, np.full_like(start.flat, np.nan)), PROBLEM, 1.0, lr=LR,
+                         weight_decay=WEIGHT_DECAY, h_max=0.1)
 
 
 @pytest.mark.slow
@@ -103,12 +107,12 @@ def test_the_adaptive_scheme_has_the_sdes_law_and_a_wrong_scheme_fails(broken):
 
 
 def test_bernoulli_weights_are_nonnegative_independent_and_compiled_equals_reference(start):
-    kw = dict(lr=LR, lam=LAM, seed=3, record_every=10, increments="bernoulli")
+    kw = dict(lr=LR, weight_decay=WEIGHT_DECAY, seed=3, record_every=10, increments="bernoulli")
     a = sde.run_gaussian_sgd(start, PROBLEM, 40, **kw)
     b = sde.run_gaussian_sgd(start, PROBLEM, 40, engine="reference", **kw)
     assert np.max(np.abs(a.final.flat - b.final.flat)) <= 64 * 40 * 160 * EPS * np.max(np.abs(a.final.flat))
     with pytest.raises(ValueError, match="bernoulli"):
-        sde.run_sde(start, PROBLEM, 4, lr=LR, lam=LAM, dt=LR / 2, increments="bernoulli")
+        sde.run_sde(start, PROBLEM, 4, lr=LR, weight_decay=WEIGHT_DECAY, dt=LR / 2, increments="bernoulli")
     # the law: w_k = η n_k / S, n_k ~ Binomial(S, 1/N) independent: never negative, SGD's marginal mean and
     # variance, and (unlike SGD's one-hot weights) a step can weigh 0 or several entries
     rng = np.random.default_rng(0)
@@ -127,7 +131,7 @@ class _Grid:
 
 
 def _task(method, m, t_div, t_max, rho=None, t_escape=None):
-    p = dict(method=method, lr=0.3, lam=0.027, m=m, t_max=t_max)
+    p = dict(method=method, lr=0.3, weight_decay=0.027, m=m, t_max=t_max)
     if rho is not None:
         p["rho"] = rho
     r = {"t_diverged": t_div, "t_max": t_max, "t_jump": [None] * len(t_div)}
@@ -161,8 +165,8 @@ def test_the_long_run_s2_over_rank_one_fits_leaves_collapsed_runs_out():
 
 @pytest.mark.slow
 def test_continuations_start_just_before_fixed_step_blow_ups():
-    out = continuation_task(dict(lr=0.3, lam=0.027, m=16, rho=0.05, seed=21, n_runs=16, t_max=600.0, rec_dt=0.5,
-                                 n_states=2, n_cont=3, cont_t=1.0, cont_rec=0.25))
+    out = continuation_task(dict(lr=0.3, weight_decay=0.027, m=16, rho=0.05, seed=21, n_runs=16, t_max=600.0,
+                                 rec_dt=0.5, n_states=2, n_cont=3, cont_t=1.0, cont_rec=0.25))
     assert out["n_states"] == 2 and all(0 < lead <= 0.5 for lead in out["lead"])
     assert all(0 <= k <= 3 for k in out["em_blew"] + out["adaptive_blew"])
     assert len(out["trace_em"]) == len(out["trace_adaptive"]) == 3 and out["trace_t"][0] == 0.0

@@ -50,7 +50,7 @@ def grid():
 
 @pytest.fixture(scope="module")
 def rows(grid):
-    return {(r.lr, r.lam, r.label): r.summary for r in sx.comparison_rows(grid)}
+    return {(r.lr, r.weight_decay, r.label): r.summary for r in sx.comparison_rows(grid)}
 
 
 def _with_row(rows, key, **changes):
@@ -143,7 +143,8 @@ def test_blowup_claims(grid):
     _readable(res)
 
     def changed(key, **kw):
-        return tuple(dataclasses.replace(h, **kw) if (h.lr, h.lam, h.integrator, h.m) == key else h for h in haz)
+        return tuple(dataclasses.replace(h, **kw) if (h.lr, h.weight_decay, h.integrator, h.m) == key else h
+                     for h in haz)
 
     assert _failed(sc.blowup_claims(changed((0.2, 0.027, "adaptive", 16), events=3), norms)) >= {
         "sde_noise.blowup.cool_adaptive"}
@@ -183,8 +184,9 @@ def test_weight_law_claims(rows):
 
 def test_step_size_claims():
     problem = rank_jumps.EPSILON_EXPERIMENT.problem
-    lam_max = {lam: rank_jumps.analysis.loss_hessian_top_eigenvalue(rank_jumps.start_minimum(lam=lam)[0], problem,
-                                                                    lam) for lam in (0.027, 0.02)}
+    lam_max = {weight_decay: rank_jumps.analysis.loss_hessian_top_eigenvalue(
+               rank_jumps.start_minimum(weight_decay=weight_decay)[0], problem, weight_decay)
+               for weight_decay in (0.027, 0.02)}
     res = sc.step_size_claims(lam_max)
     assert _passed(res)
     _readable(res)
@@ -208,8 +210,8 @@ def test_run_waiting_claims():
 @pytest.fixture(scope="module")
 def event(grid):
     ktab = sx.kstar_rows(grid)
-    cmp = {(c.lr, c.lam): c for c in js.grid_wait_comparisons(grid, factor=10.0)}
-    collapsed = {t["params"]["lam"]: sum(t["result"]["collapsed"]) for t in grid.tasks
+    cmp = {(c.lr, c.weight_decay): c for c in js.grid_wait_comparisons(grid, factor=10.0)}
+    collapsed = {t["params"]["weight_decay"]: sum(t["result"]["collapsed"]) for t in grid.tasks
                  if t["kind"] == "waiting" and t["params"]["lr"] == 0.35}
     return ktab, cmp, collapsed
 
@@ -251,7 +253,7 @@ def test_kstar_rule_claims(grid):
     pairs = []
     for t in relapsed:
         p = t["params"]
-        kw = dict(problem=p.get("problem", "eps"), lr=p["lr"], lam=p["lam"])
+        kw = dict(problem=p.get("problem", "eps"), lr=p["lr"], weight_decay=p["weight_decay"])
         pairs.append((js.cell_kstar(grid, p["route"], **kw), js.cell_kstar(grid, p["route"], **kw,
                                                                             key="kstar_stable")))
     res = sc.kstar_rule_claims(pairs, n_rel, n_seq)
@@ -267,12 +269,12 @@ def test_kstar_rule_claims(grid):
 
 def test_third_route_and_route_sample_claims(grid, event):
     ktab, _, _ = event
-    hot = next(q for q in ktab if (q.lr, q.lam) == HOT)
+    hot = next(q for q in ktab if (q.lr, q.weight_decay) == HOT)
     least = {t["params"]["route"]: t["result"] for t in grid.tasks if t["kind"] == "kstar" and
              t["params"].get("problem", "eps") == "eps" and t["params"]["route"] in ("row1", "col0")}
-    kd = js.cell_kstar(grid, "avoid01", lr=HOT[0], lam=HOT[1])[0]
+    kd = js.cell_kstar(grid, "avoid01", lr=HOT[0], weight_decay=HOT[1])[0]
     E3 = je.avoid_waiting_time({2: hot.kstar_row0, 0: hot.kstar_col1, 1: kd}, [1 / 3] * 3)
-    c3 = js.compare_wait(grid.select("waiting", lr=HOT[0], lam=HOT[1])[0]["jump_step"], 100_000, E3)
+    c3 = js.compare_wait(grid.select("waiting", lr=HOT[0], weight_decay=HOT[1])[0]["jump_step"], 100_000, E3)
     res = sc.third_route_claims(least, hot, kd, E3, c3)
     assert _passed(res)
     _readable(res)
@@ -309,13 +311,13 @@ def test_staircase_claims(grid):
 
 
 def test_langevin_eps_claims(grid):
-    lam = rank_jumps.EPSILON_EXPERIMENT.lam_hot
+    weight_decay = rank_jumps.EPSILON_EXPERIMENT.weight_decay_hot
     le = {(q.eps, q.start, q.method): q for q in sx.langevin_eps_rows(grid)}
-    m1 = rank_jumps.minima_losses(0.1, lam)
+    m1 = rank_jumps.minima_losses(0.1, weight_decay)
     p01 = rank_jumps.epsilon_completion(0.1)
-    curv = {k: rank_jumps.analysis.loss_hessian_top_eigenvalue(pt, p01, lam)
-            for k, pt in (("rank1", rank_jumps.rank_one_minimum(0.1, lam=lam)),
-                          ("rank2", rank_jumps.start_minimum(0.1, lam=lam)[0]))}
+    curv = {k: rank_jumps.analysis.loss_hessian_top_eigenvalue(pt, p01, weight_decay)
+            for k, pt in (("rank1", rank_jumps.rank_one_minimum(0.1, weight_decay=weight_decay)),
+                          ("rank2", rank_jumps.start_minimum(0.1, weight_decay=weight_decay)[0]))}
     res = sc.langevin_eps_claims(le, m1, curv)
     assert _passed(res)
     _readable(res)

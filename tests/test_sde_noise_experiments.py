@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ def grid():
 
 @pytest.fixture(scope="module")
 def rows(grid):
-    return {(r.lr, r.lam, r.label): r.summary for r in E.comparison_rows(grid)}
+    return {(r.lr, r.weight_decay, r.label): r.summary for r in E.comparison_rows(grid)}
 
 
 def test_stats_helpers():
@@ -48,41 +49,60 @@ def test_the_grid_is_complete_and_made_by_the_package_command(grid):
     assert grid.task_seconds < 2 * 3600
 
 
+def test_a_grid_file_with_the_old_weight_decay_key_is_read_and_reused_under_the_new_name(tmp_path):
+    import json
+
+    shipped = json.loads((Path(E.__file__).parent.parent / "data_files" / E.GRID_FILE).read_text())
+    assert "lam" in shipped["tasks"][0]["params"]  # the shipped file predates the rename; it is not rewritten
+    tasks = E.grid_tasks("tiny")
+    old = [{"kind": k, "params": {("lam" if key == "weight_decay" else key): v for key, v in p.items()},
+            "result": {"marker": i, "seconds": 0.0}} for i, (k, p) in enumerate(tasks)]
+    stored = tmp_path / "old.json"
+    stored.write_text(json.dumps({"name": "tiny", "tasks": old, "task_seconds": 0.0, "command": "c"}))
+    grid = E.load_grid(stored)
+    assert [t["params"] for t in grid.tasks] == [p for _, p in tasks]
+    assert list(grid.tasks[0]["params"]) == list(tasks[0][1])  # the stored order, renamed in place
+    out = json.loads(E.write_grid("tiny", tmp_path / "new.json", n_workers=1, reuse=stored).read_text())
+    assert [t["result"]["marker"] for t in out["tasks"]] == list(range(len(tasks)))  # every task reused, none run
+    assert out["reused_tasks"] == len(tasks) and all("weight_decay" in t["params"] for t in out["tasks"])
+
+
 ADAPTIVE = "SDE adaptive, h ≤ η/16, ρ = 0.05"
 
 
 def test_the_sde_jumps_faster_than_sgd_and_never_returns(rows):
     hot = 0.3, 0.027
-    for (lr, lam), label in ((hot, ADAPTIVE), (hot, "SDE, dt = η/16"), ((0.2, 0.027), ADAPTIVE + " (t ≤ 3000)"),
-                             ((0.3, 0.02), ADAPTIVE + " (t ≤ 3000)")):
-        sgd, sde = rows[(lr, lam, "SGD")], rows[(lr, lam, label)]
-        assert sde.wait[2] < sgd.wait[1], (lr, lam, label)  # 95 % intervals apart: faster, not by chance
-    for (lr, lam, label), s in rows.items():
+    for (lr, weight_decay), label in ((hot, ADAPTIVE), (hot, "SDE, dt = η/16"),
+                                      ((0.2, 0.027), ADAPTIVE + " (t ≤ 3000)"),
+                                      ((0.3, 0.02), ADAPTIVE + " (t ≤ 3000)")):
+        sgd, sde = rows[(lr, weight_decay, "SGD")], rows[(lr, weight_decay, label)]
+        assert sde.wait[2] < sgd.wait[1], (lr, weight_decay, label)  # 95 % intervals apart: faster, not by chance
+    for (lr, weight_decay, label), s in rows.items():
         if label.startswith("SDE"):
-            assert s.returned == 0, (lr, lam, label)
+            assert s.returned == 0, (lr, weight_decay, label)
 
 
 def test_collapse_to_zero_and_most_blow_ups_are_fixed_step_artefacts(grid, rows):
     hot = 0.3, 0.027
     em = rows[(*hot, "SDE, dt = η/16")]
     assert em.diverged / em.n_runs > 0.5 and em.collapsed == em.bounded_end > 0
-    for (lr, lam, label), s in rows.items():
+    for (lr, weight_decay, label), s in rows.items():
         if "adaptive" in label:
-            assert s.collapsed == 0, (lr, lam, label)
-    by = {(h.lr, h.lam, h.integrator, h.m): h for h in B.hazard_rows(grid)}
-    for lr, lam in (hot, (0.3, 0.02)):
+            assert s.collapsed == 0, (lr, weight_decay, label)
+    by = {(h.lr, h.weight_decay, h.integrator, h.m): h for h in B.hazard_rows(grid)}
+    for lr, weight_decay in (hot, (0.3, 0.02)):
         for m in B.EM_STEPS:
-            e, a = by[(lr, lam, "EM", m)], by[(lr, lam, "adaptive", m)]
+            e, a = by[(lr, weight_decay, "EM", m)], by[(lr, weight_decay, "adaptive", m)]
             ratio = B.rate_ratio(e.events, e.exposure, a.events, a.exposure)
-            assert ratio[1] > 1, (lr, lam, m)  # the EM rate is higher, at 95 %
+            assert ratio[1] > 1, (lr, weight_decay, m)  # the EM rate is higher, at 95 %
 
 
 def test_the_adaptive_answer_does_not_change_with_the_step(grid):
-    by = {(h.lr, h.lam, h.integrator, h.m): h for h in B.hazard_rows(grid)}
-    for lr, lam in ((0.3, 0.027), (0.2, 0.027), (0.3, 0.02)):
-        a, b = by[(lr, lam, "adaptive", 4)], by[(lr, lam, "adaptive", 64)]
+    by = {(h.lr, h.weight_decay, h.integrator, h.m): h for h in B.hazard_rows(grid)}
+    for lr, weight_decay in ((0.3, 0.027), (0.2, 0.027), (0.3, 0.02)):
+        a, b = by[(lr, weight_decay, "adaptive", 4)], by[(lr, weight_decay, "adaptive", 64)]
         q = B.mean_ratio(a.jumped, a.wait[0], b.jumped, b.wait[0])
-        assert q[1] <= 1 <= q[2], (lr, lam)  # the ratio's 95 % interval holds 1
+        assert q[1] <= 1 <= q[2], (lr, weight_decay)  # the ratio's 95 % interval holds 1
 
 
 def test_gaussian_sgd_at_the_same_step_jumps_far_faster_than_sgd(rows):
@@ -94,20 +114,20 @@ def test_gaussian_sgd_at_the_same_step_jumps_far_faster_than_sgd(rows):
 
 
 def test_langevin_is_never_in_B1(rows):
-    for (lr, lam, label), s in rows.items():
+    for (lr, weight_decay, label), s in rows.items():
         if label.startswith("Langevin"):
-            assert s.frac_B1[0] == 0.0, (lr, lam, label)
+            assert s.frac_B1[0] == 0.0, (lr, weight_decay, label)
 
 
 def test_kstar_table_grows_as_eta_and_gamma_shrink(grid):
     rows = E.kstar_rows(grid)
     assert len(rows) == 12
-    by = {(r.lr, r.lam): r for r in rows}
+    by = {(r.lr, r.weight_decay): r for r in rows}
     assert all(r.kstar_row0 > 0 and r.kstar_col1 > 0 for r in rows)
     for lr in (0.2, 0.25, 0.3):
         assert by[(lr, 0.02)].kstar_row0 > by[(lr, 0.0235)].kstar_row0 > by[(lr, 0.027)].kstar_row0
-    for lam in (0.02, 0.0235, 0.027):
-        assert by[(0.2, lam)].kstar_row0 >= by[(0.3, lam)].kstar_row0
+    for weight_decay in (0.02, 0.0235, 0.027):
+        assert by[(0.2, weight_decay)].kstar_row0 >= by[(0.3, weight_decay)].kstar_row0
     for r in rows:  # cells predicted far beyond the budget show no jump
         if r.predicted_either > 100 * 64 * 100_000:
             assert r.jumped == 0

@@ -30,7 +30,7 @@ SEEDS = (101, 102)  # the stored grid uses seeds 1, 2 (dynamics), 5, 11, 21 (jum
 
 
 def _task(method, t_max, n_runs, seed, **extra):
-    return E.dynamics_task(dict(method=method, lr=HOT[0], lam=HOT[1], n_runs=n_runs, t_max=t_max, rec_dt=15.0,
+    return E.dynamics_task(dict(method=method, lr=HOT[0], weight_decay=HOT[1], n_runs=n_runs, t_max=t_max, rec_dt=15.0,
                                 seed=seed, **extra))
 
 
@@ -88,8 +88,8 @@ def test_the_integrator_checks_pass_with_fresh_seeds_and_their_broken_schemes_fa
 
 def test_the_jump_event_over_predicts_sgds_jumps_at_the_hot_point():
     grid = E.load_grid()  # k* is a property of the forced sequences (stored); the waiting time is re-measured
-    row = next(r for r in E.kstar_rows(grid) if (r.lr, r.lam) == HOT)
-    res = waiting_task(dict(lr=HOT[0], lam=HOT[1], n_runs=64, n_steps=100_000, rec_steps=50, seed=SEEDS[0]))
+    row = next(r for r in E.kstar_rows(grid) if (r.lr, r.weight_decay) == HOT)
+    res = waiting_task(dict(lr=HOT[0], weight_decay=HOT[1], n_runs=64, n_steps=100_000, rec_steps=50, seed=SEEDS[0]))
     predicted = two_route_waiting_time(row.kstar_row0, row.kstar_col1)
     assert predicted < run_waiting_time(row.kstar_row0, row.p)                    # two routes: a shorter wait
     c = compare_wait(res["jump_step"], 100_000, predicted, alpha=ALPHA)

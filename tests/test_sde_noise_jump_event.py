@@ -69,7 +69,7 @@ def test_routes_and_their_probabilities():
 
 
 def test_kstar_at_the_hot_point_is_finite_and_monotone():
-    res = J.kstar_task(dict(lr=0.3, lam=0.027, route="row0", n_seq=3, k_grid=list(range(4, 41, 2)), seed=5))
+    res = J.kstar_task(dict(lr=0.3, weight_decay=0.027, route="row0", n_seq=3, k_grid=list(range(4, 41, 2)), seed=5))
     ks = np.array(res["kstar"])
     assert np.all(ks > 0) and np.all(res["monotone"])
     assert 10 <= np.median(ks) <= 30  # research: 18 [16, 20]
@@ -96,8 +96,8 @@ def test_kstar_task_finds_the_stored_relapse_at_the_hot_point():
     # Sequence 9 of seed 5 (row 0, η = 0.3, γ = 0.027) works after 17 forced samples, fails after 18 (its 18th
     # sample is (0, 1), the 17th (0, 0)), works from 19 on: the stored grid's only relapse at the hot point.
     # The sequences are drawn as one (n_seq, max k) block, so max k must be the grid's 300 to replay them.
-    res = J.kstar_task(dict(lr=0.3, lam=0.027, route="row0", n_seq=12, k_grid=list(range(14, 26)) + [300], seed=5,
-                            kstar_rule="stable"))
+    res = J.kstar_task(dict(lr=0.3, weight_decay=0.027, route="row0", n_seq=12, k_grid=list(range(14, 26)) + [300],
+                            seed=5, kstar_rule="stable"))
     assert res["kstar_first"][9] == 17 and res["kstar_stable"][9] == 19 and res["monotone"][9] is False
     assert res["kstar"] == res["kstar_stable"] and res["kstar_rule"] == "stable"
     same = [s for s in range(12) if s != 9]
@@ -172,18 +172,18 @@ def test_sgd_with_samples_is_run_sgd_weights_bit_for_bit_and_replays_given_sampl
     from symsgd_core.sde_noise.sde import run_sgd_weights
 
     problem, base = J._problem_and_start("eps", 0.027)
-    ref = run_sgd_weights(replicate(base, 3), problem, 7003, lr=0.3, lam=0.027, seed=2, record_every=50,
+    ref = run_sgd_weights(replicate(base, 3), problem, 7003, lr=0.3, weight_decay=0.027, seed=2, record_every=50,
                           record_layers=False, keep_A=True)
-    got = J.sgd_with_samples(replicate(base, 3), problem, 7003, lr=0.3, lam=0.027, seed=2, record_every=50,
+    got = J.sgd_with_samples(replicate(base, 3), problem, 7003, lr=0.3, weight_decay=0.027, seed=2, record_every=50,
                              chunk=1000)
     assert np.array_equal(ref.steps, got["steps"]) and np.array_equal(ref.settings["end_to_end"], got["A"])
-    again = J.sgd_with_samples(replicate(base, 3), problem, 7003, lr=0.3, lam=0.027, seed=99, record_every=50,
+    again = J.sgd_with_samples(replicate(base, 3), problem, 7003, lr=0.3, weight_decay=0.027, seed=99, record_every=50,
                                idx=got["idx"])
     assert np.array_equal(again["A"], got["A"])
 
 
 def test_waiting_task_with_samples_keeps_the_runs_and_reads_the_windows():
-    p = dict(lr=0.3, lam=0.027, n_runs=8, n_steps=20_000, rec_steps=50, seed=11)
+    p = dict(lr=0.3, weight_decay=0.027, n_runs=8, n_steps=20_000, rec_steps=50, seed=11)
     plain, withs = J.waiting_task(p), J.waiting_task({**p, "samples": True})
     assert plain["jump_step"] == withs["jump_step"] and plain["route"] == withs["route"]
     assert "route_runs" not in plain and withs["run_routes"] == ["row0", "col1"]
@@ -218,6 +218,6 @@ def test_sgd_with_samples_survives_a_divergence():
     problem, base = J._problem_and_start("eps", 0.027)
     from symsgd_core.rank_jumps.analysis import replicate
 
-    res = J.sgd_with_samples(replicate(base, 2), problem, 400, lr=3.0, lam=0.0, seed=0, record_every=50)
+    res = J.sgd_with_samples(replicate(base, 2), problem, 400, lr=3.0, weight_decay=0.0, seed=0, record_every=50)
     assert np.all(res["diverged_step"] >= 0)          # η = 3 blows up (the engine's rule: residual above 10⁶)
     assert np.isfinite(res["s2"][:, 0]).all() and np.isnan(res["s2"][:, 1:]).all()   # NaN after, not an error

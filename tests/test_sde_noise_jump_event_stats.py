@@ -125,15 +125,15 @@ def test_grid_wait_comparisons_on_a_synthetic_grid():
     js_ok = _waits(E, 400, 50_000, seed=7).tolist()
     js_slow = _waits(E * 5, 400, 50_000, seed=8).tolist()
     tasks = []
-    for lam, js in ((0.02, js_ok), (0.03, js_slow)):
+    for weight_decay, js in ((0.02, js_ok), (0.03, js_slow)):
         for route in ("row0", "col1"):
-            tasks.append({"kind": "kstar", "params": {"lr": 0.3, "lam": lam, "route": route},
+            tasks.append({"kind": "kstar", "params": {"lr": 0.3, "weight_decay": weight_decay, "route": route},
                           "result": {"kstar": [k] * 12}})
-        tasks.append({"kind": "waiting", "params": {"lr": 0.3, "lam": lam},
+        tasks.append({"kind": "waiting", "params": {"lr": 0.3, "weight_decay": weight_decay},
                       "result": {"jump_step": js, "n_steps": 50_000}})
     grid = SdeGrid("synthetic", tuple(tasks), 0.0, "")
     ok, slow = S.grid_wait_comparisons(grid, factor=10.0, alpha=ALPHA)
-    assert (ok.lam, slow.lam) == (0.02, 0.03)
+    assert (ok.weight_decay, slow.weight_decay) == (0.02, 0.03)
     assert ok.predicted == pytest.approx(E) and ok.predicted_band == pytest.approx((E, E))
     assert ok.verdict == "agree" and ok.within_factor is True
     assert slow.verdict == "over-predicted" and slow.within_factor is True   # 5× off: wrong, within 10×
@@ -152,9 +152,9 @@ def test_kstar_rule_summary():
 def test_sample_route_counts_reads_stored_runs():
     from symsgd_core.sde_noise.experiments import SdeGrid
 
-    kst = [{"kind": "kstar", "params": {"lr": 0.3, "lam": 0.027, "route": r}, "result": {"kstar": [18] * 12}}
+    kst = [{"kind": "kstar", "params": {"lr": 0.3, "weight_decay": 0.027, "route": r}, "result": {"kstar": [18] * 12}}
            for r in ("row0", "col1")]
-    waiting = {"kind": "waiting", "params": {"lr": 0.3, "lam": 0.027},
+    waiting = {"kind": "waiting", "params": {"lr": 0.3, "weight_decay": 0.027},
                "result": {"jump_step": [9000, 500, -1, 7000], "run_routes": ["row0", "col1"],
                           "route_runs": [[20, 3], [18, 18], None, [5, 6]],
                           "control_runs": [[2, 19], None, None, [4, 4]]}}
@@ -168,7 +168,7 @@ def test_sample_route_counts_reads_stored_runs():
 def test_cell_kstar_prefers_the_grid():
     from symsgd_core.sde_noise.experiments import SdeGrid
 
-    params = {"lr": 0.3, "lam": 0.027, "route": "row0", "n_seq": 2, "k_grid": [17, 18, 19, 300], "seed": 5}
+    params = {"lr": 0.3, "weight_decay": 0.027, "route": "row0", "n_seq": 2, "k_grid": [17, 18, 19, 300], "seed": 5}
     grid = SdeGrid("synthetic", ({"kind": "kstar", "params": params, "result": {"kstar": [17, 18]}},), 0.0, "")
     assert S.cell_kstar(grid, "row0") == (17, [17, 18], True)
     # not stored under that key: recomputed live with the stored parameters, which must give the stored k* ...

@@ -13,12 +13,12 @@ from symsgd_core.sde_noise import sde
 from symsgd_core.sde_noise._reference import noise_factor, per_entry_gradients
 
 PROBLEM = rj.epsilon_completion(0.2)
-LR, LAM = 0.3, 0.027
+LR, WEIGHT_DECAY = 0.3, 0.027
 
 
 @pytest.fixture(scope="module")
 def start():
-    return replicate(rj.start_minimum(lam=LAM)[0], 3)
+    return replicate(rj.start_minimum(weight_decay=WEIGHT_DECAY)[0], 3)
 
 
 def _rel(a, b):
@@ -27,7 +27,7 @@ def _rel(a, b):
 
 @pytest.mark.parametrize("increments", ["gaussian", "rademacher"])
 def test_compiled_equals_reference_on_the_same_increments(start, increments):
-    kw = dict(lr=LR, lam=LAM, dt=LR / 4, seed=2, record_every=10, increments=increments)
+    kw = dict(lr=LR, weight_decay=WEIGHT_DECAY, dt=LR / 4, seed=2, record_every=10, increments=increments)
     a = sde.run_sde(start, PROBLEM, 40, **kw)
     b = sde.run_sde(start, PROBLEM, 40, engine="reference", **kw)
     assert _rel(a.final.flat, b.final.flat) <= 64 * 40 * 160 * np.finfo(float).eps
@@ -35,7 +35,7 @@ def test_compiled_equals_reference_on_the_same_increments(start, increments):
 
 
 def test_same_seed_same_numbers_and_runs_independent_of_the_ensemble(start):
-    kw = dict(lr=LR, lam=LAM, dt=LR / 8, seed=4, record_every=25)
+    kw = dict(lr=LR, weight_decay=WEIGHT_DECAY, dt=LR / 8, seed=4, record_every=25)
     a = sde.run_sde(start, PROBLEM, 100, **kw)
     assert np.array_equal(a.final.flat, sde.run_sde(start, PROBLEM, 100, **kw).final.flat)
     assert np.array_equal(a.final.flat[:1], sde.run_sde(start.select([0]), PROBLEM, 100, **kw).final.flat)
@@ -45,21 +45,24 @@ def test_same_seed_same_numbers_and_runs_independent_of_the_ensemble(start):
 
 
 def test_weighted_kernel_reproduces_the_engines_sgd_gd_and_langevin(start):
-    sgd_w = sde.run_sgd_weights(start, PROBLEM, 80, lr=LR, lam=LAM, seed=3, record_every=20)
-    sgd = rj.run(start, PROBLEM, 80, method="sgd", lr=LR, lam=LAM, seed=3, record_every=20)
+    sgd_w = sde.run_sgd_weights(start, PROBLEM, 80, lr=LR, weight_decay=WEIGHT_DECAY, seed=3, record_every=20)
+    sgd = rj.run(start, PROBLEM, 80, method="sgd", lr=LR, weight_decay=WEIGHT_DECAY, seed=3, record_every=20)
     assert _rel(sgd.final.flat, sgd_w.final.flat) < 1e-13
-    gd_w = sde.run_gd_dt(start, PROBLEM, 80, lam=LAM, dt=LR, record_every=20)
-    gd = rj.run(start, PROBLEM, 80, method="gd", lr=LR, lam=LAM, record_every=20)
+    gd_w = sde.run_gd_dt(start, PROBLEM, 80, weight_decay=WEIGHT_DECAY, dt=LR, record_every=20)
+    gd = rj.run(start, PROBLEM, 80, method="gd", lr=LR, weight_decay=WEIGHT_DECAY, record_every=20)
     assert _rel(gd.final.flat, gd_w.final.flat) < 1e-13
-    lw = sde.run_langevin(start, PROBLEM, 80, lam=LAM, dt=LR, temperature=1e-3, seed=3, record_every=20)
-    lg = rj.run(start, PROBLEM, 80, method="langevin", lr=LR, lam=LAM, temperature=1e-3, seed=3, record_every=20)
+    lw = sde.run_langevin(start, PROBLEM, 80, weight_decay=WEIGHT_DECAY, dt=LR, temperature=1e-3, seed=3,
+                          record_every=20)
+    lg = rj.run(start, PROBLEM, 80, method="langevin", lr=LR, weight_decay=WEIGHT_DECAY, temperature=1e-3, seed=3,
+                record_every=20)
     assert _rel(lg.final.flat, lw.final.flat) < 1e-13
-    ref = sde.run_sgd_weights(start, PROBLEM, 80, lr=LR, lam=LAM, seed=3, record_every=20, engine="reference")
+    ref = sde.run_sgd_weights(start, PROBLEM, 80, lr=LR, weight_decay=WEIGHT_DECAY, seed=3, record_every=20,
+                              engine="reference")
     assert _rel(sgd_w.final.flat, ref.final.flat) < 1e-13
 
 
 def test_result_shape_time_and_settings(start):
-    r = sde.run_sde(start, PROBLEM, 64, lr=LR, lam=LAM, dt=LR / 16, record_every=16, keep_A=True)
+    r = sde.run_sde(start, PROBLEM, 64, lr=LR, weight_decay=WEIGHT_DECAY, dt=LR / 16, record_every=16, keep_A=True)
     assert isinstance(r, rj.RunResult)
     np.testing.assert_allclose(r.times, r.steps * LR / 16)
     assert r.settings["method"] == "sde" and r.settings["dt"] == LR / 16
@@ -90,30 +93,31 @@ def test_noise_factor_gives_the_package_covariance(start):
 
 
 def test_divergence_is_reported_not_a_silent_nan(start):
-    r = sde.run_sde(start, PROBLEM, 20_000, lr=3.0, lam=0.01, dt=0.3, record_every=1000)
+    r = sde.run_sde(start, PROBLEM, 20_000, lr=3.0, weight_decay=0.01, dt=0.3, record_every=1000)
     assert r.diverged.any()
     assert np.all(np.isnan(r.singular_values[r.diverged, -1]))
     assert np.all(np.isfinite(r.final.flat))
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(dt=0.0), "dt"), (dict(dt=-1.0), "dt"), (dict(lam=-0.1), "lam"), (dict(dt=20.0), "2·dt·lam"),
+    (dict(dt=0.0), "dt"), (dict(dt=-1.0), "dt"), (dict(weight_decay=-0.1), "weight_decay"),
+    (dict(dt=20.0), "2·dt·weight_decay"),
     (dict(increments="cauchy"), "increments"), (dict(engine="gpu"), "engine"), (dict(xi=np.zeros((3, 5, 3))), "xi"),
 ])
 def test_bad_input_is_a_clear_error(start, kw, match):
-    args = {**dict(lr=LR, lam=LAM, dt=LR / 4), **kw}
+    args = {**dict(lr=LR, weight_decay=WEIGHT_DECAY, dt=LR / 4), **kw}
     with pytest.raises(ValueError, match=match):
         sde.run_sde(start, PROBLEM, 10, **args)
 
 
 def test_bad_start_is_a_clear_error(start):
     with pytest.raises(ValueError, match="Params"):
-        sde.run_sde(start.flat, PROBLEM, 10, lr=LR, lam=LAM, dt=LR)
+        sde.run_sde(start.flat, PROBLEM, 10, lr=LR, weight_decay=WEIGHT_DECAY, dt=LR)
     bad = rj.Params(start.arch, np.full_like(start.flat, np.nan))
     with pytest.raises(ValueError, match="finite"):
-        sde.run_sde(bad, PROBLEM, 10, lr=LR, lam=LAM, dt=LR)
+        sde.run_sde(bad, PROBLEM, 10, lr=LR, weight_decay=WEIGHT_DECAY, dt=LR)
     with pytest.raises(ValueError, match="temperature"):
-        sde.run_langevin(start, PROBLEM, 10, lam=LAM, dt=LR, temperature=-1.0)
+        sde.run_langevin(start, PROBLEM, 10, weight_decay=WEIGHT_DECAY, dt=LR, temperature=-1.0)
 
 
 # The entry-weighted kernel runs the ensemble's runs in parallel blocks (one per numba thread). Digests of
@@ -132,9 +136,9 @@ def test_parallel_sde_kernel_reproduces_the_serial_one_bit_for_bit(blocks, monke
     p8 = rj.phase0_minima(n_runs=8)
     prob = rj.EPSILON_EXPERIMENT.problem
     results = {
-        "sde": sde.run_sde(p8, prob, 800, lr=0.3, lam=0.027, dt=0.1, seed=3, record_every=100),
-        "sde_div": sde.run_sde(p8, prob, 300, lr=0.8, lam=0.027, dt=0.8, seed=1, record_every=50),
-        "rademacher": sde.run_sde(p8.select([0, 1, 2]), prob, 500, lr=0.3, lam=0.027, dt=0.3, seed=2,
+        "sde": sde.run_sde(p8, prob, 800, lr=0.3, weight_decay=0.027, dt=0.1, seed=3, record_every=100),
+        "sde_div": sde.run_sde(p8, prob, 300, lr=0.8, weight_decay=0.027, dt=0.8, seed=1, record_every=50),
+        "rademacher": sde.run_sde(p8.select([0, 1, 2]), prob, 500, lr=0.3, weight_decay=0.027, dt=0.3, seed=2,
                                  increments="rademacher"),
     }
     assert (results["sde_div"].diverged_step >= 0).any()

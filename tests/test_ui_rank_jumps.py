@@ -58,8 +58,8 @@ def test_run_button_shows_computing_then_the_outcome():
 def test_penalty_draws_its_view_and_names_L2():
     c = rj.PenaltyController()
     assert isinstance(c.result, rank_jumps.PenaltyView) and "infinite slope" in c.status.value
-    c.set(depth=2, lam=0.01, gain=1.0)
-    assert c.result == rank_jumps.penalty_view(depth=2, lam=0.01, gain=1.0) or c.result.depth == 2
+    c.set(depth=2, weight_decay=0.01, gain=1.0)
+    assert c.result == rank_jumps.penalty_view(depth=2, weight_decay=0.01, gain=1.0) or c.result.depth == 2
     assert "L = 2" in c.status.value and "NOT a minimum" in c.status.value
     c.set(depth=3)
     np.testing.assert_array_equal(c.figure.data[1].y, c.result.penalty_L)
@@ -81,10 +81,10 @@ def small_trap():
     return rj.TrapController(steps=10_000, n_seeds=2)
 
 
-@pytest.mark.parametrize("setting", [dict(lr=0.5), dict(lam=0.06), dict(lr=0.1)])
+@pytest.mark.parametrize("setting", [dict(lr=0.5), dict(weight_decay=0.06), dict(lr=0.1)])
 def test_trap_failure_modes_are_named_on_the_figure(small_trap, setting):
     c = small_trap
-    c.set(**{"lr": 0.3, "lam": 0.027, "depth": 4, **setting})
+    c.set(**{"lr": 0.3, "weight_decay": 0.027, "depth": 4, **setting})
     c.run()
     assert c.result.diagnosis.level == "warning"
     assert "FAILURE MODE" in c.figure.layout.title.text
@@ -94,7 +94,7 @@ def test_trap_failure_modes_are_named_on_the_figure(small_trap, setting):
 
 def test_trap_depth_two_says_convex(small_trap):
     c = small_trap
-    c.set(lr=0.3, lam=0.027, depth=2)
+    c.set(lr=0.3, weight_decay=0.027, depth=2)
     c.run()
     assert "L = 2" in c.status.value
     c.set(depth=4)
@@ -110,7 +110,7 @@ def test_ensemble_histogram_counts_the_jumps():
 def test_mechanism_short_forced_phase_is_explained():
     """The figure words the experiment's outcome (decided in rank_jumps.experiments.mechanism_outcome): its headline,
     and the forced steps the row needs."""
-    c = rj.MechanismController(after_steps=5000, n_seeds=1, forced_steps=250, lr=0.05, lam=0.005)
+    c = rj.MechanismController(after_steps=5000, n_seeds=1, forced_steps=250, lr=0.05, weight_decay=0.005)
     assert c.result.outcome.kind == "forced_too_short"
     assert rj.MechanismController.HEADLINES["forced_too_short"] in c.figure.layout.title.text
     assert f"about {c.result.outcome.numbers['steps_needed']:.0f} forced steps" in c.status.value
@@ -219,7 +219,7 @@ def test_trap_draws_B_r_membership_and_the_balance_test():
 
 def test_slider_descriptions_follow_the_notation_table():
     trap = rj.TrapController(steps=10_000, n_seeds=1)
-    assert trap.controls["lam"].description == "weight decay γ"
+    assert trap.controls["weight_decay"].description == "weight decay γ"
     basin = rj.BasinController(steps=5000)
     assert basin.controls["alpha"].description == "basin push a"
     assert "λ" not in trap.status.value + basin.status.value

@@ -14,7 +14,7 @@ from symsgd_core.ui.base import figure_is_finite, slider_names
 
 def test_compare_controller_draws_its_three_ensembles():
     c = ui.SdeCompareController(**SMALL[ui.SdeCompareController])
-    assert set(slider_names(c)) == {"lr", "lam", "m", "temp_factor", "seed"}
+    assert set(slider_names(c)) == {"lr", "weight_decay", "m", "temp_factor", "seed"}
     r = c.result
     assert r.sde.n_runs == 3 and r.sgd.n_runs == 3 and r.langevin.n_runs == 2
     assert len(c.figure.data) == 7 and "SDE" in c.figure.layout.title.text
@@ -22,7 +22,7 @@ def test_compare_controller_draws_its_three_ensembles():
 
 def test_compare_controller_reports_a_setting_without_a_rank2_minimum():
     c = ui.SdeCompareController(t_max=300.0, n_runs_sde=2, n_runs_sgd=2, n_runs_langevin=1)
-    c.set(lam=0.03)  # GD already finds rank 1 at γ = 0.03? if not, the run simply draws
+    c.set(weight_decay=0.03)  # GD already finds rank 1 at γ = 0.03? if not, the run simply draws
     assert figure_is_finite(c.figure) and c.status.value.strip()
 
 
@@ -40,7 +40,7 @@ def test_setting_slider_shows_every_digit_of_the_stored_settings():
     """The stored-grid selector names each (η, γ) as the notebook's text does ("η = 0.3, γ = 0.027"), and its row
     is wide enough for the readout to show the whole label: in a 300 px row the readout was squeezed and showed
     "γ = 0.0" for γ = 0.027. Builds the slider only (no grid, no simulation)."""
-    Row = collections.namedtuple("Row", "lr lam")
+    Row = collections.namedtuple("Row", "lr weight_decay")
     w = ui._setting_slider([Row(0.3, 0.027), Row(0.2, 0.027), Row(0.3, 0.02), Row(0.3, 0.027)], None)
     assert w.options == ("η = 0.3, γ = 0.027", "η = 0.2, γ = 0.027", "η = 0.3, γ = 0.02")
     assert w.value == "η = 0.3, γ = 0.027" and w._options_labels[w.index] == w.value   # the readout's text

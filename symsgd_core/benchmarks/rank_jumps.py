@@ -43,10 +43,10 @@ from ..rank_jumps.stepping import DIVERGENCE_RESIDUAL, flush_threshold
 from .registry import BenchResult, best_time, register_benchmark
 
 RUNS, STEPS, RECORD_EVERY = rank_jumps.EPSILON_EXPERIMENT.n_runs, rank_jumps.EPSILON_EXPERIMENT.hot_steps, 100
-LR_HOT, LAM = rank_jumps.EPSILON_EXPERIMENT.lr_hot, rank_jumps.EPSILON_EXPERIMENT.lam_hot
+LR_HOT, WEIGHT_DECAY = rank_jumps.EPSILON_EXPERIMENT.lr_hot, rank_jumps.EPSILON_EXPERIMENT.weight_decay_hot
 
 
-def numpy_batched_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, lam: float,
+def numpy_batched_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, weight_decay: float,
                       record_every: int = RECORD_EVERY) -> tuple[np.ndarray, np.ndarray]:
     """Baseline: the straightforward batched-numpy SGD, the dense update formula vectorised over runs.
 
@@ -56,7 +56,7 @@ def numpy_batched_sgd(params: Params, problem: CompletionProblem, idx: np.ndarra
     Args:
         params: R runs; problem: the completion problem.
         idx: int ``(R, T)`` indices into ``problem.entries`` (the same draws as the engine's).
-        lr, lam: η and λ.
+        lr, weight_decay: η and λ.
 
     Returns:
         ``(final flat (R, P), snapshots (R, T // record_every, P))``.
@@ -79,7 +79,7 @@ def numpy_batched_sgd(params: Params, problem: CompletionProblem, idx: np.ndarra
             q.insert(0, np.einsum("rab,ra->rb", w, q[0]))
         g = 2.0 * lr * resid[:, None, None]
         for ell, w in enumerate(ws):
-            ws[ell] = (1.0 - 2.0 * lr * lam) * w - g * q[ell][:, :, None] * p[ell][:, None, :]
+            ws[ell] = (1.0 - 2.0 * lr * weight_decay) * w - g * q[ell][:, :, None] * p[ell][:, None, :]
         if (t + 1) % record_every == 0:
             snaps.append(np.concatenate([w.reshape(R, -1) for w in ws], axis=1))
     flat = np.concatenate([w.reshape(R, -1) for w in ws], axis=1)
@@ -87,13 +87,13 @@ def numpy_batched_sgd(params: Params, problem: CompletionProblem, idx: np.ndarra
 
 
 def numpy_batched_sgd_sparse(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float,
-                             lam: float, record_every: int = RECORD_EVERY) -> tuple[np.ndarray, np.ndarray]:
+                             weight_decay: float, record_every: int = RECORD_EVERY) -> tuple[np.ndarray, np.ndarray]:
     """A faster numpy baseline (for information): only row i of W_L and column j of W_1 get data.
 
     Args:
         params: R runs; problem: the completion problem.
         idx: int ``(R, T)`` indices into ``problem.entries`` (the same draws as the engine's).
-        lr, lam: η and λ.
+        lr, weight_decay: η and λ.
 
     Returns:
         ``(final flat (R, P), snapshots (R, T // record_every, P))``.
@@ -104,7 +104,7 @@ def numpy_batched_sgd_sparse(params: Params, problem: CompletionProblem, idx: np
     L = len(ws)
     ar = np.arange(R)
     snaps = []
-    decay = 1.0 - 2.0 * lr * lam
+    decay = 1.0 - 2.0 * lr * weight_decay
     for t in range(T):
         e = idx[:, t]
         i, j, v = rows[e], cols[e], vals[e]
@@ -135,7 +135,7 @@ def numpy_batched_sgd_sparse(params: Params, problem: CompletionProblem, idx: np
     return flat, np.stack(snaps, axis=1) if snaps else np.empty((R, 0, flat.shape[1]))
 
 
-def _compiled_loop_source(theta, dims, off, rows, cols, vals, idx, lr, lam, record_every, snaps):
+def _compiled_loop_source(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, record_every, snaps):
     """Body of :func:`compiled_loop_sgd`, compiled twice by :func:`_compiled_loop` (``prange`` is ``range`` when
     numba compiles without ``parallel=True``)."""
     R = theta.shape[0]
@@ -145,7 +145,7 @@ def _compiled_loop_source(theta, dims, off, rows, cols, vals, idx, lr, lam, reco
     for k in range(L + 1):
         w = max(w, dims[k])
     n = dims[0]
-    dec = 1.0 - 2.0 * lr * lam
+    dec = 1.0 - 2.0 * lr * weight_decay
     for r in numba.prange(R):
         th = theta[r].copy()
         p = np.zeros((L + 1, w))  # p[ℓ] = P_ℓ[:, j] (p[0] = e_j is implicit)
@@ -207,7 +207,7 @@ def _compiled_loop(parallel: bool):
     return _LOOPS[parallel]
 
 
-def compiled_loop_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, lam: float,
+def compiled_loop_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, weight_decay: float,
                       record_every: int = RECORD_EVERY, parallel: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Baseline: a plain numba loop straight from the batch-1 update rule, run by run.
 
@@ -225,12 +225,12 @@ def compiled_loop_sgd(params: Params, problem: CompletionProblem, idx: np.ndarra
     snaps = np.empty((R, T // record_every, theta.shape[1]))
     _compiled_loop(parallel)(theta, np.asarray(params.arch.dims, dtype=np.int64), params.arch.offsets,
                              rows.astype(np.int64), cols.astype(np.int64), vals.astype(np.float64),
-                             np.ascontiguousarray(idx, dtype=np.int64), float(lr), float(lam), int(record_every),
-                             snaps)
+                             np.ascontiguousarray(idx, dtype=np.int64), float(lr), float(weight_decay),
+                             int(record_every), snaps)
     return theta, snaps
 
 
-def torch_naive_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, lam: float,
+def torch_naive_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, weight_decay: float,
                     record_every: int = RECORD_EVERY) -> tuple[np.ndarray, list]:
     """Baseline: a naive per-run PyTorch autograd loop (one backward per step), same update and draws.
 
@@ -250,7 +250,7 @@ def torch_naive_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray,
             A = ws[0]
             for w in ws[1:]:
                 A = w @ A
-            loss = (A[rows[e], cols[e]] - float(vals[e])) ** 2 + lam * sum((w * w).sum() for w in ws)
+            loss = (A[rows[e], cols[e]] - float(vals[e])) ** 2 + weight_decay * sum((w * w).sum() for w in ws)
             loss.backward()
             with torch.no_grad():
                 for w in ws:
@@ -264,11 +264,11 @@ def torch_naive_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray,
 
 
 def numpy_batched_gd(params: Params, problem: CompletionProblem, n_steps: int, lr: float,
-                     lam: float) -> np.ndarray:
+                     weight_decay: float) -> np.ndarray:
     """Baseline: full-batch GD vectorised over runs with numpy (``rank_jumps.gradient`` per step)."""
     cur = params.copy()
     for _ in range(n_steps):
-        cur.flat -= lr * rank_jumps.gradient(cur, problem, lam).flat
+        cur.flat -= lr * rank_jumps.gradient(cur, problem, weight_decay).flat
     return cur.flat
 
 
@@ -286,25 +286,25 @@ def bench_rank_jumps() -> list[BenchResult]:
     exp = rank_jumps.EPSILON_EXPERIMENT
     problem = exp.problem
     start = rank_jumps.phase0_minima(n_runs=RUNS)  # also warms up the GD kernel
-    rank_jumps.run(start, problem, 200, lr=LR_HOT, lam=LAM, seed=0)  # warm-up: load the compiled SGD kernel
-    figure = best_time(lambda: rank_jumps.run(start, problem, STEPS, method="sgd", lr=LR_HOT, lam=LAM, seed=0,
-                                       record_every=RECORD_EVERY), repeat=5)
+    rank_jumps.run(start, problem, 200, lr=LR_HOT, weight_decay=WEIGHT_DECAY, seed=0)  # warm-up: the SGD kernel
+    figure = best_time(lambda: rank_jumps.run(start, problem, STEPS, method="sgd", lr=LR_HOT,
+                                              weight_decay=WEIGHT_DECAY, seed=0, record_every=RECORD_EVERY), repeat=5)
     work = RUNS * STEPS
 
     np_steps = 3000
     idx = _draws(RUNS, np_steps)
     t0 = time.perf_counter()
-    numpy_batched_sgd(start, problem, idx, LR_HOT, LAM)
+    numpy_batched_sgd(start, problem, idx, LR_HOT, WEIGHT_DECAY)
     numpy_scaled = (time.perf_counter() - t0) * STEPS / np_steps
     t0 = time.perf_counter()
-    numpy_batched_sgd_sparse(start, problem, idx, LR_HOT, LAM)
+    numpy_batched_sgd_sparse(start, problem, idx, LR_HOT, WEIGHT_DECAY)
     sparse_scaled = (time.perf_counter() - t0) * STEPS / np_steps
 
     torch_steps = 1500
     idx1 = _draws(1, torch_steps)
-    torch_naive_sgd(start.select([0]), problem, idx1[:, :50], LR_HOT, LAM)  # warm-up
+    torch_naive_sgd(start.select([0]), problem, idx1[:, :50], LR_HOT, WEIGHT_DECAY)  # warm-up
     t0 = time.perf_counter()
-    torch_naive_sgd(start.select([0]), problem, idx1, LR_HOT, LAM)
+    torch_naive_sgd(start.select([0]), problem, idx1, LR_HOT, WEIGHT_DECAY)
     torch_scaled = (time.perf_counter() - t0) * work / torch_steps
 
     rows = [
@@ -323,7 +323,7 @@ def bench_rank_jumps() -> list[BenchResult]:
     gd_steps = 2000
     p0 = rank_jumps.init_params(exp.arch, RUNS, 0)
     t0 = time.perf_counter()
-    numpy_batched_gd(p0, problem, gd_steps, exp.lr_phase0, exp.lam_hot)
+    numpy_batched_gd(p0, problem, gd_steps, exp.lr_phase0, exp.weight_decay_hot)
     gd_scaled = (time.perf_counter() - t0) * exp.phase0_steps / gd_steps
     rows.append(BenchResult(f"rank_jumps.gd_phase0_{RUNS}x{exp.phase0_steps}", gd_figure, "s", gd_scaled,
                             gd_scaled / gd_figure, "<= 3 s (notebook start-up)", bool(gd_figure <= 3.0)))
@@ -338,25 +338,26 @@ def _vs_compiled_loop(start: Params, problem: CompletionProblem) -> list[BenchRe
     rows_, cols_, vals_ = (a.astype(t) for a, t in zip(problem.entries, (np.int64, np.int64, np.float64)))
     idx = _draws(RUNS, STEPS)
     idx3 = np.ascontiguousarray(idx[:, :, None])
-    lr, lam = np.full(STEPS, LR_HOT), np.full(STEPS, LAM)
+    lr, weight_decay = np.full(STEPS, LR_HOT), np.full(STEPS, WEIGHT_DECAY)
     rec_pos = np.arange(RECORD_EVERY, STEPS + 1, RECORD_EVERY, dtype=np.int64)
     tiny = flush_threshold(arch.depth)
 
     def engine_steps():
         theta = start.flat.copy()
         snaps = np.empty((RUNS, rec_pos.size, arch.n_params))
-        sgd_chunk(theta, dims, arch.offsets, rows_, cols_, vals_, idx3, lr, lam, rec_pos, snaps,
+        sgd_chunk(theta, dims, arch.offsets, rows_, cols_, vals_, idx3, lr, weight_decay, rec_pos, snaps,
                   np.full(RUNS, -1, dtype=np.int64), 0, DIVERGENCE_RESIDUAL, tiny)
 
     def engine_run():
-        rank_jumps.run(start, problem, STEPS, method="sgd", lr=LR_HOT, lam=LAM, seed=0, record_every=RECORD_EVERY)
+        rank_jumps.run(start, problem, STEPS, method="sgd", lr=LR_HOT, weight_decay=WEIGHT_DECAY, seed=0,
+                       record_every=RECORD_EVERY)
 
     def loop_run(parallel):
         draws = _draws(RUNS, STEPS)
-        _, snaps = compiled_loop_sgd(start, problem, draws, LR_HOT, LAM, parallel=parallel)
+        _, snaps = compiled_loop_sgd(start, problem, draws, LR_HOT, WEIGHT_DECAY, parallel=parallel)
         snaps = np.concatenate([start.flat[:, None, :], snaps], axis=1)
-        _record_stats(snaps, arch, problem, np.full(snaps.shape[1], LAM), DEFAULT_RANK_TOL, DEFAULT_B_CRITERION,
-                      True)
+        _record_stats(snaps, arch, problem, np.full(snaps.shape[1], WEIGHT_DECAY), DEFAULT_RANK_TOL,
+                      DEFAULT_B_CRITERION, True)
 
     n_max = numba.config.NUMBA_NUM_THREADS
     before = numba.get_num_threads()
@@ -364,11 +365,11 @@ def _vs_compiled_loop(start: Params, problem: CompletionProblem) -> list[BenchRe
     try:
         for parallel, n in ((False, 1), (True, n_max)) if n_max > 1 else ((False, 1),):
             numba.set_num_threads(n)
-            compiled_loop_sgd(start, problem, idx[:, :200], LR_HOT, LAM, parallel=parallel)  # compile, untimed
+            compiled_loop_sgd(start, problem, idx[:, :200], LR_HOT, WEIGHT_DECAY, parallel=parallel)  # compile, untimed
             label = f"{n}thread" if n == 1 else f"{n}threads"
             fig = best_time(engine_steps, repeat=5)
-            base = best_time(lambda par=parallel: compiled_loop_sgd(start, problem, idx, LR_HOT, LAM, parallel=par),
-                             repeat=5)
+            base = best_time(lambda par=parallel: compiled_loop_sgd(start, problem, idx, LR_HOT, WEIGHT_DECAY,
+                                                                    parallel=par), repeat=5)
             out.append(BenchResult(f"rank_jumps.sgd_{RUNS}x{STEPS}_steps_vs_compiled_loop_{label}", fig, "s", base,
                                    base / fig, "ratio >= 0.83 (per-step cost within 1.2x of a plain loop)",
                                    bool(base / fig >= 1 / 1.2)))

@@ -30,14 +30,15 @@ LIVE_WORST = dict(lr=0.2, m=64)
 
 @register_benchmark("sde_noise")
 def bench_sde() -> list[BenchResult]:
-    lr, lam = HOT
+    lr, weight_decay = HOT
     problem = rank_jumps.epsilon_completion(0.2)
-    start = replicate(rank_jumps.start_minimum(lam=lam)[0], RUNS)
-    run_sde(start, problem, 100, lr=lr, lam=lam, dt=lr / M, record_every=100)  # warm-up: load the kernels
-    rank_jumps.run(start, problem, 100, method="sgd", lr=lr, lam=lam, record_every=100)
-    sde_t = best_time(lambda: run_sde(start, problem, STEPS, lr=lr, lam=lam, dt=lr / M, record_every=STEPS,
-                                      record_layers=False))
-    sgd_t = best_time(lambda: rank_jumps.run(start, problem, STEPS, method="sgd", lr=lr, lam=lam,
+    start = replicate(rank_jumps.start_minimum(weight_decay=weight_decay)[0], RUNS)
+    run_sde(start, problem, 100, lr=lr, weight_decay=weight_decay, dt=lr / M,
+            record_every=100)  # warm-up: load the kernels
+    rank_jumps.run(start, problem, 100, method="sgd", lr=lr, weight_decay=weight_decay, record_every=100)
+    sde_t = best_time(lambda: run_sde(start, problem, STEPS, lr=lr, weight_decay=weight_decay, dt=lr / M,
+                                      record_every=STEPS, record_layers=False))
+    sgd_t = best_time(lambda: rank_jumps.run(start, problem, STEPS, method="sgd", lr=lr, weight_decay=weight_decay,
                                              record_every=STEPS, record_layers=False))
     rows = [BenchResult(f"sde_noise.sde_{RUNS}x{STEPS}_vs_sgd", sde_t, "s", sgd_t, sgd_t / sde_t,
                         "ratio >= 0.25 (an SDE step costs at most 4 SGD steps)", bool(sgd_t / sde_t >= 0.25))]
@@ -45,8 +46,9 @@ def bench_sde() -> list[BenchResult]:
     controller = SdeCompareController()
     for suffix, settings in (("", {}), ("@worst", LIVE_WORST)):
         sgd_lr = settings.get("lr", lr)
-        sgd_part = median_time(lambda eta=sgd_lr: simulate("sgd", replicate(base, 16), problem, lr=eta, lam=lam,
-                                                                   t_max=1500.0, rec_dt=15.0, seed=0))
+        sgd_part = median_time(lambda eta=sgd_lr: simulate("sgd", replicate(base, 16), problem, lr=eta,
+                                                           weight_decay=weight_decay, t_max=1500.0, rec_dt=15.0,
+                                                           seed=0))
         rows += answer_rows("sde_noise.live_point" + suffix, controller, settings, sgd_part,
                             worst_label(settings) if settings else "defaults")
     return rows

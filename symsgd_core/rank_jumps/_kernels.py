@@ -80,8 +80,8 @@ def _vector_offsets(dims):
 
 
 @njit(cache=True, fastmath=_FM)
-def _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, lam, rec_pos, snaps, div_step, alive, step0, div_resid,
-              tiny):
+def _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, weight_decay, rec_pos, snaps, div_step, alive, step0,
+              div_resid, tiny):
     """Batch-1 SGD, L ≥ 2, ensemble layout ``th (P, R)``, ``idx_t (T, R)``.
 
     Forward vectors ``p_k = P_k[:, j]`` (k = 1..L, ``p_k`` of length dims[k] at
@@ -127,7 +127,7 @@ def _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, lam, rec_pos, snaps, d
                     for r in range(R):
                         pv[pout + a, r] += th[wrow, r] * pv[pin + c, r]
         eta = lr[t]
-        decay = 1.0 - 2.0 * eta * lam[t]
+        decay = 1.0 - 2.0 * eta * weight_decay[t]
         for r in range(R):
             resid = pv[voff[L] + ii[r], r] - vv[r]
             if alive[r] and not (abs(resid) <= div_resid):
@@ -196,8 +196,8 @@ def _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, lam, rec_pos, snaps, d
 
 
 @njit(cache=True, fastmath=_FM)
-def _sgdb_ens(th, dims, off, rows, cols, vals, idx_t, lr, lam, rec_pos, snaps, div_step, alive, step0, div_resid,
-              tiny):
+def _sgdb_ens(th, dims, off, rows, cols, vals, idx_t, lr, weight_decay, rec_pos, snaps, div_step, alive, step0,
+              div_resid, tiny):
     """Minibatch SGD (any B ≥ 1, any L ≥ 1), ensemble layout ``th (P, R)``, ``idx_t (T, B, R)``.
 
     ``W_k ← (1 − 2ηλ) W_k − (2η/B) Σ_b r_b q_k,b p_k,bᵀ`` with p, q from the old weights;
@@ -219,7 +219,7 @@ def _sgdb_ens(th, dims, off, rows, cols, vals, idx_t, lr, lam, rec_pos, snaps, d
     kr = 0
     for t in range(T):
         eta = lr[t]
-        decay = 1.0 - 2.0 * eta * lam[t]
+        decay = 1.0 - 2.0 * eta * weight_decay[t]
         for b in range(B):
             for r in range(R):
                 e = idx_t[t, b, r]
@@ -336,8 +336,8 @@ def _block_out(theta, div_step, r0, th, ds):
 
 
 @njit(cache=True, nogil=True)
-def _sgd_block(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0, div_resid, tiny,
-               r0, r1):
+def _sgd_block(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos, snaps, div_step, step0, div_resid,
+               tiny, r0, r1):
     """Runs ``r0:r1`` of ``theta (R, P)``, ``idx (R, T, B)``, copied to a block ``(P, R_b)`` and stepped by
     ``_sgd1_ens`` (B = 1, L ≥ 2) or ``_sgdb_ens``."""
     T = idx.shape[1]
@@ -350,30 +350,33 @@ def _sgd_block(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps,
         for r in range(Rb):
             for t in range(T):
                 idx_t[t, r] = idx[r0 + r, t, 0]
-        _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, lam, rec_pos, sn, ds, alive, step0, div_resid, tiny)
+        _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, weight_decay, rec_pos, sn, ds, alive, step0, div_resid,
+                  tiny)
     else:
         idx_tb = np.empty((T, B, Rb), dtype=np.int64)
         for r in range(Rb):
             for t in range(T):
                 for k in range(B):
                     idx_tb[t, k, r] = idx[r0 + r, t, k]
-        _sgdb_ens(th, dims, off, rows, cols, vals, idx_tb, lr, lam, rec_pos, sn, ds, alive, step0, div_resid, tiny)
+        _sgdb_ens(th, dims, off, rows, cols, vals, idx_tb, lr, weight_decay, rec_pos, sn, ds, alive, step0, div_resid,
+                  tiny)
     _block_out(theta, div_step, r0, th, ds)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _sgd_par(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0, div_resid, tiny,
-             nb):
+def _sgd_par(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos, snaps, div_step, step0, div_resid,
+             tiny, nb):
     """The runs of ``theta (R, P)`` in ``nb`` blocks, one per thread (``prange``), each by ``_sgd_block``."""
     R = theta.shape[0]
     for b in prange(nb):
         r0, r1 = _block_bounds(R, nb, b)
-        _sgd_block(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0, div_resid,
-                   tiny, r0, r1)
+        _sgd_block(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos, snaps, div_step, step0,
+                   div_resid, tiny, r0, r1)
     return 0
 
 
-def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0, div_resid, tiny):
+def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos, snaps, div_step, step0, div_resid,
+              tiny):
     """SGD on a pool of entries for T steps, every run of the ensemble (dispatches to a compiled kernel).
 
     Args:
@@ -381,7 +384,7 @@ def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, 
         dims: int64 ``(L+1,)`` layer widths ``d_1..d_{L+1}``; off: int64 ``(L+1,)`` offsets.
         rows, cols, vals: ``(M,)`` the sampling pool (row, column, target value).
         idx: int64 ``(R, T, B)`` pool indices drawn for each run, step and batch slot.
-        lr, lam: ``(T,)`` step size η and weight decay λ per step.
+        lr, weight_decay: ``(T,)`` step size η and weight decay λ per step.
         rec_pos, snaps, div_step, step0, div_resid, tiny: see the module docstring.
 
     Update (batch B): ``W_ℓ ← (1 − 2ηλ) W_ℓ − (2η/B) Σ_b r_b q_ℓ,b p_ℓ,bᵀ`` with
@@ -389,8 +392,8 @@ def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, 
     Runs are stepped in parallel blocks (:func:`n_blocks`); the numbers do not depend on the thread count.
     """
     snaps[div_step >= 0] = np.nan
-    args = (theta, dims, off, rows, cols, vals, np.ascontiguousarray(idx, dtype=np.int64), lr, lam, rec_pos, snaps,
-            div_step, step0, div_resid, tiny)
+    args = (theta, dims, off, rows, cols, vals, np.ascontiguousarray(idx, dtype=np.int64), lr, weight_decay, rec_pos,
+            snaps, div_step, step0, div_resid, tiny)
     nb = n_blocks(theta.shape[0])
     if nb == 1:  # one thread: no parallel launch at all (a single-threaded worker never touches the thread pool)
         _sgd_block(*args, 0, theta.shape[0])
@@ -512,8 +515,8 @@ def _add_noise(th, noise_t, t, scale, alive):
 
 
 @njit(cache=True, fastmath=_FM)
-def _gd_ens(th, dims, off, target, maskf, inv_n, lr, lam, noise_t, noise_scale, rec_pos, snaps, div_step, alive,
-            step0, div_resid, tiny):
+def _gd_ens(th, dims, off, target, maskf, inv_n, lr, weight_decay, noise_t, noise_scale, rec_pos, snaps, div_step,
+            alive, step0, div_resid, tiny):
     """GD/Langevin, ensemble layout ``th (P, R)``, ``noise_t (T, P, R)`` or ``(0, P, R)``; storage as in
     :func:`_pass_workspace`."""
     R = th.shape[1]
@@ -548,7 +551,7 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, lam, noise_t, noise_scale, 
                     for r in range(R):
                         bt[o, r] = 0.0
         eta = lr[t]
-        decay = 1.0 - 2.0 * eta * lam[t]
+        decay = 1.0 - 2.0 * eta * weight_decay[t]
         for r in range(R):
             dec[r] = decay if alive[r] else 1.0
             step[r] = eta if alive[r] else 0.0
@@ -565,8 +568,8 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, lam, noise_t, noise_scale, 
 
 
 @njit(cache=True, nogil=True)
-def _gd_block(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps, div_step, step0,
-              div_resid, tiny, r0, r1):
+def _gd_block(theta, dims, off, target, maskf, inv_n, lr, weight_decay, noise, noise_scale, rec_pos, snaps, div_step,
+              step0, div_resid, tiny, r0, r1):
     """Runs ``r0:r1`` of ``theta (R, P)``, ``noise (R, T, P)`` or ``(R, 0, P)``, as a block stepped by ``_gd_ens``."""
     P = theta.shape[1]
     Tn = noise.shape[1]
@@ -577,31 +580,31 @@ def _gd_block(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scal
         for t in range(Tn):
             for p in range(P):
                 noise_t[t, p, r] = noise[r0 + r, t, p]
-    _gd_ens(th, dims, off, target, maskf, inv_n, lr, lam, noise_t, noise_scale, rec_pos, snaps[r0:r1], ds, alive,
-            step0, div_resid, tiny)
+    _gd_ens(th, dims, off, target, maskf, inv_n, lr, weight_decay, noise_t, noise_scale, rec_pos, snaps[r0:r1], ds,
+            alive, step0, div_resid, tiny)
     _block_out(theta, div_step, r0, th, ds)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _gd_par(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps, div_step, step0,
-            div_resid, tiny, nb):
+def _gd_par(theta, dims, off, target, maskf, inv_n, lr, weight_decay, noise, noise_scale, rec_pos, snaps, div_step,
+            step0, div_resid, tiny, nb):
     """The runs of ``theta (R, P)`` in ``nb`` blocks, one per thread (``prange``), each by ``_gd_block``."""
     R = theta.shape[0]
     for b in prange(nb):
         r0, r1 = _block_bounds(R, nb, b)
-        _gd_block(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps, div_step,
-                  step0, div_resid, tiny, r0, r1)
+        _gd_block(theta, dims, off, target, maskf, inv_n, lr, weight_decay, noise, noise_scale, rec_pos, snaps,
+                  div_step, step0, div_resid, tiny, r0, r1)
     return 0
 
 
-def gd_chunk(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps, div_step, step0,
-             div_resid, tiny):
+def gd_chunk(theta, dims, off, target, maskf, inv_n, lr, weight_decay, noise, noise_scale, rec_pos, snaps, div_step,
+             step0, div_resid, tiny):
     """Full-batch GD (and Langevin when ``noise`` has T steps) for T steps, every run.
 
     Args:
         theta: ``(R, P)`` updated in place; dims, off: as in :func:`sgd_chunk`.
         target, maskf: ``(m, n)`` target and 0/1 float mask; inv_n: 1/N.
-        lr, lam: ``(T,)``.
+        lr, weight_decay: ``(T,)``.
         noise: ``(R, T, P)`` standard normals, or ``(R, 0, P)`` for plain GD.
         noise_scale: ``(T,)`` multiplier of the noise, ``sqrt(2 η_t τ)``.
         rec_pos, snaps, div_step, step0, div_resid, tiny: see the module docstring.
@@ -610,7 +613,7 @@ def gd_chunk(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale
     ``E = (2/N)(A − A*) ⊙ mask``; divergence when a residual on Ω exceeds ``div_resid``.
     """
     snaps[div_step >= 0] = np.nan
-    args = (theta, dims, off, np.ascontiguousarray(target, dtype=np.float64), maskf, float(inv_n), lr, lam,
+    args = (theta, dims, off, np.ascontiguousarray(target, dtype=np.float64), maskf, float(inv_n), lr, weight_decay,
             np.ascontiguousarray(noise, dtype=np.float64), noise_scale, rec_pos, snaps, div_step, step0, div_resid,
             tiny)
     nb = n_blocks(theta.shape[0])

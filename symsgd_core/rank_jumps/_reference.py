@@ -26,7 +26,8 @@ def _flush_and_record(theta_r, snaps_r, rec_pos, k: int, t: int, step: int, tiny
     return k
 
 
-def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, div_step, step0, div_resid, tiny):
+def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos, snaps, div_step, step0, div_resid,
+              tiny):
     """Readable numpy SGD with the signature of :func:`._kernels.sgd_chunk` (same draws, same updates)."""
     R, T, B = idx.shape
     for r in range(R):
@@ -58,12 +59,12 @@ def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, lam, rec_pos, snaps, 
                 snaps[r, k:] = np.nan
                 break
             for w, g in zip(ws, grads):
-                w[...] = (1.0 - 2.0 * lr[t] * lam[t]) * w - (2.0 * lr[t] / B) * g
+                w[...] = (1.0 - 2.0 * lr[t] * weight_decay[t]) * w - (2.0 * lr[t] / B) * g
             k = _flush_and_record(theta[r], snaps[r], rec_pos, k, t, step0 + t + 1, tiny)
 
 
-def gd_chunk(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale, rec_pos, snaps, div_step, step0,
-             div_resid, tiny):
+def gd_chunk(theta, dims, off, target, maskf, inv_n, lr, weight_decay, noise, noise_scale, rec_pos, snaps, div_step,
+             step0, div_resid, tiny):
     """Readable numpy GD/Langevin with the signature of :func:`._kernels.gd_chunk`."""
     R, T = theta.shape[0], lr.shape[0]
     for r in range(R):
@@ -87,7 +88,7 @@ def gd_chunk(theta, dims, off, target, maskf, inv_n, lr, lam, noise, noise_scale
                 grads[ell] = back @ prefix[ell].T  # Q_ℓᵀ E P_ℓᵀ
                 back = ws[ell].T @ back
             for w, g in zip(ws, grads):
-                w[...] = (1.0 - 2.0 * lr[t] * lam[t]) * w - lr[t] * g
+                w[...] = (1.0 - 2.0 * lr[t] * weight_decay[t]) * w - lr[t] * g
             if noise.shape[1] > 0:
                 theta[r] += noise_scale[t] * noise[r, t]
             k = _flush_and_record(theta[r], snaps[r], rec_pos, k, t, step0 + t + 1, tiny)

@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 
-def new_direction_cost(delta, depth: int, lam: float, gain: float) -> np.ndarray:
+def new_direction_cost(delta, depth: int, weight_decay: float, gain: float) -> np.ndarray:
     """Change of the regularised loss when a new singular direction of size ``δ`` is switched on.
 
     To first order in the fit, ``Δ(δ) = γ L δ^{2/L} − g δ``: the penalty of the new
@@ -52,22 +52,22 @@ def new_direction_cost(delta, depth: int, lam: float, gain: float) -> np.ndarray
     Args:
         delta: size(s) δ ≥ 0 of the new singular value, any shape.
         depth: L ≥ 1.
-        lam: weight decay γ ≥ 0.
+        weight_decay: weight decay γ ≥ 0.
         gain: fit slope g ≥ 0 (loss decrease per unit δ).
     Returns:
         array like ``delta``: ``γ L δ^{2/L} − g δ``.
     Raises:
         ValueError: on a negative/non-finite argument or ``depth`` < 1.
     """
-    lam = check_nonnegative("lam", lam)
+    weight_decay = check_nonnegative("weight_decay", weight_decay)
     gain = check_nonnegative("gain", gain)
     d = check_array("delta", delta)
     if np.any(d < 0):
         raise ValueError("delta must be >= 0 (size of a singular value)")
-    return lam * schatten_penalty(d, depth) - gain * d
+    return weight_decay * schatten_penalty(d, depth) - gain * d
 
 
-def barrier_width(depth: int, lam: float, gain: float) -> float:
+def barrier_width(depth: int, weight_decay: float, gain: float) -> float:
     """Size ``δ*`` at which switching on a new direction starts to pay: ``Δ(δ*) = 0``, δ* > 0.
 
     For L ≥ 3, ``δ* = (γL/g)^{L/(L−2)}`` > 0: a whole interval ``(0, δ*)`` costs more than
@@ -77,7 +77,7 @@ def barrier_width(depth: int, lam: float, gain: float) -> float:
 
     Args:
         depth: L ≥ 1.
-        lam: γ > 0.
+        weight_decay: γ > 0.
         gain: g > 0.
     Returns:
         δ* ≥ 0 (float, possibly ``inf``).
@@ -85,16 +85,16 @@ def barrier_width(depth: int, lam: float, gain: float) -> float:
         ValueError: on invalid arguments.
     """
     L = check_int("depth", depth, minimum=1)
-    lam = check_positive("lam", lam)
+    weight_decay = check_positive("weight_decay", weight_decay)
     gain = check_positive("gain", gain)
     if L == 1:
         return 0.0
     if L == 2:
-        return float("inf") if 2 * lam >= gain else 0.0
-    return float((lam * L / gain) ** (L / (L - 2)))
+        return float("inf") if 2 * weight_decay >= gain else 0.0
+    return float((weight_decay * L / gain) ** (L / (L - 2)))
 
 
-def scalar_chain_loss(a, depth: int, lam: float, target: float = 1.0) -> np.ndarray:
+def scalar_chain_loss(a, depth: int, weight_decay: float, target: float = 1.0) -> np.ndarray:
     """Regularised loss of a balanced scalar chain ``θ = (a, …, a)``: ``(a^L − y)² + γ L a²``.
 
     This is the loss along the straight line from θ = 0 to a balanced fit of ``y``; near 0 it is
@@ -103,7 +103,7 @@ def scalar_chain_loss(a, depth: int, lam: float, target: float = 1.0) -> np.ndar
     Args:
         a: per-layer weight(s), any shape.
         depth: L ≥ 1.
-        lam: γ ≥ 0.
+        weight_decay: γ ≥ 0.
         target: y.
     Returns:
         array like ``a``.
@@ -111,13 +111,13 @@ def scalar_chain_loss(a, depth: int, lam: float, target: float = 1.0) -> np.ndar
         ValueError: on invalid arguments.
     """
     L = check_int("depth", depth, minimum=1)
-    lam = check_nonnegative("lam", lam)
+    weight_decay = check_nonnegative("weight_decay", weight_decay)
     y = float(check_array("target", target))
     a = check_array("a", a)
-    return (a**L - y) ** 2 + lam * L * a**2
+    return (a**L - y) ** 2 + weight_decay * L * a**2
 
 
-def origin_is_local_min(depth: int, lam: float, target: float = 1.0) -> bool:
+def origin_is_local_min(depth: int, weight_decay: float, target: float = 1.0) -> bool:
     """Whether θ = 0 is a strict local minimum of the scalar chain loss (second-order test).
 
     The quadratic coefficient of the loss at 0 is ``γL`` plus ``−2y`` when L = 2 (and 0 for
@@ -125,17 +125,17 @@ def origin_is_local_min(depth: int, lam: float, target: float = 1.0) -> bool:
 
     Args:
         depth: L ≥ 1.
-        lam: γ ≥ 0.
+        weight_decay: γ ≥ 0.
         target: y.
     Returns:
         True when 0 is a strict local minimum.
     """
     L = check_int("depth", depth, minimum=1)
-    lam = check_nonnegative("lam", lam)
+    weight_decay = check_nonnegative("weight_decay", weight_decay)
     y = float(check_array("target", target))
     if L == 1:
         return y == 0.0
-    quad = lam * L - (2 * y if L == 2 else 0.0)
+    quad = weight_decay * L - (2 * y if L == 2 else 0.0)
     return quad > 0
 
 
@@ -247,7 +247,7 @@ def noise_spectrum_by_direction(params, problem, rank: int, lr: float, run_index
             "trace_total": float(np.trace(C)), "n_raising": raising.shape[1], "n_keeping": keeping.shape[1]}
 
 
-def matched_langevin_temperature(params: Params, problem: CompletionProblem, lr: float, lam: float,
+def matched_langevin_temperature(params: Params, problem: CompletionProblem, lr: float, weight_decay: float,
                                  batch_size: int = 1) -> np.ndarray:
     """Langevin temperature τ whose per-step noise matches SGD's total variance at ``params``.
 
@@ -259,7 +259,7 @@ def matched_langevin_temperature(params: Params, problem: CompletionProblem, lr:
         ``(R,)`` temperatures.
     """
     lr = check_positive("lr", lr)
-    lam = check_nonnegative("lam", lam)
+    weight_decay = check_nonnegative("weight_decay", weight_decay)
     batch_size = check_positive_int("batch_size", batch_size)
     _check_problem_fits(params.arch, problem)
     rows, cols, _ = problem.entries
@@ -267,7 +267,7 @@ def matched_langevin_temperature(params: Params, problem: CompletionProblem, lr:
     for i, j in zip(rows, cols):
         single = np.zeros(problem.shape, dtype=bool)
         single[i, j] = True
-        grads.append(gradient(params, CompletionProblem(problem.target, single), lam).flat)
+        grads.append(gradient(params, CompletionProblem(problem.target, single), weight_decay).flat)
     g = np.stack(grads)  # (N, R, P); weight decay is common to all entries and cancels
     trace = np.mean(np.sum((g - g.mean(axis=0)) ** 2, axis=-1), axis=0)
     return lr * trace / (2.0 * batch_size * params.arch.n_params)
@@ -373,7 +373,7 @@ def basin_boundary(alphas, final_rank, low_rank: int = 1) -> tuple[float, float]
     return (float(a[back].max()) if back.size else float("nan")), hi
 
 
-def basin_radius(depth: int, lam: float, slope: float) -> float:
+def basin_radius(depth: int, weight_decay: float, slope: float) -> float:
     """Predicted basin radius ``a_c = (2γ/|g|)^{1/(L−2)}`` of a rank-r minimum along a new direction.
 
     Along the balanced path ``W_ℓ + a x_{ℓ+1}x_ℓᵀ`` the loss changes by
@@ -384,11 +384,11 @@ def basin_radius(depth: int, lam: float, slope: float) -> float:
         ValueError: depth < 3 (no barrier), γ ≤ 0.
     """
     L = check_int("depth", depth, minimum=3)
-    lam = check_positive("lam", lam)
+    weight_decay = check_positive("weight_decay", weight_decay)
     g = abs(float(slope))
     if g == 0.0:
         return float("inf")
-    return float((2.0 * lam / g) ** (1.0 / (L - 2)))
+    return float((2.0 * weight_decay / g) ** (1.0 / (L - 2)))
 
 
 def replicate(params, n_runs: int):
@@ -469,14 +469,15 @@ class Diagnosis:
     level: str
 
 
-def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int, target_rank: int = 1) -> Diagnosis:
+def diagnose(start_rank: int, sgd, gd=None, *, lr: float, weight_decay: float, depth: int,
+             target_rank: int = 1) -> Diagnosis:
     """Classify a run of SGD (and GD) from a higher-rank minimum, naming the failure modes.
 
     Args:
         start_rank: rank of the starting point (the GD minimum).
         sgd: :class:`~symsgd_core.rank_jumps.engine.RunResult` of the SGD runs.
         gd: optional RunResult of GD from the same start.
-        lr, lam, depth: the settings (quoted in the messages).
+        lr, weight_decay, depth: the settings (quoted in the messages).
         target_rank: the lower rank a jump should reach.
     Returns:
         :class:`Diagnosis`.
@@ -494,7 +495,8 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int
                          f" (diverged: {int(sgd.diverged.sum())})." + gd_final, "warning")
     if start_rank <= target_rank:
         return Diagnosis("gd_low_rank", prefix +
-                         f"GD itself converged to rank {start_rank} at these settings (γ = {lam:.3g}, L = {depth}): "
+                         f"GD itself converged to rank {start_rank} at these settings (γ = {weight_decay:.3g}, "
+                         f"L = {depth}): "
                          "there is no higher-rank minimum for GD to be trapped in, so there is no jump to make. A "
                          "large γ removes the rank-2 minimum (so do a large ε and some depths and widths).", "warning")
     n_div = int(sgd.diverged.sum())
@@ -508,8 +510,8 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int
         elif gd.final_rank.min() < start_rank:
             return Diagnosis("gd_low_rank", prefix +
                              f"GD also left rank {start_rank} (final rank {int(gd.final_rank.min())}): at "
-                             f"η = {lr:.3g}, γ = {lam:.3g} the rank-{start_rank} minimum is not stable for GD, so "
-                             "this is not an SGD effect. Lower γ or η.", "warning")
+                             f"η = {lr:.3g}, γ = {weight_decay:.3g} the rank-{start_rank} minimum is not stable "
+                             "for GD, so this is not an SGD effect. Lower γ or η.", "warning")
         else:
             gd_text = f" GD stayed at rank {start_rank}."
     if n_div:
@@ -525,7 +527,8 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, lam: float, depth: int
                          "for L ≥ 3 (B_0 is absorbing too). Lower η." + gd_text, "warning")
     if not jumped.any():
         return Diagnosis("no_jumps", prefix +
-                         f"No SGD run left rank {start_rank} within {steps} steps: at η = {lr:.3g}, γ = {lam:.3g} "
+                         f"No SGD run left rank {start_rank} within {steps} steps: at η = {lr:.3g}, "
+                         f"γ = {weight_decay:.3g} "
                          "the waiting time for a jump is much longer than the budget (it grows very fast as η or "
                          "γ decrease, and as the rank-2 minimum gets deeper, e.g. at smaller ε). Raise η, γ or "
                          "the number of steps." + gd_text, "warning")
@@ -636,7 +639,7 @@ def sgd_imbalance_drive(params: Params, problem: CompletionProblem, run_index: i
     return [np.swapaxes(hi, 1, 2) @ hi - lo @ np.swapaxes(lo, 1, 2) for lo, hi in zip(layers[:-1], layers[1:])]
 
 
-def sgd_imbalance_scale(params: Params, problem: CompletionProblem, lr: float, lam: float,
+def sgd_imbalance_scale(params: Params, problem: CompletionProblem, lr: float, weight_decay: float,
                         run_index: int = 0) -> dict:
     """The imbalance batch-1 SGD keeps near a point θ, from the exact one-step law ``D ← c²D + η²X``.
 
@@ -654,15 +657,15 @@ def sgd_imbalance_scale(params: Params, problem: CompletionProblem, lr: float, l
     with runs). ``layer_scale = max_ℓ ‖W_ℓW_ℓᵀ‖_F`` is the scale ε₂ compares with.
 
     Returns:
-        dict: ``lower``, ``upper``, ``bound``, ``layer_scale`` (floats) and ``lr``, ``lam``.
+        dict: ``lower``, ``upper``, ``bound``, ``layer_scale`` (floats) and ``lr``, ``weight_decay``.
     Raises:
         ValueError: η ≤ 0, γ ≤ 0 or 2ηγ ≥ 1.
     """
     lr = check_positive("lr", lr)
-    lam = check_positive("lam", lam)
-    if 2.0 * lr * lam >= 1.0:
-        raise ValueError(f"need 2ηγ < 1, got η = {lr}, γ = {lam}")
-    c2 = (1.0 - 2.0 * lr * lam) ** 2
+    weight_decay = check_positive("weight_decay", weight_decay)
+    if 2.0 * lr * weight_decay >= 1.0:
+        raise ValueError(f"need 2ηγ < 1, got η = {lr}, γ = {weight_decay}")
+    c2 = (1.0 - 2.0 * lr * weight_decay) ** 2
     drive = sgd_imbalance_drive(params, problem, run_index)
     mean = [x.mean(axis=0) for x in drive]
     mean_sq = np.array([float(np.sum(m * m)) for m in mean]) * (lr**2 / (1.0 - c2)) ** 2
@@ -672,7 +675,7 @@ def sgd_imbalance_scale(params: Params, problem: CompletionProblem, lr: float, l
     ws = [w[run_index] for w in params.layers()]
     return {"lower": float(np.sqrt(mean_sq.max())), "upper": float(np.sqrt(np.sum(mean_sq + var_D))),
             "bound": lr**2 * x_max / (1.0 - c2), "layer_scale": max(float(np.linalg.norm(w @ w.T)) for w in ws),
-            "lr": float(lr), "lam": float(lam)}
+            "lr": float(lr), "weight_decay": float(weight_decay)}
 
 
 def fitted_exponent(x, y) -> float:
@@ -715,12 +718,12 @@ def origin_threshold(problem: CompletionProblem) -> float:
     return 0.5 * float(np.linalg.norm(origin_fit_gradient(problem), 2))
 
 
-def origin_hessian_min_eig(problem: CompletionProblem, depth: int, lam: float, width: int = 3,
+def origin_hessian_min_eig(problem: CompletionProblem, depth: int, weight_decay: float, width: int = 3,
                            h: float = 1e-5) -> tuple[float, float]:
     """Smallest eigenvalue of the Hessian of 𝓛_γ at θ = 0, by central differences of :func:`~.problems.gradient`.
 
     Args:
-        problem: the completion problem; depth: L ≥ 1; lam: γ ≥ 0; width: hidden width; h: difference step.
+        problem: the completion problem; depth: L ≥ 1; weight_decay: γ ≥ 0; width: hidden width; h: difference step.
     Returns:
         ``(eig_min, error_bound)``: the eigenvalue and a bound on its finite-difference error — truncation
         ``h²·|A*|_max·P`` (the gradient's third derivative at 0 is bounded by the target's entries at L = 2, zero
@@ -728,7 +731,7 @@ def origin_hessian_min_eig(problem: CompletionProblem, depth: int, lam: float, w
     """
     from .network import make_architecture
     L = check_int("depth", depth, minimum=1)
-    lam = check_nonnegative("lam", lam)
+    weight_decay = check_nonnegative("weight_decay", weight_decay)
     arch = make_architecture(problem.shape, L, width)
     P = arch.n_params
     H = np.empty((P, P))
@@ -736,24 +739,25 @@ def origin_hessian_min_eig(problem: CompletionProblem, depth: int, lam: float, w
     for k in range(P):
         e = zero.copy()
         e[0, k] = h
-        gp = gradient(Params(arch, e), problem, lam).flat[0]
-        gm = gradient(Params(arch, -e), problem, lam).flat[0]
+        gp = gradient(Params(arch, e), problem, weight_decay).flat[0]
+        gm = gradient(Params(arch, -e), problem, weight_decay).flat[0]
         H[:, k] = (gp - gm) / (2 * h)
     H = 0.5 * (H + H.T)
-    scale = max(float(np.max(np.abs(problem.target))), 1.0) * (1.0 + lam)
+    scale = max(float(np.max(np.abs(problem.target))), 1.0) * (1.0 + weight_decay)
     eps = float(np.finfo(float).eps)
     bound = scale * P * (h * h + 64.0 * eps / h)
     return float(np.linalg.eigvalsh(H)[0]), float(bound)
 
 
-def loss_hessian_top_eigenvalue(params: Params, problem: CompletionProblem, lam: float, h: float = 1e-6) -> float:
+def loss_hessian_top_eigenvalue(params: Params, problem: CompletionProblem, weight_decay: float,
+                                h: float = 1e-6) -> float:
     """λ_max of the Hessian of 𝓛_γ at the first run of ``params``, by central differences of the analytic gradient.
 
     Gradient descent with step η is stable at a minimum only if ``η λ_max < 2``; SGD's SDE is a model of SGD to
     the extent that ``η λ_max ≪ 1`` (the O(η²) terms of one step are small against the O(η) ones). Difference
     error: O(h²) truncation plus ``64·P·eps·|∇|/h`` round-off, about 1e−8 relative at h = 1e−6.
     """
-    lam = check_nonnegative("lam", lam)
+    weight_decay = check_nonnegative("weight_decay", weight_decay)
     h = check_positive("h", h)
     _check_problem_fits(params.arch, problem)
     theta = params.flat[:1]
@@ -762,8 +766,8 @@ def loss_hessian_top_eigenvalue(params: Params, problem: CompletionProblem, lam:
     for k in range(P):
         e = np.zeros_like(theta)
         e[0, k] = h
-        H[:, k] = (gradient(Params(params.arch, theta + e), problem, lam).flat[0]
-                   - gradient(Params(params.arch, theta - e), problem, lam).flat[0]) / (2 * h)
+        H[:, k] = (gradient(Params(params.arch, theta + e), problem, weight_decay).flat[0]
+                   - gradient(Params(params.arch, theta - e), problem, weight_decay).flat[0]) / (2 * h)
     return float(np.linalg.eigvalsh(0.5 * (H + H.T))[-1])
 
 

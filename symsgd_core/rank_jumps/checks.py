@@ -51,7 +51,7 @@ from .problems import CompletionProblem, epsilon_completion, gradient
 from .stepping import flush_threshold, weight_decay_factor
 
 
-def _imbalance_bound(params: Params, grad: Params, lam: float, decay: np.ndarray) -> np.ndarray:
+def _imbalance_bound(params: Params, grad: Params, weight_decay: float, decay: np.ndarray) -> np.ndarray:
     """Per run, ``max_ℓ (‖W_{ℓ+1}‖₂‖G_{ℓ+1}‖_F + ‖G_ℓ‖_F‖W_ℓ‖₂) / (2γ)``.
 
     From ``W_{ℓ+1}ᵀ G_{ℓ+1} − G_ℓ W_ℓᵀ = 2γ (W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ)`` for the gradient G of
@@ -64,24 +64,24 @@ def _imbalance_bound(params: Params, grad: Params, lam: float, decay: np.ndarray
     for lo in range(len(ws) - 1):
         hi = lo + 1
         b = (np.linalg.norm(ws[hi], 2, axis=(1, 2)) * np.linalg.norm(gs[hi], axis=(1, 2))
-             + np.linalg.norm(gs[lo], axis=(1, 2)) * np.linalg.norm(ws[lo], 2, axis=(1, 2))) / (2.0 * lam)
+             + np.linalg.norm(gs[lo], axis=(1, 2)) * np.linalg.norm(ws[lo], 2, axis=(1, 2))) / (2.0 * weight_decay)
         bound = np.maximum(bound, b)
     return bound
 
 
-def _gradient_with_decay(params: Params, problem: CompletionProblem, lam: float,
+def _gradient_with_decay(params: Params, problem: CompletionProblem, weight_decay: float,
                          decay: np.ndarray) -> Params:
     """∇ of ``C(A) + γ Σ_ℓ decay_ℓ ‖W_ℓ‖²`` (decay ≡ 1 is the project's 𝓛_γ)."""
     g = gradient(params, problem, 0.0)
     for k, (w, gl) in enumerate(zip(params.layers(), g.layers())):
-        gl += 2.0 * lam * decay[k] * w
+        gl += 2.0 * weight_decay * decay[k] * w
     return g
 
 
 @register("rank_jumps.balanced_at_gd_minimum")
 def check_balanced_at_gd_minimum(seed: int = 0, eps: float = EXP.eps, depth: int = EXP.depth,
-                                 width: int = EXP.width, lam: float = EXP.lam_hot, lr: float = EXP.lr_phase0,
-                                 n_steps: int = 20_000, n_runs: int = 2, layer_decay=None):
+                                 width: int = EXP.width, weight_decay: float = EXP.weight_decay_hot,
+                                 lr: float = EXP.lr_phase0, n_steps: int = 20_000, n_runs: int = 2, layer_decay=None):
     """GD from random init converges to a balanced minimum: ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` ≈ 0.
 
     Tolerance: the exact identity ``W_{ℓ+1}ᵀG_{ℓ+1} − G_ℓW_ℓᵀ = 2γ D_ℓ`` bounds the imbalance
@@ -96,16 +96,16 @@ def check_balanced_at_gd_minimum(seed: int = 0, eps: float = EXP.eps, depth: int
     if decay.shape != (depth,):
         raise ValueError(f"layer_decay must have {depth} entries, got {decay.shape}")
     if np.all(decay == 1.0):
-        end = run(p0, problem, n_steps, method="gd", lr=lr, lam=lam, record_every=n_steps,
+        end = run(p0, problem, n_steps, method="gd", lr=lr, weight_decay=weight_decay, record_every=n_steps,
                       record_layers=False).final
     else:  # the broken loss: plain numpy GD with per-layer decay
         end = p0.copy()
         for _ in range(n_steps):
-            end.flat -= lr * _gradient_with_decay(end, problem, lam, decay).flat
-    grad = _gradient_with_decay(end, problem, lam, decay)
+            end.flat -= lr * _gradient_with_decay(end, problem, weight_decay, decay).flat
+    grad = _gradient_with_decay(end, problem, weight_decay, decay)
     imbalance = balancedness(end)
     wmax = max(float(np.max(np.linalg.norm(w, 2, axis=(1, 2)))) for w in end.layers())
-    bound = _imbalance_bound(end, grad, lam, decay)
+    bound = _imbalance_bound(end, grad, weight_decay, decay)
     tol = float(np.max(bound)) + roundoff_tolerance(wmax**2, n_terms=width)
     return make_result(
         "rank_jumps.balanced_at_gd_minimum",
@@ -115,7 +115,7 @@ def check_balanced_at_gd_minimum(seed: int = 0, eps: float = EXP.eps, depth: int
         "point (residual gradient G) + 64·w·eps·max‖W‖² round-off",
         details={"imbalance": imbalance.tolist(), "gradient_norm": np.linalg.norm(grad.flat, axis=1).tolist(),
                  "bound": bound.tolist(), "singular_values": singular_values(end).tolist(),
-                 "lam": lam, "lr": lr, "n_steps": n_steps, "layer_decay": decay.tolist()})
+                 "weight_decay": weight_decay, "lr": lr, "n_steps": n_steps, "layer_decay": decay.tolist()})
 
 
 def _default_penalty(s: np.ndarray, depth: int) -> float:
@@ -214,7 +214,8 @@ def check_induced_penalty_is_minimal(seed: int = 0, depths=(2, 3, 4), width: int
 
 @register("rank_jumps.forced_sampling_decay")
 def check_forced_sampling_decay(seed: int = 0, eps: float = EXP.eps, depth: int = EXP.depth, width: int = EXP.width,
-                                lr: float = EXP.lr_hot, lam: float = EXP.lam_hot, n_steps: int = 2000, entries=None):
+                                lr: float = EXP.lr_hot, weight_decay: float = EXP.weight_decay_hot, n_steps: int = 2000,
+                                entries=None):
     """SGD sampling only row-0 entries: row 1 of W_L is exactly ``(1 − 2ηγ)^t`` times its start.
 
     Start: a phase-0 GD minimum (rank 2), as in the notebook. Row 1 of A gets no data
@@ -223,13 +224,13 @@ def check_forced_sampling_decay(seed: int = 0, eps: float = EXP.eps, depth: int 
     injectable: a pool leaking a row-1 entry is the broken input.
     """
     problem = epsilon_completion(eps)
-    p0 = phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, lam=lam)
+    p0 = phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, weight_decay=weight_decay)
     pool = problem.row_entries([0]) if entries is None else entries
-    res = run(p0, problem, n_steps, method="forced", entries=pool, lr=lr, lam=lam, seed=seed,
+    res = run(p0, problem, n_steps, method="forced", entries=pool, lr=lr, weight_decay=weight_decay, seed=seed,
                   record_every=n_steps, record_layers=False)
     start = p0.layer(depth - 1)[0, 1]
     end = res.final.layer(depth - 1)[0, 1]
-    factor = weight_decay_factor(lr, lam, n_steps)
+    factor = weight_decay_factor(lr, weight_decay, n_steps)
     expected = factor * start
     rel = float(np.max(np.abs(end - expected)) / np.max(np.abs(expected)))
     # one rounding (≤ eps/2 relative) per multiplication, n_steps of them, plus pow()
@@ -238,15 +239,17 @@ def check_forced_sampling_decay(seed: int = 0, eps: float = EXP.eps, depth: int 
         "rank_jumps.forced_sampling_decay",
         "forced sampling of row 0: the unsampled row of W_L shrinks by exactly (1 − 2ηγ)^t",
         rel, tol, f"64·(t+1)·eps: one rounding per step over t = {n_steps} steps",
-        details={"factor": factor, "t": n_steps, "lr": lr, "lam": lam, "row_norm_start": float(np.linalg.norm(start)),
-                 "row_norm_end": float(np.linalg.norm(end)), "rank_after": int(res.final_rank[0])})
+        details={"factor": factor, "t": n_steps, "lr": lr, "weight_decay": weight_decay,
+                 "row_norm_start": float(np.linalg.norm(start)), "row_norm_end": float(np.linalg.norm(end)),
+                 "rank_after": int(res.final_rank[0])})
 
 
 @register("rank_jumps.absorption_after_forced_sampling")
 def check_absorption_after_forced_sampling(seed: int = 0, eps: float = EXP.eps, depth: int = EXP.depth,
-                                           width: int = EXP.width, lr: float = EXP.lr_hot, lam: float = EXP.lam_hot,
-                                           forced_steps: int = 1000, free_steps: int = 20_000, n_runs: int = 2,
-                                           methods=("gd", "sgd"), temperature: float = 1e-6):
+                                           width: int = EXP.width, lr: float = EXP.lr_hot,
+                                           weight_decay: float = EXP.weight_decay_hot, forced_steps: int = 1000,
+                                           free_steps: int = 20_000, n_runs: int = 2, methods=("gd", "sgd"),
+                                           temperature: float = 1e-6):
     """After forced sampling (rank 1), free GD and free SGD keep every layer's s₂ from growing.
 
     Start: phase-0 GD minima (rank 2). Forced SGD on row-0 entries for ``forced_steps``
@@ -257,9 +260,9 @@ def check_absorption_after_forced_sampling(seed: int = 0, eps: float = EXP.eps, 
     (isotropic noise) are broken inputs that re-excite the second direction.
     """
     problem = epsilon_completion(eps)
-    start = phase0_minima(eps=eps, n_runs=n_runs, seed=seed, depth=depth, width=width, lam=lam)
+    start = phase0_minima(eps=eps, n_runs=n_runs, seed=seed, depth=depth, width=width, weight_decay=weight_decay)
     forced = run(start, problem, forced_steps, method="forced", entries=problem.row_entries([0]), lr=lr,
-                     lam=lam, seed=seed, record_every=forced_steps)
+                     weight_decay=weight_decay, seed=seed, record_every=forced_steps)
     s2_start = forced.layer_singular_values[:, -1, :, 1].max(axis=-1)
     s1_max = float(np.nanmax(forced.layer_singular_values[:, -1, :, 0]))
     ratios = {}
@@ -267,7 +270,8 @@ def check_absorption_after_forced_sampling(seed: int = 0, eps: float = EXP.eps, 
     in_b1 = {}
     for k, method in enumerate(methods):
         kw = {"temperature": temperature} if method == "langevin" else {}
-        free = run(forced.final, problem, free_steps, method=method, lr=lr, lam=lam, seed=seed + 1 + k,
+        free = run(forced.final, problem, free_steps, method=method, lr=lr, weight_decay=weight_decay,
+                   seed=seed + 1 + k,
                        record_every=max(free_steps // 40, 1), **kw)
         s2 = free.layer_singular_values[:, :, :, 1].max(axis=-1)
         ratios[method] = float(np.max(s2 / s2_start[:, None]))
@@ -284,7 +288,7 @@ def check_absorption_after_forced_sampling(seed: int = 0, eps: float = EXP.eps, 
         measured, tol,
         "1 + 64·w·eps·s₁/s₂(t₀): SVD round-off on s₂ relative to its value when forced sampling ends",
         details={"ratio_by_method": ratios, "max_rank_by_method": ranks, "fraction_in_B1_by_method": in_b1,
-                 "s2_after_forcing": s2_start.tolist(), "depth": depth, "lr": lr, "lam": lam,
+                 "s2_after_forcing": s2_start.tolist(), "depth": depth, "lr": lr, "weight_decay": weight_decay,
                  "rank_after_forcing": forced.final_rank.tolist(), "eps64": EPS64})
 
 
@@ -308,7 +312,7 @@ def check_exact_decay(record: ForcedRecord, depth: int) -> CheckResult:
         "under forced sampling of rows R, every other row of W_L obeys ‖row‖_t = (1 − 2ηγ)^t ‖row‖_0",
         measured, roundoff_tolerance(1.0, t),
         f"float64 round-off of {t} products (64·t·eps, relative)", "<=",
-        {"steps": t, "records_compared": n_compared, "factor": weight_decay_factor(record.lr, record.lam, t)})
+        {"steps": t, "records_compared": n_compared, "factor": weight_decay_factor(record.lr, record.weight_decay, t)})
 
 
 def check_no_returns(result, name: str = "rank_jumps.no_returns") -> CheckResult:
@@ -406,7 +410,7 @@ def check_explosion(base: Params, i_values=(1, 2, 4, 8, 16, 64, 256, 1024), form
                         {**details, "formula_exponent": p_formula})]
 
 
-def check_imbalance_step(params: Params, problem: CompletionProblem, lr: float, lam: float,
+def check_imbalance_step(params: Params, problem: CompletionProblem, lr: float, weight_decay: float,
                          noise_factor: float = 1.0) -> CheckResult:
     """One SGD step on entry (i, j) maps each imbalance ``D_ℓ`` to ``(1 − 2ηγ)²D_ℓ + η²X_ℓ`` exactly.
 
@@ -422,13 +426,13 @@ def check_imbalance_step(params: Params, problem: CompletionProblem, lr: float, 
     one = params.select([0])
     ws = [w[0] for w in one.layers()]
     drive = sgd_imbalance_drive(one, problem)
-    c2 = (1.0 - 2.0 * lr * lam) ** 2
+    c2 = (1.0 - 2.0 * lr * weight_decay) ** 2
     rows, cols, _ = problem.entries
     worst, wmax = 0.0, 0.0
     for k, (i, j) in enumerate(zip(rows, cols)):
         pool = np.zeros(problem.shape, dtype=bool)
         pool[i, j] = True
-        after = run(one, problem, 1, method="forced", entries=pool, lr=lr, lam=lam, record_every=1,
+        after = run(one, problem, 1, method="forced", entries=pool, lr=lr, weight_decay=weight_decay, record_every=1,
                     record_layers=False).final
         vs = [v[0] for v in after.layers()]
         for ell in range(len(ws) - 1):
@@ -443,11 +447,11 @@ def check_imbalance_step(params: Params, problem: CompletionProblem, lr: float, 
                        "X_ℓ = G_{ℓ+1}ᵀG_{ℓ+1} − G_ℓG_ℓᵀ (data cross terms cancel)",
                        worst, roundoff_tolerance(wmax**2, n_terms=width),
                        f"64·d·eps·max‖W‖₂², d = {width}: round-off of forming D before and after the step", "<=",
-                       {"lr": lr, "lam": lam, "noise_factor": noise_factor, "eta_sq_term_max": eta_term,
-                        "n_entries": int(rows.size)})
+                       {"lr": lr, "weight_decay": weight_decay, "noise_factor": noise_factor,
+                        "eta_sq_term_max": eta_term, "n_entries": int(rows.size)})
 
 
-def check_sgd_imbalance(start: Params, problem: CompletionProblem, lam: float, lrs=(0.075, 0.0375),
+def check_sgd_imbalance(start: Params, problem: CompletionProblem, weight_decay: float, lrs=(0.075, 0.0375),
                         steps: int = 40_000, n_runs: int = 8, burn_in: int = 5_000, seed: int = 1, z: float = Z_MC,
                         scale=None) -> CheckResult:
     """At small η, the imbalance batch-1 SGD keeps near ``start`` is the η/γ-scale of the one-step law.
@@ -457,8 +461,8 @@ def check_sgd_imbalance(start: Params, problem: CompletionProblem, lam: float, l
     ``lower`` and ``upper`` values of :func:`~.analysis.sgd_imbalance_scale` at ``start``, widened by ``z`` standard
     errors of the mean over runs. The derivation holds while the iterates stay near ``start``: small η (at the hot
     η = 0.3 the runs wander far from the minimum and keep far more imbalance). Measured: the largest
-    excursion outside the widened interval (0 inside). ``scale(params, problem, lr, lam) -> dict`` is injectable
-    (a wrong prediction is the broken input).
+    excursion outside the widened interval (0 inside). ``scale(params, problem, lr, weight_decay) -> dict`` is
+    injectable (a wrong prediction is the broken input).
     """
     from .analysis import replicate, sgd_imbalance_scale
 
@@ -466,9 +470,9 @@ def check_sgd_imbalance(start: Params, problem: CompletionProblem, lam: float, l
     every = 50
     rows, worst = [], 0.0
     for lr in lrs:
-        pred = scale(start, problem, lr, lam)
-        res = run(replicate(start.select([0]), n_runs), problem, steps, method="sgd", lr=lr, lam=lam, seed=seed,
-                  record_every=every, record_layers=False)
+        pred = scale(start, problem, lr, weight_decay)
+        res = run(replicate(start.select([0]), n_runs), problem, steps, method="sgd", lr=lr, weight_decay=weight_decay,
+                  seed=seed, record_every=every, record_layers=False)
         b = res.balancedness[:, res.steps >= burn_in]
         per_run = b.mean(axis=1)
         mean = float(per_run.mean())
@@ -481,7 +485,7 @@ def check_sgd_imbalance(start: Params, problem: CompletionProblem, lam: float, l
                        "small η: SGD's mean imbalance lies between ‖E D‖ and sqrt(E‖D‖²) of the one-step law "
                        "D ← (1 − 2ηγ)²D + η²X, both of order η/γ",
                        max(worst, 0.0), 0.0, f"{z:g} standard errors of the mean over {n_runs} runs (in the interval)",
-                       "<=", {"lam": lam, "rows": rows})
+                       "<=", {"weight_decay": weight_decay, "rows": rows})
 
 
 def check_eckart_young(A, r: int, n_candidates: int = 2000, seed: int = 0, bound=None) -> CheckResult:
@@ -516,7 +520,7 @@ def check_eckart_young(A, r: int, n_candidates: int = 2000, seed: int = 0, bound
                         "truncated_svd_distance": dists[0], "n_candidates": len(dists)})
 
 
-def check_origin_condition(problem: CompletionProblem, lam_factors=(0.8, 1.25), depths=(2, 3, 4),
+def check_origin_condition(problem: CompletionProblem, weight_decay_factors=(0.8, 1.25), depths=(2, 3, 4),
                            threshold=None) -> CheckResult:
     """θ = 0 is a local minimum of 𝓛_γ iff ``2γ > s_max(∇_A𝓛(0))`` at L = 2, and for every γ > 0 at L ≥ 3.
 
@@ -531,15 +535,16 @@ def check_origin_condition(problem: CompletionProblem, lam_factors=(0.8, 1.25), 
     s_max = float(np.linalg.norm(origin_fit_gradient(problem), 2))
     worst, rows = 0.0, []
     for L in depths:
-        for f in lam_factors:
-            lam = f * g_c
-            eig, bound = origin_hessian_min_eig(problem, L, lam)
-            pred = 2 * lam - s_max if L == 2 else 2 * lam
+        for f in weight_decay_factors:
+            weight_decay = f * g_c
+            eig, bound = origin_hessian_min_eig(problem, L, weight_decay)
+            pred = 2 * weight_decay - s_max if L == 2 else 2 * weight_decay
             err = abs(eig - pred) / bound
-            if np.sign(eig) != np.sign(2 * lam - 2 * g_c if L == 2 else lam):
+            if np.sign(eig) != np.sign(2 * weight_decay - 2 * g_c if L == 2 else weight_decay):
                 err = float("inf")
             worst = max(worst, err)
-            rows.append({"depth": L, "lam": lam, "min_eig": eig, "predicted": pred, "fd_bound": bound})
+            rows.append({"depth": L, "weight_decay": weight_decay, "min_eig": eig, "predicted": pred,
+                         "fd_bound": bound})
     return make_result("rank_jumps.origin_condition",
                        "L = 2: θ = 0 is a local minimum iff 2γ > s_max(∇𝓛(0)); L ≥ 3: for every γ > 0 (Hessian 2γI)",
                        worst, 1.0, "finite-difference error bound h²·|A*|·P + 64·P·eps/h, measured in its units",

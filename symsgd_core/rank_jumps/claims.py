@@ -100,11 +100,11 @@ def _renamed(row: CheckResult, label: str) -> CheckResult:
 # ---------------------------------------------------------------------------------------------------- §0
 
 def minima_claims(start: Params, start_rank: int, rank_one: Params, problem: CompletionProblem,
-                  criterion: BrCriterion = DEFAULT_B_CRITERION, lr: float = EXP.lr_hot, lam: float = EXP.lam_hot,
-                  scale_range: tuple = (1.3, 1.6)) -> list[CheckResult]:
+                  criterion: BrCriterion = DEFAULT_B_CRITERION, lr: float = EXP.lr_hot,
+                  weight_decay: float = EXP.weight_decay_hot, scale_range: tuple = (1.3, 1.6)) -> list[CheckResult]:
     """§0: A* has rank 1 and GD's minimum ``start`` rank 2 (rank-overestimating); ``start`` is in B_2 but not B_1,
     ``rank_one`` in B_1; the layers' own scale ``max_ℓ ‖W_ℓW_ℓᵀ‖_F`` at both minima lies in ``scale_range``, below ε₂
-    (so ε₂ is not small on that scale). ``lr``, ``lam``: the hot phase's η, γ (where the scale is read)."""
+    (so ε₂ is not small on that scale). ``lr``, ``weight_decay``: the hot phase's η, γ (where the scale is read)."""
     target_rank = int(numerical_rank(np.linalg.svd(problem.target, compute_uv=False)))
     rows = [_count("rank_jumps.minima.ranks",
                    "A* has rank 1 and GD's minimum rank 2: a rank-overestimating minimum",
@@ -116,7 +116,7 @@ def minima_claims(start: Params, start_rank: int, rank_one: Params, problem: Com
                        "GD's rank-2 minimum is in B_2 and not in B_1; the rank-1 minimum is in B_1",
                        sum(got != want for got, want in member), len(member),
                        {"start_in_B1": member[0][0], "start_in_B2": member[1][0], "rank_one_in_B1": member[2][0]}))
-    scales = [sgd_imbalance_scale(p, problem, lr, lam)["layer_scale"] for p in (start, rank_one)]
+    scales = [sgd_imbalance_scale(p, problem, lr, weight_decay)["layer_scale"] for p in (start, rank_one)]
     lo, hi = scale_range
     src = "the notebook's stated range of the printed scales (≈ 1.4 and 1.5)"
     rows.append(make_result("rank_jumps.minima.layer_scale_low",
@@ -133,14 +133,16 @@ def minima_claims(start: Params, start_rank: int, rank_one: Params, problem: Com
 
 # ---------------------------------------------------------------------------------------------------- §1
 
-def penalty_claims(lams=(1e-3, 0.027, 0.5), gains=(0.01, 0.3, 3.0), depths=tuple(range(3, 9))) -> list[CheckResult]:
-    """§1: for L ≥ 3 (``depths``) the barrier width δ* > 0 and θ = 0 is a local minimum for every γ in ``lams`` and
-    fit gain g in ``gains``; for L = 2 there is no barrier once g > 2γ (δ* = 0, else ∞) and θ = 0 is not a minimum
-    (the 1×1 chain, γ < 1)."""
-    widths = [barrier_width(L, lam, g) for lam in lams for g in gains for L in depths]
-    traps = [origin_is_local_min(L, lam) for lam in lams for L in depths]
-    l2 = [(barrier_width(2, lam, g), 0.0 if g > 2 * lam else np.inf) for lam in lams for g in gains]
-    l2_origin = [origin_is_local_min(2, lam) for lam in lams]
+def penalty_claims(weight_decays=(1e-3, 0.027, 0.5), gains=(0.01, 0.3, 3.0),
+                   depths=tuple(range(3, 9))) -> list[CheckResult]:
+    """§1: for L ≥ 3 (``depths``) the barrier width δ* > 0 and θ = 0 is a local minimum for every γ in
+    ``weight_decays`` and fit gain g in ``gains``; for L = 2 there is no barrier once g > 2γ (δ* = 0, else ∞) and θ = 0
+    is not a minimum (the 1×1 chain, γ < 1)."""
+    widths = [barrier_width(L, weight_decay, g) for weight_decay in weight_decays for g in gains for L in depths]
+    traps = [origin_is_local_min(L, weight_decay) for weight_decay in weight_decays for L in depths]
+    l2 = [(barrier_width(2, weight_decay, g),
+           0.0 if g > 2 * weight_decay else np.inf) for weight_decay in weight_decays for g in gains]
+    l2_origin = [origin_is_local_min(2, weight_decay) for weight_decay in weight_decays]
     return [
         make_result("rank_jumps.penalty.barrier_deep",
                     "L ≥ 3: a new direction meets a barrier of positive width δ* for every γ and g on the grid",
@@ -302,15 +304,15 @@ def mechanism_claims(result: MechanismResult, problem: CompletionProblem) -> lis
 
 # ---------------------------------------------------------------------------------------------------- §5
 
-def basin_claims(result: BasinResult, lam: float, depth: int,
+def basin_claims(result: BasinResult, weight_decay: float, depth: int,
                  criterion: BrCriterion = DEFAULT_B_CRITERION) -> list[CheckResult]:
     """§5: pushes ≤ a_c/2 are pulled back to rank 1; the measured edge lies in (a_c/2, 2a_c]; the chosen push (last)
     is inside the basin; ε₁ lies inside the measured edge; a_c ∝ γ^{1/(L−2)} (at γ/100 it is a_c·100^{−1/(L−2)}).
-    ``lam``, ``depth``: the γ and L of the run (for the scaling row)."""
+    ``weight_decay``, ``depth``: the γ and L of the run (for the scaling row)."""
     pushes, ranks, a_c = result.alphas[:-1], result.final_rank[:-1], result.alpha_c
     lo, hi = result.boundary
     small = pushes <= 0.5 * a_c
-    a_small = basin_radius(depth, lam / 100, result.slope)
+    a_small = basin_radius(depth, weight_decay / 100, result.slope)
     expected = a_c * 100.0 ** (-1.0 / (depth - 2))
     return [
         _count("rank_jumps.basin.small_pushes_return", "every push a ≤ a_c/2 is pulled back to rank 1",
@@ -374,7 +376,7 @@ def min_norm_claims(sweep: list[dict], eps: float, depth: int, eps_grid=MIN_NORM
     judged = (grid <= last_rank2) | (grid >= first_rank1)
     wrong = int(np.sum((ranks != 2) & (grid <= last_rank2)) + np.sum((ranks != 1) & (grid >= first_rank1)))
     mn = min_norm_completion(eps, depth)
-    excess = [row[k] - row["lam"] * mn[f"penalty_{k}"] for row in sweep for k in ("rank1", "rank2")]
+    excess = [row[k] - row["weight_decay"] * mn[f"penalty_{k}"] for row in sweep for k in ("rank1", "rank2")]
     return [
         _count("rank_jumps.min_norm.examples",
                "the minimum-norm completion has rank 2 at ε = 0.1 and 0.2, rank 1 at 0.3",
@@ -385,7 +387,7 @@ def min_norm_claims(sweep: list[dict], eps: float, depth: int, eps_grid=MIN_NORM
         make_result("rank_jumps.cold_sweep.feasible",
                     "at every cold γ each minimum's 𝓛_γ is at most γ × the penalty of its exact completion",
                     _max(excess), 0.0, "exact: an exact completion is feasible, optimisation only lowers 𝓛_γ", "<=",
-                    {"lams": [row["lam"] for row in sweep]}),
+                    {"weight_decays": [row["weight_decay"] for row in sweep]}),
         make_result("rank_jumps.cold_sweep.first_rank1",
                     "at the largest cold γ the rank-1 minimum is lower (rank-1 minus rank-2 < 0)",
                     sweep[0]["rank1"] - sweep[0]["rank2"] if sweep else NOTHING_MEASURED, _below(0.0),

@@ -69,9 +69,9 @@ class Schedule:
 
     Attributes:
         kind: ``"phases"`` or ``"cyclic"``.
-        segments: for ``"phases"``: tuple of ``(n_steps, lr, lam)``; the last
+        segments: for ``"phases"``: tuple of ``(n_steps, lr, weight_decay)``; the last
             segment's values continue after its end.
-        lr_min, lr_max, period, lam: for ``"cyclic"``: η goes linearly
+        lr_min, lr_max, period, weight_decay: for ``"cyclic"``: η goes linearly
             ``lr_min → lr_max → lr_min`` over ``period`` steps, λ fixed.
     """
 
@@ -80,60 +80,63 @@ class Schedule:
     lr_min: float = 0.0
     lr_max: float = 0.0
     period: int = 1
-    lam: float = 0.0
+    weight_decay: float = 0.0
 
     @classmethod
-    def constant(cls, lr: float, lam: float) -> Schedule:
+    def constant(cls, lr: float, weight_decay: float) -> Schedule:
         """Fixed η and λ."""
-        return cls.phases([(1, lr, lam)])
+        return cls.phases([(1, lr, weight_decay)])
 
     @classmethod
     def phases(cls, segments) -> Schedule:
-        """Piecewise-constant ``[(n_steps, lr, lam), …]``, e.g. hot then cold.
+        """Piecewise-constant ``[(n_steps, lr, weight_decay), …]``, e.g. hot then cold.
 
         Raises:
-            ValueError: empty list, n_steps < 1, lr ≤ 0, lam < 0 or 2·lr·lam ≥ 1.
+            ValueError: empty list, n_steps < 1, lr ≤ 0, weight_decay < 0 or 2·lr·weight_decay ≥ 1.
         """
         segs = []
         if len(segments) < 1:
-            raise ValueError("segments must contain at least one (n_steps, lr, lam)")
+            raise ValueError("segments must contain at least one (n_steps, lr, weight_decay)")
         for k, seg in enumerate(segments):
             if len(seg) != 3:
-                raise ValueError(f"segments[{k}] must be (n_steps, lr, lam), got {seg!r}")
+                raise ValueError(f"segments[{k}] must be (n_steps, lr, weight_decay), got {seg!r}")
             n = check_positive_int(f"segments[{k}].n_steps", seg[0])
-            lr, lam = _check_lr_lam(seg[1], seg[2], where=f"segments[{k}]")
-            segs.append((n, lr, lam))
+            lr, weight_decay = _check_lr_weight_decay(seg[1], seg[2], where=f"segments[{k}]")
+            segs.append((n, lr, weight_decay))
         return cls("phases", segments=tuple(segs))
 
     @classmethod
-    def anneal(cls, hot_steps: int, lr_hot: float, lam_hot: float, lr_cold: float, lam_cold: float) -> Schedule:
-        """Hot phase ``(lr_hot, lam_hot)`` for ``hot_steps`` steps, then cold ``(lr_cold, lam_cold)``."""
-        return cls.phases([(hot_steps, lr_hot, lam_hot), (1, lr_cold, lam_cold)])
+    def anneal(cls, hot_steps: int, lr_hot: float, weight_decay_hot: float, lr_cold: float,
+               weight_decay_cold: float) -> Schedule:
+        """Hot phase ``(lr_hot, weight_decay_hot)`` for ``hot_steps`` steps, then cold
+        ``(lr_cold, weight_decay_cold)``."""
+        return cls.phases([(hot_steps, lr_hot, weight_decay_hot), (1, lr_cold, weight_decay_cold)])
 
     @classmethod
-    def cyclic(cls, lr_min: float, lr_max: float, period: int, lam: float) -> Schedule:
+    def cyclic(cls, lr_min: float, lr_max: float, period: int, weight_decay: float) -> Schedule:
         """Triangular cyclic learning rate between ``lr_min`` and ``lr_max`` with ``period`` steps."""
-        lr_min, lam = _check_lr_lam(lr_min, lam, where="cyclic")
-        lr_max, _ = _check_lr_lam(lr_max, lam, where="cyclic")
+        lr_min, weight_decay = _check_lr_weight_decay(lr_min, weight_decay, where="cyclic")
+        lr_max, _ = _check_lr_weight_decay(lr_max, weight_decay, where="cyclic")
         if lr_max < lr_min:
             raise ValueError(f"lr_max must be >= lr_min, got {lr_max} < {lr_min}")
         period = check_int("period", period, minimum=2)
-        return cls("cyclic", lr_min=lr_min, lr_max=lr_max, period=period, lam=lam)
+        return cls("cyclic", lr_min=lr_min, lr_max=lr_max, period=period, weight_decay=weight_decay)
 
     def values(self, n_steps: int, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """Per-step ``(lr, lam)`` float64 arrays of length ``n_steps`` for steps ``start .. start+n_steps−1``."""
+        """Per-step ``(lr, weight_decay)`` float64 arrays of length ``n_steps`` for steps
+        ``start .. start+n_steps−1``."""
         n_steps = check_int("n_steps", n_steps, minimum=0)
         t = np.arange(start, start + n_steps)
         if self.kind == "cyclic":
             phase = (t % self.period) / self.period
             tri = 1.0 - np.abs(2.0 * phase - 1.0)  # 0 → 1 → 0 over a period
             lr = self.lr_min + (self.lr_max - self.lr_min) * tri
-            return lr, np.full(n_steps, self.lam)
+            return lr, np.full(n_steps, self.weight_decay)
         ends = np.cumsum([s[0] for s in self.segments])
         idx = np.minimum(np.searchsorted(ends, t, side="right"), len(self.segments) - 1)
         lrs = np.array([s[1] for s in self.segments])
-        lams = np.array([s[2] for s in self.segments])
-        return lrs[idx], lams[idx]
+        weight_decays = np.array([s[2] for s in self.segments])
+        return lrs[idx], weight_decays[idx]
 
 
 @dataclass(frozen=True, eq=False)
@@ -238,7 +241,7 @@ class RunResult(EngineResult):
 
 
 def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str = "sgd",
-        lr: float | None = None, lam: float | None = None, schedule: Schedule | None = None,
+        lr: float | None = None, weight_decay: float | None = None, schedule: Schedule | None = None,
         seed: int = 0, record_every: int = 100, batch_size: int = 1, temperature: float | None = None,
         entries=None, rank_tol: float = DEFAULT_RANK_TOL, criterion: BrCriterion = DEFAULT_B_CRITERION,
         record_layers: bool = True, engine: str = "auto") -> RunResult:
@@ -250,8 +253,8 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
         n_steps: number of steps ≥ 0.
         method: ``"sgd"``, ``"forced"`` (needs ``entries``), ``"gd"`` or ``"langevin"``
             (needs ``temperature``); see the module docstring.
-        lr, lam: fixed η > 0 and λ ≥ 0 (with 2ηλ < 1), or give ``schedule`` instead.
-        schedule: a :class:`Schedule` (then lr and lam must be None).
+        lr, weight_decay: fixed η > 0 and λ ≥ 0 (with 2ηλ < 1), or give ``schedule`` instead.
+        schedule: a :class:`Schedule` (then lr and weight_decay must be None).
         seed: integer; run r draws its entries/noise from child r of ``SeedSequence(seed)``.
         record_every: record every this many steps (plus step 0 and the last step).
         batch_size: SGD minibatch size B ≥ 1 (entries i.i.d. with replacement); sgd/forced only.
@@ -289,13 +292,14 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
     if not np.all(np.isfinite(params.flat)):
         raise ValueError("params must be finite (found NaN or inf)")
     if schedule is None:
-        if lr is None or lam is None:
-            raise ValueError("give lr and lam (or a schedule)")
-        schedule = Schedule.constant(*_check_lr_lam(lr, lam))  # errors name lr and lam, not a schedule
+        if lr is None or weight_decay is None:
+            raise ValueError("give lr and weight_decay (or a schedule)")
+        # errors name lr and weight_decay, not a schedule
+        schedule = Schedule.constant(*_check_lr_weight_decay(lr, weight_decay))
     elif not isinstance(schedule, Schedule):
         raise ValueError(f"schedule must be a Schedule, got {type(schedule).__name__}")
-    elif lr is not None or lam is not None:
-        raise ValueError("give either lr and lam or a schedule, not both")
+    elif lr is not None or weight_decay is not None:
+        raise ValueError("give either lr and weight_decay or a schedule, not both")
     if method in ("gd", "langevin") and batch_size != 1:
         raise ValueError(f"batch_size applies to sgd/forced only (method={method!r} uses every entry)")
     if method == "langevin":
@@ -320,7 +324,7 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
     else:
         sub = problem.mask
 
-    lr_all, lam_all = schedule.values(n_steps)
+    lr_all, weight_decay_all = schedule.values(n_steps)
     rec_steps = np.arange(0, n_steps + 1, record_every, dtype=np.int64)
     if rec_steps[-1] != n_steps:
         rec_steps = np.append(rec_steps, n_steps)
@@ -343,7 +347,7 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
     tiny = flush_threshold(arch.depth)
     maskf = problem.mask.astype(np.float64)
     target = np.ascontiguousarray(problem.target)
-    stats = [_record_stats(theta[:, None, :], arch, problem, lam_all[:1] if n_steps else
+    stats = [_record_stats(theta[:, None, :], arch, problem, weight_decay_all[:1] if n_steps else
                            np.array([schedule.values(1)[1][0]]), rank_tol, criterion, record_layers)]
 
     def draw(s0):  # the chunk's random draws, per run from its own stream (in a background thread: prefetched)
@@ -366,16 +370,16 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
         rec_pos = (in_chunk - s0).astype(np.int64)
         snaps = np.empty((R, rec_pos.size, P))
         lr_c = np.ascontiguousarray(lr_all[s0:s1])
-        lam_c = np.ascontiguousarray(lam_all[s0:s1])
+        weight_decay_c = np.ascontiguousarray(weight_decay_all[s0:s1])
         if method in ("sgd", "forced"):
-            sgd_chunk(theta, dims, off, rows, cols, vals, drawn, lr_c, lam_c, rec_pos, snaps, div_step, s0,
+            sgd_chunk(theta, dims, off, rows, cols, vals, drawn, lr_c, weight_decay_c, rec_pos, snaps, div_step, s0,
                       DIVERGENCE_RESIDUAL, tiny)
         else:
             scale = np.sqrt(2.0 * lr_c * temperature) if method == "langevin" else np.zeros(T)
-            gd_chunk(theta, dims, off, target, maskf, 1.0 / problem.n_observed, lr_c, lam_c, drawn, scale,
+            gd_chunk(theta, dims, off, target, maskf, 1.0 / problem.n_observed, lr_c, weight_decay_c, drawn, scale,
                      rec_pos, snaps, div_step, s0, DIVERGENCE_RESIDUAL, tiny)
         if rec_pos.size:
-            stats.append(_record_stats(snaps, arch, problem, lam_all[in_chunk - 1], rank_tol, criterion,
+            stats.append(_record_stats(snaps, arch, problem, weight_decay_all[in_chunk - 1], rank_tol, criterion,
                                        record_layers))
     rec = {k: np.concatenate([st[k] for st in stats], axis=1) if stats[0][k] is not None else None
            for k in stats[0]}
@@ -408,7 +412,7 @@ def _measure(flat: np.ndarray, arch: Architecture, layers: bool):
     return A, norm_sq, imb, lsv
 
 
-def _record_stats(snaps: np.ndarray, arch: Architecture, problem: CompletionProblem, lam_at: np.ndarray,
+def _record_stats(snaps: np.ndarray, arch: Architecture, problem: CompletionProblem, weight_decay_at: np.ndarray,
                   rank_tol: float, criterion: BrCriterion, layers: bool) -> dict:
     """Reduce snapshots ``(R, k, P)`` to the recorded quantities; NaN snapshots give NaN records."""
     R, k, P = snaps.shape
@@ -428,9 +432,9 @@ def _record_stats(snaps: np.ndarray, arch: Architecture, problem: CompletionProb
         imb[ok] = bal
         if layers:
             lsv[ok] = ls
-    lam_rep = np.tile(np.asarray(lam_at, dtype=np.float64), R)
+    weight_decay_rep = np.tile(np.asarray(weight_decay_at, dtype=np.float64), R)
     out = dict(sv=sv.reshape(R, k, q), fit=fit.reshape(R, k), norm_sq=norm_sq.reshape(R, k),
-               loss=(fit + lam_rep * norm_sq).reshape(R, k), balance=imb.reshape(R, k),
+               loss=(fit + weight_decay_rep * norm_sq).reshape(R, k), balance=imb.reshape(R, k),
                rank=numerical_rank(sv, rank_tol).reshape(R, k))
     if layers:
         inb = _in_B_from(norm_sq, imb, lsv, criterion)[:, : q + 1] & ok[:, None]
@@ -465,17 +469,18 @@ def _build_result(steps, times, rec, div_step, final, settings) -> RunResult:
                      collapsed=collapsed, final=final)
 
 
-def _check_lr_lam(lr, lam, where: str = "") -> tuple[float, float]:
+def _check_lr_weight_decay(lr, weight_decay, where: str = "") -> tuple[float, float]:
     pre = f"{where}: " if where else ""
     try:
         lr = check_positive("lr", lr)
-        lam = check_nonnegative("lam", lam)
+        weight_decay = check_nonnegative("weight_decay", weight_decay)
     except ValueError as exc:
         raise ValueError(pre + str(exc)) from None
-    if 2.0 * lr * lam >= 1.0:
-        raise ValueError(f"{pre}2·lr·lam must be < 1 (weight decay factor 1 − 2ηλ = {1 - 2 * lr * lam:.3g} "
-                         f"would flip or zero the weights); got lr={lr}, lam={lam}")
-    return lr, lam
+    if 2.0 * lr * weight_decay >= 1.0:
+        raise ValueError(f"{pre}2·lr·weight_decay must be < 1 (weight decay factor "
+                         f"1 − 2ηλ = {1 - 2 * lr * weight_decay:.3g} "
+                         f"would flip or zero the weights); got lr={lr}, weight_decay={weight_decay}")
+    return lr, weight_decay
 
 
 def records_between(result: RunResult, first_step: int, last_step: int) -> RunResult:

@@ -34,7 +34,7 @@ def _with(ex: Exercise, worked: str, hint: str) -> Exercise:
     return dataclasses.replace(ex, worked=worked, hint=hint)
 
 
-def decay_factor_exercise(lr: float = EXP.lr_hot, lam: float = EXP.lam_hot, steps: int = 1000,
+def decay_factor_exercise(lr: float = EXP.lr_hot, weight_decay: float = EXP.weight_decay_hot, steps: int = 1000,
                           solution: float = 8.069e-08) -> Exercise:
     """Exercise: by what factor has the unsampled row of W_L shrunk after ``steps`` forced steps?
 
@@ -42,14 +42,16 @@ def decay_factor_exercise(lr: float = EXP.lr_hot, lam: float = EXP.lam_hot, step
     :func:`~.checks.check_exact_decay` tests against forced runs); ``solution`` is the hand computation
     ``(1 − 2·0.3·0.027)^1000 = 0.9838^1000 = e^{1000·ln 0.9838} ≈ 8.069e-8`` at the defaults.
     """
-    exact = weight_decay_factor(lr, lam, steps)
+    exact = weight_decay_factor(lr, weight_decay, steps)
     ex = number_exercise(
-        "decay_factor", f"Under forced sampling with η = {lr:g}, γ = {lam:g}: by what factor has the unsampled row "
+        "decay_factor",
+        f"Under forced sampling with η = {lr:g}, γ = {weight_decay:g}: by what factor has the unsampled row "
         f"of W_L shrunk after t = {steps} steps?", exact,
-        f"(1 − 2ηγ)^t = (1 − 2·{lr}·{lam})^{steps} = {exact:.4g}: each step multiplies the row by the weight-decay "
+        f"(1 − 2ηγ)^t = (1 − 2·{lr}·{weight_decay})^{steps} = {exact:.4g}: each step multiplies the row by the "
+        "weight-decay "
         "factor and adds nothing.", "the unsampled row gets no data gradient, only weight decay.",
         solution=solution, rel_tol=1e-3,
-        mistakes=[((1 - lr * lam) ** steps,
+        mistakes=[((1 - lr * weight_decay) ** steps,
                    "did you use 1 − ηγ? The loss has γ‖θ‖² without ½, so the factor is 1 − 2ηγ. The unsampled row "
                    "gets no data gradient, only weight decay.")])
     worked = (
@@ -57,8 +59,9 @@ def decay_factor_exercise(lr: float = EXP.lr_hot, lam: float = EXP.lam_hot, step
         "$W_L \\leftarrow (1-2\\eta\\gamma)W_L - 2\\eta\\,(A_{ij}-A^*_{ij})\\,e_i\\,P_L[:,j]^\\top$, because "
         "$Q_L = I$: the data term touches **only row $i$**. Under forced sampling $i = 0$ always, so row 1 is only "
         "multiplied by $1-2\\eta\\gamma$ (the factor 2 because the loss has $\\gamma\\|\\theta\\|^2$ without ½). After "
-        f"$t$ steps: $(1-2\\eta\\gamma)^t = (1 - 2\\cdot{lr}\\cdot{lam})^{{{steps}}} = "
-        f"{1 - 2 * lr * lam:.4f}^{{{steps}}} = e^{{{steps}\\,\\ln {1 - 2 * lr * lam:.4f}}} \\approx {exact:.4g}$.")
+        f"$t$ steps: $(1-2\\eta\\gamma)^t = (1 - 2\\cdot{lr}\\cdot{weight_decay})^{{{steps}}} = "
+        f"{1 - 2 * lr * weight_decay:.4f}^{{{steps}}} = "
+        f"e^{{{steps}\\,\\ln {1 - 2 * lr * weight_decay:.4f}}} \\approx {exact:.4g}$.")
     hint = ("Write out one SGD step for the last layer W_L: which rows does the data term change when the sampled "
             "entry lies in row 0? What is left for the other row, step after step?")
     return _with(ex, worked, hint)
@@ -149,8 +152,8 @@ def explosion_exercise(depth: int = EXP.depth, i: int = 16, solution: float = 1.
     return _with(ex, worked, hint)
 
 
-def basin_radius_exercise(depth: int = EXP.depth, lam: float = EXP.lam_hot, slope: float | None = None,
-                          solution: float = 0.5636, name: str = "basin_radius") -> Exercise:
+def basin_radius_exercise(depth: int = EXP.depth, weight_decay: float = EXP.weight_decay_hot,
+                          slope: float | None = None, solution: float = 0.5636, name: str = "basin_radius") -> Exercise:
     """Exercise: the first-order basin radius a_c = (2γ/|g|)^{1/(L−2)} (relative tolerance 1e-2).
 
     ``slope`` defaults to the fit slope measured at the rank-1 minimum of the ε-completion
@@ -160,26 +163,30 @@ def basin_radius_exercise(depth: int = EXP.depth, lam: float = EXP.lam_hot, slop
     """
     measured = slope is None
     if slope is None:  # measured at the rank-1 minimum (stored once for the experiment's γ: BASIN_SLOPE)
-        slope = BASIN_SLOPE if lam == EXP.lam_hot else basin_slope(lam=lam)
+        slope = BASIN_SLOPE if weight_decay == EXP.weight_decay_hot else basin_slope(weight_decay=weight_decay)
     slope = float(slope)
-    exact = basin_radius(depth, lam, slope)
+    exact = basin_radius(depth, weight_decay, slope)
     suppose = " (suppose the fit slope stays the same)" if measured and depth != EXP.depth else ""
     ex = number_exercise(
-        name, f"With L = {depth}, γ = {lam:g} and fit slope |g| = {slope:.3g} along the new direction{suppose}, "
+        name,
+        f"With L = {depth}, γ = {weight_decay:g} and fit slope |g| = {slope:.3g} along the new direction{suppose}, "
         "what is the first-order basin radius a_c?", exact,
-        f"a_c = (2·{lam}/{slope:.3g})^(1/{depth - 2}) = {exact:.4g}: the new mode obeys da/dt ≈ −2γa + |g|a^(L−1), "
+        f"a_c = (2·{weight_decay}/{slope:.3g})^(1/{depth - 2}) = {exact:.4g}: the new mode obeys "
+        "da/dt ≈ −2γa + |g|a^(L−1), "
         "which changes sign there.", "set −2γa + |g|a^(L−1) = 0 and solve for a > 0.",
         solution=solution, rel_tol=1e-2,
-        mistakes=[((2 * lam / slope) ** (1.0 / depth), "the exponent is 1/(L − 2), not 1/L: da/dt ≈ −2γa + "
+        mistakes=[((2 * weight_decay / slope) ** (1.0 / depth), "the exponent is 1/(L − 2), not 1/L: da/dt ≈ −2γa + "
                                                          "|g|a^(L−1)"),
-                  ((lam / slope) ** (1.0 / (depth - 2)), "the weight decay γ‖θ‖² has gradient 2γθ: keep the 2")])
+                  ((weight_decay / slope) ** (1.0 / (depth - 2)),
+                   "the weight decay γ‖θ‖² has gradient 2γθ: keep the 2")])
     worked = (
         "Push every layer by $a$ along a new direction: $W_\\ell + a\\,x_{\\ell+1}x_\\ell^\\top$, so the new "
         "singular value of $A$ is $a^L$. Along this balanced path the loss changes by "
         "$\\Delta(a) = -|g|\\,a^L + \\gamma L a^2 + O(a^{2L})$ (fit gained at slope $|g|$, penalty of $L$ layers). "
         "Gradient descent on one layer's $a$ (each layer sees $\\partial\\Delta/\\partial a$ divided by $L$) gives "
         "$\\dot a \\approx -2\\gamma a + |g|\\,a^{L-1}$, which changes sign at $a_c = (2\\gamma/|g|)^{1/(L-2)}$. "
-        f"Here $a_c = (2\\cdot{lam}/{slope:.3g})^{{1/{depth - 2}}} = {exact:.4g}$. Smaller pushes are pulled back "
+        f"Here $a_c = (2\\cdot{weight_decay}/{slope:.3g})^{{1/{depth - 2}}} = {exact:.4g}$. "
+        "Smaller pushes are pulled back "
         "(weight decay wins), larger ones grow (the fit wins). (This estimate is **this project's construction**, "
         "first order in the fit; §5 measures the edge.)")
     hint = "Write the rate of change of one layer's push a: weight decay pulls with −2γa; what does the fit add, "\
@@ -278,15 +285,15 @@ def better_minimum_exercise(eps: float = 0.25, solution: int = 2) -> Exercise:
 
 
 @functools.lru_cache(maxsize=4)
-def _trap_majority(eps: float, lam: float, lr: float) -> tuple[int, str]:
+def _trap_majority(eps: float, weight_decay: float, lr: float) -> tuple[int, str]:
     """The most common final rank of the SGD runs of :func:`~.experiments.trap` at these settings, and a summary."""
-    r = trap(eps=eps, lam=lam, lr=lr)
+    r = trap(eps=eps, weight_decay=weight_decay, lr=lr)
     ranks = r.sgd.final_rank
     values, counts = np.unique(ranks, return_counts=True)
     return int(values[np.argmax(counts)]), r.sgd.summary()
 
 
-def predict_sgd_end_exercise(eps: float = EXP.eps, lam: float = EXP.lam_hot, lr: float = EXP.lr_hot,
+def predict_sgd_end_exercise(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, lr: float = EXP.lr_hot,
                              solution: int = 1) -> Exercise:
     """Predict, then run: where do most SGD runs from GD's rank-2 minimum end after the trap figure's budget?
 
@@ -300,7 +307,7 @@ def predict_sgd_end_exercise(eps: float = EXP.eps, lam: float = EXP.lam_hot, lr:
         x = as_number(answer)
         if x not in (0, 1, 2):
             return Feedback("wrong", f"expected a rank, 0, 1 or 2; got {answer!r}.")
-        best, summary = _trap_majority(eps, lam, lr)
+        best, summary = _trap_majority(eps, weight_decay, lr)
         verdict = ("right" if x == best else "wrong")
         if verdict == "wrong":  # why this pick is wrong, without naming the right one
             why = {2: "GD does stay there, but SGD samples one entry at a time: what does a long stretch of samples "
@@ -314,8 +321,8 @@ def predict_sgd_end_exercise(eps: float = EXP.eps, lam: float = EXP.lam_hot, lr:
         return Feedback("right", f"The runs: {summary}. " + why[best])
 
     ex = Exercise("predict_sgd_end", f"Predict before you look at the figure: from GD's rank-2 minimum (ε = {eps:g}, "
-                  f"η = {lr:g}, γ = {lam:g}, {EXP.hot_steps} steps), where do most SGD runs end?", check, "choice",
-                  options=options, solution=solution,
+                  f"η = {lr:g}, γ = {weight_decay:g}, {EXP.hot_steps} steps), where do most SGD runs end?", check,
+                  "choice", options=options, solution=solution,
                   mistakes=((2, "samples one entry at a time"), (0, "needs more noise")))
     worked = (
         "Theory first. GD converged to a rank-2 minimum (a rank-overestimating one, since $A^*$ has rank 1) and "

@@ -79,21 +79,21 @@ __all__ = [
 class EpsilonExperiment:
     """Every setting of the ε-completion experiment of Notebook 04 (this project's choices).
 
-    Phase 0: GD (γ = ``lam_hot``, η = ``lr_phase0``) for ``phase0_steps`` steps → rank-2 minima.
-    Phase 1 (hot): η = ``lr_hot``, γ = ``lam_hot``, ``hot_steps`` steps; SGD jumps, GD does not.
-    Phase 2 (cold): η = ``lr_cold``, γ = ``lam_cold``.
+    Phase 0: GD (γ = ``weight_decay_hot``, η = ``lr_phase0``) for ``phase0_steps`` steps → rank-2 minima.
+    Phase 1 (hot): η = ``lr_hot``, γ = ``weight_decay_hot``, ``hot_steps`` steps; SGD jumps, GD does not.
+    Phase 2 (cold): η = ``lr_cold``, γ = ``weight_decay_cold``.
     """
 
     eps: float = 0.2
     depth: int = 4
     width: int = 8
     n_runs: int = 32
-    lam_hot: float = 0.027
+    weight_decay_hot: float = 0.027
     lr_phase0: float = 0.05
     phase0_steps: int = 40_000
     lr_hot: float = 0.3
     hot_steps: int = 60_000
-    lam_cold: float = 0.01
+    weight_decay_cold: float = 0.01
     lr_cold: float = 0.05
 
     @property
@@ -110,7 +110,7 @@ EPSILON_EXPERIMENT = EXP = EpsilonExperiment()
 
 
 def phase0_minima(eps: float = EXP.eps, n_runs: int = EXP.n_runs, seed: int = 0, depth: int = EXP.depth,
-                  width: int = EXP.width, lam: float = EXP.lam_hot, lr: float = EXP.lr_phase0,
+                  width: int = EXP.width, weight_decay: float = EXP.weight_decay_hot, lr: float = EXP.lr_phase0,
                   n_steps: int = EXP.phase0_steps) -> Params:
     """GD minima of the ε-completion from random init (phase 0), memoised in-process.
 
@@ -120,16 +120,17 @@ def phase0_minima(eps: float = EXP.eps, n_runs: int = EXP.n_runs, seed: int = 0,
     Returns:
         :class:`~.network.Params` with ``n_runs`` runs (diverged runs cannot occur at the defaults).
     """
-    return _phase0_cached(float(eps), int(n_runs), int(seed), int(depth), int(width), float(lam), float(lr),
+    return _phase0_cached(float(eps), int(n_runs), int(seed), int(depth), int(width), float(weight_decay), float(lr),
                           int(n_steps)).copy()
 
 
 @functools.lru_cache(maxsize=16)
-def _phase0_cached(eps, n_runs, seed, depth, width, lam, lr, n_steps) -> Params:
+def _phase0_cached(eps, n_runs, seed, depth, width, weight_decay, lr, n_steps) -> Params:
     problem = epsilon_completion(eps)
     arch = make_architecture((2, 2), depth, width)
     p0 = init_params(arch, n_runs, seed)
-    res = run(p0, problem, n_steps, method="gd", lr=lr, lam=lam, record_every=max(n_steps, 1), record_layers=False)
+    res = run(p0, problem, n_steps, method="gd", lr=lr, weight_decay=weight_decay, record_every=max(n_steps, 1),
+              record_layers=False)
     return res.final
 
 
@@ -137,43 +138,44 @@ class NoStartingMinimum(ValueError):
     """The phase-0 GD diverged at these settings: there is no minimum to start an experiment from."""
 
 
-def start_minimum(eps: float = EXP.eps, depth: int = EXP.depth, width: int = EXP.width, lam: float = EXP.lam_hot,
-                  seed: int = 0) -> tuple[Params, int]:
+def start_minimum(eps: float = EXP.eps, depth: int = EXP.depth, width: int = EXP.width,
+                  weight_decay: float = EXP.weight_decay_hot, seed: int = 0) -> tuple[Params, int]:
     """The phase-0 GD minimum (one run) and its numerical rank.
 
     Raises:
         NoStartingMinimum: (a ``ValueError``) the phase-0 GD diverged at these settings.
     """
-    p0 = phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, lam=lam)
+    p0 = phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, weight_decay=weight_decay)
     if not np.all(np.isfinite(p0.flat)):
         raise NoStartingMinimum(f"the phase-0 GD (η = {EXP.lr_phase0:g}) diverged at these settings, so there is "
                                 "no minimum to start from")
     return p0, int(numerical_rank(_singular_values(p0))[0])
 
 
-def rank_one_minimum(eps: float = EXP.eps, depth: int = EXP.depth, width: int = EXP.width, lam: float = EXP.lam_hot,
-                     lr: float = EXP.lr_phase0, n_steps: int = EXP.phase0_steps, seed: int = 0) -> Params:
+def rank_one_minimum(eps: float = EXP.eps, depth: int = EXP.depth, width: int = EXP.width,
+                     weight_decay: float = EXP.weight_decay_hot, lr: float = EXP.lr_phase0,
+                     n_steps: int = EXP.phase0_steps, seed: int = 0) -> Params:
     """A rank-1 minimum of the ε-completion: GD from a balanced factorisation of the rank-1 completion.
 
     The rank-1 completion ``A* = [[1, ε], [1/ε, 1]]`` is factorised with random orthonormal hidden
-    frames (``seed``) and GD (η = ``lr``, γ = ``lam``) runs ``n_steps`` steps. GD keeps B_1, so the
+    frames (``seed``) and GD (η = ``lr``, γ = ``weight_decay``) runs ``n_steps`` steps. GD keeps B_1, so the
     result has rank 1 (its second singular value is round-off). Memoised; returns a fresh copy.
     """
-    return _rank_one_cached(float(eps), int(depth), int(width), float(lam), float(lr), int(n_steps),
+    return _rank_one_cached(float(eps), int(depth), int(width), float(weight_decay), float(lr), int(n_steps),
                             int(seed)).copy()
 
 
 @functools.lru_cache(maxsize=32)
-def _rank_one_cached(eps, depth, width, lam, lr, n_steps, seed):
+def _rank_one_cached(eps, depth, width, weight_decay, lr, n_steps, seed):
     problem = epsilon_completion(eps)
     arch = make_architecture((2, 2), depth, width)
     start = balanced_factorisation(problem.target, arch, seed=seed)
-    res = run(start, problem, n_steps, method="gd", lr=lr, lam=lam, record_every=max(n_steps, 1),
+    res = run(start, problem, n_steps, method="gd", lr=lr, weight_decay=weight_decay, record_every=max(n_steps, 1),
               record_layers=False)
     return res.final
 
 
-def minima_losses(eps: float, lam: float, lr: float = EXP.lr_phase0, n_steps: int = EXP.phase0_steps,
+def minima_losses(eps: float, weight_decay: float, lr: float = EXP.lr_phase0, n_steps: int = EXP.phase0_steps,
                   depth: int = EXP.depth, width: int = EXP.width, seed: int = 0) -> dict:
     """Losses ``𝓛_γ`` of the rank-1 and the rank-2 minimum of the ε-completion at weight decay γ.
 
@@ -184,12 +186,13 @@ def minima_losses(eps: float, lam: float, lr: float = EXP.lr_phase0, n_steps: in
         dict with ``rank1``, ``rank2`` (floats) and ``sv1``, ``sv2`` (singular values of A).
     """
     problem = epsilon_completion(eps)
-    p1 = rank_one_minimum(eps, depth=depth, width=width, lam=lam, lr=lr, n_steps=n_steps, seed=seed)
-    p2 = phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, lam=lam, lr=lr, n_steps=n_steps)
+    p1 = rank_one_minimum(eps, depth=depth, width=width, weight_decay=weight_decay, lr=lr, n_steps=n_steps, seed=seed)
+    p2 = phase0_minima(eps=eps, n_runs=1, seed=seed, depth=depth, width=width, weight_decay=weight_decay, lr=lr,
+                       n_steps=n_steps)
     sv2 = _singular_values(p2)[0]
     r2 = int(numerical_rank(sv2))
-    return {"rank1": float(loss(p1, problem, lam)[0]),
-            "rank2": float(loss(p2, problem, lam)[0]) if r2 == 2 else float("nan"),
+    return {"rank1": float(loss(p1, problem, weight_decay)[0]),
+            "rank2": float(loss(p2, problem, weight_decay)[0]) if r2 == 2 else float("nan"),
             "sv1": _singular_values(p1)[0], "sv2": sv2}
 
 
@@ -199,11 +202,11 @@ def minima_losses(eps: float, lam: float, lr: float = EXP.lr_phase0, n_steps: in
 BASIN_SLOPE = 0.1701813817
 
 
-def basin_slope(eps: float = EXP.eps, lam: float = EXP.lam_hot, depth: int = EXP.depth,
+def basin_slope(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, depth: int = EXP.depth,
                 width: int = EXP.width) -> float:
     """``|g|``, the fit slope along a new direction at the rank-1 minimum (what sets the basin radius a_c;
     :data:`BASIN_SLOPE` at the defaults)."""
-    p1 = rank_one_minimum(eps, depth=depth, width=width, lam=lam)
+    p1 = rank_one_minimum(eps, depth=depth, width=width, weight_decay=weight_decay)
     return abs(fit_slope_along_new_direction(p1, epsilon_completion(eps), 1))
 
 
@@ -229,7 +232,7 @@ class ForcedRecord:
         row_min_abs: ``(R, k)`` smallest non-zero |entry| of each unsampled row at step 0.
         singular_values: ``(R, K, q)`` singular values of A.
         unsampled_rows: the k row indices that were never sampled.
-        lr, lam: the step size and weight decay.
+        lr, weight_decay: the step size and weight decay.
         final: :class:`~.network.Params` at the last step.
         diverged: bool ``(R,)``.
         layer_s2: ``(R, K, L)`` every layer's second singular value ``s₂(W_ℓ)`` at the records.
@@ -241,7 +244,7 @@ class ForcedRecord:
     singular_values: np.ndarray
     unsampled_rows: np.ndarray
     lr: float
-    lam: float
+    weight_decay: float
     final: object
     diverged: np.ndarray
     layer_s2: np.ndarray | None = None
@@ -257,7 +260,7 @@ class ForcedRecord:
         """
         if self.layer_s2 is None:
             raise ValueError("this record has no layer singular values (layer_s2 is None)")
-        c = float(np.log(weight_decay_factor(self.lr, self.lam)))
+        c = float(np.log(weight_decay_factor(self.lr, self.weight_decay)))
         L = self.layer_s2.shape[-1]
         p, se = np.full(L, np.nan), np.full(L, np.nan)
         for ell in range(L):
@@ -273,7 +276,7 @@ class ForcedRecord:
 
     def predicted(self) -> np.ndarray:
         """``‖row‖_0 (1 − 2ηγ)^t`` for every record: ``(R, K, k)``."""
-        return self.row_norms[:, :1, :] * weight_decay_factor(self.lr, self.lam,
+        return self.row_norms[:, :1, :] * weight_decay_factor(self.lr, self.weight_decay,
                                                                self.steps[None, :, None].astype(float))
 
     def comparable(self, flush_threshold: float) -> np.ndarray:
@@ -282,7 +285,7 @@ class ForcedRecord:
         The engine sets entries below its flush threshold to 0 (no denormals); the exact
         decay law holds until the smallest entry of the row reaches that threshold.
         """
-        smallest = self.row_min_abs[:, None, :] * weight_decay_factor(self.lr, self.lam,
+        smallest = self.row_min_abs[:, None, :] * weight_decay_factor(self.lr, self.weight_decay,
                                                                        self.steps[None, :, None].astype(float))
         return (smallest > flush_threshold) & np.isfinite(self.row_norms)
 
@@ -295,7 +298,7 @@ class ForcedRecord:
         return float(np.max(np.abs(self.row_norms[ok] / self.predicted()[ok] - 1.0)))
 
 
-def forced_row_run(params, problem, rows, n_steps: int, lr: float, lam: float, seed: int = 0,
+def forced_row_run(params, problem, rows, n_steps: int, lr: float, weight_decay: float, seed: int = 0,
                    n_records: int = 40, engine: str = "auto") -> ForcedRecord:
     """Forced sampling: SGD that draws only observed entries in ``rows`` (the proof's event).
 
@@ -310,7 +313,7 @@ def forced_row_run(params, problem, rows, n_steps: int, lr: float, lam: float, s
         problem: the completion problem.
         rows: row indices of A to sample from (at least one observed entry).
         n_steps: total steps ≥ 1.
-        lr, lam: η > 0, γ ≥ 0 with 2ηγ < 1.
+        lr, weight_decay: η > 0, γ ≥ 0 with 2ηγ < 1.
         seed: integer ≥ 0.
         n_records: number of pieces (records after step 0), 1 ≤ n_records ≤ n_steps.
         engine: passed to :func:`~.engine.run`.
@@ -346,8 +349,8 @@ def forced_row_run(params, problem, rows, n_steps: int, lr: float, lam: float, s
     diverged = np.zeros(params.n_runs, dtype=bool)
     for k in range(n_records):
         T = int(bounds[k + 1] - bounds[k])
-        res = run(cur, problem, T, method="forced", entries=entries, lr=lr, lam=lam, seed=piece_seed(seed, k),
-                  record_every=max(T, 1), record_layers=False, engine=engine)
+        res = run(cur, problem, T, method="forced", entries=entries, lr=lr, weight_decay=weight_decay,
+                  seed=piece_seed(seed, k), record_every=max(T, 1), record_layers=False, engine=engine)
         diverged |= res.diverged
         cur = res.final
         nk, svk = measure(cur)
@@ -359,7 +362,7 @@ def forced_row_run(params, problem, rows, n_steps: int, lr: float, lam: float, s
         steps.append(int(bounds[k + 1]))
     return ForcedRecord(steps=np.array(steps), row_norms=np.stack(norms, axis=1), row_min_abs=row_min,
                         singular_values=np.stack(svs, axis=1), unsampled_rows=unsampled, lr=float(lr),
-                        lam=float(lam), final=cur, diverged=diverged, layer_s2=np.stack(ls2, axis=1))
+                        weight_decay=float(weight_decay), final=cur, diverged=diverged, layer_s2=np.stack(ls2, axis=1))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -370,7 +373,7 @@ class PenaltyView:
     """The induced penalty, the cost of a new direction and the scalar chain's loss for L = 2 and the chosen L.
 
     Attributes:
-        depth, lam, gain: L, γ, the fit slope g.
+        depth, weight_decay, gain: L, γ, the fit slope g.
         barrier_width, barrier_width_L2: δ* for L and for 2 (:func:`~.analysis.barrier_width`).
         origin_trap: θ = 0 is a local minimum at L (:func:`~.analysis.origin_is_local_min`).
         d_max: the δ range drawn.
@@ -380,7 +383,7 @@ class PenaltyView:
     """
 
     depth: int
-    lam: float
+    weight_decay: float
     gain: float
     barrier_width: float
     barrier_width_L2: float
@@ -397,22 +400,23 @@ class PenaltyView:
     chain_L: np.ndarray
 
 
-def penalty_view(depth: int = EXP.depth, lam: float = 0.05, gain: float = 0.3) -> PenaltyView:
+def penalty_view(depth: int = EXP.depth, weight_decay: float = 0.05, gain: float = 0.3) -> PenaltyView:
     """§1: for L ≥ 3 the penalty has infinite slope at 0, so switching on a new direction costs more than it gains
     up to δ*, and θ = 0 is a local minimum for every γ > 0."""
     L = int(depth)
     s = np.linspace(0.0, 2.0, 401)
-    d_star = barrier_width(L, lam, gain)
-    d_star2 = barrier_width(2, lam, gain)
+    d_star = barrier_width(L, weight_decay, gain)
+    d_star2 = barrier_width(2, weight_decay, gain)
     finite_star = d_star if np.isfinite(d_star) and d_star > 0 else 0.0
     d_max = float(np.clip(3.0 * finite_star, 0.05, 2.0)) if finite_star > 0 else 1.0
     d = np.linspace(0.0, d_max, 401)
     a = np.linspace(-0.2, 1.3, 401)
-    return PenaltyView(depth=L, lam=lam, gain=gain, barrier_width=d_star, barrier_width_L2=d_star2,
-                       origin_trap=origin_is_local_min(L, lam), d_max=d_max, s=s, penalty_L2=schatten_penalty(s, 2),
-                       penalty_L=schatten_penalty(s, L), delta=d, cost_L2=new_direction_cost(d, 2, lam, gain),
-                       cost_L=new_direction_cost(d, L, lam, gain), a=a, chain_L2=scalar_chain_loss(a, 2, lam),
-                       chain_L=scalar_chain_loss(a, L, lam))
+    return PenaltyView(depth=L, weight_decay=weight_decay, gain=gain, barrier_width=d_star, barrier_width_L2=d_star2,
+                       origin_trap=origin_is_local_min(L, weight_decay), d_max=d_max, s=s,
+                       penalty_L2=schatten_penalty(s, 2),
+                       penalty_L=schatten_penalty(s, L), delta=d, cost_L2=new_direction_cost(d, 2, weight_decay, gain),
+                       cost_L=new_direction_cost(d, L, weight_decay, gain), a=a,
+                       chain_L2=scalar_chain_loss(a, 2, weight_decay), chain_L=scalar_chain_loss(a, L, weight_decay))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -429,23 +433,24 @@ class TrapResult:
     diagnosis: Diagnosis
 
 
-def trap(eps: float = EXP.eps, lam: float = EXP.lam_hot, lr: float = EXP.lr_hot, depth: int = EXP.depth,
-         width: int = EXP.width, n_seeds: int = 4, steps: int = EXP.hot_steps, seed: int = 0, engine: str = "auto",
-         progress=None) -> TrapResult:
+def trap(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, lr: float = EXP.lr_hot,
+         depth: int = EXP.depth, width: int = EXP.width, n_seeds: int = 4, steps: int = EXP.hot_steps, seed: int = 0,
+         engine: str = "auto", progress=None) -> TrapResult:
     """§2: GD and ``n_seeds`` SGD runs (seed ``seed``) from the phase-0 minimum; GD stays, SGD jumps.
 
     Both record the layers, so ``gd.in_B`` and ``sgd.in_B`` hold the B_r membership of every record."""
     problem = epsilon_completion(eps)
-    p0, start_rank = start_minimum(eps, depth, width, lam, seed)
+    p0, start_rank = start_minimum(eps, depth, width, weight_decay, seed)
     _report(progress, 0.3)
     every = _record_every(steps)
-    gd = run(p0, problem, steps, method="gd", lr=lr, lam=lam, record_every=every, record_layers=True, engine=engine)
+    gd = run(p0, problem, steps, method="gd", lr=lr, weight_decay=weight_decay, record_every=every, record_layers=True,
+             engine=engine)
     _report(progress, 0.5)
-    sgd = run(replicate(p0, n_seeds), problem, steps, method="sgd", lr=lr, lam=lam, seed=seed, record_every=every,
-              record_layers=True, engine=engine)
+    sgd = run(replicate(p0, n_seeds), problem, steps, method="sgd", lr=lr, weight_decay=weight_decay, seed=seed,
+              record_every=every, record_layers=True, engine=engine)
     _report(progress, 0.9)
     return TrapResult(start=p0, start_rank=start_rank, gd=gd, sgd=sgd,
-                      diagnosis=diagnose(start_rank, sgd, gd, lr=lr, lam=lam, depth=depth))
+                      diagnosis=diagnose(start_rank, sgd, gd, lr=lr, weight_decay=weight_decay, depth=depth))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -478,20 +483,21 @@ class EnsembleResult:
 ENSEMBLE_RECORD_EVERY = 100
 
 
-def ensemble(eps: float = EXP.eps, lam: float = EXP.lam_hot, lr: float = EXP.lr_hot, n_runs: int = 24,
+def ensemble(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, lr: float = EXP.lr_hot, n_runs: int = 24,
              steps: int = EXP.hot_steps, seed: int = 0, engine: str = "auto", progress=None) -> EnsembleResult:
     """§3: ``n_runs`` SGD runs from the phase-0 minimum; rank fractions, jump times, no returns (with layer records:
     ``sgd.in_B`` is the B_r membership of every record)."""
     problem = epsilon_completion(eps)
-    p0, start_rank = start_minimum(eps, EXP.depth, EXP.width, lam, 0)
+    p0, start_rank = start_minimum(eps, EXP.depth, EXP.width, weight_decay, 0)
     _report(progress, 0.2)
-    sgd = run(replicate(p0, n_runs), problem, steps, method="sgd", lr=lr, lam=lam, seed=seed,
+    sgd = run(replicate(p0, n_runs), problem, steps, method="sgd", lr=lr, weight_decay=weight_decay, seed=seed,
               record_every=ENSEMBLE_RECORD_EVERY, record_layers=True, engine=engine)
     _report(progress, 0.9)
     js = sgd.first_step_at_rank[:, 1].copy()  # first step at rank exactly 1 (direct collapses excluded)
     tau, tau_se = exponential_waiting_time(js, steps)
     return EnsembleResult(start=p0, start_rank=start_rank, sgd=sgd,
-                          diagnosis=diagnose(start_rank, sgd, None, lr=lr, lam=lam, depth=EXP.depth), jump_steps=js,
+                          diagnosis=diagnose(start_rank, sgd, None, lr=lr, weight_decay=weight_decay,
+                                             depth=EXP.depth), jump_steps=js,
                           mean_wait=tau, mean_wait_se=tau_se, returns=int(sgd.returned_up.sum()),
                           durations=jump_durations(sgd))
 
@@ -534,7 +540,7 @@ MECHANISM_OUTCOMES = ("forced_diverged", "forced_too_short", "forced_collapsed",
 
 
 def mechanism_outcome(forced: ForcedRecord, forced_rank: int, gd: RunResult | None, sgd: RunResult | None,
-                      lr: float, lam: float) -> Outcome:
+                      lr: float, weight_decay: float) -> Outcome:
     """The :class:`~symsgd_core.core.results.Outcome` of §4's runs (kinds: :data:`MECHANISM_OUTCOMES`). Numbers:
     ``s2_end`` and ``steps_needed`` (forced steps that bring s₂ a thousand times below the rank threshold at this η
     and γ) for ``forced_too_short``; ``gd_rank``, ``sgd_ranks`` after a complete forced phase; ``sgd_collapsed``
@@ -543,7 +549,7 @@ def mechanism_outcome(forced: ForcedRecord, forced_rank: int, gd: RunResult | No
         return Outcome("forced_diverged", True, {})
     if forced_rank >= 2:
         s2_start = max(forced.singular_values[0, 0, 1], 1e-3)
-        need = np.log(1e3 * s2_start / DEFAULT_RANK_TOL) / (2 * lr * lam)
+        need = np.log(1e3 * s2_start / DEFAULT_RANK_TOL) / (2 * lr * weight_decay)
         return Outcome("forced_too_short", True, {"s2_end": float(forced.singular_values[0, -1, 1]),
                                                   "steps_needed": float(need)})
     if forced_rank == 0:
@@ -560,27 +566,28 @@ def mechanism_outcome(forced: ForcedRecord, forced_rank: int, gd: RunResult | No
     return Outcome("absorbed", False, ranks)
 
 
-def mechanism(lr: float = EXP.lr_hot, lam: float = EXP.lam_hot, forced_steps: int = 3000, after_steps: int = 20_000,
-              n_seeds: int = 4, seed: int = 0, engine: str = "auto", progress=None) -> MechanismResult:
+def mechanism(lr: float = EXP.lr_hot, weight_decay: float = EXP.weight_decay_hot, forced_steps: int = 3000,
+              after_steps: int = 20_000, n_seeds: int = 4, seed: int = 0, engine: str = "auto",
+              progress=None) -> MechanismResult:
     """§4: SGD forced to sample row 0 shrinks row 1 of W_L by exactly ``(1 − 2ηγ)^t``; A becomes rank 1 and stays."""
     problem = EXP.problem
-    p0, start_rank = start_minimum(EXP.eps, EXP.depth, EXP.width, lam, 0)
+    p0, start_rank = start_minimum(EXP.eps, EXP.depth, EXP.width, weight_decay, 0)
     _report(progress, 0.15)
-    rec = forced_row_run(p0, problem, [0], forced_steps, lr, lam, seed=seed, n_records=30, engine=engine)
+    rec = forced_row_run(p0, problem, [0], forced_steps, lr, weight_decay, seed=seed, n_records=30, engine=engine)
     _report(progress, 0.5)
     err = rec.max_relative_error(flush_threshold(EXP.depth))
     forced_rank = int(numerical_rank(rec.singular_values[0, -1])) if not rec.diverged[0] else -1
     gd = sgd = None
     if not rec.diverged[0]:
         every = _record_every(after_steps)
-        gd = run(rec.final, problem, after_steps, method="gd", lr=lr, lam=lam, record_every=every,
+        gd = run(rec.final, problem, after_steps, method="gd", lr=lr, weight_decay=weight_decay, record_every=every,
                  record_layers=False, engine=engine)
         _report(progress, 0.7)
-        sgd = run(replicate(rec.final, n_seeds), problem, after_steps, method="sgd", lr=lr, lam=lam, seed=seed,
-                  record_every=every, record_layers=False, engine=engine)
+        sgd = run(replicate(rec.final, n_seeds), problem, after_steps, method="sgd", lr=lr, weight_decay=weight_decay,
+                  seed=seed, record_every=every, record_layers=False, engine=engine)
     return MechanismResult(start=p0, start_rank=start_rank, forced=rec, gd=gd, sgd=sgd, decay_error=err,
                            decay_tolerance=roundoff_tolerance(1.0, forced_steps), forced_rank=forced_rank,
-                           depth=EXP.depth, outcome=mechanism_outcome(rec, forced_rank, gd, sgd, lr, lam))
+                           depth=EXP.depth, outcome=mechanism_outcome(rec, forced_rank, gd, sgd, lr, weight_decay))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -635,21 +642,21 @@ def basin_outcome(res: RunResult) -> Outcome:
     return Outcome("pulled_back" if rank <= 1 else "not_pulled_back", False, {"s2_end": s2})
 
 
-def basin(alpha: float = 0.3, lam: float = EXP.lam_hot, eps: float = EXP.eps, lr: float = EXP.lr_cold,
+def basin(alpha: float = 0.3, weight_decay: float = EXP.weight_decay_hot, eps: float = EXP.eps, lr: float = EXP.lr_cold,
           steps: int = 20_000, method: str = "gd", engine: str = "auto", progress=None) -> BasinResult:
     """§5: small pushes along a new direction are pulled back to rank 1, large ones are not (a finite basin)."""
     problem = epsilon_completion(eps)
     depth = EXP.depth
-    p1 = rank_one_minimum(eps, depth=depth, width=EXP.width, lam=lam)
+    p1 = rank_one_minimum(eps, depth=depth, width=EXP.width, weight_decay=weight_decay)
     g = fit_slope_along_new_direction(p1, problem, 1)
-    alpha_c = basin_radius(depth, lam, g)
+    alpha_c = basin_radius(depth, weight_decay, g)
     grid = (alpha_c if np.isfinite(alpha_c) else 1.0) * np.logspace(-1, np.log10(2.0), BASIN_GRID)
     alphas = np.append(grid, alpha)
     starts = [perturb_new_direction(p1, problem, a, 1) for a in alphas]
     batch = Params(p1.arch, np.concatenate([s.flat for s in starts], axis=0))
     _report(progress, 0.3)
-    res = run(batch, problem, steps, method=method, lr=lr, lam=lam, seed=0, record_every=_record_every(steps, 200),
-              record_layers=False, engine=engine)
+    res = run(batch, problem, steps, method=method, lr=lr, weight_decay=weight_decay, seed=0,
+              record_every=_record_every(steps, 200), record_layers=False, engine=engine)
     _report(progress, 0.9)
     return BasinResult(rank1_point=p1, slope=g, alpha_c=alpha_c, alphas=alphas, run=res, final_rank=res.final_rank,
                        boundary=basin_boundary(grid, res.final_rank[:-1]), outcome=basin_outcome(res))
@@ -750,8 +757,8 @@ def _divisor_at_most(n: int, k: int) -> int:
 
 
 def anneal(eps: float = EXP.eps, hot_steps: int = EXP.hot_steps, lr_hot: float = EXP.lr_hot,
-           lam_hot: float = EXP.lam_hot, cold_steps: int = 10_000, lr_cold: float = EXP.lr_cold,
-           lam_cold: float = EXP.lam_cold, n_seeds: int = 4, seed: int = 0, engine: str = "auto",
+           weight_decay_hot: float = EXP.weight_decay_hot, cold_steps: int = 10_000, lr_cold: float = EXP.lr_cold,
+           weight_decay_cold: float = EXP.weight_decay_cold, n_seeds: int = 4, seed: int = 0, engine: str = "auto",
            progress=None) -> AnnealResult:
     """§6: a hot phase (large η, γ: SGD jumps) then a cold phase (small η, γ: GD's rank-2 minimum is stable), as
     one :class:`~.engine.Schedule` per run; then a cold GD polish of every final state and the minima's losses.
@@ -760,8 +767,8 @@ def anneal(eps: float = EXP.eps, hot_steps: int = EXP.hot_steps, lr_hot: float =
     ``(hot_steps + cold_steps)/300``, so the end of the hot phase is a record.
     """
     problem = epsilon_completion(eps)
-    p0, start_rank = start_minimum(eps, EXP.depth, EXP.width, lam_hot, 0)
-    schedule = Schedule.anneal(hot_steps, lr_hot, lam_hot, lr_cold, lam_cold)
+    p0, start_rank = start_minimum(eps, EXP.depth, EXP.width, weight_decay_hot, 0)
+    schedule = Schedule.anneal(hot_steps, lr_hot, weight_decay_hot, lr_cold, weight_decay_cold)
     total = hot_steps + cold_steps
     every = _divisor_at_most(int(hot_steps), _record_every(total))
     _report(progress, 0.15)
@@ -777,8 +784,8 @@ def anneal(eps: float = EXP.eps, hot_steps: int = EXP.hot_steps, lr_hot: float =
     polished_rank = np.full(1 + n_seeds, -1)
     if alive_all.any():
         finals = Params(p0.arch, np.concatenate([gd.final.flat, sgd.final.flat], axis=0)[alive_all])
-        pol = run(finals, problem, POLISH_STEPS, method="gd", lr=lr_cold, lam=lam_cold, record_every=POLISH_STEPS,
-                  record_layers=False, engine=engine)
+        pol = run(finals, problem, POLISH_STEPS, method="gd", lr=lr_cold, weight_decay=weight_decay_cold,
+                  record_every=POLISH_STEPS, record_layers=False, engine=engine)
         idx = np.flatnonzero(alive_all)
         polished_loss[idx] = pol.loss[:, -1]
         polished_rank[idx] = pol.final_rank
@@ -786,8 +793,8 @@ def anneal(eps: float = EXP.eps, hot_steps: int = EXP.hot_steps, lr_hot: float =
     sgd_hot = records_between(sgd, 0, hot_steps)
     gd_hot = records_between(gd, 0, hot_steps)
     gd_cold, sgd_cold = records_between(gd, hot_steps, total), records_between(sgd, hot_steps, total)
-    diagnosis = diagnose(start_rank, sgd_hot, gd_hot, lr=lr_hot, lam=lam_hot, depth=EXP.depth)
-    minima = minima_losses(eps, lam_cold)
+    diagnosis = diagnose(start_rank, sgd_hot, gd_hot, lr=lr_hot, weight_decay=weight_decay_hot, depth=EXP.depth)
+    minima = minima_losses(eps, weight_decay_cold)
     return AnnealResult(start=p0, start_rank=start_rank, schedule=schedule, hot_steps=int(hot_steps), gd=gd, sgd=sgd,
                         gd_hot=gd_hot, sgd_hot=sgd_hot, gd_cold=gd_cold, sgd_cold=sgd_cold,
                         polished_loss=polished_loss, polished_rank=polished_rank, minima=minima, diagnosis=diagnosis,
@@ -862,25 +869,26 @@ def langevin_outcome(sgd: RunResult, lang: RunResult, sgd_transitions: tuple, la
 def langevin(temp_factor: float = 1.0, lr: float = EXP.lr_hot, n_runs: int = 3, steps: int = 40_000, seed: int = 0,
              engine: str = "auto", progress=None) -> LangevinResult:
     """§7: SGD only jumps down; Langevin at ``temp_factor × τ_match`` goes both ways, a weaker low-rank bias."""
-    eps, lam = EXP.eps, EXP.lam_hot
+    eps, weight_decay = EXP.eps, EXP.weight_decay_hot
     problem = epsilon_completion(eps)
-    p0, _ = start_minimum(eps, EXP.depth, EXP.width, lam, 0)
-    tau_match = float(matched_langevin_temperature(p0, problem, lr, lam)[0])
+    p0, _ = start_minimum(eps, EXP.depth, EXP.width, weight_decay, 0)
+    tau_match = float(matched_langevin_temperature(p0, problem, lr, weight_decay)[0])
     tau = temp_factor * tau_match
     every = _record_every(steps)
     start = replicate(p0, n_runs)
     _report(progress, 0.15)
-    sgd = run(start, problem, steps, method="sgd", lr=lr, lam=lam, seed=seed, record_every=every, record_layers=False,
-              rank_tol=LANGEVIN_RANK_TOL, engine=engine)
+    sgd = run(start, problem, steps, method="sgd", lr=lr, weight_decay=weight_decay, seed=seed, record_every=every,
+              record_layers=False, rank_tol=LANGEVIN_RANK_TOL, engine=engine)
     _report(progress, 0.3)
-    lang = run(start, problem, steps, method="langevin", lr=lr, lam=lam, temperature=tau, seed=seed + 1,
-               record_every=every, record_layers=False, rank_tol=LANGEVIN_RANK_TOL, engine=engine)
+    lang = run(start, problem, steps, method="langevin", lr=lr, weight_decay=weight_decay, temperature=tau,
+               seed=seed + 1, record_every=every, record_layers=False, rank_tol=LANGEVIN_RANK_TOL, engine=engine)
     _report(progress, 0.85)
     landed = np.flatnonzero((sgd.final_rank == 1) & ~sgd.diverged)
     if landed.size:
         point, where = sgd.final.select([int(landed[0])]), f"the end of SGD run {int(landed[0])}"
     else:
-        point, where = rank_one_minimum(eps, lam=lam), "the GD rank-1 minimum (no SGD run landed at rank 1)"
+        point = rank_one_minimum(eps, weight_decay=weight_decay)
+        where = "the GD rank-1 minimum (no SGD run landed at rank 1)"
     sgd_transitions, langevin_transitions = rank_transitions(sgd.rank), rank_transitions(lang.rank)
     return LangevinResult(start=p0, sgd=sgd, langevin=lang, tau=tau, tau_match=tau_match,
                           spectrum=noise_spectrum_by_direction(point, problem, 1, lr), rank1_point=point, where=where,
@@ -900,17 +908,17 @@ class FullObservationResult:
     Attributes:
         full, partial: the GD runs (:class:`~.engine.RunResult`) with the mask of ones and the ε-completion's mask.
         target_rank: the rank of A* (1).
-        lr, lam: η and γ of both runs.
+        lr, weight_decay: η and γ of both runs.
     """
 
     full: RunResult
     partial: RunResult
     target_rank: int
     lr: float
-    lam: float
+    weight_decay: float
 
 
-def all_entries_observed(eps: float = EXP.eps, lam: float = 0.002, lr: float = 0.02, n_runs: int = 8,
+def all_entries_observed(eps: float = EXP.eps, weight_decay: float = 0.002, lr: float = 0.02, n_runs: int = 8,
                          steps: int = 40_000, seed: int = 0, engine: str = "auto") -> FullObservationResult:
     """GD with small γ and η when every entry of A* = [[1, ε], [1/ε, 1]] is observed (no rank-overestimating
     minimum: the reply's "trivial example"), against the same GD on the three observed entries of the ε-completion.
@@ -918,13 +926,15 @@ def all_entries_observed(eps: float = EXP.eps, lam: float = 0.002, lr: float = 0
     target = epsilon_completion(eps).target
     full = CompletionProblem(target, np.ones((2, 2), dtype=bool), name=f"all four entries (ε = {eps:g})")
     p0 = init_params(make_architecture((2, 2), EXP.depth, EXP.width), n_runs, seed)
-    runs = [run(p0, problem, steps, method="gd", lr=lr, lam=lam, record_every=max(steps // 100, 1),
+    runs = [run(p0, problem, steps, method="gd", lr=lr, weight_decay=weight_decay, record_every=max(steps // 100, 1),
                 record_layers=False, engine=engine) for problem in (full, epsilon_completion(eps))]
     return FullObservationResult(full=runs[0], partial=runs[1], target_rank=int(numerical_rank(
-        np.linalg.svd(target, compute_uv=False))), lr=float(lr), lam=float(lam))
+        np.linalg.svd(target, compute_uv=False))), lr=float(lr), weight_decay=float(weight_decay))
 
 
-def cold_weight_decay_sweep(eps: float = EXP.eps, lams=(0.01, 0.005, 0.0025)) -> list[dict]:
-    """:func:`minima_losses` at each cold γ in ``lams`` (each entry also holds ``lam``): which minimum is lower as
-    γ_cold → 0, where 𝓛_γ/γ tends to the induced penalty of the completion each minimum approaches."""
-    return [dict(minima_losses(eps, float(lam)), lam=float(lam)) for lam in lams]
+def cold_weight_decay_sweep(eps: float = EXP.eps, weight_decays=(0.01, 0.005, 0.0025)) -> list[dict]:
+    """:func:`minima_losses` at each cold γ in ``weight_decays`` (each entry also holds ``weight_decay``): which
+    minimum is lower as γ_cold → 0, where 𝓛_γ/γ tends to the induced penalty of the completion each minimum
+    approaches."""
+    return [dict(minima_losses(eps, float(weight_decay)),
+                 weight_decay=float(weight_decay)) for weight_decay in weight_decays]

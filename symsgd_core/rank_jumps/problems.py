@@ -5,7 +5,7 @@ Loss (project normalisation; the paper's constants are not available)::
     𝓛_γ(θ) = (1/N) Σ_{(i,j)∈Ω} (A_ij − A*_ij)² + γ ‖θ‖²,   ‖θ‖² = Σ_ℓ ‖W_ℓ‖_F²,
 
 with the squared error without ½ of :mod:`symsgd_core.core.conventions`. The weight decay is γ (the project's
-notation table); Wang & Jacot write λ. Code keeps the keyword ``lam``. Its full gradient is
+notation table); Wang & Jacot write λ. The code's keyword is ``weight_decay``. Its full gradient is
 ``∇_{W_ℓ} = Q_ℓᵀ (dC/dA) P_ℓᵀ + 2γ W_ℓ`` with ``dC/dA = (2/N)(A − A*) ⊙ mask``, ``P_ℓ = W_{ℓ−1}⋯W_1``,
 ``Q_ℓ = W_L⋯W_{ℓ+1}``.
 
@@ -148,20 +148,20 @@ def random_low_rank_completion(shape: tuple[int, int] = (10, 10), rank: int = 2,
     return CompletionProblem(target, mask, name=f"random rank-{rank} {m}×{n}, {mask.sum()} observed")
 
 
-def loss(params: Params, problem: CompletionProblem, lam: float) -> np.ndarray:
+def loss(params: Params, problem: CompletionProblem, weight_decay: float) -> np.ndarray:
     """``𝓛_γ(θ) = (1/N) Σ_Ω (A_ij − A*_ij)² + γ‖θ‖²`` per run: ``(R,)``."""
-    lam = check_nonnegative("lam", lam)
+    weight_decay = check_nonnegative("weight_decay", weight_decay)
     _check_problem_fits(params.arch, problem)
-    return problem.fit_loss(end_to_end(params)) + lam * params.norm_sq()
+    return problem.fit_loss(end_to_end(params)) + weight_decay * params.norm_sq()
 
 
-def gradient(params: Params, problem: CompletionProblem, lam: float) -> Params:
+def gradient(params: Params, problem: CompletionProblem, weight_decay: float) -> Params:
     """Full gradient ``∇𝓛_γ``: ``∇_{W_ℓ} = Q_ℓᵀ (dC/dA) P_ℓᵀ + 2γ W_ℓ``, ``dC/dA = (2/N)(A − A*) ⊙ mask``.
 
     Returns:
         :class:`Params` holding the gradient (same layout as ``params``).
     """
-    lam = check_nonnegative("lam", lam)
+    weight_decay = check_nonnegative("weight_decay", weight_decay)
     _check_problem_fits(params.arch, problem)
     ws = params.layers()
     L = len(ws)
@@ -174,7 +174,7 @@ def gradient(params: Params, problem: CompletionProblem, lam: float) -> Params:
     grads = [None] * L
     back = dA  # Q_ℓᵀ dA, starting from ℓ = L
     for ell in range(L - 1, -1, -1):
-        grads[ell] = back @ np.swapaxes(prefix[ell], 1, 2) + 2.0 * lam * ws[ell]
+        grads[ell] = back @ np.swapaxes(prefix[ell], 1, 2) + 2.0 * weight_decay * ws[ell]
         back = np.swapaxes(ws[ell], 1, 2) @ back
     return Params(params.arch, np.concatenate([g.reshape(R, -1) for g in grads], axis=1))
 

@@ -50,10 +50,10 @@ def flush_threshold(depth: int) -> float:
     return min(10.0 ** (-280.0 / max(depth, 1)), 1e-30)
 
 
-def weight_decay_factor(lr: float, lam: float, steps: int = 1):
+def weight_decay_factor(lr: float, weight_decay: float, steps: int = 1):
     """``(1 − 2ηλ)^t``: what ``t`` steps of weight decay alone do to a part of θ that gets no data gradient
     (a row of ``W_L`` whose entries are never sampled)."""
-    return (1.0 - 2.0 * lr * lam) ** steps
+    return (1.0 - 2.0 * lr * weight_decay) ** steps
 
 
 def prefetched(items, produce):

@@ -31,7 +31,7 @@ EVENT_NONE, EVENT_RESIDUAL, EVENT_STALL, EVENT_BUDGET = 0, 1, 2, 3
 
 
 @njit(cache=True)
-def adaptive_runs(theta, dims, off, rows, cols, vals, lam, temp, h_max, rho, rec_t, snaps, seeds, xi_given,
+def adaptive_runs(theta, dims, off, rows, cols, vals, weight_decay, temp, h_max, rho, rec_t, snaps, seeds, xi_given,
                   h_min, max_steps, div_resid, tiny, escape_norm, t_event, event, n_steps, n_reduced, min_h, max_norm,
                   t_escape, broken_noise):
     """Integrate every run of ``theta (R, P)`` (in place) to ``rec_t[-1]``; snapshots at the times ``rec_t (K,)``.
@@ -39,7 +39,7 @@ def adaptive_runs(theta, dims, off, rows, cols, vals, lam, temp, h_max, rho, rec
     Args:
         theta: ``(R, P)`` float64 start, overwritten with the end state (the state at the event for stopped runs).
         dims, off: int64 ``(L+1,)`` widths and offsets.  rows, cols, vals: ``(N,)`` observed entries.
-        lam, temp: γ and the temperature T = η/S.  h_max: the largest step (time units).  rho: the step rule's
+        weight_decay, temp: γ and the temperature T = η/S.  h_max: the largest step (time units).  rho: the step rule's
             relative bound (``rho <= 0``: fixed step h_max).  rec_t: ``(K,)`` increasing record times > 0.
         snaps: ``(R, K, P)`` output (NaN after an event).  seeds: ``(R,)`` int64 (used when ``xi_given`` is empty).
         xi_given: ``(R, S, N)`` normals (step s of run r uses ``xi_given[r, s]``) or ``(0, 0, 0)``.
@@ -159,7 +159,7 @@ def adaptive_runs(theta, dims, off, rows, cols, vals, lam, temp, h_max, rho, rec
             d2 = 0.0
             for p in range(P):
                 gb2 += gbar[p] * gbar[p]
-                dp = gbar[p] + 2.0 * lam * th[p]
+                dp = gbar[p] + 2.0 * weight_decay * th[p]
                 d2 += dp * dp
             trc = g2sum / N - gb2
             if trc < 0.0:
@@ -210,7 +210,7 @@ def adaptive_runs(theta, dims, off, rows, cols, vals, lam, temp, h_max, rho, rec
                         qa = cf * B[boff[ell + 1] + i * dout + a]
                         for q in range(din):
                             upd[off[ell] + a * din + q] += qa * F[foff[ell] + q * n + j]
-            dec = 1.0 - 2.0 * lam * h
+            dec = 1.0 - 2.0 * weight_decay * h
             for p in range(P):
                 th[p] = dec * th[p] - upd[p]
             steps += 1

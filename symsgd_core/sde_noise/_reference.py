@@ -60,13 +60,13 @@ def noise_factor(theta: np.ndarray, arch: Architecture, problem: CompletionProbl
     return (g - g.mean(axis=1, keepdims=True)) / math.sqrt(g.shape[1])
 
 
-def reference_chunk(theta, arch, problem, lam, dt, xi, scale, iso_noise, iso_scale, rec_pos, snaps, div_step,
+def reference_chunk(theta, arch, problem, weight_decay, dt, xi, scale, iso_noise, iso_scale, rec_pos, snaps, div_step,
                     step0, div_resid, tiny, fixed_weights=None):
     """T Euler–Maruyama steps per run with the literal formula; updates ``theta (R, P)`` in place.
 
     Args:
         theta: ``(R, P)``.  arch, problem: the network and the completion problem.
-        lam: weight decay γ.  dt: the step (time units).  xi: ``(R, T, N)`` standard normals (one per entry).
+        weight_decay: weight decay γ.  dt: the step (time units).  xi: ``(R, T, N)`` standard normals (one per entry).
         scale: ``sqrt(T dt / N)``.  iso_noise: ``(R, T, P)`` normals or ``(R, 0, P)``; iso_scale ``(T,)``.
         rec_pos, snaps, div_step, step0, div_resid, tiny: as in :mod:`._kernels`.
         fixed_weights: ``(R, T, N)`` entry weights to use instead of the EM formula (SGD's ``η n_k/S``).
@@ -88,9 +88,9 @@ def reference_chunk(theta, arch, problem, lam, dt, xi, scale, iso_noise, iso_sca
             g = per_entry_gradients(th, arch, problem)[0]  # (N, P)
             gbar = g.mean(axis=0)
             if fixed_weights is None:
-                new = th - dt * (gbar + 2.0 * lam * th) + scale * ((g - gbar).T @ xi[r, t])
+                new = th - dt * (gbar + 2.0 * weight_decay * th) + scale * ((g - gbar).T @ xi[r, t])
             else:
-                new = th - fixed_weights[r, t] @ g - 2.0 * lam * dt * th
+                new = th - fixed_weights[r, t] @ g - 2.0 * weight_decay * dt * th
             if iso_noise.shape[1] > 0:
                 new = new + iso_scale[t] * iso_noise[r, t]
             theta[r] = new

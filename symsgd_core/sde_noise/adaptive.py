@@ -93,15 +93,15 @@ def _seeds(seed: int, R: int) -> np.ndarray:
     return np.array([int(c.generate_state(1, np.uint32)[0]) for c in children(seed, R)], dtype=np.int64)
 
 
-def run_sde_adaptive(params: Params, problem: CompletionProblem, t_end: float, *, lr: float, lam: float,
+def run_sde_adaptive(params: Params, problem: CompletionProblem, t_end: float, *, lr: float, weight_decay: float,
                      h_max: float, rho: float = DEFAULT_RHO, batch_size: int = 1, seed: int = 0,
                      record_dt: float = 15.0, rank_tol: float = DEFAULT_RANK_TOL, record_layers: bool = True,
                      escape_norm: float = ESCAPE_NORM, xi=None, broken: str | None = None) -> AdaptiveRun:
-    """SGD's SDE (temperature ``T = lr/batch_size``, weight decay ``lam`` in the drift) to time ``t_end``.
+    """SGD's SDE (temperature ``T = lr/batch_size``, weight decay ``weight_decay`` in the drift) to time ``t_end``.
 
     Args:
         params: start (R runs).  problem: the completion problem.
-        lr, batch_size: η and S (T = η/S).  lam: γ.
+        lr, batch_size: η and S (T = η/S).  weight_decay: γ.
         h_max: the largest step (time units); ``rho``: the rule's relative bound (``0``: fixed step h_max,
             i.e. plain Euler–Maruyama).
         seed: run r draws from child r of ``SeedSequence(seed)``.
@@ -115,7 +115,7 @@ def run_sde_adaptive(params: Params, problem: CompletionProblem, t_end: float, *
         :class:`AdaptiveRun`.
 
     Raises:
-        ValueError: non-finite start, ``2·h_max·lam ≥ 1``, or bad sizes.
+        ValueError: non-finite start, ``2·h_max·weight_decay ≥ 1``, or bad sizes.
     """
     if not isinstance(params, Params) or params.n_runs < 1:
         raise ValueError("params must be a Params holding at least one run")
@@ -124,12 +124,12 @@ def run_sde_adaptive(params: Params, problem: CompletionProblem, t_end: float, *
         raise ValueError("params must be finite (found NaN or inf)")
     t_end = check_positive("t_end", t_end)
     lr, h_max = check_positive("lr", lr), check_positive("h_max", h_max)
-    lam, rho = check_nonnegative("lam", lam), check_nonnegative("rho", rho)
+    weight_decay, rho = check_nonnegative("weight_decay", weight_decay), check_nonnegative("rho", rho)
     batch_size = check_positive_int("batch_size", batch_size)
     record_dt = check_positive("record_dt", record_dt)
     check_int("seed", seed, minimum=0)
-    if 2.0 * h_max * lam >= 1.0:
-        raise ValueError(f"2·h_max·lam must be < 1, got h_max={h_max}, lam={lam}")
+    if 2.0 * h_max * weight_decay >= 1.0:
+        raise ValueError(f"2·h_max·weight_decay must be < 1, got h_max={h_max}, weight_decay={weight_decay}")
     arch = params.arch
     R, P = params.n_runs, arch.n_params
     N = problem.n_observed
@@ -157,21 +157,20 @@ def run_sde_adaptive(params: Params, problem: CompletionProblem, t_end: float, *
         raise ValueError(f"broken must be None or 'noise_at_h_max', got {broken!r}")
     rows, cols, vals = problem.entries
     adaptive_runs(theta, np.asarray(arch.dims, dtype=np.int64), arch.offsets, rows.astype(np.int64),
-                  cols.astype(np.int64), vals.astype(np.float64), lam, lr / batch_size, h_max, rho, rec_t, snaps,
-                  _seeds(seed, R), xi_arr, STALL_STEP, max_steps, DIVERGENCE_RESIDUAL, flush_threshold(arch.depth),
-                  escape_norm, t_event, event, n_steps, n_reduced, min_h, max_norm, t_escape,
-                  broken == "noise_at_h_max")
+                  cols.astype(np.int64), vals.astype(np.float64), weight_decay, lr / batch_size, h_max, rho, rec_t,
+                  snaps, _seeds(seed, R), xi_arr, STALL_STEP, max_steps, DIVERGENCE_RESIDUAL,
+                  flush_threshold(arch.depth), escape_norm, t_event, event, n_steps, n_reduced, min_h, max_norm,
+                  t_escape, broken == "noise_at_h_max")
     all_snaps = np.concatenate([params.flat[:, None, :], snaps], axis=1)
-    lam_at = np.full(n_rec + 1, lam)
-    rec = _record_stats(all_snaps, arch, problem, lam_at, rank_tol, DEFAULT_B_CRITERION, record_layers)
+    weight_decay_at = np.full(n_rec + 1, weight_decay)
+    rec = _record_stats(all_snaps, arch, problem, weight_decay_at, rank_tol, DEFAULT_B_CRITERION, record_layers)
     times = np.concatenate([[0.0], rec_t])
     idx = np.arange(n_rec + 1, dtype=np.int64)
     ended = np.isfinite(t_event)
     div_rec = np.where(ended, np.searchsorted(times, t_event, side="left"), -1).astype(np.int64)
-    settings = dict(method="sde_adaptive", lr=lr, lam=lam, dt=None, h_max=h_max, rho=rho, batch_size=batch_size,
-                    escape_norm=escape_norm,
-                    seed=seed, t_end=t_end, record_dt=record_dt, rank_tol=rank_tol, criterion=DEFAULT_B_CRITERION,
-                    n_runs=R, problem=problem.name)
+    settings = dict(method="sde_adaptive", lr=lr, weight_decay=weight_decay, dt=None, h_max=h_max, rho=rho,
+                    batch_size=batch_size, escape_norm=escape_norm, seed=seed, t_end=t_end, record_dt=record_dt,
+                    rank_tol=rank_tol, criterion=DEFAULT_B_CRITERION, n_runs=R, problem=problem.name)
     res = _build_result(idx, times, rec, div_rec, Params(arch, theta), settings)
     return AdaptiveRun(res, t_event, tuple(EVENTS[int(e)] for e in event), n_steps, n_reduced, min_h, max_norm,
                        t_escape, settings)

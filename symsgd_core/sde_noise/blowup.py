@@ -44,7 +44,7 @@ class HazardRow:
     """One integrator at one (η, γ) on ``[0, horizon]``.
 
     Attributes:
-        lr, lam: η and γ.  integrator: ``"EM"`` or ``"adaptive"``.  m: dt (or h_max) = η/m.  rho: the adaptive
+        lr, weight_decay: η and γ.  integrator: ``"EM"`` or ``"adaptive"``.  m: dt (or h_max) = η/m.  rho: the adaptive
             bound (None for EM).
         n_runs: runs.  events: blow-ups within the horizon.  exposure: total time at risk.
         rate: blow-ups per 1000 time units, with its 95 % interval ``(rate, lo, hi)``.
@@ -55,7 +55,7 @@ class HazardRow:
     """
 
     lr: float
-    lam: float
+    weight_decay: float
     integrator: str
     m: int
     rho: float | None
@@ -91,12 +91,13 @@ def horizon_statistics(results: list[dict], horizon: float, alpha: float = 0.05)
 def hazard_rows(grid, horizon: float = HAZARD_HORIZON) -> tuple[HazardRow, ...]:
     """The blow-up hazard per integrator and step at every (η, γ) of the grid's SDE rows (see the module doc)."""
     rows = []
-    settings = sorted({(t["params"]["lr"], t["params"]["lam"]) for t in grid.tasks
+    settings = sorted({(t["params"]["lr"], t["params"]["weight_decay"]) for t in grid.tasks
                        if t["kind"] == "dynamics" and t["params"]["method"] == "sde_adaptive"}, reverse=True)
-    for lr, lam in settings:
+    for lr, weight_decay in settings:
         for integrator, levels in (("EM", [(m, None) for m in EM_STEPS]), ("adaptive", ADAPTIVE_LEVELS)):
             for m, rho in levels:
-                sel = dict(method="sde" if integrator == "EM" else "sde_adaptive", lr=lr, lam=lam, m=m)
+                sel = dict(method="sde" if integrator == "EM" else "sde_adaptive", lr=lr, weight_decay=weight_decay,
+                           m=m)
                 if rho is not None:
                     sel["rho"] = rho
                 res = [r for r in grid.select("dynamics", **sel) if r["t_max"] >= horizon]
@@ -111,8 +112,8 @@ def hazard_rows(grid, horizon: float = HAZARD_HORIZON) -> tuple[HazardRow, ...]:
                     esc = int(escaped.sum())
                     back = int((escaped & ~(td <= horizon)).sum())
                 n_runs = sum(len(r["t_diverged"]) for r in res)
-                rows.append(HazardRow(lr, lam, integrator, m, rho, n_runs, w["events"], w["exposure"], rate, esc, back,
-                                      int(wj["events"]), (wj["mean"], wj["lo"], wj["hi"])))
+                rows.append(HazardRow(lr, weight_decay, integrator, m, rho, n_runs, w["events"], w["exposure"], rate,
+                                      esc, back, int(wj["events"]), (wj["mean"], wj["lo"], wj["hi"])))
     return tuple(rows)
 
 
@@ -156,7 +157,7 @@ def rate_ratio(events_a: int, exposure_a: float, events_b: int, exposure_b: floa
 def continuation_task(p: dict) -> dict:
     """States just before fixed-step blow-ups, continued by both integrators.
 
-    Keys: ``lr, lam, m`` (EM's dt = η/m, also the adaptive h_max), ``rho``, ``seed``, ``n_runs`` (EM runs
+    Keys: ``lr, weight_decay, m`` (EM's dt = η/m, also the adaptive h_max), ``rho``, ``seed``, ``n_runs`` (EM runs
     searched), ``t_max`` (search horizon), ``rec_dt`` (how far before the blow-up the kept state may be),
     ``n_states``, ``n_cont`` (continuations per state and integrator), ``cont_t`` (their length), ``cont_rec``
     (record spacing of the continuations; one EM step resolves the blow-ups).
@@ -167,17 +168,17 @@ def continuation_task(p: dict) -> dict:
     every record, None after a blow-up).
     """
     t0 = time.perf_counter()
-    lr, lam, m = float(p["lr"]), float(p["lam"]), int(p["m"])
+    lr, weight_decay, m = float(p["lr"]), float(p["weight_decay"]), int(p["m"])
     dt = lr / m
     problem = epsilon_completion(EXP.eps)
-    params = replicate(start_minimum(lam=lam)[0], p["n_runs"])
+    params = replicate(start_minimum(weight_decay=weight_decay)[0], p["n_runs"])
     seg = int(round(p["rec_dt"] / dt))
     states, leads = [], []
     alive = np.ones(p["n_runs"], dtype=bool)
     k = 0
     while len(states) < p["n_states"] and k * seg * dt < p["t_max"] and alive.any():
         before = params.select(alive)
-        res = run_sde(before, problem, seg, lr=lr, lam=lam, dt=dt, seed=piece_seed(p["seed"], k),
+        res = run_sde(before, problem, seg, lr=lr, weight_decay=weight_decay, dt=dt, seed=piece_seed(p["seed"], k),
                       record_every=seg, record_layers=False)
         for j in np.flatnonzero(res.diverged):
             states.append(before.select(int(j)))
@@ -193,9 +194,9 @@ def continuation_task(p: dict) -> dict:
     em_blew, ad_blew, traces = [], [], []
     for s, state in enumerate(states):
         start = replicate(state, n_c)
-        em = run_sde(start, problem, n_steps, lr=lr, lam=lam, dt=dt, seed=piece_seed(p["seed"] + 1, s),
-                     record_every=rec_every, record_layers=False)
-        ad = run_sde_adaptive(start, problem, n_steps * dt, lr=lr, lam=lam, h_max=dt, rho=p["rho"],
+        em = run_sde(start, problem, n_steps, lr=lr, weight_decay=weight_decay, dt=dt,
+                     seed=piece_seed(p["seed"] + 1, s), record_every=rec_every, record_layers=False)
+        ad = run_sde_adaptive(start, problem, n_steps * dt, lr=lr, weight_decay=weight_decay, h_max=dt, rho=p["rho"],
                               seed=piece_seed(p["seed"] + 2, s), record_dt=rec_every * dt, record_layers=False)
         em_blew.append(int(em.diverged.sum()))
         ad_blew.append(int(ad.blew_up.sum()))

@@ -41,9 +41,9 @@ __all__ = ["WEAK_ORDER_BAND", "WEAK_ORDER_SE_MAX", "Z_TOL", "check_langevin_rais
 Z_TOL = 5.0
 
 
-def _test_point(lam: float = EXP.lam_hot, kick: float = 0.05, seed: int = 0) -> Params:
+def _test_point(weight_decay: float = EXP.weight_decay_hot, kick: float = 0.05, seed: int = 0) -> Params:
     """A generic point (∇𝓛 ≠ 0): the rank-2 minimum plus a small random kick (stream ``[seed, 31]``)."""
-    base = start_minimum(lam=lam)[0]
+    base = start_minimum(weight_decay=weight_decay)[0]
     return Params(base.arch, base.flat + kick * tagged_stream(seed, 31).standard_normal(base.flat.shape))
 
 
@@ -70,7 +70,7 @@ def check_sde_compiled_vs_reference(seed: int = 0, n_steps: int = 200, broken: s
     problem = epsilon_completion(EXP.eps)
     start = replicate(start_minimum()[0], 3)
     P = start.arch.n_params
-    kw = dict(lr=EXP.lr_hot, lam=EXP.lam_hot, dt=EXP.lr_hot / 4, seed=seed + 5, record_every=50)
+    kw = dict(lr=EXP.lr_hot, weight_decay=EXP.weight_decay_hot, dt=EXP.lr_hot / 4, seed=seed + 5, record_every=50)
     a = run_sde(start, problem, n_steps, **kw)
     orig = sde_reference.per_entry_gradients
     if broken == "uncentred":
@@ -82,7 +82,7 @@ def check_sde_compiled_vs_reference(seed: int = 0, n_steps: int = 200, broken: s
         b = run_sde(start, problem, n_steps, engine="reference", **kw)
     finally:
         sde_reference.per_entry_gradients = orig
-    lk = dict(lam=EXP.lam_hot, dt=EXP.lr_hot, temperature=1e-4, seed=seed + 5, record_every=50)
+    lk = dict(weight_decay=EXP.weight_decay_hot, dt=EXP.lr_hot, temperature=1e-4, seed=seed + 5, record_every=50)
     la = run_langevin(start, problem, n_steps, **lk)
     lb = run_langevin(start, problem, n_steps, engine="reference", **lk)
     err = max(float(np.max(np.abs(a.final.flat - b.final.flat))) / float(np.max(np.abs(a.final.flat))),
@@ -99,7 +99,7 @@ def check_sde_compiled_vs_reference(seed: int = 0, n_steps: int = 200, broken: s
                                 "broken": broken})
 
 
-def _em_increments(point: Params, problem, lr: float, lam: float, dt: float, M: int, seed: int,
+def _em_increments(point: Params, problem, lr: float, weight_decay: float, dt: float, M: int, seed: int,
                    broken: str | None = None) -> np.ndarray:
     """M independent EM steps of size dt from ``point`` (compiled kernel): the increments ``(M, P)``."""
     arch = point.arch
@@ -115,14 +115,15 @@ def _em_increments(point: Params, problem, lr: float, lam: float, dt: float, M: 
     theta = np.repeat(point.flat[:1], M, axis=0)
     rows, cols, vals = problem.entries
     weighted_chunk(theta, np.asarray(arch.dims, dtype=np.int64), arch.offsets, rows, cols, vals, w,
-                   np.array([1 - 2 * lam * dt]), np.empty((M, 0, arch.n_params)), np.zeros(1), np.zeros(0, np.int64),
-                   np.empty((M, 0, arch.n_params)), np.full(M, -1, dtype=np.int64), 0, DIVERGENCE_RESIDUAL, 0.0)
+                   np.array([1 - 2 * weight_decay * dt]), np.empty((M, 0, arch.n_params)), np.zeros(1),
+                   np.zeros(0, np.int64), np.empty((M, 0, arch.n_params)), np.full(M, -1, dtype=np.int64), 0,
+                   DIVERGENCE_RESIDUAL, 0.0)
     return theta - point.flat[:1]
 
 
 @register("sde_noise.one_step_moments")
-def check_sde_one_step_moments(seed: int = 0, M: int = 40_000, lr: float = EXP.lr_hot, lam: float = EXP.lam_hot,
-                               broken: str | None = None):
+def check_sde_one_step_moments(seed: int = 0, M: int = 40_000, lr: float = EXP.lr_hot,
+                               weight_decay: float = EXP.weight_decay_hot, broken: str | None = None):
     """One EM step (dt = η) has SGD's one-step mean ``−η∇𝓛_γ`` and covariance ``η²C`` (batch 1).
 
     (a) SGD, exactly: enumerating the N entries, the SGD increment's mean and covariance are ``−η∇𝓛_γ`` and
@@ -135,18 +136,18 @@ def check_sde_one_step_moments(seed: int = 0, M: int = 40_000, lr: float = EXP.l
     ``broken``: ``"uncentred"`` (noise Σ g_k ξ_k) or ``"no_1/N"`` (scale sqrt(T dt)) — must fail.
     """
     problem = epsilon_completion(EXP.eps)
-    point = _test_point(lam=lam, seed=seed)
+    point = _test_point(weight_decay=weight_decay, seed=seed)
     P = point.arch.n_params
-    grad = gradient(point, problem, lam).flat[0]
+    grad = gradient(point, problem, weight_decay).flat[0]
     g = sde_reference.per_entry_gradients(point.flat, point.arch, problem)[0]
     N = g.shape[0]
     C = (g.T @ g) / N - np.outer(g.mean(0), g.mean(0))
-    inc = -lr * (g + 2 * lam * point.flat[0])  # SGD's N equally likely increments
+    inc = -lr * (g + 2 * weight_decay * point.flat[0])  # SGD's N equally likely increments
     sgd_mean, sgd_cov = inc.mean(0), (inc - inc.mean(0)).T @ (inc - inc.mean(0)) / N
-    scale_a = lr * float(np.max(np.abs(g))) + lr * 2 * lam * float(np.max(np.abs(point.flat)))
+    scale_a = lr * float(np.max(np.abs(g))) + lr * 2 * weight_decay * float(np.max(np.abs(point.flat)))
     err_a = max(float(np.max(np.abs(sgd_mean + lr * grad))) / scale_a,
                 float(np.max(np.abs(sgd_cov - lr**2 * C))) / scale_a**2)
-    d = _em_increments(point, problem, lr, lam, lr, M, seed, broken)
+    d = _em_increments(point, problem, lr, weight_decay, lr, M, seed, broken)
     Sigma = lr**2 * C
     evals, evecs = np.linalg.eigh(Sigma)
     U = evecs[:, evals > roundoff_tolerance(float(evals.max()), P)]
@@ -242,15 +243,15 @@ def fit_weak_order(diffs, h, h_ref: float, p_range: tuple[float, float] = (0.05,
 
 @register("sde_noise.weak_order")
 def check_sde_weak_order(seed: int = 0, M: int = 16_384, t_end: float = 0.25, lr: float = 0.1,
-                         lam: float = EXP.lam_hot, n_list=(8, 16, 32, 64), n_ref: int = 256,
+                         weight_decay: float = EXP.weight_decay_hot, n_list=(8, 16, 32, 64), n_ref: int = 256,
                          broken: str | None = None):
     """Euler–Maruyama for SGD's SDE has weak order 1: fitted over four step sizes on coupled paths, |order − 1| ≤ 0.25
     with a standard error ≤ 0.1.
 
     **What is run.** M paths of the SDE from the rank-2 minimum
-    (:func:`~symsgd_core.rank_jumps.experiments.start_minimum`), T = ``lr`` = 0.1, γ = ``lam``, to ``t_end`` = 0.25,
-    each with ``n`` = 8, 16, 32, 64 steps (h = 1/32 … 1/256) and a reference with ``n_ref`` = 256 steps
-    (h = 1/1024), all five driven by the **same** Brownian path (the fine normals, summed:
+    (:func:`~symsgd_core.rank_jumps.experiments.start_minimum`), T = ``lr`` = 0.1, γ = ``weight_decay``,
+    to ``t_end`` = 0.25, each with ``n`` = 8, 16, 32, 64 steps (h = 1/32 … 1/256) and a reference with
+    ``n_ref`` = 256 steps (h = 1/1024), all five driven by the **same** Brownian path (the fine normals, summed:
     :func:`~.sde.run_sde` ``xi=…, coarsen=…``; stream ``tagged_stream(seed, 34)``, path after path, so a path does not
     depend on M). φ = 𝓛_γ(θ) at ``t_end``. The paired differences ``φ_h − φ_ref`` give the weak errors
     ``e_j = E[φ_{h_j} − φ_ref] = K (h_j^p − h_ref^p)``, fitted by :func:`fit_weak_order` (the reference's own error
@@ -294,7 +295,7 @@ def check_sde_weak_order(seed: int = 0, M: int = 16_384, t_end: float = 0.25, lr
         raise ValueError(f"broken must be None or 'biased', got {broken!r}")
     t_end = check_positive("t_end", t_end)
     problem = epsilon_completion(EXP.eps)
-    point = start_minimum(lam=lam)[0]
+    point = start_minimum(weight_decay=weight_decay)[0]
     N = problem.n_observed
     levels = (*n_list, n_ref)
     rng = tagged_stream(seed, 34)
@@ -307,8 +308,8 @@ def check_sde_weak_order(seed: int = 0, M: int = 16_384, t_end: float = 0.25, lr
             dt = t_end / n
             # the broken scheme: the same path with every normal scaled (variance 1 + c√dt at this step size)
             path = xi * math.sqrt(1.0 + _WEAK_VARIANCE_BIAS * math.sqrt(dt)) if broken == "biased" else xi
-            r = run_sde(start, problem, n, lr=lr, lam=lam, dt=dt, xi=path, coarsen=n_ref // n, record_every=n,
-                        record_layers=False)
+            r = run_sde(start, problem, n, lr=lr, weight_decay=weight_decay, dt=dt, xi=path, coarsen=n_ref // n,
+                        record_every=n, record_layers=False)
             if r.diverged.any():
                 raise RuntimeError(f"{int(r.diverged.sum())} path(s) diverged in the weak-order check (n = {n})")
             phi[a:a + R, j] = r.loss[:, -1]
@@ -333,7 +334,7 @@ def check_sde_weak_order(seed: int = 0, M: int = 16_384, t_end: float = 0.25, lr
 
 
 @register("sde_noise.no_raising_noise_at_B1")
-def check_sde_no_raising_noise(seed: int = 0, lam: float = EXP.lam_hot, broken: str | None = None):
+def check_sde_no_raising_noise(seed: int = 0, weight_decay: float = EXP.weight_decay_hot, broken: str | None = None):
     """At a point of B_1 the SDE's noise (like SGD's) has no component on the rank-raising directions.
 
     Point: the GD rank-1 minimum (:func:`~symsgd_core.rank_jumps.experiments.rank_one_minimum`, seed ``seed``).
@@ -341,7 +342,8 @@ def check_sde_no_raising_noise(seed: int = 0, lam: float = EXP.lam_hot, broken: 
     ``broken="rank2_point"``: the rank-2 minimum (not in B_1) — must fail.
     """
     problem = epsilon_completion(EXP.eps)
-    point = rank_one_minimum(lam=lam, seed=seed) if broken is None else start_minimum(lam=lam)[0]
+    point = rank_one_minimum(weight_decay=weight_decay,
+                             seed=seed) if broken is None else start_minimum(weight_decay=weight_decay)[0]
     frac, k, P = raising_fraction(point, problem, 1)
     inb = bool(in_B(point, 1)[0])
     return make_result("sde_noise.no_raising_noise_at_B1",
@@ -353,14 +355,15 @@ def check_sde_no_raising_noise(seed: int = 0, lam: float = EXP.lam_hot, broken: 
 
 
 @register("sde_noise.langevin_raising_noise")
-def check_langevin_raising_noise(seed: int = 0, M: int = 2000, lam: float = EXP.lam_hot, broken: str | None = None):
+def check_langevin_raising_noise(seed: int = 0, M: int = 2000, weight_decay: float = EXP.weight_decay_hot,
+                                 broken: str | None = None):
     """Langevin's isotropic noise puts the fraction n_raise/P of its variance on the rank-raising directions.
 
     Measured on M kicks ζ ~ N(0, I_P) at the B_1 point: the mean of ``‖Vᵀζ‖²/‖ζ‖²`` must reach
     ``n_raise/P − 5·SE`` (relation ≥). ``broken="sde_noise"``: the SDE's noise fed instead — must fail.
     """
     problem = epsilon_completion(EXP.eps)
-    point = rank_one_minimum(lam=lam)
+    point = rank_one_minimum(weight_decay=weight_decay)
     V, _ = rank_raising_basis(point, 1)
     P = point.arch.n_params
     rng = tagged_stream(seed, 33)
@@ -391,7 +394,8 @@ def _adaptive_observables(params: Params) -> np.ndarray:
 
 @register("sde_noise.adaptive_matches_em")
 def check_sde_adaptive_matches_em(seed: int = 0, M: int = 4000, t_end: float = 1.2, lr: float = EXP.lr_hot,
-                                  lam: float = EXP.lam_hot, rho: float = 0.01, broken: str | None = None):
+                                  weight_decay: float = EXP.weight_decay_hot, rho: float = 0.01,
+                                  broken: str | None = None):
     """The adaptive-step integrator (:func:`~.adaptive.run_sde_adaptive`) has the law of the SDE: its means
     of ‖θ‖², A_01 and A_10 at ``t_end`` agree with fine-step Euler–Maruyama's within 4 Monte-Carlo SE each.
 
@@ -415,12 +419,12 @@ def check_sde_adaptive_matches_em(seed: int = 0, M: int = 4000, t_end: float = 1
     M = check_int("M", M, minimum=100)
     t_end = check_positive("t_end", t_end)
     problem = epsilon_completion(EXP.eps)
-    point = start_minimum(lam=lam)[0]
+    point = start_minimum(weight_decay=weight_decay)[0]
     start = replicate(point, M)
-    em = run_sde(start, problem, int(round(t_end / (lr / 256))), lr=lr, lam=lam, dt=lr / 256, seed=seed,
-                 record_every=10**9, record_layers=False)
-    ad = run_sde_adaptive(start, problem, t_end, lr=lr, lam=lam, h_max=lr / 16, rho=rho, seed=seed + 1,
-                          record_dt=t_end, record_layers=False, broken=broken)
+    em = run_sde(start, problem, int(round(t_end / (lr / 256))), lr=lr, weight_decay=weight_decay, dt=lr / 256,
+                 seed=seed, record_every=10**9, record_layers=False)
+    ad = run_sde_adaptive(start, problem, t_end, lr=lr, weight_decay=weight_decay, h_max=lr / 16, rho=rho,
+                          seed=seed + 1, record_dt=t_end, record_layers=False, broken=broken)
     ok_em = ~em.diverged
     ok_ad = np.array([e == "none" for e in ad.event])
     x = _adaptive_observables(em.final.select(ok_em))

@@ -157,10 +157,12 @@ def comparison_claims(rows: Mapping) -> list[CheckResult]:
         _gt("hot.ratio_ends_over_6", "hot point: the same ratio from the interval ends (SGD's lower / SDE's upper) "
             "exceeds 6", sgd.wait[1] / sde.wait[2], 6, "the notebook's stated factor 6"),
     ]
-    for (lr, lam), factor in ((COOLER_STEP, 30), (WEAKER_DECAY, 5)):
-        g, d = R[(lr, lam, "SGD")], R[(lr, lam, ADAPTIVE_LABELS[(lr, lam)])]
-        out += [_le(f"cool_{lr}_{lam}.sgd_rare", f"η = {lr}, γ = {lam}: at most one SGD run jumps", g.jumped, 1, EXACT),
-                _ge(f"cool_{lr}_{lam}.sde_faster", f"η = {lr}, γ = {lam}: the SDE is at least {factor}× faster than "
+    for (lr, weight_decay), factor in ((COOLER_STEP, 30), (WEAKER_DECAY, 5)):
+        g, d = R[(lr, weight_decay, "SGD")], R[(lr, weight_decay, ADAPTIVE_LABELS[(lr, weight_decay)])]
+        out += [_le(f"cool_{lr}_{weight_decay}.sgd_rare", f"η = {lr}, γ = {weight_decay}: at most one SGD run jumps",
+                    g.jumped, 1, EXACT),
+                _ge(f"cool_{lr}_{weight_decay}.sde_faster",
+                    f"η = {lr}, γ = {weight_decay}: the SDE is at least {factor}× faster than "
                     "SGD from the interval ends (SGD's lower / SDE's upper)", g.wait[1] / d.wait[2], factor,
                     f"the notebook's stated factor {factor}")]
     sde_rows = [s for k, s in R.items() if k[2].startswith("SDE")]
@@ -193,7 +195,7 @@ def comparison_claims(rows: Mapping) -> list[CheckResult]:
         _gt("hot.most_escape", "hot point, adaptive step: more than half the runs escape by t = 12 000 (Wilson 95 % "
             "lower end)", wilson(sde.diverged, sde.n_runs)[1], 0.5, "half the runs"),
     ]
-    lang = [R[(lr, lam, f"Langevin {f}× τ_match")].frac_B1[0] for lr, lam in SETTINGS
+    lang = [R[(lr, weight_decay, f"Langevin {f}× τ_match")].frac_B1[0] for lr, weight_decay in SETTINGS
             for f in ("1", "10")]
     lang1, lang10 = R[(*HOT, "Langevin 1× τ_match")], R[(*HOT, "Langevin 10× τ_match")]
     out += [
@@ -214,19 +216,20 @@ def blowup_claims(hazard_rows, norms: Mapping) -> list[CheckResult]:
     """§3.1's blow-ups (:func:`~.blowup.hazard_rows`, :func:`~.blowup.escape_norms`): the adaptive step
     lowers the blow-up rate at every step; what remains at the hot point is about 0.1 per 1000 t; paths stall at
     ‖θ‖ 12–18; the step does not change the adaptive integrator's answer; fixed-step EM's does at (0.3, 0.02)."""
-    by = {(h.lr, h.lam, h.integrator, h.m): h for h in hazard_rows}
+    by = {(h.lr, h.weight_decay, h.integrator, h.m): h for h in hazard_rows}
 
     def ratio(a, b):
         return rate_ratio(a.events, a.exposure, b.events, b.exposure)
 
-    lows = [ratio(by[(lr, lam, "EM", m)], by[(lr, lam, "adaptive", m)])[1] for lr, lam in (HOT, WEAKER_DECAY)
+    lows = [ratio(by[(lr, weight_decay, "EM", m)], by[(lr, weight_decay, "adaptive", m)])[1] for lr,
+            weight_decay in (HOT, WEAKER_DECAY)
             for m in EM_STEPS]
     cool_a = [by[(*COOLER_STEP, "adaptive", m)].events for m in EM_STEPS]
     cool_e = [by[(*COOLER_STEP, "EM", m)].events for m in EM_STEPS]
     hot_rates = [by[(*HOT, "adaptive", m)].rate for m in EM_STEPS]
     waits, rates = [], []
-    for lr, lam in SETTINGS:
-        a, b = by[(lr, lam, "adaptive", 4)], by[(lr, lam, "adaptive", 64)]
+    for lr, weight_decay in SETTINGS:
+        a, b = by[(lr, weight_decay, "adaptive", 4)], by[(lr, weight_decay, "adaptive", 64)]
         waits.append(mean_ratio(a.jumped, a.wait[0], b.jumped, b.wait[0]))
         if a.events and b.events:
             rates.append(ratio(a, b))
@@ -328,7 +331,7 @@ def weight_law_claims(rows: Mapping, n_observed: int) -> list[CheckResult]:
 def step_size_claims(lam_max: Mapping) -> list[CheckResult]:
     """§3.3 (``lam_max = {γ: top curvature of 𝓛_γ at the rank-2 minimum}`` for γ = 0.027, 0.02): every comparison
     runs at 0.5 < η λ_max < 2, and batch 2 at T = 0.3 (η = 0.6) is beyond GD's limit 2/λ_max."""
-    etas = [lr * lam_max[lam] for lr, lam in SETTINGS]
+    etas = [lr * lam_max[weight_decay] for lr, weight_decay in SETTINGS]
     return [
         _gt("step.far_from_small", "at the three settings η λ_max exceeds 0.5: far from η λ_max ≪ 1 (smallest)",
             _nanmin(etas), 0.5, "the stated range"),
@@ -355,16 +358,17 @@ def run_waiting_claims(k: int, p: float, mc: float, se: float) -> list[CheckResu
 def jump_event_claims(kstar_rows, comparisons: Mapping, collapsed: Mapping) -> list[CheckResult]:
     """§4's table (:func:`~.experiments.kstar_rows`; ``comparisons = {(η, γ): WaitComparison}`` with the factor
     10; ``collapsed = {γ: runs at A = 0 at η = 0.35}``): k* grows as γ and η shrink; every verdict, both ways."""
-    by = {(q.lr, q.lam): q for q in kstar_rows}
+    by = {(q.lr, q.weight_decay): q for q in kstar_rows}
     cmp = comparisons
-    grows_lam = [by[(lr, 0.02)].kstar_row0 > by[(lr, 0.0235)].kstar_row0 > by[(lr, 0.027)].kstar_row0
-                 for lr in (0.2, 0.25, 0.3)]
-    grows_lr = [by[(0.2, lam)].kstar_row0 >= by[(0.3, lam)].kstar_row0 for lam in (0.02, 0.0235, 0.027)]
+    grows_weight_decay = [by[(lr, 0.02)].kstar_row0 > by[(lr, 0.0235)].kstar_row0 > by[(lr, 0.027)].kstar_row0
+                          for lr in (0.2, 0.25, 0.3)]
+    grows_lr = [by[(0.2, weight_decay)].kstar_row0 >= by[(0.3, weight_decay)].kstar_row0
+                for weight_decay in (0.02, 0.0235, 0.027)]
     stated = set(SILENT) | set(OVER_PREDICTED) | set(UNDER_PREDICTED)
     ce, h = cmp[COOLER_STEP], cmp[HOT]
     return [
         _count("kstar.grows_as_gamma_shrinks", "k* (row 0) grows as γ shrinks, at η = 0.2, 0.25, 0.3 (η where not)",
-               _wrong(grows_lam)),
+               _wrong(grows_weight_decay)),
         _count("kstar.grows_as_eta_shrinks", "k* (row 0) at η = 0.2 is at least that at η = 0.3, at every γ (γ where "
                "not)", _wrong(grows_lr)),
         _count("verdict.cells", "the stated verdicts cover exactly the grid's cells (cells in one and not the other)",

@@ -64,9 +64,9 @@ __all__ = ["COOLER_STEP", "DYNAMICS", "GRIDS", "HOT", "RETURN_LEVEL", "SETTINGS"
            "staircase_summary", "summarize", "summarize_runs", "write_grid"]
 
 #: Notebook 04's hot setting (η, γ), where SGD jumps: the first of §3's settings and the live figure's default.
-HOT = (EXP.lr_hot, EXP.lam_hot)
+HOT = (EXP.lr_hot, EXP.weight_decay_hot)
 #: §3's other two settings: a smaller step at the hot γ, and a weaker weight decay at the hot η.
-COOLER_STEP = (0.2, EXP.lam_hot)
+COOLER_STEP = (0.2, EXP.weight_decay_hot)
 WEAKER_DECAY = (EXP.lr_hot, 0.02)
 #: §3's three settings (η, γ), in the order the notebook shows them.
 SETTINGS = (HOT, COOLER_STEP, WEAKER_DECAY)
@@ -116,14 +116,14 @@ def _list(x) -> list:
     return [None if not math.isfinite(v) else float(v) for v in np.asarray(x, dtype=float)]
 
 
-def _start(lam: float):
-    base, rank = start_minimum(lam=lam)
+def _start(weight_decay: float):
+    base, rank = start_minimum(weight_decay=weight_decay)
     if rank != 2:
-        raise ValueError(f"the phase-0 GD minimum at γ = {lam:g} has rank {rank}, not 2: nothing to jump from")
+        raise ValueError(f"the phase-0 GD minimum at γ = {weight_decay:g} has rank {rank}, not 2: nothing to jump from")
     return base
 
 
-def simulate(method: str, start, problem, *, lr: float, lam: float, t_max: float, rec_dt: float, seed: int,
+def simulate(method: str, start, problem, *, lr: float, weight_decay: float, t_max: float, rec_dt: float, seed: int,
              m: int = 1, batch_size: int = 1, tau: float = 0.0, increments: str = "gaussian",
              record_layers: bool = True) -> RunResult:
     """One ensemble (``start`` holds the R runs) of ``method`` over time ``t_max``, records every ``rec_dt``.
@@ -140,26 +140,28 @@ def simulate(method: str, start, problem, *, lr: float, lam: float, t_max: float
     every = max(1, int(round(check_positive("rec_dt", rec_dt) / dt)))
     kw = dict(seed=seed, record_every=every, record_layers=record_layers)
     if method == "sgd":
-        return run(start, problem, n, method="sgd", lr=lr, lam=lam, batch_size=batch_size, **kw)
+        return run(start, problem, n, method="sgd", lr=lr, weight_decay=weight_decay, batch_size=batch_size, **kw)
     if method == "gaussian_sgd":
-        return run_gaussian_sgd(start, problem, n, lr=lr, lam=lam, batch_size=batch_size, increments=increments, **kw)
+        return run_gaussian_sgd(start, problem, n, lr=lr, weight_decay=weight_decay, batch_size=batch_size,
+                                increments=increments, **kw)
     if method == "sde":
-        return run_sde(start, problem, n, lr=lr, lam=lam, dt=dt, batch_size=batch_size, increments=increments, **kw)
-    return run_langevin(start, problem, n, lam=lam, dt=dt, temperature=tau, **kw)
+        return run_sde(start, problem, n, lr=lr, weight_decay=weight_decay, dt=dt, batch_size=batch_size,
+                       increments=increments, **kw)
+    return run_langevin(start, problem, n, weight_decay=weight_decay, dt=dt, temperature=tau, **kw)
 
 
-def simulate_adaptive(start, problem, *, lr: float, lam: float, t_max: float, rec_dt: float, seed: int, m: int,
+def simulate_adaptive(start, problem, *, lr: float, weight_decay: float, t_max: float, rec_dt: float, seed: int, m: int,
                       rho: float, batch_size: int = 1) -> AdaptiveRun:
     """The SDE with the adaptive step (:func:`~.adaptive.run_sde_adaptive`), h_max = η/m, bound ``rho``."""
     m = check_int("m", m, minimum=1)
-    return run_sde_adaptive(start, problem, t_max, lr=lr, lam=lam, h_max=lr / m, rho=rho, batch_size=batch_size,
-                            seed=seed, record_dt=rec_dt)
+    return run_sde_adaptive(start, problem, t_max, lr=lr, weight_decay=weight_decay, h_max=lr / m, rho=rho,
+                            batch_size=batch_size, seed=seed, record_dt=rec_dt)
 
 
 def dynamics_task(p: dict) -> dict:
     """One ensemble of one dynamics from the rank-2 minimum of the ε-completion (ε = 0.2), summarised.
 
-    Keys: ``method`` (:data:`DYNAMICS`), ``lr``, ``lam``, ``n_runs``, ``t_max``, ``rec_dt``, ``seed``; optional
+    Keys: ``method`` (:data:`DYNAMICS`), ``lr``, ``weight_decay``, ``n_runs``, ``t_max``, ``rec_dt``, ``seed``; optional
     ``m`` (dt = η/m; the largest step of ``"sde_adaptive"``), ``rho`` (``"sde_adaptive"``'s bound), ``S``
     (batch), ``increments``, ``temp_factor`` (Langevin: τ = temp_factor · τ_match, the matched temperature of SGD
     at (η, S) at the start, :func:`~symsgd_core.rank_jumps.analysis.matched_langevin_temperature`).
@@ -167,12 +169,13 @@ def dynamics_task(p: dict) -> dict:
     ``n_reduced``; its ``t_diverged`` is the exact time of a residual blow-up or a stall.
     """
     t0 = time.perf_counter()
-    lr, lam = float(p["lr"]), float(p["lam"])
+    lr, weight_decay = float(p["lr"]), float(p["weight_decay"])
     problem = epsilon_completion(EXP.eps)
-    base = _start(lam)
+    base = _start(weight_decay)
     if p["method"] == "sde_adaptive":
-        ad = simulate_adaptive(replicate(base, p["n_runs"]), problem, lr=lr, lam=lam, t_max=p["t_max"],
-                               rec_dt=p["rec_dt"], seed=p["seed"], m=p["m"], rho=p["rho"], batch_size=p.get("S", 1))
+        ad = simulate_adaptive(replicate(base, p["n_runs"]), problem, lr=lr, weight_decay=weight_decay,
+                               t_max=p["t_max"], rec_dt=p["rec_dt"], seed=p["seed"], m=p["m"], rho=p["rho"],
+                               batch_size=p.get("S", 1))
         out = summarize(ad.result, p["t_max"])
         out["t_diverged"] = _list(np.where(ad.blew_up, ad.t_event, np.nan))
         return {**out, "event": list(ad.event), "t_escape": _list(ad.t_escape), "max_norm": _list(ad.max_norm),
@@ -180,33 +183,34 @@ def dynamics_task(p: dict) -> dict:
                 "seconds": time.perf_counter() - t0}
     tau = 0.0
     if p["method"] == "langevin":
-        tau = float(p["temp_factor"]) * float(matched_langevin_temperature(base, problem, lr, lam,
+        tau = float(p["temp_factor"]) * float(matched_langevin_temperature(base, problem, lr, weight_decay,
                                                                            batch_size=p.get("S", 1))[0])
-    res = simulate(p["method"], replicate(base, p["n_runs"]), problem, lr=lr, lam=lam, t_max=p["t_max"],
-                   rec_dt=p["rec_dt"], seed=p["seed"], m=p.get("m", 1), batch_size=p.get("S", 1), tau=tau,
-                   increments=p.get("increments", "gaussian"))
+    res = simulate(p["method"], replicate(base, p["n_runs"]), problem, lr=lr, weight_decay=weight_decay,
+                   t_max=p["t_max"], rec_dt=p["rec_dt"], seed=p["seed"], m=p.get("m", 1), batch_size=p.get("S", 1),
+                   tau=tau, increments=p.get("increments", "gaussian"))
     return {**summarize(res, p["t_max"]), "tau": tau, "seconds": time.perf_counter() - t0}
 
 
 def langevin_eps_task(p: dict) -> dict:
     """Langevin (or SGD) at a given ε from its rank-1 or rank-2 minimum: the fraction of time at rank ≤ 1.
 
-    Keys: ``eps, lr, lam, tau, n_runs, t_max, rec_dt, seed, start`` (``"rank1"`` | ``"rank2"``), ``method``
+    Keys: ``eps, lr, weight_decay, tau, n_runs, t_max, rec_dt, seed, start`` (``"rank1"`` | ``"rank2"``), ``method``
     (``"langevin"`` | ``"sgd"``). Rank uses Langevin's threshold
     :data:`~symsgd_core.rank_jumps.experiments.LANGEVIN_RANK_TOL`.
     """
     t0 = time.perf_counter()
-    eps, lr, lam = float(p["eps"]), float(p["lr"]), float(p["lam"])
+    eps, lr, weight_decay = float(p["eps"]), float(p["lr"]), float(p["weight_decay"])
     problem = epsilon_completion(eps)
-    base = rank_one_minimum(eps, lam=lam) if p["start"] == "rank1" else start_minimum(eps, lam=lam)[0]
-    res = simulate(p["method"], replicate(base, p["n_runs"]), problem, lr=lr, lam=lam, t_max=p["t_max"],
-                   rec_dt=p["rec_dt"], seed=p["seed"], tau=p.get("tau", 0.0), record_layers=False)
+    base = (rank_one_minimum(eps, weight_decay=weight_decay) if p["start"] == "rank1"
+            else start_minimum(eps, weight_decay=weight_decay)[0])
+    res = simulate(p["method"], replicate(base, p["n_runs"]), problem, lr=lr, weight_decay=weight_decay,
+                   t_max=p["t_max"], rec_dt=p["rec_dt"], seed=p["seed"], tau=p.get("tau", 0.0), record_layers=False)
     s2 = res.singular_values[:, 1:, 1]
     low = np.isfinite(s2) & (s2 <= LANGEVIN_RANK_TOL)
     return {"frac_time_rank_le1": low.mean(axis=1).tolist(),
             "up": rank_transitions(numerical_rank(res.singular_values, LANGEVIN_RANK_TOL))[1].tolist(),
             "start_rank": int(numerical_rank(singular_values(base), LANGEVIN_RANK_TOL)[0]),
-            "loss_start": float(loss(base, problem, lam)[0]), "diverged": res.diverged.tolist(),
+            "loss_start": float(loss(base, problem, weight_decay)[0]), "diverged": res.diverged.tolist(),
             "seconds": time.perf_counter() - t0}
 
 
@@ -284,9 +288,9 @@ def summarize_runs(results: list[dict]) -> EnsembleSummary:
 
 
 # ----------------------------------------------------------------------------------------------- the shipped grid
-def _dyn(method, lr, lam, seeds, n_runs, t_max, rec_dt, **extra) -> list[tuple]:
-    return [("dynamics", dict(method=method, lr=lr, lam=lam, n_runs=n_runs, t_max=t_max, rec_dt=rec_dt, seed=s,
-                              **extra)) for s in seeds]
+def _dyn(method, lr, weight_decay, seeds, n_runs, t_max, rec_dt, **extra) -> list[tuple]:
+    return [("dynamics", dict(method=method, lr=lr, weight_decay=weight_decay, n_runs=n_runs, t_max=t_max,
+                              rec_dt=rec_dt, seed=s, **extra)) for s in seeds]
 
 
 def grid_tasks(name: str = "sde05") -> list[tuple[str, dict]]:
@@ -298,13 +302,13 @@ def grid_tasks(name: str = "sde05") -> list[tuple[str, dict]]:
         raise ValueError(f"unknown grid {name!r}; grids: {sorted(GRIDS)}")
     seeds, R, tmax, rec = (1, 2), 32, 12_000.0, 15.0
     tasks: list[tuple[str, dict]] = []
-    for lr, lam in SETTINGS:
-        tasks += _dyn("sgd", lr, lam, seeds, R, tmax, rec)
-        tasks += _dyn("gaussian_sgd", lr, lam, seeds, R, tmax, rec)
+    for lr, weight_decay in SETTINGS:
+        tasks += _dyn("sgd", lr, weight_decay, seeds, R, tmax, rec)
+        tasks += _dyn("gaussian_sgd", lr, weight_decay, seeds, R, tmax, rec)
         for m in (4, 16):
-            tasks += _dyn("sde", lr, lam, seeds, R, tmax, rec, m=m)
+            tasks += _dyn("sde", lr, weight_decay, seeds, R, tmax, rec, m=m)
         for f in (1.0, 10.0):
-            tasks += _dyn("langevin", lr, lam, seeds, R // 2, tmax, rec, temp_factor=f)
+            tasks += _dyn("langevin", lr, weight_decay, seeds, R // 2, tmax, rec, temp_factor=f)
     tasks += _dyn("sde", *HOT, seeds, R, 3000.0, rec, m=64)  # dt convergence at the hot point
     tasks += _dyn("gaussian_sgd", *HOT, seeds, R, tmax, rec, increments="rademacher")
     for method, extra in (("sgd", {}), ("gaussian_sgd", {}), ("gaussian_sgd", {"increments": "rademacher"})):
@@ -312,26 +316,27 @@ def grid_tasks(name: str = "sde05") -> list[tuple[str, dict]]:
     tasks += _grid_tasks_blowup_and_controls(seeds, R, tmax, rec)
     k_grid = list(range(2, 101, 1)) + list(range(105, 301, 5))
     for lr in (0.2, 0.25, 0.3, 0.35):
-        for lam in (0.02, 0.0235, 0.027):
+        for weight_decay in (0.02, 0.0235, 0.027):
             for route in ("row0", "col1"):
-                tasks.append(("kstar", dict(lr=lr, lam=lam, route=route, n_seq=12, k_grid=k_grid, seed=5)))
+                tasks.append(("kstar", dict(lr=lr, weight_decay=weight_decay, route=route, n_seq=12, k_grid=k_grid,
+                                            seed=5)))
             # samples=True: the same runs bit for bit, plus the samples before each jump (route_runs)
-            tasks.append(("waiting", dict(lr=lr, lam=lam, n_runs=64, n_steps=100_000, rec_steps=50, seed=11,
-                                          samples=True)))
+            tasks.append(("waiting", dict(lr=lr, weight_decay=weight_decay, n_runs=64, n_steps=100_000, rec_steps=50,
+                                          seed=11, samples=True)))
     for route in ("row1", "col0", "avoid01"):  # avoid01: the diagonal route, as likely as row 0 and column 1
-        tasks.append(("kstar", dict(lr=HOT[0], lam=HOT[1], route=route, n_seq=12, k_grid=k_grid, seed=5)))
+        tasks.append(("kstar", dict(lr=HOT[0], weight_decay=HOT[1], route=route, n_seq=12, k_grid=k_grid, seed=5)))
     for route in ("row0", "row1", "col1", "avoid00", "avoid01", "avoid11", "avoid12"):
-        tasks.append(("kstar", dict(problem="staircase", lr=HOT[0], lam=HOT[1], route=route, n_seq=12, k_grid=k_grid,
-                                    seed=5)))
-    tasks.append(("staircase", dict(lr=HOT[0], lam=HOT[1], n_runs=128, n_steps=50_000, rec_steps=50, seed=3,
+        tasks.append(("kstar", dict(problem="staircase", lr=HOT[0], weight_decay=HOT[1], route=route, n_seq=12,
+                                    k_grid=k_grid, seed=5)))
+    tasks.append(("staircase", dict(lr=HOT[0], weight_decay=HOT[1], n_runs=128, n_steps=50_000, rec_steps=50, seed=3,
                                     samples=True)))
     tau = 8.96e-4  # 10 τ_match of ε = 0.2 at the hot point (fixed across ε, as in the reply's comparison)
     for eps in (0.1, 0.2, 0.3):
         for start in ("rank1", "rank2"):
             for method in ("langevin", "sgd"):
-                tasks.append(("langevin_eps", dict(eps=eps, lr=HOT[0], lam=HOT[1], tau=tau if method == "langevin" else
-                                                   0.0, n_runs=16, t_max=3000.0, rec_dt=15.0, seed=7, start=start,
-                                                   method=method)))
+                tasks.append(("langevin_eps", dict(eps=eps, lr=HOT[0], weight_decay=HOT[1],
+                                                   tau=tau if method == "langevin" else 0.0, n_runs=16, t_max=3000.0,
+                                                   rec_dt=15.0, seed=7, start=start, method=method)))
     for broken in (None, "biased"):
         tasks.append(("weak_order", dict(seed=0, M=16_384, broken=broken)))
     for broken in (None, "noise_at_h_max"):
@@ -347,14 +352,15 @@ def _grid_tasks_blowup_and_controls(seeds, R, tmax, rec) -> list[tuple[str, dict
     η = 0.3 (the same temperature with a larger batch; S = 2 at the hot temperature T = 0.3 would need η = 0.6,
     beyond gradient descent's stability limit 2/λ_max ≈ 0.50 at the rank-2 minimum)."""
     tasks: list[tuple[str, dict]] = []
-    for lr, lam in SETTINGS:
-        if (lr, lam) != HOT:
-            tasks += _dyn("sde", lr, lam, seeds, R, HAZARD_HORIZON, rec, m=64)
+    for lr, weight_decay in SETTINGS:
+        if (lr, weight_decay) != HOT:
+            tasks += _dyn("sde", lr, weight_decay, seeds, R, HAZARD_HORIZON, rec, m=64)
         for m, rho in ADAPTIVE_LEVELS:
-            t_end = tmax if ((lr, lam), m) == (HOT, 16) else HAZARD_HORIZON
-            tasks += _dyn("sde_adaptive", lr, lam, seeds, R, t_end, rec, m=m, rho=rho)
-    tasks.append(("continuation", dict(lr=HOT[0], lam=HOT[1], m=16, rho=0.05, seed=21, n_runs=32, t_max=HAZARD_HORIZON,
-                                       rec_dt=0.1, n_states=12, n_cont=16, cont_t=30.0, cont_rec=0.3 / 16)))
+            t_end = tmax if ((lr, weight_decay), m) == (HOT, 16) else HAZARD_HORIZON
+            tasks += _dyn("sde_adaptive", lr, weight_decay, seeds, R, t_end, rec, m=m, rho=rho)
+    tasks.append(("continuation", dict(lr=HOT[0], weight_decay=HOT[1], m=16, rho=0.05, seed=21, n_runs=32,
+                                       t_max=HAZARD_HORIZON, rec_dt=0.1, n_states=12, n_cont=16, cont_t=30.0,
+                                       cont_rec=0.3 / 16)))
     tasks += _dyn("gaussian_sgd", *HOT, seeds, R, tmax, rec, increments="bernoulli")
     tasks += _dyn("gaussian_sgd", *HOT, seeds, R, tmax, rec, S=2, increments="bernoulli")
     for method, extra in (("sgd", {}), ("gaussian_sgd", {}), ("gaussian_sgd", {"increments": "rademacher"}),
@@ -392,22 +398,30 @@ TASK_FUNCTIONS = {"dynamics": dynamics_task, "kstar": kstar_task, "waiting": wai
 GRIDS = {"sde05": "Notebook 05's grid (its task timings are stored in the file)", "tiny": "a few seconds, for tests"}
 #: The file the shipped grid is stored in (package data).
 GRID_FILE = "sde05_grid.json"
+#: Task-parameter keys renamed since a grid file was written, old → new: the shipped grid predates the rename of
+#: the weight decay's keyword ``lam`` to ``weight_decay`` and is read (and reused) under the new name.
+_RENAMED_PARAMS = {"lam": "weight_decay"}
+
+
+def _current_params(params: dict) -> dict:
+    """A stored task's parameters under today's names (:data:`_RENAMED_PARAMS`), in their stored order."""
+    return {_RENAMED_PARAMS.get(k, k): v for k, v in params.items()}
 
 
 def write_grid(name: str = "sde05", path=None, *, client=None, n_workers: int | None = None, cache_dir=None,
                progress=None, reuse=None) -> Path:
     """Run a grid with :func:`~symsgd_core.core.sweep.run_sweep` and write it as JSON; returns the path.
 
-    ``reuse``: a stored grid file whose tasks with identical ``(kind, params)`` are taken as they are (their
-    stored ``seconds`` included) instead of being run again — for a grid that gained tasks. Every task is a
-    deterministic function of its parameters, so a full rerun gives the same results.
+    ``reuse``: a stored grid file whose tasks with identical ``(kind, params)`` (stored parameters under today's
+    names) are taken as they are (their stored ``seconds`` included) instead of being run again — for a grid that
+    gained tasks. Every task is a deterministic function of its parameters, so a full rerun gives the same results.
     """
     from ..core.sweep import run_sweep
 
     tasks = grid_tasks(name)
     results: list = [None] * len(tasks)
     if reuse is not None:
-        stored = {json.dumps([t["kind"], t["params"]], sort_keys=True): t["result"]
+        stored = {json.dumps([t["kind"], _current_params(t["params"])], sort_keys=True): t["result"]
                   for t in json.loads(Path(reuse).read_text())["tasks"]}
         for i, (k, p) in enumerate(tasks):
             results[i] = stored.get(json.dumps([k, p], sort_keys=True))
@@ -465,7 +479,8 @@ class SdeGrid:
 
 
 def load_grid(path=None) -> SdeGrid:
-    """The shipped grid (``symsgd_core/data_files/sde05_grid.json``) or the one at ``path``.
+    """The shipped grid (``symsgd_core/data_files/sde05_grid.json``) or the one at ``path``, its task parameters
+    under today's names (a file written before a parameter was renamed is read under the new name).
 
     Raises:
         FileNotFoundError: no grid there (make it with ``python -m symsgd_core sweep sde05``).
@@ -478,7 +493,8 @@ def load_grid(path=None) -> SdeGrid:
     else:
         text = Path(path).read_text()
     blob = json.loads(text)
-    return SdeGrid(blob["name"], tuple(blob["tasks"]), float(blob["task_seconds"]), blob["command"])
+    tasks = tuple({**t, "params": _current_params(t["params"])} for t in blob["tasks"])
+    return SdeGrid(blob["name"], tasks, float(blob["task_seconds"]), blob["command"])
 
 
 @dataclass(frozen=True)
@@ -486,7 +502,7 @@ class ComparisonRow:
     """One row of the comparison table: a dynamics at one (η, γ), with its :class:`EnsembleSummary`."""
 
     lr: float
-    lam: float
+    weight_decay: float
     label: str
     dt: float
     summary: EnsembleSummary
@@ -501,19 +517,19 @@ def comparison_rows(grid: SdeGrid) -> tuple[ComparisonRow, ...]:
         if t["kind"] != "dynamics":
             continue
         p = {"m": 1, "S": 1, "increments": "gaussian", **t["params"]}
-        key = (p["lr"], p["lam"], p["method"], p["m"], p["S"], p["increments"], p.get("temp_factor"), p["t_max"],
-               p.get("rho"))
+        key = (p["lr"], p["weight_decay"], p["method"], p["m"], p["S"], p["increments"], p.get("temp_factor"),
+               p["t_max"], p.get("rho"))
         if key in seen:
             continue
         seen.append(key)
-        sel = {k: p[k] for k in ("lr", "lam", "method", "m", "S", "increments", "t_max")}
+        sel = {k: p[k] for k in ("lr", "weight_decay", "method", "m", "S", "increments", "t_max")}
         for extra in ("temp_factor", "rho"):
             if p.get(extra) is not None:
                 sel[extra] = p[extra]
         res = grid.select("dynamics", **sel)
         label = _label(p)
         dt = p["lr"] / p["m"] if p["method"] in ("sde", "langevin", "sde_adaptive") else p["lr"]
-        rows.append(ComparisonRow(p["lr"], p["lam"], label, dt, summarize_runs(res)))
+        rows.append(ComparisonRow(p["lr"], p["weight_decay"], label, dt, summarize_runs(res)))
     return tuple(rows)
 
 
@@ -538,7 +554,7 @@ class KStarRow:
     """The jump event at one (η, γ): k* per route, predicted and measured waiting times (SGD steps).
 
     Attributes:
-        lr, lam: η and γ.  kstar_row0, kstar_col1: floors of the medians over the forced sequences (−1: never),
+        lr, weight_decay: η and γ.  kstar_row0, kstar_col1: floors of the medians over the forced sequences (−1: never),
             under the rule of ``kstar_key`` (:func:`~.jump_event.kstar_from_success`).
         p: sampling probability of either route (2/3).  predicted_row0: ``E_k`` for the row-0 route alone.
         predicted_either: the exact two-route wait.  measured: ``(mean, lo, hi)`` censored exponential, steps.
@@ -550,7 +566,7 @@ class KStarRow:
     """
 
     lr: float
-    lam: float
+    weight_decay: float
     kstar_row0: int
     kstar_col1: int
     p: float
@@ -582,22 +598,22 @@ def kstar_rows(grid: SdeGrid, *, factor: float | None = None, kstar_key: str = "
     out = []
     problem = epsilon_completion(EXP.eps)
     p = route_probability(problem, "row0")
-    cmp = {(c.lr, c.lam): c for c in grid_wait_comparisons(grid, factor=factor, kstar_key=kstar_key)}
+    cmp = {(c.lr, c.weight_decay): c for c in grid_wait_comparisons(grid, factor=factor, kstar_key=kstar_key)}
     for t in grid.tasks:
         if t["kind"] != "waiting" or t["params"].get("problem", "eps") != "eps":
             continue
-        lr, lam = t["params"]["lr"], t["params"]["lam"]
-        kr = _median_kstar(grid.select("kstar", lr=lr, lam=lam, route="row0")[0], kstar_key)
-        kc = _median_kstar(grid.select("kstar", lr=lr, lam=lam, route="col1")[0], kstar_key)
+        lr, weight_decay = t["params"]["lr"], t["params"]["weight_decay"]
+        kr = _median_kstar(grid.select("kstar", lr=lr, weight_decay=weight_decay, route="row0")[0], kstar_key)
+        kc = _median_kstar(grid.select("kstar", lr=lr, weight_decay=weight_decay, route="col1")[0], kstar_key)
         res = t["result"]
         js = event_times(res["jump_step"])
         w = censored_exponential(js, float(res["n_steps"]))
         routes = {r: sum(1 for x in res["route"] if x == r) for r in ("row0", "col1")}
-        out.append(KStarRow(lr, lam, kr, kc, p, run_waiting_time(kr, p) if kr > 0 else float("inf"),
+        out.append(KStarRow(lr, weight_decay, kr, kc, p, run_waiting_time(kr, p) if kr > 0 else float("inf"),
                             two_route_waiting_time(kr, kc) if kr > 0 and kc > 0 else float("inf"),
                             (w["mean"], w["lo"], w["hi"]), int(np.isfinite(js).sum()), js.size, routes,
-                            cmp[(lr, lam)]))
-    return tuple(sorted(out, key=lambda r: (r.lr, r.lam)))
+                            cmp[(lr, weight_decay)]))
+    return tuple(sorted(out, key=lambda r: (r.lr, r.weight_decay)))
 
 
 @dataclass(frozen=True)
@@ -671,14 +687,14 @@ class ComparePoint:
     """SGD, its SDE and Langevin from the same rank-2 minimum at one (η, γ) (the live figure of §3).
 
     Attributes:
-        lr, lam, m, t_max: the settings (dt = η/m for the SDE; time t = η·steps).
+        lr, weight_decay, m, t_max: the settings (dt = η/m for the SDE; time t = η·steps).
         tau: Langevin's temperature (``temp_factor`` × the matched one).
         sgd, sde, langevin: the three :class:`~symsgd_core.rank_jumps.engine.RunResult`.
         summaries: ``{"sgd", "sde", "langevin"}`` → :class:`EnsembleSummary`.
     """
 
     lr: float
-    lam: float
+    weight_decay: float
     m: int
     t_max: float
     tau: float
@@ -688,9 +704,9 @@ class ComparePoint:
     summaries: dict
 
 
-def compare_point(lr: float = HOT[0], lam: float = HOT[1], m: int = 16, t_max: float = 1500.0, n_runs_sde: int = 12,
-                  n_runs_sgd: int = 16, n_runs_langevin: int = 8, temp_factor: float = 1.0, seed: int = 0,
-                  rec_dt: float = 15.0, progress=None) -> ComparePoint:
+def compare_point(lr: float = HOT[0], weight_decay: float = HOT[1], m: int = 16, t_max: float = 1500.0,
+                  n_runs_sde: int = 12, n_runs_sgd: int = 16, n_runs_langevin: int = 8, temp_factor: float = 1.0,
+                  seed: int = 0, rec_dt: float = 15.0, progress=None) -> ComparePoint:
     """Run SGD, the SDE (dt = η/m) and Langevin from the rank-2 minimum at (η, γ) over time ``t_max``;
     ``progress(fraction)``, if given, after each of the three.
 
@@ -699,17 +715,17 @@ def compare_point(lr: float = HOT[0], lam: float = HOT[1], m: int = 16, t_max: f
         (:func:`~symsgd_core.rank_jumps.experiments.start_minimum`).
     """
     problem = epsilon_completion(EXP.eps)
-    base = _start(lam)
-    tau = float(temp_factor) * float(matched_langevin_temperature(base, problem, lr, lam)[0])
+    base = _start(weight_decay)
+    tau = float(temp_factor) * float(matched_langevin_temperature(base, problem, lr, weight_decay)[0])
     out = {}
     for name, method, R, s in (("sgd", "sgd", n_runs_sgd, seed), ("sde", "sde", n_runs_sde, seed + 1),
                                ("langevin", "langevin", n_runs_langevin, seed + 2)):
-        out[name] = simulate(method, replicate(base, R), problem, lr=lr, lam=lam, t_max=t_max, rec_dt=rec_dt,
-                             seed=s, m=m if method == "sde" else 1, tau=tau)
+        out[name] = simulate(method, replicate(base, R), problem, lr=lr, weight_decay=weight_decay, t_max=t_max,
+                             rec_dt=rec_dt, seed=s, m=m if method == "sde" else 1, tau=tau)
         if progress is not None:
             progress(len(out) / 3)
     summaries = {k: summarize_runs([summarize(v, t_max)]) for k, v in out.items()}
-    return ComparePoint(float(lr), float(lam), int(m), float(t_max), tau, out["sgd"], out["sde"], out["langevin"],
-                        summaries)
+    return ComparePoint(float(lr), float(weight_decay), int(m), float(t_max), tau, out["sgd"], out["sde"],
+                        out["langevin"], summaries)
 
 

@@ -203,12 +203,12 @@ def avoid_waiting_time(k_avoid: dict, probs) -> float:
     return float(np.atleast_1d(spsolve(M, np.ones(n)))[0])
 
 
-def _problem_and_start(name: str, lam: float) -> tuple[CompletionProblem, Params]:
+def _problem_and_start(name: str, weight_decay: float) -> tuple[CompletionProblem, Params]:
     if name == "eps":
-        return epsilon_completion(EXP.eps), start_minimum(lam=lam)[0]
+        return epsilon_completion(EXP.eps), start_minimum(weight_decay=weight_decay)[0]
     if name == "staircase":
         problem = staircase_problem()
-        return problem, staircase_start(problem, lam)
+        return problem, staircase_start(problem, weight_decay)
     raise ValueError(f"problem must be 'eps' or 'staircase', got {name!r}")
 
 
@@ -243,8 +243,8 @@ def _forced_indices(problem: CompletionProblem, route: str, n_seq: int, k: int, 
     return pool[stream(seed).integers(0, pool.size, size=(n_seq, k))]
 
 
-def forced_states(problem: CompletionProblem, base: Params, lr: float, lam: float, route: str, k_grid, n_seq: int,
-                  seed: int) -> tuple[np.ndarray, np.ndarray]:
+def forced_states(problem: CompletionProblem, base: Params, lr: float, weight_decay: float, route: str, k_grid,
+                  n_seq: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Forced SGD from ``base`` (one run): ``n_seq`` sequences of ``max(k_grid)`` samples from ``route``.
 
     Returns:
@@ -261,8 +261,8 @@ def forced_states(problem: CompletionProblem, base: Params, lr: float, lam: floa
     rows, cols, vals = problem.entries
     div = np.full(n_seq, -1, dtype=np.int64)
     weighted_chunk(theta, np.asarray(arch.dims, dtype=np.int64), arch.offsets, rows, cols, vals, w,
-                   np.full(kmax, 1 - 2 * lr * lam), np.empty((n_seq, 0, arch.n_params)), np.zeros(kmax), ks, snaps,
-                   div, 0, DIVERGENCE_RESIDUAL, flush_threshold(arch.depth))
+                   np.full(kmax, 1 - 2 * lr * weight_decay), np.empty((n_seq, 0, arch.n_params)), np.zeros(kmax),
+                   ks, snaps, div, 0, DIVERGENCE_RESIDUAL, flush_threshold(arch.depth))
     return snaps, idx
 
 
@@ -276,21 +276,21 @@ def kstar_task(p: dict) -> dict:
     (:func:`kstar_from_success`): ``kstar_first`` (smallest successful k; −1: none) and ``kstar_stable`` (smallest
     k from which every larger k of the grid succeeds). ``kstar`` is the one named by ``kstar_rule`` (default
     ``"first"``, the stored grid's); ``monotone``: per sequence, the two agree.
-    Keys: ``lr, lam, route, n_seq, k_grid, gd_steps, seed`` (``problem``: ``"eps"`` | ``"staircase"``;
+    Keys: ``lr, weight_decay, route, n_seq, k_grid, gd_steps, seed`` (``problem``: ``"eps"`` | ``"staircase"``;
     ``kstar_rule``: ``"first"`` | ``"stable"``). The sequences are one ``(n_seq, max k_grid)`` draw: the same seed
     with another largest k gives other sequences.
     """
     t0 = time.perf_counter()
-    lr, lam = float(p["lr"]), float(p["lam"])
-    problem, base = _problem_and_start(p.get("problem", "eps"), lam)
+    lr, weight_decay = float(p["lr"]), float(p["weight_decay"])
+    problem, base = _problem_and_start(p.get("problem", "eps"), weight_decay)
     ks = np.asarray(sorted(p["k_grid"]), dtype=np.int64)
     n_seq = check_int("n_seq", p["n_seq"], minimum=1)
     rule = check_choice("kstar_rule", p.get("kstar_rule", "first"), KSTAR_RULES)
-    snaps, _ = forced_states(problem, base, lr, lam, p["route"], ks, n_seq, p["seed"])
+    snaps, _ = forced_states(problem, base, lr, weight_decay, p["route"], ks, n_seq, p["seed"])
     arch = base.arch
     after = Params(arch, snaps.reshape(-1, arch.n_params))
     gd_steps = int(p.get("gd_steps", KSTAR_GD_STEPS))
-    gd = run(after, problem, gd_steps, method="gd", lr=lr, lam=lam, record_every=gd_steps)
+    gd = run(after, problem, gd_steps, method="gd", lr=lr, weight_decay=weight_decay, record_every=gd_steps)
     ok = ((gd.singular_values[:, -1, 1] <= DEFAULT_RANK_TOL) & gd.in_B[:, -1, 1] & ~gd.diverged).reshape(n_seq,
                                                                                                           ks.size)
     first, stable = kstar_from_success(ok, ks, "first"), kstar_from_success(ok, ks, "stable")
@@ -326,8 +326,8 @@ def end_state_label(A_jump: np.ndarray, A0: np.ndarray, problem_name: str) -> st
 _route_at_jump = end_state_label  # the name the stored grid's code used
 
 
-def forced_path(problem_name: str, lr: float, lam: float, route: str, k: int, *, n_seq: int = 12, seed: int = 5,
-                gd_steps: int = KSTAR_GD_STEPS, record_every: int = 50) -> dict:
+def forced_path(problem_name: str, lr: float, weight_decay: float, route: str, k: int, *, n_seq: int = 12,
+                seed: int = 5, gd_steps: int = KSTAR_GD_STEPS, record_every: int = 50) -> dict:
     """A jump whose route is known: ``k`` forced samples of ``route`` from the rank-2 minimum, then ``gd_steps``
     GD steps at the same (η, γ), recorded every ``record_every`` steps from the start (as :func:`waiting_task`
     records SGD, so the end of the forced stretch falls between records as it would in SGD).
@@ -340,7 +340,7 @@ def forced_path(problem_name: str, lr: float, lam: float, route: str, k: int, *,
     k, n_seq = check_int("k", k, minimum=1), check_int("n_seq", n_seq, minimum=1)
     gd_steps, record_every = check_int("gd_steps", gd_steps, minimum=0), check_int("record_every", record_every,
                                                                                   minimum=1)
-    problem, base = _problem_and_start(problem_name, float(lam))
+    problem, base = _problem_and_start(problem_name, float(weight_decay))
     arch, N = base.arch, problem.n_observed
     idx = _forced_indices(problem, route, n_seq, k, seed)
     n_total = k + gd_steps
@@ -353,8 +353,8 @@ def forced_path(problem_name: str, lr: float, lam: float, route: str, k: int, *,
     rows, cols, vals = problem.entries
     div = np.full(n_seq, -1, dtype=np.int64)
     weighted_chunk(theta, np.asarray(arch.dims, dtype=np.int64), arch.offsets, rows, cols, vals, w,
-                   np.full(n_total, 1 - 2 * lr * lam), np.empty((n_seq, 0, arch.n_params)), np.zeros(n_total), pos,
-                   snaps, div, 0, DIVERGENCE_RESIDUAL, flush_threshold(arch.depth))
+                   np.full(n_total, 1 - 2 * lr * weight_decay), np.empty((n_seq, 0, arch.n_params)),
+                   np.zeros(n_total), pos, snaps, div, 0, DIVERGENCE_RESIDUAL, flush_threshold(arch.depth))
     A0 = end_to_end(base)[0]
     A = np.concatenate([np.broadcast_to(A0, (n_seq, 1, *A0.shape)),
                         end_to_end(Params(arch, snaps.reshape(-1, arch.n_params))).reshape(n_seq, pos.size,
@@ -409,8 +409,8 @@ def classify_route(runs, routes, kstar: dict) -> list:
     return out
 
 
-def sgd_with_samples(params: Params, problem: CompletionProblem, n_steps: int, *, lr: float, lam: float, seed: int,
-                     record_every: int = 50, idx=None, chunk: int = 5000) -> dict:
+def sgd_with_samples(params: Params, problem: CompletionProblem, n_steps: int, *, lr: float, weight_decay: float,
+                     seed: int, record_every: int = 50, idx=None, chunk: int = 5000) -> dict:
     """Batch-1 SGD that keeps its samples (the engine's runners do not return them).
 
     Run r draws its entries from child r of ``SeedSequence(seed)`` (:func:`~symsgd_core.core.seeding.streams`),
@@ -445,7 +445,7 @@ def sgd_with_samples(params: Params, problem: CompletionProblem, n_steps: int, *
             pos = np.append(pos, T)
         snaps = np.empty((R, pos.size, arch.n_params))
         weighted_chunk(theta, np.asarray(arch.dims, dtype=np.int64), arch.offsets, rows, cols, vals,
-                       sgd_entry_weights(block[:, :, None], N, lr), np.full(T, 1 - 2 * lr * lam),
+                       sgd_entry_weights(block[:, :, None], N, lr), np.full(T, 1 - 2 * lr * weight_decay),
                        np.empty((R, 0, arch.n_params)), np.zeros(T), pos, snaps, div, s0, DIVERGENCE_RESIDUAL,
                        flush_threshold(arch.depth))
         A.append(end_to_end(Params(arch, snaps.reshape(-1, arch.n_params))).reshape(R, pos.size, *arch.out_shape))
@@ -471,7 +471,7 @@ def _window_runs(idx_run, end: int, width: int, problem, routes):
 def waiting_task(p: dict) -> dict:
     """SGD (batch 1) from the rank-2 minimum at (η, γ): per run, the first step at rank ≤ 1 and what preceded it.
 
-    Keys: ``lr, lam, n_runs, n_steps, rec_steps, seed`` (``problem``: ``"eps"`` | ``"staircase"``; ``samples``:
+    Keys: ``lr, weight_decay, n_runs, n_steps, rec_steps, seed`` (``problem``: ``"eps"`` | ``"staircase"``; ``samples``:
     False (default: :func:`~.sde.run_sgd_weights`, as the stored grid was made) | True (:func:`sgd_with_samples`:
     the same runs, bit for bit, and their samples are read)).
     Returns ``jump_step`` (first record with s₂ ≤ the rank threshold; −1: none), ``route``
@@ -483,18 +483,19 @@ def waiting_task(p: dict) -> dict:
     """
     t0 = time.perf_counter()
     name = p.get("problem", "eps")
-    problem, base = _problem_and_start(name, float(p["lam"]))
+    problem, base = _problem_and_start(name, float(p["weight_decay"]))
     A0 = end_to_end(base)[0]
     out = {}
     if p.get("samples", False):
-        res = sgd_with_samples(replicate(base, p["n_runs"]), problem, p["n_steps"], lr=p["lr"], lam=p["lam"],
-                               seed=p["seed"], record_every=p["rec_steps"])
+        res = sgd_with_samples(replicate(base, p["n_runs"]), problem, p["n_steps"], lr=p["lr"],
+                               weight_decay=p["weight_decay"], seed=p["seed"], record_every=p["rec_steps"])
         A, s2, steps = res["A"], res["s2"], res["steps"]
         diverged = res["diverged_step"] >= 0
         collapsed = _singular_values_or_nan(A[:, -1])[:, 0] <= DEFAULT_RANK_TOL  # NaN (diverged): False
     else:
-        res = run_sgd_weights(replicate(base, p["n_runs"]), problem, p["n_steps"], lr=p["lr"], lam=p["lam"],
-                              seed=p["seed"], record_every=p["rec_steps"], record_layers=False, keep_A=True)
+        res = run_sgd_weights(replicate(base, p["n_runs"]), problem, p["n_steps"], lr=p["lr"],
+                              weight_decay=p["weight_decay"], seed=p["seed"], record_every=p["rec_steps"],
+                              record_layers=False, keep_A=True)
         A, s2, steps = res.settings["end_to_end"], res.singular_values[:, :, 1], res.steps
         diverged, collapsed = res.diverged, res.collapsed
     hit = np.isfinite(s2) & (s2 <= DEFAULT_RANK_TOL)
@@ -522,13 +523,14 @@ def staircase_problem(eps: float = STAIRCASE_EPS) -> CompletionProblem:
     return CompletionProblem(target, mask, name=f"2×3 staircase (ε = {eps:g})")
 
 
-def staircase_start(problem: CompletionProblem, lam: float, depth: int = EXP.depth, width: int = EXP.width) -> Params:
+def staircase_start(problem: CompletionProblem, weight_decay: float, depth: int = EXP.depth,
+                    width: int = EXP.width) -> Params:
     """The staircase's rank-2 GD minimum: GD (η = 0.05, 4·10⁴ steps) from a balanced factorisation of
     ``[[1, ε, 0], [0, 1, ε]]`` (seed 0)."""
     eps = problem.target[0, 1]
     arch = make_architecture(problem.shape, depth, width)
     start = balanced_factorisation(np.array([[1.0, eps, 0.0], [0.0, 1.0, eps]]), arch, seed=0)
-    return run(start, problem, EXP.phase0_steps, method="gd", lr=EXP.lr_phase0, lam=lam,
+    return run(start, problem, EXP.phase0_steps, method="gd", lr=EXP.lr_phase0, weight_decay=weight_decay,
                record_every=EXP.phase0_steps, record_layers=False).final
 
 

@@ -130,7 +130,7 @@ class WaitComparison:
     """Measured against predicted at one (η, γ) cell (steps).
 
     Attributes:
-        lr, lam: η and γ (NaN if not given).
+        lr, weight_decay: η and γ (NaN if not given).
         predicted: the model's mean wait E.  predicted_band: ``(fast, slow)`` — E at the ends of the k* intervals
             (:func:`median_interval`), ``(E, E)`` if not given.
         measured: ``(mean, lo, hi)`` the censored-exponential mean wait with its exact ``1 − alpha`` interval
@@ -146,7 +146,7 @@ class WaitComparison:
     """
 
     lr: float
-    lam: float
+    weight_decay: float
     predicted: float
     predicted_band: tuple
     measured: tuple
@@ -173,7 +173,7 @@ def _verdict(fast: float, slow: float, lo: float, hi: float) -> str:
 
 
 def compare_wait(jump_steps, n_steps: int, predicted: float, *, predicted_band=None, factor: float | None = None,
-                 alpha: float = 0.05, lr: float = float("nan"), lam: float = float("nan")) -> WaitComparison:
+                 alpha: float = 0.05, lr: float = float("nan"), weight_decay: float = float("nan")) -> WaitComparison:
     """Compare SGD's measured first-jump times with a predicted mean wait, in both directions.
 
     Args:
@@ -214,7 +214,7 @@ def compare_wait(jump_steps, n_steps: int, predicted: float, *, predicted_band=N
     exp_j = expected_jumps(E, js.size, n)
     mu = w["exposure"] / E if math.isfinite(E) else 0.0
     ratio = tuple(float(x) / E if math.isfinite(E) else float("nan") for x in (w["mean"], lo, hi))
-    return WaitComparison(float(lr), float(lam), E, (fast, slow), (float(w["mean"]), lo, hi), int(w["events"]),
+    return WaitComparison(float(lr), float(weight_decay), E, (fast, slow), (float(w["mean"]), lo, hi), int(w["events"]),
                           int(js.size), n, float(w["exposure"]), exp_j["runs"], exp_j["events"],
                           poisson_two_sided_p(int(w["events"]), mu), _verdict(E, E, lo, hi),
                           _verdict(fast, slow, lo, hi), None if factor is None else float(factor), within, ratio)
@@ -234,8 +234,9 @@ def grid_wait_comparisons(grid, *, factor: float | None = None, kstar_key: str =
     for t in grid.tasks:
         if t["kind"] != "waiting" or t["params"].get("problem", "eps") != "eps":
             continue
-        lr, lam = t["params"]["lr"], t["params"]["lam"]
-        ks = {r: grid.select("kstar", lr=lr, lam=lam, route=r)[0][kstar_key] for r in ("row0", "col1")}
+        lr, weight_decay = t["params"]["lr"], t["params"]["weight_decay"]
+        ks = {r: grid.select("kstar", lr=lr, weight_decay=weight_decay, route=r)[0][kstar_key]
+              for r in ("row0", "col1")}
         kr, kc = median_kstar(ks["row0"]), median_kstar(ks["col1"])
         E = predicted_wait(kr, kc)
         if kr > 0 and kc > 0:
@@ -246,8 +247,8 @@ def grid_wait_comparisons(grid, *, factor: float | None = None, kstar_key: str =
             band = None
         res = t["result"]
         out.append(compare_wait(res["jump_step"], int(res["n_steps"]), E, predicted_band=band, factor=factor,
-                                alpha=alpha, lr=lr, lam=lam))
-    return tuple(sorted(out, key=lambda c: (c.lr, c.lam)))
+                                alpha=alpha, lr=lr, weight_decay=weight_decay))
+    return tuple(sorted(out, key=lambda c: (c.lr, c.weight_decay)))
 
 
 def kstar_rule_summary(results) -> dict:
@@ -273,8 +274,8 @@ def kstar_rule_summary(results) -> dict:
             "tasks": len(results)}
 
 
-def cell_kstar(grid, route: str, *, problem: str = "eps", lr: float = EXP.lr_hot, lam: float = EXP.lam_hot,
-               key: str = "kstar") -> tuple[int, list, bool]:
+def cell_kstar(grid, route: str, *, problem: str = "eps", lr: float = EXP.lr_hot,
+               weight_decay: float = EXP.weight_decay_hot, key: str = "kstar") -> tuple[int, list, bool]:
     """A cell's k* for ``route``: ``(median k*, per-sequence k*, from_grid)``.
 
     From the grid's kstar task when it has one for (problem, η, γ, route) holding ``key``; otherwise
@@ -284,17 +285,19 @@ def cell_kstar(grid, route: str, *, problem: str = "eps", lr: float = EXP.lr_hot
     ``key``: ``"kstar"``, ``"kstar_first"`` or ``"kstar_stable"``.
     """
     found = [t for t in grid.tasks if t["kind"] == "kstar" and t["params"].get("problem", "eps") == problem
-             and t["params"]["lr"] == lr and t["params"]["lam"] == lam and t["params"]["route"] == route]
+             and t["params"]["lr"] == lr and t["params"]["weight_decay"] == weight_decay
+             and t["params"]["route"] == route]
     if found and key in found[0]["result"]:
         return median_kstar(found[0]["result"][key]), list(found[0]["result"][key]), True
-    params = found[0]["params"] if found else {"lr": lr, "lam": lam, "route": route, **KSTAR_DEFAULTS}
+    params = found[0]["params"] if found else {"lr": lr, "weight_decay": weight_decay, "route": route, **KSTAR_DEFAULTS}
     live = kstar_task({**params, "problem": problem})
     if found and live["kstar_first"] != list(found[0]["result"]["kstar"]):
-        raise RuntimeError(f"the live k* of {route!r} at ({lr}, {lam}) does not reproduce the stored one")
+        raise RuntimeError(f"the live k* of {route!r} at ({lr}, {weight_decay}) does not reproduce the stored one")
     return median_kstar(live[key]), list(live[key]), False
 
 
-def sample_route_counts(grid, problem: str = "eps", lr: float = EXP.lr_hot, lam: float = EXP.lam_hot) -> dict:
+def sample_route_counts(grid, problem: str = "eps", lr: float = EXP.lr_hot,
+                        weight_decay: float = EXP.weight_decay_hot) -> dict:
     """The routes read off SGD's samples before each jump (:func:`~.jump_event.classify_route` at the cell's
     median k*), and the same over control windows, for the cell's waiting task (``problem="staircase"``: the
     staircase task).
@@ -313,7 +316,7 @@ def sample_route_counts(grid, problem: str = "eps", lr: float = EXP.lr_hot, lam:
         task = next(t for t in grid.tasks if t["kind"] == "staircase")
     else:
         task = next(t for t in grid.tasks if t["kind"] == "waiting" and t["params"].get("problem", "eps") == problem
-                    and t["params"]["lr"] == lr and t["params"]["lam"] == lam)
+                    and t["params"]["lr"] == lr and t["params"]["weight_decay"] == weight_decay)
     res, from_grid = task["result"], "route_runs" in task["result"]
     if not from_grid:
         live = waiting_task({**task["params"], "problem": problem, "samples": True})
@@ -321,8 +324,9 @@ def sample_route_counts(grid, problem: str = "eps", lr: float = EXP.lr_hot, lam:
             raise RuntimeError("the live re-run does not reproduce the stored jump steps")
         res = live
     routes = tuple(res["run_routes"])
-    p_lr, p_lam = task["params"]["lr"], task["params"]["lam"]
-    kst = {r: median_kstar(grid.select("kstar", problem=problem, lr=p_lr, lam=p_lam, route=r)[0]["kstar"])
+    p_lr, p_weight_decay = task["params"]["lr"], task["params"]["weight_decay"]
+    kst = {r: median_kstar(grid.select("kstar", problem=problem, lr=p_lr, weight_decay=p_weight_decay,
+                                       route=r)[0]["kstar"])
            for r in routes}
     pre = [x for x in res["route_runs"] if x is not None]
     ctl = [x for x in res["control_runs"] if x is not None]

@@ -132,7 +132,7 @@ def sgd_entry_weights(idx: np.ndarray, n_observed: int, lr: float) -> np.ndarray
     return lr * counts / S
 
 
-def _run_weighted(params, problem, n_steps, *, lam, dt, kind, lr=None, batch_size=1, temperature=0.0, seed=0,
+def _run_weighted(params, problem, n_steps, *, weight_decay, dt, kind, lr=None, batch_size=1, temperature=0.0, seed=0,
                   record_every=100, rank_tol=DEFAULT_RANK_TOL, criterion=DEFAULT_B_CRITERION, record_layers=True,
                   engine="auto", xi=None, coarsen=1, keep_A=False, increments="gaussian"):
     if not isinstance(params, Params):
@@ -143,10 +143,11 @@ def _run_weighted(params, problem, n_steps, *, lam, dt, kind, lr=None, batch_siz
     if not np.all(np.isfinite(params.flat)):
         raise ValueError("params must be finite (found NaN or inf)")
     dt = check_positive("dt", dt)
-    lam = check_nonnegative("lam", lam)
-    if 2.0 * dt * lam >= 1.0:
-        raise ValueError(f"2·dt·lam must be < 1 (weight decay factor 1 − 2γ dt = {1 - 2 * dt * lam:.3g}); "
-                         f"got dt={dt}, lam={lam}")
+    weight_decay = check_nonnegative("weight_decay", weight_decay)
+    if 2.0 * dt * weight_decay >= 1.0:
+        raise ValueError(f"2·dt·weight_decay must be < 1 (weight decay factor "
+                         f"1 − 2γ dt = {1 - 2 * dt * weight_decay:.3g}); "
+                         f"got dt={dt}, weight_decay={weight_decay}")
     n_steps = check_int("n_steps", n_steps, minimum=0)
     record_every = check_positive_int("record_every", record_every)
     batch_size = check_positive_int("batch_size", batch_size)
@@ -196,9 +197,9 @@ def _run_weighted(params, problem, n_steps, *, lam, dt, kind, lr=None, batch_siz
                        record_every * max(1, _CHUNK_ELEMENTS // max(R * P, 1))))
     if compiled:
         from ._kernels import weighted_chunk
-    lam_rec = np.array([lam])
+    weight_decay_rec = np.array([weight_decay])
     A_rec = [_end_to_end_flat(theta[:, None, :], arch)] if keep_A else None
-    stats = [_record_stats(theta[:, None, :], arch, problem, lam_rec, rank_tol, criterion, record_layers)]
+    stats = [_record_stats(theta[:, None, :], arch, problem, weight_decay_rec, rank_tol, criterion, record_layers)]
     for s0 in range(0, n_steps, chunk):
         s1 = min(n_steps, s0 + chunk)
         T = s1 - s0
@@ -238,21 +239,21 @@ def _run_weighted(params, problem, n_steps, *, lam, dt, kind, lr=None, batch_siz
             zeta = np.empty((R, 0, P))
         iso_scale = np.full(T, iso)
         if compiled:
-            weighted_chunk(theta, dims, off, rows, cols, vals, weights, np.full(T, 1.0 - 2.0 * lam * dt), zeta,
+            weighted_chunk(theta, dims, off, rows, cols, vals, weights, np.full(T, 1.0 - 2.0 * weight_decay * dt), zeta,
                            iso_scale, rec_pos, snaps, div_step, s0, DIVERGENCE_RESIDUAL, tiny)
         else:
-            reference_chunk(theta, arch, problem, lam, dt, xi_c, scale, zeta, iso_scale, rec_pos, snaps, div_step,
-                            s0, DIVERGENCE_RESIDUAL, tiny, fixed_weights=fixed)
+            reference_chunk(theta, arch, problem, weight_decay, dt, xi_c, scale, zeta, iso_scale, rec_pos, snaps,
+                            div_step, s0, DIVERGENCE_RESIDUAL, tiny, fixed_weights=fixed)
         if rec_pos.size:
-            stats.append(_record_stats(snaps, arch, problem, np.full(rec_pos.size, lam), rank_tol, criterion,
+            stats.append(_record_stats(snaps, arch, problem, np.full(rec_pos.size, weight_decay), rank_tol, criterion,
                                        record_layers))
             if keep_A:
                 A_rec.append(_end_to_end_flat(snaps, arch))
     rec = {k: np.concatenate([st[k] for st in stats], axis=1) if stats[0][k] is not None else None
            for k in stats[0]}
-    settings = dict(method=kind, lr=lr, lam=lam, dt=dt, batch_size=batch_size, temperature=temperature, seed=seed,
-                    n_steps=n_steps, record_every=record_every, rank_tol=rank_tol, criterion=criterion,
-                    engine="compiled" if compiled else "reference", n_runs=R, problem=problem.name,
+    settings = dict(method=kind, lr=lr, weight_decay=weight_decay, dt=dt, batch_size=batch_size,
+                    temperature=temperature, seed=seed, n_steps=n_steps, record_every=record_every, rank_tol=rank_tol,
+                    criterion=criterion, engine="compiled" if compiled else "reference", n_runs=R, problem=problem.name,
                     increments=increments if kind == "sde" else None)
     if keep_A:
         settings["end_to_end"] = np.concatenate(A_rec, axis=1)  # (R, K, m, n): A at every record
@@ -265,7 +266,7 @@ def _end_to_end_flat(snaps: np.ndarray, arch: Architecture) -> np.ndarray:
     return Params(arch, snaps.reshape(R * k, P)).end_to_end().reshape(R, k, *arch.out_shape)
 
 
-def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: float, lam: float, dt: float,
+def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: float, weight_decay: float, dt: float,
             batch_size: int = 1, seed: int = 0, record_every: int = 100, rank_tol: float = DEFAULT_RANK_TOL,
             criterion: BrCriterion = DEFAULT_B_CRITERION, record_layers: bool = True, engine: str = "auto",
             increments: str = "gaussian", xi=None, coarsen: int = 1, keep_A: bool = False) -> RunResult:
@@ -274,7 +275,7 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
     Args:
         params, problem: start (R runs) and the completion problem.
         lr, batch_size: η and S, which set the temperature ``T = η/S`` of the diffusion.
-        lam: weight decay γ (drift only).  dt: the EM step (``dt = lr`` is "Gaussian SGD").
+        weight_decay: weight decay γ (drift only).  dt: the EM step (``dt = lr`` is "Gaussian SGD").
         seed, record_every, rank_tol, criterion, record_layers, engine: as in
         :func:`~symsgd_core.rank_jumps.engine.run`.
         increments: ``"gaussian"`` (EM), ``"rademacher"`` (±1 per entry: the same mean and covariance,
@@ -288,19 +289,19 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
         :class:`~symsgd_core.rank_jumps.engine.RunResult` (``steps`` count EM steps, ``times = dt·steps``; divergence as
         in the engine).
     """
-    return _run_weighted(params, problem, n_steps, lam=lam, dt=dt, kind="sde", lr=lr, batch_size=batch_size,
-                         seed=seed, record_every=record_every, rank_tol=rank_tol, criterion=criterion,
-                         record_layers=record_layers, engine=engine, xi=xi, coarsen=coarsen, keep_A=keep_A,
-                         increments=increments)
+    return _run_weighted(params, problem, n_steps, weight_decay=weight_decay, dt=dt, kind="sde", lr=lr,
+                         batch_size=batch_size, seed=seed, record_every=record_every, rank_tol=rank_tol,
+                         criterion=criterion, record_layers=record_layers, engine=engine, xi=xi, coarsen=coarsen,
+                         keep_A=keep_A, increments=increments)
 
 
-def run_gaussian_sgd(params: Params, problem: CompletionProblem, n_steps: int, *, lr: float, lam: float,
+def run_gaussian_sgd(params: Params, problem: CompletionProblem, n_steps: int, *, lr: float, weight_decay: float,
                      batch_size: int = 1, **kw) -> RunResult:
     """SGD with its sampled noise replaced by a Gaussian of the same covariance: :func:`run_sde` at ``dt = lr``."""
-    return run_sde(params, problem, n_steps, lr=lr, lam=lam, dt=lr, batch_size=batch_size, **kw)
+    return run_sde(params, problem, n_steps, lr=lr, weight_decay=weight_decay, dt=lr, batch_size=batch_size, **kw)
 
 
-def run_sgd_weights(params: Params, problem: CompletionProblem, n_steps: int, *, lr: float, lam: float,
+def run_sgd_weights(params: Params, problem: CompletionProblem, n_steps: int, *, lr: float, weight_decay: float,
                     batch_size: int = 1, seed: int = 0, record_every: int = 100, rank_tol: float = DEFAULT_RANK_TOL,
                     criterion: BrCriterion = DEFAULT_B_CRITERION, record_layers: bool = True,
                     engine: str = "auto", keep_A: bool = False) -> RunResult:
@@ -309,23 +310,23 @@ def run_sgd_weights(params: Params, problem: CompletionProblem, n_steps: int, *,
     The same update as ``run(method="sgd")`` (to round-off, on its own draws); slower than the engine's sparse
     kernel, but it shares ``keep_A`` with the SDE runners.
     """
-    return _run_weighted(params, problem, n_steps, lam=lam, dt=lr, kind="sgd_weights", lr=lr,
+    return _run_weighted(params, problem, n_steps, weight_decay=weight_decay, dt=lr, kind="sgd_weights", lr=lr,
                          batch_size=batch_size, seed=seed, record_every=record_every, rank_tol=rank_tol,
                          criterion=criterion, record_layers=record_layers, engine=engine, keep_A=keep_A)
 
 
-def run_langevin(params: Params, problem: CompletionProblem, n_steps: int, *, lam: float, dt: float,
+def run_langevin(params: Params, problem: CompletionProblem, n_steps: int, *, weight_decay: float, dt: float,
                  temperature: float, seed: int = 0, record_every: int = 100, rank_tol: float = DEFAULT_RANK_TOL,
                  criterion: BrCriterion = DEFAULT_B_CRITERION, record_layers: bool = True, engine: str = "auto",
                  keep_A: bool = False) -> RunResult:
     """Langevin ``dθ = −∇𝓛_γ dt + sqrt(2τ) dW`` by EM with step ``dt`` (``dt = η`` is ``run(method="langevin")``)."""
-    return _run_weighted(params, problem, n_steps, lam=lam, dt=dt, kind="langevin_dt", temperature=temperature,
-                         seed=seed, record_every=record_every, rank_tol=rank_tol, criterion=criterion,
-                         record_layers=record_layers, engine=engine, keep_A=keep_A)
+    return _run_weighted(params, problem, n_steps, weight_decay=weight_decay, dt=dt, kind="langevin_dt",
+                         temperature=temperature, seed=seed, record_every=record_every, rank_tol=rank_tol,
+                         criterion=criterion, record_layers=record_layers, engine=engine, keep_A=keep_A)
 
 
-def run_gd_dt(params: Params, problem: CompletionProblem, n_steps: int, *, lam: float, dt: float,
+def run_gd_dt(params: Params, problem: CompletionProblem, n_steps: int, *, weight_decay: float, dt: float,
               record_every: int = 100, record_layers: bool = True, engine: str = "auto") -> RunResult:
     """GD with step dt through the weighted kernel (``w_k = dt/N``); equals ``run(method="gd", lr=dt)``."""
-    return _run_weighted(params, problem, n_steps, lam=lam, dt=dt, kind="gd_dt", record_every=record_every,
-                         record_layers=record_layers, engine=engine)
+    return _run_weighted(params, problem, n_steps, weight_decay=weight_decay, dt=dt, kind="gd_dt",
+                         record_every=record_every, record_layers=record_layers, engine=engine)

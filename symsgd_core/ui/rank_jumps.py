@@ -57,7 +57,7 @@ def _eps_slider(value: float) -> widgets.FloatSlider:
     return _slider(widgets.FloatSlider, "ε", value=value, min=0.1, max=0.5, step=0.01)
 
 
-def _lam_slider(value: float, hi: float = 0.06) -> widgets.FloatSlider:
+def _weight_decay_slider(value: float, hi: float = 0.06) -> widgets.FloatSlider:
     """Weight decay γ in [0.005, ``hi``] (linear scale, 3 decimals)."""
     return _slider(widgets.FloatSlider, "weight decay γ", value=value, min=0.005, max=hi, step=0.001,
                    readout_format=".3f")
@@ -146,18 +146,20 @@ class PenaltyController(Controller):
     Panels: (a) ``L s^{2/L}`` for L = 2 and the chosen L; (b) ``Δ(δ) = γLδ^{2/L} − gδ``, the
     change of loss when a new singular direction of size δ is switched on; (c) the loss
     ``(a^L − 1)² + γLa²`` of a balanced scalar chain, showing θ = 0 as a local minimum for L ≥ 3.
-    Sliders: ``depth`` (L), ``lam`` (γ), ``gain`` (g). Analytic: updates live.
+    Sliders: ``depth`` (L), ``weight_decay`` (γ), ``gain`` (g). Analytic: updates live.
     """
 
     live = True
 
-    def __init__(self, depth: int | None = None, lam: float | None = None, gain: float | None = None) -> None:
+    def __init__(self, depth: int | None = None, weight_decay: float | None = None, gain: float | None = None) -> None:
         super().__init__()
         d = experiment_defaults(penalty_view)
-        depth, lam, gain = (d[k] if v is None else v for k, v in (("depth", depth), ("lam", lam), ("gain", gain)))
+        depth, weight_decay, gain = (d[k] if v is None else v
+                                     for k, v in (("depth", depth), ("weight_decay", weight_decay), ("gain", gain)))
         self.controls = {
             "depth": _slider(widgets.IntSlider, "depth L", value=depth, min=2, max=8),
-            "lam": _slider(widgets.FloatLogSlider, "weight decay γ", value=lam, base=10, min=-3, max=0),
+            "weight_decay": _slider(widgets.FloatLogSlider, "weight decay γ", value=weight_decay, base=10,
+                                    min=-3, max=0),
             "gain": _slider(widgets.FloatLogSlider, "fit slope g", value=gain, base=10, min=-2, max=0.5),
         }
         fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08, subplot_titles=(
@@ -183,8 +185,8 @@ class PenaltyController(Controller):
         self._wire()
         self.update()
 
-    def _update(self, depth, lam, gain) -> None:
-        r = self.result = penalty_view(depth, lam, gain)
+    def _update(self, depth, weight_decay, gain) -> None:
+        r = self.result = penalty_view(depth, weight_decay, gain)
         L, d_star, d_max, trap = r.depth, r.barrier_width, r.d_max, r.origin_trap
         fig = self.figure
         curves = [(r.s, r.penalty_L2, r.penalty_L), (r.delta, r.cost_L2, r.cost_L), (r.a, r.chain_L2, r.chain_L)]
@@ -197,15 +199,17 @@ class PenaltyController(Controller):
             fig.data[6].x = [d_star] if show_star else []
             fig.data[6].y = [0.0] if show_star else []
         if L == 2:
-            if 2 * lam < gain:
-                msg = (f"L = 2: the penalty 2s has finite slope 2γ = {2 * lam:.3g} at s = 0, smaller than the fit "
+            if 2 * weight_decay < gain:
+                msg = (f"L = 2: the penalty 2s has finite slope 2γ = {2 * weight_decay:.3g} at s = 0, smaller than "
+                       "the fit "
                        f"slope g = {gain:.3g}, so the new direction switches on at once: no lower-rank minimum "
                        "here (nuclear-norm problem, convex in A).")
             else:
-                msg = (f"L = 2: slope 2γ = {2 * lam:.3g} ≥ g = {gain:.3g}: this direction never pays, for any δ "
+                msg = (f"L = 2: slope 2γ = {2 * weight_decay:.3g} ≥ g = {gain:.3g}: this direction never pays, "
+                       "for any δ "
                        "(convex: a single global minimum).")
             msg += (" θ = 0 is a local minimum only because γ ≥ 1." if trap else
-                    f" θ = 0 is NOT a minimum (curvature 2γ − 2 = {2 * lam - 2:.3g} < 0).")
+                    f" θ = 0 is NOT a minimum (curvature 2γ − 2 = {2 * weight_decay - 2:.3g} < 0).")
         else:
             where = (f"δ* = {d_star:.3g} (marked ×)" if d_star <= d_max else
                      f"δ* = {d_star:.3g}, beyond the plotted range")
@@ -284,7 +288,7 @@ class TrapController(_ExperimentFigure):
     Left: GD; right: ``n_seeds`` SGD runs (one colour each). Top row: ``s_1(A)`` (the upper line of each colour)
     and ``s_2(A)`` (the lower), on a log axis; the dotted line is the rank threshold. Middle row: the smallest r
     with θ ∈ B_r (:func:`~symsgd_core.rank_jumps.network.smallest_B`, the default criterion). Bottom row: the
-    balance test, ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` against ε₂ (dashed). Sliders: ``eps``, ``lam``,
+    balance test, ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` against ε₂ (dashed). Sliders: ``eps``, ``weight_decay``,
     ``lr``, ``depth``, ``width``, ``n_seeds``, ``steps``, ``seed``. Re-simulates on Run.
     ``self.result`` is the :class:`~symsgd_core.rank_jumps.experiments.TrapResult`.
     """
@@ -303,7 +307,7 @@ class TrapController(_ExperimentFigure):
         v = experiment_settings(trap, settings)
         self.controls = {
             "eps": _eps_slider(v["eps"]),
-            "lam": _lam_slider(v["lam"]),
+            "weight_decay": _weight_decay_slider(v["weight_decay"]),
             "lr": _lr_slider(v["lr"]),
             "depth": _slider(widgets.IntSlider, "depth L", value=v["depth"], min=2, max=6),
             "width": _slider(widgets.IntSlider, "width", value=v["width"], min=2, max=16),
@@ -353,7 +357,7 @@ class TrapController(_ExperimentFigure):
         self._wire()
         self.update()
 
-    def _show(self, r, eps, lam, lr, depth, width, n_seeds, steps, seed) -> None:
+    def _show(self, r, eps, weight_decay, lr, depth, width, n_seeds, steps, seed) -> None:
         fig = self.figure
         p0, start_rank, gd, sgd, diag = r.start, r.start_rank, r.gd, r.sgd, r.diagnosis
         x_end = float(steps)
@@ -398,7 +402,7 @@ class EnsembleController(_ExperimentFigure):
     passing the balance test (ε₂). Right: histogram of
     the first step at rank 1, with the exponential law of the censored maximum-likelihood
     mean waiting time. The title reports the number of returns to a higher rank (always 0).
-    Sliders: ``eps``, ``lam``, ``lr``, ``n_runs``, ``steps``, ``seed``. Re-simulates on Run.
+    Sliders: ``eps``, ``weight_decay``, ``lr``, ``n_runs``, ``steps``, ``seed``. Re-simulates on Run.
     """
 
     experiment = staticmethod(ensemble)
@@ -412,7 +416,7 @@ class EnsembleController(_ExperimentFigure):
         v = experiment_settings(ensemble, settings)
         self.controls = {
             "eps": _eps_slider(v["eps"]),
-            "lam": _lam_slider(v["lam"]),
+            "weight_decay": _weight_decay_slider(v["weight_decay"]),
             "lr": _lr_slider(v["lr"]),
             "n_runs": _slider(widgets.IntSlider, "runs", value=v["n_runs"], min=4, max=64, step=4),
             "steps": _slider(widgets.IntSlider, "steps", value=v["steps"], min=10_000, max=120_000, step=10_000),
@@ -441,7 +445,7 @@ class EnsembleController(_ExperimentFigure):
         self._wire()
         self.update()
 
-    def _show(self, r, eps, lam, lr, n_runs, steps, seed) -> None:
+    def _show(self, r, eps, weight_decay, lr, n_runs, steps, seed) -> None:
         fig = self.figure
         sgd, diag, js, tau, tau_se = r.sgd, r.diagnosis, r.jump_steps, r.mean_wait, r.mean_wait_se
         durations, returns = r.durations, r.returns
@@ -485,7 +489,7 @@ class MechanismController(_ExperimentFigure):
 
     Left: norm of the unsampled row of ``W_L`` (markers) against ``(1 − 2ηγ)^t`` times its start
     (line), log axis. Right: singular values of A through the forced phase (purple) and then
-    under SGD (colours) and GD (black). Sliders: ``lr``, ``lam``, ``forced_steps``,
+    under SGD (colours) and GD (black). Sliders: ``lr``, ``weight_decay``, ``forced_steps``,
     ``after_steps``, ``n_seeds``, ``seed``. Re-simulates when a slider is released.
     """
 
@@ -502,7 +506,7 @@ class MechanismController(_ExperimentFigure):
         v = experiment_settings(mechanism, settings)
         self.controls = {
             "lr": _lr_slider(v["lr"]),
-            "lam": _lam_slider(v["lam"]),
+            "weight_decay": _weight_decay_slider(v["weight_decay"]),
             "forced_steps": _slider(widgets.IntSlider, "forced steps", value=v["forced_steps"], min=250, max=6000,
                                     step=250),
             "after_steps": _slider(widgets.IntSlider, "steps after", value=v["after_steps"], min=5000, max=60_000,
@@ -542,7 +546,7 @@ class MechanismController(_ExperimentFigure):
         self._wire()
         self.update()
 
-    def _show(self, r, lr, lam, forced_steps, after_steps, n_seeds, seed) -> None:
+    def _show(self, r, lr, weight_decay, forced_steps, after_steps, n_seeds, seed) -> None:
         fig = self.figure
         rec, gd, sgd, err, tol, forced_rank = r.forced, r.gd, r.sgd, r.decay_error, r.decay_tolerance, r.forced_rank
         with fig.batch_update():
@@ -568,7 +572,7 @@ class MechanismController(_ExperimentFigure):
             fig.data[-1].x = [0.0, float(forced_steps + after_steps)]
             fig.layout.shapes = [dict(type="rect", xref="x2", yref="y2 domain", x0=0, x1=forced_steps, y0=0, y1=1,
                                       fillcolor="#ede9fe", opacity=0.6, line_width=0, layer="below")]
-            head, level, msg = self._message(r.outcome, err, tol, forced_rank, lr, lam, forced_steps)
+            head, level, msg = self._message(r.outcome, err, tol, forced_rank, lr, weight_decay, forced_steps)
             headline(fig, head, level == "warning")
         self.say(msg, level)
 
@@ -584,11 +588,11 @@ class MechanismController(_ExperimentFigure):
     }
 
     @classmethod
-    def _message(cls, outcome, err, tol, forced_rank, lr, lam, forced_steps):
+    def _message(cls, outcome, err, tol, forced_rank, lr, weight_decay, forced_steps):
         """(headline, level, status text) of ``outcome``: the words only, the experiment decided it."""
-        c = weight_decay_factor(lr, lam)
+        c = weight_decay_factor(lr, weight_decay)
         text = (f"Forced phase ({forced_steps} steps on row-0 entries only): the unsampled row of W_L shrank by "
-                f"(1 − 2ηγ)^t = {c:.5f}^{forced_steps} = {weight_decay_factor(lr, lam, forced_steps):.3g}, "
+                f"(1 − 2ηγ)^t = {c:.5f}^{forced_steps} = {weight_decay_factor(lr, weight_decay, forced_steps):.3g}, "
                 "matching the measured norms to a "
                 f"relative {err:.1e} (round-off bound {tol:.1e}). ")
         n, kind = outcome.numbers, outcome.kind
@@ -599,7 +603,8 @@ class MechanismController(_ExperimentFigure):
         why = {
             "forced_diverged": lambda: f"The run diverged: η = {lr:.3g} is too large.",
             "forced_too_short": lambda: (
-                f"A is still rank 2 (s₂ = {n['s2_end']:.2g}): at η = {lr:.3g}, γ = {lam:.3g} the row needs about "
+                f"A is still rank 2 (s₂ = {n['s2_end']:.2g}): at η = {lr:.3g}, γ = {weight_decay:.3g} the row "
+                "needs about "
                 f"{n['steps_needed']:.0f} forced steps to fall below the rank threshold. Raise the forced steps, η or "
                 "γ."),
             "forced_collapsed": lambda: (
@@ -625,7 +630,7 @@ class BasinController(_ExperimentFigure):
     spaces), so every layer's second singular value is a and ``s₂(A) = a^L``. Left: ``s₂(A)``
     over time for the chosen a (bold) and a grid of a (thin). Right: final ``s₂(A)`` against a,
     with the first-order basin estimate ``a_c = (2γ/|g|)^{1/(L−2)}``. Sliders: ``alpha``,
-    ``lam``, ``eps``, ``lr``, ``steps``; dropdown ``method`` (GD or SGD).
+    ``weight_decay``, ``eps``, ``lr``, ``steps``; dropdown ``method`` (GD or SGD).
     """
 
     experiment = staticmethod(basin)
@@ -641,7 +646,7 @@ class BasinController(_ExperimentFigure):
         v = experiment_settings(basin, settings)
         self.controls = {
             "alpha": _slider(widgets.FloatLogSlider, "basin push a", value=v["alpha"], base=10, min=-2, max=0.4),
-            "lam": _lam_slider(v["lam"], hi=0.05),
+            "weight_decay": _weight_decay_slider(v["weight_decay"], hi=0.05),
             "eps": _eps_slider(v["eps"]),
             "lr": _lr_slider(v["lr"], lo=0.01, hi=0.2),
             "steps": _slider(widgets.IntSlider, "steps", value=v["steps"], min=5000, max=40_000, step=5000),
@@ -674,7 +679,7 @@ class BasinController(_ExperimentFigure):
         self._wire()
         self.update()
 
-    def _show(self, r, alpha, lam, eps, lr, steps, method) -> None:
+    def _show(self, r, alpha, weight_decay, eps, lr, steps, method) -> None:
         fig = self.figure
         g, alpha_c, grid, res, boundary = r.slope, r.alpha_c, r.grid, r.run, r.boundary
         final_s2 = res.singular_values[:, -1, 1]
@@ -743,7 +748,7 @@ class AnnealController(_ExperimentFigure):
     Left: ``s₂(A)`` over time (hot phase shaded), GD black, SGD in colours. Right: final loss
     ``𝓛_γcold`` of every run after a GD polish of ``POLISH_STEPS`` cold steps (bars coloured by
     rank), with the losses of the two minima at the cold γ (horizontal lines). Sliders: ``eps``,
-    ``hot_steps``, ``lr_hot``, ``lam_hot``, ``cold_steps``, ``lr_cold``, ``lam_cold``, ``n_seeds``,
+    ``hot_steps``, ``lr_hot``, ``weight_decay_hot``, ``cold_steps``, ``lr_cold``, ``weight_decay_cold``, ``n_seeds``,
     ``seed``. Re-simulates on Run.
     """
 
@@ -766,13 +771,13 @@ class AnnealController(_ExperimentFigure):
             "hot_steps": _slider(widgets.IntSlider, "hot steps", value=v["hot_steps"], min=10_000, max=100_000,
                                  step=10_000),
             "lr_hot": _slider(widgets.FloatSlider, "hot η", value=v["lr_hot"], min=0.05, max=0.5, step=0.01),
-            "lam_hot": _slider(widgets.FloatSlider, "hot γ", value=v["lam_hot"], min=0.005, max=0.06, step=0.001,
-                               readout_format=".3f"),
+            "weight_decay_hot": _slider(widgets.FloatSlider, "hot γ", value=v["weight_decay_hot"], min=0.005,
+                                        max=0.06, step=0.001, readout_format=".3f"),
             "cold_steps": _slider(widgets.IntSlider, "cold steps", value=v["cold_steps"], min=5000, max=40_000,
                                   step=5000),
             "lr_cold": _slider(widgets.FloatSlider, "cold η", value=v["lr_cold"], min=0.01, max=0.2, step=0.01),
-            "lam_cold": _slider(widgets.FloatSlider, "cold γ", value=v["lam_cold"], min=0.002, max=0.03, step=0.001,
-                                readout_format=".3f"),
+            "weight_decay_cold": _slider(widgets.FloatSlider, "cold γ", value=v["weight_decay_cold"], min=0.002,
+                                         max=0.03, step=0.001, readout_format=".3f"),
             "n_seeds": _n_seeds_slider(v["n_seeds"], self.MAX_SEEDS),
             "seed": _seed_slider(v["seed"]),
         }
@@ -804,7 +809,8 @@ class AnnealController(_ExperimentFigure):
         self._wire()
         self.update()
 
-    def _show(self, r, eps, hot_steps, lr_hot, lam_hot, cold_steps, lr_cold, lam_cold, n_seeds, seed) -> None:
+    def _show(self, r, eps, hot_steps, lr_hot, weight_decay_hot, cold_steps, lr_cold, weight_decay_cold, n_seeds,
+              seed) -> None:
         fig = self.figure
         polished_loss, polished_rank, minima = r.polished_loss, r.polished_rank, r.minima
 
@@ -842,7 +848,7 @@ class AnnealController(_ExperimentFigure):
                 fig.layout.yaxis2.range = [lo - pad, hi + pad]
             fig.layout.shapes = [dict(type="rect", xref="x", yref="paper", x0=0, x1=hot_steps, y0=0, y1=1,
                                       fillcolor="#fde68a", opacity=0.35, line_width=0, layer="below")]
-            head, level, msg = self._message(r, eps, lam_cold, lr_cold)
+            head, level, msg = self._message(r, eps, weight_decay_cold, lr_cold)
             headline(fig, head, level == "warning")
         self.say(msg, level)
 
@@ -857,26 +863,30 @@ class AnnealController(_ExperimentFigure):
     }
 
     @classmethod
-    def _message(cls, r, eps, lam_cold, lr_cold):
+    def _message(cls, r, eps, weight_decay_cold, lr_cold):
         """(headline, level, status text) of ``r.outcome`` (decided in
         :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome`) and ``r.better_minimum``."""
         diag, outcome, n = r.diagnosis, r.outcome, r.outcome.numbers
         r1, r2 = r.minima["rank1"], r.minima["rank2"]
         if r.better_minimum == "rank1_only":
-            better = (f"At ε = {eps:.3g} and cold γ = {lam_cold:.3g} GD from random init finds no rank-2 minimum: "
+            better = (f"At ε = {eps:.3g} and cold γ = {weight_decay_cold:.3g} GD from random init finds no "
+                      "rank-2 minimum: "
                       f"the rank-1 minimum ({r1:.5f}) is the one to be in.")
         elif r.better_minimum == "rank1":
-            better = (f"At ε = {eps:.3g}, cold γ = {lam_cold:.3g}, the rank-1 minimum is the better one ({r1:.5f} < "
+            better = (f"At ε = {eps:.3g}, cold γ = {weight_decay_cold:.3g}, the rank-1 minimum is the better one "
+                      f"({r1:.5f} < "
                       f"{r2:.5f}, by {100 * (r2 - r1) / r2:.1f}%): here SGD's one-way bias helps.")
         else:
-            better = (f"At ε = {eps:.3g}, cold γ = {lam_cold:.3g}, the rank-2 minimum is the better one ({r2:.5f} < "
+            better = (f"At ε = {eps:.3g}, cold γ = {weight_decay_cold:.3g}, the rank-2 minimum is the better one "
+                      f"({r2:.5f} < "
                       f"{r1:.5f}): at this γ it has the lower regularised loss 𝓛_γ, and a jump to rank 1 would be a "
                       "loss.")
         text = "Hot phase: " + diag.message + " "
         if outcome.kind.startswith("hot_"):
             return (HEADLINES[diag.kind], "warning", text + better)
         cold_up = n["cold_up"]
-        text += (f"Cold phase (η = {lr_cold:.3g}, γ = {lam_cold:.3g}): GD's lowest rank {n['gd_min_rank']}; the "
+        text += (f"Cold phase (η = {lr_cold:.3g}, γ = {weight_decay_cold:.3g}): GD's lowest rank "
+                 f"{n['gd_min_rank']}; the "
                  f"{n['jumped']} SGD run(s) that jumped {'stay at rank 1' if cold_up == 0 else 'rose again'} "
                  f"({cold_up} return(s) to rank 2). Polished losses: GD {n['gd_polished_loss']:.5f} "
                  f"(rank {n['gd_polished_rank']})")
@@ -886,7 +896,8 @@ class AnnealController(_ExperimentFigure):
         else:
             text += ". "
         advice = {"cold_diverged": "Lower the cold η. ",
-                  "gd_finds_rank1": (f"At the cold γ = {lam_cold:.3g} the rank-2 minimum is not stable for GD any "
+                  "gd_finds_rank1": (f"At the cold γ = {weight_decay_cold:.3g} the rank-2 minimum is not stable "
+                                     "for GD any "
                                      "more (γ too large), so the cold phase no longer separates the two. ")}
         why = advice.get(outcome.kind, "")
         return cls.HEADLINES[outcome.kind], "warning" if outcome.failure else "info", text + why + better

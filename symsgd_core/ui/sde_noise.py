@@ -54,7 +54,7 @@ class SdeCompareController(RunController):
 
     Left: s₂(A) of every run over time t = η·steps (log axis; a run that blew up ends). Right: the fraction of
     runs at rank ≤ 1 over time for each dynamics, and (dotted) the fraction of SDE runs that blew up.
-    Sliders: ``lr`` (η), ``lam`` (γ), ``m`` (SDE step dt = η/m), ``temp_factor`` (Langevin's τ / τ_match),
+    Sliders: ``lr`` (η), ``weight_decay`` (γ), ``m`` (SDE step dt = η/m), ``temp_factor`` (Langevin's τ / τ_match),
     ``seed``. Re-simulates on Run (about a second; pressed in the page, a first look at fewer runs and a shorter
     time is drawn at once and the full Run follows, :meth:`~symsgd_core.ui.base.RunController.start_run`).
     """
@@ -65,8 +65,8 @@ class SdeCompareController(RunController):
         self._fixed = {k: v[k] for k in ("t_max", "n_runs_sde", "n_runs_sgd", "n_runs_langevin", "rec_dt")}
         self.controls = {
             "lr": _slider(widgets.FloatSlider, "step size η", value=v["lr"], min=0.2, max=0.35, step=0.01),
-            "lam": _slider(widgets.FloatSlider, "γ (weight decay)", value=v["lam"], min=0.02, max=0.03, step=0.0005,
-                           readout_format=".4f"),
+            "weight_decay": _slider(widgets.FloatSlider, "γ (weight decay)", value=v["weight_decay"], min=0.02,
+                                    max=0.03, step=0.0005, readout_format=".4f"),
             "m": _slider(widgets.SelectionSlider, "SDE step dt = η/m, m", options=(4, 16, 64), value=v["m"]),
             "temp_factor": _slider(widgets.SelectionSlider, "Langevin τ / τ_match", options=(1.0, 10.0),
                                    value=v["temp_factor"]),
@@ -112,11 +112,11 @@ class SdeCompareController(RunController):
                        f"{full['n_runs_sgd']} SGD, {small['n_runs_langevin']} of {full['n_runs_langevin']} Langevin, "
                        f"to t = {t_max:g} of {full['t_max']:g}")
 
-    def _compute(self, progress, lr, lam, m, temp_factor, seed, **sizes):
+    def _compute(self, progress, lr, weight_decay, m, temp_factor, seed, **sizes):
         """:func:`compare_point` at the sliders (``sizes``: a first look's run counts and ``t_max``); a setting it
         refuses (e.g. no rank-2 minimum at this γ) is returned as the ValueError, drawn as a failure."""
         try:
-            return compare_point(lr=lr, lam=lam, m=int(m), temp_factor=float(temp_factor), seed=seed,
+            return compare_point(lr=lr, weight_decay=weight_decay, m=int(m), temp_factor=float(temp_factor), seed=seed,
                                  **{**self._fixed, **sizes}, progress=progress)
         except ValueError as exc:
             return exc
@@ -156,7 +156,8 @@ class SdeCompareController(RunController):
             return f"mean first time at rank ≤ 1: {w[0]:.3g} [{w[1]:.3g}, {w[2]:.3g}]"
 
         s = r.summaries
-        return (f"η = {r.lr:g}, γ = {r.lam:g}, SDE step dt = η/{r.m}, t ≤ {r.t_max:g}. SGD: {wait(s['sgd'])}. SDE: "
+        return (f"η = {r.lr:g}, γ = {r.weight_decay:g}, SDE step dt = η/{r.m}, t ≤ {r.t_max:g}. "
+                f"SGD: {wait(s['sgd'])}. SDE: "
                 f"{wait(s['sde'])}; {s['sde'].diverged}/{s['sde'].n_runs} runs blew up (a residual above 10⁶), which "
                 f"SGD never does here. Langevin (τ = {r.tau:.3g}): {wait(s['langevin'])}. Returns to rank 2 after a "
                 f"jump: SGD {s['sgd'].returned}, SDE {s['sde'].returned}, Langevin {s['langevin'].returned}.")
@@ -175,9 +176,9 @@ def _draw_intervals(point, bound, labels, estimates, bound_of) -> None:
     bound.y = [labels[i] for i in rest]
 
 
-def _settings_label(lr: float, lam: float) -> str:
+def _settings_label(lr: float, weight_decay: float) -> str:
     """A stored (η, γ) as the notebook writes it: ``η = 0.3, γ = 0.027`` (every digit, none added)."""
-    return f"η = {lr:g}, γ = {lam:g}"
+    return f"η = {lr:g}, γ = {weight_decay:g}"
 
 
 #: Width of the ``setting`` slider. Its readout is the whole label; in a 300 px row the browser squeezes the readout
@@ -187,15 +188,15 @@ SETTING_SLIDER_WIDTH = "460px"
 
 
 def _setting_slider(rows, setting: str | None):
-    """The ``setting`` slider over the (η, γ) of ``rows`` (objects with ``lr``, ``lam``), in their order."""
-    labels = list(dict.fromkeys(_settings_label(r.lr, r.lam) for r in rows))
+    """The ``setting`` slider over the (η, γ) of ``rows`` (objects with ``lr``, ``weight_decay``), in their order."""
+    labels = list(dict.fromkeys(_settings_label(r.lr, r.weight_decay) for r in rows))
     return _slider(widgets.SelectionSlider, "setting", width=SETTING_SLIDER_WIDTH, options=tuple(labels),
                    value=labels[0] if setting is None else setting)
 
 
 def _rows_at(rows, setting: str) -> tuple:
     """The rows at the slider's (η, γ)."""
-    return tuple(r for r in rows if _settings_label(r.lr, r.lam) == setting)
+    return tuple(r for r in rows if _settings_label(r.lr, r.weight_decay) == setting)
 
 
 class SdeGridController(Controller):
@@ -363,29 +364,31 @@ class JumpEventController(Controller):
         rows = self.rows
         self.result = rows
         lrs = sorted({r.lr for r in rows})
-        lams = sorted({r.lam for r in rows})
+        weight_decays = sorted({r.weight_decay for r in rows})
         key = "kstar_row0" if route == "row 0" else "kstar_col1"
-        z = [[next((getattr(r, key) for r in rows if r.lr == lr and r.lam == lam), None) for lam in lams] for lr in lrs]
+        z = [[next((getattr(r, key) for r in rows if r.lr == lr and r.weight_decay == weight_decay),
+                   None) for weight_decay in weight_decays] for lr in lrs]
         fig = self.figure
         seen = [r for r in rows if r.jumped > 0]
         none = [r for r in rows if r.jumped == 0]
         with fig.batch_update():
-            fig.data[0].x, fig.data[0].y, fig.data[0].z = [f"{v:g}" for v in lams], [f"{v:g}" for v in lrs], z
+            fig.data[0].x, fig.data[0].y, fig.data[0].z = [f"{v:g}" for v in weight_decays], [f"{v:g}" for v in lrs], z
             fig.data[1].x = [r.predicted_either for r in seen]
             fig.data[1].y = [r.measured[0] for r in seen]
             fig.data[1].error_y = dict(type="data", symmetric=False,
                                        array=[r.measured[2] - r.measured[0] for r in seen],
                                        arrayminus=[r.measured[0] - r.measured[1] for r in seen])
-            fig.data[1].text = [f"η = {r.lr:g}, γ = {r.lam:g}" for r in seen]
+            fig.data[1].text = [f"η = {r.lr:g}, γ = {r.weight_decay:g}" for r in seen]
             fig.data[2].x = [r.predicted_either for r in none]
             fig.data[2].y = [r.measured[1] for r in none]
-            fig.data[2].text = [f"η = {r.lr:g}, γ = {r.lam:g}" for r in none]
+            fig.data[2].text = [f"η = {r.lr:g}, γ = {r.weight_decay:g}" for r in none]
             lo = min(r.predicted_either for r in rows)
             hi = max(r.predicted_either for r in rows)
             fig.data[3].x, fig.data[3].y = [lo, hi], [lo, hi]
         ks = [getattr(r, key) for r in rows]
         lo_row, hi_row = rows[int(np.argmin(ks))], rows[int(np.argmax(ks))]
         p = rows[0].p
-        self.say(f"{route}: k* from {min(ks)} (η = {lo_row.lr:g}, γ = {lo_row.lam:g}) to {max(ks)} (η = {hi_row.lr:g}, "
-                 f"γ = {hi_row.lam:g}); p = {p:.3f}, so p^k* falls from {p ** min(ks):.2g} to {p ** max(ks):.2g}. "
+        self.say(f"{route}: k* from {min(ks)} (η = {lo_row.lr:g}, γ = {lo_row.weight_decay:g}) to {max(ks)} "
+                 f"(η = {hi_row.lr:g}, γ = {hi_row.weight_decay:g}); p = {p:.3f}, so p^k* falls from "
+                 f"{p ** min(ks):.2g} to {p ** max(ks):.2g}. "
                  f"Cells with a predicted wait far beyond the {rows[0].n_runs} runs' budget show no jump (triangles).")
