@@ -219,12 +219,11 @@ def test_a_long_run_first_looks_at_no_more_work_than_a_run_in_one_go(cls):
 
 
 def test_the_sde_comparison_first_looks_at_a_bounded_number_of_sde_steps():
-    c = usn.SdeCompareController.__new__(usn.SdeCompareController)  # (_first_look reads only the fixed sizes)
-    c._fixed = {k: v for k, v in experiment_defaults(compare_point).items()
-                if k in ("t_max", "n_runs_sde", "n_runs_sgd", "n_runs_langevin", "rec_dt")}
+    c = usn.SdeCompareController.__new__(usn.SdeCompareController)  # (_first_look reads only the settings)
+    c.settings = experiment_defaults(compare_point)
     assert c._first_look(dict(lr=0.2, weight_decay=0.027, m=4, temp_factor=1.0, seed=0)) is None  # 30 000 steps: one go
     for lr, m in ((0.3, 16), (0.2, 64)):
         small, what = c._first_look(dict(lr=lr, weight_decay=0.027, m=m, temp_factor=1.0, seed=0))
         steps = small["t_max"] / (lr / m)
-        assert steps <= usn.SdeCompareController.FIRST_LOOK_SDE_STEPS and small["t_max"] % c._fixed["rec_dt"] == 0
-        assert small["n_runs_sde"] < c._fixed["n_runs_sde"] and f"to t = {small['t_max']:g} of 1500" in what
+        assert steps <= usn.SdeCompareController.FIRST_LOOK_SDE_STEPS and small["t_max"] % c.settings["rec_dt"] == 0
+        assert small["n_runs_sde"] < c.settings["n_runs_sde"] and f"to t = {small['t_max']:g} of 1500" in what

@@ -603,11 +603,36 @@ class ExperimentFigure(RunController):
     """A re-simulating figure of one experiment, called by keyword with the sliders' values and the experiment's
     other settings (``self.settings``: the constructor's, else the experiment's defaults), with ``progress`` and,
     where the experiment takes one, the figure's ``engine``; ``_draw`` keeps the result in ``self.result`` and
-    hands it to ``_show(result, **values)``."""
+    hands it to ``_show(result, **values)``. A figure whose Run can take seconds declares its first look
+    (``FIRST_LOOK``, ``FIRST_LOOK_WORDS``, ``ONE_GO``)."""
 
     def __init__(self, engine: str | None = None, **settings) -> None:
         self.engine = engine
         super().__init__(**settings)
+
+    #: ``(work, smaller)`` of a figure whose Run can take seconds: ``work(values)``, the run-steps a Run simulates
+    #: (times the network's size where it varies), and ``smaller(values)``, the settings of its first look (see
+    #: :meth:`_first_look`). None: every Run is drawn in one go.
+    FIRST_LOOK = None
+    #: The sliders a first look shrinks, with the words that count them ("SGD seeds").
+    FIRST_LOOK_WORDS: dict = {}
+    #: The most work a Run does in one go, as a fraction of the work at the notebook's defaults.
+    ONE_GO = 1.0
+
+    def _first_look(self, values: dict) -> tuple[dict, str] | None:
+        """A first look when the Run asks for more than ``ONE_GO`` times the work at the notebook's defaults (Runs
+        of at most that work answer in at most 0.5 s: ``python -m symsgd_core bench``), at the settings of
+        ``FIRST_LOOK`` (at most that work)."""
+        if self.FIRST_LOOK is None:
+            return None
+        work, smaller = self.FIRST_LOOK
+        if work(values) <= self.ONE_GO * work(experiment_defaults(type(self).experiment)):
+            return None
+        small = {**values, **smaller(values)}
+        if small == values:  # nothing to leave out
+            return None
+        return small, ", ".join(f"{small[k]:,} of {values[k]:,} {words}".replace(",", " ")
+                                for k, words in self.FIRST_LOOK_WORDS.items() if small[k] != values[k])
 
     def _compute(self, progress, **values):
         """``experiment(**settings, **values, progress=progress[, engine=...])`` (any thread, no widget)."""

@@ -30,7 +30,8 @@ from ..rank_jumps.experiments import (
 )
 from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, singular_values, smallest_B
 from ..rank_jumps.stepping import weight_decay_factor
-from .base import Controller, RunController, experiment_defaults, experiment_settings, slider
+from .base import Controller, ExperimentFigure
+from .sliders import EPSILON, SEED, SGD_SEEDS, STEP_SIZE, WEIGHT_DECAY, Range
 from .style import NEUTRALS, PALETTE, colours, headline
 
 __all__ = [
@@ -48,48 +49,24 @@ COLOURS = colours(L2="grey_mid", L="blue", gd="black", sgd="vermillion", langevi
                   rank1="vermillion", rank2="blue", rank3="reddish_purple")
 
 
-def _slider(kind, description, **kw):
-    return slider(kind, description, width="280px", **kw)
+#: The sliders several rank-jump figures share (others in each figure's ``sliders``).
+STEPS = Range("steps", 10_000, 100_000, 10_000, kind="int")
+DEPTH = Range("depth L", 2, 6, kind="int")
 
 
-def _eps_slider(value: float) -> widgets.FloatSlider:
-    """ε, the small entry of the matrix-completion target."""
-    return _slider(widgets.FloatSlider, "ε", value=value, min=0.1, max=0.5, step=0.01)
+class _ExperimentFigure(ExperimentFigure):
+    """A figure of one experiment of :mod:`symsgd_core.rank_jumps.experiments` (:class:`~.base.ExperimentFigure`,
+    engine ``"auto"`` unless given). A setting with no starting minimum is drawn as a failure."""
 
+    slider_width = "280px"
 
-def _weight_decay_slider(value: float, hi: float = 0.06) -> widgets.FloatSlider:
-    """Weight decay γ in [0.005, ``hi``] (linear scale, 3 decimals)."""
-    return _slider(widgets.FloatSlider, "weight decay γ", value=value, min=0.005, max=hi, step=0.001,
-                   readout_format=".3f")
-
-
-def _lr_slider(value: float, lo: float = 0.05, hi: float = 0.5) -> widgets.FloatSlider:
-    """Step size η in [``lo``, ``hi``]."""
-    return _slider(widgets.FloatSlider, "step size η", value=value, min=lo, max=hi, step=0.01)
-
-
-def _seed_slider(value: int) -> widgets.IntSlider:
-    """The seed of the run's random generator."""
-    return _slider(widgets.IntSlider, "seed", value=value, min=0, max=20)
-
-
-def _n_seeds_slider(value: int, hi: int) -> widgets.IntSlider:
-    """How many SGD seeds (1 to ``hi``) to run side by side."""
-    return _slider(widgets.IntSlider, "SGD seeds", value=value, min=1, max=hi)
-
-
-class _ExperimentFigure(RunController):
-    """A figure of one experiment of :mod:`symsgd_core.rank_jumps.experiments`, called with the sliders' values as
-    its keywords (the sliders are named after them) and the figure's engine; ``_show(result, **values)`` draws it.
-    A setting with no starting minimum is drawn as a failure."""
-
-    #: The experiment function (``staticmethod(trap)``, …).
-    experiment = None
+    def __init__(self, engine: str = "auto", **settings) -> None:
+        super().__init__(engine=engine, **settings)
 
     def _compute(self, progress, **values):
-        """``experiment(**values)``; a :class:`NoStartingMinimum` is returned (drawn as a failure), not raised."""
+        """The experiment at ``values``; a :class:`NoStartingMinimum` is returned (drawn as a failure), not raised."""
         try:
-            return type(self).experiment(**values, engine=self.engine, progress=progress)
+            return super()._compute(progress, **values)
         except NoStartingMinimum as exc:
             return exc
 
@@ -97,35 +74,7 @@ class _ExperimentFigure(RunController):
         if isinstance(result, NoStartingMinimum):
             _failure(self, result)
             return
-        self.result = result
-        self._show(result, **values)
-
-    def _show(self, r, **values) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    #: ``(work, smaller)`` of a figure whose Run can take seconds: ``work(values)``, the run-steps a Run simulates
-    #: (times the network's size where it varies), and ``smaller(values)``, the settings of its first look (see
-    #: :meth:`_first_look`). None: every Run is drawn in one go.
-    FIRST_LOOK = None
-    #: The sliders a first look shrinks, with the words that count them ("SGD seeds").
-    FIRST_LOOK_WORDS: dict = {}
-    #: The most work a Run does in one go, as a fraction of the work at the notebook's defaults.
-    ONE_GO = 1.0
-
-    def _first_look(self, values: dict) -> tuple[dict, str] | None:
-        """A first look when the Run asks for more than ``ONE_GO`` times the work at the notebook's defaults (Runs
-        of at most that work answer in at most 0.5 s: ``python -m symsgd_core bench``), at the settings of
-        ``FIRST_LOOK`` (at most that work)."""
-        if self.FIRST_LOOK is None:
-            return None
-        work, smaller = self.FIRST_LOOK
-        if work(values) <= self.ONE_GO * work(experiment_defaults(type(self).experiment)):
-            return None
-        small = {**values, **smaller(values)}
-        if small == values:  # nothing to leave out
-            return None
-        return small, ", ".join(f"{small[k]:,} of {values[k]:,} {words}".replace(",", " ")
-                                for k, words in self.FIRST_LOOK_WORDS.items() if small[k] != values[k])
+        super()._draw(result, **values)
 
 
 def _failure(controller, exc: ValueError) -> None:
@@ -151,17 +100,12 @@ class PenaltyController(Controller):
 
     live = True
 
-    def __init__(self, depth: int | None = None, weight_decay: float | None = None, gain: float | None = None) -> None:
-        super().__init__()
-        d = experiment_defaults(penalty_view)
-        depth, weight_decay, gain = (d[k] if v is None else v
-                                     for k, v in (("depth", depth), ("weight_decay", weight_decay), ("gain", gain)))
-        self.controls = {
-            "depth": _slider(widgets.IntSlider, "depth L", value=depth, min=2, max=8),
-            "weight_decay": _slider(widgets.FloatLogSlider, "weight decay γ", value=weight_decay, base=10,
-                                    min=-3, max=0),
-            "gain": _slider(widgets.FloatLogSlider, "fit slope g", value=gain, base=10, min=-2, max=0.5),
-        }
+    experiment = staticmethod(penalty_view)
+    slider_width = "280px"
+    sliders = dict(depth=DEPTH.but(hi=8), weight_decay=WEIGHT_DECAY.but(lo=-3, hi=0, step=None, kind="log", fmt=None),
+                   gain=Range("fit slope g", -2, 0.5, kind="log"))
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08, subplot_titles=(
             "(a) penalty per singular value", "(b) switching on a new direction", "(c) loss along θ = a·(1,…,1)"))
         fig = go.FigureWidget(fig)
@@ -180,10 +124,7 @@ class PenaltyController(Controller):
         fig.update_yaxes(title_text="(a<sup>L</sup> − 1)² + γLa²", row=1, col=3)
         fig.update_layout(height=380, margin=dict(l=50, r=10, t=40, b=50),
                           legend=dict(orientation="h", y=-0.22))
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _update(self, depth, weight_decay, gain) -> None:
         r = self.result = penalty_view(depth, weight_decay, gain)
@@ -301,21 +242,10 @@ class TrapController(_ExperimentFigure):
 
     MAX_SEEDS = 8
 
-    def __init__(self, engine: str = "auto", **settings) -> None:
-        super().__init__()
-        self.engine = engine
-        v = experiment_settings(trap, settings)
-        self.controls = {
-            "eps": _eps_slider(v["eps"]),
-            "weight_decay": _weight_decay_slider(v["weight_decay"]),
-            "lr": _lr_slider(v["lr"]),
-            "depth": _slider(widgets.IntSlider, "depth L", value=v["depth"], min=2, max=6),
-            "width": _slider(widgets.IntSlider, "width", value=v["width"], min=2, max=16),
-            "n_seeds": _n_seeds_slider(v["n_seeds"], self.MAX_SEEDS),
-            "steps": _slider(widgets.IntSlider, "steps", value=v["steps"], min=10_000, max=100_000, step=10_000),
-            "seed": _seed_slider(v["seed"]),
-        }
-        self._setup_run()
+    sliders = dict(eps=EPSILON, weight_decay=WEIGHT_DECAY, lr=STEP_SIZE, depth=DEPTH,
+                   width=Range("width", 2, 16, kind="int"), n_seeds=SGD_SEEDS.but(hi=MAX_SEEDS), steps=STEPS, seed=SEED)
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(
             rows=3, cols=2, shared_yaxes="rows", shared_xaxes=True, horizontal_spacing=0.04, vertical_spacing=0.07,
             row_heights=[0.5, 0.25, 0.25],
@@ -352,10 +282,7 @@ class TrapController(_ExperimentFigure):
         fig.update_yaxes(title_text="imbalance", row=3, col=1)
         fig.update_xaxes(title_text="step", row=3)
         fig.update_layout(height=720, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.1))
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _show(self, r, eps, weight_decay, lr, depth, width, n_seeds, steps, seed) -> None:
         fig = self.figure
@@ -410,19 +337,10 @@ class EnsembleController(_ExperimentFigure):
     FIRST_LOOK = (lambda v: v["n_runs"] * v["steps"], lambda v: dict(n_runs=min(v["n_runs"], 8)))
     FIRST_LOOK_WORDS = {"n_runs": "runs"}
 
-    def __init__(self, engine: str = "auto", **settings) -> None:
-        super().__init__()
-        self.engine = engine
-        v = experiment_settings(ensemble, settings)
-        self.controls = {
-            "eps": _eps_slider(v["eps"]),
-            "weight_decay": _weight_decay_slider(v["weight_decay"]),
-            "lr": _lr_slider(v["lr"]),
-            "n_runs": _slider(widgets.IntSlider, "runs", value=v["n_runs"], min=4, max=64, step=4),
-            "steps": _slider(widgets.IntSlider, "steps", value=v["steps"], min=10_000, max=120_000, step=10_000),
-            "seed": _seed_slider(v["seed"]),
-        }
-        self._setup_run()
+    sliders = dict(eps=EPSILON, weight_decay=WEIGHT_DECAY, lr=STEP_SIZE, n_runs=Range("runs", 4, 64, 4, kind="int"),
+                   steps=STEPS.but(hi=120_000), seed=SEED)
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             "(a) fraction of runs at each rank", "(b) first step at rank 1")))
         for name, colour in (("rank 2", COLOURS["rank2"]), ("rank 1", COLOURS["rank1"]),
@@ -440,10 +358,7 @@ class EnsembleController(_ExperimentFigure):
         fig.update_xaxes(title_text="step")
         fig.update_layout(height=400, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2),
                           bargap=0.05)
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _show(self, r, eps, weight_decay, lr, n_runs, steps, seed) -> None:
         fig = self.figure
@@ -500,21 +415,12 @@ class MechanismController(_ExperimentFigure):
 
     MAX_SEEDS = 8
 
-    def __init__(self, engine: str = "auto", **settings) -> None:
-        super().__init__()
-        self.engine = engine
-        v = experiment_settings(mechanism, settings)
-        self.controls = {
-            "lr": _lr_slider(v["lr"]),
-            "weight_decay": _weight_decay_slider(v["weight_decay"]),
-            "forced_steps": _slider(widgets.IntSlider, "forced steps", value=v["forced_steps"], min=250, max=6000,
-                                    step=250),
-            "after_steps": _slider(widgets.IntSlider, "steps after", value=v["after_steps"], min=5000, max=60_000,
-                                   step=5000),
-            "n_seeds": _n_seeds_slider(v["n_seeds"], self.MAX_SEEDS),
-            "seed": _seed_slider(v["seed"]),
-        }
-        self._setup_run()
+    sliders = dict(lr=STEP_SIZE, weight_decay=WEIGHT_DECAY,
+                   forced_steps=Range("forced steps", 250, 6000, 250, kind="int"),
+                   after_steps=Range("steps after", 5000, 60_000, 5000, kind="int"),
+                   n_seeds=SGD_SEEDS.but(hi=MAX_SEEDS), seed=SEED)
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             "(a) unsampled row of W<sub>L</sub> during forced sampling", "(b) singular values of A")))
         fig.add_scatter(name="measured ‖W<sub>L</sub>[1, :]‖", mode="markers",
@@ -541,10 +447,7 @@ class MechanismController(_ExperimentFigure):
         fig.update_yaxes(title_text="singular values of A (upper s₁, lower s₂)", row=1, col=2)
         fig.update_xaxes(title_text="step")
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _show(self, r, lr, weight_decay, forced_steps, after_steps, n_seeds, seed) -> None:
         fig = self.figure
@@ -640,20 +543,12 @@ class BasinController(_ExperimentFigure):
 
     GRID = BASIN_GRID
 
-    def __init__(self, engine: str = "auto", **settings) -> None:
-        super().__init__()
-        self.engine = engine
-        v = experiment_settings(basin, settings)
-        self.controls = {
-            "alpha": _slider(widgets.FloatLogSlider, "basin push a", value=v["alpha"], base=10, min=-2, max=0.4),
-            "weight_decay": _weight_decay_slider(v["weight_decay"], hi=0.05),
-            "eps": _eps_slider(v["eps"]),
-            "lr": _lr_slider(v["lr"], lo=0.01, hi=0.2),
-            "steps": _slider(widgets.IntSlider, "steps", value=v["steps"], min=5000, max=40_000, step=5000),
-            "method": widgets.Dropdown(options=[("GD", "gd"), ("SGD", "sgd")], value=v["method"], description="method",
-                                       layout=widgets.Layout(width="160px")),
-        }
-        self._setup_run()
+    sliders = dict(alpha=Range("basin push a", -2, 0.4, kind="log"), weight_decay=WEIGHT_DECAY.but(hi=0.05),
+                   eps=EPSILON, lr=STEP_SIZE.but(lo=0.01, hi=0.2), steps=STEPS.but(lo=5000, hi=40_000, step=5000),
+                   method=lambda value: widgets.Dropdown(options=[("GD", "gd"), ("SGD", "sgd")], value=value,
+                                                         description="method", layout=widgets.Layout(width="160px")))
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             "(a) s₂(A) after the perturbation", "(b) where each a ends")))
         for k in range(self.GRID):
@@ -674,10 +569,7 @@ class BasinController(_ExperimentFigure):
         fig.update_yaxes(title_text="s₂(A)", row=1, col=1)
         fig.update_yaxes(title_text="final s₂(A)", row=1, col=2)
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _show(self, r, alpha, weight_decay, eps, lr, steps, method) -> None:
         fig = self.figure
@@ -762,26 +654,14 @@ class AnnealController(_ExperimentFigure):
 
     MAX_SEEDS = 8
 
-    def __init__(self, engine: str = "auto", **settings) -> None:
-        super().__init__()
-        self.engine = engine
-        v = experiment_settings(anneal, settings)
-        self.controls = {
-            "eps": _eps_slider(v["eps"]),
-            "hot_steps": _slider(widgets.IntSlider, "hot steps", value=v["hot_steps"], min=10_000, max=100_000,
-                                 step=10_000),
-            "lr_hot": _slider(widgets.FloatSlider, "hot η", value=v["lr_hot"], min=0.05, max=0.5, step=0.01),
-            "weight_decay_hot": _slider(widgets.FloatSlider, "hot γ", value=v["weight_decay_hot"], min=0.005,
-                                        max=0.06, step=0.001, readout_format=".3f"),
-            "cold_steps": _slider(widgets.IntSlider, "cold steps", value=v["cold_steps"], min=5000, max=40_000,
-                                  step=5000),
-            "lr_cold": _slider(widgets.FloatSlider, "cold η", value=v["lr_cold"], min=0.01, max=0.2, step=0.01),
-            "weight_decay_cold": _slider(widgets.FloatSlider, "cold γ", value=v["weight_decay_cold"], min=0.002,
-                                         max=0.03, step=0.001, readout_format=".3f"),
-            "n_seeds": _n_seeds_slider(v["n_seeds"], self.MAX_SEEDS),
-            "seed": _seed_slider(v["seed"]),
-        }
-        self._setup_run()
+    sliders = dict(eps=EPSILON, hot_steps=STEPS.but(description="hot steps"),
+                   lr_hot=STEP_SIZE.but(description="hot η"), weight_decay_hot=WEIGHT_DECAY.but(description="hot γ"),
+                   cold_steps=STEPS.but(description="cold steps", lo=5000, hi=40_000, step=5000),
+                   lr_cold=STEP_SIZE.but(description="cold η", lo=0.01, hi=0.2),
+                   weight_decay_cold=WEIGHT_DECAY.but(description="cold γ", lo=0.002, hi=0.03),
+                   n_seeds=SGD_SEEDS.but(hi=MAX_SEEDS), seed=SEED)
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, column_widths=[0.62, 0.38],
                                             subplot_titles=("(a) s₂(A): hot phase (shaded), then cold",
                                                             "(b) final loss at the cold γ")))
@@ -804,10 +684,7 @@ class AnnealController(_ExperimentFigure):
         fig.update_yaxes(title_text="s₂(A)", row=1, col=1)
         fig.update_yaxes(title_text="𝓛 at the cold γ (zoomed)", row=1, col=2)
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _show(self, r, eps, hot_steps, lr_hot, weight_decay_hot, cold_steps, lr_cold, weight_decay_cold, n_seeds,
               seed) -> None:
@@ -927,19 +804,10 @@ class LangevinController(_ExperimentFigure):
 
     MAX_RUNS = 8
 
-    def __init__(self, engine: str = "auto", **settings) -> None:
-        super().__init__()
-        self.engine = engine
-        v = experiment_settings(langevin, settings)
-        self.controls = {
-            "temp_factor": _slider(widgets.FloatLogSlider, "τ / τ_match", value=v["temp_factor"], base=10, min=-1,
-                                   max=1.5),
-            "lr": _lr_slider(v["lr"], lo=0.1, hi=0.4),
-            "n_runs": _slider(widgets.IntSlider, "runs each", value=v["n_runs"], min=1, max=self.MAX_RUNS),
-            "steps": _slider(widgets.IntSlider, "steps", value=v["steps"], min=10_000, max=100_000, step=10_000),
-            "seed": _seed_slider(v["seed"]),
-        }
-        self._setup_run()
+    sliders = dict(temp_factor=Range("τ / τ_match", -1, 1.5, kind="log"), lr=STEP_SIZE.but(lo=0.1, hi=0.4),
+                   n_runs=Range("runs each", 1, MAX_RUNS, kind="int"), steps=STEPS, seed=SEED)
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             "(a) s₂(A): SGD vs Langevin", "(b) per-step noise variance at a rank-1 point")))
         for s in range(self.MAX_RUNS):
@@ -964,10 +832,7 @@ class LangevinController(_ExperimentFigure):
         fig.update_xaxes(title_text="step", row=1, col=1)
         fig.update_xaxes(title_text="eigenvalue index (descending, within each direction type)", row=1, col=2)
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _show(self, r, temp_factor, lr, n_runs, steps, seed) -> None:
         fig = self.figure

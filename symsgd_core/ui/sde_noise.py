@@ -24,7 +24,8 @@ from ..rank_jumps.network import DEFAULT_RANK_TOL
 from ..sde_noise.adaptive import ESCAPE_NORM
 from ..sde_noise.blowup import HAZARD_HORIZON, hazard_rows
 from ..sde_noise.experiments import compare_point, comparison_rows, kstar_rows, load_grid
-from .base import Controller, RunController, experiment_settings, slider
+from .base import Controller, ExperimentFigure, slider
+from .sliders import SEED, STEP_SIZE, WEIGHT_DECAY, Range
 from .style import NEUTRALS, PALETTE, colours
 
 __all__ = ["BlowupController", "JumpEventController", "SdeCompareController", "SdeGridController"]
@@ -49,7 +50,7 @@ def _runs_as_one_trace(t: np.ndarray, y: np.ndarray):
     return xs, ys
 
 
-class SdeCompareController(RunController):
+class SdeCompareController(ExperimentFigure):
     """SGD (vermillion), its SDE (blue) and Langevin (bluish-green) from the same rank-2 minimum, at one (η, γ).
 
     Left: s₂(A) of every run over time t = η·steps (log axis; a run that blew up ends). Right: the fraction of
@@ -59,20 +60,15 @@ class SdeCompareController(RunController):
     time is drawn at once and the full Run follows, :meth:`~symsgd_core.ui.base.RunController.start_run`).
     """
 
-    def __init__(self, **settings) -> None:
-        super().__init__()
-        v = experiment_settings(compare_point, settings)
-        self._fixed = {k: v[k] for k in ("t_max", "n_runs_sde", "n_runs_sgd", "n_runs_langevin", "rec_dt")}
-        self.controls = {
-            "lr": _slider(widgets.FloatSlider, "step size η", value=v["lr"], min=0.2, max=0.35, step=0.01),
-            "weight_decay": _slider(widgets.FloatSlider, "γ (weight decay)", value=v["weight_decay"], min=0.02,
-                                    max=0.03, step=0.0005, readout_format=".4f"),
-            "m": _slider(widgets.SelectionSlider, "SDE step dt = η/m, m", options=(4, 16, 64), value=v["m"]),
-            "temp_factor": _slider(widgets.SelectionSlider, "Langevin τ / τ_match", options=(1.0, 10.0),
-                                   value=v["temp_factor"]),
-            "seed": _slider(widgets.IntSlider, "seed", value=v["seed"], min=0, max=20),
-        }
-        self._setup_run()
+    experiment = staticmethod(compare_point)
+    slider_width = "300px"
+    sliders = dict(lr=STEP_SIZE.but(lo=0.2, hi=0.35),
+                   weight_decay=WEIGHT_DECAY.but(description="γ (weight decay)", lo=0.02, hi=0.03, step=0.0005,
+                                                 fmt=".4f"),
+                   m=Range("SDE step dt = η/m, m", kind="choice", options=(4, 16, 64)),
+                   temp_factor=Range("Langevin τ / τ_match", kind="choice", options=(1.0, 10.0)), seed=SEED)
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
             "(a) s₂(A) of every run", "(b) fraction of runs at rank ≤ 1")))
         for name, key in (("SGD", "sgd"), ("SDE", "sde"), ("Langevin", "langevin")):
@@ -88,10 +84,7 @@ class SdeCompareController(RunController):
         fig.update_yaxes(range=[-0.02, 1.02], title_text="fraction of runs", row=1, col=2)
         fig.update_xaxes(title_text="time t = η·steps")
         fig.update_layout(height=400, margin=dict(l=60, r=10, t=60, b=50), legend=dict(orientation="h", y=-0.2))
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
     #: A first look simulates at most this many SDE steps (the SDE's cost is per step, nearly whatever the runs).
     FIRST_LOOK_SDE_STEPS = 40_000
@@ -101,7 +94,7 @@ class SdeCompareController(RunController):
     def _first_look(self, values: dict) -> tuple[dict, str] | None:
         """When the SDE takes more than :data:`FIRST_LOOK_SDE_STEPS` steps of dt = η/m to reach ``t_max``: fewer
         runs, up to the time those steps reach (a multiple of the record interval)."""
-        full = self._fixed
+        full = self.settings
         dt = values["lr"] / int(values["m"])
         if full["t_max"] / dt <= self.FIRST_LOOK_SDE_STEPS:
             return None
@@ -112,12 +105,11 @@ class SdeCompareController(RunController):
                        f"{full['n_runs_sgd']} SGD, {small['n_runs_langevin']} of {full['n_runs_langevin']} Langevin, "
                        f"to t = {t_max:g} of {full['t_max']:g}")
 
-    def _compute(self, progress, lr, weight_decay, m, temp_factor, seed, **sizes):
-        """:func:`compare_point` at the sliders (``sizes``: a first look's run counts and ``t_max``); a setting it
-        refuses (e.g. no rank-2 minimum at this γ) is returned as the ValueError, drawn as a failure."""
+    def _compute(self, progress, **values):
+        """:func:`compare_point` at the sliders (a first look's ``values`` also carry its run counts and ``t_max``);
+        a setting it refuses (e.g. no rank-2 minimum at this γ) is returned as the ValueError, drawn as a failure."""
         try:
-            return compare_point(lr=lr, weight_decay=weight_decay, m=int(m), temp_factor=float(temp_factor), seed=seed,
-                                 **{**self._fixed, **sizes}, progress=progress)
+            return super()._compute(progress, **values)
         except ValueError as exc:
             return exc
 
