@@ -1,7 +1,7 @@
 """SGD's stationary distribution for diagonal networks (Ziyin, Li, Ueda, arXiv 2308.06671, Section 4).
 
-* :mod:`.laws` — the data moments (:class:`DiagonalNetProblem`), the closed-form laws (:class:`StationaryLaw`),
-  the critical temperatures and phases;
+* :mod:`.laws` — the problem (:class:`DiagonalNetProblem`: the data moments of :mod:`symsgd_core.balance.data` plus
+  the weight decay), the closed-form laws (:class:`StationaryLaw`), the critical temperatures and phases;
 * :mod:`.sde` — the v-SDE engine (:func:`simulate_v`, :class:`VRun`, relaxation rates), compiled in
   :mod:`._kernels`;
 * :mod:`.sgd` — SGD on the actual parameters of the diagonal net, for comparison;
