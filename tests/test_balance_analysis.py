@@ -44,29 +44,29 @@ def scalar_data():
 def test_ito_terms_of_G_match_the_law_and_cancel(theta):
     m = ScalarModel()
     T = 0.07
-    tg = ba.ito_terms(m, theta, GAUSS, T, "G")
+    tg = ba.observables.ito_terms(m, theta, GAUSS, T, "G")
     mom = GAUSS.moments()
     u, w = theta
     law = -4.0 * T * float(mom.g(u * w)) * (u * u - w * w)
     assert tg.ito_correction == pytest.approx(law, rel=1e-12, abs=1e-14)
     assert abs(tg.drift) <= 64 * 4 * EPS64 * max(tg.drift_scale, 1e-300)
     assert tg.noise_std <= 1e-6 * tg.noise_scale + 1e-300  # sqrt of round-off (square root of C)
-    tu = ba.ito_terms(m, theta, GAUSS, T, "u_sq")
+    tu = ba.observables.ito_terms(m, theta, GAUSS, T, "u_sq")
     assert tu.noise_std > 1e-3 and abs(tu.drift) > 1e-3
     assert tu.noise_std == pytest.approx(np.linalg.norm(tu.noise_vector), rel=1e-6)
 
 
 def test_ito_terms_detect_a_loss_without_the_symmetry(scalar_data):
-    tg = ba.ito_terms(NoSymmetry(), np.array([1.5, 0.5]), scalar_data, 0.05, "G")
+    tg = ba.observables.ito_terms(NoSymmetry(), np.array([1.5, 0.5]), scalar_data, 0.05, "G")
     assert abs(tg.drift) > 1e-3 * tg.drift_scale
     assert tg.noise_std > 1e-3 * tg.noise_scale
 
 
 def test_ito_terms_rank1_drift_noise_vanish_and_rate_matches_traces():
     m = Rank1LinearModel(3, 2)
-    x, y = GaussianData(sigma=1.0, d_in=3, d_out=2, teacher=ba.rank1_teacher(3, 2)).sample(300, 1)
+    x, y = GaussianData(sigma=1.0, d_in=3, d_out=2, teacher=ba.observables.rank1_teacher(3, 2)).sample(300, 1)
     th = np.array([0.4, -1.1, 0.9, 0.3, -0.6])
-    tg = ba.ito_terms(m, th, (x, y), 0.1, "G")
+    tg = ba.observables.ito_terms(m, th, (x, y), 0.1, "G")
     tu, tw = m.noise_traces(th, x, y)
     assert tg.rate == pytest.approx(0.1 * (tu - tw), rel=1e-10)
     assert abs(tg.drift) <= 1e-12 * tg.drift_scale
@@ -75,57 +75,57 @@ def test_ito_terms_rank1_drift_noise_vanish_and_rate_matches_traces():
 def test_ito_terms_validate_arguments(scalar_data):
     m = ScalarModel()
     with pytest.raises(ValueError, match="observable"):
-        ba.ito_terms(m, [1.0, 1.0], scalar_data, 0.1, "v")
+        ba.observables.ito_terms(m, [1.0, 1.0], scalar_data, 0.1, "v")
     with pytest.raises(ValueError, match="temperature"):
-        ba.ito_terms(m, [1.0, 1.0], scalar_data, -0.1)
+        ba.observables.ito_terms(m, [1.0, 1.0], scalar_data, -0.1)
     with pytest.raises(ValueError, match="theta"):
-        ba.ito_terms(m, [1.0, 1.0, 2.0], scalar_data, 0.1)
+        ba.observables.ito_terms(m, [1.0, 1.0, 2.0], scalar_data, 0.1)
     with pytest.raises(ValueError, match="GaussianData"):
-        ba.ito_terms(Rank1LinearModel(2, 2), np.ones(4), GaussianData(d_in=2, d_out=2), 0.1)
+        ba.observables.ito_terms(Rank1LinearModel(2, 2), np.ones(4), GaussianData(d_in=2, d_out=2), 0.1)
     with pytest.raises(ValueError, match="model"):
-        ba.ito_terms("scalar", [1.0, 1.0], scalar_data, 0.1)
+        ba.observables.ito_terms("scalar", [1.0, 1.0], scalar_data, 0.1)
 
 
 # ------------------------------------------------------------------------------------------- spectrum
 def test_noise_spectrum_marks_B_theta_as_null(scalar_data):
-    spec = ba.noise_spectrum(ScalarModel(), [1.5, 0.5], scalar_data)
+    spec = ba.observables.noise_spectrum(ScalarModel(), [1.5, 0.5], scalar_data)
     assert spec.rayleigh <= spec.null_tolerance
     assert spec.overlaps.sum() == pytest.approx(1.0)
     assert spec.overlaps[0] == pytest.approx(1.0)  # all weight on the smallest (zero) eigenvalue
     assert spec.rank == 1
-    broken = ba.noise_spectrum(NoSymmetry(), [1.5, 0.5], scalar_data)
+    broken = ba.observables.noise_spectrum(NoSymmetry(), [1.5, 0.5], scalar_data)
     assert broken.rayleigh > 1e3 * broken.null_tolerance
     with pytest.raises(ValueError, match="direction"):
-        ba.noise_spectrum(ScalarModel(), [0.0, 0.0], scalar_data)
+        ba.observables.noise_spectrum(ScalarModel(), [0.0, 0.0], scalar_data)
 
 
 # ------------------------------------------------------------------------------------------- orbit
 def test_orbit_invariance_passes_with_symmetry_and_fails_without():
     lams = np.geomspace(0.25, 4, 41)
     x, y = np.array([1.3, -0.4]), np.array([0.8, 2.0])
-    good = ba.orbit_invariance(ScalarModel(), [1.5, -0.5], x, y, lams)
+    good = ba.claims.orbit_invariance(ScalarModel(), [1.5, -0.5], x, y, lams)
     assert good.passed and good.details["G_min"] < good.details["G_max"]
-    bad = ba.orbit_invariance(NoSymmetry(), [1.5, -0.5], x, y, lams)
+    bad = ba.claims.orbit_invariance(NoSymmetry(), [1.5, -0.5], x, y, lams)
     assert not bad.passed
     with pytest.raises(ValueError, match="lambdas"):
-        ba.orbit_invariance(ScalarModel(), [1.0, 1.0], x, y, [1.0, -1.0])
+        ba.claims.orbit_invariance(ScalarModel(), [1.0, 1.0], x, y, [1.0, -1.0])
 
 
 # ------------------------------------------------------------------------------------------- mean field
 def test_mean_field_conserves_G_at_zero_temperature_and_decays_with_weight_decay():
     t = np.linspace(0, 20, 50)
-    out = ba.mean_field_balance(GAUSS.moments(), [1.5, 0.5], 0.0, t)
+    out = ba.observables.mean_field_balance(GAUSS.moments(), [1.5, 0.5], 0.0, t)
     assert out["success"]
     assert np.max(np.abs(out["G"] - 2.0)) < 1e-8
     assert out["v"][-1] == pytest.approx(1.0, abs=1e-6)  # the flow learns v = β₂/β₁
-    wd = ba.mean_field_balance(GAUSS.moments(), [1.5, 0.5], 0.0, t, weight_decay=0.01)
+    wd = ba.observables.mean_field_balance(GAUSS.moments(), [1.5, 0.5], 0.0, t, weight_decay=0.01)
     np.testing.assert_allclose(wd["G"], 2.0 * np.exp(-0.04 * t), rtol=1e-7)
 
 
 def test_mean_field_G_decays_between_the_corollary_rates():
     t = np.linspace(0, 40, 81)
     T = 0.02
-    out = ba.mean_field_balance(GAUSS.moments(), [1.5, 0.5], T, t)
+    out = ba.observables.mean_field_balance(GAUSS.moments(), [1.5, 0.5], T, t)
     assert np.all(np.diff(out["G"]) < 0)
     assert np.all(out["G"][1:] <= 2.0 * np.exp(-4 * T * 1.0 * t[1:]) * (1 + 1e-9))  # g ≥ Δ/α₁ = 1
 
@@ -134,33 +134,33 @@ def test_mean_field_G_decays_between_the_corollary_rates():
 def test_discrete_step_factors_on_an_engine_run_and_a_tampered_one():
     traj = run_sgd(ScalarModel(), [1.5, 0.5], GAUSS, lr=0.1, steps=300, batch_size=2, seed=4)
     th = traj.theta[:, 0, :]
-    f = ba.discrete_step_factors(th, 0.1)
+    f = ba.observables.discrete_step_factors(th, 0.1)
     assert np.all(np.abs(f["residual"]) <= f["tolerance"])
     tampered = th.copy()
     tampered[150, 1] *= 1 + 1e-6  # one coordinate nudged: the common ḡ_B is gone
-    g = ba.discrete_step_factors(tampered, 0.1)
+    g = ba.observables.discrete_step_factors(tampered, 0.1)
     assert np.any(np.abs(g["residual"]) > g["tolerance"])
     with pytest.raises(ValueError, match="shape"):
-        ba.discrete_step_factors(np.ones((5, 3)), 0.1)
+        ba.observables.discrete_step_factors(np.ones((5, 3)), 0.1)
 
 
 def test_spread_summary_matches_numpy():
     a = np.random.default_rng(0).normal(size=(7, 50))
-    s = ba.spread_summary(a)
+    s = ba.observables.spread_summary(a)
     np.testing.assert_allclose(s["std"], a.std(axis=1))
     np.testing.assert_allclose(s["q95"], np.quantile(a, 0.95, axis=1))
     assert s["stderr_std"] == pytest.approx(a[-1].std() / math.sqrt(98))
     with pytest.raises(ValueError, match="2 runs"):
-        ba.spread_summary(np.ones((3, 1)))
+        ba.observables.spread_summary(np.ones((3, 1)))
 
 
 # ------------------------------------------------------------------------------------------- §5 pieces
 def test_rank1_population_terms_match_a_large_sample():
-    K = ba.rank1_teacher(3, 2)
+    K = ba.observables.rank1_teacher(3, 2)
     th = np.array([0.5, -0.3, 1.0, 0.2, -0.7])
     m = Rank1LinearModel(3, 2)
     x, y = GaussianData(sigma=0.8, d_in=3, d_out=2, teacher=K).sample(200_000, 1)
-    pop = ba.rank1_population_terms(th, K, 0.8)
+    pop = ba.observables.rank1_population_terms(th, K, 0.8)
     g = m.per_sample_grad(th, x, y)
     gc = g - g.mean(axis=0)
     for key, idx in (("tr_u", m.u_index), ("tr_w", m.w_index)):
@@ -205,24 +205,25 @@ def _synthetic_run(shift=1.0, seed=0):
 
 
 def test_noise_balance_check_passes_a_consistent_run_and_fails_a_wrong_one():
-    good = ba.noise_balance_check(**_synthetic_run(), window=0.5)
+    good = ba.claims.noise_balance_check(**_synthetic_run(), window=0.5)
     assert good.passed, good
     assert good.details["predicted_ratio"] == pytest.approx(good.details["trace_ratio"], abs=0.02)
-    bad = ba.noise_balance_check(**_synthetic_run(shift=1.3), window=0.5)
+    bad = ba.claims.noise_balance_check(**_synthetic_run(shift=1.3), window=0.5)
     assert not bad.passed, bad
     with pytest.raises(ValueError, match="intervals"):
-        ba.noise_balance_check(**_synthetic_run(), window=0.05)
+        ba.claims.noise_balance_check(**_synthetic_run(), window=0.05)
 
 
 def test_rank1_run_balances_noise_not_norms():
     run = ba.rank1_balance(4, 1, steps=3000, runs=4, n_records=61)
-    nb, norms = ba.noise_vs_norm_claims(run.mean, 0.015, 1, window=0.5)
+    nb, norms = ba.claims.noise_vs_norm_claims(run.mean, 0.015, 1, window=0.5)
     assert nb.passed and norms.passed
     assert norms.details["norm_ratio"] == pytest.approx(1 / 4, rel=0.3)  # isotropic estimate d_out/d_in
 
 
 def test_relu_run_is_deterministic_and_chunking_does_not_change_it():
-    small = {**ba.RELU_SMALL, "hidden": 6, "d_in": 2, "d_out": 2, "steps": 200, "n_records": 11, "n_eval": 64}
+    small = {**ba.experiments.RELU_SMALL, "hidden": 6, "d_in": 2, "d_out": 2, "steps": 200, "n_records": 11,
+             "n_eval": 64}
     a = ba.relu_balance_run(**small)
     seen = []
     b = ba.relu_balance_run(**small, chunks=5, progress=seen.append)
@@ -235,7 +236,7 @@ def test_relu_run_is_deterministic_and_chunking_does_not_change_it():
 
 def test_shipped_relu_file_matches_a_regeneration_of_its_first_records(tmp_path):
     """The data file was made by relu_balance_run(**RELU_FIG2): regenerate its first record interval."""
-    run = ba.load_relu_balance()
+    run = ba.experiments.load_relu_balance()
     assert run.settings == ba.RELU_FIG2
     K = ba.RELU_FIG2["n_records"]
     for key in ("times", "G", "tr_cov_u", "tr_cov_w", "u_sq", "w_sq", "grad_sq_u", "grad_sq_w", "loss"):
@@ -247,9 +248,9 @@ def test_shipped_relu_file_matches_a_regeneration_of_its_first_records(tmp_path)
     # write/load round trip at a small size
     path = tmp_path / "small.npz"
     small = {"d_in": 2, "hidden": 4, "d_out": 2, "steps": 20, "n_records": 3, "n_eval": 16}
-    written = ba.write_relu_balance(path, **small)
-    loaded = ba.load_relu_balance(path)
+    written = ba.experiments.write_relu_balance(path, **small)
+    loaded = ba.experiments.load_relu_balance(path)
     np.testing.assert_array_equal(written.G, loaded.G)
     assert loaded.settings == {**ba.RELU_FIG2, **small}
     with pytest.raises(ValueError, match="regenerate"):
-        ba.load_relu_balance(tmp_path / "missing.npz")
+        ba.experiments.load_relu_balance(tmp_path / "missing.npz")

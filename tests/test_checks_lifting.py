@@ -10,17 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from symsgd_core.core.checking import registered
-from symsgd_core.lifting import (
-    RankOneModel,
-    generic_lifting_gradients,
-    linear_layer,
-    make_case,
-    model_loss,
-    seed_chain_rule,
-    squared_error,
-    w_free_lifting_loss,
-)
 from symsgd_core.lifting import checks as cl
+from symsgd_core.lifting.liftings import generic_lifting_gradients, seed_chain_rule, w_free_lifting_loss
+from symsgd_core.lifting.models import RankOneModel, linear_layer, make_case, model_loss, squared_error
 
 NAMES = ["lifting.rescaling_symmetry", "lifting.generic_agrees_on_rank1", "lifting.chain_rule",
          "lifting.euler_identity", "lifting.generic_depends_on_w", "lifting.w_free_lifting",

@@ -40,7 +40,7 @@ def test_induced_penalty_fails_with_a_wrong_formula_or_an_unbalanced_factorisati
     assert not wrong_formula.passed, wrong_formula
 
     def unbalanced(A, arch, seed=None):
-        ws = [w[0].copy() for w in rank_jumps.balanced_factorisation(A, arch, seed=seed).layers()]
+        ws = [w[0].copy() for w in rank_jumps.network.balanced_factorisation(A, arch, seed=seed).layers()]
         if len(ws) >= 2:  # A unchanged, norms changed
             ws[0] *= 2.0
             ws[1] /= 2.0

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from symsgd_core import registered_checks
-from symsgd_core.stationary import DiagonalNetProblem, StationaryLaw, log_density_depth0, log_density_depth1
 from symsgd_core.stationary import checks as cs
+from symsgd_core.stationary.laws import DiagonalNetProblem, StationaryLaw, log_density_depth0, log_density_depth1
 
 
 def _as_list(out):
@@ -137,14 +137,14 @@ def test_transitional_temperature_departs_from_the_papers_closed_form():
     p1 = st_.DiagonalNetProblem.gaussian(1.0, 1.0)
     p07 = st_.DiagonalNetProblem.gaussian(1.0, 0.7)
     assert st_.transitional_temperature(p1) == pytest.approx(0.2016, abs=1e-4)
-    assert st_.paper_transitional_temperature(p1) == pytest.approx(0.2016, abs=1e-4)
-    assert st_.paper_transitional_temperature(p07) == pytest.approx(0.932, abs=1e-3)
+    assert st_.laws.paper_transitional_temperature(p1) == pytest.approx(0.2016, abs=1e-4)
+    assert st_.laws.paper_transitional_temperature(p07) == pytest.approx(0.932, abs=1e-3)
     assert st_.critical_temperature(p07) == pytest.approx(1 / 2.49, rel=1e-12)
     assert st_.transitional_temperature(p07) <= st_.critical_temperature(p07)
     rows = {r.name: r for r in st_.check_transitional_temperature()}
     assert all(r.passed for r in rows.values())
     # the check can fail: the paper's formula in the notebook's place leaves (T_c/3, T_c) ...
-    swapped = {r.name: r for r in st_.check_transitional_temperature(formula=st_.paper_transitional_temperature)}
+    swapped = {r.name: r for r in st_.check_transitional_temperature(formula=st_.laws.paper_transitional_temperature)}
     assert not swapped["stationary.tstar_inside"].passed
     # ... and the notebook's formula in the paper's place does not exceed T_c
     same = {r.name: r for r in st_.check_transitional_temperature(paper_formula=st_.transitional_temperature)}

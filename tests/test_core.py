@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from symsgd_core.core import Divergence, EngineResult, piece_seed, resolve_engine, stream, streams
+from symsgd_core.core.results import Divergence, EngineResult, resolve_engine
+from symsgd_core.core.seeding import piece_seed, stream, streams
 
 
 def test_streams_are_the_spawned_children_and_do_not_depend_on_their_number():

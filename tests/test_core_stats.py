@@ -56,7 +56,7 @@ def test_event_times_is_the_one_conversion_to_nan():
 
 
 def test_censored_exponential_is_the_closed_form_and_the_old_rank_jump_fit():
-    from symsgd_core.rank_jumps import censored_exponential_ks, exponential_waiting_time
+    from symsgd_core.rank_jumps.analysis import censored_exponential_ks, exponential_waiting_time
 
     js = np.array(JUMP_STEPS)
     jumped = js[js >= 0]

@@ -159,3 +159,22 @@ def test_vector_dataset_minibatch_shapes():
     xb, yb = ds.minibatches(0, runs=4, batch_size=5)
     assert xb.shape == (4, 5, 3) and yb.shape == (4, 5, 2)
     assert not ds.is_scalar
+
+
+def test_one_moments_class_two_forms_of_g():
+    """The stationary problem is the data layer's Moments plus a weight decay; Δ and g are defined once, in
+    Moments, with g in two forms: the stable one (balance) and the polynomial one (the stationary laws)."""
+    from symsgd_core.balance.data import Moments
+    from symsgd_core.stationary.laws import DiagonalNetProblem
+
+    p = DiagonalNetProblem(2.0, 2.0, 3.0, 1.0, 1.0, 0.1)
+    assert isinstance(p, Moments) and p.weight_decay == 0.1
+    assert p.delta == 2.0 * 3.0 - 2.0**2 and p.y2 is None and p.loss_floor is None
+    m = GaussianData(k=1.3, sigma=0.6).moments()
+    assert Moments(m.alpha1, m.alpha2, m.alpha3, m.beta1, m.beta2).delta == m.alpha1 * m.alpha3 - m.alpha2**2
+    v = np.linspace(-3.0, 4.0, 71)
+    for mom in (m, DiagonalNetProblem.from_moments(m)):
+        np.testing.assert_allclose(mom.g(v), mom.g_polynomial(v), rtol=1e-13)
+    assert np.iscomplexobj(p.g_polynomial(np.array([1.0 + 1e-20j])))
+    with pytest.raises(ValueError, match="loss_floor"):
+        p.loss(1.0)

@@ -25,18 +25,18 @@ def test_models_registry_and_errors():
 
 
 def test_loss_is_the_project_convention(case):
-    f = lf.predictions(case)
+    f = lf.liftings.predictions(case)
     assert f.shape == (case.n_samples, case.data["y"].shape[1])
-    np.testing.assert_allclose(lf.per_sample_losses(case), ((f - case.data["y"]) ** 2).sum(1), rtol=1e-14)
+    np.testing.assert_allclose(lf.liftings.per_sample_losses(case), ((f - case.data["y"]) ** 2).sum(1), rtol=1e-14)
 
 
 def test_predictions_match_hand_formulas():
     c = lf.make_case("linear", 2, 3, 5, seed=1)
-    np.testing.assert_allclose(lf.predictions(c), (c.data["x"] @ c.w)[:, None] * c.u[None, :], rtol=1e-13)
+    np.testing.assert_allclose(lf.liftings.predictions(c), (c.data["x"] @ c.w)[:, None] * c.u[None, :], rtol=1e-13)
     a = lf.make_case("attention", 2, 3, 5, seed=1)
-    np.testing.assert_allclose(lf.predictions(a)[:, 0], (a.data["x"] @ a.u) * (a.data["z"] @ a.w), rtol=1e-13)
+    np.testing.assert_allclose(lf.liftings.predictions(a)[:, 0], (a.data["x"] @ a.u) * (a.data["z"] @ a.w), rtol=1e-13)
     r = lf.make_case("relu", 2, 3, 5, seed=1)
-    np.testing.assert_allclose(lf.predictions(r), np.maximum(r.data["x"] @ r.w, 0)[:, None] * r.u, rtol=1e-13)
+    np.testing.assert_allclose(lf.liftings.predictions(r), np.maximum(r.data["x"] @ r.w, 0)[:, None] * r.u, rtol=1e-13)
 
 
 def test_case_validation():
@@ -64,10 +64,10 @@ def test_make_case_is_deterministic_and_picks_the_sign_class():
 
 
 def test_per_sample_gradients_sum_to_the_batch_gradient(case):
-    du, dw = lf.loss_gradients(case)
+    du, dw = lf.liftings.loss_gradients(case)
     u = torch.tensor(case.u, requires_grad=True)
     w = torch.tensor(case.w, requires_grad=True)
-    lf.model_loss(case.model, u, w, case.torch_data()).sum().backward()
+    lf.models.model_loss(case.model, u, w, case.torch_data()).sum().backward()
     np.testing.assert_allclose(du.sum(0), u.grad.numpy(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(dw.sum(0), w.grad.numpy(), rtol=1e-12, atol=1e-12)
 
@@ -84,9 +84,9 @@ def test_generic_lifting_is_defined_off_the_set_and_invariant_in_w(case):
 
 
 def test_corrected_chain_rule_and_the_seeds_slip(case):
-    du, dw = lf.loss_gradients(case)
-    G, gw = lf.generic_lifting_gradients(case)
-    cu, cw = lf.corrected_chain_rule(G, gw, case.u, case.w)
+    du, dw = lf.liftings.loss_gradients(case)
+    G, gw = lf.liftings.generic_lifting_gradients(case)
+    cu, cw = lf.liftings.corrected_chain_rule(G, gw, case.u, case.w)
     np.testing.assert_allclose(cu, du, atol=TOL)
     np.testing.assert_allclose(cw, dw, atol=TOL)
     su, sw = lf.seed_chain_rule(G, gw, case.u, case.w)
@@ -96,8 +96,8 @@ def test_corrected_chain_rule_and_the_seeds_slip(case):
 def test_linear_layer_dl_tilde_dw_closed_form():
     """For the linear layer ∂ℓ̃/∂w = 2 (rᵀu) (I − P_w) x per sample (r = f − y): perpendicular to w."""
     c = lf.make_case("linear", 2, 3, 6, seed=5)
-    _, gw = lf.generic_lifting_gradients(c)
-    resid = lf.predictions(c) - c.data["y"]
+    _, gw = lf.liftings.generic_lifting_gradients(c)
+    resid = lf.liftings.predictions(c) - c.data["y"]
     P = np.eye(3) - np.outer(c.w, c.w) / (c.w @ c.w)
     expected = 2 * (resid @ c.u)[:, None] * (c.data["x"] @ P)
     np.testing.assert_allclose(gw, expected, atol=TOL)
@@ -107,7 +107,7 @@ def test_power_step_direction_on_rank_one():
     rng = np.random.default_rng(3)
     u, w, r = rng.standard_normal(3), rng.standard_normal(4), rng.standard_normal(4)
     M = torch.tensor(np.outer(u, w))
-    got = lf.power_step_direction(M, torch.tensor(r)).numpy()
+    got = lf.liftings.power_step_direction(M, torch.tensor(r)).numpy()
     np.testing.assert_allclose(got, np.sign(w @ r) * w / np.linalg.norm(w), atol=1e-14)
 
 
@@ -115,7 +115,7 @@ def test_power_step_has_finite_gradients_where_svd_is_nan():
     """At an exactly rank-1 3×3 matrix with repeated zero singular values, F's gradient is finite and right."""
     case = lf.make_case("linear", 3, 3, 4, seed=0, u=[1.0, 2.0, 0.0], w=[1.0, 0.0, 0.0], r=[1.0, 0.5, 0.25])
     A = lf.w_free_lifting_gradient(case)
-    du, dw = lf.loss_gradients(case)
+    du, dw = lf.liftings.loss_gradients(case)
     assert np.all(np.isfinite(A))
     np.testing.assert_allclose(A @ case.w, du, atol=TOL)
     np.testing.assert_allclose(np.einsum("kij,i->kj", A, case.u), dw, atol=TOL)
@@ -126,22 +126,23 @@ def test_w_free_gradient_is_the_tangent_projection_of_the_natural_one():
     for key in ("linear", "attention"):
         c = lf.make_case(key, 3, 4, 5, seed=2)
         A_F, A_nat = lf.w_free_lifting_gradient(c), lf.natural_lifting_gradient(c)
-        np.testing.assert_allclose(A_F, lf.tangent_projection(A_nat, c.u, c.w), atol=TOL)
+        np.testing.assert_allclose(A_F, lf.liftings.tangent_projection(A_nat, c.u, c.w), atol=TOL)
         assert np.abs(A_F - A_nat).max() > 1e-3
 
 
 def test_w_free_gradient_lies_in_the_tangent_space_for_relu():
     c = lf.make_case("relu", 3, 3, 6, seed=4)
     A = lf.w_free_lifting_gradient(c)
-    np.testing.assert_allclose(lf.tangent_projection(A, c.u, c.w), A, atol=TOL)
+    np.testing.assert_allclose(lf.liftings.tangent_projection(A, c.u, c.w), A, atol=TOL)
 
 
 def test_w_free_lifting_other_sign_class_for_relu():
     """With wᵀr < 0, F(u wᵀ) is the loss of (−u, −w): for the ReLU neuron that is another number."""
     c = lf.make_case("relu", 2, 3, 8, seed=0)
     other = lf.LiftingCase(c.model, c.u, c.w, c.data, -c.r)
-    np.testing.assert_allclose(lf.w_free_lifting_values(other), lf.per_sample_losses(c, -c.u, -c.w), atol=TOL)
-    plus, minus = lf.sign_flip_losses(c)
+    np.testing.assert_allclose(lf.liftings.w_free_lifting_values(other), lf.liftings.per_sample_losses(c, -c.u, -c.w),
+                               atol=TOL)
+    plus, minus = lf.liftings.sign_flip_losses(c)
     assert abs(plus - minus) > 1e-3
 
 
@@ -156,60 +157,62 @@ def test_noise_traces_index_convention():
     rng = np.random.default_rng(8)
     A, u, w = rng.standard_normal((50, 2, 3)), rng.standard_normal(2), rng.standard_normal(3)
     tu, tw = lf.noise_traces(A @ w, np.einsum("kij,i->kj", A, u))
-    au, aw = lf.noise_traces_from_matrix_gradient(A, u, w)
+    au, aw = lf.liftings.noise_traces_from_matrix_gradient(A, u, w)
     assert abs(au - tu) < TOL * tu and abs(aw - tw) < TOL * tw
-    C_right, C_left = lf.noise_covariances_from_matrix_gradient(A)
+    C_right, C_left = lf.liftings.noise_covariances_from_matrix_gradient(A)
     assert C_right.shape == (3, 3) and C_left.shape == (2, 2)
     np.testing.assert_allclose(C_right, C_right.T, atol=1e-13)
 
 
 def test_traces_scale_along_the_orbit(case):
     lam = 1.7
-    tu, tw = lf.noise_traces(*lf.loss_gradients(case))
+    tu, tw = lf.noise_traces(*lf.liftings.loss_gradients(case))
     moved = case.with_params(lam * case.u, case.w / lam)
-    su, sw = lf.noise_traces(*lf.loss_gradients(moved))
+    su, sw = lf.noise_traces(*lf.liftings.loss_gradients(moved))
     assert abs(su - tu / lam ** 2) <= 1e-10 * tu and abs(sw - tw * lam ** 2) <= 1e-10 * tw * lam ** 2
 
 
 def test_generic_lifting_grid_is_constant_along_rays(case):
     rng = np.random.default_rng(1)
     W = rng.standard_normal((10, case.n))
-    np.testing.assert_allclose(lf.generic_lifting_grid(case, W), lf.generic_lifting_grid(case, 2.5 * W), rtol=1e-12)
+    grid = lf.liftings.generic_lifting_grid
+    np.testing.assert_allclose(grid(case, W), grid(case, 2.5 * W), rtol=1e-12)
     with pytest.raises(ValueError, match="zero vector"):
-        lf.generic_lifting_grid(case, np.zeros((1, case.n)))
+        lf.liftings.generic_lifting_grid(case, np.zeros((1, case.n)))
 
 
 def test_slice_coordinates_and_determinant():
     rng = np.random.default_rng(0)
     for _ in range(5):
         M = rng.standard_normal((2, 2))
-        p, q, r, s = lf.slice_coordinates(M)
-        np.testing.assert_allclose(lf.matrix_from_slice_coordinates(p, q, r, s), M, atol=1e-15)
+        p, q, r, s = lf.liftings.slice_coordinates(M)
+        np.testing.assert_allclose(lf.liftings.matrix_from_slice_coordinates(p, q, r, s), M, atol=1e-15)
         assert abs(np.linalg.det(M) - (p * p + s * s - q * q - r * r)) < 1e-14
     u, w = rng.standard_normal(2), rng.standard_normal(2)
-    p, q, r, s = lf.slice_coordinates(np.outer(u, w))
+    p, q, r, s = lf.liftings.slice_coordinates(np.outer(u, w))
     assert abs(q * q + r * r - p * p - s * s) < 1e-14  # on the rank-1 surface
     with pytest.raises(ValueError, match="M must have shape"):
-        lf.slice_coordinates(np.eye(3))
+        lf.liftings.slice_coordinates(np.eye(3))
 
 
 def test_orbit_point_polar_rotation():
-    u, w = lf.orbit_point([1.0, 2.0], [3.0, 4.0], 2.0)
+    u, w = lf.liftings.orbit_point([1.0, 2.0], [3.0, 4.0], 2.0)
     assert np.allclose(u, [2, 4]) and np.allclose(w, [1.5, 2])
     with pytest.raises(ValueError, match="lam must be non-zero"):
-        lf.orbit_point([1.0], [1.0], 0.0)
-    np.testing.assert_allclose(lf.polar(90, 2.0), [0, 2], atol=1e-15)
+        lf.liftings.orbit_point([1.0], [1.0], 0.0)
+    np.testing.assert_allclose(lf.liftings.polar(90, 2.0), [0, 2], atol=1e-15)
     with pytest.raises(ValueError, match="length"):
-        lf.polar(0, -1.0)
-    R = lf.rotation(0.3)
+        lf.liftings.polar(0, -1.0)
+    R = lf.liftings.rotation(0.3)
     np.testing.assert_allclose(R @ R.T, np.eye(2), atol=1e-15)
 
 
 def test_majorant_bounds_the_loss_and_reference_condition(case):
-    maj = lf.majorant_scales(case)
-    assert np.all(maj["loss"] >= lf.per_sample_losses(case) * (1 - 4 * EPS64))
-    assert lf.reference_condition(case) >= 1.0
-    assert lf.reference_condition(lf.make_case("linear", 2, 2, 3, seed=0, w=[0.0, 1.0], r=[1.0, 0.0])) == np.inf
+    maj = lf.liftings.majorant_scales(case)
+    assert np.all(maj["loss"] >= lf.liftings.per_sample_losses(case) * (1 - 4 * EPS64))
+    assert lf.liftings.reference_condition(case) >= 1.0
+    degenerate = lf.make_case("linear", 2, 2, 3, seed=0, w=[0.0, 1.0], r=[1.0, 0.0])
+    assert lf.liftings.reference_condition(degenerate) == np.inf
 
 
 def test_one_thread_context_restores_the_thread_count():

@@ -23,7 +23,7 @@ def problem():
 def rank_one_point(problem):
     """An exactly balanced rank-1 point (not a minimum): a balanced factorisation of a rank-1 matrix."""
     arch = rank_jumps.make_architecture((2, 2), 4, 5)
-    return rank_jumps.balanced_factorisation(np.outer([1.0, 0.7], [0.9, 0.3]), arch, seed=3)
+    return rank_jumps.network.balanced_factorisation(np.outer([1.0, 0.7], [0.9, 0.3]), arch, seed=3)
 
 
 # -- closed forms -------------------------------------------------------------------------------
@@ -33,57 +33,59 @@ def test_induced_penalty_closed_forms():
     A = np.array([[2.0, 0.3], [0.1, 0.5]])
     fro2, det = float(np.sum(A * A)), float(np.linalg.det(A))
     tol = 64 * np.finfo(float).eps                 # a few roundings of the SVD and the sum (64·eps, relative)
-    assert rank_jumps.induced_penalty(A, 1) == pytest.approx(fro2, rel=tol)
-    assert rank_jumps.induced_penalty(A, 2) == pytest.approx(2 * np.sqrt(fro2 + 2 * abs(det)), rel=tol)
+    assert rank_jumps.network.induced_penalty(A, 1) == pytest.approx(fro2, rel=tol)
+    assert rank_jumps.network.induced_penalty(A, 2) == pytest.approx(2 * np.sqrt(fro2 + 2 * abs(det)), rel=tol)
     c, s = np.cos(0.7), np.sin(0.7)
     Q = np.array([[c, -s], [s, c]])
     d = np.array([1.7, -0.2])
     for L in (1, 2, 3, 5):
         expected = L * float(np.sum(np.abs(d) ** (2.0 / L)))
-        assert rank_jumps.induced_penalty(Q @ np.diag(d) @ Q.T, L) == pytest.approx(expected, rel=tol)
-        np.testing.assert_allclose(rank_jumps.schatten_penalty(np.abs(d), L), L * np.abs(d) ** (2.0 / L), rtol=0)
+        assert rank_jumps.network.induced_penalty(Q @ np.diag(d) @ Q.T, L) == pytest.approx(expected, rel=tol)
+        np.testing.assert_allclose(rank_jumps.analysis.schatten_penalty(np.abs(d), L), L * np.abs(d) ** (2.0 / L),
+                                   rtol=0)
     batch = np.stack([A, np.diag(d)])
-    np.testing.assert_allclose(rank_jumps.induced_penalty(batch, 3),
-                               [rank_jumps.induced_penalty(A, 3), 3 * float(np.sum(np.abs(d) ** (2 / 3)))], rtol=tol)
+    np.testing.assert_allclose(rank_jumps.network.induced_penalty(batch, 3),
+                               [rank_jumps.network.induced_penalty(A, 3), 3 * float(np.sum(np.abs(d) ** (2 / 3)))],
+                               rtol=tol)
 
 
 def test_closed_forms_validate_arguments():
     with pytest.raises(ValueError, match="s must be >= 0"):
-        rank_jumps.schatten_penalty([-1.0], 3)
+        rank_jumps.analysis.schatten_penalty([-1.0], 3)
     with pytest.raises(ValueError, match="depth"):
-        rank_jumps.schatten_penalty([1.0], 0)
+        rank_jumps.analysis.schatten_penalty([1.0], 0)
     with pytest.raises(ValueError, match="weight_decay"):
-        rank_jumps.barrier_width(3, 0.0, 1.0)
+        rank_jumps.analysis.barrier_width(3, 0.0, 1.0)
     with pytest.raises(ValueError, match="depth"):
         rank_jumps.basin_radius(2, 0.1, 1.0)
     with pytest.raises(ValueError, match="delta"):
-        rank_jumps.new_direction_cost([-0.1], 3, 0.1, 0.1)
+        rank_jumps.analysis.new_direction_cost([-0.1], 3, 0.1, 0.1)
 
 
 @settings(max_examples=40, deadline=None)
 @given(L=st.integers(3, 8), weight_decay=st.floats(1e-3, 1.0), g=st.floats(1e-2, 10.0))
 def test_barrier_width_is_the_positive_root(L, weight_decay, g):
-    d_star = rank_jumps.barrier_width(L, weight_decay, g)
+    d_star = rank_jumps.analysis.barrier_width(L, weight_decay, g)
     assert d_star > 0
-    assert abs(rank_jumps.new_direction_cost([d_star], L, weight_decay, g)[0]) <= 1e-9 * max(1.0, g * d_star)
-    inside = rank_jumps.new_direction_cost(d_star * np.array([0.1, 0.5, 0.9]), L, weight_decay, g)
-    outside = rank_jumps.new_direction_cost(d_star * np.array([1.1, 2.0]), L, weight_decay, g)
+    assert abs(rank_jumps.analysis.new_direction_cost([d_star], L, weight_decay, g)[0]) <= 1e-9 * max(1.0, g * d_star)
+    inside = rank_jumps.analysis.new_direction_cost(d_star * np.array([0.1, 0.5, 0.9]), L, weight_decay, g)
+    outside = rank_jumps.analysis.new_direction_cost(d_star * np.array([1.1, 2.0]), L, weight_decay, g)
     assert np.all(inside > 0) and np.all(outside < 0)
 
 
 def test_barrier_width_depth_two_and_one():
-    assert rank_jumps.barrier_width(2, 0.1, 0.5) == 0.0
-    assert rank_jumps.barrier_width(2, 0.5, 0.5) == np.inf
-    assert rank_jumps.barrier_width(1, 0.1, 0.5) == 0.0
+    assert rank_jumps.analysis.barrier_width(2, 0.1, 0.5) == 0.0
+    assert rank_jumps.analysis.barrier_width(2, 0.5, 0.5) == np.inf
+    assert rank_jumps.analysis.barrier_width(1, 0.1, 0.5) == 0.0
 
 
 @pytest.mark.parametrize("L, weight_decay, expected", [(2, 0.5, False), (2, 1.5, True), (3, 1e-3, True),
-                                                       (6, 1e-3, True), (1, 0.1, False)])
+                                                      (6, 1e-3, True), (1, 0.1, False)])
 def test_origin_trap_agrees_with_finite_differences(L, weight_decay, expected):
-    assert rank_jumps.origin_is_local_min(L, weight_decay) is expected
+    assert rank_jumps.analysis.origin_is_local_min(L, weight_decay) is expected
     h = 1e-3
     a = np.array([-h, 0.0, h])
-    f = rank_jumps.scalar_chain_loss(a, L, weight_decay)
+    f = rank_jumps.analysis.scalar_chain_loss(a, L, weight_decay)
     is_min = bool(f[0] > f[1] and f[2] > f[1])
     assert is_min is expected
 
@@ -97,29 +99,29 @@ def test_basin_radius_formula_and_no_slope():
 def test_basin_boundary_brackets_the_edge():
     alphas = np.array([0.4, 0.1, 0.2, 0.8, 1.6])
     ranks = np.array([1, 1, 1, 2, 1])  # the largest push lands back at rank 1: ignored above the edge
-    assert rank_jumps.basin_boundary(alphas, ranks) == (0.4, 0.8)
-    assert np.isnan(rank_jumps.basin_boundary(alphas, np.full(5, 1))[1])
-    assert np.isnan(rank_jumps.basin_boundary(alphas, np.full(5, 2))[0])
+    assert rank_jumps.analysis.basin_boundary(alphas, ranks) == (0.4, 0.8)
+    assert np.isnan(rank_jumps.analysis.basin_boundary(alphas, np.full(5, 1))[1])
+    assert np.isnan(rank_jumps.analysis.basin_boundary(alphas, np.full(5, 2))[0])
     with pytest.raises(ValueError, match="shape"):
-        rank_jumps.basin_boundary(alphas, ranks[:3])
+        rank_jumps.analysis.basin_boundary(alphas, ranks[:3])
 
 
 # -- noise split by direction -------------------------------------------------------------------
 def test_per_entry_gradients_average_to_the_full_gradient(problem, rank_one_point):
-    g = rank_jumps.per_entry_gradients(rank_one_point, problem)
+    g = rank_jumps.analysis.per_entry_gradients(rank_one_point, problem)
     full = rank_jumps.gradient(rank_one_point, problem, 0.0).flat[0]
     assert g.shape == (problem.n_observed, rank_one_point.arch.n_params)
     assert np.allclose(g.mean(axis=0), full, rtol=1e-12, atol=1e-14)
 
 
 def test_per_entry_gradient_matches_finite_differences(problem, rank_one_point):
-    g = rank_jumps.per_entry_gradients(rank_one_point, problem)[2]  # entry (1, 1)
+    g = rank_jumps.analysis.per_entry_gradients(rank_one_point, problem)[2]  # entry (1, 1)
     rng = np.random.default_rng(0)
     v = rng.normal(size=g.size)
     h = 1e-6
 
     def entry_loss(flat):
-        A = rank_jumps.end_to_end(rank_jumps.Params(rank_one_point.arch, flat[None]))[0]
+        A = rank_jumps.network.end_to_end(rank_jumps.Params(rank_one_point.arch, flat[None]))[0]
         return (A[1, 1] - problem.target[1, 1]) ** 2
 
     x = rank_one_point.flat[0]
@@ -128,16 +130,16 @@ def test_per_entry_gradient_matches_finite_differences(problem, rank_one_point):
 
 
 def test_noise_covariance_matches_the_engine_temperature(problem, rank_one_point):
-    C = rank_jumps.sgd_noise_covariance(rank_one_point, problem)
+    C = rank_jumps.analysis.sgd_noise_covariance(rank_one_point, problem)
     assert np.allclose(C, C.T)
     assert np.linalg.eigvalsh(C).min() > -1e-12 * np.trace(C)
     lr = 0.3
-    tau = rank_jumps.matched_langevin_temperature(rank_one_point, problem, lr, 0.01)[0]
+    tau = rank_jumps.analysis.matched_langevin_temperature(rank_one_point, problem, lr, 0.01)[0]
     assert tau == pytest.approx(lr * np.trace(C) / (2 * rank_one_point.arch.n_params), rel=1e-12)
 
 
 def test_rank_raising_basis_is_orthonormal_with_the_right_dimension(rank_one_point):
-    raising, keeping = rank_jumps.rank_raising_basis(rank_one_point, 1)
+    raising, keeping = rank_jumps.analysis.rank_raising_basis(rank_one_point, 1)
     P = rank_one_point.arch.n_params
     expected = sum((a - 1) * (b - 1) for a, b in rank_one_point.arch.layer_shapes)
     assert raising.shape == (P, expected) and keeping.shape == (P, P - expected)
@@ -146,17 +148,17 @@ def test_rank_raising_basis_is_orthonormal_with_the_right_dimension(rank_one_poi
 
 
 def test_rank_raising_directions_raise_a_layer_rank(rank_one_point):
-    raising, keeping = rank_jumps.rank_raising_basis(rank_one_point, 1)
+    raising, keeping = rank_jumps.analysis.rank_raising_basis(rank_one_point, 1)
     h = 1e-4
     up = rank_jumps.Params(rank_one_point.arch, rank_one_point.flat + h * raising[:, 0])
     flat = rank_jumps.Params(rank_one_point.arch, rank_one_point.flat + h * keeping[:, -1])
-    assert rank_jumps.layer_singular_values(up)[0, :, 1].max() > 0.5 * h
-    assert rank_jumps.layer_singular_values(flat)[0, :, 1].max() < 1e-6  # second order only: O(h²)
+    assert rank_jumps.network.layer_singular_values(up)[0, :, 1].max() > 0.5 * h
+    assert rank_jumps.network.layer_singular_values(flat)[0, :, 1].max() < 1e-6  # second order only: O(h²)
 
 
 def test_noise_has_no_raising_component_at_a_rank_one_point(problem, rank_one_point):
-    spec = rank_jumps.noise_spectrum_by_direction(rank_one_point, problem, 1, lr=0.3)
-    check = rank_jumps.check_raising_noise(spec, rank_one_point.arch.n_params)
+    spec = rank_jumps.analysis.noise_spectrum_by_direction(rank_one_point, problem, 1, lr=0.3)
+    check = rank_jumps.checks.check_raising_noise(spec, rank_one_point.arch.n_params)
     assert check.passed, check
     assert spec["trace_total"] > 0 and spec["keeping"].max() > 1e-6
 
@@ -164,8 +166,8 @@ def test_noise_has_no_raising_component_at_a_rank_one_point(problem, rank_one_po
 def test_raising_noise_check_fails_at_a_rank_two_point(problem):
     """Broken input: at a rank-2 point, directions 'raising rank 1 → 2' do carry SGD noise."""
     p2 = rank_jumps.phase0_minima(eps=EPS, n_runs=1)
-    spec = rank_jumps.noise_spectrum_by_direction(p2, problem, 1, lr=0.3)
-    assert not rank_jumps.check_raising_noise(spec, p2.arch.n_params).passed
+    spec = rank_jumps.analysis.noise_spectrum_by_direction(p2, problem, 1, lr=0.3)
+    assert not rank_jumps.checks.check_raising_noise(spec, p2.arch.n_params).passed
 
 
 # -- perturbations and the rank-1 minimum -------------------------------------------------------
@@ -182,34 +184,35 @@ def test_rank_one_minimum_is_rank_one_and_stationary(problem):
 def test_perturbation_adds_alpha_to_every_layer_and_alpha_to_the_L_in_A(problem):
     p1 = rank_jumps.rank_one_minimum(EPS, weight_decay=0.027)
     alpha = 0.3
-    pp = rank_jumps.perturb_new_direction(p1, problem, alpha, 1)
-    lsv = rank_jumps.layer_singular_values(pp)[0]
+    pp = rank_jumps.analysis.perturb_new_direction(p1, problem, alpha, 1)
+    lsv = rank_jumps.network.layer_singular_values(pp)[0]
     assert np.allclose(lsv[:, 1], alpha, rtol=1e-8)
     assert rank_jumps.singular_values(pp)[0, 1] == pytest.approx(alpha**4, rel=1e-6)
     assert pp.norm_sq()[0] == pytest.approx(p1.norm_sq()[0] + 4 * alpha**2, rel=1e-10)
     # the sign is the descent one: the fit improves to first order
-    small = rank_jumps.perturb_new_direction(p1, problem, 0.05, 1)
-    assert problem.fit_loss(rank_jumps.end_to_end(small))[0] < problem.fit_loss(rank_jumps.end_to_end(p1))[0]
+    small = rank_jumps.analysis.perturb_new_direction(p1, problem, 0.05, 1)
+    e2e = rank_jumps.network.end_to_end
+    assert problem.fit_loss(e2e(small))[0] < problem.fit_loss(e2e(p1))[0]
 
 
 def test_new_direction_needs_room():
     arch = rank_jumps.make_architecture((2, 2), 3, 2)
-    p = rank_jumps.balanced_factorisation(np.diag([1.0, 0.5]), arch)
+    p = rank_jumps.network.balanced_factorisation(np.diag([1.0, 0.5]), arch)
     with pytest.raises(ValueError, match="orthogonal"):
-        rank_jumps.new_direction(p, 2)
+        rank_jumps.analysis.new_direction(p, 2)
 
 
 # -- forced sampling ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def forced(problem):
     p0 = rank_jumps.phase0_minima(eps=EPS, n_runs=2)
-    return rank_jumps.forced_row_run(p0, problem, [0], 2000, 0.3, 0.027, seed=1, n_records=10)
+    return rank_jumps.experiments.forced_row_run(p0, problem, [0], 2000, 0.3, 0.027, seed=1, n_records=10)
 
 
 def test_forced_row_decays_exactly(forced):
     assert forced.unsampled_rows.tolist() == [1]
     assert forced.row_norms.shape == (2, 11, 1)
-    check = rank_jumps.check_exact_decay(forced, 4)
+    check = rank_jumps.checks.check_exact_decay(forced, 4)
     assert check.passed, check
     assert check.details["records_compared"] == 22
 
@@ -219,7 +222,7 @@ def test_exact_decay_check_fails_for_a_wrong_factor(forced):
     import dataclasses
 
     wrong = dataclasses.replace(forced, weight_decay=forced.weight_decay / 2)
-    assert not rank_jumps.check_exact_decay(wrong, 4).passed
+    assert not rank_jumps.checks.check_exact_decay(wrong, 4).passed
 
 
 def test_exact_decay_check_fails_when_nothing_was_compared(forced):
@@ -228,23 +231,23 @@ def test_exact_decay_check_fails_when_nothing_was_compared(forced):
     import dataclasses
 
     flushed = dataclasses.replace(forced, row_min_abs=np.zeros_like(forced.row_min_abs))  # below any threshold
-    assert np.isnan(flushed.max_relative_error(rank_jumps.flush_threshold(4)))
-    check = rank_jumps.check_exact_decay(flushed, 4)
+    assert np.isnan(flushed.max_relative_error(rank_jumps.stepping.flush_threshold(4)))
+    check = rank_jumps.checks.check_exact_decay(flushed, 4)
     assert not check.passed and check.details["records_compared"] == 0
 
 
 def test_forced_run_validates(problem):
     p0 = rank_jumps.phase0_minima(eps=EPS, n_runs=1)
     with pytest.raises(ValueError, match="n_records"):
-        rank_jumps.forced_row_run(p0, problem, [0], 10, 0.3, 0.027, n_records=20)
+        rank_jumps.experiments.forced_row_run(p0, problem, [0], 10, 0.3, 0.027, n_records=20)
 
 
 # -- summaries ----------------------------------------------------------------------------------
 def test_rank_transitions_and_stay_fraction():
     rank = np.array([[2, 2, 1, 1, 1], [2, 1, 2, 1, 2], [2, 2, 2, -1, -1]])
-    down, up = rank_jumps.rank_transitions(rank)
+    down, up = rank_jumps.analysis.rank_transitions(rank)
     assert down.tolist() == [1, 2, 0] and up.tolist() == [0, 2, 0]
-    stay = rank_jumps.fraction_low_rank_after_first_visit(rank)
+    stay = rank_jumps.analysis.fraction_low_rank_after_first_visit(rank)
     assert stay[0] == 1.0 and stay[1] == pytest.approx(0.5) and np.isnan(stay[2])
 
 
@@ -253,9 +256,9 @@ def test_exponential_waiting_time_recovers_the_mean():
     tau, budget = 2000.0, 5000
     times = rng.exponential(tau, size=4000)
     js = np.where(times < budget, times, -1)
-    est, se = rank_jumps.exponential_waiting_time(js, budget)
+    est, se = rank_jumps.analysis.exponential_waiting_time(js, budget)
     assert abs(est - tau) <= 4 * se
-    assert rank_jumps.exponential_waiting_time([-1, -1], 10) == (np.inf, np.inf)
+    assert rank_jumps.analysis.exponential_waiting_time([-1, -1], 10) == (np.inf, np.inf)
 
 
 def test_jump_durations_on_a_synthetic_record():
@@ -264,7 +267,7 @@ def test_jump_durations_on_a_synthetic_record():
                    [0.3] * 10])
     res = SimpleNamespace(steps=steps, singular_values=np.stack([np.ones_like(s2), s2], axis=-1),
                           settings={"rank_tol": 1e-3})
-    assert rank_jumps.jump_durations(res).tolist() == [200, -1]
+    assert rank_jumps.analysis.jump_durations(res).tolist() == [200, -1]
 
 
 def _fake(rank, *, diverged=None):
@@ -294,21 +297,22 @@ def _fake(rank, *, diverged=None):
     ([[2, 2, 2], [2, 2, 2]], [[2, 1, 1]], {}, "gd_low_rank"),
 ])
 def test_diagnose_names_each_outcome(rank, gd_rank, kwargs, kind):
-    d = rank_jumps.diagnose(2, _fake(rank, **kwargs), _fake(gd_rank), lr=0.3, weight_decay=0.027, depth=4)
+    d = rank_jumps.analysis.diagnose(2, _fake(rank, **kwargs), _fake(gd_rank), lr=0.3, weight_decay=0.027, depth=4)
     assert d.kind == kind
     assert (d.level == "info") == (kind == "jumped")
 
 
 def test_diagnose_low_start_rank_and_shallow():
     sgd = _fake([[1, 1, 1]])
-    assert rank_jumps.diagnose(1, sgd, None, lr=0.3, weight_decay=0.06, depth=4).kind == "gd_low_rank"
-    assert rank_jumps.diagnose(1, sgd, None, lr=0.3, weight_decay=0.06, depth=2).kind == "shallow"
-    assert "L = 2" in rank_jumps.diagnose(2, _fake([[2, 1, 1]]), None, lr=0.3, weight_decay=0.03, depth=2).message
+    assert rank_jumps.analysis.diagnose(1, sgd, None, lr=0.3, weight_decay=0.06, depth=4).kind == "gd_low_rank"
+    assert rank_jumps.analysis.diagnose(1, sgd, None, lr=0.3, weight_decay=0.06, depth=2).kind == "shallow"
+    shallow = rank_jumps.analysis.diagnose(2, _fake([[2, 1, 1]]), None, lr=0.3, weight_decay=0.03, depth=2)
+    assert "L = 2" in shallow.message
 
 
 def test_no_returns_check_counts_exactly():
-    assert rank_jumps.check_no_returns(_fake([[2, 1, 1], [2, 2, 1]])).passed
-    failing = rank_jumps.check_no_returns(_fake([[2, 1, 2], [2, 2, 1]]))
+    assert rank_jumps.checks.check_no_returns(_fake([[2, 1, 1], [2, 2, 1]])).passed
+    failing = rank_jumps.checks.check_no_returns(_fake([[2, 1, 2], [2, 2, 1]]))
     assert not failing.passed and failing.measured == 1
 
 
@@ -376,4 +380,4 @@ def test_min_norm_completion_at_eps_03_prints_the_rank2_minimum_not_the_cusp():
     # the cause: next to the cusp x = 1/ε the rank-2 branch dips below that minimum (it falls to the cusp's 7.62),
     # so the lowest grid value was the cusp's flank, and a search started there ran into the cusp
     step = 5 / 0.3 / 4000
-    assert rank_jumps.completion_penalty(1 / 0.3 - 2 * step, 0.3, 4) < m["penalty_rank2"]
+    assert rank_jumps.analysis.completion_penalty(1 / 0.3 - 2 * step, 0.3, 4) < m["penalty_rank2"]

@@ -73,21 +73,21 @@ def test_problems(eps_problem):
     assert eps_problem.n_observed == 3
     np.testing.assert_array_equal(eps_problem.mask, [[True, True], [False, True]])
     assert np.linalg.matrix_rank(eps_problem.target) == 1
-    rp = rank_jumps.random_low_rank_completion((6, 5), 2, 0.5, seed=0)
+    rp = rank_jumps.problems.random_low_rank_completion((6, 5), 2, 0.5, seed=0)
     assert np.linalg.matrix_rank(rp.target) == 2 and rp.mask.any()
     with pytest.raises(ValueError, match="no observed entries"):
         rank_jumps.CompletionProblem(np.ones((2, 2)), np.zeros((2, 2), dtype=bool))
     with pytest.raises(ValueError, match="eps"):
         rank_jumps.epsilon_completion(0.0)
     with pytest.raises(ValueError, match="observed_fraction"):
-        rank_jumps.random_low_rank_completion((3, 3), 1, 0.0)
+        rank_jumps.problems.random_low_rank_completion((3, 3), 1, 0.0)
     np.testing.assert_array_equal(eps_problem.row_entries([0]), [[True, True], [False, False]])
 
 
 @settings(max_examples=15, deadline=None)
 @given(depth=st.integers(1, 4), m=st.integers(1, 3), n=st.integers(1, 3), seed=st.integers(0, 1000))
 def test_gradient_matches_finite_differences(depth, m, n, seed):
-    problem = rank_jumps.random_low_rank_completion((m, n), 1, 0.8, seed=seed)
+    problem = rank_jumps.problems.random_low_rank_completion((m, n), 1, 0.8, seed=seed)
     arch = rank_jumps.make_architecture((m, n), depth, 3)
     p = rank_jumps.init_params(arch, 1, seed)
     weight_decay = 0.05
@@ -97,8 +97,8 @@ def test_gradient_matches_finite_differences(depth, m, n, seed):
     for k in range(g.size):
         e = np.zeros_like(p.flat)
         e[0, k] = h
-        fd[k] = (rank_jumps.loss(rank_jumps.Params(arch, p.flat + e), problem, weight_decay)[0]
-                 - rank_jumps.loss(rank_jumps.Params(arch, p.flat - e), problem, weight_decay)[0]) / (2 * h)
+        fd[k] = (rank_jumps.problems.loss(rank_jumps.Params(arch, p.flat + e), problem, weight_decay)[0]
+                 - rank_jumps.problems.loss(rank_jumps.Params(arch, p.flat - e), problem, weight_decay)[0]) / (2 * h)
     # central differences: O(h²)·(third derivative) + eps·loss/h
     np.testing.assert_allclose(g, fd, atol=1e-6 * (1 + np.abs(g).max()))
 
@@ -108,12 +108,12 @@ def test_balanced_factorisation_and_induced_penalty():
     A = rng.normal(size=(3, 4))
     for depth in (1, 2, 3, 5):
         arch = rank_jumps.make_architecture((3, 4), depth, 4)
-        theta = rank_jumps.balanced_factorisation(A, arch, seed=depth)
+        theta = rank_jumps.network.balanced_factorisation(A, arch, seed=depth)
         np.testing.assert_allclose(theta.end_to_end()[0], A, atol=1e-13)
         assert rank_jumps.balancedness(theta)[0] < 1e-13
-        np.testing.assert_allclose(theta.norm_sq()[0], rank_jumps.induced_penalty(A, depth), rtol=1e-13)
+        np.testing.assert_allclose(theta.norm_sq()[0], rank_jumps.network.induced_penalty(A, depth), rtol=1e-13)
     with pytest.raises(ValueError, match="rank"):
-        rank_jumps.balanced_factorisation(A, rank_jumps.make_architecture((3, 4), 3, 2))
+        rank_jumps.network.balanced_factorisation(A, rank_jumps.make_architecture((3, 4), 3, 2))
 
 
 def test_numerical_rank_threshold_is_stated():
@@ -126,10 +126,10 @@ def test_B_r_membership(phase0_8):
     # rank-2 minimum: every layer has s₂ ≈ 0.33^{1/4} ≈ 0.76 > α, so it is in B_2 only
     assert rank_jumps.in_B(phase0_8, 2).all()
     assert not rank_jumps.in_B(phase0_8, 1).any()
-    crit = rank_jumps.BrCriterion(C=1.0)
+    crit = rank_jumps.network.BrCriterion(C=1.0)
     assert not rank_jumps.in_B(phase0_8, 2, crit).any()  # ‖θ‖² ≈ 7.4 > C
     with pytest.raises(ValueError):
-        rank_jumps.BrCriterion(alpha=0)
+        rank_jumps.network.BrCriterion(alpha=0)
 
 
 # --------------------------------------------------------------------------- compiled path vs reference
@@ -145,7 +145,7 @@ CASES = [
 @pytest.mark.parametrize("depth", [1, 2, 3, 4])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["method"] + str(c.get("batch_size", "")))
 def test_compiled_path_matches_reference_step_for_step(depth, case):
-    problem = rank_jumps.random_low_rank_completion((3, 2), 1, 0.7, seed=depth)
+    problem = rank_jumps.problems.random_low_rank_completion((3, 2), 1, 0.7, seed=depth)
     arch = rank_jumps.make_architecture(problem.shape, depth, 4)
     p = rank_jumps.init_params(arch, 3, depth)
     kw = dict(case)
@@ -362,7 +362,7 @@ def test_bad_parameters_raise_clear_errors(eps_problem, phase0_8):
     with pytest.raises(ValueError, match="temperature"):
         rank_jumps.run(p, eps_problem, 10, lr=0.1, weight_decay=0.0, method="langevin")
     with pytest.raises(ValueError, match="shape"):
-        rank_jumps.run(p, rank_jumps.random_low_rank_completion((3, 3), 1, 0.5), 10, lr=0.1, weight_decay=0.0)
+        rank_jumps.run(p, rank_jumps.problems.random_low_rank_completion((3, 3), 1, 0.5), 10, lr=0.1, weight_decay=0.0)
     with pytest.raises(ValueError, match="not both"):
         rank_jumps.run(p, eps_problem, 10, lr=0.1, weight_decay=0.0, schedule=rank_jumps.Schedule.constant(0.1, 0.0))
     with pytest.raises(ValueError, match="n_steps"):
@@ -429,7 +429,7 @@ def test_forced_row_decays_to_exact_zero_without_denormals(eps_problem):
     res = rank_jumps.run(p, eps_problem, 12_000, method="forced", entries=eps_problem.row_entries([0]), lr=lr,
                          weight_decay=weight_decay,
                   record_every=12_000)
-    assert (1 - 2 * lr * weight_decay) ** 12_000 < rank_jumps.flush_threshold(4)
+    assert (1 - 2 * lr * weight_decay) ** 12_000 < rank_jumps.stepping.flush_threshold(4)
     np.testing.assert_array_equal(res.final.layer(3)[0, 1], 0.0)
     assert res.final_rank[0] == 1
 
@@ -466,7 +466,8 @@ def test_schedules():
 
 
 def test_matched_langevin_temperature(eps_problem, phase0_8):
-    tau = rank_jumps.matched_langevin_temperature(phase0_8.select([0]), eps_problem, lr=0.3, weight_decay=0.027)
+    tau = rank_jumps.analysis.matched_langevin_temperature(phase0_8.select([0]), eps_problem, lr=0.3,
+                                                           weight_decay=0.027)
     # by hand: per-entry gradients (2 r q pᵀ) around their mean, traced, η/(2 B P)
     p = phase0_8.select([0])
     grads = []

@@ -45,7 +45,7 @@ def test_predict_and_section_9_partition_the_exercises():
 
 def test_origin_threshold_exercise():
     ex = EX["origin_threshold"]
-    assert ex.check(rank_jumps.origin_threshold(rank_jumps.epsilon_completion(0.2))).correct
+    assert ex.check(rank_jumps.analysis.origin_threshold(rank_jumps.epsilon_completion(0.2))).correct
     assert ex.check("0.3683").correct
     assert "2/N" in ex.check(0.5525).message                       # forgot the 2/N of the loss
     assert "divide by 2" in ex.check(0.7367).message               # s_max itself
@@ -62,7 +62,7 @@ def test_explosion_exercise():
 
 def test_basin_radius_derivation_at_another_depth():
     ex = EX["basin_radius_depth"]
-    slope = rank_jumps.basin_slope()
+    slope = rank_jumps.experiments.basin_slope()
     assert ex.check(rank_jumps.basin_radius(6, 0.027, slope)).correct and "L = 6" in ex.question
     assert "1/(L − 2)" in ex.check((2 * 0.027 / slope) ** (1 / 6)).message
     assert "keep the 2" in ex.check((0.027 / slope) ** 0.25).message

@@ -24,7 +24,7 @@ def test_penalty_view_L2_versus_deeper():
     shallow = rank_jumps.penalty_view(depth=2, weight_decay=0.01, gain=1.0)
     assert shallow.barrier_width == 0.0 and not shallow.origin_trap
     assert rank_jumps.penalty_view(depth=3, weight_decay=0.01, gain=1.0).barrier_width > 0
-    np.testing.assert_allclose(deep.penalty_L, rank_jumps.schatten_penalty(deep.s, deep.depth))
+    np.testing.assert_allclose(deep.penalty_L, rank_jumps.analysis.schatten_penalty(deep.s, deep.depth))
 
 
 # -- 2. GD trapped, SGD jumps --------------------------------------------------------------------
@@ -34,7 +34,7 @@ def test_trap_default_gd_stays_sgd_jumps_never_returns():
     assert r.diagnosis.kind == "jumped"
     assert np.all(r.gd.rank == 2)
     assert np.all(r.sgd.final_rank == 1)
-    assert rank_jumps.check_no_returns(r.sgd).passed
+    assert rank_jumps.checks.check_no_returns(r.sgd).passed
 
 
 @pytest.mark.parametrize("setting, kinds", [
@@ -64,7 +64,7 @@ def test_ensemble_default_fractions_and_zero_returns():
 # -- 4. mechanism -------------------------------------------------------------------------------
 def test_mechanism_exact_decay_then_rank_one_for_gd_and_sgd():
     r = rank_jumps.mechanism()
-    check = rank_jumps.check_exact_decay(r.forced, r.depth)
+    check = rank_jumps.checks.check_exact_decay(r.forced, r.depth)
     assert check.passed, check
     assert r.decay_error == check.measured and r.decay_error <= r.decay_tolerance
     assert r.forced_rank == 1
@@ -85,7 +85,7 @@ def test_basin_small_alpha_back_large_alpha_escapes():
     assert np.isfinite(hi) and 0.5 * r.alpha_c < hi <= 2.0 * r.alpha_c
     assert r.final_rank[-1] == 1  # the default α = 0.3 is pulled back
     assert rank_jumps.basin(alpha=float(hi)).final_rank[-1] == 2
-    assert r.slope == pytest.approx(rank_jumps.basin_slope(), rel=1e-12)
+    assert r.slope == pytest.approx(rank_jumps.experiments.basin_slope(), rel=1e-12)
 
 
 # -- 6. annealing -------------------------------------------------------------------------------
@@ -112,7 +112,7 @@ def test_langevin_hot_goes_both_ways_and_sgd_noise_spares_raising_directions():
     _, l_up = r.langevin_transitions
     _, s_up = r.sgd_transitions
     assert l_up.sum() > 0 and s_up.sum() == 0
-    check = rank_jumps.check_raising_noise(r.spectrum, r.rank1_point.arch.n_params)
+    check = rank_jumps.checks.check_raising_noise(r.spectrum, r.rank1_point.arch.n_params)
     assert check.passed, check
 
 
@@ -163,7 +163,7 @@ def test_decay_factor_solution_is_a_hand_computation_not_the_checker(monkeypatch
 def test_basin_radius_exercise_uses_the_measured_slope():
     """The exercise hard-coded slope=0.17; it now measures the slope at the rank-1 minimum and quotes
     the measured value, so the question and the basin figure agree."""
-    slope = rank_jumps.basin_slope()
+    slope = rank_jumps.experiments.basin_slope()
     assert slope == pytest.approx(0.17, abs=0.005)
     # the stored value (10 digits: rounding ≤ 5e-11, i.e. 3e-10 relative) is the measured one
     assert slope == pytest.approx(BASIN_SLOPE, rel=1e-9)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, special, stats
 
-from symsgd_core.stationary import (
+from symsgd_core.stationary.laws import (
     PHASE_CODES,
     DiagonalNetProblem,
     StationaryLaw,
@@ -26,9 +26,9 @@ from symsgd_core.stationary import (
     phase_of,
     tail_exponent,
     transitional_temperature,
-    v_space_coefficients,
     variance_depth0,
 )
+from symsgd_core.stationary.sde import v_space_coefficients
 
 P11 = DiagonalNetProblem.gaussian(1.0, 1.0)
 
@@ -65,7 +65,7 @@ def test_problem_validation(kwargs, word):
 
 def test_the_data_layers_moments_are_accepted():
     """Given GaussianData().moments(), these raised a bare AttributeError (no weight_decay)."""
-    from symsgd_core.balance import GaussianData
+    from symsgd_core.balance.data import GaussianData
 
     m = GaussianData(k=1.0, sigma=1.0).moments()
     assert critical_temperature(m) == critical_temperature(P11)

@@ -45,8 +45,8 @@ def test_phase_view_names_each_phase():
         assert r.phase == phase, T
         assert (r.current is None) == (phase == "dead")
     r = st.phase_view()
-    assert r.T_c / 3 < r.T_star < r.T_c and len(r.references) == len(st.PHASE_FRACTIONS)
-    assert r.codes.shape == (st.PHASE_TEMPS.size, st.PHASE_SIGMAS.size)
+    assert r.T_c / 3 < r.T_star < r.T_c and len(r.references) == len(st.experiments.PHASE_FRACTIONS)
+    assert r.codes.shape == (st.experiments.PHASE_TEMPS.size, st.experiments.PHASE_SIGMAS.size)
     assert r.near_zero_exponent == pytest.approx(1 / (2 * 3 * 0.15) - 1.5)
 
 
@@ -77,12 +77,12 @@ def test_tail_view_slopes_match_theory():
     r = st.tail_view()
     for d, s in r.slopes.items():
         assert s == pytest.approx(st.tail_exponent(d), abs=0.01)
-    assert r.rho0 == pytest.approx(st.tail_exponent(0, 0.15, st.gaussian_problem(1.0, 1.0, 0.0)))
+    assert r.rho0 == pytest.approx(st.tail_exponent(0, 0.15, st.experiments.gaussian_problem(1.0, 1.0, 0.0)))
 
 
 def test_tail_samples_reach_the_tail():
     r = st.tail_samples(n_chains=200)
-    for d in st.TAIL_DEPTHS:
+    for d in st.experiments.TAIL_DEPTHS:
         v, sf = r.points[d]
         assert v.size and np.all(np.diff(sf) <= 0) and r.samples[d].size == 200 * 6  # records at t ≥ 5 of t = 1, …, 10
 
@@ -98,13 +98,13 @@ def test_discrete_sgd_scan_sees_the_slow_relaxation_near_tc():
     r = st.discrete_sgd_scan(temps=(0.05, 0.3), n_runs=60, t_end=1.0)
     assert r.T == (0.05, 0.3) and r.n_runs == 60
     assert r.sde_ks_law[0] <= r.sde_crit[0] < r.sde_ks_law[1]  # stationary at T = 0.05, not yet near T_c
-    c_alpha = math.sqrt(-0.5 * math.log(st.KS_ALPHA / 2))
+    c_alpha = math.sqrt(-0.5 * math.log(st.experiments.KS_ALPHA / 2))
     assert r.sgd_crit[0] == pytest.approx(c_alpha * math.sqrt(2 / 60))  # no divergence: m = n = 60
 
 
 def test_histogram_density_normalisation():
     x = np.random.default_rng(0).standard_normal(10000)
-    c, d, se = st.histogram_density(x, np.linspace(-8, 8, 81))
+    c, d, se = st.experiments.histogram_density(x, np.linspace(-8, 8, 81))
     assert np.sum(d * 0.2) == pytest.approx(1.0) and np.all(se >= 0)
 
 

@@ -7,25 +7,25 @@ import math
 import numpy as np
 import pytest
 
-from symsgd_core.stationary import (
+from symsgd_core.stationary import _kernels as kern
+from symsgd_core.stationary import sde as sde_module
+from symsgd_core.stationary.experiments import dt_convergence
+from symsgd_core.stationary.laws import DiagonalNetProblem, StationaryLaw
+from symsgd_core.stationary.sde import (
     BLOCK_SIZE,
-    DiagonalNetProblem,
     NotRelaxedWarning,
-    StationaryLaw,
-    dt_convergence,
+    _kernel_params,
+    _stiff_threshold,
     integrated_autocorrelation_time,
     numpy_euler_s,
     relaxation_rate,
     run_to_stationarity,
     sde_coefficients,
-    sgd_v_samples,
     simulate_v,
     simulate_v_coupled,
     v_space_coefficients,
 )
-from symsgd_core.stationary import _kernels as kern
-from symsgd_core.stationary import sde as sde_module
-from symsgd_core.stationary.sde import _kernel_params, _stiff_threshold
+from symsgd_core.stationary.sgd import sgd_v_samples
 
 P11 = DiagonalNetProblem.gaussian(1.0, 1.0)
 PWD = DiagonalNetProblem.gaussian(1.3, 0.7, 0.15)
@@ -231,7 +231,7 @@ def test_states_beyond_float_range_are_reported_not_hidden():
 def test_dt_convergence_rows():
     """The step-size study agrees with the closed form within its stated error budget (sampling quantile + the
     measured dt-error); it replaces a test that only asserted 0 ≤ KS ≤ 1, which could not fail."""
-    from symsgd_core.stationary import ks_threshold
+    from symsgd_core.stationary.experiments import ks_threshold
 
     n = 2000
     rows = dt_convergence(P11, 0.15, 1, dts=(0.08, 0.04), schemes=("weak2",), n_chains=n)

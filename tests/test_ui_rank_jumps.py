@@ -195,7 +195,7 @@ def test_no_starting_minimum_is_drawn_as_a_failure(monkeypatch):
     c = rj.TrapController(steps=10_000, n_seeds=1)
 
     def refuse(**settings):
-        raise rank_jumps.NoStartingMinimum("the phase-0 GD diverged at these settings")
+        raise rank_jumps.experiments.NoStartingMinimum("the phase-0 GD diverged at these settings")
 
     monkeypatch.setattr(rj.TrapController, "experiment", staticmethod(refuse))
     c.run()
@@ -208,7 +208,7 @@ def test_trap_draws_B_r_membership_and_the_balance_test():
     r = c.result
     b = c._b_index
     gd_b = c.figure.data[b]
-    np.testing.assert_array_equal(gd_b.y, rank_jumps.smallest_B(r.gd.in_B[0]).astype(float))
+    np.testing.assert_array_equal(gd_b.y, rank_jumps.network.smallest_B(r.gd.in_B[0]).astype(float))
     assert gd_b.y[0] == 2                                     # the rank-2 minimum is in B_2, not B_1
     balance_gd = c.figure.data[b + 1 + rj.TrapController.MAX_SEEDS]
     assert max(balance_gd.y) <= rank_jumps.DEFAULT_B_CRITERION.eps_balance

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from symsgd_core.balance import corollary_bound, gaussian_rate, half_life
+from symsgd_core.balance.law import corollary_bound, gaussian_rate, half_life
 from symsgd_core.ui.start import BalanceTeaser
 
 

@@ -23,7 +23,7 @@ def test_phase_transition_draws_its_view():
     _ok(c)
     c.set(temperature=0.25, sigma=1.0, weight_decay=0.0)
     assert isinstance(c.result, st.PhaseView) and c.result.phase == "collapsing"
-    assert st.PHASES["collapsing"] in status_text(c)
+    assert st.laws.PHASES["collapsing"] in status_text(c)
     np.testing.assert_array_equal(c.figures[1].data[0].z, c.result.codes)
     assert c.figures[1].data[4].x == (1.0,)
 

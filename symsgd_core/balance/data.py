@@ -12,7 +12,7 @@ Shapes: scalar data are 1-D arrays ``x, y: (N,)``; vector data are ``x: (N, d_in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 import numpy as np
 
@@ -25,19 +25,27 @@ __all__ = ["Dataset", "GaussianData", "Moments", "moments_of_samples"]
 class Moments:
     """Data moments of a scalar regression law ``(x, y)`` (paper, Eq. 7 and Section 4).
 
+    The one definition of the moments, ``Δ`` and ``g``: the stationary laws' problem
+    (:class:`symsgd_core.stationary.laws.DiagonalNetProblem`) is these moments plus a weight decay.
+
     Attributes:
         alpha1: ``Var[x²]``.
         alpha2: ``E[x³y] − E[x²] E[xy]`` (= ``Cov[x², xy]``).
         alpha3: ``Var[xy]``.
         beta1: ``E[x²]``.
         beta2: ``E[xy]``.
-        delta: ``Δ = α₁α₃ − α₂² ≥ 0`` (computed without cancellation for samples).
-        y2: ``E[y²]``.
-        loss_floor: ``min_v E[(v x − y)²] = E[y²] − β₂²/β₁`` (computed without cancellation
-            for samples).
+        delta: ``Δ = α₁α₃ − α₂² ≥ 0``. Keyword-only; when not given it is computed as
+            ``α₁α₃ − α₂²`` (:func:`moments_of_samples` and :meth:`GaussianData.moments` give it
+            without cancellation).
+        y2: ``E[y²]`` (keyword-only; ``None`` when unknown).
+        loss_floor: ``min_v E[(v x − y)²] = E[y²] − β₂²/β₁`` (keyword-only; ``None`` when unknown;
+            :func:`moments_of_samples` computes it without cancellation).
 
     For ``f = v x`` the per-sample gradient covariance is ``C = 4 g(v) ∇v ∇vᵀ`` with
-    ``g(v) = α₁v² − 2α₂v + α₃`` (:meth:`g`), and the loss is ``β₁(v − β₂/β₁)² + loss_floor``.
+    ``g(v) = α₁v² − 2α₂v + α₃`` (:meth:`g`, :meth:`g_polynomial`), and the loss is
+    ``β₁(v − β₂/β₁)² + loss_floor`` (:meth:`loss`).
+
+    A derived ``delta`` is stored, so ``dataclasses.replace`` of an ``alpha`` must also pass ``delta``.
     """
 
     alpha1: float
@@ -45,22 +53,49 @@ class Moments:
     alpha3: float
     beta1: float
     beta2: float
-    delta: float
-    y2: float
-    loss_floor: float
+    _: KW_ONLY
+    delta: float | None = None
+    y2: float | None = None
+    loss_floor: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.delta is None:
+            object.__setattr__(self, "delta", self.alpha1 * self.alpha3 - self.alpha2**2)
 
     def g(self, v):
-        """``g(v) = α₁v² − 2α₂v + α₃``, written as ``α₁(v − α₂/α₁)² + Δ/α₁`` (no cancellation, ≥ 0)."""
+        """``g(v) = α₁v² − 2α₂v + α₃``, written as ``α₁(v − α₂/α₁)² + Δ/α₁`` (no cancellation, ≥ 0).
+
+        The stable form, used by the law-of-balance side (:mod:`symsgd_core.balance`): it stays
+        ``≥ Δ/α₁`` at every ``v`` even when ``Δ`` is tiny next to ``α₁v²`` (finite datasets).
+        """
         v = np.asarray(v, dtype=np.float64)
         if self.alpha1 > 0:
             return self.alpha1 * (v - self.alpha2 / self.alpha1) ** 2 + self.delta / self.alpha1
         return self.alpha3 - 2.0 * self.alpha2 * v
 
+    def g_polynomial(self, v):
+        """``g(v) = (α₁v − 2α₂)v + α₃``, the polynomial form (Horner), elementwise; real or complex ``v``.
+
+        Used by the stationary laws and the v-SDE (:mod:`symsgd_core.stationary`), whose tabulated
+        laws, checks and figures were computed with it: it equals :meth:`g` up to round-off, and
+        keeping it keeps their numbers bit-identical. Accepts complex ``v`` (complex-step derivatives).
+        """
+        v = np.asarray(v)
+        return (self.alpha1 * v - 2.0 * self.alpha2) * v + self.alpha3
+
     def loss(self, v):
-        """Mean loss ``E[(v x − y)²] = β₁(v − β₂/β₁)² + loss_floor`` (≥ 0)."""
+        """Mean loss ``E[(v x − y)²] = β₁(v − β₂/β₁)² + loss_floor`` (≥ 0).
+
+        Raises:
+            ValueError: if ``loss_floor`` (or ``y2`` when ``β₁ = 0``) is unknown.
+        """
         v = np.asarray(v, dtype=np.float64)
         if self.beta1 > 0:
+            if self.loss_floor is None:
+                raise ValueError("loss() needs the moments' loss_floor, which is unknown (None)")
             return self.beta1 * (v - self.beta2 / self.beta1) ** 2 + self.loss_floor
+        if self.y2 is None:
+            raise ValueError("loss() needs the moments' y2, which is unknown (None)")
         return np.full_like(v, self.y2)
 
 
@@ -96,7 +131,7 @@ def moments_of_samples(x, y) -> Moments:
         loss_floor = float(((vstar * x - y) ** 2).mean())
     else:
         loss_floor = y2
-    return Moments(alpha1, alpha2, alpha3, beta1, beta2, delta, y2, loss_floor)
+    return Moments(alpha1, alpha2, alpha3, beta1, beta2, delta=delta, y2=y2, loss_floor=loss_floor)
 
 
 class Dataset:

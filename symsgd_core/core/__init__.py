@@ -8,26 +8,16 @@
 * :mod:`.exercises` — the "Check yourself" questions (:class:`Exercise`, :class:`Feedback`).
 """
 
-from .checking import (
-    EPS64,
-    CheckResult,
-    make_result,
-    mc_tolerance,
-    register,
-    registered,
-    roundoff_tolerance,
-    run_registered,
-)
+# The modules. A name not in __all__ is imported from its module (symsgd_core.core.<module>.<name>).
+from . import checking, conventions, exercises, results, seeding  # noqa: F401
+from .checking import CheckResult, make_result, mc_tolerance, register, roundoff_tolerance
 from .conventions import LOSS_HALF_FACTOR, lr_for_temperature, steps_for_time, temperature, time_of_steps
-from .exercises import Exercise, Feedback, as_number, as_vector, number_exercise
-from .results import ENGINES, Divergence, EngineResult, resolve_engine
-from .seeding import piece_seed, stream, streams
+from .exercises import Exercise, Feedback
+from .results import EngineResult
+from .seeding import stream
 
 __all__ = [
-    "EPS64", "CheckResult", "make_result", "mc_tolerance", "register", "registered", "roundoff_tolerance",
-    "run_registered",
     "LOSS_HALF_FACTOR", "lr_for_temperature", "steps_for_time", "temperature", "time_of_steps",
-    "Exercise", "Feedback", "as_number", "as_vector", "number_exercise",
-    "ENGINES", "Divergence", "EngineResult", "resolve_engine",
-    "piece_seed", "stream", "streams",
+    "CheckResult", "make_result", "mc_tolerance", "roundoff_tolerance", "register",
+    "Exercise", "Feedback", "EngineResult", "stream",
 ]

@@ -16,25 +16,12 @@ of arXiv 2308.06671: it defines ℓ̃(u_i w_j, w_j, x) := ℓ(u, w, x), writes t
 (:func:`.checks.check_generic_depends_on_w`).
 """
 
-from .checks import (
-    LIFTING_CHECKS,
-    check_chain_rule,
-    check_euler_identity,
-    check_generic_agrees,
-    check_generic_depends_on_w,
-    check_natural_differs,
-    check_natural_tangent_action,
-    check_noise_null_direction,
-    check_rescaling_symmetry,
-    check_sign_caveat,
-    check_theorem31_traces,
-    check_w_free_lifting,
-)
+# The modules. A name not in __all__ is imported from its module (symsgd_core.lifting.<module>.<name>).
+from . import checks, claims, exercises, experiments, liftings, models  # noqa: F401
 from .exercises import EXERCISES
 from .experiments import (
     DEMO_REFERENCE,
     DEMO_SAMPLES,
-    ORBIT_RANGE,
     ChainRulePoint,
     EulerView,
     OrbitSweep,
@@ -48,71 +35,30 @@ from .experiments import (
     orbit_sweep,
     orbit_view,
     rank_one_slice,
-    reference_ok,
     sign_caveat,
     traces_view,
 )
 from .liftings import (
-    corrected_chain_rule,
-    generic_lifting_gradients,
-    generic_lifting_grid,
     generic_lifting_loss,
-    generic_lifting_values,
-    loss_gradients,
-    majorant_scales,
-    matrix_from_slice_coordinates,
     natural_lifting_gradient,
     natural_lifting_loss,
-    noise_covariances_from_matrix_gradient,
     noise_traces,
-    noise_traces_from_matrix_gradient,
-    orbit_point,
-    per_sample_losses,
-    polar,
-    power_step_direction,
-    predictions,
-    reference_condition,
-    rotation,
     seed_chain_rule,
-    sign_flip_losses,
-    slice_coordinates,
-    tangent_projection,
     w_free_lifting_gradient,
     w_free_lifting_loss,
-    w_free_lifting_values,
 )
-from .models import (
-    MODELS,
-    LiftingCase,
-    RankOneModel,
-    bilinear_attention,
-    default_cases,
-    get_model,
-    linear_layer,
-    make_case,
-    model_loss,
-    relu_neuron,
-    squared_error,
-)
+from .models import MODELS, LiftingCase, RankOneModel, get_model, make_case
 
 __all__ = [
     # models
-    "MODELS", "LiftingCase", "RankOneModel", "bilinear_attention", "default_cases", "get_model", "linear_layer",
-    "make_case", "model_loss", "relu_neuron", "squared_error",
-    # liftings
-    "corrected_chain_rule", "generic_lifting_gradients", "generic_lifting_grid", "generic_lifting_loss",
-    "generic_lifting_values", "loss_gradients", "majorant_scales", "matrix_from_slice_coordinates",
-    "natural_lifting_gradient", "natural_lifting_loss", "noise_covariances_from_matrix_gradient", "noise_traces",
-    "noise_traces_from_matrix_gradient", "orbit_point", "per_sample_losses", "polar", "power_step_direction",
-    "predictions", "reference_condition", "rotation", "seed_chain_rule", "sign_flip_losses", "slice_coordinates",
-    "tangent_projection", "w_free_lifting_gradient", "w_free_lifting_loss", "w_free_lifting_values",
-    # Notebook 02's figures
-    "DEMO_REFERENCE", "DEMO_SAMPLES", "ORBIT_RANGE", "ChainRulePoint", "EulerView", "OrbitSweep", "OrbitView",
-    "RankOneSlice", "SignCaveat", "TracesView", "chain_rule_point", "demo_case", "euler_view", "orbit_sweep",
-    "orbit_view", "rank_one_slice", "reference_ok", "sign_caveat", "traces_view",
-    # checks and exercises
-    "LIFTING_CHECKS", "check_chain_rule", "check_euler_identity", "check_generic_agrees",
-    "check_generic_depends_on_w", "check_natural_differs", "check_natural_tangent_action",
-    "check_noise_null_direction", "check_rescaling_symmetry", "check_sign_caveat", "check_theorem31_traces",
-    "check_w_free_lifting", "EXERCISES",
+    "MODELS", "LiftingCase", "RankOneModel", "get_model", "make_case",
+    # the liftings
+    "natural_lifting_loss", "natural_lifting_gradient", "w_free_lifting_loss", "w_free_lifting_gradient",
+    "generic_lifting_loss", "noise_traces", "seed_chain_rule",
+    # Notebook 02's experiments and their results
+    "DEMO_REFERENCE", "DEMO_SAMPLES", "demo_case",
+    "chain_rule_point", "euler_view", "orbit_sweep", "orbit_view", "rank_one_slice", "sign_caveat", "traces_view",
+    "ChainRulePoint", "EulerView", "OrbitSweep", "OrbitView", "RankOneSlice", "SignCaveat", "TracesView",
+    # checks, claims, exercises
+    "checks", "claims", "EXERCISES",
 ]

@@ -17,15 +17,13 @@ imported by ``rank_jumps``.
   asserts (``assert_claims``); :mod:`.exercises` — Notebook 05's questions.
 """
 
-# Importing checks registers them (python -m symsgd_core check).
-from . import checks, claims, exercises
+# The modules. A name not in __all__ is imported from its module (symsgd_core.sde_noise.<module>.<name>).
+from . import blowup, checks, claims, exercises, experiments, jump_event, jump_event_stats, sde  # noqa: F401
 from .checks import (
     check_langevin_raising_noise,
-    check_sde_adaptive_matches_em,
     check_sde_compiled_vs_reference,
     check_sde_no_raising_noise,
     check_sde_one_step_moments,
-    check_sde_weak_order,
 )
 from .experiments import (
     ComparePoint,
@@ -34,46 +32,24 @@ from .experiments import (
     SdeGrid,
     compare_point,
     comparison_rows,
-    dynamics_task,
     kstar_rows,
     langevin_eps_rows,
     load_grid,
     staircase_summary,
 )
-from .jump_event import (
-    kstar_task,
-    route_entries,
-    route_probability,
-    run_waiting_time,
-    simulate_run_waiting_time,
-    staircase_problem,
-    two_route_waiting_time,
-    waiting_task,
-)
-from .sde import (
-    negative_weight_law,
-    noise_factor,
-    run_gaussian_sgd,
-    run_langevin,
-    run_sde,
-    run_sgd_weights,
-    sde_entry_weights,
-    sde_noise_scale,
-    sgd_entry_weights,
-)
+from .jump_event import run_waiting_time, simulate_run_waiting_time
+from .sde import negative_weight_law, run_gaussian_sgd, run_langevin, run_sde, run_sgd_weights
 
 __all__ = [
-    "checks", "claims", "exercises",
+    "blowup", "checks", "claims", "exercises", "experiments", "jump_event", "jump_event_stats",
     # the SDE and the dynamics it is compared with
-    "run_sde", "run_gaussian_sgd", "run_langevin", "run_sgd_weights", "noise_factor", "sde_entry_weights",
-    "sde_noise_scale", "sgd_entry_weights", "negative_weight_law",
+    "run_sde", "run_gaussian_sgd", "run_langevin", "run_sgd_weights", "negative_weight_law",
     # the jump event
-    "kstar_task", "route_entries", "route_probability", "run_waiting_time", "simulate_run_waiting_time",
-    "staircase_problem", "two_route_waiting_time", "waiting_task",
+    "run_waiting_time", "simulate_run_waiting_time",
     # experiments and the shipped grid
-    "ComparePoint", "EnsembleSummary", "KStarRow", "SdeGrid", "compare_point", "comparison_rows", "dynamics_task",
-    "kstar_rows", "langevin_eps_rows", "load_grid", "staircase_summary",
-    # registered checks
-    "check_sde_compiled_vs_reference", "check_sde_one_step_moments", "check_sde_weak_order",
-    "check_sde_no_raising_noise", "check_langevin_raising_noise", "check_sde_adaptive_matches_em",
+    "ComparePoint", "EnsembleSummary", "KStarRow", "SdeGrid", "compare_point", "comparison_rows", "kstar_rows",
+    "langevin_eps_rows", "load_grid", "staircase_summary",
+    # the checks Notebook 05 runs by name
+    "check_sde_compiled_vs_reference", "check_sde_one_step_moments", "check_sde_no_raising_noise",
+    "check_langevin_raising_noise",
 ]

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import cumulative_simpson, simpson
 
+from ..balance.data import Moments
 from ..core.validation import check_array, check_finite, check_int, check_nonnegative, check_positive
 
 __all__ = [
@@ -76,27 +77,26 @@ _Z_STEP = 0.01
 
 
 @dataclass(frozen=True)
-class DiagonalNetProblem:
+class DiagonalNetProblem(Moments):
     """The data moments of the scalar regression and the weight decay γ (loss ``… + γ‖θ‖²``).
+
+    A :class:`symsgd_core.balance.data.Moments` (``alpha1 … beta2``, ``delta``, ``g``) plus the weight decay,
+    checked for what the stationary laws need. ``Δ`` is ``α₁α₃ − α₂²`` unless ``delta`` is given.
 
     Attributes:
         alpha1, alpha2, alpha3: ``Var[x²]``, ``E[x³y] − E[x²]E[xy]``, ``Var[xy]``.
         beta1, beta2: ``E[x²]``, ``E[xy]``.
-        weight_decay: γ ≥ 0.
+        weight_decay: γ ≥ 0 (the sixth positional argument).
 
     Raises:
         ValueError: if a moment is not finite, ``α₁, α₃, β₁ ≤ 0`` or ``Δ = α₁α₃ − α₂² ≤ 0``
             (then ``g`` has a real zero and the noise vanishes somewhere), or γ < 0.
     """
 
-    alpha1: float
-    alpha2: float
-    alpha3: float
-    beta1: float
-    beta2: float
     weight_decay: float = 0.0
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for name in ("alpha1", "alpha3", "beta1"):
             check_positive(name, getattr(self, name))
         for name in ("alpha2", "beta2"):
@@ -118,22 +118,15 @@ class DiagonalNetProblem:
 
     @classmethod
     def from_moments(cls, moments, weight_decay: float = 0.0) -> DiagonalNetProblem:
-        """From any object with attributes ``alpha1 … beta2`` (e.g. ``GaussianData.moments()``)."""
+        """From any object with attributes ``alpha1 … beta2`` (e.g. ``GaussianData.moments()``).
+
+        Only ``alpha1 … beta2`` are read; ``Δ`` is recomputed as ``α₁α₃ − α₂²``, as for every problem.
+        """
         try:
             vals = [float(getattr(moments, n)) for n in ("alpha1", "alpha2", "alpha3", "beta1", "beta2")]
         except AttributeError as exc:
             raise ValueError(f"moments must have attributes alpha1, alpha2, alpha3, beta1, beta2 ({exc})") from None
         return cls(*vals, weight_decay=float(weight_decay))
-
-    @property
-    def delta(self) -> float:
-        """``Δ = α₁α₃ − α₂²`` (``2σ²`` for the Gaussian example)."""
-        return self.alpha1 * self.alpha3 - self.alpha2**2
-
-    def g(self, v):
-        """``g(v) = α₁v² − 2α₂v + α₃ = Var[∂ℓ/∂v]/4`` (elementwise; ≥ Δ/α₁ > 0)."""
-        v = np.asarray(v, dtype=float)
-        return (self.alpha1 * v - 2.0 * self.alpha2) * v + self.alpha3
 
     def mirrored(self) -> DiagonalNetProblem:
         """The problem seen from the negative branch: ``v → −v`` flips the signs of α₂ and β₂."""
@@ -371,7 +364,7 @@ def log_density_depth0(v, temperature: float, problem: DiagonalNetProblem):
     sd = math.sqrt(p.delta)
     b1 = p.beta1 + p.weight_decay
     v = np.asarray(v)
-    g = (p.alpha1 * v - 2.0 * p.alpha2) * v + p.alpha3
+    g = p.g_polynomial(v)
     return (-(1.0 + b1 / (2.0 * p.alpha1 * T)) * np.log(g)
             - (p.alpha2 * b1 - p.alpha1 * p.beta2) / (p.alpha1 * sd * T) * np.arctan((p.alpha1 * v - p.alpha2) / sd))
 
@@ -388,7 +381,7 @@ def log_density_depth1(v, temperature: float, problem: DiagonalNetProblem):
     sd = math.sqrt(p.delta)
     b2 = p.beta2 - p.weight_decay
     v = np.asarray(v)
-    g = (p.alpha1 * v - 2.0 * p.alpha2) * v + p.alpha3
+    g = p.g_polynomial(v)
     return ((b2 / (2.0 * p.alpha3 * T) - 1.5) * np.log(v) - (1.0 + b2 / (4.0 * p.alpha3 * T)) * np.log(g)
             - (p.alpha3 * p.beta1 - p.alpha2 * b2) / (2.0 * T * p.alpha3 * sd)
             * np.arctan((p.alpha1 * v - p.alpha2) / sd))
@@ -406,7 +399,7 @@ def variance_depth0(temperature: float, problem: DiagonalNetProblem) -> float:
     denom = b1 - T * problem.alpha1
     if denom <= 0:
         return math.inf
-    return float(T * problem.g(problem.beta2 / b1) / denom)
+    return float(T * problem.g_polynomial(problem.beta2 / b1) / denom)
 
 
 def most_likely_value_depth0(temperature: float, problem: DiagonalNetProblem) -> float:
@@ -513,7 +506,7 @@ class StationaryLaw:
             a = b2 / (2.0 * p.alpha3 * T) - 1.5
             b = b2 / (4.0 * p.alpha3 * T)
             c = (p.alpha3 * p.beta1 - p.alpha2 * b2) / (2.0 * T * p.alpha3 * sd)
-            return (a + 1.0) * z - (1.0 + b) * np.log(p.g(v)) - c * np.arctan((p.alpha1 * v - p.alpha2) / sd)
+            return (a + 1.0) * z - (1.0 + b) * np.log(p.g_polynomial(v)) - c * np.arctan((p.alpha1 * v - p.alpha2) / sd)
         return self._log_unnorm_z_deep(z)
 
     def _deep_integrand(self, z):
@@ -521,7 +514,7 @@ class StationaryLaw:
         p, T, D = self._p, self.temperature, self.depth
         expo = 2.0 * D / (D + 1)
         v = np.exp(z)
-        return -(p.beta1 * v - p.beta2) * np.exp((1.0 - expo) * z) / ((D + 1) * T * p.g(v)) + D / (D + 1.0)
+        return -(p.beta1 * v - p.beta2) * np.exp((1.0 - expo) * z) / ((D + 1) * T * p.g_polynomial(v)) + D / (D + 1.0)
 
     def _log_unnorm_z_deep(self, z):
         """D ≥ 2 (width 1, γ = 0): ``log p_z = z − log σ²(v) + ∫_0^z (2μ/σ²)(dv/dz) dz`` (v = e^z).
@@ -542,7 +535,7 @@ class StationaryLaw:
         piece = half * np.sum(w * self._deep_integrand(nodes), axis=-1)
         cum = self._deep_cum[j] + piece
         v = np.exp(z)
-        return z - np.log(4.0 * (D + 1) ** 2 * T * p.g(v)) - 2.0 * expo * z + cum
+        return z - np.log(4.0 * (D + 1) ** 2 * T * p.g_polynomial(v)) - 2.0 * expo * z + cum
 
     def _build_deep_table(self, z) -> None:
         """Cumulative ``∫_0^z`` of the D ≥ 2 exponent integrand at the grid nodes.

@@ -176,12 +176,12 @@ def sde_coefficients(x, problem: DiagonalNetProblem, temperature: float, depth: 
     x = np.asarray(x, dtype=float)
     T = float(temperature)
     if depth == 0:
-        g = p.g(x)
+        g = p.g_polynomial(x)
         return -2.0 * ((p.beta1 + p.weight_decay) * x - p.beta2), 2.0 * np.sqrt(T * g)
     c = 2.0 * (depth + 1)
     v = np.exp(x)
     e = np.exp((depth - 1.0) / (depth + 1.0) * x)
-    g = p.g(v)
+    g = p.g_polynomial(v)
     return -c * ((p.beta1 * v - p.beta2) * e + p.weight_decay + T * g * e * e), c * np.sqrt(T * g) * e
 
 
@@ -536,7 +536,7 @@ def numpy_euler_s(problem: DiagonalNetProblem, temperature: float, *, n_chains: 
     b2 = p.beta2 - p.weight_decay
     for _ in range(n):
         v = np.exp(s)
-        g = p.g(v)
+        g = p.g_polynomial(v)
         s = s - 4.0 * (p.beta1 * v - b2 + T * g) * dt + 4.0 * np.sqrt(T * g) * sq * rng.standard_normal(R)
     return np.exp(s)
 
