@@ -261,3 +261,20 @@ def test_langevin_decides_its_outcome():
     assert hot.outcome.kind == "no_transitions_too_hot" and hot.outcome.failure and hot.tau > hot.tau_match
     assert hot.outcome.numbers["langevin_median_s2"] > LANGEVIN_RANK_TOL
     assert {matched.outcome.kind, hot.outcome.kind} <= set(LANGEVIN_OUTCOMES)
+
+
+def test_trap_and_ensemble_carry_the_runs_b_r_membership():
+    """b_r_membership counts the SGD runs that entered B_1 and left it again, from the runs' own records."""
+    from symsgd_core.rank_jumps.analysis import b_r_membership
+    from symsgd_core.rank_jumps.experiments import ensemble, trap
+    from symsgd_core.rank_jumps.network import DEFAULT_B_CRITERION, smallest_B
+
+    r = trap(steps=10_000, n_seeds=2)
+    m = r.membership
+    sb = smallest_B(r.sgd.in_B)
+    assert m == b_r_membership(r.sgd, r.gd) and m["n_runs"] == 2
+    assert m["entered"] == int(np.sum(np.any((sb >= 0) & (sb <= 1), axis=1))) and 0 <= m["left"] <= m["entered"]
+    assert m["gd_end_B"] == int(smallest_B(r.gd.in_B[0])[-1])
+    assert m["balanced"] == (np.nanmax(r.sgd.balancedness) <= DEFAULT_B_CRITERION.eps_balance)
+    e = ensemble(n_runs=4, steps=10_000)
+    assert "gd_end_B" not in e.membership and e.membership["n_runs"] == 4

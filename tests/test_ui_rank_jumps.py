@@ -11,7 +11,7 @@ from small_settings import SMALL as SMALL_SETTINGS
 
 from symsgd_core import rank_jumps
 from symsgd_core.ui import rank_jumps as rj
-from symsgd_core.ui.base import figure_is_finite, slider_names
+from symsgd_core.ui.base import figure_is_finite, slider_names, status_text
 
 SMALL = {cls: settings for cls, settings in SMALL_SETTINGS.items() if cls.__module__ == rj.__name__}
 
@@ -57,12 +57,11 @@ def test_run_button_shows_computing_then_the_outcome():
 # -- each controller keeps its experiment's result and draws it ---------------------------------
 def test_penalty_draws_its_view_and_names_L2():
     c = rj.PenaltyController()
-    assert isinstance(c.result, rank_jumps.PenaltyView) and "infinite slope" in c.status.value
+    assert isinstance(c.result, rank_jumps.PenaltyView) and c.result.origin_trap  # L = 4: θ = 0 traps
     c.set(depth=2, weight_decay=0.01, gain=1.0)
-    assert c.result == rank_jumps.penalty_view(depth=2, weight_decay=0.01, gain=1.0) or c.result.depth == 2
-    assert "L = 2" in c.status.value and "NOT a minimum" in c.status.value
+    assert c.result.depth == 2 and not c.result.origin_trap  # L = 2, γ < 1: θ = 0 is not a minimum
     c.set(depth=3)
-    np.testing.assert_array_equal(c.figure.data[1].y, c.result.penalty_L)
+    np.testing.assert_array_equal(c.trace("L = 3", xaxis="x").y, c.result.penalty_L)
 
 
 def test_trap_controller_draws_the_trap_result():
@@ -96,15 +95,17 @@ def test_trap_depth_two_says_convex(small_trap):
     c = small_trap
     c.set(lr=0.3, weight_decay=0.027, depth=2)
     c.run()
-    assert "L = 2" in c.status.value
+    assert c.result.diagnosis.kind == "shallow" and c.result.diagnosis.message in c.status.value
     c.set(depth=4)
 
 
 def test_ensemble_histogram_counts_the_jumps():
     c = rj.EnsembleController(n_runs=4, steps=10_000)
     assert isinstance(c.result, rank_jumps.EnsembleResult)
-    assert sum(c.figure.data[6].y) == int(np.sum(c.result.jump_steps >= 0))
-    assert "B_r (ε₁" in c.status.value and "in B<sub>1</sub>" in c.figure.data[4].name
+    assert sum(c.trace("jump times").y) == int(np.sum(c.result.jump_steps >= 0))
+    in_b1 = c.trace("in B<sub>1</sub> (ε₁, ε₂, R tests)").y
+    assert in_b1[-1] * c.result.sgd.n_runs <= c.result.membership["entered"]  # in B_1 at the end ⊂ ever entered
+    assert rj.b_r_summary(c.result.membership) in c.status.value
 
 
 def test_mechanism_short_forced_phase_is_explained():
@@ -143,7 +144,10 @@ def test_basin_words_the_experiments_outcome():
     c = rj.BasinController(steps=5000)
     assert isinstance(c.result, rank_jumps.BasinResult)
     assert c.result.outcome.kind == "pulled_back"
-    assert "pulled back to rank 1" in c.figure.layout.title.text and "not pulled back" not in c.status.value
+    v = c.values()
+    head, level, text = rj.BasinController._message(c.result.outcome, v["alpha"], c.result.alpha_c, c.result.slope,
+                                                    c.result.boundary, v["lr"], v["method"])
+    assert level == "info" and head in c.figure.layout.title.text and text == status_text(c)
 
 
 def test_basin_words_every_outcome_the_experiment_can_give():
@@ -165,8 +169,10 @@ def test_basin_words_every_outcome_the_experiment_can_give():
 def test_anneal_draws_losses_as_markers_on_a_zoomed_axis():
     c = rj.AnnealController(hot_steps=10_000, cold_steps=5000, n_seeds=1)
     assert isinstance(c.result, rank_jumps.AnnealResult)
-    better = {"rank1": "rank-1", "rank2": "rank-2"}[c.result.better_minimum]
-    assert f"{better} minimum is the better one" in c.status.value
+    assert c.result.better_minimum in ("rank1", "rank2", "rank1_only")
+    v = c.values()
+    _, _, text = rj.AnnealController._message(c.result, v["eps"], v["weight_decay_cold"], v["lr_cold"])
+    assert text == status_text(c)  # the status words the experiment's outcome and its better minimum
     assert c.figure.layout.yaxis2.range[0] > 0.05  # zoomed on the losses, not from 0
     # ... so the losses are markers, not bars (bars on a cut axis would exaggerate a ~1 % difference)
     assert all(tr.type == "scatter" for tr in c.figure.data)
@@ -174,21 +180,22 @@ def test_anneal_draws_losses_as_markers_on_a_zoomed_axis():
 
 def test_anneal_small_eps_says_deeper():
     c = rj.AnnealController(eps=0.1, hot_steps=10_000, cold_steps=5000, n_seeds=1)
-    assert "rank-2 minimum is the better one" in c.status.value and "deeper" in c.status.value
+    assert c.result.better_minimum == "rank2" and c.result.minima["rank2"] < c.result.minima["rank1"]
 
 
 def test_langevin_hot_headline_says_both_ways():
     c = rj.LangevinController(temp_factor=10.0)
     assert isinstance(c.result, rank_jumps.LangevinResult)
     assert c.result.langevin_transitions[1].sum() > 0
-    assert "both ways" in c.figure.layout.title.text
+    assert c.result.outcome.kind == "both_ways"
+    assert rj.LangevinController.HEADLINES["both_ways"] in c.figure.layout.title.text
 
 
 def test_langevin_too_hot_for_the_threshold_does_not_advise_more_heat():
     """At τ = 32 τ_match and a short budget Langevin's noise keeps s₂ above the threshold: say so."""
     c = rj.LangevinController(temp_factor=10 ** 1.5, n_runs=1, steps=10_000)
-    assert "no transitions" in c.figure.layout.title.text
-    assert "lower τ/τ_match" in c.status.value and "raise τ/τ_match" not in c.status.value
+    assert c.result.outcome.kind == "no_transitions_too_hot"
+    assert "lower τ/τ_match" in c.status.value and "raise τ/τ_match" not in c.status.value  # the advice fits
 
 
 def test_no_starting_minimum_is_drawn_as_a_failure(monkeypatch):
@@ -206,14 +213,13 @@ def test_no_starting_minimum_is_drawn_as_a_failure(monkeypatch):
 def test_trap_draws_B_r_membership_and_the_balance_test():
     c = rj.TrapController(steps=10_000, n_seeds=2)
     r = c.result
-    b = c._b_index
-    gd_b = c.figure.data[b]
+    gd_b = c.trace("GD", xaxis="x3")                          # row 2: B_r membership
     np.testing.assert_array_equal(gd_b.y, rank_jumps.network.smallest_B(r.gd.in_B[0]).astype(float))
-    assert gd_b.y[0] == 2                                     # the rank-2 minimum is in B_2, not B_1
-    balance_gd = c.figure.data[b + 1 + rj.TrapController.MAX_SEEDS]
-    assert max(balance_gd.y) <= rank_jumps.DEFAULT_B_CRITERION.eps_balance
-    assert "ε₂" in c.figure.data[-1].name and "B_r (ε₁" in c.status.value
-    assert len(c.figure.data[b + 1 + 2].x) == 0              # the SGD seeds beyond n_seeds are blank
+    assert gd_b.y[0] == 2 == r.membership["gd_end_B"]         # the rank-2 minimum is in B_2, not B_1
+    balance_gd = c.trace("GD", xaxis="x5")                    # row 3: the balance test
+    assert max(balance_gd.y) <= rank_jumps.DEFAULT_B_CRITERION.eps_balance and r.membership["balanced"]
+    assert rj.b_r_summary(r.membership) in c.status.value
+    assert len(c.trace("seed 2", xaxis="x4").x) == 0          # the SGD seeds beyond n_seeds are blank
     assert figure_is_finite(c.figure)
 
 

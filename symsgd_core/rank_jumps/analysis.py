@@ -25,10 +25,11 @@ import numpy as np
 
 from ..core.stats import censored_exponential, censored_exponential_ks, event_times
 from ..core.validation import check_array, check_int, check_nonnegative, check_positive, check_positive_int
-from .network import Params, end_to_end, induced_penalty, schatten_penalty
+from .network import DEFAULT_B_CRITERION, Params, end_to_end, induced_penalty, schatten_penalty, smallest_B
 from .problems import CompletionProblem, _check_problem_fits, gradient
 
 __all__ = [
+    "b_r_membership",
     "Diagnosis", "balancedness_of", "barrier_width", "basin_boundary", "basin_radius", "censored_exponential_ks",
     "completion_penalty", "diagnose", "distance_to_rank", "explosion_distances", "exponential_waiting_time",
     "fitted_exponent", "loss_hessian_top_eigenvalue",
@@ -450,6 +451,24 @@ def jump_durations(result, rank_tol: float | None = None) -> np.ndarray:
         above = np.flatnonzero(s2[r, :end] > 0.5 * s2[r, 0])
         start = above[-1] if above.size else 0
         out[r] = int(result.steps[end] - result.steps[start])
+    return out
+
+
+def b_r_membership(sgd, gd=None) -> dict:
+    """The B_r membership of runs recorded with their layers (:attr:`RunResult.in_B`, the default criterion
+    :data:`~symsgd_core.rank_jumps.network.DEFAULT_B_CRITERION`): ``entered`` (SGD runs that were ever in B_1),
+    ``left`` (of those, the runs that were in a higher B_r after their first visit), ``n_runs``, ``max_imbalance``
+    (the largest balance-test value of any SGD record, NaN if none is finite), ``balanced`` (it is at most ε₂) and,
+    with ``gd``, ``gd_end_B`` (the smallest r with GD's last record in B_r)."""
+    sb = smallest_B(sgd.in_B)
+    entered = np.any((sb >= 0) & (sb <= 1), axis=1)
+    left = np.array([np.any(row[int(np.argmax((row >= 0) & (row <= 1))):] > 1) if e else False
+                     for row, e in zip(sb, entered)])
+    imb = float(np.nanmax(sgd.balancedness)) if np.isfinite(sgd.balancedness).any() else float("nan")
+    out = {"entered": int(entered.sum()), "left": int(left.sum()), "n_runs": int(sgd.n_runs), "max_imbalance": imb,
+           "balanced": bool(imb <= DEFAULT_B_CRITERION.eps_balance)}
+    if gd is not None:
+        out["gd_end_B"] = int(smallest_B(gd.in_B[0])[-1])
     return out
 
 

@@ -29,6 +29,7 @@ from ..core.seeding import piece_seed
 from ..core.validation import check_int
 from .analysis import (
     Diagnosis,
+    b_r_membership,
     barrier_width,
     basin_boundary,
     basin_radius,
@@ -424,13 +425,15 @@ def penalty_view(depth: int = EXP.depth, weight_decay: float = 0.05, gain: float
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class TrapResult:
-    """GD and SGD from one GD-converged minimum (§2): the start, both runs and what happened."""
+    """GD and SGD from one GD-converged minimum (§2): the start, both runs, what happened (``diagnosis``) and their
+    B_r membership (``membership``, :func:`~symsgd_core.rank_jumps.analysis.b_r_membership`)."""
 
     start: Params
     start_rank: int
     gd: RunResult
     sgd: RunResult
     diagnosis: Diagnosis
+    membership: dict
 
 
 def trap(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, lr: float = EXP.lr_hot,
@@ -450,7 +453,8 @@ def trap(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, lr: f
               record_every=every, record_layers=True, engine=engine)
     _report(progress, 0.9)
     return TrapResult(start=p0, start_rank=start_rank, gd=gd, sgd=sgd,
-                      diagnosis=diagnose(start_rank, sgd, gd, lr=lr, weight_decay=weight_decay, depth=depth))
+                      diagnosis=diagnose(start_rank, sgd, gd, lr=lr, weight_decay=weight_decay, depth=depth),
+                      membership=b_r_membership(sgd, gd))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -466,6 +470,7 @@ class EnsembleResult:
         mean_wait, mean_wait_se: the censored exponential fit of the waiting time and its standard error.
         returns: the number of runs that ever returned to a higher rank (0: one-way).
         durations: ``(R,)`` steps each jump took (−1: no jump), resolution :data:`ENSEMBLE_RECORD_EVERY`.
+        membership: the runs' B_r membership, :func:`~symsgd_core.rank_jumps.analysis.b_r_membership`.
     """
 
     start: Params
@@ -477,6 +482,7 @@ class EnsembleResult:
     mean_wait_se: float
     returns: int
     durations: np.ndarray
+    membership: dict
 
 
 #: §3 records every this many steps (the resolution of the jump durations).
@@ -499,7 +505,7 @@ def ensemble(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, l
                           diagnosis=diagnose(start_rank, sgd, None, lr=lr, weight_decay=weight_decay,
                                              depth=EXP.depth), jump_steps=js,
                           mean_wait=tau, mean_wait_se=tau_se, returns=int(sgd.returned_up.sum()),
-                          durations=jump_durations(sgd))
+                          durations=jump_durations(sgd), membership=b_r_membership(sgd))
 
 
 # ----------------------------------------------------------------------------------------------

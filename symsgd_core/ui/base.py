@@ -229,17 +229,19 @@ class Controller:
             kept = [c for c in self._root._dom_classes if not c.startswith(HANDLED_CLASS_PREFIX)]
             self._root._dom_classes = (*kept, f"{HANDLED_CLASS_PREFIX}{self.inputs_handled}")
 
-    def trace(self, name: str, figure: int = 0):
-        """The one trace named ``name`` in figure ``figure`` (what a test reads instead of a position in
-        ``figure.data``, so a figure can add or reorder traces without changing its tests).
+    def trace(self, name: str, figure: int = 0, xaxis: str | None = None):
+        """The one trace named ``name`` in figure ``figure`` (and on the x axis ``xaxis``, e.g. ``"x2"``, where a
+        name is used in several panels): what a test reads instead of a position in ``figure.data``, so a figure can
+        add or reorder traces without changing its tests.
 
         Raises:
             KeyError: no trace, or more than one, has that name (the names there are listed).
         """
-        found = [t for t in self.figures[figure].data if t.name == name]
+        data = self.figures[figure].data
+        found = [t for t in data if t.name == name and (xaxis is None or (t.xaxis or "x") == xaxis)]
         if len(found) != 1:
-            raise KeyError(f"{len(found)} traces named {name!r} in figure {figure}; names: "
-                           f"{[t.name for t in self.figures[figure].data]}")
+            raise KeyError(f"{len(found)} traces named {name!r} in figure {figure}"
+                           f"{'' if xaxis is None else ' on ' + xaxis}; names: {[t.name for t in data]}")
         return found[0]
 
     def _children(self) -> list:

@@ -203,20 +203,16 @@ def _hline(y: float, name: str, colour: str = NEUTRALS["grey"], dash: str = "dot
     return dict(x=[0.0, 1.0], y=[y, y], mode="lines", name=name, line=dict(color=colour, dash=dash, width=1), **kw)
 
 
-def b_r_summary(gd, sgd) -> str:
-    """One sentence on B_r membership of GD (optional, may be None) and SGD runs with layer records."""
+def b_r_summary(m: dict) -> str:
+    """One sentence on the B_r membership ``m`` of GD (if it has ``gd_end_B``) and the SGD runs
+    (:func:`~symsgd_core.rank_jumps.analysis.b_r_membership`)."""
     crit = DEFAULT_B_CRITERION
-    sb = smallest_B(sgd.in_B)
-    entered = np.any((sb >= 0) & (sb <= 1), axis=1)
-    left = np.array([np.any(row[int(np.argmax((row >= 0) & (row <= 1))):] > 1) if e else False
-                     for row, e in zip(sb, entered)])
-    imb = float(np.nanmax(sgd.balancedness)) if np.isfinite(sgd.balancedness).any() else float("nan")
     text = (f"B_r (ε₁ = {crit.eps_rank:g}, ε₂ = {crit.eps_balance:g}, R = {crit.R:g}): ")
-    if gd is not None:
-        text += f"GD ends in B_{int(smallest_B(gd.in_B[0])[-1])}; "
-    text += (f"{int(entered.sum())} of {sgd.n_runs} SGD runs entered B_1, {int(left.sum())} left it again; the "
-             f"largest SGD imbalance was {imb:.2g} ")
-    text += "(balance test passed throughout)." if imb <= crit.eps_balance else "(ABOVE ε₂: the balance test failed)."
+    if "gd_end_B" in m:
+        text += f"GD ends in B_{m['gd_end_B']}; "
+    text += (f"{m['entered']} of {m['n_runs']} SGD runs entered B_1, {m['left']} left it again; the "
+             f"largest SGD imbalance was {m['max_imbalance']:.2g} ")
+    text += "(balance test passed throughout)." if m["balanced"] else "(ABOVE ε₂: the balance test failed)."
     return text
 
 
@@ -315,7 +311,7 @@ class TrapController(_ExperimentFigure):
                 tr.x = [0.0, x_end]
             headline(fig, HEADLINES[diag.kind], diag.level == "warning")
         self.say(f"Start: GD minimum with singular values {np.round(singular_values(p0)[0], 3).tolist()} "
-                 f"(rank {start_rank}). " + diag.message + " " + b_r_summary(gd, sgd), diag.level)
+                 f"(rank {start_rank}). " + diag.message + " " + b_r_summary(r.membership), diag.level)
 
 
 
@@ -393,7 +389,7 @@ class EnsembleController(_ExperimentFigure):
             extra = (f" Mean waiting time (censored exponential fit): {tau:.0f} ± {tau_se:.0f} steps; a jump itself "
                      f"takes a median {int(np.median(durations[durations >= 0]))} steps (record interval "
                      f"{ENSEMBLE_RECORD_EVERY}).")
-        self.say(diag.message + extra + " " + b_r_summary(None, sgd), diag.level)
+        self.say(diag.message + extra + " " + b_r_summary(r.membership), diag.level)
 
 
 # ----------------------------------------------------------------------------------------------
