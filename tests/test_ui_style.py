@@ -15,32 +15,22 @@ cell does); then, in each of its figures:
 
 from __future__ import annotations
 
-import inspect
 import re
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
 import pytest
 
-from symsgd_core.ui import balance, base, lifting, rank_jumps, sde_noise, start, stationary
+from symsgd_core.ui import base
 from symsgd_core.ui.style import PALETTE, allowed_colour, distinguish, rgba, style_key
+from tools.figure_data import controller_classes
 
 # one worker for the module: its module-scoped ``shown`` controllers are then built once each, not again on
 # every worker that gets one of their tests
 pytestmark = pytest.mark.xdist_group("test-ui-style")
 
 
-def _controller_classes() -> list[type]:
-    found = []
-    for module in (start, balance, lifting, stationary, rank_jumps, sde_noise):
-        for name, cls in vars(module).items():
-            if (inspect.isclass(cls) and issubclass(cls, base.Controller) and cls.__module__ == module.__name__
-                    and not name.startswith("_")):
-                found.append(cls)
-    return found
-
-
-CLASSES = _controller_classes()
+CLASSES = controller_classes()
 
 
 #: Each controller class built once for this module (one worker: see pytestmark): the controller after ``view()``,
