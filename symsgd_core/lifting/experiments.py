@@ -42,11 +42,19 @@ from .liftings import (
 from .models import MODELS, LiftingCase, make_case
 
 __all__ = [
-    "DEMO_REFERENCE", "DEMO_SAMPLES", "DEMO_SEEDS", "EULER_GRID", "MIN_REFERENCE_COSINE", "ORBIT_RANGE",
+    "DEMO_REFERENCE", "DEMO_SAMPLES", "DEMO_SEEDS", "DEMO_THETA_U", "DEMO_THETA_W", "DEMO_U_LEN", "DEMO_W_LEN",
+    "EULER_GRID", "MIN_REFERENCE_COSINE", "ORBIT_RANGE",
     "ChainRulePoint", "EulerView", "OrbitSweep", "OrbitView", "RankOneSlice", "SignCaveat", "TracesView",
     "chain_rule_point", "demo_case", "euler_view", "orbit_sweep", "orbit_view", "param_case", "rank_one_slice",
     "reference_ok", "sign_caveat", "traces_view",
 ]
+
+#: The notebook's demo point u = ‖u‖(cos θ_u, sin θ_u), w = ‖w‖(cos θ_w, sin θ_w) (angles in degrees): the
+#: starting values of §2–§4 and §6 (one place for them).
+DEMO_THETA_U = 30.0
+DEMO_THETA_W = -40.0
+DEMO_U_LEN = 1.0
+DEMO_W_LEN = 1.5
 
 #: Reference vector of the w-free lifting in the notebook: F describes the sign class w₁ > 0.
 DEMO_REFERENCE = np.array([1.0, 0.0])
@@ -175,7 +183,7 @@ class RankOneSlice:
     s: float
 
 
-def rank_one_slice(theta_u: float = 30.0, theta_w: float = -40.0, phi: float = 120.0) -> RankOneSlice:
+def rank_one_slice(theta_u: float = DEMO_THETA_U, theta_w: float = DEMO_THETA_W, phi: float = 120.0) -> RankOneSlice:
     """§2: two rank-1 matrices in one slice ``s = const`` of the 2×2 matrices, and their midpoint (rank 2)."""
     u, w = polar(theta_u), polar(theta_w)
     R = rotation(np.deg2rad(phi) / 2)
@@ -210,8 +218,8 @@ class ChainRulePoint:
     err_seed: float
 
 
-def chain_rule_point(model: str = "linear", theta_u: float = 30.0, u_len: float = 1.0, theta_w: float = -40.0,
-                     w_len: float = 1.5, sample: int = 3) -> ChainRulePoint:
+def chain_rule_point(model: str = "linear", theta_u: float = DEMO_THETA_U, u_len: float = DEMO_U_LEN,
+                     theta_w: float = DEMO_THETA_W, w_len: float = DEMO_W_LEN, sample: int = 3) -> ChainRulePoint:
     """§3: the corrected chain rule matches autograd; the display of the authors' reply attaches ∂ℓ̃/∂w wrongly."""
     case, k = param_case(model, theta_u, u_len, theta_w, w_len), int(sample)
     du, dw = loss_gradients(case)
@@ -256,8 +264,8 @@ class EulerView:
     Z: np.ndarray
 
 
-def euler_view(model: str = "linear", theta_u: float = 30.0, u_len: float = 1.0, theta_w: float = -40.0,
-               w_len: float = 1.5) -> EulerView:
+def euler_view(model: str = "linear", theta_u: float = DEMO_THETA_U, u_len: float = DEMO_U_LEN,
+               theta_w: float = DEMO_THETA_W, w_len: float = DEMO_W_LEN) -> EulerView:
     """§4: Euler's identity ``w·∂ℓ̃/∂w = 0`` holds, ``∂ℓ̃/∂w`` itself does not vanish; the w-free ``F`` gives the
     gradients exactly."""
     case = param_case(model, theta_u, u_len, theta_w, w_len)
@@ -327,8 +335,8 @@ def sign_caveat(model: str = "relu", theta_w: float = 45.0, u=SIGN_U, lambdas=SI
 # ---------------------------------------------------------------------------------------------
 # §6 Why Theorem 3.1 does not care
 # ---------------------------------------------------------------------------------------------
-#: §6's fixed direction of ``u`` (angle, degrees; ``‖u‖ = 1``).
-TRACES_THETA_U = 30.0
+#: §6's fixed direction of ``u`` (angle, degrees; ``‖u‖ = 1``): the demo's.
+TRACES_THETA_U = DEMO_THETA_U
 
 
 @dataclass(frozen=True, eq=False)
@@ -355,7 +363,7 @@ class TracesView:
     lam_star: float | None
 
 
-def traces_view(model: str = "linear", theta_w: float = -40.0, lam: float = 1.0,
+def traces_view(model: str = "linear", theta_w: float = DEMO_THETA_W, lam: float = 1.0,
                 theta_u: float = TRACES_THETA_U) -> TracesView:
     """§6: two liftings with different gradients give the same noise traces; the orbit's noise-balanced λ*."""
     u, w = orbit_point(polar(theta_u, 1.0), polar(theta_w, 1.0), lam)
