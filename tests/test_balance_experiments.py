@@ -56,3 +56,21 @@ def test_discrete_breakdown_outcome(settings, kind):
 def test_ensemble_outcome_counts_the_diverged_runs():
     r = balance_ensemble(temperature=0.02, runs=20)
     assert r.outcome.kind == "compared" and r.traj.n_diverged == 0
+
+
+def test_the_relu_run_summarises_its_neurons():
+    from symsgd_core.balance.experiments import load_relu_balance
+
+    r = load_relu_balance()
+    active = (r.neuron_tr_u + r.neuron_tr_w) > 0
+    assert r.dead_neurons == int((~active).sum()) < r.settings["hidden"]
+    lo, hi = r.neuron_ratio_quartiles
+    ratios = r.neuron_tr_u[active] / r.neuron_tr_w[active]
+    assert lo <= np.median(ratios) <= hi and np.mean((ratios >= lo) & (ratios <= hi)) >= 0.5
+
+
+def test_traces_met_within_the_stated_factor_of_one():
+    from symsgd_core.balance.claims import TRACES_MET_FACTOR, traces_met
+
+    assert traces_met(1.0) and traces_met(TRACES_MET_FACTOR) and traces_met(1 / TRACES_MET_FACTOR)
+    assert not traces_met(TRACES_MET_FACTOR * 1.01) and not traces_met(0.99 / TRACES_MET_FACTOR)

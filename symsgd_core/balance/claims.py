@@ -43,13 +43,21 @@ from .observables import _check_model, _theta_vector, discrete_step_factors
 from .relu import ReLUNet
 
 __all__ = [
-    "RANK1_WINDOW", "discrete_breakdown_claims", "ensemble_claims", "ito_claims", "noise_balance_check",
-    "noise_vs_norm_claims", "orbit_invariance", "rank1_claims", "relu_balance_claims", "relu_claims",
-    "symmetry_claims", "three_dynamics_claims",
+    "RANK1_WINDOW", "TRACES_MET_FACTOR", "discrete_breakdown_claims", "ensemble_claims", "ito_claims",
+    "noise_balance_check", "noise_vs_norm_claims", "orbit_invariance", "rank1_claims", "relu_balance_claims",
+    "relu_claims", "symmetry_claims", "three_dynamics_claims", "traces_met",
 ]
 
 #: Fraction of the rank-1 run (at its end) over which §5a's noise-balance claim averages.
 RANK1_WINDOW = 0.5
+#: The two noise traces "have met" when their ratio over the window is within this factor of 1: further apart, G is
+#: still moving fast and a comparison of the norms would be premature (notebook 01 §5a says so).
+TRACES_MET_FACTOR = 1.25
+
+
+def traces_met(trace_ratio: float) -> bool:
+    """Whether a window's noise-trace ratio ``Tr_u/Tr_w`` is within :data:`TRACES_MET_FACTOR` of 1."""
+    return abs(math.log(trace_ratio)) <= math.log(TRACES_MET_FACTOR)
 
 #: The value a claim reports when it had nothing to measure (it then fails).
 NOTHING_MEASURED = float("nan")

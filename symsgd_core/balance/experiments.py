@@ -478,6 +478,21 @@ class ReLUBalanceRun(BalanceSeries):
     diverged: int
     settings: dict
 
+    @property
+    def dead_neurons(self) -> int:
+        """Hidden neurons with no gradient noise at the end (both per-neuron traces 0)."""
+        return int(np.sum(~((self.neuron_tr_u + self.neuron_tr_w) > 0)))
+
+    @property
+    def neuron_ratio_quartiles(self) -> tuple[float, float]:
+        """The middle half (25 % and 75 % quantiles) of the live neurons' trace ratios ``Tr_u/Tr_w`` at the end;
+        NaN when every neuron is dead."""
+        active = (self.neuron_tr_u + self.neuron_tr_w) > 0
+        if not active.any():
+            return float("nan"), float("nan")
+        q = np.quantile(self.neuron_tr_u[active] / self.neuron_tr_w[active], [0.25, 0.75])
+        return float(q[0]), float(q[1])
+
 
 def relu_balance_run(*, d_in: int, hidden: int, d_out: int, sigma: float, lr: float, batch_size: int, steps: int,
                      n_records: int, n_eval: int, seed: int, eval_seed: int, init_scale: float,

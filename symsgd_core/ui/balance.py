@@ -34,6 +34,7 @@ from ..balance.claims import (
     relu_claims,
     symmetry_claims,
     three_dynamics_claims,
+    traces_met,
 )
 from ..balance.experiments import (
     ITO_MODELS,
@@ -700,7 +701,7 @@ class Rank1Balance(ExperimentFigure):
         msg = (f"Last half of the run: noise-trace ratio {nb['trace_ratio']:.3f} (the law predicts "
                f"{nb['predicted_ratio']:.3f} from G's remaining drift), norm ratio ‖u‖²/‖w‖² = "
                f"{run.mean.u_sq[-1] / run.mean.w_sq[-1]:.3f} against d_out/d_in = {d_out / d_in:.3g}.")
-        if abs(math.log(nb["trace_ratio"])) > math.log(1.25):
+        if not traces_met(nb["trace_ratio"]):
             msg += (" The traces have not met yet (G is still moving fast): train longer or raise η before comparing "
                     "the norms.")
         if run.diverged:
@@ -794,13 +795,11 @@ class ReLUBalance(RunController):
         if self.paper is not None:
             c = relu_balance_claims(self.paper, window)
             d = c[0].details
-            ntu, ntw = self.paper.neuron_tr_u, self.paper.neuron_tr_w
-            active = (ntu + ntw) > 0
-            q = np.quantile(ntu[active] / ntw[active], [0.25, 0.75]) if active.any() else [np.nan, np.nan]
+            q = self.paper.neuron_ratio_quartiles
             parts.append(f"Paper-size net, last {window:.0%} of the run: noise-trace ratio {d['trace_ratio']:.3f} "
                          f"(the law predicts {d['predicted_ratio']:.3f} from G's drift), norm ratio "
                          f"{c[1].details['norm_ratio']:.3f}; per neuron at the end, the middle half of the trace "
-                         f"ratios lies in [{q[0]:.2f}, {q[1]:.2f}] ({int((~active).sum())} dead neurons).")
+                         f"ratios lies in [{q[0]:.2f}, {q[1]:.2f}] ({self.paper.dead_neurons} dead neurons).")
         else:
             parts.append(self.paper_error)
             level = "warning"
