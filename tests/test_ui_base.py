@@ -428,3 +428,14 @@ def test_a_trace_is_found_by_its_name_and_a_missing_or_ambiguous_name_is_a_clear
     c.figure.data[1].name = c.figure.data[0].name
     with pytest.raises(KeyError, match="2 traces named"):
         c.trace("gradient flow (conserved)")
+
+
+def test_a_declared_figure_takes_its_experiments_settings_and_refuses_others():
+    from symsgd_core.ui.balance import DiscreteBreakdown
+
+    c = DiscreteBreakdown(steps=50)
+    assert c.settings["steps"] == 50 and c.values()["steps"] == 50 and c.result.traj.steps[-1] == 50
+    with pytest.raises(ValueError, match="unknown setting"):
+        DiscreteBreakdown(stepz=50)
+    with pytest.raises(TypeError, match="has no engine"):
+        DiscreteBreakdown(engine="reference")

@@ -609,6 +609,9 @@ class ExperimentFigure(RunController):
     (``FIRST_LOOK``, ``FIRST_LOOK_WORDS``, ``ONE_GO``)."""
 
     def __init__(self, engine: str | None = None, **settings) -> None:
+        if engine is not None and "engine" not in inspect.signature(type(self).experiment).parameters:
+            raise TypeError(f"{type(self).__name__}'s experiment {type(self).experiment.__name__} has no engine "
+                            "to choose")
         self.engine = engine
         super().__init__(**settings)
 
@@ -639,10 +642,12 @@ class ExperimentFigure(RunController):
     def _compute(self, progress, **values):
         """``experiment(**settings, **values, progress=progress[, engine=...])`` (any thread, no widget)."""
         experiment = type(self).experiment
-        kw = {**self.settings, **values, "progress": progress}
+        kw = {**self.settings, **values}
+        if "progress" in inspect.signature(experiment).parameters:
+            kw["progress"] = progress
         if self.engine is not None:
             kw["engine"] = self.engine
-        return experiment(**{k: v for k, v in kw.items() if k in inspect.signature(experiment).parameters})
+        return experiment(**kw)
 
     def _draw(self, result, **values) -> None:
         self.result = result
