@@ -48,9 +48,9 @@ def test_view_contains_controls_figures_and_status(cls):
 
 def test_live_widget_change_updates_the_figure():
     c = ul.OrbitController()
-    before = list(c.figure.data[2].x)
+    before = list(c.trace("λu").x)
     c.controls["lam"].value = 2.0  # as a reader would, through the observer
-    assert list(c.figure.data[2].x) != before and "λ = 2.000" in c.status.value
+    assert list(c.trace("λu").x) != before and c.result.lam == 2.0
 
 
 def test_orbit_keeps_M_and_loss_at_both_ends():
@@ -93,7 +93,7 @@ def test_euler_controller_flags_w_perpendicular_and_other_sign_class():
     q = c.result
     assert abs(q.euler) < 1e-12 and q.gw_norm > 1e-3
     c.set(theta_w=90.0)  # w ⟂ r = e₁: the power step is undefined
-    assert "undefined" in c.status.value and c.figure.data[5].visible is False
+    assert "undefined" in c.status.value and c.trace("from ∇F (w-free F)").visible is False
     assert figure_is_finite(c.figure)
     c.set(theta_w=180.0)  # wᵀr < 0: F describes (−u, −w)
     assert "other sign class" in c.status.value

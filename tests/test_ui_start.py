@@ -21,9 +21,9 @@ def test_bound_rejects_negative_temperature():
 
 def test_teaser_updates_and_says_when_nothing_decays():
     c = BalanceTeaser()
-    y0 = np.array(c.figure.data[1].y)
+    y0 = np.array(c.trace("SGD bound exp(−4Tσ²t)").y)
     c.set(temperature=0.05)
-    assert not np.allclose(np.array(c.figure.data[1].y), y0)
+    assert not np.allclose(np.array(c.trace("SGD bound exp(−4Tσ²t)").y), y0)
     assert "Half-life" in c.status.value
     c.set(temperature=0.0)
     assert "conserved" in c.status.value

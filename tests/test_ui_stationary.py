@@ -25,7 +25,7 @@ def test_phase_transition_draws_its_view():
     assert isinstance(c.result, st.PhaseView) and c.result.phase == "collapsing"
     assert st.laws.PHASES["collapsing"] in status_text(c)
     np.testing.assert_array_equal(c.figures[1].data[0].z, c.result.codes)
-    assert c.figures[1].data[4].x == (1.0,)
+    assert c.trace("you are here", figure=1).x == (1.0,)
 
 
 def test_depth_comparison_says_when_the_law_collapses():
@@ -106,7 +106,7 @@ def test_discrete_sgd_scan_is_drawn():
     c = us.DiscreteSGD(n_runs=60)
     rows = c.scan(temps=(0.05, 0.3), n_runs=60, t_end=1.0)
     assert rows is c.scan_result and isinstance(rows, st.DiscreteSGDScan)
-    assert c.figures[1].data[0].x == rows.T
+    assert c.trace("plain SGD, η = T", figure=1).x == rows.T
     assert all(figure_is_finite(f) for f in c.figures)
 
 
