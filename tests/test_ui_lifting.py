@@ -74,18 +74,23 @@ def test_rank_one_set_midpoint_determinant():
         assert abs(q.det_mid - np.sin(np.deg2rad(phi) / 2) ** 2 / 4) < 1e-14
         assert abs(q.det_sum - 4 * q.det_mid) < 1e-14
     c.set(phi=0.0)
-    assert "M′ = M" in c.status.value
+    np.testing.assert_allclose(c.result.M2, c.result.M, atol=1e-15)  # φ = 0: M′ = M, the midpoint is M
+    assert not c.result.double_cone
     c.set(theta_u=20.0, theta_w=20.0)  # s = 0: a double cone
-    assert "double cone" in c.status.value
+    assert c.result.double_cone and abs(c.result.s) < 1e-12
 
 
 def test_chain_rule_controller_reports_the_slip_and_inactive_relu():
     c = ul.ChainRuleController()
     q = c.result
     assert q.err_corrected < 1e-12 and q.err_seed > 0.1
-    c.set(model="relu", sample=0)  # this sample is on the inactive side at the default parameters
-    if not np.any(c.result.gw):
-        assert "ReLU is off" in c.status.value
+    off = []
+    for sample in range(ul.DEMO_SAMPLES):
+        c.set(model="relu", sample=sample)
+        assert c.result.relu_off == (not (np.any(c.result.du) or np.any(c.result.dw) or np.any(c.result.gw)))
+        assert ("symsgd-status-warning" in c.status.value) == c.result.relu_off  # said, not hidden
+        off.append(c.result.relu_off)
+    assert any(off) and not all(off)  # the demo data has samples on both sides of the ReLU
 
 
 def test_euler_controller_flags_w_perpendicular_and_other_sign_class():
@@ -93,12 +98,13 @@ def test_euler_controller_flags_w_perpendicular_and_other_sign_class():
     q = c.result
     assert abs(q.euler) < 1e-12 and q.gw_norm > 1e-3
     c.set(theta_w=90.0)  # w ⟂ r = e₁: the power step is undefined
-    assert "undefined" in c.status.value and c.trace("from ∇F (w-free F)").visible is False
-    assert figure_is_finite(c.figure)
-    c.set(theta_w=180.0)  # wᵀr < 0: F describes (−u, −w)
-    assert "other sign class" in c.status.value
-    c.set(model="linear")
-    assert "even under" in c.status.value
+    assert c.result.F is None and c.trace("from ∇F (w-free F)").visible is False
+    assert "symsgd-status-warning" in c.status.value and figure_is_finite(c.figure)
+    c.set(theta_w=180.0)  # wᵀr < 0: F describes (−u, −w), which the ReLU tells apart
+    assert c.result.case.other_sign_class and "symsgd-status-warning" in c.status.value
+    c.set(model="linear")  # even under (u, w) → (−u, −w): the other class has the same gradients
+    assert c.result.case.other_sign_class and c.result.case.model.negation_symmetric
+    assert "symsgd-status-warning" not in c.status.value
 
 
 def test_sign_caveat_controller():
@@ -108,9 +114,9 @@ def test_sign_caveat_controller():
     assert abs(q.F - q.plus) < 1e-12  # r = e₁ selects (u, w) at the default θ_w = 45°
     c.set(model="linear")
     q = c.result
-    assert abs(q.plus - q.minus) < 1e-12 and "symmetry too" in c.status.value
+    assert abs(q.plus - q.minus) < 1e-12 and q.case.model.negation_symmetric
     c.set(model="relu", theta_w=90.0)
-    assert "undefined" in c.status.value and figure_is_finite(c.figure)
+    assert c.result.F is None and figure_is_finite(c.figure)
 
 
 def test_traces_controller_three_ways_and_relu():
@@ -121,7 +127,7 @@ def test_traces_controller_three_ways_and_relu():
         assert abs(getattr(q, label)[0] - tu) < 1e-12 * tu and abs(getattr(q, label)[1] - tw) < 1e-12 * tw
     assert np.linalg.norm(q.A_nat - q.A_F) > 1e-3
     c.set(model="relu")
-    assert c.result.A_nat is None and "no natural lifting" in c.status.value
+    assert c.result.A_nat is None and c.trace("from ∇F<sub>nat</sub>", figure=1).visible is False
     assert c.figures[0].layout.annotations[0].text.startswith("no natural")
 
 

@@ -182,6 +182,12 @@ class RankOneSlice:
     coords: list
     s: float
 
+    @property
+    def double_cone(self) -> bool:
+        """The slice ``z = s`` is ``z = 0`` (to round-off), where the rank-≤1 set is a double cone, not a
+        hyperboloid of one sheet."""
+        return bool(abs(self.s) < 1e-12)
+
 
 def rank_one_slice(theta_u: float = DEMO_THETA_U, theta_w: float = DEMO_THETA_W, phi: float = 120.0) -> RankOneSlice:
     """§2: two rank-1 matrices in one slice ``s = const`` of the 2×2 matrices, and their midpoint (rank 2)."""
@@ -216,6 +222,12 @@ class ChainRulePoint:
     loss: float
     err_corrected: float
     err_seed: float
+
+    @property
+    def relu_off(self) -> bool:
+        """Every gradient of sample ``k`` is 0 (a ReLU neuron off on it, ``wᵀx ≤ 0``): the two chain rules cannot
+        differ there."""
+        return not (np.any(self.du) or np.any(self.dw) or np.any(self.gw))
 
 
 def chain_rule_point(model: str = "linear", theta_u: float = DEMO_THETA_U, u_len: float = DEMO_U_LEN,

@@ -196,6 +196,11 @@ class LiftingCase:
         return self.u.shape[0]
 
     @property
+    def other_sign_class(self) -> bool:
+        """``wᵀr < 0``: the w-free lifting ``F`` describes the other sign class ``(−u, −w)``, not this point."""
+        return bool(float(self.w @ self.r) < 0)
+
+    @property
     def n(self) -> int:
         return self.w.shape[0]
 

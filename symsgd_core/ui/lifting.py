@@ -228,7 +228,7 @@ class RankOneSetController(_LiftingFigure):
             fig.data[2].x, fig.data[2].y, fig.data[2].z = [q1], [r1], [p1]
             fig.data[3].x, fig.data[3].y, fig.data[3].z = [q2], [r2], [p2]
             fig.data[4].x, fig.data[4].y, fig.data[4].z = [qm], [rm], [pm]
-        shape = "a double cone (z = 0)" if abs(s) < 1e-12 else "a hyperboloid of one sheet"
+        shape = "a double cone (z = 0)" if q.double_cone else "a hyperboloid of one sheet"
         tail = ("φ = 0: M′ = M, so the midpoint is M itself." if phi == 0 else
                 f"Midpoint det = {q.det_mid:.4f} ≠ 0: rank 2, off the set; the sum M + M′ = 2 × midpoint has "
                 f"det = {q.det_sum:.4f}.")
@@ -280,7 +280,7 @@ class ChainRuleController(_LiftingFigure):
                 fig.data[i].y = y
         head = (f"sample {q.k}: ℓ̃(u wᵀ, w) − ℓ(u, w) = {q.lifted - q.loss:.1e}. Corrected chain rule "
                 f"matches autograd to {q.err_corrected:.1e}")
-        if not (np.any(q.du) or np.any(q.dw) or np.any(q.gw)):
+        if q.relu_off:
             self.say(f"{head}. The ReLU is off on this sample (wᵀx ≤ 0): every gradient is 0 and the two chain "
                      "rules cannot differ; pick another sample.", "warning")
             return
@@ -368,7 +368,7 @@ class EulerController(_LiftingFigure):
             level = "warning"
         else:
             err = float(np.abs(q.F - auto).max())
-            if float(w @ case.r) < 0:
+            if case.other_sign_class:
                 parts.append(f"wᵀe < 0: F describes the other sign class (−u, −w); its gradients differ from "
                              f"autograd's by {err:.3g}" + (" (equal here: this model is even under (u, w) → (−u, −w))."
                                                             if case.model.negation_symmetric else
@@ -556,7 +556,7 @@ class TracesController(_LiftingFigure):
             bars.data[6].y = [max((base_u * base_w) ** 0.5, tiny)] if ls is not None else []
         tu, tw = q.direct
         pieces = [f"Tr Cov ∇_u ℓ = {tu:.4g}, Tr Cov ∇_w ℓ = {tw:.4g} (autograd)."]
-        other_class = float(case.w @ case.r) < 0
+        other_class = case.other_sign_class
         for label in ("nat", "F"):
             traces = getattr(q, label)
             if traces is not None:
