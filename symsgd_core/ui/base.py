@@ -101,17 +101,17 @@ class Controller:
     A figure is a declaration: it names its ``experiment`` and its ``sliders`` (``name → Range``, the names being
     the experiment's keywords, :mod:`.sliders`), builds its figures in :meth:`_figures` and draws in
     :meth:`_update` (or, re-simulating, ``_draw``); the base class builds the sliders at the experiment's defaults
-    (overridden by the constructor's ``settings``), draws once and wires the sliders. Older figures fill
-    ``self.controls`` and ``self.figures`` in their own ``__init__``. With ``live=True`` every control change
-    calls ``update``; re-simulating controllers pass ``live=False`` and add a Run button.
+    (overridden by the constructor's ``settings``), draws once and wires the sliders. With ``live=True`` every
+    control change calls ``update``; re-simulating controllers pass ``live=False`` and add a Run button.
     """
 
     #: Set ``live = False`` in subclasses that re-simulate (they use a Run button).
     live = True
     #: The figure's experiment (``staticmethod(fn)``): its keyword defaults are the sliders' starting values.
     experiment = None
-    #: ``name → Range`` (or ``name → callable(value) → widget`` for a control that is not a slider), in the order
-    #: shown; each name is a keyword of :attr:`experiment`. Empty: the subclass builds its controls itself.
+    #: ``name → Range`` (or ``name → callable(value) → widget`` for a control that is not a slider, or whose options
+    #: come from data: then set on the instance before ``super().__init__``, as notebook 05's grid readers do), in
+    #: the order shown; each name is a keyword of :attr:`experiment`. Empty: the subclass builds its controls itself.
     sliders: dict = {}
     #: The CSS width of every slider of the figure (None: as wide as its label and track need).
     slider_width: str | None = None

@@ -201,11 +201,15 @@ class SdeGridController(Controller):
     live = True
 
     def __init__(self, grid=None, setting: str | None = None) -> None:
-        super().__init__()
         self.grid = load_grid() if grid is None else grid
         self.rows = comparison_rows(self.grid)
-        # the settings with SDE rows (the batch-1 controls at η = 0.15 are printed in §3.2)
-        self.controls = {"setting": _setting_slider([r for r in self.rows if r.label.startswith("SDE")], setting)}
+        # the settings with SDE rows (the batch-1 controls at η = 0.15 are printed in §3.2); the slider's options are
+        # the grid's, so it is declared here, not on the class
+        sde = [r for r in self.rows if r.label.startswith("SDE")]
+        self.sliders = {"setting": lambda value: _setting_slider(sde, value)}
+        super().__init__(setting=setting)
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.16, column_widths=[0.55, 0.45],
                                             subplot_titles=("(a) mean first time at rank ≤ 1 (t)",
                                                             "(b) blew up / time in B₁")))
@@ -221,10 +225,7 @@ class SdeGridController(Controller):
         fig.update_yaxes(autorange="reversed")
         fig.update_layout(height=640, margin=dict(l=300, r=10, t=50, b=50), legend=dict(orientation="h", y=-0.1),
                           barmode="group")
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _update(self, setting) -> None:
         rows = _rows_at(self.rows, setting)
@@ -267,10 +268,12 @@ class BlowupController(Controller):
     live = True
 
     def __init__(self, grid=None, setting: str | None = None) -> None:
-        super().__init__()
         self.grid = load_grid() if grid is None else grid
         self.rows = hazard_rows(self.grid)
-        self.controls = {"setting": _setting_slider(self.rows, setting)}
+        self.sliders = {"setting": lambda value: _setting_slider(self.rows, value)}  # the grid's settings
+        super().__init__(setting=setting)
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.2, column_widths=[0.5, 0.5],
                                             subplot_titles=(f"(a) blow-ups per 1000 t on [0, {HAZARD_HORIZON:g}]",
                                                             "(b) ‖θ‖ after a state just before a blow-up")))
@@ -298,10 +301,7 @@ class BlowupController(Controller):
         fig.update_yaxes(autorange="reversed", row=1, col=1)
         fig.update_yaxes(type="log", title_text="‖θ‖", exponentformat="power", row=1, col=2)
         fig.update_layout(height=460, margin=dict(l=230, r=10, t=50, b=50), legend=dict(orientation="h", y=-0.2))
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _update(self, setting) -> None:
         rows = _rows_at(self.rows, setting)
@@ -327,11 +327,15 @@ class JumpEventController(Controller):
 
     live = True
 
+    slider_width = "300px"
+    sliders = dict(route=Range("route", kind="choice", options=("row 0", "column 1")))
+
     def __init__(self, grid=None, route: str = "row 0") -> None:
-        super().__init__()
         self.grid = load_grid() if grid is None else grid
         self.rows = kstar_rows(self.grid)
-        self.controls = {"route": _slider(widgets.SelectionSlider, "route", options=("row 0", "column 1"), value=route)}
+        super().__init__(route=route)
+
+    def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.17, subplot_titles=(  # colour bar room
             "(a) k*: consecutive samples that complete the jump", "(b) waiting time (SGD steps)")))
         fig.add_heatmap(colorscale="Viridis", colorbar=dict(x=0.42, len=0.9, title="k*"), texttemplate="%{z}",
@@ -347,10 +351,7 @@ class JumpEventController(Controller):
         fig.update_xaxes(type="log", title_text="predicted from k* (either route)", row=1, col=2)
         fig.update_yaxes(type="log", title_text="measured", row=1, col=2)
         fig.update_layout(height=420, margin=dict(l=60, r=10, t=50, b=50), legend=dict(orientation="h", y=-0.2))
-        self.figures = [fig]
-        self.result = None
-        self._wire()
-        self.update()
+        return [fig]
 
     def _update(self, route) -> None:
         rows = self.rows
