@@ -677,15 +677,6 @@ def experiment_settings(experiment, overrides: dict) -> dict:
     return {**values, **overrides}
 
 
-def slider(kind, description: str, *, width: str | None = None, continuous: bool = False, **kw):
-    """A slider of ``kind`` (``widgets.FloatSlider``, ``IntSlider``, …) with the project's common options: no
-    continuous update unless asked, the whole description shown, an optional fixed ``width``."""
-    if width is not None:
-        kw["layout"] = widgets.Layout(width=width)
-    return kind(description=description, continuous_update=continuous, style={"description_width": "initial"},
-                **kw)
-
-
 def status_text(controller: Controller) -> str:
     """The controller's status line as plain text (for printing in a notebook cell; in classroom mode what a cell
     prints shows as one compact line, see :mod:`symsgd_jupyter.compact_output`)."""

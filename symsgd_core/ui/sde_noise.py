@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 
-import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -24,7 +23,7 @@ from ..rank_jumps.network import DEFAULT_RANK_TOL
 from ..sde_noise.adaptive import ESCAPE_NORM
 from ..sde_noise.blowup import HAZARD_HORIZON, hazard_rows
 from ..sde_noise.experiments import compare_point, comparison_rows, kstar_rows, load_grid
-from .base import Controller, ExperimentFigure, slider
+from .base import Controller, ExperimentFigure
 from .sliders import SEED, STEP_SIZE, WEIGHT_DECAY, Range
 from .style import NEUTRALS, PALETTE, colours
 
@@ -34,10 +33,6 @@ __all__ = ["BlowupController", "JumpEventController", "SdeCompareController", "S
 COLOURS = colours(sgd="vermillion", sde="blue", langevin="bluish_green", gaussian="orange", other="grey")
 #: s₂(A) below this is drawn at this value (round-off; the log axis cannot show 0).
 FLOOR = 1e-18
-
-
-def _slider(kind, description, width="300px", **kw):
-    return slider(kind, description, width=width, **kw)
 
 
 def _runs_as_one_trace(t: np.ndarray, y: np.ndarray):
@@ -181,9 +176,9 @@ SETTING_SLIDER_WIDTH = "460px"
 
 def _setting_slider(rows, setting: str | None):
     """The ``setting`` slider over the (η, γ) of ``rows`` (objects with ``lr``, ``weight_decay``), in their order."""
-    labels = list(dict.fromkeys(_settings_label(r.lr, r.weight_decay) for r in rows))
-    return _slider(widgets.SelectionSlider, "setting", width=SETTING_SLIDER_WIDTH, options=tuple(labels),
-                   value=labels[0] if setting is None else setting)
+    labels = tuple(dict.fromkeys(_settings_label(r.lr, r.weight_decay) for r in rows))
+    return Range("setting", kind="choice", options=labels, width=SETTING_SLIDER_WIDTH).widget(
+        labels[0] if setting is None else setting)
 
 
 def _rows_at(rows, setting: str) -> tuple:
