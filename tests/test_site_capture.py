@@ -74,8 +74,8 @@ def test_a_covered_controller_is_captured_uncovered(choose, tmp_path):
     displayed root is the controller's, its Run button (not "Show the result") drives the frames, and covered text
     is copied without the cover's prompt."""
     from symsgd_core import balance
+    from symsgd_core.exercise_panel import ExercisePanel
     from symsgd_core.ui import reveal_after
-    from symsgd_core.ui.exercises import ExercisePanel
     from symsgd_core.ui.predict import PROMPT_TEXT
 
     choose("a", 3)
@@ -130,7 +130,7 @@ def test_static_html_copies_texts_and_disables_inputs():
                         widgets.Text(placeholder="<x>")])
     text = static_html(box)
     assert "<i>question</i>" in text and "<button disabled>yes</button>" in text and 'placeholder="&lt;x&gt;"' in text
-    from symsgd_core.ui.answer_box import AnswerBox
+    from symsgd_jupyter.answer_box import AnswerBox
 
     text = static_html(AnswerBox(placeholder="a number"))  # a Check-yourself text box: its input and its button
     assert 'placeholder="a number"' in text and "disabled" in text and "<button disabled>Check</button>" in text
@@ -138,7 +138,7 @@ def test_static_html_copies_texts_and_disables_inputs():
 
 def test_worked_solutions_become_details_and_the_instructor_edition_opens_them(monkeypatch):
     from symsgd_core import balance
-    from symsgd_core.ui.exercises import ExercisePanel
+    from symsgd_core.exercise_panel import ExercisePanel
     from tools.site.edition import build as site_build
     from tools.site.edition.capture import static_html
 

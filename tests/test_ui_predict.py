@@ -14,10 +14,10 @@ import pytest
 
 from symsgd_core import rank_jumps
 from symsgd_core.core.exercises import Exercise, Feedback, number_exercise
+from symsgd_core.exercise_panel import ExercisePanel
 from symsgd_core.rank_jumps.exercises import PREDICT
 from symsgd_core.ui import reveal_after
 from symsgd_core.ui.base import Controller, RunController
-from symsgd_core.ui.exercises import ExercisePanel
 from symsgd_core.ui.predict import COVERED_CLASS, PROMPT_CLASS, REVEAL, Reveal
 
 

@@ -52,12 +52,12 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from symsgd_jupyter.a11y import accessible_names
+from symsgd_jupyter.background import RunButton, compute_in_background
+from symsgd_jupyter.describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
 from symsgd_jupyter.kernel import install
 from symsgd_jupyter.plotly_loading import answer_state_requests, sync_figure_state
 
 from ..core.checking import caught_html, claims_html
-from .background import RunButton, compute_in_background
-from .describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
 from .sliders import Range
 from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, distinguish, headline
 

@@ -1,6 +1,6 @@
 """Predict first: a figure (and the numbers that go with it) covered until the reader has committed to a prediction.
 
-A notebook asks the reader to predict, in a "Check yourself" panel (:class:`~symsgd_core.ui.exercises.ExercisePanel`),
+A notebook asks the reader to predict, in a "Check yourself" panel (:class:`~symsgd_core.exercise_panel.ExercisePanel`),
 what a figure just below will show. The figure must not give the answer away before the reader has answered, so
 :func:`reveal_after` shows it **covered**::
 
@@ -42,8 +42,8 @@ from symsgd_jupyter.compact_output import compact_html
 from symsgd_jupyter.mode import classroom_mode
 
 from ..core.checking import CheckResult, claims_html
+from ..exercise_panel import ExercisePanel
 from .base import Controller
-from .exercises import ExercisePanel
 from .style import NEUTRALS
 
 __all__ = ["COVERED_CLASS", "PROMPT", "PROMPT_CLASS", "PROMPT_TEXT", "REVEAL", "Reveal", "reveal_after"]
@@ -67,7 +67,7 @@ class Reveal:
     """The reveal state of one prediction panel, shared by everything :func:`reveal_after` covered after it.
 
     Attributes:
-        panel: the :class:`~symsgd_core.ui.exercises.ExercisePanel` whose answer reveals.
+        panel: the :class:`~symsgd_core.exercise_panel.ExercisePanel` whose answer reveals.
         revealed: True once revealed (for good).
         buttons: the "Show the result" buttons of the covers (one per cover).
     """
@@ -149,7 +149,7 @@ class Reveal:
         first = children.index(held[0])
         root.children = [*children[:first], cover, *[c for c in children[first:] if c not in held]]
         controller.status.layout.visibility = "hidden"
-        # the figures' text alternatives (ui/describe.py) state the finding: hidden from screen readers too
+        # the figures' text alternatives (symsgd_jupyter/describe.py) state the finding: hidden from screen readers too
         alts = list(getattr(controller, "_alts", ()))
         for alt in alts:
             alt.layout.visibility = "hidden"

@@ -254,7 +254,7 @@ def move_sliders_and_run(page, run: GalleryRun, kernel_idle, throttle: float) ->
                 assert any(r.kind == "re-simulating" and r.busy_indicator for r in got), \
                     f"Run did not re-simulate with the busy indicator shown: {got}"
                 # the gallery's Run asks for more work than the lesson's default: a first look, then the full Run
-                # from the kernel's worker thread (symsgd_core/ui/background.py)
+                # from the kernel's worker thread (symsgd_jupyter/background.py)
                 seen = [t for r in got for t in r.statuses]
                 assert any("First look" in t for t in seen), f"a long Run drew no first look; statuses seen: {seen}"
     return rows

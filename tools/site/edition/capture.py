@@ -207,7 +207,7 @@ class SliderDrive:
 
 
 def descriptions_of(controller) -> list[str]:
-    """The text alternative of each of the controller's figures now (symsgd_core/ui/describe.py), as the live page
+    """The text alternative of each of the controller's figures now (symsgd_jupyter/describe.py), as the live page
     has it: what is plotted, the settings, the finding."""
     return [controller.describe(k) for k in range(len(controller.figures))]
 
@@ -286,7 +286,7 @@ def static_html(w) -> str:
     """A static HTML copy of a widget tree: its texts, and its inputs drawn disabled."""
     import ipywidgets as widgets
 
-    from symsgd_core.ui.answer_box import AnswerBox
+    from symsgd_jupyter.answer_box import AnswerBox
 
     if isinstance(w, widgets.HTMLMath) and "symsgd-worked" in w._dom_classes:  # a Check-yourself worked solution
         shown = " open" if w.layout.display != "none" else ""  # open in the instructor edition (--solutions)

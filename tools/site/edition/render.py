@@ -209,7 +209,7 @@ def _figure_alt(entry: dict, cell: int, output: int, k: int) -> dict:
     """The plot's accessibility attributes and its text alternative (visually hidden), as the live page has them:
     role "figure" (its mode bar stays reachable), its title as name, the description (what is plotted, the
     settings, the finding; updated by edition.js when the slider moves) linked by ``aria-describedby``."""
-    from symsgd_core.ui.describe import plain_text
+    from symsgd_jupyter.describe import plain_text
 
     figure = entry["figures"][k]
     title = plain_text(((figure.get("layout") or {}).get("title") or {}).get("text")) or f"figure {k + 1}"

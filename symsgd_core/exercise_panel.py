@@ -35,13 +35,13 @@ from collections.abc import Iterable, Mapping
 import ipywidgets as widgets
 
 from symsgd_jupyter.a11y import accessible_names
+from symsgd_jupyter.answer_box import AnswerBox
 from symsgd_jupyter.kernel import install
 from symsgd_jupyter.mode import solutions_open
 
-from ..core.exercises import Exercise, Feedback, as_number, as_vector
-from ..core.expressions import ExpressionError, compile_expression
-from ..core.validation import check_choice
-from .answer_box import AnswerBox
+from .core.exercises import Exercise, Feedback, as_number, as_vector
+from .core.expressions import ExpressionError, compile_expression
+from .core.validation import check_choice
 
 __all__ = ["ExerciseBox", "ExercisePanel", "markdown_html"]
 
@@ -86,7 +86,7 @@ class ExerciseBox:
     """The widgets of one exercise (in ``root``, a VBox with CSS class ``symsgd-exercise``).
 
     Attributes:
-        input: an :class:`~symsgd_core.ui.answer_box.AnswerBox` (kinds "number" and "vector", and "code": a
+        input: an :class:`~symsgd_jupyter.answer_box.AnswerBox` (kinds "number" and "vector", and "code": a
             formula), a text input with its own Check button that sends the text with the submission (Check or
             Enter; leaving the box submits nothing), or ``ToggleButtons`` (kind "choice").
         button: the Check button of a "choice" exercise; ``None`` for a typed answer (its Check button is part

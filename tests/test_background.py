@@ -1,6 +1,6 @@
 """A Run pressed in the page that would take seconds: a first look at once, the full Run in a worker thread, the
 widgets live meanwhile, a newer Run superseding an older one (symsgd_core/ui/base.py ``RunController.start_run``,
-symsgd_core/ui/background.py).
+symsgd_jupyter/background.py).
 
 The kernel is stood in for by an asyncio loop in this thread (the kernel handles the page's messages on its event
 loop, in its main thread); a page click is the message ipywidgets receives from the page.
@@ -23,8 +23,8 @@ from small_settings import SMALL
 from symsgd_core.sde_noise.experiments import compare_point
 from symsgd_core.ui import rank_jumps as rj
 from symsgd_core.ui import sde_noise as usn
-from symsgd_core.ui.background import RunButton
 from symsgd_core.ui.base import SHOW_HANDLED_ENV, RunController, experiment_defaults
+from symsgd_jupyter.background import RunButton
 
 
 def page_click(button: widgets.Button) -> None:
