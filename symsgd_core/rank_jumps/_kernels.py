@@ -71,6 +71,30 @@ def _snapshot(th, alive, snaps, k):
 
 
 @njit(cache=True)
+def _end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny):
+    """After local step ``t`` (global ``step0 + t + 1``): flush tiny entries every ``FLUSH_EVERY`` steps and take
+    snapshot ``kr`` if it falls here. Returns the index of the next snapshot."""
+    if (step0 + t + 1) % FLUSH_EVERY == 0:
+        _flush(th, tiny)
+    if kr < rec_pos.shape[0] and rec_pos[kr] == t + 1:
+        _snapshot(th, alive, snaps, kr)
+        kr += 1
+    return kr
+
+
+@njit(cache=True, fastmath=_FM)
+def _residual_entry(bt, o, pt, po, target, weight, alive, div_step, step, div_resid):
+    """Row ``o`` of the error matrix for every run: ``bt[o, r] = 2 (pt[po, r] − target) · weight[r]``, ``weight (R,)``.
+    A run alive whose residual is not within ``div_resid`` (or NaN) diverges at global step ``step``."""
+    for r in range(bt.shape[1]):
+        d = pt[po, r] - target
+        if alive[r] and not (abs(d) <= div_resid):
+            alive[r] = False
+            div_step[r] = step
+        bt[o, r] = 2.0 * d * weight[r]
+
+
+@njit(cache=True)
 def _vector_offsets(dims):
     L = dims.shape[0] - 1
     voff = np.zeros(L + 2, dtype=np.int64)
@@ -92,7 +116,6 @@ def _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, weight_decay, rec_pos,
     P, R = th.shape
     T = idx_t.shape[0]
     L = dims.shape[0] - 1
-    K = rec_pos.shape[0]
     voff = _vector_offsets(dims)
     pv = np.zeros((voff[L + 1], R))
     qv = np.zeros((voff[L + 1], R))
@@ -187,11 +210,7 @@ def _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, weight_decay, rec_pos,
                     w = th[wrow, r]
                     new = dec[r] * w - (ga[r] if jj[r] == c else 0.0)
                     th[wrow, r] = new if alive[r] else w
-        if (step0 + t + 1) % FLUSH_EVERY == 0:
-            _flush(th, tiny)
-        if kr < K and rec_pos[kr] == t + 1:
-            _snapshot(th, alive, snaps, kr)
-            kr += 1
+        kr = _end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
     return 0
 
 
@@ -207,7 +226,6 @@ def _sgdb_ens(th, dims, off, rows, cols, vals, idx_t, lr, weight_decay, rec_pos,
     T = idx_t.shape[0]
     B = idx_t.shape[1]
     L = dims.shape[0] - 1
-    K = rec_pos.shape[0]
     voff = _vector_offsets(dims)
     pv = np.zeros((B, voff[L + 1], R))  # p_k (k = 0..L) at voff[k]
     qv = np.zeros((B, voff[L + 1], R))  # q_k (k = 0..L-1) at voff[k+1]
@@ -281,11 +299,7 @@ def _sgdb_ens(th, dims, off, rows, cols, vals, idx_t, lr, weight_decay, rec_pos,
                         w = th[wrow, r]
                         new = coef[r] * w - gscale * acc[r]
                         th[wrow, r] = new if alive[r] else w
-        if (step0 + t + 1) % FLUSH_EVERY == 0:
-            _flush(th, tiny)
-        if kr < K and rec_pos[kr] == t + 1:
-            _snapshot(th, alive, snaps, kr)
-            kr += 1
+        kr = _end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
     return 0
 
 
@@ -522,11 +536,11 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, weight_decay, noise_t, nois
     R = th.shape[1]
     T = lr.shape[0]
     L = dims.shape[0] - 1
-    K = rec_pos.shape[0]
     n = dims[0]
     m = dims[L]
     use_noise = noise_t.shape[0] > 0
     moff, pt, bt = _pass_workspace(dims, R)
+    per_entry = np.full(R, inv_n)  # the weight of every observed entry: 1/N
     dec = np.zeros(R)
     step = np.zeros(R)
     cf = np.zeros(R)
@@ -540,13 +554,8 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, weight_decay, noise_t, nois
             for a in range(m):
                 o = bl + c * m + a
                 if maskf[a, c] != 0.0:
-                    tv = target[a, c]
-                    for r in range(R):
-                        d = pt[aoff + c * m + a, r] - tv
-                        if alive[r] and not (abs(d) <= div_resid):
-                            alive[r] = False
-                            div_step[r] = step0 + t + 1
-                        bt[o, r] = 2.0 * inv_n * d
+                    _residual_entry(bt, o, pt, aoff + c * m + a, target[a, c], per_entry, alive, div_step,
+                                    step0 + t + 1, div_resid)
                 else:
                     for r in range(R):
                         bt[o, r] = 0.0
@@ -559,11 +568,7 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, weight_decay, noise_t, nois
         _update(th, dims, off, moff, pt, bt, dec, step, cf, alive)  # W_k ← dec W_k − η (Q_kᵀ E) P_kᵀ
         if use_noise:
             _add_noise(th, noise_t, t, noise_scale[t], alive)
-        if (step0 + t + 1) % FLUSH_EVERY == 0:
-            _flush(th, tiny)
-        if kr < K and rec_pos[kr] == t + 1:
-            _snapshot(th, alive, snaps, kr)
-            kr += 1
+        kr = _end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
     return 0
 
 

@@ -25,14 +25,13 @@ from ..rank_jumps._kernels import (
     _block_bounds,
     _block_in,
     _block_out,
-    _flush,
+    _end_of_step,
     _forward,
     _pass_workspace,
-    _snapshot,
+    _residual_entry,
     _update,
     n_blocks,
 )
-from ..rank_jumps.stepping import FLUSH_EVERY
 
 __all__ = ["weighted_chunk"]
 
@@ -50,7 +49,6 @@ def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale,
     T = w_t.shape[0]
     Ne = rows.shape[0]
     L = dims.shape[0] - 1
-    K = rec_pos.shape[0]
     n = dims[0]
     m = dims[L]
     use_iso = iso_t.shape[0] > 0
@@ -67,27 +65,16 @@ def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale,
             for r in range(R):
                 bt[bl + o, r] = 0.0
         for e in range(Ne):
-            a = rows[e]
-            c = cols[e]
-            o = bl + c * m + a
-            tv = vals[e]
-            for r in range(R):
-                d = pt[aoff + c * m + a, r] - tv
-                if alive[r] and not (abs(d) <= div_resid):
-                    alive[r] = False
-                    div_step[r] = step0 + t + 1
-                bt[o, r] = 2.0 * d * w_t[t, e, r]
+            o = bl + cols[e] * m + rows[e]
+            _residual_entry(bt, o, pt, aoff + cols[e] * m + rows[e], vals[e], w_t[t, e], alive, div_step,
+                            step0 + t + 1, div_resid)
         for r in range(R):
             dec[r] = decay[t] if alive[r] else 1.0
         _backward(th, dims, off, moff, bt)
         _update(th, dims, off, moff, pt, bt, dec, unit, cf, alive)
         if use_iso:
             _add_noise(th, iso_t, t, iso_scale[t], alive)
-        if (step0 + t + 1) % FLUSH_EVERY == 0:
-            _flush(th, tiny)
-        if kr < K and rec_pos[kr] == t + 1:
-            _snapshot(th, alive, snaps, kr)
-            kr += 1
+        kr = _end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
     return 0
 
 
