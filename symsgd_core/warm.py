@@ -15,9 +15,10 @@ entry after the warm-up, or when a small real workload through the notebooks' ex
 
 from __future__ import annotations
 
+import sys
 import time
 
-__all__ = ["KERNEL_MODULES", "cold_kernels", "warm_kernels"]
+__all__ = ["KERNEL_MODULES", "cold_kernels", "cold_loaded_kernels", "warm_kernels"]
 
 #: The modules that hold ``@njit(cache=True)`` kernels, in the order they are warmed (the SDE kernels reuse
 #: helpers of ``rank_jumps._kernels``, so that one goes first).
@@ -168,4 +169,22 @@ def cold_kernels(modules=KERNEL_MODULES) -> list[str]:
             cache_file = getattr(getattr(f, "_cache", None), "_cache_file", None)
             if cache_file is not None and not cache_file._load_index():
                 cold.append(f"{module}.{name}")
+    return cold
+
+
+#: Whether the last look found every compiled kernel in its on-disk cache (then no Run of this kernel compiles).
+_ENGINE_WARM = False
+
+
+def cold_loaded_kernels() -> list[str]:
+    """:func:`cold_kernels` of the engines imported so far (a topic imports its engine with it: no other topic's
+    import is paid), for a figure's Run to say it may wait for a compile (a clone never set up with ``make``, or a
+    new ``NUMBA_CACHE_DIR``). Reads numba's cache index (milliseconds) until every engine is imported and cached,
+    then never again in this process."""
+    global _ENGINE_WARM
+    if _ENGINE_WARM:
+        return []
+    loaded = [m for m in KERNEL_MODULES if f"symsgd_core.{m}" in sys.modules]
+    cold = cold_kernels(loaded)
+    _ENGINE_WARM = not cold and len(loaded) == len(KERNEL_MODULES)
     return cold

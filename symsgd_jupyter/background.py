@@ -23,7 +23,7 @@ from concurrent.futures import Future
 
 import ipywidgets as widgets
 
-__all__ = ["RunButton", "Superseded", "compute_in_background"]
+__all__ = ["RunButton", "Superseded", "changed_by_page", "compute_in_background", "running_loop"]
 
 
 class Superseded(Exception):
@@ -43,6 +43,21 @@ class RunButton(widgets.Button):
                 self.click()
             finally:
                 self.from_page = False
+
+
+def changed_by_page(widget, name: str = "value") -> bool:
+    """Whether ``widget.<name>`` is being set by a message from the page, not by code in the kernel: ipywidgets
+    holds the property in ``_property_lock`` while it applies the page's state (``Widget.set_state``); a cell,
+    a test or the static edition assigning the value directly leaves it empty."""
+    return name in (getattr(widget, "_property_lock", None) or {})
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread (the kernel's, while it handles a message), or None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def compute_in_background(loop: asyncio.AbstractEventLoop, compute: Callable, still_wanted: Callable[[], bool],

@@ -5,7 +5,7 @@ In JupyterLab the notebooks print what they check (status echoes, measured numbe
 text pushes the figures off the screen, so :func:`install` (run by :func:`symsgd_jupyter.kernel.install` on first use)
 makes the kernel collect what each cell prints and show it as one line — the first printed line, shortened —
 with the full text behind a click (``<details>``). A single short line stays as it is. The claim checks themselves are
-compacted by :func:`symsgd_core.ui.base.assert_claims` ("✔ 6 claims checked").
+compacted by :func:`symsgd_core.claims_cell.assert_claims` ("✔ 6 claims checked").
 
 Nothing changes in JupyterLab, in the static edition or in a plain Python process (no IPython, or not classroom
 mode). Errors and tracebacks are not printed text: they are shown as before.
@@ -19,7 +19,7 @@ import sys
 
 from .mode import classroom_mode
 
-__all__ = ["SHORT", "compact_html", "install"]
+__all__ = ["SHORT", "compact_html", "install", "show"]
 
 #: Printed text of one line up to this many characters is shown as it is.
 SHORT = 100
@@ -35,6 +35,18 @@ def compact_html(text: str) -> str:
     more = f" (+{len(lines) - 1} more line{'s' if len(lines) > 2 else ''})" if len(lines) > 1 else ""
     return (f'<details class="symsgd-printed"><summary style="cursor:pointer">{html.escape(head)}{more}</summary>'
             f"<pre>{html.escape(text.rstrip())}</pre></details>")
+
+
+def show(html_text: str, plain: str) -> None:
+    """Display ``html_text`` in a notebook (``plain`` for text-only front ends); print ``plain`` outside IPython."""
+    from IPython import get_ipython
+
+    if get_ipython() is None:
+        print(plain)
+    else:
+        from IPython.display import display
+
+        display({"text/html": html_text, "text/plain": plain}, raw=True)
 
 
 class _Collector:

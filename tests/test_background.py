@@ -23,8 +23,9 @@ from small_settings import SMALL
 from symsgd_core.sde_noise.experiments import compare_point
 from symsgd_core.ui import rank_jumps as rj
 from symsgd_core.ui import sde_noise as usn
-from symsgd_core.ui.base import SHOW_HANDLED_ENV, RunController, experiment_defaults
-from symsgd_jupyter.background import RunButton
+from symsgd_core.ui.base import RunController, experiment_defaults
+from symsgd_jupyter.background import RunButton, changed_by_page, running_loop
+from symsgd_jupyter.handled_inputs import SHOW_HANDLED_ENV
 
 
 def page_click(button: widgets.Button) -> None:
@@ -227,3 +228,19 @@ def test_the_sde_comparison_first_looks_at_a_bounded_number_of_sde_steps():
         steps = small["t_max"] / (lr / m)
         assert steps <= usn.SdeCompareController.FIRST_LOOK_SDE_STEPS and small["t_max"] % c.settings["rec_dt"] == 0
         assert small["n_runs_sde"] < c.settings["n_runs_sde"] and f"to t = {small['t_max']:g} of 1500" in what
+
+
+def test_a_change_from_the_page_is_told_apart_from_a_change_by_code():
+    slider = widgets.IntSlider(value=1)
+    seen = []
+    slider.observe(lambda change: seen.append(changed_by_page(change["owner"])), names="value")
+    slider.value = 2
+    slider.set_state({"value": 3})  # as a message from the page does (ipywidgets' set_state)
+    assert seen == [False, True] and slider.value == 3
+
+
+def test_the_running_loop_is_the_kernels_while_it_handles_a_message():
+    async def inside():
+        return running_loop()
+
+    assert running_loop() is None and asyncio.run(inside()) is not None

@@ -6,15 +6,8 @@ import plotly.graph_objects as go
 import pytest
 
 from symsgd_core.ui import base
-from symsgd_core.ui.base import (
-    SHOW_HANDLED_ENV,
-    Controller,
-    RunController,
-    changed_by_page,
-    figure_is_finite,
-    slider_names,
-    sweep_sliders,
-)
+from symsgd_core.ui.base import Controller, RunController
+from symsgd_jupyter.handled_inputs import SHOW_HANDLED_ENV
 
 
 class Square(Controller):
@@ -53,28 +46,12 @@ def test_set_updates_once_and_rejects_unknown_controls():
         c.set(b=1)
 
 
-def test_sweep_visits_both_ends_of_every_slider_and_restores_values():
-    c = Square()
-    assert slider_names(c) == ["a", "n"]
-    visited = sweep_sliders(c)
-    assert visited == [("a", -2.0), ("a", 2.0), ("n", 2), ("n", 50)]
-    assert c.values()["a"] == 1.0 and c.values()["n"] == 5
-
-
 def test_view_resends_full_figure_state():
     c = Square()
     c.set(n=7)
     root = c.view()
     assert "symsgd-controller" in root._dom_classes
     assert len(c.figure._widget_data[0]["x"]) == 7  # front-end copy is complete, not a partial restyle
-
-
-def test_figure_is_finite_catches_nan_but_allows_gaps():
-    fig = go.FigureWidget()
-    fig.add_scatter(x=[0, 1, None, 3], y=[1.0, 2.0, None, 4.0])
-    assert figure_is_finite(fig)
-    fig.data[0].y = [1.0, float("nan"), 2.0, 3.0]
-    assert not figure_is_finite(fig)
 
 
 def test_every_notebook_controller_resends_figure_state_on_view():
@@ -173,76 +150,6 @@ def test_float_slider_values_are_the_decimals_they_stand_for():
     assert c.values()["n"] == 5 and isinstance(c.values()["n"], int)  # other controls unchanged
 
 
-# ------------------------------------------------------------- classroom pages a projector can show
-def _results(n_ok: int, n_bad: int = 0):
-    from symsgd_core.core.checking import make_result
-
-    return ([make_result(f"ok{i}", "claim <a>", 1e-9, 1e-6, "round-off") for i in range(n_ok)]
-            + [make_result(f"bad{i}", "claim", 2.0, 1.0, "src") for i in range(n_bad)])
-
-
-def test_assert_claims_prints_every_line_outside_ipython(capsys):
-    from symsgd_core.ui.base import assert_claims
-
-    assert_claims(_results(6))
-    assert capsys.readouterr().out.count("[PASS]") == 6
-
-
-@pytest.mark.parametrize("mode", ["", "classroom"], ids=["jupyterlab", "classroom"])
-def test_assert_claims_is_one_compact_line_in_every_notebook(monkeypatch, capsys, mode):
-    """JupyterLab and the classroom alike: "✔ 6 claims checked", the table behind a click; every line as text."""
-    import IPython
-    import IPython.display
-
-    from symsgd_core.core.checking import claims_html, claims_summary
-    from symsgd_core.ui.base import assert_claims
-
-    shown = []
-    monkeypatch.setattr(IPython, "get_ipython", lambda: object())  # a kernel
-    monkeypatch.setattr(IPython.display, "display", lambda obj, raw=False: shown.append((obj, raw)))
-    monkeypatch.setenv("SYMSGD_MODE", mode)
-    assert_claims(_results(6))
-    assert capsys.readouterr().out == "" and len(shown) == 1
-    bundle, raw = shown[0]
-    html = bundle["text/html"]
-    assert raw and '<details class="symsgd-claims">' in html and "<summary" in html and "✔ 6 claims checked" in html
-    assert html.count("<tr>") == 7 and "claim &lt;a&gt;" in html  # the table behind the click, escaped
-    assert bundle["text/plain"].count("[PASS]") == 6  # a text-only front end still reads every claim
-    with pytest.raises(AssertionError):
-        assert_claims(_results(5, 1))
-    html = shown[-1][0]["text/html"]
-    assert "✘ 1 of 6 claims failed" in html and "<details class=\"symsgd-claims\" open>" in html
-    assert claims_summary(_results(1)) == "✔ 1 claim checked" and "no claim" in claims_summary([])
-    assert "open" in claims_html([])
-
-
-def test_assert_caught_frames_deliberate_failures_and_fails_on_a_check_that_cannot_fail(monkeypatch):
-    """A check fed a broken input on purpose: one line says it was caught (never a bare "[FAIL]" on the page), and
-    a broken input that passes is an error."""
-    import IPython
-    import IPython.display
-
-    from symsgd_core.core.checking import make_result
-    from symsgd_core.ui.base import assert_caught
-
-    shown = []
-    monkeypatch.setattr(IPython, "get_ipython", lambda: object())
-    monkeypatch.setattr(IPython.display, "display", lambda obj, raw=False: shown.append(obj))
-    caught = [("rank-2 point", make_result("b1", "claim", 2.0, 1.0, "src")),
-              ("wrong noise", make_result("lv", "claim", 3.0, 1.0, "src"))]
-    assert_caught(caught)
-    html = shown[-1]["text/html"]
-    assert "✔ 2 broken inputs caught" in html and '<details class="symsgd-caught">' in html
-    assert html.count("failed, as it must") == 2 and "rank-2 point" in html
-    assert shown[-1]["text/plain"].splitlines()[0].startswith("broken on purpose (rank-2 point), caught: [FAIL]")
-    with pytest.raises(AssertionError, match="passed a broken input"):
-        assert_caught([*caught, ("nothing broken", make_result("ok", "claim", 0.5, 1.0, "src"))])
-    assert "✘ a check passed a broken input (nothing broken)" in shown[-1]["text/html"]
-    assert '<details class="symsgd-caught" open>' in shown[-1]["text/html"]
-    with pytest.raises(AssertionError, match="no broken input"):
-        assert_caught([])
-
-
 class _FakeEvents:
     def __init__(self):
         self.handlers = {}
@@ -321,7 +228,7 @@ def test_a_run_says_it_may_compile_while_engine_kernels_are_not_cached(monkeypat
 
     import symsgd_core.balance._kernels  # noqa: F401  (an imported engine: the only one this test looks at)
 
-    monkeypatch.setattr(base, "_ENGINE_WARM", False)
+    monkeypatch.setattr(warm, "_ENGINE_WARM", False)
     monkeypatch.setattr(warm, "KERNEL_MODULES", ("balance._kernels",))
     monkeypatch.setattr(warm, "cold_kernels", lambda modules: looks.append(modules) or (
         ["balance._kernels.x"] if len(looks) < 2 else []))
@@ -357,15 +264,6 @@ class _AutoRun(RunController):
 def _from_page(widget, value) -> None:
     """Set ``value`` as a message from the page does (ipywidgets' ``set_state``: the property locked meanwhile)."""
     widget.set_state({"value": value})
-
-
-def test_a_change_from_the_page_is_told_apart_from_a_change_by_code():
-    slider = widgets.IntSlider(value=1)
-    seen = []
-    slider.observe(lambda change: seen.append(changed_by_page(change["owner"])), names="value")
-    slider.value = 2
-    _from_page(slider, 3)
-    assert seen == [False, True] and slider.value == 3
 
 
 def test_an_auto_run_figure_has_no_run_button_and_re_simulates_at_once_when_code_sets_a_slider():

@@ -22,7 +22,8 @@ import plotly.graph_objects as go
 import pytest
 
 from symsgd_core.ui import base
-from symsgd_core.ui.style import PALETTE, allowed_colour, distinguish, rgba, style_key
+from symsgd_core.ui.style import PALETTE, allowed_colour, rgba
+from symsgd_jupyter.distinguish import style_key
 from tools.figure_data import controller_classes
 
 # one worker for the module: its module-scoped ``shown`` controllers are then built once each, not again on
@@ -135,27 +136,6 @@ def test_every_text_of_a_controller_keeps_the_themes_colours(shown):
 
 
 # -------------------------------------------------------------------------- the helpers themselves
-def test_distinguish_restyles_colour_only_twins_and_keeps_same_colour_runs_alike():
-    fig = go.FigureWidget()
-    for c in ("blue", "vermillion", "blue", "orange"):
-        fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color=PALETTE[c]))
-    fig.add_scatter(x=[0], y=[0], mode="markers", marker=dict(color=PALETTE["blue"]))
-    fig.add_scatter(x=[0], y=[0], mode="markers", marker=dict(color=PALETTE["orange"]))
-    fig.add_bar(x=[0], y=[1], marker_color=PALETTE["blue"])
-    fig.add_bar(x=[0], y=[1], marker_color=PALETTE["orange"])
-    assert distinguish(fig) == 4  # one line each of vermillion and orange, one marker trace, one bar
-    dashes = [fig.data[i].line.dash or "solid" for i in range(4)]
-    assert dashes[0] == dashes[2] and len({dashes[0], dashes[1], dashes[3]}) == 3
-    assert fig.data[4].marker.symbol != fig.data[5].marker.symbol
-    assert fig.data[6].marker.pattern.shape != fig.data[7].marker.pattern.shape
-    assert distinguish(fig) == 0  # idempotent
-    many = go.FigureWidget()
-    for i in range(12):
-        many.add_scatter(x=[0, 1], y=[0, i], mode="lines", line=dict(color=f"#{i:02X}0000"))
-    distinguish(many)
-    assert len({style_key(t) for t in many.data}) == 12
-
-
 class _Messages:
     """Counts the messages widgets send to the front end (``Widget._send``: one kernel output message each) inside
     a ``with`` block; ``n`` keeps the count afterwards."""
@@ -174,31 +154,6 @@ class _Messages:
 
     def __exit__(self, *exc) -> None:
         self._patch.undo()
-
-
-def _twins(n: int) -> go.FigureWidget:
-    """``n`` line traces in ``n // 4`` colours, each colour four times: curves of one colour are runs (they keep one
-    style), curves of different colours are colour-only twins (distinguish restyles them)."""
-    fig = go.FigureWidget()
-    for i in range(n):
-        fig.add_scatter(x=[0, 1], y=[0, i], mode="lines", line=dict(color=f"#{(i % (n // 4)) * 8:02X}0000"))
-    return fig
-
-
-def test_distinguish_sends_its_result_in_one_update_message():
-    """The search tries styles on a data-free copy: whatever the number of traces and tries, a FigureWidget gets
-    one ``_py2js_update`` (sent, then cleared: two messages; plus plotly's two edit ids), and the styles are those
-    of the search done in place."""
-    from symsgd_core.ui import style
-
-    for n in (8, 80):
-        fig = _twins(n)
-        in_place = go.Figure(fig)
-        expected = style._distinguish(in_place)
-        with _Messages() as sent:
-            assert distinguish(fig) == expected > 0
-        assert sent.n == 4, f"{n} traces: {sent.n} messages"
-        assert [style_key(t) for t in fig.data] == [style_key(t) for t in in_place.data]
 
 
 #: Messages a controller may send while it is built and first shown. The kernel's output socket and the server's

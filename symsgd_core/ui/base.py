@@ -1,39 +1,19 @@
-r"""The controller pattern shared by every interactive figure.
+r"""The controller pattern shared by every interactive figure (the layers and how a figure is declared:
+ARCHITECTURE.md).
 
-One :class:`Controller` per figure owns its widgets, its plotly ``FigureWidget``
-and a status line. A controller draws: it reads its widgets, calls ONE experiment
-function of its topic (which returns a frozen dataclass), keeps that result in
-``controller.result`` and draws it. Figures that re-simulate are
-:class:`RunController`\ s ("Computing…" while busy): those whose Run answers in at most
-half a second at every slider end re-simulate when a slider is released
-(:attr:`RunController.auto_run`), the others have a Run button and a progress bar.
-Tests of the science call the experiment functions directly; tests of a figure drive
-the controller without a kernel or a browser: set a widget's value
-(``controller.set(name=value)``) and inspect ``controller.result``,
-``controller.figure`` and ``controller.status.value``.
+A :class:`Controller` owns its widgets (``controls``), its plotly ``FigureWidget``\ s and a ``status`` line (a
+failing setting is said there in words, never drawn as NaN); it reads its widgets, calls its experiment and draws the
+result (``controller.result``). A :class:`RunController`
+re-simulates ("Computing…" in ``status`` while busy); an :class:`ExperimentFigure` is one whose Run is one call of its
+experiment. Tests drive a controller without a kernel or a browser: ``controller.set(name=value)``, then read
+``controller.result``, ``controller.trace(name)`` and ``status_text(controller)``. The browser suite finds the root
+widget by its class ``symsgd-controller`` (and ``symsgd-auto-run``), and waits on the handled-input count
+(:mod:`symsgd_jupyter.handled_inputs`).
 
-Conventions (the browser suite relies on them):
-
-* the root widget has the CSS class ``symsgd-controller`` (and ``symsgd-auto-run`` when it
-  re-simulates on a slider release, :attr:`RunController.auto_run`);
-* sliders are ordinary ``ipywidgets`` sliders (found by ``.widget-slider``);
-* figures are ``plotly.graph_objects.FigureWidget`` (rendered as ``.js-plotly-plot``);
-* ``status`` is an ``HTML`` widget that says what happened when a setting fails
-  (e.g. "diverged at step 412: ηλ too large because …"), never a silent NaN;
-* re-simulating controllers show "Computing…" in ``status`` while they work (the browser
-  suite waits on it); those that keep a Run button also have a progress bar;
-* after the kernel has handled a reader's input (a slider moved, a button pressed,
-  an update drawn) the controller counts it (``inputs_handled``). Only where the kernel's
-  environment sets ``SYMSGD_SHOW_HANDLED_INPUTS=1`` (the browser suite's servers do) does
-  the root widget also carry the count as the class ``symsgd-handled-<n>``: the browser
-  suite waits on that state instead of a fixed time. A reader's page gets no such class
-  and no extra widget message per input.
-
-The batch rule: inside one ``figure.batch_update()`` assign each property of a trace at most
-once (compute the values first). plotly.py compares an assignment in a batch with the value
-before the batch, so ``t.x = []`` followed by ``t.x = old`` leaves ``[]`` and the same slider
-value draws two figures depending on the previous one (tests/test_ui_every_slider.py fails
-such an update for every controller).
+The batch rule: inside one ``figure.batch_update()`` assign each property of a trace at most once (compute the
+values first). plotly.py compares an assignment in a batch with the value before the batch, so ``t.x = []`` followed
+by ``t.x = old`` leaves ``[]`` and the same slider value draws two figures depending on the previous one
+(tests/test_ui_every_slider.py fails such an update for every controller).
 """
 
 from __future__ import annotations
@@ -42,9 +22,7 @@ import asyncio
 import html
 import inspect
 import logging
-import os
 import re
-import sys
 import time
 from concurrent.futures import Future
 
@@ -52,32 +30,27 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from symsgd_jupyter.a11y import accessible_names
-from symsgd_jupyter.background import RunButton, compute_in_background
+from symsgd_jupyter.background import RunButton, changed_by_page, compute_in_background, running_loop
 from symsgd_jupyter.describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
+from symsgd_jupyter.distinguish import distinguish
+from symsgd_jupyter.figure_checks import (  # noqa: F401 - re-exported: tests, tools and notebooks import them here
+    SLIDER_TYPES,
+    figure_is_finite,
+    slider_extremes,
+    slider_names,
+    sweep_sliders,
+)
+from symsgd_jupyter.handled_inputs import show_count, watch_inputs
 from symsgd_jupyter.kernel import install
 from symsgd_jupyter.plotly_loading import answer_state_requests, sync_figure_state
 
-from ..core.checking import caught_html, claims_html
+from ..claims_cell import assert_caught, assert_claims  # noqa: F401 - re-exported (notebooks, tests)
+from ..warm import cold_loaded_kernels
 from .sliders import Range
-from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, distinguish, headline
+from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, headline
 
 #: Class of the root widget of a figure that re-simulates when a slider is released (``RunController.auto_run``).
 AUTO_RUN_CLASS = "symsgd-auto-run"
-#: Prefix of the root widget's class that counts the inputs the kernel has handled (see ``Controller.view``).
-HANDLED_CLASS_PREFIX = "symsgd-handled-"
-#: Environment variable of the kernel that shows that count in the page (set by the browser suite's servers only):
-#: a test protocol, so a reader's page does not carry it.
-SHOW_HANDLED_ENV = "SYMSGD_SHOW_HANDLED_INPUTS"
-
-
-def handled_inputs_shown(environ=None) -> bool:
-    """Whether this kernel shows each controller's handled-input count in the page (:data:`SHOW_HANDLED_ENV` is 1)."""
-    return (os.environ if environ is None else environ).get(SHOW_HANDLED_ENV, "").strip() == "1"
-
-#: Value widgets the kernel changes itself (not inputs of a reader).
-_OUTPUT_WIDGETS = (widgets.IntProgress, widgets.FloatProgress, widgets.HTML, widgets.HTMLMath, widgets.Label,
-                   widgets.Valid)
-
 #: Sliders whose values are floats computed in the page (step arithmetic), so they can be off by a few ulps.
 _FLOAT_SLIDERS = (widgets.FloatSlider, widgets.FloatLogSlider)
 #: Significant digits a float slider's value is rounded to (far more than any slider shows).
@@ -90,20 +63,10 @@ def canonical(value: float) -> float:
     return float(f"{value:.{SLIDER_DIGITS}g}")
 
 
-#: Widget types that ``slider_names`` treats as sliders.
-SLIDER_TYPES = (widgets.FloatSlider, widgets.IntSlider, widgets.FloatLogSlider,
-                widgets.SelectionSlider)
-
-
 class Controller:
-    """Base class: widgets + figure + status + an ``update`` method.
-
-    A figure is a declaration: it names its ``experiment`` and its ``sliders`` (``name → Range``, the names being
-    the experiment's keywords, :mod:`.sliders`), builds its figures in :meth:`_figures` and draws in
-    :meth:`_update` (or, re-simulating, ``_draw``); the base class builds the sliders at the experiment's defaults
-    (overridden by the constructor's ``settings``), draws once and wires the sliders. With ``live=True`` every
-    control change calls ``update``; re-simulating controllers pass ``live=False`` and add a Run button.
-    """
+    """A figure declared by its ``experiment``, its ``sliders``, its empty figures (:meth:`_figures`) and how it
+    draws (:meth:`_update`, redrawn on every control change while ``live``); the base class builds the sliders at
+    the experiment's defaults (overridden by the constructor's ``settings``), draws once and wires the sliders."""
 
     #: Set ``live = False`` in subclasses that re-simulate (they use a Run button).
     live = True
@@ -171,13 +134,9 @@ class Controller:
         self.update()
 
     def view(self) -> widgets.Widget:
-        """The widget to display: controls, figures and status, in a VBox.
-
-        Each call re-sends every figure's full state to the front end first (see
-        :func:`sync_figure_state`), so updates made before the figure was ever shown
-        cannot leave the browser with a partial copy. Subclasses change the layout by
-        overriding :meth:`_children`, not this method.
-        """
+        """The widget to display: controls, figures and status, in a VBox (a subclass changes the layout in
+        :meth:`_children`). Each call re-sends every figure's full state to the front end first
+        (:func:`sync_figure_state`): updates made before a figure was shown leave no partial copy in the browser."""
         for fig in self.figures:
             if self._root is None:
                 fig.update_layout(**FIGURE_LAYOUT)
@@ -195,26 +154,10 @@ class Controller:
             self._root.add_class("symsgd-controller")
             if getattr(self, "auto_run", False):
                 self._root.add_class(AUTO_RUN_CLASS)
-            self._watch_inputs(self._root)
+            # counted after the subclass's own handlers (registered before): its update has reached the page by then
+            watch_inputs(self._root, self._mark_handled, skip=self._controls_counted_by_run())
             self._mark_handled()
         return self._root
-
-    def _watch_inputs(self, root: widgets.Widget) -> None:
-        """Count every input once the kernel has handled it (see :meth:`_mark_handled`).
-
-        Registered after the subclass's own handlers, so it runs after them: a slider's
-        update (or a Run button's re-simulation) has been sent to the page by then.
-        """
-        stack = [root]
-        counted_by_run = set(map(id, self._controls_counted_by_run()))
-        while stack:
-            w = stack.pop()
-            stack.extend(getattr(w, "children", ()))
-            if isinstance(w, widgets.Button) and id(w) not in counted_by_run:
-                w.on_click(lambda _button: self._mark_handled())
-            elif (isinstance(w, widgets.ValueWidget) and not isinstance(w, _OUTPUT_WIDGETS)
-                  and id(w) not in counted_by_run):
-                w.observe(lambda _change: self._mark_handled(), names="value")
 
     def _controls_counted_by_run(self) -> list:
         """Controls (and buttons) whose input is counted as handled only when the figure's re-simulation has drawn
@@ -222,21 +165,15 @@ class Controller:
         return []
 
     def _mark_handled(self) -> None:
-        """Count one handled input; where :func:`handled_inputs_shown`, show the count in the page (the root's
-        ``symsgd-handled-<n>`` class)."""
+        """Count one handled input (shown in the page for the browser suite: :mod:`symsgd_jupyter.handled_inputs`)."""
         self.inputs_handled += 1
-        if self._root is not None and handled_inputs_shown():
-            kept = [c for c in self._root._dom_classes if not c.startswith(HANDLED_CLASS_PREFIX)]
-            self._root._dom_classes = (*kept, f"{HANDLED_CLASS_PREFIX}{self.inputs_handled}")
+        if self._root is not None:
+            show_count(self._root, self.inputs_handled)
 
     def trace(self, name: str, figure: int = 0, xaxis: str | None = None):
         """The one trace named ``name`` in figure ``figure`` (and on the x axis ``xaxis``, e.g. ``"x2"``, where a
         name is used in several panels): what a test reads instead of a position in ``figure.data``, so a figure can
-        add or reorder traces without changing its tests.
-
-        Raises:
-            KeyError: no trace, or more than one, has that name (the names there are listed).
-        """
+        add or reorder traces without changing its tests. KeyError (listing the names) unless exactly one."""
         data = self.figures[figure].data
         found = [t for t in data if t.name == name and (xaxis is None or (t.xaxis or "x") == xaxis)]
         if len(found) != 1:
@@ -312,9 +249,8 @@ class Controller:
             label = plain_text(getattr(w, "description", "") or name).rstrip(":") or name
             value = getattr(w, "label", None)  # a selection (slider, dropdown, buttons) shows its option's label
             if not isinstance(value, str):
-                value = w.value
-                value = f"{canonical(value):g}" if isinstance(w, _FLOAT_SLIDERS) else str(value)
-            out[label] = str(value)
+                value = f"{canonical(w.value):g}" if isinstance(w, _FLOAT_SLIDERS) else str(w.value)
+            out[label] = value
         return out
 
     def describe(self, k: int = 0) -> str:
@@ -341,40 +277,23 @@ class Controller:
 
     # -- messages -------------------------------------------------------------
     def say(self, text: str, level: str = "info") -> None:
-        """Show ``text`` in the status line (level: info, warning, error).
-
-        The text keeps the theme's colour (readable in JupyterLab's light and dark themes); a warning or an error
-        is marked by a coloured left border (:data:`~symsgd_core.ui.style.STATUS`) and the CSS class
-        ``symsgd-status-<level>``; the messages themselves say what went wrong in words.
-        """
+        """Show ``text`` in the status line (level: info, warning, error). The text keeps the theme's colour (light
+        and dark themes); a warning or an error is marked by a coloured left border (:data:`~.style.STATUS`) and
+        the CSS class ``symsgd-status-<level>``; the messages themselves say what went wrong in words."""
         level = level if level in ("info", "warning", "error") else "info"
         mark = "" if level == "info" else f' style="border-left:4px solid {STATUS[level]};padding-left:6px"'
         self.status.value = f'<span class="symsgd-status symsgd-status-{level}"{mark}>{html.escape(text)}</span>'
         self._refresh_alts()
 
 
-#: Whether the last look found every compiled kernel in its on-disk cache (then no Run of this kernel compiles).
-_ENGINE_WARM = False
-
-
 def computing_notice() -> str:
-    """The status while a Run computes: "Computing…", and while some engine kernel is not yet in the compiled-kernel
-    cache (:func:`~symsgd_core.warm.cold_kernels`: a clone never set up with ``make``, or a new
-    ``NUMBA_CACHE_DIR``) also that this Run may wait for a one-time compile, so a long first Run says why. Looks
-    at numba's cache index of the engines imported so far (milliseconds) until every engine is imported and
-    cached, then never again in this kernel."""
-    global _ENGINE_WARM
-    if not _ENGINE_WARM:
-        from ..warm import KERNEL_MODULES, cold_kernels
-
-        # the engines this kernel has imported (a topic imports its engine with it): no other topic's import is paid
-        loaded = [m for m in KERNEL_MODULES if f"symsgd_core.{m}" in sys.modules]
-        cold = cold_kernels(loaded)
-        _ENGINE_WARM = not cold and len(loaded) == len(KERNEL_MODULES)
-        if cold:
-            return (f"Computing… {len(cold)} kernels of the simulation engine are not compiled yet, so this Run may "
-                    "first compile some of them (once, up to a minute; 'make' or 'python -m symsgd_core warm' does "
-                    "it ahead).")
+    """The status while a Run computes: "Computing…", and while some imported engine's kernel is not compiled yet
+    (:func:`~symsgd_core.warm.cold_loaded_kernels`) also that this Run may wait for it, so a long first Run says why."""
+    cold = cold_loaded_kernels()
+    if cold:
+        return (f"Computing… {len(cold)} kernels of the simulation engine are not compiled yet, so this Run may "
+                "first compile some of them (once, up to a minute; 'make' or 'python -m symsgd_core warm' does "
+                "it ahead).")
     return "Computing…"
 
 
@@ -385,42 +304,18 @@ DEBOUNCE_SECONDS = 0.15
 _log = logging.getLogger(__name__)
 
 
-def changed_by_page(widget, name: str = "value") -> bool:
-    """Whether ``widget.<name>`` is being set by a message from the page, not by code in the kernel: ipywidgets
-    holds the property in ``_property_lock`` while it applies the page's state (``Widget.set_state``); a cell,
-    a test or the static edition assigning the value directly leaves it empty."""
-    return name in (getattr(widget, "_property_lock", None) or {})
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    """The event loop running in this thread (the kernel's, while it handles a message), or None."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
 class RunController(Controller):
-    """A figure that re-simulates: "Computing…" in the status while busy.
+    """A figure that re-simulates: "Computing…" in the status while busy. It implements ``_run(**values)``
+    (compute and draw on the main thread), or ``_compute(progress, **values)`` (any thread, no widget touched) and
+    ``_draw(result, **values)``, which a background Run needs; with ``live = True`` the sliders also redraw an
+    analytic part at once (``_update``).
 
-    Subclasses call :meth:`_setup_run` in ``__init__`` and implement ``_run(**values)``: call the topic's
-    experiment (passing :meth:`set_progress` as its progress callback), keep the result in ``self.result``
-    and draw it. With ``live = True`` the sliders also redraw an analytic part at once (``_update``).
-
-    When it re-simulates:
-
-    * ``auto_run = True`` (a figure whose Run answers in at most half a second at every slider end,
-      ``python -m symsgd_core bench``): no Run button; a slider released in the page re-simulates after
-      :data:`DEBOUNCE_SECONDS` without a further move (a newer move supersedes a pending one, and moves that
-      arrive while a Run computes are simulated once, at the last value); a value set by code re-simulates at
-      once.
-    * ``auto_run = False``: a Run button and a progress bar; the reader chooses when to spend the seconds, and
-      the sliders only choose the next Run's settings. A Run pressed in the page whose settings make it long
-      (:meth:`_first_look` gives smaller ones) draws that first look at once and computes the full Run in a worker
-      thread (:meth:`start_run`, :mod:`.background`): the widgets stay live, and a newer Run supersedes it.
-
-    A figure implements ``_run(**values)`` (compute and draw on the main thread), or ``_compute(progress,
-    **values)`` (any thread, no widget touched) and ``_draw(result, **values)``, which a background Run needs.
+    * ``auto_run = True`` (a Run of at most half a second at every slider end, ``python -m symsgd_core bench``): no
+      Run button; a slider released in the page re-simulates after :data:`DEBOUNCE_SECONDS` without a further move
+      (moves meanwhile are simulated once, at the last value); a value set by code re-simulates at once.
+    * ``auto_run = False``: a Run button and a progress bar, the sliders choose the next Run's settings. A long Run
+      pressed in the page draws a first look at once (:meth:`_first_look`) and computes the full Run in a worker
+      thread (:meth:`start_run`): the widgets stay live, and a newer Run supersedes it.
     """
 
     live = False
@@ -465,8 +360,7 @@ class RunController(Controller):
 
     def _first_look(self, values: dict) -> tuple[dict, str] | None:
         """``(settings, what)``: smaller settings to draw at once when a Run at ``values`` takes longer than half a
-        second, and what they leave out ("1 of 8 SGD seeds, …"), or None: the Run is drawn in one go. Figures
-        with long Runs override it."""
+        second, and what they leave out ("1 of 8 SGD seeds, …"), or None: the Run is drawn in one go."""
         return None
 
     def _on_change(self, change) -> None:
@@ -475,7 +369,7 @@ class RunController(Controller):
             return
         if self.live:
             self._redraw()  # the analytic part at once; the input counts as handled when the Run has drawn it
-        loop = _running_loop() if changed_by_page(change["owner"]) else None
+        loop = running_loop() if changed_by_page(change["owner"]) else None
         if loop is None:
             self.run()
             return
@@ -500,15 +394,11 @@ class RunController(Controller):
             self._mark_handled()
 
     def start_run(self, loop: asyncio.AbstractEventLoop | None = None) -> Future | None:
-        """What the Run button does when pressed in the page. A Run with a first look (:meth:`_first_look`): draw
-        it at once, then compute the full Run in a worker thread and draw it when
-        it arrives (:func:`~.background.compute_in_background`); meanwhile the widgets stay live and a newer Run
-        (or :meth:`run`) supersedes this one. Any other Run: :meth:`run`.
-
-        Returns:
-            The full Run's future (also ``self.pending``), or None when the Run was drawn in one go.
-        """
-        loop = loop or _running_loop()
+        """What the Run button does when pressed in the page: a Run with a first look (:meth:`_first_look`) draws
+        it at once, then computes the full Run in a worker thread (:mod:`symsgd_jupyter.background`) and draws it
+        when it arrives, unless a newer Run superseded it; any other Run is :meth:`run`. Returns the full Run's
+        future (also ``self.pending``), or None when the Run was drawn in one go."""
+        loop = loop or running_loop()
         values = self.values()
         look = self._first_look(values)
         if loop is None or look is None:
@@ -561,12 +451,9 @@ class RunController(Controller):
         return self.pending
 
     def run(self) -> None:
-        """Re-simulate (``_run``) and redraw, "Computing…" in the status meanwhile; timed in ``last_run_seconds``.
-        What the Run button does, and an auto-run figure after a slider move. A background Run still computing
-        (:meth:`start_run`) is superseded.
-
-        An exception is shown in the status line and re-raised (for tests and logs).
-        """
+        """Re-simulate (``_run``) and redraw, "Computing…" in the status meanwhile, timed in ``last_run_seconds``;
+        a background Run still computing (:meth:`start_run`) is superseded. An exception is shown in the status
+        line and re-raised (for tests and logs)."""
         self._generation += 1
         t0 = time.perf_counter()
         self.say(computing_notice())
@@ -665,11 +552,8 @@ def experiment_defaults(func) -> dict:
 
 
 def experiment_settings(experiment, overrides: dict) -> dict:
-    """The experiment's defaults with the caller's ``overrides`` (a controller's starting values).
-
-    Raises:
-        ValueError: an override the experiment does not take (named, with the settings it does take).
-    """
+    """The experiment's defaults with the caller's ``overrides`` (a controller's starting values); ValueError for
+    an override the experiment does not take (named, with the settings it does take)."""
     values = experiment_defaults(experiment)
     unknown = sorted(set(overrides) - set(values))
     if unknown:
@@ -681,112 +565,3 @@ def status_text(controller: Controller) -> str:
     """The controller's status line as plain text (for printing in a notebook cell; in classroom mode what a cell
     prints shows as one compact line, see :mod:`symsgd_jupyter.compact_output`)."""
     return html.unescape(re.sub(r"<[^>]+>", "", controller.status.value))
-
-
-def assert_claims(results) -> None:
-    """Show every :class:`~symsgd_core.core.checking.CheckResult` and assert that it passed (the notebooks'
-    proofs as code). No claim at all is a failure too.
-
-    In a notebook (JupyterLab, a classroom page, the static edition) the cell shows one compact line,
-    "✔ 6 claims checked", with the table of claims, measured values and tolerances behind a click
-    (:func:`~symsgd_core.core.checking.claims_html`; opened when a claim failed). The same output carries every
-    result as a line of text (``text/plain``), which is what a terminal or a text-only front end shows. Outside
-    IPython the lines are printed.
-    """
-    install()
-    results = list(results)
-    if not results:
-        raise AssertionError("no claim to check")
-    _show(claims_html(results), "\n".join(str(r) for r in results))
-    for r in results:
-        assert r.passed, r
-
-
-def assert_caught(cases) -> None:
-    """Show that checks fed a broken input on purpose fail on it, and assert it (a check that cannot fail proves
-    nothing). ``cases``: ``(what was broken, CheckResult)`` pairs.
-
-    Shown as :func:`assert_claims` shows claims: one line, "✔ 2 broken inputs caught: …", with what was broken and
-    each measured value behind a click, so a deliberate "[FAIL]" never reaches the page without that framing.
-    """
-    install()
-    cases = list(cases)
-    if not cases:
-        raise AssertionError("no broken input was fed to a check")
-    lines = "\n".join(f"broken on purpose ({what}), caught: {r}" if not r.passed else
-                       f"broken on purpose ({what}), NOT caught: {r}" for what, r in cases)
-    _show(caught_html(cases), lines)
-    for what, r in cases:
-        assert not r.passed, f"the check passed a broken input ({what}): {r}"
-
-
-def _show(html_text: str, plain: str) -> None:
-    """Display ``html_text`` in a notebook (``plain`` for text-only front ends); print ``plain`` outside IPython."""
-    from IPython import get_ipython
-
-    if get_ipython() is None:
-        print(plain)
-    else:
-        from IPython.display import display
-
-        display({"text/html": html_text, "text/plain": plain}, raw=True)
-
-
-def slider_names(controller: Controller) -> list[str]:
-    """Names of the controller's slider controls."""
-    return [n for n, w in controller.controls.items() if isinstance(w, SLIDER_TYPES)]
-
-
-def slider_extremes(widget) -> tuple:
-    """The (low, high) values a reader can reach on a slider."""
-    if isinstance(widget, widgets.SelectionSlider):
-        return widget.options[0], widget.options[-1]
-    if isinstance(widget, widgets.FloatLogSlider):
-        return widget.base ** widget.min, widget.base ** widget.max
-    return widget.min, widget.max
-
-
-def sweep_sliders(controller: Controller, run=None) -> list[tuple[str, object]]:
-    """Move every slider to both ends of its range (one at a time), updating each time.
-
-    ``run`` is called after each setting for controllers that need a Run button
-    press (``live=False``); by default ``controller.update`` is used. Returns the
-    (name, value) settings visited. Exceptions propagate: a test calls this.
-    """
-    visited = []
-    for name in slider_names(controller):
-        w = controller.controls[name]
-        original = w.value
-        for value in slider_extremes(w):
-            controller.set(**{name: value})
-            if run is not None:
-                run()
-            visited.append((name, value))
-        controller.set(**{name: original})
-    return visited
-
-
-def figure_is_finite(fig: go.FigureWidget) -> bool:
-    """True when every numeric x/y/z array of every trace is free of NaN and inf.
-
-    ``None`` entries (plotly's gap marker) are allowed; NaN is not: a controller
-    must announce a failure in its status line instead of plotting NaN.
-    """
-    import numpy as np
-
-    for trace in fig.data:
-        for key in ("x", "y", "z"):
-            arr = getattr(trace, key, None)
-            if arr is None:
-                continue
-            vals = np.asarray([v for v in np.ravel(np.asarray(arr, dtype=object)) if v is not None])
-            if vals.size and vals.dtype.kind in "fiu" and not np.all(np.isfinite(vals.astype(float))):
-                return False
-            if vals.size and vals.dtype.kind == "O":
-                try:
-                    f = vals.astype(float)
-                except (TypeError, ValueError):
-                    continue
-                if not np.all(np.isfinite(f)):
-                    return False
-    return True

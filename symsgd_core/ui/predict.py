@@ -1,35 +1,23 @@
 """Predict first: a figure (and the numbers that go with it) covered until the reader has committed to a prediction.
 
 A notebook asks the reader to predict, in a "Check yourself" panel (:class:`~symsgd_core.exercise_panel.ExercisePanel`),
-what a figure just below will show. The figure must not give the answer away before the reader has answered, so
-:func:`reveal_after` shows it **covered**::
+what a figure just below will show; :func:`reveal_after` shows the figure **covered**::
 
     predict = ExercisePanel({"predict_sgd_end": rank_jumps.EXERCISES["predict_sgd_end"]})
-    predict
-    ...
-    trap = TrapController()
-    reveal_after(predict, trap)          # the controller's widget, its figures and status line covered
-    ...
-    reveal_after(predict, "GD : ...")    # text that names the answer (run counts, …), covered the same way
-    reveal_after(predict, claims)        # claims (CheckResult rows): asserted now, their claims line covered
+    reveal_after(predict, TrapController())  # the controller's figures and status line covered, its controls not
+    reveal_after(predict, "GD : ...")        # text that names the answer (run counts, …), covered the same way
+    reveal_after(predict, claims)            # claims (CheckResult rows): asserted now, their claims line covered
 
-Everything covered after one panel is revealed together, for good, as soon as
-
-* the panel judges an answer, right or wrong (Check, Enter, or ``panel.answer`` in a code cell): a first wrong try
-  gets the exercise's hint, and the figure is there to look at;
-* the reader presses **Show the result** on one of the covers;
-* the reader presses the covered figure's Run button (or, for a figure that redraws live, moves one of its
-  controls): the figure redraws, so it is shown.
+Everything covered after one panel is revealed together, for good, once the panel judges an answer (right or wrong:
+a first wrong try gets the hint, and the figure is there to look at), the reader presses **Show the result** on a
+cover, or redraws the covered figure (its Run button, or a control of a figure that redraws live).
 
 How it is covered, the same in JupyterLab and in classroom mode (Voilà), with widget layouts only (no CSS to load):
 the figures stay in the page and are drawn at their size (plotly lays out a figure in a ``visibility: hidden`` box
 correctly, but not in a ``display: none`` one), inside a grid cell shared with the prompt, which sits over them;
 the figures' box and the status line are ``visibility: hidden`` (invisible to screen readers too) until revealed.
-The controls stay visible. The controller is untouched otherwise: it has computed its result (``controller.result``,
-which the notebook's asserts use) and its root widget is still the one :meth:`Controller.view` built (CSS class
-``symsgd-controller``, status line a direct child), now with the class ``symsgd-covered`` while covered. The prompt
-carries the class ``symsgd-cover-prompt`` (the static edition, which has no kernel to check answers, leaves it out
-and shows the figures).
+The controller is untouched otherwise (its ``result`` computed, its root the one :meth:`Controller.view` built, class
+``symsgd-covered`` while covered). The static edition (no kernel to check answers) shows the figures, no prompt.
 """
 
 from __future__ import annotations
@@ -41,6 +29,7 @@ import ipywidgets as widgets
 from symsgd_jupyter.compact_output import compact_html
 from symsgd_jupyter.mode import classroom_mode
 
+from ..claims_cell import passed_claims
 from ..core.checking import CheckResult, claims_html
 from ..exercise_panel import ExercisePanel
 from .base import Controller
@@ -64,13 +53,8 @@ PROMPT_CLASS = "symsgd-cover-prompt"
 
 
 class Reveal:
-    """The reveal state of one prediction panel, shared by everything :func:`reveal_after` covered after it.
-
-    Attributes:
-        panel: the :class:`~symsgd_core.exercise_panel.ExercisePanel` whose answer reveals.
-        revealed: True once revealed (for good).
-        buttons: the "Show the result" buttons of the covers (one per cover).
-    """
+    """The reveal state of one prediction ``panel``, shared by everything :func:`reveal_after` covered after it:
+    ``revealed`` (for good) and ``buttons``, the "Show the result" button of each cover."""
 
     def __init__(self, panel: ExercisePanel) -> None:
         self.panel = panel
@@ -89,12 +73,10 @@ class Reveal:
 
     def reveal(self) -> None:
         """Uncover everything covered after the panel (nothing happens when already revealed)."""
-        if self.revealed:
-            return
+        actions, self._reveal_actions = self._reveal_actions, []
         self.revealed = True
-        for action in self._reveal_actions:
+        for action in actions:
             action()
-        self._reveal_actions.clear()
 
     def _when_revealed(self, action) -> None:
         """Run ``action`` at the reveal (at once when already revealed)."""
@@ -119,7 +101,7 @@ class Reveal:
         box.add_class(PROMPT_CLASS)
         return box
 
-    # -- what can be covered ----------------------------------------------------
+    # -- what can be covered: a controller, text, claims --------------------------------------------------------
     def cover_controller(self, controller: Controller) -> widgets.Widget:
         """``controller``'s root widget with its figures and status line covered (see the module docstring)."""
         root = controller.view()
@@ -128,49 +110,38 @@ class Reveal:
         figures = {id(f) for f in controller.figures}
 
         def holds_figure(w) -> bool:
-            stack = [w]
-            while stack:
-                x = stack.pop()
-                if id(x) in figures:
-                    return True
-                stack.extend(getattr(x, "children", ()) or ())
-            return False
+            return id(w) in figures or any(holds_figure(c) for c in getattr(w, "children", ()) or ())
 
         children = list(root.children)
         held = [c for c in children if holds_figure(c)]
         if not held:
             raise ValueError(f"{type(controller).__name__} shows no figure to cover")
-        area = widgets.VBox(held, layout=widgets.Layout(grid_area="1 / 1 / 2 / 2", width="100%",
-                                                        visibility="hidden"))
+        area = widgets.VBox(held, layout=widgets.Layout(grid_area="1 / 1 / 2 / 2", width="100%", visibility="hidden"))
         prompt = self.prompt(PROMPT, over=True)
         cover = widgets.GridBox([area, prompt], layout=widgets.Layout(
             grid_template_columns="minmax(0, 1fr)", grid_template_rows="auto", justify_items="center", width="100%"))
         cover.add_class("symsgd-cover")
         first = children.index(held[0])
         root.children = [*children[:first], cover, *[c for c in children[first:] if c not in held]]
-        controller.status.layout.visibility = "hidden"
-        # the figures' text alternatives (symsgd_jupyter/describe.py) state the finding: hidden from screen readers too
-        alts = list(getattr(controller, "_alts", ()))
-        for alt in alts:
-            alt.layout.visibility = "hidden"
+        # the status line and the figures' text alternatives (symsgd_jupyter/describe.py) state the finding: hidden
+        # from screen readers too
+        hidden = [controller.status, *getattr(controller, "_alts", ())]
+        for w in hidden:
+            w.layout.visibility = "hidden"
         root.add_class(COVERED_CLASS)
         controller._cover = cover
 
         def uncover() -> None:
-            area.layout.visibility = None
-            controller.status.layout.visibility = None
-            for alt in alts:
-                alt.layout.visibility = None
+            for w in (area, *hidden):
+                w.layout.visibility = None
             prompt.layout.display = "none"
             root.remove_class(COVERED_CLASS)
 
         # the reader's own use of the figure redraws it: show it. A re-simulating figure redraws on Run (its sliders
         # only choose the next run's settings), a live one on every control. The status line changes at the start
         # of every redraw ("Computing…" first for a re-simulating figure), so the page shows that too.
-        watched = [controller.status]
-        if controller.live:
-            watched += [w for w in controller.controls.values() if isinstance(w, widgets.ValueWidget)]
-        for w in watched:
+        controls = [w for w in controller.controls.values() if isinstance(w, widgets.ValueWidget)]
+        for w in [controller.status, *(controls if controller.live else ())]:
             w.observe(lambda _change: self.reveal(), names="value")
         button = getattr(controller, "run_button", None)
         if isinstance(button, widgets.Button):
@@ -179,8 +150,7 @@ class Reveal:
         return root
 
     def cover_html(self, shown: str, prompt_text: str) -> widgets.Widget:
-        """HTML ``shown`` under a prompt reading ``prompt_text``, covered until the reveal (class
-        ``symsgd-covered-text``)."""
+        """HTML ``shown`` behind a prompt ``prompt_text`` until the reveal (class ``symsgd-covered-text``)."""
         body = widgets.HTML(shown, layout=widgets.Layout(display="none"))
         prompt = self.prompt(prompt_text)
         box = widgets.VBox([prompt, body])
@@ -194,36 +164,22 @@ class Reveal:
         return box
 
     def cover_text(self, text: str) -> widgets.Widget:
-        """``text`` (printed lines) as a widget, covered until the reveal; once revealed it reads as printed text
-        does: in full in JupyterLab, one compact line in classroom mode
-        (:func:`~symsgd_jupyter.compact_output.compact_html`)."""
+        """``text`` (printed lines) covered until the reveal; then it reads as printed text does: in full in
+        JupyterLab, one compact line in classroom mode (:func:`~symsgd_jupyter.compact_output.compact_html`)."""
         shown = compact_html(text) if classroom_mode() else f'<pre class="symsgd-printed">{html.escape(text)}</pre>'
         return self.cover_html(shown, PROMPT_TEXT)
 
     def cover_claims(self, results) -> widgets.Widget:
-        """Claims (:class:`~symsgd_core.core.checking.CheckResult` rows) asserted now, as ``assert_claims`` does
-        (none, or one failed: ``AssertionError``), and shown as its compact claims line once revealed: the table
-        behind it names the measured answer (how many runs jumped, the basin edge …)."""
-        results = list(results)
-        if not results:
-            raise AssertionError("no claim to check")
-        for r in results:
-            assert r.passed, r
-        return self.cover_html(claims_html(results), PROMPT_CLAIMS)
+        """Claims (``CheckResult`` rows) asserted now, as ``assert_claims`` does, and shown as its compact claims
+        line once revealed: the table behind it names the measured answer (how many runs jumped, the basin edge …)."""
+        return self.cover_html(claims_html(passed_claims(results)), PROMPT_CLAIMS)
 
 
 def reveal_after(panel: ExercisePanel, item) -> widgets.Widget:
-    """Show ``item`` covered until the reader has answered ``panel`` (or pressed "Show the result").
-
-    Args:
-        panel: the prediction's "Check yourself" panel, displayed above.
-        item: a :class:`~symsgd_core.ui.base.Controller` (its figures and status line are covered; the controls stay),
-            text (printed lines that name the answer), or a list of claims (``CheckResult`` rows: asserted at once,
-            their claims line covered).
-
-    Returns:
-        The widget to display (a cell's last value): for a controller, its root widget.
-    """
+    """Show ``item`` covered until the reader has answered ``panel``, the prediction's "Check yourself" panel
+    displayed above (or pressed "Show the result"). ``item``: a :class:`~.base.Controller`, text (printed lines
+    that name the answer) or a list of claims (see the module docstring). Returns the widget to display (a cell's
+    last value): for a controller, its root widget."""
     state = Reveal.of(panel)
     if isinstance(item, Controller):
         return state.cover_controller(item)

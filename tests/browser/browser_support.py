@@ -48,7 +48,7 @@ from browser_report import ARTIFACTS, LATENCY_DIR, REPO  # noqa: F401 - re-expor
 from js_files import script
 from slow_cpu import renderer_pids
 
-from symsgd_core.ui.base import SHOW_HANDLED_ENV
+from symsgd_jupyter.handled_inputs import SHOW_HANDLED_ENV
 
 #: The notebooks under test (override with SYMSGD_BROWSER_NOTEBOOKS=<dir> to try another folder).
 NOTEBOOK_DIR = Path(os.environ.get("SYMSGD_BROWSER_NOTEBOOKS", REPO / "notebooks"))
@@ -735,7 +735,7 @@ QUIET_MS = 200
 def _handled(page, ci: int) -> int:
     n = page.evaluate("ci => window.__symsgd.handledOf(ci)", ci)
     if n is None:
-        raise AssertionError(f"controller #{ci} has no symsgd-handled-<n> class (symsgd_core/ui/base.py sets it): "
+        raise AssertionError(f"controller #{ci} has no symsgd-handled-<n> class (symsgd_jupyter/handled_inputs.py): "
                              "the page cannot tell when the kernel has handled an input")
     return n
 
@@ -853,7 +853,7 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
       live (analytic curves + simulated histograms), that latency is reported as well.
 
     Every wait is on a state: the slider's value in the page, the controller's count of inputs
-    the kernel has handled (``symsgd-handled-<n>``, see ``symsgd_core/ui/base.py``), then its
+    the kernel has handled (``symsgd-handled-<n>``, see ``symsgd_jupyter/handled_inputs.py``), then its
     figures quiet. Sliders are tried in order until one changes a figure; moves alternate
     direction so the controller ends where it started.
 

@@ -276,7 +276,7 @@
     }
     return at;
   };
-  // Inputs of controller ci the kernel has handled so far (its root's symsgd-handled-<n> class; see ui/base.py).
+  // Inputs of controller ci the kernel has handled so far (its root's symsgd-handled-<n> class; handled_inputs.py).
   S.handledOf = (ci) => {
     const root = S.controllers()[ci];
     for (const c of (root ? root.classList : [])) {
