@@ -5,12 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from symsgd_core.balance.data import GaussianData
 from symsgd_core.balance.plane import (
     hyperbola_family_xy,
     hyperbola_xy,
     orbit_xy,
+    population_loss_surface,
     product_level_xy,
     records_in_box,
+    sample_loss_surface,
 )
 
 
@@ -59,3 +62,14 @@ def test_records_in_box_cuts_a_diverged_path_where_it_leaves_the_box():
     assert records_in_box(path, True, 8.0) == 2
     assert records_in_box(path, True, 1e8) == 4  # never left the box
     assert records_in_box(path * 10, True, 8.0) == 1  # at least the start
+
+
+def test_loss_surfaces_are_the_losses_on_the_grid():
+    grid, z = sample_loss_surface(0.7, -0.4, 3.0, n=31)
+    U, W = np.meshgrid(grid, grid)  # z[i, j] at (u = grid[j], w = grid[i])
+    np.testing.assert_array_equal(grid, np.linspace(-3.0, 3.0, 31))
+    np.testing.assert_allclose(z, np.abs(U * W * 0.7 + 0.4), atol=1e-12)
+    m = GaussianData(k=2.0, sigma=0.5).moments()  # L = E[(uw x − y)²] = (uw − 2)² + σ²
+    grid, z = population_loss_surface(m, 4.0, n=21)
+    U, W = np.meshgrid(grid, grid)
+    np.testing.assert_allclose(z, np.abs(U * W - 2.0), atol=1e-12)

@@ -2,7 +2,8 @@
 
 Each curve is returned as ``(u, w)`` lists inside the box ``|u|, |w| ≤ extent``, with ``None`` where a piece ends
 or leaves the box (a plot leaves a gap there): the hyperbolas ``u² − w² = c`` (gradient flow's conserved quantity),
-the curves ``u·w = c`` (the loss's level sets and its valley) and the symmetry orbits ``(λu₀, w₀/λ)``.
+the curves ``u·w = c`` (the loss's level sets and its valley) and the symmetry orbits ``(λu₀, w₀/λ)``; the loss
+surfaces under them are grids of the box.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.validation import check_positive
+from .data import Moments
+from .models import ScalarModel
 
-__all__ = ["hyperbola_family_xy", "hyperbola_xy", "orbit_xy", "product_level_xy", "records_in_box"]
+__all__ = ["hyperbola_family_xy", "hyperbola_xy", "orbit_xy", "population_loss_surface", "product_level_xy",
+           "records_in_box", "sample_loss_surface"]
 
 
 def _in_box(u, w, extent: float) -> tuple[list, list]:
@@ -94,3 +98,20 @@ def records_in_box(path, diverged: bool, extent: float) -> int:
         return path.shape[0]
     out = np.max(np.abs(path), axis=1) > extent
     return max(int(np.argmax(out)) if out.any() else path.shape[0], 1)
+
+
+def sample_loss_surface(x: float, y: float, extent: float, n: int = 121) -> tuple[np.ndarray, np.ndarray]:
+    """``√ℓ = |uwx − y|`` of the one sample ``(x, y)`` on an ``n × n`` grid of the box: ``(grid, z)``, ``z[i, j]`` at
+    ``(u = grid[j], w = grid[i])``."""
+    grid = np.linspace(-extent, extent, n)
+    U, W = np.meshgrid(grid, grid)
+    theta = np.column_stack([U.ravel(), W.ravel()])
+    return grid, np.sqrt(ScalarModel().per_sample_loss(theta, np.array([x]), np.array([y]))[:, 0]).reshape(n, n)
+
+
+def population_loss_surface(moments: Moments, extent: float, n: int = 101) -> tuple[np.ndarray, np.ndarray]:
+    """``√(L − L_min) = |uw − β₂/β₁|·√β₁`` of the population loss with ``moments`` on an ``n × n`` grid of the box:
+    ``(grid, z)``, ``z[i, j]`` at ``(u = grid[j], w = grid[i])``."""
+    grid = np.linspace(-extent, extent, n)
+    U, W = np.meshgrid(grid, grid)
+    return grid, np.sqrt(np.maximum(moments.loss(U * W) - moments.loss_floor, 0.0))

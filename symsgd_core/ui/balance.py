@@ -1,18 +1,11 @@
-"""Figures of Notebook 01 (the law of balance): one draw-only controller per figure.
+"""Figures of Notebook 01 (the law of balance): one draw-only controller per figure, in the notebook's order.
 
 Each controller reads its sliders, calls one experiment of :mod:`symsgd_core.balance.experiments`, keeps the
-frozen result in ``self.result`` and draws it; ``claims()`` returns the checks behind what it shows
-(:mod:`symsgd_core.balance.claims`, at the current slider values), which the notebook asserts. The curves of the
-``(u, w)`` plane come from :mod:`symsgd_core.balance.plane`.
-
-* :class:`SymmetryExplorer` — §1, the rescaling symmetry of ``ℓ = (u w x − y)²`` in the ``(u, w)`` plane;
-* :class:`ThreeDynamics` — §2, gradient flow, SGD and GD + isotropic noise from one start;
-* :class:`BalanceEnsemble` — §3, many SGD runs: ``‖u‖²`` fans out, ``G`` follows an ODE;
-* :class:`ItoTermsExplorer` — §4, Itô's lemma term by term for ``G`` and for ``‖u‖²``, spectrum of ``C``;
-* :class:`Rank1Balance`, :class:`ReLUBalance` — §5, noise balance vs norm balance beyond the scalar model;
-* :class:`DiscreteBreakdown` — §6, the exact discrete identity and what large ``η`` does.
-
-The exercises of §7 are :data:`symsgd_core.balance.EXERCISES`.
+frozen result in ``self.result`` and draws it (the curves of the ``(u, w)`` plane: :mod:`symsgd_core.balance.plane`);
+``claims()`` returns the checks behind what it shows (:mod:`symsgd_core.balance.claims`, at the current slider
+values), which the notebook asserts. §1 :class:`SymmetryExplorer`, §2 :class:`ThreeDynamics`, §3
+:class:`BalanceEnsemble`, §4 :class:`ItoTermsExplorer`, §5 :class:`Rank1Balance` and :class:`ReLUBalance`, §6
+:class:`DiscreteBreakdown`; the exercises of §7 are :data:`symsgd_core.balance.EXERCISES`.
 """
 
 from __future__ import annotations
@@ -24,21 +17,8 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
-from ..balance import experiments
-from ..balance.claims import (
-    RANK1_WINDOW,
-    discrete_breakdown_claims,
-    ensemble_claims,
-    ito_claims,
-    rank1_claims,
-    relu_balance_claims,
-    relu_claims,
-    symmetry_claims,
-    three_dynamics_claims,
-    traces_met,
-)
-from ..balance.models import ScalarModel
-from ..balance.plane import hyperbola_family_xy, hyperbola_xy, orbit_xy, product_level_xy, records_in_box
+from ..balance import claims as figure_claims
+from ..balance import experiments, plane
 from ..core.checking import CheckResult
 from .base import Controller, ExperimentFigure, RunController
 from .plotting import LAYOUT, axes, line, markers, panels
@@ -73,9 +53,9 @@ def _drop_notes(fig, *names: str) -> None:
     fig.layout.annotations = [a for a in fig.layout.annotations if a.name not in names]
 
 
-def _clear(fig) -> None:
-    """Empty every trace of ``fig`` (nothing to draw at this setting)."""
-    for trace in fig.data:
+def _clear(traces) -> None:
+    """Empty ``traces`` (nothing to draw at this setting)."""
+    for trace in traces:
         trace.update(x=[], y=[])
 
 
@@ -95,23 +75,28 @@ def _decimate(n: int, limit: int = 1500) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, limit).round().astype(int))
 
 
-def _divergence_message(name: str, step: int, onset_step: int, max_s: float) -> str:
-    """What happened and why, for a run of the scalar model that diverged at ``step``; ``onset_step``, ``max_s``:
-    :func:`~symsgd_core.balance.experiments.divergence_onset`."""
-    onset = (f"η(u² + w²) first exceeded 1 at step {onset_step}" if onset_step >= 0
-             else f"η(u² + w²) stayed ≤ {max_s:.2g}, but single samples with large x² had η·x²(u² + w²) > 1")
-    return f"{name} diverged at step {step} (|θ| passed {experiments.PLANE_DIVERGENCE_LIMIT:.0e}): {onset}."
-
-
 #: Why a run of the scalar model diverges (shown once under the per-run headlines).
 DIVERGENCE_WHY = ("Gradient descent on this loss is stable only while η(u² + w²) < 1/E[x²] = 1 (a sample x needs "
                   "η·x²(u² + w²) < 1):<br>beyond, each step overshoots the valley uw = 1, η|ḡ_ℬ| grows, and the "
                   "factor 1 − η²ḡ_ℬ² < −1 makes |u² − w²| grow too.<br>Lower η or start closer to the origin.")
 
 
+def _divergence_html(n: dict, runs: dict[str, str]) -> str:
+    """Each run of the scalar model that diverged in words, then why (lines joined by ``<br>``). ``n``: the outcome's
+    numbers (:func:`~symsgd_core.balance.experiments.divergence_onset`); ``runs``: the prefix of a run's keys in
+    ``n`` → its name."""
+    lines = []
+    for key, name in runs.items():
+        if f"{key}diverged_step" in n:
+            onset, max_s = n[f"{key}onset_step"], n[f"{key}max_s"]
+            why = (f"η(u² + w²) first exceeded 1 at step {onset}" if onset >= 0
+                   else f"η(u² + w²) stayed ≤ {max_s:.2g}, but single samples with large x² had η·x²(u² + w²) > 1")
+            lines.append(f"{name} diverged at step {n[f'{key}diverged_step']} "
+                         f"(|θ| passed {experiments.PLANE_DIVERGENCE_LIMIT:.0e}): {why}.")
+    return "<br>".join(lines + [DIVERGENCE_WHY])
+
+
 # ============================================================================ §1 the symmetry
-
-
 class SymmetryExplorer(Controller):
     """§1: the loss ``ℓ = (u w x − y)²`` of one sample over the ``(u, w)`` plane, and one symmetry orbit.
 
@@ -120,7 +105,6 @@ class SymmetryExplorer(Controller):
     """
 
     extent = 4.2
-    model = ScalarModel()
     #: The λ of the orbit drawn in the plane (clipped to the box).
     ORBIT_DRAWN = np.geomspace(1 / 64, 64, 600)
 
@@ -131,16 +115,14 @@ class SymmetryExplorer(Controller):
 
     def _figures(self) -> list[go.FigureWidget]:
         L = self.extent
-        self._grid = np.linspace(-L, L, 121)
-        U, W = np.meshgrid(self._grid, self._grid)  # z[i, j] at (u = grid[j], w = grid[i])
-        self._grid_theta = np.column_stack([U.ravel(), W.ravel()])
+        grid = np.linspace(-L, L, 121)  # the grid of sample_loss_surface
         self._xy_cache = None
         fig = panels("loss of one sample, √ℓ = |u w x − y|, over the (u, w) plane", "along the orbit (λu₀, w₀/λ)",
                      height=470, column_widths=[0.56, 0.44], horizontal_spacing=0.16)  # room for the colour bar
-        fig.add_contour(x=self._grid, y=self._grid, z=np.zeros((121, 121)), colorscale="Blues", reversescale=True,
+        fig.add_contour(x=grid, y=grid, z=np.zeros((121, 121)), colorscale="Blues", reversescale=True,
                         contours=dict(start=0, end=8, size=0.4), showscale=True, name="√ℓ",
                         colorbar=dict(title="√ℓ", x=0.48, len=0.8), row=1, col=1)
-        hu, hw = hyperbola_family_xy([-4, -2, -1, 1, 2, 4], L)
+        hu, hw = plane.hyperbola_family_xy([-4, -2, -1, 1, 2, 4], L)
         line(fig, "u² − w² = c (c = ±1, ±2, ±4)", COLOURS["hyper"], (1, 1), width=1, dash="dot", x=hu, y=hw,
              hoverinfo="skip")
         line(fig, "u² − w² through the point", COLOURS["G"], (1, 1), width=2, dash="dash")
@@ -161,14 +143,14 @@ class SymmetryExplorer(Controller):
         point, fig = r.point, self.figure
         with fig.batch_update():
             if self._xy_cache != (x, y):  # the sample's loss surface changes with x and y only
-                loss = self.model.per_sample_loss(self._grid_theta, np.array([x]), np.array([y]))[:, 0]
-                fig.data[0].z = np.sqrt(loss).reshape(self._grid.size, -1)
-                zu, zw = product_level_xy(y / x, self.extent) if x != 0 else ([], [])
+                _, z = plane.sample_loss_surface(x, y, self.extent)
+                fig.data[0].z = z
+                zu, zw = plane.product_level_xy(y / x, self.extent) if x != 0 else ([], [])
                 fig.data[10].update(x=zu, y=zw)
                 self._xy_cache = (x, y)
-            hu, hw = hyperbola_xy(r.G, self.extent)
+            hu, hw = plane.hyperbola_xy(r.G, self.extent)
             fig.data[2].update(x=hu, y=hw, name=f"u² − w² = {r.G:.3g} (through the point)")
-            ou, ow = orbit_xy(u0, w0, self.ORBIT_DRAWN, self.extent)
+            ou, ow = plane.orbit_xy(u0, w0, self.ORBIT_DRAWN, self.extent)
             fig.data[3].update(x=ou, y=ow)
             fig.data[4].update(x=[u0], y=[w0])
             fig.data[5].update(x=[point[0]], y=[point[1]])
@@ -182,12 +164,10 @@ class SymmetryExplorer(Controller):
 
     def claims(self) -> list[CheckResult]:
         """The loss is constant on the whole orbit drawn (round-off), and θᵀB∇ℓ = 0 at the point."""
-        return symmetry_claims(self.result)
+        return figure_claims.symmetry_claims(self.result)
 
 
 # ============================================================================ §2 three dynamics
-
-
 class ThreeDynamics(ExperimentFigure):
     """§2: gradient flow, SGD and GD + isotropic noise from the same start, in the ``(u, w)`` plane.
 
@@ -197,9 +177,7 @@ class ThreeDynamics(ExperimentFigure):
     ``G = u² − w²`` against ``t = η·steps``.
     """
 
-    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
-    auto_run = True
-
+    auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     #: Drawing order (bottom to top) of the three paths; data[3 + i] in the plane, data[8 + i] for G.
     ORDER = ("iso", "sgd", "flow")
     NAMES = {"iso": "GD + isotropic noise", "sgd": "SGD", "flow": "gradient flow"}
@@ -236,20 +214,20 @@ class ThreeDynamics(ExperimentFigure):
     def _show(self, r, lr, batch_size, noise, u0, w0, steps, seed) -> None:
         paths = {}
         for key, tr in (("flow", r.flow), ("sgd", r.sgd_drawn), ("iso", r.iso)):
-            n = records_in_box(tr.theta[:, 0, :], tr.n_diverged > 0, self.MAX_EXTENT)  # a divergence: until it leaves
+            n = plane.records_in_box(tr.theta[:, 0, :], tr.n_diverged > 0, self.MAX_EXTENT)
             paths[key] = (tr.theta[:n, 0, :], tr.times[:n], tr.observables["G"][:n, 0])
         reach = max(float(np.max(np.abs(p[0]))) for p in paths.values())
         L = float(min(max(2.6, 1.1 * reach), self.MAX_EXTENT))
-        grid = np.linspace(-L, L, 101)
-        U, W = np.meshgrid(grid, grid)
-        z = np.sqrt(np.maximum(self.moments.loss(U * W) - self.moments.loss_floor, 0.0))
+        grid, z = plane.population_loss_surface(self.moments, L)
         levels = [c for c in (-16, -8, -4, -2, -1, 1, 2, 4, 8, 16) if abs(c) < L * L]
         ends = [paths[key][0][-1] for key in self.ORDER]
         fig = self.figure
         with fig.batch_update():
             fig.data[0].update(x=grid, y=grid, z=z)
-            for trace, (cu, cw) in zip(fig.data[1:3], (hyperbola_family_xy(levels, L), hyperbola_xy(0.0, L))):
-                trace.update(x=cu, y=cw)
+            hu, hw = plane.hyperbola_family_xy(levels, L)
+            fig.data[1].update(x=hu, y=hw)
+            bu, bw = plane.hyperbola_xy(0.0, L)
+            fig.data[2].update(x=bu, y=bw)
             for i, key in enumerate(self.ORDER):
                 th, t, G = paths[key]
                 idx = _decimate(len(t))
@@ -257,15 +235,15 @@ class ThreeDynamics(ExperimentFigure):
                 fig.data[8 + i].update(x=t[idx], y=G[idx])
             fig.data[6].update(x=[u0], y=[w0])
             fig.data[7].update(x=[float(e[0]) for e in ends], y=[float(e[1]) for e in ends])
-            vu, vw = product_level_xy(self.moments.beta2 / self.moments.beta1, L)
+            vu, vw = plane.product_level_xy(self.moments.beta2 / self.moments.beta1, L)
             fig.data[11].update(x=vu, y=vw)
             axes(fig, (1, 1), xaxis=dict(range=[-L, L]), yaxis=dict(range=[-L, L]))
             _drop_notes(fig, "divergence")
             if r.outcome.kind == "diverged":
-                _alarm(fig, self._divergence_text(r.outcome.numbers), bordercolor=COLOURS["point"], align="left")
+                _alarm(fig, self._divergence_html(r.outcome.numbers), bordercolor=COLOURS["point"], align="left")
         n = r.outcome.numbers
         if r.outcome.kind == "diverged":
-            self.say(self._divergence_text(n).replace("<br>", " "), "error")
+            self.say(self._divergence_html(n).replace("<br>", " "), "error")
         elif r.outcome.kind == "saddle":
             self.say("The start (0, 0) is a saddle: every per-sample gradient vanishes there, so nothing moves — "
                      "not the flow, not SGD, and not the isotropic walker, whose kick size is matched to SGD's noise "
@@ -276,21 +254,16 @@ class ThreeDynamics(ExperimentFigure):
                      f"(sliding to the balanced line); GD + isotropic noise (kick size {r.noise_std:.3g} per "
                      f"step) at G = {n['G_iso']:.3g}, a random walk along the valley uw = 1.")
 
-    def _divergence_text(self, n: dict) -> str:
-        """The diverged runs of ``n`` (the outcome's numbers) in words, and why (HTML with ``<br>``)."""
-        parts = [_divergence_message(self.NAMES[k], n[f"{k}_diverged_step"], n[f"{k}_onset_step"], n[f"{k}_max_s"])
-                 for k in ("sgd", "iso") if f"{k}_diverged_step" in n]
-        return "<br>".join(parts + [DIVERGENCE_WHY])
+    def _divergence_html(self, n: dict) -> str:
+        return _divergence_html(n, {f"{key}_": self.NAMES[key] for key in ("sgd", "iso")})
 
     def claims(self) -> list[CheckResult]:
         """Flow conserves G (integrator accuracy); SGD obeys the one-step identity and never grows |G|
         while η|ḡ_B| ≤ √2 (:func:`~symsgd_core.balance.claims.three_dynamics_claims`)."""
-        return three_dynamics_claims(self.result)
+        return figure_claims.three_dynamics_claims(self.result)
 
 
 # ============================================================================ §3 the ensemble and the ODE
-
-
 class BalanceEnsemble(ExperimentFigure):
     """§3: many SGD runs from ``(u, w) = (1.5, 0.5)`` to ``t = 40``: ``‖u‖² = u²`` is rough and spreads, ``G`` is
     smooth (:func:`~symsgd_core.balance.experiments.balance_ensemble`, ``S = 1`` so ``η = T``).
@@ -300,9 +273,7 @@ class BalanceEnsemble(ExperimentFigure):
     3.3's bound ``|G₀| e^{−4TΔt/α₁}``. Bottom: the spread (standard deviation across runs) of both.
     """
 
-    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
-    auto_run = True
-
+    auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     SHOWN = 30
 
     experiment = staticmethod(experiments.balance_ensemble)
@@ -368,12 +339,10 @@ class BalanceEnsemble(ExperimentFigure):
     def claims(self) -> list[CheckResult]:
         """Corollary 3.3 (ensemble mean of |G| under its bound) at this T and ensemble size, G's spread below
         ‖u‖²'s at every record, and G's missing diffusion term (one-step variance scaling)."""
-        return ensemble_claims(self.result)
+        return figure_claims.ensemble_claims(self.result)
 
 
 # ============================================================================ §4 Itô's lemma term by term
-
-
 class ItoTermsExplorer(Controller):
     """§4: Itô's lemma for ``G = ‖u‖² − ‖w‖²`` and for ``‖u‖²`` at the slider point, and the spectrum of ``C``.
 
@@ -464,12 +433,10 @@ class ItoTermsExplorer(Controller):
 
     def claims(self) -> list[CheckResult]:
         """The proof's steps at the slider point: per-sample symmetry, θᵀBC = 0, √C·Bθ = 0, Itô terms."""
-        return ito_claims(self.result)
+        return figure_claims.ito_claims(self.result)
 
 
 # ============================================================================ §5 beyond the toy
-
-
 def _ratio_panel(fig, col: int, showlegend: bool) -> None:
     """Traces of a ratio panel: trace ratio, norm ratio, reference line at 1, the averaging window."""
     at, shown = (1, col), dict(showlegend=showlegend)
@@ -505,10 +472,7 @@ class Rank1Balance(ExperimentFigure):
     norms (means over runs), with ``d_out/d_in`` dashed. Right: ``‖u‖²`` and ``‖w‖²``.
     """
 
-    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
-    auto_run = True
-
-    WINDOW = RANK1_WINDOW
+    auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
 
     experiment = staticmethod(experiments.rank1_balance)
     # d_out ≥ 2: with d_in = d_out = 1 GaussianData is scalar (1-D arrays), which the rank-1 model's minibatches do
@@ -537,11 +501,11 @@ class Rank1Balance(ExperimentFigure):
         with fig.batch_update():
             _drop_notes(fig, "divergence")
             if n_ok == 0:
-                _clear(fig)
+                _clear(fig.data)
                 _alarm(fig, f"all runs diverged at η = {lr:.3g}: lower η", font=dict(color="#7f1d1d", size=14))
             else:
                 m = run.mean
-                lo, hi = _fill_ratio_panel(fig, 0, m, self.WINDOW)
+                lo, hi = _fill_ratio_panel(fig, 0, m, figure_claims.RANK1_WINDOW)
                 lo, hi = min(lo, math.log10(d_out / d_in) - 0.2), max(hi, math.log10(d_out / d_in) + 0.2)
                 fig.data[4].update(x=[m.times[0], m.times[-1]], y=[d_out / d_in] * 2)
                 fig.data[5].update(x=m.times, y=m.u_sq)
@@ -555,7 +519,7 @@ class Rank1Balance(ExperimentFigure):
         msg = (f"Last half of the run: noise-trace ratio {nb['trace_ratio']:.3f} (the law predicts "
                f"{nb['predicted_ratio']:.3f} from G's remaining drift), norm ratio ‖u‖²/‖w‖² = "
                f"{run.mean.u_sq[-1] / run.mean.w_sq[-1]:.3f} against d_out/d_in = {d_out / d_in:.3g}.")
-        if not traces_met(nb["trace_ratio"]):
+        if not figure_claims.traces_met(nb["trace_ratio"]):
             msg += (" The traces have not met yet (G is still moving fast): train longer or raise η before comparing "
                     "the norms.")
         if run.diverged:
@@ -565,22 +529,17 @@ class Rank1Balance(ExperimentFigure):
 
     def claims(self) -> list[CheckResult]:
         """The law of balance over the last half (noise balance); norms apart when ``d_in ≠ d_out``."""
-        return rank1_claims(self.result)
+        return figure_claims.rank1_claims(self.result)
 
 
 class ReLUBalance(RunController):
-    """§5b: the ReLU net of the paper's Fig. 2 (20 → 200 → 20, precomputed) and a small one simulated live.
-
-    Left: the shipped run (:func:`~symsgd_core.balance.experiments.load_relu_balance`, generated by
-    ``python -m symsgd_core.balance.experiments`` with :data:`~symsgd_core.balance.experiments.RELU_FIG2`).
-    Right: a ``5 → hidden → 5`` net run now (:data:`~symsgd_core.balance.experiments.RELU_SMALL` with the
-    sliders; ``self.result`` is that run). Both: the ratio of the two noise traces and of the two layer norms;
-    the shaded window is where the claims average (``window`` slider).
+    """§5b: the ratio of the two noise traces and of the two layer norms of ReLU nets; shaded: the window the
+    claims average over. Left: the paper's Fig. 2 net (20 → 200 → 20), the shipped run
+    (:func:`~symsgd_core.balance.experiments.load_relu_balance`). Right: a ``5 → hidden → 5`` net simulated now
+    (:data:`~symsgd_core.balance.experiments.RELU_SMALL` with the sliders; ``self.result``).
     """
 
-    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
-    auto_run = True
-
+    auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     sliders = dict(window=Range("averaging window", 0.1, 0.5, 0.05),
                    hidden=Range("live net: hidden", 10, 80, 10, kind="int"),
                    lr=Range("live net: η", math.log10(0.003), math.log10(0.02), 0.05, kind="log", fmt=".3g"),
@@ -626,8 +585,7 @@ class ReLUBalance(RunController):
                 lo, hi = _fill_ratio_panel(fig, 0, self.paper, window)
                 axes(fig, (1, 1), yaxis=dict(range=[lo, hi]))
             if live.diverged:
-                for tr in fig.data[4:]:
-                    tr.update(x=[], y=[])
+                _clear(fig.data[4:])
             else:
                 lo, hi = _fill_ratio_panel(fig, 4, live, window)
                 axes(fig, (1, 2), yaxis=dict(range=[lo, hi]))
@@ -640,7 +598,7 @@ class ReLUBalance(RunController):
                 _alarm(fig, f"the live run diverged at η = {lr:.3g}:<br>lower η", xref="x2 domain", yref="y2 domain")
         parts, level = [], "info"
         if self.paper is not None:
-            c = relu_balance_claims(self.paper, window)
+            c = figure_claims.relu_balance_claims(self.paper, window)
             d = c[0].details
             q = self.paper.neuron_ratio_quartiles
             parts.append(f"Paper-size net, last {window:.0%} of the run: noise-trace ratio {d['trace_ratio']:.3f} "
@@ -654,19 +612,17 @@ class ReLUBalance(RunController):
             parts.append(f"The live run diverged at η = {lr:.3g}; lower η.")
             level = "error"
         else:
-            c = relu_balance_claims(live, window)
+            c = figure_claims.relu_balance_claims(live, window)
             parts.append(f"Live 5 → {hidden} → 5 net: trace ratio {c[0].details['trace_ratio']:.3f} (law: "
                          f"{c[0].details['predicted_ratio']:.3f}), norm ratio {c[1].details['norm_ratio']:.3f}.")
         self.say(" ".join(parts), level)
 
     def claims(self) -> list[CheckResult]:
         """§5 claims for the precomputed run, and the law's exact identities at its final state (Thm 3.2)."""
-        return relu_claims(self.paper, self.result, self.window)
+        return figure_claims.relu_claims(self.paper, self.result, self.window)
 
 
 # ============================================================================ §6 where the continuous picture breaks
-
-
 class DiscreteBreakdown(ExperimentFigure):
     """§6: the exact one-step identity ``u'² − w'² = (1 − η²ḡ_B²)(u² − w²)`` of scalar SGD, and large ``η``.
 
@@ -675,9 +631,7 @@ class DiscreteBreakdown(ExperimentFigure):
     "sign flip" [−1, 0) and "sign flip and growth" (< −1). A diverging run is announced on the figure.
     """
 
-    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
-    auto_run = True
-
+    auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     FACTOR_FLOOR = -3.0
 
     experiment = staticmethod(experiments.discrete_breakdown)
@@ -712,7 +666,7 @@ class DiscreteBreakdown(ExperimentFigure):
         _drop_notes(fig, "divergence")
         if kind == "saddle":
             with fig.batch_update():
-                _clear(fig)
+                _clear(fig.data)
             self.say("The start (0, 0) is a saddle where every per-sample gradient vanishes: SGD never moves. "
                      "Move u₀ or w₀.", "warning")
             return
@@ -730,12 +684,11 @@ class DiscreteBreakdown(ExperimentFigure):
                 fig.data[3].update(x=n[1:][~low], y=facts["factor"][~low])
                 fig.data[4].update(x=n[1:][low], y=np.full(int(low.sum()), self.FACTOR_FLOOR))
             else:
-                fig.data[3].update(x=[], y=[])
-                fig.data[4].update(x=[], y=[])
+                _clear(fig.data[3:5])
             if kind == "diverged":
-                _alarm(fig, self._divergence_text(numbers), y=0.78, bordercolor=COLOURS["point"], align="left")
+                _alarm(fig, _divergence_html(numbers, {"": "SGD"}), y=0.78, bordercolor=COLOURS["point"], align="left")
         if kind == "diverged":
-            self.say(self._divergence_text(numbers).replace("<br>", " "), "error")
+            self.say(_divergence_html(numbers, {"": "SGD"}).replace("<br>", " "), "error")
             return
         msg = (f"η = {lr:.3g}: largest η|ḡ_ℬ| = {r.max_eta_g:.3g}. G = u² − w² went from {G[0]:.3g} to {G[-1]:.3g}. "
                f"It changed sign at {r.flips} step(s) (η|ḡ_ℬ| > 1) and grew in size at {r.grows} (η|ḡ_ℬ| > √2); "
@@ -744,10 +697,6 @@ class DiscreteBreakdown(ExperimentFigure):
             msg += " (G has reached float64 round-off, |G| ≲ 64·eps·(u² + w²): its last values are noise.)"
         self.say(msg, "warning" if kind == "sign_flips" else "info")
 
-    @staticmethod
-    def _divergence_text(n: dict) -> str:
-        return _divergence_message("SGD", n["diverged_step"], n["onset_step"], n["max_s"]) + "<br>" + DIVERGENCE_WHY
-
     def claims(self) -> list[CheckResult]:
         """The one-step identity at every step of the run shown (up to a divergence)."""
-        return discrete_breakdown_claims(self.result)
+        return figure_claims.discrete_breakdown_claims(self.result)
