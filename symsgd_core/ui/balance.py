@@ -75,6 +75,15 @@ def _decimate(n: int, limit: int = 1500) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, limit).round().astype(int))
 
 
+def _claims(check):
+    """A figure's ``claims()``: ``check(self.result)``, the checks behind what it shows at the current slider values
+    (``check``: a function of :mod:`symsgd_core.balance.claims`, whose docstring says which)."""
+    def claims(self) -> list[CheckResult]:
+        return check(self.result)
+    claims.__doc__ = check.__doc__
+    return claims
+
+
 #: Why a run of the scalar model diverges (shown once under the per-run headlines).
 DIVERGENCE_WHY = ("Gradient descent on this loss is stable only while η(u² + w²) < 1/E[x²] = 1 (a sample x needs "
                   "η·x²(u² + w²) < 1):<br>beyond, each step overshoots the valley uw = 1, η|ḡ_ℬ| grows, and the "
@@ -109,6 +118,7 @@ class SymmetryExplorer(Controller):
     ORBIT_DRAWN = np.geomspace(1 / 64, 64, 600)
 
     experiment = staticmethod(experiments.symmetry_orbit)
+    claims = _claims(figure_claims.symmetry_claims)
     sliders = dict(lam=Range("λ", -1, 1, 0.02, kind="log", base=2, continuous=True), u0=U0.but(continuous=True),
                    w0=W0.but(continuous=True), x=U0.but(description="sample x", continuous=True),
                    y=U0.but(description="sample y", continuous=True))
@@ -162,10 +172,6 @@ class SymmetryExplorer(Controller):
                  f"{r.loss0:.6g} (difference {abs(r.loss - r.loss0):.1e}: round-off). But u² − w² = {r.G:.4g}, "
                  f"against {r.G0:.4g} at λ = 1: the symmetry moves G and leaves the loss alone.")
 
-    def claims(self) -> list[CheckResult]:
-        """The loss is constant on the whole orbit drawn (round-off), and θᵀB∇ℓ = 0 at the point."""
-        return figure_claims.symmetry_claims(self.result)
-
 
 # ============================================================================ §2 three dynamics
 class ThreeDynamics(ExperimentFigure):
@@ -181,10 +187,13 @@ class ThreeDynamics(ExperimentFigure):
     #: Drawing order (bottom to top) of the three paths; data[3 + i] in the plane, data[8 + i] for G.
     ORDER = ("iso", "sgd", "flow")
     NAMES = {"iso": "GD + isotropic noise", "sgd": "SGD", "flow": "gradient flow"}
+    #: The runs that can diverge, by the prefix of their keys in the outcome's numbers (SGD's told first).
+    DIVERGING = {"sgd_": NAMES["sgd"], "iso_": NAMES["iso"]}
     MAX_EXTENT = 8.0
     moments = experiments.SCALAR_DATA.moments()
 
     experiment = staticmethod(experiments.three_dynamics)
+    claims = _claims(figure_claims.three_dynamics_claims)
     sliders = dict(lr=Range("η", -3, math.log10(0.5), 0.05, kind="log", fmt=".3g"), batch_size=BATCH,
                    noise=Range("isotropic noise × SGD's", 0.0, 3.0, 0.1), u0=U0.but(lo=-2.5, hi=2.5),
                    w0=W0.but(lo=-2.5, hi=2.5), steps=Range("steps", 100, 5000, 100, kind="int"), seed=SEED)
@@ -212,10 +221,11 @@ class ThreeDynamics(ExperimentFigure):
         return [fig]
 
     def _show(self, r, lr, batch_size, noise, u0, w0, steps, seed) -> None:
+        n, kind = r.outcome.numbers, r.outcome.kind
         paths = {}
         for key, tr in (("flow", r.flow), ("sgd", r.sgd_drawn), ("iso", r.iso)):
-            n = plane.records_in_box(tr.theta[:, 0, :], tr.n_diverged > 0, self.MAX_EXTENT)
-            paths[key] = (tr.theta[:n, 0, :], tr.times[:n], tr.observables["G"][:n, 0])
+            k = plane.records_in_box(tr.theta[:, 0, :], tr.n_diverged > 0, self.MAX_EXTENT)
+            paths[key] = (tr.theta[:k, 0, :], tr.times[:k], tr.observables["G"][:k, 0])
         reach = max(float(np.max(np.abs(p[0]))) for p in paths.values())
         L = float(min(max(2.6, 1.1 * reach), self.MAX_EXTENT))
         grid, z = plane.population_loss_surface(self.moments, L)
@@ -239,12 +249,11 @@ class ThreeDynamics(ExperimentFigure):
             fig.data[11].update(x=vu, y=vw)
             axes(fig, (1, 1), xaxis=dict(range=[-L, L]), yaxis=dict(range=[-L, L]))
             _drop_notes(fig, "divergence")
-            if r.outcome.kind == "diverged":
-                _alarm(fig, self._divergence_html(r.outcome.numbers), bordercolor=COLOURS["point"], align="left")
-        n = r.outcome.numbers
-        if r.outcome.kind == "diverged":
-            self.say(self._divergence_html(n).replace("<br>", " "), "error")
-        elif r.outcome.kind == "saddle":
+            if kind == "diverged":
+                _alarm(fig, _divergence_html(n, self.DIVERGING), bordercolor=COLOURS["point"], align="left")
+        if kind == "diverged":
+            self.say(_divergence_html(n, self.DIVERGING).replace("<br>", " "), "error")
+        elif kind == "saddle":
             self.say("The start (0, 0) is a saddle: every per-sample gradient vanishes there, so nothing moves — "
                      "not the flow, not SGD, and not the isotropic walker, whose kick size is matched to SGD's noise "
                      "(zero here). Move u₀ or w₀.", "warning")
@@ -253,14 +262,6 @@ class ThreeDynamics(ExperimentFigure):
                      f"Gradient flow ends at G = {n['G_flow']:.4g} (its hyperbola); SGD at G = {n['G_sgd']:.3g} "
                      f"(sliding to the balanced line); GD + isotropic noise (kick size {r.noise_std:.3g} per "
                      f"step) at G = {n['G_iso']:.3g}, a random walk along the valley uw = 1.")
-
-    def _divergence_html(self, n: dict) -> str:
-        return _divergence_html(n, {f"{key}_": self.NAMES[key] for key in ("sgd", "iso")})
-
-    def claims(self) -> list[CheckResult]:
-        """Flow conserves G (integrator accuracy); SGD obeys the one-step identity and never grows |G|
-        while η|ḡ_B| ≤ √2 (:func:`~symsgd_core.balance.claims.three_dynamics_claims`)."""
-        return figure_claims.three_dynamics_claims(self.result)
 
 
 # ============================================================================ §3 the ensemble and the ODE
@@ -277,6 +278,7 @@ class BalanceEnsemble(ExperimentFigure):
     SHOWN = 30
 
     experiment = staticmethod(experiments.balance_ensemble)
+    claims = _claims(figure_claims.ensemble_claims)
     sliders = dict(temperature=TEMPERATURE.but(description="T = η/S (S = 1)", lo=0.005, hi=0.05, step=0.005,
                                                fmt=".3f"),
                    runs=Range("runs", 20, 1000, 20, kind="int"))
@@ -336,11 +338,6 @@ class BalanceEnsemble(ExperimentFigure):
         else:
             self.say(msg)
 
-    def claims(self) -> list[CheckResult]:
-        """Corollary 3.3 (ensemble mean of |G| under its bound) at this T and ensemble size, G's spread below
-        ‖u‖²'s at every record, and G's missing diffusion term (one-step variance scaling)."""
-        return figure_claims.ensemble_claims(self.result)
-
 
 # ============================================================================ §4 Itô's lemma term by term
 class ItoTermsExplorer(Controller):
@@ -357,6 +354,7 @@ class ItoTermsExplorer(Controller):
     TERMS = ["drift<br>−2θᵀQ∇𝓛", "Itô correction<br>T·Tr[QC]", "noise coefficient<br>‖2√T·√C·Qθ‖"]
 
     experiment = staticmethod(experiments.ito_point)
+    claims = _claims(figure_claims.ito_claims)
     sliders = dict(model=lambda value: widgets.ToggleButtons(options=experiments.ITO_MODELS, value=value,
                                                              description="model"),
                    u=U0.but(description="u (scale of u)", continuous=True),
@@ -431,10 +429,6 @@ class ItoTermsExplorer(Controller):
                 "<tr><th>line</th><th>the authors' proof (their reply), at the slider point (T = "
                 f"{T:g})</th><th>f = G</th><th>f = ‖u‖²</th></tr>{body}</table>")
 
-    def claims(self) -> list[CheckResult]:
-        """The proof's steps at the slider point: per-sample symmetry, θᵀBC = 0, √C·Bθ = 0, Itô terms."""
-        return figure_claims.ito_claims(self.result)
-
 
 # ============================================================================ §5 beyond the toy
 def _ratio_panel(fig, col: int, showlegend: bool) -> None:
@@ -475,6 +469,7 @@ class Rank1Balance(ExperimentFigure):
     auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
 
     experiment = staticmethod(experiments.rank1_balance)
+    claims = _claims(figure_claims.rank1_claims)
     # d_out ≥ 2: with d_in = d_out = 1 GaussianData is scalar (1-D arrays), which the rank-1 model's minibatches do
     # not accept (engine limitation); that case is the scalar model of §1–§4 anyway.
     sliders = dict(d_in=Range("d_in", 1, 8, kind="int"), d_out=Range("d_out", 2, 4, kind="int"),
@@ -526,10 +521,6 @@ class Rank1Balance(ExperimentFigure):
             self.say(msg + f" {run.diverged} runs diverged and are left out.", "warning")
         else:
             self.say(msg)
-
-    def claims(self) -> list[CheckResult]:
-        """The law of balance over the last half (noise balance); norms apart when ``d_in ≠ d_out``."""
-        return figure_claims.rank1_claims(self.result)
 
 
 class ReLUBalance(RunController):
@@ -635,6 +626,7 @@ class DiscreteBreakdown(ExperimentFigure):
     FACTOR_FLOOR = -3.0
 
     experiment = staticmethod(experiments.discrete_breakdown)
+    claims = _claims(figure_claims.discrete_breakdown_claims)
     sliders = dict(lr=Range("η", -2, 0, 0.02, kind="log", fmt=".3g"), u0=U0, w0=W0, batch_size=BATCH.but(hi=16),
                    steps=Range("steps", 10, 400, 10, kind="int"), seed=SEED)
 
@@ -696,7 +688,3 @@ class DiscreteBreakdown(ExperimentFigure):
         if numbers["at_roundoff"]:
             msg += " (G has reached float64 round-off, |G| ≲ 64·eps·(u² + w²): its last values are noise.)"
         self.say(msg, "warning" if kind == "sign_flips" else "info")
-
-    def claims(self) -> list[CheckResult]:
-        """The one-step identity at every step of the run shown (up to a divergence)."""
-        return figure_claims.discrete_breakdown_claims(self.result)
