@@ -105,19 +105,7 @@ def test_three_dynamics_tells_the_three_stories():
 
 
 # ------------------------------------------------------------------------------------------- helpers
-def test_hyperbola_and_product_curves_lie_on_their_sets():
-    for c in (-2.0, 0.0, 1.5):
-        u, w = ui.hyperbola_xy(c, 3.0)
-        pts = np.array([(a, b) for a, b in zip(u, w) if a is not None])
-        np.testing.assert_allclose(pts[:, 0] ** 2 - pts[:, 1] ** 2, c, atol=1e-12)
-        assert np.all(np.abs(pts) <= 3.0)
-    u, w = ui.product_level_xy(0.75, 4.0)
-    pts = np.array([(a, b) for a, b in zip(u, w) if a is not None])
-    np.testing.assert_allclose(pts[:, 0] * pts[:, 1], 0.75, rtol=1e-12)
-    with pytest.raises(ValueError, match="extent"):
-        ui.hyperbola_xy(1.0, 0.0)
-
-
+# the curves of the (u, w) plane the figures draw: tests/test_balance_plane.py
 def test_assert_claims_and_status_text():
     ok = make_result("x", "claim", 0.0, 1.0, "src")
     bad = make_result("y", "claim", 2.0, 1.0, "src")

@@ -8,6 +8,7 @@ term cancels (Theorem 3.1). One module per concept:
   :mod:`.relu` — the ReLU net (:class:`ReLUNet`); :mod:`.attention` — a bilinear attention score (torch);
 * :mod:`.dynamics` — the engine: SGD, GD, gradient flow, SDE, Langevin, noise-amplified SGD (+ compiled kernels);
 * :mod:`.law` — the law of balance and Corollary 3.3 as formulas, each written once;
+* :mod:`.plane` — the scalar model's curves in the ``(u, w)`` plane (hyperbolas, level sets, orbits) as plots draw them;
 * :mod:`.observables` — Itô terms, the noise spectrum, step factors, spreads at a point or along a run;
 * :mod:`.experiments` — Notebook 01's experiments, one function each, frozen results;
 * :mod:`.checks` — the registered proofs as code; :mod:`.claims` — the claims of each figure;
@@ -15,7 +16,7 @@ term cancels (Theorem 3.1). One module per concept:
 """
 
 # The modules. A name not in __all__ is imported from its module (symsgd_core.balance.<module>.<name>).
-from . import checks, claims, data, dynamics, exercises, experiments, law, models, observables, relu  # noqa: F401
+from . import checks, claims, data, dynamics, exercises, experiments, law, models, observables, plane, relu  # noqa: F401
 from .checks import (
     check_balanced_norm_minimal,
     check_corollary_decay,

@@ -1,17 +1,11 @@
-"""Figures of Notebook 01 (the law of balance): one draw-only controller per figure.
+"""Figures of Notebook 01 (the law of balance): one draw-only controller per figure, in the notebook's order.
 
 Each controller reads its sliders, calls one experiment of :mod:`symsgd_core.balance.experiments`, keeps the
-frozen result in ``self.result`` and draws it; ``claims()`` returns the checks behind what it shows
-(:mod:`symsgd_core.balance.claims`, at the current slider values), which the notebook asserts.
-
-* :class:`SymmetryExplorer` — §1, the rescaling symmetry of ``ℓ = (u w x − y)²`` in the ``(u, w)`` plane;
-* :class:`ThreeDynamics` — §2, gradient flow, SGD and GD + isotropic noise from one start;
-* :class:`BalanceEnsemble` — §3, many SGD runs: ``‖u‖²`` fans out, ``G`` follows an ODE;
-* :class:`ItoTermsExplorer` — §4, Itô's lemma term by term for ``G`` and for ``‖u‖²``, spectrum of ``C``;
-* :class:`Rank1Balance`, :class:`ReLUBalance` — §5, noise balance vs norm balance beyond the scalar model;
-* :class:`DiscreteBreakdown` — §6, the exact discrete identity and what large ``η`` does.
-
-The exercises of §7 are :data:`symsgd_core.balance.EXERCISES`.
+frozen result in ``self.result`` and draws it (the curves of the ``(u, w)`` plane: :mod:`symsgd_core.balance.plane`);
+``claims()`` returns the checks behind what it shows (:mod:`symsgd_core.balance.claims`, at the current slider
+values), which the notebook asserts. §1 :class:`SymmetryExplorer`, §2 :class:`ThreeDynamics`, §3
+:class:`BalanceEnsemble`, §4 :class:`ItoTermsExplorer`, §5 :class:`Rank1Balance` and :class:`ReLUBalance`, §6
+:class:`DiscreteBreakdown`; the exercises of §7 are :data:`symsgd_core.balance.EXERCISES`.
 """
 
 from __future__ import annotations
@@ -22,54 +16,17 @@ import math
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from ..balance.claims import (
-    RANK1_WINDOW,
-    discrete_breakdown_claims,
-    ensemble_claims,
-    ito_claims,
-    rank1_claims,
-    relu_balance_claims,
-    relu_claims,
-    symmetry_claims,
-    three_dynamics_claims,
-    traces_met,
-)
-from ..balance.experiments import (
-    ITO_MODELS,
-    ORBIT_LAMBDAS,
-    PLANE_DIVERGENCE_LIMIT,
-    RELU_FIG2,
-    RELU_SMALL,
-    SCALAR_DATA,
-    balance_ensemble,
-    discrete_breakdown,
-    ito_point,
-    load_relu_balance,
-    rank1_balance,
-    relu_balance_run,
-    symmetry_orbit,
-    three_dynamics,
-)
-from ..balance.models import ScalarModel
+from ..balance import claims as figure_claims
+from ..balance import experiments, plane
 from ..core.checking import CheckResult
-from ..core.validation import check_positive
 from .base import Controller, ExperimentFigure, RunController
+from .plotting import LAYOUT, axes, line, markers, panels
 from .sliders import SEED, TEMPERATURE, U0, W0, Range
 from .style import NEUTRALS, PALETTE, colours, rgba
 
-__all__ = [
-    "BalanceEnsemble",
-    "DiscreteBreakdown",
-    "ItoTermsExplorer",
-    "Rank1Balance",
-    "ReLUBalance",
-    "SymmetryExplorer",
-    "ThreeDynamics",
-    "hyperbola_xy",
-    "product_level_xy",
-]
+__all__ = ["BalanceEnsemble", "DiscreteBreakdown", "ItoTermsExplorer", "Rank1Balance", "ReLUBalance",
+           "SymmetryExplorer", "ThreeDynamics"]
 
 #: The batch size S of the scalar model's SGD.
 BATCH = Range("batch S", 1, 32, kind="int")
@@ -77,70 +34,29 @@ BATCH = Range("batch S", 1, 32, kind="int")
 #: Colours shared by every figure of the notebook.
 COLOURS = colours(flow="grey", sgd="blue", iso="orange", G="reddish_purple", u_sq="bluish_green", w_sq="sky_blue",
                   point="vermillion", orbit="reddish_purple", hyper="grey_mid", bound="black")
-_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50),
-               legend=dict(orientation="h", yanchor="bottom", y=1.06, x=0))
 
-def hyperbola_xy(c: float, extent: float, n: int = 241) -> tuple[list, list]:
-    """Points of ``u² − w² = c`` inside the box ``|u|, |w| ≤ extent``, both branches.
+#: A log axis of ratios or spreads (a decade per labelled tick).
+LOG_AXIS = dict(type="log", dtick="D2", minorloglabels="complete")
 
-    Returns:
-        ``(u, w)`` lists with ``None`` separating branches and the parts outside the box
-        (plotly draws gaps there). ``c = 0`` gives the two balanced lines ``u = ±w``.
-    Raises:
-        ValueError: ``extent`` not > 0 or ``n`` < 2.
-    """
-    extent = check_positive("extent", extent)
-    if n < 2:
-        raise ValueError(f"n must be >= 2, got {n}")
-    s = np.linspace(-extent, extent, n)
-    if c > 0:
-        branches = [(np.sqrt(c + s * s), s), (-np.sqrt(c + s * s), s)]
-    elif c < 0:
-        branches = [(s, np.sqrt(-c + s * s)), (s, -np.sqrt(-c + s * s))]
-    else:
-        branches = [(s, s), (s, -s)]
-    us: list = []
-    ws: list = []
-    for bu, bw in branches:
-        inside = (np.abs(bu) <= extent) & (np.abs(bw) <= extent)
-        for a, b, ok in zip(bu, bw, inside):
-            us.append(float(a) if ok else None)
-            ws.append(float(b) if ok else None)
-        us.append(None)
-        ws.append(None)
-    return us, ws
+#: The box that announces, over the figure, a run that diverged.
+ALARM = dict(xref="paper", yref="paper", x=0.5, y=0.5, showarrow=False, bgcolor="rgba(254,226,226,0.92)",
+             font=dict(color="#7f1d1d", size=13))
 
 
-def _family_xy(levels, extent: float) -> tuple[list, list]:
-    us: list = []
-    ws: list = []
-    for c in levels:
-        a, b = hyperbola_xy(float(c), extent)
-        us += a
-        ws += b
-    return us, ws
+def _alarm(fig, text: str, **where) -> None:
+    """Announce a divergence with ``text`` in :data:`ALARM` (``where``: another place or look) on ``fig``."""
+    fig.add_annotation(name="divergence", text=text, **{**ALARM, **where})
 
 
-def product_level_xy(c: float, extent: float, n: int = 400) -> tuple[list, list]:
-    """Points of ``u·w = c`` inside ``|u|, |w| ≤ extent`` (both branches; ``None`` between them).
+def _drop_notes(fig, *names: str) -> None:
+    """Remove the annotations named ``names`` (a previous setting's alarms)."""
+    fig.layout.annotations = [a for a in fig.layout.annotations if a.name not in names]
 
-    ``c = 0`` gives the two axes. Used for loss level sets (``uw x = y``) and for valleys (``uw = β₂/β₁``).
-    """
-    extent = check_positive("extent", extent)
-    if c == 0:
-        return [-extent, extent, None, 0.0, 0.0], [0.0, 0.0, None, -extent, extent]
-    us: list = []
-    ws: list = []
-    lo = abs(c) / extent
-    if lo > extent:
-        return [], []
-    mag = np.geomspace(lo, extent, n)
-    for sign in (1.0, -1.0):
-        u = sign * mag
-        w = c / u
-        us += u.tolist() + [None]
-        ws += w.tolist() + [None]
-    return us, ws
+
+def _clear(traces) -> None:
+    """Empty ``traces`` (nothing to draw at this setting)."""
+    for trace in traces:
+        trace.update(x=[], y=[])
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -152,148 +68,316 @@ def _fmt(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
+def _decimate(n: int, limit: int = 1500) -> np.ndarray:
+    """At most ``limit`` indices of ``range(n)``, first and last included."""
+    if n <= limit:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, limit).round().astype(int))
+
+
+def _claims(check):
+    """A figure's ``claims()``: ``check(self.result)``, the checks behind what it shows at the current slider values
+    (``check``: a function of :mod:`symsgd_core.balance.claims`, whose docstring says which)."""
+    def claims(self) -> list[CheckResult]:
+        return check(self.result)
+    claims.__doc__ = check.__doc__
+    return claims
+
+
+#: Why a run of the scalar model diverges (shown once under the per-run headlines).
+DIVERGENCE_WHY = ("Gradient descent on this loss is stable only while η(u² + w²) < 1/E[x²] = 1 (a sample x needs "
+                  "η·x²(u² + w²) < 1):<br>beyond, each step overshoots the valley uw = 1, η|ḡ_ℬ| grows, and the "
+                  "factor 1 − η²ḡ_ℬ² < −1 makes |u² − w²| grow too.<br>Lower η or start closer to the origin.")
+
+
+def _divergence_html(n: dict, runs: dict[str, str]) -> str:
+    """Each run of the scalar model that diverged in words, then why (lines joined by ``<br>``). ``n``: the outcome's
+    numbers (:func:`~symsgd_core.balance.experiments.divergence_onset`); ``runs``: the prefix of a run's keys in
+    ``n`` → its name."""
+    lines = []
+    for key, name in runs.items():
+        if f"{key}diverged_step" in n:
+            onset, max_s = n[f"{key}onset_step"], n[f"{key}max_s"]
+            why = (f"η(u² + w²) first exceeded 1 at step {onset}" if onset >= 0
+                   else f"η(u² + w²) stayed ≤ {max_s:.2g}, but single samples with large x² had η·x²(u² + w²) > 1")
+            lines.append(f"{name} diverged at step {n[f'{key}diverged_step']} "
+                         f"(|θ| passed {experiments.PLANE_DIVERGENCE_LIMIT:.0e}): {why}.")
+    return "<br>".join(lines + [DIVERGENCE_WHY])
+
 
 # ============================================================================ §1 the symmetry
-
-
 class SymmetryExplorer(Controller):
     """§1: the loss ``ℓ = (u w x − y)²`` of one sample over the ``(u, w)`` plane, and one symmetry orbit.
 
-    Sliders: ``lam`` (λ, log scale) moves the point ``(λu₀, w₀/λ)`` along its orbit; ``u0``, ``w0``
-    the start; ``x``, ``y`` the sample. Left: contours of ``√ℓ = |uwx − y|`` with the hyperbolas
-    ``u² − w² = c`` on top, the orbit and the point. Right: ``ℓ`` and ``G = u² − w²`` along the orbit
-    against ``λ``.
+    Left: contours of ``√ℓ = |uwx − y|`` with the hyperbolas ``u² − w² = c``, the orbit and the point
+    ``(λu₀, w₀/λ)`` (λ on a log slider). Right: ``ℓ`` and ``G = u² − w²`` along the orbit against ``λ``.
     """
 
     extent = 4.2
-    model = ScalarModel()
+    #: The λ of the orbit drawn in the plane (clipped to the box).
+    ORBIT_DRAWN = np.geomspace(1 / 64, 64, 600)
 
-    experiment = staticmethod(symmetry_orbit)
+    experiment = staticmethod(experiments.symmetry_orbit)
+    claims = _claims(figure_claims.symmetry_claims)
     sliders = dict(lam=Range("λ", -1, 1, 0.02, kind="log", base=2, continuous=True), u0=U0.but(continuous=True),
                    w0=W0.but(continuous=True), x=U0.but(description="sample x", continuous=True),
                    y=U0.but(description="sample y", continuous=True))
 
     def _figures(self) -> list[go.FigureWidget]:
         L = self.extent
-        self._grid = np.linspace(-L, L, 121)
-        U, W = np.meshgrid(self._grid, self._grid)  # z[i, j] at (u = grid[j], w = grid[i])
-        self._grid_theta = np.column_stack([U.ravel(), W.ravel()])
-        self._lam_curve = ORBIT_LAMBDAS
-        self._orbit_lams = np.geomspace(1 / 64, 64, 600)
-        fig = go.FigureWidget(make_subplots(
-            rows=1, cols=2, column_widths=[0.56, 0.44], horizontal_spacing=0.16,  # room for the colour bar
-            subplot_titles=("loss of one sample, √ℓ = |u w x − y|, over the (u, w) plane",
-                            "along the orbit (λu₀, w₀/λ)")))
-        fig.update_layout(height=470, **_LAYOUT)
-        fig.add_contour(x=self._grid, y=self._grid, z=np.zeros((121, 121)), colorscale="Blues", reversescale=True,
+        grid = np.linspace(-L, L, 121)  # the grid of sample_loss_surface
+        self._xy_cache = None
+        fig = panels("loss of one sample, √ℓ = |u w x − y|, over the (u, w) plane", "along the orbit (λu₀, w₀/λ)",
+                     height=470, column_widths=[0.56, 0.44], horizontal_spacing=0.16)  # room for the colour bar
+        fig.add_contour(x=grid, y=grid, z=np.zeros((121, 121)), colorscale="Blues", reversescale=True,
                         contours=dict(start=0, end=8, size=0.4), showscale=True, name="√ℓ",
                         colorbar=dict(title="√ℓ", x=0.48, len=0.8), row=1, col=1)
-        hu, hw = _family_xy([-4, -2, -1, 1, 2, 4], L)
-        fig.add_scatter(x=hu, y=hw, mode="lines", line=dict(color=COLOURS["hyper"], width=1, dash="dot"),
-                        name="u² − w² = c (c = ±1, ±2, ±4)", hoverinfo="skip", row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["G"], width=2, dash="dash"),
-                        name="u² − w² through the point", row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["orbit"], width=4),
-                        name="orbit (λu₀, w₀/λ), λ > 0", row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=9, color="white",
-                                                                line=dict(color=COLOURS["orbit"], width=2)),
-                        name="start (λ = 1)", row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=12, color=COLOURS["point"]),
-                        name="point at λ", row=1, col=1)
-        fig.add_scatter(x=self._lam_curve, y=[], mode="lines", line=dict(color=COLOURS["point"], width=3),
-                        name="ℓ along the orbit", row=1, col=2)
-        fig.add_scatter(x=self._lam_curve, y=[], mode="lines", line=dict(color=COLOURS["G"], width=2),
-                        name="u² − w² along the orbit", row=1, col=2)
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=10, color=COLOURS["point"]), showlegend=False,
-                        row=1, col=2)
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=10, color=COLOURS["G"]), showlegend=False,
-                        row=1, col=2)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=PALETTE["orange"], width=2),
-                        name="ℓ = 0: u w x = y", hoverinfo="skip", row=1, col=1)  # data[10]
-        fig.update_xaxes(range=[-L, L], title_text="u", row=1, col=1)
-        fig.update_yaxes(range=[-L, L], title_text="w", scaleanchor="x", row=1, col=1)
-        fig.update_xaxes(type="log", title_text="λ", minorloglabels="complete", row=1, col=2)
-        fig.update_yaxes(title_text="ℓ and u² − w² on the orbit", row=1, col=2)
-        self._xy_cache = None
+        hu, hw = plane.hyperbola_family_xy([-4, -2, -1, 1, 2, 4], L)
+        line(fig, "u² − w² = c (c = ±1, ±2, ±4)", COLOURS["hyper"], (1, 1), width=1, dash="dot", x=hu, y=hw,
+             hoverinfo="skip")
+        line(fig, "u² − w² through the point", COLOURS["G"], (1, 1), width=2, dash="dash")
+        line(fig, "orbit (λu₀, w₀/λ), λ > 0", COLOURS["orbit"], (1, 1), width=4)
+        markers(fig, "start (λ = 1)", "white", (1, 1), size=9, marker_line=dict(color=COLOURS["orbit"], width=2))
+        markers(fig, "point at λ", COLOURS["point"], (1, 1), size=12)
+        line(fig, "ℓ along the orbit", COLOURS["point"], (1, 2), width=3, x=experiments.ORBIT_LAMBDAS)
+        line(fig, "u² − w² along the orbit", COLOURS["G"], (1, 2), width=2, x=experiments.ORBIT_LAMBDAS)
+        markers(fig, None, COLOURS["point"], (1, 2), size=10, showlegend=False)
+        markers(fig, None, COLOURS["G"], (1, 2), size=10, showlegend=False)
+        line(fig, "ℓ = 0: u w x = y", PALETTE["orange"], (1, 1), width=2, hoverinfo="skip")  # data[10]
+        axes(fig, (1, 1), x="u", y="w", xaxis=dict(range=[-L, L]), yaxis=dict(range=[-L, L], scaleanchor="x"))
+        axes(fig, (1, 2), x="λ", y="ℓ and u² − w² on the orbit", xaxis=dict(type="log", minorloglabels="complete"))
         return [fig]
 
     def _update(self, lam: float, u0: float, w0: float, x: float, y: float) -> None:
-        r = self.result = symmetry_orbit(lam=lam, u0=u0, w0=w0, x=x, y=y, lambdas=self._lam_curve)
-        m = self.model
-        xs, ys = np.array([x]), np.array([y])
-        fig = self.figure
-        point, loss0, loss, G0, G = r.point, r.loss0, r.loss, r.G0, r.G
-        orbit = np.column_stack([self._orbit_lams * u0, w0 / self._orbit_lams])
-        inside = np.all(np.abs(orbit) <= self.extent, axis=1)
+        r = self.result = self.experiment(lam=lam, u0=u0, w0=w0, x=x, y=y)
+        point, fig = r.point, self.figure
         with fig.batch_update():
-            if self._xy_cache != (x, y):
-                z = np.sqrt(m.per_sample_loss(self._grid_theta, xs, ys)[:, 0]).reshape(self._grid.size, -1)
+            if self._xy_cache != (x, y):  # the sample's loss surface changes with x and y only
+                _, z = plane.sample_loss_surface(x, y, self.extent)
                 fig.data[0].z = z
-                zu, zw = product_level_xy(y / x, self.extent) if x != 0 else ([], [])
+                zu, zw = plane.product_level_xy(y / x, self.extent) if x != 0 else ([], [])
                 fig.data[10].update(x=zu, y=zw)
                 self._xy_cache = (x, y)
-            hu, hw = hyperbola_xy(G, self.extent)
-            fig.data[2].update(x=hu, y=hw, name=f"u² − w² = {G:.3g} (through the point)")
-            fig.data[3].x = [float(a) if ok else None for a, ok in zip(orbit[:, 0], inside)]
-            fig.data[3].y = [float(b) if ok else None for b, ok in zip(orbit[:, 1], inside)]
+            hu, hw = plane.hyperbola_xy(r.G, self.extent)
+            fig.data[2].update(x=hu, y=hw, name=f"u² − w² = {r.G:.3g} (through the point)")
+            ou, ow = plane.orbit_xy(u0, w0, self.ORBIT_DRAWN, self.extent)
+            fig.data[3].update(x=ou, y=ow)
             fig.data[4].update(x=[u0], y=[w0])
             fig.data[5].update(x=[point[0]], y=[point[1]])
             fig.data[6].y = r.loss_curve
             fig.data[7].y = r.G_curve
-            fig.data[8].update(x=[lam], y=[loss])
-            fig.data[9].update(x=[lam], y=[G])
-        self.say(f"λ = {lam:.3g}: (u, w) = ({point[0]:.3g}, {point[1]:.3g}). Loss ℓ = {loss:.6g}; at λ = 1 it is "
-                 f"{loss0:.6g} (difference {abs(loss - loss0):.1e}: round-off). But u² − w² = {G:.4g}, "
-                 f"against {G0:.4g} at λ = 1: the symmetry moves G and leaves the loss alone.")
+            fig.data[8].update(x=[lam], y=[r.loss])
+            fig.data[9].update(x=[lam], y=[r.G])
+        self.say(f"λ = {lam:.3g}: (u, w) = ({point[0]:.3g}, {point[1]:.3g}). Loss ℓ = {r.loss:.6g}; at λ = 1 it is "
+                 f"{r.loss0:.6g} (difference {abs(r.loss - r.loss0):.1e}: round-off). But u² − w² = {r.G:.4g}, "
+                 f"against {r.G0:.4g} at λ = 1: the symmetry moves G and leaves the loss alone.")
 
-    def claims(self) -> list[CheckResult]:
-        """The loss is constant on the whole orbit drawn (round-off), and θᵀB∇ℓ = 0 at the point."""
-        return symmetry_claims(self.result)
+
+# ============================================================================ §2 three dynamics
+class ThreeDynamics(ExperimentFigure):
+    """§2: gradient flow, SGD and GD + isotropic noise from the same start, in the ``(u, w)`` plane.
+
+    Draws :func:`~symsgd_core.balance.experiments.three_dynamics` (``y = x + ε``; flow and GD on the population
+    loss, the isotropic kicks ``noise ×`` SGD's noise at the start). Left: the paths over the contours of
+    ``√(L − L_min) = |uw − 1|``, the hyperbolas ``u² − w² = c`` and the balanced lines ``u = ±w``. Right:
+    ``G = u² − w²`` against ``t = η·steps``.
+    """
+
+    auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
+    #: Drawing order (bottom to top) of the three paths; data[3 + i] in the plane, data[8 + i] for G.
+    ORDER = ("iso", "sgd", "flow")
+    NAMES = {"iso": "GD + isotropic noise", "sgd": "SGD", "flow": "gradient flow"}
+    #: The runs that can diverge, by the prefix of their keys in the outcome's numbers (SGD's told first).
+    DIVERGING = {"sgd_": NAMES["sgd"], "iso_": NAMES["iso"]}
+    MAX_EXTENT = 8.0
+    moments = experiments.SCALAR_DATA.moments()
+
+    experiment = staticmethod(experiments.three_dynamics)
+    claims = _claims(figure_claims.three_dynamics_claims)
+    sliders = dict(lr=Range("η", -3, math.log10(0.5), 0.05, kind="log", fmt=".3g"), batch_size=BATCH,
+                   noise=Range("isotropic noise × SGD's", 0.0, 3.0, 0.1), u0=U0.but(lo=-2.5, hi=2.5),
+                   w0=W0.but(lo=-2.5, hi=2.5), steps=Range("steps", 100, 5000, 100, kind="int"), seed=SEED)
+
+    def _figures(self) -> list[go.FigureWidget]:
+        fig = panels("paths in the (u, w) plane", "G = u² − w² along each path", height=500,
+                     column_widths=[0.55, 0.45], horizontal_spacing=0.1)
+        fig.add_contour(x=[0, 1], y=[0, 1], z=[[0, 0], [0, 0]],
+                        colorscale=[[0, NEUTRALS["grey_light"]], [1, NEUTRALS["grey_light"]]],
+                        contours=dict(start=0.25, end=8, size=0.5, coloring="lines"), line=dict(width=0.8),
+                        showscale=False, name="level sets of L", hoverinfo="skip", row=1, col=1)
+        line(fig, "u² − w² = c", COLOURS["hyper"], (1, 1), width=1, dash="dot", hoverinfo="skip")
+        line(fig, "balanced: u² = w²", COLOURS["bound"], (1, 1), width=2, dash="dash", hoverinfo="skip")
+        for key in self.ORDER:
+            line(fig, self.NAMES[key], COLOURS[key], (1, 1), width=4 if key == "flow" else 1.0, legendgroup=key,
+                 opacity=0.85)
+        markers(fig, "start", "white", (1, 1), size=12, marker_line=dict(color="black", width=2))
+        markers(fig, "ends", [COLOURS[k] for k in self.ORDER], (1, 1), size=10, symbol="x")
+        for key in self.ORDER:
+            line(fig, None, COLOURS[key], (1, 2), width=2 if key == "flow" else 1.2, legendgroup=key, showlegend=False)
+        line(fig, "valley uw = 1 (minimum of L)", PALETTE["black"], (1, 1), width=1.5, dash="dot",
+             hoverinfo="skip")  # data[11]
+        axes(fig, (1, 1), x="u", y="w", yaxis=dict(scaleanchor="x"))
+        axes(fig, (1, 2), x="t = η · steps", y="G = u² − w²")
+        return [fig]
+
+    def _show(self, r, lr, batch_size, noise, u0, w0, steps, seed) -> None:
+        n, kind = r.outcome.numbers, r.outcome.kind
+        paths = {}
+        for key, tr in (("flow", r.flow), ("sgd", r.sgd_drawn), ("iso", r.iso)):
+            k = plane.records_in_box(tr.theta[:, 0, :], tr.n_diverged > 0, self.MAX_EXTENT)
+            paths[key] = (tr.theta[:k, 0, :], tr.times[:k], tr.observables["G"][:k, 0])
+        reach = max(float(np.max(np.abs(p[0]))) for p in paths.values())
+        L = float(min(max(2.6, 1.1 * reach), self.MAX_EXTENT))
+        grid, z = plane.population_loss_surface(self.moments, L)
+        levels = [c for c in (-16, -8, -4, -2, -1, 1, 2, 4, 8, 16) if abs(c) < L * L]
+        ends = [paths[key][0][-1] for key in self.ORDER]
+        fig = self.figure
+        with fig.batch_update():
+            fig.data[0].update(x=grid, y=grid, z=z)
+            hu, hw = plane.hyperbola_family_xy(levels, L)
+            fig.data[1].update(x=hu, y=hw)
+            bu, bw = plane.hyperbola_xy(0.0, L)
+            fig.data[2].update(x=bu, y=bw)
+            for i, key in enumerate(self.ORDER):
+                th, t, G = paths[key]
+                idx = _decimate(len(t))
+                fig.data[3 + i].update(x=th[idx, 0], y=th[idx, 1])
+                fig.data[8 + i].update(x=t[idx], y=G[idx])
+            fig.data[6].update(x=[u0], y=[w0])
+            fig.data[7].update(x=[float(e[0]) for e in ends], y=[float(e[1]) for e in ends])
+            vu, vw = plane.product_level_xy(self.moments.beta2 / self.moments.beta1, L)
+            fig.data[11].update(x=vu, y=vw)
+            axes(fig, (1, 1), xaxis=dict(range=[-L, L]), yaxis=dict(range=[-L, L]))
+            _drop_notes(fig, "divergence")
+            if kind == "diverged":
+                _alarm(fig, _divergence_html(n, self.DIVERGING), bordercolor=COLOURS["point"], align="left")
+        if kind == "diverged":
+            self.say(_divergence_html(n, self.DIVERGING).replace("<br>", " "), "error")
+        elif kind == "saddle":
+            self.say("The start (0, 0) is a saddle: every per-sample gradient vanishes there, so nothing moves — "
+                     "not the flow, not SGD, and not the isotropic walker, whose kick size is matched to SGD's noise "
+                     "(zero here). Move u₀ or w₀.", "warning")
+        else:
+            self.say(f"t = {lr * steps:.4g} (T = η/S = {lr / batch_size:.3g}). G = u² − w² started at {n['G0']:.3g}. "
+                     f"Gradient flow ends at G = {n['G_flow']:.4g} (its hyperbola); SGD at G = {n['G_sgd']:.3g} "
+                     f"(sliding to the balanced line); GD + isotropic noise (kick size {r.noise_std:.3g} per "
+                     f"step) at G = {n['G_iso']:.3g}, a random walk along the valley uw = 1.")
+
+
+# ============================================================================ §3 the ensemble and the ODE
+class BalanceEnsemble(ExperimentFigure):
+    """§3: many SGD runs from ``(u, w) = (1.5, 0.5)`` to ``t = 40``: ``‖u‖² = u²`` is rough and spreads, ``G`` is
+    smooth (:func:`~symsgd_core.balance.experiments.balance_ensemble`, ``S = 1`` so ``η = T``).
+
+    Top: ``u²`` and ``G`` of the first :attr:`SHOWN` runs over the 5–95 % band of all runs; for ``G`` also the
+    ensemble mean, the ODE ``dG/dt = −4T g(v) G`` along each run's own ``v(t)`` (mean over runs) and Corollary
+    3.3's bound ``|G₀| e^{−4TΔt/α₁}``. Bottom: the spread (standard deviation across runs) of both.
+    """
+
+    auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
+    SHOWN = 30
+
+    experiment = staticmethod(experiments.balance_ensemble)
+    claims = _claims(figure_claims.ensemble_claims)
+    sliders = dict(temperature=TEMPERATURE.but(description="T = η/S (S = 1)", lo=0.005, hi=0.05, step=0.005,
+                                               fmt=".3f"),
+                   runs=Range("runs", 20, 1000, 20, kind="int"))
+
+    def _figures(self) -> list[go.FigureWidget]:
+        fig = panels("‖u‖² = u²: every run its own rough path", "G = u² − w²: smooth, and an ODE",
+                     "spread across runs (standard deviation)", height=680, rows=2, cols=2, row_heights=[0.62, 0.38],
+                     vertical_spacing=0.14, horizontal_spacing=0.09, specs=[[{}, {}], [{"colspan": 2}, None]])
+        for col in (1, 2):  # the 5–95 % band: its lower edge, then its upper edge filled down to it
+            line(fig, None, None, (1, col), width=0, showlegend=False, hoverinfo="skip")
+            line(fig, "5–95 % of runs", None, (1, col), width=0, fill="tonexty", fillcolor=rgba("grey_mid", 0.35),
+                 showlegend=(col == 1), hoverinfo="skip")
+        line(fig, "mean G", COLOURS["G"], (1, 2), width=3)
+        line(fig, "ODE dG/dt = −4T·g(v)·G along each run (mean)", "black", (1, 2), width=2, dash="dash")
+        line(fig, "bound |G₀|·exp(−4TΔt/α₁)", COLOURS["bound"], (1, 2), width=2, dash="dot")
+        line(fig, "spread of ‖u‖²", COLOURS["u_sq"], (2, 1), width=2.5)
+        line(fig, "spread of G", COLOURS["G"], (2, 1), width=2.5)
+        for col, key, what in ((1, "u_sq", "‖u‖²"), (2, "G", "G")):  # one trace per shown run: no gap markers
+            for r in range(self.SHOWN):
+                line(fig, f"{self.SHOWN} single runs ({what})", COLOURS[key], (1, col), width=0.8, opacity=0.55,
+                     legendgroup=f"runs_{key}", showlegend=(r == 0), hoverinfo="skip")
+        axes(fig, (2, 1), x="t = η · steps", y="std across runs", yaxis=LOG_AXIS)
+        axes(fig, (1, 1), y="‖u‖²")
+        axes(fig, (1, 2), y="G")
+        return [fig]
+
+    def _show(self, res, temperature: float, runs: int) -> None:
+        traj = res.traj
+        ok = traj.ok_runs
+        t = traj.times
+        su, sg, G_ode, bound = res.spread_u, res.spread_G, res.G_ode.mean(axis=1), res.bound
+        shown = (traj.observables["u_sq"][:, ok], traj.observables["G"][:, ok])
+        n_show = min(self.SHOWN, shown[0].shape[1])
+        fig = self.figure
+        with fig.batch_update():
+            for base, s in ((0, su), (2, sg)):
+                fig.data[base].update(x=t, y=s["q05"])
+                fig.data[base + 1].update(x=t, y=s["q95"])
+            fig.data[4].update(x=t, y=sg["mean"])
+            fig.data[5].update(x=t, y=G_ode)
+            fig.data[6].update(x=t, y=bound)
+            fig.data[7].update(x=t[1:], y=su["std"][1:])
+            fig.data[8].update(x=t[1:], y=np.maximum(sg["std"][1:], 1e-300))
+            for j, a in enumerate(shown):
+                for r in range(self.SHOWN):
+                    tr = fig.data[9 + j * self.SHOWN + r]
+                    if r < n_show:
+                        tr.update(x=t, y=a[:, r], visible=True)
+                    else:
+                        tr.update(x=[], y=[], visible=False)
+        msg = (f"T = {res.temperature:g}: {int(ok.sum())} runs of {traj.steps[-1]:,} steps to t = {t[-1]:g}. At the "
+               f"end the spread of ‖u‖² is {su['std'][-1]:.3g} and that of G is {sg['std'][-1]:.3g} "
+               f"({sg['std'][-1] / su['std'][-1]:.2g} of it). Mean G = {sg['mean'][-1]:.3g}; the ODE along each run "
+               f"gives {G_ode[-1]:.3g}; the bound is {bound[-1]:.3g}.")
+        if res.outcome.kind == "some_diverged":
+            self.say(msg + f" {res.outcome.numbers['diverged']} runs diverged and are left out.", "warning")
+        else:
+            self.say(msg)
 
 
 # ============================================================================ §4 Itô's lemma term by term
-
-
 class ItoTermsExplorer(Controller):
     """§4: Itô's lemma for ``G = ‖u‖² − ‖w‖²`` and for ``‖u‖²`` at the slider point, and the spectrum of ``C``.
 
-    Sliders: ``u``, ``w`` (the point; for the rank-1 net ``θ = (u·û, w·ŵ)`` with fixed unit vectors),
-    ``temperature`` ``T``; a toggle chooses the model. Left: drift, Itô correction and noise
-    coefficient of ``dG`` and of ``d‖u‖²``. Right: eigenvalues of ``C(θ)`` and the weight of
-    ``Bθ/‖Bθ‖`` on each eigenvector. Below: the authors' proof of Theorem 3.1 (arXiv 2308.06671, as in their reply to a
-    reviewer), line by line, with the numbers.
+    The point is ``(u, w)`` (for the rank-1 net ``θ = (u·û, w·ŵ)`` with fixed unit vectors). Left: drift, Itô
+    correction and noise coefficient of ``dG`` and of ``d‖u‖²``. Right: eigenvalues of ``C(θ)`` and the weight of
+    ``Bθ/‖Bθ‖`` on each eigenvector. Below: the authors' proof of Theorem 3.1 (arXiv 2308.06671, as in their reply
+    to a reviewer), line by line, with the numbers.
     """
 
-    MODELS = ITO_MODELS
+    MODELS = experiments.ITO_MODELS
+    #: The three terms of Itô's lemma the bars show.
+    TERMS = ["drift<br>−2θᵀQ∇𝓛", "Itô correction<br>T·Tr[QC]", "noise coefficient<br>‖2√T·√C·Qθ‖"]
 
-    experiment = staticmethod(ito_point)
-    sliders = dict(model=lambda value: widgets.ToggleButtons(options=ITO_MODELS, value=value, description="model"),
+    experiment = staticmethod(experiments.ito_point)
+    claims = _claims(figure_claims.ito_claims)
+    sliders = dict(model=lambda value: widgets.ToggleButtons(options=experiments.ITO_MODELS, value=value,
+                                                             description="model"),
                    u=U0.but(description="u (scale of u)", continuous=True),
                    w=W0.but(description="w (scale of w)", continuous=True),
                    temperature=TEMPERATURE.but(lo=0.0, hi=0.2, step=0.005, fmt=".3f", continuous=True))
 
     def _figures(self) -> list[go.FigureWidget]:
         self.proof = widgets.HTML(layout=widgets.Layout(width="100%"))
-        fig = go.FigureWidget(make_subplots(
-            rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
-            specs=[[{}, {"secondary_y": True}]],
-            # short titles: the figure must read at JupyterLab's narrower width too (the formula is in the text)
-            subplot_titles=("Itô's lemma, term by term", "spectrum of C(θ) and where Jθ points")))
-        fig.update_layout(height=440, barmode="group", **_LAYOUT)
-        cats = ["drift<br>−2θᵀQ∇𝓛", "Itô correction<br>T·Tr[QC]", "noise coefficient<br>‖2√T·√C·Qθ‖"]
-        self._cats = cats
-        fig.add_bar(x=cats, y=[0, 0, 0], name="f = G = ‖u‖² − ‖w‖²  (Q = J)", marker_color=COLOURS["G"],
-                    texttemplate="%{y:.3g}", textposition="outside", row=1, col=1)
-        fig.add_bar(x=cats, y=[0, 0, 0], name="f = ‖u‖²", marker_color=COLOURS["u_sq"],
-                    texttemplate="%{y:.3g}", textposition="outside", row=1, col=1)
+        # short titles: the figure must read at JupyterLab's narrower width too (the formula is in the text)
+        fig = panels("Itô's lemma, term by term", "spectrum of C(θ) and where Jθ points", height=440,
+                     layout=dict(barmode="group", **LAYOUT), column_widths=[0.55, 0.45], horizontal_spacing=0.12,
+                     specs=[[{}, {"secondary_y": True}]])
+        for name, key in (("f = G = ‖u‖² − ‖w‖²  (Q = J)", "G"), ("f = ‖u‖²", "u_sq")):
+            fig.add_bar(x=self.TERMS, y=[0, 0, 0], name=name, marker_color=COLOURS[key], texttemplate="%{y:.3g}",
+                        textposition="outside", row=1, col=1)
         fig.add_bar(x=[], y=[], name="eigenvalues of C", marker_color=NEUTRALS["grey_mid"], showlegend=True,
                     texttemplate="%{y:.2g}", textposition="outside", row=1, col=2)
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=13, symbol="diamond", color=COLOURS["point"]),
-                        name="weight of Jθ/‖Jθ‖ on the eigenvector (right axis)", row=1, col=2, secondary_y=True)
-        fig.update_yaxes(title_text="per unit time t", row=1, col=1)
-        fig.update_yaxes(title_text="eigenvalue", row=1, col=2, secondary_y=False)
-        fig.update_yaxes(title_text="(eᵢ·Jθ/‖Jθ‖)²", range=[0, 1.1], tickmode="array",
-                         tickvals=[0, 0.25, 0.5, 0.75, 1], showgrid=False, row=1, col=2, secondary_y=True)
+        markers(fig, "weight of Jθ/‖Jθ‖ on the eigenvector (right axis)", COLOURS["point"], (1, 2, True), size=13,
+                symbol="diamond")
+        axes(fig, (1, 1), y="per unit time t")
+        axes(fig, (1, 2), y="eigenvalue")  # both y axes of the panel: the next line titles the right one
+        axes(fig, (1, 2, True), y="(eᵢ·Jθ/‖Jθ‖)²",
+             yaxis=dict(range=[0, 1.1], tickmode="array", tickvals=[0, 0.25, 0.5, 0.75, 1], showgrid=False))
         return [fig]
 
     def _children(self) -> list:
@@ -302,37 +386,30 @@ class ItoTermsExplorer(Controller):
                 *self.figures, self.proof, self.status]
 
     def _update(self, model: str, u: float, w: float, temperature: float) -> None:
-        p = self.result = ito_point(model=model, u=u, w=w, temperature=temperature)
+        p = self.result = self.experiment(model=model, u=u, w=w, temperature=temperature)
         tg, tu, spec = p.G_terms, p.u_terms, p.spectrum
+        labels = [f"e{i + 1}" for i in range(p.model.n_params)]
         fig = self.figure
         with fig.batch_update():
             fig.data[0].y = [tg.drift, tg.ito_correction, tg.noise_std]
             fig.data[1].y = [tu.drift, tu.ito_correction, tu.noise_std]
-            labels = [f"e{i + 1}" for i in range(p.model.n_params)]
             fig.data[2].update(x=labels, y=np.clip(p.eigenvalues, 0, None))
-            if spec is None:
-                fig.data[3].update(x=[], y=[])
-            else:
-                fig.data[3].update(x=labels, y=spec.overlaps)
+            fig.data[3].update(x=[] if spec is None else labels, y=[] if spec is None else spec.overlaps)
         self.proof.value = self._proof_html()
         if spec is None:
             self.say("At u = w = 0 the direction Jθ is zero: there is no symmetry direction to mark (and every "
                      "gradient vanishes). Move u or w away from 0.", "warning")
-        else:
-            zero = int(np.argmax(spec.overlaps))
-            self.say(f"dG/dt = T·Tr[CJ] = {_fmt(tg.rate)} exactly (drift {_fmt(tg.drift, 2)}, noise "
-                     f"{_fmt(tg.noise_std, 2)}: round-off). d‖u‖² has drift {_fmt(tu.drift)}, Itô correction "
-                     f"{_fmt(tu.ito_correction)} and noise coefficient {_fmt(tu.noise_std)}. Jθ puts "
-                     f"{spec.overlaps[zero]:.6f} of its weight on eigenvalue {_fmt(spec.eigenvalues[zero], 2)} of C "
-                     f"(largest eigenvalue {_fmt(spec.eigenvalues[-1])}): a null direction.")
+            return
+        zero = int(np.argmax(spec.overlaps))
+        self.say(f"dG/dt = T·Tr[CJ] = {_fmt(tg.rate)} exactly (drift {_fmt(tg.drift, 2)}, noise "
+                 f"{_fmt(tg.noise_std, 2)}: round-off). d‖u‖² has drift {_fmt(tu.drift)}, Itô correction "
+                 f"{_fmt(tu.ito_correction)} and noise coefficient {_fmt(tu.noise_std)}. Jθ puts "
+                 f"{spec.overlaps[zero]:.6f} of its weight on eigenvalue {_fmt(spec.eigenvalues[zero], 2)} of C "
+                 f"(largest eigenvalue {_fmt(spec.eigenvalues[-1])}): a null direction.")
 
     def _proof_html(self) -> str:
         p = self.result
         tg, tu, T = p.G_terms, p.u_terms, p.temperature
-        extra = ""
-        if p.scalar_rate is not None:
-            extra = (f"<tr><td>7′</td><td>scalar model: C = 4g(v)∇v∇vᵀ, so dG/dt = −4T·g(v)·G</td>"
-                     f"<td>{_fmt(p.scalar_rate)}</td><td></td></tr>")
         rows = [
             ("1", "Itô: df = (∇fᵀμ + ½Tr[𝐃ᵀ∇²f 𝐃]) dt + ∇fᵀ𝐃 dW, μ = −∇𝓛, 𝐃 = √(TC)", "", ""),
             ("2", "f = θᵀQθ: ∇f = 2Qθ, ∇²f = 2Q (G: Q = J; ‖u‖²: Q = diag(1 on u))", "", ""),
@@ -345,285 +422,32 @@ class ItoTermsExplorer(Controller):
             ("9", "E[df]/dt = drift + Itô correction", _fmt(tg.rate), _fmt(tu.rate)),
         ]
         body = "".join(f"<tr><td>{a}</td><td>{html.escape(b)}</td><td>{c}</td><td>{d}</td></tr>" for a, b, c, d in rows)
+        if p.scalar_rate is not None:
+            body += (f"<tr><td>7′</td><td>scalar model: C = 4g(v)∇v∇vᵀ, so dG/dt = −4T·g(v)·G</td>"
+                     f"<td>{_fmt(p.scalar_rate)}</td><td></td></tr>")
         return ("<table style='border-collapse:collapse;font-size:90%'>"
                 "<tr><th>line</th><th>the authors' proof (their reply), at the slider point (T = "
-                f"{T:g})</th><th>f = G</th><th>f = ‖u‖²</th></tr>{body}{extra}</table>")
-
-    def claims(self) -> list[CheckResult]:
-        """The proof's steps at the slider point: per-sample symmetry, θᵀBC = 0, √C·Bθ = 0, Itô terms."""
-        return ito_claims(self.result)
-
-
-def _cut_at_divergence(traj, extent: float):
-    """Index (exclusive) of the last record to draw: before |θ| leaves ``extent`` after a divergence."""
-    K = traj.theta.shape[0]
-    if traj.n_diverged == 0:
-        return K
-    big = np.max(np.abs(traj.theta[:, 0, :]), axis=1) > extent
-    return int(np.argmax(big)) if big.any() else K
-
-
-def _divergence_message(name: str, step: int, onset_step: int, max_s: float) -> str:
-    """What happened and why, for a run of the scalar model that diverged at ``step``; ``onset_step``, ``max_s``:
-    :func:`~symsgd_core.balance.experiments.divergence_onset`."""
-    onset = (f"η(u² + w²) first exceeded 1 at step {onset_step}" if onset_step >= 0
-             else f"η(u² + w²) stayed ≤ {max_s:.2g}, but single samples with large x² had η·x²(u² + w²) > 1")
-    return f"{name} diverged at step {step} (|θ| passed {PLANE_DIVERGENCE_LIMIT:.0e}): {onset}."
-
-
-#: Why a run of the scalar model diverges (shown once under the per-run headlines).
-DIVERGENCE_WHY = ("Gradient descent on this loss is stable only while η(u² + w²) < 1/E[x²] = 1 (a sample x needs "
-                  "η·x²(u² + w²) < 1):<br>beyond, each step overshoots the valley uw = 1, η|ḡ_ℬ| grows, and the "
-                  "factor 1 − η²ḡ_ℬ² < −1 makes |u² − w²| grow too.<br>Lower η or start closer to the origin.")
-
-
-def _decimate(n: int, limit: int = 1500) -> np.ndarray:
-    """At most ``limit`` indices of ``range(n)``, first and last included."""
-    if n <= limit:
-        return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, limit).round().astype(int))
-
-
-# ============================================================================ §2 three dynamics
-
-
-class ThreeDynamics(ExperimentFigure):
-    """§2: gradient flow, SGD and GD + isotropic noise from the same start, in the ``(u, w)`` plane.
-
-    Draws :func:`~symsgd_core.balance.experiments.three_dynamics` (data: ``x ~ N(0, 1)``, ``y = x + ε``,
-    ``σ = 1``; SGD draws fresh samples, flow and GD use the exact population loss; the isotropic kick size is
-    ``noise ×`` the one that matches SGD's total noise at the start). Left: the paths
-    over the contours of ``√(L − L_min) = |uw − 1|`` with the hyperbolas ``u² − w² = c`` and the balanced
-    lines ``u = ±w``. Right: ``G = u² − w²`` against ``t = η·steps``.
-    """
-
-    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
-    auto_run = True
-
-    #: Drawing order (bottom to top) of the three paths; data[3 + i] in the plane, data[8 + i] for G.
-    ORDER = ("iso", "sgd", "flow")
-    MAX_EXTENT = 8.0
-    moments = SCALAR_DATA.moments()
-
-    experiment = staticmethod(three_dynamics)
-    sliders = dict(lr=Range("η", -3, math.log10(0.5), 0.05, kind="log", fmt=".3g"), batch_size=BATCH,
-                   noise=Range("isotropic noise × SGD's", 0.0, 3.0, 0.1), u0=U0.but(lo=-2.5, hi=2.5),
-                   w0=W0.but(lo=-2.5, hi=2.5), steps=Range("steps", 100, 5000, 100, kind="int"), seed=SEED)
-
-    def _figures(self) -> list[go.FigureWidget]:
-        fig = go.FigureWidget(make_subplots(
-            rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.1,
-            subplot_titles=("paths in the (u, w) plane", "G = u² − w² along each path")))
-        fig.update_layout(height=500, **_LAYOUT)
-        fig.add_contour(x=[0, 1], y=[0, 1], z=[[0, 0], [0, 0]],
-                        colorscale=[[0, NEUTRALS["grey_light"]], [1, NEUTRALS["grey_light"]]],
-                        contours=dict(start=0.25, end=8, size=0.5, coloring="lines"), line=dict(width=0.8),
-                        showscale=False, name="level sets of L", hoverinfo="skip", row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["hyper"], width=1, dash="dot"),
-                        name="u² − w² = c", hoverinfo="skip", row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["bound"], width=2, dash="dash"),
-                        name="balanced: u² = w²", hoverinfo="skip", row=1, col=1)
-        for key, name in (("iso", "GD + isotropic noise"), ("sgd", "SGD"), ("flow", "gradient flow")):
-            fig.add_scatter(x=[], y=[], mode="lines", name=name, legendgroup=key, row=1, col=1, opacity=0.85,
-                            line=dict(color=COLOURS[key], width=4 if key == "flow" else 1.0))
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=12, color="white",
-                                                                line=dict(color="black", width=2)),
-                        name="start", row=1, col=1)
-        ends = [COLOURS[k] for k in self.ORDER]
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=10, symbol="x", color=ends), name="ends",
-                        row=1, col=1)
-        for key in self.ORDER:
-            fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS[key], width=2 if key == "flow" else 1.2),
-                            legendgroup=key, showlegend=False, row=1, col=2)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=PALETTE["black"], width=1.5, dash="dot"),
-                        name="valley uw = 1 (minimum of L)", hoverinfo="skip", row=1, col=1)  # data[11]
-        fig.update_xaxes(title_text="u", row=1, col=1)
-        fig.update_yaxes(title_text="w", scaleanchor="x", row=1, col=1)
-        fig.update_xaxes(title_text="t = η · steps", row=1, col=2)
-        fig.update_yaxes(title_text="G = u² − w²", row=1, col=2)
-        return [fig]
-
-    def _show(self, r, lr, batch_size, noise, u0, w0, steps, seed) -> None:
-        paths = {}
-        for key, tr in (("flow", r.flow), ("sgd", r.sgd_drawn), ("iso", r.iso)):
-            cut = _cut_at_divergence(tr, self.MAX_EXTENT)
-            paths[key] = (tr.theta[:max(cut, 1), 0, :], tr.times[:max(cut, 1)], tr.observables["G"][:max(cut, 1), 0])
-        reach = max(float(np.max(np.abs(p[0]))) for p in paths.values())
-        L = float(min(max(2.6, 1.1 * reach), self.MAX_EXTENT))
-        grid = np.linspace(-L, L, 101)
-        U, W = np.meshgrid(grid, grid)
-        z = np.sqrt(np.maximum(self.moments.loss(U * W) - self.moments.loss_floor, 0.0))
-        fig = self.figure
-        levels = [c for c in (-16, -8, -4, -2, -1, 1, 2, 4, 8, 16) if abs(c) < L * L]
-        with fig.batch_update():
-            fig.data[0].update(x=grid, y=grid, z=z)
-            hu, hw = _family_xy(levels, L)
-            fig.data[1].update(x=hu, y=hw)
-            bu, bw = hyperbola_xy(0.0, L)
-            fig.data[2].update(x=bu, y=bw)
-            ends_u, ends_w = [], []
-            for i, key in enumerate(self.ORDER):
-                th, t, G = paths[key]
-                idx = _decimate(len(t))
-                fig.data[3 + i].update(x=th[idx, 0], y=th[idx, 1])
-                fig.data[8 + i].update(x=t[idx], y=G[idx])
-                ends_u.append(float(th[-1, 0]))
-                ends_w.append(float(th[-1, 1]))
-            fig.data[6].update(x=[u0], y=[w0])
-            fig.data[7].update(x=ends_u, y=ends_w)
-            vu, vw = product_level_xy(self.moments.beta2 / self.moments.beta1, L)
-            fig.data[11].update(x=vu, y=vw)
-            fig.update_xaxes(range=[-L, L], row=1, col=1)
-            fig.update_yaxes(range=[-L, L], row=1, col=1)
-            fig.layout.annotations = [a for a in fig.layout.annotations if a.name != "divergence"]
-            if r.outcome.kind == "diverged":
-                fig.add_annotation(name="divergence", text=self._divergence_text(r.outcome.numbers), xref="paper",
-                                   yref="paper", x=0.5, y=0.5, showarrow=False, bgcolor="rgba(254,226,226,0.92)",
-                                   bordercolor=COLOURS["point"], font=dict(color="#7f1d1d", size=13), align="left")
-        n = r.outcome.numbers
-        if r.outcome.kind == "diverged":
-            self.say(self._divergence_text(n).replace("<br>", " "), "error")
-        elif r.outcome.kind == "saddle":
-            self.say("The start (0, 0) is a saddle: every per-sample gradient vanishes there, so nothing moves — "
-                     "not the flow, not SGD, and not the isotropic walker, whose kick size is matched to SGD's noise "
-                     "(zero here). Move u₀ or w₀.", "warning")
-        else:
-            self.say(f"t = {lr * steps:.4g} (T = η/S = {lr / batch_size:.3g}). G = u² − w² started at {n['G0']:.3g}. "
-                     f"Gradient flow ends at G = {n['G_flow']:.4g} (its hyperbola); SGD at G = {n['G_sgd']:.3g} "
-                     f"(sliding to the balanced line); GD + isotropic noise (kick size {r.noise_std:.3g} per "
-                     f"step) at G = {n['G_iso']:.3g}, a random walk along the valley uw = 1.")
-
-    @staticmethod
-    def _divergence_text(n: dict) -> str:
-        """The diverged runs of ``n`` (the outcome's numbers) in words, and why (HTML with ``<br>``)."""
-        names = {"sgd": "SGD", "iso": "GD + isotropic noise"}
-        parts = [_divergence_message(names[k], n[f"{k}_diverged_step"], n[f"{k}_onset_step"], n[f"{k}_max_s"])
-                 for k in names if f"{k}_diverged_step" in n]
-        return "<br>".join(parts + [DIVERGENCE_WHY])
-
-    def claims(self) -> list[CheckResult]:
-        """Flow conserves G (integrator accuracy); SGD obeys the one-step identity and never grows |G|
-        while η|ḡ_B| ≤ √2 (:func:`~symsgd_core.balance.claims.three_dynamics_claims`)."""
-        return three_dynamics_claims(self.result)
-
-
-# ============================================================================ §3 the ensemble and the ODE
-
-
-class BalanceEnsemble(ExperimentFigure):
-    """§3: many SGD runs from ``(u, w) = (1.5, 0.5)``: ``‖u‖² = u²`` is rough and spreads, ``G`` is smooth.
-
-    Draws :func:`~symsgd_core.balance.experiments.balance_ensemble`. Sliders: temperature ``T = η/S`` (batch
-    ``S = 1``, so ``η = T``) and the number of runs. Every run lasts ``t = 40`` (``40/T`` steps). Top left:
-    ``u²`` of the first :attr:`SHOWN` runs and the 5–95 % band of all runs. Top right: the same for ``G`` with
-    the ensemble mean, the ODE ``dG/dt = −4T g(v) G`` integrated along each run's own ``v(t)`` (mean over
-    runs), and Corollary 3.3's bound ``|G₀| e^{−4TΔt/α₁}``. Bottom: the spread (standard deviation across runs) of both.
-    """
-
-    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
-    auto_run = True
-
-    SHOWN = 30
-
-    experiment = staticmethod(balance_ensemble)
-    sliders = dict(temperature=TEMPERATURE.but(description="T = η/S (S = 1)", lo=0.005, hi=0.05, step=0.005,
-                                               fmt=".3f"),
-                   runs=Range("runs", 20, 1000, 20, kind="int"))
-
-    def _figures(self) -> list[go.FigureWidget]:
-        fig = go.FigureWidget(make_subplots(
-            rows=2, cols=2, row_heights=[0.62, 0.38], vertical_spacing=0.14, horizontal_spacing=0.09,
-            specs=[[{}, {}], [{"colspan": 2}, None]],
-            subplot_titles=("‖u‖² = u²: every run its own rough path", "G = u² − w²: smooth, and an ODE",
-                            "spread across runs (standard deviation)")))
-        fig.update_layout(height=680, **_LAYOUT)
-        for col in (1, 2):
-            fig.add_scatter(x=[], y=[], mode="lines", line=dict(width=0), showlegend=False, hoverinfo="skip",
-                            row=1, col=col)
-            fig.add_scatter(x=[], y=[], mode="lines", line=dict(width=0), fill="tonexty",
-                            fillcolor=rgba("grey_mid", 0.35), name="5–95 % of runs", showlegend=(col == 1),
-                            hoverinfo="skip", row=1, col=col)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["G"], width=3), name="mean G", row=1, col=2)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color="black", width=2, dash="dash"),
-                        name="ODE dG/dt = −4T·g(v)·G along each run (mean)", row=1, col=2)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["bound"], width=2, dash="dot"),
-                        name="bound |G₀|·exp(−4TΔt/α₁)", row=1, col=2)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["u_sq"], width=2.5), name="spread of ‖u‖²",
-                        row=2, col=1)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["G"], width=2.5), name="spread of G",
-                        row=2, col=1)
-        for col, key, what in ((1, "u_sq", "‖u‖²"), (2, "G", "G")):  # one trace per shown run: no gap markers
-            for r in range(self.SHOWN):
-                fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS[key], width=0.8), opacity=0.55,
-                                name=f"{self.SHOWN} single runs ({what})", legendgroup=f"runs_{key}",
-                                showlegend=(r == 0), hoverinfo="skip", row=1, col=col)
-        fig.update_xaxes(title_text="t = η · steps", row=2, col=1)
-        fig.update_yaxes(type="log", dtick="D2", minorloglabels="complete", title_text="std across runs", row=2, col=1)
-        fig.update_yaxes(title_text="‖u‖²", row=1, col=1)
-        fig.update_yaxes(title_text="G", row=1, col=2)
-        return [fig]
-
-    def _show(self, res, temperature: float, runs: int) -> None:
-        traj = res.traj
-        ok = traj.ok_runs
-        t = traj.times
-        u2 = traj.observables["u_sq"][:, ok]
-        G = traj.observables["G"][:, ok]
-        T, su, sg, G_ode, bound = res.temperature, res.spread_u, res.spread_G, res.G_ode, res.bound
-        fig = self.figure
-        n_show = min(self.SHOWN, u2.shape[1])
-        with fig.batch_update():
-            for base, s in ((0, su), (2, sg)):
-                fig.data[base].update(x=t, y=s["q05"])
-                fig.data[base + 1].update(x=t, y=s["q95"])
-            fig.data[4].update(x=t, y=sg["mean"])
-            fig.data[5].update(x=t, y=G_ode.mean(axis=1))
-            fig.data[6].update(x=t, y=bound)
-            fig.data[7].update(x=t[1:], y=su["std"][1:])
-            fig.data[8].update(x=t[1:], y=np.maximum(sg["std"][1:], 1e-300))
-            for j, a in enumerate((u2, G)):
-                for r in range(self.SHOWN):
-                    tr = fig.data[9 + j * self.SHOWN + r]
-                    if r < n_show:
-                        tr.update(x=t, y=a[:, r], visible=True)
-                    else:
-                        tr.update(x=[], y=[], visible=False)
-        msg = (f"T = {T:g}: {int(ok.sum())} runs of {traj.steps[-1]:,} steps to t = {t[-1]:g}. At the end the "
-               f"spread of ‖u‖² is {su['std'][-1]:.3g} and that of G is {sg['std'][-1]:.3g} "
-               f"({sg['std'][-1] / su['std'][-1]:.2g} of it). Mean G = {sg['mean'][-1]:.3g}; the ODE along each run "
-               f"gives {G_ode.mean(axis=1)[-1]:.3g}; the bound is {bound[-1]:.3g}.")
-        if res.outcome.kind == "some_diverged":
-            self.say(msg + f" {res.outcome.numbers['diverged']} runs diverged and are left out.", "warning")
-        else:
-            self.say(msg)
-
-    def claims(self) -> list[CheckResult]:
-        """Corollary 3.3 (ensemble mean of |G| under its bound) at this T and ensemble size, G's spread below
-        ‖u‖²'s at every record, and G's missing diffusion term (one-step variance scaling)."""
-        return ensemble_claims(self.result)
+                f"{T:g})</th><th>f = G</th><th>f = ‖u‖²</th></tr>{body}</table>")
 
 
 # ============================================================================ §5 beyond the toy
-
-
 def _ratio_panel(fig, col: int, showlegend: bool) -> None:
     """Traces of a ratio panel: trace ratio, norm ratio, reference line at 1, the averaging window."""
-    fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["G"], width=2.5),
-                    name="Tr Cov∇<sub>u</sub>ℓ / Tr Cov∇<sub>w</sub>ℓ (noise)",
-                    legendgroup="noise", showlegend=showlegend, row=1, col=col)
-    fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["u_sq"], width=2.5),
-                    name="‖u‖² / ‖w‖² (norms)", legendgroup="norms", showlegend=showlegend, row=1, col=col)
-    fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=NEUTRALS["grey"], width=1, dash="dot"), name="ratio 1",
-                    legendgroup="one", showlegend=showlegend, hoverinfo="skip", row=1, col=col)
-    fig.add_scatter(x=[], y=[], mode="lines", line=dict(width=0), fill="toself", fillcolor=rgba("reddish_purple", 0.08),
-                    name="averaging window", legendgroup="win", showlegend=showlegend, hoverinfo="skip", row=1, col=col)
+    at, shown = (1, col), dict(showlegend=showlegend)
+    line(fig, "Tr Cov∇<sub>u</sub>ℓ / Tr Cov∇<sub>w</sub>ℓ (noise)", COLOURS["G"], at, width=2.5,
+         legendgroup="noise", **shown)
+    line(fig, "‖u‖² / ‖w‖² (norms)", COLOURS["u_sq"], at, width=2.5, legendgroup="norms", **shown)
+    line(fig, "ratio 1", NEUTRALS["grey"], at, width=1, dash="dot", legendgroup="one", hoverinfo="skip", **shown)
+    line(fig, "averaging window", None, at, width=0, fill="toself", fillcolor=rgba("reddish_purple", 0.08),
+         legendgroup="win", hoverinfo="skip", **shown)
 
 
-def _fill_ratio_panel(fig, first: int, times, tr_u, tr_w, u_sq, w_sq, window: float) -> tuple[float, float]:
-    """Fill the four traces of a ratio panel starting at ``fig.data[first]``; returns the y-range used (log10)."""
-    t = np.asarray(times, dtype=float)
-    rt = np.asarray(tr_u) / np.asarray(tr_w)
-    rn = np.asarray(u_sq) / np.asarray(w_sq)
+def _fill_ratio_panel(fig, first: int, series, window: float) -> tuple[float, float]:
+    """Fill the four traces of a ratio panel from ``fig.data[first]`` with ``series``
+    (:class:`~symsgd_core.balance.experiments.BalanceSeries`); returns the y-range used (log10)."""
+    t = np.asarray(series.times, dtype=float)
+    rt = np.asarray(series.tr_cov_u) / np.asarray(series.tr_cov_w)
+    rn = np.asarray(series.u_sq) / np.asarray(series.w_sq)
     lo = float(min(rt.min(), rn.min(), 1.0)) / 1.5
     hi = float(max(rt.max(), rn.max(), 1.0)) * 1.5
     start = t[int(math.floor((1.0 - window) * (t.size - 1)))]
@@ -637,18 +461,15 @@ def _fill_ratio_panel(fig, first: int, times, tr_u, tr_w, u_sq, w_sq, window: fl
 class Rank1Balance(ExperimentFigure):
     """§5a: noise balance vs norm balance in the rank-1 linear net ``f(x) = u (wᵀx)`` with vector data.
 
-    Sliders: ``d_in``, ``d_out``, ``η``, steps, seed (8 runs, ``S = 1``, fresh samples; exact population
-    noise traces, :func:`~symsgd_core.balance.experiments.rank1_balance`). Left: the ratio of the two
-    noise traces and of the two norms (means over runs), with ``d_out/d_in`` dashed. Right: ``‖u‖²`` and
-    ``‖w‖²``.
+    8 runs, ``S = 1``, fresh samples, exact population noise traces
+    (:func:`~symsgd_core.balance.experiments.rank1_balance`). Left: the ratio of the two noise traces and of the two
+    norms (means over runs), with ``d_out/d_in`` dashed. Right: ``‖u‖²`` and ``‖w‖²``.
     """
 
-    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
-    auto_run = True
+    auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
 
-    WINDOW = RANK1_WINDOW
-
-    experiment = staticmethod(rank1_balance)
+    experiment = staticmethod(experiments.rank1_balance)
+    claims = _claims(figure_claims.rank1_claims)
     # d_out ≥ 2: with d_in = d_out = 1 GaussianData is scalar (1-D arrays), which the rank-1 model's minibatches do
     # not accept (engine limitation); that case is the scalar model of §1–§4 anyway.
     sliders = dict(d_in=Range("d_in", 1, 8, kind="int"), d_out=Range("d_out", 2, 4, kind="int"),
@@ -656,19 +477,16 @@ class Rank1Balance(ExperimentFigure):
                    steps=Range("steps", 2000, 6000, 500, kind="int"), seed=SEED)
 
     def _figures(self) -> list[go.FigureWidget]:
-        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
-            "ratios (mean of 8 runs; log scale)", "the norms themselves (mean of 8 runs)")))
-        fig.update_layout(height=430, **_LAYOUT)
+        fig = panels("ratios (mean of 8 runs; log scale)", "the norms themselves (mean of 8 runs)", height=430,
+                     horizontal_spacing=0.1)
         _ratio_panel(fig, 1, True)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["u_sq"], width=1.5, dash="dash"),
-                        name="d<sub>out</sub> / d<sub>in</sub> (isotropic estimate)", row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["u_sq"], width=2.5), name="‖u‖²",
-                        row=1, col=2)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=COLOURS["w_sq"], width=2.5), name="‖w‖²",
-                        row=1, col=2)
-        fig.update_yaxes(type="log", dtick="D2", minorloglabels="complete", title_text="ratio", row=1, col=1)
-        fig.update_yaxes(title_text="squared norm", row=1, col=2)
-        fig.update_xaxes(title_text="t = η · steps")
+        line(fig, "d<sub>out</sub> / d<sub>in</sub> (isotropic estimate)", COLOURS["u_sq"], (1, 1), width=1.5,
+             dash="dash")
+        line(fig, "‖u‖²", COLOURS["u_sq"], (1, 2), width=2.5)
+        line(fig, "‖w‖²", COLOURS["w_sq"], (1, 2), width=2.5)
+        axes(fig, (1, 1), y="ratio", yaxis=LOG_AXIS)
+        axes(fig, (1, 2), y="squared norm")
+        axes(fig, x="t = η · steps")
         return [fig]
 
     def _show(self, run, d_in, d_out, lr, steps, seed) -> None:
@@ -676,32 +494,27 @@ class Rank1Balance(ExperimentFigure):
         fig = self.figure
         n_ok = run.runs.G.shape[1]
         with fig.batch_update():
+            _drop_notes(fig, "divergence")
             if n_ok == 0:
-                for tr in fig.data:
-                    tr.update(x=[], y=[])
-                fig.layout.annotations = [a for a in fig.layout.annotations if a.name != "divergence"]
-                fig.add_annotation(name="divergence", text=f"all runs diverged at η = {lr:.3g}: lower η", xref="paper",
-                                   yref="paper", x=0.5, y=0.5, showarrow=False, bgcolor="rgba(254,226,226,0.92)",
-                                   font=dict(color="#7f1d1d", size=14))
+                _clear(fig.data)
+                _alarm(fig, f"all runs diverged at η = {lr:.3g}: lower η", font=dict(color="#7f1d1d", size=14))
             else:
-                fig.layout.annotations = [a for a in fig.layout.annotations if a.name != "divergence"]
                 m = run.mean
-                lo, hi = _fill_ratio_panel(fig, 0, m.times, m.tr_cov_u, m.tr_cov_w, m.u_sq, m.w_sq, self.WINDOW)
+                lo, hi = _fill_ratio_panel(fig, 0, m, figure_claims.RANK1_WINDOW)
                 lo, hi = min(lo, math.log10(d_out / d_in) - 0.2), max(hi, math.log10(d_out / d_in) + 0.2)
                 fig.data[4].update(x=[m.times[0], m.times[-1]], y=[d_out / d_in] * 2)
                 fig.data[5].update(x=m.times, y=m.u_sq)
                 fig.data[6].update(x=m.times, y=m.w_sq)
-                fig.update_yaxes(range=[lo, hi], row=1, col=1)
+                axes(fig, (1, 1), yaxis=dict(range=[lo, hi]))
         if n_ok == 0:
             self.say(f"All {run.settings['runs']} runs diverged at η = {lr:.3g} (d_in = {d_in}): the per-sample "
                      "step overshoots when η‖x‖²‖u‖² is of order 1. Lower η.", "error")
             return
-        c = self.claims()
-        nb = c[0].details
+        nb = self.claims()[0].details
         msg = (f"Last half of the run: noise-trace ratio {nb['trace_ratio']:.3f} (the law predicts "
                f"{nb['predicted_ratio']:.3f} from G's remaining drift), norm ratio ‖u‖²/‖w‖² = "
                f"{run.mean.u_sq[-1] / run.mean.w_sq[-1]:.3f} against d_out/d_in = {d_out / d_in:.3g}.")
-        if not traces_met(nb["trace_ratio"]):
+        if not figure_claims.traces_met(nb["trace_ratio"]):
             msg += (" The traces have not met yet (G is still moving fast): train longer or raise η before comparing "
                     "the norms.")
         if run.diverged:
@@ -709,24 +522,15 @@ class Rank1Balance(ExperimentFigure):
         else:
             self.say(msg)
 
-    def claims(self) -> list[CheckResult]:
-        """The law of balance over the last half (noise balance); norms apart when ``d_in ≠ d_out``."""
-        return rank1_claims(self.result)
-
 
 class ReLUBalance(RunController):
-    """§5b: the ReLU net of the paper's Fig. 2 (20 → 200 → 20, precomputed) and a small one simulated live.
-
-    Left: the shipped run (:func:`~symsgd_core.balance.experiments.load_relu_balance`, generated by
-    ``python -m symsgd_core.balance.experiments`` with :data:`~symsgd_core.balance.experiments.RELU_FIG2`).
-    Right: a ``5 → hidden → 5`` net run now (:data:`~symsgd_core.balance.experiments.RELU_SMALL` with the
-    sliders; ``self.result`` is that run). Both: the ratio of the two noise traces and of the two layer norms;
-    the shaded window is where the claims average (``window`` slider).
+    """§5b: the ratio of the two noise traces and of the two layer norms of ReLU nets; shaded: the window the
+    claims average over. Left: the paper's Fig. 2 net (20 → 200 → 20), the shipped run
+    (:func:`~symsgd_core.balance.experiments.load_relu_balance`). Right: a ``5 → hidden → 5`` net simulated now
+    (:data:`~symsgd_core.balance.experiments.RELU_SMALL` with the sliders; ``self.result``).
     """
 
-    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
-    auto_run = True
-
+    auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     sliders = dict(window=Range("averaging window", 0.1, 0.5, 0.05),
                    hidden=Range("live net: hidden", 10, 80, 10, kind="int"),
                    lr=Range("live net: η", math.log10(0.003), math.log10(0.02), 0.05, kind="log", fmt=".3g"),
@@ -735,34 +539,32 @@ class ReLUBalance(RunController):
 
     def __init__(self, data_path=None) -> None:
         try:
-            self.paper = load_relu_balance(data_path)
+            self.paper = experiments.load_relu_balance(data_path)
             self.paper_error = None
         except ValueError as exc:  # missing file: say so, do not raise
             self.paper, self.paper_error = None, str(exc)
         self.window = None
         self._cache: dict = {}
-        super().__init__(window=0.25, hidden=RELU_SMALL["hidden"], lr=RELU_SMALL["lr"], steps=RELU_SMALL["steps"],
-                         seed=0)
+        small = experiments.RELU_SMALL
+        super().__init__(window=0.25, hidden=small["hidden"], lr=small["lr"], steps=small["steps"], seed=0)
 
     def _figures(self) -> list[go.FigureWidget]:
-        p = self.paper.settings if self.paper else RELU_FIG2
-        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
-            f"{p['d_in']} → {p['hidden']} → {p['d_out']} (precomputed, {p['steps']:,} steps)",
-            "small net, simulated now")))
-        fig.update_layout(height=430, **_LAYOUT)
+        p = self.paper.settings if self.paper else experiments.RELU_FIG2
+        fig = panels(f"{p['d_in']} → {p['hidden']} → {p['d_out']} (precomputed, {p['steps']:,} steps)",
+                     "small net, simulated now", height=430, horizontal_spacing=0.1)
         _ratio_panel(fig, 1, True)
         _ratio_panel(fig, 2, False)
-        fig.update_yaxes(type="log", dtick="D2", minorloglabels="complete")
-        fig.update_yaxes(title_text="ratio", row=1, col=1)
-        fig.update_xaxes(title_text="t = η · steps")
+        axes(fig, x="t = η · steps", yaxis=LOG_AXIS)
+        axes(fig, (1, 1), y="ratio")
         return [fig]
 
     def live_run(self, hidden, lr, steps, seed):
         """The small live run (:func:`~symsgd_core.balance.experiments.relu_balance_run`, cached by its settings)."""
         key = (hidden, float(lr), int(steps), int(seed))
         if key not in self._cache:
-            params = {**RELU_SMALL, "hidden": int(hidden), "lr": float(lr), "steps": int(steps), "seed": int(seed)}
-            self._cache = {key: relu_balance_run(**params, chunks=5, progress=self.set_progress)}
+            params = {**experiments.RELU_SMALL, "hidden": int(hidden), "lr": float(lr), "steps": int(steps),
+                      "seed": int(seed)}
+            self._cache = {key: experiments.relu_balance_run(**params, chunks=5, progress=self.set_progress)}
         return self._cache[key]
 
     def _run(self, window, hidden, lr, steps, seed) -> None:
@@ -771,29 +573,23 @@ class ReLUBalance(RunController):
         fig = self.figure
         with fig.batch_update():
             if self.paper is not None:
-                r = self.paper
-                lo, hi = _fill_ratio_panel(fig, 0, r.times, r.tr_cov_u, r.tr_cov_w, r.u_sq, r.w_sq, window)
-                fig.update_yaxes(range=[lo, hi], row=1, col=1)
+                lo, hi = _fill_ratio_panel(fig, 0, self.paper, window)
+                axes(fig, (1, 1), yaxis=dict(range=[lo, hi]))
             if live.diverged:
-                for tr in fig.data[4:]:
-                    tr.update(x=[], y=[])
+                _clear(fig.data[4:])
             else:
-                lo, hi = _fill_ratio_panel(fig, 4, live.times, live.tr_cov_u, live.tr_cov_w, live.u_sq, live.w_sq,
-                                           window)
-                fig.update_yaxes(range=[lo, hi], row=1, col=2)
-            fig.layout.annotations = [a for a in fig.layout.annotations if a.name not in ("divergence", "missing")]
+                lo, hi = _fill_ratio_panel(fig, 4, live, window)
+                axes(fig, (1, 2), yaxis=dict(range=[lo, hi]))
+            _drop_notes(fig, "divergence", "missing")
             if self.paper is None:
                 fig.add_annotation(name="missing", text="precomputed data file missing:<br>run "
                                    "python -m symsgd_core.balance.experiments", xref="x domain", yref="y domain",
                                    x=0.5, y=0.5, showarrow=False, bgcolor="rgba(254,243,199,0.95)")
             if live.diverged:
-                fig.add_annotation(name="divergence", text=f"the live run diverged at η = {lr:.3g}:<br>lower η",
-                                   xref="x2 domain", yref="y2 domain", x=0.5, y=0.5, showarrow=False,
-                                   bgcolor="rgba(254,226,226,0.92)", font=dict(color="#7f1d1d", size=13))
-        parts = []
-        level = "info"
+                _alarm(fig, f"the live run diverged at η = {lr:.3g}:<br>lower η", xref="x2 domain", yref="y2 domain")
+        parts, level = [], "info"
         if self.paper is not None:
-            c = relu_balance_claims(self.paper, window)
+            c = figure_claims.relu_balance_claims(self.paper, window)
             d = c[0].details
             q = self.paper.neuron_ratio_quartiles
             parts.append(f"Paper-size net, last {window:.0%} of the run: noise-trace ratio {d['trace_ratio']:.3f} "
@@ -807,99 +603,84 @@ class ReLUBalance(RunController):
             parts.append(f"The live run diverged at η = {lr:.3g}; lower η.")
             level = "error"
         else:
-            c = relu_balance_claims(live, window)
+            c = figure_claims.relu_balance_claims(live, window)
             parts.append(f"Live 5 → {hidden} → 5 net: trace ratio {c[0].details['trace_ratio']:.3f} (law: "
                          f"{c[0].details['predicted_ratio']:.3f}), norm ratio {c[1].details['norm_ratio']:.3f}.")
         self.say(" ".join(parts), level)
 
     def claims(self) -> list[CheckResult]:
         """§5 claims for the precomputed run, and the law's exact identities at its final state (Thm 3.2)."""
-        return relu_claims(self.paper, self.result, self.window)
+        return figure_claims.relu_claims(self.paper, self.result, self.window)
 
 
 # ============================================================================ §6 where the continuous picture breaks
-
-
 class DiscreteBreakdown(ExperimentFigure):
     """§6: the exact one-step identity ``u'² − w'² = (1 − η²ḡ_B²)(u² − w²)`` of scalar SGD, and large ``η``.
 
-    Sliders: ``η``, start ``(u₀, w₀)``, batch size, steps, seed. Top: ``log₁₀|G_n|`` per step, marked
-    by the sign of ``G_n`` (the continuous picture never changes it). Bottom: the factor
-    ``1 − η²ḡ_B²`` of every step (read off the run), with the zones "shrinks" (0, 1], "sign flip"
-    [−1, 0) and "sign flip and growth" (< −1). A diverging run is announced on the figure.
+    Top: ``log₁₀|G_n|`` per step, marked by the sign of ``G_n`` (the continuous picture never changes it).
+    Bottom: the factor ``1 − η²ḡ_B²`` of every step (read off the run) over its zones "shrinks" (0, 1],
+    "sign flip" [−1, 0) and "sign flip and growth" (< −1). A diverging run is announced on the figure.
     """
 
-    #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
-    auto_run = True
-
+    auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     FACTOR_FLOOR = -3.0
 
-    experiment = staticmethod(discrete_breakdown)
+    experiment = staticmethod(experiments.discrete_breakdown)
+    claims = _claims(figure_claims.discrete_breakdown_claims)
     sliders = dict(lr=Range("η", -2, 0, 0.02, kind="log", fmt=".3g"), u0=U0, w0=W0, batch_size=BATCH.but(hi=16),
                    steps=Range("steps", 10, 400, 10, kind="int"), seed=SEED)
 
     def _figures(self) -> list[go.FigureWidget]:
-        fig = go.FigureWidget(make_subplots(
-            rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45],
-            subplot_titles=("log₁₀|u² − w²| after each step (colour: sign of u² − w²)",
-                            "the factor 1 − η²ḡ<sub>ℬ</sub>² of each step")))
-        fig.update_layout(height=600, **_LAYOUT)
-        fig.add_scatter(x=[], y=[], mode="lines", line=dict(color=NEUTRALS["grey_mid"], width=1), showlegend=False,
-                        row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=5, color=COLOURS["sgd"]), name="u² − w² > 0",
-                        row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=7, color=COLOURS["point"], symbol="diamond"),
-                        name="u² − w² < 0", row=1, col=1)
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=5, color=COLOURS["G"]), name="factor",
-                        row=2, col=1)
-        fig.add_scatter(x=[], y=[], mode="markers", marker=dict(size=9, color=COLOURS["point"], symbol="triangle-down"),
-                        name=f"factor < {self.FACTOR_FLOOR:g} (drawn at {self.FACTOR_FLOOR:g})", row=2, col=1)
-        for y0, y1, colour in ((0, 1, rgba("bluish_green", 0.08)), (-1, 0, rgba("orange", 0.12)),
-                               (self.FACTOR_FLOOR - 0.3, -1, rgba("vermillion", 0.12))):
-            fig.add_hrect(y0=y0, y1=y1, fillcolor=colour, line_width=0, row=2, col=1)
-        for y, text in ((0.5, "shrinks, same sign"), (-0.5, "sign flips"), (-2.0, "sign flips and |G| grows")):
+        floor = self.FACTOR_FLOOR
+        fig = panels("log₁₀|u² − w²| after each step (colour: sign of u² − w²)",
+                     "the factor 1 − η²ḡ<sub>ℬ</sub>² of each step", height=600, rows=2, shared_xaxes=True,
+                     vertical_spacing=0.08, row_heights=[0.55, 0.45])
+        line(fig, None, NEUTRALS["grey_mid"], (1, 1), width=1, showlegend=False)
+        markers(fig, "u² − w² > 0", COLOURS["sgd"], (1, 1), size=5)
+        markers(fig, "u² − w² < 0", COLOURS["point"], (1, 1), size=7, symbol="diamond")
+        markers(fig, "factor", COLOURS["G"], (2, 1), size=5)
+        markers(fig, f"factor < {floor:g} (drawn at {floor:g})", COLOURS["point"], (2, 1), size=9,
+                symbol="triangle-down")
+        for y0, y1, colour, alpha, y, text in ((0, 1, "bluish_green", 0.08, 0.5, "shrinks, same sign"),
+                                               (-1, 0, "orange", 0.12, -0.5, "sign flips"),
+                                               (floor - 0.3, -1, "vermillion", 0.12, -2.0, "sign flips and |G| grows")):
+            fig.add_hrect(y0=y0, y1=y1, fillcolor=rgba(colour, alpha), line_width=0, row=2, col=1)
             fig.add_annotation(x=1.0, xref="x2 domain", xanchor="right", y=y, yref="y2", text=text, showarrow=False,
                                font=dict(size=11, color=NEUTRALS["grey"]))
-        fig.update_yaxes(title_text="log₁₀|G|", row=1, col=1)
-        fig.update_yaxes(title_text="1 − η²ḡ<sub>ℬ</sub>²", range=[self.FACTOR_FLOOR - 0.3, 1.2], row=2, col=1)
-        fig.update_xaxes(title_text="step n", row=2, col=1)
+        axes(fig, (1, 1), y="log₁₀|G|")
+        axes(fig, (2, 1), x="step n", y="1 − η²ḡ<sub>ℬ</sub>²", yaxis=dict(range=[floor - 0.3, 1.2]))
         return [fig]
 
     def _show(self, r, lr, u0, w0, batch_size, steps, seed) -> None:
         self.set_progress(0.5)
-        th, facts, G, kind, numbers = r.theta, r.facts, r.G, r.outcome.kind, r.outcome.numbers
+        facts, G, kind, numbers = r.facts, r.G, r.outcome.kind, r.outcome.numbers
         fig = self.figure
-        fig.layout.annotations = [a for a in fig.layout.annotations if a.name != "divergence"]
+        _drop_notes(fig, "divergence")
         if kind == "saddle":
             with fig.batch_update():
-                for tr in fig.data:
-                    tr.update(x=[], y=[])
+                _clear(fig.data)
             self.say("The start (0, 0) is a saddle where every per-sample gradient vanishes: SGD never moves. "
                      "Move u₀ or w₀.", "warning")
             return
-        n = np.arange(th.shape[0])
+        n = np.arange(r.theta.shape[0])
         with np.errstate(divide="ignore"):
             logG = np.log10(np.abs(G))
         finite = np.isfinite(logG)
+        pos, neg = finite & (G > 0), finite & (G < 0)
         with fig.batch_update():
             fig.data[0].update(x=n[finite], y=logG[finite])
-            pos, neg = finite & (G > 0), finite & (G < 0)
             fig.data[1].update(x=n[pos], y=logG[pos])
             fig.data[2].update(x=n[neg], y=logG[neg])
             if facts is not None:
-                f = facts["factor"]
-                low = f < self.FACTOR_FLOOR
-                fig.data[3].update(x=n[1:][~low], y=f[~low])
+                low = facts["factor"] < self.FACTOR_FLOOR
+                fig.data[3].update(x=n[1:][~low], y=facts["factor"][~low])
                 fig.data[4].update(x=n[1:][low], y=np.full(int(low.sum()), self.FACTOR_FLOOR))
             else:
-                fig.data[3].update(x=[], y=[])
-                fig.data[4].update(x=[], y=[])
+                _clear(fig.data[3:5])
             if kind == "diverged":
-                fig.add_annotation(name="divergence", text=self._divergence_text(numbers), xref="paper",
-                                   yref="paper", x=0.5, y=0.78, showarrow=False, bgcolor="rgba(254,226,226,0.92)",
-                                   bordercolor=COLOURS["point"], font=dict(color="#7f1d1d", size=13), align="left")
+                _alarm(fig, _divergence_html(numbers, {"": "SGD"}), y=0.78, bordercolor=COLOURS["point"], align="left")
         if kind == "diverged":
-            self.say(self._divergence_text(numbers).replace("<br>", " "), "error")
+            self.say(_divergence_html(numbers, {"": "SGD"}).replace("<br>", " "), "error")
             return
         msg = (f"η = {lr:.3g}: largest η|ḡ_ℬ| = {r.max_eta_g:.3g}. G = u² − w² went from {G[0]:.3g} to {G[-1]:.3g}. "
                f"It changed sign at {r.flips} step(s) (η|ḡ_ℬ| > 1) and grew in size at {r.grows} (η|ḡ_ℬ| > √2); "
@@ -907,11 +688,3 @@ class DiscreteBreakdown(ExperimentFigure):
         if numbers["at_roundoff"]:
             msg += " (G has reached float64 round-off, |G| ≲ 64·eps·(u² + w²): its last values are noise.)"
         self.say(msg, "warning" if kind == "sign_flips" else "info")
-
-    @staticmethod
-    def _divergence_text(n: dict) -> str:
-        return _divergence_message("SGD", n["diverged_step"], n["onset_step"], n["max_s"]) + "<br>" + DIVERGENCE_WHY
-
-    def claims(self) -> list[CheckResult]:
-        """The one-step identity at every step of the run shown (up to a divergence)."""
-        return discrete_breakdown_claims(self.result)

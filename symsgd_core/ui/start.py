@@ -44,9 +44,7 @@ class BalanceTeaser(Controller):
 
     def _update(self, temperature: float, sigma: float) -> None:
         rate = gaussian_rate(temperature, sigma)
-        y = corollary_bound(self.t, self.imbalance0, rate)
-        with self.figure.batch_update():
-            self.figure.data[1].y = y
+        self.figure.data[1].y = corollary_bound(self.t, self.imbalance0, rate)
         t_half = half_life(rate)
         if math.isinf(t_half):
             self.say("T·σ² = 0: no gradient noise, so nothing drives the balance: the imbalance is conserved.")
