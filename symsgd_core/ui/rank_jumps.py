@@ -14,19 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..core.checking import roundoff_tolerance
-from ..rank_jumps.experiments import (
-    BASIN_GRID,
-    ENSEMBLE_RECORD_EVERY,
-    LANGEVIN_RANK_TOL,
-    NoStartingMinimum,
-    anneal,
-    basin,
-    ensemble,
-    langevin,
-    mechanism,
-    penalty_view,
-    trap,
-)
+from ..rank_jumps import experiments
+from ..rank_jumps.analysis import exponential_counts, jump_histogram
 from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, singular_values, smallest_B
 from ..rank_jumps.stepping import weight_decay_factor
 from .base import Controller, ExperimentFigure
@@ -34,22 +23,16 @@ from .plotting import axes, line, markers, panels
 from .sliders import EPSILON, SEED, SGD_SEEDS, STEP_SIZE, WEIGHT_DECAY, Range
 from .style import NEUTRALS, PALETTE, colours, headline
 
-__all__ = [
-    "AnnealController",
-    "BasinController",
-    "EnsembleController",
-    "LangevinController",
-    "MechanismController",
-    "PenaltyController",
-    "TrapController",
-]
+__all__ = ["AnnealController", "BasinController", "EnsembleController", "LangevinController", "MechanismController",
+           "PenaltyController", "TrapController"]
 
 #: Colours used for the same objects in every figure.
 COLOURS = colours(L2="grey_mid", L="blue", gd="black", sgd="vermillion", langevin="bluish_green", rank0="grey_mid",
                   rank1="vermillion", rank2="blue", rank3="reddish_purple")
-#: One colour per SGD seed (as many as a figure has seeds at most).
+#: One colour per SGD seed, for as many seeds (or runs of each dynamics) as a figure draws at most.
 SEED_COLOURS = [{**PALETTE, **NEUTRALS}[c] for c in (
     "vermillion", "orange", "reddish_purple", "sky_blue", "bluish_green", "blue", "black", "grey")]
+MAX_SEEDS = len(SEED_COLOURS)
 
 #: The sliders several rank-jump figures share (others in each figure's ``sliders``).
 STEPS = Range("steps", 10_000, 100_000, 10_000, kind="int")
@@ -85,6 +68,14 @@ def _series(steps, values, floor: float | None = LOG_FLOOR):
     return np.asarray(steps[:end], dtype=float), v
 
 
+def _runs(traces, res, n: int, k: int = 1, shift: int = 0) -> None:
+    """Draw ``s_{k+1}(A)`` of the first ``n`` runs of ``res`` (None: no run), over its steps shifted by ``shift``,
+    one run per trace of ``traces``; blank the traces beyond."""
+    for s, tr in enumerate(traces):
+        tr.x, tr.y = (_series(res.steps + shift, res.singular_values[s, :, k]) if res is not None and s < n
+                      else ([], []))
+
+
 def _curve(fig, name: str, colour: str, at, showlegend: bool | None = None, **style) -> None:
     """A curve ``name`` in ``colour`` (its line's ``width``, ``dash``, ``shape`` in ``style``) on panel ``at``,
     in plotly's default mode: these curves of runs have hundreds of points, so lines."""
@@ -111,7 +102,8 @@ def b_r_summary(m: dict) -> str:
 
 class _ExperimentFigure(ExperimentFigure):
     """A figure of one experiment of :mod:`symsgd_core.rank_jumps.experiments` (:class:`~.base.ExperimentFigure`,
-    engine ``"auto"`` unless given). A setting with no starting minimum is drawn as a failure."""
+    engine ``"auto"`` unless given). Its ``_show(result, **values)`` draws the result and returns its words:
+    ``(headline, level, status text)``. A setting with no starting minimum is drawn as a failure."""
 
     slider_width = "280px"
 
@@ -119,23 +111,24 @@ class _ExperimentFigure(ExperimentFigure):
         super().__init__(engine=engine, **settings)
 
     def _compute(self, progress, **values):
-        """The experiment at ``values``; a :class:`NoStartingMinimum` is returned (drawn as a failure), not raised."""
+        """The experiment at ``values``; a :class:`~.experiments.NoStartingMinimum` is returned (drawn as a failure),
+        not raised."""
         try:
             return super()._compute(progress, **values)
-        except NoStartingMinimum as exc:
+        except experiments.NoStartingMinimum as exc:
             return exc
 
     def _draw(self, result, **values) -> None:
-        if not isinstance(result, NoStartingMinimum):
-            super()._draw(result, **values)
-            return
-        # no starting minimum: empty figure, a headline, the reason
+        self.result = None if isinstance(result, experiments.NoStartingMinimum) else result
         with self.figure.batch_update():
-            for tr in self.figure.data:
-                tr.x, tr.y = [], []
-            headline(self.figure, "FAILURE MODE: no starting minimum", True)
-        self.result = None
-        self.say(str(result), "error")
+            if self.result is None:  # no starting minimum: an empty figure, a headline, the reason
+                for tr in self.figure.data:
+                    tr.x, tr.y = [], []
+                head, level, text = "FAILURE MODE: no starting minimum", "error", str(result)
+            else:
+                head, level, text = self._show(result, **values)
+            headline(self.figure, head, level != "info")
+        self.say(text, level)
 
 
 # -- 1. The penalty L s^{2/L} --------------------------------------------------------------------
@@ -148,9 +141,7 @@ class PenaltyController(Controller):
     Analytic: updates live.
     """
 
-    live = True
-
-    experiment = staticmethod(penalty_view)
+    experiment = staticmethod(experiments.penalty_view)
     slider_width = "280px"
     sliders = dict(depth=DEPTH.but(hi=8), weight_decay=WEIGHT_DECAY.but(lo=-3, hi=0, step=None, kind="log", fmt=None),
                    gain=Range("fit slope g", -2, 0.5, kind="log"))
@@ -170,9 +161,8 @@ class PenaltyController(Controller):
         return [fig]
 
     def _update(self, depth, weight_decay, gain) -> None:
-        r = self.result = penalty_view(depth, weight_decay, gain)
-        L, d_star, d_max = r.depth, r.barrier_width, r.d_max
-        fig = self.figure
+        r = self.result = experiments.penalty_view(depth, weight_decay, gain)
+        fig, L, d_star, d_max = self.figure, r.depth, r.barrier_width, r.d_max
         curves = [(r.s, r.penalty_L2, r.penalty_L), (r.delta, r.cost_L2, r.cost_L), (r.a, r.chain_L2, r.chain_L)]
         with fig.batch_update():
             for k, (x, y2, yL) in enumerate(curves):
@@ -206,16 +196,13 @@ class TrapController(_ExperimentFigure):
     and ``s_2(A)`` (the lower), on a log axis; the dotted line is the rank threshold. Middle row: the smallest r
     with θ ∈ B_r (:func:`~symsgd_core.rank_jumps.network.smallest_B`, the default criterion). Bottom row: the
     balance test, ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` against ε₂ (dashed). Re-simulates on Run.
-    ``self.result`` is the :class:`~symsgd_core.rank_jumps.experiments.TrapResult`.
     """
 
-    experiment = staticmethod(trap)
+    experiment = staticmethod(experiments.trap)
     #: first look: one SGD seed over the first 10 000 steps
     FIRST_LOOK = (lambda v: (v["n_seeds"] + 1) * v["steps"] * v["depth"] * v["width"] ** 2,
                   lambda v: dict(n_seeds=1, steps=min(v["steps"], 10_000)))
     FIRST_LOOK_WORDS = {"n_seeds": "SGD seeds", "steps": "steps"}
-
-    MAX_SEEDS = 8
 
     sliders = dict(eps=EPSILON, weight_decay=WEIGHT_DECAY, lr=STEP_SIZE, depth=DEPTH,
                    width=Range("width", 2, 16, kind="int"), n_seeds=SGD_SEEDS.but(hi=MAX_SEEDS), steps=STEPS, seed=SEED)
@@ -224,13 +211,13 @@ class TrapController(_ExperimentFigure):
         fig = panels("GD (full gradient)", "SGD (one entry per step)",
                      "B<sub>r</sub>: smallest r with θ ∈ B<sub>r</sub>", "", "balance test: max<sub>ℓ</sub> "
                      "‖W<sub>ℓ+1</sub>ᵀW<sub>ℓ+1</sub> − W<sub>ℓ</sub>W<sub>ℓ</sub>ᵀ‖<sub>F</sub> ≤ ε₂", "",
-                     height=720, rows=3, cols=2,
-                     shared_yaxes="rows", shared_xaxes=True, horizontal_spacing=0.04, vertical_spacing=0.07,
+                     height=720, rows=3, cols=2, shared_yaxes="rows", shared_xaxes=True, horizontal_spacing=0.04,
+                     vertical_spacing=0.07,
                      row_heights=[0.5, 0.25, 0.25], layout={**LAYOUT, "legend": dict(orientation="h", y=-0.1)})
         # row 1: s₁ (solid) and s₂ (dashed) of GD, then of each SGD seed
         for sub, dash in (("₁", None), ("₂", "dash")):
             _curve(fig, f"GD s{sub}(A)", COLOURS["gd"], (1, 1), showlegend=False, dash=dash)
-        for s in range(self.MAX_SEEDS):
+        for s in range(MAX_SEEDS):
             for sub, dash in (("₁", None), ("₂", "dash")):
                 _curve(fig, f"seed {s} s{sub}", SEED_COLOURS[s], (1, 2), showlegend=False, width=1.5, dash=dash)
         for col in (1, 2):
@@ -239,7 +226,7 @@ class TrapController(_ExperimentFigure):
         self._b_index = len(fig.data)
         for row, shape in ((2, "hv"), (3, "linear")):
             _curve(fig, "GD", COLOURS["gd"], (row, 1), showlegend=False, shape=shape)
-            for s in range(self.MAX_SEEDS):
+            for s in range(MAX_SEEDS):
                 _curve(fig, f"seed {s}", SEED_COLOURS[s], (row, 2), showlegend=False, width=1.5, shape=shape)
         for col in (1, 2):
             _hline(fig, DEFAULT_B_CRITERION.eps_balance, "ε₂ (balance threshold)", (3, col), dash="dash",
@@ -253,25 +240,22 @@ class TrapController(_ExperimentFigure):
         fig.update_xaxes(title_text="step", row=3)
         return [fig]
 
-    def _show(self, r, eps, weight_decay, lr, depth, width, n_seeds, steps, seed) -> None:
+    def _show(self, r, eps, weight_decay, lr, depth, width, n_seeds, steps, seed) -> tuple[str, str, str]:
         fig, gd, sgd, b = self.figure, r.gd, r.sgd, self._b_index
-        with fig.batch_update():
-            for k in range(2):
-                fig.data[k].x, fig.data[k].y = _series(gd.steps, gd.singular_values[0, :, k])
-                for s in range(self.MAX_SEEDS):
-                    fig.data[2 + 2 * s + k].x, fig.data[2 + 2 * s + k].y = (
-                        _series(sgd.steps, sgd.singular_values[s, :, k]) if s < n_seeds else ([], []))
-            for s in range(1 + self.MAX_SEEDS):  # rows 2 and 3: GD, then the SGD seeds
-                res, run = (gd, 0) if s == 0 else (sgd, s - 1)
-                member, balance = fig.data[b + s], fig.data[b + 1 + self.MAX_SEEDS + s]
-                member.x, member.y = (_series(res.steps, smallest_B(res.in_B[run]).astype(float), None)
-                                      if s <= n_seeds else ([], []))
-                balance.x, balance.y = _series(res.steps, res.balancedness[run]) if s <= n_seeds else ([], [])
-            for tr in (*fig.data[b - 2:b], *fig.data[-2:]):
-                tr.x = [0.0, float(steps)]
-            headline(fig, HEADLINES[r.diagnosis.kind], r.diagnosis.level == "warning")
-        self.say(f"Start: GD minimum with singular values {np.round(singular_values(r.start)[0], 3).tolist()} "
-                 f"(rank {r.start_rank}). " + r.diagnosis.message + " " + b_r_summary(r.membership), r.diagnosis.level)
+        for k in range(2):  # s₁ then s₂, of GD and of each SGD seed
+            _runs(fig.data[k:k + 1], gd, 1, k)
+            _runs(fig.data[2 + k:2 + 2 * MAX_SEEDS:2], sgd, n_seeds, k)
+        for s in range(1 + MAX_SEEDS):  # rows 2 and 3: GD, then the SGD seeds
+            res, run = (gd, 0) if s == 0 else (sgd, s - 1)
+            member, balance = fig.data[b + s], fig.data[b + 1 + MAX_SEEDS + s]
+            member.x, member.y = (_series(res.steps, smallest_B(res.in_B[run]).astype(float), None)
+                                  if s <= n_seeds else ([], []))
+            balance.x, balance.y = _series(res.steps, res.balancedness[run]) if s <= n_seeds else ([], [])
+        for tr in (*fig.data[b - 2:b], *fig.data[-2:]):
+            tr.x = [0.0, float(steps)]
+        start = np.round(singular_values(r.start)[0], 3).tolist()
+        return (HEADLINES[r.diagnosis.kind], r.diagnosis.level, f"Start: GD minimum with singular values {start} "
+                f"(rank {r.start_rank}). " + r.diagnosis.message + " " + b_r_summary(r.membership))
 
 
 # -- 3. The ensemble -------------------------------------------------------------------------------
@@ -284,7 +268,7 @@ class EnsembleController(_ExperimentFigure):
     (always 0). Re-simulates on Run.
     """
 
-    experiment = staticmethod(ensemble)
+    experiment = staticmethod(experiments.ensemble)
     #: first look: 8 runs
     FIRST_LOOK = (lambda v: v["n_runs"] * v["steps"], lambda v: dict(n_runs=min(v["n_runs"], 8)))
     FIRST_LOOK_WORDS = {"n_runs": "runs"}
@@ -307,34 +291,28 @@ class EnsembleController(_ExperimentFigure):
         fig.update_xaxes(title_text="step")
         return [fig]
 
-    def _show(self, r, eps, weight_decay, lr, n_runs, steps, seed) -> None:
+    def _show(self, r, eps, weight_decay, lr, n_runs, steps, seed) -> tuple[str, str, str]:
         fig, sgd, diag, tau = self.figure, r.sgd, r.diagnosis, r.mean_wait
         frac = sgd.fraction_at_rank()  # (K, 4): rank 0, 1, 2, diverged
-        jumped = r.jump_steps >= 0
-        bins = np.linspace(0, steps, 13)
-        counts, _ = np.histogram(r.jump_steps[jumped], bins=bins)
+        centres, counts, width = jump_histogram(r.jump_steps, steps)
         fitted = diag.kind == "jumped" and np.isfinite(tau) and tau > 0
-        with fig.batch_update():
-            x = sgd.steps.astype(float)
-            for k, col in enumerate((2, 1, 0, 3)):
-                fig.data[k].x, fig.data[k].y = x, frac[:, col]
-            sb = smallest_B(sgd.in_B)
-            fig.data[4].x, fig.data[4].y = x, np.mean((sb >= 0) & (sb <= 1), axis=0)
-            fig.data[5].x, fig.data[5].y = x, np.mean(sgd.balancedness <= DEFAULT_B_CRITERION.eps_balance, axis=0)
-            fig.data[6].x, fig.data[6].y = 0.5 * (bins[1:] + bins[:-1]), counts.astype(float)
-            width = bins[1] - bins[0]
-            fig.data[6].width = float(width) * 0.95
-            xx = np.linspace(0, steps, 200)  # the expected count per bin of an exponential law of mean τ:
-            fig.data[7].x, fig.data[7].y = (xx, n_runs * width / tau * np.exp(-xx / tau)) if fitted else ([], [])
-            head = HEADLINES[diag.kind] if diag.kind != "jumped" else (
-                f"{int(jumped.sum())}/{n_runs} runs jumped to rank 1 · returns to a higher rank: {r.returns}")
-            headline(fig, head, diag.level == "warning")
+        x = sgd.steps.astype(float)
+        for k, col in enumerate((2, 1, 0, 3)):
+            fig.data[k].x, fig.data[k].y = x, frac[:, col]
+        sb = smallest_B(sgd.in_B)
+        fig.data[4].x, fig.data[4].y = x, np.mean((sb >= 0) & (sb <= 1), axis=0)
+        fig.data[5].x, fig.data[5].y = x, np.mean(sgd.balancedness <= DEFAULT_B_CRITERION.eps_balance, axis=0)
+        fig.data[6].x, fig.data[6].y, fig.data[6].width = centres, counts.astype(float), float(width) * 0.95
+        xx = np.linspace(0, steps, 200)
+        fig.data[7].x, fig.data[7].y = (xx, exponential_counts(xx, n_runs, width, tau)) if fitted else ([], [])
+        head = HEADLINES[diag.kind] if diag.kind != "jumped" else (
+            f"{int(np.sum(r.jump_steps >= 0))}/{n_runs} runs jumped to rank 1 · returns to a higher rank: {r.returns}")
         extra = ""
         if fitted:
             extra = (f" Mean waiting time (censored exponential fit): {tau:.0f} ± {r.mean_wait_se:.0f} steps; a jump "
                      f"itself takes a median {int(np.median(r.durations[r.durations >= 0]))} steps (record interval "
-                     f"{ENSEMBLE_RECORD_EVERY}).")
-        self.say(diag.message + extra + " " + b_r_summary(r.membership), diag.level)
+                     f"{experiments.ENSEMBLE_RECORD_EVERY}).")
+        return head, diag.level, diag.message + extra + " " + b_r_summary(r.membership)
 
 
 # -- 4. The mechanism: forced sampling of row 0 ----------------------------------------------------
@@ -346,12 +324,10 @@ class MechanismController(_ExperimentFigure):
     under SGD (colours) and GD (black). Re-simulates when a slider is released.
     """
 
-    experiment = staticmethod(mechanism)
+    experiment = staticmethod(experiments.mechanism)
 
     #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     auto_run = True
-
-    MAX_SEEDS = 8
 
     sliders = dict(lr=STEP_SIZE, weight_decay=WEIGHT_DECAY,
                    forced_steps=Range("forced steps", 250, 6000, 250, kind="int"),
@@ -368,7 +344,7 @@ class MechanismController(_ExperimentFigure):
                               (("GD after", "GD s₂"), COLOURS["gd"])):
             for k, dash in enumerate(("solid", "dash")):
                 _curve(fig, names[k], colour, (1, 2), showlegend=k == 0, dash=dash)
-        for s in range(self.MAX_SEEDS):
+        for s in range(MAX_SEEDS):
             for k, dash in enumerate(("solid", "dash")):
                 _curve(fig, "SGD after" if (s == 0 and k == 0) else f"SGD seed {s}", SEED_COLOURS[s], (1, 2),
                        showlegend=(s == 0 and k == 0), width=1.2, dash=dash)
@@ -379,27 +355,20 @@ class MechanismController(_ExperimentFigure):
         fig.update_xaxes(title_text="step")
         return [fig]
 
-    def _show(self, r, lr, weight_decay, forced_steps, after_steps, n_seeds, seed) -> None:
+    def _show(self, r, lr, weight_decay, forced_steps, after_steps, n_seeds, seed) -> tuple[str, str, str]:
         fig, rec = self.figure, r.forced
         ok = np.isfinite(rec.row_norms[0, :, 0])
-        with fig.batch_update():
-            fig.data[0].x, fig.data[0].y = rec.steps[ok].astype(float), np.maximum(rec.row_norms[0, ok, 0], 1e-300)
-            fig.data[1].x, fig.data[1].y = rec.steps.astype(float), np.maximum(rec.predicted()[0, :, 0], 1e-300)
-            for k in range(2):
-                fig.data[2 + k].x, fig.data[2 + k].y = _series(rec.steps, rec.singular_values[0, :, k])
-                fig.data[4 + k].x, fig.data[4 + k].y = (
-                    _series(r.gd.steps + forced_steps, r.gd.singular_values[0, :, k]) if r.gd is not None else ([], []))
-                for s in range(self.MAX_SEEDS):
-                    fig.data[6 + 2 * s + k].x, fig.data[6 + 2 * s + k].y = (
-                        _series(r.sgd.steps + forced_steps, r.sgd.singular_values[s, :, k])
-                        if r.sgd is not None and s < n_seeds else ([], []))
-            fig.data[-1].x = [0.0, float(forced_steps + after_steps)]
-            fig.layout.shapes = [dict(type="rect", xref="x2", yref="y2 domain", x0=0, x1=forced_steps, y0=0, y1=1,
-                                      fillcolor="#ede9fe", opacity=0.6, line_width=0, layer="below")]
-            head, level, msg = self._message(r.outcome, r.decay_error, r.decay_tolerance, r.forced_rank, lr,
-                                             weight_decay, forced_steps)
-            headline(fig, head, level == "warning")
-        self.say(msg, level)
+        fig.data[0].x, fig.data[0].y = rec.steps[ok].astype(float), np.maximum(rec.row_norms[0, ok, 0], 1e-300)
+        fig.data[1].x, fig.data[1].y = rec.steps.astype(float), np.maximum(rec.predicted()[0, :, 0], 1e-300)
+        for k in range(2):  # s₁ then s₂: of the forced phase, then after it of GD and of each SGD seed
+            _runs(fig.data[2 + k:3 + k], rec, 1, k)
+            _runs(fig.data[4 + k:5 + k], r.gd, 1, k, forced_steps)
+            _runs(fig.data[6 + k:6 + 2 * MAX_SEEDS:2], r.sgd, n_seeds, k, forced_steps)
+        fig.data[-1].x = [0.0, float(forced_steps + after_steps)]
+        fig.layout.shapes = [dict(type="rect", xref="x2", yref="y2 domain", x0=0, x1=forced_steps, y0=0, y1=1,
+                                  fillcolor="#ede9fe", opacity=0.6, line_width=0, layer="below")]
+        return self._message(r.outcome, r.decay_error, r.decay_tolerance, r.forced_rank, lr, weight_decay,
+                             forced_steps)
 
     #: Headline of each outcome of :func:`~symsgd_core.rank_jumps.experiments.mechanism_outcome`.
     HEADLINES = {
@@ -453,12 +422,10 @@ class BasinController(_ExperimentFigure):
     with the first-order basin estimate ``a_c = (2γ/|g|)^{1/(L−2)}``. Dropdown ``method``: GD or SGD.
     """
 
-    experiment = staticmethod(basin)
+    experiment = staticmethod(experiments.basin)
 
     #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     auto_run = True
-
-    GRID = BASIN_GRID
 
     sliders = dict(alpha=Range("basin push a", -2, 0.4, kind="log"), weight_decay=WEIGHT_DECAY.but(hi=0.05),
                    eps=EPSILON, lr=STEP_SIZE.but(lo=0.01, hi=0.2), steps=STEPS.but(lo=5000, hi=40_000, step=5000),
@@ -468,7 +435,7 @@ class BasinController(_ExperimentFigure):
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("(a) s₂(A) after the perturbation", "(b) where each a ends", height=420, horizontal_spacing=0.1,
                      layout=LAYOUT)
-        for k in range(self.GRID):
+        for k in range(experiments.BASIN_GRID):
             _curve(fig, "grid of a" if k == 0 else f"a grid {k}", NEUTRALS["grey_mid"], (1, 1), showlegend=k == 0,
                    width=1)
         _curve(fig, "chosen a", COLOURS["L"], (1, 1), width=3)
@@ -481,22 +448,18 @@ class BasinController(_ExperimentFigure):
         axes(fig, (1, 2), x="per-layer perturbation a", y="final s₂(A)", xaxis=dict(type="log"))
         return [fig]
 
-    def _show(self, r, alpha, weight_decay, eps, lr, steps, method) -> None:
-        fig, res, alpha_c, n = self.figure, r.run, r.alpha_c, self.GRID
+    def _show(self, r, alpha, weight_decay, eps, lr, steps, method) -> tuple[str, str, str]:
+        fig, res, alpha_c, n = self.figure, r.run, r.alpha_c, experiments.BASIN_GRID
         final_s2 = res.singular_values[:, -1, 1]
         okg = np.isfinite(final_s2[:-1])
-        with fig.batch_update():
-            for k in range(n + 1):  # the runs from the grid of a, then from the chosen a
-                fig.data[k].x, fig.data[k].y = _series(res.steps, res.singular_values[k, :, 1])
-            fig.data[n + 1].x, fig.data[n + 1].y = r.grid[okg], np.maximum(final_s2[:-1][okg], LOG_FLOOR)
-            fig.data[n + 2].x, fig.data[n + 2].y = (([alpha], [max(final_s2[-1], LOG_FLOOR)])
-                                                    if np.isfinite(final_s2[-1]) else ([], []))
-            fig.data[n + 3].x, fig.data[n + 3].y = (([alpha_c, alpha_c], [LOG_FLOOR, 10.0]) if np.isfinite(alpha_c)
-                                                    else ([], []))
-            fig.data[-1].x = [0.0, float(steps)]
-            head, level, msg = self._message(r.outcome, alpha, alpha_c, r.slope, r.boundary, lr, method)
-            headline(fig, head, level == "warning")
-        self.say(msg, level)
+        _runs(fig.data[:n + 1], res, n + 1)  # the runs from the grid of a, then from the chosen a
+        fig.data[n + 1].x, fig.data[n + 1].y = r.grid[okg], np.maximum(final_s2[:-1][okg], LOG_FLOOR)
+        fig.data[n + 2].x, fig.data[n + 2].y = (([alpha], [max(final_s2[-1], LOG_FLOOR)]) if np.isfinite(final_s2[-1])
+                                                else ([], []))
+        fig.data[n + 3].x, fig.data[n + 3].y = (([alpha_c, alpha_c], [LOG_FLOOR, 10.0]) if np.isfinite(alpha_c)
+                                                else ([], []))
+        fig.data[-1].x = [0.0, float(steps)]
+        return self._message(r.outcome, alpha, alpha_c, r.slope, r.boundary, lr, method)
 
     @staticmethod
     def _message(outcome, alpha, alpha_c, g, boundary, lr, method):
@@ -531,23 +494,19 @@ class BasinController(_ExperimentFigure):
 class AnnealController(_ExperimentFigure):
     """Hot phase (large η, γ: SGD jumps) then cold phase (small η, γ); GD and SGD from one rank-2 minimum.
 
-    Draws :func:`~symsgd_core.rank_jumps.experiments.anneal`: one run per method through one
-    :meth:`~symsgd_core.rank_jumps.engine.Schedule.anneal`, each phase diagnosed on its own records.
-
-    Left: ``s₂(A)`` over time (hot phase shaded), GD black, SGD in colours. Right: final loss
-    ``𝓛_γcold`` of every run after a GD polish of ``POLISH_STEPS`` cold steps (bars coloured by
-    rank), with the losses of the two minima at the cold γ (horizontal lines). Re-simulates on Run.
+    One run per method through one :meth:`~symsgd_core.rank_jumps.engine.Schedule.anneal`, each phase diagnosed on
+    its own records. Left: ``s₂(A)`` over time (hot phase shaded), GD black, SGD in colours. Right: final loss
+    ``𝓛_γcold`` of every run after a GD polish of ``POLISH_STEPS`` cold steps (markers coloured by rank), with the
+    losses of the two minima at the cold γ (horizontal lines). Re-simulates on Run.
     """
 
-    experiment = staticmethod(anneal)
+    experiment = staticmethod(experiments.anneal)
     #: first look: one SGD seed, at most 40 000 hot and 10 000 cold steps
     FIRST_LOOK = (lambda v: (v["n_seeds"] + 1) * (v["hot_steps"] + v["cold_steps"]),
                   lambda v: dict(n_seeds=1, hot_steps=min(v["hot_steps"], 40_000),
                                  cold_steps=min(v["cold_steps"], 10_000)))
     FIRST_LOOK_WORDS = {"n_seeds": "SGD seeds", "hot_steps": "hot steps", "cold_steps": "cold steps"}
     ONE_GO = 0.75  # the defaults' Run (0.40 s in the bench) is the closest to 0.5 s: it looks first too
-
-    MAX_SEEDS = 8
 
     sliders = dict(eps=EPSILON, hot_steps=STEPS.but(description="hot steps"),
                    lr_hot=STEP_SIZE.but(description="hot η"), weight_decay_hot=WEIGHT_DECAY.but(description="hot γ"),
@@ -560,7 +519,7 @@ class AnnealController(_ExperimentFigure):
         fig = panels("(a) s₂(A): hot phase (shaded), then cold", "(b) final loss at the cold γ", height=420,
                      horizontal_spacing=0.1, column_widths=[0.62, 0.38], layout=LAYOUT)
         _curve(fig, "GD", COLOURS["gd"], (1, 1), width=2.5)
-        for s in range(self.MAX_SEEDS):
+        for s in range(MAX_SEEDS):
             _curve(fig, "SGD" if s == 0 else f"SGD seed {s}", SEED_COLOURS[s], (1, 1), showlegend=s == 0, width=1.2)
         _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, 1))
         # Markers, not bars: the axis is zoomed on the losses (they differ by ~1 %), and bars with a
@@ -574,34 +533,29 @@ class AnnealController(_ExperimentFigure):
         return [fig]
 
     def _show(self, r, eps, hot_steps, lr_hot, weight_decay_hot, cold_steps, lr_cold, weight_decay_cold, n_seeds,
-              seed) -> None:
-        fig, k, minima = self.figure, 1 + self.MAX_SEEDS, r.minima
+              seed) -> tuple[str, str, str]:
+        fig, k, minima = self.figure, 1 + MAX_SEEDS, r.minima
         labels = ["GD"] + [f"SGD {s}" for s in range(n_seeds)]
         okl = np.isfinite(r.polished_loss)
-        refs = [v for v in (minima["rank1"], minima["rank2"]) if np.isfinite(v)]
-        vals = np.concatenate([r.polished_loss[okl], refs])
-        with fig.batch_update():
-            fig.data[0].x, fig.data[0].y = _series(r.gd.steps, r.gd.singular_values[0, :, 1])
-            for s in range(self.MAX_SEEDS):
-                fig.data[1 + s].x, fig.data[1 + s].y = (_series(r.sgd.steps, r.sgd.singular_values[s, :, 1])
-                                                        if s < n_seeds else ([], []))
-            fig.data[k].x = [0.0, float(hot_steps + cold_steps)]
-            loss = fig.data[k + 1]
-            loss.x, loss.y = [lab for lab, o in zip(labels, okl) if o], r.polished_loss[okl]
-            loss.marker.color = [COLOURS.get(f"rank{rank}", PALETTE["black"]) for rank in r.polished_rank[okl]]
-            for j, key in enumerate(("rank1", "rank2")):
-                val = minima[key]
-                fig.data[k + 2 + j].x, fig.data[k + 2 + j].y = (
-                    ([labels[0], labels[-1]], [val, val]) if np.isfinite(val) and okl.any() else ([], []))
-            if vals.size:
-                lo, hi = float(vals.min()), float(vals.max())
-                pad = max(0.15 * (hi - lo), 0.002 * hi, 1e-12)
-                fig.layout.yaxis2.range = [lo - pad, hi + pad]
-            fig.layout.shapes = [dict(type="rect", xref="x", yref="paper", x0=0, x1=hot_steps, y0=0, y1=1,
-                                      fillcolor="#fde68a", opacity=0.35, line_width=0, layer="below")]
-            head, level, msg = self._message(r, eps, weight_decay_cold, lr_cold)
-            headline(fig, head, level == "warning")
-        self.say(msg, level)
+        _runs(fig.data[:1], r.gd, 1)
+        _runs(fig.data[1:k], r.sgd, n_seeds)
+        fig.data[k].x = [0.0, float(hot_steps + cold_steps)]
+        loss = fig.data[k + 1]
+        loss.x, loss.y = [lab for lab, o in zip(labels, okl) if o], r.polished_loss[okl]
+        loss.marker.color = [COLOURS.get(f"rank{rank}", PALETTE["black"]) for rank in r.polished_rank[okl]]
+        for j, key in enumerate(("rank1", "rank2")):
+            val = minima[key]
+            fig.data[k + 2 + j].x, fig.data[k + 2 + j].y = (
+                ([labels[0], labels[-1]], [val, val]) if np.isfinite(val) and okl.any() else ([], []))
+        # zoom on the losses (they differ by ~1 %)
+        vals = np.concatenate([r.polished_loss[okl], [v for v in (minima["rank1"], minima["rank2"]) if np.isfinite(v)]])
+        if vals.size:
+            lo, hi = float(vals.min()), float(vals.max())
+            pad = max(0.15 * (hi - lo), 0.002 * hi, 1e-12)
+            fig.layout.yaxis2.range = [lo - pad, hi + pad]
+        fig.layout.shapes = [dict(type="rect", xref="x", yref="paper", x0=0, x1=hot_steps, y0=0, y1=1,
+                                  fillcolor="#fde68a", opacity=0.35, line_width=0, layer="below")]
+        return self._message(r, eps, weight_decay_cold, lr_cold)
 
     #: Headline of each cold-phase outcome of :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome` (a failed
     #: hot phase has the headline of its diagnosis).
@@ -638,49 +592,43 @@ class AnnealController(_ExperimentFigure):
                  f"({cold_up} return(s) to rank 2). Polished losses: GD {n['gd_polished_loss']:.5f} "
                  f"(rank {n['gd_polished_rank']})")
         if "sgd_rank1_losses" in n:
-            lo, hi = n["sgd_rank1_losses"]
-            text += f", SGD rank-1 runs {lo:.5f}–{hi:.5f}. "
-        else:
-            text += ". "
-        advice = {"cold_diverged": "Lower the cold η. ",
-                  "gd_finds_rank1": (f"At the cold γ = {weight_decay_cold:.3g} the rank-2 minimum is not stable for "
-                                     "GD any more (γ too large), so the cold phase no longer separates the two. ")}
-        why = advice.get(outcome.kind, "")
-        return cls.HEADLINES[outcome.kind], "warning" if outcome.failure else "info", text + why + better
+            text += ", SGD rank-1 runs {:.5f}–{:.5f}".format(*n["sgd_rank1_losses"])
+        why = {"cold_diverged": "Lower the cold η. ",
+               "gd_finds_rank1": (f"At the cold γ = {weight_decay_cold:.3g} the rank-2 minimum is not stable for GD "
+                                  "any more (γ too large), so the cold phase no longer separates the two. ")
+               }.get(outcome.kind, "")
+        return cls.HEADLINES[outcome.kind], "warning" if outcome.failure else "info", text + ". " + why + better
 
 
 # -- 7. Langevin at a matched temperature vs SGD ---------------------------------------------------
 class LangevinController(_ExperimentFigure):
     """SGD vs Langevin (isotropic noise) from one rank-2 minimum, and SGD's noise spectrum by direction.
 
-    Left: ``s₂(A)`` of SGD runs (red) and Langevin runs (green) at temperature
-    ``τ = temp_factor · τ_match`` (``τ_match`` from
-    :func:`symsgd_core.rank_jumps.analysis.matched_langevin_temperature`:
-    equal total per-step noise variance at the start). Right: eigenvalues of SGD's per-step noise
-    covariance ``η²C`` at a rank-1 point, on the rank-raising directions (red) and on the others
-    (blue), with Langevin's isotropic ``2ητ`` (green). Re-simulates on Run.
+    Left: ``s₂(A)`` of SGD runs (red) and Langevin runs (green) at temperature ``τ = temp_factor · τ_match``
+    (``τ_match`` from :func:`symsgd_core.rank_jumps.analysis.matched_langevin_temperature`: equal total per-step
+    noise variance at the start). Right: eigenvalues of SGD's per-step noise covariance ``η²C`` at a rank-1 point,
+    on the rank-raising directions (red) and on the others (blue), with Langevin's isotropic ``2ητ`` (green).
+    Re-simulates on Run.
     """
 
-    experiment = staticmethod(langevin)
+    experiment = staticmethod(experiments.langevin)
     #: first look: one run of each dynamics over the first 20 000 steps, for any Run above half the defaults' work
     #: (a Langevin step draws a normal per parameter: the defaults' Run takes 0.4–0.8 s in the bench)
     FIRST_LOOK = (lambda v: v["n_runs"] * v["steps"], lambda v: dict(n_runs=1, steps=min(v["steps"], 20_000)))
     FIRST_LOOK_WORDS = {"n_runs": "runs of each", "steps": "steps"}
     ONE_GO = 0.5
 
-    MAX_RUNS = 8
-
     sliders = dict(temp_factor=Range("τ / τ_match", -1, 1.5, kind="log"), lr=STEP_SIZE.but(lo=0.1, hi=0.4),
-                   n_runs=Range("runs each", 1, MAX_RUNS, kind="int"), steps=STEPS, seed=SEED)
+                   n_runs=Range("runs each", 1, MAX_SEEDS, kind="int"), steps=STEPS, seed=SEED)
 
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("(a) s₂(A): SGD vs Langevin", "(b) per-step noise variance at a rank-1 point", height=420,
                      horizontal_spacing=0.1, layout=LAYOUT)
         for name in ("SGD", "Langevin"):
-            for s in range(self.MAX_RUNS):
+            for s in range(MAX_SEEDS):
                 _curve(fig, name if s == 0 else f"{name} {s}", COLOURS[name.lower()], (1, 1), showlegend=s == 0,
                        width=1.2)
-        _hline(fig, LANGEVIN_RANK_TOL, f"rank threshold {LANGEVIN_RANK_TOL:g}", (1, 1))
+        _hline(fig, experiments.LANGEVIN_RANK_TOL, f"rank threshold {experiments.LANGEVIN_RANK_TOL:g}", (1, 1))
         markers(fig, "SGD: directions keeping/lowering the rank", COLOURS["rank2"], (1, 2), size=6)
         markers(fig, "SGD: rank-raising directions", COLOURS["rank1"], (1, 2), size=6, symbol="x")
         line(fig, "Langevin 2ητ (every direction)", COLOURS["langevin"], (1, 2), dash="dash")
@@ -691,29 +639,21 @@ class LangevinController(_ExperimentFigure):
              y="eigenvalue of η²C (floored at 1e-38)", yaxis=dict(range=[-40, 0]))
         return [fig]
 
-    def _show(self, r, temp_factor, lr, n_runs, steps, seed) -> None:
-        fig, spec, k = self.figure, r.spectrum, 2 * self.MAX_RUNS
+    def _show(self, r, temp_factor, lr, n_runs, steps, seed) -> tuple[str, str, str]:
+        fig, spec, k = self.figure, r.spectrum, 2 * MAX_SEEDS
         keep, raise_ = spec["keeping"], spec["raising"]
-        stay_s, stay_l = r.stay_low_rank
-        frac_s = float(np.nanmean(stay_s)) if np.isfinite(stay_s).any() else float("nan")
-        frac_l = float(np.nanmean(stay_l)) if np.isfinite(stay_l).any() else float("nan")
-        with fig.batch_update():
-            for j, res in enumerate((r.sgd, r.langevin)):
-                for s in range(self.MAX_RUNS):
-                    fig.data[j * self.MAX_RUNS + s].x, fig.data[j * self.MAX_RUNS + s].y = (
-                        _series(res.steps, res.singular_values[s, :, 1]) if s < n_runs else ([], []))
-            fig.data[k].x = [0.0, float(steps)]
-            fig.data[k + 1].x, fig.data[k + 1].y = np.arange(keep.size, dtype=float), np.maximum(keep, 1e-38)
-            fig.data[k + 2].x, fig.data[k + 2].y = np.arange(raise_.size, dtype=float), np.maximum(raise_, 1e-38)
-            ends = [0.0, float(max(keep.size, raise_.size))]
-            fig.data[k + 3].x, fig.data[k + 3].y = ends, [2 * lr * r.tau] * 2 if r.tau > 0 else [1e-38] * 2
-            roundoff = roundoff_tolerance(spec["trace_total"], r.rank1_point.arch.n_params)
-            fig.data[k + 4].x, fig.data[k + 4].y = ends, [max(roundoff, 1e-38)] * 2
-            head, level, msg = self._message(r.outcome, *r.sgd_transitions, *r.langevin_transitions, frac_s, frac_l,
-                                             r.langevin.singular_values[:, :, 1][r.langevin.rank == 1], r.tau,
-                                             r.tau_match, spec, r.where, lr)
-            headline(fig, head, level == "warning")
-        self.say(msg, level)
+        _runs(fig.data[:MAX_SEEDS], r.sgd, n_runs)
+        _runs(fig.data[MAX_SEEDS:k], r.langevin, n_runs)
+        fig.data[k].x = [0.0, float(steps)]
+        fig.data[k + 1].x, fig.data[k + 1].y = np.arange(keep.size, dtype=float), np.maximum(keep, 1e-38)
+        fig.data[k + 2].x, fig.data[k + 2].y = np.arange(raise_.size, dtype=float), np.maximum(raise_, 1e-38)
+        ends = [0.0, float(max(keep.size, raise_.size))]
+        fig.data[k + 3].x, fig.data[k + 3].y = ends, [2 * lr * r.tau] * 2 if r.tau > 0 else [1e-38] * 2
+        roundoff = roundoff_tolerance(spec["trace_total"], r.rank1_point.arch.n_params)
+        fig.data[k + 4].x, fig.data[k + 4].y = ends, [max(roundoff, 1e-38)] * 2
+        return self._message(r.outcome, *r.sgd_transitions, *r.langevin_transitions, *r.mean_stay_low_rank,
+                             r.langevin.singular_values[:, :, 1][r.langevin.rank == 1], r.tau, r.tau_match, spec,
+                             r.where, lr)
 
     #: Headline of each outcome of :func:`~symsgd_core.rank_jumps.experiments.langevin_outcome`.
     HEADLINES = {
@@ -754,7 +694,7 @@ class LangevinController(_ExperimentFigure):
                                        "steps."),
             "no_transitions_too_hot": lambda: (
                 " Nothing moved within the budget. SGD did not jump (raise η or the steps); Langevin is so hot that "
-                f"its own noise keeps s₂(A) above the rank threshold {LANGEVIN_RANK_TOL:g} (median s₂ = "
+                f"its own noise keeps s₂(A) above the rank threshold {experiments.LANGEVIN_RANK_TOL:g} (median s₂ = "
                 f"{n['langevin_median_s2']:.2g}), so it never counts as rank 1: lower τ/τ_match or raise the steps."),
         }.get(outcome.kind, lambda: "")()
         return cls.HEADLINES[outcome.kind], "warning" if outcome.failure else "info", text + why
