@@ -370,15 +370,27 @@ class MechanismController(_ExperimentFigure):
         return self._message(r.outcome, r.decay_error, r.decay_tolerance, r.forced_rank, lr, weight_decay,
                              forced_steps)
 
-    #: Headline of each outcome of :func:`~symsgd_core.rank_jumps.experiments.mechanism_outcome`.
-    HEADLINES = {
-        "forced_diverged": "FAILURE MODE: divergence in the forced phase",
-        "forced_too_short": "FAILURE MODE: forced phase too short — A is still rank 2",
-        "forced_collapsed": "FAILURE MODE: collapse to A = 0 during the forced phase",
-        "diverged_after": "FAILURE MODE: divergence after the forced phase",
-        "collapsed_after": "FAILURE MODE: collapse to A = 0 after the forced phase",
-        "rank_rose": "Rank rose again after the forced phase",
-        "absorbed": "Forced sampling → rank 1; then SGD and GD both stay at rank 1",
+    #: Each outcome of :func:`~symsgd_core.rank_jumps.experiments.mechanism_outcome`: its headline and the status
+    #: text's last sentence, formatted with η (``lr``), γ (``weight_decay``) and the outcome's numbers (a number the
+    #: outcome lacks raises, never prints as 0).
+    WORDS = {
+        "forced_diverged": ("FAILURE MODE: divergence in the forced phase",
+                            "The run diverged: η = {lr:.3g} is too large."),
+        "forced_too_short": ("FAILURE MODE: forced phase too short — A is still rank 2",
+                             "A is still rank 2 (s₂ = {s2_end:.2g}): at η = {lr:.3g}, γ = {weight_decay:.3g} the row "
+                             "needs about {steps_needed:.0f} forced steps to fall below the rank threshold. Raise the "
+                             "forced steps, η or γ."),
+        "forced_collapsed": ("FAILURE MODE: collapse to A = 0 during the forced phase",
+                             "A collapsed to 0 (rank 0): at η = {lr:.3g} the noise of the forced steps kicks the "
+                             "network into the basin of θ = 0, a local minimum for L ≥ 3. Lower η."),
+        "diverged_after": ("FAILURE MODE: divergence after the forced phase", "η = {lr:.3g} too large."),
+        "collapsed_after": ("FAILURE MODE: collapse to A = 0 after the forced phase",
+                            "{sgd_collapsed} SGD run(s) collapsed to A = 0: η = {lr:.3g} is large enough for the "
+                            "noise to push the rank-1 network into θ = 0's basin (B_0 is absorbing)."),
+        "rank_rose": ("Rank rose again after the forced phase",
+                      "The rank rose again: the forced phase ended outside B_1's basin."),
+        "absorbed": ("Forced sampling → rank 1; then SGD and GD both stay at rank 1",
+                     "Neither GD nor any SGD run ever returned to rank 2: B_1 is absorbing for both."),
     }
 
     @classmethod
@@ -388,28 +400,12 @@ class MechanismController(_ExperimentFigure):
         text = (f"Forced phase ({forced_steps} steps on row-0 entries only): the unsampled row of W_L shrank by "
                 f"(1 − 2ηγ)^t = {c:.5f}^{forced_steps} = {weight_decay_factor(lr, weight_decay, forced_steps):.3g}, "
                 f"matching the measured norms to a relative {err:.1e} (round-off bound {tol:.1e}). ")
-        n, kind = outcome.numbers, outcome.kind
+        n = outcome.numbers
         if "gd_rank" in n:
             text += (f"A has rank {forced_rank}. Then GD: final rank {n['gd_rank']}; SGD: final ranks "
                      f"{list(n['sgd_ranks'])}. ")
-        # one text per kind, formatted only for the outcome's kind (a number it lacks raises, never prints as 0)
-        why = {
-            "forced_diverged": lambda: f"The run diverged: η = {lr:.3g} is too large.",
-            "forced_too_short": lambda: (
-                f"A is still rank 2 (s₂ = {n['s2_end']:.2g}): at η = {lr:.3g}, γ = {weight_decay:.3g} the row needs "
-                f"about {n['steps_needed']:.0f} forced steps to fall below the rank threshold. Raise the forced steps, "
-                "η or γ."),
-            "forced_collapsed": lambda: (
-                f"A collapsed to 0 (rank 0): at η = {lr:.3g} the noise of the forced steps kicks the network into the "
-                "basin of θ = 0, a local minimum for L ≥ 3. Lower η."),
-            "diverged_after": lambda: f"η = {lr:.3g} too large.",
-            "collapsed_after": lambda: (
-                f"{n['sgd_collapsed']} SGD run(s) collapsed to A = 0: η = {lr:.3g} is large enough for the noise to "
-                "push the rank-1 network into θ = 0's basin (B_0 is absorbing)."),
-            "rank_rose": lambda: "The rank rose again: the forced phase ended outside B_1's basin.",
-            "absorbed": lambda: "Neither GD nor any SGD run ever returned to rank 2: B_1 is absorbing for both.",
-        }[kind]()
-        return cls.HEADLINES[kind], "warning" if outcome.failure else "info", text + why
+        head, why = cls.WORDS[outcome.kind]
+        return head, "warning" if outcome.failure else "info", text + why.format(lr=lr, weight_decay=weight_decay, **n)
 
 
 # -- 5. The basin of B_1 ---------------------------------------------------------------------------
@@ -461,8 +457,20 @@ class BasinController(_ExperimentFigure):
         fig.data[-1].x = [0.0, float(steps)]
         return self._message(r.outcome, alpha, alpha_c, r.slope, r.boundary, lr, method)
 
-    @staticmethod
-    def _message(outcome, alpha, alpha_c, g, boundary, lr, method):
+    #: Each outcome of :func:`~symsgd_core.rank_jumps.experiments.basin_outcome`: its headline (formatted with a) and
+    #: what the status says of the run from a (formatted with η, the method and the outcome's numbers).
+    WORDS = {
+        "diverged": ("FAILURE MODE: divergence", ": {method} diverged (step {diverged_step}); the perturbed network is "
+                     "too large for η = {lr:.3g}."),
+        "collapsed": ("FAILURE MODE: collapse to A = 0", ": the run collapsed to A = 0 (θ = 0 is a trap for L ≥ 3)."),
+        "pulled_back": ("a = {alpha:.3g}: pulled back to rank 1", ": pulled back — s₂(A) fell to {s2_end:.1e}; weight "
+                        "decay (−2γa) beats the fit (+|g|aᴸ⁻¹) inside the basin."),
+        "not_pulled_back": ("a = {alpha:.3g}: not pulled back — rank 2", ": not pulled back — the new direction grew "
+                            "to s₂(A) = {s2_end:.3g}, the rank-2 minimum: the basin of B_1 is finite."),
+    }
+
+    @classmethod
+    def _message(cls, outcome, alpha, alpha_c, g, boundary, lr, method):
         """(headline, level, status text) of ``outcome`` (decided in
         :func:`~symsgd_core.rank_jumps.experiments.basin_outcome`) and of the grid's bracket of the basin edge."""
         where = (f"a = {alpha:.3g} (a/a_c = {alpha / alpha_c:.2f}, first-order basin estimate "
@@ -473,21 +481,9 @@ class BasinController(_ExperimentFigure):
                 if np.isfinite(lo) and np.isfinite(hi) else
                 " No a on the grid (up to 2 a_c) escapes: at this γ and ε there is no rank-2 minimum to escape to."
                 if not np.isfinite(hi) else " Every a on the grid escapes.")
-        n = outcome.numbers
-        if outcome.kind == "diverged":
-            return ("FAILURE MODE: divergence", "warning",
-                    where + f": {method.upper()} diverged (step {n['diverged_step']}); the perturbed network is too "
-                    f"large for η = {lr:.3g}." + edge)
-        if outcome.kind == "collapsed":
-            return ("FAILURE MODE: collapse to A = 0", "warning",
-                    where + ": the run collapsed to A = 0 (θ = 0 is a trap for L ≥ 3)." + edge)
-        if outcome.kind == "pulled_back":
-            return (f"a = {alpha:.3g}: pulled back to rank 1", "info",
-                    where + f": pulled back — s₂(A) fell to {n['s2_end']:.1e}; weight decay (−2γa) beats the fit "
-                    "(+|g|aᴸ⁻¹) inside the basin." + edge)
-        return (f"a = {alpha:.3g}: not pulled back — rank 2", "info",
-                where + f": not pulled back — the new direction grew to s₂(A) = {n['s2_end']:.3g}, the rank-2 "
-                "minimum: the basin of B_1 is finite." + edge)
+        head, why = cls.WORDS[outcome.kind]
+        return (head.format(alpha=alpha), "warning" if outcome.failure else "info",
+                where + why.format(method=method.upper(), lr=lr, **outcome.numbers) + edge)
 
 
 # -- 6. Annealing: hot then cold -------------------------------------------------------------------
@@ -557,14 +553,16 @@ class AnnealController(_ExperimentFigure):
                                   fillcolor="#fde68a", opacity=0.35, line_width=0, layer="below")]
         return self._message(r, eps, weight_decay_cold, lr_cold)
 
-    #: Headline of each cold-phase outcome of :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome` (a failed
-    #: hot phase has the headline of its diagnosis).
-    HEADLINES = {
-        "cold_diverged": "FAILURE MODE: divergence in the cold phase",
-        "cold_collapsed": "FAILURE MODE: collapse to A = 0 in the cold phase",
-        "gd_finds_rank1": "FAILURE MODE: GD also finds rank 1 in the cold phase",
-        "rank_rose": "Rank rose again in the cold phase",
-        "annealed": "Annealing: GD keeps rank 2, SGD keeps rank 1",
+    #: Each cold-phase outcome of :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome`: its headline and the
+    #: advice the status gives (formatted with the cold γ). A failed hot phase has the headline of its diagnosis.
+    WORDS = {
+        "cold_diverged": ("FAILURE MODE: divergence in the cold phase", "Lower the cold η. "),
+        "cold_collapsed": ("FAILURE MODE: collapse to A = 0 in the cold phase", ""),
+        "gd_finds_rank1": ("FAILURE MODE: GD also finds rank 1 in the cold phase",
+                           "At the cold γ = {weight_decay_cold:.3g} the rank-2 minimum is not stable for GD any more "
+                           "(γ too large), so the cold phase no longer separates the two. "),
+        "rank_rose": ("Rank rose again in the cold phase", ""),
+        "annealed": ("Annealing: GD keeps rank 2, SGD keeps rank 1", ""),
     }
 
     @classmethod
@@ -593,11 +591,9 @@ class AnnealController(_ExperimentFigure):
                  f"(rank {n['gd_polished_rank']})")
         if "sgd_rank1_losses" in n:
             text += ", SGD rank-1 runs {:.5f}–{:.5f}".format(*n["sgd_rank1_losses"])
-        why = {"cold_diverged": "Lower the cold η. ",
-               "gd_finds_rank1": (f"At the cold γ = {weight_decay_cold:.3g} the rank-2 minimum is not stable for GD "
-                                  "any more (γ too large), so the cold phase no longer separates the two. ")
-               }.get(outcome.kind, "")
-        return cls.HEADLINES[outcome.kind], "warning" if outcome.failure else "info", text + ". " + why + better
+        head, why = cls.WORDS[outcome.kind]
+        return (head, "warning" if outcome.failure else "info",
+                text + ". " + why.format(weight_decay_cold=weight_decay_cold) + better)
 
 
 # -- 7. Langevin at a matched temperature vs SGD ---------------------------------------------------
@@ -655,14 +651,21 @@ class LangevinController(_ExperimentFigure):
                              r.langevin.singular_values[:, :, 1][r.langevin.rank == 1], r.tau, r.tau_match, spec,
                              r.where, lr)
 
-    #: Headline of each outcome of :func:`~symsgd_core.rank_jumps.experiments.langevin_outcome`.
-    HEADLINES = {
-        "diverged": "FAILURE MODE: divergence",
-        "collapsed": "FAILURE MODE: collapse to A = 0",
-        "no_transitions": "FAILURE MODE: no transitions within the budget",
-        "no_transitions_too_hot": "FAILURE MODE: no transitions within the budget",
-        "both_ways": "Langevin goes both ways (weaker low-rank preference); SGD only down",
-        "one_way": "SGD only jumps down; Langevin keeps isotropic noise on the rank-raising directions",
+    #: Each outcome of :func:`~symsgd_core.rank_jumps.experiments.langevin_outcome`: its headline and the status
+    #: text's last sentence, formatted with the outcome's numbers (a number it lacks raises, never prints as 0 or NaN).
+    WORDS = {
+        "diverged": ("FAILURE MODE: divergence", " Some runs diverged: η or τ too large."),
+        "collapsed": ("FAILURE MODE: collapse to A = 0", " {sgd_collapsed} SGD / {langevin_collapsed} Langevin run(s) "
+                      "collapsed to A = 0 (too much noise: θ = 0 is a trap)."),
+        "no_transitions": ("FAILURE MODE: no transitions within the budget", " Nothing moved within the budget: raise "
+                           "τ/τ_match (Langevin), η (SGD) or the steps."),
+        "no_transitions_too_hot": ("FAILURE MODE: no transitions within the budget", " Nothing moved within the "
+                                   "budget. SGD did not jump (raise η or the steps); Langevin is so hot that its own "
+                                   "noise keeps s₂(A) above the rank threshold {rank_tol:g} (median s₂ = "
+                                   "{langevin_median_s2:.2g}), so it never counts as rank 1: lower τ/τ_match or raise "
+                                   "the steps."),
+        "both_ways": ("Langevin goes both ways (weaker low-rank preference); SGD only down", ""),
+        "one_way": ("SGD only jumps down; Langevin keeps isotropic noise on the rank-raising directions", ""),
     }
 
     @classmethod
@@ -684,17 +687,6 @@ class LangevinController(_ExperimentFigure):
                  f"variance (zero up to round-off; all of it lies in {int(np.sum(spec['keeping'] > 1e-12))} "
                  f"rank-keeping directions), while isotropic Langevin noise gives each of the {n_r + n_k} directions "
                  f"2ητ = {2 * lr * tau:.2e}, i.e. {100 * n_r / (n_r + n_k):.0f}% of its variance raises the rank.")
-        n = outcome.numbers
-        # formatted only for the outcome's kind (a number it lacks raises, never prints as 0 or NaN)
-        why = {
-            "diverged": lambda: " Some runs diverged: η or τ too large.",
-            "collapsed": lambda: (f" {n['sgd_collapsed']} SGD / {n['langevin_collapsed']} Langevin run(s) collapsed "
-                                  "to A = 0 (too much noise: θ = 0 is a trap)."),
-            "no_transitions": lambda: (" Nothing moved within the budget: raise τ/τ_match (Langevin), η (SGD) or the "
-                                       "steps."),
-            "no_transitions_too_hot": lambda: (
-                " Nothing moved within the budget. SGD did not jump (raise η or the steps); Langevin is so hot that "
-                f"its own noise keeps s₂(A) above the rank threshold {experiments.LANGEVIN_RANK_TOL:g} (median s₂ = "
-                f"{n['langevin_median_s2']:.2g}), so it never counts as rank 1: lower τ/τ_match or raise the steps."),
-        }.get(outcome.kind, lambda: "")()
-        return cls.HEADLINES[outcome.kind], "warning" if outcome.failure else "info", text + why
+        head, why = cls.WORDS[outcome.kind]
+        return (head, "warning" if outcome.failure else "info",
+                text + why.format(rank_tol=experiments.LANGEVIN_RANK_TOL, **outcome.numbers))
