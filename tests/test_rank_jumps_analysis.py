@@ -261,6 +261,17 @@ def test_exponential_waiting_time_recovers_the_mean():
     assert rank_jumps.analysis.exponential_waiting_time([-1, -1], 10) == (np.inf, np.inf)
 
 
+def test_jump_histogram_counts_the_jumps_and_the_exponential_law_sums_to_the_runs():
+    js = np.array([-1, 0, 50, 99, 100, 1200, -1])  # two runs never jumped
+    centres, counts, width = rank_jumps.analysis.jump_histogram(js, 1200, n_bins=12)
+    assert width == 100 and centres[0] == 50 and centres[-1] == 1150
+    np.testing.assert_array_equal(counts, [3, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1])  # the budget itself is in the last
+    # per bin of the histogram, the exponential law's expected counts sum to the runs (over a long enough time)
+    t = np.arange(50, 200_000, 100.0)
+    law = rank_jumps.analysis.exponential_counts(t, 8, 100.0, 2000.0)
+    assert law.sum() == pytest.approx(8, rel=0.01) and law[0] == pytest.approx(8 * 100 / 2000 * np.exp(-50 / 2000))
+
+
 def test_jump_durations_on_a_synthetic_record():
     steps = np.arange(0, 1000, 100)
     s2 = np.array([[0.3, 0.3, 0.3, 0.1, 1e-4, 1e-16, 1e-16, 1e-16, 1e-16, 1e-16],

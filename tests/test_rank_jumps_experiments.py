@@ -248,6 +248,14 @@ def test_anneal_decides_its_outcome_and_which_minimum_is_better():
     assert better_minimum({"rank1": 2.0, "rank2": 1.0}) == "rank2"
 
 
+def test_langevin_mean_stay_low_rank_averages_the_runs_that_got_there():
+    from types import SimpleNamespace
+
+    stays = SimpleNamespace(stay_low_rank=(np.array([1.0, np.nan, 0.5]), np.array([np.nan, np.nan])))
+    sgd, lang = rank_jumps.LangevinResult.mean_stay_low_rank.fget(stays)
+    assert sgd == 0.75 and np.isnan(lang)  # no Langevin run reached rank ≤ 1
+
+
 def test_langevin_decides_its_outcome():
     """§7: at τ_match SGD jumps down and nothing goes up (``one_way``); ten times hotter, Langevin's own noise keeps
     s₂ above the rank threshold and nothing counts as a transition (``no_transitions_too_hot``, with that s₂)."""

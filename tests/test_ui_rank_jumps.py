@@ -113,7 +113,7 @@ def test_mechanism_short_forced_phase_is_explained():
     and the forced steps the row needs."""
     c = rj.MechanismController(after_steps=5000, n_seeds=1, forced_steps=250, lr=0.05, weight_decay=0.005)
     assert c.result.outcome.kind == "forced_too_short"
-    assert rj.MechanismController.HEADLINES["forced_too_short"] in c.figure.layout.title.text
+    assert rj.MechanismController.WORDS["forced_too_short"][0] in c.figure.layout.title.text
     assert f"about {c.result.outcome.numbers['steps_needed']:.0f} forced steps" in c.status.value
 
 
@@ -122,13 +122,13 @@ def test_mechanism_words_every_outcome_the_experiment_can_give():
     from symsgd_core.core.results import Outcome
     from symsgd_core.rank_jumps.experiments import MECHANISM_OUTCOMES
 
-    assert set(rj.MechanismController.HEADLINES) == set(MECHANISM_OUTCOMES)
+    assert set(rj.MechanismController.WORDS) == set(MECHANISM_OUTCOMES)
     numbers = {"s2_end": 0.25, "steps_needed": 12345.0, "gd_rank": 1, "sgd_ranks": (1, 2), "sgd_collapsed": 3}
     for kind in MECHANISM_OUTCOMES:
         failure = kind != "absorbed"
         head, level, text = rj.MechanismController._message(Outcome(kind, failure, numbers), 1e-12, 1e-11, 1,
                                                              0.3, 0.027, 3000)
-        assert head == rj.MechanismController.HEADLINES[kind] and level == ("warning" if failure else "info")
+        assert head == rj.MechanismController.WORDS[kind][0] and level == ("warning" if failure else "info")
         assert text.startswith("Forced phase (3000 steps") and "SGD: final ranks [1, 2]" in text
     _, _, short = rj.MechanismController._message(Outcome("forced_too_short", True, numbers), 0, 0, 2, 0.3, 0.027, 9)
     assert "s₂ = 0.25" in short and "about 12345 forced steps" in short
@@ -154,6 +154,7 @@ def test_basin_words_every_outcome_the_experiment_can_give():
     from symsgd_core.core.results import Outcome
     from symsgd_core.rank_jumps.experiments import BASIN_OUTCOMES
 
+    assert set(rj.BasinController.WORDS) == set(BASIN_OUTCOMES)
     texts = {}
     for kind in BASIN_OUTCOMES:
         failure = kind in ("diverged", "collapsed")
@@ -188,7 +189,7 @@ def test_langevin_hot_headline_says_both_ways():
     assert isinstance(c.result, rank_jumps.LangevinResult)
     assert c.result.langevin_transitions[1].sum() > 0
     assert c.result.outcome.kind == "both_ways"
-    assert rj.LangevinController.HEADLINES["both_ways"] in c.figure.layout.title.text
+    assert rj.LangevinController.WORDS["both_ways"][0] in c.figure.layout.title.text
 
 
 def test_langevin_too_hot_for_the_threshold_does_not_advise_more_heat():
@@ -242,14 +243,14 @@ def test_anneal_words_every_outcome_the_experiment_can_give():
     numbers = {"jumped": 3, "cold_up": 1, "gd_min_rank": 2, "gd_polished_loss": 0.07842, "gd_polished_rank": 2,
                "sgd_rank1_losses": (0.07732, 0.07735)}
     cold = [k for k in ANNEAL_OUTCOMES if not k.startswith("hot_")]
-    assert set(rj.AnnealController.HEADLINES) == set(cold)
+    assert set(rj.AnnealController.WORDS) == set(cold)
     for kind in ANNEAL_OUTCOMES:
         hot = kind.startswith("hot_")
         diag = Diagnosis(kind[4:] if hot else "jumped", "what the hot phase did.", "warning" if hot else "info")
         r = SimpleNamespace(diagnosis=diag, outcome=Outcome(kind, kind != "annealed", {} if hot else numbers),
                             minima={"rank1": 0.0773, "rank2": 0.0784}, better_minimum="rank1")
         head, level, text = rj.AnnealController._message(r, 0.2, 0.01, 0.05)
-        assert head == (rj.HEADLINES[diag.kind] if hot else rj.AnnealController.HEADLINES[kind])
+        assert head == (rj.HEADLINES[diag.kind] if hot else rj.AnnealController.WORDS[kind][0])
         assert level == ("info" if kind == "annealed" else "warning")
         assert text.startswith("Hot phase: what the hot phase did.") and "rank-1 minimum is the better one" in text
         if not hot:
@@ -261,7 +262,7 @@ def test_langevin_words_every_outcome_the_experiment_can_give():
     from symsgd_core.core.results import Outcome
     from symsgd_core.rank_jumps.experiments import LANGEVIN_OUTCOMES
 
-    assert set(rj.LangevinController.HEADLINES) == set(LANGEVIN_OUTCOMES)
+    assert set(rj.LangevinController.WORDS) == set(LANGEVIN_OUTCOMES)
     spec = {"trace_raising": 1e-20, "trace_total": 1.0, "n_raising": 4, "n_keeping": 12,
             "keeping": np.ones(12), "raising": np.zeros(4)}
     counts = np.array([1]), np.array([0]), np.array([0]), np.array([0])
@@ -271,7 +272,7 @@ def test_langevin_words_every_outcome_the_experiment_can_give():
         failure = kind not in ("both_ways", "one_way")
         head, level, texts[kind] = rj.LangevinController._message(
             Outcome(kind, failure, numbers), *counts, 0.9, float("nan"), np.array([]), 0.02, 0.01, spec, "here", 0.3)
-        assert head == rj.LangevinController.HEADLINES[kind] and level == ("warning" if failure else "info")
+        assert head == rj.LangevinController.WORDS[kind][0] and level == ("warning" if failure else "info")
         assert texts[kind].startswith("τ = 0.02 (2 × τ_match = 0.01). SGD: 1 down / 0 up")
     assert "2 SGD / 1 Langevin run(s) collapsed" in texts["collapsed"]
     assert "median s₂ = 0.45" in texts["no_transitions_too_hot"] and "median" not in texts["no_transitions"]

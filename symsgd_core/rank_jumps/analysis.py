@@ -31,7 +31,8 @@ from .problems import CompletionProblem, _check_problem_fits, gradient
 __all__ = [
     "b_r_membership",
     "Diagnosis", "balancedness_of", "barrier_width", "basin_boundary", "basin_radius", "censored_exponential_ks",
-    "completion_penalty", "diagnose", "distance_to_rank", "explosion_distances", "exponential_waiting_time",
+    "completion_penalty", "diagnose", "distance_to_rank", "explosion_distances", "exponential_counts",
+    "exponential_waiting_time", "jump_histogram",
     "fitted_exponent", "loss_hessian_top_eigenvalue",
     "min_norm_completion", "origin_fit_gradient", "origin_hessian_min_eig", "origin_threshold",
     "MIN_NORM_XTOL", "completion_penalty_slope",
@@ -429,6 +430,22 @@ def exponential_waiting_time(jump_steps, budget: int) -> tuple[float, float]:
         return 0.0, 0.0
     w = censored_exponential(t, budget)
     return w["mean"], w["se"]
+
+
+def jump_histogram(jump_steps, budget: int, n_bins: int = 12) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(centres, counts, width)``: how many runs first jumped in each of ``n_bins`` equal bins of ``[0, budget]``
+    (runs that did not jump, ``jump_steps < 0``, are not counted)."""
+    bins = np.linspace(0, budget, check_positive_int("n_bins", n_bins) + 1)
+    js = np.asarray(jump_steps)
+    counts, _ = np.histogram(js[js >= 0], bins=bins)
+    return 0.5 * (bins[1:] + bins[:-1]), counts, bins[1] - bins[0]
+
+
+def exponential_counts(t, n_runs: int, width: float, mean: float) -> np.ndarray:
+    """The number of ``n_runs`` runs expected per bin of ``width`` steps at time ``t`` when the waiting time is
+    exponential with mean ``mean``: ``n_runs · width / mean · exp(−t / mean)`` (the law beside
+    :func:`jump_histogram`)."""
+    return n_runs * width / mean * np.exp(-np.asarray(t) / mean)
 
 
 def jump_durations(result, rank_tol: float | None = None) -> np.ndarray:

@@ -844,6 +844,11 @@ class LangevinResult:
     stay_low_rank: tuple
     outcome: Outcome
 
+    @property
+    def mean_stay_low_rank(self) -> tuple[float, float]:
+        """``(SGD, Langevin)``: :attr:`stay_low_rank` averaged over the runs that reached rank ≤ 1 (NaN: none did)."""
+        return tuple(float(np.nanmean(s)) if np.isfinite(s).any() else float("nan") for s in self.stay_low_rank)
+
 
 #: What §7's runs can do: diverge, collapse to A = 0, move neither way within the budget (``"no_transitions"``, or
 #: ``"no_transitions_too_hot"`` when Langevin is hotter than matched and its own noise keeps s₂ above the rank

@@ -12,164 +12,39 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from ..core.checking import roundoff_tolerance
-from ..rank_jumps.experiments import (
-    BASIN_GRID,
-    ENSEMBLE_RECORD_EVERY,
-    LANGEVIN_RANK_TOL,
-    NoStartingMinimum,
-    anneal,
-    basin,
-    ensemble,
-    langevin,
-    mechanism,
-    penalty_view,
-    trap,
-)
+from ..rank_jumps import experiments
+from ..rank_jumps.analysis import exponential_counts, jump_histogram
 from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, singular_values, smallest_B
 from ..rank_jumps.stepping import weight_decay_factor
 from .base import Controller, ExperimentFigure
+from .plotting import axes, line, markers, panels
 from .sliders import EPSILON, SEED, SGD_SEEDS, STEP_SIZE, WEIGHT_DECAY, Range
 from .style import NEUTRALS, PALETTE, colours, headline
 
-__all__ = [
-    "AnnealController",
-    "BasinController",
-    "EnsembleController",
-    "LangevinController",
-    "MechanismController",
-    "PenaltyController",
-    "TrapController",
-]
+__all__ = ["AnnealController", "BasinController", "EnsembleController", "LangevinController", "MechanismController",
+           "PenaltyController", "TrapController"]
 
 #: Colours used for the same objects in every figure.
 COLOURS = colours(L2="grey_mid", L="blue", gd="black", sgd="vermillion", langevin="bluish_green", rank0="grey_mid",
                   rank1="vermillion", rank2="blue", rank3="reddish_purple")
-
+#: One colour per SGD seed, for as many seeds (or runs of each dynamics) as a figure draws at most.
+SEED_COLOURS = [{**PALETTE, **NEUTRALS}[c] for c in (
+    "vermillion", "orange", "reddish_purple", "sky_blue", "bluish_green", "blue", "black", "grey")]
+MAX_SEEDS = len(SEED_COLOURS)
 
 #: The sliders several rank-jump figures share (others in each figure's ``sliders``).
 STEPS = Range("steps", 10_000, 100_000, 10_000, kind="int")
 DEPTH = Range("depth L", 2, 6, kind="int")
 
-
-class _ExperimentFigure(ExperimentFigure):
-    """A figure of one experiment of :mod:`symsgd_core.rank_jumps.experiments` (:class:`~.base.ExperimentFigure`,
-    engine ``"auto"`` unless given). A setting with no starting minimum is drawn as a failure."""
-
-    slider_width = "280px"
-
-    def __init__(self, engine: str = "auto", **settings) -> None:
-        super().__init__(engine=engine, **settings)
-
-    def _compute(self, progress, **values):
-        """The experiment at ``values``; a :class:`NoStartingMinimum` is returned (drawn as a failure), not raised."""
-        try:
-            return super()._compute(progress, **values)
-        except NoStartingMinimum as exc:
-            return exc
-
-    def _draw(self, result, **values) -> None:
-        if isinstance(result, NoStartingMinimum):
-            _failure(self, result)
-            return
-        super()._draw(result, **values)
-
-
-def _failure(controller, exc: ValueError) -> None:
-    """Draw a setting that cannot be simulated (no starting minimum): empty figure, a headline, the reason."""
-    with controller.figure.batch_update():
-        _empty(controller.figure)
-        headline(controller.figure, "FAILURE MODE: no starting minimum", True)
-    controller.result = None
-    controller.say(str(exc), "error")
-
-
-# ----------------------------------------------------------------------------------------------
-# 1. The penalty L s^{2/L}
-# ----------------------------------------------------------------------------------------------
-class PenaltyController(Controller):
-    """The induced penalty ``L s^{2/L}``, the cost of a new direction, and θ = 0 as a trap.
-
-    Panels: (a) ``L s^{2/L}`` for L = 2 and the chosen L; (b) ``Δ(δ) = γLδ^{2/L} − gδ``, the
-    change of loss when a new singular direction of size δ is switched on; (c) the loss
-    ``(a^L − 1)² + γLa²`` of a balanced scalar chain, showing θ = 0 as a local minimum for L ≥ 3.
-    Sliders: ``depth`` (L), ``weight_decay`` (γ), ``gain`` (g). Analytic: updates live.
-    """
-
-    live = True
-
-    experiment = staticmethod(penalty_view)
-    slider_width = "280px"
-    sliders = dict(depth=DEPTH.but(hi=8), weight_decay=WEIGHT_DECAY.but(lo=-3, hi=0, step=None, kind="log", fmt=None),
-                   gain=Range("fit slope g", -2, 0.5, kind="log"))
-
-    def _figures(self) -> list[go.FigureWidget]:
-        fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08, subplot_titles=(
-            "(a) penalty per singular value", "(b) switching on a new direction", "(c) loss along θ = a·(1,…,1)"))
-        fig = go.FigureWidget(fig)
-        for col in (1, 2, 3):
-            fig.add_scatter(x=[0.0], y=[0.0], mode="lines", line=dict(color=COLOURS["L2"], dash="dash"),
-                            name="L = 2", legendgroup="L2", showlegend=col == 1, row=1, col=col)
-            fig.add_scatter(x=[0.0], y=[0.0], mode="lines", line=dict(color=COLOURS["L"]),
-                            name="chosen L", legendgroup="L", showlegend=col == 1, row=1, col=col)
-        fig.add_scatter(x=[0.0], y=[0.0], mode="markers", marker=dict(color=COLOURS["L"], size=10, symbol="x"),
-                        name="δ* (barrier ends)", row=1, col=2)
-        fig.update_xaxes(title_text="singular value s", row=1, col=1)
-        fig.update_yaxes(title_text="min ‖θ‖² for that s", row=1, col=1)
-        fig.update_xaxes(title_text="size δ of the new singular value", row=1, col=2)
-        fig.update_yaxes(title_text="Δ loss = γLδ<sup>2/L</sup> − gδ", row=1, col=2)
-        fig.update_xaxes(title_text="per-layer weight a", row=1, col=3)
-        fig.update_yaxes(title_text="(a<sup>L</sup> − 1)² + γLa²", row=1, col=3)
-        fig.update_layout(height=380, margin=dict(l=50, r=10, t=40, b=50),
-                          legend=dict(orientation="h", y=-0.22))
-        return [fig]
-
-    def _update(self, depth, weight_decay, gain) -> None:
-        r = self.result = penalty_view(depth, weight_decay, gain)
-        L, d_star, d_max, trap = r.depth, r.barrier_width, r.d_max, r.origin_trap
-        fig = self.figure
-        curves = [(r.s, r.penalty_L2, r.penalty_L), (r.delta, r.cost_L2, r.cost_L), (r.a, r.chain_L2, r.chain_L)]
-        with fig.batch_update():
-            for k, (x, y2, yL) in enumerate(curves):
-                fig.data[2 * k].x, fig.data[2 * k].y = x, y2
-                fig.data[2 * k + 1].x, fig.data[2 * k + 1].y = x, yL
-                fig.data[2 * k + 1].name = f"L = {L}"
-            show_star = L >= 3 and d_star <= d_max
-            fig.data[6].x = [d_star] if show_star else []
-            fig.data[6].y = [0.0] if show_star else []
-        if L == 2:
-            if 2 * weight_decay < gain:
-                msg = (f"L = 2: the penalty 2s has finite slope 2γ = {2 * weight_decay:.3g} at s = 0, smaller than "
-                       "the fit "
-                       f"slope g = {gain:.3g}, so the new direction switches on at once: no lower-rank minimum "
-                       "here (nuclear-norm problem, convex in A).")
-            else:
-                msg = (f"L = 2: slope 2γ = {2 * weight_decay:.3g} ≥ g = {gain:.3g}: this direction never pays, "
-                       "for any δ "
-                       "(convex: a single global minimum).")
-            msg += (" θ = 0 is a local minimum only because γ ≥ 1." if trap else
-                    f" θ = 0 is NOT a minimum (curvature 2γ − 2 = {2 * weight_decay - 2:.3g} < 0).")
-        else:
-            where = (f"δ* = {d_star:.3g} (marked ×)" if d_star <= d_max else
-                     f"δ* = {d_star:.3g}, beyond the plotted range")
-            msg = (f"L = {L}: the penalty {L}·s^(2/{L}) has infinite slope at s = 0, so a new direction costs "
-                   f"more than it gains up to {where}: every lower-rank local optimum stays a local minimum, "
-                   "local minima of many ranks exist. θ = 0 is a local minimum for every γ > 0 (a trap).")
-        self.say(msg)
-
-
-# ----------------------------------------------------------------------------------------------
-# Shared drawing helpers
-# ----------------------------------------------------------------------------------------------
 #: Floor of the log axes: singular values below this (round-off, or exact zeros after the
 #: engine's flush of tiny entries) are drawn at the floor.
 LOG_FLOOR = 1e-18
-
-#: One colour per SGD seed.
-SEED_COLOURS = [{**PALETTE, **NEUTRALS}[c] for c in (
-    "vermillion", "orange", "reddish_purple", "sky_blue", "bluish_green", "blue", "black", "grey")]
+#: The log axis of singular values, from just below the floor to 10.
+LOG_AXIS = dict(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")
+#: The layout of the figures with a row of two panels: room for the headline, the legend below.
+LAYOUT = dict(margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
 
 #: Short headlines drawn on the figure for each diagnosis kind.
 HEADLINES = {
@@ -193,142 +68,207 @@ def _series(steps, values, floor: float | None = LOG_FLOOR):
     return np.asarray(steps[:end], dtype=float), v
 
 
-def _empty(fig: go.FigureWidget) -> None:
-    """Blank every trace (used when a setting cannot be simulated; the status says why)."""
-    for tr in fig.data:
-        tr.x, tr.y = [], []
+def _runs(traces, res, n: int, k: int = 1, shift: int = 0) -> None:
+    """Draw ``s_{k+1}(A)`` of the first ``n`` runs of ``res`` (None: no run), over its steps shifted by ``shift``,
+    one run per trace of ``traces``; blank the traces beyond."""
+    for s, tr in enumerate(traces):
+        tr.x, tr.y = (_series(res.steps + shift, res.singular_values[s, :, k]) if res is not None and s < n
+                      else ([], []))
 
 
-def _hline(y: float, name: str, colour: str = NEUTRALS["grey"], dash: str = "dot", **kw) -> dict:
-    return dict(x=[0.0, 1.0], y=[y, y], mode="lines", name=name, line=dict(color=colour, dash=dash, width=1), **kw)
+def _curve(fig, name: str, colour: str, at, showlegend: bool | None = None, **style) -> None:
+    """A curve ``name`` in ``colour`` (its line's ``width``, ``dash``, ``shape`` in ``style``) on panel ``at``,
+    in plotly's default mode: these curves of runs have hundreds of points, so lines."""
+    fig.add_scatter(name=name, line=dict(color=colour, **{k: v for k, v in style.items() if v is not None}),
+                    **({} if showlegend is None else {"showlegend": showlegend}), row=at[0], col=at[1])
+
+
+def _hline(fig, y: float, name: str, at, dash: str = "dot", **more) -> None:
+    """A thin grey reference line at height ``y`` on panel ``at`` (its x end is set when drawing)."""
+    line(fig, name, NEUTRALS["grey"], at, width=1, dash=dash, x=[0.0, 1.0], y=[y, y], **more)
 
 
 def b_r_summary(m: dict) -> str:
     """One sentence on the B_r membership ``m`` of GD (if it has ``gd_end_B``) and the SGD runs
     (:func:`~symsgd_core.rank_jumps.analysis.b_r_membership`)."""
     crit = DEFAULT_B_CRITERION
-    text = (f"B_r (ε₁ = {crit.eps_rank:g}, ε₂ = {crit.eps_balance:g}, R = {crit.R:g}): ")
+    text = f"B_r (ε₁ = {crit.eps_rank:g}, ε₂ = {crit.eps_balance:g}, R = {crit.R:g}): "
     if "gd_end_B" in m:
         text += f"GD ends in B_{m['gd_end_B']}; "
     text += (f"{m['entered']} of {m['n_runs']} SGD runs entered B_1, {m['left']} left it again; the "
              f"largest SGD imbalance was {m['max_imbalance']:.2g} ")
-    text += "(balance test passed throughout)." if m["balanced"] else "(ABOVE ε₂: the balance test failed)."
-    return text
+    return text + ("(balance test passed throughout)." if m["balanced"] else "(ABOVE ε₂: the balance test failed).")
 
 
-# ----------------------------------------------------------------------------------------------
-# 2. GD trapped, SGD jumps
-# ----------------------------------------------------------------------------------------------
+class _ExperimentFigure(ExperimentFigure):
+    """A figure of one experiment of :mod:`symsgd_core.rank_jumps.experiments` (:class:`~.base.ExperimentFigure`,
+    engine ``"auto"`` unless given). Its ``_show(result, **values)`` draws the result and returns its words:
+    ``(headline, level, status text)``. A setting with no starting minimum is drawn as a failure."""
+
+    slider_width = "280px"
+
+    def __init__(self, engine: str = "auto", **settings) -> None:
+        super().__init__(engine=engine, **settings)
+
+    def _compute(self, progress, **values):
+        """The experiment at ``values``; a :class:`~.experiments.NoStartingMinimum` is returned (drawn as a failure),
+        not raised."""
+        try:
+            return super()._compute(progress, **values)
+        except experiments.NoStartingMinimum as exc:
+            return exc
+
+    def _draw(self, result, **values) -> None:
+        self.result = None if isinstance(result, experiments.NoStartingMinimum) else result
+        with self.figure.batch_update():
+            if self.result is None:  # no starting minimum: an empty figure, a headline, the reason
+                for tr in self.figure.data:
+                    tr.x, tr.y = [], []
+                head, level, text = "FAILURE MODE: no starting minimum", "error", str(result)
+            else:
+                head, level, text = self._show(result, **values)
+            headline(self.figure, head, level != "info")
+        self.say(text, level)
+
+
+# -- 1. The penalty L s^{2/L} --------------------------------------------------------------------
+class PenaltyController(Controller):
+    """The induced penalty ``L s^{2/L}``, the cost of a new direction, and θ = 0 as a trap.
+
+    Panels: (a) ``L s^{2/L}`` for L = 2 and the chosen L; (b) ``Δ(δ) = γLδ^{2/L} − gδ``, the
+    change of loss when a new singular direction of size δ is switched on; (c) the loss
+    ``(a^L − 1)² + γLa²`` of a balanced scalar chain, showing θ = 0 as a local minimum for L ≥ 3.
+    Analytic: updates live.
+    """
+
+    experiment = staticmethod(experiments.penalty_view)
+    slider_width = "280px"
+    sliders = dict(depth=DEPTH.but(hi=8), weight_decay=WEIGHT_DECAY.but(lo=-3, hi=0, step=None, kind="log", fmt=None),
+                   gain=Range("fit slope g", -2, 0.5, kind="log"))
+
+    def _figures(self) -> list[go.FigureWidget]:
+        fig = panels("(a) penalty per singular value", "(b) switching on a new direction",
+                     "(c) loss along θ = a·(1,…,1)", height=380, horizontal_spacing=0.08,
+                     layout=dict(margin=dict(l=50, r=10, t=40, b=50), legend=dict(orientation="h", y=-0.22)))
+        for col in (1, 2, 3):
+            line(fig, "L = 2", COLOURS["L2"], (1, col), dash="dash", x=[0.0], y=[0.0], legendgroup="L2",
+                 showlegend=col == 1)
+            line(fig, "chosen L", COLOURS["L"], (1, col), x=[0.0], y=[0.0], legendgroup="L", showlegend=col == 1)
+        markers(fig, "δ* (barrier ends)", COLOURS["L"], (1, 2), size=10, symbol="x", x=[0.0], y=[0.0])
+        axes(fig, (1, 1), x="singular value s", y="min ‖θ‖² for that s")
+        axes(fig, (1, 2), x="size δ of the new singular value", y="Δ loss = γLδ<sup>2/L</sup> − gδ")
+        axes(fig, (1, 3), x="per-layer weight a", y="(a<sup>L</sup> − 1)² + γLa²")
+        return [fig]
+
+    def _update(self, depth, weight_decay, gain) -> None:
+        r = self.result = experiments.penalty_view(depth, weight_decay, gain)
+        fig, L, d_star, d_max = self.figure, r.depth, r.barrier_width, r.d_max
+        curves = [(r.s, r.penalty_L2, r.penalty_L), (r.delta, r.cost_L2, r.cost_L), (r.a, r.chain_L2, r.chain_L)]
+        with fig.batch_update():
+            for k, (x, y2, yL) in enumerate(curves):
+                fig.data[2 * k].x, fig.data[2 * k].y = x, y2
+                fig.data[2 * k + 1].x, fig.data[2 * k + 1].y = x, yL
+                fig.data[2 * k + 1].name = f"L = {L}"
+            show_star = L >= 3 and d_star <= d_max
+            fig.data[6].x, fig.data[6].y = ([d_star], [0.0]) if show_star else ([], [])
+        if L != 2:
+            where = f"δ* = {d_star:.3g}" + (" (marked ×)" if d_star <= d_max else ", beyond the plotted range")
+            self.say(f"L = {L}: the penalty {L}·s^(2/{L}) has infinite slope at s = 0, so a new direction costs more "
+                     f"than it gains up to {where}: every lower-rank local optimum stays a local minimum, local minima "
+                     "of many ranks exist. θ = 0 is a local minimum for every γ > 0 (a trap).")
+            return
+        if 2 * weight_decay < gain:
+            msg = (f"L = 2: the penalty 2s has finite slope 2γ = {2 * weight_decay:.3g} at s = 0, smaller than the fit "
+                   f"slope g = {gain:.3g}, so the new direction switches on at once: no lower-rank minimum here "
+                   "(nuclear-norm problem, convex in A).")
+        else:
+            msg = (f"L = 2: slope 2γ = {2 * weight_decay:.3g} ≥ g = {gain:.3g}: this direction never pays, for any δ "
+                   "(convex: a single global minimum).")
+        self.say(msg + (" θ = 0 is a local minimum only because γ ≥ 1." if r.origin_trap else
+                        f" θ = 0 is NOT a minimum (curvature 2γ − 2 = {2 * weight_decay - 2:.3g} < 0)."))
+
+
+# -- 2. GD trapped, SGD jumps ----------------------------------------------------------------------
 class TrapController(_ExperimentFigure):
     """GD and SGD side by side from the same GD-converged rank-2 minimum of the ε-completion.
 
     Left: GD; right: ``n_seeds`` SGD runs (one colour each). Top row: ``s_1(A)`` (the upper line of each colour)
     and ``s_2(A)`` (the lower), on a log axis; the dotted line is the rank threshold. Middle row: the smallest r
     with θ ∈ B_r (:func:`~symsgd_core.rank_jumps.network.smallest_B`, the default criterion). Bottom row: the
-    balance test, ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` against ε₂ (dashed). Sliders: ``eps``, ``weight_decay``,
-    ``lr``, ``depth``, ``width``, ``n_seeds``, ``steps``, ``seed``. Re-simulates on Run.
-    ``self.result`` is the :class:`~symsgd_core.rank_jumps.experiments.TrapResult`.
+    balance test, ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` against ε₂ (dashed). Re-simulates on Run.
     """
 
-    experiment = staticmethod(trap)
+    experiment = staticmethod(experiments.trap)
     #: first look: one SGD seed over the first 10 000 steps
     FIRST_LOOK = (lambda v: (v["n_seeds"] + 1) * v["steps"] * v["depth"] * v["width"] ** 2,
                   lambda v: dict(n_seeds=1, steps=min(v["steps"], 10_000)))
     FIRST_LOOK_WORDS = {"n_seeds": "SGD seeds", "steps": "steps"}
 
-    MAX_SEEDS = 8
-
     sliders = dict(eps=EPSILON, weight_decay=WEIGHT_DECAY, lr=STEP_SIZE, depth=DEPTH,
                    width=Range("width", 2, 16, kind="int"), n_seeds=SGD_SEEDS.but(hi=MAX_SEEDS), steps=STEPS, seed=SEED)
 
     def _figures(self) -> list[go.FigureWidget]:
-        fig = go.FigureWidget(make_subplots(
-            rows=3, cols=2, shared_yaxes="rows", shared_xaxes=True, horizontal_spacing=0.04, vertical_spacing=0.07,
-            row_heights=[0.5, 0.25, 0.25],
-            subplot_titles=("GD (full gradient)", "SGD (one entry per step)",
-                            "B<sub>r</sub>: smallest r with θ ∈ B<sub>r</sub>", "",
-                            "balance test: max<sub>ℓ</sub> ‖W<sub>ℓ+1</sub>ᵀW<sub>ℓ+1</sub> − "
-                            "W<sub>ℓ</sub>W<sub>ℓ</sub>ᵀ‖<sub>F</sub> ≤ ε₂", "")))
-        fig.add_scatter(name="GD s₁(A)", line=dict(color=COLOURS["gd"]), showlegend=False, row=1, col=1)
-        fig.add_scatter(name="GD s₂(A)", line=dict(color=COLOURS["gd"], dash="dash"), showlegend=False, row=1, col=1)
-        for s in range(self.MAX_SEEDS):
-            c = SEED_COLOURS[s % len(SEED_COLOURS)]
-            fig.add_scatter(name=f"seed {s} s₁", line=dict(color=c, width=1.5), showlegend=False, row=1, col=2)
-            fig.add_scatter(name=f"seed {s} s₂", line=dict(color=c, width=1.5, dash="dash"), showlegend=False,
-                            row=1, col=2)
+        fig = panels("GD (full gradient)", "SGD (one entry per step)",
+                     "B<sub>r</sub>: smallest r with θ ∈ B<sub>r</sub>", "", "balance test: max<sub>ℓ</sub> "
+                     "‖W<sub>ℓ+1</sub>ᵀW<sub>ℓ+1</sub> − W<sub>ℓ</sub>W<sub>ℓ</sub>ᵀ‖<sub>F</sub> ≤ ε₂", "",
+                     height=720, rows=3, cols=2, shared_yaxes="rows", shared_xaxes=True, horizontal_spacing=0.04,
+                     vertical_spacing=0.07,
+                     row_heights=[0.5, 0.25, 0.25], layout={**LAYOUT, "legend": dict(orientation="h", y=-0.1)})
+        # row 1: s₁ (solid) and s₂ (dashed) of GD, then of each SGD seed
+        for sub, dash in (("₁", None), ("₂", "dash")):
+            _curve(fig, f"GD s{sub}(A)", COLOURS["gd"], (1, 1), showlegend=False, dash=dash)
+        for s in range(MAX_SEEDS):
+            for sub, dash in (("₁", None), ("₂", "dash")):
+                _curve(fig, f"seed {s} s{sub}", SEED_COLOURS[s], (1, 2), showlegend=False, width=1.5, dash=dash)
         for col in (1, 2):
-            fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), showlegend=col == 1, row=1, col=col)
+            _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, col), showlegend=col == 1)
         # rows 2 and 3: B_r membership and the balance test, GD (k = 0) then the SGD seeds
         self._b_index = len(fig.data)
-        for row in (2, 3):
-            fig.add_scatter(name="GD", line=dict(color=COLOURS["gd"], shape="hv" if row == 2 else "linear"),
-                            showlegend=False, row=row, col=1)
-            for s in range(self.MAX_SEEDS):
-                fig.add_scatter(name=f"seed {s}", line=dict(color=SEED_COLOURS[s % len(SEED_COLOURS)], width=1.5,
-                                shape="hv" if row == 2 else "linear"), showlegend=False, row=row, col=2)
+        for row, shape in ((2, "hv"), (3, "linear")):
+            _curve(fig, "GD", COLOURS["gd"], (row, 1), showlegend=False, shape=shape)
+            for s in range(MAX_SEEDS):
+                _curve(fig, f"seed {s}", SEED_COLOURS[s], (row, 2), showlegend=False, width=1.5, shape=shape)
         for col in (1, 2):
-            fig.add_scatter(**_hline(DEFAULT_B_CRITERION.eps_balance, "ε₂ (balance threshold)", dash="dash"),
-                            showlegend=col == 1, row=3, col=col)
-        fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=1)
-        fig.update_yaxes(title_text="singular values of A (upper s₁, lower s₂)", row=1, col=1)
+            _hline(fig, DEFAULT_B_CRITERION.eps_balance, "ε₂ (balance threshold)", (3, col), dash="dash",
+                   showlegend=col == 1)
+        fig.update_yaxes(**LOG_AXIS, row=1)
         fig.update_yaxes(range=[-1.3, 2.3], tickvals=[-1, 0, 1, 2],
                          ticktext=["none", "B<sub>0</sub>", "B<sub>1</sub>", "B<sub>2</sub>"], row=2)
-        fig.update_yaxes(title_text="θ ∈ B<sub>r</sub>", row=2, col=1)
-        fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=3)
-        fig.update_yaxes(title_text="imbalance", row=3, col=1)
+        fig.update_yaxes(**LOG_AXIS, row=3)
+        for row, title in enumerate(("singular values of A (upper s₁, lower s₂)", "θ ∈ B<sub>r</sub>", "imbalance"), 1):
+            axes(fig, (row, 1), y=title)
         fig.update_xaxes(title_text="step", row=3)
-        fig.update_layout(height=720, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.1))
         return [fig]
 
-    def _show(self, r, eps, weight_decay, lr, depth, width, n_seeds, steps, seed) -> None:
-        fig = self.figure
-        p0, start_rank, gd, sgd, diag = r.start, r.start_rank, r.gd, r.sgd, r.diagnosis
-        x_end = float(steps)
-        b = self._b_index
-        with fig.batch_update():
-            for k in range(2):
-                fig.data[k].x, fig.data[k].y = _series(gd.steps, gd.singular_values[0, :, k])
-            for s in range(self.MAX_SEEDS):
-                for k in range(2):
-                    tr = fig.data[2 + 2 * s + k]
-                    if s < n_seeds:
-                        tr.x, tr.y = _series(sgd.steps, sgd.singular_values[s, :, k])
-                    else:
-                        tr.x, tr.y = [], []
-            for tr in fig.data[b - 2:b]:
-                tr.x = [0.0, x_end]
-            for j, (values, floor) in enumerate(((smallest_B, None), (None, LOG_FLOOR))):
-                base = b + j * (1 + self.MAX_SEEDS)
-                for s, (res, run_index) in enumerate([(gd, 0)] + [(sgd, k) for k in range(self.MAX_SEEDS)]):
-                    tr = fig.data[base + s]
-                    if s > n_seeds:
-                        tr.x, tr.y = [], []
-                        continue
-                    y = (smallest_B(res.in_B[run_index]).astype(float) if values is not None
-                         else res.balancedness[run_index])
-                    tr.x, tr.y = _series(res.steps, y, floor)
-            for tr in fig.data[-2:]:
-                tr.x = [0.0, x_end]
-            headline(fig, HEADLINES[diag.kind], diag.level == "warning")
-        self.say(f"Start: GD minimum with singular values {np.round(singular_values(p0)[0], 3).tolist()} "
-                 f"(rank {start_rank}). " + diag.message + " " + b_r_summary(r.membership), diag.level)
+    def _show(self, r, eps, weight_decay, lr, depth, width, n_seeds, steps, seed) -> tuple[str, str, str]:
+        fig, gd, sgd, b = self.figure, r.gd, r.sgd, self._b_index
+        for k in range(2):  # s₁ then s₂, of GD and of each SGD seed
+            _runs(fig.data[k:k + 1], gd, 1, k)
+            _runs(fig.data[2 + k:2 + 2 * MAX_SEEDS:2], sgd, n_seeds, k)
+        for s in range(1 + MAX_SEEDS):  # rows 2 and 3: GD, then the SGD seeds
+            res, run = (gd, 0) if s == 0 else (sgd, s - 1)
+            member, balance = fig.data[b + s], fig.data[b + 1 + MAX_SEEDS + s]
+            member.x, member.y = (_series(res.steps, smallest_B(res.in_B[run]).astype(float), None)
+                                  if s <= n_seeds else ([], []))
+            balance.x, balance.y = _series(res.steps, res.balancedness[run]) if s <= n_seeds else ([], [])
+        for tr in (*fig.data[b - 2:b], *fig.data[-2:]):
+            tr.x = [0.0, float(steps)]
+        start = np.round(singular_values(r.start)[0], 3).tolist()
+        return (HEADLINES[r.diagnosis.kind], r.diagnosis.level, f"Start: GD minimum with singular values {start} "
+                f"(rank {r.start_rank}). " + r.diagnosis.message + " " + b_r_summary(r.membership))
 
 
-
-# ----------------------------------------------------------------------------------------------
-# 3. The ensemble
-# ----------------------------------------------------------------------------------------------
+# -- 3. The ensemble -------------------------------------------------------------------------------
 class EnsembleController(_ExperimentFigure):
     """An ensemble of SGD runs from one rank-2 minimum: rank fractions over time and jump times.
 
     Left: fraction of runs at rank 2, 1, 0 (and diverged) at every record, the fraction in B_1 and the fraction
-    passing the balance test (ε₂). Right: histogram of
-    the first step at rank 1, with the exponential law of the censored maximum-likelihood
-    mean waiting time. The title reports the number of returns to a higher rank (always 0).
-    Sliders: ``eps``, ``weight_decay``, ``lr``, ``n_runs``, ``steps``, ``seed``. Re-simulates on Run.
+    passing the balance test (ε₂). Right: histogram of the first step at rank 1, with the exponential law of the
+    censored maximum-likelihood mean waiting time. The title reports the number of returns to a higher rank
+    (always 0). Re-simulates on Run.
     """
 
-    experiment = staticmethod(ensemble)
+    experiment = staticmethod(experiments.ensemble)
     #: first look: 8 runs
     FIRST_LOOK = (lambda v: v["n_runs"] * v["steps"], lambda v: dict(n_runs=min(v["n_runs"], 8)))
     FIRST_LOOK_WORDS = {"n_runs": "runs"}
@@ -337,79 +277,57 @@ class EnsembleController(_ExperimentFigure):
                    steps=STEPS.but(hi=120_000), seed=SEED)
 
     def _figures(self) -> list[go.FigureWidget]:
-        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
-            "(a) fraction of runs at each rank", "(b) first step at rank 1")))
+        fig = panels("(a) fraction of runs at each rank", "(b) first step at rank 1", height=400,
+                     horizontal_spacing=0.1, layout={**LAYOUT, "bargap": 0.05})
         for name, colour in (("rank 2", COLOURS["rank2"]), ("rank 1", COLOURS["rank1"]),
                              ("rank 0 (A = 0)", COLOURS["rank0"]), ("diverged", PALETTE["black"])):
-            fig.add_scatter(name=name, line=dict(color=colour, shape="hv"), row=1, col=1)
-        fig.add_scatter(name="in B<sub>1</sub> (ε₁, ε₂, R tests)",
-                        line=dict(color=COLOURS["rank1"], dash="dot", width=3, shape="hv"), row=1, col=1)
-        fig.add_scatter(name="balance test passed (≤ ε₂)", line=dict(color=PALETTE["black"], dash="dashdot", width=1.5,
-                        shape="hv"), row=1, col=1)
+            _curve(fig, name, colour, (1, 1), shape="hv")
+        _curve(fig, "in B<sub>1</sub> (ε₁, ε₂, R tests)", COLOURS["rank1"], (1, 1), dash="dot", width=3, shape="hv")
+        _curve(fig, "balance test passed (≤ ε₂)", PALETTE["black"], (1, 1), dash="dashdot", width=1.5, shape="hv")
         fig.add_bar(name="jump times", marker_color=COLOURS["rank1"], opacity=0.6, row=1, col=2)
-        fig.add_scatter(name="exponential law (censored MLE mean)", line=dict(color=PALETTE["black"], dash="dash"),
-                        row=1, col=2)
-        fig.update_yaxes(title_text="fraction of runs", range=[-0.02, 1.02], row=1, col=1)
-        fig.update_yaxes(title_text="number of runs", row=1, col=2)
+        _curve(fig, "exponential law (censored MLE mean)", PALETTE["black"], (1, 2), dash="dash")
+        axes(fig, (1, 1), y="fraction of runs", yaxis=dict(range=[-0.02, 1.02]))
+        axes(fig, (1, 2), y="number of runs")
         fig.update_xaxes(title_text="step")
-        fig.update_layout(height=400, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2),
-                          bargap=0.05)
         return [fig]
 
-    def _show(self, r, eps, weight_decay, lr, n_runs, steps, seed) -> None:
-        fig = self.figure
-        sgd, diag, js, tau, tau_se = r.sgd, r.diagnosis, r.jump_steps, r.mean_wait, r.mean_wait_se
-        durations, returns = r.durations, r.returns
+    def _show(self, r, eps, weight_decay, lr, n_runs, steps, seed) -> tuple[str, str, str]:
+        fig, sgd, diag, tau = self.figure, r.sgd, r.diagnosis, r.mean_wait
         frac = sgd.fraction_at_rank()  # (K, 4): rank 0, 1, 2, diverged
-        jumped = js >= 0
-        bins = np.linspace(0, steps, 13)
-        counts, _ = np.histogram(js[jumped], bins=bins)
-        centres = 0.5 * (bins[1:] + bins[:-1])
-        with fig.batch_update():
-            x = sgd.steps.astype(float)
-            for k, col in enumerate((2, 1, 0, 3)):
-                fig.data[k].x, fig.data[k].y = x, frac[:, col]
-            sb = smallest_B(sgd.in_B)
-            fig.data[4].x, fig.data[4].y = x, np.mean((sb >= 0) & (sb <= 1), axis=0)
-            fig.data[5].x = x
-            fig.data[5].y = np.mean(sgd.balancedness <= DEFAULT_B_CRITERION.eps_balance, axis=0)
-            fig.data[6].x, fig.data[6].y = centres, counts.astype(float)
-            fig.data[6].width = float(bins[1] - bins[0]) * 0.95
-            if diag.kind == "jumped" and np.isfinite(tau) and tau > 0:
-                xx = np.linspace(0, steps, 200)
-                width = bins[1] - bins[0]
-                fig.data[7].x, fig.data[7].y = xx, n_runs * width / tau * np.exp(-xx / tau)
-            else:
-                fig.data[7].x, fig.data[7].y = [], []
-            head = HEADLINES[diag.kind] if diag.kind != "jumped" else (
-                f"{int(jumped.sum())}/{n_runs} runs jumped to rank 1 · returns to a higher rank: {returns}")
-            headline(fig, head, diag.level == "warning")
+        centres, counts, width = jump_histogram(r.jump_steps, steps)
+        fitted = diag.kind == "jumped" and np.isfinite(tau) and tau > 0
+        x = sgd.steps.astype(float)
+        for k, col in enumerate((2, 1, 0, 3)):
+            fig.data[k].x, fig.data[k].y = x, frac[:, col]
+        sb = smallest_B(sgd.in_B)
+        fig.data[4].x, fig.data[4].y = x, np.mean((sb >= 0) & (sb <= 1), axis=0)
+        fig.data[5].x, fig.data[5].y = x, np.mean(sgd.balancedness <= DEFAULT_B_CRITERION.eps_balance, axis=0)
+        fig.data[6].x, fig.data[6].y, fig.data[6].width = centres, counts.astype(float), float(width) * 0.95
+        xx = np.linspace(0, steps, 200)
+        fig.data[7].x, fig.data[7].y = (xx, exponential_counts(xx, n_runs, width, tau)) if fitted else ([], [])
+        head = HEADLINES[diag.kind] if diag.kind != "jumped" else (
+            f"{int(np.sum(r.jump_steps >= 0))}/{n_runs} runs jumped to rank 1 · returns to a higher rank: {r.returns}")
         extra = ""
-        if diag.kind == "jumped" and np.isfinite(tau) and tau > 0:
-            extra = (f" Mean waiting time (censored exponential fit): {tau:.0f} ± {tau_se:.0f} steps; a jump itself "
-                     f"takes a median {int(np.median(durations[durations >= 0]))} steps (record interval "
-                     f"{ENSEMBLE_RECORD_EVERY}).")
-        self.say(diag.message + extra + " " + b_r_summary(r.membership), diag.level)
+        if fitted:
+            extra = (f" Mean waiting time (censored exponential fit): {tau:.0f} ± {r.mean_wait_se:.0f} steps; a jump "
+                     f"itself takes a median {int(np.median(r.durations[r.durations >= 0]))} steps (record interval "
+                     f"{experiments.ENSEMBLE_RECORD_EVERY}).")
+        return head, diag.level, diag.message + extra + " " + b_r_summary(r.membership)
 
 
-# ----------------------------------------------------------------------------------------------
-# 4. The mechanism: forced sampling of row 0
-# ----------------------------------------------------------------------------------------------
+# -- 4. The mechanism: forced sampling of row 0 ----------------------------------------------------
 class MechanismController(_ExperimentFigure):
     """Forced sampling of row-0 entries, then normal SGD and GD.
 
     Left: norm of the unsampled row of ``W_L`` (markers) against ``(1 − 2ηγ)^t`` times its start
     (line), log axis. Right: singular values of A through the forced phase (purple) and then
-    under SGD (colours) and GD (black). Sliders: ``lr``, ``weight_decay``, ``forced_steps``,
-    ``after_steps``, ``n_seeds``, ``seed``. Re-simulates when a slider is released.
+    under SGD (colours) and GD (black). Re-simulates when a slider is released.
     """
 
-    experiment = staticmethod(mechanism)
+    experiment = staticmethod(experiments.mechanism)
 
     #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     auto_run = True
-
-    MAX_SEEDS = 8
 
     sliders = dict(lr=STEP_SIZE, weight_decay=WEIGHT_DECAY,
                    forced_steps=Range("forced steps", 250, 6000, 250, kind="int"),
@@ -417,73 +335,62 @@ class MechanismController(_ExperimentFigure):
                    n_seeds=SGD_SEEDS.but(hi=MAX_SEEDS), seed=SEED)
 
     def _figures(self) -> list[go.FigureWidget]:
-        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
-            "(a) unsampled row of W<sub>L</sub> during forced sampling", "(b) singular values of A")))
-        fig.add_scatter(name="measured ‖W<sub>L</sub>[1, :]‖", mode="markers",
-                        marker=dict(color=PALETTE["reddish_purple"], size=7),
-                        row=1, col=1)
-        fig.add_scatter(name="(1 − 2ηγ)<sup>t</sup> · ‖W<sub>L</sub>[1, :]‖₀",
-                        line=dict(color=PALETTE["black"], dash="dash"), row=1, col=1)
-        for k in range(2):
-            fig.add_scatter(name="forced phase" if k == 0 else "forced s₂", line=dict(color=PALETTE["reddish_purple"],
-                            dash="solid" if k == 0 else "dash"), showlegend=k == 0, row=1, col=2)
-        for k in range(2):
-            fig.add_scatter(name="GD after" if k == 0 else "GD s₂", line=dict(color=COLOURS["gd"],
-                            dash="solid" if k == 0 else "dash"), showlegend=k == 0, row=1, col=2)
-        for s in range(self.MAX_SEEDS):
-            c = SEED_COLOURS[s % len(SEED_COLOURS)]
-            for k in range(2):
-                fig.add_scatter(name="SGD after" if (s == 0 and k == 0) else f"SGD seed {s}",
-                                line=dict(color=c, width=1.2, dash="solid" if k == 0 else "dash"),
-                                showlegend=(s == 0 and k == 0), row=1, col=2)
-        fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), row=1, col=2)
+        fig = panels("(a) unsampled row of W<sub>L</sub> during forced sampling", "(b) singular values of A",
+                     height=420, horizontal_spacing=0.1, layout=LAYOUT)
+        markers(fig, "measured ‖W<sub>L</sub>[1, :]‖", PALETTE["reddish_purple"], (1, 1), size=7)
+        _curve(fig, "(1 − 2ηγ)<sup>t</sup> · ‖W<sub>L</sub>[1, :]‖₀", PALETTE["black"], (1, 1), dash="dash")
+        # s₁ solid and s₂ dashed of: the forced phase, GD after it, each SGD seed after it
+        for names, colour in ((("forced phase", "forced s₂"), PALETTE["reddish_purple"]),
+                              (("GD after", "GD s₂"), COLOURS["gd"])):
+            for k, dash in enumerate(("solid", "dash")):
+                _curve(fig, names[k], colour, (1, 2), showlegend=k == 0, dash=dash)
+        for s in range(MAX_SEEDS):
+            for k, dash in enumerate(("solid", "dash")):
+                _curve(fig, "SGD after" if (s == 0 and k == 0) else f"SGD seed {s}", SEED_COLOURS[s], (1, 2),
+                       showlegend=(s == 0 and k == 0), width=1.2, dash=dash)
+        _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, 2))
         fig.update_yaxes(type="log", exponentformat="power")
-        fig.update_yaxes(range=[np.log10(LOG_FLOOR) - 0.5, 1], row=1, col=2)
-        fig.update_yaxes(title_text="‖W<sub>L</sub>[1, :]‖ (row never sampled)", row=1, col=1)
-        fig.update_yaxes(title_text="singular values of A (upper s₁, lower s₂)", row=1, col=2)
+        axes(fig, (1, 1), y="‖W<sub>L</sub>[1, :]‖ (row never sampled)")
+        axes(fig, (1, 2), y="singular values of A (upper s₁, lower s₂)", yaxis=dict(range=LOG_AXIS["range"]))
         fig.update_xaxes(title_text="step")
-        fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
         return [fig]
 
-    def _show(self, r, lr, weight_decay, forced_steps, after_steps, n_seeds, seed) -> None:
-        fig = self.figure
-        rec, gd, sgd, err, tol, forced_rank = r.forced, r.gd, r.sgd, r.decay_error, r.decay_tolerance, r.forced_rank
-        with fig.batch_update():
-            ok = np.isfinite(rec.row_norms[0, :, 0])
-            fig.data[0].x = rec.steps[ok].astype(float)
-            fig.data[0].y = np.maximum(rec.row_norms[0, ok, 0], 1e-300)
-            fig.data[1].x = rec.steps.astype(float)
-            fig.data[1].y = np.maximum(rec.predicted()[0, :, 0], 1e-300)
-            for k in range(2):
-                fig.data[2 + k].x, fig.data[2 + k].y = _series(rec.steps, rec.singular_values[0, :, k])
-            for k in range(2):
-                if gd is not None:
-                    fig.data[4 + k].x, fig.data[4 + k].y = _series(gd.steps + forced_steps, gd.singular_values[0, :, k])
-                else:
-                    fig.data[4 + k].x, fig.data[4 + k].y = [], []
-            for s in range(self.MAX_SEEDS):
-                for k in range(2):
-                    tr = fig.data[6 + 2 * s + k]
-                    if sgd is not None and s < n_seeds:
-                        tr.x, tr.y = _series(sgd.steps + forced_steps, sgd.singular_values[s, :, k])
-                    else:
-                        tr.x, tr.y = [], []
-            fig.data[-1].x = [0.0, float(forced_steps + after_steps)]
-            fig.layout.shapes = [dict(type="rect", xref="x2", yref="y2 domain", x0=0, x1=forced_steps, y0=0, y1=1,
-                                      fillcolor="#ede9fe", opacity=0.6, line_width=0, layer="below")]
-            head, level, msg = self._message(r.outcome, err, tol, forced_rank, lr, weight_decay, forced_steps)
-            headline(fig, head, level == "warning")
-        self.say(msg, level)
+    def _show(self, r, lr, weight_decay, forced_steps, after_steps, n_seeds, seed) -> tuple[str, str, str]:
+        fig, rec = self.figure, r.forced
+        ok = np.isfinite(rec.row_norms[0, :, 0])
+        fig.data[0].x, fig.data[0].y = rec.steps[ok].astype(float), np.maximum(rec.row_norms[0, ok, 0], 1e-300)
+        fig.data[1].x, fig.data[1].y = rec.steps.astype(float), np.maximum(rec.predicted()[0, :, 0], 1e-300)
+        for k in range(2):  # s₁ then s₂: of the forced phase, then after it of GD and of each SGD seed
+            _runs(fig.data[2 + k:3 + k], rec, 1, k)
+            _runs(fig.data[4 + k:5 + k], r.gd, 1, k, forced_steps)
+            _runs(fig.data[6 + k:6 + 2 * MAX_SEEDS:2], r.sgd, n_seeds, k, forced_steps)
+        fig.data[-1].x = [0.0, float(forced_steps + after_steps)]
+        fig.layout.shapes = [dict(type="rect", xref="x2", yref="y2 domain", x0=0, x1=forced_steps, y0=0, y1=1,
+                                  fillcolor="#ede9fe", opacity=0.6, line_width=0, layer="below")]
+        return self._message(r.outcome, r.decay_error, r.decay_tolerance, r.forced_rank, lr, weight_decay,
+                             forced_steps)
 
-    #: Headline of each outcome of :func:`~symsgd_core.rank_jumps.experiments.mechanism_outcome`.
-    HEADLINES = {
-        "forced_diverged": "FAILURE MODE: divergence in the forced phase",
-        "forced_too_short": "FAILURE MODE: forced phase too short — A is still rank 2",
-        "forced_collapsed": "FAILURE MODE: collapse to A = 0 during the forced phase",
-        "diverged_after": "FAILURE MODE: divergence after the forced phase",
-        "collapsed_after": "FAILURE MODE: collapse to A = 0 after the forced phase",
-        "rank_rose": "Rank rose again after the forced phase",
-        "absorbed": "Forced sampling → rank 1; then SGD and GD both stay at rank 1",
+    #: Each outcome of :func:`~symsgd_core.rank_jumps.experiments.mechanism_outcome`: its headline and the status
+    #: text's last sentence, formatted with η (``lr``), γ (``weight_decay``) and the outcome's numbers (a number the
+    #: outcome lacks raises, never prints as 0).
+    WORDS = {
+        "forced_diverged": ("FAILURE MODE: divergence in the forced phase",
+                            "The run diverged: η = {lr:.3g} is too large."),
+        "forced_too_short": ("FAILURE MODE: forced phase too short — A is still rank 2",
+                             "A is still rank 2 (s₂ = {s2_end:.2g}): at η = {lr:.3g}, γ = {weight_decay:.3g} the row "
+                             "needs about {steps_needed:.0f} forced steps to fall below the rank threshold. Raise the "
+                             "forced steps, η or γ."),
+        "forced_collapsed": ("FAILURE MODE: collapse to A = 0 during the forced phase",
+                             "A collapsed to 0 (rank 0): at η = {lr:.3g} the noise of the forced steps kicks the "
+                             "network into the basin of θ = 0, a local minimum for L ≥ 3. Lower η."),
+        "diverged_after": ("FAILURE MODE: divergence after the forced phase", "η = {lr:.3g} too large."),
+        "collapsed_after": ("FAILURE MODE: collapse to A = 0 after the forced phase",
+                            "{sgd_collapsed} SGD run(s) collapsed to A = 0: η = {lr:.3g} is large enough for the "
+                            "noise to push the rank-1 network into θ = 0's basin (B_0 is absorbing)."),
+        "rank_rose": ("Rank rose again after the forced phase",
+                      "The rank rose again: the forced phase ended outside B_1's basin."),
+        "absorbed": ("Forced sampling → rank 1; then SGD and GD both stay at rank 1",
+                     "Neither GD nor any SGD run ever returned to rank 2: B_1 is absorbing for both."),
     }
 
     @classmethod
@@ -492,52 +399,29 @@ class MechanismController(_ExperimentFigure):
         c = weight_decay_factor(lr, weight_decay)
         text = (f"Forced phase ({forced_steps} steps on row-0 entries only): the unsampled row of W_L shrank by "
                 f"(1 − 2ηγ)^t = {c:.5f}^{forced_steps} = {weight_decay_factor(lr, weight_decay, forced_steps):.3g}, "
-                "matching the measured norms to a "
-                f"relative {err:.1e} (round-off bound {tol:.1e}). ")
-        n, kind = outcome.numbers, outcome.kind
+                f"matching the measured norms to a relative {err:.1e} (round-off bound {tol:.1e}). ")
+        n = outcome.numbers
         if "gd_rank" in n:
             text += (f"A has rank {forced_rank}. Then GD: final rank {n['gd_rank']}; SGD: final ranks "
                      f"{list(n['sgd_ranks'])}. ")
-        # one text per kind, formatted only for the outcome's kind (a number it lacks raises, never prints as 0)
-        why = {
-            "forced_diverged": lambda: f"The run diverged: η = {lr:.3g} is too large.",
-            "forced_too_short": lambda: (
-                f"A is still rank 2 (s₂ = {n['s2_end']:.2g}): at η = {lr:.3g}, γ = {weight_decay:.3g} the row "
-                "needs about "
-                f"{n['steps_needed']:.0f} forced steps to fall below the rank threshold. Raise the forced steps, η or "
-                "γ."),
-            "forced_collapsed": lambda: (
-                f"A collapsed to 0 (rank 0): at η = {lr:.3g} the noise of the forced steps kicks the network into the "
-                "basin of θ = 0, a local minimum for L ≥ 3. Lower η."),
-            "diverged_after": lambda: f"η = {lr:.3g} too large.",
-            "collapsed_after": lambda: (
-                f"{n['sgd_collapsed']} SGD run(s) collapsed to A = 0: η = {lr:.3g} is large enough for the noise to "
-                "push the rank-1 network into θ = 0's basin (B_0 is absorbing)."),
-            "rank_rose": lambda: "The rank rose again: the forced phase ended outside B_1's basin.",
-            "absorbed": lambda: "Neither GD nor any SGD run ever returned to rank 2: B_1 is absorbing for both.",
-        }[kind]()
-        return cls.HEADLINES[kind], "warning" if outcome.failure else "info", text + why
+        head, why = cls.WORDS[outcome.kind]
+        return head, "warning" if outcome.failure else "info", text + why.format(lr=lr, weight_decay=weight_decay, **n)
 
 
-# ----------------------------------------------------------------------------------------------
-# 5. The basin of B_1
-# ----------------------------------------------------------------------------------------------
+# -- 5. The basin of B_1 ---------------------------------------------------------------------------
 class BasinController(_ExperimentFigure):
     """Perturb the rank-1 minimum by a along a new direction and watch whether it is pulled back.
 
     The perturbation adds ``a x_{ℓ+1} x_ℓᵀ`` to every layer (orthogonal to the active singular
     spaces), so every layer's second singular value is a and ``s₂(A) = a^L``. Left: ``s₂(A)``
     over time for the chosen a (bold) and a grid of a (thin). Right: final ``s₂(A)`` against a,
-    with the first-order basin estimate ``a_c = (2γ/|g|)^{1/(L−2)}``. Sliders: ``alpha``,
-    ``weight_decay``, ``eps``, ``lr``, ``steps``; dropdown ``method`` (GD or SGD).
+    with the first-order basin estimate ``a_c = (2γ/|g|)^{1/(L−2)}``. Dropdown ``method``: GD or SGD.
     """
 
-    experiment = staticmethod(basin)
+    experiment = staticmethod(experiments.basin)
 
     #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     auto_run = True
-
-    GRID = BASIN_GRID
 
     sliders = dict(alpha=Range("basin push a", -2, 0.4, kind="log"), weight_decay=WEIGHT_DECAY.but(hi=0.05),
                    eps=EPSILON, lr=STEP_SIZE.but(lo=0.01, hi=0.2), steps=STEPS.but(lo=5000, hi=40_000, step=5000),
@@ -545,54 +429,48 @@ class BasinController(_ExperimentFigure):
                                                          description="method", layout=widgets.Layout(width="160px")))
 
     def _figures(self) -> list[go.FigureWidget]:
-        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
-            "(a) s₂(A) after the perturbation", "(b) where each a ends")))
-        for k in range(self.GRID):
-            fig.add_scatter(name="grid of a" if k == 0 else f"a grid {k}", showlegend=k == 0,
-                            line=dict(color=NEUTRALS["grey_mid"], width=1), row=1, col=1)
-        fig.add_scatter(name="chosen a", line=dict(color=COLOURS["L"], width=3), row=1, col=1)
-        fig.add_scatter(name="final s₂(A) (grid)", mode="markers", marker=dict(color=NEUTRALS["grey"], size=8),
-                        row=1, col=2)
-        fig.add_scatter(name="chosen a (final)", mode="markers", marker=dict(color=COLOURS["L"], size=14,
-                        symbol="star"), row=1, col=2)
-        fig.add_scatter(name="a<sub>c</sub> = (2γ/|g|)<sup>1/(L−2)</sup>", mode="lines",
-                        line=dict(color=PALETTE["black"], dash="dash"),
-                        row=1, col=2)
-        fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
-        fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")
-        fig.update_xaxes(title_text="step", row=1, col=1)
-        fig.update_xaxes(title_text="per-layer perturbation a", type="log", row=1, col=2)
-        fig.update_yaxes(title_text="s₂(A)", row=1, col=1)
-        fig.update_yaxes(title_text="final s₂(A)", row=1, col=2)
-        fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
+        fig = panels("(a) s₂(A) after the perturbation", "(b) where each a ends", height=420, horizontal_spacing=0.1,
+                     layout=LAYOUT)
+        for k in range(experiments.BASIN_GRID):
+            _curve(fig, "grid of a" if k == 0 else f"a grid {k}", NEUTRALS["grey_mid"], (1, 1), showlegend=k == 0,
+                   width=1)
+        _curve(fig, "chosen a", COLOURS["L"], (1, 1), width=3)
+        markers(fig, "final s₂(A) (grid)", NEUTRALS["grey"], (1, 2), size=8)
+        markers(fig, "chosen a (final)", COLOURS["L"], (1, 2), size=14, symbol="star")
+        line(fig, "a<sub>c</sub> = (2γ/|g|)<sup>1/(L−2)</sup>", PALETTE["black"], (1, 2), dash="dash")
+        _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, 1))
+        fig.update_yaxes(**LOG_AXIS)
+        axes(fig, (1, 1), x="step", y="s₂(A)")
+        axes(fig, (1, 2), x="per-layer perturbation a", y="final s₂(A)", xaxis=dict(type="log"))
         return [fig]
 
-    def _show(self, r, alpha, weight_decay, eps, lr, steps, method) -> None:
-        fig = self.figure
-        g, alpha_c, grid, res, boundary = r.slope, r.alpha_c, r.grid, r.run, r.boundary
+    def _show(self, r, alpha, weight_decay, eps, lr, steps, method) -> tuple[str, str, str]:
+        fig, res, alpha_c, n = self.figure, r.run, r.alpha_c, experiments.BASIN_GRID
         final_s2 = res.singular_values[:, -1, 1]
-        with fig.batch_update():
-            for k in range(self.GRID):
-                fig.data[k].x, fig.data[k].y = _series(res.steps, res.singular_values[k, :, 1])
-            fig.data[self.GRID].x, fig.data[self.GRID].y = _series(res.steps, res.singular_values[-1, :, 1])
-            okg = np.isfinite(final_s2[:-1])
-            fig.data[self.GRID + 1].x = grid[okg]
-            fig.data[self.GRID + 1].y = np.maximum(final_s2[:-1][okg], LOG_FLOOR)
-            if np.isfinite(final_s2[-1]):
-                fig.data[self.GRID + 2].x, fig.data[self.GRID + 2].y = [alpha], [max(final_s2[-1], LOG_FLOOR)]
-            else:
-                fig.data[self.GRID + 2].x, fig.data[self.GRID + 2].y = [], []
-            if np.isfinite(alpha_c):
-                fig.data[self.GRID + 3].x, fig.data[self.GRID + 3].y = [alpha_c, alpha_c], [LOG_FLOOR, 10.0]
-            else:
-                fig.data[self.GRID + 3].x, fig.data[self.GRID + 3].y = [], []
-            fig.data[-1].x = [0.0, float(steps)]
-            head, level, msg = self._message(r.outcome, alpha, alpha_c, g, boundary, lr, method)
-            headline(fig, head, level == "warning")
-        self.say(msg, level)
+        okg = np.isfinite(final_s2[:-1])
+        _runs(fig.data[:n + 1], res, n + 1)  # the runs from the grid of a, then from the chosen a
+        fig.data[n + 1].x, fig.data[n + 1].y = r.grid[okg], np.maximum(final_s2[:-1][okg], LOG_FLOOR)
+        fig.data[n + 2].x, fig.data[n + 2].y = (([alpha], [max(final_s2[-1], LOG_FLOOR)]) if np.isfinite(final_s2[-1])
+                                                else ([], []))
+        fig.data[n + 3].x, fig.data[n + 3].y = (([alpha_c, alpha_c], [LOG_FLOOR, 10.0]) if np.isfinite(alpha_c)
+                                                else ([], []))
+        fig.data[-1].x = [0.0, float(steps)]
+        return self._message(r.outcome, alpha, alpha_c, r.slope, r.boundary, lr, method)
 
-    @staticmethod
-    def _message(outcome, alpha, alpha_c, g, boundary, lr, method):
+    #: Each outcome of :func:`~symsgd_core.rank_jumps.experiments.basin_outcome`: its headline (formatted with a) and
+    #: what the status says of the run from a (formatted with η, the method and the outcome's numbers).
+    WORDS = {
+        "diverged": ("FAILURE MODE: divergence", ": {method} diverged (step {diverged_step}); the perturbed network is "
+                     "too large for η = {lr:.3g}."),
+        "collapsed": ("FAILURE MODE: collapse to A = 0", ": the run collapsed to A = 0 (θ = 0 is a trap for L ≥ 3)."),
+        "pulled_back": ("a = {alpha:.3g}: pulled back to rank 1", ": pulled back — s₂(A) fell to {s2_end:.1e}; weight "
+                        "decay (−2γa) beats the fit (+|g|aᴸ⁻¹) inside the basin."),
+        "not_pulled_back": ("a = {alpha:.3g}: not pulled back — rank 2", ": not pulled back — the new direction grew "
+                            "to s₂(A) = {s2_end:.3g}, the rank-2 minimum: the basin of B_1 is finite."),
+    }
+
+    @classmethod
+    def _message(cls, outcome, alpha, alpha_c, g, boundary, lr, method):
         """(headline, level, status text) of ``outcome`` (decided in
         :func:`~symsgd_core.rank_jumps.experiments.basin_outcome`) and of the grid's bracket of the basin edge."""
         where = (f"a = {alpha:.3g} (a/a_c = {alpha / alpha_c:.2f}, first-order basin estimate "
@@ -603,52 +481,28 @@ class BasinController(_ExperimentFigure):
                 if np.isfinite(lo) and np.isfinite(hi) else
                 " No a on the grid (up to 2 a_c) escapes: at this γ and ε there is no rank-2 minimum to escape to."
                 if not np.isfinite(hi) else " Every a on the grid escapes.")
-        if outcome.kind == "diverged":
-            return ("FAILURE MODE: divergence", "warning",
-                    where + f": {method.upper()} diverged (step {outcome.numbers['diverged_step']}); the perturbed "
-                    f"network is too large for η = {lr:.3g}." + edge)
-        if outcome.kind == "collapsed":
-            return ("FAILURE MODE: collapse to A = 0", "warning",
-                    where + ": the run collapsed to A = 0 (θ = 0 is a trap for L ≥ 3)." + edge)
-        if outcome.kind == "pulled_back":
-            return (f"a = {alpha:.3g}: pulled back to rank 1", "info",
-                    where + f": pulled back — s₂(A) fell to {outcome.numbers['s2_end']:.1e}; weight decay (−2γa) beats "
-                    "the fit (+|g|aᴸ⁻¹) inside the basin." + edge)
-        return (f"a = {alpha:.3g}: not pulled back — rank 2", "info",
-                where + f": not pulled back — the new direction grew to s₂(A) = {outcome.numbers['s2_end']:.3g}, "
-                "the rank-2 minimum: "
-                "the basin of B_1 is finite." + edge)
+        head, why = cls.WORDS[outcome.kind]
+        return (head.format(alpha=alpha), "warning" if outcome.failure else "info",
+                where + why.format(method=method.upper(), lr=lr, **outcome.numbers) + edge)
 
 
-# ----------------------------------------------------------------------------------------------
-# 6. Annealing: hot then cold
-# ----------------------------------------------------------------------------------------------
-#: GD steps at the cold settings that remove SGD's fluctuation before losses are compared.
-POLISH_STEPS = 5000
-
-
+# -- 6. Annealing: hot then cold -------------------------------------------------------------------
 class AnnealController(_ExperimentFigure):
     """Hot phase (large η, γ: SGD jumps) then cold phase (small η, γ); GD and SGD from one rank-2 minimum.
 
-    Draws :func:`~symsgd_core.rank_jumps.experiments.anneal`: one run per method through one
-    :meth:`~symsgd_core.rank_jumps.engine.Schedule.anneal`, each phase diagnosed on its own records.
-
-    Left: ``s₂(A)`` over time (hot phase shaded), GD black, SGD in colours. Right: final loss
-    ``𝓛_γcold`` of every run after a GD polish of ``POLISH_STEPS`` cold steps (bars coloured by
-    rank), with the losses of the two minima at the cold γ (horizontal lines). Sliders: ``eps``,
-    ``hot_steps``, ``lr_hot``, ``weight_decay_hot``, ``cold_steps``, ``lr_cold``, ``weight_decay_cold``, ``n_seeds``,
-    ``seed``. Re-simulates on Run.
+    One run per method through one :meth:`~symsgd_core.rank_jumps.engine.Schedule.anneal`, each phase diagnosed on
+    its own records. Left: ``s₂(A)`` over time (hot phase shaded), GD black, SGD in colours. Right: final loss
+    ``𝓛_γcold`` of every run after a GD polish of ``POLISH_STEPS`` cold steps (markers coloured by rank), with the
+    losses of the two minima at the cold γ (horizontal lines). Re-simulates on Run.
     """
 
-    experiment = staticmethod(anneal)
+    experiment = staticmethod(experiments.anneal)
     #: first look: one SGD seed, at most 40 000 hot and 10 000 cold steps
     FIRST_LOOK = (lambda v: (v["n_seeds"] + 1) * (v["hot_steps"] + v["cold_steps"]),
                   lambda v: dict(n_seeds=1, hot_steps=min(v["hot_steps"], 40_000),
                                  cold_steps=min(v["cold_steps"], 10_000)))
     FIRST_LOOK_WORDS = {"n_seeds": "SGD seeds", "hot_steps": "hot steps", "cold_steps": "cold steps"}
     ONE_GO = 0.75  # the defaults' Run (0.40 s in the bench) is the closest to 0.5 s: it looks first too
-
-    MAX_SEEDS = 8
 
     sliders = dict(eps=EPSILON, hot_steps=STEPS.but(description="hot steps"),
                    lr_hot=STEP_SIZE.but(description="hot η"), weight_decay_hot=WEIGHT_DECAY.but(description="hot γ"),
@@ -658,81 +512,57 @@ class AnnealController(_ExperimentFigure):
                    n_seeds=SGD_SEEDS.but(hi=MAX_SEEDS), seed=SEED)
 
     def _figures(self) -> list[go.FigureWidget]:
-        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, column_widths=[0.62, 0.38],
-                                            subplot_titles=("(a) s₂(A): hot phase (shaded), then cold",
-                                                            "(b) final loss at the cold γ")))
-        fig.add_scatter(name="GD", line=dict(color=COLOURS["gd"], width=2.5), row=1, col=1)
-        for s in range(self.MAX_SEEDS):
-            fig.add_scatter(name="SGD" if s == 0 else f"SGD seed {s}", showlegend=s == 0,
-                            line=dict(color=SEED_COLOURS[s % len(SEED_COLOURS)], width=1.2), row=1, col=1)
-        fig.add_scatter(**_hline(DEFAULT_RANK_TOL, "rank threshold"), row=1, col=1)
+        fig = panels("(a) s₂(A): hot phase (shaded), then cold", "(b) final loss at the cold γ", height=420,
+                     horizontal_spacing=0.1, column_widths=[0.62, 0.38], layout=LAYOUT)
+        _curve(fig, "GD", COLOURS["gd"], (1, 1), width=2.5)
+        for s in range(MAX_SEEDS):
+            _curve(fig, "SGD" if s == 0 else f"SGD seed {s}", SEED_COLOURS[s], (1, 1), showlegend=s == 0, width=1.2)
+        _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, 1))
         # Markers, not bars: the axis is zoomed on the losses (they differ by ~1 %), and bars with a
         # cut baseline would exaggerate the difference.
-        fig.add_scatter(name="final loss (polished; colour = rank)", mode="markers",
-                        marker=dict(color=[], size=14, symbol="diamond", line=dict(color=PALETTE["black"], width=1)),
-                        row=1, col=2)
-        fig.add_scatter(name="rank-1 minimum", mode="lines", line=dict(color=COLOURS["rank1"], dash="dash"),
-                        row=1, col=2)
-        fig.add_scatter(name="rank-2 minimum", mode="lines", line=dict(color=COLOURS["rank2"], dash="dash"),
-                        row=1, col=2)
-        fig.update_yaxes(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power", row=1, col=1)
-        fig.update_xaxes(title_text="step", row=1, col=1)
-        fig.update_yaxes(title_text="s₂(A)", row=1, col=1)
-        fig.update_yaxes(title_text="𝓛 at the cold γ (zoomed)", row=1, col=2)
-        fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
+        markers(fig, "final loss (polished; colour = rank)", [], (1, 2), size=14, symbol="diamond",
+                marker_line=dict(color=PALETTE["black"], width=1))
+        line(fig, "rank-1 minimum", COLOURS["rank1"], (1, 2), dash="dash")
+        line(fig, "rank-2 minimum", COLOURS["rank2"], (1, 2), dash="dash")
+        axes(fig, (1, 1), x="step", y="s₂(A)", yaxis=LOG_AXIS)
+        axes(fig, (1, 2), y="𝓛 at the cold γ (zoomed)")
         return [fig]
 
     def _show(self, r, eps, hot_steps, lr_hot, weight_decay_hot, cold_steps, lr_cold, weight_decay_cold, n_seeds,
-              seed) -> None:
-        fig = self.figure
-        polished_loss, polished_rank, minima = r.polished_loss, r.polished_rank, r.minima
+              seed) -> tuple[str, str, str]:
+        fig, k, minima = self.figure, 1 + MAX_SEEDS, r.minima
+        labels = ["GD"] + [f"SGD {s}" for s in range(n_seeds)]
+        okl = np.isfinite(r.polished_loss)
+        _runs(fig.data[:1], r.gd, 1)
+        _runs(fig.data[1:k], r.sgd, n_seeds)
+        fig.data[k].x = [0.0, float(hot_steps + cold_steps)]
+        loss = fig.data[k + 1]
+        loss.x, loss.y = [lab for lab, o in zip(labels, okl) if o], r.polished_loss[okl]
+        loss.marker.color = [COLOURS.get(f"rank{rank}", PALETTE["black"]) for rank in r.polished_rank[okl]]
+        for j, key in enumerate(("rank1", "rank2")):
+            val = minima[key]
+            fig.data[k + 2 + j].x, fig.data[k + 2 + j].y = (
+                ([labels[0], labels[-1]], [val, val]) if np.isfinite(val) and okl.any() else ([], []))
+        # zoom on the losses (they differ by ~1 %)
+        vals = np.concatenate([r.polished_loss[okl], [v for v in (minima["rank1"], minima["rank2"]) if np.isfinite(v)]])
+        if vals.size:
+            lo, hi = float(vals.min()), float(vals.max())
+            pad = max(0.15 * (hi - lo), 0.002 * hi, 1e-12)
+            fig.layout.yaxis2.range = [lo - pad, hi + pad]
+        fig.layout.shapes = [dict(type="rect", xref="x", yref="paper", x0=0, x1=hot_steps, y0=0, y1=1,
+                                  fillcolor="#fde68a", opacity=0.35, line_width=0, layer="below")]
+        return self._message(r, eps, weight_decay_cold, lr_cold)
 
-        def series(res, run):
-            return _series(res.steps, res.singular_values[run, :, 1])
-
-        total = hot_steps + cold_steps
-        with fig.batch_update():
-            fig.data[0].x, fig.data[0].y = series(r.gd, 0)
-            for s in range(self.MAX_SEEDS):
-                tr = fig.data[1 + s]
-                if s < n_seeds:
-                    tr.x, tr.y = series(r.sgd, s)
-                else:
-                    tr.x, tr.y = [], []
-            k = 1 + self.MAX_SEEDS
-            fig.data[k].x = [0.0, float(total)]
-            labels = ["GD"] + [f"SGD {s}" for s in range(n_seeds)]
-            okl = np.isfinite(polished_loss)
-            fig.data[k + 1].x = [lab for lab, o in zip(labels, okl) if o]
-            fig.data[k + 1].y = polished_loss[okl]
-            fig.data[k + 1].marker.color = [COLOURS.get(f"rank{r}", PALETTE["black"]) for r in polished_rank[okl]]
-            for j, key in enumerate(("rank1", "rank2")):
-                val = minima[key]
-                tr = fig.data[k + 2 + j]
-                if np.isfinite(val) and okl.any():
-                    tr.x, tr.y = [labels[0], labels[-1]], [val, val]
-                else:
-                    tr.x, tr.y = [], []
-            refs = [v for v in (minima["rank1"], minima["rank2"]) if np.isfinite(v)]
-            vals = np.concatenate([polished_loss[okl], refs])
-            if vals.size:
-                lo, hi = float(vals.min()), float(vals.max())
-                pad = max(0.15 * (hi - lo), 0.002 * hi, 1e-12)
-                fig.layout.yaxis2.range = [lo - pad, hi + pad]
-            fig.layout.shapes = [dict(type="rect", xref="x", yref="paper", x0=0, x1=hot_steps, y0=0, y1=1,
-                                      fillcolor="#fde68a", opacity=0.35, line_width=0, layer="below")]
-            head, level, msg = self._message(r, eps, weight_decay_cold, lr_cold)
-            headline(fig, head, level == "warning")
-        self.say(msg, level)
-
-    #: Headline of each cold-phase outcome of :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome` (a failed
-    #: hot phase has the headline of its diagnosis).
-    HEADLINES = {
-        "cold_diverged": "FAILURE MODE: divergence in the cold phase",
-        "cold_collapsed": "FAILURE MODE: collapse to A = 0 in the cold phase",
-        "gd_finds_rank1": "FAILURE MODE: GD also finds rank 1 in the cold phase",
-        "rank_rose": "Rank rose again in the cold phase",
-        "annealed": "Annealing: GD keeps rank 2, SGD keeps rank 1",
+    #: Each cold-phase outcome of :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome`: its headline and the
+    #: advice the status gives (formatted with the cold γ). A failed hot phase has the headline of its diagnosis.
+    WORDS = {
+        "cold_diverged": ("FAILURE MODE: divergence in the cold phase", "Lower the cold η. "),
+        "cold_collapsed": ("FAILURE MODE: collapse to A = 0 in the cold phase", ""),
+        "gd_finds_rank1": ("FAILURE MODE: GD also finds rank 1 in the cold phase",
+                           "At the cold γ = {weight_decay_cold:.3g} the rank-2 minimum is not stable for GD any more "
+                           "(γ too large), so the cold phase no longer separates the two. "),
+        "rank_rose": ("Rank rose again in the cold phase", ""),
+        "annealed": ("Annealing: GD keeps rank 2, SGD keeps rank 1", ""),
     }
 
     @classmethod
@@ -741,136 +571,101 @@ class AnnealController(_ExperimentFigure):
         :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome`) and ``r.better_minimum``."""
         diag, outcome, n = r.diagnosis, r.outcome, r.outcome.numbers
         r1, r2 = r.minima["rank1"], r.minima["rank2"]
+        at = f"At ε = {eps:.3g}, cold γ = {weight_decay_cold:.3g}, the"
         if r.better_minimum == "rank1_only":
-            better = (f"At ε = {eps:.3g} and cold γ = {weight_decay_cold:.3g} GD from random init finds no "
-                      "rank-2 minimum: "
-                      f"the rank-1 minimum ({r1:.5f}) is the one to be in.")
+            better = (f"At ε = {eps:.3g} and cold γ = {weight_decay_cold:.3g} GD from random init finds no rank-2 "
+                      f"minimum: the rank-1 minimum ({r1:.5f}) is the one to be in.")
         elif r.better_minimum == "rank1":
-            better = (f"At ε = {eps:.3g}, cold γ = {weight_decay_cold:.3g}, the rank-1 minimum is the better one "
-                      f"({r1:.5f} < "
-                      f"{r2:.5f}, by {100 * (r2 - r1) / r2:.1f}%): here SGD's one-way bias helps.")
+            better = (f"{at} rank-1 minimum is the better one ({r1:.5f} < {r2:.5f}, by {100 * (r2 - r1) / r2:.1f}%): "
+                      "here SGD's one-way bias helps.")
         else:
-            better = (f"At ε = {eps:.3g}, cold γ = {weight_decay_cold:.3g}, the rank-2 minimum is the better one "
-                      f"({r2:.5f} < "
-                      f"{r1:.5f}): at this γ it has the lower regularised loss 𝓛_γ, and a jump to rank 1 would be a "
-                      "loss.")
+            better = (f"{at} rank-2 minimum is the better one ({r2:.5f} < {r1:.5f}): at this γ it has the lower "
+                      "regularised loss 𝓛_γ, and a jump to rank 1 would be a loss.")
         text = "Hot phase: " + diag.message + " "
         if outcome.kind.startswith("hot_"):
-            return (HEADLINES[diag.kind], "warning", text + better)
+            return HEADLINES[diag.kind], "warning", text + better
         cold_up = n["cold_up"]
-        text += (f"Cold phase (η = {lr_cold:.3g}, γ = {weight_decay_cold:.3g}): GD's lowest rank "
-                 f"{n['gd_min_rank']}; the "
-                 f"{n['jumped']} SGD run(s) that jumped {'stay at rank 1' if cold_up == 0 else 'rose again'} "
+        text += (f"Cold phase (η = {lr_cold:.3g}, γ = {weight_decay_cold:.3g}): GD's lowest rank {n['gd_min_rank']}; "
+                 f"the {n['jumped']} SGD run(s) that jumped {'stay at rank 1' if cold_up == 0 else 'rose again'} "
                  f"({cold_up} return(s) to rank 2). Polished losses: GD {n['gd_polished_loss']:.5f} "
                  f"(rank {n['gd_polished_rank']})")
         if "sgd_rank1_losses" in n:
-            lo, hi = n["sgd_rank1_losses"]
-            text += f", SGD rank-1 runs {lo:.5f}–{hi:.5f}. "
-        else:
-            text += ". "
-        advice = {"cold_diverged": "Lower the cold η. ",
-                  "gd_finds_rank1": (f"At the cold γ = {weight_decay_cold:.3g} the rank-2 minimum is not stable "
-                                     "for GD any "
-                                     "more (γ too large), so the cold phase no longer separates the two. ")}
-        why = advice.get(outcome.kind, "")
-        return cls.HEADLINES[outcome.kind], "warning" if outcome.failure else "info", text + why + better
+            text += ", SGD rank-1 runs {:.5f}–{:.5f}".format(*n["sgd_rank1_losses"])
+        head, why = cls.WORDS[outcome.kind]
+        return (head, "warning" if outcome.failure else "info",
+                text + ". " + why.format(weight_decay_cold=weight_decay_cold) + better)
 
 
-# ----------------------------------------------------------------------------------------------
-# 7. Langevin at a matched temperature vs SGD
-# ----------------------------------------------------------------------------------------------
+# -- 7. Langevin at a matched temperature vs SGD ---------------------------------------------------
 class LangevinController(_ExperimentFigure):
     """SGD vs Langevin (isotropic noise) from one rank-2 minimum, and SGD's noise spectrum by direction.
 
-    Left: ``s₂(A)`` of SGD runs (red) and Langevin runs (green) at temperature
-    ``τ = temp_factor · τ_match`` (``τ_match`` from
-    :func:`symsgd_core.rank_jumps.analysis.matched_langevin_temperature`:
-    equal total per-step noise variance at the start). Right: eigenvalues of SGD's per-step noise
-    covariance ``η²C`` at a rank-1 point, on the rank-raising directions (red) and on the others
-    (blue), with Langevin's isotropic ``2ητ`` (green). Sliders: ``temp_factor``, ``lr``, ``n_runs``,
-    ``steps``, ``seed``. Re-simulates on Run.
+    Left: ``s₂(A)`` of SGD runs (red) and Langevin runs (green) at temperature ``τ = temp_factor · τ_match``
+    (``τ_match`` from :func:`symsgd_core.rank_jumps.analysis.matched_langevin_temperature`: equal total per-step
+    noise variance at the start). Right: eigenvalues of SGD's per-step noise covariance ``η²C`` at a rank-1 point,
+    on the rank-raising directions (red) and on the others (blue), with Langevin's isotropic ``2ητ`` (green).
+    Re-simulates on Run.
     """
 
-    experiment = staticmethod(langevin)
+    experiment = staticmethod(experiments.langevin)
     #: first look: one run of each dynamics over the first 20 000 steps, for any Run above half the defaults' work
     #: (a Langevin step draws a normal per parameter: the defaults' Run takes 0.4–0.8 s in the bench)
     FIRST_LOOK = (lambda v: v["n_runs"] * v["steps"], lambda v: dict(n_runs=1, steps=min(v["steps"], 20_000)))
     FIRST_LOOK_WORDS = {"n_runs": "runs of each", "steps": "steps"}
     ONE_GO = 0.5
 
-    MAX_RUNS = 8
-
     sliders = dict(temp_factor=Range("τ / τ_match", -1, 1.5, kind="log"), lr=STEP_SIZE.but(lo=0.1, hi=0.4),
-                   n_runs=Range("runs each", 1, MAX_RUNS, kind="int"), steps=STEPS, seed=SEED)
+                   n_runs=Range("runs each", 1, MAX_SEEDS, kind="int"), steps=STEPS, seed=SEED)
 
     def _figures(self) -> list[go.FigureWidget]:
-        fig = go.FigureWidget(make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
-            "(a) s₂(A): SGD vs Langevin", "(b) per-step noise variance at a rank-1 point")))
-        for s in range(self.MAX_RUNS):
-            fig.add_scatter(name="SGD" if s == 0 else f"SGD {s}", showlegend=s == 0,
-                            line=dict(color=COLOURS["sgd"], width=1.2), row=1, col=1)
-        for s in range(self.MAX_RUNS):
-            fig.add_scatter(name="Langevin" if s == 0 else f"Langevin {s}", showlegend=s == 0,
-                            line=dict(color=COLOURS["langevin"], width=1.2), row=1, col=1)
-        fig.add_scatter(**_hline(LANGEVIN_RANK_TOL, f"rank threshold {LANGEVIN_RANK_TOL:g}"), row=1, col=1)
-        fig.add_scatter(name="SGD: directions keeping/lowering the rank", mode="markers",
-                        marker=dict(color=COLOURS["rank2"], size=6), row=1, col=2)
-        fig.add_scatter(name="SGD: rank-raising directions", mode="markers",
-                        marker=dict(color=COLOURS["rank1"], size=6, symbol="x"), row=1, col=2)
-        fig.add_scatter(name="Langevin 2ητ (every direction)", mode="lines",
-                        line=dict(color=COLOURS["langevin"], dash="dash"), row=1, col=2)
-        fig.add_scatter(name="round-off level of η²C", mode="lines",
-                        line=dict(color=NEUTRALS["grey"], dash="dot", width=1),
-                        row=1, col=2)
+        fig = panels("(a) s₂(A): SGD vs Langevin", "(b) per-step noise variance at a rank-1 point", height=420,
+                     horizontal_spacing=0.1, layout=LAYOUT)
+        for name in ("SGD", "Langevin"):
+            for s in range(MAX_SEEDS):
+                _curve(fig, name if s == 0 else f"{name} {s}", COLOURS[name.lower()], (1, 1), showlegend=s == 0,
+                       width=1.2)
+        _hline(fig, experiments.LANGEVIN_RANK_TOL, f"rank threshold {experiments.LANGEVIN_RANK_TOL:g}", (1, 1))
+        markers(fig, "SGD: directions keeping/lowering the rank", COLOURS["rank2"], (1, 2), size=6)
+        markers(fig, "SGD: rank-raising directions", COLOURS["rank1"], (1, 2), size=6, symbol="x")
+        line(fig, "Langevin 2ητ (every direction)", COLOURS["langevin"], (1, 2), dash="dash")
+        line(fig, "round-off level of η²C", NEUTRALS["grey"], (1, 2), width=1, dash="dot")
         fig.update_yaxes(type="log", exponentformat="power")
-        fig.update_yaxes(range=[np.log10(LOG_FLOOR) - 0.5, 1], title_text="s₂(A)", row=1, col=1)
-        fig.update_yaxes(range=[-40, 0], title_text="eigenvalue of η²C (floored at 1e-38)", row=1, col=2)
-        fig.update_xaxes(title_text="step", row=1, col=1)
-        fig.update_xaxes(title_text="eigenvalue index (descending, within each direction type)", row=1, col=2)
-        fig.update_layout(height=420, margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
+        axes(fig, (1, 1), x="step", y="s₂(A)", yaxis=dict(range=LOG_AXIS["range"]))
+        axes(fig, (1, 2), x="eigenvalue index (descending, within each direction type)",
+             y="eigenvalue of η²C (floored at 1e-38)", yaxis=dict(range=[-40, 0]))
         return [fig]
 
-    def _show(self, r, temp_factor, lr, n_runs, steps, seed) -> None:
-        fig = self.figure
-        sgd, lang, tau, tau_match, spec, point, where = (r.sgd, r.langevin, r.tau, r.tau_match, r.spectrum,
-                                                          r.rank1_point, r.where)
-        (s_down, s_up), (l_down, l_up) = r.sgd_transitions, r.langevin_transitions
-        stay_s, stay_l = r.stay_low_rank
-        frac_s = float(np.nanmean(stay_s)) if np.isfinite(stay_s).any() else float("nan")
-        frac_l = float(np.nanmean(stay_l)) if np.isfinite(stay_l).any() else float("nan")
-        floor_l = lang.singular_values[:, :, 1][lang.rank == 1]
-        with fig.batch_update():
-            for s in range(self.MAX_RUNS):
-                for j, res in enumerate((sgd, lang)):
-                    tr = fig.data[j * self.MAX_RUNS + s]
-                    if s < n_runs:
-                        tr.x, tr.y = _series(res.steps, res.singular_values[s, :, 1])
-                    else:
-                        tr.x, tr.y = [], []
-            k = 2 * self.MAX_RUNS
-            fig.data[k].x = [0.0, float(steps)]
-            keep, raise_ = spec["keeping"], spec["raising"]
-            fig.data[k + 1].x = np.arange(keep.size, dtype=float)
-            fig.data[k + 1].y = np.maximum(keep, 1e-38)
-            fig.data[k + 2].x = np.arange(raise_.size, dtype=float)
-            fig.data[k + 2].y = np.maximum(raise_, 1e-38)
-            fig.data[k + 3].x = [0.0, float(max(keep.size, raise_.size))]
-            fig.data[k + 3].y = [2 * lr * tau] * 2 if tau > 0 else [1e-38] * 2
-            fig.data[k + 4].x = [0.0, float(max(keep.size, raise_.size))]
-            fig.data[k + 4].y = [max(roundoff_tolerance(spec["trace_total"], point.arch.n_params), 1e-38)] * 2
-            head, level, msg = self._message(r.outcome, s_down, s_up, l_down, l_up, frac_s, frac_l, floor_l, tau,
-                                             tau_match, spec, where, lr)
-            headline(fig, head, level == "warning")
-        self.say(msg, level)
+    def _show(self, r, temp_factor, lr, n_runs, steps, seed) -> tuple[str, str, str]:
+        fig, spec, k = self.figure, r.spectrum, 2 * MAX_SEEDS
+        keep, raise_ = spec["keeping"], spec["raising"]
+        _runs(fig.data[:MAX_SEEDS], r.sgd, n_runs)
+        _runs(fig.data[MAX_SEEDS:k], r.langevin, n_runs)
+        fig.data[k].x = [0.0, float(steps)]
+        fig.data[k + 1].x, fig.data[k + 1].y = np.arange(keep.size, dtype=float), np.maximum(keep, 1e-38)
+        fig.data[k + 2].x, fig.data[k + 2].y = np.arange(raise_.size, dtype=float), np.maximum(raise_, 1e-38)
+        ends = [0.0, float(max(keep.size, raise_.size))]
+        fig.data[k + 3].x, fig.data[k + 3].y = ends, [2 * lr * r.tau] * 2 if r.tau > 0 else [1e-38] * 2
+        roundoff = roundoff_tolerance(spec["trace_total"], r.rank1_point.arch.n_params)
+        fig.data[k + 4].x, fig.data[k + 4].y = ends, [max(roundoff, 1e-38)] * 2
+        return self._message(r.outcome, *r.sgd_transitions, *r.langevin_transitions, *r.mean_stay_low_rank,
+                             r.langevin.singular_values[:, :, 1][r.langevin.rank == 1], r.tau, r.tau_match, spec,
+                             r.where, lr)
 
-    #: Headline of each outcome of :func:`~symsgd_core.rank_jumps.experiments.langevin_outcome`.
-    HEADLINES = {
-        "diverged": "FAILURE MODE: divergence",
-        "collapsed": "FAILURE MODE: collapse to A = 0",
-        "no_transitions": "FAILURE MODE: no transitions within the budget",
-        "no_transitions_too_hot": "FAILURE MODE: no transitions within the budget",
-        "both_ways": "Langevin goes both ways (weaker low-rank preference); SGD only down",
-        "one_way": "SGD only jumps down; Langevin keeps isotropic noise on the rank-raising directions",
+    #: Each outcome of :func:`~symsgd_core.rank_jumps.experiments.langevin_outcome`: its headline and the status
+    #: text's last sentence, formatted with the outcome's numbers (a number it lacks raises, never prints as 0 or NaN).
+    WORDS = {
+        "diverged": ("FAILURE MODE: divergence", " Some runs diverged: η or τ too large."),
+        "collapsed": ("FAILURE MODE: collapse to A = 0", " {sgd_collapsed} SGD / {langevin_collapsed} Langevin run(s) "
+                      "collapsed to A = 0 (too much noise: θ = 0 is a trap)."),
+        "no_transitions": ("FAILURE MODE: no transitions within the budget", " Nothing moved within the budget: raise "
+                           "τ/τ_match (Langevin), η (SGD) or the steps."),
+        "no_transitions_too_hot": ("FAILURE MODE: no transitions within the budget", " Nothing moved within the "
+                                   "budget. SGD did not jump (raise η or the steps); Langevin is so hot that its own "
+                                   "noise keeps s₂(A) above the rank threshold {rank_tol:g} (median s₂ = "
+                                   "{langevin_median_s2:.2g}), so it never counts as rank 1: lower τ/τ_match or raise "
+                                   "the steps."),
+        "both_ways": ("Langevin goes both ways (weaker low-rank preference); SGD only down", ""),
+        "one_way": ("SGD only jumps down; Langevin keeps isotropic noise on the rank-raising directions", ""),
     }
 
     @classmethod
@@ -880,9 +675,7 @@ class LangevinController(_ExperimentFigure):
         ratio = abs(spec["trace_raising"]) / spec["trace_total"] if spec["trace_total"] > 0 else 0.0
 
         def stay(frac):
-            if not np.isfinite(frac):
-                return "never got there"
-            return f"after its first visit {100 * frac:.0f}% of the time"
+            return f"after its first visit {100 * frac:.0f}% of the time" if np.isfinite(frac) else "never got there"
 
         text = (f"τ = {tau:.3g} ({tau / tau_match:.2g} × τ_match = {tau_match:.3g}). SGD: {int(s_down.sum())} "
                 f"down / {int(s_up.sum())} up transitions, at rank ≤ 1 {stay(frac_s)}. Langevin: "
@@ -894,17 +687,6 @@ class LangevinController(_ExperimentFigure):
                  f"variance (zero up to round-off; all of it lies in {int(np.sum(spec['keeping'] > 1e-12))} "
                  f"rank-keeping directions), while isotropic Langevin noise gives each of the {n_r + n_k} directions "
                  f"2ητ = {2 * lr * tau:.2e}, i.e. {100 * n_r / (n_r + n_k):.0f}% of its variance raises the rank.")
-        n = outcome.numbers
-        # formatted only for the outcome's kind (a number it lacks raises, never prints as 0 or NaN)
-        why = {
-            "diverged": lambda: " Some runs diverged: η or τ too large.",
-            "collapsed": lambda: (f" {n['sgd_collapsed']} SGD / {n['langevin_collapsed']} Langevin run(s) collapsed "
-                                  "to A = 0 (too much noise: θ = 0 is a trap)."),
-            "no_transitions": lambda: (" Nothing moved within the budget: raise τ/τ_match (Langevin), η (SGD) or the "
-                                       "steps."),
-            "no_transitions_too_hot": lambda: (
-                " Nothing moved within the budget. SGD did not jump (raise η or the steps); Langevin is so hot that "
-                f"its own noise keeps s₂(A) above the rank threshold {LANGEVIN_RANK_TOL:g} (median s₂ = "
-                f"{n['langevin_median_s2']:.2g}), so it never counts as rank 1: lower τ/τ_match or raise the steps."),
-        }.get(outcome.kind, lambda: "")()
-        return cls.HEADLINES[outcome.kind], "warning" if outcome.failure else "info", text + why
+        head, why = cls.WORDS[outcome.kind]
+        return (head, "warning" if outcome.failure else "info",
+                text + why.format(rank_tol=experiments.LANGEVIN_RANK_TOL, **outcome.numbers))
