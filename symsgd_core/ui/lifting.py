@@ -1,14 +1,10 @@
-"""Figures of Notebook 02 (the rank-1 lifting): one draw-only controller per figure.
+"""Figures of Notebook 02 (the rank-1 lifting), §1–§6: one draw-only controller per figure.
 
-Each controller reads its sliders, calls one function of :mod:`symsgd_core.lifting.experiments` (torch
-autograd in float64 at the notebook's 2-D cases: u, w ∈ R², 16 samples, fixed data, reference ``r = e₁``),
-keeps the frozen result in ``self.result``, draws it, and says in the status line what the figure shows
-(including where a construction is undefined: ``wᵀr ≤ 0`` for the w-free lifting, no natural lifting for
-a ReLU neuron). Analytic: every controller updates live (target ≤ 100 ms per update).
-
-Controllers: :class:`OrbitController` (§1), :class:`RankOneSetController` (§2),
-:class:`ChainRuleController` (§3), :class:`EulerController` (§4), :class:`SignCaveatController` (§5),
-:class:`TracesController` (§6). Exercises (§7): :data:`symsgd_core.lifting.EXERCISES`.
+Each controller reads its sliders, calls one function of :mod:`symsgd_core.lifting.experiments` (torch autograd in
+float64 at the notebook's 2-D cases: u, w ∈ R², 16 samples, fixed data, reference ``r = e₁``), keeps the frozen
+result in ``self.result``, draws it and says in the status line what the figure shows, including where a
+construction is undefined (``wᵀr ≤ 0`` for the w-free lifting, no natural lifting for a ReLU neuron). Every figure
+updates live (target ≤ 100 ms per update). Exercises (§7): :data:`symsgd_core.lifting.EXERCISES`.
 """
 
 from __future__ import annotations
