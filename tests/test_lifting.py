@@ -220,3 +220,52 @@ def test_one_thread_context_restores_the_thread_count():
     with lf.models._one_thread():
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
+
+
+# ---------------------------------------------------------------- what the figures read from the experiments
+def test_sign_caveat_applies_only_to_the_other_class_of_a_model_not_even_under_negation():
+    for key, even in (("linear", True), ("attention", True), ("relu", False)):
+        c = lf.demo_case(key, [1.0, 0.5], [-1.0, 0.3])  # wᵀr < 0 with r = e₁
+        assert c.other_sign_class and c.sign_caveat_applies == (not even)
+        assert not c.with_params(c.u, -c.w).sign_caveat_applies  # wᵀr > 0: F describes this point
+
+
+def test_rank_one_surface_is_the_set_of_the_slice():
+    q = lf.experiments.rank_one_slice(theta_u=30.0, theta_w=-40.0, phi=120.0)
+    X, Y, Z = q.surface(0.8, n_p=5, n_angle=7)
+    assert X.shape == Y.shape == Z.shape == (5, 7)
+    np.testing.assert_allclose(X ** 2 + Y ** 2, Z ** 2 + q.s ** 2, atol=1e-15)  # q² + h² = p² + z²: det = 0
+    np.testing.assert_allclose(Z[:, 0], np.linspace(-0.8, 0.8, 5))
+    for p, qc, h, _ in q.coords[:2]:  # M and M′ lie on it, the midpoint does not
+        assert abs(qc ** 2 + h ** 2 - p ** 2 - q.s ** 2) < 1e-15
+    p, qc, h, _ = q.coords[2]
+    assert abs(qc ** 2 + h ** 2 - p ** 2 - q.s ** 2) > 1e-3
+
+
+def test_euler_view_errors_against_autograd():
+    q = lf.experiments.euler_view("linear")
+    np.testing.assert_array_equal(q.autograd, np.concatenate([q.du, q.dw]))
+    assert q.error("F") < 1e-12 and q.error("nat") < 1e-12
+    relu = lf.experiments.euler_view("relu", theta_w=90.0)  # w ⟂ r: F undefined; the ReLU has no natural lifting
+    assert relu.error("F") is None and relu.error("nat") is None
+
+
+def test_sign_caveat_splits_the_inputs_w_acts_on():
+    q = lf.experiments.sign_caveat("relu", theta_w=45.0)
+    np.testing.assert_array_equal(q.w_inputs, q.case.data["x"])
+    np.testing.assert_array_equal(q.w_active, q.case.data["x"] @ q.case.w > 0)
+    assert q.w_active.any() and not q.w_active.all()
+    att = lf.experiments.sign_caveat("attention", theta_w=45.0)
+    np.testing.assert_array_equal(att.w_inputs, att.case.data["z"])
+
+
+def test_traces_view_along_the_orbit_and_against_autograd():
+    q = lf.experiments.traces_view("linear", lam=1.5)
+    assert q.error("nat") < 1e-12 * max(q.direct) and q.error("F") < 1e-12 * max(q.direct)
+    np.testing.assert_allclose(q.normal_part, q.A_nat - q.A_F)
+    tr_u, tr_w = q.orbit_traces([1.0, q.lam, q.lam_star])
+    np.testing.assert_allclose([tr_u[1], tr_w[1]], q.direct, rtol=1e-12)  # at the current λ: autograd's traces
+    np.testing.assert_allclose([tr_u[2], tr_w[2]], [q.balanced_trace] * 2, rtol=1e-12)  # equal at λ*
+    relu = lf.experiments.traces_view("relu")
+    assert relu.normal_part is None and relu.error("nat") is None
+    assert lf.experiments.TRACES_LAMBDAS[0] == 0.25 and lf.experiments.TRACES_LAMBDAS[-1] == 4.0

@@ -188,6 +188,14 @@ class RankOneSlice:
         hyperboloid of one sheet."""
         return bool(abs(self.s) < 1e-12)
 
+    def surface(self, p_max: float, n_p: int = 33, n_angle: int = 49) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rank-≤1 set of the slice, ``q² + h² = p² + s²``, as a mesh ``(q, h, p)`` of shape ``(n_p, n_angle)``
+        over ``|p| ≤ p_max`` and a full turn of the angle in the ``(q, h)`` plane."""
+        p = np.linspace(-p_max, p_max, n_p)
+        ang = np.linspace(0, 2 * np.pi, n_angle)
+        rho = np.sqrt(p ** 2 + self.s ** 2)[:, None]
+        return rho * np.cos(ang)[None, :], rho * np.sin(ang)[None, :], np.repeat(p[:, None], ang.size, 1)
+
 
 def rank_one_slice(theta_u: float = DEMO_THETA_U, theta_w: float = DEMO_THETA_W, phi: float = 120.0) -> RankOneSlice:
     """§2: two rank-1 matrices in one slice ``s = const`` of the 2×2 matrices, and their midpoint (rank 2)."""
@@ -275,6 +283,17 @@ class EulerView:
     nat: np.ndarray | None
     Z: np.ndarray
 
+    @property
+    def autograd(self) -> np.ndarray:
+        """Autograd's ``(∂L/∂u, ∂L/∂w)`` as one 4-vector, the order of :attr:`F` and :attr:`nat`."""
+        return np.concatenate([self.du, self.dw])
+
+    def error(self, lifting: str) -> float | None:
+        """The largest ``|difference|`` between the gradients from ``lifting`` (``"F"`` or ``"nat"``) and
+        autograd's (``None`` where that lifting is undefined)."""
+        grads = getattr(self, lifting)
+        return None if grads is None else float(np.abs(grads - self.autograd).max())
+
 
 def euler_view(model: str = "linear", theta_u: float = DEMO_THETA_U, u_len: float = DEMO_U_LEN,
                theta_w: float = DEMO_THETA_W, w_len: float = DEMO_W_LEN) -> EulerView:
@@ -327,6 +346,16 @@ class SignCaveat:
     pos: np.ndarray
     neg: np.ndarray
 
+    @property
+    def w_inputs(self) -> np.ndarray:
+        """The inputs ``w`` acts on, ``(N, n)``: ``z`` for the attention score, ``x`` for the other models."""
+        return self.case.data["z" if self.case.model.key == "attention" else "x"]
+
+    @property
+    def w_active(self) -> np.ndarray:
+        """``wᵀx > 0`` per sample: the samples a ReLU neuron at ``(u, w)`` uses (``(−u, −w)`` uses the others)."""
+        return self.w_inputs @ self.case.w > 0
+
 
 #: §5's fixed ``u``: 2·(cos 100°, sin 100°).
 SIGN_U = polar(100.0, 2.0)
@@ -349,6 +378,8 @@ def sign_caveat(model: str = "relu", theta_w: float = 45.0, u=SIGN_U, lambdas=SI
 # ---------------------------------------------------------------------------------------------
 #: §6's fixed direction of ``u`` (angle, degrees; ``‖u‖ = 1``): the demo's.
 TRACES_THETA_U = DEMO_THETA_U
+#: The λ values at which §6 draws the traces along the orbit.
+TRACES_LAMBDAS = np.geomspace(0.25, 4, 81)
 
 
 @dataclass(frozen=True, eq=False)
@@ -373,6 +404,27 @@ class TracesView:
     F: tuple | None
     base: tuple
     lam_star: float | None
+
+    def error(self, lifting: str) -> float | None:
+        """The largest ``|difference|`` between the traces from ``lifting`` (``"nat"`` or ``"F"``) and autograd's
+        (``None`` where that lifting is undefined)."""
+        traces = getattr(self, lifting)
+        return None if traces is None else max(abs(traces[0] - self.direct[0]), abs(traces[1] - self.direct[1]))
+
+    @property
+    def normal_part(self) -> np.ndarray | None:
+        """``E[∇F_nat] − E[∇F]``, which lies in the normal space of the rank-1 set (``None`` unless both exist)."""
+        return None if self.A_nat is None or self.A_F is None else self.A_nat - self.A_F
+
+    def orbit_traces(self, lambdas) -> tuple[np.ndarray, np.ndarray]:
+        """``(Tr Cov∇_uℓ, Tr Cov∇_wℓ)`` at ``(λu, w/λ)`` for each λ of ``lambdas``: ``∝ 1/λ²`` and ``∝ λ²``."""
+        lambdas = np.asarray(lambdas)
+        return self.base[0] / lambdas ** 2, self.base[1] * lambdas ** 2
+
+    @property
+    def balanced_trace(self) -> float:
+        """The common value of the two traces at the balanced ``λ*``: ``√(Tr_u(1) · Tr_w(1))``."""
+        return (self.base[0] * self.base[1]) ** 0.5
 
 
 def traces_view(model: str = "linear", theta_w: float = DEMO_THETA_W, lam: float = 1.0,

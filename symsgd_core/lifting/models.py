@@ -201,6 +201,12 @@ class LiftingCase:
         return bool(float(self.w @ self.r) < 0)
 
     @property
+    def sign_caveat_applies(self) -> bool:
+        """:attr:`other_sign_class` for a model that is not even under ``(u, w) → (−u, −w)`` (the ReLU neuron):
+        ``F``'s loss, gradients and noise traces are those of ``(−u, −w)``, which differ from this point's."""
+        return self.other_sign_class and not self.model.negation_symmetric
+
+    @property
     def n(self) -> int:
         return self.w.shape[0]
 
