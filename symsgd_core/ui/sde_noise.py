@@ -172,10 +172,7 @@ def _setting_slider(rows, setting: str | None):
 
 class SdeGridController(Controller):
     """The stored grid at one (η, γ): each dynamics' mean first time at rank ≤ 1 (95 % interval; an open
-    triangle is a lower bound when nothing jumped), the fraction of runs that blew up and of time in B_1.
-
-    Slider: ``setting`` (one of the stored (η, γ)). Reads the shipped grid: updates at once.
-    """
+    triangle is a lower bound when nothing jumped), the fraction of runs that blew up and of time in B_1."""
 
     live = True
 
@@ -233,10 +230,7 @@ class BlowupController(Controller):
     intervals, per integrator and step, at the chosen (η, γ) (an open triangle is an upper bound where nothing blew
     up); (b) ‖θ‖ (log scale) of fresh-noise continuations from a state just before a fixed-step blow-up at the hot
     point (the stored state where the two integrators' outcomes differ most), every step of the first time units:
-    Euler–Maruyama against the adaptive step (a path ends where it blows up).
-
-    Slider: ``setting`` (panel a). Reads the shipped grid: updates at once.
-    """
+    Euler–Maruyama against the adaptive step (a path ends where it blows up)."""
 
     live = True
 
@@ -284,13 +278,9 @@ class BlowupController(Controller):
 class JumpEventController(Controller):
     """The jump event over the stored (η, γ) grid: (a) k* of the chosen route; (b) the waiting time predicted from
     k* and p = 2/3 (either route, exact) against the one SGD measures (95 % intervals; a triangle marks a lower
-    bound where no run jumped in the budget).
-
-    Slider: ``route`` (row 0 or column 1). Reads the shipped grid: updates at once.
-    """
+    bound where no run jumped in the budget)."""
 
     live = True
-
     slider_width = "300px"
     sliders = dict(route=Range("route", kind="choice", options=("row 0", "column 1")))
 
@@ -330,9 +320,8 @@ class JumpEventController(Controller):
             fig.data[2].x = [r.predicted_either for r in none]
             fig.data[2].y = [r.measured[1] for r in none]
             fig.data[2].text = [_setting(r) for r in none]
-            lo = min(r.predicted_either for r in rows)
-            hi = max(r.predicted_either for r in rows)
-            fig.data[3].x, fig.data[3].y = [lo, hi], [lo, hi]
+            span = [min(r.predicted_either for r in rows), max(r.predicted_either for r in rows)]
+            fig.data[3].x, fig.data[3].y = span, span
         ks = [getattr(r, f"kstar_{short}") for r in rows]
         lo_row, hi_row = rows[int(np.argmin(ks))], rows[int(np.argmax(ks))]
         p = rows[0].p
