@@ -27,7 +27,7 @@ __all__ = ["BlowupController", "JumpEventController", "SdeCompareController", "S
 #: One colour per dynamics, the same in every figure of the notebook.
 COLOURS = colours(sgd="vermillion", sde="blue", langevin="bluish_green", gaussian="orange", other="grey")
 #: The live figure's dynamics: legend name and key.
-DYNAMICS = (("SGD", "sgd"), ("SDE", "sde"), ("Langevin", "langevin"))
+LIVE_DYNAMICS = (("SGD", "sgd"), ("SDE", "sde"), ("Langevin", "langevin"))
 #: s₂(A) below this is drawn at this value (round-off; the log axis cannot show 0).
 FLOOR = 1e-18
 
@@ -67,9 +67,9 @@ class SdeCompareController(ExperimentFigure):
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("(a) s₂(A) of every run", "(b) fraction of runs at rank ≤ 1", height=400, horizontal_spacing=0.1,
                      layout=_layout(60, top=60))
-        for name, key in DYNAMICS:
+        for name, key in LIVE_DYNAMICS:
             line(fig, name, COLOURS[key], at=(1, 1), width=1, legendgroup=key)
-        for name, key in DYNAMICS:
+        for name, key in LIVE_DYNAMICS:
             line(fig, name, COLOURS[key], at=(1, 2), line_shape="hv", legendgroup=key, showlegend=False)
         line(fig, "SDE runs blown up", COLOURS["sde"], at=(1, 2), dash="dot", line_shape="hv")
         fig.add_hline(y=DEFAULT_RANK_TOL, line=dict(color=NEUTRALS["grey_mid"], dash="dot"), row=1, col=1)
@@ -117,7 +117,7 @@ class SdeCompareController(ExperimentFigure):
             return
         s = r.summaries
         with fig.batch_update():
-            for k, (_, key) in enumerate(DYNAMICS):
+            for k, (_, key) in enumerate(LIVE_DYNAMICS):
                 res = getattr(r, key)
                 fig.data[k].x, fig.data[k].y = _runs_as_one_trace(res.times, res.singular_values[:, :, 1])
                 fig.data[3 + k].x, fig.data[3 + k].y = r.low_rank_fraction(key)
