@@ -148,7 +148,8 @@ class PhaseTransition(Controller):
 
     LABELS = {"peaked": "learns: peak at v > 0", "bimodal": "bimodal: spike at 0 + peak",
               "collapsing": "spike at 0 only", "dead": "δ(v): learns nothing"}
-    #: The phase diagram's colour per phase code 0–3 (peaked, bimodal, collapsing, dead), pale behind the lines.
+    #: The phase diagram's colour per phase code 0–3 (peaked, bimodal, collapsing, dead), each on its quarter of the
+    #: colour scale (zmin = 0, zmax = 3), pale behind the lines.
     FILLS = ("#bbf7d0", "#fde68a", "#fecaca", NEUTRALS["grey_light"])
     DELTA_NOTE = dict(text="your T ≥ T<sub>c</sub>: no density, the law is δ(v)", x=0.5, y=0.95, xref="paper",
                       yref="paper", showarrow=False, font=dict(color=PALETTE["vermillion"]))
