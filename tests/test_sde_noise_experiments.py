@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from symsgd_core.core.stats import bootstrap_quantiles, censored_exponential, mean_se, wilson
+from symsgd_core.rank_jumps.network import DEFAULT_RANK_TOL
 from symsgd_core.sde_noise import blowup as B
 from symsgd_core.sde_noise import experiments as E
 from symsgd_core.sde_noise.exercises import EXERCISES
@@ -154,3 +155,42 @@ def test_compare_point_is_deterministic():
     assert a.summaries["sde"].n_runs == 2
     with pytest.raises(ValueError):
         E.compare_point(lr=-1.0)
+
+
+def test_compare_point_counts_the_runs_at_rank_one_and_the_blown_up_ones():
+    r = E.compare_point(t_max=150.0, n_runs_sde=2, n_runs_sgd=2, n_runs_langevin=1)
+    for key in ("sgd", "sde", "langevin"):
+        res = getattr(r, key)
+        t, frac = r.low_rank_fraction(key)
+        s2 = res.singular_values[:, :, 1]
+        assert t == res.times.tolist() and len(frac) == len(t)
+        assert frac == [float(np.mean([math.isfinite(v) and v <= DEFAULT_RANK_TOL for v in column])) for column in s2.T]
+    t, blown = r.sde_blown_up
+    assert t == r.sde.times.tolist() and blown[0] == 0.0 and all(0.0 <= f <= 1.0 for f in blown)
+    assert blown == sorted(blown)  # a run that blew up stays blown up
+
+
+def test_kstar_grid_tabulates_each_route_over_eta_and_gamma(grid):
+    rows = E.kstar_rows(grid)
+    for route in ("row0", "col1"):
+        lrs, weight_decays, z = E.kstar_grid(rows, route)
+        assert lrs == sorted({r.lr for r in rows}) and weight_decays == sorted({r.weight_decay for r in rows})
+        for r in rows:
+            assert z[lrs.index(r.lr)][weight_decays.index(r.weight_decay)] == getattr(r, f"kstar_{route}")
+    Row = type("Row", (), {})
+    one = Row()
+    one.lr, one.weight_decay, one.kstar_row0 = 0.3, 0.02, 5
+    other = Row()
+    other.lr, other.weight_decay, other.kstar_row0 = 0.2, 0.027, 7
+    assert E.kstar_grid([one, other]) == ([0.2, 0.3], [0.02, 0.027], [[None, 7], [5, None]])
+
+
+def test_continuation_norms_are_the_stored_traces_with_gaps_after_a_blow_up(grid):
+    t, norms = B.continuation_norms(grid)
+    cont = next(task["result"] for task in grid.tasks if task["kind"] == "continuation")
+    np.testing.assert_array_equal(t, cont["trace_t"])
+    for key in ("em", "adaptive"):
+        stored = cont[f"trace_{key}"]
+        assert norms[key].shape == (len(stored), len(t))
+        assert np.array_equal(np.isnan(norms[key]), [[v is None for v in row] for row in stored])
+    assert B.continuation_norms(E.SdeGrid("empty", (), 0.0, "")) is None

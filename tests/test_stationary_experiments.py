@@ -50,6 +50,18 @@ def test_phase_view_names_each_phase():
     assert r.near_zero_exponent == pytest.approx(1 / (2 * 3 * 0.15) - 1.5)
 
 
+def test_phase_view_places_each_large_region_s_name_at_its_median_cell():
+    r = st.phase_view()
+    centres = r.region_centres()
+    counts = {name: int(np.sum(r.codes == code)) for name, code in st.laws.PHASE_CODES.items()}
+    assert set(centres) == {name for name, n in counts.items() if n > 30} and len(centres) >= 3
+    for name, (sigma, T) in centres.items():
+        ti, si = np.nonzero(r.codes == st.laws.PHASE_CODES[name])
+        assert sigma == st.experiments.PHASE_SIGMAS[int(np.median(si))]
+        assert T == st.experiments.PHASE_TEMPS[int(np.median(ti))]
+    assert set(r.region_centres(min_cells=10**9)) == set()
+
+
 def test_variance_curves_invert_for_depth_one_only():
     r = st.variance_curves()
     assert 0 < r.peak < r.var1.size - 1 and r.var1[-1] < 0.1 * r.var1[r.peak]
@@ -71,6 +83,12 @@ def test_wrong_sign_collapses_for_depth_one_and_two_not_zero():
     assert r.median_abs_v_end[1] < 1e-10 < r.median_abs_v_end[2] < 1e-2
     assert abs(r.p_wrong_sim - r.p_wrong_theory) < 0.02 and r.p_wrong_theory > 0
     assert r.amplified.n_runs == 100 and r.amplified_median_abs_v is not None and np.all(r.amplified.v <= 0)
+    t, med = r.amplified_path
+    np.testing.assert_array_equal(t, r.amplified.times[1:])
+    assert med[-1] == r.amplified_median_abs_v and np.all(med > 0)
+    v, p = r.law0_curve
+    assert v.size == 300 and v[0] == r.edges[0] and v[-1] == r.edges[-1]
+    np.testing.assert_array_equal(p, r.law0.pdf(v))
 
 
 def test_tail_view_slopes_match_theory():

@@ -28,8 +28,8 @@ from ..rank_jumps.problems import epsilon_completion
 from .adaptive import run_sde_adaptive
 from .sde import run_sde
 
-__all__ = ["ADAPTIVE_LEVELS", "EM_STEPS", "HAZARD_HORIZON", "HazardRow", "continuation_task", "escape_norms",
-           "hazard_rows", "horizon_statistics", "mean_ratio", "rate_ratio"]
+__all__ = ["ADAPTIVE_LEVELS", "EM_STEPS", "HAZARD_HORIZON", "HazardRow", "continuation_norms", "continuation_task",
+           "escape_norms", "hazard_rows", "horizon_statistics", "mean_ratio", "rate_ratio"]
 
 #: The horizon (time units) on which every integrator's hazard is measured.
 HAZARD_HORIZON = 3000.0
@@ -152,6 +152,17 @@ def rate_ratio(events_a: int, exposure_a: float, events_b: int, exposure_b: floa
     """The ratio of two event rates, ``(events_a/exposure_a) / (events_b/exposure_b)``, with its (1 − α) interval
     (:func:`mean_ratio` of the mean waits, b over a); NaN when either side has no event."""
     return mean_ratio(events_b, exposure_b / max(events_b, 1), events_a, exposure_a / max(events_a, 1), alpha)
+
+
+def continuation_norms(grid) -> tuple[np.ndarray, dict] | None:
+    """The grid's ``continuation`` task (:func:`continuation_task`) as arrays: ``(t, {"em": ‖θ‖, "adaptive": ‖θ‖})``,
+    each ``(continuations, records)`` with NaN after a blow-up; None when the grid has no such task."""
+    cont = next((t["result"] for t in grid.tasks if t["kind"] == "continuation"), None)
+    if cont is None:
+        return None
+    norms = {key: np.array([[np.nan if v is None else v for v in row] for row in cont[f"trace_{key}"]], dtype=float)
+             for key in ("em", "adaptive")}
+    return np.asarray(cont["trace_t"], dtype=float), norms
 
 
 def continuation_task(p: dict) -> dict:

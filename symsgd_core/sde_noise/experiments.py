@@ -60,8 +60,8 @@ from .sde import run_gaussian_sgd, run_langevin, run_sde
 __all__ = ["COOLER_STEP", "DYNAMICS", "GRIDS", "HOT", "RETURN_LEVEL", "SETTINGS", "WEAKER_DECAY", "ComparePoint",
            "ComparisonRow", "EnsembleSummary",
            "KStarRow", "LangevinEpsRow", "SdeGrid", "StaircaseSummary", "compare_point", "comparison_rows",
-           "dynamics_task", "grid_tasks", "kstar_rows", "langevin_eps_rows", "langevin_eps_task", "load_grid",
-           "staircase_summary", "summarize", "summarize_runs", "write_grid"]
+           "dynamics_task", "grid_tasks", "kstar_grid", "kstar_rows", "langevin_eps_rows", "langevin_eps_task",
+           "load_grid", "staircase_summary", "summarize", "summarize_runs", "write_grid"]
 
 #: Notebook 04's hot setting (η, γ), where SGD jumps: the first of §3's settings and the live figure's default.
 HOT = (EXP.lr_hot, EXP.weight_decay_hot)
@@ -616,6 +616,15 @@ def kstar_rows(grid: SdeGrid, *, factor: float | None = None, kstar_key: str = "
     return tuple(sorted(out, key=lambda r: (r.lr, r.weight_decay)))
 
 
+def kstar_grid(rows, route: str = "row0") -> tuple[list, list, list]:
+    """k* of ``route`` (``"row0"`` or ``"col1"``) over the (η, γ) of :func:`kstar_rows`: ``(lrs, weight_decays,
+    z)``, both sorted, with ``z[i][j]`` the k* at ``(lrs[i], weight_decays[j])`` (None where no row has it)."""
+    lrs = sorted({r.lr for r in rows})
+    weight_decays = sorted({r.weight_decay for r in rows})
+    kstar = {(r.lr, r.weight_decay): getattr(r, f"kstar_{route}") for r in rows}
+    return lrs, weight_decays, [[kstar.get((lr, wd)) for wd in weight_decays] for lr in lrs]
+
+
 @dataclass(frozen=True)
 class StaircaseSummary:
     """Equal row counts (the 2×3 staircase): the jumps' end-state labels, each route's k*, the measured wait.
@@ -702,6 +711,18 @@ class ComparePoint:
     sde: RunResult
     langevin: RunResult
     summaries: dict
+
+    def low_rank_fraction(self, key: str) -> tuple[list, list]:
+        """``(t, fraction of runs at rank ≤ 1)`` of the dynamics ``key`` (``"sgd"``, ``"sde"``, ``"langevin"``):
+        s₂(A) ≤ :data:`~symsgd_core.rank_jumps.network.DEFAULT_RANK_TOL` (a run that blew up is not)."""
+        res = getattr(self, key)
+        s2 = res.singular_values[:, :, 1]
+        return res.times.tolist(), (np.isfinite(s2) & (s2 <= DEFAULT_RANK_TOL)).mean(axis=0).tolist()
+
+    @property
+    def sde_blown_up(self) -> tuple[list, list]:
+        """``(t, fraction of the SDE runs that have blown up by t)``."""
+        return self.sde.times.tolist(), (~self.sde.alive_at()).mean(axis=1).tolist()
 
 
 def compare_point(lr: float = HOT[0], weight_decay: float = HOT[1], m: int = 16, t_max: float = 1500.0,

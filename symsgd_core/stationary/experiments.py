@@ -20,6 +20,7 @@ from scipy import stats
 from ..core.seeding import tagged_stream
 from ..core.stats import KS_ALPHA, ks_threshold
 from .laws import (
+    PHASE_CODES,
     DiagonalNetProblem,
     StationaryLaw,
     critical_temperature,
@@ -228,6 +229,16 @@ class PhaseView:
     T_c_curve: np.ndarray
     T_star_curve: np.ndarray
 
+    def region_centres(self, min_cells: int = 30) -> dict:
+        """``{phase: (σ, T)}``: the median row and column of each phase's cells in :attr:`codes` (phases with more
+        than ``min_cells`` cells), where the phase diagram writes its name."""
+        out = {}
+        for name, code in PHASE_CODES.items():
+            ti, si = np.nonzero(self.codes == code)
+            if ti.size > min_cells:
+                out[name] = (float(PHASE_SIGMAS[int(np.median(si))]), float(PHASE_TEMPS[int(np.median(ti))]))
+        return out
+
 
 def _visible(v, law: StationaryLaw):
     y = law.pdf(v)
@@ -369,6 +380,21 @@ class WrongSignResult:
     p_wrong_theory: float
     median_abs_v_end: dict
     amplified_median_abs_v: float | None
+
+    @property
+    def amplified_path(self) -> tuple:
+        """``(t, median |v|)`` of the noise-amplified SGD runs that did not diverge, after the start (floored at
+        1e-300 like :attr:`median_paths`; empty lists when every run diverged)."""
+        amp = self.amplified
+        if not amp.v.size:
+            return [], []
+        return amp.times[1:], np.maximum(np.median(np.abs(amp.v_path[1:]), axis=1), 1e-300)
+
+    @property
+    def law0_curve(self) -> tuple:
+        """``(v, p(v))``: depth 0's closed form on the histogram's range, 300 points."""
+        v = np.linspace(self.edges[0], self.edges[-1], 300)
+        return v, self.law0.pdf(v)
 
 
 def wrong_sign(temperature: float = 0.15, n_chains: int = 300, seed: int = 0, progress=None) -> WrongSignResult:

@@ -11,32 +11,15 @@ Conventions: ``ℓ = (f − y)²``, ``T = η/S``, ``t = η·steps``
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from ..stationary.experiments import (
-    PHASE_FRACTIONS,
-    PHASE_SIGMAS,
-    PHASE_TEMPS,
-    TAIL_DEPTHS,
-    depth_comparison,
-    depth_laws,
-    discrete_sgd,
-    discrete_sgd_scan,
-    gaussian_problem,
-    phase_view,
-    tail_samples,
-    tail_view,
-    variance_curves,
-    variance_estimates,
-    wrong_sign,
-)
-from ..stationary.laws import PHASE_CODES, PHASES, critical_temperature, tail_exponent
+from ..stationary import experiments as ex
+from ..stationary.laws import PHASES, critical_temperature, tail_exponent
 from ..stationary.sgd import AMPLIFIED_LR
-from .base import Controller, RunController
+from .base import Controller, ExperimentFigure
+from .plotting import axes, line, markers, panels
 from .sliders import TEMPERATURE, Range
 from .style import NEUTRALS, PALETTE
 
@@ -45,11 +28,8 @@ __all__ = ["DepthComparison", "PhaseTransition", "FluctuationInversion", "WrongS
 _LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50))
 _COLORS = {0: PALETTE["blue"], 1: PALETTE["vermillion"], 2: PALETTE["bluish_green"], 4: PALETTE["reddish_purple"],
            "sgd": PALETTE["orange"], "amp": PALETTE["sky_blue"]}
-
-
 #: The noise-amplified step size as the figures write it ("2e-3").
 _AMP_LR = f"{AMPLIFIED_LR:.0e}".replace("e-0", "e-")
-
 
 #: The sliders of the stationary figures (besides the temperature, :data:`~symsgd_core.ui.sliders.TEMPERATURE`).
 TEACHER = Range("teacher k", 0.25, 2.0, 0.05, fmt=".2f")
@@ -57,13 +37,20 @@ LABEL_NOISE = Range("label noise σ", 0.25, 2.0, 0.05, fmt=".2f")
 DECAY = Range("weight decay γ", 0.0, 0.5, 0.01, fmt=".2f")
 
 
-class _StationaryRun(RunController):
-    """Live closed forms (``_update``) and, when a slider is released, the simulation (``_run``)."""
+class _StationaryRun(ExperimentFigure):
+    """Live closed forms (``_update``) and, when a slider is released, the simulation: the experiment at the sliders
+    and the figure's other settings (``self.settings``), kept in ``self.simulation`` and drawn by ``_show``."""
 
     #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     auto_run = True
-
     live = True
+    simulation = None
+    #: The sizes of :meth:`run_long` (the notebook's bigger default figure).
+    LONG: dict = {}
+
+    def _draw(self, result, **values) -> None:
+        self.simulation = result
+        self._show(result, **values)
 
     def _say_closed_form(self, text: str) -> None:
         """The closed forms' finding, shown at once; a simulation's text follows it (:meth:`_say_simulation`)."""
@@ -75,16 +62,11 @@ class _StationaryRun(RunController):
         first = getattr(self, "_closed_form_text", "")
         self.say(f"{first} Simulation: {text}" if first else text)
 
-    def _timed_run(self, **values) -> None:
-        """A Run at other sizes than a slider move's (the notebook's bigger default figures)."""
-        t0 = time.perf_counter()
+    def run_long(self, **sizes) -> None:
+        """A bigger run for the notebook's default figure, at ``LONG`` overridden by ``sizes`` (a few seconds; a
+        slider move uses the quick sizes of ``self.settings``)."""
         self.say("Computing…")
-        self.progress.value = 0
-        try:
-            self._run(**self.values(), **values)
-        finally:
-            self.progress.value = self.progress.max
-            self.last_long_run_seconds = time.perf_counter() - t0
+        self._run(**self.values(), **{**self.LONG, **sizes})
 
 
 # ============================================================================ 1. depth 0 vs depth 1
@@ -92,71 +74,57 @@ class DepthComparison(_StationaryRun):
     """Depth 0 vs depth 1 at the same T: closed-form densities (live, :func:`depth_laws`) and SDE histograms
     (Run, :func:`depth_comparison`). Sliders: T = η/S, teacher slope k, label noise σ, weight decay γ."""
 
-    experiment = staticmethod(depth_comparison)
+    experiment = staticmethod(ex.depth_comparison)
     sliders = dict(temperature=TEMPERATURE, k=TEACHER, sigma=LABEL_NOISE, weight_decay=DECAY)
 
     def _figures(self) -> list[go.FigureWidget]:
-        self.n_chains, self.seed = int(self.settings["n_chains"]), int(self.settings["seed"])
-        self.simulation = None
-        fig = go.FigureWidget(make_subplots(rows=1, cols=2, subplot_titles=(
-            "depth 0: linear regression (Eq. 12)", "depth 1: two-layer diagonal net (Eq. 15)")))
-        fig.update_layout(height=400, showlegend=True, legend=dict(orientation="h", y=-0.18), **_LAYOUT)
+        fig = panels("depth 0: linear regression (Eq. 12)", "depth 1: two-layer diagonal net (Eq. 15)", height=400,
+                     layout=dict(_LAYOUT, showlegend=True, legend=dict(orientation="h", y=-0.18)))
         for col, depth in ((1, 0), (2, 1)):
             fig.add_bar(x=[], y=[], name=f"SDE histogram, L = {depth}", marker_color=_COLORS[depth], opacity=0.35,
                         row=1, col=col)
-            fig.add_scatter(x=[], y=[], mode="lines", name=f"closed form, L = {depth}",
-                            line=dict(color=_COLORS[depth], width=3), row=1, col=col)
-            fig.add_scatter(x=[], y=[], mode="markers", name="most likely v (+ interior peak)" if depth == 0 else None,
-                            showlegend=depth == 0, marker=dict(symbol="diamond", size=11, color="black"),
-                            row=1, col=col)
-            fig.update_xaxes(title_text="v = network slope", row=1, col=col)
-        fig.update_yaxes(title_text="density p(v)", row=1, col=1)
+            line(fig, f"closed form, L = {depth}", _COLORS[depth], at=(1, col), width=3)
+            markers(fig, "most likely v (+ interior peak)" if depth == 0 else None, "black", at=(1, col), size=11,
+                    symbol="diamond", showlegend=depth == 0)
+            axes(fig, (1, col), x="v = network slope")
+        axes(fig, (1, 1), y="density p(v)")
         fig.add_scatter(x=[], y=[], mode="text", text=[], showlegend=False,
-                        textfont=dict(size=14, color=PALETTE["vermillion"]),
-                        row=1, col=2)
+                        textfont=dict(size=14, color=PALETTE["vermillion"]), row=1, col=2)
         return [fig]
 
     def _update(self, temperature, k, sigma, weight_decay) -> None:
-        r = self.result = depth_laws(temperature=temperature, k=k, sigma=sigma, weight_decay=weight_decay)
+        r = self.result = ex.depth_laws(temperature=temperature, k=k, sigma=sigma, weight_decay=weight_decay)
         msgs = []
         note = dict(x=[], y=[], text=[])  # the δ(v) label, assigned once below (ui/base.py: the batch rule)
         with self.figure.batch_update():
             for depth in (0, 1):
                 law = r.laws[depth]
-                line, mode, bars = self.figure.data[3 * depth + 1], self.figure.data[3 * depth + 2], \
-                    self.figure.data[3 * depth]
+                bars, curve, mode = self.figure.data[3 * depth:3 * depth + 3]
                 bars.x, bars.y = [], []
                 mode.x, mode.y = r.modes[depth]
                 if law.collapsed:
-                    line.x, line.y = [0.0, 0.0], [0.0, 1.0]
+                    curve.x, curve.y = [0.0, 0.0], [0.0, 1.0]
                     note = dict(x=[0.5], y=[0.8], text=["T ≥ T<sub>c</sub>: the law is δ(v) (vermillion line at 0)"])
                     msgs.append(f"L = 1: T ≥ T_c = {r.critical_temperature:.3f}, so the law is δ(v): the net "
                                 "learns nothing (vertical line at 0).")
                     continue
-                line.x, line.y = r.curves[depth]
-                m = law.mode
-                var = law.variance
-                vtxt = f"{var:.3f}" if math.isfinite(var) else "∞"
-                msgs.append(f"L = {depth}: mean {law.mean:.3f}, Var {vtxt}, most likely v = {m:.3f}"
-                            + (" (density diverges at 0)" if depth == 1 and m == 0 else ""))
+                curve.x, curve.y = r.curves[depth]
+                var = f"{law.variance:.3f}" if math.isfinite(law.variance) else "∞"
+                msgs.append(f"L = {depth}: mean {law.mean:.3f}, Var {var}, most likely v = {law.mode:.3f}"
+                            + (" (density diverges at 0)" if depth == 1 and law.mode == 0 else ""))
             self.figure.data[6].update(note)
         self._say_closed_form(
             f"T = {temperature:g}, T_c = (β₂ − γ)/α₃ = {r.critical_temperature:.3f}, phase (L = 1): {r.phase}. "
             + " | ".join(msgs) + ".")
 
-    def _run(self, temperature, k, sigma, weight_decay) -> None:
-        sim = self.simulation = depth_comparison(
-            temperature=temperature, k=k, sigma=sigma, weight_decay=weight_decay, n_chains=self.n_chains,
-            seed=self.seed, progress=self.set_progress)
+    def _show(self, sim, **values) -> None:
         texts = []
         with self.figure.batch_update():
             for depth in (0, 1):
-                s = sim.samples[depth]
+                s, e = sim.samples[depth], sim.laws.edges[depth]
                 run = s.run
-                e = sim.laws.edges[depth]
                 bars = self.figure.data[3 * depth]
-                bars.x, bars.y = s.centres, s.density
-                bars.width = float(e[1] - e[0])
+                bars.x, bars.y, bars.width = s.centres, s.density, float(e[1] - e[0])
                 if run.non_finite:
                     texts.append(f"L = {depth}: {run.non_finite} chains left the float range (excluded)")
                 if sim.laws.laws[depth].collapsed:
@@ -169,7 +137,7 @@ class DepthComparison(_StationaryRun):
                 texts.append(f"L = {depth}: KS {s.ks:.3f} vs sampling threshold {s.ks_threshold:.3f}, "
                              f"t = {run.t_end:.1f} = {run.lambda1 * run.t_end:.1f}/κ{relax}")
         self._say_simulation(
-            f"{self.n_chains} SDE chains per depth from v₀ = 1 (one sample per chain, weak order-2 scheme, "
+            f"{sim.n_chains} SDE chains per depth from v₀ = 1 (one sample per chain, weak order-2 scheme, "
             f"dt = 0.02). " + " | ".join(texts))
 
 
@@ -180,68 +148,53 @@ class PhaseTransition(Controller):
 
     LABELS = {"peaked": "learns: peak at v > 0", "bimodal": "bimodal: spike at 0 + peak",
               "collapsing": "spike at 0 only", "dead": "δ(v): learns nothing"}
+    #: The phase diagram's colour per phase code 0–3 (peaked, bimodal, collapsing, dead), each on its quarter of the
+    #: colour scale (zmin = 0, zmax = 3), pale behind the lines.
+    FILLS = ("#bbf7d0", "#fde68a", "#fecaca", NEUTRALS["grey_light"])
+    DELTA_NOTE = dict(text="your T ≥ T<sub>c</sub>: no density, the law is δ(v)", x=0.5, y=0.95, xref="paper",
+                      yref="paper", showarrow=False, font=dict(color=PALETTE["vermillion"]))
 
-    experiment = staticmethod(phase_view)
+    experiment = staticmethod(ex.phase_view)
     sliders = dict(temperature=TEMPERATURE.but(lo=0.01, hi=0.6, step=0.005, fmt=".3f"),
                    sigma=LABEL_NOISE.but(lo=0.1), weight_decay=DECAY)
 
     def _figures(self) -> list[go.FigureWidget]:
-        self.k = float(self.settings["k"])
         dens = go.FigureWidget(layout=dict(height=380, title="density near v = 0 (log–log): p ∝ v<sup>a</sup> as v → 0",
                                            # the ranges start a little below 1e-6 so that the two "1µ" tick
                                            # labels do not meet in the corner
                                            xaxis=dict(type="log", title="v", range=[-6.2, 1.3]),
                                            yaxis=dict(type="log", title="p(v)", range=[-6.5, 6]), **_LAYOUT))
-        for f in PHASE_FRACTIONS:
-            dens.add_scatter(x=[], y=[], mode="lines", name=f"T = {f:g}·T<sub>c</sub>",
-                             line=dict(width=1.5, dash="dot"))
-        dens.add_scatter(x=[], y=[], mode="lines", name="your T", line=dict(width=4, color="black"))
-        phase = go.FigureWidget(layout=dict(height=420, title=f"phase diagram of the depth-1 net (k = {self.k:g})",
-                                            xaxis=dict(title="label noise σ"), yaxis=dict(title="T = η/S"),
-                                            **_LAYOUT))
-        phase.add_heatmap(x=PHASE_SIGMAS, y=PHASE_TEMPS, z=np.zeros((PHASE_TEMPS.size, PHASE_SIGMAS.size)),
+        for f in ex.PHASE_FRACTIONS:
+            line(dens, f"T = {f:g}·T<sub>c</sub>", None, width=1.5, dash="dot")
+        line(dens, "your T", "black", width=4)
+        title = f"phase diagram of the depth-1 net (k = {self.settings['k']:g})"
+        phase = go.FigureWidget(layout=dict(height=420, title=title, xaxis=dict(title="label noise σ"),
+                                            yaxis=dict(title="T = η/S"), **_LAYOUT))
+        phase.add_heatmap(x=ex.PHASE_SIGMAS, y=ex.PHASE_TEMPS, z=np.zeros((ex.PHASE_TEMPS.size, ex.PHASE_SIGMAS.size)),
                           zmin=0, zmax=3, showscale=False, opacity=0.35, hoverinfo="skip",
-                          colorscale=[[0, "#bbf7d0"], [0.25, "#bbf7d0"], [0.25, "#fde68a"], [0.5, "#fde68a"],
-                                      [0.5, "#fecaca"], [0.75, "#fecaca"],
-                                      [0.75, NEUTRALS["grey_light"]], [1, NEUTRALS["grey_light"]]])
+                          colorscale=[[(i + j) / 4, c] for i, c in enumerate(self.FILLS) for j in (0, 1)])
         for name, dash in (("T<sub>c</sub>", "solid"), ("T<sub>c</sub>/3", "dash"), ("T*", "dot")):
-            phase.add_scatter(x=PHASE_SIGMAS, y=np.zeros_like(PHASE_SIGMAS), mode="lines", name=name,
-                              line=dict(color="black", dash=dash, width=2))
-        phase.add_scatter(x=[1.0], y=[0.15], mode="markers", name="you are here",
-                          marker=dict(symbol="x", size=14, color=PALETTE["vermillion"], line=dict(width=2)))
+            line(phase, name, "black", dash=dash, width=2, x=ex.PHASE_SIGMAS, y=np.zeros_like(ex.PHASE_SIGMAS))
+        markers(phase, "you are here", PALETTE["vermillion"], size=14, symbol="x", x=[1.0], y=[0.15],
+                marker_line=dict(width=2))
         return [dens, phase]
 
     def _update(self, temperature, sigma, weight_decay) -> None:
-        r = self.result = phase_view(temperature=temperature, sigma=sigma, weight_decay=weight_decay, k=self.k)
+        r = self.result = ex.phase_view(temperature, sigma, weight_decay, k=self.settings["k"])
         dens, phase = self.figures
         with dens.batch_update():
-            for i in range(len(PHASE_FRACTIONS)):
-                tr = dens.data[i]
+            for i, tr in enumerate(dens.data[:len(ex.PHASE_FRACTIONS)]):
                 tr.x, tr.y = r.references[i][1:] if r.references else ([], [])
-            cur = dens.data[4]
-            if r.current is None:
-                cur.x, cur.y = [], []
-                dens.layout.annotations = [dict(text="your T ≥ T<sub>c</sub>: no density, the law is δ(v)",
-                                                x=0.5, y=0.95,
-                                                xref="paper", yref="paper", showarrow=False,
-                                                font=dict(color=PALETTE["vermillion"]))]
-            else:
-                cur.x, cur.y = r.current
-                dens.layout.annotations = []
+            dens.data[4].x, dens.data[4].y = ([], []) if r.current is None else r.current
+            dens.layout.annotations = [self.DELTA_NOTE] if r.current is None else []
         with phase.batch_update():
             phase.data[0].z = r.codes
             phase.data[1].y = r.T_c_curve.tolist()
             phase.data[2].y = r.T_c_curve / 3.0
             phase.data[3].y = r.T_star_curve.tolist()
             phase.data[4].x, phase.data[4].y = [sigma], [temperature]
-            ann = []
-            for name, code in PHASE_CODES.items():
-                mask = r.codes == code
-                if mask.sum() > 30:
-                    ti, si = np.nonzero(mask)
-                    ann.append(dict(x=float(PHASE_SIGMAS[int(np.median(si))]), y=float(PHASE_TEMPS[int(np.median(ti))]),
-                                    text=self.LABELS[name], showarrow=False, font=dict(size=12)))
-            phase.layout.annotations = ann
+            phase.layout.annotations = [dict(x=s, y=T, text=self.LABELS[name], showarrow=False, font=dict(size=12))
+                                        for name, (s, T) in r.region_centres().items()]
         a, tc = r.near_zero_exponent, r.T_c
         near0 = ("→ 0 at v = 0" if a > 0 else "diverges at v = 0") if r.phase != "dead" else "is δ(v)"
         self.say(f"σ = {sigma:g}, γ = {weight_decay:g}: T_c = {tc:.3f}, T_c/3 = {tc / 3:.3f}, T* = {r.T_star:.3f}. "
@@ -254,27 +207,22 @@ class FluctuationInversion(_StationaryRun):
     """Var[v] against T for depth 0 and depth 1: closed forms (live, :func:`variance_curves`) and SDE estimates
     (Run, :func:`variance_estimates`)."""
 
-    experiment = staticmethod(variance_estimates)
+    experiment = staticmethod(ex.variance_estimates)
     sliders = dict(k=TEACHER.but(lo=0.5), sigma=LABEL_NOISE, weight_decay=DECAY.but(hi=0.3))
+    LONG = dict(n_chains=2000, t_max=60.0)
 
     def _figures(self) -> list[go.FigureWidget]:
-        d = self.settings
-        self.n_chains, self.n_temps, self.seed, self.t_max = (int(d["n_chains"]), int(d["n_temps"]), int(d["seed"]),
-                                                             float(d["t_max"]))
-        self.simulation = None
         fig = go.FigureWidget(layout=dict(height=400, title="fluctuation inversion: Var[v] against T",
                                           xaxis=dict(title="T = η/S"), yaxis=dict(title="Var[v]"), **_LAYOUT))
-        fig.add_scatter(x=[], y=[], mode="lines", name="L = 0, closed form", line=dict(color=_COLORS[0], width=3))
-        fig.add_scatter(x=[], y=[], mode="lines", name="L = 1, closed form", line=dict(color=_COLORS[1], width=3))
-        fig.add_scatter(x=[], y=[], mode="markers", name="L = 0, SDE", marker=dict(color=_COLORS[0], size=9),
-                        error_y=dict(type="data", array=[]))
-        fig.add_scatter(x=[], y=[], mode="markers", name="L = 1, SDE", marker=dict(color=_COLORS[1], size=9),
-                        error_y=dict(type="data", array=[]))
-        fig.add_scatter(x=[], y=[], mode="lines", name="T<sub>c</sub> (L = 1)", line=dict(color="black", dash="dash"))
+        for depth in (0, 1):
+            line(fig, f"L = {depth}, closed form", _COLORS[depth], width=3)
+        for depth in (0, 1):
+            markers(fig, f"L = {depth}, SDE", _COLORS[depth], size=9, error_y=dict(type="data", array=[]))
+        line(fig, "T<sub>c</sub> (L = 1)", "black", dash="dash")
         return [fig]
 
     def _update(self, k, sigma, weight_decay) -> None:
-        r = self.result = variance_curves(k=k, sigma=sigma, weight_decay=weight_decay)
+        r = self.result = ex.variance_curves(k=k, sigma=sigma, weight_decay=weight_decay)
         tc, t0_max, T0, T1, var1 = r.T_c, r.T0_max, r.T0, r.T1, r.var1
         fig = self.figure
         ymax = 1.3 * max(float(var1.max()) if var1.size else 0.0, float(r.var0[T0 <= 0.7 * t0_max].max()), 0.05)
@@ -296,30 +244,20 @@ class FluctuationInversion(_StationaryRun):
             self._say_closed_form(
                 f"γ ≥ k: T_c = {tc:.3f} ≤ 0, the depth-1 net learns nothing at any T. L = 0 still learns.")
 
-    def _run(self, k, sigma, weight_decay, n_chains=None, t_max=None) -> None:
-        R = self.n_chains if n_chains is None else int(n_chains)
-        t_max = self.t_max if t_max is None else float(t_max)
-        sim = self.simulation = variance_estimates(
-            k=k, sigma=sigma, weight_decay=weight_decay, n_chains=R, n_temps=self.n_temps, seed=self.seed, t_max=t_max,
-            progress=self.set_progress)
-        pts = sim.points
+    def _show(self, sim, k, sigma, weight_decay, **sizes) -> None:
         with self.figure.batch_update():
             for depth in (0, 1):
                 tr = self.figure.data[2 + depth]
-                tr.x, tr.y, tr.error_y.array = pts[depth][:3]
-                tr.marker.symbol = ["circle" if ok else "circle-open" for ok in pts[depth][3]]
-        note = (f"; hollow: not relaxed within t = {t_max:g} (critical slowing down near T_c): "
+                tr.x, tr.y, tr.error_y.array = sim.points[depth][:3]
+                tr.marker.symbol = ["circle" if ok else "circle-open" for ok in sim.points[depth][3]]
+        note = (f"; hollow: not relaxed within t = {sim.t_max:g} (critical slowing down near T_c): "
                 + ", ".join(sim.unrelaxed)) if sim.unrelaxed else ""
-        prob = gaussian_problem(k, sigma, weight_decay)
+        prob = ex.gaussian_problem(k, sigma, weight_decay)
         self._say_simulation(
-            f"SDE: {R} chains per point from v₀ = 1, Var of the final states. Error bars: bootstrap over chains, "
-            f"and they understate the uncertainty: the fourth moment is infinite for L = 1 (tail v^(−7/2)) and "
-            f"for L = 0 above T = β₁'/(3α₁) = {(prob.beta1 + weight_decay) / (3 * prob.alpha1):.3f}, so sample "
+            f"SDE: {sim.n_chains} chains per point from v₀ = 1, Var of the final states. Error bars: bootstrap over "
+            f"chains, and they understate the uncertainty: the fourth moment is infinite for L = 1 (tail v^(−7/2)) "
+            f"and for L = 0 above T = β₁'/(3α₁) = {(prob.beta1 + weight_decay) / (3 * prob.alpha1):.3f}, so sample "
             f"variances converge slowly and usually fall short{note}.")
-
-    def run_long(self, n_chains: int = 2000, t_max: float = 60.0) -> None:
-        """A bigger run for the notebook's default figure (a few seconds; a slider move uses the quick size)."""
-        self._timed_run(n_chains=n_chains, t_max=t_max)
 
 
 # ============================================================================ 4. wrong sign
@@ -327,54 +265,34 @@ class WrongSign(_StationaryRun):
     """Runs started with the wrong sign (u = −w): depth ≥ 1 ends at 0, depth 0 keeps wrong-sign mass
     (Run, :func:`wrong_sign`)."""
 
-    experiment = staticmethod(wrong_sign)
+    experiment = staticmethod(ex.wrong_sign)
     sliders = dict(temperature=TEMPERATURE.but(lo=0.05, hi=0.3))
 
     def _figures(self) -> list[go.FigureWidget]:
-        self.n_chains, self.seed = int(self.settings["n_chains"]), int(self.settings["seed"])
-        self.simulation = None
-        fig = go.FigureWidget(make_subplots(rows=1, cols=2, subplot_titles=(
-            "|v(t)| from v₀ = −1 (u = −w), depth 1 and 2", "depth 0 from v₀ = −1: the wrong sign keeps mass")))
-        fig.update_layout(height=400, legend=dict(orientation="h", y=-0.2), **_LAYOUT)
-        fig.add_scatter(x=[], y=[], mode="lines", name="L = 1 (v-SDE): median |v|", line=dict(color=_COLORS[1],
-                                                                                                   width=3))
-        fig.add_scatter(x=[], y=[], mode="lines", name="L = 2 (v-SDE): median |v|", line=dict(color=_COLORS[2],
-                                                                                                   width=3))
-        fig.add_scatter(x=[], y=[], mode="lines", name="L = 1 theory: slope −4(β₂ + Tα₃)",
-                        line=dict(color="black", dash="dash"))
-        fig.add_scatter(x=[], y=[], mode="markers", name="L = 1 noise-amplified SGD on (u, w): median |v|",
-                        marker=dict(color=_COLORS["amp"], size=8))
+        fig = panels("|v(t)| from v₀ = −1 (u = −w), depth 1 and 2", "depth 0 from v₀ = −1: the wrong sign keeps mass",
+                     height=400, layout=dict(_LAYOUT, legend=dict(orientation="h", y=-0.2)))
+        for depth in (1, 2):
+            line(fig, f"L = {depth} (v-SDE): median |v|", _COLORS[depth], width=3)
+        line(fig, "L = 1 theory: slope −4(β₂ + Tα₃)", "black", dash="dash")
+        markers(fig, "L = 1 noise-amplified SGD on (u, w): median |v|", _COLORS["amp"], size=8)
         fig.add_bar(x=[], y=[], name="L = 0 SDE histogram", marker_color=_COLORS[0], opacity=0.4, row=1, col=2)
-        fig.add_scatter(x=[], y=[], mode="lines", name="L = 0 closed form (Eq. 12)", line=dict(color=_COLORS[0],
-                                                                                                 width=3),
-                        row=1, col=2)
-        fig.update_yaxes(type="log", title_text="|v|", row=1, col=1)
-        fig.update_xaxes(title_text="time t = η·steps", row=1, col=1)
-        fig.update_xaxes(title_text="v", row=1, col=2)
-        fig.update_yaxes(title_text="density", row=1, col=2)
+        line(fig, "L = 0 closed form (Eq. 12)", _COLORS[0], at=(1, 2), width=3)
+        axes(fig, (1, 1), x="time t = η·steps", y="|v|", yaxis=dict(type="log"))
+        axes(fig, (1, 2), x="v", y="density")
         return [fig]
 
     def _update(self, temperature) -> None:
         self._say_closed_form(f"T = {temperature:g}: every run starts with the wrong sign, v₀ = −1.")
 
-    def _run(self, temperature) -> None:
-        r = self.simulation = wrong_sign(temperature=temperature, n_chains=self.n_chains, seed=self.seed,
-                                              progress=self.set_progress)
+    def _show(self, r, **values) -> None:
         amp = r.amplified
         fig = self.figure
         with fig.batch_update():
-            fig.data[0].x, fig.data[0].y = r.median_paths[1]
-            fig.data[1].x, fig.data[1].y = r.median_paths[2]
-            fig.data[2].x, fig.data[2].y = r.rate_line
-            if amp.v.size:
-                fig.data[3].x = amp.times[1:]
-                fig.data[3].y = np.maximum(np.median(np.abs(amp.v_path[1:]), axis=1), 1e-300)
-            else:
-                fig.data[3].x, fig.data[3].y = [], []
+            for tr, (x, y) in zip(fig.data, (r.median_paths[1], r.median_paths[2], r.rate_line, r.amplified_path)):
+                tr.x, tr.y = x, y
             e = r.edges
             fig.data[4].x, fig.data[4].y, fig.data[4].width = r.centres, r.density, float(e[1] - e[0])
-            x = np.linspace(e[0], e[-1], 300)
-            fig.data[5].x, fig.data[5].y = x, r.law0.pdf(x)
+            fig.data[5].x, fig.data[5].y = r.law0_curve
             fig.layout.shapes = [dict(type="rect", xref="x2", yref="paper", x0=float(e[0]), x1=0.0, y0=0, y1=1,
                                       fillcolor="#fee2e2", opacity=0.5, line_width=0, layer="below")]
         amp_med = "n/a" if r.amplified_median_abs_v is None else f"{r.amplified_median_abs_v:.1e}"
@@ -396,64 +314,48 @@ class Tails(_StationaryRun):
     lines, same colours) and SDE samples (markers, Run, :func:`tail_samples`).
     """
 
-    DEPTHS = TAIL_DEPTHS
-
-    experiment = staticmethod(tail_samples)
+    experiment = staticmethod(ex.tail_samples)
     sliders = dict(temperature=TEMPERATURE.but(lo=0.03, hi=0.3))
+    LONG = dict(n_chains=2000, n_records=20, t_end=20.0)
 
     def _figures(self) -> list[go.FigureWidget]:
-        d = self.settings
-        self.n_chains, self.n_records, self.t_end, self.seed = (int(d["n_chains"]), int(d["n_records"]),
-                                                                float(d["t_end"]), int(d["seed"]))
-        self.simulation = None
         fig = go.FigureWidget(layout=dict(height=440, title="tails of the stationary law: P(V > v), log–log",
                                           xaxis=dict(type="log", title="v", range=[0, 2]),
                                           yaxis=dict(type="log", title="P(V > v)", range=[-6.3, 0.1]), **_LAYOUT))
-        for d in self.DEPTHS:
-            fig.add_scatter(x=[], y=[], mode="lines", name=f"L = {d}", line=dict(color=_COLORS[d], width=3))
-        for d in self.DEPTHS:
-            fig.add_scatter(x=[], y=[], mode="lines", name=f"slope ν+1 = {tail_exponent(d) + 1:g}",
-                            line=dict(color=_COLORS[d], dash="dash", width=1.5))
-        fig.add_scatter(x=[], y=[], mode="lines", name="L = 0 (slope depends on T)",
-                        line=dict(color=_COLORS[0], width=2, dash="dot"))
-        for d in self.DEPTHS:
-            fig.add_scatter(x=[], y=[], mode="markers", name=f"SDE, L = {d}",
-                            marker=dict(color=_COLORS[d], size=8, symbol="circle-open", line=dict(width=2)))
+        for d in ex.TAIL_DEPTHS:
+            line(fig, f"L = {d}", _COLORS[d], width=3)
+        for d in ex.TAIL_DEPTHS:
+            line(fig, f"slope ν+1 = {tail_exponent(d) + 1:g}", _COLORS[d], dash="dash", width=1.5)
+        line(fig, "L = 0 (slope depends on T)", _COLORS[0], width=2, dash="dot")
+        for d in ex.TAIL_DEPTHS:
+            markers(fig, f"SDE, L = {d}", _COLORS[d], size=8, symbol="circle-open", marker_line=dict(width=2))
         return [fig]
 
     def _update(self, temperature) -> None:
-        r = self.result = tail_view(temperature=temperature)
+        r = self.result = ex.tail_view(temperature=temperature)
         fig = self.figure
         with fig.batch_update():
-            for i, d in enumerate(self.DEPTHS):
+            for i, d in enumerate(ex.TAIL_DEPTHS):
                 fig.data[i].x, fig.data[i].y = r.v, r.survival[d]
                 fig.data[3 + i].x, fig.data[3 + i].y = r.v, r.power_laws[d]
             fig.data[6].x, fig.data[6].y = r.depth0
-            for i in range(len(self.DEPTHS)):
-                fig.data[7 + i].x, fig.data[7 + i].y = [], []
+            for tr in fig.data[7:]:
+                tr.x, tr.y = [], []
         self._say_closed_form(
             "local slope of log p at v ≈ 1000: " + ", ".join(f"L = {d}: {s:.3f} (ν = {tail_exponent(d):g})"
             for d, s in r.slopes.items())
             + f"; L = 0: ν = −2 − β₁/(α₁T) = {r.rho0:.2f} changes with T.")
 
-    def _run(self, temperature, n_chains=None, n_records=None, t_end=None) -> None:
-        R = self.n_chains if n_chains is None else int(n_chains)
-        K = self.n_records if n_records is None else int(n_records)
-        t_end = self.t_end if t_end is None else float(t_end)
-        sim = self.simulation = tail_samples(temperature=temperature, n_chains=R, n_records=K, t_end=t_end,
-                                                  seed=self.seed, progress=self.set_progress)
+    def _show(self, sim, **values) -> None:
         counts = []
         with self.figure.batch_update():
-            for i, d in enumerate(self.DEPTHS):
+            for i, d in enumerate(ex.TAIL_DEPTHS):
                 self.figure.data[7 + i].x, self.figure.data[7 + i].y = sim.points[d]
                 x = sim.samples[d]
                 counts.append(f"L = {d}: {x.size} samples, {int(np.sum(x > 10))} above v = 10")
-        self._say_simulation(f"SDE: {R} chains from v₀ = 1 for t = {t_end:g}, records from the second half pooled; "
-                 + ", ".join(counts) + ". The lines do not move with T for L ≥ 1 far out: try the slider.")
-
-    def run_long(self, n_chains: int = 2000, n_records: int = 20, t_end: float = 20.0) -> None:
-        """A bigger run for the notebook's default figure (a few seconds; a slider move uses the quick size)."""
-        self._timed_run(n_chains=n_chains, n_records=n_records, t_end=t_end)
+        self._say_simulation(f"SDE: {sim.n_chains} chains from v₀ = 1 for t = {sim.t_end:g}, records from the second "
+                             "half pooled; " + ", ".join(counts)
+                             + ". The lines do not move with T for L ≥ 1 far out: try the slider.")
 
 
 # ============================================================================ 6. discrete SGD near T_c
@@ -461,71 +363,61 @@ class DiscreteSGD(_StationaryRun):
     """Plain SGD (η = T, S = 1) and noise-amplified SGD against the SDE's closed form: where the picture breaks
     (Run, :func:`discrete_sgd`; the scan over T, :meth:`scan`, is :func:`discrete_sgd_scan`)."""
 
-    experiment = staticmethod(discrete_sgd)
+    experiment = staticmethod(ex.discrete_sgd)
     sliders = dict(temperature=TEMPERATURE.but(lo=0.04, hi=0.32, step=0.02))
+    #: T_c of the problem :func:`discrete_sgd` simulates (k = σ = 1, γ = 0)
+    T_C = critical_temperature(ex.gaussian_problem(1.0, 1.0, 0.0))
+    scan_result = None
 
     def _figures(self) -> list[go.FigureWidget]:
-        self.n_runs, self.seed = int(self.settings["n_runs"]), int(self.settings["seed"])
-        self.simulation = None
-        self.scan_result = None
         fig = go.FigureWidget(layout=dict(height=420, title="depth 1: SGD on the actual parameters vs the SDE law",
                                           xaxis=dict(title="v"), yaxis=dict(title="density"), **_LAYOUT))
-        fig.add_scatter(x=[], y=[], mode="lines", name="closed form (Eq. 15)", line=dict(color="black", width=3))
-        fig.add_scatter(x=[], y=[], mode="lines", line_shape="hvh", name="v-SDE", line=dict(color=_COLORS[1]))
-        fig.add_scatter(x=[], y=[], mode="lines", line_shape="hvh", name="plain SGD, η = T, S = 1",
-                        line=dict(color=_COLORS["sgd"], width=2))
-        fig.add_scatter(x=[], y=[], mode="lines", line_shape="hvh", name=f"noise-amplified SGD, η = {_AMP_LR}",
-                        line=dict(color=_COLORS["amp"], width=2))
-        scan = go.FigureWidget(make_subplots(rows=1, cols=2, subplot_titles=(
-            "fraction of runs that diverged (|θ| > 1e12)", "KS distance at the same time t (surviving runs)")))
-        scan.update_layout(height=380, legend=dict(orientation="h", y=-0.22), **_LAYOUT)
-        for name, color in (("plain SGD, η = T", _COLORS["sgd"]),
-                            (f"noise-amplified SGD, η = {_AMP_LR}", _COLORS["amp"])):
-            scan.add_scatter(x=[], y=[], mode="lines+markers", name=name, line=dict(color=color), row=1, col=1,
+        line(fig, "closed form (Eq. 15)", "black", width=3)
+        for name, colour, width in (("v-SDE", _COLORS[1], None), ("plain SGD, η = T, S = 1", _COLORS["sgd"], 2),
+                                    (f"noise-amplified SGD, η = {_AMP_LR}", _COLORS["amp"], 2)):
+            line(fig, name, colour, width=width, line_shape="hvh")
+        scan = panels("fraction of runs that diverged (|θ| > 1e12)", "KS distance at the same time t (surviving runs)",
+                      height=380, layout=dict(_LAYOUT, legend=dict(orientation="h", y=-0.22)))
+        for name, colour in (("plain SGD, η = T", _COLORS["sgd"]),
+                             (f"noise-amplified SGD, η = {_AMP_LR}", _COLORS["amp"])):
+            scan.add_scatter(x=[], y=[], mode="lines+markers", name=name, line=dict(color=colour), row=1, col=1,
                              showlegend=False)
-            scan.add_scatter(x=[], y=[], mode="lines+markers", name=f"{name} vs v-SDE", line=dict(color=color),
+            scan.add_scatter(x=[], y=[], mode="lines+markers", name=f"{name} vs v-SDE", line=dict(color=colour),
                              row=1, col=2)
-        scan.add_scatter(x=[], y=[], mode="lines", showlegend=False, row=1, col=1)
+        scan.add_scatter(x=[], y=[], mode="lines", showlegend=False, row=1, col=1)  # stays empty
         scan.add_scatter(x=[], y=[], mode="lines+markers",
                          name="v-SDE vs closed form (not yet stationary near T<sub>c</sub>)",
                          line=dict(color=_COLORS[1], dash="dot"), row=1, col=2)
-        scan.add_scatter(x=[], y=[], mode="lines", name="two-sample KS threshold", line=dict(color="black",
-                                                                                             dash="dash"),
-                         row=1, col=2)
-        scan.add_scatter(x=[], y=[], mode="lines", name="T<sub>c</sub>", line=dict(color=NEUTRALS["grey"], dash="dot"),
-                         row=1, col=2)
-        scan.update_xaxes(title_text="T = η/S")
+        line(scan, "two-sample KS threshold", "black", at=(1, 2), dash="dash")
+        line(scan, "T<sub>c</sub>", NEUTRALS["grey"], at=(1, 2), dash="dot")
+        axes(scan, x="T = η/S")
         return [fig, scan]
 
     def scan(self, temps=(0.05, 0.1, 0.15, 0.2, 0.25, 0.3), n_runs: int = 300, t_end: float = 5.0):
         """Run :func:`discrete_sgd_scan` (a few seconds, not a slider callback: the notebook runs it once), draw
         it in the second figure and return it (also kept in ``self.scan_result``)."""
-        rows = self.scan_result = discrete_sgd_scan(temps=temps, n_runs=n_runs, t_end=t_end, seed=self.seed)
+        rows = self.scan_result = ex.discrete_sgd_scan(temps=temps, n_runs=n_runs, t_end=t_end,
+                                                       seed=self.settings["seed"])
         fig = self.figures[1]
         with fig.batch_update():
             fig.data[0].x, fig.data[0].y = rows.T, rows.sgd_div
             fig.data[1].x, fig.data[1].y = rows.T, rows.sgd_ks
             fig.data[2].x, fig.data[2].y = rows.T, rows.amp_div
             fig.data[3].x, fig.data[3].y = rows.T, rows.amp_ks
-            fig.data[4].x, fig.data[4].y = [], []
             fig.data[5].x, fig.data[5].y = rows.T, rows.sde_ks_law
             fig.data[6].x, fig.data[6].y = rows.T, rows.sgd_crit
-            tc = critical_temperature(gaussian_problem(1.0, 1.0, 0.0))
-            fig.data[7].x, fig.data[7].y = [tc, tc], [0, 1]
+            fig.data[7].x, fig.data[7].y = [self.T_C, self.T_C], [0, 1]
         return rows
 
     def _update(self, temperature) -> None:
-        tc = critical_temperature(gaussian_problem(1.0, 1.0, 0.0))
         self._say_closed_form(
-            f"T = {temperature:g} (T_c = {tc:.3f}): plain SGD uses η = T = {temperature:g} with batch size 1.")
+            f"T = {temperature:g} (T_c = {self.T_C:.3f}): plain SGD uses η = T = {temperature:g} with batch size 1.")
 
-    def _run(self, temperature) -> None:
-        r = self.simulation = discrete_sgd(temperature=temperature, n_runs=self.n_runs, seed=self.seed,
-                                                progress=self.set_progress)
+    def _show(self, r, **values) -> None:
         with self.figure.batch_update():
             self.figure.data[0].x, self.figure.data[0].y = r.curve if r.curve is not None else ([], [])
-            for i, fit in enumerate(r.fits.values()):
-                self.figure.data[1 + i].x, self.figure.data[1 + i].y = fit.centres, fit.density
+            for tr, fit in zip(self.figure.data[1:], r.fits.values()):
+                tr.x, tr.y = fit.centres, fit.density
         txt = []
         for name, f in r.fits.items():
             verdict = "agrees" if f.agrees else "DISAGREES"
