@@ -20,6 +20,7 @@ One subpackage per topic, each split into its model, engine, experiments, checks
 * :mod:`.sde_noise` — SGD's own noise as an SDE on the rank-jump experiment (Notebook 05: the question the
   authors' reply leaves open);
 * :mod:`.ui` — one draw-only module of interactive figures per notebook;
+* :mod:`.lesson` — what a lesson shows around its figures: exercise panels, claims cells, predict first;
 * :mod:`.benchmarks` — ``python -m symsgd_core bench``.
 
 Proofs as code: :func:`run_checks` (``python -m symsgd_core check``) runs every topic's registered checks,
@@ -44,7 +45,7 @@ __version__ = "0.1.0"
 TOPICS = ("balance", "lifting", "rank_jumps", "stationary", "sde_noise")
 
 #: Submodules and names loaded on first access (they import torch, numba or plotly).
-_LAZY_MODULES = (*TOPICS, "benchmarks", "core", "ui")
+_LAZY_MODULES = (*TOPICS, "benchmarks", "core", "ui", "lesson")
 _LAZY_NAMES = {
     **{name: "balance" for name in ("Dataset", "GaussianData", "Moments", "SymmetricModel", "ScalarModel",
                                     "Rank1LinearModel", "DiagonalNet", "ReLUNet", "Trajectory", "run_sgd", "run_gd",

@@ -5,7 +5,7 @@ In JupyterLab the notebooks print what they check (status echoes, measured numbe
 text pushes the figures off the screen, so :func:`install` (run by :func:`symsgd_jupyter.kernel.install` on first use)
 makes the kernel collect what each cell prints and show it as one line — the first printed line, shortened —
 with the full text behind a click (``<details>``). A single short line stays as it is. The claim checks themselves are
-compacted by :func:`symsgd_core.claims_cell.assert_claims` ("✔ 6 claims checked").
+compacted by :func:`symsgd_core.lesson.claims_cell.assert_claims` ("✔ 6 claims checked").
 
 Nothing changes in JupyterLab, in the static edition or in a plain Python process (no IPython, or not classroom
 mode). Errors and tracebacks are not printed text: they are shown as before.

@@ -12,8 +12,9 @@ from plotly.subplots import make_subplots
 from test_ui_every_slider import one_keyboard_step
 from test_ui_style import CLASSES
 
-from symsgd_core.ui.base import slider_names, status_text
+from symsgd_core.ui.base import status_text
 from symsgd_jupyter.describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
+from symsgd_jupyter.figure_checks import slider_names
 
 # one worker for the module: its module-scoped ``shown`` controllers are then built once each, not again on
 # every worker that gets one of their tests

@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 MODULES = ("symsgd_core", "symsgd_core.core", "symsgd_core.balance", "symsgd_core.lifting", "symsgd_core.rank_jumps",
            "symsgd_core.stationary", "symsgd_core.sde_noise", "symsgd_core.ui", "symsgd_core.ui.start",
            "symsgd_core.ui.balance", "symsgd_core.ui.lifting", "symsgd_core.ui.stationary",
-           "symsgd_core.ui.rank_jumps", "symsgd_core.ui.sde_noise", "symsgd_core.exercise_panel",
-           "symsgd_core.ui.predict", "symsgd_core.claims_cell", "symsgd_jupyter", "symsgd_jupyter.kernel",
+           "symsgd_core.ui.rank_jumps", "symsgd_core.ui.sde_noise", "symsgd_core.lesson.exercise_panel",
+           "symsgd_core.lesson.reveal", "symsgd_core.lesson.claims_cell", "symsgd_jupyter", "symsgd_jupyter.kernel",
            "symsgd_jupyter.plotly_loading", "symsgd_jupyter.a11y", "symsgd_jupyter.compact_output",
            "symsgd_jupyter.distinguish", "symsgd_jupyter.figure_checks", "symsgd_jupyter.handled_inputs")
 

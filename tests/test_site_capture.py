@@ -70,13 +70,13 @@ def test_controller_and_run_button_are_found_from_the_displayed_root():
 
 
 def test_a_covered_controller_is_captured_uncovered(choose, tmp_path):
-    """A figure covered until a prediction is answered (symsgd_core.ui.predict) is still found and drawn: the
+    """A figure covered until a prediction is answered (symsgd_core.lesson.reveal) is still found and drawn: the
     displayed root is the controller's, its Run button (not "Show the result") drives the frames, and covered text
     is copied without the cover's prompt."""
     from symsgd_core import balance
-    from symsgd_core.exercise_panel import ExercisePanel
-    from symsgd_core.ui import reveal_after
-    from symsgd_core.ui.predict import PROMPT_TEXT
+    from symsgd_core.lesson import reveal_after
+    from symsgd_core.lesson.exercise_panel import ExercisePanel
+    from symsgd_core.lesson.reveal import PROMPT_TEXT
 
     choose("a", 3)
     panel = ExercisePanel(balance.EXERCISES)
@@ -138,7 +138,7 @@ def test_static_html_copies_texts_and_disables_inputs():
 
 def test_worked_solutions_become_details_and_the_instructor_edition_opens_them(monkeypatch):
     from symsgd_core import balance
-    from symsgd_core.exercise_panel import ExercisePanel
+    from symsgd_core.lesson.exercise_panel import ExercisePanel
     from tools.site.edition import build as site_build
     from tools.site.edition.capture import static_html
 

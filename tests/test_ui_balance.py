@@ -12,8 +12,10 @@ import pytest
 
 from symsgd_core import balance
 from symsgd_core.core.checking import make_result
+from symsgd_core.lesson.claims_cell import assert_claims
 from symsgd_core.ui import balance as ui
-from symsgd_core.ui.base import assert_claims, figure_is_finite, slider_extremes, slider_names, status_text
+from symsgd_core.ui.base import status_text
+from symsgd_jupyter.figure_checks import figure_is_finite, slider_extremes, slider_names
 
 CONTROLLERS = [ui.SymmetryExplorer, ui.ItoTermsExplorer, ui.ThreeDynamics, ui.BalanceEnsemble, ui.Rank1Balance,
                ui.ReLUBalance, ui.DiscreteBreakdown]

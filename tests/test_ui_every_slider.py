@@ -23,7 +23,8 @@ from plotly.utils import PlotlyJSONEncoder
 from small_settings import SMALL
 from test_ui_style import CLASSES
 
-from symsgd_core.ui.base import figure_is_finite, slider_extremes, slider_names, status_text
+from symsgd_core.ui.base import status_text
+from symsgd_jupyter.figure_checks import figure_is_finite, slider_extremes, slider_names
 
 
 def one_keyboard_step(widget) -> object:

@@ -11,7 +11,7 @@ import pytest
 from symsgd_core import lifting as lf
 from symsgd_core.lifting.exercises import _relu_sign_loss
 from symsgd_core.ui import lifting as ul
-from symsgd_core.ui.base import figure_is_finite, slider_names, sweep_sliders
+from symsgd_jupyter.figure_checks import figure_is_finite, slider_names, sweep_sliders
 
 CONTROLLERS = [ul.OrbitController, ul.RankOneSetController, ul.ChainRuleController, ul.EulerController,
                ul.SignCaveatController, ul.TracesController]

@@ -11,7 +11,8 @@ from small_settings import SMALL as SMALL_SETTINGS
 
 from symsgd_core import rank_jumps
 from symsgd_core.ui import rank_jumps as rj
-from symsgd_core.ui.base import figure_is_finite, slider_names, status_text
+from symsgd_core.ui.base import status_text
+from symsgd_jupyter.figure_checks import figure_is_finite, slider_names
 
 SMALL = {cls: settings for cls, settings in SMALL_SETTINGS.items() if cls.__module__ == rj.__name__}
 

@@ -9,7 +9,7 @@ import numpy as np
 from small_settings import SMALL
 
 from symsgd_core.ui import sde_noise as ui
-from symsgd_core.ui.base import figure_is_finite, slider_names
+from symsgd_jupyter.figure_checks import figure_is_finite, slider_names
 
 
 def test_compare_controller_draws_its_three_ensembles():

@@ -9,7 +9,8 @@ import pytest
 
 from symsgd_core import stationary as st
 from symsgd_core.ui import stationary as us
-from symsgd_core.ui.base import figure_is_finite, status_text
+from symsgd_core.ui.base import status_text
+from symsgd_jupyter.figure_checks import figure_is_finite
 
 
 def _ok(controller):

@@ -24,6 +24,7 @@ import pytest
 from symsgd_core.ui import base
 from symsgd_core.ui.style import PALETTE, allowed_colour, rgba
 from symsgd_jupyter.distinguish import style_key
+from symsgd_jupyter.figure_checks import SLIDER_TYPES
 from tools.figure_data import controller_classes
 
 # one worker for the module: its module-scoped ``shown`` controllers are then built once each, not again on
@@ -98,7 +99,7 @@ def test_every_slider_and_button_has_a_descriptive_label(shown):
     while stack:
         w = stack.pop()
         stack.extend(getattr(w, "children", ()))
-        if isinstance(w, base.SLIDER_TYPES) or isinstance(w, (widgets.Dropdown, widgets.ToggleButtons,
+        if isinstance(w, SLIDER_TYPES) or isinstance(w, (widgets.Dropdown, widgets.ToggleButtons,
                                                                widgets.RadioButtons, widgets.Checkbox)):
             assert len(w.description.strip()) >= 1 and w.description.strip() not in ("x", "value"), w
             assert w.style.description_width in ("initial", "") or w.style.description_width, w

@@ -76,7 +76,7 @@ def capture_class(cls) -> dict:
     """``{"defaults": snapshot, "controls": controls_state, "sliders": [{"position", "end", "name", "value",
     "snapshot"}, …]}`` of one controller class: built with its defaults, then each slider (not a dropdown or toggle)
     moved to each end of its range, one at a time, and back."""
-    from symsgd_core.ui.base import slider_extremes, slider_names
+    from symsgd_jupyter.figure_checks import slider_extremes, slider_names
 
     controller = cls()
     _press_run_if_waiting(controller)

@@ -259,7 +259,7 @@ _WORKED_STEP = (
     "$u'^2 - w'^2 = -0.88$. The factor is negative: one large step flipped the sign of $G$, which no ODE can do.")
 
 
-#: The exercises of §7, by name (shown by :class:`~symsgd_core.exercise_panel.ExercisePanel`).
+#: The exercises of §7, by name (shown by :class:`~symsgd_core.lesson.exercise_panel.ExercisePanel`).
 EXERCISES = {ex.name: ex for ex in (
     replace(_balance_rate_exercise(), worked=_WORKED_RATE,
             hint="Write Tr Cov∇_uℓ and Tr Cov∇_wℓ for this model (every per-sample gradient is a multiple of "

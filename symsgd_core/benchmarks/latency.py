@@ -22,7 +22,7 @@ def slider_toggle(controller, name: str | None = None, values: tuple | None = No
     every ``set()``; one with ``live = True`` and a Run button only redraws its analytic part, so for it the move
     also presses Run (``controller.run()``): either way one move costs one simulation.
     """
-    from ..ui.base import slider_extremes, slider_names
+    from symsgd_jupyter.figure_checks import slider_extremes, slider_names
 
     name = name or slider_names(controller)[0]
     widget = controller.controls[name]

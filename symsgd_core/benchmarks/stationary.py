@@ -49,7 +49,7 @@ def bench_sde_ensemble() -> BenchResult:
 
 def _worst_over_sweep(controller, attr: str, run=None) -> float:
     """Largest ``controller.<attr>`` seen while every slider visits both ends (and the default)."""
-    from ..ui.base import sweep_sliders
+    from symsgd_jupyter.figure_checks import sweep_sliders
 
     worst = [getattr(controller, attr)]
 
@@ -99,7 +99,7 @@ def bench_stationary() -> list[BenchResult]:
 
 def _costliest_slider_end(controller) -> dict:
     """The one-slider setting (each slider at each end, the others at the defaults) whose Run took longest."""
-    from ..ui.base import slider_extremes, slider_names
+    from symsgd_jupyter.figure_checks import slider_extremes, slider_names
 
     worst, worst_time = {}, -1.0
     for name in slider_names(controller):

@@ -8,7 +8,7 @@
 Each topic keeps its notebook's questions in its ``exercises`` module (``EXERCISES``, name → Exercise): the
 expected answers come from the topic's own formulas and experiments, the ``solution`` of each is worked out
 by hand, independently, so a test that the checker accepts it can fail. No widgets here: the panel that
-shows them is :class:`symsgd_core.exercise_panel.ExercisePanel`.
+shows them is :class:`symsgd_core.lesson.exercise_panel.ExercisePanel`.
 """
 
 from __future__ import annotations

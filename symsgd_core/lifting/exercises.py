@@ -119,7 +119,7 @@ def _with_solutions(ex: Exercise) -> Exercise:
     return replace(ex, worked=_WORKED[ex.name], hint=_HINTS[ex.name])
 
 
-#: The exercises of §7, by name (shown by :class:`~symsgd_core.exercise_panel.ExercisePanel`).
+#: The exercises of §7, by name (shown by :class:`~symsgd_core.lesson.exercise_panel.ExercisePanel`).
 EXERCISES = {ex.name: _with_solutions(ex) for ex in (
     number_exercise("det_rank1", "What is det(u wᵀ) for u = (1, 2), w = (3, −1)?", 0.0,
                     "u wᵀ = [[3, −1], [6, −2]] and 3·(−2) − (−1)·6 = 0: every u wᵀ has rank ≤ 1.",

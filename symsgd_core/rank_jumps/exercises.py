@@ -337,7 +337,7 @@ def predict_sgd_end_exercise(eps: float = EXP.eps, weight_decay: float = EXP.wei
 
 
 #: The exercises of Notebook 04, by name, in the notebook's order (shown by
-#: :class:`~symsgd_core.exercise_panel.ExercisePanel`).
+#: :class:`~symsgd_core.lesson.exercise_panel.ExercisePanel`).
 EXERCISES = {ex.name: ex for ex in (
     predict_sgd_end_exercise(),
     decay_factor_exercise(),

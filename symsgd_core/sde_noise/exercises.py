@@ -108,5 +108,5 @@ def sign_exercise() -> Exercise:
                r"while the Gaussian's deeper negative weights still do: how negative matters too, §3.2.)")
 
 
-#: The exercises of §6, by name (shown by :class:`~symsgd_core.exercise_panel.ExercisePanel`).
+#: The exercises of §6, by name (shown by :class:`~symsgd_core.lesson.exercise_panel.ExercisePanel`).
 EXERCISES = {ex.name: ex for ex in (waiting_time_exercise(), noise_scale_exercise(), sign_exercise())}

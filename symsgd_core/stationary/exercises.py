@@ -45,7 +45,7 @@ def _ito_drift() -> float:
     return float(ito / (T * u * w * g))
 
 
-#: The exercises of §7, by name (shown by :class:`~symsgd_core.exercise_panel.ExercisePanel`). The expected
+#: The exercises of §7, by name (shown by :class:`~symsgd_core.lesson.exercise_panel.ExercisePanel`). The expected
 #: values come from :mod:`symsgd_core.stationary.laws`; each ``solution`` is the hand computation in the
 #: worked answer, and the typical mistakes say what a wrong value reveals.
 EXERCISES = {ex.name: ex for ex in (

@@ -33,18 +33,10 @@ from symsgd_jupyter.a11y import accessible_names
 from symsgd_jupyter.background import RunButton, changed_by_page, compute_in_background, running_loop
 from symsgd_jupyter.describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
 from symsgd_jupyter.distinguish import distinguish
-from symsgd_jupyter.figure_checks import (  # noqa: F401 - re-exported: tests, tools and notebooks import them here
-    SLIDER_TYPES,
-    figure_is_finite,
-    slider_extremes,
-    slider_names,
-    sweep_sliders,
-)
 from symsgd_jupyter.handled_inputs import show_count, watch_inputs
 from symsgd_jupyter.kernel import install
 from symsgd_jupyter.plotly_loading import answer_state_requests, sync_figure_state
 
-from ..claims_cell import assert_caught, assert_claims  # noqa: F401 - re-exported (notebooks, tests)
 from ..warm import cold_loaded_kernels
 from .sliders import Range
 from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, headline

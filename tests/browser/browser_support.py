@@ -959,7 +959,7 @@ def exercise_controller(page, ci: int, run: NotebookRun, kernel_idle=None, moves
 
 
 # ------------------------------------------------------------------------------------------------
-# "Check yourself" panels (symsgd_core.exercise_panel): answered through the page, as a student does
+# "Check yourself" panels (symsgd_core.lesson.exercise_panel): answered through the page, as a student does
 # ------------------------------------------------------------------------------------------------
 #: Longest wait for the kernel's verdict after Check / Enter, seconds.
 EXERCISE_TIMEOUT_S = 30.0
@@ -1017,7 +1017,7 @@ def wrong_twice_then_reveal(box, ex, run: NotebookRun) -> str:
     try, so only the hint shows (never the checker's message; a box that submitted on leaving it would count two
     tries here). The same answer again with Enter: the checker's message. Then "Show worked solution"
     (pressed with Enter) reveals the derivation, typeset."""
-    from symsgd_core.exercise_panel import GENERIC_HINT, HIDE
+    from symsgd_core.lesson.exercise_panel import GENERIC_HINT, HIDE
 
     field = box.locator("input[type=text]")
     wrong = _wrong_answer(ex)

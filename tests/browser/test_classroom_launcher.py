@@ -134,7 +134,7 @@ def test_page_url_of_a_single_notebook_is_the_root(classroom, tmp_path):
 
 
 def test_classroom_kernels_know_their_mode_and_the_instructor_variant_opens_solutions(classroom, tmp_path):
-    from symsgd_core.ui import mode
+    from symsgd_jupyter import mode
 
     assert (classroom.MODE_ENV, classroom.SOLUTIONS_ENV) == (mode.MODE_ENV, mode.SOLUTIONS_ENV)  # one name each
     env = classroom.voila_env(tmp_path, base={"SYMSGD_SOLUTIONS": "open"})  # a stray variable in the shell

@@ -319,7 +319,7 @@ def _full_notebook_screenshot(page, run: NotebookRun) -> None:
 
 _PANEL_NOTEBOOK = '''
 from symsgd_core.core.exercises import Exercise, number_exercise
-from symsgd_core.exercise_panel import ExercisePanel
+from symsgd_core.lesson.exercise_panel import ExercisePanel
 
 square = number_exercise("square", "What is 3 squared?", 9.0, "3 · 3 = 9.", "multiply.", solution=9.0)
 square = Exercise(**{**square.__dict__, "worked": "By definition $x^2 = x \\\\cdot x$, so $3^2 = 9$.",

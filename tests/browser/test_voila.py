@@ -318,7 +318,7 @@ Parabola()
 
 _PANEL_SOURCE = '''
 from symsgd_core.core.exercises import Exercise, number_exercise
-from symsgd_core.exercise_panel import ExercisePanel
+from symsgd_core.lesson.exercise_panel import ExercisePanel
 from symsgd_core import balance
 
 square = number_exercise("square", "What is 3 squared?", 9.0, "3 · 3 = 9.", "multiply.", solution=9.0)

@@ -23,8 +23,8 @@ def _oracle_namespace(displays: list[tuple[str, str]]) -> dict:
 
 def test_the_controller_is_found_by_its_cells_source_and_its_class(tmp_path):
     from symsgd_core.ui.balance import SymmetryExplorer
-    from symsgd_core.ui.base import slider_extremes
     from symsgd_core.ui.lifting import OrbitController
+    from symsgd_jupyter.figure_checks import slider_extremes
 
     symmetry, orbit, elsewhere = SymmetryExplorer(), OrbitController(), SymmetryExplorer()
     cell = "symmetry = SymmetryExplorer()\norbit = OrbitController()\ndisplay(symmetry, orbit)"

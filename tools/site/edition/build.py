@@ -128,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--solutions", action="store_true",
                         help="the instructor edition: every Check-yourself worked solution shown open")
     args = parser.parse_args(argv)
-    if args.solutions:  # the kernels that execute the notebooks inherit it (symsgd_core.ui.mode.solutions_open)
-        from symsgd_core.ui.mode import SOLUTIONS_ENV
+    if args.solutions:  # the kernels that execute the notebooks inherit it (symsgd_jupyter.mode.solutions_open)
+        from symsgd_jupyter.mode import SOLUTIONS_ENV
 
         os.environ[SOLUTIONS_ENV] = "open"
     notebooks = sorted(p for p in args.notebooks.glob("*.ipynb") if not p.name.startswith("."))

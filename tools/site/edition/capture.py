@@ -12,7 +12,7 @@ The builder (:mod:`.execute`) passes the model ids of the notebook's widget outp
 * a plotly **figure** shown on its own gives its current state;
 * any other **widget** (the "Check yourself" panel) gives a static HTML copy of its text and inputs.
 
-A controller or text covered until the reader answers a prediction (``reveal_after``, symsgd_core/ui/predict.py) is
+A controller or text covered until the reader answers a prediction (``reveal_after``, symsgd_core/lesson/reveal.py) is
 captured uncovered: the controller's root is still the displayed output, and a cover's prompt (its text and "Show
 the result" button) is left out, since the static page has no kernel to check an answer.
 
@@ -220,7 +220,7 @@ def prepare_controller(controller, root) -> tuple[dict, SliderDrive | None]:
         ValueError: the edition's choice names a slider the controller does not have.
         RuntimeError: a slider value raised in the controller (the message names the controller and value).
     """
-    from symsgd_core.ui.base import slider_names
+    from symsgd_jupyter.figure_checks import slider_names
 
     cls = type(controller).__name__
     sliders = slider_names(controller)
@@ -295,7 +295,7 @@ def static_html(w) -> str:
     if isinstance(w, widgets.ToggleButton) and "symsgd-reveal" in w._dom_classes:
         return ""  # the static page reveals the solution with <details> instead
     if "symsgd-cover-prompt" in getattr(w, "_dom_classes", ()):
-        return ""  # "predict first, or show the result" (symsgd_core/ui/predict.py): no kernel checks answers here
+        return ""  # "predict first, or show the result" (symsgd_core/lesson/reveal.py): no kernel checks answers here
     if isinstance(w, (widgets.HTML, widgets.HTMLMath)):
         return f'<div class="edition-widget-html">{w.value}</div>'
     if isinstance(w, widgets.Label):

@@ -1,4 +1,4 @@
-"""Predict first (symsgd_core.ui.predict): a figure asked about in a "Check yourself" panel stays covered until the
+"""Predict first (symsgd_core.lesson.reveal): a figure asked about in a "Check yourself" panel stays covered until the
 reader has answered (right or wrong), pressed "Show the result", or used the figure's own controls; the controller
 computes and keeps its result all along (the notebooks' asserts read it while the figure is covered)."""
 
@@ -14,11 +14,11 @@ import pytest
 
 from symsgd_core import rank_jumps
 from symsgd_core.core.exercises import Exercise, Feedback, number_exercise
-from symsgd_core.exercise_panel import ExercisePanel
+from symsgd_core.lesson import reveal_after
+from symsgd_core.lesson.exercise_panel import ExercisePanel
+from symsgd_core.lesson.reveal import COVERED_CLASS, PROMPT_CLASS, REVEAL, Reveal
 from symsgd_core.rank_jumps.exercises import PREDICT
-from symsgd_core.ui import reveal_after
 from symsgd_core.ui.base import Controller, RunController
-from symsgd_core.ui.predict import COVERED_CLASS, PROMPT_CLASS, REVEAL, Reveal
 
 
 class Sloped(Controller):

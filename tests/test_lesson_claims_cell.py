@@ -1,9 +1,9 @@
-"""symsgd_core.claims_cell: a cell's claims as one compact line in every notebook, asserted; deliberate failures
+"""symsgd_core.lesson.claims_cell: a cell's claims as one compact line in every notebook, asserted; deliberate failures
 framed as caught."""
 
 import pytest
 
-from symsgd_core.claims_cell import assert_caught, assert_claims
+from symsgd_core.lesson.claims_cell import assert_caught, assert_claims
 
 
 def _results(n_ok: int, n_bad: int = 0):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from symsgd_jupyter.compact_output import show
 from symsgd_jupyter.kernel import install
 
-from .core.checking import caught_html, claims_html
+from ..core.checking import caught_html, claims_html
 
 __all__ = ["assert_caught", "assert_claims", "passed_claims"]
 

@@ -39,9 +39,9 @@ from symsgd_jupyter.answer_box import AnswerBox
 from symsgd_jupyter.kernel import install
 from symsgd_jupyter.mode import solutions_open
 
-from .core.exercises import Exercise, Feedback, as_number, as_vector
-from .core.expressions import ExpressionError, compile_expression
-from .core.validation import check_choice
+from ..core.exercises import Exercise, Feedback, as_number, as_vector
+from ..core.expressions import ExpressionError, compile_expression
+from ..core.validation import check_choice
 
 __all__ = ["ExerciseBox", "ExercisePanel", "markdown_html"]
 
@@ -318,7 +318,7 @@ class ExercisePanel:
 
     def on_submit(self, callback) -> None:
         """Call ``callback(box, feedback)`` after each judged answer to any of the panel's exercises (see
-        :meth:`ExerciseBox.on_submit`); a figure covered by :func:`symsgd_core.ui.predict.reveal_after` uses it."""
+        :meth:`ExerciseBox.on_submit`); a figure covered by :func:`symsgd_core.lesson.reveal.reveal_after` uses it."""
         for box in self.boxes.values():
             box.on_submit(callback)
 

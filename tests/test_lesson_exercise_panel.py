@@ -1,4 +1,4 @@
-"""The shared "Check yourself" machinery (symsgd_core.exercise_panel) and every exercise of Notebooks 01–04:
+"""The shared "Check yourself" machinery (symsgd_core.lesson.exercise_panel) and every exercise of Notebooks 01–04:
 feedback rendering, answer parsing, each exercise's right answer and typical mistakes, robustness to
 garbage, and the widget panel driven as a reader would (typing, Enter, clicking Check)."""
 
@@ -14,7 +14,7 @@ import pytest
 
 from symsgd_core import balance, lifting, rank_jumps, stationary
 from symsgd_core.core.exercises import KINDS, Exercise, Feedback, as_number, as_vector, number_exercise
-from symsgd_core.exercise_panel import GENERIC_HINT, HIDE, SHOW, ExercisePanel, markdown_html
+from symsgd_core.lesson.exercise_panel import GENERIC_HINT, HIDE, SHOW, ExercisePanel, markdown_html
 from symsgd_core.sde_noise import exercises as sde_exercises
 from symsgd_core.ui.style import allowed_colour
 from symsgd_jupyter.answer_box import SUBMIT, AnswerBox

@@ -1,7 +1,7 @@
 """Predict first: a figure (and the numbers that go with it) covered until the reader has committed to a prediction.
 
-A notebook asks the reader to predict, in a "Check yourself" panel (:class:`~symsgd_core.exercise_panel.ExercisePanel`),
-what a figure just below will show; :func:`reveal_after` shows the figure **covered**::
+A notebook asks the reader to predict, in a "Check yourself" panel (:class:`~.exercise_panel.ExercisePanel`), what a
+figure just below will show; :func:`reveal_after` shows the figure **covered**::
 
     predict = ExercisePanel({"predict_sgd_end": rank_jumps.EXERCISES["predict_sgd_end"]})
     reveal_after(predict, TrapController())  # the controller's figures and status line covered, its controls not
@@ -29,11 +29,11 @@ import ipywidgets as widgets
 from symsgd_jupyter.compact_output import compact_html
 from symsgd_jupyter.mode import classroom_mode
 
-from ..claims_cell import passed_claims
 from ..core.checking import CheckResult, claims_html
-from ..exercise_panel import ExercisePanel
-from .base import Controller
-from .style import NEUTRALS
+from ..ui.base import Controller
+from ..ui.style import NEUTRALS
+from .claims_cell import passed_claims
+from .exercise_panel import ExercisePanel
 
 __all__ = ["COVERED_CLASS", "PROMPT", "PROMPT_CLASS", "PROMPT_TEXT", "REVEAL", "Reveal", "reveal_after"]
 
@@ -177,7 +177,7 @@ class Reveal:
 
 def reveal_after(panel: ExercisePanel, item) -> widgets.Widget:
     """Show ``item`` covered until the reader has answered ``panel``, the prediction's "Check yourself" panel
-    displayed above (or pressed "Show the result"). ``item``: a :class:`~.base.Controller`, text (printed lines
+    displayed above (or pressed "Show the result"). ``item``: a :class:`~symsgd_core.ui.base.Controller`, text (lines
     that name the answer) or a list of claims (see the module docstring). Returns the widget to display (a cell's
     last value): for a controller, its root widget."""
     state = Reveal.of(panel)
