@@ -152,10 +152,16 @@ def warm_kernels(log=print) -> dict:
     return seconds
 
 
+def inlined(dispatcher) -> bool:
+    """Whether a numba kernel is declared ``inline="always"``: compiled into each caller, with no cache entry."""
+    return dispatcher.targetoptions.get("inline") == "always"
+
+
 def cold_kernels(modules=KERNEL_MODULES) -> list[str]:
     """The ``cache=True`` kernels of ``modules`` with no compiled entry in their on-disk cache yet (numba's cache
     index is missing, empty or stale), as ``"module.kernel"``: each will compile on its first call (seconds each).
-    Empty after :func:`warm_kernels` in this environment. Reads numba's cache index; compiles nothing."""
+    Empty after :func:`warm_kernels` in this environment. Reads numba's cache index; compiles nothing. A kernel
+    declared ``inline="always"`` is compiled into its callers' entries and never has one of its own: not counted."""
     import importlib
 
     from numba.core.registry import CPUDispatcher
@@ -164,7 +170,7 @@ def cold_kernels(modules=KERNEL_MODULES) -> list[str]:
     for module in modules:
         mod = importlib.import_module(f"symsgd_core.{module}")
         for name, f in vars(mod).items():
-            if not (isinstance(f, CPUDispatcher) and f.__module__ == mod.__name__):
+            if not (isinstance(f, CPUDispatcher) and f.__module__ == mod.__name__) or inlined(f):
                 continue
             cache_file = getattr(getattr(f, "_cache", None), "_cache_file", None)
             if cache_file is not None and not cache_file._load_index():

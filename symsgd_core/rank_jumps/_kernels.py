@@ -70,10 +70,11 @@ def _snapshot(th, alive, snaps, k):
                 snaps[r, k, p] = np.nan
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny):
     """After local step ``t`` (global ``step0 + t + 1``): flush tiny entries every ``FLUSH_EVERY`` steps and take
-    snapshot ``kr`` if it falls here. Returns the index of the next snapshot."""
+    snapshot ``kr`` if it falls here. Returns the index of the next snapshot. Inlined into each kernel: it runs once
+    per step, and a call that passes four arrays costs more than its body."""
     if (step0 + t + 1) % FLUSH_EVERY == 0:
         _flush(th, tiny)
     if kr < rec_pos.shape[0] and rec_pos[kr] == t + 1:
@@ -82,16 +83,17 @@ def _end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny):
     return kr
 
 
-@njit(cache=True, fastmath=_FM)
-def _residual_entry(bt, o, pt, po, target, weight, alive, div_step, step, div_resid):
-    """Row ``o`` of the error matrix for every run: ``bt[o, r] = 2 (pt[po, r] − target) · weight[r]``, ``weight (R,)``.
-    A run alive whose residual is not within ``div_resid`` (or NaN) diverges at global step ``step``."""
+@njit(cache=True, fastmath=_FM, inline="always")
+def _residual_entry(bt, o, pt, po, target, weights, k, alive, div_step, step, div_resid):
+    """Row ``o`` of the error matrix for every run: ``bt[o, r] = 2 (pt[po, r] − target) · weights[k, r]``.
+    A run alive whose residual is not within ``div_resid`` (or NaN) diverges at global step ``step``. Inlined, as
+    :func:`_end_of_step`: it runs once per observed entry and step."""
     for r in range(bt.shape[1]):
         d = pt[po, r] - target
         if alive[r] and not (abs(d) <= div_resid):
             alive[r] = False
             div_step[r] = step
-        bt[o, r] = 2.0 * d * weight[r]
+        bt[o, r] = 2.0 * d * weights[k, r]
 
 
 @njit(cache=True)
@@ -540,7 +542,7 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, weight_decay, noise_t, nois
     m = dims[L]
     use_noise = noise_t.shape[0] > 0
     moff, pt, bt = _pass_workspace(dims, R)
-    per_entry = np.full(R, inv_n)  # the weight of every observed entry: 1/N
+    per_entry = np.full((1, R), inv_n)  # the weight of every observed entry: 1/N
     dec = np.zeros(R)
     step = np.zeros(R)
     cf = np.zeros(R)
@@ -554,7 +556,7 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, weight_decay, noise_t, nois
             for a in range(m):
                 o = bl + c * m + a
                 if maskf[a, c] != 0.0:
-                    _residual_entry(bt, o, pt, aoff + c * m + a, target[a, c], per_entry, alive, div_step,
+                    _residual_entry(bt, o, pt, aoff + c * m + a, target[a, c], per_entry, 0, alive, div_step,
                                     step0 + t + 1, div_resid)
                 else:
                     for r in range(R):

@@ -64,9 +64,10 @@ def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale,
         for o in range(n * m):
             for r in range(R):
                 bt[bl + o, r] = 0.0
+        w_step = w_t[t]
         for e in range(Ne):
             o = bl + cols[e] * m + rows[e]
-            _residual_entry(bt, o, pt, aoff + cols[e] * m + rows[e], vals[e], w_t[t, e], alive, div_step,
+            _residual_entry(bt, o, pt, aoff + cols[e] * m + rows[e], vals[e], w_step, e, alive, div_step,
                             step0 + t + 1, div_resid)
         for r in range(R):
             dec[r] = decay[t] if alive[r] else 1.0
