@@ -130,9 +130,10 @@ SDE_SERIAL_DIGESTS = {"sde": "4a52a9b713dd2d04", "sde_div": "0909ebe9d7376979", 
 def test_parallel_sde_kernel_reproduces_the_serial_one_bit_for_bit(blocks, monkeypatch):
     import hashlib
 
-    from symsgd_core.sde_noise import _kernels as _sde_kernels
+    from symsgd_core.rank_jumps import _kernels as _rank_jump_kernels
 
-    monkeypatch.setattr(_sde_kernels, "n_blocks", lambda n_runs: min(blocks, n_runs))
+    # the one chunk driver (rank_jumps._kernels.run_in_blocks) splits notebook 05's runs too
+    monkeypatch.setattr(_rank_jump_kernels, "n_blocks", lambda n_runs: min(blocks, n_runs))
     p8 = rj.phase0_minima(n_runs=8)
     prob = rj.EPSILON_EXPERIMENT.problem
     results = {

@@ -321,6 +321,19 @@ def n_blocks(n_runs: int) -> int:
     return max(1, min(int(n_runs) // MIN_BLOCK_RUNS, numba.get_num_threads()))
 
 
+def run_in_blocks(block, parallel, args: tuple) -> int:
+    """The one driver of every ensemble kernel: step the runs of ``args[0]`` (``theta (R, P)``) by ``block(*args, 0,
+    R)`` when :func:`n_blocks` gives one block (no parallel launch: a single-threaded worker never touches the thread
+    pool), else by ``parallel(*args, nb)``, one block per thread. Returns 0."""
+    n_runs = args[0].shape[0]
+    nb = n_blocks(n_runs)
+    if nb == 1:
+        block(*args, 0, n_runs)
+    else:
+        parallel(*args, nb)
+    return 0
+
+
 @njit(cache=True)
 def _block_bounds(R, nb, b):
     return (b * R) // nb, ((b + 1) * R) // nb
@@ -410,12 +423,7 @@ def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos
     snaps[div_step >= 0] = np.nan
     args = (theta, dims, off, rows, cols, vals, np.ascontiguousarray(idx, dtype=np.int64), lr, weight_decay, rec_pos,
             snaps, div_step, step0, div_resid, tiny)
-    nb = n_blocks(theta.shape[0])
-    if nb == 1:  # one thread: no parallel launch at all (a single-threaded worker never touches the thread pool)
-        _sgd_block(*args, 0, theta.shape[0])
-    else:
-        _sgd_par(*args, nb)
-    return 0
+    return run_in_blocks(_sgd_block, _sgd_par, args)
 
 
 # -- the full-batch pass shared by GD/Langevin (_gd_ens) and the entry-weighted step (sde_noise._kernels)-------------
@@ -623,12 +631,7 @@ def gd_chunk(theta, dims, off, target, maskf, inv_n, lr, weight_decay, noise, no
     args = (theta, dims, off, np.ascontiguousarray(target, dtype=np.float64), maskf, float(inv_n), lr, weight_decay,
             np.ascontiguousarray(noise, dtype=np.float64), noise_scale, rec_pos, snaps, div_step, step0, div_resid,
             tiny)
-    nb = n_blocks(theta.shape[0])
-    if nb == 1:
-        _gd_block(*args, 0, theta.shape[0])
-    else:
-        _gd_par(*args, nb)
-    return 0
+    return run_in_blocks(_gd_block, _gd_par, args)
 
 
 @njit(cache=True)

@@ -30,7 +30,7 @@ from ..rank_jumps._kernels import (
     _pass_workspace,
     _residual_entry,
     _update,
-    n_blocks,
+    run_in_blocks,
 )
 
 __all__ = ["weighted_chunk"]
@@ -131,9 +131,4 @@ def weighted_chunk(theta, dims, off, rows, cols, vals, weights, decay, iso_noise
     args = (theta, dims, off, rows, cols, vals, np.ascontiguousarray(weights, dtype=np.float64),
             np.ascontiguousarray(decay, dtype=np.float64), np.ascontiguousarray(iso_noise, dtype=np.float64),
             np.ascontiguousarray(iso_scale, dtype=np.float64), rec_pos, snaps, div_step, step0, div_resid, tiny)
-    nb = n_blocks(theta.shape[0])
-    if nb == 1:  # one thread: no parallel launch
-        _weighted_block(*args, 0, theta.shape[0])
-    else:
-        _weighted_par(*args, nb)
-    return 0
+    return run_in_blocks(_weighted_block, _weighted_par, args)
