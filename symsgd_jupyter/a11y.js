@@ -51,7 +51,7 @@ const inFigure = (node) => {
   const el = node && (node.nodeType === 1 ? node : node.parentElement);
   return !!(el && el.closest && el.closest('.js-plotly-plot, svg'));
 };
-// A figure's text alternative (symsgd_core/ui/describe.py): a controller keeps one visually hidden description
+// A figure's text alternative (symsgd_jupyter/describe.py): a controller keeps one visually hidden description
 // per figure, in its figures' order; each plot gets role "figure", its short name, and aria-describedby pointing
 // at its description (role "figure", unlike "img", keeps the mode bar's buttons reachable).
 let altIds = 0;

@@ -70,7 +70,7 @@
         status.innerHTML = meta.statuses[k];
         typeset(status);
       }
-      // each figure's text alternative follows the slider too (symsgd_core/ui/describe.py, one per frame)
+      // each figure's text alternative follows the slider too (symsgd_jupyter/describe.py, one per frame)
       (meta.descriptions || []).forEach((texts, j) => { if (alts[j] && texts[k]) alts[j].textContent = texts[k]; });
       block.dataset.editionActive = String(k);
       target = {k, from};
