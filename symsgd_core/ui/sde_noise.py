@@ -19,6 +19,7 @@ from ..sde_noise.blowup import HAZARD_HORIZON, continuation_norms, hazard_rows
 from ..sde_noise.experiments import compare_point, comparison_rows, kstar_grid, kstar_rows, load_grid
 from .base import Controller, ExperimentFigure
 from .plotting import axes, line, markers, panels
+from .rank_jumps import LOG_FLOOR  # s₂(A) below it is drawn at it, as in notebook 04
 from .sliders import SEED, STEP_SIZE, WEIGHT_DECAY, Range
 from .style import NEUTRALS, PALETTE, colours
 
@@ -28,8 +29,6 @@ __all__ = ["BlowupController", "JumpEventController", "SdeCompareController", "S
 COLOURS = colours(sgd="vermillion", sde="blue", langevin="bluish_green", gaussian="orange", other="grey")
 #: The live figure's dynamics: legend name and key.
 LIVE_DYNAMICS = (("SGD", "sgd"), ("SDE", "sde"), ("Langevin", "langevin"))
-#: s₂(A) below this is drawn at this value (round-off; the log axis cannot show 0).
-FLOOR = 1e-18
 
 
 def _layout(left: int, top: int = 50, legend_y: float = -0.2, **more) -> dict:
@@ -43,7 +42,7 @@ def _runs_as_one_trace(t: np.ndarray, y: np.ndarray):
     for row in y:
         ok = np.isfinite(row)
         xs += [float(v) for v in t] + [None]
-        ys += [float(max(v, FLOOR)) if o else None for v, o in zip(row, ok)] + [None]
+        ys += [float(max(v, LOG_FLOOR)) if o else None for v, o in zip(row, ok)] + [None]
     return xs, ys
 
 
@@ -73,7 +72,7 @@ class SdeCompareController(ExperimentFigure):
             line(fig, name, COLOURS[key], at=(1, 2), line_shape="hv", legendgroup=key, showlegend=False)
         line(fig, "SDE runs blown up", COLOURS["sde"], at=(1, 2), dash="dot", line_shape="hv")
         fig.add_hline(y=DEFAULT_RANK_TOL, line=dict(color=NEUTRALS["grey_mid"], dash="dot"), row=1, col=1)
-        axes(fig, (1, 1), y="s₂(A)", yaxis=dict(type="log", range=[-18.5, 0.7]))
+        axes(fig, (1, 1), y="s₂(A)", yaxis=dict(type="log", range=[float(np.log10(LOG_FLOOR)) - 0.5, 0.7]))
         axes(fig, (1, 2), y="fraction of runs", yaxis=dict(range=[-0.02, 1.02]))
         axes(fig, x="time t = η·steps")
         return [fig]
