@@ -235,6 +235,8 @@ def test_report_tables_of_the_stored_runs(ctl):
     assert len(ctl.tables["runs"].rows) == len(ctl.rows) + len(ctl.grid_rows) == 24
     b = ctl.grid_rows[("bernoulli", 0.3, 1)]
     assert b.jumped == b.fit_first + b.collapse_first and b.n_runs == 64
+    text = ctl.text()
+    assert all(t.title in text for t in ctl.tables.values()) and f"< {ctl.largest_stable_lr:.3f}" in text
     assert all(r.n_runs == 192 for (law, lr, S), r in ctl.rows.items()
                if (lr, S) == (0.15, 1) or (law in ("gaussian", "rademacher") and (lr, S) == (0.3, 2)))
 

@@ -508,6 +508,17 @@ class ControlReport:
     mismatches: int
     tables: dict
 
+    def text(self) -> str:
+        """The three tables and the stability boundary, as §3.2 prints them."""
+        b = self.grid_rows.get(("bernoulli", 0.3, 1))
+        head = [f"λ_max = {self.lam_max:.3f} at the rank-2 minimum: the Bernoulli control's largest step (every entry "
+                f"sampled, total weight Nη) is stable for η < {self.largest_stable_lr:.3f}, at every S",
+                f"control runs on the grid's seeds that differ from the grid's: {self.mismatches}"]
+        if b is not None:
+            head.append(f"Bernoulli, η = 0.3, S = 1: {b.jumped_fit}/{b.n_runs} runs reached a rank-1 fit, "
+                        f"{b.fit_then_collapsed} of them then A = 0")
+        return "\n\n".join(["\n".join(head)] + [t.text() for t in self.tables.values()])
+
 
 def report(tasks, grid, weight_decay: float = HOT[1]) -> ControlReport:
     """:class:`ControlReport` from the ``dynamics_events`` tasks (:func:`load_control_tasks`, or a grid's tasks once
