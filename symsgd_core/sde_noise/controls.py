@@ -15,7 +15,8 @@ Every dynamics of §3.2 is a step ``θ ← (1 − 2γη) θ − Σ_k w_k g_k`` w
 the data term with the weight decay at η: ``θ ← θ − W ∇𝓛_0 − 2γη θ``. Near the rank-2 minimum θ* (where
 ``∇𝓛_γ = 0``) its Jacobian is ``I − W (H − 2γI) − 2γη I`` with ``H = ∇²𝓛_γ(θ*)``, whose eigenvalues are
 ``1 − W(λ − 2γ) − 2γη`` over H's eigenvalues λ. The step does not amplify a deviation along H's top eigenvector
-iff ``W (λ_max − 2γ) + 2γη < 2`` (for W = η: GD's ``η λ_max < 2``). This is :func:`step_is_stable`. For unequal
+iff ``W (λ_max − 2γ) + 2γη < 2`` (for W = η: GD's ``η λ_max < 2``). This is :func:`step_is_stable`. (For
+W ≠ η the step also moves θ* itself, by ``2γ(W − η) θ*`` since ``∇𝓛_0(θ*) = −2γθ*``: small at γ = 0.027.) For unequal
 weights the Jacobian is ``I − Σ_k w_k ∇²ℓ_k − 2γη I``: :func:`pattern_curvature` gives its top
 ``λ_max(Σ_k w_k ∇²ℓ_k) + 2γη`` (stable iff < 2) for each discrete weight pattern; a one-hot SGD step has it too.
 
