@@ -13,12 +13,14 @@ imported by ``rank_jumps``.
 * :mod:`.jump_event` — the forced-run threshold k*, the waiting time of a run of k, the equal-row staircase;
   :mod:`.jump_event_stats` — its statistics over the shipped grid;
 * :mod:`.experiments` — Notebook 05's experiments and its shipped grid (``python -m symsgd_core sweep sde05``);
+* :mod:`.controls` — §3.2's controls: the laws of a step's entry weights (total weight, largest step, stability at
+  the rank-2 minimum), the runs' jumps to a rank-1 fit told apart from collapses to A = 0, the tables;
 * :mod:`.checks` — the registered checks of the SDE; :mod:`.claims` — the claims each section of Notebook 05
   asserts (``assert_claims``); :mod:`.exercises` — Notebook 05's questions.
 """
 
 # The modules. A name not in __all__ is imported from its module (symsgd_core.sde_noise.<module>.<name>).
-from . import blowup, checks, claims, exercises, experiments, jump_event, jump_event_stats, sde  # noqa: F401
+from . import blowup, checks, claims, controls, exercises, experiments, jump_event, jump_event_stats, sde  # noqa: F401
 from .checks import (
     check_langevin_raising_noise,
     check_sde_compiled_vs_reference,

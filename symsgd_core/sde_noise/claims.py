@@ -513,3 +513,64 @@ def exercise_claims(exercises: Mapping) -> list[CheckResult]:
                    "whose checker does not)", _wrong(e.check(e.solution).correct for e in ex)),
             _count("exercises.worked_and_hint", "every exercise has a worked answer and a hint (exercises without)",
                    _wrong(bool(e.worked and e.hint) for e in ex))]
+
+
+# ----------------------------------------------------------------------------------------------- §3.2 the controls
+def control_claims(ctl) -> list[CheckResult]:
+    """§3.2's controls as the data say (``ctl``: :class:`~.controls.ControlReport`, γ = 0.027).
+
+    The control tasks on the grid's seeds are the grid's runs. The Bernoulli control's largest step (3η) is unstable
+    for GD at the rank-2 minimum at η = 0.3 (7/27 of its steps are, by their total weight) and stable at η = 0.15;
+    a one-hot SGD step at η = 0.3 is already beyond 2 along its own top curvature (single-step stability does not
+    separate SGD from the control). Every run that reached rank ≤ 1 recorded a rank-1 fit first; at η = 0.3 the
+    Bernoulli control then collapses to A ≈ 0 in most of them, SGD in none; at η = 0.15 it never collapses, and
+    jumps where SGD does not. At T = 0.15 the ±1 law jumps faster at (η, S) = (0.15, 1) than at (0.3, 2), the
+    Gaussian slower: both the step and the batch matter.
+    """
+    from ..core.checking import roundoff_tolerance
+    from .controls import fixed_temperature_ratio
+
+    laws, rows, g = ctl.laws, ctl.rows, ctl.grid_rows
+    b3, b15, b32 = laws[("bernoulli", 0.3, 1)], laws[("bernoulli", 0.15, 1)], laws[("bernoulli", 0.3, 2)]
+    sgd3 = laws[("sgd", 0.3, 1)]
+    gb3, gs3 = g[("bernoulli", 0.3, 1)], g[("sgd", 0.3, 1)]
+    rb15, rs15, rb32 = rows[("bernoulli", 0.15, 1)], rows[("sgd", 0.15, 1)], rows[("bernoulli", 0.3, 2)]
+    pm, gauss = fixed_temperature_ratio(rows, "rademacher"), fixed_temperature_ratio(rows, "gaussian")
+    ratio_src = "rate ratio 1 (no difference), exact 95 % interval end"
+    return [
+        _count("controls.same_runs", "the control tasks on the grid's seeds are the grid's runs (runs whose jump "
+               "time, blow-up time or end at A = 0 differ)", ctl.mismatches),
+        _ge("controls.bern_hot_unstable", "η = 0.3: the Bernoulli control's largest step (every entry sampled, total "
+            "weight 3η) is unstable for GD at the rank-2 minimum (W(λ_max − 2γ) + 2γη)", b3.stability, 2,
+            "GD's stability limit 2"),
+        _le("controls.bern_hot_p_unstable", "η = 0.3, S = 1: 7/27 of the Bernoulli control's steps have an unstable "
+            "total weight, 2η or 3η (|P − 7/27|)", abs(b3.p_unstable_total - 7 / 27),
+            roundoff_tolerance(1.0, len(b3.probs)), "round-off of the binomial probabilities"),
+        _lt("controls.bern_stable_015", "η = 0.15: every step of the Bernoulli control is stable, by its total weight "
+            "and by its own top curvature (the larger of the two)", max(b15.stability, b15.max_curvature), 2,
+            "GD's stability limit 2"),
+        _ge("controls.sgd_step_curvature", "η = 0.3: a one-hot SGD step is itself beyond 2 along its own top curvature "
+            "(λ_max(η ∇²ℓ_k) + 2γη, largest)", sgd3.max_curvature, 2, "GD's stability limit 2"),
+        _count("controls.fit_first", "every run of every control row that reached rank ≤ 1 recorded a rank-1 fit "
+               "(s_1 > 0.001) first (runs at A = 0 at their first record at rank ≤ 1)",
+               sum(r.collapse_first for r in rows.values()) if rows else NAN),
+        _gt("controls.bern_hot_collapses", "η = 0.3, S = 1: the Bernoulli control ends at A = 0 in more runs than SGD "
+            "(its Wilson 95 % lower end)", gb3.share("collapsed")[1], gs3.share("collapsed")[2],
+            "SGD's Wilson 95 % upper end"),
+        _gt("controls.bern_hot_fit_then_zero", "η = 0.3, S = 1: most Bernoulli runs that jumped to a rank-1 fit went "
+            "on to A = 0 (Wilson 95 % lower end among them)", wilson(gb3.fit_then_collapsed, gb3.jumped_fit)[1]
+            if gb3.jumped_fit else NAN, 0.5, "half"),
+        _count("controls.bern_015_no_collapse", "η = 0.15: no Bernoulli run reaches A = 0 (runs)", rb15.collapsed),
+        _gt("controls.bern_015_jumps", "η = 0.15, every step stable and never negative: the Bernoulli control jumps "
+            "to a rank-1 fit in more runs than SGD (its Wilson 95 % lower end)", rb15.share("jumped_fit")[1],
+            rs15.share("jumped_fit")[2], "SGD's Wilson 95 % upper end"),
+        _le("controls.bern_S2_unstable_steps", "η = 0.3, S = 2: 73/729 of the Bernoulli control's steps have an "
+            "unstable total weight, 4, 5 or 6 entries of 6 draws (|P − 73/729|)", abs(b32.p_unstable_total - 73 / 729),
+            roundoff_tolerance(1.0, len(b32.probs)), "round-off of the binomial probabilities"),
+        _count("controls.bern_S2_still", "η = 0.3, S = 2: yet no Bernoulli run jumps or collapses (runs)",
+               rb32.jumped + rb32.collapsed),
+        _gt("controls.fixedT_pm", "T = 0.15: ±1 weights jump to a rank-1 fit faster at η = 0.15, S = 1 than at "
+            "η = 0.3, S = 2 (lower end of the rate ratio)", pm[1], 1, ratio_src),
+        _lt("controls.fixedT_gauss", "T = 0.15: Gaussian weights jump faster at η = 0.3, S = 2 than at η = 0.15, S = 1 "
+            "(upper end of the rate ratio 0.15/0.3)", gauss[2], 1, ratio_src),
+    ]
