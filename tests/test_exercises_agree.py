@@ -1,4 +1,4 @@
-"""Each "Check yourself" exercise asks one question (issue 47): for every notebook (00–05) and every exercise a
+"""Each "Check yourself" exercise asks one question: for every notebook (00–05) and every exercise a
 notebook answers in a code cell (``panel.answer(name, value)``), the cell's comment, the exercise's question,
 its accepted answer, its worked solution and its typical mistakes agree.
 
@@ -15,7 +15,7 @@ of ``symsgd_core``, and the comments of each answer cell), and the exercise defi
 * every typical mistake is rejected with its own message, and the right answer's message is none of them.
 
 The checks are plain functions that return what disagrees, so the last tests feed them broken input (notebook
-01's comments before issue 47, a mistake equal to the answer) and assert that they fail.
+01's old comments, a mistake equal to the answer) and assert that they fail.
 """
 
 from __future__ import annotations
@@ -226,13 +226,13 @@ def test_every_code_prompt_has_its_code_cell():
 
 
 # ------------------------------------------------------------------------------------------ the checks can fail
-#: Notebook 01's answer comments for exercises 4 and 5 before issue 47: each asked a second question.
+#: Notebook 01's answer comments for exercises 4 and 5 as they were: each asked a second question.
 OLD_01 = {"sgd_step_covariance": "exercise 4 in code: the per-step noise variance of SGD, in units of η²C",
           "sqrt_null_space": "exercise 5 in code: ‖√C x‖ for the x of the question"}
 
 
 @pytest.mark.parametrize("name", sorted(OLD_01))
-def test_notebook_01_before_issue_47_fails(name):
+def test_notebook_01_as_it_was_fails(name):
     number = list(balance.EXERCISES).index(name) + 1
     assert prompt_problems(balance.EXERCISES[name], number, OLD_01[name])
 
