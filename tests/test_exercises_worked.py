@@ -56,6 +56,7 @@ def test_vector_and_code_hints_do_not_spell_the_answer():
     assert "A.T @ u" not in lifting.EXERCISES["grad_w_function"].hint and "Aᵀu" not in lifting.EXERCISES[
         "grad_w_function"].hint
     assert "u² − w²" not in balance.EXERCISES["conserved_quantity"].hint
+    assert "1, 1" not in balance.EXERCISES["sqrt_null_space"].hint
 
 
 def test_the_hint_detector_itself_can_fail():
@@ -89,7 +90,9 @@ def test_new_derivation_exercises_match_the_package():
 
 @pytest.mark.parametrize("name, wrong, phrase", [
     ("sgd_step_covariance", 0.0025, "one step"), ("sgd_step_covariance", 0.1, "batch"),
-    ("sqrt_null_space", 2 ** 0.5, "entrywise"), ("sqrt_null_space", 2.0, "C x"),
+    ("sqrt_null_space", (2 ** 0.5, 2 ** 0.5), "entrywise"), ("sqrt_null_space", "1.414, 1.414", "entrywise"),
+    ("sqrt_null_space", (2.0, 2.0), "C x"), ("sqrt_null_space", (0.0, 0.0), "null direction"),
+    ("sgd_step_covariance", 0.25, "one step's covariance in units of η²C"),
     ("noise_balance_ratio", 4.0, "inverse"),
 ])
 def test_new_balance_exercises_recognise_typical_mistakes(name, wrong, phrase):

@@ -13,7 +13,15 @@ import numpy as np
 import pytest
 
 from symsgd_core import balance, lifting, rank_jumps, stationary
-from symsgd_core.core.exercises import KINDS, Exercise, Feedback, as_number, as_vector, number_exercise
+from symsgd_core.core.exercises import (
+    KINDS,
+    Exercise,
+    Feedback,
+    as_number,
+    as_vector,
+    number_exercise,
+    vector_exercise,
+)
 from symsgd_core.lesson.exercise_panel import GENERIC_HINT, HIDE, SHOW, ExercisePanel, markdown_html
 from symsgd_core.sde_noise import exercises as sde_exercises
 from symsgd_core.ui.style import allowed_colour
@@ -127,10 +135,30 @@ def test_number_exercise_tolerances_mistakes_and_close():
     assert "expected a number" in ex.check("two").message
 
 
+def test_vector_exercise():
+    ex = vector_exercise("v", "What is √C x?", (1.0, 1.0), "because", "split x", solution=(1.0, 1.0),
+                         mistakes=[((2.0, 2.0), "that is C x")], code_prompt="√C x")
+    assert ex.kind == "vector" and ex.solution == (1.0, 1.0) and ex.code_prompt == "√C x"
+    assert ex.check("1, 1").correct and ex.check([1.0004, 0.9996]).correct  # within abs_tol = 1e-3
+    assert not ex.check([1.002, 1.0]).correct  # one entry off by more than abs_tol
+    assert "that is C x" in ex.check("2, 2").message and ex.mistakes == (((2.0, 2.0), "that is C x"),)
+    far = ex.check("3, 1")
+    assert far.status == "wrong" and "Hint: split x" in far.message and "(3, 1)" in far.message
+    for wrong_shape in ("1", "1, 1, 1", 1.0):
+        fb = ex.check(wrong_shape)
+        assert fb.status == "wrong" and "expected 2 numbers" in fb.message, fb
+    with pytest.raises(ValueError, match="shape"):
+        vector_exercise("v", "?", (1.0, 1.0), "r", "h", solution=(1.0, 1.0), mistakes=[((2.0,), "short")])
+    with pytest.raises(ValueError, match="1-D"):
+        vector_exercise("v", "?", [[1.0]], "r", "h", solution=(1.0,))
+    with pytest.raises(ValueError, match="abs_tol"):
+        vector_exercise("v", "?", (1.0,), "r", "h", solution=(1.0,), abs_tol=0.0)
+
+
 # --------------------------------------------------------------------------- every exercise of 01–05
 def test_every_notebook_has_exercises_of_the_declared_kinds():
     kinds = {nb: {ex.kind for ex in mod.EXERCISES.values()} for nb, mod in MODULES.items()}
-    assert kinds["01"] == {"number", "code"} and kinds["02"] == {"number", "vector", "code"}
+    assert kinds["01"] == {"number", "vector", "code"} and kinds["02"] == {"number", "vector", "code"}
     assert kinds["04"] == {"number", "choice"} and kinds["03"] == {"number"}
     for mod in MODULES.values():
         assert all(name == ex.name for name, ex in mod.EXERCISES.items())

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..core.exercises import Exercise, Feedback, number_exercise
+from ..core.exercises import Exercise, Feedback, number_exercise, vector_exercise
 from .data import GaussianData
 from .experiments import SCALAR_DATA
 from .law import scalar_g_rate, scalar_step_factor
@@ -48,7 +48,7 @@ def _balance_rate_exercise() -> Exercise:
     return number_exercise(
         "balance_rate", question, right, why + " The noise, not the loss, sets this rate.",
         "use dG/dt = T(Tr Cov∇_uℓ − Tr Cov∇_wℓ) = −4T·g(v)·(u² − w²) with g(v) = α₁v² − 2α₂v + α₃.",
-        solution=-3.6, rel_tol=1e-3, abs_tol=1e-12,
+        solution=-3.6, rel_tol=1e-3, abs_tol=1e-12, code_prompt="your number for dG/dt",
         mistakes=[(-right, "check the sign: the noise always shrinks |u² − w²| (Corollary 3.3)."),
                   (right / 2, "that is the ½-MSE answer; here ℓ = (f − y)² without ½, so C = 4g(v)∇v∇vᵀ."),
                   (right / 4, "you lost the factor 4: ∂ℓ/∂v = 2(vx − y)x, so Var[∂ℓ/∂v] = 4g(v)."),
@@ -111,7 +111,7 @@ def _step_factor_exercise() -> Exercise:
         why += " The factor is negative: one large step flipped the sign of G, which no continuous-time picture can do."
     return number_exercise(
         "step_factor", question, right, why, "write u' = u − ηḡw, w' = w − ηḡu and expand u'² − w'².",
-        solution=-0.88, rel_tol=1e-3,
+        solution=-0.88, rel_tol=1e-3, code_prompt="your number for u'² − w'²",
         mistakes=[(G, "gradient *flow* conserves u² − w², but a discrete step changes it by a factor 1 − η²ḡ².")])
 
 
@@ -134,11 +134,14 @@ def _step_covariance_exercise() -> Exercise:
     ex = number_exercise(
         "sgd_step_covariance", question, right, why,
         "count the steps in the time t and add the covariances of independent steps.",
-        solution=0.025, rel_tol=1e-3,
+        solution=0.025, rel_tol=1e-3, code_prompt="k, where k·C·t is the covariance of the noise accumulated "
+                                                  "over a time t",
         mistakes=[(eta**2 / S, "that is one step's covariance η²/S: over a time t there are t/η steps, whose "
                                "covariances add."),
                   (eta, "that forgets the batch: averaging S independent gradients divides the covariance by S."),
-                  (1 / S, "that forgets η: each step's covariance carries η², and t/η steps leave one η."),
+                  (1 / S, "that is 1/S, one step's covariance in units of η²C; the question asks for the sum over "
+                          "the t/η steps of a time t, in units of C·t: each step's η² and the t/η steps leave one "
+                          "η."),
                   (np.sqrt(eta / S), "that is a standard deviation, √T; the question asks for the covariance factor.")])
     return replace(ex, hint="How many steps fit into the time t? Independent steps add their covariances; express "
                             "the total with T = η/S.",
@@ -166,18 +169,21 @@ def _sqrt_null_space_exercise() -> Exercise:
     x = np.array(EXERCISE_SQRT["x"])
     lam, U = np.linalg.eigh(C)
     root = U @ np.diag(np.sqrt(np.clip(lam, 0.0, None))) @ U.T
-    right = float((root @ x)[0])
-    question = ("C = [[2, 2], [2, 2]] is a covariance matrix (eigenvalues 4 and 0). For x = (2, −1), compute √C x "
-                "with √C = U Λ^½ Uᵀ. What is its first entry?")
+    right = root @ x
+    shown = ", ".join(f"{v:g}" for v in right)
+    question = ("C = [[2, 2], [2, 2]] is a covariance matrix (eigenvalues 4 and 0). For x = (2, −1), compute the "
+                "vector √C x, with the matrix square root √C = U Λ^½ Uᵀ. Give its two entries.")
     why = (f"x = (1/2)(1, 1) + (3/2)(1, −1). C and √C both kill the (1, −1) part (null space); √C multiplies the "
-           f"(1, 1) part by √4 = 2: √C x = (1, 1), first entry {right:g}.")
-    ex = number_exercise(
+           f"(1, 1) part by √4 = 2: √C x = ({shown}).")
+    ex = vector_exercise(
         "sqrt_null_space", question, right, why,
         "split x along the eigenvectors of C; √C scales each part by the square root of its eigenvalue.",
-        solution=1.0, rel_tol=1e-6, abs_tol=1e-9,
-        mistakes=[(np.sqrt(2.0) * (x[0] + x[1]), "that is the entrywise square root of C applied to x; the matrix "
-                                                   "square root is U Λ^½ Uᵀ, not √ of each entry."),
-                  (float((C @ x)[0]), "that is C x; √C takes the square root of the eigenvalue 4.")])
+        solution=(1.0, 1.0), abs_tol=1e-3, code_prompt="√C x, as a list of two numbers",
+        mistakes=[(np.sqrt(C) @ x, "that is the entrywise square root of C applied to x; the matrix square root "
+                                   "is U Λ^½ Uᵀ, not √ of each entry."),
+                  (C @ x, "that is C x; √C takes the square root of the eigenvalue 4, not the eigenvalue itself."),
+                  (np.zeros(2), "√C kills only the part of x along the null direction (1, −1); x also has a part "
+                                "along (1, 1).")])
     return replace(ex, hint="Write x in the eigenbasis of C. What does √C do to the component along an eigenvector "
                             "whose eigenvalue vanishes?",
                    worked=("$C$ is symmetric positive semi-definite: $C = U\\Lambda U^\\top$ with $U = "
@@ -192,7 +198,7 @@ def _sqrt_null_space_exercise() -> Exercise:
                            "Here $x = (2, -1) = \\tfrac12(1, 1) + \\tfrac32(1, -1)$. The part along $(1, -1)$ is in "
                            "the "
                            "null space and disappears; the part along $(1, 1)$ is multiplied by $\\sqrt 4 = 2$: "
-                           f"$\\sqrt C x = (1, 1)$, first entry ${right:g}$. This is why $\\theta^\\top J C = 0$ "
+                           f"$\\sqrt C x = ({shown})$. This is why $\\theta^\\top J C = 0$ "
                            "implies $\\theta^\\top J\\sqrt C = 0$: the noise of $G$ vanishes, not only its variance."))
 
 
@@ -213,6 +219,7 @@ def _noise_balance_ratio_exercise() -> Exercise:
         "noise_balance_ratio", question, right, why,
         "write both noise traces at the teacher: which dimension does each gradient live in, and whose norm does "
         "it carry?", solution=0.25, rel_tol=1e-3,
+        code_prompt="predict ‖u‖²/‖w‖² before running the rank-1 figure",
         mistakes=[(1.0, "that is norm balance; SGD balances the noise traces, not the norms."),
                   (p["d_in"] / p["d_out"], "that is the inverse: ∇_uℓ has d_out entries and carries ‖w‖²."),
                   (p["d_out"] / (p["d_in"] + 1), "that is the ReLU neuron with a bias; this net has no bias.")])
@@ -268,6 +275,7 @@ EXERCISES = {ex.name: ex for ex in (
              "Write a function f(u, w) (not a constant) that gradient flow on ℓ = (uwx − y)² conserves for every "
              "data set. The checker tests ∇f · ∇𝓛 = 0 at random points and random data laws.",
              _check_conserved_quantity, "code", solution=lambda u, w: u * u - w * w,
+             code_prompt="a function f(u, w), not a constant, that gradient flow conserves",
              mistakes=((lambda u, w: 3.0, "a constant is trivially conserved"),
                        (lambda u, w: u * w, "gradient flow changes f"),
                        (lambda u, w: u * u + w * w, "gradient flow changes f")),

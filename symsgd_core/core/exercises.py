@@ -3,7 +3,8 @@
 * :class:`Feedback` — a verdict (``"right"``, ``"wrong"`` or ``"unanswered"``) and why;
 * :func:`as_number` / :func:`as_vector` — a reader's answer as finite floats, or ``None`` (never raises);
 * :class:`Exercise` — one question: its text, its input kind, a checker ``answer -> Feedback``, a known right
-  answer and the typical mistakes it recognises; :func:`number_exercise` builds the numeric ones.
+  answer, the typical mistakes it recognises and what the notebook's code cell for it asks for
+  (``code_prompt``); :func:`number_exercise` and :func:`vector_exercise` build the numeric ones.
 
 Each topic keeps its notebook's questions in its ``exercises`` module (``EXERCISES``, name → Exercise): the
 expected answers come from the topic's own formulas and experiments, the ``solution`` of each is worked out
@@ -16,12 +17,13 @@ from __future__ import annotations
 import html
 import math
 import numbers
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["Exercise", "Feedback", "KINDS", "as_number", "as_vector", "number_exercise"]
+__all__ = ["Exercise", "Feedback", "KINDS", "as_number", "as_vector", "exercises_by_name", "number_exercise",
+           "vector_exercise"]
 
 #: Input kinds: a number or a vector typed in a text box, one of a few options, or a Python function.
 KINDS = ("number", "vector", "choice", "code")
@@ -150,6 +152,10 @@ class Exercise:
         worked: the worked solution shown on request — the derivation, not only the number (Markdown with
             ``$…$`` math); empty until written.
         hint: what the panel says after a first wrong try; it points the way without giving the answer.
+        code_prompt: what the notebook's code cell for this exercise asks for, as its comment says it (e.g.
+            ``"your number for dG/dt"``): the one place that text is written; empty when no code cell answers
+            the exercise. ``tests/test_exercises_agree.py`` checks that the cell's comment contains it and that it
+            names what the question asks.
     """
 
     name: str
@@ -161,6 +167,7 @@ class Exercise:
     mistakes: tuple = ()
     worked: str = ""
     hint: str = ""
+    code_prompt: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -185,7 +192,7 @@ def _describe(answer) -> str:
 
 def number_exercise(name: str, question: str, expected: float, right: str, hint: str, *, solution: float,
                     rel_tol: float = 1e-3, abs_tol: float = 0.0, mistakes: Iterable[tuple[float, str]] = (),
-                    close_tol: float | None = None) -> Exercise:
+                    close_tol: float | None = None, code_prompt: str = "") -> Exercise:
     """An exercise whose answer is a number.
 
     Args:
@@ -197,6 +204,7 @@ def number_exercise(name: str, question: str, expected: float, right: str, hint:
         mistakes: ``(value, explanation)`` for typical wrong answers, matched with the same tolerances.
         close_tol: if given, an answer within ``close_tol · max(1, |expected|)`` of ``expected`` (but not
             right) is told to give more digits.
+        code_prompt: as in :class:`Exercise`.
     """
     mistakes = tuple((float(v), str(m)) for v, m in mistakes)
 
@@ -213,6 +221,69 @@ def number_exercise(name: str, question: str, expected: float, right: str, hint:
             return Feedback("wrong", f"{a:.4g} is close, but not precise enough: give at least 4 significant digits.")
         return Feedback("wrong", f"you gave {a:.4g}. Hint: {hint}")
 
-    return Exercise(name, question, checker, "number", solution=solution, mistakes=mistakes)
+    return Exercise(name, question, checker, "number", solution=solution, mistakes=mistakes, code_prompt=code_prompt)
 
 
+def _vector_text(v) -> str:
+    return "(" + ", ".join(f"{x:.4g}" for x in v) + ")"
+
+
+def vector_exercise(name: str, question: str, expected, right: str, hint: str, *, solution,
+                    abs_tol: float = 1e-3, mistakes: Iterable[tuple[object, str]] = (),
+                    code_prompt: str = "") -> Exercise:
+    """An exercise whose answer is a vector of a given length (typed ``1, 0``; in code ``[1.0, 0.0]``).
+
+    Args:
+        name, question, solution, code_prompt: as in :class:`Exercise`.
+        expected: the right vector, shape ``(n,)`` (from the package's own formulas).
+        right: the explanation shown with a right answer.
+        hint: shown with a wrong answer that is not a known mistake.
+        abs_tol: an answer is right when every entry is within ``abs_tol`` of ``expected`` (default 1e-3: a
+            reader types 3 or 4 digits).
+        mistakes: ``(vector, explanation)`` for typical wrong answers, matched with the same tolerance.
+    """
+    expected = np.asarray(expected, dtype=float)
+    if expected.ndim != 1 or expected.size == 0 or not np.all(np.isfinite(expected)):
+        raise ValueError(f"{name}: expected must be a non-empty 1-D vector of finite numbers, got {expected!r}")
+    if not abs_tol > 0:
+        raise ValueError(f"{name}: abs_tol must be positive, got {abs_tol!r}")
+    known = tuple((np.asarray(v, dtype=float), str(m)) for v, m in mistakes)
+    if any(v.shape != expected.shape for v, _m in known):
+        raise ValueError(f"{name}: every mistake must have the shape of expected, {expected.shape}")
+    n = expected.size
+
+    def checker(answer) -> Feedback:
+        a = as_vector(answer)
+        if a is None or a.shape != expected.shape:
+            return Feedback("wrong", f"expected {n} numbers separated by commas (in code: a list such as "
+                                     f"[{', '.join(['1.0'] + ['0.0'] * (n - 1))}]), got {_describe(answer)}.")
+        if np.all(np.abs(a - expected) <= abs_tol):
+            return Feedback("right", right)
+        for value, explanation in known:
+            if np.all(np.abs(a - value) <= abs_tol):
+                return Feedback("wrong", f"you gave {_vector_text(a)} — {explanation}")
+        return Feedback("wrong", f"you gave {_vector_text(a)}. Hint: {hint}")
+
+    return Exercise(name, question, checker, "vector", solution=tuple(float(x) for x in solution),
+                    mistakes=tuple((tuple(float(x) for x in v), m) for v, m in known), code_prompt=code_prompt)
+
+
+
+
+def exercises_by_name(exercises: Iterable[Exercise], code_prompts: Mapping[str, str] = ()) -> dict[str, Exercise]:
+    """A notebook's ``EXERCISES``: name → exercise in the given order, each with its ``code_prompt`` from
+    ``code_prompts`` (name → prompt; the exercises not named keep theirs).
+
+    Raises ValueError for two exercises of one name, or a prompt naming no exercise (a typo would otherwise
+    leave a code cell's question unchecked).
+    """
+    out: dict[str, Exercise] = {}
+    for ex in exercises:
+        if ex.name in out:
+            raise ValueError(f"two exercises are named {ex.name!r}")
+        out[ex.name] = ex
+    prompts = dict(code_prompts)
+    unknown = sorted(set(prompts) - set(out))
+    if unknown:
+        raise ValueError(f"code prompts for exercises that do not exist: {unknown}; the exercises are {list(out)}")
+    return {name: replace(ex, code_prompt=prompts[name]) if name in prompts else ex for name, ex in out.items()}

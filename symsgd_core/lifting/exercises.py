@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..core.exercises import Exercise, Feedback, as_vector, number_exercise
+from ..core.exercises import Exercise, Feedback, as_vector, exercises_by_name, number_exercise
 from .models import model_loss, relu_neuron
 
 __all__ = ["EXERCISES"]
@@ -119,8 +119,18 @@ def _with_solutions(ex: Exercise) -> Exercise:
     return replace(ex, worked=_WORKED[ex.name], hint=_HINTS[ex.name])
 
 
+#: What the code cell of each exercise in Notebook 02 asks for, as its comment says (``Exercise.code_prompt``).
+_CODE_PROMPTS = {
+    "det_rank1": "det(u wᵀ)",
+    "midpoint_det": "det((M₁ + M₂)/2)",
+    "euler_direction": "a list of two numbers",
+    "grad_w_function": "def grad_w(A, u, w): return ...",
+    "relu_sign": "ℓ(−u, −w)",
+    "balanced_lambda": "the balancing λ",
+}
+
 #: The exercises of §7, by name (shown by :class:`~symsgd_core.lesson.exercise_panel.ExercisePanel`).
-EXERCISES = {ex.name: _with_solutions(ex) for ex in (
+EXERCISES = exercises_by_name((_with_solutions(ex) for ex in (
     number_exercise("det_rank1", "What is det(u wᵀ) for u = (1, 2), w = (3, −1)?", 0.0,
                     "u wᵀ = [[3, −1], [6, −2]] and 3·(−2) − (−1)·6 = 0: every u wᵀ has rank ≤ 1.",
                     "write out the four entries u_i w_j first.", solution=0.0, rel_tol=1e-9, abs_tol=1e-9,
@@ -145,4 +155,4 @@ EXERCISES = {ex.name: _with_solutions(ex) for ex in (
                     "as 1/λ² and λ². Which λ > 0 balances them?", 2 ** 0.5,
                     "Balance means 8/λ² = 2λ², i.e. λ⁴ = 4, λ = √2 ≈ 1.414.", "solve 8/λ² = 2λ².",
                     solution=1.414, rel_tol=5e-4, abs_tol=5e-4, close_tol=1e-2),
-)}
+)), _CODE_PROMPTS)

@@ -19,7 +19,7 @@ import functools
 
 import numpy as np
 
-from ..core.exercises import Exercise, Feedback, as_number, number_exercise
+from ..core.exercises import Exercise, Feedback, as_number, exercises_by_name, number_exercise
 from .analysis import basin_radius, min_norm_completion, origin_fit_gradient, origin_threshold
 from .experiments import BASIN_SLOPE, basin_slope, trap
 from .experiments import EPSILON_EXPERIMENT as EXP
@@ -166,12 +166,14 @@ def basin_radius_exercise(depth: int = EXP.depth, weight_decay: float = EXP.weig
         slope = BASIN_SLOPE if weight_decay == EXP.weight_decay_hot else basin_slope(weight_decay=weight_decay)
     slope = float(slope)
     exact = basin_radius(depth, weight_decay, slope)
+    quoted = float(f"{slope:.3g}")  # the slope the question prints; the texts compute with it, as the reader does
+    by_hand = basin_radius(depth, weight_decay, quoted)
     suppose = " (suppose the fit slope stays the same)" if measured and depth != EXP.depth else ""
     ex = number_exercise(
         name,
         f"With L = {depth}, γ = {weight_decay:g} and fit slope |g| = {slope:.3g} along the new direction{suppose}, "
         "what is the first-order basin radius a_c?", exact,
-        f"a_c = (2·{weight_decay}/{slope:.3g})^(1/{depth - 2}) = {exact:.4g}: the new mode obeys "
+        f"a_c = (2·{weight_decay}/{quoted:g})^(1/{depth - 2}) = {by_hand:.4g}: the new mode obeys "
         "da/dt ≈ −2γa + |g|a^(L−1), "
         "which changes sign there.", "set −2γa + |g|a^(L−1) = 0 and solve for a > 0.",
         solution=solution, rel_tol=1e-2,
@@ -185,7 +187,7 @@ def basin_radius_exercise(depth: int = EXP.depth, weight_decay: float = EXP.weig
         "$\\Delta(a) = -|g|\\,a^L + \\gamma L a^2 + O(a^{2L})$ (fit gained at slope $|g|$, penalty of $L$ layers). "
         "Gradient descent on one layer's $a$ (each layer sees $\\partial\\Delta/\\partial a$ divided by $L$) gives "
         "$\\dot a \\approx -2\\gamma a + |g|\\,a^{L-1}$, which changes sign at $a_c = (2\\gamma/|g|)^{1/(L-2)}$. "
-        f"Here $a_c = (2\\cdot{weight_decay}/{slope:.3g})^{{1/{depth - 2}}} = {exact:.4g}$. "
+        f"Here $a_c = (2\\cdot{weight_decay}/{quoted:g})^{{1/{depth - 2}}} = {by_hand:.4g}$. "
         "Smaller pushes are pulled back "
         "(weight decay wins), larger ones grow (the fit wins). (This estimate is **this project's construction**, "
         "first order in the fit; §5 measures the edge.)")
@@ -338,7 +340,7 @@ def predict_sgd_end_exercise(eps: float = EXP.eps, weight_decay: float = EXP.wei
 
 #: The exercises of Notebook 04, by name, in the notebook's order (shown by
 #: :class:`~symsgd_core.lesson.exercise_panel.ExercisePanel`).
-EXERCISES = {ex.name: ex for ex in (
+EXERCISES = exercises_by_name((
     predict_sgd_end_exercise(),
     decay_factor_exercise(),
     _trap_depth_exercise(),
@@ -348,7 +350,15 @@ EXERCISES = {ex.name: ex for ex in (
     basin_radius_exercise(depth=6, solution=0.7507, name="basin_radius_depth"),
     _one_way_exercise(),
     better_minimum_exercise(),
-)}
+), {  # what the code cell of each exercise of the §9 panel asks for, as its comment says (Exercise.code_prompt)
+    "decay_factor": "the decay factor of the unsampled row",
+    "trap_depth": "the smallest depth L",
+    "origin_threshold": "the L = 2 threshold γ_c",
+    "explosion": "‖θ_i − θ̂‖² for i = 16",
+    "basin_radius_depth": "the basin radius a_c at L = 6",
+    "one_way": "True or False",
+    "better_minimum": "1 or 2, the rank of the lower-loss minimum as γ → 0",
+})
 
 #: Asked before a figure runs (predict, then run): the exercise name → the section that asks it.
 PREDICT = {"predict_sgd_end": "§2", "basin_radius": "§5"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..core.exercises import Exercise, Feedback
+from ..core.exercises import Exercise, Feedback, exercises_by_name
 from ..core.exercises import number_exercise as _number_exercise
 from .jump_event import run_waiting_time
 from .sde import sde_noise_scale
@@ -109,4 +109,8 @@ def sign_exercise() -> Exercise:
 
 
 #: The exercises of §6, by name (shown by :class:`~symsgd_core.lesson.exercise_panel.ExercisePanel`).
-EXERCISES = {ex.name: ex for ex in (waiting_time_exercise(), noise_scale_exercise(), sign_exercise())}
+EXERCISES = exercises_by_name((waiting_time_exercise(), noise_scale_exercise(), sign_exercise()), {
+    # what the code cell of each exercise in Notebook 05 asks for, as its comment says (Exercise.code_prompt)
+    "run_waiting_time": "the mean wait for a run of 18 row-0 samples",
+    "sde_noise_scale": "the noise factor c of one Euler–Maruyama step",
+})

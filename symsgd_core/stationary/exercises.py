@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from ..core.exercises import Exercise, number_exercise
+from ..core.exercises import Exercise, exercises_by_name, number_exercise
 from .experiments import gaussian_problem
 from .laws import critical_temperature, most_likely_roots_depth1, tail_exponent
 
@@ -45,10 +45,18 @@ def _ito_drift() -> float:
     return float(ito / (T * u * w * g))
 
 
+#: What the code cell of each exercise in Notebook 03 asks for, as its comment says (``Exercise.code_prompt``).
+_CODE_PROMPTS = {
+    "critical_temperature": "the temperature above which the depth-1 net learns nothing",
+    "tail_depth3": "the tail exponent ν of a depth-3 net",
+    "depth1_ito_drift": "the coefficient c of the Itô drift c·T·v·g(v)",
+    "mode_depth1": "the most likely v of the depth-1 net",
+}
+
 #: The exercises of §7, by name (shown by :class:`~symsgd_core.lesson.exercise_panel.ExercisePanel`). The expected
 #: values come from :mod:`symsgd_core.stationary.laws`; each ``solution`` is the hand computation in the
 #: worked answer, and the typical mistakes say what a wrong value reveals.
-EXERCISES = {ex.name: ex for ex in (
+EXERCISES = exercises_by_name((
     # k = 1, σ = 0.5, γ = 0.1: not a setting printed in the notebook (its cells print T_c at γ = 0 and γ = 0.2)
     _exercise("critical_temperature",
               "k = 1, label noise σ = 0.5, weight decay γ = 0.1: above which T does the depth-1 net learn nothing?",
@@ -120,4 +128,4 @@ EXERCISES = {ex.name: ex for ex in (
               math.sqrt(0.55 / 0.7),
               [(1.0, "that is the T → 0 limit β₂/β₁; at T = 0.05 the noise moves the most likely value."),
                (math.sqrt(0.85 / 0.7), "check the constant term: β₂ − 3α₃T = 1 − 3·3·0.05 = 0.55.")]),
-)}
+), _CODE_PROMPTS)
