@@ -63,7 +63,7 @@ def test_forced_decay_fails_with_a_leaky_sampler():
 
 
 def test_absorption_says_its_precondition_failed_when_forcing_did_not_reach_rank_one():
-    """Issue 45: at η = 0.01 the 1000 forced steps leave every layer's s₂ ≈ 0.48 > ε₁ = 0.1 (A still rank 2): the
+    """At η = 0.01 the 1000 forced steps leave every layer's s₂ ≈ 0.48 > ε₁ = 0.1 (A still rank 2): the
     claim is not tested, and the result says so instead of FAIL (it measured s₂ regrowing ×1.14 from there)."""
     res = rj.check_absorption_after_forced_sampling(lr=0.01)
     assert not res.passed and res.outcome == "PRECONDITION NOT MET" and np.isnan(res.measured)

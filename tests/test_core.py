@@ -113,7 +113,7 @@ def test_every_claim_reads_without_raw_markup_on_the_page():
 
 
 def test_tolerances_print_as_a_reader_reads_them():
-    """Issue 45: a strict bound stored as the float next to it printed as "tolerance 4.94e-324"; now "> 0"."""
+    """A strict bound stored as the float next to it printed as "tolerance 4.94e-324"; now "> 0"."""
     import math
 
     from symsgd_core.core.checking import TINY64, claims_html, format_value, make_result, strict_bound, threshold_text
