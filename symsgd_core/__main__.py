@@ -38,6 +38,7 @@ def _json_safe(value):
 
 def _check(args) -> int:
     from . import run_checks
+    from .core.checking import PRECONDITION_NOT_MET, format_value, threshold_text
 
     t0 = time.perf_counter()
     results = run_checks(seed=args.seed, names=args.only or None)
@@ -46,14 +47,21 @@ def _check(args) -> int:
         print(json.dumps(_json_safe([r.as_dict() for r in results]), indent=1, default=str, allow_nan=False))
     else:
         rows = [[r.name, r.claim if len(r.claim) <= 70 else r.claim[:67] + "...",
-                 f"{r.measured:.3g}", f"{r.relation} {r.tolerance:.3g}", "PASS" if r.passed else "FAIL"]
-                for r in results]
+                 "-" if r.precondition else format_value(r.measured),
+                 "-" if r.precondition else threshold_text(r.relation, r.tolerance), r.outcome] for r in results]
         print(_table(rows, ["check", "claim", "measured", "tolerance", "result"]))
         for r in results:
-            if not r.passed:
+            if r.precondition:
+                print(f"\n{PRECONDITION_NOT_MET} {r.name}: {r.precondition}\n  so this claim was not tested: "
+                      f"{r.claim}\n  details: {r.details}")
+            elif not r.passed:
                 print(f"\nFAILED {r.name}: {r.claim}\n  tolerance from: {r.tolerance_source}\n  details: {r.details}")
-        n_fail = sum(not r.passed for r in results)
-        print(f"\n{len(results) - n_fail} passed, {n_fail} failed in {elapsed:.1f} s (seed {args.seed})")
+        n_pre = sum(bool(r.precondition) for r in results)
+        n_fail = sum(not r.passed for r in results) - n_pre
+        untested = f", {n_pre} not tested (precondition not met)" if n_pre else ""
+        print(f"\n{len(results) - n_fail - n_pre} passed, {n_fail} failed{untested} in {elapsed:.1f} s "
+              f"(seed {args.seed})")
+    # the policy for every result that did not pass, an unmet precondition included: the claim went untested
     return 1 if any(not r.passed for r in results) or not results else 0
 
 
@@ -104,7 +112,8 @@ def _sweep(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m symsgd_core", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("check", help="run every proofs-as-code check; exit 1 if any fails")
+    p = sub.add_parser("check", help="run every proofs-as-code check; exit 1 if any fails or "
+                       "could not be tested (precondition not met)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print results as JSON")
     p.add_argument("--only", nargs="*", help="run only these check names")

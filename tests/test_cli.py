@@ -110,3 +110,21 @@ def test_json_output_is_strict_json_even_when_a_check_measures_inf(temporary_che
     text = capsys.readouterr().out
     (row,) = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
     assert row["measured"] == "inf" and row["details"]["array"] == [1.0, "nan"] and row["passed"] is False
+
+
+def test_an_unmet_precondition_is_printed_as_such_and_makes_the_exit_code_one(temporary_check, capsys):
+    """Not PASS and not a plain FAIL: its own result word, what is missing, and the exit code of every result
+    that did not pass (the claim went untested)."""
+    from symsgd_core.core.checking import precondition_not_met
+
+    def untested(seed=0):
+        return precondition_not_met("test.untested", "B_1 is absorbing", "forcing did not reach rank 1")
+
+    temporary_check("test.untested", untested)
+    assert main(["check", "--only", "test.untested", "balance.symmetry"]) == 1
+    out = capsys.readouterr().out
+    assert "PRECONDITION NOT MET test.untested: forcing did not reach rank 1" in out and "FAILED" not in out
+    assert "0 failed, 1 not tested (precondition not met)" in out
+    assert main(["check", "--json", "--only", "test.untested"]) == 1
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["passed"] is False and row["precondition"] == "forcing did not reach rank 1"

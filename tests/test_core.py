@@ -110,3 +110,70 @@ def test_every_claim_reads_without_raw_markup_on_the_page():
     assert len(texts) >= 60, len(texts)  # the claims were found (158 texts in 83 make_result calls today)
     raw = [(where, text) for where, text in texts if re.search(r"[_^]\{|\\[a-zA-Z]|\$", readable_html(text))]
     assert not raw, raw
+
+
+def test_tolerances_print_as_a_reader_reads_them():
+    """A strict bound stored as the float next to it printed as "tolerance 4.94e-324"; now "> 0"."""
+    import math
+
+    from symsgd_core.core.checking import TINY64, claims_html, format_value, make_result, strict_bound, threshold_text
+
+    assert threshold_text(">=", math.nextafter(0.0, math.inf)) == "> 0"  # 4.94e-324
+    assert threshold_text("<=", math.nextafter(0.0, -math.inf)) == "< 0"
+    assert threshold_text("<=", math.nextafter(0.25, -math.inf)) == "< 0.25"
+    assert threshold_text(">=", math.nextafter(1e-3, math.inf)) == "> 0.001"
+    assert threshold_text("<=", 0.0) == threshold_text("<=", 64 * 2.2e-16 * TINY64) == "<= 0 (exact)"
+    # derived tolerances are not strict bounds, and print to three significant digits
+    for tol in (3.2e-13, 1.0000000000020697, 0.5650190311623421, 2.0 ** -15):
+        assert strict_bound("<=", tol) is None and strict_bound(">=", tol) is None
+    assert threshold_text("<=", 3.1622776601683795e-13, "tolerance ") == "<= tolerance 3.16e-13"
+    assert threshold_text("<=", 1.0000000000020697) == "<= 1" and threshold_text(">=", 0.25) == ">= 0.25"
+    assert [format_value(x) for x in (32.0, 0.5134765625, 1e-9, float("nan"), -0.0)] == ["32", "0.513", "1e-09",
+                                                                                         "nan", "0"]
+    strict = make_result("c", "some run jumps", 32.0, math.nextafter(0.0, math.inf), "exact count (strict)", ">=")
+    text = str(strict)
+    assert strict.passed and text == "[PASS] c: measured 32 > 0 (exact count (strict))" and "e-324" not in text
+    assert "<td>32 &gt; 0</td>" in claims_html([strict])
+    exact = make_result("n", "no run returns", 0.0, 0.0, "exact integer count", "<=")
+    assert str(exact) == "[PASS] n: measured 0 <= 0 (exact) (exact integer count)"
+    assert str(make_result("r", "round-off", 1e-9, 1e-6, "64·eps")) == \
+        "[PASS] r: measured 1e-09 <= tolerance 1e-06 (64·eps)"
+
+
+def test_every_notebook_claim_with_a_strict_zero_bound_prints_without_a_subnormal():
+    """The claims of notebooks 04 and 05 that compare with 0 strictly (rank_jumps ``_above``/``_below``, sde_noise
+    ``_gt``/``_lt``) print "> 0" / "< 0"."""
+    from symsgd_core.core.checking import make_result
+    from symsgd_core.rank_jumps.claims import _above, _below
+    from symsgd_core.sde_noise.claims import _gt, _lt
+
+    rows = [make_result("a", "δ* > 0", 1e-9, _above(0.0), "strictly positive", ">="),
+            make_result("b", "rank 1 lower", -0.01, _below(0.0), "strictly negative", "<="),
+            _gt("langevin.jumps", "jumps", 32, 0, "exact count"), _lt("x", "below", -1.0, 0, "exact")]
+    texts = [str(r) for r in rows]
+    assert all(r.passed for r in rows) and not any("e-32" in t for t in texts), texts
+    assert [t.split("measured ")[1].split(" (")[0] for t in texts] == ["1e-09 > 0", "-0.01 < 0", "32 > 0", "-1 < 0"]
+
+
+def test_an_unmet_precondition_is_neither_a_pass_nor_a_failure_of_the_claim():
+    from symsgd_core.core.checking import (
+        PRECONDITION_NOT_MET,
+        claims_html,
+        claims_summary,
+        make_result,
+        precondition_not_met,
+    )
+
+    r = precondition_not_met("c", "B_1 is absorbing", "forcing did not reach rank 1: s₂ = 0.48 > ε₁ = 0.1",
+                             {"s2": [0.48]})
+    assert not r.passed and r.outcome == PRECONDITION_NOT_MET and r.details == {"s2": [0.48]}
+    assert str(r) == ("[PRECONDITION NOT MET] c: forcing did not reach rank 1: s₂ = 0.48 > ε₁ = 0.1; "
+                      "the claim was not tested")
+    ok, bad = make_result("ok", "x", 0.0, 1.0, "s"), make_result("bad", "x", 2.0, 1.0, "s")
+    assert (ok.outcome, bad.outcome, ok.precondition) == ("PASS", "FAIL", "")
+    assert claims_summary([ok, r]) == "✘ 1 of 2 claims not tested (precondition not met)"
+    assert claims_summary([ok, bad, r]) == "✘ 1 of 3 claims failed, 1 not tested (precondition not met)"
+    html = claims_html([ok, r])
+    assert "not tested: forcing did not reach rank 1" in html and "<details class=\"symsgd-claims\" open>" in html
+    with pytest.raises(ValueError, match="must say"):
+        precondition_not_met("c", "claim", "")

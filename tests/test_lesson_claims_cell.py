@@ -69,3 +69,11 @@ def test_assert_caught_frames_deliberate_failures_and_fails_on_a_check_that_cann
     assert '<details class="symsgd-caught" open>' in shown[-1]["text/html"]
     with pytest.raises(AssertionError, match="no broken input"):
         assert_caught([])
+    # a check that did not test the broken input (its precondition was not met) did not catch it
+    from symsgd_core.core.checking import precondition_not_met
+
+    untested = ("too short a forcing", precondition_not_met("ab", "claim", "forcing did not reach rank 1"))
+    with pytest.raises(AssertionError, match="did not test a broken input"):
+        assert_caught([*caught, untested])
+    assert "✘ a check did not test a broken input (too short a forcing)" in shown[-1]["text/html"]
+    assert "NOT caught: [PRECONDITION NOT MET] ab" in shown[-1]["text/plain"]

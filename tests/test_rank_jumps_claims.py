@@ -141,6 +141,18 @@ def test_trap_claims_fail_on_a_moved_gd_a_returned_run_a_nan_or_no_jump(trap):
     _fails(C.trap_claims(dataclasses.replace(trap, start_rank=1), CRIT), "rank_jumps.trap.start_rank")
 
 
+def test_step_size_claims_hold_at_the_hot_step_and_fail_at_a_small_or_unstable_one(minima):
+    lam_max = rank_jumps.analysis.loss_hessian_top_eigenvalue(minima[0], EXP.problem, EXP.weight_decay_hot)
+    rows = C.step_size_claims(lam_max)
+    _all_pass(rows)
+    assert _by_name(rows)["rank_jumps.step_size.quoted"].details["eta_lam_max"] == pytest.approx(1.19, abs=0.005)
+    _fails(C.step_size_claims(lam_max, lr=EXP.lr_cold), "rank_jumps.step_size.not_small")    # η λ_max ≈ 0.2
+    _fails(C.step_size_claims(lam_max, lr=EXP.lr_cold), "rank_jumps.step_size.quoted")
+    _fails(C.step_size_claims(lam_max, lr=0.6), "rank_jumps.step_size.gd_stable")            # ≈ 2.4
+    _fails(C.step_size_claims(lam_max, quoted=1.1), "rank_jumps.step_size.quoted")
+    _fails(C.step_size_claims(math.nan), "rank_jumps.step_size.quoted", nothing=True)
+
+
 # -- §3 the ensemble ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def ens():

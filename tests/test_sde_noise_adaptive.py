@@ -10,9 +10,10 @@ import pytest
 from symsgd_core import rank_jumps as rj
 from symsgd_core.rank_jumps.analysis import replicate
 from symsgd_core.rank_jumps.network import Params
+from symsgd_core.rank_jumps.stepping import DIVERGENCE, DIVERGENCE_RESIDUAL
 from symsgd_core.sde_noise import sde
 from symsgd_core.sde_noise.adaptive import STALL_STEP, run_sde_adaptive
-from symsgd_core.sde_noise.blowup import continuation_task, hazard_rows
+from symsgd_core.sde_noise.blowup import continuation_task, hazard_rows, pre_blowup_states
 from symsgd_core.sde_noise.checks import check_sde_adaptive_matches_em
 from symsgd_core.sde_noise.experiments import summarize_runs
 
@@ -163,11 +164,47 @@ def test_the_long_run_s2_over_rank_one_fits_leaves_collapsed_runs_out():
     assert old.log10_s2_hist_fit is None and np.isnan(old.log10_s2_quantile(0.5, fit_only=True))
 
 
+def _residual(params):
+    rows, cols, vals = PROBLEM.entries
+    return params.end_to_end()[:, rows, cols] - vals
+
+
+@pytest.fixture(scope="module")
+def brink():
+    """Two copies of the rank-1 minimum with every layer ×5: residuals ≈ 565, within the rule, and one EM step
+    from it (any noise) lands far beyond it (≈ 1e14): the engine flags the step after."""
+    s = rj.start_minimum(weight_decay=WEIGHT_DECAY)[0]
+    return Params(s.arch, np.repeat(s.flat[:1] * 5.0, 2, axis=0))
+
+
+def test_a_blow_up_on_a_segments_last_step_keeps_that_segments_start(brink):
+    # one-step segments: the step from `brink` lands beyond the rule but is flagged only in the next segment, whose
+    # start (the old "state before") already violates the rule
+    dt = LR / 16
+    assert not DIVERGENCE.exceeded(_residual(brink), axis=1).any()
+    states, leads = pre_blowup_states(brink, PROBLEM, LR, WEIGHT_DECAY, dt, 1, 0, 1.0, 5)
+    assert len(states) == 2 and leads == [2 * dt, 2 * dt]
+    for state in states:
+        assert not DIVERGENCE.exceeded(_residual(state), axis=1).any()
+        np.testing.assert_array_equal(state.flat, brink.flat[:1])
+    # longer segments: flagged within the segment, the same states and leads
+    states3, leads3 = pre_blowup_states(brink, PROBLEM, LR, WEIGHT_DECAY, dt, 3, 0, 1.0, 5)
+    assert leads3 == leads and all(np.array_equal(a.flat, b.flat) for a, b in zip(states3, states))
+    with pytest.raises(ValueError, match="already violates"):
+        pre_blowup_states(Params(brink.arch, brink.flat * 10.0), PROBLEM, LR, WEIGHT_DECAY, dt, 1, 0, 1.0, 5)
+
+
 @pytest.mark.slow
 def test_continuations_start_just_before_fixed_step_blow_ups():
+    dt, seg = 0.3 / 16, 27
     out = continuation_task(dict(lr=0.3, weight_decay=0.027, m=16, rho=0.05, seed=21, n_runs=16, t_max=600.0,
-                                 rec_dt=0.5, n_states=2, n_cont=3, cont_t=1.0, cont_rec=0.25))
-    assert out["n_states"] == 2 and all(0 < lead <= 0.5 for lead in out["lead"])
-    assert all(0 <= k <= 3 for k in out["em_blew"] + out["adaptive_blew"])
+                                 rec_dt=seg * dt, n_states=2, n_cont=3, cont_t=1.0, cont_rec=0.25))
+    assert out["n_states"] == 2 and all(2 * dt <= lead <= (seg + 1) * dt for lead in out["lead"])
+    # every kept state is within the divergence rule (the old off-by-one kept states beyond it)
+    assert all(0.0 <= r <= DIVERGENCE_RESIDUAL for r in out["state_residual"])
+    # the counts are those of the traces: a continuation that blew up has no norm at its last record
+    pick = out["trace_state"]
+    assert out["em_blew"][pick] == sum(row[-1] is None for row in out["trace_em"])
+    assert out["adaptive_blew"][pick] == sum(row[-1] is None for row in out["trace_adaptive"])
     assert len(out["trace_em"]) == len(out["trace_adaptive"]) == 3 and out["trace_t"][0] == 0.0
     assert len(out["trace_t"]) == len(out["trace_em"][0]) == len(out["trace_adaptive"][0])

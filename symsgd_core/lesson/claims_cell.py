@@ -42,14 +42,16 @@ def assert_caught(cases) -> None:
     nothing). ``cases``: ``(what was broken, CheckResult)`` pairs.
 
     Shown as :func:`assert_claims` shows claims: one line, "✔ 2 broken inputs caught: …", with what was broken and
-    each measured value behind a click, so a deliberate "[FAIL]" never reaches the page without that framing.
+    each measured value behind a click, so a deliberate "[FAIL]" never reaches the page without that framing. A
+    check that reports an unmet precondition on the broken input did not test it: that is an error too.
     """
     install()
     cases = list(cases)
     if not cases:
         raise AssertionError("no broken input was fed to a check")
-    lines = "\n".join(f"broken on purpose ({what}), caught: {r}" if not r.passed else
+    lines = "\n".join(f"broken on purpose ({what}), caught: {r}" if not r.passed and not r.precondition else
                        f"broken on purpose ({what}), NOT caught: {r}" for what, r in cases)
     show(caught_html(cases), lines)
     for what, r in cases:
         assert not r.passed, f"the check passed a broken input ({what}): {r}"
+        assert not r.precondition, f"the check did not test a broken input ({what}): {r}"

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.checking import EPS64, CheckResult, make_result, register, roundoff_tolerance
+from ..core.checking import EPS64, CheckResult, make_result, precondition_not_met, register, roundoff_tolerance
 from ..core.conventions import Z_MC
 from ..core.stats import censored_exponential_ks, event_times
 from ..core.validation import check_array, check_int
@@ -38,10 +38,12 @@ from .engine import run
 from .experiments import EPSILON_EXPERIMENT as EXP
 from .experiments import ForcedRecord, phase0_minima
 from .network import (
+    DEFAULT_B_CRITERION,
     Params,
     balanced_factorisation,
     balancedness,
     exact_rank_tol,
+    in_B,
     induced_penalty,
     init_params,
     make_architecture,
@@ -258,13 +260,32 @@ def check_absorption_after_forced_sampling(seed: int = 0, eps: float = EXP.eps, 
     ratio ``max_ℓ s₂(W_ℓ)(t) / max_ℓ s₂(W_ℓ)(t₀)`` over the free phase (1 = never grew).
     The absorption argument needs L ≥ 3: ``depth=2`` or ``methods=("langevin",)``
     (isotropic noise) are broken inputs that re-excite the second direction.
+
+    Precondition: the forcing put every run in B_1 (:data:`~.network.DEFAULT_B_CRITERION`: every layer's s₂ ≤ ε₁,
+    balanced, bounded). When it did not (too few forced steps for the step size, e.g. ``lr=0.01``), the claim is
+    not tested and the result says so (:func:`~symsgd_core.core.checking.precondition_not_met`), not FAIL.
     """
+    name = "rank_jumps.absorption_after_forced_sampling"
+    claim = "after forced sampling B_1 is absorbing: free GD and SGD never regrow any layer's s₂ (L ≥ 3)"
     problem = epsilon_completion(eps)
     start = phase0_minima(eps=eps, n_runs=n_runs, seed=seed, depth=depth, width=width, weight_decay=weight_decay)
     forced = run(start, problem, forced_steps, method="forced", entries=problem.row_entries([0]), lr=lr,
                      weight_decay=weight_decay, seed=seed, record_every=forced_steps)
     s2_start = forced.layer_singular_values[:, -1, :, 1].max(axis=-1)
     s1_max = float(np.nanmax(forced.layer_singular_values[:, -1, :, 0]))
+    reached = in_B(forced.final, 1) & ~forced.diverged
+    if not reached.all():
+        crit = DEFAULT_B_CRITERION
+        return precondition_not_met(
+            name, claim,
+            f"forcing ({forced_steps} steps at η = {lr:g}, γ = {weight_decay:g}) did not put every run in B_1: "
+            f"{int((~reached).sum())} of {reached.size} outside (largest layer s₂ = {float(np.nanmax(s2_start)):.3g}; "
+            f"B_1 needs every layer's s₂ ≤ ε₁ = {crit.eps_rank:g}, ‖θ‖² ≤ R = {crit.R:g}, imbalance ≤ ε₂ = "
+            f"{crit.eps_balance:g})",
+            details={"s2_after_forcing": s2_start.tolist(), "rank_after_forcing": forced.final_rank.tolist(),
+                     "norm_sq_after_forcing": forced.final.norm_sq().tolist(),
+                     "imbalance_after_forcing": balancedness(forced.final).tolist(), "lr": lr,
+                     "weight_decay": weight_decay, "forced_steps": forced_steps})
     ratios = {}
     ranks = {}
     in_b1 = {}
@@ -283,9 +304,7 @@ def check_absorption_after_forced_sampling(seed: int = 0, eps: float = EXP.eps, 
     # SVD absolute error ≈ w·eps·s₁ on s₂, relative to s₂(t₀)
     tol = 1.0 + roundoff_tolerance(s1_max / float(np.min(s2_start)), n_terms=width)
     return make_result(
-        "rank_jumps.absorption_after_forced_sampling",
-        "after forced sampling B_1 is absorbing: free GD and SGD never regrow any layer's s₂ (L ≥ 3)",
-        measured, tol,
+        name, claim, measured, tol,
         "1 + 64·w·eps·s₁/s₂(t₀): SVD round-off on s₂ relative to its value when forced sampling ends",
         details={"ratio_by_method": ratios, "max_rank_by_method": ranks, "fraction_in_B1_by_method": in_b1,
                  "s2_after_forcing": s2_start.tolist(), "depth": depth, "lr": lr, "weight_decay": weight_decay,

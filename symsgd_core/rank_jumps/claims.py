@@ -49,11 +49,16 @@ from .problems import CompletionProblem
 __all__ = [
     "MIN_NORM_EPS_GRID", "anneal_claims", "basin_claims", "eckart_young_claims", "ensemble_claims",
     "exercise_claims", "explosion_claims", "failure_mode_claims", "full_observation_claims", "langevin_claims",
-    "mechanism_claims", "min_norm_claims", "minima_claims", "noise_claims", "penalty_claims", "trap_claims",
+    "mechanism_claims", "min_norm_claims", "minima_claims", "noise_claims", "penalty_claims", "step_size_claims",
+    "trap_claims",
 ]
 
 #: The value a claim reports when it had nothing to measure (it then fails).
 NOTHING_MEASURED = float("nan")
+
+#: §2: η·λ_max of the demonstrations (hot η, top Hessian eigenvalue of 𝓛_γ at the rank-2 minimum) as the text quotes
+#: it, to one decimal.
+HOT_STEP_CURVATURE = 1.2
 
 #: §6: the grid of ε on which the minimum-norm completion's rank is read (rank 2 up to 0.28, rank 1 from 0.30).
 MIN_NORM_EPS_GRID = tuple(float(e) for e in np.round(np.arange(0.02, 0.41, 0.02), 2))
@@ -232,6 +237,24 @@ def trap_claims(result: TrapResult, criterion: BrCriterion = DEFAULT_B_CRITERION
         make_result("rank_jumps.trap.balance_test",
                     "the balance test never fails: max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F ≤ ε₂ for GD and SGD",
                     imbalance, criterion.eps_balance, "ε₂ of the B_r criterion", "<="),
+    ]
+
+
+def step_size_claims(lam_max: float, lr: float = EXP.lr_hot, quoted: float = HOT_STEP_CURVATURE) -> list[CheckResult]:
+    """§2: the demonstrations' step, ``η·λ_max`` (``lam_max``: the largest Hessian eigenvalue of 𝓛_γ at the rank-2
+    minimum, :func:`~.analysis.loss_hessian_top_eigenvalue`; ``lr``: their η), is the ``quoted`` value of the text
+    to its one decimal, above 1 (not a small step: outside the theorem's "small enough η") and below GD's stability
+    limit 2 (GD's rank-2 minimum, the trap, is stable at this η)."""
+    x = float(lr) * float(lam_max)
+    return [
+        make_result("rank_jumps.step_size.quoted", f"η·λ_max at the demonstrations' η = {lr:g} is the text's "
+                    f"{quoted:g} to one decimal (|η·λ_max − {quoted:g}|)", abs(x - quoted), 0.05,
+                    "half a unit of the quoted decimal", "<=", {"lr": float(lr), "lam_max": float(lam_max),
+                                                                "eta_lam_max": x}),
+        make_result("rank_jumps.step_size.not_small", "η·λ_max > 1: not a small step (outside the theorem's small η)",
+                    x, _above(1.0), "1: the step reaches the curvature scale 1/λ_max", ">="),
+        make_result("rank_jumps.step_size.gd_stable", "η·λ_max < 2: GD is stable at the rank-2 minimum", x,
+                    _below(2.0), "GD's stability limit 2", "<="),
     ]
 
 

@@ -7,8 +7,9 @@ Two measurements on the ε-completion, both reading or producing grid tasks (:mo
   and the adaptive step of :mod:`.adaptive` at three accuracies (h_max, ρ) = (η/4, 0.1), (η/16, 0.05),
   (η/64, 0.025) (a blow-up is a residual above 10⁶ or a stall). Runs are exposed until their blow-up or the
   horizon; the hazard is events / exposure (:func:`~symsgd_core.core.stats.censored_exponential`).
-* :func:`continuation_task` — states just before fixed-step blow-ups (the last record, at most ``rec_dt`` time
-  units before), each continued by both integrators with fresh noise: how often does each blow up again?
+* :func:`continuation_task` — states just before fixed-step blow-ups (the last record still within the divergence
+  rule, at most ``rec_dt`` time units before the first state beyond it), each continued by both integrators with
+  fresh noise: how often does each blow up again?
 """
 
 from __future__ import annotations
@@ -21,15 +22,18 @@ import numpy as np
 
 from ..core.seeding import piece_seed
 from ..core.stats import censored_exponential
+from ..core.validation import check_positive_int
 from ..rank_jumps.analysis import replicate
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import start_minimum
-from ..rank_jumps.problems import epsilon_completion
+from ..rank_jumps.network import Params
+from ..rank_jumps.problems import CompletionProblem, epsilon_completion
+from ..rank_jumps.stepping import DIVERGENCE
 from .adaptive import run_sde_adaptive
 from .sde import run_sde
 
 __all__ = ["ADAPTIVE_LEVELS", "EM_STEPS", "HAZARD_HORIZON", "HazardRow", "continuation_norms", "continuation_task",
-           "escape_norms", "hazard_rows", "horizon_statistics", "mean_ratio", "rate_ratio"]
+           "escape_norms", "hazard_rows", "horizon_statistics", "mean_ratio", "pre_blowup_states", "rate_ratio"]
 
 #: The horizon (time units) on which every integrator's hazard is measured.
 HAZARD_HORIZON = 3000.0
@@ -165,41 +169,75 @@ def continuation_norms(grid) -> tuple[np.ndarray, dict] | None:
     return np.asarray(cont["trace_t"], dtype=float), norms
 
 
+def _residuals(params: Params, problem: CompletionProblem) -> np.ndarray:
+    """``A_θ,ij − A*_ij`` on the observed entries, ``(R, N)``: what the engine's divergence rule watches."""
+    rows, cols, vals = problem.entries
+    return params.end_to_end()[:, rows, cols] - vals
+
+
+def pre_blowup_states(start: Params, problem: CompletionProblem, lr: float, weight_decay: float, dt: float,
+                      seg: int, seed: int, t_max: float, n_states: int) -> tuple[list[Params], list[float]]:
+    """Fixed-step EM runs from ``start`` (R runs), advanced in segments of ``seg`` steps: for each run that blows up
+    (a residual beyond the engine's rule :data:`~symsgd_core.rank_jumps.stepping.DIVERGENCE`), the last segment start
+    before its blow-up, in the order found, at most ``n_states`` of them, searching up to ``t_max`` time units.
+
+    Every kept state satisfies the rule. The engine checks a state before stepping from it, so a segment whose last
+    step lands beyond the rule is not flagged within it; such a run is caught here at the segment's end (its kept
+    state is that segment's start, not the next segment's start, which already violates the rule).
+
+    Returns ``(states, leads)``: one-run :class:`Params`, and per state the time (time units) from it to its EM
+    blow-up as the engine dates it (``diverged_step · dt``: one step after the first state beyond the rule), in
+    ``[2 dt, (seg + 1) dt]``.
+    """
+    seg = check_positive_int("seg", seg)
+    if DIVERGENCE.exceeded(_residuals(start, problem), axis=1).any():
+        raise ValueError("a start state already violates the divergence rule: there is no state before its blow-up")
+    params = start.copy()
+    states, leads = [], []
+    alive = np.ones(start.n_runs, dtype=bool)
+    k = 0
+    while len(states) < n_states and k * seg * dt < t_max and alive.any():
+        before = params.select(alive)
+        res = run_sde(before, problem, seg, lr=lr, weight_decay=weight_decay, dt=dt, seed=piece_seed(seed, k),
+                      record_every=seg, record_layers=False)
+        # the engine's flag (the state reached after diverged_step − 1 steps is beyond the rule), or the last step
+        # landed beyond it (the engine would flag step seg + 1)
+        at_end = ~res.diverged & DIVERGENCE.exceeded(_residuals(res.final, problem), axis=1)
+        blown = res.diverged | at_end
+        steps = np.where(res.diverged, res.diverged_step, seg + 1)
+        for j in np.flatnonzero(blown):
+            states.append(before.select(int(j)))
+            leads.append(float(steps[j] * dt))
+        idx = np.flatnonzero(alive)
+        alive[idx[blown]] = False
+        params = params.copy()
+        params.flat[idx] = res.final.flat
+        k += 1
+    return states[:n_states], leads[:n_states]
+
+
 def continuation_task(p: dict) -> dict:
-    """States just before fixed-step blow-ups, continued by both integrators.
+    """States just before fixed-step blow-ups (:func:`pre_blowup_states`), continued by both integrators.
 
     Keys: ``lr, weight_decay, m`` (EM's dt = η/m, also the adaptive h_max), ``rho``, ``seed``, ``n_runs`` (EM runs
-    searched), ``t_max`` (search horizon), ``rec_dt`` (how far before the blow-up the kept state may be),
-    ``n_states``, ``n_cont`` (continuations per state and integrator), ``cont_t`` (their length), ``cont_rec``
-    (record spacing of the continuations; one EM step resolves the blow-ups).
+    searched), ``t_max`` (search horizon), ``rec_dt`` (segment length: the kept state is at most this long before
+    the first state beyond the divergence rule), ``n_states``, ``n_cont`` (continuations per state and integrator),
+    ``cont_t`` (their length), ``cont_rec`` (record spacing of the continuations; one EM step resolves the
+    blow-ups).
 
-    Returns per state ``lead`` (time from the state to its EM blow-up), ``em_blew`` and ``adaptive_blew`` (counts
-    of continuations that blew up within ``cont_t``), and, for the state where the two counts differ most
-    (``trace_state``), the traces ``trace_t``, ``trace_em`` and ``trace_adaptive`` (‖θ‖ of each continuation at
-    every record, None after a blow-up).
+    Returns per state ``lead`` (time from the state to its EM blow-up, as the engine dates it: see
+    :func:`pre_blowup_states`), ``state_residual`` (its largest ``|A_ij − A*_ij|`` on Ω, within the rule),
+    ``em_blew`` and ``adaptive_blew`` (counts of continuations that blew up within ``cont_t``), and, for the state
+    where the two counts differ most (``trace_state``), the traces ``trace_t``, ``trace_em`` and ``trace_adaptive``
+    (‖θ‖ of each continuation at every record, None after a blow-up).
     """
     t0 = time.perf_counter()
     lr, weight_decay, m = float(p["lr"]), float(p["weight_decay"]), int(p["m"])
     dt = lr / m
     problem = epsilon_completion(EXP.eps)
-    params = replicate(start_minimum(weight_decay=weight_decay)[0], p["n_runs"])
-    seg = int(round(p["rec_dt"] / dt))
-    states, leads = [], []
-    alive = np.ones(p["n_runs"], dtype=bool)
-    k = 0
-    while len(states) < p["n_states"] and k * seg * dt < p["t_max"] and alive.any():
-        before = params.select(alive)
-        res = run_sde(before, problem, seg, lr=lr, weight_decay=weight_decay, dt=dt, seed=piece_seed(p["seed"], k),
-                      record_every=seg, record_layers=False)
-        for j in np.flatnonzero(res.diverged):
-            states.append(before.select(int(j)))
-            leads.append(float(res.diverged_step[j] * dt))
-        idx = np.flatnonzero(alive)
-        alive[idx[res.diverged]] = False
-        params = params.copy()
-        params.flat[idx] = res.final.flat
-        k += 1
-    states, leads = states[:p["n_states"]], leads[:p["n_states"]]
+    states, leads = pre_blowup_states(replicate(start_minimum(weight_decay=weight_decay)[0], p["n_runs"]), problem,
+                                      lr, weight_decay, dt, int(round(p["rec_dt"] / dt)), p["seed"], p["t_max"],
+                                      p["n_states"])
     n_c, n_steps = int(p["n_cont"]), int(round(p["cont_t"] / dt))
     rec_every = max(1, int(round(p["cont_rec"] / dt)))
     em_blew, ad_blew, traces = [], [], []
@@ -217,5 +255,7 @@ def continuation_task(p: dict) -> dict:
                        "trace_adaptive": [[None if not math.isfinite(v) else math.sqrt(v) for v in row]
                                           for row in ad.result.norm_sq]})
     pick = int(np.argmax(np.asarray(em_blew) - np.asarray(ad_blew))) if states else 0
-    return {"n_states": len(states), "lead": leads, "em_blew": em_blew, "adaptive_blew": ad_blew,
-            "trace_state": pick, **(traces[pick] if traces else {}), "seconds": time.perf_counter() - t0}
+    residual = [float(np.max(np.abs(_residuals(state, problem)))) for state in states]
+    return {"n_states": len(states), "lead": leads, "state_residual": residual, "em_blew": em_blew,
+            "adaptive_blew": ad_blew, "trace_state": pick, **(traces[pick] if traces else {}),
+            "seconds": time.perf_counter() - t0}
