@@ -39,7 +39,7 @@ from symsgd_jupyter.plotly_loading import answer_state_requests, sync_figure_sta
 
 from ..warm import cold_loaded_kernels
 from .sliders import Range
-from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, headline
+from .style import PLOTLY_CONFIG, STATUS, finish, headline
 
 #: Class of the root widget of a figure that re-simulates when a slider is released (``RunController.auto_run``).
 AUTO_RUN_CLASS = "symsgd-auto-run"
@@ -131,8 +131,8 @@ class Controller:
         (:func:`sync_figure_state`): updates made before a figure was shown leave no partial copy in the browser."""
         for fig in self.figures:
             if self._root is None:
-                fig.update_layout(**FIGURE_LAYOUT)
                 fig._config = {**PLOTLY_CONFIG, **fig._config}  # no control that reaches the internet (style.py)
+            self._finish(fig)
             self._distinguish(fig)
             sync_figure_state(fig)
             answer_state_requests(fig)
@@ -229,9 +229,18 @@ class Controller:
         """After drawing: no two curves told apart by colour only (:func:`~symsgd_core.ui.style.distinguish`),
         and every figure's full state stored, since a page that connects later (Voilà) reads only that."""
         for fig in self.figures:
+            self._finish(fig)
             self._distinguish(fig)
             sync_figure_state(fig)
         self._refresh_alts()
+
+    def _finish(self, fig: go.FigureWidget) -> None:
+        """The project's layout (one plot background, white paper) on a new figure, and powers of ten on every log
+        axis of every figure (:func:`~symsgd_core.ui.style.finish`), after each drawing: an axis a drawing made
+        logarithmic gets them too."""
+        finished = self.__dict__.setdefault("_finished_figures", set())
+        finish(fig, layout=id(fig) not in finished)
+        finished.add(id(fig))
 
     # -- text alternatives ----------------------------------------------------
     def settings_shown(self) -> dict[str, str]:

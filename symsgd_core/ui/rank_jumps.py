@@ -42,7 +42,7 @@ DEPTH = Range("depth L", 2, 6, kind="int")
 #: engine's flush of tiny entries) are drawn at the floor.
 LOG_FLOOR = 1e-18
 #: The log axis of singular values, from just below the floor to 10.
-LOG_AXIS = dict(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")
+LOG_AXIS = dict(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1])
 #: The layout of the figures with a row of two panels: room for the headline, the legend below.
 LAYOUT = dict(margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
 
@@ -349,7 +349,7 @@ class MechanismController(_ExperimentFigure):
                 _curve(fig, "SGD after" if (s == 0 and k == 0) else f"SGD seed {s}", SEED_COLOURS[s], (1, 2),
                        showlegend=(s == 0 and k == 0), width=1.2, dash=dash)
         _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, 2))
-        fig.update_yaxes(type="log", exponentformat="power")
+        fig.update_yaxes(type="log")
         axes(fig, (1, 1), y="‖W<sub>L</sub>[1, :]‖ (row never sampled)")
         axes(fig, (1, 2), y="singular values of A (upper s₁, lower s₂)", yaxis=dict(range=LOG_AXIS["range"]))
         fig.update_xaxes(title_text="step")
@@ -629,7 +629,7 @@ class LangevinController(_ExperimentFigure):
         markers(fig, "SGD: rank-raising directions", COLOURS["rank1"], (1, 2), size=6, symbol="x")
         line(fig, "Langevin 2ητ (every direction)", COLOURS["langevin"], (1, 2), dash="dash")
         line(fig, "round-off level of η²C", NEUTRALS["grey"], (1, 2), width=1, dash="dot")
-        fig.update_yaxes(type="log", exponentformat="power")
+        fig.update_yaxes(type="log")
         axes(fig, (1, 1), x="step", y="s₂(A)", yaxis=dict(range=LOG_AXIS["range"]))
         axes(fig, (1, 2), x="eigenvalue index (descending, within each direction type)",
              y="eigenvalue of η²C (floored at 1e-38)", yaxis=dict(range=[-40, 0]))

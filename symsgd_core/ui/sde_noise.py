@@ -258,7 +258,7 @@ class BlowupController(Controller):
                  x=[float(t[0]), float(t[-1])], y=[ESCAPE_NORM, ESCAPE_NORM])
         axes(fig, (1, 1), x="blow-ups per 1000 time units", xaxis=dict(type="log"), yaxis=dict(autorange="reversed"))
         axes(fig, (1, 2), x="time after the state (zoom out: 30 time units stored)", y="‖θ‖",
-             xaxis=dict(range=[0.0, 0.4]), yaxis=dict(type="log", exponentformat="power"))
+             xaxis=dict(range=[0.0, 0.4]), yaxis=dict(type="log"))
         return [fig]
 
     def _update(self, setting) -> None:

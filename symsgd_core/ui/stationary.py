@@ -25,7 +25,7 @@ from .style import NEUTRALS, PALETTE
 
 __all__ = ["DepthComparison", "PhaseTransition", "FluctuationInversion", "WrongSign", "Tails", "DiscreteSGD"]
 
-_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50))
+_LAYOUT = dict(margin=dict(l=60, r=20, t=50, b=50))
 _COLORS = {0: PALETTE["blue"], 1: PALETTE["vermillion"], 2: PALETTE["bluish_green"], 4: PALETTE["reddish_purple"],
            "sgd": PALETTE["orange"], "amp": PALETTE["sky_blue"]}
 #: The noise-amplified step size as the figures write it ("2e-3").
