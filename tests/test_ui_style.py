@@ -20,6 +20,7 @@ import re
 import ipywidgets as widgets
 import plotly.graph_objects as go
 import pytest
+from test_ui_words import texts, word_problems
 
 from symsgd_core.ui import base
 from symsgd_core.ui.style import PALETTE, PLOT_BACKGROUND, allowed_colour, finish, log_axes, rgba
@@ -111,6 +112,12 @@ def test_every_slider_and_button_has_a_descriptive_label(shown):
 def test_figures_keep_a_white_paper_with_dark_text_for_the_dark_theme(shown):
     for fig in shown.figures:
         assert fig.layout.paper_bgcolor.upper() == "#FFFFFF" and fig.layout.font.color == "#222222"
+
+
+def test_no_status_line_or_text_alternative_holds_ascii_math_or_an_unrounded_float(shown):
+    """At the defaults (both ends of every slider: tests/test_ui_words.py, slow)."""
+    found = {what: word_problems(text) for what, text in texts(shown).items() if word_problems(text)}
+    assert not found, f"{type(shown).__name__}: {found}"
 
 
 def plot_background(fig) -> str:

@@ -325,5 +325,5 @@ class JumpEventController(Controller):
         lo_row, hi_row = rows[int(np.argmin(ks))], rows[int(np.argmax(ks))]
         p = rows[0].p
         self.say(f"{route}: k* from {min(ks)} ({_setting(lo_row)}) to {max(ks)} ({_setting(hi_row)}); p = {p:.3f}, "
-                 f"so p^k* falls from {p ** min(ks):.2g} to {p ** max(ks):.2g}. "
+                 f"so p to the power k* falls from {p ** min(ks):.2g} to {p ** max(ks):.2g}. "
                  f"Cells with a predicted wait far beyond the {rows[0].n_runs} runs' budget show no jump (triangles).")
