@@ -70,6 +70,9 @@ class Controller:
     sliders: dict = {}
     #: The CSS width of every slider of the figure (None: as wide as its label and track need).
     slider_width: str | None = None
+    #: While a first look is drawn (:meth:`RunController.start_run`), what it leaves out ("1 of 8 SGD seeds, …"):
+    #: its status line and headline are then the first look's, never its shorter run's own verdict.
+    _looking: str | None = None
 
     def __init__(self, **settings) -> None:
         # the kernel's plumbing (plotly's code once per page, compact printed text in classroom mode), before any
@@ -280,11 +283,40 @@ class Controller:
     def say(self, text: str, level: str = "info") -> None:
         """Show ``text`` in the status line (level: info, warning, error). The text keeps the theme's colour (light
         and dark themes); a warning or an error is marked by a coloured left border (:data:`~.style.STATUS`) and
-        the CSS class ``symsgd-status-<level>``; the messages themselves say what went wrong in words."""
+        the CSS class ``symsgd-status-<level>``; the messages themselves say what went wrong in words. While a first
+        look is drawn, the status says that instead (:func:`first_look_status`): its verdict is not the Run's."""
+        if self._looking is not None:
+            text, level = first_look_status(self._looking), "info"
         level = level if level in ("info", "warning", "error") else "info"
         mark = "" if level == "info" else f' style="border-left:4px solid {STATUS[level]};padding-left:6px"'
         self.status.value = f'<span class="symsgd-status symsgd-status-{level}"{mark}>{html.escape(text)}</span>'
         self._refresh_alts()
+
+    def _headline(self, text: str, warning: bool = False) -> None:
+        """Write ``text`` as the main figure's headline (:func:`~.style.headline`; a figure's verdict on what it
+        draws), or while a first look is drawn the first look's title (:func:`first_look_title`)."""
+        if self._looking is not None:
+            headline(self.figure, first_look_title(self._looking))
+        else:
+            headline(self.figure, text, warning)
+
+    def _title(self, title: dict) -> None:
+        """Set the main figure's ``title`` (a plotly title dict holding the figure's verdict), or while a first look
+        is drawn the first look's title (:func:`first_look_title`)."""
+        if self._looking is not None:
+            headline(self.figure, first_look_title(self._looking))
+        else:
+            self.figure.layout.title = title
+
+
+def first_look_title(what: str) -> str:
+    """The headline of a first look that leaves out ``what`` ("1 of 8 SGD seeds, …")."""
+    return f"First look ({what}): the full Run follows"
+
+
+def first_look_status(what: str, doing: str = "computing the full Run…") -> str:
+    """The status line of a first look that leaves out ``what``: every line a first look shows says it is one."""
+    return f"First look ({what}); {doing}"
 
 
 def computing_notice() -> str:
@@ -409,20 +441,25 @@ class RunController(Controller):
         self._generation += 1
         generation = self._generation
         t0 = time.perf_counter()
-        self.say(computing_notice())
+        self.say(first_look_status(what, computing_notice()))
         self.progress.value = 0
         title_before = self.figure.layout.title.to_plotly_json()
+        # the first look's own verdict (e.g. "no jump within the budget" of its shorter run) is not the Run's: while
+        # it is drawn, every status line and headline says what is shown (say, _headline, _title), until the full
+        # Run is drawn
+        look_title = first_look_title(what)
+        self._looking = what
         try:
             self._run(**small)
+            headline(self.figure, look_title)  # (a figure whose drawing sets no headline)
+            self.say(first_look_status(what))
         except Exception as exc:
+            self._looking = None
             self._say_error(exc)
             self._mark_handled()
             raise
-        # the first look's own verdict (e.g. "no jump within the budget" of its shorter run) is not the Run's: the
-        # title and the status say what is shown until the full Run is drawn
-        look_title = f"First look ({what}): the full Run follows"
-        headline(self.figure, look_title)
-        self.say(f"First look ({what}); computing the full Run…")
+        finally:
+            self._looking = None
         self._restyle_and_sync()
 
         def current() -> bool:

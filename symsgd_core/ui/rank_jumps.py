@@ -23,7 +23,7 @@ from ..rank_jumps.stepping import weight_decay_factor
 from .base import Controller, ExperimentFigure
 from .plotting import axes, line, markers, panels
 from .sliders import EPSILON, SEED, SGD_SEEDS, STEP_SIZE, WEIGHT_DECAY, Range
-from .style import NEUTRALS, PALETTE, colours, headline
+from .style import NEUTRALS, PALETTE, colours
 
 __all__ = ["AnnealController", "BasinController", "EnsembleController", "LangevinController", "MechanismController",
            "PenaltyController", "TrapController"]
@@ -129,7 +129,7 @@ class _ExperimentFigure(ExperimentFigure):
                 head, level, text = "FAILURE MODE: no starting minimum", "error", str(result)
             else:
                 head, level, text = self._show(result, **values)
-            headline(self.figure, head, level != "info")
+            self._headline(head, level != "info")
         self.say(text, level)
 
 

@@ -111,7 +111,7 @@ class SdeCompareController(ExperimentFigure):
             with fig.batch_update():
                 for tr in fig.data:
                     tr.x, tr.y = [], []
-                fig.layout.title = dict(text="FAILURE MODE: nothing to compare", font=dict(color=PALETTE["vermillion"]))
+                self._title(dict(text="FAILURE MODE: nothing to compare", font=dict(color=PALETTE["vermillion"])))
             self.say(str(r), "error")
             return
         s = r.summaries
@@ -121,9 +121,9 @@ class SdeCompareController(ExperimentFigure):
                 fig.data[k].x, fig.data[k].y = _runs_as_one_trace(res.times, res.singular_values[:, :, 1])
                 fig.data[3 + k].x, fig.data[3 + k].y = r.low_rank_fraction(key)
             fig.data[6].x, fig.data[6].y = r.sde_blown_up
-            fig.layout.title = dict(text=(f"SDE: {s['sde'].jumped}/{s['sde'].n_runs} jumped, {s['sde'].diverged} blew "
-                                          f"up · SGD: {s['sgd'].jumped}/{s['sgd'].n_runs} jumped · returns to rank 2: "
-                                          f"{s['sde'].returned + s['sgd'].returned}"), font=dict(size=14))
+            self._title(dict(text=(f"SDE: {s['sde'].jumped}/{s['sde'].n_runs} jumped, {s['sde'].diverged} blew up · "
+                                   f"SGD: {s['sgd'].jumped}/{s['sgd'].n_runs} jumped · returns to rank 2: "
+                                   f"{s['sde'].returned + s['sgd'].returned}"), font=dict(size=14)))
 
         def wait(sm):
             w = sm.wait
