@@ -12,12 +12,43 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["ALT_CLASS", "figure_description", "plain_text", "visually_hidden_html"]
+__all__ = ["ALT_CLASS", "figure_description", "plain_text", "subscript", "superscript", "visually_hidden_html"]
 
 #: CSS class of the (visually hidden) element that holds a figure's description in the page.
 ALT_CLASS = "symsgd-figure-alt"
 #: At most this many curve names are listed (a figure of 60 runs lists its first few and how many more).
 MAX_NAMES = 8
+
+#: Unicode superscripts and subscripts of the characters that have one (letters: the modifier letters that fonts
+#: draw raised or lowered; ``/`` as the raised slash ᐟ). ``T`` → ``ᵀ`` is also the transpose the project writes.
+_SUPERSCRIPTS = dict(zip("0123456789+-−=()/abcdefghijklmnoprstuvwxyzABDEGHIJKLMNOPRTUVWβγδθφχ",
+                         "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ᐟᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᴬᴮᴰᴱᴳᴴᴵᴶᴷᴸᴹᴺᴼᴾᴿᵀᵁⱽᵂᵝᵞᵟᶿᵠᵡ"))
+_SUBSCRIPTS = dict(zip("0123456789+-−=()aehijklmnoprstuvxβγρφχ", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓᵦᵧᵨᵩᵪ"))
+
+
+def superscript(text) -> str | None:
+    """``text`` (or a number) in Unicode superscripts, ``"−7/2"`` → ``"⁻⁷ᐟ²"``, ``3000`` → ``"³⁰⁰⁰"``; None when a
+    character has none (a space, ``*``, ``ℓ``, capital C…)."""
+    text = str(text)
+    return "".join(_SUPERSCRIPTS[c] for c in text) if text and all(c in _SUPERSCRIPTS for c in text) else None
+
+
+def subscript(text) -> str | None:
+    """``text`` (or a number) in Unicode subscripts, ``1`` → ``"₁"``, ``"nat"`` → ``"ₙₐₜ"``; None when a character
+    has none (capitals, ``c``, ``w``, ``ℓ``…)."""
+    text = str(text)
+    return "".join(_SUBSCRIPTS[c] for c in text) if text and all(c in _SUBSCRIPTS for c in text) else None
+
+
+def _power(exponent: str) -> str:
+    """A ``<sup>`` as plain text: Unicode superscripts where each character has one, else ``to the power (…)``."""
+    return superscript(exponent) or f" to the power ({exponent})"
+
+
+def _index(sub: str) -> str:
+    """A ``<sub>`` as plain text: Unicode subscripts where each character has one, else after a space."""
+    return subscript(sub) or f" {sub}"
+
 
 _SUB = re.compile(r"<sub>(.*?)</sub>", re.S)
 _SUP = re.compile(r"<sup>(.*?)</sup>", re.S)
@@ -26,12 +57,14 @@ _TAG = re.compile(r"<[^>]+>")
 
 
 def plain_text(text) -> str:
-    """Figure text (plotly's HTML subset) as words: ``T<sub>c</sub>`` → ``T c``, ``δ<sup>2/L</sup>`` →
-    ``δ to the power 2/L``, other tags dropped, entities decoded, white space collapsed."""
+    """Figure text (plotly's HTML subset) as Unicode text: ``B<sub>1</sub>`` → ``B₁``, ``(a<sup>L</sup> − 1)²`` →
+    ``(aᴸ − 1)²``, ``δ<sup>2/L</sup>`` → ``δ²ᐟᴸ``; a sub- or superscript with a character that has no Unicode form
+    in words: ``T<sub>c</sub>`` → ``T c``, ``v<sup>ν + 1</sup>`` → ``v to the power (ν + 1)``; other tags dropped,
+    entities decoded, white space collapsed."""
     if text is None:
         return ""
-    out = _SUP.sub(lambda m: f" to the power {m.group(1)}", str(text))
-    out = _SUB.sub(lambda m: f" {m.group(1)}", out)
+    out = _SUP.sub(lambda m: _power(html.unescape(_TAG.sub("", m.group(1))).strip()), str(text))
+    out = _SUB.sub(lambda m: _index(html.unescape(_TAG.sub("", m.group(1))).strip()), out)
     out = _TAG.sub("", _BREAK.sub(" ", out))
     return " ".join(html.unescape(out).split())
 

@@ -13,7 +13,14 @@ from test_ui_every_slider import one_keyboard_step
 from test_ui_style import CLASSES
 
 from symsgd_core.ui.base import status_text
-from symsgd_jupyter.describe import ALT_CLASS, figure_description, plain_text, visually_hidden_html
+from symsgd_jupyter.describe import (
+    ALT_CLASS,
+    figure_description,
+    plain_text,
+    subscript,
+    superscript,
+    visually_hidden_html,
+)
 from symsgd_jupyter.figure_checks import slider_names
 
 # one worker for the module: its module-scoped ``shown`` controllers are then built once each, not again on
@@ -23,9 +30,18 @@ pytestmark = pytest.mark.xdist_group("test-ui-describe")
 
 def test_plain_text_reads_plotlys_markup_as_words():
     assert plain_text("T<sub>c</sub> (L = 1)") == "T c (L = 1)"
-    assert plain_text("γLδ<sup>2/L</sup> − gδ") == "γLδ to the power 2/L − gδ"
+    assert plain_text("γLδ<sup>2/L</sup> − gδ") == "γLδ²ᐟᴸ − gδ"  # Unicode superscripts where each has one
+    assert plain_text("(a<sup>L</sup> − 1)²") == "(aᴸ − 1)²"  # not "(a to the power L − 1)²", which is ambiguous
+    assert plain_text("B<sub>1</sub>, E[∇F<sub>nat</sub>], 1 − η<sup>2</sup>") == "B₁, E[∇Fₙₐₜ], 1 − η²"
+    assert plain_text("v<sup>ν + 1</sup> − 1") == "v to the power (ν + 1) − 1"  # no superscript ν: in words
     assert plain_text("a<br>b &amp; <b>c</b>") == "a b & c"
     assert plain_text(None) == ""
+
+
+def test_unicode_super_and_subscripts_or_none():
+    assert superscript("−7/2") == "⁻⁷ᐟ²" and superscript(3000) == "³⁰⁰⁰" and superscript("t") == "ᵗ"
+    assert subscript(1) == "₁" and subscript("r") == "ᵣ" and subscript("nat") == "ₙₐₜ"
+    assert superscript("k*") is None and subscript("L") is None and subscript("c") is None and superscript("") is None
 
 
 def test_a_description_says_what_is_plotted_the_settings_and_the_finding():
@@ -40,7 +56,7 @@ def test_a_description_says_what_is_plotted_the_settings_and_the_finding():
     text = figure_description(fig, {"depth L": "4", "γ": "0.05"}, "a trap at θ = 0", number=1, of=2)
     assert text.startswith("Figure 1 of 2: the penalty.")
     assert "Panels: (a) penalty: min ‖θ‖² against singular value s; (b) cost" in text
-    assert "Curves: L = 2; L = 4; δ to the power *." in text and "hidden" not in text
+    assert "Curves: L = 2; L = 4; δ to the power (*)." in text and "hidden" not in text
     assert "Settings: depth L = 4, γ = 0.05." in text and text.endswith("Finding: a trap at θ = 0.")
     grid = make_subplots(2, 2, subplot_titles=("", "top right", "bottom left", ""))  # titles by position, not order
     for r, c in ((1, 1), (1, 2), (2, 1), (2, 2)):

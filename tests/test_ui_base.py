@@ -337,3 +337,75 @@ def test_a_declared_figure_takes_its_experiments_settings_and_refuses_others():
         DiscreteBreakdown(stepz=50)
     with pytest.raises(TypeError, match="has no engine"):
         DiscreteBreakdown(engine="reference")
+
+
+# -- a first look says it is one, and never shows its shorter run's verdict -------------------------------------------
+def _first_look_figures():
+    """Every Run-button figure with a first look, at small settings whose Run looks first (``ONE_GO`` set to 0 where
+    the look is chosen by the work over the defaults'; notebook 05's comparison looks first above 40 000 SDE steps)."""
+    from small_settings import SMALL
+
+    from symsgd_core.ui import rank_jumps as rj
+    from symsgd_core.ui import sde_noise as usn
+
+    more = {rj.TrapController: dict(n_seeds=2, steps=20_000), rj.EnsembleController: dict(n_runs=12),
+            rj.AnnealController: dict(n_seeds=2, hot_steps=50_000), rj.LangevinController: dict(n_runs=2),
+            usn.SdeCompareController: dict(m=64)}
+    return [(cls, {**SMALL.get(cls, {}), **settings}) for cls, settings in more.items()]
+
+
+class _Sent:
+    """Every status line and every headline of ``controller``'s main figure as they are sent to the page."""
+
+    def __init__(self, controller, monkeypatch):
+        self.status: list[str] = []
+        self.titles: list[str] = []
+        controller.status.observe(lambda change: self.status.append(base.html.unescape(
+            base.re.sub(r"<[^>]+>", "", change["new"]))), names="value")
+        relayout, update = go.FigureWidget._send_relayout_msg, go.FigureWidget._send_update_msg
+
+        def titles(fig, layout_data):
+            if fig is controller.figure:
+                for key, value in (layout_data or {}).items():
+                    if key == "title.text" or (key == "title" and isinstance(value, dict)):
+                        self.titles.append(value if key == "title.text" else value.get("text"))
+
+        def send_relayout(fig, layout_data, source_view_id=None):
+            titles(fig, layout_data)
+            return relayout(fig, layout_data, source_view_id)
+
+        def send_update(fig, restyle_data, relayout_data, trace_indexes=None, source_view_id=None):
+            titles(fig, relayout_data)
+            return update(fig, restyle_data, relayout_data, trace_indexes, source_view_id)
+
+        monkeypatch.setattr(go.FigureWidget, "_send_relayout_msg", send_relayout)
+        monkeypatch.setattr(go.FigureWidget, "_send_update_msg", send_update)
+
+
+@pytest.mark.parametrize("case", _first_look_figures(), ids=lambda c: c[0].__name__)
+def test_a_first_look_says_it_is_one_in_every_line_and_never_shows_its_own_verdict(case, monkeypatch):
+    """Notebook 04 §2 showed the shorter run's "FAILURE MODE: no jumps within the budget" for ~0.15 s before "First
+    look …" replaced it: every status line and headline sent while the first look is drawn says it is a first look,
+    and the full Run's own verdict follows."""
+    from test_background import page_click
+
+    cls, settings = case
+    if cls.FIRST_LOOK is not None:
+        monkeypatch.setattr(cls, "ONE_GO", 0.0)
+    c = cls(**settings)
+    look = c._first_look(c.values())
+    assert look is not None, f"{cls.__name__} at {settings}: no first look"
+    sent = _Sent(c, monkeypatch)
+
+    async def reader():
+        page_click(c.run_button)  # the first look is drawn before the click's handler returns
+        during = (list(sent.status), list(sent.titles))
+        await asyncio.wrap_future(c.pending)
+        return during
+
+    status, titles = asyncio.run(reader())
+    assert status and titles, (status, titles)
+    not_a_look = [s for s in status if not s.startswith(f"First look ({look[1]})")]
+    assert not not_a_look, f"{cls.__name__}: status lines of the first look that do not say so: {not_a_look}"
+    assert titles == [base.first_look_title(look[1])], f"{cls.__name__}: headlines sent during the first look: {titles}"
+    assert not base.status_text(c).startswith("First look") and not c.figure.layout.title.text.startswith("First look")

@@ -71,4 +71,4 @@ def test_jump_event_controller_draws_both_routes():
     c = ui.JumpEventController()
     z = np.asarray(c.figure.data[0].z, dtype=float)
     assert z.shape == (4, 3) and np.all(z > 0)
-    assert "p^k*" in c.status.value
+    assert "p to the power k*" in c.status.value

@@ -20,10 +20,11 @@ import re
 import ipywidgets as widgets
 import plotly.graph_objects as go
 import pytest
+from test_ui_words import texts, word_problems
 
 from symsgd_core.ui import base
-from symsgd_core.ui.style import PALETTE, allowed_colour, rgba
-from symsgd_jupyter.distinguish import style_key
+from symsgd_core.ui.style import PALETTE, PLOT_BACKGROUND, allowed_colour, finish, log_axes, rgba
+from symsgd_jupyter.distinguish import hex_colour, style_key
 from symsgd_jupyter.figure_checks import SLIDER_TYPES
 from tools.figure_data import controller_classes
 
@@ -111,6 +112,52 @@ def test_every_slider_and_button_has_a_descriptive_label(shown):
 def test_figures_keep_a_white_paper_with_dark_text_for_the_dark_theme(shown):
     for fig in shown.figures:
         assert fig.layout.paper_bgcolor.upper() == "#FFFFFF" and fig.layout.font.color == "#222222"
+
+
+def test_no_status_line_or_text_alternative_holds_ascii_math_or_an_unrounded_float(shown):
+    """At the defaults (both ends of every slider: tests/test_ui_words.py, slow)."""
+    found = {what: word_problems(text) for what, text in texts(shown).items() if word_problems(text)}
+    assert not found, f"{type(shown).__name__}: {found}"
+
+
+def plot_background(fig) -> str:
+    """The plot area's background a figure is drawn with (hex): its own, else its template's (plotly's default
+    template, used by a figure that sets none, has the grey-blue "#E5ECF6")."""
+    template = fig.layout.template
+    return hex_colour(fig.layout.plot_bgcolor or (template.layout.plot_bgcolor if template is not None else None)
+                      or "#E5ECF6")
+
+
+def test_every_figure_has_the_one_plot_background(shown):
+    """Notebooks 00, 01 and 03 drew on white, 02, 04 and 05 on plotly's grey-blue; now every figure on
+    :data:`~symsgd_core.ui.style.PLOT_BACKGROUND`, with the white template's grid lines (visible on it)."""
+    for k, fig in enumerate(shown.figures):
+        assert plot_background(fig) == hex_colour(PLOT_BACKGROUND), f"{type(shown).__name__} figure {k}"
+        assert hex_colour(fig.layout.template.layout.xaxis.gridcolor) != hex_colour(PLOT_BACKGROUND)
+
+
+def test_the_plot_background_check_sees_a_figure_without_the_projects_layout():
+    fig = go.Figure()
+    assert plot_background(fig) == "#E5ECF6"  # plotly's default, what notebooks 02, 04, 05 showed
+    finish(fig)
+    assert plot_background(fig) == hex_colour(PLOT_BACKGROUND)
+
+
+def test_every_log_axis_labels_its_ticks_as_powers_of_ten(shown):
+    """plotly labels a log axis with SI prefixes by default ("100µ, 1n, 1f"), which a reader takes for units."""
+    found = [ax for fig in shown.figures for ax in log_axes(fig)]
+    bad = [(ax.plotly_name, ax.exponentformat, ax.showexponent) for ax in found
+           if ax.exponentformat != "power" or ax.showexponent not in (None, "all")]
+    assert not bad, f"{type(shown).__name__}: log axes without powers of ten: {bad}"
+
+
+def test_there_are_log_axes_and_finish_formats_them():
+    assert sum(len(log_axes(f)) for cls in CLASSES for f in built(cls)[0].figures) >= 15
+    fig = go.Figure(layout=dict(yaxis=dict(type="log"), xaxis2=dict(type="log"), xaxis=dict(type="linear")))
+    assert {ax.plotly_name for ax in log_axes(fig)} == {"xaxis2", "yaxis"}
+    assert all(ax.exponentformat is None for ax in log_axes(fig))  # plotly's default: SI prefixes
+    finish(fig)
+    assert all(ax.exponentformat == "power" for ax in log_axes(fig)) and fig.layout.xaxis.exponentformat is None
 
 
 #: A text or background colour set in a widget's HTML (a theme variable, ``var(--jp-…)``, adapts to the theme).

@@ -560,7 +560,7 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, weight_decay: float, d
         return Diagnosis("collapsed", prefix +
                          f"{n_col} of {R} SGD runs collapsed to A = 0 (rank 0): with η = {lr:.3g} the noise kicks "
                          "the network past the rank-1 minimum into the basin of θ = 0, which is a local minimum "
-                         "for L ≥ 3 (B_0 is absorbing too). Lower η." + gd_text, "warning")
+                         "for L ≥ 3 (B₀ is absorbing too). Lower η." + gd_text, "warning")
     if not jumped.any():
         return Diagnosis("no_jumps", prefix +
                          f"No SGD run left rank {start_rank} within {steps} steps: at η = {lr:.3g}, "

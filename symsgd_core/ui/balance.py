@@ -86,8 +86,9 @@ def _claims(check):
 
 #: Why a run of the scalar model diverges (shown once under the per-run headlines).
 DIVERGENCE_WHY = ("Gradient descent on this loss is stable only while η(u² + w²) < 1/E[x²] = 1 (a sample x needs "
-                  "η·x²(u² + w²) < 1):<br>beyond, each step overshoots the valley uw = 1, η|ḡ_ℬ| grows, and the "
-                  "factor 1 − η²ḡ_ℬ² < −1 makes |u² − w²| grow too.<br>Lower η or start closer to the origin.")
+                  "η·x²(u² + w²) < 1):<br>beyond, each step overshoots the valley uw = 1, η|ḡ| grows (ḡ: the "
+                  "mini-batch's mean ∂ℓ/∂(uw)), and the factor 1 − η²ḡ² < −1 makes |u² − w²| grow too.<br>Lower η "
+                  "or start closer to the origin.")
 
 
 def _divergence_html(n: dict, runs: dict[str, str]) -> str:
@@ -404,7 +405,8 @@ class ItoTermsExplorer(Controller):
         self.say(f"dG/dt = T·Tr[CJ] = {_fmt(tg.rate)} exactly (drift {_fmt(tg.drift, 2)}, noise "
                  f"{_fmt(tg.noise_std, 2)}: round-off). d‖u‖² has drift {_fmt(tu.drift)}, Itô correction "
                  f"{_fmt(tu.ito_correction)} and noise coefficient {_fmt(tu.noise_std)}. Jθ puts "
-                 f"{spec.overlaps[zero]:.6f} of its weight on eigenvalue {_fmt(spec.eigenvalues[zero], 2)} of C "
+                 f"{spec.overlaps[zero]:.4f} of its weight on eigenvalue {_fmt(spec.eigenvalues[zero], 2)} "
+                 "of C "
                  f"(largest eigenvalue {_fmt(spec.eigenvalues[-1])}): a null direction.")
 
     def _proof_html(self) -> str:
@@ -682,8 +684,9 @@ class DiscreteBreakdown(ExperimentFigure):
         if kind == "diverged":
             self.say(_divergence_html(numbers, {"": "SGD"}).replace("<br>", " "), "error")
             return
-        msg = (f"η = {lr:.3g}: largest η|ḡ_ℬ| = {r.max_eta_g:.3g}. G = u² − w² went from {G[0]:.3g} to {G[-1]:.3g}. "
-               f"It changed sign at {r.flips} step(s) (η|ḡ_ℬ| > 1) and grew in size at {r.grows} (η|ḡ_ℬ| > √2); "
+        msg = (f"η = {lr:.3g}: largest η|ḡ| = {r.max_eta_g:.3g} (ḡ: the mini-batch's mean ∂ℓ/∂(uw)). G = u² − w² "
+               f"went from {G[0]:.3g} to {G[-1]:.3g}. It changed sign at {r.flips} step(s) (η|ḡ| > 1) and grew in "
+               f"size at {r.grows} (η|ḡ| > √2); "
                "in continuous time neither can happen.")
         if numbers["at_roundoff"]:
             msg += " (G has reached float64 round-off, |G| ≲ 64·eps·(u² + w²): its last values are noise.)"

@@ -39,7 +39,7 @@ from symsgd_jupyter.plotly_loading import answer_state_requests, sync_figure_sta
 
 from ..warm import cold_loaded_kernels
 from .sliders import Range
-from .style import FIGURE_LAYOUT, PLOTLY_CONFIG, STATUS, headline
+from .style import PLOTLY_CONFIG, STATUS, finish, headline
 
 #: Class of the root widget of a figure that re-simulates when a slider is released (``RunController.auto_run``).
 AUTO_RUN_CLASS = "symsgd-auto-run"
@@ -70,6 +70,9 @@ class Controller:
     sliders: dict = {}
     #: The CSS width of every slider of the figure (None: as wide as its label and track need).
     slider_width: str | None = None
+    #: While a first look is drawn (:meth:`RunController.start_run`), what it leaves out ("1 of 8 SGD seeds, …"):
+    #: its status line and headline are then the first look's, never its shorter run's own verdict.
+    _looking: str | None = None
 
     def __init__(self, **settings) -> None:
         # the kernel's plumbing (plotly's code once per page, compact printed text in classroom mode), before any
@@ -131,8 +134,8 @@ class Controller:
         (:func:`sync_figure_state`): updates made before a figure was shown leave no partial copy in the browser."""
         for fig in self.figures:
             if self._root is None:
-                fig.update_layout(**FIGURE_LAYOUT)
                 fig._config = {**PLOTLY_CONFIG, **fig._config}  # no control that reaches the internet (style.py)
+            self._finish(fig)
             self._distinguish(fig)
             sync_figure_state(fig)
             answer_state_requests(fig)
@@ -229,9 +232,18 @@ class Controller:
         """After drawing: no two curves told apart by colour only (:func:`~symsgd_core.ui.style.distinguish`),
         and every figure's full state stored, since a page that connects later (Voilà) reads only that."""
         for fig in self.figures:
+            self._finish(fig)
             self._distinguish(fig)
             sync_figure_state(fig)
         self._refresh_alts()
+
+    def _finish(self, fig: go.FigureWidget) -> None:
+        """The project's layout (one plot background, white paper) on a new figure, and powers of ten on every log
+        axis of every figure (:func:`~symsgd_core.ui.style.finish`), after each drawing: an axis a drawing made
+        logarithmic gets them too."""
+        finished = self.__dict__.setdefault("_finished_figures", set())
+        finish(fig, layout=id(fig) not in finished)
+        finished.add(id(fig))
 
     # -- text alternatives ----------------------------------------------------
     def settings_shown(self) -> dict[str, str]:
@@ -271,11 +283,40 @@ class Controller:
     def say(self, text: str, level: str = "info") -> None:
         """Show ``text`` in the status line (level: info, warning, error). The text keeps the theme's colour (light
         and dark themes); a warning or an error is marked by a coloured left border (:data:`~.style.STATUS`) and
-        the CSS class ``symsgd-status-<level>``; the messages themselves say what went wrong in words."""
+        the CSS class ``symsgd-status-<level>``; the messages themselves say what went wrong in words. While a first
+        look is drawn, the status says that instead (:func:`first_look_status`): its verdict is not the Run's."""
+        if self._looking is not None:
+            text, level = first_look_status(self._looking), "info"
         level = level if level in ("info", "warning", "error") else "info"
         mark = "" if level == "info" else f' style="border-left:4px solid {STATUS[level]};padding-left:6px"'
         self.status.value = f'<span class="symsgd-status symsgd-status-{level}"{mark}>{html.escape(text)}</span>'
         self._refresh_alts()
+
+    def _headline(self, text: str, warning: bool = False) -> None:
+        """Write ``text`` as the main figure's headline (:func:`~.style.headline`; a figure's verdict on what it
+        draws), or while a first look is drawn the first look's title (:func:`first_look_title`)."""
+        if self._looking is not None:
+            headline(self.figure, first_look_title(self._looking))
+        else:
+            headline(self.figure, text, warning)
+
+    def _title(self, title: dict) -> None:
+        """Set the main figure's ``title`` (a plotly title dict holding the figure's verdict), or while a first look
+        is drawn the first look's title (:func:`first_look_title`)."""
+        if self._looking is not None:
+            headline(self.figure, first_look_title(self._looking))
+        else:
+            self.figure.layout.title = title
+
+
+def first_look_title(what: str) -> str:
+    """The headline of a first look that leaves out ``what`` ("1 of 8 SGD seeds, …")."""
+    return f"First look ({what}): the full Run follows"
+
+
+def first_look_status(what: str, doing: str = "computing the full Run…") -> str:
+    """The status line of a first look that leaves out ``what``: every line a first look shows says it is one."""
+    return f"First look ({what}); {doing}"
 
 
 def computing_notice() -> str:
@@ -400,20 +441,25 @@ class RunController(Controller):
         self._generation += 1
         generation = self._generation
         t0 = time.perf_counter()
-        self.say(computing_notice())
+        self.say(first_look_status(what, computing_notice()))
         self.progress.value = 0
         title_before = self.figure.layout.title.to_plotly_json()
+        # the first look's own verdict (e.g. "no jump within the budget" of its shorter run) is not the Run's: while
+        # it is drawn, every status line and headline says what is shown (say, _headline, _title), until the full
+        # Run is drawn
+        look_title = first_look_title(what)
+        self._looking = what
         try:
             self._run(**small)
+            headline(self.figure, look_title)  # (a figure whose drawing sets no headline)
+            self.say(first_look_status(what))
         except Exception as exc:
+            self._looking = None
             self._say_error(exc)
             self._mark_handled()
             raise
-        # the first look's own verdict (e.g. "no jump within the budget" of its shorter run) is not the Run's: the
-        # title and the status say what is shown until the full Run is drawn
-        look_title = f"First look ({what}): the full Run follows"
-        headline(self.figure, look_title)
-        self.say(f"First look ({what}); computing the full Run…")
+        finally:
+            self._looking = None
         self._restyle_and_sync()
 
         def current() -> bool:

@@ -433,10 +433,11 @@ class TracesController(_LiftingFigure):
         tu, tw = q.direct
         text = _sentences(
             f"Tr Cov ∇_u ℓ = {tu:.4g}, Tr Cov ∇_w ℓ = {tw:.4g} (autograd).",
-            q.nat is not None and f"From A_nat: equal to {q.error('nat'):.1e}.",
+            q.nat is not None and f"From E[∇Fₙₐₜ]: equal to {q.error('nat'):.1e}.",
             q.F is not None and (f"wᵀe < 0: F describes (−u, −w), whose traces differ by {q.error('F'):.3g} (sign "
-                                 "caveat)." if case.sign_caveat_applies else f"From A_F: equal to {q.error('F'):.1e}."),
-            q.normal_part is not None and f"Yet ‖E[∇F_nat] − E[∇F]‖ = {np.linalg.norm(q.normal_part):.3g}.",
+                                 "caveat)." if case.sign_caveat_applies else
+                                 f"From E[∇F]: equal to {q.error('F'):.1e}."),
+            q.normal_part is not None and f"Yet ‖E[∇Fₙₐₜ] − E[∇F]‖ = {np.linalg.norm(q.normal_part):.3g}.",
             q.A_nat is None and "ReLU neuron: no natural lifting; F only.",
             q.A_F is None and "w ⟂ e: F undefined here.",
             q.lam_star is not None and f"Balanced at λ* = {q.lam_star:.3g}; here dG/dt = T(Tr_u − Tr_w) "

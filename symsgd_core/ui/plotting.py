@@ -13,8 +13,9 @@ from plotly.subplots import make_subplots
 
 __all__ = ["axes", "line", "markers", "panels"]
 
-#: The layout figures share unless they give their own: white template, room for axis titles, legend on top.
-LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50),
+#: The layout figures share unless they give their own: room for axis titles, legend on top (the template, the
+#: background and the log axes' tick labels are every figure's: :func:`symsgd_core.ui.style.finish`).
+LAYOUT = dict(margin=dict(l=60, r=20, t=50, b=50),
               legend=dict(orientation="h", yanchor="bottom", y=1.06, x=0))
 
 

@@ -13,6 +13,8 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
+from symsgd_jupyter.describe import subscript, superscript
+
 from ..core.checking import roundoff_tolerance
 from ..rank_jumps import experiments
 from ..rank_jumps.analysis import exponential_counts, jump_histogram
@@ -21,7 +23,7 @@ from ..rank_jumps.stepping import weight_decay_factor
 from .base import Controller, ExperimentFigure
 from .plotting import axes, line, markers, panels
 from .sliders import EPSILON, SEED, SGD_SEEDS, STEP_SIZE, WEIGHT_DECAY, Range
-from .style import NEUTRALS, PALETTE, colours, headline
+from .style import NEUTRALS, PALETTE, colours
 
 __all__ = ["AnnealController", "BasinController", "EnsembleController", "LangevinController", "MechanismController",
            "PenaltyController", "TrapController"]
@@ -42,7 +44,7 @@ DEPTH = Range("depth L", 2, 6, kind="int")
 #: engine's flush of tiny entries) are drawn at the floor.
 LOG_FLOOR = 1e-18
 #: The log axis of singular values, from just below the floor to 10.
-LOG_AXIS = dict(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1], exponentformat="power")
+LOG_AXIS = dict(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1])
 #: The layout of the figures with a row of two panels: room for the headline, the legend below.
 LAYOUT = dict(margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
 
@@ -92,10 +94,10 @@ def b_r_summary(m: dict) -> str:
     """One sentence on the B_r membership ``m`` of GD (if it has ``gd_end_B``) and the SGD runs
     (:func:`~symsgd_core.rank_jumps.analysis.b_r_membership`)."""
     crit = DEFAULT_B_CRITERION
-    text = f"B_r (ε₁ = {crit.eps_rank:g}, ε₂ = {crit.eps_balance:g}, R = {crit.R:g}): "
+    text = f"Bᵣ (ε₁ = {crit.eps_rank:g}, ε₂ = {crit.eps_balance:g}, R = {crit.R:g}): "
     if "gd_end_B" in m:
-        text += f"GD ends in B_{m['gd_end_B']}; "
-    text += (f"{m['entered']} of {m['n_runs']} SGD runs entered B_1, {m['left']} left it again; the "
+        text += f"GD ends in B{subscript(m['gd_end_B'])}; "
+    text += (f"{m['entered']} of {m['n_runs']} SGD runs entered B₁, {m['left']} left it again; the "
              f"largest SGD imbalance was {m['max_imbalance']:.2g} ")
     return text + ("(balance test passed throughout)." if m["balanced"] else "(ABOVE ε₂: the balance test failed).")
 
@@ -127,7 +129,7 @@ class _ExperimentFigure(ExperimentFigure):
                 head, level, text = "FAILURE MODE: no starting minimum", "error", str(result)
             else:
                 head, level, text = self._show(result, **values)
-            headline(self.figure, head, level != "info")
+            self._headline(head, level != "info")
         self.say(text, level)
 
 
@@ -173,7 +175,8 @@ class PenaltyController(Controller):
             fig.data[6].x, fig.data[6].y = ([d_star], [0.0]) if show_star else ([], [])
         if L != 2:
             where = f"δ* = {d_star:.3g}" + (" (marked ×)" if d_star <= d_max else ", beyond the plotted range")
-            self.say(f"L = {L}: the penalty {L}·s^(2/{L}) has infinite slope at s = 0, so a new direction costs more "
+            power = superscript(f"2/{L}")
+            self.say(f"L = {L}: the penalty {L}·s{power} has infinite slope at s = 0, so a new direction costs more "
                      f"than it gains up to {where}: every lower-rank local optimum stays a local minimum, local minima "
                      "of many ranks exist. θ = 0 is a local minimum for every γ > 0 (a trap).")
             return
@@ -349,7 +352,7 @@ class MechanismController(_ExperimentFigure):
                 _curve(fig, "SGD after" if (s == 0 and k == 0) else f"SGD seed {s}", SEED_COLOURS[s], (1, 2),
                        showlegend=(s == 0 and k == 0), width=1.2, dash=dash)
         _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, 2))
-        fig.update_yaxes(type="log", exponentformat="power")
+        fig.update_yaxes(type="log")
         axes(fig, (1, 1), y="‖W<sub>L</sub>[1, :]‖ (row never sampled)")
         axes(fig, (1, 2), y="singular values of A (upper s₁, lower s₂)", yaxis=dict(range=LOG_AXIS["range"]))
         fig.update_xaxes(title_text="step")
@@ -386,19 +389,20 @@ class MechanismController(_ExperimentFigure):
         "diverged_after": ("FAILURE MODE: divergence after the forced phase", "η = {lr:.3g} too large."),
         "collapsed_after": ("FAILURE MODE: collapse to A = 0 after the forced phase",
                             "{sgd_collapsed} SGD run(s) collapsed to A = 0: η = {lr:.3g} is large enough for the "
-                            "noise to push the rank-1 network into θ = 0's basin (B_0 is absorbing)."),
+                            "noise to push the rank-1 network into θ = 0's basin (B₀ is absorbing)."),
         "rank_rose": ("Rank rose again after the forced phase",
-                      "The rank rose again: the forced phase ended outside B_1's basin."),
+                      "The rank rose again: the forced phase ended outside B₁'s basin."),
         "absorbed": ("Forced sampling → rank 1; then SGD and GD both stay at rank 1",
-                     "Neither GD nor any SGD run ever returned to rank 2: B_1 is absorbing for both."),
+                     "Neither GD nor any SGD run ever returned to rank 2: B₁ is absorbing for both."),
     }
 
     @classmethod
     def _message(cls, outcome, err, tol, forced_rank, lr, weight_decay, forced_steps):
         """(headline, level, status text) of ``outcome``: the words only, the experiment decided it."""
         c = weight_decay_factor(lr, weight_decay)
-        text = (f"Forced phase ({forced_steps} steps on row-0 entries only): the unsampled row of W_L shrank by "
-                f"(1 − 2ηγ)^t = {c:.5f}^{forced_steps} = {weight_decay_factor(lr, weight_decay, forced_steps):.3g}, "
+        text = (f"Forced phase ({forced_steps} steps on row-0 entries only): the unsampled row of the last layer's "
+                f"weights shrank by (1 − 2ηγ)ᵗ = {c:.5f}{superscript(forced_steps)} = "
+                f"{weight_decay_factor(lr, weight_decay, forced_steps):.3g}, "
                 f"matching the measured norms to a relative {err:.1e} (round-off bound {tol:.1e}). ")
         n = outcome.numbers
         if "gd_rank" in n:
@@ -474,7 +478,7 @@ class BasinController(_ExperimentFigure):
         """(headline, level, status text) of ``outcome`` (decided in
         :func:`~symsgd_core.rank_jumps.experiments.basin_outcome`) and of the grid's bracket of the basin edge."""
         where = (f"a = {alpha:.3g} (a/a_c = {alpha / alpha_c:.2f}, first-order basin estimate "
-                 f"a_c = (2γ/|g|)^(1/(L−2)) = {alpha_c:.3g} with fit slope |g| = {abs(g):.3g})")
+                 f"a_c = (2γ/|g|)¹ᐟ⁽ᴸ⁻²⁾ = {alpha_c:.3g} with fit slope |g| = {abs(g):.3g})")
         lo, hi = boundary
         edge = (f" On the grid, the smallest a that escapes is {hi:.3g} ({hi / alpha_c:.2f} a_c); the largest a "
                 f"below it that is pulled back is {lo:.3g} ({lo / alpha_c:.2f} a_c)."
@@ -629,7 +633,7 @@ class LangevinController(_ExperimentFigure):
         markers(fig, "SGD: rank-raising directions", COLOURS["rank1"], (1, 2), size=6, symbol="x")
         line(fig, "Langevin 2ητ (every direction)", COLOURS["langevin"], (1, 2), dash="dash")
         line(fig, "round-off level of η²C", NEUTRALS["grey"], (1, 2), width=1, dash="dot")
-        fig.update_yaxes(type="log", exponentformat="power")
+        fig.update_yaxes(type="log")
         axes(fig, (1, 1), x="step", y="s₂(A)", yaxis=dict(range=LOG_AXIS["range"]))
         axes(fig, (1, 2), x="eigenvalue index (descending, within each direction type)",
              y="eigenvalue of η²C (floored at 1e-38)", yaxis=dict(range=[-40, 0]))

@@ -111,7 +111,7 @@ class SdeCompareController(ExperimentFigure):
             with fig.batch_update():
                 for tr in fig.data:
                     tr.x, tr.y = [], []
-                fig.layout.title = dict(text="FAILURE MODE: nothing to compare", font=dict(color=PALETTE["vermillion"]))
+                self._title(dict(text="FAILURE MODE: nothing to compare", font=dict(color=PALETTE["vermillion"])))
             self.say(str(r), "error")
             return
         s = r.summaries
@@ -121,9 +121,9 @@ class SdeCompareController(ExperimentFigure):
                 fig.data[k].x, fig.data[k].y = _runs_as_one_trace(res.times, res.singular_values[:, :, 1])
                 fig.data[3 + k].x, fig.data[3 + k].y = r.low_rank_fraction(key)
             fig.data[6].x, fig.data[6].y = r.sde_blown_up
-            fig.layout.title = dict(text=(f"SDE: {s['sde'].jumped}/{s['sde'].n_runs} jumped, {s['sde'].diverged} blew "
-                                          f"up · SGD: {s['sgd'].jumped}/{s['sgd'].n_runs} jumped · returns to rank 2: "
-                                          f"{s['sde'].returned + s['sgd'].returned}"), font=dict(size=14))
+            self._title(dict(text=(f"SDE: {s['sde'].jumped}/{s['sde'].n_runs} jumped, {s['sde'].diverged} blew up · "
+                                   f"SGD: {s['sgd'].jumped}/{s['sgd'].n_runs} jumped · returns to rank 2: "
+                                   f"{s['sde'].returned + s['sgd'].returned}"), font=dict(size=14)))
 
         def wait(sm):
             w = sm.wait
@@ -258,7 +258,7 @@ class BlowupController(Controller):
                  x=[float(t[0]), float(t[-1])], y=[ESCAPE_NORM, ESCAPE_NORM])
         axes(fig, (1, 1), x="blow-ups per 1000 time units", xaxis=dict(type="log"), yaxis=dict(autorange="reversed"))
         axes(fig, (1, 2), x="time after the state (zoom out: 30 time units stored)", y="‖θ‖",
-             xaxis=dict(range=[0.0, 0.4]), yaxis=dict(type="log", exponentformat="power"))
+             xaxis=dict(range=[0.0, 0.4]), yaxis=dict(type="log"))
         return [fig]
 
     def _update(self, setting) -> None:
@@ -325,5 +325,5 @@ class JumpEventController(Controller):
         lo_row, hi_row = rows[int(np.argmin(ks))], rows[int(np.argmax(ks))]
         p = rows[0].p
         self.say(f"{route}: k* from {min(ks)} ({_setting(lo_row)}) to {max(ks)} ({_setting(hi_row)}); p = {p:.3f}, "
-                 f"so p^k* falls from {p ** min(ks):.2g} to {p ** max(ks):.2g}. "
+                 f"so p to the power k* falls from {p ** min(ks):.2g} to {p ** max(ks):.2g}. "
                  f"Cells with a predicted wait far beyond the {rows[0].n_runs} runs' budget show no jump (triangles).")

@@ -34,7 +34,7 @@ class BalanceTeaser(Controller):
 
     def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(layout=dict(
-            height=360, margin=dict(l=60, r=20, t=40, b=50), template="plotly_white",
+            height=360, margin=dict(l=60, r=20, t=40, b=50),
             title="How fast SGD balances: the bound on |u² − w²|",
             xaxis_title="time t = η · steps", yaxis_title="|u² − w²|", yaxis_range=[0, 1.05 * self.imbalance0]))
         fig.add_scatter(x=self.t, y=np.full_like(self.t, self.imbalance0), name="gradient flow (conserved)",

@@ -25,7 +25,7 @@ from .style import NEUTRALS, PALETTE
 
 __all__ = ["DepthComparison", "PhaseTransition", "FluctuationInversion", "WrongSign", "Tails", "DiscreteSGD"]
 
-_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50))
+_LAYOUT = dict(margin=dict(l=60, r=20, t=50, b=50))
 _COLORS = {0: PALETTE["blue"], 1: PALETTE["vermillion"], 2: PALETTE["bluish_green"], 4: PALETTE["reddish_purple"],
            "sgd": PALETTE["orange"], "amp": PALETTE["sky_blue"]}
 #: The noise-amplified step size as the figures write it ("2e-3").
@@ -198,7 +198,7 @@ class PhaseTransition(Controller):
         a, tc = r.near_zero_exponent, r.T_c
         near0 = ("→ 0 at v = 0" if a > 0 else "diverges at v = 0") if r.phase != "dead" else "is δ(v)"
         self.say(f"σ = {sigma:g}, γ = {weight_decay:g}: T_c = {tc:.3f}, T_c/3 = {tc / 3:.3f}, T* = {r.T_star:.3f}. "
-                 f"At T = {temperature:g}: {PHASES[r.phase]}. Near 0, p ∝ v^a with a = β₂'/(2α₃T) − 3/2 = {a:.2f}, "
+                 f"At T = {temperature:g}: {PHASES[r.phase]}. Near 0, p ∝ vᵃ with a = β₂'/(2α₃T) − 3/2 = {a:.2f}, "
                  f"so p {near0}.")
 
 
@@ -255,7 +255,7 @@ class FluctuationInversion(_StationaryRun):
         prob = ex.gaussian_problem(k, sigma, weight_decay)
         self._say_simulation(
             f"SDE: {sim.n_chains} chains per point from v₀ = 1, Var of the final states. Error bars: bootstrap over "
-            f"chains, and they understate the uncertainty: the fourth moment is infinite for L = 1 (tail v^(−7/2)) "
+            f"chains, and they understate the uncertainty: the fourth moment is infinite for L = 1 (tail v⁻⁷ᐟ²) "
             f"and for L = 0 above T = β₁'/(3α₁) = {(prob.beta1 + weight_decay) / (3 * prob.alpha1):.3f}, so sample "
             f"variances converge slowly and usually fall short{note}.")
 
@@ -298,7 +298,7 @@ class WrongSign(_StationaryRun):
         amp_med = "n/a" if r.amplified_median_abs_v is None else f"{r.amplified_median_abs_v:.1e}"
         self._say_simulation(
             f"L = 1: median |v| at t = {r.t_end:g} is {r.median_abs_v_end[1]:.1e} (exponential collapse at rate "
-            f"{r.rate:.2f}); L = 2: {r.median_abs_v_end[2]:.1e} (algebraic: the drift vanishes like |v|^(4/3)); "
+            f"{r.rate:.2f}); L = 2: {r.median_abs_v_end[2]:.1e} (algebraic: the drift vanishes like |v|⁴ᐟ³); "
             f"noise-amplified SGD on (u, w), η = {_AMP_LR}: median |v| = {amp_med} at t = 2 "
             f"({amp.diverged} of {amp.n_runs} runs diverged). L = 0: P(v < 0) = {r.p_wrong_sim:.3f} simulated vs "
             f"{r.p_wrong_theory:.3f} closed form (shaded): linear regression keeps the wrong sign with positive "

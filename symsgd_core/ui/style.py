@@ -9,16 +9,19 @@
 * :data:`STATUS` — the colours of status marks (left borders of messages): each has a contrast of at least
   3 : 1 against white and against JupyterLab's dark background (#111), while the text itself keeps the theme's
   colour, so messages stay readable in the light and the dark theme.
-* Figures keep a white paper (``template="plotly_white"`` and :data:`FIGURE_LAYOUT`): in JupyterLab's dark theme
-  they show as white cards whose colours were chosen against white.
+* Figures keep a white paper and one plot background, :data:`PLOT_BACKGROUND` (:data:`FIGURE_LAYOUT`, with
+  plotly's white template for the grid lines): in JupyterLab's dark theme they show as white cards whose colours
+  were chosen against white.
+* Every log axis labels its ticks as powers of ten (:data:`LOG_AXIS_FORMAT`: 10⁻⁶, never plotly's SI prefixes "1µ",
+  "1f", which a reader takes for units). :func:`finish` applies both to a figure; every controller calls it.
 """
 
 from __future__ import annotations
 
 from symsgd_jupyter.distinguish import hex_colour
 
-__all__ = ["FIGURE_LAYOUT", "NEUTRALS", "PALETTE", "PLOTLY_CONFIG", "STATUS", "allowed_colour", "colours",
-           "headline", "rgba"]
+__all__ = ["FIGURE_LAYOUT", "LOG_AXIS_FORMAT", "NEUTRALS", "PALETTE", "PLOTLY_CONFIG", "PLOT_BACKGROUND", "STATUS",
+           "allowed_colour", "colours", "finish", "headline", "log_axes", "rgba"]
 
 #: Okabe–Ito colours by name (hex, upper case). "yellow" is for fills and markers with an outline only: it is
 #: too light for a thin line on white.
@@ -47,12 +50,38 @@ PLOTLY_CONFIG = {"displaylogo": False, "showSendToCloud": False, "showEditInChar
                  "modeBarButtonsToRemove": ["sendChartToCloud", "sendDataToCloud", "editInChartStudio"],
                  "toImageButtonOptions": {"format": "png"}}
 
-#: Layout every figure gets on top of its own: a white paper and dark text in light and dark themes alike.
-FIGURE_LAYOUT = {"paper_bgcolor": NEUTRALS["white"], "font": {"color": "#222222"},
+#: The background of every figure's plot area (it was white in notebooks 00, 01, 03 and plotly's grey-blue in 02,
+#: 04, 05, whose figures set no template).
+PLOT_BACKGROUND = NEUTRALS["white"]
+#: Layout every figure gets on top of its own: plotly's white template (light grey grid lines, drawn for a white
+#: plot area), a white paper, :data:`PLOT_BACKGROUND` and dark text in light and dark themes alike.
+FIGURE_LAYOUT = {"template": "plotly_white", "paper_bgcolor": NEUTRALS["white"], "plot_bgcolor": PLOT_BACKGROUND,
+                 "font": {"color": "#222222"},
                  "colorway": [PALETTE[c] for c in ("blue", "vermillion", "bluish_green", "orange", "reddish_purple",
                                                    "sky_blue", "black")]}
 
+#: Tick labels of every log axis: powers of ten (1, 10, 10², 10⁻⁶), each with its exponent.
+LOG_AXIS_FORMAT = {"exponentformat": "power", "showexponent": "all"}
+
 _ALLOWED = {c.upper() for c in (*PALETTE.values(), *NEUTRALS.values())}
+
+
+def log_axes(fig) -> list:
+    """Every axis of plotly figure ``fig`` (x and y, of every panel) whose ``type`` is ``"log"``."""
+    found = []
+    fig.for_each_xaxis(lambda ax: found.append(ax) if ax.type == "log" else None)
+    fig.for_each_yaxis(lambda ax: found.append(ax) if ax.type == "log" else None)
+    return found
+
+
+def finish(fig, layout: bool = True) -> None:
+    """Give plotly figure ``fig`` :data:`FIGURE_LAYOUT` (unless ``layout`` is False: it has it already) and every log
+    axis :data:`LOG_AXIS_FORMAT` (an axis already formatted is left as it is: no message to the page)."""
+    if layout:
+        fig.update_layout(**FIGURE_LAYOUT)
+    for ax in log_axes(fig):
+        if any(ax[k] != v for k, v in LOG_AXIS_FORMAT.items()):
+            ax.update(**LOG_AXIS_FORMAT)
 
 
 def colours(**names: str) -> dict[str, str]:
