@@ -160,28 +160,15 @@ def test_continuation_claims(grid):
     res = sc.continuation_claims(c)
     assert _passed(res)
     _readable(res)
-    k = next(i for i, lead in enumerate(c["lead"]) if lead < 0.03)
-    short = {**c, "adaptive_blew": [a - 1 if i == k else a for i, a in enumerate(c["adaptive_blew"])]}
-    assert _failed(sc.continuation_claims(short)) == {"sde_noise.continuation.near_all_leave"}
-    far = {**c, "lead": [max(lead, 0.05) for lead in c["lead"]]}  # no state near its blow-up: nothing measured
-    assert _failed(sc.continuation_claims(far)) == {"sde_noise.continuation.near_all_leave"}
+    # a state past the rule (the old off-by-one kept such states) fails; a result without residuals measured nothing
+    past = {**c, "state_residual": [*c["state_residual"][:-1], 2e6]}
+    assert _failed(sc.continuation_claims(past)) == {"sde_noise.continuation.states_within_rule"}
+    assert _failed(sc.continuation_claims({**c, "state_residual": []})) == {"sde_noise.continuation.states_within_rule"}
     assert "sde_noise.continuation.fewer_adaptive" in _failed(sc.continuation_claims(
         {**c, "em_blew": [0] * len(c["em_blew"])}))
 
 
 # ----------------------------------------------------------------------------------------------- §3.2, §3.3
-def test_weight_law_claims(rows):
-    n_obs = rank_jumps.EPSILON_EXPERIMENT.problem.n_observed
-    res = sc.weight_law_claims(rows, n_obs)
-    assert _passed(res) and len(res) == 13
-    _readable(res)
-    assert _failed(sc.weight_law_claims(_with_row(rows, (0.15, 0.027, "SGD"), jumped=1), n_obs)) == {
-        "sde_noise.sgd_still"}
-    g2 = (0.3, 0.027, "Gaussian SGD (dt = η), S = 2")
-    assert "sde_noise.S2.gauss_jumps" in _failed(sc.weight_law_claims(
-        _with_row(rows, g2, jumped=rows[g2].n_runs // 2), n_obs))  # exactly half is not more than half
-
-
 def test_step_size_claims():
     problem = rank_jumps.EPSILON_EXPERIMENT.problem
     lam_max = {weight_decay: rank_jumps.analysis.loss_hessian_top_eigenvalue(

@@ -42,7 +42,7 @@ def test_the_grid_is_complete_and_made_by_the_package_command(grid):
     assert grid.command == "python -m symsgd_core sweep sde05"
     kinds = {t["kind"] for t in grid.tasks}
     assert kinds == {"dynamics", "kstar", "waiting", "staircase", "langevin_eps", "weak_order", "adaptive_vs_em",
-                     "continuation"}
+                     "continuation", "follow", "dynamics_events", "infinity"}
     assert len(grid.tasks) == len(E.grid_tasks("sde05"))
     assert [t["params"] for t in grid.tasks] == [p for _, p in E.grid_tasks("sde05")]
     # the grid's budget: it regenerates within an hour of wall time on two workers (stored task seconds, measured
@@ -54,7 +54,7 @@ def test_a_grid_file_with_the_old_weight_decay_key_is_read_and_reused_under_the_
     import json
 
     shipped = json.loads((Path(E.__file__).parent.parent / "data_files" / E.GRID_FILE).read_text())
-    assert "lam" in shipped["tasks"][0]["params"]  # the shipped file predates the rename; it is not rewritten
+    assert "weight_decay" in shipped["tasks"][0]["params"]  # the shipped file was rewritten under the new name
     tasks = E.grid_tasks("tiny")
     old = [{"kind": k, "params": {("lam" if key == "weight_decay" else key): v for key, v in p.items()},
             "result": {"marker": i, "seconds": 0.0}} for i, (k, p) in enumerate(tasks)]

@@ -31,7 +31,7 @@ def test_grid_controller_reads_the_shipped_grid():
     assert len(c.controls["setting"].options) == 3
     for setting in c.controls["setting"].options:
         c.set(setting=setting)
-        blew_up = c.trace("runs that blew up")
+        blew_up = c.trace("runs an integrator's rule stopped")
         labels = list(blew_up.y)
         assert "SGD" in labels and any(lab.startswith("SDE") for lab in labels)
         assert np.all(np.asarray(blew_up.x) <= 1.0)
@@ -58,11 +58,11 @@ def test_blowup_controller_draws_the_hazards_of_every_setting_and_the_continuati
     assert len(c.controls["setting"].options) == 3
     for setting in c.controls["setting"].options:
         c.set(setting=setting)
-        seen, bound = c.trace("blow-up rate, 95 % interval"), c.trace("upper bound (none blew up)")
+        seen, bound = c.trace("rate of stopped paths, 95 % interval"), c.trace("upper bound (none stopped)")
         labels = list(seen.y) + list(bound.y)
         assert len(labels) == 6 and sum(lab.startswith("adaptive") for lab in labels) == 3
         assert np.all(np.asarray(seen.x) > 0)
-        assert "blew up by t = 3000" in c.status.value
+        assert "stopped by t = 3000" in c.status.value
     traces = [t for t in c.figure.data if t.xaxis == "x2"]
     assert len(traces) == 3 and any("adaptive" in t.name for t in traces)
 

@@ -10,6 +10,10 @@ imported by ``rank_jumps``.
   compiled (:mod:`._kernels`) and readable (:mod:`._reference`);
 * :mod:`.adaptive` — the same SDE with an adaptive step (compiled in :mod:`._adaptive_kernel`), which confirms
   what fixed-step Euler–Maruyama shows; :mod:`.blowup` — blow-up hazards and the continuation of runs that leave;
+* :mod:`.invariance` — the aligned rank-1 subspace M_u is invariant for the SDE, SGD and both integrators (proved),
+  and jumped SDE paths approach one (evidence);
+* :mod:`.explosion` — does the SDE explode? the failing Khasminskii bound, the frozen-direction norm SDE and its
+  Feller scale function, the transverse share that reduction misses, measured passages against both;
 * :mod:`.jump_event` — the forced-run threshold k*, the waiting time of a run of k, the equal-row staircase;
   :mod:`.jump_event_stats` — its statistics over the shipped grid;
 * :mod:`.experiments` — Notebook 05's experiments and its shipped grid (``python -m symsgd_core sweep sde05``);
@@ -20,7 +24,20 @@ imported by ``rank_jumps``.
 """
 
 # The modules. A name not in __all__ is imported from its module (symsgd_core.sde_noise.<module>.<name>).
-from . import blowup, checks, claims, controls, exercises, experiments, jump_event, jump_event_stats, sde  # noqa: F401
+from . import (  # noqa: F401
+    blowup,
+    checks,
+    claims,
+    controls,
+    exercises,
+    experiments,
+    explosion,
+    invariance,
+    jump_event,
+    jump_event_stats,
+    sde,
+    spikes,
+)
 from .checks import (
     check_langevin_raising_noise,
     check_sde_compiled_vs_reference,

@@ -23,17 +23,19 @@ from numba import njit
 
 from ..rank_jumps.stepping import FLUSH_EVERY
 
-__all__ = ["EVENT_BUDGET", "EVENT_NONE", "EVENT_RESIDUAL", "EVENT_STALL", "adaptive_runs"]
+__all__ = ["EVENT_BUDGET", "EVENT_CAP", "EVENT_NONE", "EVENT_NONFINITE", "EVENT_RESIDUAL", "EVENT_STALL",
+           "adaptive_runs"]
 
 #: Outcome codes per run: reached the end; a residual above the divergence limit; the step rule asked for a
-#: step below ``h_min`` (θ so large that the path needs ever smaller steps); the step budget ran out.
-EVENT_NONE, EVENT_RESIDUAL, EVENT_STALL, EVENT_BUDGET = 0, 1, 2, 3
+#: step below ``h_min`` (θ so large that the path needs ever smaller steps); the step budget ran out; (follow mode)
+#: ‖θ‖ reached the cap; (follow mode) a non-finite residual.
+EVENT_NONE, EVENT_RESIDUAL, EVENT_STALL, EVENT_BUDGET, EVENT_CAP, EVENT_NONFINITE = 0, 1, 2, 3, 4, 5
 
 
 @njit(cache=True)
 def adaptive_runs(theta, dims, off, rows, cols, vals, weight_decay, temp, h_max, rho, rec_t, snaps, seeds, xi_given,
                   h_min, max_steps, div_resid, tiny, escape_norm, t_event, event, n_steps, n_reduced, min_h, max_norm,
-                  t_escape, broken_noise):
+                  t_escape, broken_noise, follow, cap_norm, exc_base, exc_start, exc_end, exc_max, exc_steps, n_exc):
     """Integrate every run of ``theta (R, P)`` (in place) to ``rec_t[-1]``; snapshots at the times ``rec_t (K,)``.
 
     Args:
@@ -51,6 +53,15 @@ def adaptive_runs(theta, dims, off, rows, cols, vals, weight_decay, temp, h_max,
             given, NaN, if never); the path goes on.
         broken_noise: a deliberately wrong scheme for the checks: the noise keeps the size of a step h_max
             when the rule shortens the step (variance ``T h_max`` instead of ``T h``).
+        follow: the follow-every-path mode: no stall (``h_min`` is ignored), no residual rule (only a non-finite
+            residual ends a path, :data:`EVENT_NONFINITE`), the time summed with Kahan's compensation (so a step
+            below ulp(t) still advances it), and a path ends only at ``rec_t[-1]``, at ‖θ‖ ≥ ``cap_norm``
+            (:data:`EVENT_CAP`) or at the budget. ``follow=False`` is the original scheme, bit for bit.
+        exc_base, exc_start, exc_end, exc_max, exc_steps, n_exc: excursions above ``exc_base``: the i-th time a
+            path goes from ‖θ‖ < exc_base to ≥ exc_base (checked at each step's start) opens excursion i, closed
+            when ‖θ‖ < exc_base again; ``exc_start/exc_end/exc_max (R, E)`` its times and largest ‖θ‖,
+            ``exc_steps (R, E)`` the steps it took (``exc_end`` NaN if still open at the end); ``n_exc (R,)``
+            counts every excursion, also those beyond the arrays' capacity E (not stored).
     """
     R, P = theta.shape
     L = dims.shape[0] - 1
@@ -70,15 +81,20 @@ def adaptive_runs(theta, dims, off, rows, cols, vals, weight_decay, temp, h_max,
     th = np.zeros(P)
     gbar = np.zeros(P)
     upd = np.zeros(P)
+    prev = np.zeros(P)
     r_k = np.zeros(N)
     w = np.zeros(N)
     xi = np.zeros(N)
+    E = exc_start.shape[1]
     for run in range(R):
         for p in range(P):
             th[p] = theta[run, p]
         if not given:
             np.random.seed(seeds[run])  # noqa: NPY002 (numba's per-thread generator; no Generator in nopython)
         t = 0.0
+        t_lo = 0.0  # Kahan compensation of t (follow mode)
+        in_exc = False
+        ne = 0
         kr = 0
         steps = 0
         reduced = 0
@@ -125,8 +141,28 @@ def adaptive_runs(theta, dims, off, rows, cols, vals, weight_decay, temp, h_max,
                 nmax = nrm
             if nrm >= escape_norm and not (t_escape[run] <= t):
                 t_escape[run] = t
+            if nrm >= exc_base:
+                if not in_exc:
+                    in_exc = True
+                    if ne < E:
+                        exc_start[run, ne] = t
+                        exc_max[run, ne] = nrm
+                        exc_steps[run, ne] = 0
+                    ne += 1
+                elif ne <= E and nrm > exc_max[run, ne - 1]:
+                    exc_max[run, ne - 1] = nrm
+            elif in_exc:
+                in_exc = False
+                if ne <= E:
+                    exc_end[run, ne - 1] = t
             if bad:
-                code = EVENT_RESIDUAL
+                code = EVENT_NONFINITE if follow else EVENT_RESIDUAL
+                if follow:  # report the last finite state
+                    for p in range(P):
+                        th[p] = prev[p]
+                break
+            if follow and nrm >= cap_norm:
+                code = EVENT_CAP
                 break
             if steps >= max_steps:
                 code = EVENT_BUDGET
@@ -176,10 +212,10 @@ def adaptive_runs(theta, dims, off, rows, cols, vals, weight_decay, temp, h_max,
                     reduced += 1
                     if h < hmin_seen:
                         hmin_seen = h
-                if h < h_min:
+                if h < h_min and not follow:
                     code = EVENT_STALL
                     break
-            to_rec = rec_t[kr] - t
+            to_rec = (rec_t[kr] - t) + t_lo  # the steps' exact sum is t − t_lo
             at_rec = to_rec <= h * (1.0 + 1e-9)
             if at_rec:
                 h = to_rec
@@ -211,10 +247,24 @@ def adaptive_runs(theta, dims, off, rows, cols, vals, weight_decay, temp, h_max,
                         for q in range(din):
                             upd[off[ell] + a * din + q] += qa * F[foff[ell] + q * n + j]
             dec = 1.0 - 2.0 * weight_decay * h
+            if follow:
+                for p in range(P):
+                    prev[p] = th[p]
             for p in range(P):
                 th[p] = dec * th[p] - upd[p]
             steps += 1
-            t = rec_t[kr] if at_rec else t + h
+            if in_exc and ne <= E:
+                exc_steps[run, ne - 1] += 1
+            if at_rec:
+                t = rec_t[kr]
+                t_lo = 0.0
+            elif follow:  # Kahan: t − t_lo is the steps' exact sum to within one rounding
+                y = h - t_lo
+                tn = t + y
+                t_lo = (tn - t) - y
+                t = tn
+            else:
+                t = t + h
             if steps % FLUSH_EVERY == 0:
                 for p in range(P):
                     if abs(th[p]) < tiny:
@@ -228,6 +278,7 @@ def adaptive_runs(theta, dims, off, rows, cols, vals, weight_decay, temp, h_max,
                 snaps[run, k2, p] = np.nan
         if code != EVENT_NONE:
             t_event[run] = t
+        n_exc[run] = ne
         event[run] = code
         n_steps[run] = steps
         n_reduced[run] = reduced

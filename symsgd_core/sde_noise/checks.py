@@ -8,7 +8,12 @@
   Brownian path per sample, a finer reference on it): |order − 1| ≤ 0.25 with a standard error ≤ 0.1;
 * ``sde_noise.no_raising_noise_at_B1`` — at a point of B_1 the SDE's noise (as SGD's) has no variance on
   the rank-raising directions (round-off);
-* ``sde_noise.langevin_raising_noise`` — Langevin's isotropic noise does: the fraction n_raise/P.
+* ``sde_noise.langevin_raising_noise`` — Langevin's isotropic noise does: the fraction n_raise/P;
+* ``sde_noise.invariant_rank1_subspace`` — the aligned rank-1 subspace M_u is invariant (:mod:`.invariance`): the
+  gradients, drift and noise columns at its points are tangent to it, and EM, SGD and adaptive paths stay on it.
+* ``sde_noise.khasminskii_fails`` — the non-explosion bound 2⟨θ, D⟩ + T tr C ≤ K(1 + ‖θ‖²) fails (exponents 2L
+  and 4L − 2 along rays); ``sde_noise.feller_reduction`` — the frozen-direction norm SDE's scale function is
+  unbounded and its passages are a local martingale's (:mod:`.explosion`; evidence, not proof).
 
 Each takes the ingredient a test breaks as ``broken=…`` and must then fail (tests/test_sde_noise_checks.py).
 """
@@ -19,11 +24,12 @@ import math
 
 import numpy as np
 
-from ..core.checking import make_result, register, roundoff_tolerance
+from ..core.checking import CheckResult, make_result, register, roundoff_tolerance
 from ..core.conventions import Z_MC
 from ..core.seeding import tagged_stream
 from ..core.validation import check_int, check_positive
-from ..rank_jumps.analysis import rank_raising_basis, replicate
+from ..rank_jumps.analysis import matched_langevin_temperature, rank_raising_basis, replicate
+from ..rank_jumps.engine import run
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import rank_one_minimum, start_minimum
 from ..rank_jumps.network import Params, in_B, layer_singular_values
@@ -33,7 +39,8 @@ from . import _reference as sde_reference
 from ._kernels import weighted_chunk
 from .sde import run_langevin, run_sde, sde_entry_weights, sde_noise_scale
 
-__all__ = ["WEAK_ORDER_BAND", "WEAK_ORDER_SE_MAX", "Z_TOL", "check_langevin_raising_noise",
+__all__ = ["OFF_SUBSPACE_OFFSET", "WEAK_ORDER_BAND", "WEAK_ORDER_SE_MAX", "Z_TOL", "check_invariant_rank1_subspace",
+           "check_langevin_raising_noise",
            "check_sde_compiled_vs_reference", "check_sde_no_raising_noise", "check_sde_one_step_moments",
            "check_sde_weak_order", "fit_weak_order", "raising_fraction"]
 
@@ -395,7 +402,7 @@ def _adaptive_observables(params: Params) -> np.ndarray:
 @register("sde_noise.adaptive_matches_em")
 def check_sde_adaptive_matches_em(seed: int = 0, M: int = 4000, t_end: float = 1.2, lr: float = EXP.lr_hot,
                                   weight_decay: float = EXP.weight_decay_hot, rho: float = 0.01,
-                                  broken: str | None = None):
+                                  broken: str | None = None, follow: bool = False):
     """The adaptive-step integrator (:func:`~.adaptive.run_sde_adaptive`) has the law of the SDE: its means
     of ‖θ‖², A_01 and A_10 at ``t_end`` agree with fine-step Euler–Maruyama's within 4 Monte-Carlo SE each.
 
@@ -413,6 +420,9 @@ def check_sde_adaptive_matches_em(seed: int = 0, M: int = 4000, t_end: float = 1
 
     ``broken="noise_at_h_max"``: the scheme whose noise ignores the shortened step (variance ``T h_max`` instead of
     ``T h``) must fail: measured max |z| = 9.1 (seed 0).
+
+    ``follow=True`` runs the integrator's follow-every-path mode instead (:func:`check_sde_follow_matches_em`):
+    no path may end early there, since it has no stall and no residual rule.
     """
     from .adaptive import run_sde_adaptive
 
@@ -424,7 +434,7 @@ def check_sde_adaptive_matches_em(seed: int = 0, M: int = 4000, t_end: float = 1
     em = run_sde(start, problem, int(round(t_end / (lr / 256))), lr=lr, weight_decay=weight_decay, dt=lr / 256,
                  seed=seed, record_every=10**9, record_layers=False)
     ad = run_sde_adaptive(start, problem, t_end, lr=lr, weight_decay=weight_decay, h_max=lr / 16, rho=rho,
-                          seed=seed + 1, record_dt=t_end, record_layers=False, broken=broken)
+                          seed=seed + 1, record_dt=t_end, record_layers=False, broken=broken, follow=follow)
     ok_em = ~em.diverged
     ok_ad = np.array([e == "none" for e in ad.event])
     x = _adaptive_observables(em.final.select(ok_em))
@@ -432,9 +442,12 @@ def check_sde_adaptive_matches_em(seed: int = 0, M: int = 4000, t_end: float = 1
     z = (x.mean(axis=0) - y.mean(axis=0)) / np.sqrt(x.var(axis=0, ddof=1) / len(x) + y.var(axis=0, ddof=1) / len(y))
     reduced = float(np.sum(ad.n_reduced) / max(np.sum(ad.n_steps), 1))
     ended = (M - int(ok_em.sum()) + M - int(ok_ad.sum())) / (2 * M)
-    measured_something = reduced >= 0.25 and ended <= 0.01
-    return make_result("sde_noise.adaptive_matches_em",
-                       "the adaptive-step integrator has the SDE's law (means at t_end agree with fine-step EM)",
+    measured_something = reduced >= 0.25 and ended <= 0.01 and not (follow and not ok_ad.all())
+    name, what = (("sde_noise.follow_matches_em", "the follow-every-path mode of the adaptive step has the SDE's law "
+                   "(means at t_end agree with fine-step EM; no path ends early)") if follow else
+                  ("sde_noise.adaptive_matches_em",
+                   "the adaptive-step integrator has the SDE's law (means at t_end agree with fine-step EM)"))
+    return make_result(name, what,
                        float(np.max(np.abs(z))) if measured_something else float("inf"), Z_MC,
                        f"{Z_MC:g} Monte-Carlo standard errors of the difference of two independent means, per "
                        "observable; "
@@ -443,4 +456,240 @@ def check_sde_adaptive_matches_em(seed: int = 0, M: int = 4000, t_end: float = 1
                        details={"z": dict(zip(_ADAPTIVE_OBSERVABLES, z.tolist())),
                                 "em_mean": x.mean(axis=0).tolist(), "adaptive_mean": y.mean(axis=0).tolist(),
                                 "reduced_fraction": reduced, "ended_fraction": ended, "M": M, "t_end": t_end,
-                                "rho": rho, "h_max": lr / 16, "dt_em": lr / 256, "broken": broken})
+                                "rho": rho, "h_max": lr / 16, "dt_em": lr / 256, "broken": broken,
+                                "follow": follow})
+
+
+@register("sde_noise.follow_matches_em")
+def check_sde_follow_matches_em(seed: int = 0, M: int = 4000, broken: str | None = None):
+    """The adaptive step's follow-every-path mode (``run_sde_adaptive(..., follow=True)``: no stall, no residual
+    rule, compensated time) has the SDE's law: :func:`check_sde_adaptive_matches_em`'s comparison with fine-step
+    EM, run in that mode (same paths, same tolerance |z| ≤ 4), where in addition no path may end early.
+    ``broken="noise_at_h_max"`` (noise that ignores the shortened step) must fail."""
+    return check_sde_adaptive_matches_em(seed=seed, M=M, broken=broken, follow=True)
+
+
+#: ``broken="off_subspace"`` in :func:`check_invariant_rank1_subspace`: the points and the paths' starts are moved off
+#: M_u by this fraction of ‖θ‖ (a millionth: "slightly", yet 10⁵× the tangent tolerance and 10²× the path tolerance).
+OFF_SUBSPACE_OFFSET = 1e-6
+
+
+@register("sde_noise.invariant_rank1_subspace")
+def check_invariant_rank1_subspace(seed: int = 0, n_points: int = 8, n_paths: int = 4, n_steps: int = 400,
+                                   broken: str | None = None) -> list[CheckResult]:
+    """The aligned rank-1 subspace M_u is invariant (:mod:`.invariance`, proved): two rows.
+
+    **[tangent]** At ``n_points`` random points of random M_u (:func:`~.invariance.random_points`, seed ``seed``) on
+    the ε-completion, the per-entry gradients, the drift and the SDE's noise columns stick out of M_u by round-off
+    (:func:`~.invariance.tangent_defect`, relative to the sizes of their terms). Tolerance ``64·n·eps`` with
+    ``n = N + (L + 1)·w`` = 43, the longest chain of roundings in one entry: ḡ averages N terms, each g_k entry is a
+    product of L − 1 matrix products of inner size ≤ w, the projection sums ≤ w terms twice.
+
+    **[paths]** From ``n_paths`` points of random M_u with the rank-1 minimum's coordinates
+    (``random_points(…, like=rank_one_minimum())``), at the hot point: fixed-step Euler–Maruyama (dt = η/4) and SGD
+    (batch 1) for ``n_steps`` steps, and the adaptive step (h_max = η/16, ρ = 0.05) for the same time as EM. Measured:
+    the largest distance to the *same* M_u at the end, ``‖θ − Π_u θ‖/‖θ‖``. Each step adds fresh round-off of at most
+    ``(N + (L − 1)·w + 1)·eps`` relative to ‖θ‖ (the update sums N weighted gradients and the decayed θ), which the
+    dynamics carries forward multiplied by at most the amplification ``a`` of a transverse perturbation: measured by
+    running each scheme again from the starts moved off M_u by :data:`OFF_SUBSPACE_OFFSET` (its distance at the end
+    over at the start, largest over schemes and paths). Tolerance ``max(1, a)·64·(n_max·(N + (L − 1)·w + 1) +
+    2w)·eps``, n_max the most steps any path took (the adaptive one's). A path that ended early measured nothing:
+    the row fails.
+
+    ``broken``: ``"off_subspace"`` (every point and start moved off M_u by :data:`OFF_SUBSPACE_OFFSET`: the defect
+    and the end distance are of that order) or ``"langevin_noise"`` (Langevin's columns e_p as the noise; on the
+    paths, Langevin at the matched temperature in place of EM): both rows must fail.
+    """
+    from .adaptive import run_sde_adaptive
+    from .blowup import ADAPTIVE_LEVELS
+    from .invariance import offset_off_subspace, random_points, subspace_dim, tangent_defect, transverse_distance
+
+    n_points, n_paths = check_int("n_points", n_points, minimum=1), check_int("n_paths", n_paths, minimum=1)
+    n_steps = check_int("n_steps", n_steps, minimum=1)
+    if broken not in (None, "off_subspace", "langevin_noise"):
+        raise ValueError(f"broken must be None, 'off_subspace' or 'langevin_noise', got {broken!r}")
+    problem = epsilon_completion(EXP.eps)
+    lr, weight_decay = EXP.lr_hot, EXP.weight_decay_hot
+    like = rank_one_minimum(weight_decay=weight_decay)
+    arch = like.arch
+    N, L, w = problem.n_observed, arch.depth, arch.max_width
+    off = OFF_SUBSPACE_OFFSET
+    # [tangent]
+    pts = random_points(arch, n_points, seed)
+    at = offset_off_subspace(pts.params, pts.directions, off, seed) if broken == "off_subspace" else pts.params
+    defect = tangent_defect(at, problem, pts.directions, weight_decay=weight_decay,
+                            noise="langevin" if broken == "langevin_noise" else "sde")
+    n_tangent = N + (L + 1) * w
+    tangent = make_result(
+        "sde_noise.invariant_rank1_subspace[tangent]",
+        "at points of the aligned rank-1 subspace M_u every per-entry gradient, the drift −∇𝓛_γ and every noise "
+        "column g_k − ḡ lie in M_u (relative part off M_u)",
+        float(np.max(defect.worst)), roundoff_tolerance(1.0, n_tangent),
+        f"64·(N + (L + 1)·w)·eps = 64·{n_tangent}·eps: the longest chain of roundings in one entry",
+        details={"gradient": float(np.max(defect.gradient)), "drift": float(np.max(defect.drift)),
+                 "noise": float(np.max(defect.noise)), "noise_kind": defect.noise_kind, "n_points": n_points,
+                 "dim_M_u": subspace_dim(arch), "P": arch.n_params, "broken": broken})
+    # [paths]
+    start = random_points(arch, n_paths, seed, like=like)
+    us = start.directions
+    shifted = offset_off_subspace(start.params, us, off, seed)
+    em_kw = dict(lr=lr, weight_decay=weight_decay, dt=lr / 4, seed=seed, record_every=n_steps, record_layers=False)
+    tau = float(np.max(matched_langevin_temperature(start.params, problem, lr, weight_decay)))
+
+    def em(p):
+        r = run_sde(p, problem, n_steps, **em_kw)
+        return r.final, n_steps, ~r.diverged
+
+    def langevin(p):
+        r = run_langevin(p, problem, n_steps, weight_decay=weight_decay, dt=lr / 4, temperature=tau, seed=seed,
+                         record_every=n_steps, record_layers=False)
+        return r.final, n_steps, ~r.diverged
+
+    def sgd(p):
+        r = run(p, problem, n_steps, method="sgd", lr=lr, weight_decay=weight_decay, seed=seed, record_every=n_steps,
+                record_layers=False)
+        return r.final, n_steps, ~r.diverged
+
+    m, rho = ADAPTIVE_LEVELS[1]  # the middle accuracy: h_max = η/16, ρ = 0.05
+
+    def adaptive(p):
+        r = run_sde_adaptive(p, problem, n_steps * lr / 4, lr=lr, weight_decay=weight_decay, h_max=lr / m, rho=rho,
+                             seed=seed, record_dt=n_steps * lr / 4, record_layers=False)
+        return r.result.final, int(np.max(r.n_steps)), np.array([e == "none" for e in r.event])
+
+    schemes = {"EM": em, "SGD": sgd, "adaptive": adaptive}
+    d0 = transverse_distance(shifted, us)
+    amp, n_max, ended, end = 0.0, 0, 0, {}
+    for name, scheme in schemes.items():
+        moved, n_moved, ok_moved = scheme(shifted)  # the amplification, always on the correct scheme
+        amp = max(amp, float(np.max(transverse_distance(moved, us) / d0)))
+        if broken == "off_subspace":  # the measured paths are the shifted ones
+            final, n, ok = moved, n_moved, ok_moved
+        else:
+            fed = langevin if (broken == "langevin_noise" and name == "EM") else scheme
+            name = "Langevin" if fed is langevin else name
+            final, n, ok = fed(start.params)
+        ended += int(np.sum(~ok)) + int(np.sum(~ok_moved))
+        n_max = max(n_max, n, n_moved)
+        end[name] = float(np.max(transverse_distance(final, us)))
+    per_step = N + (L - 1) * w + 1
+    n_terms = n_max * per_step + 2 * w
+    measured = max(end.values()) if ended == 0 else float("inf")
+    paths = make_result(
+        "sde_noise.invariant_rank1_subspace[paths]",
+        "a path started on M_u stays on it: EM, SGD and the adaptive step end at round-off distance from the same M_u",
+        measured, max(1.0, amp) * roundoff_tolerance(1.0, n_terms),
+        f"max(1, a)·64·(n_max·(N + (L − 1)·w + 1) + 2w)·eps with n_max = {n_max} steps, a = {amp:.3g} (the measured "
+        "amplification of a transverse offset): round-off accumulated over the steps",
+        details={"end_distance": end, "amplification": amp, "n_max": n_max, "ended_early": ended,
+                 "n_paths": n_paths, "n_steps": n_steps, "langevin_temperature": tau, "offset": off,
+                 "broken": broken})
+    return [tangent, paths]
+
+
+# ------------------------------------------------------------------------------------- does the SDE explode?
+#: The passage levels of ``sde_noise.feller_reduction``: return level a, start s₀, target b (norms ‖θ‖, ≥ 4× the
+#: rank-1 minimum's 2.47), and the three decades whose p-increments are compared.
+FELLER_PASSAGE = (10.0, 20.0, 100.0)
+FELLER_DECADES = (1e2, 1e3, 1e4)
+#: The broken input's extra Itô drift ``(k/2) σ²/s``: a transverse share k = 2 > 1 (bounded scale function).
+FELLER_BROKEN_SHARE = 2.0
+
+
+@register("sde_noise.khasminskii_fails")
+def check_khasminskii_fails(seed: int = 0, n_random: int = 3, broken: str | None = None):
+    """The Khasminskii/Mao bound ``2⟨θ, D⟩ + T tr C ≤ K(1 + ‖θ‖²)`` fails for SGD's SDE at depth L = 4.
+
+    Two rows (:func:`~.explosion.khasminskii_rays`: the rank-2 and rank-1 minima's rays and ``n_random`` random
+    ones, ‖θ‖ = 10²…10⁵, T = 0.3, γ = 0.027):
+
+    * the fitted growth exponents of the pull −2⟨θ, D⟩ and of T tr C are 2L and 4L − 2: the largest
+      |fitted − expected| ≤ ½ (a degree is an integer: within ½ identifies it; :data:`~.explosion.DEGREE_BAND`);
+    * the left side over 1 + ‖θ‖² grows: the smallest fitted exponent of its positive part (``1 + max(·, 0)``)
+      over the rays is ≥ ½ (degree ≥ 1, unbounded; 0 where the left side is ≤ 0).
+
+    ``broken="depth1"``: the same problem, T and γ at depth L = 1 (A = W, a quadratic loss), where both sides
+    grow like ‖θ‖² and T tr C = T(4(N−1)/N²)Σα_k²‖θ‖² is smaller than the pull (4/N)Σα_k²‖θ‖² at T = 0.3: the left
+    side is negative and the bound holds with K = 0. The exponents row still passes there (2L = 4L − 2 = 2); the
+    growth row must fail.
+    """
+    from .explosion import DEGREE_BAND, khasminskii_rays
+
+    if broken not in (None, "depth1"):
+        raise ValueError(f"broken must be None or 'depth1', got {broken!r}")
+    depth = 1 if broken == "depth1" else EXP.depth
+    rays = khasminskii_rays(depth=depth, n_random=n_random, seed=seed)
+    err = max(r.exponent_error for r in rays)
+    growth = min(r.ratio_exponent for r in rays)
+    details = {r.label: {"pull": r.pull_exponent, "noise": r.noise_exponent, "ratio": r.ratio_exponent}
+               for r in rays}
+    details.update(depth=depth, expected=list(rays[0].expected), scales=rays[0].scales.tolist(), broken=broken,
+                   ratio_at_largest={r.label: float(r.ratio[-1]) for r in rays})
+    L = depth
+    return [
+        make_result("sde_noise.khasminskii_fails",
+                    f"along rays θ = λφ the drift's pull −2⟨θ, D⟩ grows like ‖θ‖^{{2L}} = ‖θ‖^{{{2 * L}}} and the "
+                    f"noise T tr C like ‖θ‖^{{4L−2}} = ‖θ‖^{{{4 * L - 2}}} (largest |fitted − expected| exponent)",
+                    err, DEGREE_BAND, "½: a polynomial degree is an integer, within ½ identifies it",
+                    details=details),
+        make_result("sde_noise.khasminskii_fails",
+                    "so (2⟨θ, D⟩ + T tr C)/(1 + ‖θ‖²) is unbounded: no K makes the Khasminskii bound hold "
+                    "(smallest fitted exponent of 1 + its positive part)",
+                    growth, DEGREE_BAND, "½: an exponent ≥ ½ of a polynomial ratio means degree ≥ 1 (unbounded)",
+                    ">=", details=details),
+    ]
+
+
+@register("sde_noise.feller_reduction")
+def check_feller_reduction(seed: int = 0, per_decade: int = 400, broken: str | None = None):
+    """The frozen-direction reduction ``ds = b dt + σ dW`` on the rank-1 minimum's ray has an unbounded scale
+    function growing like s, and its passage probabilities are the local martingale's ``(s₀ − a)/(b − a)``.
+
+    (Evidence about the SDE, not proof: the reduction freezes the direction; see :mod:`.explosion`.) Two rows, each
+    with the bound derived in :func:`~.explosion.slope_variation` (p' varies by at most the factor ``e^τ`` on an
+    interval, ``τ = ∫|2b/σ²|`` there) plus the quadrature's error bound (:func:`~.explosion.scale_function`):
+
+    * ``ρ = [p(10⁴) − p(10³)]/[p(10³) − p(10²)]`` equals 10 (p ~ s) within ``10(e^τ − 1)`` + the quadrature error;
+    * ``P(reach 100 before 10 | 20)`` from p equals (20 − 10)/(100 − 10) within ``P(e^τ − 1)`` + the error.
+
+    The tolerances are the claim's (τ of the frozen reduction); ``seed`` is unused (no randomness).
+    ``broken="share_above_one"``: the same b and σ plus an Itô drift ``(k/2)σ²/s`` with k = 2 (a transverse
+    share f = 2 > 1): its scale function is bounded (ρ → 10^{1−k} = 0.1) and P → (1/10 − 1/20)/(1/10 − 1/100) =
+    0.56; both rows must fail.
+    """
+    from .explosion import direction, passage_probability, power_passage, scale_function, slope_variation
+
+    if broken not in (None, "share_above_one"):
+        raise ValueError(f"broken must be None or 'share_above_one', got {broken!r}")
+    k = FELLER_BROKEN_SHARE if broken else 0.0
+    problem = EXP.problem
+    point = rank_one_minimum()
+    phi, arch = direction(point), point.arch
+    kw = dict(temperature=EXP.lr_hot, weight_decay=EXP.weight_decay_hot)
+    a, s0, b = FELLER_PASSAGE
+    s1, s2, s3 = FELLER_DECADES
+    sf = scale_function((a, s0, b, s1, s2, s3), phi, arch, problem, extra_ito=k, per_decade=per_decade, **kw)
+    (p1, e1), (p2, e2), (p3, e3) = sf.at(s1), sf.at(s2), sf.at(s3)
+    rho = (p3 - p2) / (p2 - p1)
+    rho_err = abs(rho) * ((e3 + e2) / abs(p3 - p2) + (e2 + e1) / abs(p2 - p1))
+    rho_lin = (s3 - s2) / (s2 - s1)
+    tau_d, tau_d_err = slope_variation(s1, s3, phi, arch, problem, per_decade=per_decade, **kw)
+    P, P_err = passage_probability(sf, s0, a, b)
+    Pm = power_passage(s0, a, b)
+    tau_p, tau_p_err = slope_variation(a, b, phi, arch, problem, per_decade=per_decade, **kw)
+    tol_rho = rho_lin * math.expm1(tau_d + tau_d_err) + rho_err
+    tol_P = Pm * math.expm1(tau_p + tau_p_err) + P_err
+    details = {"p": dict(zip(map(float, sf.levels), sf.p.tolist())), "p_error": sf.error.tolist(), "rho": rho,
+               "tau_decades": tau_d, "tau_passage": tau_p, "P_exact": P, "P_martingale": Pm, "extra_ito": k,
+               "n_nodes": sf.n_nodes, "broken": broken}
+    return [
+        make_result("sde_noise.feller_reduction",
+                    "the frozen-direction norm SDE's scale function grows like s (unbounded: +∞ not reached): "
+                    "|[p(10⁴) − p(10³)]/[p(10³) − p(10²)] − 10|", abs(rho - rho_lin), tol_rho,
+                    "10(e^τ − 1), τ = ∫|2b/σ²| over [10², 10⁴] (p' varies by at most e^τ), plus the quadrature's "
+                    "error bound", details=details),
+        make_result("sde_noise.feller_reduction",
+                    "... and P(reach 100 before 10 | 20) from p is the local martingale's (20 − 10)/(100 − 10): "
+                    "|P_exact − P_martingale|", abs(P - Pm), tol_P,
+                    "P(e^τ − 1), τ = ∫|2b/σ²| over [10, 100], plus the quadrature's error bound", details=details),
+    ]

@@ -21,13 +21,14 @@ from ..core.stats import wilson
 from .blowup import EM_STEPS, mean_ratio, rate_ratio
 from .experiments import COOLER_STEP, HOT, SETTINGS, WEAKER_DECAY
 from .jump_event import run_waiting_time
-from .sde import negative_weight_law
 
 __all__ = [
-    "ADAPTIVE_LABELS", "HOT", "OVER_PREDICTED", "SILENT", "UNDER_PREDICTED", "blowup_claims", "compare_point_claims",
-    "comparison_claims", "continuation_claims", "exercise_claims", "grid_claims", "jump_event_claims",
+    "ADAPTIVE_LABELS", "FIT_FACTOR", "HOT", "OVER_PREDICTED", "RATE_PRECISION", "SILENT", "SPIKE_DURATION_BOUND",
+    "UNDER_PREDICTED", "blowup_claims", "compare_point_claims", "comparison_claims", "continuation_claims",
+    "control_claims", "exercise_claims", "follow_claims", "passage_claims", "rank2_lower_claims",
+    "grid_claims", "invariance_claims", "jump_event_claims",
     "kstar_rule_claims", "langevin_eps_claims", "route_sample_claims", "run_waiting_claims", "staircase_claims",
-    "step_size_claims", "stored_check", "stored_check_claims", "third_route_claims", "weight_law_claims",
+    "step_size_claims", "stored_check", "stored_check_claims", "third_route_claims",
 ]
 
 #: The adaptive-step SDE row compared with SGD at each (η, γ) of §3.1.
@@ -109,15 +110,18 @@ def stored_check(result: Mapping) -> CheckResult:
                        result["relation"], result["tolerance_source"], passed, {})
 
 
-def stored_check_claims(grid, kind: str, broken: str, what: str) -> list[CheckResult]:
-    """§1 (``kind="weak_order"``, ``broken="biased"``) and §3.1 (``"adaptive_vs_em"``, ``"noise_at_h_max"``): the
-    stored check passed on the correct integrator, and failed on the broken one (``what`` names the breakage)."""
-    found = {t["params"].get("broken"): t["result"] for t in grid.tasks if t["kind"] == kind}
+def stored_check_claims(grid, kind: str, broken: str, what: str, follow: bool = False) -> list[CheckResult]:
+    """§1 (``kind="weak_order"``, ``broken="biased"``) and §3.1 (``"adaptive_vs_em"``, ``"noise_at_h_max"``; with
+    ``follow``, the follow mode's run of that check): the stored check passed on the correct integrator, and failed
+    on the broken one (``what`` names the breakage)."""
+    found = {t["params"].get("broken"): t["result"] for t in grid.tasks
+             if t["kind"] == kind and bool(t["params"].get("follow", False)) == follow}
     if None not in found:
-        raise KeyError(f"the grid has no {kind!r} task on the correct integrator")
+        raise KeyError(f"the grid has no {kind!r} task on the correct integrator (follow={follow})")
     bad = found.get(broken)
+    tag = f"{kind}.follow" if follow else kind
     return [stored_check(found[None]),
-            _count(f"{kind}.broken_caught", f"the same check fails when fed {what} (a check that can fail)",
+            _count(f"{tag}.broken_caught", f"the same check fails when fed {what} (a check that can fail)",
                    NAN if bad is None else float(stored_check(bad).passed))]
 
 
@@ -146,7 +150,8 @@ def compare_point_claims(point) -> list[CheckResult]:
 def comparison_claims(rows: Mapping) -> list[CheckResult]:
     """§3.1 from the stored grid's rows ``{(η, γ, label): EnsembleSummary}``
     (:func:`~.experiments.comparison_rows`): the SDE jumps, faster than SGD, and never returns; the collapse to
-    A = 0 is the fixed step's; the SDE's long run is in B_1 and leaves it; Langevin is never in B_1."""
+    A = 0 is the fixed step's; the SDE's long run is in B₁, and the adaptive step's stall rule stops most runs (a
+    level crossing, :func:`follow_claims`); Langevin is never in B₁."""
     R = rows
     sgd, sde = R[(*HOT, "SGD")], R[(*HOT, ADAPTIVE_LABELS[HOT])]
     out = [
@@ -174,7 +179,7 @@ def comparison_claims(rows: Mapping) -> list[CheckResult]:
             wilson(stay.jumped, stay.n_runs)[1], 0.5, "half the runs"),
         _count("stay.no_return_no_collapse", "η = 0.2, γ = 0.027, adaptive step: no run returns or collapses to A = 0 "
                "(returns + collapses)", stay.returned + stay.collapsed),
-        _le("stay.few_escape", "η = 0.2, γ = 0.027, adaptive step: at most 2 runs leave (blow up or stall)",
+        _le("stay.few_stall", "η = 0.2, γ = 0.027, adaptive step: its rules stop at most 2 runs (stall or residual)",
             stay.diverged, 2, EXACT),
     ]
     for label in ("SDE, dt = η/4", "SDE, dt = η/16"):
@@ -183,7 +188,8 @@ def comparison_claims(rows: Mapping) -> list[CheckResult]:
                           "at t = 12 000 is at A = 0 (bounded runs not at A = 0)",
                           abs(e.bounded_end - e.collapsed) if e.bounded_end > 0 else NAN))
     adaptive = [s for k, s in R.items() if k[2].startswith("SDE") and "adaptive" in k[2]]
-    out.append(_count("collapse.adaptive_none", "no adaptive-step run anywhere ends at A = 0 (runs at A = 0)",
+    out.append(_count("collapse.adaptive_none", "no run of the adaptive step with its stall rule ends at A = 0 (the "
+                      "rule stops the paths that would: §3.1's followed paths collapse; runs at A = 0)",
                       sum(s.collapsed for s in adaptive) if adaptive else NAN))
     hist, fit = sum(sde.log10_s2_hist), (None if sde.log10_s2_hist_fit is None else sum(sde.log10_s2_hist_fit))
     out += [
@@ -192,8 +198,9 @@ def comparison_claims(rows: Mapping) -> list[CheckResult]:
         _lt("hot.in_B1", "hot point, adaptive step: the 95 % quantile of log10 s_2 over the rank-1 fits is below −15 "
             "(s_2 at round-off: in B_1, rank sense)", sde.log10_s2_quantile(0.95, fit_only=True), -15,
             "float64 round-off of s_2 (≈ 10^{-16}·s_1)"),
-        _gt("hot.most_escape", "hot point, adaptive step: more than half the runs escape by t = 12 000 (Wilson 95 % "
-            "lower end)", wilson(sde.diverged, sde.n_runs)[1], 0.5, "half the runs"),
+        _gt("hot.most_stall", "hot point, adaptive step: its stall rule stops more than half the runs by t = 12 000 "
+            "(Wilson 95 % lower end; a stall is a first passage over ‖θ‖ ≈ 12–17, not an escape: §3.1)",
+            wilson(sde.diverged, sde.n_runs)[1], 0.5, "half the runs"),
     ]
     lang = [R[(lr, weight_decay, f"Langevin {f}× τ_match")].frac_B1[0] for lr, weight_decay in SETTINGS
             for f in ("1", "10")]
@@ -266,65 +273,118 @@ def blowup_claims(hazard_rows, norms: Mapping) -> list[CheckResult]:
     ]
 
 
+# ----------------------------------------------------------------------------------------------- §3.1 followed paths
+#: The longest spike notebook 05 states ("a spike lasts at most 10⁻⁴ time units", the reviews' 10⁻⁶–10⁻⁴).
+SPIKE_DURATION_BOUND = 1e-4
+
+
+def follow_claims(groups, sgd_rows: Mapping) -> list[CheckResult]:
+    """§3.1 with every path followed to its horizon (:func:`~.spikes.follow_groups`; ``sgd_rows``: the comparison
+    rows ``{(η, γ, label): EnsembleSummary}``): no path ends before its horizon and none returns to rank 2, in every
+    followed ensemble; at the hot point the SDE jumps faster than SGD, every spike above ‖θ‖ = 10 comes back below
+    the base within 10⁻⁴ time units, some go beyond 1000 and come back, collapses to A = 0 are rare, the runs spend
+    most of their time in B₁ by its rank test; the spike rate and the mean wait do not change with the accuracy
+    (t ≤ 3000) or with fresh seeds."""
+    out = []
+    for g in groups:
+        tag = (f"follow.{g.lr:g}_{g.weight_decay:g}.m{g.m}{'.fresh' if g.fresh else ''}"
+               f"{'.short' if g.t_max < 12_000 else ''}")
+        s = g.summary
+        out += [_count(f"{tag}.followed", f"{g.label}: every path reaches its horizon (paths ended before it: cap, "
+                       "non-finite or budget)", s.n_runs - s.events.get("none", 0) if s.n_runs else NAN),
+                _count(f"{tag}.no_return", f"{g.label}: no run comes back to rank 2 after its jump (returns)",
+                       s.returned if s.jumped else NAN)]
+    main = {(g.lr, g.weight_decay): g for g in groups if g.t_max >= 12_000 and not g.fresh}
+    hot = main[HOT]
+    sgd = sgd_rows[(*HOT, "SGD")]
+    s = hot.summary
+    top = {r.level: r for r in hot.spikes}
+    longest = max((x.duration_max for x in hot.shapes), default=NAN)
+    out += [
+        _lt("follow.hot.faster_than_sgd", "hot point, followed: the SDE's 95 % interval of the mean first time at "
+            "rank ≤ 1 ends below SGD's (SDE upper end)", s.wait[2], sgd.wait[1], "SGD's lower end, " + CI95),
+        _count("follow.hot.spikes_return", "hot point, followed: every spike above ‖θ‖ = 10 came back below the base "
+               "before the horizon (spikes still open)", top[10.0].count - top[10.0].returned if top[10.0].count
+               else NAN),
+        _le("follow.hot.spikes_short", "hot point, followed: the longest spike lasts at most 10⁻⁴ time units",
+            longest, SPIKE_DURATION_BOUND, "the stated bound"),
+        _gt("follow.hot.beyond_1000", "hot point, followed: some spike went beyond ‖θ‖ = 1000 (and came back: above)",
+            top[1000.0].count, 0, EXACT),
+        _gt("follow.hot.collapses_happen", "hot point, followed: some runs reach A = 0 (runs)", s.collapsed, 0, EXACT),
+        _gt("follow.hot.in_B1_rank", "hot point, followed: the runs spend more than 90 % of their time in B₁ by its "
+            "rank test (mean − 2 s.e.)", s.frac_rank1[0] - 2 * s.frac_rank1[1], 0.9, "the stated 90 %"),
+    ]
+    fresh = next((g for g in groups if (g.lr, g.weight_decay) == HOT and g.fresh), None)
+    both = [hot.summary] + ([fresh.summary] if fresh is not None else [])
+    out.append(_lt("follow.hot.collapses_few", "hot point, followed, both seed sets: fewer than 10 % of the runs reach "
+                   "A = 0 by t = 12 000 (Wilson 95 % upper end)", wilson(sum(x.collapsed for x in both),
+                                                                      sum(x.n_runs for x in both))[2], 0.1,
+                   "the stated 10 %"))
+    short = {(g.m, g.fresh): g for g in groups if (g.lr, g.weight_decay) == HOT}
+    ref = short[(hot.m, False)]
+    for key, name in (((4, False), "the coarsest accuracy"), ((64, False), "the finest accuracy"),
+                      ((hot.m, True), "fresh seeds")):
+        g = short.get(key)
+        if g is None:
+            out.append(_count(f"follow.hot.{key}", f"hot point: a followed ensemble at {name} exists", NAN))
+            continue
+        a, b = (g.spikes[0], ref.spikes[0]) if key[1] else (g.spikes_short[0], ref.spikes_short[0])
+        q = rate_ratio(a.count, a.exposure, b.count, b.exposure)
+        w = mean_ratio(g.summary.jumped, g.summary.wait[0], ref.summary.jumped, ref.summary.wait[0])
+        tag = f"follow.hot.{'fresh' if key[1] else f'm{key[0]}'}"
+        out += [_le(f"{tag}.spike_rate_lo", f"hot point (t ≤ 3000 unless fresh seeds): 1 is inside the 95 % "
+                    f"interval of the spike rate above 10 at {name} over the middle accuracy's (lower end)", q[1], 1,
+                    "ratio 1: no change"),
+                _ge(f"{tag}.spike_rate_hi", f"the same, upper end ({name})", q[2], 1, "ratio 1: no change"),
+                _le(f"{tag}.wait_lo", f"hot point: 1 is inside the 95 % interval of the mean first time at rank ≤ 1 "
+                    f"at {name} over the middle accuracy's (lower end)", w[1], 1, "ratio 1: no change"),
+                _ge(f"{tag}.wait_hi", f"the same, upper end ({name})", w[2], 1, "ratio 1: no change")]
+    return out
+
+
+def passage_claims(groups, pooled) -> list[CheckResult]:
+    """§3.1's spike heights (:func:`~.spikes.follow_groups`' passage fits; ``pooled``: :func:`~.spikes.fit_passage`
+    of both hot-point seed sets): P(a spike reaches b | it reached 10) falls like a power of b, β > 0.3 in each
+    ensemble (β ≤ 0 would let paths reach ∞); the frozen-direction prediction β = 1, stated before the fresh seeds ran,
+    is refuted on them; pooled, β lies between 0.5 and 1, below the martingale's 1 and above the at-infinity estimate's
+    0.4–0.46 (:func:`~.explosion.drift_at_infinity`)."""
+    main = next((g for g in groups if (g.lr, g.weight_decay) == HOT and not g.fresh and g.t_max >= 12_000), None)
+    fresh = next((g for g in groups if (g.lr, g.weight_decay) == HOT and g.fresh), None)
+    out = []
+    for g, tag in ((main, "passage.hot"), (fresh, "passage.hot.fresh")):
+        fit = None if g is None else g.passage
+        out.append(_gt(f"{tag}.heights_fall", f"{tag}: P(a spike reaches b | it reached 10) falls like a power of b "
+                       "with exponent β above 0.3 (95 % lower end; β ≤ 0 would let paths reach ∞)",
+                       fit.beta[1] if fit else NAN, 0.3, "a decisive margin above 0"))
+    fit = fresh.passage if fresh is not None else None
+    out += [_lt("passage.hot.fresh.not_martingale", "fresh seeds: the frozen reduction's β = 1, stated before they "
+                "ran, is refuted (the fitted β's 95 % upper end is below 1)", fit.beta[2] if fit else NAN, 1.0,
+                "the prediction β = 1"),
+            _gt("passage.pooled.lo", "both seed sets: the fitted β's 95 % interval lies above 0.5 (lower end)",
+                pooled.beta[1], 0.5, "the stated range 0.5–1"),
+            _lt("passage.pooled.hi", "both seed sets: … and below 1 (upper end)", pooled.beta[2], 1.0,
+                "the stated range 0.5–1")]
+    return out
+
+
 def continuation_claims(result: Mapping, n_cont: int = 16) -> list[CheckResult]:
-    """§3.1's continuations (the grid's ``continuation`` result): fewer blow up under the adaptive step, but many
-    do; one or two steps (lead < 0.03) before an EM blow-up every continuation leaves."""
+    """The appendix's continuations (the grid's ``continuation`` result): every continued state is within the
+    engine's divergence rule (a state before its blow-up, not after it), and fewer continuations are stopped under
+    the adaptive step than under EM."""
+    from ..rank_jumps.stepping import DIVERGENCE_RESIDUAL
+
     n = n_cont * int(result["n_states"])
     pe, pa = wilson(sum(result["em_blew"]), n), wilson(sum(result["adaptive_blew"]), n)
-    near = [a for lead, a in zip(result["lead"], result["adaptive_blew"]) if lead < 0.03]
+    resid = result.get("state_residual")
     return [
-        _lt("continuation.fewer_adaptive", "fewer continuations blow up under the adaptive step than under EM "
+        _le("continuation.states_within_rule", "every continued state is within the divergence rule (largest "
+            "residual of a state)", max(resid) if resid else NAN, DIVERGENCE_RESIDUAL, "the engine's rule, 10⁶"),
+        _lt("continuation.fewer_adaptive", "fewer continuations are stopped under the adaptive step than under EM "
             "(adaptive's Wilson 95 % upper end)", pa[2], pe[1], "EM's Wilson 95 % lower end"),
-        _gt("continuation.many_adaptive", "but many do: more than a quarter (adaptive's Wilson 95 % lower end)", pa[1],
-            0.25, "a quarter"),
-        _count("continuation.near_all_leave", f"from a state less than 0.03 time units before an EM blow-up, all "
-               f"{n_cont} adaptive continuations blow up (states where some did not)",
-               _wrong(a == n_cont for a in near)),
     ]
 
 
 # ----------------------------------------------------------------------------------------------- §3.2 weights
-def weight_law_claims(rows: Mapping, n_observed: int) -> list[CheckResult]:
-    """§3.2 (rows as in :func:`comparison_claims`, γ = 0.027): at the same step, Gaussian and ±1 weights jump > 10×
-    faster than SGD and as fast as each other; nonnegative Bernoulli weights are slower than SGD; at batch 2 and at
-    η = 0.15 only the Gaussian jumps; the laws' probabilities of a negative weight."""
-    labels = ("SGD", "Gaussian SGD (dt = η)", "±1-weight SGD (dt = η)", "Bernoulli-weight SGD (dt = η)")
-    g = {(lr, S, lab): rows[(lr, HOT[1], lab + (", S = 2" if S == 2 else ""))] for lr, S in ((0.3, 1), (0.3, 2),
-                                                                                         (0.15, 1)) for lab in labels}
-    sgd1, gauss1, pm1, bern1 = (g[(0.3, 1, lab)] for lab in labels)
-    sgd2, gauss2, pm2, bern2 = (g[(0.3, 2, lab)] for lab in labels)
-    sgd15, gauss15 = g[(0.15, 1, "SGD")], g[(0.15, 1, "Gaussian SGD (dt = η)")]
-    law_g = negative_weight_law("gaussian", 0.3, n_observed, 2)
-    law_pm = negative_weight_law("rademacher", 0.3, n_observed, 2)
-    return [
-        _lt("S1.gauss_10x", "η = 0.3, S = 1: Gaussian weights jump more than 10× faster than SGD (upper end of the "
-            "Gaussian's mean wait)", gauss1.wait[2], sgd1.wait[1] / 10, "SGD's lower end / 10, " + CI95),
-        _lt("S1.pm_10x", "η = 0.3, S = 1: ±1 weights jump more than 10× faster than SGD (upper end)", pm1.wait[2],
-            sgd1.wait[1] / 10, "SGD's lower end / 10, " + CI95),
-        _le("S1.gauss_pm_overlap_a", "η = 0.3, S = 1: Gaussian and ±1 weights are about as fast (the Gaussian's lower "
-            "end below the ±1 upper end)", gauss1.wait[1], pm1.wait[2], CI95),
-        _le("S1.gauss_pm_overlap_b", "η = 0.3, S = 1: the same, the ±1 lower end below the Gaussian's upper end",
-            pm1.wait[1], gauss1.wait[2], CI95),
-        _gt("S1.bernoulli_slower", "η = 0.3, S = 1: nonnegative Bernoulli weights jump more slowly than SGD (lower end "
-            "of their mean wait)", bern1.wait[1], sgd1.wait[2], "SGD's upper end, " + CI95),
-        _count("S2.pm_negative", "±1 weights at η = 0.3, S = 2 are negative in exactly 3/8 of steps (|p − 3/8|)",
-               abs(law_pm["p_step"] - 3 / 8), "exact probability"),
-        _lt("S2.gauss_negative", "Gaussian weights at η = 0.3, S = 2 are negative in 46 % of steps (|p − 0.46|)",
-            abs(law_g["p_step"] - 0.46), 5 * law_g["p_step_se"] + 0.005,
-            "5 Monte-Carlo standard errors + 0.005 (the stated value's rounding)"),
-        _le("S2.others_still", "η = 0.3, S = 2: SGD, ±1 and Bernoulli weights jump in at most one run (most jumps)",
-            max(sgd2.jumped, pm2.jumped, bern2.jumped), 1, EXACT),
-        _gt("S2.gauss_jumps", "η = 0.3, S = 2: more than half the Gaussian-weight runs jump", gauss2.jumped,
-            gauss2.n_runs / 2, "half the runs"),
-        _gt("S2.pm_slower", "η = 0.3, S = 2: ±1 weights are slower than the Gaussian (±1 lower end)", pm2.wait[1],
-            gauss2.wait[2], "the Gaussian's upper end, " + CI95),
-        _count("sgd_still", "SGD jumps in no run at η = 0.15, S = 1 and at η = 0.3, S = 2 (runs)",
-               sgd15.jumped + sgd2.jumped),
-        _lt("S1_015.gauss_faster", "η = 0.15, S = 1: the Gaussian jumps faster than SGD (upper end)", gauss15.wait[2],
-            sgd15.wait[1], "SGD's lower end, " + CI95),
-        _lt("S2.gauss_faster", "η = 0.3, S = 2: the Gaussian jumps faster than SGD (upper end)", gauss2.wait[2],
-            sgd2.wait[1], "SGD's lower end, " + CI95),
-    ]
 
 
 # ----------------------------------------------------------------------------------------------- §3.3 step size
@@ -496,6 +556,29 @@ def langevin_eps_claims(rows: Mapping, minima_losses: Mapping, curvature: Mappin
 
 
 # ----------------------------------------------------------------------------------------------- §5 the grid
+def rank2_lower_claims(rows: Mapping, minima_losses: Mapping) -> list[CheckResult]:
+    """§4.2 where rank 2 has the lower loss (:data:`~.experiments.RANK2_LOWER`; ``rows``: ``{(start, method):
+    LangevinEpsRow}``): the rank-2 minimum is the lower one; Langevin leaves the rank-1 minimum in every run and
+    spends less than 1 % of its time at rank ≤ 1 from either start (the same law from both: equilibrated, at rank 2);
+    SGD from the rank-2 minimum never reaches rank ≤ 1."""
+    def get(start, method):
+        return rows.get((start, method))
+
+    l1, l2, s2 = get("rank1", "langevin"), get("rank2", "langevin"), get("rank2", "sgd")
+    return [
+        _lt("rank2_lower.rank2_lower", "the rank-2 minimum's 𝓛_γ is below the rank-1 minimum's (rank 2)",
+            minima_losses["rank2"], minima_losses["rank1"], "the rank-1 minimum's 𝓛_γ"),
+        _count("rank2_lower.langevin_leaves_rank1", "Langevin leaves the rank-1 minimum in every run (runs that did "
+               "not)",
+               l1.n_runs - l1.went_up if l1 else NAN),
+        _lt("rank2_lower.langevin_at_rank2", "Langevin spends less than 1 % of its time at rank ≤ 1 from either start "
+            "(the larger mean + 2 s.e.)", max(q.frac_rank_le1[0] + 2 * q.frac_rank_le1[1] for q in (l1, l2))
+            if l1 and l2 else NAN, 0.01, "the stated 1 %"),
+        _count("rank2_lower.sgd_stays_rank2", "SGD from the rank-2 minimum never reaches rank ≤ 1 (fraction of time "
+               "there, as a count)", s2.frac_rank_le1[0] if s2 else NAN),
+    ]
+
+
 def grid_claims(grid, expected_tasks: int, command: str = "python -m symsgd_core sweep sde05") -> list[CheckResult]:
     """§5: the stored grid is the one ``command`` makes (``expected_tasks``: ``len(grid_tasks("sde05"))``)."""
     return [_count("grid.made_by", f"the stored grid was made by `{command}` (mismatches)",
@@ -574,3 +657,81 @@ def control_claims(ctl) -> list[CheckResult]:
         _lt("controls.fixedT_gauss", "T = 0.15: Gaussian weights jump faster at η = 0.3, S = 2 than at η = 0.15, S = 1 "
             "(upper end of the rate ratio 0.15/0.3)", gauss[2], 1, ratio_src),
     ]
+
+
+# ----------------------------------------------------------------------------------------------- the invariant subspace
+#: The precision of the statement "the distance to the aligned subspace decays at rate 2γ": within 1 %.
+RATE_PRECISION = 0.01
+#: ... and "exponentially": every fitted record within a factor 2 of the fitted exponential.
+FIT_FACTOR = 2.0
+
+
+def invariance_claims(evidence) -> list[CheckResult]:
+    """The evidence that jumped SDE paths approach an aligned rank-1 subspace (an
+    :class:`~.invariance.InvarianceEvidence`): every path that jumped and stayed bounded reached round-off distance
+    by t_end; its distance decayed exponentially at 2γ within 1 %; once at round-off it stayed there."""
+    e = evidence
+    jumped_bounded = np.isfinite(e.jump_time) & e.bounded
+    ratio = e.rate_over_two_gamma
+    after = e.used & np.isfinite(e.after_floor_max)  # fitted paths with records after reaching the floor
+    return [
+        _count("invariance.decay_complete", "every path that jumped and stayed bounded reached round-off distance "
+               "from an aligned subspace by t_end (paths that did not)",
+               _wrong(np.isfinite(e.floor_time[jumped_bounded])) if e.n_jumped_bounded else NAN),
+        _le("invariance.rate_2gamma", f"after the jump the distance decays at rate 2γ = {2 * e.weight_decay:g} within "
+            f"{RATE_PRECISION:.0%} (largest |rate/2γ − 1| over the fitted paths)",
+            _nanmax(np.abs(ratio - 1.0)), RATE_PRECISION, "the statement's precision"),
+        _le("invariance.exponential", f"the decay is exponential: every record of each fit within a factor "
+            f"{FIT_FACTOR:g} of the fitted line (largest |log residual|)", _nanmax(e.max_residual[e.used]),
+            math.log(FIT_FACTOR), f"log {FIT_FACTOR:g}"),
+        _le("invariance.stays", "once at round-off a path stays there to t_end (largest distance after the first "
+            "record at round-off)",
+            _nanmax(e.after_floor_max[after]), e.floor, "64·P·eps: round-off of the distance"),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- does it explode?
+__all__ += ["explosion_claims"]
+
+
+def explosion_claims(rays, share_rows, table=None, prediction: str = "martingale",
+                     infinity=None) -> list[CheckResult]:
+    """"Does the SDE explode?": the failing bound, the transverse share, and (given) measured passages and the
+    share the paths see at large norm.
+
+    Args:
+        rays: :func:`~.explosion.khasminskii_rays`.  share_rows: :func:`~.explosion.transverse_share_rows`.
+        table: optional :func:`~.explosion.passage_table` rows; ``prediction``: ``"martingale"`` or ``"corrected"``,
+            the prediction that must lie in every row's interval.
+        infinity: optional :func:`~.explosion.drift_at_infinity` result: its ``f_eff + Z_MC·SE`` must be below 1.
+    """
+    from ..core.conventions import Z_MC
+    from .explosion import DEGREE_BAND
+
+    rays = list(rays)
+    minima = [r["f"] for r in share_rows if r["label"] in ("rank-1 minimum", "rank-2 minimum")]
+    out = [
+        _count("explosion.bound_exponents", "along every ray the pull −2⟨θ, D⟩ and the noise T tr C grow with "
+               "exponents 2L and 4L − 2 (rays off by more than ½)",
+               sum(not (r.exponent_error <= DEGREE_BAND) for r in rays) if rays else NAN),
+        _ge("explosion.bound_fails", "so the Khasminskii bound's left side over 1 + ‖θ‖² is unbounded (smallest "
+            "fitted exponent)", _nanmin(r.ratio_exponent for r in rays) if rays else NAN, DEGREE_BAND,
+            "½: degree ≥ 1"),
+        _gt("explosion.share_above_one", "on the minima's rays scaled up the transverse share f = tr C/φᵀCφ − 1 "
+            "exceeds 1, so freezing the direction is not self-consistent (smallest f)",
+            min(minima) if minima else NAN, 1.0, "1: the share where the scale exponent 1 − f changes sign"),
+    ]
+    if table is not None:
+        if prediction not in ("martingale", "corrected"):
+            raise ValueError(f"prediction must be 'martingale' or 'corrected', got {prediction!r}")
+        rows = list(table)
+        out.append(_count(f"explosion.passages_{prediction}",
+                          f"the {prediction} passage prediction lies in the measured interval at every level "
+                          "(levels outside)", _wrong(getattr(r, f"{prediction}_inside") for r in rows),
+                          "exact count against Wilson intervals"))
+    if infinity is not None:
+        out.append(_lt("explosion.share_at_infinity", "along paths of the SDE's leading-order part at large norm the "
+                       f"average transverse share is below 1: log‖θ‖ drifts down (f_eff + {Z_MC:g} SE)",
+                       infinity.f_eff + Z_MC * infinity.f_se, 1.0,
+                       "1: the share where the scale exponent 1 − f changes sign"))
+    return out

@@ -30,10 +30,8 @@ grid does not keep: whether the first record at rank ≤ 1 (s₂ ≤ 10⁻³) ha
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -48,11 +46,10 @@ from .blowup import rate_ratio
 from .experiments import HOT, _list, _start, simulate, summarize
 from .sde import sde_noise_scale
 
-__all__ = ["CONTROL_FILE", "CONTROL_POINTS", "FRESH_SEEDS", "GRID_SEEDS", "LAWS", "LAW_NAMES", "ControlReport",
+__all__ = ["CONTROL_POINTS", "FRESH_SEEDS", "GRID_SEEDS", "LAWS", "LAW_NAMES", "ControlReport",
            "ControlRow", "StepLaw", "Table", "control_rows", "control_tasks", "dynamics_events_task", "entry_hessians",
-           "fixed_temperature_ratio", "grid_mismatches", "largest_stable_lr", "load_control_tasks",
-           "pattern_curvature", "report", "report_tables", "run_control_tasks", "run_events", "step_is_stable",
-           "step_law", "step_laws"]
+           "fixed_temperature_ratio", "grid_mismatches", "largest_stable_lr", "pattern_curvature", "report",
+           "report_tables", "run_events", "step_is_stable", "step_law", "step_laws"]
 
 #: The laws of the entry weights (the ``increments`` of :func:`~.sde.run_gaussian_sgd`, and ``"sgd"``).
 LAWS = ("sgd", "gaussian", "rademacher", "bernoulli")
@@ -64,8 +61,6 @@ GRID_SEEDS = (1, 2)
 FRESH_SEEDS = (3, 4, 5, 6)
 #: Runs per task, horizon and record spacing: the stored grid's.
 RUNS_PER_TASK, T_MAX, REC_DT = 32, 12_000.0, 15.0
-#: Where :func:`run_control_tasks` wrote its one run (the lead may move it into the package's data).
-CONTROL_FILE = Path("/work/snippets/controls_tasks.json")
 #: The per-run event keys :func:`run_events` adds to :func:`~.experiments.summarize`'s.
 EVENT_KEYS = ("s1_at_jump", "t_jump_fit", "t_collapse")
 #: Central-difference step of the per-entry Hessians (as :func:`~symsgd_core.rank_jumps.analysis.
@@ -279,29 +274,6 @@ def control_tasks() -> list[tuple[str, dict]]:
     fresh = [(law, 0.15, 1) for law in LAWS] + [(law, 0.3, 2) for law in ("gaussian", "rademacher")]
     tasks += [_task(law, lr, S, s) for law, lr, S in fresh for s in FRESH_SEEDS]
     return tasks
-
-
-def run_control_tasks(path=CONTROL_FILE, tasks=None) -> Path:
-    """Run :func:`control_tasks` (or ``tasks``) serially with :func:`~symsgd_core.core.sweep.run_sweep` and write
-    ``{"name", "tasks": [{"kind", "params", "result"}], "task_seconds", "cpu_seconds", "wall_seconds"}``."""
-    from ..core.sweep import run_sweep
-
-    tasks = control_tasks() if tasks is None else tasks
-    t0 = time.perf_counter()
-    out = run_sweep(dynamics_events_task, [p for _, p in tasks], n_workers=1)
-    blob = {"name": "sde05_controls", "tasks": [{"kind": k, "params": p, "result": r} for (k, p), r in zip(tasks, out)],
-            "task_seconds": sum(r["seconds"] for r in out), "cpu_seconds": sum(r["cpu_seconds"] for r in out),
-            "wall_seconds": time.perf_counter() - t0,
-            "command": "symsgd_core.sde_noise.controls.run_control_tasks()"}
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(blob, allow_nan=True, separators=(",", ":")))
-    return path
-
-
-def load_control_tasks(path=CONTROL_FILE) -> tuple:
-    """The stored control tasks ``({"kind", "params", "result"}, ...)``."""
-    return tuple(json.loads(Path(path).read_text())["tasks"])
 
 
 # ----------------------------------------------------------------------------------------------- pooled rows
@@ -522,8 +494,9 @@ class ControlReport:
 
 
 def report(tasks, grid, weight_decay: float = HOT[1]) -> ControlReport:
-    """:class:`ControlReport` from the ``dynamics_events`` tasks (:func:`load_control_tasks`, or a grid's tasks once
-    they are in it) and the stored grid (:func:`~.experiments.load_grid`)."""
+    """:class:`ControlReport` from the ``dynamics_events`` tasks (a grid's tasks: the other kinds are left out) and
+    the stored grid (:func:`~.experiments.load_grid`)."""
+    tasks = [t for t in tasks if t.get("kind", "dynamics_events") == "dynamics_events"]   # a grid's other kinds
     laws = step_laws(weight_decay=weight_decay)
     lam = next(iter(laws.values())).lam_max
     rows, grid_rows = control_rows(tasks), control_rows(tasks, GRID_SEEDS)

@@ -46,6 +46,7 @@ from ..rank_jumps.network import DEFAULT_RANK_TOL, numerical_rank, singular_valu
 from ..rank_jumps.problems import epsilon_completion, loss
 from .adaptive import AdaptiveRun, run_sde_adaptive
 from .blowup import ADAPTIVE_LEVELS, HAZARD_HORIZON, continuation_task
+from .explosion import INFINITY_TASK, infinity_task
 from .jump_event import (
     kstar_task,
     route_probability,
@@ -56,12 +57,15 @@ from .jump_event import (
 )
 from .jump_event_stats import grid_wait_comparisons, median_kstar
 from .sde import run_gaussian_sgd, run_langevin, run_sde
+from .spikes import follow_task
 
-__all__ = ["COOLER_STEP", "DYNAMICS", "GRIDS", "HOT", "RETURN_LEVEL", "SETTINGS", "WEAKER_DECAY", "ComparePoint",
-           "ComparisonRow", "EnsembleSummary",
-           "KStarRow", "LangevinEpsRow", "SdeGrid", "StaircaseSummary", "compare_point", "comparison_rows",
-           "dynamics_task", "grid_tasks", "kstar_grid", "kstar_rows", "langevin_eps_rows", "langevin_eps_task",
-           "load_grid", "staircase_summary", "summarize", "summarize_runs", "write_grid"]
+__all__ = ["COOLER_STEP", "DYNAMICS", "FOLLOW_FRESH_SEEDS", "FOLLOW_LEVELS", "FOLLOW_SEEDS", "GRIDS", "HOT",
+           "RANK2_LOWER",
+           "RETURN_LEVEL", "SETTINGS", "WEAKER_DECAY", "compare_point", "ComparePoint", "comparison_rows",
+           "ComparisonRow", "dynamics_task", "EnsembleSummary", "follow_label", "follow_tasks", "grid_tasks",
+           "kstar_grid", "kstar_rows", "KStarRow", "langevin_eps_rows", "langevin_eps_task", "LangevinEpsRow",
+           "load_grid", "rank2_lower_tasks", "SdeGrid", "staircase_summary", "StaircaseSummary", "summarize",
+           "summarize_runs", "write_grid"]
 
 #: Notebook 04's hot setting (η, γ), where SGD jumps: the first of §3's settings and the live figure's default.
 HOT = (EXP.lr_hot, EXP.weight_decay_hot)
@@ -341,7 +345,48 @@ def grid_tasks(name: str = "sde05") -> list[tuple[str, dict]]:
         tasks.append(("weak_order", dict(seed=0, M=16_384, broken=broken)))
     for broken in (None, "noise_at_h_max"):
         tasks.append(("adaptive_vs_em", dict(seed=0, M=4000, broken=broken)))
-    return tasks
+    from .controls import control_tasks  # controls reads this module's simulate and summaries
+
+    return (tasks + follow_tasks(R, tmax, rec) + rank2_lower_tasks(tau) + control_tasks()
+            + [("infinity", dict(INFINITY_TASK))])
+
+
+#: Where rank 2 has the lower regularised loss: ε = 0.1 at γ = 0.01 (𝓛_γ 0.0792 at the rank-2 minimum, 0.0873 at
+#: the rank-1 minimum; at γ = 0.027 the order is reversed).
+RANK2_LOWER = (0.1, 0.01)
+
+
+def rank2_lower_tasks(tau: float, n_runs: int = 16, t_max: float = 12_000.0) -> list[tuple[str, dict]]:
+    """Langevin at the grid's τ and SGD at the hot η, from both minima, where rank 2 has the lower loss
+    (:data:`RANK2_LOWER`), run four times longer than §4.2's runs: a law reached from both starts is equilibrated."""
+    eps, weight_decay = RANK2_LOWER
+    return [("langevin_eps", dict(eps=eps, lr=HOT[0], weight_decay=weight_decay,
+                                  tau=tau if method == "langevin" else 0.0, n_runs=n_runs, t_max=t_max, rec_dt=15.0,
+                                  seed=7, start=start, method=method))
+            for start in ("rank1", "rank2") for method in ("langevin", "sgd")]
+
+
+#: The follow mode's accuracies (m: h_max = η/m, ρ), as the adaptive step's :data:`~.blowup.ADAPTIVE_LEVELS`; the
+#: middle one runs at every setting to the long horizon, the other two at the hot point to t = 3000.
+FOLLOW_LEVELS = ADAPTIVE_LEVELS
+#: Seeds of the followed ensembles (two tasks of 32 runs), and the hot point's fresh seeds: the same ensemble
+#: again with none of these draws, to re-make every claim of the spike table.
+FOLLOW_SEEDS, FOLLOW_FRESH_SEEDS = (1, 2), (3, 4)
+
+
+def follow_tasks(R: int = 32, tmax: float = 12_000.0, rec: float = 15.0) -> list[tuple[str, dict]]:
+    """Every path followed to its horizon (:func:`~.spikes.follow_task`): the middle accuracy at each setting to
+    ``tmax`` (and again with fresh seeds at the hot point), the other two accuracies at the hot point to t = 3000."""
+    (m, rho), mid = FOLLOW_LEVELS[1], []
+    for lr, weight_decay in SETTINGS:
+        mid += [("follow", dict(lr=lr, weight_decay=weight_decay, n_runs=R, t_max=tmax, rec_dt=rec, seed=s, m=m,
+                                rho=rho)) for s in FOLLOW_SEEDS]
+    fresh = [("follow", dict(lr=HOT[0], weight_decay=HOT[1], n_runs=R, t_max=tmax, rec_dt=rec, seed=s, m=m, rho=rho))
+             for s in FOLLOW_FRESH_SEEDS]
+    other = [("follow", dict(lr=HOT[0], weight_decay=HOT[1], n_runs=R, t_max=HAZARD_HORIZON, rec_dt=rec, seed=s, m=mm,
+                             rho=rr)) for mm, rr in (FOLLOW_LEVELS[0], FOLLOW_LEVELS[2]) for s in FOLLOW_SEEDS]
+    checks = [("adaptive_vs_em", dict(seed=0, M=4000, broken=b, follow=True)) for b in (None, "noise_at_h_max")]
+    return mid + fresh + other + checks
 
 
 def _grid_tasks_blowup_and_controls(seeds, R, tmax, rec) -> list[tuple[str, dict]]:
@@ -382,16 +427,27 @@ def weak_order_task(p: dict) -> dict:
 
 def adaptive_vs_em_task(p: dict) -> dict:
     """:func:`~.checks.check_sde_adaptive_matches_em` (about 6 s of CPU) as a grid task. Keys: ``seed``, ``M``,
-    ``broken`` (None or ``"noise_at_h_max"``)."""
+    ``broken`` (None or ``"noise_at_h_max"``), optional ``follow`` (the follow-every-path mode)."""
     from .checks import check_sde_adaptive_matches_em
 
     t0 = time.perf_counter()
-    res = check_sde_adaptive_matches_em(seed=p["seed"], M=p["M"], broken=p.get("broken"))
+    res = check_sde_adaptive_matches_em(seed=p["seed"], M=p["M"], broken=p.get("broken"),
+                                        follow=bool(p.get("follow", False)))
     return {**res.as_dict(), "seconds": time.perf_counter() - t0}
 
 
+def dynamics_events_task(p: dict) -> dict:
+    """:func:`~.controls.dynamics_events_task` (§3.2's controls: a ``dynamics`` task with each run's jump to a
+    rank-1 fit told apart from its collapse to A = 0), as a grid task."""
+    from .controls import dynamics_events_task as run_task
+
+    return run_task(p)
+
+
 #: Task kinds of the grids and their functions.
-TASK_FUNCTIONS = {"dynamics": dynamics_task, "kstar": kstar_task, "waiting": waiting_task,
+TASK_FUNCTIONS = {"dynamics_events": dynamics_events_task, "dynamics": dynamics_task, "follow": follow_task,
+                  "infinity": infinity_task,
+                  "kstar": kstar_task, "waiting": waiting_task,
                   "staircase": staircase_task, "langevin_eps": langevin_eps_task, "weak_order": weak_order_task,
                   "adaptive_vs_em": adaptive_vs_em_task, "continuation": continuation_task}
 #: The shipped grids, by name: what ``python -m symsgd_core sweep NAME`` runs.
@@ -530,7 +586,26 @@ def comparison_rows(grid: SdeGrid) -> tuple[ComparisonRow, ...]:
         label = _label(p)
         dt = p["lr"] / p["m"] if p["method"] in ("sde", "langevin", "sde_adaptive") else p["lr"]
         rows.append(ComparisonRow(p["lr"], p["weight_decay"], label, dt, summarize_runs(res)))
-    return tuple(rows)
+    return tuple(rows) + _follow_rows(grid)
+
+
+def _follow_rows(grid: SdeGrid) -> tuple[ComparisonRow, ...]:
+    """The followed SDE's rows (:func:`follow_tasks`): one per (η, γ, accuracy, horizon), the hot point's fresh
+    seeds a row of their own."""
+    groups: dict = {}
+    for t in grid.tasks:
+        if t["kind"] == "follow":
+            p = t["params"]
+            key = (p["lr"], p["weight_decay"], p["m"], p["rho"], p["t_max"], p["seed"] in FOLLOW_FRESH_SEEDS)
+            groups.setdefault(key, []).append(t["result"])
+    return tuple(ComparisonRow(lr, weight_decay, follow_label(m, rho, t_max, fresh), lr / m, summarize_runs(res))
+                 for (lr, weight_decay, m, rho, t_max, fresh), res in groups.items())
+
+
+def follow_label(m: int, rho: float, t_max: float = 12_000.0, fresh: bool = False) -> str:
+    """The comparison-table label of a followed SDE row (h_max = η/m, bound ρ)."""
+    short = f" (t ≤ {t_max:g})" if t_max < 12_000 else ""
+    return f"SDE followed, h ≤ η/{m}, ρ = {rho:g}{short}{', fresh seeds' if fresh else ''}"
 
 
 def _label(p: dict) -> str:
@@ -678,11 +753,12 @@ class LangevinEpsRow:
     n_runs: int
 
 
-def langevin_eps_rows(grid: SdeGrid) -> tuple[LangevinEpsRow, ...]:
-    """Langevin at small ε (the stored rows)."""
+def langevin_eps_rows(grid: SdeGrid, weight_decay: float = HOT[1]) -> tuple[LangevinEpsRow, ...]:
+    """Langevin at small ε (the stored rows at weight decay γ = ``weight_decay``; §4.2's are at the hot γ, those
+    of :func:`rank2_lower_tasks` at :data:`RANK2_LOWER`'s)."""
     out = []
     for t in grid.tasks:
-        if t["kind"] != "langevin_eps":
+        if t["kind"] != "langevin_eps" or t["params"]["weight_decay"] != weight_decay:
             continue
         p, r = t["params"], t["result"]
         out.append(LangevinEpsRow(p["eps"], p["start"], p["method"], r["start_rank"], mean_se(r["frac_time_rank_le1"]),

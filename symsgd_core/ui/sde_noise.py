@@ -49,8 +49,9 @@ def _runs_as_one_trace(t: np.ndarray, y: np.ndarray):
 class SdeCompareController(ExperimentFigure):
     """SGD (vermillion), its SDE (blue) and Langevin (bluish-green) from the same rank-2 minimum, at one (η, γ).
 
-    Left: s₂(A) of every run over time t = η·steps (log axis; a run that blew up ends). Right: the fraction of
-    runs at rank ≤ 1 over time for each dynamics, and (dotted) the fraction of SDE runs that blew up. Re-simulates
+    Left: s₂(A) of every run over time t = η·steps (log axis; a run the divergence rule stopped ends). Right: the
+    fraction of runs at rank ≤ 1 over time for each dynamics, and (dotted) the fraction of SDE runs that rule
+    stopped. Re-simulates
     on Run (about a second; pressed in the page, a first look at fewer runs and a shorter time is drawn at once and
     the full Run follows, :meth:`~symsgd_core.ui.base.RunController.start_run`).
     """
@@ -121,7 +122,7 @@ class SdeCompareController(ExperimentFigure):
                 fig.data[k].x, fig.data[k].y = _runs_as_one_trace(res.times, res.singular_values[:, :, 1])
                 fig.data[3 + k].x, fig.data[3 + k].y = r.low_rank_fraction(key)
             fig.data[6].x, fig.data[6].y = r.sde_blown_up
-            self._title(dict(text=(f"SDE: {s['sde'].jumped}/{s['sde'].n_runs} jumped, {s['sde'].diverged} blew up · "
+            self._title(dict(text=(f"SDE: {s['sde'].jumped}/{s['sde'].n_runs} jumped, {s['sde'].diverged} stopped · "
                                    f"SGD: {s['sgd'].jumped}/{s['sgd'].n_runs} jumped · returns to rank 2: "
                                    f"{s['sde'].returned + s['sgd'].returned}"), font=dict(size=14)))
 
@@ -133,7 +134,8 @@ class SdeCompareController(ExperimentFigure):
 
         self.say(f"η = {r.lr:g}, γ = {r.weight_decay:g}, SDE step dt = η/{r.m}, t ≤ {r.t_max:g}. "
                  f"SGD: {wait(s['sgd'])}. SDE: "
-                 f"{wait(s['sde'])}; {s['sde'].diverged}/{s['sde'].n_runs} runs blew up (a residual above 10⁶), which "
+                 f"{wait(s['sde'])}; {s['sde'].diverged}/{s['sde'].n_runs} runs stopped by fixed-step EM's divergence "
+                 "rule (a residual above 10⁶; a rule of the integrator, not the SDE: §3.1), which "
                  f"SGD never does here. Langevin (τ = {r.tau:.3g}): {wait(s['langevin'])}. Returns to rank 2 after a "
                  f"jump: SGD {s['sgd'].returned}, SDE {s['sde'].returned}, Langevin {s['langevin'].returned}.")
 
@@ -171,7 +173,9 @@ def _setting_slider(rows, setting: str | None):
 
 class SdeGridController(Controller):
     """The stored grid at one (η, γ): each dynamics' mean first time at rank ≤ 1 (95 % interval; an open
-    triangle is a lower bound when nothing jumped), the fraction of runs that blew up and of time in B_1."""
+    triangle is a lower bound when nothing jumped), the fraction of runs an integrator's rule stopped (EM: a residual
+    above 10⁶; the adaptive step: that or its stall rule;
+    the followed SDE: never) and of time in B₁."""
 
     live = True
 
@@ -185,12 +189,13 @@ class SdeGridController(Controller):
         super().__init__(setting=setting)
 
     def _figures(self) -> list[go.FigureWidget]:
-        fig = panels("(a) mean first time at rank ≤ 1 (t)", "(b) blew up / time in B₁", height=640,
+        fig = panels("(a) mean first time at rank ≤ 1 (t)", "(b) stopped by a rule / time in B₁", height=640,
                      horizontal_spacing=0.16, column_widths=[0.55, 0.45],
                      layout=_layout(300, legend_y=-0.1, barmode="group"))
         markers(fig, "mean wait, 95 % interval", COLOURS["sde"], at=(1, 1), size=9, orientation="h")
         markers(fig, "lower bound (no jump)", PALETTE["black"], at=(1, 1), size=11, symbol="triangle-right-open")
-        fig.add_bar(name="runs that blew up", orientation="h", marker_color=PALETTE["black"], opacity=0.7, row=1, col=2)
+        fig.add_bar(name="runs an integrator's rule stopped", orientation="h", marker_color=PALETTE["black"],
+                    opacity=0.7, row=1, col=2)
         fig.add_bar(name="time in B₁", orientation="h", marker_color=COLOURS["sgd"], opacity=0.7, row=1, col=2)
         axes(fig, (1, 1), x="time t = η·steps", xaxis=dict(type="log"))
         axes(fig, (1, 2), x="fraction", xaxis=dict(range=[0, 1]))
@@ -214,7 +219,7 @@ class SdeGridController(Controller):
         self.say(f"SGD: {sgd.summary.jumped}/{sgd.summary.n_runs} jumped, mean wait {sgd.summary.wait[0]:.3g} "
                  f"[{sgd.summary.wait[1]:.3g}, {sgd.summary.wait[2]:.3g}]. SDE: "
                  + "; ".join(f"{r.label}: {r.summary.jumped}/{r.summary.n_runs} jumped, mean {r.summary.wait[0]:.3g}, "
-                             f"{r.summary.diverged} blew up, {r.summary.returned} returned" for r in sde) + ".")
+                             f"{r.summary.diverged} stopped, {r.summary.returned} returned" for r in sde) + ".")
 
 
 def hazard_label(row) -> str:
@@ -225,11 +230,11 @@ def hazard_label(row) -> str:
 
 
 class BlowupController(Controller):
-    """Does the SDE blow up, or its integrator? (a) blow-ups per 1000 time units on [0, 3000] with their 95 %
-    intervals, per integrator and step, at the chosen (η, γ) (an open triangle is an upper bound where nothing blew
-    up); (b) ‖θ‖ (log scale) of fresh-noise continuations from a state just before a fixed-step blow-up at the hot
+    """The integrators' stopping rules (appendix A): (a) stopped paths per 1000 time units on [0, 3000] with their
+    95 % intervals, per integrator and step, at the chosen (η, γ) (an open triangle is an upper bound where none was
+    stopped); (b) ‖θ‖ (log scale) of fresh-noise continuations from a state just before a fixed-step stop at the hot
     point (the stored state where the two integrators' outcomes differ most), every step of the first time units:
-    Euler–Maruyama against the adaptive step (a path ends where it blows up)."""
+    Euler–Maruyama against the adaptive step (a path ends where a rule stops it)."""
 
     live = True
 
@@ -241,11 +246,11 @@ class BlowupController(Controller):
 
     def _figures(self) -> list[go.FigureWidget]:
         # (b) shows a time window, (a) a list of integrators: the title must say which state (b) starts from
-        fig = panels(f"(a) blow-ups per 1000 t on [0, {HAZARD_HORIZON:g}]",
-                     "(b) ‖θ‖ after a state just before a blow-up", height=460, horizontal_spacing=0.2,
+        fig = panels(f"(a) paths stopped per 1000 t on [0, {HAZARD_HORIZON:g}]",
+                     "(b) ‖θ‖ after a state just before a stop", height=460, horizontal_spacing=0.2,
                      column_widths=[0.5, 0.5], layout=_layout(230))
-        markers(fig, "blow-up rate, 95 % interval", COLOURS["sde"], at=(1, 1), size=9)
-        markers(fig, "upper bound (none blew up)", PALETTE["black"], at=(1, 1), size=11, symbol="triangle-left-open")
+        markers(fig, "rate of stopped paths, 95 % interval", COLOURS["sde"], at=(1, 1), size=9)
+        markers(fig, "upper bound (none stopped)", PALETTE["black"], at=(1, 1), size=11, symbol="triangle-left-open")
         cont = continuation_norms(self.grid)
         if cont is not None:
             t, norms = cont
@@ -254,9 +259,10 @@ class BlowupController(Controller):
                 xs, ys = _runs_as_one_trace(t, norms[key])
                 line(fig, f"{name} ({len(norms[key])} continuations)", colour, at=(1, 2), width=1.2, dash=dash, x=xs,
                      y=ys)
-            line(fig, f"‖θ‖ = {ESCAPE_NORM:g} (escape level)", NEUTRALS["grey"], at=(1, 2), width=1, dash="dot",
+            line(fig, f"‖θ‖ = {ESCAPE_NORM:g}", NEUTRALS["grey"], at=(1, 2), width=1, dash="dot",
                  x=[float(t[0]), float(t[-1])], y=[ESCAPE_NORM, ESCAPE_NORM])
-        axes(fig, (1, 1), x="blow-ups per 1000 time units", xaxis=dict(type="log"), yaxis=dict(autorange="reversed"))
+        axes(fig, (1, 1), x="stopped paths per 1000 time units", xaxis=dict(type="log"),
+             yaxis=dict(autorange="reversed"))
         axes(fig, (1, 2), x="time after the state (zoom out: 30 time units stored)", y="‖θ‖",
              xaxis=dict(range=[0.0, 0.4]), yaxis=dict(type="log"))
         return [fig]
@@ -268,9 +274,10 @@ class BlowupController(Controller):
         with fig.batch_update():
             # no blow-up: the interval's upper end is an upper bound of the rate
             _draw_intervals(fig.data[0], fig.data[1], labels, [r.rate for r in rows], lambda rate: rate[2])
-            fig.layout.title = dict(text=f"blow-ups at {setting} ({rows[0].n_runs} runs per integrator)",
+            fig.layout.title = dict(text=f"paths stopped by the integrators' rules at {setting} "
+                                    f"({rows[0].n_runs} runs per integrator)",
                                     font=dict(size=14))
-        self.say("; ".join(f"{hazard_label(r)}: {r.events}/{r.n_runs} blew up by t = {HAZARD_HORIZON:g}, "
+        self.say("; ".join(f"{hazard_label(r)}: {r.events}/{r.n_runs} stopped by t = {HAZARD_HORIZON:g}, "
                            f"{r.rate[0]:.2g} [{r.rate[1]:.2g}, {r.rate[2]:.2g}] per 1000 t" for r in rows) + ".")
 
 
