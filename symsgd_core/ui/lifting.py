@@ -9,6 +9,8 @@ updates live (target ≤ 100 ms per update). Exercises (§7): :data:`symsgd_core
 
 from __future__ import annotations
 
+import math
+
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
@@ -147,6 +149,25 @@ class OrbitController(_LiftingFigure):
                 f"{sw.G_max:.3g}.")
 
 
+#: A number with a power of ten as an inline TeX formula (Markdown; its "$" marks it as TeX for the tests).
+TEX_POWER_OF_TEN = "${mantissa} \\times 10^{{{exponent}}}$"
+
+
+def tex_number(x: float, digits: int = 2) -> str:
+    """``x`` as an inline TeX formula for Markdown: ``$0$`` when it is zero, else ``digits`` significant digits, with a
+    power of ten (``$1.4 \\times 10^{-17}$``) where ``:g`` would write an exponent (``0.0e+00`` typesets as
+    "0.0e + 00")."""
+    if not math.isfinite(x):
+        raise ValueError(f"tex_number needs a finite number, got {x!r}")
+    if x == 0:
+        return "$0$"
+    text = f"{x:.{digits}g}"
+    if "e" not in text:
+        return f"${text}$"
+    mantissa, exponent = text.split("e")
+    return TEX_POWER_OF_TEN.format(mantissa=mantissa, exponent=int(exponent))
+
+
 class RankOneSetController(_LiftingFigure):
     """§2, the rank-1 set: the 2×2 matrices of rank ≤ 1 in the slice ``z = z_M`` of coordinates ``(q, h, p)``.
 
@@ -195,7 +216,7 @@ class RankOneSetController(_LiftingFigure):
 
     def summary(self) -> str:
         q = self.result
-        return (f"Here $z = {q.s:.3f}$; $\\det M = {q.det_M:.1e}$ and $\\det M' = {q.det_M2:.1e}$ "
+        return (f"Here $z = {q.s:.3f}$; $\\det M$ = {tex_number(q.det_M)} and $\\det M'$ = {tex_number(q.det_M2)} "
                 f"(round-off), while $\\det\\tfrac12(M + M') = {q.det_mid:.4f}$ and "
                 f"$\\det(M + M') = {q.det_sum:.4f}$: the sum of two rank-1 matrices has rank 2.")
 
@@ -385,7 +406,8 @@ class TracesController(_LiftingFigure):
 
     def _figures(self) -> list[go.FigureWidget]:
         heat = panels("E[∇F<sub>nat</sub>] (natural lifting)", "E[∇F] (w-free lifting)",
-                      "E[∇F<sub>nat</sub> − ∇F] (normal part)", height=260, horizontal_spacing=0.08,
+                      "E[∇F<sub>nat</sub> − ∇F] (normal part)", height=260, horizontal_spacing=0.05,
+                      shared_yaxes=True,  # the three share rows i = 1, 2: labelled once, on the left
                       layout=dict(margin={"l": 40, "r": 20, "t": 50, "b": 30}))
         for col in (1, 2, 3):
             heat.add_heatmap(z=np.zeros((2, 2)), **ENTRIES, colorscale="RdBu", texttemplate="%{z:.3f}", row=1, col=col,

@@ -35,6 +35,12 @@ COLOURS = colours(L2="grey_mid", L="blue", gd="black", sgd="vermillion", langevi
 SEED_COLOURS = [{**PALETTE, **NEUTRALS}[c] for c in (
     "vermillion", "orange", "reddish_purple", "sky_blue", "bluish_green", "blue", "black", "grey")]
 MAX_SEEDS = len(SEED_COLOURS)
+#: One line dash per SGD seed, with its colour, in every row of the figures that draw each seed in several panels
+#: (plotly's named dashes, then dash-length lists in px): a seed is told apart by more than colour without markers.
+#: A marker at every record made the runs resting at round-off (s₂ ≈ 10⁻¹⁷, jagged from record to record) a solid
+#: band. "dot" and "dash" are left to the reference lines (rank threshold, ε₂) drawn in the same panels.
+SEED_DASHES = ("solid", "dashdot", "longdash", "longdashdot", "12px,3px,3px,3px,3px,3px", "6px,3px",
+               "2px,3px,10px,3px", "16px,4px,4px,4px")
 
 #: The sliders several rank-jump figures share (others in each figure's ``sliders``).
 STEPS = Range("steps", 10_000, 100_000, 10_000, kind="int")
@@ -45,6 +51,12 @@ DEPTH = Range("depth L", 2, 6, kind="int")
 LOG_FLOOR = 1e-18
 #: The log axis of singular values, from just below the floor to 10.
 LOG_AXIS = dict(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1])
+#: Space between two panels of a row when the right one has a y title (fraction of the plot width): its tick labels
+#: (up to ~40 px, "10⁻³⁶"), its title and the left panel's last x tick label (~15 px past its edge) at the
+#: notebooks' ~860 px (``tests/test_ui_layout.py``).
+PANEL_GAP_WITH_Y_TITLE = 0.12
+#: Pixels a subplot title is lifted above plotly's place for it, where a panel's top tick label is at its top edge.
+SUBPLOT_TITLE_LIFT = 10
 #: The layout of the figures with a row of two panels: room for the headline, the legend below.
 LAYOUT = dict(margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
 
@@ -79,9 +91,10 @@ def _runs(traces, res, n: int, k: int = 1, shift: int = 0) -> None:
 
 
 def _curve(fig, name: str, colour: str, at, showlegend: bool | None = None, **style) -> None:
-    """A curve ``name`` in ``colour`` (its line's ``width``, ``dash``, ``shape`` in ``style``) on panel ``at``,
-    in plotly's default mode: these curves of runs have hundreds of points, so lines."""
-    fig.add_scatter(name=name, line=dict(color=colour, **{k: v for k, v in style.items() if v is not None}),
+    """A curve ``name`` in ``colour`` (its line's ``width``, ``dash``, ``shape`` in ``style``) on panel ``at``, drawn
+    as a line without markers (plotly's default mode puts a marker at every point of a trace under 20 points)."""
+    fig.add_scatter(name=name, mode="lines",
+                    line=dict(color=colour, **{k: v for k, v in style.items() if v is not None}),
                     **({} if showlegend is None else {"showlegend": showlegend}), row=at[0], col=at[1])
 
 
@@ -150,8 +163,9 @@ class PenaltyController(Controller):
 
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("(a) penalty per singular value", "(b) switching on a new direction",
-                     "(c) loss along θ = a·(1,…,1)", height=380, horizontal_spacing=0.08,
-                     layout=dict(margin=dict(l=50, r=10, t=40, b=50), legend=dict(orientation="h", y=-0.22)))
+                     "(c) loss along θ = a·(1,…,1)", height=380, horizontal_spacing=PANEL_GAP_WITH_Y_TITLE,
+                     layout=dict(margin=dict(l=50, r=10, t=50, b=50), legend=dict(orientation="h", y=-0.22)))
+        fig.update_annotations(yshift=SUBPLOT_TITLE_LIFT)  # (b)'s title sat on its top tick label (0.05)
         for col in (1, 2, 3):
             line(fig, "L = 2", COLOURS["L2"], (1, col), dash="dash", x=[0.0], y=[0.0], legendgroup="L2",
                  showlegend=col == 1)
@@ -220,9 +234,10 @@ class TrapController(_ExperimentFigure):
         # row 1: s₁ (solid) and s₂ (dashed) of GD, then of each SGD seed
         for sub, dash in (("₁", None), ("₂", "dash")):
             _curve(fig, f"GD s{sub}(A)", COLOURS["gd"], (1, 1), showlegend=False, dash=dash)
-        for s in range(MAX_SEEDS):
-            for sub, dash in (("₁", None), ("₂", "dash")):
-                _curve(fig, f"seed {s} s{sub}", SEED_COLOURS[s], (1, 2), showlegend=False, width=1.5, dash=dash)
+        for s in range(MAX_SEEDS):  # a seed's s₁ (upper) and s₂ (lower) in its colour and dash (SEED_DASHES)
+            for sub in ("₁", "₂"):
+                _curve(fig, f"seed {s} s{sub}", SEED_COLOURS[s], (1, 2), showlegend=False, width=1.5,
+                       dash=SEED_DASHES[s])
         for col in (1, 2):
             _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, col), showlegend=col == 1)
         # rows 2 and 3: B_r membership and the balance test, GD (k = 0) then the SGD seeds
@@ -230,7 +245,8 @@ class TrapController(_ExperimentFigure):
         for row, shape in ((2, "hv"), (3, "linear")):
             _curve(fig, "GD", COLOURS["gd"], (row, 1), showlegend=False, shape=shape)
             for s in range(MAX_SEEDS):
-                _curve(fig, f"seed {s}", SEED_COLOURS[s], (row, 2), showlegend=False, width=1.5, shape=shape)
+                _curve(fig, f"seed {s}", SEED_COLOURS[s], (row, 2), showlegend=False, width=1.5, shape=shape,
+                       dash=SEED_DASHES[s])
         for col in (1, 2):
             _hline(fig, DEFAULT_B_CRITERION.eps_balance, "ε₂ (balance threshold)", (3, col), dash="dash",
                    showlegend=col == 1)
@@ -281,7 +297,7 @@ class EnsembleController(_ExperimentFigure):
 
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("(a) fraction of runs at each rank", "(b) first step at rank 1", height=400,
-                     horizontal_spacing=0.1, layout={**LAYOUT, "bargap": 0.05})
+                     horizontal_spacing=PANEL_GAP_WITH_Y_TITLE, layout={**LAYOUT, "bargap": 0.05})
         for name, colour in (("rank 2", COLOURS["rank2"]), ("rank 1", COLOURS["rank1"]),
                              ("rank 0 (A = 0)", COLOURS["rank0"]), ("diverged", PALETTE["black"])):
             _curve(fig, name, colour, (1, 1), shape="hv")
@@ -339,7 +355,7 @@ class MechanismController(_ExperimentFigure):
 
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("(a) unsampled row of W<sub>L</sub> during forced sampling", "(b) singular values of A",
-                     height=420, horizontal_spacing=0.1, layout=LAYOUT)
+                     height=420, horizontal_spacing=PANEL_GAP_WITH_Y_TITLE, layout=LAYOUT)
         markers(fig, "measured ‖W<sub>L</sub>[1, :]‖", PALETTE["reddish_purple"], (1, 1), size=7)
         _curve(fig, "(1 − 2ηγ)<sup>t</sup> · ‖W<sub>L</sub>[1, :]‖₀", PALETTE["black"], (1, 1), dash="dash")
         # s₁ solid and s₂ dashed of: the forced phase, GD after it, each SGD seed after it
@@ -433,8 +449,8 @@ class BasinController(_ExperimentFigure):
                                                          description="method", layout=widgets.Layout(width="160px")))
 
     def _figures(self) -> list[go.FigureWidget]:
-        fig = panels("(a) s₂(A) after the perturbation", "(b) where each a ends", height=420, horizontal_spacing=0.1,
-                     layout=LAYOUT)
+        fig = panels("(a) s₂(A) after the perturbation", "(b) where each a ends", height=420,
+                     horizontal_spacing=PANEL_GAP_WITH_Y_TITLE, layout=LAYOUT)
         for k in range(experiments.BASIN_GRID):
             _curve(fig, "grid of a" if k == 0 else f"a grid {k}", NEUTRALS["grey_mid"], (1, 1), showlegend=k == 0,
                    width=1)
@@ -517,7 +533,7 @@ class AnnealController(_ExperimentFigure):
 
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("(a) s₂(A): hot phase (shaded), then cold", "(b) final loss at the cold γ", height=420,
-                     horizontal_spacing=0.1, column_widths=[0.62, 0.38], layout=LAYOUT)
+                     horizontal_spacing=PANEL_GAP_WITH_Y_TITLE, column_widths=[0.62, 0.38], layout=LAYOUT)
         _curve(fig, "GD", COLOURS["gd"], (1, 1), width=2.5)
         for s in range(MAX_SEEDS):
             _curve(fig, "SGD" if s == 0 else f"SGD seed {s}", SEED_COLOURS[s], (1, 1), showlegend=s == 0, width=1.2)
@@ -623,7 +639,7 @@ class LangevinController(_ExperimentFigure):
 
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("(a) s₂(A): SGD vs Langevin", "(b) per-step noise variance at a rank-1 point", height=420,
-                     horizontal_spacing=0.1, layout=LAYOUT)
+                     horizontal_spacing=PANEL_GAP_WITH_Y_TITLE, layout=LAYOUT)
         for name in ("SGD", "Langevin"):
             for s in range(MAX_SEEDS):
                 _curve(fig, name if s == 0 else f"{name} {s}", COLOURS[name.lower()], (1, 1), showlegend=s == 0,
@@ -636,7 +652,7 @@ class LangevinController(_ExperimentFigure):
         fig.update_yaxes(type="log")
         axes(fig, (1, 1), x="step", y="s₂(A)", yaxis=dict(range=LOG_AXIS["range"]))
         axes(fig, (1, 2), x="eigenvalue index (descending, within each direction type)",
-             y="eigenvalue of η²C (floored at 1e-38)", yaxis=dict(range=[-40, 0]))
+             y="eigenvalue of η²C (floored at 10⁻³⁸)", yaxis=dict(range=[-40, 0]))
         return [fig]
 
     def _show(self, r, temp_factor, lr, n_runs, steps, seed) -> tuple[str, str, str]:

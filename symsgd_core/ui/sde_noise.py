@@ -189,8 +189,10 @@ class SdeGridController(Controller):
         super().__init__(setting=setting)
 
     def _figures(self) -> list[go.FigureWidget]:
+        # (b) shares (a)'s rows: its y axis follows (a)'s and shows no labels of its own, which were drawn across
+        # (a)'s plot (the labels are up to ~290 px wide; (a)'s left margin holds them)
         fig = panels("(a) mean first time at rank ≤ 1 (t)", "(b) stopped by a rule / time in B₁", height=640,
-                     horizontal_spacing=0.16, column_widths=[0.55, 0.45],
+                     horizontal_spacing=0.04, column_widths=[0.55, 0.45], shared_yaxes=True,
                      layout=_layout(300, legend_y=-0.1, barmode="group"))
         markers(fig, "mean wait, 95 % interval", COLOURS["sde"], at=(1, 1), size=9, orientation="h")
         markers(fig, "lower bound (no jump)", PALETTE["black"], at=(1, 1), size=11, symbol="triangle-right-open")
