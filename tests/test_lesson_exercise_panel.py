@@ -406,6 +406,101 @@ def test_instructor_variant_opens_every_worked_solution(monkeypatch):
     assert all(b.solution_shown for b in ExercisePanel(balance.EXERCISES, solutions=True).boxes.values())
 
 
+class _Kernel:
+    """A stand-in for the kernel's IPython shell: only its events (``post_run_cell`` after every cell)."""
+
+    def __init__(self) -> None:
+        from IPython.core.events import EventManager, available_events
+
+        self.events = EventManager(self, available_events)
+
+    def cell_done(self) -> None:
+        self.events.trigger("post_run_cell", None)
+
+
+@pytest.fixture
+def kernel(monkeypatch):
+    import IPython
+
+    shell = _Kernel()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    return shell
+
+
+def _opened_ever(panel: ExercisePanel) -> list[str]:
+    """The names of the panel's exercises whose worked solution is opened from now on (records every opening)."""
+    seen: list[str] = []
+    for name, box in panel.boxes.items():
+        box.reveal.observe(lambda change, name=name: seen.append(name) if change["new"] else None, names="value")
+    return seen
+
+
+def test_in_a_kernel_the_instructor_variant_opens_the_solutions_once_the_next_cell_has_run(monkeypatch, kernel):
+    """A panel built in a kernel opens its worked solutions after the cell that follows its own (where a reveal_after
+    may still make it predict-first), never before; outside the instructor variant it never opens them."""
+    monkeypatch.setenv("SYMSGD_SOLUTIONS", "open")
+    panel = ExercisePanel(balance.EXERCISES)
+    assert panel.instructor and not any(b.solution_shown for b in panel.boxes.values())
+    kernel.cell_done()  # the panel's own cell
+    assert not any(b.solution_shown for b in panel.boxes.values())
+    kernel.cell_done()  # the next cell
+    assert all(b.solution_shown for b in panel.boxes.values())
+    assert not kernel.events.callbacks["post_run_cell"]  # done: nothing left to run after later cells
+    monkeypatch.delenv("SYMSGD_SOLUTIONS")
+    panel = ExercisePanel(balance.EXERCISES)
+    for _ in range(3):
+        kernel.cell_done()
+    assert not panel.instructor and not any(b.solution_shown for b in panel.boxes.values())
+
+
+def test_a_predict_first_panel_never_shows_its_solution_open_before_the_release(monkeypatch, kernel):
+    monkeypatch.setenv("SYMSGD_SOLUTIONS", "open")
+    panel = ExercisePanel({"predict_sgd_end": rank_jumps.EXERCISES["predict_sgd_end"]})
+    opened = _opened_ever(panel)
+    kernel.cell_done()
+    panel.hold_solutions()  # what reveal_after does, in the next cell
+    kernel.cell_done()
+    kernel.cell_done()
+    assert opened == [] and panel.predict_first
+    panel.release_solutions()
+    assert opened == ["predict_sgd_end"] and panel["predict_sgd_end"].solution_shown and not panel.predict_first
+    # outside a kernel (a script) the instructor panel opens at once, and holding it closes it
+    monkeypatch.setattr(__import__("IPython"), "get_ipython", lambda: None)
+    panel = ExercisePanel({"predict_sgd_end": rank_jumps.EXERCISES["predict_sgd_end"]})
+    assert panel["predict_sgd_end"].solution_shown
+    panel.hold_solutions()
+    assert not panel["predict_sgd_end"].solution_shown
+
+
+def test_release_opens_only_in_the_instructor_variant_and_only_a_held_panel(monkeypatch):
+    monkeypatch.delenv("SYMSGD_SOLUTIONS", raising=False)
+    panel = ExercisePanel(balance.EXERCISES)
+    panel.hold_solutions()
+    panel.release_solutions()
+    assert not any(b.solution_shown for b in panel.boxes.values())  # a student's panel: closed until asked
+    shown = ExercisePanel(balance.EXERCISES, solutions=True)
+    shown.show_solutions(False)
+    shown.release_solutions()  # never held: the reader's choice stands
+    assert not any(b.solution_shown for b in shown.boxes.values())
+
+
+def test_every_panel_of_the_notebooks_has_a_code_cell_after_it():
+    """In a kernel the instructor variant opens a panel's solutions once the next cell has run (see the module
+    docstring): a panel in a notebook's last code cell would keep them closed."""
+    import json
+    from pathlib import Path
+
+    found = 0
+    for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb")):
+        code = ["".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                if c["cell_type"] == "code"]
+        for i, source in enumerate(code):
+            if "ExercisePanel(" in source:
+                found += 1
+                assert i < len(code) - 1, f"{path.name}: the panel is in the last code cell"
+    assert found >= 5
+
+
 @pytest.mark.parametrize("nb, name, right, wrong", [
     ("01", "conserved_quantity", "u**2 - w**2", "u*w"),
     ("01", "conserved_quantity", "(u^2 − w^2)**3 + sin(u*u - w*w)", "u**2 + w**2"),

@@ -17,7 +17,11 @@ How a wrong answer is answered (so that a first try never gives the answer away)
 
 An empty ``hint`` falls back to a generic nudge; an empty ``worked`` falls back to the right answer with the
 checker's explanation of it. In the instructor variant (:func:`symsgd_jupyter.mode.solutions_open`, set by
-``make instructor``) every worked solution is shown open.
+``make instructor``) every worked solution is shown open, except a predict-first one: the solution of a panel whose
+figure :func:`~symsgd_core.lesson.reveal.reveal_after` covers stays closed until that figure is revealed (on a
+projector it would give the prediction away). So that it is never shown open for a moment first, a panel built in a
+kernel opens its solutions only once the cell after its own has run (by then ``reveal_after`` has claimed it); a panel
+is therefore never the notebook's last code cell (``tests/test_lesson_exercise_panel.py`` checks the notebooks).
 
 Exercises whose answer is a Python function (kind ``"code"``) take a formula in the arguments in the panel,
 parsed safely by :func:`symsgd_core.core.expressions.compile_expression` (never ``eval``), so they can be
@@ -148,8 +152,6 @@ class ExerciseBox:
                  self.feedback, self.worked]
         self.root = widgets.VBox(rows)
         self.root.add_class("symsgd-exercise")
-        if solutions_open():
-            self.reveal.value = True
 
     # -- the reader's answer --------------------------------------------------
     def _code_note(self) -> str:
@@ -294,7 +296,13 @@ class ExercisePanel:
         exercises: a mapping name → :class:`Exercise` (a module's ``EXERCISES``) or an iterable of them,
             shown in order and numbered from 1.
         solutions: show every worked solution open (the instructor variant); default: the environment decides
-            (:func:`symsgd_jupyter.mode.solutions_open`).
+            (:func:`symsgd_jupyter.mode.solutions_open`), and in a kernel they open once the next cell has run
+            (see the module docstring). A predict-first panel (:meth:`hold_solutions`) keeps them closed either way
+            until :meth:`release_solutions`.
+
+    Attributes:
+        instructor: True in the instructor variant (the worked solutions are to be shown open).
+        predict_first: True once :meth:`hold_solutions` was called (by ``reveal_after``) and until the release.
     """
 
     def __init__(self, exercises: Mapping[str, Exercise] | Iterable[Exercise], *,
@@ -306,11 +314,52 @@ class ExercisePanel:
             if ex.name in self.boxes:
                 raise ValueError(f"two exercises are named {ex.name!r}")
             self.boxes[ex.name] = ExerciseBox(ex, i)
-        if solutions is not None:
-            for box in self.boxes.values():
-                box.show_solution(solutions)
+        self.instructor = solutions_open() if solutions is None else bool(solutions)
+        self.predict_first = False
         self.root = widgets.VBox([*(b.root for b in self.boxes.values()), accessible_names()])
         self.root.add_class("symsgd-exercises")
+        if self.instructor:
+            if solutions is None:
+                self._open_after_next_cell()
+            else:
+                self.show_solutions(True)
+
+    # -- the instructor variant ------------------------------------------------
+    def _open_after_next_cell(self) -> None:
+        """Open the worked solutions once the cell after the panel's own has run (at once outside a kernel), unless
+        the panel is predict-first by then: the page never shows a predict-first solution open."""
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is None or not hasattr(shell, "events"):
+            self.show_solutions(not self.predict_first)
+            return
+        cells = []
+
+        def after(_result=None) -> None:
+            cells.append(None)
+            if len(cells) < 2:  # the panel's own cell: a reveal_after in the next cell may still claim the panel
+                return
+            shell.events.unregister("post_run_cell", after)
+            if not self.predict_first:
+                self.show_solutions(True)
+
+        shell.events.register("post_run_cell", after)
+
+    def hold_solutions(self) -> None:
+        """Make the panel predict-first: its worked solutions closed (also in the instructor variant) until
+        :meth:`release_solutions`; ``reveal_after`` calls it for the panel whose figure it covers."""
+        self.predict_first = True
+        self.show_solutions(False)
+
+    def release_solutions(self) -> None:
+        """The figure was revealed: in the instructor variant the worked solutions open now (else they stay as the
+        reader left them)."""
+        if not self.predict_first:
+            return
+        self.predict_first = False
+        if self.instructor:
+            self.show_solutions(True)
 
     def __getitem__(self, name: str) -> ExerciseBox:
         """The box of exercise ``name`` (ValueError naming the exercises if there is none)."""
