@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -108,6 +110,61 @@ def test_widget_outputs_become_static_blocks(executed):
     meta = json.loads(re.search(r'class="edition-controller-data">(.*?)</script>', block, re.S).group(1))
     assert len(meta["descriptions"]) == 2 and len(meta["descriptions"][0]) == 4
     assert len(set(meta["descriptions"][0])) == 4  # the settings differ at each of the slider's 4 values
+
+
+def test_the_settings_line_follows_the_slider_frame_by_frame(executed):
+    """The line "Computed at …" under a figure: one per frame in the block's data (edition.js shows the frame's
+    when the slider moves), each naming that frame's slider value and the notebook's other settings; the line in the
+    page itself (what a page without JavaScript shows) is the notebook's own."""
+    page = Page("demo", "A title", "demo.html", "notebooks/demo.ipynb")
+    block = page_notebook(executed, page).cells[1].outputs[0]["data"]["text/html"]
+    meta = json.loads(re.search(r'class="edition-controller-data">(.*?)</script>', block, re.S).group(1))
+    lines = meta["settings"]
+    assert len(lines) == len(meta["labels"]) == 4
+    for k, (line, shown) in enumerate(zip(lines, meta["labels"])):
+        slope = re.search(r"slope a = ([^;]+);", line).group(1)
+        assert float(slope) == float(shown) == meta["values"][k], (k, line)  # the frame's value, not 0.5
+        assert line.endswith("offset b = 1.")  # the other control stays at the notebook's value
+        assert line.startswith("Computed at the notebook's settings" if k == meta["current"]
+                               else "Computed at the slider's value and the notebook's other settings")
+    assert len(set(lines)) == 4
+    in_page = re.search(r'<p class="edition-settings">(.*?)</p>', block).group(1)
+    assert in_page == lines[meta["current"]] and "slope a = 0.5;" in in_page
+
+
+def test_a_settings_line_at_a_frame_checks_the_frame():
+    entry = {"controls": [{"name": "T", "label": "T", "shown": "0.01"}],
+             "slider": {"name": "T", "labels": ["0.01", "0.09"], "current": 0,
+                        "frames": [{"shown": "0.01"}, {"shown": "0.090"}]}}
+    assert settings_line(entry, 1) == "Computed at the slider's value and the notebook's other settings: T = 0.090."
+    assert settings_line(entry, 0) == settings_line(entry) == "Computed at the notebook's settings: T = 0.01."
+    del entry["slider"]["frames"][1]["shown"]  # a capture made before frames recorded it: the slider's label
+    assert settings_line(entry, 1).endswith("T = 0.09.")
+    with pytest.raises(ValueError, match="outside"):
+        settings_line(entry, 2)
+    with pytest.raises(ValueError, match="slider"):
+        settings_line({"controls": entry["controls"]}, 0)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page script")
+@pytest.mark.parametrize("step", [0, 2, 3])
+def test_edition_js_shows_the_frames_settings_line(executed, tmp_path, step):
+    """Without a browser: edition.js runs under node on a stub page (tests/static_site/js/edition_under_node.js) with
+    the block's own data; when plotly reports the slider moved to a step, the block's settings line (and status line)
+    is that step's. A browser run (tests/static_site/) also drags the real slider and compares with the kernel."""
+    page = Page("demo", "A title", "demo.html", "notebooks/demo.ipynb")
+    block = page_notebook(executed, page).cells[1].outputs[0]["data"]["text/html"]
+    meta_text = re.search(r'class="edition-controller-data">(.*?)</script>', block, re.S).group(1)
+    (tmp_path / "meta.json").write_text(meta_text.replace("<\\/", "</"), encoding="utf-8")
+    meta = json.loads(meta_text)
+    here = Path(__file__).resolve().parent
+    out = subprocess.run(["node", str(here / "static_site" / "js" / "edition_under_node.js"),
+                          str(here.parent / "tools" / "site" / "edition" / "static" / "edition.js"),
+                          str(tmp_path / "meta.json"), str(step)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    shown = json.loads(out.stdout)
+    assert shown == {"settings": meta["settings"][step], "status": meta["statuses"][step]}
+    assert f"slope a = {meta['labels'][step]};" in shown["settings"]
 
 
 def test_the_page_loads_nothing_from_outside_the_site(executed):

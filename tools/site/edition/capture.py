@@ -194,6 +194,7 @@ class SliderDrive:
                 raise RuntimeError(f"{type(self.controller).__name__}: setting slider {self.name!r} to {value!r} "
                                    f"raised {type(exc).__name__}: {exc}") from exc
             self._done[value] = {"figures": [figure_state(f, keep_template=False) for f in self.controller.figures],
+                                 "shown": shown_value(self.widget),  # the slider's value as its settings line says it
                                  "status": self.controller.status.value,
                                  "descriptions": descriptions_of(self.controller),
                                  "seconds": round(time.perf_counter() - t0, 3)}

@@ -127,11 +127,35 @@ def script_json(obj) -> str:
     return text.replace("</", "<\\/").replace("<!--", "<\\u0021--")
 
 
-def settings_line(entry: dict) -> str:
+#: How the settings line starts: at the notebook's own settings, and at a precomputed value of the slider.
+SETTINGS_AT_NOTEBOOK = "Computed at the notebook's settings: "
+SETTINGS_AT_SLIDER = "Computed at the slider's value and the notebook's other settings: "
+
+
+def settings_line(entry: dict, frame: int | None = None) -> str:
     """The line under a controller: its controls as ``label = value`` (as the edition's slider writes its value;
-    once ``λ 1; model linear layer``), HTML-escaped; empty for a controller without controls."""
-    parts = [f"{html.escape(c['label'])} = {html.escape(str(c['shown']))}" for c in entry["controls"]]
-    return "Computed at the notebook's settings: " + "; ".join(parts) + "." if parts else ""
+    once ``λ 1; model linear layer``), HTML-escaped; empty for a controller without controls.
+
+    ``frame``: the index of a precomputed frame of the controller's slider (``entry["slider"]``): its slider's value
+    is that frame's (the value the control showed there; its label in a capture made before frames recorded it), so
+    the line under a figure moved to that frame says what it shows. ``None``, or the notebook's own frame: the
+    notebook's settings.
+    """
+    slider = entry.get("slider")
+    moved, name, value = False, None, None
+    if frame is not None:
+        if slider is None:
+            raise ValueError("a settings line at a frame needs the controller's slider (entry['slider'])")
+        if not 0 <= frame < len(slider["labels"]):
+            raise ValueError(f"frame {frame} outside the slider's {len(slider['labels'])} frames")
+        moved, name = frame != slider["current"], slider["name"]
+        value = slider["frames"][frame].get("shown", slider["labels"][frame])
+    def shown(c: dict) -> str:
+        return str(value if name is not None and c.get("name") == name else c["shown"])
+
+    parts = [f"{html.escape(c['label'])} = {html.escape(shown(c))}" for c in entry["controls"]]
+    start = SETTINGS_AT_SLIDER if moved else SETTINGS_AT_NOTEBOOK
+    return start + "; ".join(parts) + "." if parts else ""
 
 
 def _live_note(entry: dict, animated: bool) -> str:
@@ -186,6 +210,7 @@ def controller_block(entry: dict, cell: int, output: int, page: Page) -> str:
     if slider and animated_any:
         meta.update(slider=slider["name"], label=slider["label"], values=slider["values"], labels=slider["labels"],
                     current=slider["current"], statuses=[f["status"] for f in slider["frames"]],
+                    settings=[settings_line(entry, k) for k in range(len(slider["frames"]))],
                     descriptions=[[f.get("descriptions", [""] * len(entry["figures"]))[k] for f in slider["frames"]]
                                   for k in range(len(entry["figures"]))])
     if entry["kind"] == "controller":
