@@ -18,11 +18,14 @@ from tools.site.edition.capture import capture
 from tools.site.edition.execute import WIDGET_VIEW, ExecutedNotebook, widget_outputs
 from tools.site.edition.render import (
     Page,
+    count_phrase,
     export_html,
+    index_heading,
     link_name,
     notebook_title,
     page_notebook,
     plain_title,
+    render_index,
     script_json,
     settings_line,
 )
@@ -252,3 +255,54 @@ def test_the_live_note_lists_what_needs_the_live_notebook():
     assert _live_note(entry, True).endswith("<b>Needs the live notebook:</b> label noise σ, weight decay γ.")
     entry["controls"] = entry["controls"][:1]
     assert "Needs the live notebook" not in _live_note(entry, True)
+
+
+@pytest.mark.parametrize("stem, title, heading", [
+    ("00_start_here", "Start here: how SGD's noise shapes learning",
+     "00 · Start here: how SGD's noise shapes learning"),
+    ("01_diffusion_cancellation", "01 · Why $\\|u\\|^2-\\|w\\|^2$ obeys an ODE under SGD",
+     "01 · Why $\\|u\\|^2-\\|w\\|^2$ obeys an ODE under SGD"),
+    ("02_rank1_lifting", "Notebook 02 — The rank-1 lifting $\\tilde\\ell(u w^\\top)$, built and checked",
+     "02 · The rank-1 lifting $\\tilde\\ell(u w^\\top)$, built and checked"),
+    ("07_x", "07: A title", "07 · A title"),
+    ("08_x", "2-layer nets", "08 · 2-layer nets"),  # a title's own number is not a heading number
+    ("gallery", "Gallery", "Gallery"),
+])
+def test_the_index_gives_every_notebook_one_heading_style(stem, title, heading):
+    assert index_heading(stem, title) == heading
+
+
+def test_the_index_headings_of_the_notebooks_share_one_style():
+    """Every notebook's index entry reads ``NN · Title`` (the notebooks' own headings mix "01 · ", "Notebook 02 — " and
+    none)."""
+    notebooks = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("0*.ipynb"))
+    headings = [index_heading(p.stem, notebook_title(nbformat.read(p, as_version=4))) for p in notebooks]
+    assert len(headings) >= 6
+    for path, heading in zip(notebooks, headings):
+        assert re.fullmatch(rf"{path.stem[:2]} · [A-Z]\S.*", heading), heading
+        assert "Notebook" not in heading.split(" · ")[1][:9] and " — " not in heading[:12]
+
+
+@pytest.mark.parametrize("n, text", [(0, "0 figures"), (1, "1 figure"), (2, "2 figures"), (21, "21 figures")])
+def test_counts_are_pluralised(n, text):
+    assert count_phrase(n, "figure") == text
+
+
+@pytest.mark.parametrize("n", [-1, 1.0, True, "2"])
+def test_a_count_must_be_a_whole_number(n):
+    with pytest.raises(ValueError, match="count"):
+        count_phrase(n, "figure")
+
+
+def test_the_index_says_1_figure_and_one_heading_style(tmp_path):
+    from tools.site.edition.render import FigureInfo
+
+    one = Page("02_rank1_lifting", "Notebook 02 — The rank-1 <lifting>", "02.html", "notebooks/02.ipynb",
+               figures=[FigureInfo(1, 0, 0, "Line", "a", 4)])
+    two = Page("03_x", "03 · Two", "03.html", "notebooks/03.ipynb",
+               figures=[FigureInfo(1, 0, 0, "Line"), FigureInfo(2, 0, 0, "Line")])
+    toc = build.toc_entries([one, two])
+    assert [t["summary"] for t in toc] == ["1 figure, 1 with a live slider", "2 figures, 0 with a live slider"]
+    assert [t["title_html"] for t in toc] == ["02 · The rank-1 &lt;lifting&gt;", "03 · Two"]
+    page = render_index("T", "intro", toc, {"head": "", "assets": "assets", "header": "", "footer": ""})
+    assert "1 figures" not in page and "1 figure," in page and "02 · The rank-1 &lt;lifting&gt;" in page

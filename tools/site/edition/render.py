@@ -90,6 +90,27 @@ _SUPERSCRIPTS = dict(zip("0123456789+-−=()nTiᵀ", "⁰¹²³⁴⁵⁶⁷⁸�
 _SUBSCRIPTS = dict(zip("0123456789+-−=()aeoxhklmnpstijruv", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑₒₓₕₖₗₘₙₚₛₜᵢⱼᵣᵤᵥ"))
 
 
+#: A number a notebook's own heading starts with, in any of the styles the notebooks use ("01 · ", "Notebook 02 — ").
+_NUMBERED = re.compile(r"^\s*(?:notebook\s+)?\d+(?:\s*[·—–:]|\s+-)\s+", re.I)
+
+
+def index_heading(stem: str, title: str) -> str:
+    """A notebook's entry in the index, in one style for all: ``NN · Title``, the number from the file name
+    (``02_rank1_lifting``) and the title without the number its heading may carry in another style
+    (``Notebook 02 — The rank-1 lifting …`` → ``02 · The rank-1 lifting …``; ``Start here: …`` →
+    ``00 · Start here: …``). A file name without a leading number gives the title alone."""
+    number = re.match(r"\d+", stem)
+    rest = _NUMBERED.sub("", title, count=1).strip() or stem
+    return f"{number.group(0)} · {rest}" if number else rest
+
+
+def count_phrase(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: ``1 figure``, ``2 figures``, ``0 figures``."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"a count must be an int >= 0, got {n!r}")
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
 def _plain_math(tex: str) -> str:
     """One ``$…$`` of a title as plain text: symbols and accents as Unicode, sub- and superscripts as Unicode where
     every character has one (``^{2/L}`` stays ``^(2/L)``), braces dropped."""
