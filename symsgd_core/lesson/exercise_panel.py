@@ -20,8 +20,8 @@ checker's explanation of it. In the instructor variant (:func:`symsgd_jupyter.mo
 ``make instructor``) every worked solution is shown open, except a predict-first one: the solution of a panel whose
 figure :func:`~symsgd_core.lesson.reveal.reveal_after` covers stays closed until that figure is revealed (on a
 projector it would give the prediction away). So that it is never shown open for a moment first, a panel built in a
-kernel opens its solutions only once the cell after its own has run (by then ``reveal_after`` has claimed it); a panel
-is therefore never the notebook's last code cell (``tests/test_lesson_exercise_panel.py`` checks the notebooks).
+kernel opens its solutions only once the cell after its own has run (by then ``reveal_after`` has claimed it), or,
+in the notebook's last cell, once the kernel has waited :data:`OPEN_AFTER_IDLE_S` for a next cell.
 
 Exercises whose answer is a Python function (kind ``"code"``) take a formula in the arguments in the panel,
 parsed safely by :func:`symsgd_core.core.expressions.compile_expression` (never ``eval``), so they can be
@@ -31,6 +31,7 @@ answered in classroom mode too; in JupyterLab the notebooks also keep a code cel
 
 from __future__ import annotations
 
+import contextlib
 import html
 import inspect
 import re
@@ -55,6 +56,21 @@ GENERIC_HINT = "check each step of your computation once more, or open the worke
 #: Added to the feedback of every wrong try: where the derivation is.
 OFFER = " (The worked solution is one click away: “Show worked solution”.)"
 SHOW, HIDE = "Show worked solution", "Hide worked solution"
+#: Seconds an instructor-variant panel's kernel waits, idle, for the next cell before it opens the panel's worked
+#: solutions (that cell may make the panel predict-first); Voilà starts the next cell within milliseconds, and a cell
+#: holds the kernel's event loop until it has run, so only a panel in the last cell waits this long.
+OPEN_AFTER_IDLE_S = 1.0
+
+
+def _call_later(delay_s: float, action):
+    """Run ``action`` after ``delay_s`` seconds on the kernel's event loop; the handle (``cancel()``), or ``None``
+    when no loop runs here (then the panel opens its solutions after the next cell only)."""
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop().call_later(delay_s, action)
+    except RuntimeError:
+        return None
 
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)
 
@@ -296,9 +312,9 @@ class ExercisePanel:
         exercises: a mapping name → :class:`Exercise` (a module's ``EXERCISES``) or an iterable of them,
             shown in order and numbered from 1.
         solutions: show every worked solution open (the instructor variant); default: the environment decides
-            (:func:`symsgd_jupyter.mode.solutions_open`), and in a kernel they open once the next cell has run
-            (see the module docstring). A predict-first panel (:meth:`hold_solutions`) keeps them closed either way
-            until :meth:`release_solutions`.
+            (:func:`symsgd_jupyter.mode.solutions_open`), and in a kernel they open once the next cell has run, or
+            the kernel has waited :data:`OPEN_AFTER_IDLE_S` for one (see the module docstring). A predict-first
+            panel (:meth:`hold_solutions`) keeps them closed either way until :meth:`release_solutions`.
 
     Attributes:
         instructor: True in the instructor variant (the worked solutions are to be shown open).
@@ -326,24 +342,41 @@ class ExercisePanel:
 
     # -- the instructor variant ------------------------------------------------
     def _open_after_next_cell(self) -> None:
-        """Open the worked solutions once the cell after the panel's own has run (at once outside a kernel), unless
-        the panel is predict-first by then: the page never shows a predict-first solution open."""
+        """Open the worked solutions once the next cell has run, or once the kernel has waited
+        :data:`OPEN_AFTER_IDLE_S` for one (the panel in the notebook's last cell), unless the panel is predict-first by
+        then: the page never shows a predict-first solution open. Outside a kernel: at once."""
         from IPython import get_ipython
 
         shell = get_ipython()
         if shell is None or not hasattr(shell, "events"):
             self.show_solutions(not self.predict_first)
             return
-        cells = []
+        state: dict = {"cells": 0, "timer": None}
 
-        def after(_result=None) -> None:
-            cells.append(None)
-            if len(cells) < 2:  # the panel's own cell: a reveal_after in the next cell may still claim the panel
-                return
-            shell.events.unregister("post_run_cell", after)
+        def stop_waiting() -> None:
+            if state["timer"] is not None:
+                state["timer"].cancel()
+                state["timer"] = None
+
+        def done() -> None:
+            stop_waiting()
+            for event, callback in (("pre_run_cell", before), ("post_run_cell", after)):
+                with contextlib.suppress(ValueError):  # already unregistered
+                    shell.events.unregister(event, callback)
             if not self.predict_first:
                 self.show_solutions(True)
 
+        def before(_info=None) -> None:  # a next cell starts: decide when it has run
+            stop_waiting()
+
+        def after(_result=None) -> None:
+            state["cells"] += 1
+            if state["cells"] >= 2:  # the next cell has run: a reveal_after in it has claimed the panel by now
+                done()
+            else:  # the panel's own cell: wait for the next one, but not for ever (it may be the last cell)
+                state["timer"] = _call_later(OPEN_AFTER_IDLE_S, done)
+
+        shell.events.register("pre_run_cell", before)
         shell.events.register("post_run_cell", after)
 
     def hold_solutions(self) -> None:
