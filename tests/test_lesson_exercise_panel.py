@@ -556,6 +556,23 @@ def test_call_later_needs_a_running_loop():
     assert asyncio.run(main()) is not None and fired == [1]
 
 
+def test_settling_decides_for_the_waiting_panels_at_once(monkeypatch, kernel):
+    from symsgd_core.lesson.exercise_panel import settle_waiting_panels
+
+    monkeypatch.setenv("SYMSGD_SOLUTIONS", "open")
+    settle_waiting_panels()  # none left over from other tests
+    panel = ExercisePanel(balance.EXERCISES)
+    held = ExercisePanel({"predict_sgd_end": rank_jumps.EXERCISES["predict_sgd_end"]})
+    held.hold_solutions()
+    kernel.cell_done()
+    assert not any(b.solution_shown for b in panel.boxes.values())
+    assert settle_waiting_panels() == 2
+    assert all(b.solution_shown for b in panel.boxes.values()) and not held["predict_sgd_end"].solution_shown
+    assert settle_waiting_panels() == 0 and not kernel.events.callbacks["post_run_cell"]
+    kernel.idle(10 * OPEN_AFTER_IDLE_S)  # the cancelled wait does nothing more
+    assert not held["predict_sgd_end"].solution_shown
+
+
 def test_release_opens_only_in_the_instructor_variant_and_only_a_held_panel(monkeypatch):
     monkeypatch.delenv("SYMSGD_SOLUTIONS", raising=False)
     panel = ExercisePanel(balance.EXERCISES)

@@ -35,6 +35,7 @@ import contextlib
 import html
 import inspect
 import re
+import weakref
 from collections.abc import Iterable, Mapping
 
 import ipywidgets as widgets
@@ -48,7 +49,7 @@ from ..core.exercises import Exercise, Feedback, as_number, as_vector
 from ..core.expressions import ExpressionError, compile_expression
 from ..core.validation import check_choice
 
-__all__ = ["ExerciseBox", "ExercisePanel", "markdown_html"]
+__all__ = ["ExerciseBox", "ExercisePanel", "markdown_html", "settle_waiting_panels"]
 
 _PLACEHOLDER = {"number": "a number, e.g. 0.25 or 1/4", "vector": "numbers separated by commas, e.g. 1, 0"}
 #: What the reader is told with a first wrong try when the exercise has no hint.
@@ -60,6 +61,20 @@ SHOW, HIDE = "Show worked solution", "Hide worked solution"
 #: solutions (that cell may make the panel predict-first); Voilà starts the next cell within milliseconds, and a cell
 #: holds the kernel's event loop until it has run, so only a panel in the last cell waits this long.
 OPEN_AFTER_IDLE_S = 1.0
+
+
+#: Instructor-variant panels still waiting for the next cell to decide whether to open their solutions.
+_WAITING: weakref.WeakSet = weakref.WeakSet()
+
+
+def settle_waiting_panels() -> int:
+    """Decide now for every panel still waiting for a next cell (:meth:`ExercisePanel._open_after_next_cell`): open
+    its worked solutions unless it is predict-first. For code that reads the panels in the cell after the notebook's
+    last one (the static edition's capture, ``tools/site/edition/capture.py``). Returns how many were waiting."""
+    waiting = list(_WAITING)
+    for panel in waiting:
+        panel._settle()
+    return len(waiting)
 
 
 def _call_later(delay_s: float, action):
@@ -360,6 +375,7 @@ class ExercisePanel:
 
         def done() -> None:
             stop_waiting()
+            _WAITING.discard(self)
             for event, callback in (("pre_run_cell", before), ("post_run_cell", after)):
                 with contextlib.suppress(ValueError):  # already unregistered
                     shell.events.unregister(event, callback)
@@ -376,6 +392,8 @@ class ExercisePanel:
             else:  # the panel's own cell: wait for the next one, but not for ever (it may be the last cell)
                 state["timer"] = _call_later(OPEN_AFTER_IDLE_S, done)
 
+        self._settle = done
+        _WAITING.add(self)
         shell.events.register("pre_run_cell", before)
         shell.events.register("post_run_cell", after)
 

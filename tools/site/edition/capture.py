@@ -55,6 +55,11 @@ def capture(model_ids: list[str], out_path: str, frame_budget_bytes: int) -> dic
     """
     from plotly.io.json import to_json_plotly
 
+    from symsgd_core.lesson.exercise_panel import settle_waiting_panels
+
+    # the instructor edition: a panel in the notebook's last cell opens its worked solutions after the next cell,
+    # which is this one (symsgd_core/lesson/exercise_panel.py): decide before reading it
+    settle_waiting_panels()
     outputs, drives = {}, {}
     for mid in model_ids:
         root = _widget(mid)
