@@ -22,7 +22,14 @@ from symsgd_core.core.exercises import (
     number_exercise,
     vector_exercise,
 )
-from symsgd_core.lesson.exercise_panel import GENERIC_HINT, HIDE, SHOW, ExercisePanel, markdown_html
+from symsgd_core.lesson.exercise_panel import (
+    GENERIC_HINT,
+    HIDE,
+    OPEN_AFTER_IDLE_S,
+    SHOW,
+    ExercisePanel,
+    markdown_html,
+)
 from symsgd_core.sde_noise import exercises as sde_exercises
 from symsgd_core.ui.style import allowed_colour
 from symsgd_jupyter.answer_box import SUBMIT, AnswerBox
@@ -404,6 +411,178 @@ def test_instructor_variant_opens_every_worked_solution(monkeypatch):
     panel.show_solutions()
     assert all(b.solution_shown for b in panel.boxes.values())
     assert all(b.solution_shown for b in ExercisePanel(balance.EXERCISES, solutions=True).boxes.values())
+
+
+class _Kernel:
+    """A stand-in for the kernel: its IPython events (``pre_run_cell`` and ``post_run_cell`` around every cell) and its
+    event loop's timers (:func:`exercise_panel._call_later`), which run only while the kernel is idle."""
+
+    def __init__(self) -> None:
+        from IPython.core.events import EventManager, available_events
+
+        self.events = EventManager(self, available_events)
+        self.timers: list = []
+
+    def cell_done(self) -> None:
+        """The end of the cell running now (the panel's own, the first time)."""
+        self.events.trigger("post_run_cell", None)
+
+    def next_cell(self) -> None:
+        """A whole next cell, started at once (as Voilà does)."""
+        self.events.trigger("pre_run_cell", None)
+        self.events.trigger("post_run_cell", None)
+
+    def idle(self, seconds: float) -> None:
+        """The kernel waits ``seconds`` with no cell to run: the timers due by then fire."""
+        for timer in list(self.timers):
+            if not timer.cancelled and timer.delay <= seconds:
+                self.timers.remove(timer)
+                timer.action()
+
+    def call_later(self, delay, action):
+        timer = type("Timer", (), {"delay": delay, "action": staticmethod(action), "cancelled": False})()
+        timer.cancel = lambda: setattr(timer, "cancelled", True)
+        self.timers.append(timer)
+        return timer
+
+
+@pytest.fixture
+def kernel(monkeypatch):
+    import IPython
+
+    from symsgd_core.lesson import exercise_panel
+
+    shell = _Kernel()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    monkeypatch.setattr(exercise_panel, "_call_later", shell.call_later)
+    return shell
+
+
+def _opened_ever(panel: ExercisePanel) -> list[str]:
+    """The names of the panel's exercises whose worked solution is opened from now on (records every opening)."""
+    seen: list[str] = []
+    for name, box in panel.boxes.items():
+        box.reveal.observe(lambda change, name=name: seen.append(name) if change["new"] else None, names="value")
+    return seen
+
+
+def test_in_a_kernel_the_instructor_variant_opens_the_solutions_once_the_next_cell_has_run(monkeypatch, kernel):
+    """A panel built in a kernel opens its worked solutions after the cell that follows its own (where a reveal_after
+    may still make it predict-first), never before; outside the instructor variant it never opens them."""
+    monkeypatch.setenv("SYMSGD_SOLUTIONS", "open")
+    panel = ExercisePanel(balance.EXERCISES)
+    assert panel.instructor and not any(b.solution_shown for b in panel.boxes.values())
+    kernel.cell_done()  # the panel's own cell
+    assert not any(b.solution_shown for b in panel.boxes.values())
+    kernel.next_cell()  # started before the kernel waited OPEN_AFTER_IDLE_S: its end decides
+    assert all(b.solution_shown for b in panel.boxes.values())
+    assert not kernel.events.callbacks["post_run_cell"] and not kernel.events.callbacks["pre_run_cell"]
+    kernel.idle(10 * OPEN_AFTER_IDLE_S)  # the cancelled wait does nothing more
+    monkeypatch.delenv("SYMSGD_SOLUTIONS")
+    panel = ExercisePanel(balance.EXERCISES)
+    kernel.cell_done()
+    kernel.idle(10 * OPEN_AFTER_IDLE_S)
+    kernel.next_cell()
+    assert not panel.instructor and not any(b.solution_shown for b in panel.boxes.values())
+
+
+def test_a_panel_in_the_last_cell_opens_once_the_kernel_has_waited_for_a_next_one(monkeypatch, kernel):
+    monkeypatch.setenv("SYMSGD_SOLUTIONS", "open")
+    panel = ExercisePanel(balance.EXERCISES)
+    kernel.cell_done()
+    kernel.idle(0.5 * OPEN_AFTER_IDLE_S)
+    assert not any(b.solution_shown for b in panel.boxes.values())
+    kernel.idle(OPEN_AFTER_IDLE_S)
+    assert all(b.solution_shown for b in panel.boxes.values())
+    assert not kernel.events.callbacks["post_run_cell"] and not kernel.events.callbacks["pre_run_cell"]
+    assert 0.1 <= OPEN_AFTER_IDLE_S <= 5  # longer than Voilà's gap between two cells, short for a lecturer
+
+
+def test_a_predict_first_panel_never_shows_its_solution_open_before_the_release(monkeypatch, kernel):
+    monkeypatch.setenv("SYMSGD_SOLUTIONS", "open")
+    panel = ExercisePanel({"predict_sgd_end": rank_jumps.EXERCISES["predict_sgd_end"]})
+    opened = _opened_ever(panel)
+    kernel.cell_done()
+    kernel.events.trigger("pre_run_cell", None)  # the next cell: reveal_after(panel, …)
+    panel.hold_solutions()
+    kernel.cell_done()
+    kernel.idle(10 * OPEN_AFTER_IDLE_S)
+    kernel.next_cell()
+    assert opened == [] and panel.predict_first
+    panel.release_solutions()
+    assert opened == ["predict_sgd_end"] and panel["predict_sgd_end"].solution_shown and not panel.predict_first
+    # held while the kernel waits for a next cell (a reader stepping through JupyterLab): the wait opens nothing
+    panel = ExercisePanel({"predict_sgd_end": rank_jumps.EXERCISES["predict_sgd_end"]})
+    opened = _opened_ever(panel)
+    kernel.cell_done()
+    panel.hold_solutions()
+    kernel.idle(10 * OPEN_AFTER_IDLE_S)
+    assert opened == []
+    # outside a kernel (a script) the instructor panel opens at once, and holding it closes it
+    monkeypatch.setattr(__import__("IPython"), "get_ipython", lambda: None)
+    panel = ExercisePanel({"predict_sgd_end": rank_jumps.EXERCISES["predict_sgd_end"]})
+    assert panel["predict_sgd_end"].solution_shown
+    panel.hold_solutions()
+    assert not panel["predict_sgd_end"].solution_shown
+
+
+def test_without_an_event_loop_the_panel_opens_after_the_next_cell(monkeypatch, kernel):
+    from symsgd_core.lesson import exercise_panel
+
+    monkeypatch.setattr(exercise_panel, "_call_later", lambda delay, action: None)
+    monkeypatch.setenv("SYMSGD_SOLUTIONS", "open")
+    panel = ExercisePanel(balance.EXERCISES)
+    kernel.cell_done()
+    assert not any(b.solution_shown for b in panel.boxes.values())
+    kernel.next_cell()
+    assert all(b.solution_shown for b in panel.boxes.values())
+
+
+def test_call_later_needs_a_running_loop():
+    import asyncio
+
+    from symsgd_core.lesson import exercise_panel
+
+    assert exercise_panel._call_later(0.01, lambda: None) is None  # no loop runs in a test's thread
+    fired = []
+
+    async def main():
+        handle = exercise_panel._call_later(0.01, lambda: fired.append(1))
+        cancelled = exercise_panel._call_later(0.01, lambda: fired.append(2))
+        cancelled.cancel()
+        await asyncio.sleep(0.05)
+        return handle
+
+    assert asyncio.run(main()) is not None and fired == [1]
+
+
+def test_settling_decides_for_the_waiting_panels_at_once(monkeypatch, kernel):
+    from symsgd_core.lesson.exercise_panel import settle_waiting_panels
+
+    monkeypatch.setenv("SYMSGD_SOLUTIONS", "open")
+    settle_waiting_panels()  # none left over from other tests
+    panel = ExercisePanel(balance.EXERCISES)
+    held = ExercisePanel({"predict_sgd_end": rank_jumps.EXERCISES["predict_sgd_end"]})
+    held.hold_solutions()
+    kernel.cell_done()
+    assert not any(b.solution_shown for b in panel.boxes.values())
+    assert settle_waiting_panels() == 2
+    assert all(b.solution_shown for b in panel.boxes.values()) and not held["predict_sgd_end"].solution_shown
+    assert settle_waiting_panels() == 0 and not kernel.events.callbacks["post_run_cell"]
+    kernel.idle(10 * OPEN_AFTER_IDLE_S)  # the cancelled wait does nothing more
+    assert not held["predict_sgd_end"].solution_shown
+
+
+def test_release_opens_only_in_the_instructor_variant_and_only_a_held_panel(monkeypatch):
+    monkeypatch.delenv("SYMSGD_SOLUTIONS", raising=False)
+    panel = ExercisePanel(balance.EXERCISES)
+    panel.hold_solutions()
+    panel.release_solutions()
+    assert not any(b.solution_shown for b in panel.boxes.values())  # a student's panel: closed until asked
+    shown = ExercisePanel(balance.EXERCISES, solutions=True)
+    shown.show_solutions(False)
+    shown.release_solutions()  # never held: the reader's choice stands
+    assert not any(b.solution_shown for b in shown.boxes.values())
 
 
 @pytest.mark.parametrize("nb, name, right, wrong", [

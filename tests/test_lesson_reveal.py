@@ -249,3 +249,32 @@ def test_notebook_04_basin_figure_covered_and_its_result_ready():
     assert _covered(basin) and basin.result is not None and basin.result.alpha_c > 0
     panel.answer("basin_radius", 0.1)  # a wrong derivation: the hint, and the figure to look at
     assert not _covered(basin)
+
+
+@pytest.mark.parametrize("how", ["show", "answer", "run"])
+def test_instructor_variant_keeps_the_worked_solutions_closed_until_the_figure_is_revealed(monkeypatch, how):
+    """``make instructor`` opens every worked solution, but those of a prediction would give it away over the
+    covered figure: closed while covered, opened with the figure (whichever way it is revealed)."""
+    monkeypatch.setenv("SYMSGD_SOLUTIONS", "open")
+    import IPython
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)  # a script: the panel opens its solutions at once
+    panel, ctl = _panel(), SlopedRun()
+    assert all(b.solution_shown for b in panel.boxes.values())
+    reveal_after(panel, ctl)
+    assert _covered(ctl) and not any(b.solution_shown for b in panel.boxes.values())
+    if how == "show":
+        _show_button(ctl).click()
+    elif how == "answer":
+        panel["guess"].submit("0.9")  # a wrong prediction reveals too
+    else:
+        ctl.run_button.click()  # the reader's own Run
+    assert not _covered(ctl) and all(b.solution_shown for b in panel.boxes.values())
+
+
+def test_outside_the_instructor_variant_the_reveal_opens_no_worked_solution(monkeypatch):
+    monkeypatch.delenv("SYMSGD_SOLUTIONS", raising=False)
+    panel, ctl = _panel(), Sloped()
+    reveal_after(panel, ctl)
+    _show_button(ctl).click()
+    assert not _covered(ctl) and not any(b.solution_shown for b in panel.boxes.values())

@@ -156,6 +156,54 @@ def test_worked_solutions_become_details_and_the_instructor_edition_opens_them(m
     assert calls and os.environ.pop("SYMSGD_SOLUTIONS") == "open"  # the executing kernels inherit it
 
 
+def test_the_instructor_edition_keeps_a_predict_first_solution_closed(monkeypatch):
+    """The static page has no cover (its figures are shown) and no kernel to reveal them: in the instructor edition
+    the worked solution of a prediction stays a closed <details>, the other panels' open."""
+    import IPython
+
+    from symsgd_core import rank_jumps
+    from symsgd_core.lesson import reveal_after
+    from symsgd_core.lesson.exercise_panel import ExercisePanel
+    from tools.site.edition.capture import static_html
+
+    monkeypatch.setenv("SYMSGD_SOLUTIONS", "open")
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)
+    predict = ExercisePanel({"predict_sgd_end": rank_jumps.EXERCISES["predict_sgd_end"]})
+    section_9 = ExercisePanel({n: rank_jumps.EXERCISES[n] for n in rank_jumps.exercises.SECTION_9})
+    reveal_after(predict, "GD : stays at rank 2")  # covered text is enough to make the panel predict-first
+    assert static_html(predict.root).count("<details class=\"edition-worked\">") == 1
+    assert "<details class=\"edition-worked\" open>" not in static_html(predict.root)
+    opened = static_html(section_9.root)
+    assert opened.count("<details class=\"edition-worked\" open>") == len(rank_jumps.exercises.SECTION_9)
+
+
+def test_the_capture_opens_the_solutions_of_a_panel_in_the_last_cell_first(monkeypatch, tmp_path):
+    """In a kernel an instructor panel opens its solutions after the next cell; for the notebook's last cell that is
+    the capture's own: the capture decides first, so the instructor edition shows them open (a predict-first panel's
+    stay closed)."""
+    import IPython
+    from IPython.core.events import EventManager, available_events
+
+    from symsgd_core import balance, rank_jumps
+    from symsgd_core.lesson import reveal_after
+    from symsgd_core.lesson.exercise_panel import ExercisePanel
+
+    shell = type("Shell", (), {})()
+    shell.events = EventManager(shell, available_events)
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    monkeypatch.setenv("SYMSGD_SOLUTIONS", "open")
+    predict = ExercisePanel({"predict_sgd_end": rank_jumps.EXERCISES["predict_sgd_end"]})
+    reveal_after(predict, "GD : stays at rank 2")
+    last = ExercisePanel({"balance_rate": balance.EXERCISES["balance_rate"]})
+    shell.events.trigger("post_run_cell", None)  # the notebook's last cell ends; no loop here to wait on
+    out = tmp_path / "capture.json"
+    capture([predict.root.model_id, last.root.model_id], str(out), 10**6)
+    data = json.loads(out.read_text())["outputs"]
+    assert '<details class="edition-worked" open>' in data[last.root.model_id]["html"]
+    assert '<details class="edition-worked">' in data[predict.root.model_id]["html"]
+    assert "open>" not in data[predict.root.model_id]["html"]
+
+
 @pytest.mark.parametrize("index", [0, 1, 2])
 def test_a_selection_control_shows_the_label_of_its_option_also_at_the_first_one(index):
     """ipywidgets leaves ``label`` empty for a SelectionSlider built at its first option; the settings line must still

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -16,11 +18,14 @@ from tools.site.edition.capture import capture
 from tools.site.edition.execute import WIDGET_VIEW, ExecutedNotebook, widget_outputs
 from tools.site.edition.render import (
     Page,
+    count_phrase,
     export_html,
+    index_heading,
     link_name,
     notebook_title,
     page_notebook,
     plain_title,
+    render_index,
     script_json,
     settings_line,
 )
@@ -110,6 +115,61 @@ def test_widget_outputs_become_static_blocks(executed):
     assert len(set(meta["descriptions"][0])) == 4  # the settings differ at each of the slider's 4 values
 
 
+def test_the_settings_line_follows_the_slider_frame_by_frame(executed):
+    """The line "Computed at …" under a figure: one per frame in the block's data (edition.js shows the frame's
+    when the slider moves), each naming that frame's slider value and the notebook's other settings; the line in the
+    page itself (what a page without JavaScript shows) is the notebook's own."""
+    page = Page("demo", "A title", "demo.html", "notebooks/demo.ipynb")
+    block = page_notebook(executed, page).cells[1].outputs[0]["data"]["text/html"]
+    meta = json.loads(re.search(r'class="edition-controller-data">(.*?)</script>', block, re.S).group(1))
+    lines = meta["settings"]
+    assert len(lines) == len(meta["labels"]) == 4
+    for k, (line, shown) in enumerate(zip(lines, meta["labels"])):
+        slope = re.search(r"slope a = ([^;]+);", line).group(1)
+        assert float(slope) == float(shown) == meta["values"][k], (k, line)  # the frame's value, not 0.5
+        assert line.endswith("offset b = 1.")  # the other control stays at the notebook's value
+        assert line.startswith("Computed at the notebook's settings" if k == meta["current"]
+                               else "Computed at the slider's value and the notebook's other settings")
+    assert len(set(lines)) == 4
+    in_page = re.search(r'<p class="edition-settings">(.*?)</p>', block).group(1)
+    assert in_page == lines[meta["current"]] and "slope a = 0.5;" in in_page
+
+
+def test_a_settings_line_at_a_frame_checks_the_frame():
+    entry = {"controls": [{"name": "T", "label": "T", "shown": "0.01"}],
+             "slider": {"name": "T", "labels": ["0.01", "0.09"], "current": 0,
+                        "frames": [{"shown": "0.01"}, {"shown": "0.090"}]}}
+    assert settings_line(entry, 1) == "Computed at the slider's value and the notebook's other settings: T = 0.090."
+    assert settings_line(entry, 0) == settings_line(entry) == "Computed at the notebook's settings: T = 0.01."
+    del entry["slider"]["frames"][1]["shown"]  # a capture made before frames recorded it: the slider's label
+    assert settings_line(entry, 1).endswith("T = 0.09.")
+    with pytest.raises(ValueError, match="outside"):
+        settings_line(entry, 2)
+    with pytest.raises(ValueError, match="slider"):
+        settings_line({"controls": entry["controls"]}, 0)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page script")
+@pytest.mark.parametrize("step", [0, 2, 3])
+def test_edition_js_shows_the_frames_settings_line(executed, tmp_path, step):
+    """Without a browser: edition.js runs under node on a stub page (tests/static_site/js/edition_under_node.js) with
+    the block's own data; when plotly reports the slider moved to a step, the block's settings line (and status line)
+    is that step's. A browser run (tests/static_site/) also drags the real slider and compares with the kernel."""
+    page = Page("demo", "A title", "demo.html", "notebooks/demo.ipynb")
+    block = page_notebook(executed, page).cells[1].outputs[0]["data"]["text/html"]
+    meta_text = re.search(r'class="edition-controller-data">(.*?)</script>', block, re.S).group(1)
+    (tmp_path / "meta.json").write_text(meta_text.replace("<\\/", "</"), encoding="utf-8")
+    meta = json.loads(meta_text)
+    here = Path(__file__).resolve().parent
+    out = subprocess.run(["node", str(here / "static_site" / "js" / "edition_under_node.js"),
+                          str(here.parent / "tools" / "site" / "edition" / "static" / "edition.js"),
+                          str(tmp_path / "meta.json"), str(step)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    shown = json.loads(out.stdout)
+    assert shown == {"settings": meta["settings"][step], "status": meta["statuses"][step]}
+    assert f"slope a = {meta['labels'][step]};" in shown["settings"]
+
+
 def test_the_page_loads_nothing_from_outside_the_site(executed):
     page = Page("demo", "A title", "demo.html", "notebooks/demo.ipynb")
     nb = page_notebook(executed, page)
@@ -195,3 +255,54 @@ def test_the_live_note_lists_what_needs_the_live_notebook():
     assert _live_note(entry, True).endswith("<b>Needs the live notebook:</b> label noise σ, weight decay γ.")
     entry["controls"] = entry["controls"][:1]
     assert "Needs the live notebook" not in _live_note(entry, True)
+
+
+@pytest.mark.parametrize("stem, title, heading", [
+    ("00_start_here", "Start here: how SGD's noise shapes learning",
+     "00 · Start here: how SGD's noise shapes learning"),
+    ("01_diffusion_cancellation", "01 · Why $\\|u\\|^2-\\|w\\|^2$ obeys an ODE under SGD",
+     "01 · Why $\\|u\\|^2-\\|w\\|^2$ obeys an ODE under SGD"),
+    ("02_rank1_lifting", "Notebook 02 — The rank-1 lifting $\\tilde\\ell(u w^\\top)$, built and checked",
+     "02 · The rank-1 lifting $\\tilde\\ell(u w^\\top)$, built and checked"),
+    ("07_x", "07: A title", "07 · A title"),
+    ("08_x", "2-layer nets", "08 · 2-layer nets"),  # a title's own number is not a heading number
+    ("gallery", "Gallery", "Gallery"),
+])
+def test_the_index_gives_every_notebook_one_heading_style(stem, title, heading):
+    assert index_heading(stem, title) == heading
+
+
+def test_the_index_headings_of_the_notebooks_share_one_style():
+    """Every notebook's index entry reads ``NN · Title`` (the notebooks' own headings mix "01 · ", "Notebook 02 — " and
+    none)."""
+    notebooks = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("0*.ipynb"))
+    headings = [index_heading(p.stem, notebook_title(nbformat.read(p, as_version=4))) for p in notebooks]
+    assert len(headings) >= 6
+    for path, heading in zip(notebooks, headings):
+        assert re.fullmatch(rf"{path.stem[:2]} · [A-Z]\S.*", heading), heading
+        assert "Notebook" not in heading.split(" · ")[1][:9] and " — " not in heading[:12]
+
+
+@pytest.mark.parametrize("n, text", [(0, "0 figures"), (1, "1 figure"), (2, "2 figures"), (21, "21 figures")])
+def test_counts_are_pluralised(n, text):
+    assert count_phrase(n, "figure") == text
+
+
+@pytest.mark.parametrize("n", [-1, 1.0, True, "2"])
+def test_a_count_must_be_a_whole_number(n):
+    with pytest.raises(ValueError, match="count"):
+        count_phrase(n, "figure")
+
+
+def test_the_index_says_1_figure_and_one_heading_style(tmp_path):
+    from tools.site.edition.render import FigureInfo
+
+    one = Page("02_rank1_lifting", "Notebook 02 — The rank-1 <lifting>", "02.html", "notebooks/02.ipynb",
+               figures=[FigureInfo(1, 0, 0, "Line", "a", 4)])
+    two = Page("03_x", "03 · Two", "03.html", "notebooks/03.ipynb",
+               figures=[FigureInfo(1, 0, 0, "Line"), FigureInfo(2, 0, 0, "Line")])
+    toc = build.toc_entries([one, two])
+    assert [t["summary"] for t in toc] == ["1 figure, 1 with a live slider", "2 figures, 0 with a live slider"]
+    assert [t["title_html"] for t in toc] == ["02 · The rank-1 &lt;lifting&gt;", "03 · Two"]
+    page = render_index("T", "intro", toc, {"head": "", "assets": "assets", "header": "", "footer": ""})
+    assert "1 figures" not in page and "1 figure," in page and "02 · The rank-1 &lt;lifting&gt;" in page

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -54,8 +55,20 @@ DEFAULT_PORT = 8866
 STATIC_URL_FOLDER = "voila/static"
 
 
+#: Folder of ``prepare_template_root``'s directory holding ``voila.json`` (put on ``JUPYTER_CONFIG_PATH``).
+CONFIG_FOLDER = "config"
+
+
+def voila_config() -> dict:
+    """Voilà's settings that cannot go on its command line: its tornado settings (a dict whose values must keep their
+    type; see :data:`WS_PING_TIMEOUT_MS`). Written as ``voila.json`` by :func:`prepare_template_root`."""
+    return {"Voila": {"tornado_settings": {"ws_ping_timeout": WS_PING_TIMEOUT_MS}}}
+
+
 def prepare_template_root(dest: Path | str) -> Path:
-    """Build a Jupyter data directory with the ``symsgd`` template plus plotly's widget module.
+    """Build a Jupyter data directory with the ``symsgd`` template plus plotly's widget module, and a config folder
+    (:data:`CONFIG_FOLDER`) with Voilà's ``voila.json`` (:func:`voila_config`), which :func:`voila_env` puts on
+    ``JUPYTER_CONFIG_PATH``.
 
     Every plotly ``FigureWidget`` normally carries its ~5 MB of JavaScript in its own widget
     state, and the page compiles it once per figure. anywidget gives each widget model 2 s to
@@ -78,6 +91,8 @@ def prepare_template_root(dest: Path | str) -> Path:
     if src.is_file():
         (target / "static").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, target / "static" / name)
+    (dest / CONFIG_FOLDER).mkdir(exist_ok=True)
+    (dest / CONFIG_FOLDER / "voila.json").write_text(json.dumps(voila_config(), indent=1), encoding="utf-8")
     return dest
 
 
@@ -94,6 +109,8 @@ def voila_env(template_root: Path | str = TEMPLATE_ROOT, base: dict | None = Non
         A new dict. ``SYMSGD_PLOTLY_BUNDLE`` (the module's URL relative to the base URL) is set when
         ``template_root`` serves plotly's module, and removed otherwise; ``SYMSGD_MODE=classroom`` always;
         ``SYMSGD_SOLUTIONS=open`` with ``solutions`` (removed otherwise, so a lecturer's shell cannot leak it).
+        ``JUPYTER_CONFIG_PATH`` starts with the root's config folder when it has one (its ``voila.json``; a
+        ``voila.json`` in the working directory or the user's Jupyter config directory still comes first).
     """
     env = dict(os.environ if base is None else base)
     env[MODE_ENV] = CLASSROOM
@@ -104,6 +121,9 @@ def voila_env(template_root: Path | str = TEMPLATE_ROOT, base: dict | None = Non
     root = Path(template_root)
     paths = [str(root)] + [p for p in env.get("JUPYTER_PATH", "").split(os.pathsep) if p]
     env["JUPYTER_PATH"] = os.pathsep.join(paths)
+    if (root / CONFIG_FOLDER / "voila.json").is_file():
+        configs = [str(root / CONFIG_FOLDER)] + [p for p in env.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep) if p]
+        env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(configs)
     _, name = plotly_bundle()
     if (root / "voila" / "templates" / TEMPLATE / "static" / name).is_file():
         env[PLOTLY_BUNDLE_ENV] = f"{STATIC_URL_FOLDER}/{name}"
@@ -193,8 +213,9 @@ def voila_argv(target: Path | str, port: int = DEFAULT_PORT, open_browser: bool 
             # slowly; jupyter_server's keep-alive closed it after 90 s without a pong, queued behind the backlog, and
             # the page stopped after its first figure. Pages and server share one machine: a dead page's socket is
             # closed by the OS, so a long pong timeout loses nothing
-            # (the dict form: traitlets reads key=value items as strings, and a string timeout breaks the ping)
-            f'--Voila.tornado_settings={{"ws_ping_timeout": {WS_PING_TIMEOUT_MS}}}',
+            # (set in the voila.json of the template root, voila_config(): not on this command line, where traitlets 5
+            # reads a dict's key=value items as strings, and a string timeout breaks the ping, while the dict form
+            # --Voila.tornado_settings={...} prints a DeprecationWarning)
             *culling_argv(cull_after_s, cull_interval_s)]
     if not open_browser:
         argv.append("--no-browser")

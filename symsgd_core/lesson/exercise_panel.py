@@ -17,7 +17,11 @@ How a wrong answer is answered (so that a first try never gives the answer away)
 
 An empty ``hint`` falls back to a generic nudge; an empty ``worked`` falls back to the right answer with the
 checker's explanation of it. In the instructor variant (:func:`symsgd_jupyter.mode.solutions_open`, set by
-``make instructor``) every worked solution is shown open.
+``make instructor``) every worked solution is shown open, except a predict-first one: the solution of a panel whose
+figure :func:`~symsgd_core.lesson.reveal.reveal_after` covers stays closed until that figure is revealed (on a
+projector it would give the prediction away). So that it is never shown open for a moment first, a panel built in a
+kernel opens its solutions only once the cell after its own has run (by then ``reveal_after`` has claimed it), or,
+in the notebook's last cell, once the kernel has waited :data:`OPEN_AFTER_IDLE_S` for a next cell.
 
 Exercises whose answer is a Python function (kind ``"code"``) take a formula in the arguments in the panel,
 parsed safely by :func:`symsgd_core.core.expressions.compile_expression` (never ``eval``), so they can be
@@ -27,9 +31,11 @@ answered in classroom mode too; in JupyterLab the notebooks also keep a code cel
 
 from __future__ import annotations
 
+import contextlib
 import html
 import inspect
 import re
+import weakref
 from collections.abc import Iterable, Mapping
 
 import ipywidgets as widgets
@@ -43,7 +49,7 @@ from ..core.exercises import Exercise, Feedback, as_number, as_vector
 from ..core.expressions import ExpressionError, compile_expression
 from ..core.validation import check_choice
 
-__all__ = ["ExerciseBox", "ExercisePanel", "markdown_html"]
+__all__ = ["ExerciseBox", "ExercisePanel", "markdown_html", "settle_waiting_panels"]
 
 _PLACEHOLDER = {"number": "a number, e.g. 0.25 or 1/4", "vector": "numbers separated by commas, e.g. 1, 0"}
 #: What the reader is told with a first wrong try when the exercise has no hint.
@@ -51,6 +57,35 @@ GENERIC_HINT = "check each step of your computation once more, or open the worke
 #: Added to the feedback of every wrong try: where the derivation is.
 OFFER = " (The worked solution is one click away: “Show worked solution”.)"
 SHOW, HIDE = "Show worked solution", "Hide worked solution"
+#: Seconds an instructor-variant panel's kernel waits, idle, for the next cell before it opens the panel's worked
+#: solutions (that cell may make the panel predict-first); Voilà starts the next cell within milliseconds, and a cell
+#: holds the kernel's event loop until it has run, so only a panel in the last cell waits this long.
+OPEN_AFTER_IDLE_S = 1.0
+
+
+#: Instructor-variant panels still waiting for the next cell to decide whether to open their solutions.
+_WAITING: weakref.WeakSet = weakref.WeakSet()
+
+
+def settle_waiting_panels() -> int:
+    """Decide now for every panel still waiting for a next cell (:meth:`ExercisePanel._open_after_next_cell`): open
+    its worked solutions unless it is predict-first. For code that reads the panels in the cell after the notebook's
+    last one (the static edition's capture, ``tools/site/edition/capture.py``). Returns how many were waiting."""
+    waiting = list(_WAITING)
+    for panel in waiting:
+        panel._settle()
+    return len(waiting)
+
+
+def _call_later(delay_s: float, action):
+    """Run ``action`` after ``delay_s`` seconds on the kernel's event loop; the handle (``cancel()``), or ``None``
+    when no loop runs here (then the panel opens its solutions after the next cell only)."""
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop().call_later(delay_s, action)
+    except RuntimeError:
+        return None
 
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)
 
@@ -148,8 +183,6 @@ class ExerciseBox:
                  self.feedback, self.worked]
         self.root = widgets.VBox(rows)
         self.root.add_class("symsgd-exercise")
-        if solutions_open():
-            self.reveal.value = True
 
     # -- the reader's answer --------------------------------------------------
     def _code_note(self) -> str:
@@ -294,7 +327,13 @@ class ExercisePanel:
         exercises: a mapping name → :class:`Exercise` (a module's ``EXERCISES``) or an iterable of them,
             shown in order and numbered from 1.
         solutions: show every worked solution open (the instructor variant); default: the environment decides
-            (:func:`symsgd_jupyter.mode.solutions_open`).
+            (:func:`symsgd_jupyter.mode.solutions_open`), and in a kernel they open once the next cell has run, or
+            the kernel has waited :data:`OPEN_AFTER_IDLE_S` for one (see the module docstring). A predict-first
+            panel (:meth:`hold_solutions`) keeps them closed either way until :meth:`release_solutions`.
+
+    Attributes:
+        instructor: True in the instructor variant (the worked solutions are to be shown open).
+        predict_first: True once :meth:`hold_solutions` was called (by ``reveal_after``) and until the release.
     """
 
     def __init__(self, exercises: Mapping[str, Exercise] | Iterable[Exercise], *,
@@ -306,11 +345,72 @@ class ExercisePanel:
             if ex.name in self.boxes:
                 raise ValueError(f"two exercises are named {ex.name!r}")
             self.boxes[ex.name] = ExerciseBox(ex, i)
-        if solutions is not None:
-            for box in self.boxes.values():
-                box.show_solution(solutions)
+        self.instructor = solutions_open() if solutions is None else bool(solutions)
+        self.predict_first = False
         self.root = widgets.VBox([*(b.root for b in self.boxes.values()), accessible_names()])
         self.root.add_class("symsgd-exercises")
+        if self.instructor:
+            if solutions is None:
+                self._open_after_next_cell()
+            else:
+                self.show_solutions(True)
+
+    # -- the instructor variant ------------------------------------------------
+    def _open_after_next_cell(self) -> None:
+        """Open the worked solutions once the next cell has run, or once the kernel has waited
+        :data:`OPEN_AFTER_IDLE_S` for one (the panel in the notebook's last cell), unless the panel is predict-first by
+        then: the page never shows a predict-first solution open. Outside a kernel: at once."""
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is None or not hasattr(shell, "events"):
+            self.show_solutions(not self.predict_first)
+            return
+        state: dict = {"cells": 0, "timer": None}
+
+        def stop_waiting() -> None:
+            if state["timer"] is not None:
+                state["timer"].cancel()
+                state["timer"] = None
+
+        def done() -> None:
+            stop_waiting()
+            _WAITING.discard(self)
+            for event, callback in (("pre_run_cell", before), ("post_run_cell", after)):
+                with contextlib.suppress(ValueError):  # already unregistered
+                    shell.events.unregister(event, callback)
+            if not self.predict_first:
+                self.show_solutions(True)
+
+        def before(_info=None) -> None:  # a next cell starts: decide when it has run
+            stop_waiting()
+
+        def after(_result=None) -> None:
+            state["cells"] += 1
+            if state["cells"] >= 2:  # the next cell has run: a reveal_after in it has claimed the panel by now
+                done()
+            else:  # the panel's own cell: wait for the next one, but not for ever (it may be the last cell)
+                state["timer"] = _call_later(OPEN_AFTER_IDLE_S, done)
+
+        self._settle = done
+        _WAITING.add(self)
+        shell.events.register("pre_run_cell", before)
+        shell.events.register("post_run_cell", after)
+
+    def hold_solutions(self) -> None:
+        """Make the panel predict-first: its worked solutions closed (also in the instructor variant) until
+        :meth:`release_solutions`; ``reveal_after`` calls it for the panel whose figure it covers."""
+        self.predict_first = True
+        self.show_solutions(False)
+
+    def release_solutions(self) -> None:
+        """The figure was revealed: in the instructor variant the worked solutions open now (else they stay as the
+        reader left them)."""
+        if not self.predict_first:
+            return
+        self.predict_first = False
+        if self.instructor:
+            self.show_solutions(True)
 
     def __getitem__(self, name: str) -> ExerciseBox:
         """The box of exercise ``name`` (ValueError naming the exercises if there is none)."""

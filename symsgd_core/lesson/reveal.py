@@ -10,7 +10,9 @@ figure just below will show; :func:`reveal_after` shows the figure **covered**::
 
 Everything covered after one panel is revealed together, for good, once the panel judges an answer (right or wrong:
 a first wrong try gets the hint, and the figure is there to look at), the reader presses **Show the result** on a
-cover, or redraws the covered figure (its Run button, or a control of a figure that redraws live).
+cover, or redraws the covered figure (its Run button, or a control of a figure that redraws live). In the instructor
+variant (``make instructor``) the panel's worked solutions stay closed until then, and open at the reveal
+(:meth:`ExercisePanel.hold_solutions`); the reader can still open one with its button.
 
 How it is covered, the same in JupyterLab and in classroom mode (Voilà), with widget layouts only (no CSS to load):
 the figures stay in the page and are drawn at their size (plotly lays out a figure in a ``visibility: hidden`` box
@@ -60,7 +62,8 @@ class Reveal:
         self.panel = panel
         self.revealed = False
         self.buttons: list[widgets.Button] = []
-        self._reveal_actions: list = []
+        self._reveal_actions: list = [panel.release_solutions]
+        panel.hold_solutions()  # instructor variant: the worked solution would give the prediction away
         panel.on_submit(lambda _box, _feedback: self.reveal())
 
     @classmethod

@@ -6,7 +6,9 @@ test_classroom_kernels.py, which runs it, opens and closes pages and stops it.)
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import sys
 
@@ -162,16 +164,94 @@ def test_make_instructor_is_classroom_mode_with_every_solution_open(classroom, m
     assert "make instructor" in (classroom.REPO / "README.md").read_text()
 
 
-def test_voila_keeps_a_slow_page_connected(classroom, tmp_path):
+def test_voila_keeps_a_slow_page_connected(classroom, tmp_path, monkeypatch):
     # a 6x slowed page on a loaded machine lost its execution socket after jupyter_server's 90 s pong timeout and
-    # stopped after its first figure; Voilà must take the longer timeout from its tornado settings
-    argv = classroom.voila_argv(tmp_path, 9123)
+    # stopped after its first figure; Voilà must take the longer timeout from its tornado settings, as an int
+    # (jupyter_server compares it with the milliseconds since the last pong), found where Voilà looks for its config
     assert classroom.WS_PING_TIMEOUT_MS >= 300_000
-    from traitlets.config.loader import KVArgParseConfigLoader
     from voila.app import Voila
 
-    config = KVArgParseConfigLoader([a for a in argv if a.startswith("--Voila.tornado")],
-                                    classes=[Voila]).load_config()
-    # an int: jupyter_server compares it with the milliseconds since the last pong
-    assert config.Voila.tornado_settings == {"ws_ping_timeout": classroom.WS_PING_TIMEOUT_MS}
-    assert isinstance(Voila(config=config).tornado_settings["ws_ping_timeout"], int)
+    root = classroom.prepare_template_root(tmp_path / "t")
+    env = classroom.voila_env(root, base={"JUPYTER_CONFIG_PATH": "/elsewhere"})
+    assert env["JUPYTER_CONFIG_PATH"].split(os.pathsep) == [str(root / classroom.CONFIG_FOLDER), "/elsewhere"]
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", env["JUPYTER_CONFIG_PATH"])
+    monkeypatch.chdir(tmp_path)  # no voila.json in the working directory
+    app = Voila()
+    assert str(root / classroom.CONFIG_FOLDER) in app.config_file_paths
+    app.load_config_file("voila", path=app.config_file_paths)
+    assert app.tornado_settings["ws_ping_timeout"] == classroom.WS_PING_TIMEOUT_MS
+    assert isinstance(app.tornado_settings["ws_ping_timeout"], int)
+
+
+def test_voila_reads_its_command_line_without_a_deprecation_warning(classroom, tmp_path):
+    # `make classroom` printed traitlets' "--tornado_settings={...} for dict-traits is deprecated in traitlets 5.0"
+    import warnings
+
+    from voila.app import Voila
+
+    argv = classroom.voila_argv(tmp_path, 9123)
+    assert not [a for a in argv if "tornado_settings" in a]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Voila().parse_command_line(argv[3:])  # after "python -m voila": what Voilà's own parser reads
+    # the template root of an older launcher copy has no config folder: the environment then names none
+    assert "JUPYTER_CONFIG_PATH" not in classroom.voila_env(classroom.TEMPLATE_ROOT, base={})
+
+
+# ------------------------------------------------------------------ prose about the code the classroom hides
+REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
+#: Words that point at a code cell ("The cell below prints …", "the next cells", "answered in its code cell").
+CELL_POINTER = re.compile(r"(?i)\bcells?\s+(?:below|above)\b|\b(?:next|following)\s+cells?\b"
+                          r"|\bthe cell\s+(?:checks|asserts|prints|shows|computes|runs|fits)\b"
+                          r"|\bits code\s+cell\b|\bin the cell\b")
+#: A sentence in classroom mode's hidden class (tools/voila/templates/symsgd/index.html.j2).
+CODE_ONLY = re.compile(r'<span class="[^"]*\bsymsgd-code-only\b[^"]*">.*?</span>', re.S)
+#: The notebooks checked here; 05 is edited by the lead (its sentences are listed in the teachmodes report).
+MARKED_NOTEBOOKS = sorted(p for p in (REPO / "notebooks").glob("0[0-4]_*.ipynb"))
+
+
+def unmarked_cell_pointers(markdown: str) -> list[str]:
+    """The sentences of ``markdown`` outside a ``symsgd-code-only`` span that point at a code cell, except those that
+    say they are about JupyterLab ("In JupyterLab you can also use the code cells below the panel")."""
+    shown = CODE_ONLY.sub("", markdown)
+    found = []
+    for m in CELL_POINTER.finditer(shown):
+        before = shown[:m.start()]
+        head = before[max(before.rfind(". "), before.rfind(".\n"), before.rfind(".</span>"), before.rfind("\n\n"), 0):]
+        if "JupyterLab" not in head:
+            found.append((head + shown[m.start():m.end() + 40]).strip())
+    return found
+
+
+def test_the_cell_pointer_check_sees_an_unmarked_sentence():
+    assert unmarked_cell_pointers("A figure. The cell below prints what it shows.")
+    assert unmarked_cell_pointers("It is answered in its code cell.")
+    assert unmarked_cell_pointers("Not about norms — the next cells separate the two.")
+    assert not unmarked_cell_pointers('A figure. <span class="symsgd-code-only">The cell below prints it.</span>')
+    assert not unmarked_cell_pointers('<span class="symsgd-live symsgd-code-only">: the cell below fits it</span>')
+    assert not unmarked_cell_pointers("In JupyterLab you can also use the code cells below the panel.")
+    assert unmarked_cell_pointers('<span class="symsgd-live">In JupyterLab, run it.</span> It is in its code cell.')
+
+
+@pytest.mark.parametrize("path", MARKED_NOTEBOOKS, ids=[p.stem[:2] for p in MARKED_NOTEBOOKS])
+def test_every_sentence_pointing_at_a_code_cell_is_marked_code_only(path):
+    """Classroom mode shows no code: a sentence like "The cell below prints …" would point at nothing. Each such
+    sentence of the Markdown is wrapped in <span class="symsgd-code-only">, which the classroom's CSS hides."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    found = [(i, s) for i, c in enumerate(cells) if c["cell_type"] == "markdown"
+             for s in unmarked_cell_pointers("".join(c["source"]))]
+    assert not found, f"{path.name}: sentences pointing at a code cell, not marked symsgd-code-only: {found}"
+    assert len(MARKED_NOTEBOOKS) == 5
+
+
+def test_the_classroom_hides_the_code_only_sentences(classroom, tmp_path):
+    template = classroom.prepare_template_root(tmp_path / "t") / "voila" / "templates" / classroom.TEMPLATE
+    page = (template / "index.html.j2").read_text(encoding="utf-8")
+    styles = "".join(re.findall(r"<style>(.*?)</style>", page, re.S))
+    assert re.search(r"\.symsgd-code-only\s*\{\s*display:\s*none;?\s*\}", styles), "classroom shows code-only text"
+    # the span keeps the Markdown inside it: the notebooks' sentences are inline (a paragraph never starts with a
+    # lone tag line, which would make CommonMark read it as raw HTML)
+    for path in MARKED_NOTEBOOKS:
+        for c in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if c["cell_type"] == "markdown":
+                assert not re.search(r'(?m)^<span class="[^"]*symsgd-code-only[^"]*">\s*$', "".join(c["source"]))

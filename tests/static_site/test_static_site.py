@@ -282,6 +282,10 @@ def move_and_compare(page, plot, block, meta, target, n_frames, live, page_name,
     if "$" not in drawn["status"]:  # plain status lines compare as text (TeX ones are typeset)
         expected = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", drawn["status"])).strip()
         assert re.sub(r"\s+", " ", status) == html.unescape(expected), f"{where}: status line differs"
+    settings = block.locator(".edition-settings")
+    if meta.get("settings") and settings.count():  # "Computed at …" names the value the figure now shows
+        shown = re.sub(r"\s+", " ", settings.inner_text()).strip()
+        assert shown == html.unescape(meta["settings"][k]), f"{where}: the settings line did not follow: {shown!r}"
     return {"figure": i, "controller": meta["class"], "slider": meta["slider"], "frames": n_frames, "value": value,
             "ms": round(ms), "max_rel": _max_rel(drawn["figures"][figure_index], after)}
 

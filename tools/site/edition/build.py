@@ -20,7 +20,17 @@ from . import assets as site_assets
 from . import report as site_report
 from .config import FRAME_BUDGET_BYTES
 from .execute import execute_notebook
-from .render import LIVE_COMMANDS, Page, export_html, notebook_title, page_notebook, plain_title, render_index
+from .render import (
+    LIVE_COMMANDS,
+    Page,
+    count_phrase,
+    export_html,
+    index_heading,
+    notebook_title,
+    page_notebook,
+    plain_title,
+    render_index,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 #: A file that marks a folder as an edition this builder wrote (it only ever empties such a folder).
@@ -51,6 +61,17 @@ def live_note(source_href: str | None, version: str, built: str) -> str:
         "repository, then run the README's two commands, "
         f"<code>{lab}</code> (opens the notebooks in JupyterLab) and <code>{test}</code> (checks every claim)."
         f"{source}</p></aside>")
+
+
+def toc_entries(pages: list[Page]) -> list[dict]:
+    """The index's entries: each page's link, its heading in the one style of :func:`.render.index_heading`
+    (HTML-escaped) and what it shows ("1 figure, 1 with a live slider")."""
+    entries = []
+    for p in pages:
+        live = sum(1 for f in p.figures if f.frames)
+        entries.append({"href": p.href, "title_html": html.escape(index_heading(p.stem, p.title)),
+                        "summary": f"{count_phrase(len(p.figures), 'figure')}, {live} with a live slider"})
+    return entries
 
 
 def _execute(args) -> tuple:
@@ -97,9 +118,7 @@ def build(out: Path, notebooks: list[Path], jobs: int = 2, log=print) -> dict:
         (out / page.href).write_text(body, encoding="utf-8")
         timings[page.stem] = {"run": ex.run_seconds, "capture": ex.capture_seconds}
         log(f"  {page.href}: run {ex.run_seconds:.0f} s, sliders {ex.capture_seconds:.0f} s")
-    toc = [{"href": p.href, "title_html": html.escape(p.title),
-            "summary": f"{len(p.figures)} figures, {sum(1 for f in p.figures if f.frames)} with a live slider"}
-           for p in pages]
+    toc = toc_entries(pages)
     index = render_index(SITE_TITLE, "Interactive teaching notebooks about two results on SGD — the law of "
                          "balance (Ziyin, Li, Ueda) and one-way rank jumps (Wang, Jacot) — executed, with "
                          "their figures, in notebook order.", toc,

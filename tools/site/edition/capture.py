@@ -55,6 +55,11 @@ def capture(model_ids: list[str], out_path: str, frame_budget_bytes: int) -> dic
     """
     from plotly.io.json import to_json_plotly
 
+    from symsgd_core.lesson.exercise_panel import settle_waiting_panels
+
+    # the instructor edition: a panel in the notebook's last cell opens its worked solutions after the next cell,
+    # which is this one (symsgd_core/lesson/exercise_panel.py): decide before reading it
+    settle_waiting_panels()
     outputs, drives = {}, {}
     for mid in model_ids:
         root = _widget(mid)
@@ -194,6 +199,7 @@ class SliderDrive:
                 raise RuntimeError(f"{type(self.controller).__name__}: setting slider {self.name!r} to {value!r} "
                                    f"raised {type(exc).__name__}: {exc}") from exc
             self._done[value] = {"figures": [figure_state(f, keep_template=False) for f in self.controller.figures],
+                                 "shown": shown_value(self.widget),  # the slider's value as its settings line says it
                                  "status": self.controller.status.value,
                                  "descriptions": descriptions_of(self.controller),
                                  "seconds": round(time.perf_counter() - t0, 3)}

@@ -90,6 +90,27 @@ _SUPERSCRIPTS = dict(zip("0123456789+-−=()nTiᵀ", "⁰¹²³⁴⁵⁶⁷⁸�
 _SUBSCRIPTS = dict(zip("0123456789+-−=()aeoxhklmnpstijruv", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑₒₓₕₖₗₘₙₚₛₜᵢⱼᵣᵤᵥ"))
 
 
+#: A number a notebook's own heading starts with, in any of the styles the notebooks use ("01 · ", "Notebook 02 — ").
+_NUMBERED = re.compile(r"^\s*(?:notebook\s+)?\d+(?:\s*[·—–:]|\s+-)\s+", re.I)
+
+
+def index_heading(stem: str, title: str) -> str:
+    """A notebook's entry in the index, in one style for all: ``NN · Title``, the number from the file name
+    (``02_rank1_lifting``) and the title without the number its heading may carry in another style
+    (``Notebook 02 — The rank-1 lifting …`` → ``02 · The rank-1 lifting …``; ``Start here: …`` →
+    ``00 · Start here: …``). A file name without a leading number gives the title alone."""
+    number = re.match(r"\d+", stem)
+    rest = _NUMBERED.sub("", title, count=1).strip() or stem
+    return f"{number.group(0)} · {rest}" if number else rest
+
+
+def count_phrase(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: ``1 figure``, ``2 figures``, ``0 figures``."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"a count must be an int >= 0, got {n!r}")
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
 def _plain_math(tex: str) -> str:
     """One ``$…$`` of a title as plain text: symbols and accents as Unicode, sub- and superscripts as Unicode where
     every character has one (``^{2/L}`` stays ``^(2/L)``), braces dropped."""
@@ -127,11 +148,35 @@ def script_json(obj) -> str:
     return text.replace("</", "<\\/").replace("<!--", "<\\u0021--")
 
 
-def settings_line(entry: dict) -> str:
+#: How the settings line starts: at the notebook's own settings, and at a precomputed value of the slider.
+SETTINGS_AT_NOTEBOOK = "Computed at the notebook's settings: "
+SETTINGS_AT_SLIDER = "Computed at the slider's value and the notebook's other settings: "
+
+
+def settings_line(entry: dict, frame: int | None = None) -> str:
     """The line under a controller: its controls as ``label = value`` (as the edition's slider writes its value;
-    once ``λ 1; model linear layer``), HTML-escaped; empty for a controller without controls."""
-    parts = [f"{html.escape(c['label'])} = {html.escape(str(c['shown']))}" for c in entry["controls"]]
-    return "Computed at the notebook's settings: " + "; ".join(parts) + "." if parts else ""
+    once ``λ 1; model linear layer``), HTML-escaped; empty for a controller without controls.
+
+    ``frame``: the index of a precomputed frame of the controller's slider (``entry["slider"]``): its slider's value
+    is that frame's (the value the control showed there; its label in a capture made before frames recorded it), so
+    the line under a figure moved to that frame says what it shows. ``None``, or the notebook's own frame: the
+    notebook's settings.
+    """
+    slider = entry.get("slider")
+    moved, name, value = False, None, None
+    if frame is not None:
+        if slider is None:
+            raise ValueError("a settings line at a frame needs the controller's slider (entry['slider'])")
+        if not 0 <= frame < len(slider["labels"]):
+            raise ValueError(f"frame {frame} outside the slider's {len(slider['labels'])} frames")
+        moved, name = frame != slider["current"], slider["name"]
+        value = slider["frames"][frame].get("shown", slider["labels"][frame])
+    def shown(c: dict) -> str:
+        return str(value if name is not None and c.get("name") == name else c["shown"])
+
+    parts = [f"{html.escape(c['label'])} = {html.escape(shown(c))}" for c in entry["controls"]]
+    start = SETTINGS_AT_SLIDER if moved else SETTINGS_AT_NOTEBOOK
+    return start + "; ".join(parts) + "." if parts else ""
 
 
 def _live_note(entry: dict, animated: bool) -> str:
@@ -186,6 +231,7 @@ def controller_block(entry: dict, cell: int, output: int, page: Page) -> str:
     if slider and animated_any:
         meta.update(slider=slider["name"], label=slider["label"], values=slider["values"], labels=slider["labels"],
                     current=slider["current"], statuses=[f["status"] for f in slider["frames"]],
+                    settings=[settings_line(entry, k) for k in range(len(slider["frames"]))],
                     descriptions=[[f.get("descriptions", [""] * len(entry["figures"]))[k] for f in slider["frames"]]
                                   for k in range(len(entry["figures"]))])
     if entry["kind"] == "controller":

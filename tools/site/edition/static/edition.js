@@ -32,6 +32,7 @@
   function drawController(block) {
     const meta = JSON.parse(block.querySelector("script.edition-controller-data").textContent);
     const status = block.querySelector(".edition-status");
+    const settings = block.querySelector(".edition-settings");
     const plots = [];
     for (const fig of block.querySelectorAll(".edition-figure")) {
       const plot = fig.querySelector(".edition-plot");
@@ -70,6 +71,8 @@
         status.innerHTML = meta.statuses[k];
         typeset(status);
       }
+      // so does the line of the settings it was computed at (render.py settings_line, one per frame)
+      if (meta.settings && settings && meta.settings[k] !== undefined) settings.innerHTML = meta.settings[k];
       // each figure's text alternative follows the slider too (symsgd_jupyter/describe.py, one per frame)
       (meta.descriptions || []).forEach((texts, j) => { if (alts[j] && texts[k]) alts[j].textContent = texts[k]; });
       block.dataset.editionActive = String(k);
