@@ -113,7 +113,8 @@
     const pt = smallestPrintedPt(plot, small);
     if (pt === null || pt >= MIN_PRINTED_PT) return pt;
     const before = textCollisions(plot);
-    const undo = await raiseFonts(plot, (Math.min(...tickFontSizes(plot)) * MIN_PRINTED_PT) / pt);
+    const floor = (Math.min(...tickFontSizes(plot)) * MIN_PRINTED_PT) / pt;
+    const undo = await raiseFonts(plot, floor);
     const after = textCollisions(plot);
     plot.dataset.handoutCollisions = `${before} ${after}`;
     if (small && after > before) {
@@ -121,6 +122,7 @@
       plot.dataset.handoutWide = "yes";
       return legibleFonts(plot, false);
     }
+    plot.dataset.handoutFloor = String(floor);
     return smallestPrintedPt(plot, small);
   }
 
@@ -188,6 +190,8 @@
     const update = {};
     for (const axis of (spec.edition || {}).autoranged || []) update[axis + ".autorange"] = true;
     if (Object.keys(update).length) await Plotly.relayout(plot, update);
+    // a frame that carries its own title or annotations brings their own font sizes back: raised again
+    if (plot.dataset.handoutFloor) await raiseFonts(plot, Number(plot.dataset.handoutFloor));
     return smallestPrintedPt(plot, !plot.dataset.handoutWide);
   };
 
