@@ -108,7 +108,7 @@
 
   // the figure's tick labels, and any smaller text of it, at least MIN_PRINTED_PT once printed (`small`: as a small
   // multiple, two to a row); the printed size of the smallest tick label reached. A small multiple whose text, so
-  // raised, runs into itself is printed one to a row instead (plot.dataset.handoutWide), at the whole text width.
+  // raised, runs into itself is left as it was and marked to print one to a row (plot.dataset.handoutWide; null).
   async function legibleFonts(plot, small) {
     const pt = smallestPrintedPt(plot, small);
     if (pt === null || pt >= MIN_PRINTED_PT) return pt;
@@ -120,7 +120,7 @@
     if (small && after > before) {
       await undo();
       plot.dataset.handoutWide = "yes";
-      return legibleFonts(plot, false);
+      return null;
     }
     plot.dataset.handoutFloor = String(floor);
     return smallestPrintedPt(plot, small);
@@ -172,19 +172,27 @@
   };
 
   // figure i at slider step k, for a small multiple, without its legend (the large image has it). Drawn at 3/4 of
-  // the width (and 0.93 of the height) and printed at half, its fonts scaled up so that its tick labels still print
+  // the width (and 0.93 of the height) and printed at half, its fonts raised so that its tick labels still print
   // at MIN_PRINTED_PT (legibleFonts). Drawn at half the width, a figure of several panels had no room between them
   // for its axis titles (notebook 02's orbit figure: the right panel's y title ran into the heat map beside it).
-  // Returns the printed size of its smallest tick label, pt.
+  // A figure whose text, so raised, runs into itself (most of notebook 04's) is drawn as wide as the large image and
+  // printed one to a row. Returns the printed size of its smallest tick label, pt.
   H.step = async function (i, k) {
     const plot = plots()[i], spec = specOf(plot);
     if (!plot.dataset.handoutSmall) {
       plot.dataset.handoutSmall = "yes";
-      const width = Math.round(plot.getBoundingClientRect().width * 0.75);
+      const full = Math.round(plot.getBoundingClientRect().width);
+      const width = Math.round(full * 0.75);
       const height = Math.round(plot.layout.height * 0.93);
       plot.style.width = width + "px";
       await Plotly.relayout(plot, {width, height, showlegend: false});
-      plot.dataset.handoutSmallPt = String(await legibleFonts(plot, true));
+      let pt = await legibleFonts(plot, true);
+      if (plot.dataset.handoutWide) {
+        plot.style.width = full + "px";
+        await Plotly.relayout(plot, {width: full});
+        pt = await legibleFonts(plot, false);
+      }
+      plot.dataset.handoutSmallPt = String(pt);
     }
     await Plotly.animate(plot, [String(k)], ANIMATE);
     const update = {};
