@@ -9,11 +9,14 @@ few of its values (the notebook's among them), reached as the page's slider reac
 puts the photographs in place of the plot, the small multiples labelled with their values;
 ``static/handout.css`` hides what only works on screen: sliders, mode bars, buttons, answer boxes, and the
 sentences the notebooks mark as instructions for the live reader (class ``symsgd-live``, see edition.css). Code is
-left out unless ``--code``; the exercises' worked solutions unless ``--solutions``.
+left out unless ``--code``, and with it the sentences that point at a code cell (render.py ``mark_code_pointers``);
+the exercises' worked solutions unless ``--solutions``. Formulas print at the text's weight, and every figure's tick
+labels at 7 pt at least, small multiples included (``MIN_PRINTED_PT`` in handout.js).
 
 Usage: ``python -m tools.site.handout [--site site] [--out handout] [--only 01,03] [--code] [--solutions]``
 Writes ``handout/NN_name.pdf`` per notebook, ``handout/course.pdf`` (all of them, in notebook order, one bookmark
-per notebook) and ``handout/handout-report.json`` (per notebook: PDF pages, figures, images, slider values shown).
+per notebook) and ``handout/handout-report.json`` (per notebook: PDF pages, figures, images, slider values shown, the
+printed size of each figure's smallest tick label, and any number printed with too many digits).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -40,10 +44,17 @@ MULTIPLES = 4
 REPORT = "handout-report.json"
 #: Wording for the live notebook that a printed page must not carry (the notebooks mark such sentences with
 #: <span class="symsgd-live">, which the print stylesheet hides); checked in the PDFs and in the notebooks' text.
-LIVE_WORDING = [r"(?i)\bdrag", r"(?i)\bmov(e|ing) (the|a) sliders?\b",
+LIVE_WORDING = [r"(?i)\bdrag", r"(?i)\bmov(e|ing) (the|a) sliders?\b", r"(?i)\bat the current sliders?\b",
                 r"(?i)\bpress(ing)? (run|check|show the result)\b", r"\band Run\b",
                 r"(?i)\btype the answer\b", r"\bMove [^ ]{1,3} (to|up|down)\b"]
 COURSE = "course.pdf"
+#: The most significant digits a printed number may show: more is an unformatted float ("3.7641746976096255e-16",
+#: Python's repr), reported per page in handout-report.json (``long_floats``).
+MAX_PRINTED_DIGITS = 6
+#: A decimal number of printed text.
+_DECIMAL = re.compile(r"(?<![\w.])[-−]?(\d+)(?:\.(\d+))?([eE][-+−]?\d+)?(?![\w.]*\d)")
+#: An arXiv identifier ("arXiv:2402.07193", "arXiv 2305.16038", the two parts on two lines): not a number.
+_ARXIV = re.compile(r"(?i)arXiv[:\s]\s*\d{4}\.\d{4,5}")
 
 READY_JS = """() => window.symsgdEdition && document.body.dataset.editionStarted === 'yes'
   && symsgdEdition.drawn + symsgdEdition.failed >= document.querySelectorAll('.edition-plot').length
@@ -99,12 +110,17 @@ def print_page(browser, html: Path, pdf: Path, code: bool = False, solutions: bo
         plots = page.locator(".edition-controller .edition-plot")
         for i, fig in enumerate(figures):
             plot = plots.nth(i)
-            page.evaluate("i => symsgdHandout.main(i)", i)
+            main_pt = page.evaluate("i => symsgdHandout.main(i)", i)
             main = _data_url(plot.screenshot(animations="disabled"))
-            small = []
+            small, small_pt = [], []
             for k in fig["steps"]:
-                page.evaluate("([i, k]) => symsgdHandout.step(i, k)", [i, k])
+                small_pt.append(page.evaluate("([i, k]) => symsgdHandout.step(i, k)", [i, k]))
                 small.append([k, _data_url(plot.screenshot(animations="disabled"))])
+            # the printed size of the figure's smallest tick label, pt (None: no tick labels)
+            fig["tick_pt"] = {"main": main_pt, "small": min((p for p in small_pt if p is not None), default=None)}
+            fig["multiples_per_row"] = page.evaluate("i => symsgdHandout.perRow(i)", i) if small else None
+            # pairs of overlapping texts in a small multiple before and after its fonts were raised
+            fig["text_collisions"] = page.evaluate("i => symsgdHandout.collisions(i)", i)
             page.evaluate("([i, main, small]) => symsgdHandout.place(i, main, small)", [i, main, small])
         images = page.evaluate("opts => symsgdHandout.finish(opts)", {"code": code, "solutions": solutions})
         if errors:
@@ -116,6 +132,32 @@ def print_page(browser, html: Path, pdf: Path, code: bool = False, solutions: bo
     finally:
         page.close()
     return {"figures": figures, "images": images}
+
+
+def significant_digits(number: str) -> int:
+    """The significant digits a decimal number is written with ("0.00420" → 3, "3.7641746976096255e-16" → 17,
+    "1200" → 2: an integer's trailing zeros are not counted)."""
+    m = _DECIMAL.fullmatch(number.strip())
+    if not m:
+        raise ValueError(f"not a decimal number: {number!r}")
+    whole, frac = m.group(1), m.group(2) or ""
+    digits = (whole + frac).lstrip("0")
+    return len(digits if frac else digits.rstrip("0"))
+
+
+def long_floats(text: str, limit: int = MAX_PRINTED_DIGITS) -> list[str]:
+    """The numbers of ``text`` written with a point or an exponent and more than ``limit`` significant digits (an
+    arXiv identifier is not a number), in order."""
+    text = _ARXIV.sub("arXiv", text)
+    return [m.group(0) for m in _DECIMAL.finditer(text)
+            if (m.group(2) or m.group(3)) and significant_digits(m.group(0)) > limit]
+
+
+def pdf_text(path: Path) -> str:
+    """The text of a PDF, pages in order (pypdf)."""
+    from pypdf import PdfReader
+
+    return "\n".join(page.extract_text() or "" for page in PdfReader(str(path)).pages)
 
 
 def _data_url(png: bytes) -> str:
@@ -144,11 +186,17 @@ def _print_row(browser, site: Path, out: Path, row: dict, code: bool, solutions:
         raise HandoutError(f"{row['page']}: {len(drawn['figures'])} figures printed, the edition has "
                            f"{len(row['figures'])}")
     n = pdf_page_count(pdf)
+    ticks = [pt for f in drawn["figures"] for pt in f["tick_pt"].values() if pt is not None]
+    floats = long_floats(pdf_text(pdf))
     log(f"  {pdf.name}: {n} pages, {len(drawn['figures'])} figures, {drawn['images']} images, "
-        f"{pdf.stat().st_size / 1e6:.1f} MB ({time.perf_counter() - t:.0f} s)")
+        f"{pdf.stat().st_size / 1e6:.1f} MB, smallest tick label {min(ticks, default=0):.1f} pt "
+        f"({time.perf_counter() - t:.0f} s)")
+    if floats:
+        log(f"  {pdf.name}: numbers printed with more than {MAX_PRINTED_DIGITS} significant digits "
+            f"(format them where they are printed): {', '.join(floats[:5])}")
     return {"page": row["page"], "title": row["title"], "pdf": pdf.name, "pdf_pages": n,
             "bytes": pdf.stat().st_size, "images": drawn["images"], "figures": drawn["figures"],
-            "seconds": round(time.perf_counter() - t, 1)}
+            "long_floats": floats, "seconds": round(time.perf_counter() - t, 1)}
 
 
 def build(site: Path, out: Path, only: tuple[str, ...] = (), code: bool = False, solutions: bool = False,

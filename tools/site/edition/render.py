@@ -28,6 +28,30 @@ TEMPLATE = "symsgd_edition"
 LIVE_COMMANDS = ("make lab", "make test")
 
 
+#: The class of a sentence of the notebooks' Markdown that points at a code cell ("The cell below prints …"); the
+#: handout, which prints no code unless asked, leaves such sentences out (static/handout.css).
+CODE_POINTER_CLASS = "symsgd-code-pointer"
+#: A sentence that opens by pointing at the code cell under it: from its start (the cell's, a paragraph's, or after
+#: the previous sentence's end) to its own end; a ``$…$`` formula is read whole (a full stop inside it ends nothing).
+CODE_POINTER = re.compile(r"(?:\A|(?<=\n\n)|(?<=[.!?] )|(?<=[.!?]\n))"
+                          r"The (?:(?:next|first|second) cells?\b(?: below\b)?|cells? below\b)")
+_SENTENCE_REST = re.compile(r"(?:\$[^$]*\$|(?!\n\n)[^$.!?]|[.!?](?!\s|\Z))*(?:[.!?](?=\s|\Z)|(?=\n\n|\Z))")
+
+
+def mark_code_pointers(markdown: str) -> str:
+    """``markdown`` with every sentence that opens by pointing at a code cell ("The cell below prints …", "The next
+    cell …") wrapped in ``<span class="symsgd-code-pointer">``; other text unchanged."""
+    out, pos = [], 0
+    for m in CODE_POINTER.finditer(markdown):
+        if m.start() < pos:  # inside a sentence already wrapped
+            continue
+        rest = _SENTENCE_REST.match(markdown, m.end())
+        end = rest.end() if rest else m.end()
+        out += [markdown[pos:m.start()], f'<span class="{CODE_POINTER_CLASS}">', markdown[m.start():end], "</span>"]
+        pos = end
+    return "".join(out) + markdown[pos:]
+
+
 @dataclass
 class FigureInfo:
     """One figure of a page, for the report and the browser test."""
@@ -287,6 +311,8 @@ def page_notebook(executed: ExecutedNotebook, page: Page) -> nbformat.NotebookNo
         nb.cells[ci].outputs[oi] = nbformat.v4.new_output("display_data", data={"text/html": block})
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = mark_code_pointers(cell.source)
         for out in cell.get("outputs", []):
             out.get("data", {}).pop(WIDGET_VIEW, None)
     return nb

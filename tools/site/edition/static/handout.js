@@ -6,6 +6,125 @@
 (function () {
   "use strict";
   const ANIMATE = {mode: "immediate", frame: {duration: 0, redraw: true}, transition: {duration: 0}};
+  // The printed page (handout.css: A4, 12 mm side margins, small multiples two to a row 4 mm apart), and the
+  // smallest text a printed figure may carry. A figure is photographed at its width on screen and printed at the
+  // width of the page's text (a small multiple: of half of it), so its text prints smaller than drawn: its smaller
+  // fonts are raised until its tick labels print at MIN_PRINTED_PT at least.
+  const PRINTED_TEXT_WIDTH_MM = 210 - 2 * 12;
+  const MULTIPLES_GAP_MM = 4;
+  const MIN_PRINTED_PT = 7;
+  const PT_PER_MM = 72 / 25.4;
+  // the most ticks on an axis of a 3-D scene whose fonts were raised
+  const SCENE_TICKS = 5;
+  const printedWidthPt = (small) =>
+    (small ? (PRINTED_TEXT_WIDTH_MM - MULTIPLES_GAP_MM) / 2 : PRINTED_TEXT_WIDTH_MM) * PT_PER_MM;
+
+  // the sizes (CSS px) of the figure's tick labels, as plotly resolved them: every shown axis of its 2-D plots and
+  // 3-D scenes (drawn on a canvas, not in the SVG), and its colour bars
+  function tickFontSizes(plot) {
+    const full = plot._fullLayout, sizes = [];
+    const axes = (holder) => Object.keys(holder).filter((k) => /^[xyz]axis\d*$/.test(k)).map((k) => holder[k])
+      .filter((a) => a && a.visible !== false && a.showticklabels !== false && a.tickfont);
+    for (const axis of axes(full)) sizes.push(axis.tickfont.size);
+    for (const key of Object.keys(full)) if (/^scene\d*$/.test(key) && full[key]) {
+      for (const axis of axes(full[key])) sizes.push(axis.tickfont.size);
+    }
+    for (const trace of plot._fullData) {
+      const bar = trace.colorbar || (trace.marker && trace.marker.colorbar);
+      if (bar && bar.tickfont && trace.showscale !== false) sizes.push(bar.tickfont.size);
+    }
+    return sizes.filter((px) => px > 0);
+  }
+
+  // the printed size (pt) of the smallest tick label of the figure drawn now, printed `small` or not (null: none)
+  function smallestPrintedPt(plot, small) {
+    const sizes = tickFontSizes(plot);
+    if (!sizes.length) return null;
+    const pt = (Math.min(...sizes) * printedWidthPt(small)) / plot.getBoundingClientRect().width;
+    return Math.floor(pt * 100) / 100;  // rounded down: a size reported is a size reached
+  }
+
+  // every font of the figure (layout, axes, 3-D scenes, annotations, colour bars) at least `floor` CSS px (a larger
+  // one is kept: multiplying every font crowded the panels' titles out of their panels), and a 3-D scene's axes at
+  // SCENE_TICKS ticks at most (its labels, drawn larger, ran into each other); returns a function that undoes it
+  async function raiseFonts(plot, floor) {
+    const full = plot._fullLayout, update = {}, undo = {};
+    const raised = (size) => Math.max(size, Math.ceil(floor * 10) / 10);  // never below the floor
+    const raise = (key, font) => { undo[key] = font.size; update[key] = raised(font.size); };
+    if (full.font) raise("font.size", full.font);
+    if (full.title && full.title.font) raise("title.font.size", full.title.font);
+    const axes = (holder, prefix, scene) => {
+      for (const key of Object.keys(holder)) {
+        const axis = holder[key];
+        if (!/^[xyz]axis\d*$/.test(key) || !axis || !axis.tickfont) continue;
+        raise(`${prefix}${key}.tickfont.size`, axis.tickfont);
+        if (axis.title && axis.title.font) raise(`${prefix}${key}.title.font.size`, axis.title.font);
+        if (scene) {
+          undo[`${prefix}${key}.nticks`] = axis.nticks;
+          update[`${prefix}${key}.nticks`] = axis.nticks ? Math.min(axis.nticks, SCENE_TICKS) : SCENE_TICKS;
+        }
+      }
+    };
+    axes(full, "", false);
+    for (const key of Object.keys(full)) if (/^scene\d*$/.test(key) && full[key]) axes(full[key], `${key}.`, true);
+    (full.annotations || []).forEach((a, j) => { if (a.font) raise(`annotations[${j}].font.size`, a.font); });
+    await Plotly.relayout(plot, update);
+    const bars = {"colorbar.tickfont.size": [], "marker.colorbar.tickfont.size": []}, traces = [];
+    const barsUndo = {"colorbar.tickfont.size": [], "marker.colorbar.tickfont.size": []};
+    plot._fullData.forEach((trace, j) => {
+      const bar = trace.colorbar || (trace.marker && trace.marker.colorbar);
+      if (!bar || !bar.tickfont || trace.showscale === false) return;
+      traces.push(j);
+      const [key, other] = trace.colorbar ? ["colorbar.tickfont.size", "marker.colorbar.tickfont.size"]
+        : ["marker.colorbar.tickfont.size", "colorbar.tickfont.size"];
+      bars[key].push(raised(bar.tickfont.size));
+      barsUndo[key].push(bar.tickfont.size);
+      bars[other].push(undefined);
+      barsUndo[other].push(undefined);
+    });
+    if (traces.length) await Plotly.restyle(plot, bars, traces);
+    return async () => {
+      await Plotly.relayout(plot, undo);
+      if (traces.length) await Plotly.restyle(plot, barsUndo, traces);
+    };
+  }
+
+  // how many pairs of the figure's texts (SVG: tick labels, titles, annotations) overlap by more than a quarter of a
+  // line: fonts raised in a crowded figure (many category labels, panels side by side) run into each other
+  function textCollisions(plot) {
+    const boxes = [...plot.querySelectorAll(".main-svg text")].filter((t) => t.textContent.trim())
+      .map((t) => t.getBoundingClientRect()).filter((r) => r.width > 0 && r.height > 0);
+    let n = 0;
+    for (let a = 0; a < boxes.length; a++) {
+      for (let b = a + 1; b < boxes.length; b++) {
+        const p = boxes[a], q = boxes[b];
+        const across = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+        const down = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+        if (across > 1 && down > 0.25 * Math.min(p.height, q.height)) n++;
+      }
+    }
+    return n;
+  }
+
+  // the figure's tick labels, and any smaller text of it, at least MIN_PRINTED_PT once printed (`small`: as a small
+  // multiple, two to a row); the printed size of the smallest tick label reached. A small multiple whose text, so
+  // raised, runs into itself is left as it was and marked to print one to a row (plot.dataset.handoutWide; null).
+  async function legibleFonts(plot, small) {
+    const pt = smallestPrintedPt(plot, small);
+    if (pt === null || pt >= MIN_PRINTED_PT) return pt;
+    const before = textCollisions(plot);
+    const floor = (Math.min(...tickFontSizes(plot)) * MIN_PRINTED_PT) / pt;
+    const undo = await raiseFonts(plot, floor);
+    const after = textCollisions(plot);
+    plot.dataset.handoutCollisions = `${before} ${after}`;
+    if (small && after > before) {
+      await undo();
+      plot.dataset.handoutWide = "yes";
+      return null;
+    }
+    plot.dataset.handoutFloor = String(floor);
+    return smallestPrintedPt(plot, small);
+  }
 
   // up to `count` slider steps out of n: spread from the first to the last, the notebook's own step among them
   function pickSteps(n, current, count) {
@@ -37,7 +156,8 @@
     });
   };
 
-  // figure i at the notebook's value, full width, without its slider and the room made for it (frames.py)
+  // figure i at the notebook's value, full width, without its slider and the room made for it (frames.py), its
+  // tick labels at least MIN_PRINTED_PT once printed; returns the printed size of the smallest, pt
   H.main = async function (i) {
     const plot = plots()[i], spec = specOf(plot);
     const room = (spec.edition || {}).slider_room || 0;
@@ -48,25 +168,39 @@
     }
     await Plotly.relayout(plot, update);
     plot.style.minHeight = "0";
+    return legibleFonts(plot, false);
   };
 
   // figure i at slider step k, for a small multiple, without its legend (the large image has it). Drawn at 3/4 of
-  // the width (and 0.93 of the height) and printed at half: its text prints at 2/3 of the large image's size. Drawn
-  // at half the width, a figure of several panels had no room between them for its axis titles (notebook 02's
-  // orbit figure: the right panel's y title ran into the heat map beside it).
+  // the width (and 0.93 of the height) and printed at half, its fonts raised so that its tick labels still print
+  // at MIN_PRINTED_PT (legibleFonts). Drawn at half the width, a figure of several panels had no room between them
+  // for its axis titles (notebook 02's orbit figure: the right panel's y title ran into the heat map beside it).
+  // A figure whose text, so raised, runs into itself (most of notebook 04's) is drawn as wide as the large image and
+  // printed one to a row. Returns the printed size of its smallest tick label, pt.
   H.step = async function (i, k) {
     const plot = plots()[i], spec = specOf(plot);
     if (!plot.dataset.handoutSmall) {
       plot.dataset.handoutSmall = "yes";
-      const width = Math.round(plot.getBoundingClientRect().width * 0.75);
+      const full = Math.round(plot.getBoundingClientRect().width);
+      const width = Math.round(full * 0.75);
       const height = Math.round(plot.layout.height * 0.93);
       plot.style.width = width + "px";
       await Plotly.relayout(plot, {width, height, showlegend: false});
+      let pt = await legibleFonts(plot, true);
+      if (plot.dataset.handoutWide) {
+        plot.style.width = full + "px";
+        await Plotly.relayout(plot, {width: full});
+        pt = await legibleFonts(plot, false);
+      }
+      plot.dataset.handoutSmallPt = String(pt);
     }
     await Plotly.animate(plot, [String(k)], ANIMATE);
     const update = {};
     for (const axis of (spec.edition || {}).autoranged || []) update[axis + ".autorange"] = true;
     if (Object.keys(update).length) await Plotly.relayout(plot, update);
+    // a frame that carries its own title or annotations brings their own font sizes back: raised again
+    if (plot.dataset.handoutFloor) await raiseFonts(plot, Number(plot.dataset.handoutFloor));
+    return smallestPrintedPt(plot, !plot.dataset.handoutWide);
   };
 
   function img(src, cls, alt) {
@@ -76,6 +210,11 @@
     el.alt = alt;
     return el;
   }
+
+  // how many small multiples of figure i print to a row (legibleFonts)
+  H.perRow = (i) => (plots()[i].dataset.handoutWide ? 1 : 2);
+  // pairs of overlapping texts of figure i before and after its fonts were raised ("0 7"; null: none raised)
+  H.collisions = (i) => plots()[i].dataset.handoutCollisions || null;
 
   // the photographs in place of figure i: the large one, then the small multiples with their labels
   H.place = async function (i, main, small) {
@@ -91,7 +230,7 @@
         `of ${meta.label}:`;
       holder.appendChild(head);
       const grid = document.createElement("div");
-      grid.className = "handout-multiples";
+      grid.className = "handout-multiples" + (plot.dataset.handoutWide ? " handout-wide" : "");
       for (const [k, src] of small) {
         const cell = document.createElement("figure");
         cell.className = "handout-multiple";
