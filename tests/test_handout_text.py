@@ -22,6 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("0*.ipynb"))
 LIVE_SPAN = re.compile(r'<span class="symsgd-live">.*?</span>', re.S)
 CODE_POINTER_SPAN = re.compile(rf'<span class="{CODE_POINTER_CLASS}">.*?</span>', re.S)
+#: The notebooks' own mark for a sentence about a hidden code cell (hidden by the handout's CSS, as in the classroom).
+CODE_ONLY_SPAN = re.compile(r'<span class="[^"]*\bsymsgd-code-only\b[^"]*">.*?</span>', re.S)
 #: The smallest printed text the handout's figures may carry (issue 47: small multiples' tick labels printed at about
 #: 4 pt), pt.
 LEGIBLE_PT = 7
@@ -32,7 +34,7 @@ A4_WIDTH_MM = 210
 def _unmarked(text: str) -> list[str]:
     """The live-reader wording of notebook Markdown ``text`` that the handout prints (what neither a symsgd-live span
     nor a sentence pointing at a code cell hides)."""
-    printed = LIVE_SPAN.sub("", CODE_POINTER_SPAN.sub("", mark_code_pointers(text)))
+    printed = LIVE_SPAN.sub("", CODE_POINTER_SPAN.sub("", mark_code_pointers(CODE_ONLY_SPAN.sub("", text))))
     return [m.group(0) for pat in LIVE_WORDING for m in re.finditer(pat, printed)]
 
 
