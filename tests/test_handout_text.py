@@ -24,7 +24,7 @@ LIVE_SPAN = re.compile(r'<span class="symsgd-live">.*?</span>', re.S)
 CODE_POINTER_SPAN = re.compile(rf'<span class="{CODE_POINTER_CLASS}">.*?</span>', re.S)
 #: The notebooks' own mark for a sentence about a hidden code cell (hidden by the handout's CSS, as in the classroom).
 CODE_ONLY_SPAN = re.compile(r'<span class="[^"]*\bsymsgd-code-only\b[^"]*">.*?</span>', re.S)
-#: The smallest printed text the handout's figures may carry (issue 47: small multiples' tick labels printed at about
+#: The smallest printed text the handout's figures may carry (a review found small multiples' tick labels printed at about
 #: 4 pt), pt.
 LEGIBLE_PT = 7
 #: A4's width, mm.
@@ -89,7 +89,7 @@ def test_the_wording_check_sees_an_unmarked_sentence():
 
 
 def test_the_wording_check_sees_live_wording_outside_a_span_and_passes_a_sentence_pointing_at_code():
-    # issue 47: the handout printed "The cell below prints what the figure shows at the current sliders"
+    # a review found the handout printing "The cell below prints what the figure shows at the current sliders"
     assert _unmarked("Here is what the figure shows at the current sliders.")
     assert not _unmarked("Intro. The cell below prints what the figure shows at the current sliders, and asserts "
                          "$\\theta = 0$ at the point. Next.")
@@ -179,7 +179,7 @@ def test_significant_digits_refuses_what_is_not_a_number():
 
 
 def test_long_floats_finds_an_unformatted_float_and_passes_formatted_ones_and_arxiv_identifiers():
-    # issue 47: the handout printed "3.7641746976096255e-16"
+    # a review found the handout printing "3.7641746976096255e-16"
     text = ("largest s2(A) after the forced phase: 3.7641746976096255e-16; η = 0.02, G = 3.91, 1.3e-08, "
             "arXiv:2402.07193, arXiv 2305.16038, its follow-up arXiv\n2402.07193, year 2024, L Σ s = 5.962705")
     assert MAX_PRINTED_DIGITS == 6
