@@ -24,8 +24,8 @@ LIVE_SPAN = re.compile(r'<span class="symsgd-live">.*?</span>', re.S)
 CODE_POINTER_SPAN = re.compile(rf'<span class="{CODE_POINTER_CLASS}">.*?</span>', re.S)
 #: The notebooks' own mark for a sentence about a hidden code cell (hidden by the handout's CSS, as in the classroom).
 CODE_ONLY_SPAN = re.compile(r'<span class="[^"]*\bsymsgd-code-only\b[^"]*">.*?</span>', re.S)
-#: The smallest printed text the handout's figures may carry (a review found small multiples' tick labels printed at about
-#: 4 pt), pt.
+#: The smallest printed text the handout's figures may carry, pt (a review found small multiples' tick labels
+#: printed at about 4 pt).
 LEGIBLE_PT = 7
 #: A4's width, mm.
 A4_WIDTH_MM = 210
