@@ -57,7 +57,7 @@ from .jump_event import (
 )
 from .jump_event_stats import grid_wait_comparisons, median_kstar
 from .sde import run_gaussian_sgd, run_langevin, run_sde
-from .spikes import follow_task
+from .spikes import follow_results, follow_task
 
 __all__ = ["COOLER_STEP", "DYNAMICS", "FOLLOW_FRESH_SEEDS", "FOLLOW_LEVELS", "FOLLOW_SEEDS", "GRIDS", "HOT",
            "RANK2_LOWER",
@@ -592,14 +592,8 @@ def comparison_rows(grid: SdeGrid) -> tuple[ComparisonRow, ...]:
 def _follow_rows(grid: SdeGrid) -> tuple[ComparisonRow, ...]:
     """The followed SDE's rows (:func:`follow_tasks`): one per (η, γ, accuracy, horizon), the hot point's fresh
     seeds a row of their own."""
-    groups: dict = {}
-    for t in grid.tasks:
-        if t["kind"] == "follow":
-            p = t["params"]
-            key = (p["lr"], p["weight_decay"], p["m"], p["rho"], p["t_max"], p["seed"] in FOLLOW_FRESH_SEEDS)
-            groups.setdefault(key, []).append(t["result"])
     return tuple(ComparisonRow(lr, weight_decay, follow_label(m, rho, t_max, fresh), lr / m, summarize_runs(res))
-                 for (lr, weight_decay, m, rho, t_max, fresh), res in groups.items())
+                 for (lr, weight_decay, m, rho, t_max, fresh), res in follow_results(grid).items())
 
 
 def follow_label(m: int, rho: float, t_max: float = 12_000.0, fresh: bool = False) -> str:

@@ -32,14 +32,13 @@ from ..core.stats import censored_exponential, mean_se, wilson
 from ..core.validation import check_int, check_positive
 from ..rank_jumps.analysis import replicate
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
-from ..rank_jumps.experiments import start_minimum
 from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL
 from ..rank_jumps.problems import epsilon_completion
 from .adaptive import EXCURSION_BASE, FOLLOW_CAP_NORM, run_sde_adaptive
 from .explosion import power_passage
 
 __all__ = ["HEIGHT_EDGES", "SPIKE_LEVELS", "STORE_FROM", "fit_passage", "follow_groups", "follow_report_lines",
-           "follow_summary", "follow_task", "FollowGroup", "FollowSummary", "PassageFit",
+           "follow_results", "follow_summary", "follow_task", "FollowGroup", "FollowSummary", "PassageFit",
            "returned_fraction", "spike_shapes", "spike_table", "SpikeRow", "SpikeShape"]
 
 #: The levels b of ‖θ‖ whose spike rates notebook 05 reports (the minima have ‖θ‖ ≈ 2.7).
@@ -49,16 +48,6 @@ STORE_FROM = SPIKE_LEVELS[0]
 #: Edges of the histogram of every excursion's height that a grid task stores (``exc_height_hist``), from the base.
 HEIGHT_EDGES = (EXCURSION_BASE, 6.0, 7.0, 8.0, 10.0, 20.0, 50.0, 100.0, 1000.0, math.inf)
 
-
-def _list(x) -> list:
-    return [None if not math.isfinite(v) else float(v) for v in np.asarray(x, dtype=float)]
-
-
-def _start(weight_decay: float):
-    base, rank = start_minimum(weight_decay=weight_decay)
-    if rank != 2:
-        raise ValueError(f"the phase-0 GD minimum at γ = {weight_decay:g} has rank {rank}, not 2: nothing to jump from")
-    return base
 
 
 def follow_task(p: dict) -> dict:
@@ -76,7 +65,7 @@ def follow_task(p: dict) -> dict:
     whose height reaches :data:`STORE_FROM` as columns ``run, start, end, height, steps`` (``end`` None while still
     open at the horizon); ``exc_lost`` (excursions beyond the per-run capacity, not stored) and ``seconds``.
     """
-    from .experiments import summarize
+    from .experiments import _list, _start, summarize  # experiments imports this module
 
     t0 = time.perf_counter()
     lr, weight_decay = check_positive("lr", float(p["lr"])), float(p["weight_decay"])
@@ -282,8 +271,9 @@ def returned_fraction(results: list[dict], level: float) -> tuple[float, float, 
 
 
 # ----------------------------------------------------------------------------------------------- the grid's report
-def _follow_groups(grid) -> dict:
-    """The grid's ``follow`` results grouped ``(η, γ, m, ρ, t_max, fresh) → [result, ...]``."""
+def follow_results(grid) -> dict:
+    """The grid's ``follow`` results grouped ``(η, γ, m, ρ, t_max, fresh) → [result, ...]`` (``fresh``: the seeds
+    are :data:`~.experiments.FOLLOW_FRESH_SEEDS`), in the grid's order; empty if the grid has none."""
     from .experiments import FOLLOW_FRESH_SEEDS
 
     groups: dict = {}
@@ -292,8 +282,6 @@ def _follow_groups(grid) -> dict:
             p = t["params"]
             key = (p["lr"], p["weight_decay"], p["m"], p["rho"], p["t_max"], p["seed"] in FOLLOW_FRESH_SEEDS)
             groups.setdefault(key, []).append(t["result"])
-    if not groups:
-        raise ValueError("the grid has no follow tasks (python -m symsgd_core sweep sde05)")
     return groups
 
 
@@ -327,8 +315,11 @@ def follow_groups(grid) -> tuple[FollowGroup, ...]:
     """Every followed ensemble of the grid (:class:`FollowGroup`), in the grid's order."""
     from .blowup import HAZARD_HORIZON
 
+    groups = follow_results(grid)
+    if not groups:
+        raise ValueError("the grid has no follow tasks (python -m symsgd_core sweep sde05)")
     out = []
-    for key, res in _follow_groups(grid).items():
+    for key, res in groups.items():
         closed = np.concatenate([[h for h, e in zip(r["exc"]["height"], r["exc"]["end"]) if e is not None]
                                  for r in res])
         fit = fit_passage(closed) if np.sum(closed >= STORE_FROM) >= 10 else None
