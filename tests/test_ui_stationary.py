@@ -116,3 +116,18 @@ def test_constructor_settings_are_the_experiments():
         us.WrongSign(n_runs=5)
     c = us.DepthComparison(temperature=0.3)
     assert c.controls["temperature"].value == 0.3
+
+
+def test_fluctuation_inversion_status_says_the_numbers_the_cell_prints():
+    """Notebook 03 §3: the status line and the cell under the figure print one sentence from one function, so the
+    peak, the end point and their rounding agree (they once said T = 0.200 / 0.0123 at 0.995 T_c against the
+    cell's 0.206 / 0.0243 at 0.99 T_c)."""
+    import re
+
+    c = us.FluctuationInversion()
+    r = st.variance_curves()  # what the cell prints, at the controller's default sliders
+    assert r.summary() in status_text(c)
+    numbers = [float(x) for x in re.findall(r"\d+\.\d+", r.summary())]
+    assert numbers == [round(r.T_peak, 3), round(r.T_peak / r.T_c, 2), float(f"{r.var_peak:.3g}"),
+                       float(f"{r.var_end:.3g}"), st.experiments.T1_END_FRACTION, round(r.T_end, 3),
+                       round(r.T_peak, 3), float(f"{r.var0_at_peak:.3g}"), round(r.T0_max, 3)]

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 from ..core.seeding import tagged_stream
 from ..core.stats import KS_ALPHA, ks_threshold
@@ -38,7 +38,7 @@ __all__ = [
     "KS_ALPHA", "gaussian_problem", "histogram_density", "survival_points", "ks_threshold",
     "DepthLaws", "DepthSample", "DepthComparison", "depth_laws", "depth_comparison",
     "PHASE_SIGMAS", "PHASE_TEMPS", "PHASE_FRACTIONS", "PhaseView", "phase_view",
-    "VarianceCurves", "VarianceEstimates", "variance_curves", "variance_estimates",
+    "T1_END_FRACTION", "VarianceCurves", "VarianceEstimates", "variance_curves", "variance_estimates",
     "WrongSignResult", "wrong_sign",
     "TAIL_DEPTHS", "TailView", "TailSamples", "tail_view", "tail_samples",
     "MethodFit", "DiscreteSGDResult", "DiscreteSGDScan", "discrete_sgd", "discrete_sgd_scan",
@@ -264,13 +264,24 @@ def phase_view(temperature: float = 0.15, sigma: float = 1.0, weight_decay: floa
 
 
 # ============================================================================ 3. fluctuation inversion
+#: Depth 1's variance curve runs up to this fraction of T_c (the law collapses at T_c itself).
+T1_END_FRACTION = 0.995
+#: Depth 1's curve has this many temperatures on ``(0.01, T1_END_FRACTION)·T_c``.
+T1_POINTS = 36
+#: The peak temperature is located to this absolute tolerance (well below the 0.001 that is printed).
+T_PEAK_XATOL = 1e-6
+
+
 @dataclass(frozen=True, eq=False)
 class VarianceCurves:
     """Var[v] against T from the closed forms: depth 0 on ``(0, 0.95·β₁'/α₁)``, depth 1 on ``(0, 0.995·T_c)``.
 
     Attributes:
         problem; T0, var0: depth 0; T1, var1: depth 1 (empty when T_c ≤ 0); T_c; T0_max = β₁'/α₁ (D = 0's Var
-        diverges there).
+        diverges there). T_peak, var_peak: depth 1's maximum of Var[v], located by a bounded scalar maximisation
+        between the grid neighbours of the largest grid value (so it does not depend on the grid); var0_at_peak:
+        depth 0's Var at T_peak; T_end = T1_END_FRACTION·T_c and var_end: the curve's last point (all NaN when
+        T_c ≤ 0).
     """
 
     problem: DiagonalNetProblem
@@ -280,26 +291,54 @@ class VarianceCurves:
     var1: np.ndarray
     T_c: float
     T0_max: float
+    T_peak: float = math.nan
+    var_peak: float = math.nan
+    var0_at_peak: float = math.nan
+    T_end: float = math.nan
+    var_end: float = math.nan
 
     @property
     def peak(self) -> int:
-        """Index of depth 1's largest variance (−1 when there is no depth-1 curve)."""
+        """Index of depth 1's largest variance on the grid (−1 when there is no depth-1 curve)."""
         return int(np.argmax(self.var1)) if self.var1.size else -1
+
+    def summary(self) -> str:
+        """The one sentence the figure's status line and notebook 03's cell both print (same points, same
+        rounding: temperatures to 0.001, variances to 3 significant digits)."""
+        if not self.T_c > 0:
+            return f"γ ≥ k: T_c = {self.T_c:.3f} ≤ 0, the depth-1 net learns nothing at any T. L = 0 still learns."
+        return (f"L = 1: Var[v] peaks at T = {self.T_peak:.3f} (= {self.T_peak / self.T_c:.2f} T_c) at "
+                f"{self.var_peak:#.3g} and falls to {self.var_end:#.3g} at {T1_END_FRACTION:g} T_c = {self.T_end:.3f}. "
+                f"L = 0: at T = {self.T_peak:.3f} Var = {self.var0_at_peak:#.3g}; Var = Tg(m)/(β₁' − Tα₁) rises "
+                f"monotonically and diverges at T = β₁'/α₁ = {self.T0_max:.3f}.")
+
+
+def _variance_peak(prob: DiagonalNetProblem, T1: np.ndarray, var1: np.ndarray) -> tuple[float, float]:
+    """``(T, Var)`` at depth 1's maximum: bounded maximisation between the grid neighbours of the grid's argmax."""
+    i = int(np.argmax(var1))
+    lo, hi = T1[max(i - 1, 0)], T1[min(i + 1, T1.size - 1)]
+    best = optimize.minimize_scalar(lambda t: -StationaryLaw(prob, t, 1, z_step=0.02).variance, bounds=(lo, hi),
+                                    method="bounded", options=dict(xatol=T_PEAK_XATOL))
+    if -best.fun < var1[i]:  # the maximiser never returns less than the grid already has
+        return float(T1[i]), float(var1[i])
+    return float(best.x), float(-best.fun)
 
 
 def variance_curves(k: float = 1.0, sigma: float = 1.0, weight_decay: float = 0.0) -> VarianceCurves:
-    """The closed-form variances of depth 0 (``T g(m)/(β₁' − Tα₁)``) and depth 1 (tabulated law) against T."""
+    """The closed-form variances of depth 0 (``T g(m)/(β₁' − Tα₁)``) and depth 1 (tabulated law) against T, with
+    depth 1's peak and end point (see :class:`VarianceCurves`)."""
     prob = gaussian_problem(k, sigma, weight_decay)
     tc = critical_temperature(prob)
     t0_max = (prob.beta1 + weight_decay) / prob.alpha1
     T0 = np.linspace(0.005, 0.95 * t0_max, 60)
     var0 = np.array([variance_depth0(t, prob) for t in T0])
-    if tc > 0:
-        T1 = np.linspace(0.01, 0.995, 36) * tc
-        var1 = np.array([StationaryLaw(prob, t, 1, z_step=0.02).variance for t in T1])
-    else:
-        T1, var1 = np.array([]), np.array([])
-    return VarianceCurves(prob, T0, var0, T1, var1, tc, t0_max)
+    if not tc > 0:
+        return VarianceCurves(prob, T0, var0, np.array([]), np.array([]), tc, t0_max)
+    T1 = np.linspace(0.01, T1_END_FRACTION, T1_POINTS) * tc
+    var1 = np.array([StationaryLaw(prob, t, 1, z_step=0.02).variance for t in T1])
+    t_peak, var_peak = _variance_peak(prob, T1, var1)
+    return VarianceCurves(prob, T0, var0, T1, var1, tc, t0_max, t_peak, var_peak,
+                          float(variance_depth0(t_peak, prob)), float(T1[-1]), float(var1[-1]))
 
 
 @dataclass(frozen=True, eq=False)

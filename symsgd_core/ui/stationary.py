@@ -234,15 +234,7 @@ class FluctuationInversion(_StationaryRun):
             fig.data[4].x, fig.data[4].y = ([tc, tc], [0, ymax]) if tc > 0 else ([], [])
             fig.layout.yaxis.range = [0, ymax]
             fig.layout.xaxis.range = [0, max(T0[-1], tc * 1.05)]
-        if tc > 0:
-            i = r.peak
-            self._say_closed_form(
-                f"L = 1: Var[v] peaks at T = {T1[i]:.3f} (= {T1[i] / tc:.2f} T_c) at {var1[i]:.3f} and falls to "
-                f"{var1[-1]:.4f} at 0.995 T_c = {T1[-1]:.3f}. L = 0: Var = Tg(m)/(β₁' − Tα₁) rises monotonically "
-                f"and diverges at T = β₁'/α₁ = {t0_max:.3f}.")
-        else:
-            self._say_closed_form(
-                f"γ ≥ k: T_c = {tc:.3f} ≤ 0, the depth-1 net learns nothing at any T. L = 0 still learns.")
+        self._say_closed_form(r.summary())
 
     def _show(self, sim, k, sigma, weight_decay, **sizes) -> None:
         with self.figure.batch_update():
