@@ -277,3 +277,47 @@ def test_langevin_words_every_outcome_the_experiment_can_give():
         assert texts[kind].startswith("τ = 0.02 (2 × τ_match = 0.01). SGD: 1 down / 0 up")
     assert "2 SGD / 1 Langevin run(s) collapsed" in texts["collapsed"]
     assert "median s₂ = 0.45" in texts["no_transitions_too_hot"] and "median" not in texts["no_transitions"]
+
+
+def _membership(smallest):
+    """b_r_membership of runs whose records are in exactly the B_r with r ≥ ``smallest`` (−1: in none)."""
+    from types import SimpleNamespace
+
+    from symsgd_core.rank_jumps.analysis import b_r_membership
+
+    sb = np.array(smallest)
+    in_b = (np.arange(3)[None, None, :] >= sb[:, :, None]) & (sb[:, :, None] >= 0)
+    return b_r_membership(SimpleNamespace(in_B=in_b, balancedness=np.full(sb.shape, 0.5), n_runs=sb.shape[0]))
+
+
+def test_b_r_membership_counts_the_runs_that_entered_b1_and_ended_at_zero():
+    """A run whose last record is in B₀ (A = 0) collapsed; it counts as entered B₁ (B₀ ⊂ B₁) and not as left."""
+    m = _membership([[2, 2, 0, 0],    # collapsed straight from rank 2
+                     [2, 1, 0, 0],    # jumped to rank 1, then collapsed
+                     [2, 2, 2, 2],    # never entered
+                     [2, 1, 2, 1],    # entered by a jump and left again
+                     [2, 0, 1, 1]])   # at A = 0 once, but ends at rank 1
+    assert (m["entered"], m["at_zero"], m["left"], m["n_runs"]) == (4, 2, 1, 5)
+
+
+@pytest.mark.parametrize("smallest, words", [
+    ([[2, 0], [2, 0], [2, 0]], "3 of 3 SGD runs entered B₁, and all 3 then collapsed to A = 0, which still lies in "
+                               "B₁ (B₀ ⊂ B₁); 0 left it again"),
+    ([[2, 0], [2, 1], [2, 2]], "2 of 3 SGD runs entered B₁, and 1 of them then collapsed to A = 0, which still"),
+    ([[2, 0], [2, 2]], "1 of 2 SGD runs entered B₁, and it then collapsed to A = 0, which still lies in B₁"),
+    ([[2, 1], [2, 2]], "1 of 2 SGD runs entered B₁; 0 left it again"),
+])
+def test_b_r_summary_says_a_collapse_keeps_the_runs_in_b1(smallest, words):
+    assert words in rj.b_r_summary(_membership(smallest))
+
+
+def test_failure_mode_collapse_status_says_the_collapse_is_the_entry_into_b1():
+    """Notebook 04 §8's collapse figure (its cell's settings): every run collapsed to A = 0, and the status line
+    says that the collapsed runs are the ones counted in B₁ instead of printing "collapsed" beside "entered B₁"
+    unexplained."""
+    c = rj.TrapController(lr=0.45, n_seeds=3, steps=20_000)
+    text = status_text(c)
+    assert c.result.diagnosis.kind == "collapsed"
+    assert "3 of 3 SGD runs collapsed to A = 0" in text
+    assert ("3 of 3 SGD runs entered B₁, and all 3 then collapsed to A = 0, which still lies in B₁ (B₀ ⊂ B₁); "
+            "0 left it again") in text

@@ -474,16 +474,19 @@ def jump_durations(result, rank_tol: float | None = None) -> np.ndarray:
 def b_r_membership(sgd, gd=None) -> dict:
     """The B_r membership of runs recorded with their layers (:attr:`RunResult.in_B`, the default criterion
     :data:`~symsgd_core.rank_jumps.network.DEFAULT_B_CRITERION`): ``entered`` (SGD runs that were ever in B_1),
-    ``left`` (of those, the runs that were in a higher B_r after their first visit), ``n_runs``, ``max_imbalance``
-    (the largest balance-test value of any SGD record, NaN if none is finite), ``balanced`` (it is at most ε₂) and,
-    with ``gd``, ``gd_end_B`` (the smallest r with GD's last record in B_r)."""
+    ``at_zero`` (of those, the runs whose last record is in B_0, i.e. at A = 0: they collapsed, and since
+    B_0 ⊂ B_1 a collapsed run is still in B_1), ``left`` (of those, the runs that were in a higher B_r after their first
+    visit), ``n_runs``, ``max_imbalance`` (the largest balance-test value of any SGD record, NaN if none is finite),
+    ``balanced`` (it is at most ε₂) and, with ``gd``, ``gd_end_B`` (the smallest r with GD's last record in B_r)."""
     sb = smallest_B(sgd.in_B)
-    entered = np.any((sb >= 0) & (sb <= 1), axis=1)
-    left = np.array([np.any(row[int(np.argmax((row >= 0) & (row <= 1))):] > 1) if e else False
-                     for row, e in zip(sb, entered)])
+    in_b1 = (sb >= 0) & (sb <= 1)
+    entered = np.any(in_b1, axis=1)
+    first = np.argmax(in_b1, axis=1)  # index of each run's first record in B_1 (0 for runs that never entered)
+    at_zero = entered & (sb[:, -1] == 0)
+    left = np.array([np.any(row[f:] > 1) if e else False for row, f, e in zip(sb, first, entered)])
     imb = float(np.nanmax(sgd.balancedness)) if np.isfinite(sgd.balancedness).any() else float("nan")
-    out = {"entered": int(entered.sum()), "left": int(left.sum()), "n_runs": int(sgd.n_runs), "max_imbalance": imb,
-           "balanced": bool(imb <= DEFAULT_B_CRITERION.eps_balance)}
+    out = {"entered": int(entered.sum()), "at_zero": int(at_zero.sum()), "left": int(left.sum()),
+           "n_runs": int(sgd.n_runs), "max_imbalance": imb, "balanced": bool(imb <= DEFAULT_B_CRITERION.eps_balance)}
     if gd is not None:
         out["gd_end_B"] = int(smallest_B(gd.in_B[0])[-1])
     return out

@@ -103,6 +103,15 @@ def _hline(fig, y: float, name: str, at, dash: str = "dot", **more) -> None:
     line(fig, name, NEUTRALS["grey"], at, width=1, dash=dash, x=[0.0, 1.0], y=[y, y], **more)
 
 
+def _at_zero(entered: int, at_zero: int) -> str:
+    """What became of the runs that entered B₁ when some ended at A = 0 (``""`` when none did): a collapse to A = 0
+    keeps a run in B₁ (B₀ ⊂ B₁), so "collapsed" and "entered B₁" are one story, not a contradiction."""
+    if not at_zero:
+        return ""
+    who = "it" if at_zero == 1 == entered else (f"all {at_zero}" if at_zero == entered else f"{at_zero} of them")
+    return f", and {who} then collapsed to A = 0, which still lies in B₁ (B₀ ⊂ B₁)"
+
+
 def b_r_summary(m: dict) -> str:
     """One sentence on the B_r membership ``m`` of GD (if it has ``gd_end_B``) and the SGD runs
     (:func:`~symsgd_core.rank_jumps.analysis.b_r_membership`)."""
@@ -110,8 +119,8 @@ def b_r_summary(m: dict) -> str:
     text = f"Bᵣ (ε₁ = {crit.eps_rank:g}, ε₂ = {crit.eps_balance:g}, R = {crit.R:g}): "
     if "gd_end_B" in m:
         text += f"GD ends in B{subscript(m['gd_end_B'])}; "
-    text += (f"{m['entered']} of {m['n_runs']} SGD runs entered B₁, {m['left']} left it again; the "
-             f"largest SGD imbalance was {m['max_imbalance']:.2g} ")
+    text += f"{m['entered']} of {m['n_runs']} SGD runs entered B₁" + _at_zero(m['entered'], m['at_zero'])
+    text += f"; {m['left']} left it again; the largest SGD imbalance was {m['max_imbalance']:.2g} "
     return text + ("(balance test passed throughout)." if m["balanced"] else "(ABOVE ε₂: the balance test failed).")
 
 
