@@ -131,3 +131,15 @@ def test_fluctuation_inversion_status_says_the_numbers_the_cell_prints():
     assert numbers == [round(r.T_peak, 3), round(r.T_peak / r.T_c, 2), float(f"{r.var_peak:.3g}"),
                        float(f"{r.var_end:.3g}"), st.experiments.T1_END_FRACTION, round(r.T_end, 3),
                        round(r.T_peak, 3), float(f"{r.var0_at_peak:.3g}"), round(r.T0_max, 3)]
+
+
+def test_fluctuation_inversion_lists_unrelaxed_points_at_the_status_lines_rounding():
+    """The hollow points' temperatures are printed to 0.001, like every other temperature of the status line."""
+    import re
+
+    c = us.FluctuationInversion(n_chains=150, n_temps=3)
+    c.run()
+    assert c.simulation.unrelaxed
+    listed = re.findall(r"L = (\d) at T = (\d+\.\d+)", status_text(c))
+    T, _, _, relaxed = c.simulation.points[1]
+    assert [(d, t) for d, t in listed if d == "1"] == [("1", f"{t:.3f}") for t, ok in zip(T, relaxed) if not ok]

@@ -347,7 +347,7 @@ class VarianceEstimates:
 
     Attributes:
         points: ``{depth: (T, var, bootstrap se, relaxed)}`` (lists).
-        unrelaxed: ``["L=…, T=…"]`` the points whose runs stopped before 4 relaxation times.
+        unrelaxed: ``["L = … at T = …"]`` the points whose runs stopped before 4 relaxation times.
         n_chains, t_max: the sizes.
     """
 
@@ -384,7 +384,7 @@ def variance_estimates(k: float = 1.0, sigma: float = 1.0, weight_decay: float =
         pts[depth][2].append(float(np.std(boot)))
         pts[depth][3].append(run.relaxed)
         if not run.relaxed:
-            unrelaxed.append(f"L={depth}, T={T:.2f}")
+            unrelaxed.append(f"L = {depth} at T = {T:.3f}")  # temperatures to 0.001, as in the status line
         _report(progress, (j + 1) / len(plan))
     return VarianceEstimates(pts, unrelaxed, int(n_chains), float(t_max))
 
