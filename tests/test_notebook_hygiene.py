@@ -163,3 +163,32 @@ def test_a_colour_set_in_a_notebook_is_found():
              "A `border-color:` in code? still plain text; a text-decoration-color: no"]
     nb = {"cells": [{"cell_type": "markdown", "source": c} for c in cells]}
     assert [f.split(":")[0] for f in colour_settings(nb)] == ["cell 0", "cell 1", "cell 2", "cell 3"]
+
+
+def loop_or_def_cells(nb: dict) -> list[int]:
+    """The indices of the code cells that define a function or class or hold a ``for``/``while`` loop statement
+    (comprehensions are expressions, not loops over rows, and are allowed)."""
+    import ast
+
+    bad = []
+    for i, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") != "code":
+            continue
+        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        src = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in src.splitlines())
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While)
+        if any(isinstance(node, kinds) for node in ast.walk(ast.parse(src))):
+            bad.append(i)
+    return bad
+
+
+def test_loop_or_def_cells_finds_a_def_and_a_loop():
+    nb = _notebook("x = [i for i in range(3)]", "def f():\n    return 1", "for i in range(3):\n    print(i)", "%time 1")
+    assert loop_or_def_cells(nb) == [1, 2]
+
+
+def test_notebook_05_cells_are_thin():
+    """Notebook 05's code cells call package functions (its tables: symsgd_core.sde_noise.report): no function
+    definitions and no loops in a cell."""
+    nb = json.loads((ROOT / "notebooks" / "05_sgd_noise_sde.ipynb").read_text(encoding="utf-8"))
+    assert loop_or_def_cells(nb) == []

@@ -20,7 +20,8 @@ imported by ``rank_jumps``.
 * :mod:`.controls` — §3.2's controls: the laws of a step's entry weights (total weight, largest step, stability at
   the rank-2 minimum), the runs' jumps to a rank-1 fit told apart from collapses to A = 0, the tables;
 * :mod:`.checks` — the registered checks of the SDE; :mod:`.claims` — the claims each section of Notebook 05
-  asserts (``assert_claims``); :mod:`.exercises` — Notebook 05's questions.
+  asserts (``assert_claims``); :mod:`.exercises` — Notebook 05's questions;
+* :mod:`.report` — the tables Notebook 05's cells print, read from the shipped grid (one function per table).
 """
 
 # The modules. A name not in __all__ is imported from its module (symsgd_core.sde_noise.<module>.<name>).

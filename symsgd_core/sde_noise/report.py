@@ -1,0 +1,424 @@
+"""Notebook 05's printed tables, read from the shipped grid (``experiments.load_grid()``): one function per table.
+
+Each function returns a :class:`Report`: the table's text lines (``.lines()``) and the values the notebook's later
+cells and claims use (``report["name"]``). A grid without the tasks or rows a table needs raises ``ValueError``
+naming what is missing. The text is the notebook's, character for character.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+
+from ..core.stats import wilson
+from ..rank_jumps.analysis import loss_hessian_top_eigenvalue
+from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
+from ..rank_jumps.experiments import minima_losses, rank_one_minimum, start_minimum
+from ..rank_jumps.problems import epsilon_completion
+from . import blowup as bu
+from . import jump_event as je
+from . import jump_event_stats as js
+from .claims import ADAPTIVE_LABELS
+from .experiments import HOT, RANK2_LOWER, kstar_rows, langevin_eps_rows
+from .jump_event import run_waiting_time
+
+__all__ = [
+    "Report",
+    "comparison_report",
+    "continuation_report",
+    "grid_table_report",
+    "hazard_report",
+    "kstar_table_report",
+    "langevin_eps_report",
+    "least_routes_report",
+    "passage_report",
+    "rank2_lower_report",
+    "relapse_report",
+    "step_size_report",
+    "task_kinds_report",
+    "weak_order_report",
+]
+
+#: The (η, γ) settings of the stored-grid tables (§3), hot point first.
+GRID_SETTINGS = ((0.3, 0.027), (0.2, 0.027), (0.3, 0.02))
+#: The (η, γ) settings compared with the hot point in the stored-rows cell.
+COLD_SETTINGS = ((0.2, 0.027), (0.3, 0.02))
+
+
+@dataclass(frozen=True)
+class Report:
+    """A printed table: ``text`` its lines (str, no newlines), ``values`` what later cells use (read-only)."""
+
+    text: tuple[str, ...]
+    values: Mapping = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "text", tuple(self.text))
+        object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+
+    def lines(self) -> list[str]:
+        """The table's lines, to ``print("\\n".join(report.lines()))``."""
+        return list(self.text)
+
+    def __getitem__(self, name):
+        return self.values[name]
+
+
+def _tasks(grid, kind: str, what: str, pred=lambda t: True) -> list[dict]:
+    """The grid's tasks of ``kind`` that satisfy ``pred``; ValueError naming ``what`` when there are none."""
+    found = [t for t in grid.tasks if t["kind"] == kind and pred(t)]
+    if not found:
+        raise ValueError(f"the grid has no {kind!r} tasks for {what}")
+    return found
+
+
+def _row(rows: Mapping, lr: float, weight_decay: float, label: str):
+    try:
+        return rows[(lr, weight_decay, label)]
+    except KeyError:
+        raise ValueError(f"the comparison rows have no row (η = {lr}, γ = {weight_decay}, {label!r})") from None
+
+
+def _by_broken(tasks: list[dict], what: str, needed=(None,)) -> dict:
+    out = {t["params"]["broken"]: t["result"] for t in tasks}
+    missing = [b for b in needed if b not in out]
+    if missing:
+        raise ValueError(f"the grid's {what} tasks lack broken = {missing}")
+    return out
+
+
+def weak_order_report(grid) -> Report:
+    """§1's stored weak-order check: the correct EM and the order-½ broken increments, one line each."""
+    weak = _by_broken(_tasks(grid, "weak_order", "the weak-order check"), "weak_order", (None, "biased"))
+    good, biased = weak[None], weak["biased"]
+    lines = []
+    for name, r in (("correct EM", good), ("broken increments (order ½)", biased)):
+        d = r["details"]
+        lines.append(f"{name:>28}: fitted weak order {d['order']:.2f} ± {d['se']:.2f} (pass: within "
+                     f"{np.round(d['band'], 2).tolist()} with SE ≤ {d['se_max']}) -> "
+                     f"{'PASS' if r['passed'] else 'FAIL'}")
+    return Report(lines, {"weak": weak})
+
+
+def _interval(w) -> str:
+    return f"{w[0]:8.3g} [{w[1]:.3g}, {w[2]:.3g}]" if np.isfinite(w[0]) else f"    none (≥ {w[1]:.3g})"
+
+
+def _quantiles(s, fitted: bool = False) -> str:
+    if fitted and s.log10_s2_hist_fit is None:
+        return "(not recorded)"
+    return "/".join(f"{s.log10_s2_quantile(q, fitted):+.1f}" for q in (0.05, 0.5, 0.95))
+
+
+def grid_table_report(rows: Mapping, settings=GRID_SETTINGS) -> Report:
+    """§3's stored-grid tables: how the runs jump and where they sit, per (η, γ) of ``settings`` and dynamics.
+
+    ``rows``: ``{(lr, weight_decay, label): summary}`` (``experiments.comparison_rows``)."""
+    shown = [(lr, weight_decay, label) for lr, weight_decay in settings for (a, b, label) in rows
+             if (a, b) == (lr, weight_decay) and "S = 2" not in label and "weight" not in label]
+    missing = [s for s in settings if not any((a, b) == s for a, b, _ in shown)]
+    if missing:
+        raise ValueError(f"the comparison rows have no row at (η, γ) = {missing}")
+    width = max(len(label) for *_, label in shown)
+    lines = ["How the runs jump: runs at rank ≤ 1, mean first time there [95 %], returns to rank 2, paths an "
+             "integrator's rule",
+             "stopped (EM: a residual above 10⁶; adaptive step: that or its stall rule; followed: never), and runs at "
+             "A = 0",
+             "among those not stopped"]
+    for lr, weight_decay in settings:
+        lines.append(f"η = {lr}, γ = {weight_decay}".ljust(width + 3)
+                     + "  jumped  mean first time [95 %]        returned  stopped  A = 0")
+        for a, b, label in shown:
+            if (a, b) == (lr, weight_decay):
+                s = rows[(a, b, label)]
+                lines.append(f"   {label:{width}s}  {s.jumped:2d}/{s.n_runs:<3d} {_interval(s.wait):30s} "
+                             f"{s.returned:5d} {s.diverged:8d}   {s.collapsed:2d} of {s.bounded_end:2d}")
+    lines += ["",
+              "Where the runs sit: share of time in B1 (± s.e.), and log10 s2 at the 5/50/95 % quantiles, all runs "
+              "and the",
+              "runs a rank-1 fit describes"]
+    for lr, weight_decay in settings:
+        lines.append(f"η = {lr}, γ = {weight_decay}".ljust(width + 3)
+                     + "  time in B1    log10 s2 (all)      (rank-1 fits)")
+        for a, b, label in shown:
+            if (a, b) == (lr, weight_decay):
+                s = rows[(a, b, label)]
+                lines.append(f"   {label:{width}s}  {s.frac_B1[0]:.2f} ± {s.frac_B1[1]:.2f}   {_quantiles(s):18s}  "
+                             f"{_quantiles(s, True)}")
+    return Report(lines, {"shown": tuple(shown)})
+
+
+def comparison_report(rows: Mapping, hot=HOT) -> Report:
+    """§3's stored rows: SGD against the adaptive-step SDE at each (η, γ), returns, collapses, stops, Langevin.
+
+    Values: ``hot`` (η, γ), ``SDE`` (the adaptive-step label per (η, γ)), ``sgd`` and ``sde`` (the hot rows)."""
+    SDE = ADAPTIVE_LABELS
+
+    def R(lr, weight_decay, label):
+        return _row(rows, lr, weight_decay, label)
+
+    sgd, sde = R(*hot, "SGD"), R(*hot, SDE[hot])
+    lines = [f"hot: SGD {sgd.wait[0]:.0f} [{sgd.wait[1]:.0f}, {sgd.wait[2]:.0f}], SDE {sde.wait[0]:.0f} "
+             f"[{sde.wait[1]:.0f}, {sde.wait[2]:.0f}]: ratio {sgd.wait[0] / sde.wait[0]:.1f} "
+             f"(≥ {sgd.wait[1] / sde.wait[2]:.1f} from the interval ends)"]
+    for lr, weight_decay in COLD_SETTINGS:
+        g, d = R(lr, weight_decay, "SGD"), R(lr, weight_decay, SDE[(lr, weight_decay)])
+        lines.append(f"η = {lr}, γ = {weight_decay}: SGD jumped {g.jumped}/{g.n_runs} (mean ≥ {g.wait[1]:.3g}), "
+                     f"SDE {d.wait[0]:.0f} [{d.wait[1]:.0f}, {d.wait[2]:.0f}]: at least "
+                     f"{g.wait[1] / d.wait[2]:.1f}× faster")
+    sde_rows = [(k, s) for k, s in rows.items() if k[2].startswith("SDE")]
+    n_jumped = sum(s.jumped for _, s in sde_rows)
+    lines.append(f"returns to rank 2 over every SDE row: {sum(s.returned for _, s in sde_rows)} of {n_jumped} jumped "
+                 f"runs (95 % upper end per run: {wilson(0, n_jumped)[2]:.3f})")
+    stay = R(0.2, 0.027, SDE[(0.2, 0.027)])
+    lines.append(f"η = 0.2, γ = 0.027, adaptive step, t ≤ 3000: jumped {stay.jumped}/{stay.n_runs}, returned "
+                 f"{stay.returned}, collapsed {stay.collapsed}, stopped {stay.diverged}; SGD jumped "
+                 f"{R(0.2, 0.027, 'SGD').jumped}/64 by t = 12 000")
+    for label in ("SDE, dt = η/4", "SDE, dt = η/16"):
+        e = R(*hot, label)
+        lines.append(f"hot, {label}: {e.collapsed} of the {e.bounded_end} runs bounded at t = 12 000 are at A = 0")
+    adaptive = [s for k, s in sde_rows if "adaptive" in k[2]]
+    lines.append(f"adaptive step with its stall rule: {sum(s.collapsed for s in adaptive)} runs at A = 0 over "
+                 f"{len(adaptive)} rows (the rule stops the paths that would collapse: the followed paths below do)")
+    p_long = wilson(sde.diverged, sde.n_runs)
+    lines.append(f"hot, adaptive step, t ≤ 12 000: its rules stopped {sde.diverged}/{sde.n_runs} runs "
+                 f"[{p_long[1]:.2f}, {p_long[2]:.2f}] (a stall is a first passage over ‖θ‖ ≈ 12–17: the followed "
+                 f"paths come back); time in B1 {sde.frac_B1[0]:.2f} ± {sde.frac_B1[1]:.2f} "
+                 f"(SGD {sgd.frac_B1[0]:.2f} ± {sgd.frac_B1[1]:.2f})")
+    lang1, lang10 = R(*hot, "Langevin 1× τ_match"), R(*hot, "Langevin 10× τ_match")
+    lines.append(f"Langevin hot: 1× jumped {lang1.jumped}/{lang1.n_runs} (median log10 s2 "
+                 f"{lang1.log10_s2_median:+.1f}, never in B1); 10× returned {lang10.returned}/{lang10.jumped}")
+    return Report(lines, {"hot": hot, "SDE": SDE, "sgd": sgd, "sde": sde})
+
+
+def passage_report(follow, hot=HOT) -> Report:
+    """§3.1's passage fits: β and the share of spikes past 10 that reach each level, on the grid's seeds at the hot
+    point (t ≥ 12 000), on fresh seeds, and pooled. ``follow``: ``spikes.follow_groups(grid)``.
+
+    Values: ``hot_main``, ``hot_fresh`` (the two groups), ``pooled`` (the pooled fit)."""
+    from .spikes import fit_passage
+
+    def group(fresh):
+        try:
+            return next(g for g in follow if (g.lr, g.weight_decay) == hot and g.t_max >= 12_000 and g.fresh == fresh)
+        except StopIteration:
+            raise ValueError(f"no followed group at {hot} with t_max ≥ 12 000 and fresh = {fresh}") from None
+
+    hot_main, hot_fresh = group(False), group(True)
+    pooled = fit_passage(np.concatenate([g.passage_heights for g in (hot_main, hot_fresh)]))
+    lines = []
+    for name, fit in (("grid's seeds", hot_main.passage), ("fresh seeds", hot_fresh.passage), ("both", pooled)):
+        frac = ", ".join(f"b = {b:g}: {k}/{fit.n} (β = 1: {fit.predicted(b, 1.0):.3f}; fit: "
+                         f"{fit.predicted(b, fit.beta[0]):.3f})" for b, k in zip(fit.levels, fit.counts))
+        lines.append(f"{name}: β = {fit.beta[0]:.2f} [{fit.beta[1]:.2f}, {fit.beta[2]:.2f}]; spikes that reached 10 "
+                     f"and went on to b: {frac}")
+    return Report(lines, {"hot_main": hot_main, "hot_fresh": hot_fresh, "pooled": pooled})
+
+
+def step_size_report(problem=None, settings=GRID_SETTINGS) -> Report:
+    """§3.3's step sizes: per (η, γ) of ``settings`` the top curvature λ_max of 𝓛_γ at the rank-2 minimum and η λ_max.
+    ``problem``: the ε-completion problem (default: the experiment's). Values: ``lam_max`` ({γ: λ_max})."""
+    problem = EXP.problem if problem is None else problem
+    lam_max = {weight_decay: loss_hessian_top_eigenvalue(start_minimum(weight_decay=weight_decay)[0], problem,
+                                                         weight_decay)
+               for weight_decay in dict.fromkeys(w for _, w in settings)}
+    lines = [f"η = {lr}, γ = {weight_decay}: λ_max = {lam_max[weight_decay]:.2f}, η λ_max = "
+             f"{lr * lam_max[weight_decay]:.2f}" for lr, weight_decay in settings]
+    return Report(lines, {"lam_max": lam_max})
+
+
+def kstar_table_report(grid, factor: float, hot=HOT) -> Report:
+    """§4's k* table: per (η, γ) of the grid the forced-run thresholds, the predicted and measured waits, the jumps
+    against the expected, the Poisson p, the verdict and whether within ``factor``; the counter-example (0.2, 0.027),
+    the hot point's ratio, and the collapses at η = 0.35.
+
+    Values: ``ktab``, ``cmp`` ({(η, γ): comparison}), ``by`` ({(η, γ): k* row}), ``collapsed`` ({γ: runs})."""
+    ktab = kstar_rows(grid)
+    if not ktab:
+        raise ValueError("the grid has no k* rows (kstar and waiting tasks)")
+    cmp = {(c.lr, c.weight_decay): c for c in js.grid_wait_comparisons(grid, factor=factor)}
+    for key in [(q.lr, q.weight_decay) for q in ktab] + [(0.2, 0.027), hot]:
+        if key not in cmp:
+            raise ValueError(f"the grid has no waiting comparison at (η, γ) = {key}")
+    lines = [" η     γ      k*row0 k*col1   predicted E [k* band]        measured [95 %] (steps)        jumped  "
+             "expected (runs, events)  Poisson p   verdict          within 10×"]
+    for q in ktab:
+        c = cmp[(q.lr, q.weight_decay)]
+        meas = (f"{c.measured[0]:9.3g} [{c.measured[1]:.3g}, {c.measured[2]:.3g}]" if c.jumped else
+                f"     none (≥ {c.measured[1]:.3g})      ")
+        within = ("—" if c.jumped == 0 and c.verdict == "agree" else
+                  {True: "yes", False: "no", None: "undecided"}[c.within_factor])
+        lines.append(f"{q.lr:4.2f}  {q.weight_decay:6.4f}  {q.kstar_row0:5d}  {q.kstar_col1:5d}   {c.predicted:9.3g} "
+                     f"[{c.predicted_band[0]:.2g}, {c.predicted_band[1]:.2g}]   {meas:33s} {c.jumped:3d}/{c.n_runs}  "
+                     f"{c.expected_runs:6.1f} {c.expected_events:9.3g}   {c.p_value:9.2g}   {c.verdict:15s}  {within}")
+    by = {(q.lr, q.weight_decay): q for q in ktab}
+    ce = cmp[(0.2, 0.027)]   # the counter-example: the event predicts most runs jump, none does
+    lines.append(f"(0.2, 0.027): predicted wait {ce.predicted:.3g} steps -> {ce.expected_events:.0f} jumps expected in "
+                 f"{ce.n_runs} × {ce.n_steps:.0e} steps ({ce.expected_runs:.0f} of {ce.n_runs} runs), seen "
+                 f"{ce.jumped}; measured wait ≥ {ce.measured[1]:.3g} (95 %), Poisson p = {ce.p_value:.1g}")
+    h = cmp[hot]
+    lines.append(f"hot point: measured / predicted = {h.ratio[0]:.2g} [{h.ratio[1]:.2g}, {h.ratio[2]:.3g}]")
+    collapsed = {t["params"]["weight_decay"]: sum(t["result"]["collapsed"]) for t in grid.tasks
+                 if t["kind"] == "waiting" and t["params"]["lr"] == 0.35}
+    lines.append(f"η = 0.35: runs at A = 0 (B_0) at the end, by γ: {collapsed} of 64")
+    return Report(lines, {"ktab": ktab, "cmp": cmp, "by": by, "collapsed": collapsed})
+
+
+#: The routes of §4's relapse count (forced sequences of one row or column).
+RELAPSE_ROUTES = ("row0", "col1", "row1", "col0")
+
+
+def relapse_report(grid) -> Report:
+    """§4's k* rule: forced sequences that relapse (k works, k + 1 does not) and, per relapsing (cell, route) task,
+    the k that move from "first" to "stable" and the medians. Values: ``pairs`` [(first, stable)], ``n_rel``,
+    ``n_seq``."""
+    ktasks = _tasks(grid, "kstar", f"the routes {RELAPSE_ROUTES}", lambda t: t["params"]["route"] in RELAPSE_ROUTES)
+    n_seq = sum(len(t["result"]["monotone"]) for t in ktasks)
+    relapsed = [t for t in ktasks if not all(t["result"]["monotone"])]
+    n_rel = sum(m is False for t in relapsed for m in t["result"]["monotone"])
+    lines = [f"{n_rel} of {n_seq} forced sequences relapse, in {len(relapsed)} of {len(ktasks)} (cell, route) tasks"]
+    pairs = []
+    for t in relapsed:
+        p = t["params"]
+        first = js.cell_kstar(grid, p["route"], problem=p.get("problem", "eps"), lr=p["lr"],
+                              weight_decay=p["weight_decay"])
+        stable = js.cell_kstar(grid, p["route"], problem=p.get("problem", "eps"), lr=p["lr"],
+                               weight_decay=p["weight_decay"], key="kstar_stable")
+        moved = [(a, b) for a, b in zip(first[1], stable[1]) if a != b]
+        lines.append(f"  η = {p['lr']}, γ = {p['weight_decay']}, {p['route']}: first → stable {moved}; median "
+                     f"{first[0]} → {stable[0]}")
+        pairs.append((first, stable))
+    return Report(lines, {"pairs": pairs, "n_rel": n_rel, "n_seq": n_seq})
+
+
+def least_routes_report(grid, by_hot, hot=HOT) -> Report:
+    """§4's rarer routes: row 1 and column 0 (k*, p, E_k), and the diagonal route's k* and the predicted wait with
+    it. ``by_hot``: the hot point's k* row (``kstar_table_report(...)["by"][hot]``).
+
+    Values: ``least`` ({route: result}), ``kd`` (diagonal k*), ``E3`` (predicted wait, steps), ``c3`` (comparison)."""
+    least = {t["params"]["route"]: t["result"] for t in _tasks(
+        grid, "kstar", "routes row1 and col0 of the ε problem",
+        lambda t: t["params"].get("problem", "eps") == "eps" and t["params"]["route"] in ("row1", "col0"))}
+    lines = []
+    for route, res in least.items():
+        kk = int(np.median(res["kstar"]))
+        lines.append(f"{route}: k* = {kk}, p = {res['p_route']:.3f}, E_k = {run_waiting_time(kk, res['p_route']):.3g} "
+                     "steps")
+    # a third route as likely as the reply's two: the diagonal (0,0), (1,1) — "(0,1) not sampled"
+    kd = js.cell_kstar(grid, "avoid01", lr=hot[0], weight_decay=hot[1])[0]
+    k0, k1 = by_hot.kstar_row0, by_hot.kstar_col1
+    E3 = je.avoid_waiting_time({2: k0, 0: k1, 1: kd}, [1 / 3] * 3)
+    lines.append(f"diagonal route: k* = {kd}, p = 2/3; with it the predicted wait is {E3:.3g} steps instead of "
+                 f"{by_hot.predicted_either:.3g}")
+    c3 = js.compare_wait(grid.select("waiting", lr=hot[0], weight_decay=hot[1])[0]["jump_step"], 100_000, E3)
+    return Report(lines, {"least": least, "kd": kd, "E3": E3, "c3": c3})
+
+
+def langevin_eps_report(grid) -> Report:
+    """§4.2's ε table: per ε, dynamics and start, the time at rank ≤ 1 and the runs that went up.
+    Values: ``le`` ({(ε, start, method): row})."""
+    q_rows = langevin_eps_rows(grid)
+    if not q_rows:
+        raise ValueError("the grid has no langevin_eps rows at the hot γ")
+    lines = [f"ε = {q.eps}: {q.method:>8} from the {q.start} minimum (rank {q.start_rank}): time at rank ≤ 1 "
+             f"{q.frac_rank_le1[0]:.3f} ± {q.frac_rank_le1[1]:.3f}; runs that went up {q.went_up}/{q.n_runs}"
+             for q in q_rows]
+    return Report(lines, {"le": {(q.eps, q.start, q.method): q for q in q_rows}})
+
+
+def rank2_lower_report(grid, lr: float = HOT[0]) -> Report:
+    """§4.2's (ε, γ) = RANK2_LOWER, where the rank-2 minimum is the lower: the two minima's losses, η λ_max at the
+    rank-1 minimum, and per start and dynamics the time at rank ≤ 1 and the runs that went up.
+    Values: ``lo`` ({(start, method): row}), ``m_lo`` (the minima's losses)."""
+    eps_lo, wd_lo = RANK2_LOWER
+    lo = {(q.start, q.method): q for q in langevin_eps_rows(grid, weight_decay=wd_lo)}
+    if not lo:
+        raise ValueError(f"the grid has no langevin_eps rows at γ = {wd_lo}")
+    m_lo = minima_losses(eps_lo, wd_lo)
+    lam_lo = loss_hessian_top_eigenvalue(rank_one_minimum(eps_lo, weight_decay=wd_lo), epsilon_completion(eps_lo),
+                                         wd_lo)
+    lines = [f"ε = {eps_lo}, γ = {wd_lo}: 𝓛_γ of the rank-1 minimum {m_lo['rank1']:.4f}, rank-2 minimum "
+             f"{m_lo['rank2']:.4f}; η λ_max at the rank-1 minimum {lr * lam_lo:.2f}"]
+    lines += [f"   {method:>8} from the {start} minimum: time at rank ≤ 1 {q.frac_rank_le1[0]:.3f} ± "
+              f"{q.frac_rank_le1[1]:.3f}; runs that went up {q.went_up}/{q.n_runs}"
+              for (start, method), q in lo.items()]
+    return Report(lines, {"lo": lo, "m_lo": m_lo})
+
+
+def task_kinds_report(grid) -> Report:
+    """§5's grid: its tasks counted by kind (in the grid's order) and their task time."""
+    if not grid.tasks:
+        raise ValueError("the grid has no tasks")
+    kinds: dict[str, int] = {}
+    for t in grid.tasks:
+        kinds[t["kind"]] = kinds.get(t["kind"], 0) + 1
+    lines = [f"tasks by kind: {kinds}",
+             f"the grid's tasks took {grid.task_seconds / 60:.1f} minutes of task time when it was made (2 workers, "
+             "shared machine)"]
+    return Report(lines, {"kinds": kinds})
+
+
+def hazard_report(grid, label: Callable, hot=HOT) -> Report:
+    """Appendix A's hazards: the stored adaptive-vs-EM check, per (η, γ, integrator, step) the stopped paths and
+    their rate per 1000 t, the jumps and mean wait; EM over adaptive rates; the stall norms; the mean wait at η/4
+    over η/64. ``label(row)``: the integrator's name (``ui.sde_noise.hazard_label``).
+
+    Values: ``haz`` (rows), ``by`` ({(η, γ, integrator, m): row}), ``norms`` (``blowup.escape_norms``)."""
+    check = _by_broken(_tasks(grid, "adaptive_vs_em", "the adaptive-vs-EM check",
+                              lambda t: not t["params"].get("follow")), "adaptive_vs_em", (None, "noise_at_h_max"))
+    lines = []
+    for name, c in (("adaptive step", check[None]),
+                    ("broken: noise ignores the shortened step", check["noise_at_h_max"])):
+        d = c["details"]
+        lines.append(f"{name:>42}: max |z| = {c['measured']:.1f} over ‖θ‖², A01, A10 (pass: ≤ 4), rule shortened "
+                     f"{d['reduced_fraction']:.0%} of steps -> {'PASS' if c['passed'] else 'FAIL'}")
+    haz = bu.hazard_rows(grid)
+    by = {(h.lr, h.weight_decay, h.integrator, h.m): h for h in haz}
+    for h in haz:
+        esc = f"  ‖θ‖ ≥ 10: {h.escaped:2d}, not stopped {h.escaped_back:2d}" if h.escaped is not None else ""
+        w = f"{h.wait[0]:7.0f} [{h.wait[1]:.0f}, {h.wait[2]:.0f}]" if h.jumped else "   none"
+        lines.append(f"η = {h.lr}, γ = {h.weight_decay}  {label(h):36s} stopped {h.events:2d}/{h.n_runs}  per 1000 t "
+                     f"{h.rate[0]:.3f} [{h.rate[1]:.3f}, {h.rate[2]:.3f}]  jumped {h.jumped:2d}, mean wait {w}{esc}")
+
+    def row(*key):
+        try:
+            return by[key]
+        except KeyError:
+            raise ValueError(f"the grid has no hazard row (η, γ, integrator, m) = {key}") from None
+
+    for lr, weight_decay in (hot, (0.3, 0.02)):           # the adaptive step stops fewer paths, at every step size
+        for m in bu.EM_STEPS:
+            a, b = row(lr, weight_decay, "EM", m), row(lr, weight_decay, "adaptive", m)
+            q = bu.rate_ratio(a.events, a.exposure, b.events, b.exposure)
+            lines.append(f"η = {lr}, γ = {weight_decay}, m = {m}: EM / adaptive rate of stopped paths {q[0]:.1f} "
+                         f"[{q[1]:.1f}, {q[2]:.1f}]")
+    norms = bu.escape_norms(grid)
+    lines.append(f"stalls came at ‖θ‖ {norms['stall_min']:.1f}–{norms['stall_max']:.1f}; paths that did not stall "
+                 f"reached up to {norms['returned_max']:.1f} (the minima: "
+                 f"{np.sqrt(start_minimum(weight_decay=0.027)[0].norm_sq()[0]):.1f})")
+    # the step does not change the adaptive integrator's answer; fixed-step EM's wait does change at (0.3, 0.02)
+    for lr, weight_decay in (hot, (0.2, 0.027), (0.3, 0.02)):
+        for integrator in ("adaptive", "EM"):
+            a, b = row(lr, weight_decay, integrator, 4), row(lr, weight_decay, integrator, 64)
+            q = bu.mean_ratio(a.jumped, a.wait[0], b.jumped, b.wait[0])
+            lines.append(f"η = {lr}, γ = {weight_decay}, {integrator:8s}: mean wait at η/4 over η/64 {q[0]:.2f} "
+                         f"[{q[1]:.2f}, {q[2]:.2f}]")
+    return Report(lines, {"haz": haz, "by": by, "norms": norms})
+
+
+def continuation_report(grid) -> Report:
+    """Appendix A's continuations: per stored state, how many of its 16 fresh-noise continuations each integrator
+    stopped again, and over all states with 95 % intervals. Values: ``c`` (the continuation task's result)."""
+    task = _tasks(grid, "continuation", "the continuations")[0]
+    c, per = task["result"], int(task["params"]["n_cont"])
+    lines = [f"state {lead:.3f} time units before its stop: EM stopped again {e:2d}/{per}, adaptive step {a:2d}/{per}"
+             for lead, e, a in zip(c["lead"], c["em_blew"], c["adaptive_blew"])]
+    n = per * c["n_states"]
+    pe, pa = wilson(sum(c["em_blew"]), n), wilson(sum(c["adaptive_blew"]), n)
+    lines.append(f"all states: EM {sum(c['em_blew'])}/{n} [{pe[1]:.2f}, {pe[2]:.2f}], adaptive "
+                 f"{sum(c['adaptive_blew'])}/{n} [{pa[1]:.2f}, {pa[2]:.2f}]; largest residual of a state "
+                 f"{max(c['state_residual']):.3g} (the rule: 10⁶)")
+    return Report(lines, {"c": c})
