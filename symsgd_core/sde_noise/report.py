@@ -22,7 +22,7 @@ from . import blowup as bu
 from . import jump_event as je
 from . import jump_event_stats as js
 from .claims import ADAPTIVE_LABELS
-from .experiments import HOT, RANK2_LOWER, kstar_rows, langevin_eps_rows
+from .experiments import COOLER_STEP, HOT, RANK2_LOWER, SETTINGS, WEAKER_DECAY, kstar_rows, langevin_eps_rows
 from .jump_event import run_waiting_time
 
 __all__ = [
@@ -43,9 +43,9 @@ __all__ = [
 ]
 
 #: The (η, γ) settings of the stored-grid tables (§3), hot point first.
-GRID_SETTINGS = ((0.3, 0.027), (0.2, 0.027), (0.3, 0.02))
+GRID_SETTINGS = SETTINGS
 #: The (η, γ) settings compared with the hot point in the stored-rows cell.
-COLD_SETTINGS = ((0.2, 0.027), (0.3, 0.02))
+COLD_SETTINGS = (COOLER_STEP, WEAKER_DECAY)
 
 
 @dataclass(frozen=True)
@@ -173,10 +173,10 @@ def comparison_report(rows: Mapping, hot=HOT) -> Report:
     n_jumped = sum(s.jumped for _, s in sde_rows)
     lines.append(f"returns to rank 2 over every SDE row: {sum(s.returned for _, s in sde_rows)} of {n_jumped} jumped "
                  f"runs (95 % upper end per run: {wilson(0, n_jumped)[2]:.3f})")
-    stay = R(0.2, 0.027, SDE[(0.2, 0.027)])
+    stay = R(*COOLER_STEP, SDE[COOLER_STEP])
     lines.append(f"η = 0.2, γ = 0.027, adaptive step, t ≤ 3000: jumped {stay.jumped}/{stay.n_runs}, returned "
                  f"{stay.returned}, collapsed {stay.collapsed}, stopped {stay.diverged}; SGD jumped "
-                 f"{R(0.2, 0.027, 'SGD').jumped}/64 by t = 12 000")
+                 f"{R(*COOLER_STEP, 'SGD').jumped}/64 by t = 12 000")
     for label in ("SDE, dt = η/4", "SDE, dt = η/16"):
         e = R(*hot, label)
         lines.append(f"hot, {label}: {e.collapsed} of the {e.bounded_end} runs bounded at t = 12 000 are at A = 0")
@@ -240,7 +240,7 @@ def kstar_table_report(grid, factor: float, hot=HOT) -> Report:
     if not ktab:
         raise ValueError("the grid has no k* rows (kstar and waiting tasks)")
     cmp = {(c.lr, c.weight_decay): c for c in js.grid_wait_comparisons(grid, factor=factor)}
-    for key in [(q.lr, q.weight_decay) for q in ktab] + [(0.2, 0.027), hot]:
+    for key in [(q.lr, q.weight_decay) for q in ktab] + [COOLER_STEP, hot]:
         if key not in cmp:
             raise ValueError(f"the grid has no waiting comparison at (η, γ) = {key}")
     lines = [" η     γ      k*row0 k*col1   predicted E [k* band]        measured [95 %] (steps)        jumped  "
@@ -255,7 +255,7 @@ def kstar_table_report(grid, factor: float, hot=HOT) -> Report:
                      f"[{c.predicted_band[0]:.2g}, {c.predicted_band[1]:.2g}]   {meas:33s} {c.jumped:3d}/{c.n_runs}  "
                      f"{c.expected_runs:6.1f} {c.expected_events:9.3g}   {c.p_value:9.2g}   {c.verdict:15s}  {within}")
     by = {(q.lr, q.weight_decay): q for q in ktab}
-    ce = cmp[(0.2, 0.027)]   # the counter-example: the event predicts most runs jump, none does
+    ce = cmp[COOLER_STEP]   # the counter-example: the event predicts most runs jump, none does
     lines.append(f"(0.2, 0.027): predicted wait {ce.predicted:.3g} steps -> {ce.expected_events:.0f} jumps expected in "
                  f"{ce.n_runs} × {ce.n_steps:.0e} steps ({ce.expected_runs:.0f} of {ce.n_runs} runs), seen "
                  f"{ce.jumped}; measured wait ≥ {ce.measured[1]:.3g} (95 %), Poisson p = {ce.p_value:.1g}")
@@ -389,7 +389,7 @@ def hazard_report(grid, label: Callable, hot=HOT) -> Report:
         except KeyError:
             raise ValueError(f"the grid has no hazard row (η, γ, integrator, m) = {key}") from None
 
-    for lr, weight_decay in (hot, (0.3, 0.02)):           # the adaptive step stops fewer paths, at every step size
+    for lr, weight_decay in (hot, WEAKER_DECAY):           # the adaptive step stops fewer paths, at every step size
         for m in bu.EM_STEPS:
             a, b = row(lr, weight_decay, "EM", m), row(lr, weight_decay, "adaptive", m)
             q = bu.rate_ratio(a.events, a.exposure, b.events, b.exposure)
@@ -400,7 +400,7 @@ def hazard_report(grid, label: Callable, hot=HOT) -> Report:
                  f"reached up to {norms['returned_max']:.1f} (the minima: "
                  f"{np.sqrt(start_minimum(weight_decay=0.027)[0].norm_sq()[0]):.1f})")
     # the step does not change the adaptive integrator's answer; fixed-step EM's wait does change at (0.3, 0.02)
-    for lr, weight_decay in (hot, (0.2, 0.027), (0.3, 0.02)):
+    for lr, weight_decay in (hot, COOLER_STEP, WEAKER_DECAY):
         for integrator in ("adaptive", "EM"):
             a, b = row(lr, weight_decay, integrator, 4), row(lr, weight_decay, integrator, 64)
             q = bu.mean_ratio(a.jumped, a.wait[0], b.jumped, b.wait[0])
