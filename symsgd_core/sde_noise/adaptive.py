@@ -117,11 +117,6 @@ class Excursions:
         ok = np.isfinite(self.start) & (np.isfinite(self.end) if closed_only else True)
         return self.height[ok]
 
-    def durations(self) -> np.ndarray:
-        """Every closed excursion's duration (time units), pooled over runs."""
-        ok = np.isfinite(self.start) & np.isfinite(self.end)
-        return (self.end - self.start)[ok]
-
 
 @dataclass(frozen=True, eq=False)
 class AdaptiveRun:

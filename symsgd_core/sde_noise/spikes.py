@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as _stats
 
-from ..core.stats import censored_exponential, mean_se, wilson
+from ..core.stats import censored_exponential, mean_se
 from ..core.validation import check_int, check_positive
 from ..rank_jumps.analysis import replicate
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
@@ -39,7 +39,7 @@ from .explosion import power_passage
 
 __all__ = ["HEIGHT_EDGES", "SPIKE_LEVELS", "STORE_FROM", "fit_passage", "follow_groups", "follow_report_lines",
            "follow_results", "follow_summary", "follow_task", "FollowGroup", "FollowSummary", "PassageFit",
-           "returned_fraction", "spike_shapes", "spike_table", "SpikeRow", "SpikeShape"]
+           "spike_shapes", "spike_table", "SpikeRow", "SpikeShape"]
 
 #: The levels b of ‖θ‖ whose spike rates notebook 05 reports (the minima have ‖θ‖ ≈ 2.7).
 SPIKE_LEVELS = (10.0, 20.0, 50.0, 100.0, 1000.0)
@@ -262,12 +262,6 @@ def follow_summary(results: list[dict]) -> FollowSummary:
         frac_rank1=mean_se(_cat(results, "frac_time_rank1")), frac_B1=mean_se(_cat(results, "frac_time_B1")),
         n_excursions=int(sum(sum(r["n_exc"]) for r in results)), max_norm=float(np.nanmax(_cat(results, "max_norm"))),
         steps=int(sum(sum(r["n_steps"]) for r in results)), seconds=float(sum(r["seconds"] for r in results)))
-
-
-def returned_fraction(results: list[dict], level: float) -> tuple[float, float, float]:
-    """Wilson 95 % ``(p, lo, hi)`` of the spikes reaching ``level`` that came back below the base."""
-    rows = spike_table(results, (level,))
-    return wilson(rows[0].returned, rows[0].count) if rows[0].count else (math.nan, 0.0, 1.0)
 
 
 # ----------------------------------------------------------------------------------------------- the grid's report
