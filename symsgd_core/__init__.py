@@ -45,7 +45,7 @@ __version__ = "0.1.0"
 TOPICS = ("balance", "lifting", "rank_jumps", "stationary", "sde_noise")
 
 #: Submodules and names loaded on first access (they import torch, numba or plotly).
-_LAZY_MODULES = (*TOPICS, "benchmarks", "core", "ui", "lesson")
+_LAZY_MODULES = (*TOPICS, "dln", "benchmarks", "core", "ui", "lesson")
 _LAZY_NAMES = {
     **{name: "balance" for name in ("Dataset", "GaussianData", "Moments", "SymmetricModel", "ScalarModel",
                                     "Rank1LinearModel", "DiagonalNet", "ReLUNet", "Trajectory", "run_sgd", "run_gd",

@@ -22,8 +22,8 @@ __all__ = ["KERNEL_MODULES", "cold_kernels", "cold_loaded_kernels", "warm_kernel
 
 #: The modules that hold ``@njit(cache=True)`` kernels, in the order they are warmed (the SDE kernels reuse
 #: helpers of ``rank_jumps._kernels``, so that one goes first).
-KERNEL_MODULES = ("balance._kernels", "rank_jumps._kernels", "sde_noise._kernels",
-                  "sde_noise._adaptive_kernel", "stationary._kernels")
+KERNEL_MODULES = ("balance._kernels", "dln._kernels", "dln._sde_kernels",
+                  "dln._adaptive_kernel", "stationary._kernels")
 
 
 def _balance() -> None:
@@ -89,7 +89,7 @@ def _sde_noise_once() -> None:
 
 
 def _sde_noise_adaptive() -> None:
-    from .sde_noise.adaptive import run_sde_adaptive
+    from .dln.adaptive import run_sde_adaptive
 
     start, problem, exp = _rank_jumps_setup()
     lr = exp.lr_phase0
@@ -105,8 +105,8 @@ def _stationary() -> None:
     simulate_v_coupled(problem, 0.1, 1, **kw)  # run_block_coupled (fine and coarse steps on one path)
 
 
-_WARMERS = {"balance._kernels": _balance, "rank_jumps._kernels": _rank_jumps,
-            "sde_noise._kernels": _sde_noise, "sde_noise._adaptive_kernel": _sde_noise_adaptive,
+_WARMERS = {"balance._kernels": _balance, "dln._kernels": _rank_jumps,
+            "dln._sde_kernels": _sde_noise, "dln._adaptive_kernel": _sde_noise_adaptive,
             "stationary._kernels": _stationary}
 
 

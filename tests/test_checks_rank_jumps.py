@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from symsgd_core import rank_jumps, registered_checks
+from symsgd_core import dln, rank_jumps, registered_checks
 from symsgd_core.rank_jumps import checks as rj
 
 NAMES = [
@@ -40,7 +40,7 @@ def test_induced_penalty_fails_with_a_wrong_formula_or_an_unbalanced_factorisati
     assert not wrong_formula.passed, wrong_formula
 
     def unbalanced(A, arch, seed=None):
-        ws = [w[0].copy() for w in rank_jumps.network.balanced_factorisation(A, arch, seed=seed).layers()]
+        ws = [w[0].copy() for w in dln.network.balanced_factorisation(A, arch, seed=seed).layers()]
         if len(ws) >= 2:  # A unchanged, norms changed
             ws[0] *= 2.0
             ws[1] /= 2.0

@@ -81,8 +81,8 @@ def test_new_derivation_exercises_match_the_package():
     # the depth-1 Itô drift coefficient is the one in the package's v-SDE: a(v, T) − a(v, 0) = c·T·v·g(v)
     prob = stationary.DiagonalNetProblem.gaussian(1.0, 1.0)
     v, T = np.array([0.3, 1.0, 2.5]), 0.1
-    a_T = stationary.sde.v_space_coefficients(v, prob, T, 1)[0]
-    a_0 = stationary.sde.v_space_coefficients(v, prob, 1e-300, 1)[0]
+    a_T = stationary.v_sde.v_space_coefficients(v, prob, T, 1)[0]
+    a_0 = stationary.v_sde.v_space_coefficients(v, prob, 1e-300, 1)[0]
     c = (a_T - a_0) / (T * v * prob.g(v))
     assert np.allclose(c, 4.0, rtol=1e-12)
     assert stationary.EXERCISES["depth1_ito_drift"].check(float(c[0])).correct

@@ -12,7 +12,7 @@ import pytest
 CODE = """
 import json
 from symsgd_core.balance import _kernels as b
-from symsgd_core.rank_jumps import _kernels as r
+from symsgd_core.dln import _kernels as r
 from symsgd_core.stationary import _kernels as s
 paths = {}
 for module in (b, r, s):
@@ -34,7 +34,7 @@ def test_every_cached_kernel_uses_numba_cache_dir(tmp_path):
     assert proc.returncode == 0, f"the subprocess failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
     paths = json.loads(proc.stdout)
     modules = {name.rsplit(".", 1)[0] for name in paths}
-    assert modules == {"symsgd_core.balance._kernels", "symsgd_core.rank_jumps._kernels",
+    assert modules == {"symsgd_core.balance._kernels", "symsgd_core.dln._kernels",
                        "symsgd_core.stationary._kernels"}
     outside = {name: p for name, p in paths.items() if not p.startswith(str(tmp_path))}
     assert not outside, outside

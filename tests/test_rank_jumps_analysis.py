@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symsgd_core import rank_jumps
+from symsgd_core import dln, rank_jumps
 
 EPS = 0.2
 
@@ -23,7 +23,7 @@ def problem():
 def rank_one_point(problem):
     """An exactly balanced rank-1 point (not a minimum): a balanced factorisation of a rank-1 matrix."""
     arch = rank_jumps.make_architecture((2, 2), 4, 5)
-    return rank_jumps.network.balanced_factorisation(np.outer([1.0, 0.7], [0.9, 0.3]), arch, seed=3)
+    return dln.network.balanced_factorisation(np.outer([1.0, 0.7], [0.9, 0.3]), arch, seed=3)
 
 
 # -- closed forms -------------------------------------------------------------------------------
@@ -33,19 +33,19 @@ def test_induced_penalty_closed_forms():
     A = np.array([[2.0, 0.3], [0.1, 0.5]])
     fro2, det = float(np.sum(A * A)), float(np.linalg.det(A))
     tol = 64 * np.finfo(float).eps                 # a few roundings of the SVD and the sum (64·eps, relative)
-    assert rank_jumps.network.induced_penalty(A, 1) == pytest.approx(fro2, rel=tol)
-    assert rank_jumps.network.induced_penalty(A, 2) == pytest.approx(2 * np.sqrt(fro2 + 2 * abs(det)), rel=tol)
+    assert dln.network.induced_penalty(A, 1) == pytest.approx(fro2, rel=tol)
+    assert dln.network.induced_penalty(A, 2) == pytest.approx(2 * np.sqrt(fro2 + 2 * abs(det)), rel=tol)
     c, s = np.cos(0.7), np.sin(0.7)
     Q = np.array([[c, -s], [s, c]])
     d = np.array([1.7, -0.2])
     for L in (1, 2, 3, 5):
         expected = L * float(np.sum(np.abs(d) ** (2.0 / L)))
-        assert rank_jumps.network.induced_penalty(Q @ np.diag(d) @ Q.T, L) == pytest.approx(expected, rel=tol)
+        assert dln.network.induced_penalty(Q @ np.diag(d) @ Q.T, L) == pytest.approx(expected, rel=tol)
         np.testing.assert_allclose(rank_jumps.analysis.schatten_penalty(np.abs(d), L), L * np.abs(d) ** (2.0 / L),
                                    rtol=0)
     batch = np.stack([A, np.diag(d)])
-    np.testing.assert_allclose(rank_jumps.network.induced_penalty(batch, 3),
-                               [rank_jumps.network.induced_penalty(A, 3), 3 * float(np.sum(np.abs(d) ** (2 / 3)))],
+    np.testing.assert_allclose(dln.network.induced_penalty(batch, 3),
+                               [dln.network.induced_penalty(A, 3), 3 * float(np.sum(np.abs(d) ** (2 / 3)))],
                                rtol=tol)
 
 
@@ -121,7 +121,7 @@ def test_per_entry_gradient_matches_finite_differences(problem, rank_one_point):
     h = 1e-6
 
     def entry_loss(flat):
-        A = rank_jumps.network.end_to_end(rank_jumps.Params(rank_one_point.arch, flat[None]))[0]
+        A = dln.network.end_to_end(rank_jumps.Params(rank_one_point.arch, flat[None]))[0]
         return (A[1, 1] - problem.target[1, 1]) ** 2
 
     x = rank_one_point.flat[0]
@@ -152,8 +152,8 @@ def test_rank_raising_directions_raise_a_layer_rank(rank_one_point):
     h = 1e-4
     up = rank_jumps.Params(rank_one_point.arch, rank_one_point.flat + h * raising[:, 0])
     flat = rank_jumps.Params(rank_one_point.arch, rank_one_point.flat + h * keeping[:, -1])
-    assert rank_jumps.network.layer_singular_values(up)[0, :, 1].max() > 0.5 * h
-    assert rank_jumps.network.layer_singular_values(flat)[0, :, 1].max() < 1e-6  # second order only: O(h²)
+    assert dln.network.layer_singular_values(up)[0, :, 1].max() > 0.5 * h
+    assert dln.network.layer_singular_values(flat)[0, :, 1].max() < 1e-6  # second order only: O(h²)
 
 
 def test_noise_has_no_raising_component_at_a_rank_one_point(problem, rank_one_point):
@@ -185,19 +185,19 @@ def test_perturbation_adds_alpha_to_every_layer_and_alpha_to_the_L_in_A(problem)
     p1 = rank_jumps.rank_one_minimum(EPS, weight_decay=0.027)
     alpha = 0.3
     pp = rank_jumps.analysis.perturb_new_direction(p1, problem, alpha, 1)
-    lsv = rank_jumps.network.layer_singular_values(pp)[0]
+    lsv = dln.network.layer_singular_values(pp)[0]
     assert np.allclose(lsv[:, 1], alpha, rtol=1e-8)
     assert rank_jumps.singular_values(pp)[0, 1] == pytest.approx(alpha**4, rel=1e-6)
     assert pp.norm_sq()[0] == pytest.approx(p1.norm_sq()[0] + 4 * alpha**2, rel=1e-10)
     # the sign is the descent one: the fit improves to first order
     small = rank_jumps.analysis.perturb_new_direction(p1, problem, 0.05, 1)
-    e2e = rank_jumps.network.end_to_end
+    e2e = dln.network.end_to_end
     assert problem.fit_loss(e2e(small))[0] < problem.fit_loss(e2e(p1))[0]
 
 
 def test_new_direction_needs_room():
     arch = rank_jumps.make_architecture((2, 2), 3, 2)
-    p = rank_jumps.network.balanced_factorisation(np.diag([1.0, 0.5]), arch)
+    p = dln.network.balanced_factorisation(np.diag([1.0, 0.5]), arch)
     with pytest.raises(ValueError, match="orthogonal"):
         rank_jumps.analysis.new_direction(p, 2)
 
@@ -231,7 +231,7 @@ def test_exact_decay_check_fails_when_nothing_was_compared(forced):
     import dataclasses
 
     flushed = dataclasses.replace(forced, row_min_abs=np.zeros_like(forced.row_min_abs))  # below any threshold
-    assert np.isnan(flushed.max_relative_error(rank_jumps.stepping.flush_threshold(4)))
+    assert np.isnan(flushed.max_relative_error(dln.stepping.flush_threshold(4)))
     check = rank_jumps.checks.check_exact_decay(flushed, 4)
     assert not check.passed and check.details["records_compared"] == 0
 

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symsgd_core import rank_jumps, sde_noise
+from symsgd_core import dln, rank_jumps, sde_noise
 from symsgd_core.benchmarks import rank_jumps as bench
 from symsgd_core.core.checking import EPS64
-from symsgd_core.rank_jumps.engine import _build_result
+from symsgd_core.dln.engine import _build_result
 
 EXP = rank_jumps.EPSILON_EXPERIMENT
 
@@ -73,21 +73,21 @@ def test_problems(eps_problem):
     assert eps_problem.n_observed == 3
     np.testing.assert_array_equal(eps_problem.mask, [[True, True], [False, True]])
     assert np.linalg.matrix_rank(eps_problem.target) == 1
-    rp = rank_jumps.problems.random_low_rank_completion((6, 5), 2, 0.5, seed=0)
+    rp = dln.problems.random_low_rank_completion((6, 5), 2, 0.5, seed=0)
     assert np.linalg.matrix_rank(rp.target) == 2 and rp.mask.any()
     with pytest.raises(ValueError, match="no observed entries"):
         rank_jumps.CompletionProblem(np.ones((2, 2)), np.zeros((2, 2), dtype=bool))
     with pytest.raises(ValueError, match="eps"):
         rank_jumps.epsilon_completion(0.0)
     with pytest.raises(ValueError, match="observed_fraction"):
-        rank_jumps.problems.random_low_rank_completion((3, 3), 1, 0.0)
+        dln.problems.random_low_rank_completion((3, 3), 1, 0.0)
     np.testing.assert_array_equal(eps_problem.row_entries([0]), [[True, True], [False, False]])
 
 
 @settings(max_examples=15, deadline=None)
 @given(depth=st.integers(1, 4), m=st.integers(1, 3), n=st.integers(1, 3), seed=st.integers(0, 1000))
 def test_gradient_matches_finite_differences(depth, m, n, seed):
-    problem = rank_jumps.problems.random_low_rank_completion((m, n), 1, 0.8, seed=seed)
+    problem = dln.problems.random_low_rank_completion((m, n), 1, 0.8, seed=seed)
     arch = rank_jumps.make_architecture((m, n), depth, 3)
     p = rank_jumps.init_params(arch, 1, seed)
     weight_decay = 0.05
@@ -97,8 +97,8 @@ def test_gradient_matches_finite_differences(depth, m, n, seed):
     for k in range(g.size):
         e = np.zeros_like(p.flat)
         e[0, k] = h
-        fd[k] = (rank_jumps.problems.loss(rank_jumps.Params(arch, p.flat + e), problem, weight_decay)[0]
-                 - rank_jumps.problems.loss(rank_jumps.Params(arch, p.flat - e), problem, weight_decay)[0]) / (2 * h)
+        fd[k] = (dln.problems.loss(rank_jumps.Params(arch, p.flat + e), problem, weight_decay)[0]
+                 - dln.problems.loss(rank_jumps.Params(arch, p.flat - e), problem, weight_decay)[0]) / (2 * h)
     # central differences: O(h²)·(third derivative) + eps·loss/h
     np.testing.assert_allclose(g, fd, atol=1e-6 * (1 + np.abs(g).max()))
 
@@ -108,12 +108,12 @@ def test_balanced_factorisation_and_induced_penalty():
     A = rng.normal(size=(3, 4))
     for depth in (1, 2, 3, 5):
         arch = rank_jumps.make_architecture((3, 4), depth, 4)
-        theta = rank_jumps.network.balanced_factorisation(A, arch, seed=depth)
+        theta = dln.network.balanced_factorisation(A, arch, seed=depth)
         np.testing.assert_allclose(theta.end_to_end()[0], A, atol=1e-13)
         assert rank_jumps.balancedness(theta)[0] < 1e-13
-        np.testing.assert_allclose(theta.norm_sq()[0], rank_jumps.network.induced_penalty(A, depth), rtol=1e-13)
+        np.testing.assert_allclose(theta.norm_sq()[0], dln.network.induced_penalty(A, depth), rtol=1e-13)
     with pytest.raises(ValueError, match="rank"):
-        rank_jumps.network.balanced_factorisation(A, rank_jumps.make_architecture((3, 4), 3, 2))
+        dln.network.balanced_factorisation(A, rank_jumps.make_architecture((3, 4), 3, 2))
 
 
 def test_numerical_rank_threshold_is_stated():
@@ -126,10 +126,10 @@ def test_B_r_membership(phase0_8):
     # rank-2 minimum: every layer has s₂ ≈ 0.33^{1/4} ≈ 0.76 > α, so it is in B_2 only
     assert rank_jumps.in_B(phase0_8, 2).all()
     assert not rank_jumps.in_B(phase0_8, 1).any()
-    crit = rank_jumps.network.BrCriterion(C=1.0)
+    crit = dln.network.BrCriterion(C=1.0)
     assert not rank_jumps.in_B(phase0_8, 2, crit).any()  # ‖θ‖² ≈ 7.4 > C
     with pytest.raises(ValueError):
-        rank_jumps.network.BrCriterion(alpha=0)
+        dln.network.BrCriterion(alpha=0)
 
 
 # --------------------------------------------------------------------------- compiled path vs reference
@@ -145,7 +145,7 @@ CASES = [
 @pytest.mark.parametrize("depth", [1, 2, 3, 4])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["method"] + str(c.get("batch_size", "")))
 def test_compiled_path_matches_reference_step_for_step(depth, case):
-    problem = rank_jumps.problems.random_low_rank_completion((3, 2), 1, 0.7, seed=depth)
+    problem = dln.problems.random_low_rank_completion((3, 2), 1, 0.7, seed=depth)
     arch = rank_jumps.make_architecture(problem.shape, depth, 4)
     p = rank_jumps.init_params(arch, 3, depth)
     kw = dict(case)
@@ -231,7 +231,7 @@ def _digest_cases(eps_problem, phase0_8):
 @pytest.mark.parametrize("blocks", [1, 2, 3, 8])
 def test_parallel_kernels_reproduce_the_serial_engine_bit_for_bit(eps_problem, phase0_8, blocks, monkeypatch):
     """Any partition of the runs into blocks (what the thread count decides) gives the serial engine's bits."""
-    from symsgd_core.rank_jumps import _kernels
+    from symsgd_core.dln import _kernels
 
     monkeypatch.setattr(_kernels, "n_blocks", lambda n_runs: min(blocks, n_runs))
     for name, case in _digest_cases(eps_problem, phase0_8).items():
@@ -243,7 +243,7 @@ def test_prefetched_draws_in_many_chunks_reproduce_the_serial_engine(eps_problem
     current chunk. With chunks of a few steps (many prefetched draws) the numbers are still the serial engine's."""
     import threading
 
-    from symsgd_core.rank_jumps import engine, stepping
+    from symsgd_core.dln import engine, stepping
 
     monkeypatch.setattr(engine, "_CHUNK_ELEMENTS", 5 * 8 * EXP.arch.n_params)  # langevin: 5 steps per chunk
     threads = set()
@@ -262,7 +262,7 @@ def test_prefetched_draws_in_many_chunks_reproduce_the_serial_engine(eps_problem
 
 
 def test_prefetched_keeps_the_order_of_a_plain_loop():
-    from symsgd_core.rank_jumps.stepping import prefetched
+    from symsgd_core.dln.stepping import prefetched
 
     calls = []
 
@@ -277,8 +277,8 @@ def test_prefetched_keeps_the_order_of_a_plain_loop():
 
 def test_stepping_kernels_release_the_gil():
     """The block kernels run without the GIL, so the prefetching thread's draws overlap them."""
-    from symsgd_core.rank_jumps import _kernels
-    from symsgd_core.sde_noise import _kernels as _sde_kernels
+    from symsgd_core.dln import _kernels
+    from symsgd_core.dln import _sde_kernels as _sde_kernels
 
     for f in (_kernels._sgd_block, _kernels._sgd_par, _kernels._gd_block, _kernels._gd_par,
               _sde_kernels._weighted_block, _sde_kernels._weighted_par):
@@ -291,7 +291,7 @@ def test_one_and_two_threads_give_the_same_numbers(eps_problem, phase0_8):
     SVD runs several blocks in parallel too."""
     import numba
 
-    from symsgd_core.rank_jumps import _kernels
+    from symsgd_core.dln import _kernels
 
     p32 = phase0_8.select(list(range(8)) * 4)
     assert _kernels.n_blocks(32) == min(2, numba.get_num_threads()) and _kernels.n_blocks(12) == 1
@@ -362,7 +362,7 @@ def test_bad_parameters_raise_clear_errors(eps_problem, phase0_8):
     with pytest.raises(ValueError, match="temperature"):
         rank_jumps.run(p, eps_problem, 10, lr=0.1, weight_decay=0.0, method="langevin")
     with pytest.raises(ValueError, match="shape"):
-        rank_jumps.run(p, rank_jumps.problems.random_low_rank_completion((3, 3), 1, 0.5), 10, lr=0.1, weight_decay=0.0)
+        rank_jumps.run(p, dln.problems.random_low_rank_completion((3, 3), 1, 0.5), 10, lr=0.1, weight_decay=0.0)
     with pytest.raises(ValueError, match="not both"):
         rank_jumps.run(p, eps_problem, 10, lr=0.1, weight_decay=0.0, schedule=rank_jumps.Schedule.constant(0.1, 0.0))
     with pytest.raises(ValueError, match="n_steps"):
@@ -429,7 +429,7 @@ def test_forced_row_decays_to_exact_zero_without_denormals(eps_problem):
     res = rank_jumps.run(p, eps_problem, 12_000, method="forced", entries=eps_problem.row_entries([0]), lr=lr,
                          weight_decay=weight_decay,
                   record_every=12_000)
-    assert (1 - 2 * lr * weight_decay) ** 12_000 < rank_jumps.stepping.flush_threshold(4)
+    assert (1 - 2 * lr * weight_decay) ** 12_000 < dln.stepping.flush_threshold(4)
     np.testing.assert_array_equal(res.final.layer(3)[0, 1], 0.0)
     assert res.final_rank[0] == 1
 
@@ -533,7 +533,7 @@ def test_benchmark_baselines_agree_with_engine(eps_problem, phase0_8):
 
 
 def test_batched_singular_values_match_lapack():
-    from symsgd_core.rank_jumps._kernels import batched_singular_values
+    from symsgd_core.dln._kernels import batched_singular_values
 
     rng = np.random.default_rng(1)
     for shape in [(200, 8, 8), (200, 2, 8), (200, 8, 2), (50, 5, 3), (5, 1, 1)]:

@@ -273,9 +273,9 @@ def test_langevin_decides_its_outcome():
 
 def test_trap_and_ensemble_carry_the_runs_b_r_membership():
     """b_r_membership counts the SGD runs that entered B_1 and left it again, from the runs' own records."""
+    from symsgd_core.dln.network import DEFAULT_B_CRITERION, smallest_B
     from symsgd_core.rank_jumps.analysis import b_r_membership
     from symsgd_core.rank_jumps.experiments import ensemble, trap
-    from symsgd_core.rank_jumps.network import DEFAULT_B_CRITERION, smallest_B
 
     r = trap(steps=10_000, n_seeds=2)
     m = r.membership

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from symsgd_core import rank_jumps
+from symsgd_core import dln, rank_jumps
 from symsgd_core.rank_jumps import analysis as an
 from symsgd_core.rank_jumps import checks as rj
 from symsgd_core.rank_jumps import experiments as ex
@@ -191,12 +191,12 @@ def test_each_layer_decays_by_the_weight_decay_factor_under_forced_sampling():
 
 
 def test_smallest_B_and_the_displayed_names_of_the_criterion():
-    crit = rank_jumps.network.BrCriterion(C=50.0, eps1=1.5, alpha=0.2)
+    crit = dln.network.BrCriterion(C=50.0, eps1=1.5, alpha=0.2)
     assert (crit.R, crit.eps_balance, crit.eps_rank) == (50.0, 1.5, 0.2)
     records = np.array([[[False, False, True], [False, True, True], [False, False, False], [True, True, True]]])
-    np.testing.assert_array_equal(rank_jumps.network.smallest_B(records), [[2, 1, -1, 0]])
+    np.testing.assert_array_equal(dln.network.smallest_B(records), [[2, 1, -1, 0]])
     p2, _ = rank_jumps.start_minimum()
-    assert rank_jumps.network.smallest_B(np.array([[rank_jumps.in_B(p2, r)[0] for r in range(3)]]))[0] == 2
+    assert dln.network.smallest_B(np.array([[rank_jumps.in_B(p2, r)[0] for r in range(3)]]))[0] == 2
 
 
 def test_the_notebooks_jump_statistics_on_the_real_runs():

@@ -13,12 +13,12 @@ import pytest
 from scipy import stats
 
 from symsgd_core.core.conventions import Z_MC
+from symsgd_core.dln.problems import epsilon_completion
+from symsgd_core.dln.sde import sde_noise_scale
 from symsgd_core.rank_jumps.analysis import loss_hessian_top_eigenvalue
-from symsgd_core.rank_jumps.problems import epsilon_completion
 from symsgd_core.sde_noise import claims as sc
 from symsgd_core.sde_noise import controls as C
 from symsgd_core.sde_noise import experiments as sx
-from symsgd_core.sde_noise.sde import sde_noise_scale
 
 GAMMA = sx.HOT[1]
 N = 3

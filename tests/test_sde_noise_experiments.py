@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from symsgd_core.core.stats import bootstrap_quantiles, censored_exponential, mean_se, wilson
-from symsgd_core.rank_jumps.network import DEFAULT_RANK_TOL
+from symsgd_core.dln.network import DEFAULT_RANK_TOL
 from symsgd_core.sde_noise import blowup as B
 from symsgd_core.sde_noise import experiments as E
 from symsgd_core.sde_noise.exercises import EXERCISES

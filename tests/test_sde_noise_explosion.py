@@ -11,14 +11,14 @@ from scipy import integrate
 
 from symsgd_core import registered_checks
 from symsgd_core.core.conventions import Z_MC
+from symsgd_core.dln._sde_reference import per_entry_gradients
+from symsgd_core.dln.network import Params
+from symsgd_core.dln.problems import gradient
 from symsgd_core.rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from symsgd_core.rank_jumps.experiments import rank_one_minimum, start_minimum
-from symsgd_core.rank_jumps.network import Params
-from symsgd_core.rank_jumps.problems import gradient
 from symsgd_core.sde_noise import checks as C
 from symsgd_core.sde_noise import claims as CL
 from symsgd_core.sde_noise import explosion as E
-from symsgd_core.sde_noise._reference import per_entry_gradients
 
 T, GAMMA = EXP.lr_hot, EXP.weight_decay_hot
 PROBLEM = EXP.problem

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from symsgd_core import registered_checks
+from symsgd_core.dln.network import Architecture, Params, exact_rank_tol, init_params, make_architecture
+from symsgd_core.dln.problems import epsilon_completion, random_low_rank_completion
 from symsgd_core.rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from symsgd_core.rank_jumps.experiments import rank_one_minimum
-from symsgd_core.rank_jumps.network import Architecture, Params, exact_rank_tol, init_params, make_architecture
-from symsgd_core.rank_jumps.problems import epsilon_completion, random_low_rank_completion
 from symsgd_core.sde_noise import claims as sc
 from symsgd_core.sde_noise import invariance as inv
 from symsgd_core.sde_noise.checks import OFF_SUBSPACE_OFFSET, check_invariant_rank1_subspace

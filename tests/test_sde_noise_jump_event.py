@@ -168,8 +168,8 @@ def test_the_end_state_label_is_not_the_route():
 
 
 def test_sgd_with_samples_is_run_sgd_weights_bit_for_bit_and_replays_given_samples():
+    from symsgd_core.dln.sde import run_sgd_weights
     from symsgd_core.rank_jumps.analysis import replicate
-    from symsgd_core.sde_noise.sde import run_sgd_weights
 
     problem, base = J._problem_and_start("eps", 0.027)
     ref = run_sgd_weights(replicate(base, 3), problem, 7003, lr=0.3, weight_decay=0.027, seed=2, record_every=50,

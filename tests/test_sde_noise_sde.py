@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from symsgd_core import rank_jumps as rj
+from symsgd_core.dln import sde
+from symsgd_core.dln._sde_reference import noise_factor, per_entry_gradients
 from symsgd_core.rank_jumps.analysis import per_entry_gradients as per_entry_by_masks
 from symsgd_core.rank_jumps.analysis import replicate, sgd_noise_covariance
-from symsgd_core.sde_noise import sde
-from symsgd_core.sde_noise._reference import noise_factor, per_entry_gradients
 
 PROBLEM = rj.epsilon_completion(0.2)
 LR, WEIGHT_DECAY = 0.3, 0.027
@@ -130,9 +130,9 @@ SDE_SERIAL_DIGESTS = {"sde": "4a52a9b713dd2d04", "sde_div": "0909ebe9d7376979", 
 def test_parallel_sde_kernel_reproduces_the_serial_one_bit_for_bit(blocks, monkeypatch):
     import hashlib
 
-    from symsgd_core.rank_jumps import _kernels as _rank_jump_kernels
+    from symsgd_core.dln import _kernels as _rank_jump_kernels
 
-    # the one chunk driver (rank_jumps._kernels.run_in_blocks) splits notebook 05's runs too
+    # the one chunk driver (dln._kernels.run_in_blocks) splits notebook 05's runs too
     monkeypatch.setattr(_rank_jump_kernels, "n_blocks", lambda n_runs: min(blocks, n_runs))
     p8 = rj.phase0_minima(n_runs=8)
     prob = rj.EPSILON_EXPERIMENT.problem

@@ -78,7 +78,7 @@ def test_glossary_B_r_is_the_packages_per_layer_criterion():
     """The glossary's B_r is the test the code runs (rank_jumps.BrCriterion, used by notebook 04): every layer's
     (r+1)-th singular value ≤ ε₁, the Frobenius imbalance ≤ ε₂, ‖θ‖² ≤ R — not a test on the end-to-end matrix —
     with the package's default constants, and the roles of ε₁, ε₂ marked as this project's choice."""
-    from symsgd_core.rank_jumps.network import DEFAULT_B_CRITERION as crit
+    from symsgd_core.dln.network import DEFAULT_B_CRITERION as crit
 
     entry = [e for e in _section("Glossary").split("\n* ") if e.startswith("**$B_r$**")][0]
     flat = " ".join(entry.split())

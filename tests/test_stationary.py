@@ -28,7 +28,7 @@ from symsgd_core.stationary.laws import (
     transitional_temperature,
     variance_depth0,
 )
-from symsgd_core.stationary.sde import v_space_coefficients
+from symsgd_core.stationary.v_sde import v_space_coefficients
 
 P11 = DiagonalNetProblem.gaussian(1.0, 1.0)
 

@@ -1,4 +1,4 @@
-"""The v-SDE engine (symsgd_core.stationary.sde), its numba kernels and the SGD comparison (stationary.sgd)."""
+"""The v-SDE engine (symsgd_core.stationary.v_sde), its numba kernels and the SGD comparison (stationary.sgd)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from symsgd_core.stationary import _kernels as kern
-from symsgd_core.stationary import sde as sde_module
+from symsgd_core.stationary import v_sde as sde_module
 from symsgd_core.stationary.experiments import dt_convergence
 from symsgd_core.stationary.laws import DiagonalNetProblem, StationaryLaw
-from symsgd_core.stationary.sde import (
+from symsgd_core.stationary.sgd import sgd_v_samples
+from symsgd_core.stationary.v_sde import (
     BLOCK_SIZE,
     NotRelaxedWarning,
     _kernel_params,
@@ -25,7 +26,6 @@ from symsgd_core.stationary.sde import (
     simulate_v_coupled,
     v_space_coefficients,
 )
-from symsgd_core.stationary.sgd import sgd_v_samples
 
 P11 = DiagonalNetProblem.gaussian(1.0, 1.0)
 PWD = DiagonalNetProblem.gaussian(1.3, 0.7, 0.15)

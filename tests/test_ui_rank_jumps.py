@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from small_settings import SMALL as SMALL_SETTINGS
 
-from symsgd_core import rank_jumps
+from symsgd_core import dln, rank_jumps
 from symsgd_core.ui import rank_jumps as rj
 from symsgd_core.ui.base import status_text
 from symsgd_jupyter.figure_checks import figure_is_finite, slider_names
@@ -216,7 +216,7 @@ def test_trap_draws_B_r_membership_and_the_balance_test():
     c = rj.TrapController(steps=10_000, n_seeds=2)
     r = c.result
     gd_b = c.trace("GD", xaxis="x3")                          # row 2: B_r membership
-    np.testing.assert_array_equal(gd_b.y, rank_jumps.network.smallest_B(r.gd.in_B[0]).astype(float))
+    np.testing.assert_array_equal(gd_b.y, dln.network.smallest_B(r.gd.in_B[0]).astype(float))
     assert gd_b.y[0] == 2 == r.membership["gd_end_B"]         # the rank-2 minimum is in B_2, not B_1
     balance_gd = c.trace("GD", xaxis="x5")                    # row 3: the balance test
     assert max(balance_gd.y) <= rank_jumps.DEFAULT_B_CRITERION.eps_balance and r.membership["balanced"]

@@ -5,7 +5,7 @@
 recording singular values of A, per-layer singular values, loss, balancedness, rank
 and B_r membership every 100 steps, through the public :func:`symsgd_core.rank_jumps.run`.
 Target: ≤ 1.5 s, ≥ 8× a straightforward batched-numpy loop over the 32 runs (the
-dense update formula of :mod:`symsgd_core.rank_jumps.stepping`, vectorised over runs) and ≥ 100× a naive per-run
+dense update formula of :mod:`symsgd_core.dln.stepping`, vectorised over runs) and ≥ 100× a naive per-run
 PyTorch autograd loop. For information, a row/column-aware numpy loop (only row i
 of W_L and column j of W_1 receive data) is timed too. Both baselines do the same update with
 the same recording of parameters every 100 steps; they are timed in the same process
@@ -16,7 +16,7 @@ linearly to 32 × 6·10⁴ (their cost per step is constant).
 same workload against a plain numba loop written straight from the update rule (:func:`compiled_loop_sgd`: run by
 run, scalar loops, snapshots every 100 steps; ``prange`` over the runs for the parallel row), measured in the same
 run single-threaded against single-threaded and with every numba thread (``NUMBA_NUM_THREADS``) against the same.
-The ``steps`` rows time the step loop alone (the engine's compiled :func:`~symsgd_core.rank_jumps._kernels.sgd_chunk`
+The ``steps`` rows time the step loop alone (the engine's compiled :func:`~symsgd_core.dln._kernels.sgd_chunk`
 against the plain loop, same draws, same snapshots): the per-step cost, target within 1.2× (ratio ≥ 0.83). The
 whole-run rows time :func:`~symsgd_core.rank_jumps.run` against the draws, the plain loop and the engine's own
 reduction of the snapshots to records (singular values of A and of each layer, loss, balancedness, rank, B_r):
@@ -34,12 +34,12 @@ import numba
 import numpy as np
 
 from .. import rank_jumps
+from ..dln._kernels import sgd_chunk
+from ..dln.engine import _record_stats
+from ..dln.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL
+from ..dln.stepping import DIVERGENCE_RESIDUAL, flush_threshold
 from ..rank_jumps import CompletionProblem, Params
-from ..rank_jumps._kernels import sgd_chunk
-from ..rank_jumps.engine import _record_stats
 from ..rank_jumps.experiments import _phase0_cached
-from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL
-from ..rank_jumps.stepping import DIVERGENCE_RESIDUAL, flush_threshold
 from .registry import BenchResult, best_time, register_benchmark
 
 RUNS, STEPS, RECORD_EVERY = rank_jumps.EPSILON_EXPERIMENT.n_runs, rank_jumps.EPSILON_EXPERIMENT.hot_steps, 100

@@ -10,8 +10,8 @@ four fields are the same everywhere, followed by the topic's own records:
 * ``settings`` — dict of the call's settings (method, step sizes, seed, engine, …).
 
 Engines: :class:`~symsgd_core.balance.dynamics.Trajectory` (law of balance),
-:class:`~symsgd_core.rank_jumps.engine.RunResult` (deep linear networks) and
-:class:`~symsgd_core.stationary.sde.VRun` (the v-SDE of diagonal networks).
+:class:`~symsgd_core.dln.engine.RunResult` (deep linear networks) and
+:class:`~symsgd_core.stationary.v_sde.VRun` (the v-SDE of diagonal networks).
 
 **Divergence rule.** After every step the engine compares one watched quantity of each run with a limit
 (:class:`Divergence`). A run whose watched quantity is not finite or exceeds the limit in absolute value

@@ -14,10 +14,23 @@ Notebook 05's question (SGD's own noise as an SDE, on this experiment) is the to
 """
 
 # The modules. A name not in __all__ is imported from its module (symsgd_core.rank_jumps.<module>.<name>).
-from . import analysis, checks, claims, engine, exercises, experiments, network, problems, stepping  # noqa: F401
+from ..dln.engine import RunResult, Schedule, run
+from ..dln.network import (
+    DEFAULT_B_CRITERION,
+    DEFAULT_RANK_TOL,
+    Architecture,
+    Params,
+    balancedness,
+    in_B,
+    init_params,
+    make_architecture,
+    numerical_rank,
+    singular_values,
+)
+from ..dln.problems import CompletionProblem, epsilon_completion, gradient
+from . import analysis, checks, claims, exercises, experiments  # noqa: F401
 from .analysis import basin_radius, distance_to_rank, min_norm_completion, raising_noise_near
 from .checks import check_balanced_at_gd_minimum, check_balanced_norm, check_explosion, check_origin_condition
-from .engine import RunResult, Schedule, run
 from .exercises import EXERCISES
 from .experiments import (
     EPSILON_EXPERIMENT,
@@ -44,19 +57,6 @@ from .experiments import (
     start_minimum,
     trap,
 )
-from .network import (
-    DEFAULT_B_CRITERION,
-    DEFAULT_RANK_TOL,
-    Architecture,
-    Params,
-    balancedness,
-    in_B,
-    init_params,
-    make_architecture,
-    numerical_rank,
-    singular_values,
-)
-from .problems import CompletionProblem, epsilon_completion, gradient
 
 __all__ = [
     # network and problems

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..core.stats import censored_exponential, censored_exponential_ks, event_times
 from ..core.validation import check_array, check_int, check_nonnegative, check_positive, check_positive_int
-from .network import DEFAULT_B_CRITERION, Params, end_to_end, induced_penalty, schatten_penalty, smallest_B
-from .problems import CompletionProblem, _check_problem_fits, gradient
+from ..dln.network import DEFAULT_B_CRITERION, Params, end_to_end, induced_penalty, schatten_penalty, smallest_B
+from ..dln.problems import CompletionProblem, _check_problem_fits, gradient
 
 __all__ = [
     "b_r_membership",
@@ -148,8 +148,8 @@ def per_entry_gradients(params, problem, run_index: int = 0) -> np.ndarray:
     covariance and is left out.
 
     Args:
-        params: :class:`~symsgd_core.rank_jumps.network.Params` (any number of runs).
-        problem: :class:`~symsgd_core.rank_jumps.problems.CompletionProblem` fitting ``params``.
+        params: :class:`~symsgd_core.dln.network.Params` (any number of runs).
+        problem: :class:`~symsgd_core.dln.problems.CompletionProblem` fitting ``params``.
         run_index: which run.
     Returns:
         float64 ``(N, P)``, rows in the order of ``problem.entries``.
@@ -193,7 +193,7 @@ def rank_raising_basis(params, rank: int, run_index: int = 0) -> tuple[np.ndarra
     lowers the rank.
 
     Args:
-        params: :class:`~symsgd_core.rank_jumps.network.Params`.
+        params: :class:`~symsgd_core.dln.network.Params`.
         rank: r ≥ 0, the rank of the point.
         run_index: which run.
     Returns:
@@ -335,7 +335,7 @@ def perturb_new_direction(params, problem, alpha: float, rank: int, run_index: i
         rank: the rank r of the point.
         run_index: which run.
     Returns:
-        :class:`~symsgd_core.rank_jumps.network.Params` with one run.
+        :class:`~symsgd_core.dln.network.Params` with one run.
     """
     alpha = check_nonnegative("alpha", alpha)
     xs = new_direction(params, rank, run_index)
@@ -452,7 +452,7 @@ def jump_durations(result, rank_tol: float | None = None) -> np.ndarray:
     """Steps each jump took: from the last record with ``s_2 > s_2(0)/2`` to the first with ``s_2 ≤ tol``.
 
     Args:
-        result: a :class:`~symsgd_core.rank_jumps.engine.RunResult` whose runs start at rank ≥ 2.
+        result: a :class:`~symsgd_core.dln.engine.RunResult` whose runs start at rank ≥ 2.
         rank_tol: threshold (default: the run's ``rank_tol``).
     Returns:
         int ``(R,)``: duration in steps, −1 for runs that did not jump. Resolution: the record interval.
@@ -473,7 +473,7 @@ def jump_durations(result, rank_tol: float | None = None) -> np.ndarray:
 
 def b_r_membership(sgd, gd=None) -> dict:
     """The B_r membership of runs recorded with their layers (:attr:`RunResult.in_B`, the default criterion
-    :data:`~symsgd_core.rank_jumps.network.DEFAULT_B_CRITERION`): ``entered`` (SGD runs that were ever in B_1),
+    :data:`~symsgd_core.dln.network.DEFAULT_B_CRITERION`): ``entered`` (SGD runs that were ever in B_1),
     ``at_zero`` (of those, the runs whose last record is in B_0, i.e. at A = 0: they collapsed, and since
     B_0 ⊂ B_1 a collapsed run is still in B_1), ``left`` (of those, the runs that were in a higher B_r after their first
     visit), ``n_runs``, ``max_imbalance`` (the largest balance-test value of any SGD record, NaN if none is finite),
@@ -514,7 +514,7 @@ def diagnose(start_rank: int, sgd, gd=None, *, lr: float, weight_decay: float, d
 
     Args:
         start_rank: rank of the starting point (the GD minimum).
-        sgd: :class:`~symsgd_core.rank_jumps.engine.RunResult` of the SGD runs.
+        sgd: :class:`~symsgd_core.dln.engine.RunResult` of the SGD runs.
         gd: optional RunResult of GD from the same start.
         lr, weight_decay, depth: the settings (quoted in the messages).
         target_rank: the lower rank a jump should reach.
@@ -768,7 +768,7 @@ def origin_hessian_min_eig(problem: CompletionProblem, depth: int, weight_decay:
         ``h²·|A*|_max·P`` (the gradient's third derivative at 0 is bounded by the target's entries at L = 2, zero
         beyond order L−1 at L ≥ 3) plus round-off ``64·P·eps·|∇|/h``.
     """
-    from .network import make_architecture
+    from ..dln.network import make_architecture
     L = check_int("depth", depth, minimum=1)
     weight_decay = check_nonnegative("weight_decay", weight_decay)
     arch = make_architecture(problem.shape, L, width)

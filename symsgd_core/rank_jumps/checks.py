@@ -34,10 +34,8 @@ from ..core.checking import EPS64, CheckResult, make_result, precondition_not_me
 from ..core.conventions import Z_MC
 from ..core.stats import censored_exponential_ks, event_times
 from ..core.validation import check_array, check_int
-from .engine import run
-from .experiments import EPSILON_EXPERIMENT as EXP
-from .experiments import ForcedRecord, phase0_minima
-from .network import (
+from ..dln.engine import run
+from ..dln.network import (
     DEFAULT_B_CRITERION,
     Params,
     balanced_factorisation,
@@ -49,8 +47,10 @@ from .network import (
     make_architecture,
     singular_values,
 )
-from .problems import CompletionProblem, epsilon_completion, gradient
-from .stepping import flush_threshold, weight_decay_factor
+from ..dln.problems import CompletionProblem, epsilon_completion, gradient
+from ..dln.stepping import flush_threshold, weight_decay_factor
+from .experiments import EPSILON_EXPERIMENT as EXP
+from .experiments import ForcedRecord, phase0_minima
 
 
 def _imbalance_bound(params: Params, grad: Params, weight_decay: float, decay: np.ndarray) -> np.ndarray:

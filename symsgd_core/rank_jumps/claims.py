@@ -15,6 +15,8 @@ import dataclasses
 import numpy as np
 
 from ..core.checking import CheckResult, make_result, roundoff_tolerance
+from ..dln.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, BrCriterion, Params, in_B, numerical_rank, smallest_B
+from ..dln.problems import CompletionProblem
 from .analysis import (
     barrier_width,
     basin_radius,
@@ -43,8 +45,6 @@ from .experiments import (
     MechanismResult,
     TrapResult,
 )
-from .network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, BrCriterion, Params, in_B, numerical_rank, smallest_B
-from .problems import CompletionProblem
 
 __all__ = [
     "MIN_NORM_EPS_GRID", "anneal_claims", "basin_claims", "eckart_young_claims", "ensemble_claims",

@@ -20,11 +20,11 @@ import functools
 import numpy as np
 
 from ..core.exercises import Exercise, Feedback, as_number, exercises_by_name, number_exercise
+from ..dln.problems import epsilon_completion
+from ..dln.stepping import weight_decay_factor
 from .analysis import basin_radius, min_norm_completion, origin_fit_gradient, origin_threshold
 from .experiments import BASIN_SLOPE, basin_slope, trap
 from .experiments import EPSILON_EXPERIMENT as EXP
-from .problems import epsilon_completion
-from .stepping import weight_decay_factor
 
 __all__ = ["EXERCISES", "PREDICT", "SECTION_9", "basin_radius_exercise", "better_minimum_exercise",
            "decay_factor_exercise", "explosion_exercise", "origin_threshold_exercise", "predict_sgd_end_exercise"]

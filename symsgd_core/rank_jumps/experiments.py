@@ -27,6 +27,20 @@ from ..core.checking import roundoff_tolerance
 from ..core.results import Outcome
 from ..core.seeding import piece_seed
 from ..core.validation import check_int
+from ..dln.engine import RunResult, Schedule, records_between, run
+from ..dln.network import (
+    DEFAULT_RANK_TOL,
+    Architecture,
+    Params,
+    balanced_factorisation,
+    init_params,
+    layer_singular_values,
+    make_architecture,
+    numerical_rank,
+)
+from ..dln.network import singular_values as _singular_values
+from ..dln.problems import CompletionProblem, epsilon_completion, loss
+from ..dln.stepping import flush_threshold, weight_decay_factor
 from .analysis import (
     Diagnosis,
     b_r_membership,
@@ -48,20 +62,6 @@ from .analysis import (
     scalar_chain_loss,
     schatten_penalty,
 )
-from .engine import RunResult, Schedule, records_between, run
-from .network import (
-    DEFAULT_RANK_TOL,
-    Architecture,
-    Params,
-    balanced_factorisation,
-    init_params,
-    layer_singular_values,
-    make_architecture,
-    numerical_rank,
-)
-from .network import singular_values as _singular_values
-from .problems import CompletionProblem, epsilon_completion, loss
-from .stepping import flush_threshold, weight_decay_factor
 
 __all__ = [
     "BASIN_SLOPE", "EPSILON_EXPERIMENT", "EpsilonExperiment", "ForcedRecord", "NoStartingMinimum",

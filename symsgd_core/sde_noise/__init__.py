@@ -25,6 +25,7 @@ imported by ``rank_jumps``.
 """
 
 # The modules. A name not in __all__ is imported from its module (symsgd_core.sde_noise.<module>.<name>).
+from ..dln.sde import negative_weight_law, run_gaussian_sgd, run_langevin, run_sde, run_sgd_weights
 from . import (  # noqa: F401
     blowup,
     checks,
@@ -36,7 +37,6 @@ from . import (  # noqa: F401
     invariance,
     jump_event,
     jump_event_stats,
-    sde,
     spikes,
 )
 from .checks import (
@@ -58,7 +58,6 @@ from .experiments import (
     staircase_summary,
 )
 from .jump_event import run_waiting_time, simulate_run_waiting_time
-from .sde import negative_weight_law, run_gaussian_sgd, run_langevin, run_sde, run_sgd_weights
 
 __all__ = [
     "blowup", "checks", "claims", "exercises", "experiments", "jump_event", "jump_event_stats",

@@ -23,14 +23,14 @@ import numpy as np
 from ..core.seeding import piece_seed
 from ..core.stats import censored_exponential
 from ..core.validation import check_positive_int
+from ..dln.adaptive import run_sde_adaptive
+from ..dln.network import Params
+from ..dln.problems import CompletionProblem, epsilon_completion
+from ..dln.sde import run_sde
+from ..dln.stepping import DIVERGENCE
 from ..rank_jumps.analysis import replicate
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import start_minimum
-from ..rank_jumps.network import Params
-from ..rank_jumps.problems import CompletionProblem, epsilon_completion
-from ..rank_jumps.stepping import DIVERGENCE
-from .adaptive import run_sde_adaptive
-from .sde import run_sde
 
 __all__ = ["ADAPTIVE_LEVELS", "EM_STEPS", "HAZARD_HORIZON", "HazardRow", "continuation_norms", "continuation_task",
            "escape_norms", "hazard_rows", "horizon_statistics", "mean_ratio", "pre_blowup_states", "rate_ratio"]
@@ -178,7 +178,7 @@ def _residuals(params: Params, problem: CompletionProblem) -> np.ndarray:
 def pre_blowup_states(start: Params, problem: CompletionProblem, lr: float, weight_decay: float, dt: float,
                       seg: int, seed: int, t_max: float, n_states: int) -> tuple[list[Params], list[float]]:
     """Fixed-step EM runs from ``start`` (R runs), advanced in segments of ``seg`` steps: for each run that blows up
-    (a residual beyond the engine's rule :data:`~symsgd_core.rank_jumps.stepping.DIVERGENCE`), the last segment start
+    (a residual beyond the engine's rule :data:`~symsgd_core.dln.stepping.DIVERGENCE`), the last segment start
     before its blow-up, in the order found, at most ``n_states`` of them, searching up to ``t_max`` time units.
 
     Every kept state satisfies the rule. The engine checks a state before stepping from it, so a segment whose last

@@ -28,16 +28,16 @@ from ..core.checking import CheckResult, make_result, register, roundoff_toleran
 from ..core.conventions import Z_MC
 from ..core.seeding import tagged_stream
 from ..core.validation import check_int, check_positive
+from ..dln import _sde_reference as sde_reference
+from ..dln._sde_kernels import weighted_chunk
+from ..dln.engine import run
+from ..dln.network import Params, in_B, layer_singular_values
+from ..dln.problems import epsilon_completion, gradient
+from ..dln.sde import run_langevin, run_sde, sde_entry_weights, sde_noise_scale
+from ..dln.stepping import DIVERGENCE_RESIDUAL
 from ..rank_jumps.analysis import matched_langevin_temperature, rank_raising_basis, replicate
-from ..rank_jumps.engine import run
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import rank_one_minimum, start_minimum
-from ..rank_jumps.network import Params, in_B, layer_singular_values
-from ..rank_jumps.problems import epsilon_completion, gradient
-from ..rank_jumps.stepping import DIVERGENCE_RESIDUAL
-from . import _reference as sde_reference
-from ._kernels import weighted_chunk
-from .sde import run_langevin, run_sde, sde_entry_weights, sde_noise_scale
 
 __all__ = ["OFF_SUBSPACE_OFFSET", "WEAK_ORDER_BAND", "WEAK_ORDER_SE_MAX", "Z_TOL", "check_invariant_rank1_subspace",
            "check_langevin_raising_noise",
@@ -424,7 +424,7 @@ def check_sde_adaptive_matches_em(seed: int = 0, M: int = 4000, t_end: float = 1
     ``follow=True`` runs the integrator's follow-every-path mode instead (:func:`check_sde_follow_matches_em`):
     no path may end early there, since it has no stall and no residual rule.
     """
-    from .adaptive import run_sde_adaptive
+    from ..dln.adaptive import run_sde_adaptive
 
     M = check_int("M", M, minimum=100)
     t_end = check_positive("t_end", t_end)
@@ -500,7 +500,7 @@ def check_invariant_rank1_subspace(seed: int = 0, n_points: int = 8, n_paths: in
     and the end distance are of that order) or ``"langevin_noise"`` (Langevin's columns e_p as the noise; on the
     paths, Langevin at the matched temperature in place of EM): both rows must fail.
     """
-    from .adaptive import run_sde_adaptive
+    from ..dln.adaptive import run_sde_adaptive
     from .blowup import ADAPTIVE_LEVELS
     from .invariance import offset_off_subspace, random_points, subspace_dim, tangent_defect, transverse_distance
 

@@ -9,7 +9,7 @@ Every dynamics of §3.2 is a step ``θ ← (1 − 2γη) θ − Σ_k w_k g_k`` w
     ±1         the same with ξ_k = ±1                                  total η
     Bernoulli  w_k = η n_k / S,  n_k ~ Binomial(S, 1/N) independent    total (η/S)·Binomial(NS, 1/N), up to Nη
 
-**Stability of a step (derived here; the convention of :mod:`symsgd_core.rank_jumps.problems`).**
+**Stability of a step (derived here; the convention of :mod:`symsgd_core.dln.problems`).**
 ``𝓛_γ = (1/N) Σ_k ℓ_k + γ‖θ‖²`` with ``ℓ_k = (A_ij − A*_ij)²``, so GD's step η is the weighted step with
 ``w_k = η/N``. A step whose weights are all equal, ``w_k = W/N`` (total W), is a full-gradient step of size W on
 the data term with the weight decay at η: ``θ ← θ − W ∇𝓛_0 − 2γη θ``. Near the rank-2 minimum θ* (where
@@ -37,14 +37,14 @@ import numpy as np
 
 from ..core.stats import censored_exponential, wilson
 from ..core.validation import check_choice, check_nonnegative, check_positive, check_positive_int
+from ..dln._sde_reference import per_entry_gradients
+from ..dln.network import DEFAULT_RANK_TOL, Params
+from ..dln.problems import CompletionProblem, epsilon_completion
+from ..dln.sde import sde_noise_scale
 from ..rank_jumps.analysis import loss_hessian_top_eigenvalue, replicate
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
-from ..rank_jumps.network import DEFAULT_RANK_TOL, Params
-from ..rank_jumps.problems import CompletionProblem, epsilon_completion
-from ._reference import per_entry_gradients
 from .blowup import rate_ratio
 from .experiments import HOT, _list, _start, simulate, summarize
-from .sde import sde_noise_scale
 
 __all__ = ["CONTROL_POINTS", "FRESH_SEEDS", "GRID_SEEDS", "LAWS", "LAW_NAMES", "ControlReport",
            "ControlRow", "StepLaw", "Table", "control_rows", "control_tasks", "dynamics_events_task", "entry_hessians",

@@ -11,8 +11,8 @@ from dataclasses import replace
 
 from ..core.exercises import Exercise, Feedback, exercises_by_name
 from ..core.exercises import number_exercise as _number_exercise
+from ..dln.sde import sde_noise_scale
 from .jump_event import run_waiting_time
-from .sde import sde_noise_scale
 
 __all__ = ["EXERCISES", "noise_scale_exercise", "sign_exercise", "waiting_time_exercise"]
 

@@ -15,13 +15,13 @@ frozen-dataclass experiments :func:`compare_point` (one (η, γ) live), :func:`c
 
 Events (read from records every ``rec_dt`` time units; t = η·steps for SGD, dt·steps for the SDE):
 
-* *jump* — the first record with s₂(A) ≤ :data:`~symsgd_core.rank_jumps.network.DEFAULT_RANK_TOL` (1e-3);
+* *jump* — the first record with s₂(A) ≤ :data:`~symsgd_core.dln.network.DEFAULT_RANK_TOL` (1e-3);
 * *return* — after the jump, a later record with s₂(A) ≥ :data:`RETURN_LEVEL` (0.1, a third of the rank-2
   minimum's s₂ ≈ 0.33: noise around the threshold is not a return);
-* *in B_1* — :data:`~symsgd_core.rank_jumps.network.DEFAULT_B_CRITERION`; a diverged run is outside B_1 from then on;
+* *in B_1* — :data:`~symsgd_core.dln.network.DEFAULT_B_CRITERION`; a diverged run is outside B_1 from then on;
 * *diverged* — the engine's rule (a residual above 10⁶); for the adaptive-step SDE (``method="sde_adaptive"``,
   :mod:`.adaptive`) also a *stall* (the step the path needs falls below 10⁻¹²).
-* *rank-1 fit* — s₁(A) > :data:`~symsgd_core.rank_jumps.network.DEFAULT_RANK_TOL`: the long-run s₂ is also reported
+* *rank-1 fit* — s₁(A) > :data:`~symsgd_core.dln.network.DEFAULT_RANK_TOL`: the long-run s₂ is also reported
   over these records only (``log10_s2_hist_fit``), so a run collapsed to A = 0 (s₂ = 0) is not counted as rank 1.
 """
 
@@ -38,13 +38,14 @@ import numpy as np
 
 from ..core.stats import censored_exponential, event_times, mean_se, wilson
 from ..core.validation import check_int, check_positive
+from ..dln.adaptive import AdaptiveRun, run_sde_adaptive
+from ..dln.engine import RunResult, run
+from ..dln.network import DEFAULT_RANK_TOL, numerical_rank, singular_values
+from ..dln.problems import epsilon_completion, loss
+from ..dln.sde import run_gaussian_sgd, run_langevin, run_sde
 from ..rank_jumps.analysis import matched_langevin_temperature, rank_transitions, replicate
-from ..rank_jumps.engine import RunResult, run
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import LANGEVIN_RANK_TOL, rank_one_minimum, start_minimum
-from ..rank_jumps.network import DEFAULT_RANK_TOL, numerical_rank, singular_values
-from ..rank_jumps.problems import epsilon_completion, loss
-from .adaptive import AdaptiveRun, run_sde_adaptive
 from .blowup import ADAPTIVE_LEVELS, HAZARD_HORIZON, continuation_task
 from .explosion import INFINITY_TASK, infinity_task
 from .jump_event import (
@@ -56,7 +57,6 @@ from .jump_event import (
     waiting_task,
 )
 from .jump_event_stats import grid_wait_comparisons, median_kstar
-from .sde import run_gaussian_sgd, run_langevin, run_sde
 from .spikes import follow_results, follow_task
 
 __all__ = ["COOLER_STEP", "DYNAMICS", "FOLLOW_FRESH_SEEDS", "FOLLOW_LEVELS", "FOLLOW_SEEDS", "GRIDS", "HOT",
@@ -768,7 +768,7 @@ class ComparePoint:
     Attributes:
         lr, weight_decay, m, t_max: the settings (dt = η/m for the SDE; time t = η·steps).
         tau: Langevin's temperature (``temp_factor`` × the matched one).
-        sgd, sde, langevin: the three :class:`~symsgd_core.rank_jumps.engine.RunResult`.
+        sgd, sde, langevin: the three :class:`~symsgd_core.dln.engine.RunResult`.
         summaries: ``{"sgd", "sde", "langevin"}`` → :class:`EnsembleSummary`.
     """
 
@@ -784,7 +784,7 @@ class ComparePoint:
 
     def low_rank_fraction(self, key: str) -> tuple[list, list]:
         """``(t, fraction of runs at rank ≤ 1)`` of the dynamics ``key`` (``"sgd"``, ``"sde"``, ``"langevin"``):
-        s₂(A) ≤ :data:`~symsgd_core.rank_jumps.network.DEFAULT_RANK_TOL` (a run that blew up is not)."""
+        s₂(A) ≤ :data:`~symsgd_core.dln.network.DEFAULT_RANK_TOL` (a run that blew up is not)."""
         res = getattr(self, key)
         s2 = res.singular_values[:, :, 1]
         return res.times.tolist(), (np.isfinite(s2) & (s2 <= DEFAULT_RANK_TOL)).mean(axis=0).tolist()

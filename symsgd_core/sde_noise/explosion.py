@@ -52,11 +52,11 @@ import numpy as np
 from ..core.seeding import tagged_stream
 from ..core.stats import Z95, wilson
 from ..core.validation import check_int, check_nonnegative, check_positive, check_positive_int
+from ..dln._sde_reference import per_entry_gradients
+from ..dln.network import Architecture, Params, make_architecture
+from ..dln.problems import CompletionProblem, _check_problem_fits
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import rank_one_minimum, start_minimum
-from ..rank_jumps.network import Architecture, Params, make_architecture
-from ..rank_jumps.problems import CompletionProblem, _check_problem_fits
-from ._reference import per_entry_gradients
 
 __all__ = [
     "INFINITY_TASK", "infinity_task", "stored_infinity",

@@ -1,7 +1,7 @@
 """The aligned rank-1 subspace is invariant: rank 2 never comes back, as a theorem (Notebook 05; this project's).
 
-Notation of :mod:`~symsgd_core.rank_jumps.network`: ``W_ℓ ∈ R^{d_{ℓ+1} × d_ℓ}``, ``d_1 = n`` (input),
-``d_{L+1} = m`` (output), ``A = W_L ⋯ W_1``, flat layout of :class:`~symsgd_core.rank_jumps.network.Params`
+Notation of :mod:`~symsgd_core.dln.network`: ``W_ℓ ∈ R^{d_{ℓ+1} × d_ℓ}``, ``d_1 = n`` (input),
+``d_{L+1} = m`` (output), ``A = W_L ⋯ W_1``, flat layout of :class:`~symsgd_core.dln.network.Params`
 (layer ℓ in C order at ``offsets[ℓ−1]:offsets[ℓ]``). Depth ``L ≥ 2``.
 
 **Proposition (proved).** Fix unit vectors ``u_ℓ ∈ R^{d_{ℓ+1}}``, ℓ = 1..L−1 (one per hidden layer). The set
@@ -50,13 +50,13 @@ import numpy as np
 from ..core.checking import roundoff_tolerance
 from ..core.seeding import piece_seed, streams, tagged_stream
 from ..core.validation import check_choice, check_nonnegative, check_positive, check_positive_int
+from ..dln._sde_reference import per_entry_gradients
+from ..dln.adaptive import run_sde_adaptive
+from ..dln.network import DEFAULT_RANK_TOL, Architecture, Params
+from ..dln.problems import CompletionProblem, _check_problem_fits, epsilon_completion
 from ..rank_jumps.analysis import replicate
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import start_minimum
-from ..rank_jumps.network import DEFAULT_RANK_TOL, Architecture, Params
-from ..rank_jumps.problems import CompletionProblem, _check_problem_fits, epsilon_completion
-from ._reference import per_entry_gradients
-from .adaptive import run_sde_adaptive
 from .blowup import ADAPTIVE_LEVELS
 
 __all__ = ["MIN_FIT_RECORDS", "NOISES", "SMALL_DISTANCE", "InvarianceEvidence", "SubspacePoints", "TangentDefect",

@@ -32,11 +32,9 @@ import numpy as np
 
 from ..core.seeding import stream, streams
 from ..core.validation import check_choice, check_in_range, check_int
-from ..rank_jumps.analysis import replicate
-from ..rank_jumps.engine import run
-from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
-from ..rank_jumps.experiments import start_minimum
-from ..rank_jumps.network import (
+from ..dln._sde_kernels import weighted_chunk
+from ..dln.engine import run
+from ..dln.network import (
     DEFAULT_RANK_TOL,
     Params,
     balanced_factorisation,
@@ -44,10 +42,12 @@ from ..rank_jumps.network import (
     make_architecture,
     singular_values,
 )
-from ..rank_jumps.problems import CompletionProblem, epsilon_completion
-from ..rank_jumps.stepping import DIVERGENCE_RESIDUAL, flush_threshold
-from ._kernels import weighted_chunk
-from .sde import run_sgd_weights, sgd_entry_weights
+from ..dln.problems import CompletionProblem, epsilon_completion
+from ..dln.sde import run_sgd_weights, sgd_entry_weights
+from ..dln.stepping import DIVERGENCE_RESIDUAL, flush_threshold
+from ..rank_jumps.analysis import replicate
+from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
+from ..rank_jumps.experiments import start_minimum
 
 __all__ = ["AMBIGUOUS", "KSTAR_RULES", "NO_ROUTE", "REPLY_ROUTES", "ROUTES", "STAIRCASE_EPS", "avoid_waiting_time",
            "classify_route", "end_state_label", "forced_path", "forced_states", "kstar_from_success", "kstar_task",

@@ -30,11 +30,11 @@ from scipy import stats as _stats
 
 from ..core.stats import censored_exponential, mean_se
 from ..core.validation import check_int, check_positive
+from ..dln.adaptive import EXCURSION_BASE, FOLLOW_CAP_NORM, run_sde_adaptive
+from ..dln.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL
+from ..dln.problems import epsilon_completion
 from ..rank_jumps.analysis import replicate
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
-from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL
-from ..rank_jumps.problems import epsilon_completion
-from .adaptive import EXCURSION_BASE, FOLLOW_CAP_NORM, run_sde_adaptive
 from .explosion import power_passage
 
 __all__ = ["HEIGHT_EDGES", "SPIKE_LEVELS", "STORE_FROM", "fit_passage", "follow_groups", "follow_report_lines",

@@ -12,7 +12,7 @@
 """
 
 # The modules. A name not in __all__ is imported from its module (symsgd_core.stationary.<module>.<name>).
-from . import checks, claims, exercises, experiments, laws, sde, sgd  # noqa: F401
+from . import checks, claims, exercises, experiments, laws, sgd, v_sde  # noqa: F401
 from .checks import (
     check_collapse,
     check_fluctuation_inversion,
@@ -64,7 +64,8 @@ from .laws import (
     transitional_temperature,
     variance_depth0,
 )
-from .sde import (
+from .sgd import SGDSamples, sgd_v_samples
+from .v_sde import (
     StationaryRun,
     VRun,
     numpy_euler_s,
@@ -73,7 +74,6 @@ from .sde import (
     simulate_v,
     simulate_v_coupled,
 )
-from .sgd import SGDSamples, sgd_v_samples
 
 __all__ = [
     # laws

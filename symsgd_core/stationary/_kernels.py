@@ -1,4 +1,4 @@
-"""Numba kernels for the v-SDE of diagonal networks (private; use :mod:`symsgd_core.stationary.sde`).
+"""Numba kernels for the v-SDE of diagonal networks (private; use :mod:`symsgd_core.stationary.v_sde`).
 
 State ``x``: ``v`` itself for depth 0, ``s = log|v|`` for depth ≥ 1 (the branch sign is
 handled by the caller, which flips α₂ and β₂ for the negative branch). Coefficients of

@@ -36,7 +36,7 @@ from .laws import (
     transitional_temperature,
     variance_depth0,
 )
-from .sde import relaxation_rate, simulate_v, simulate_v_coupled, v_space_coefficients
+from .v_sde import relaxation_rate, simulate_v, simulate_v_coupled, v_space_coefficients
 
 #: (k, σ, γ, T) settings on which the closed forms are checked.
 SETTINGS = ((1.0, 1.0, 0.0, 0.05), (1.0, 1.0, 0.0, 0.15), (1.0, 1.0, 0.0, 0.3), (1.5, 0.5, 0.2, 0.1),

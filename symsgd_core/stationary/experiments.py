@@ -31,8 +31,8 @@ from .laws import (
     transitional_temperature,
     variance_depth0,
 )
-from .sde import StationaryRun, relaxation_rate, run_to_stationarity, simulate_v, simulate_v_coupled
 from .sgd import AMPLIFIED_LR, SGDSamples, sgd_v_samples
+from .v_sde import StationaryRun, relaxation_rate, run_to_stationarity, simulate_v, simulate_v_coupled
 
 __all__ = [
     "KS_ALPHA", "gaussian_problem", "histogram_density", "survival_points", "ks_threshold",

@@ -12,7 +12,7 @@ and ``g(v) = α₁v² − 2α₂v + α₃ = Var[∂ℓ/∂v] / 4``, ``Δ = α₁
 
 Itô reduction of ``dθ = −∇L dt + sqrt(T C) dW`` (conventions: no ½ in the loss, ``T = η/S``)
 once the law of balance has equalised the layers (derived; checked by simulation in
-:mod:`symsgd_core.stationary.sde`), with ``p = 2D/(D + 1)``::
+:mod:`symsgd_core.stationary.v_sde`), with ``p = 2D/(D + 1)``::
 
     D = 0:  dv = −2(β₁'v − β₂) dt + 2 sqrt(T g(v)) dW,                 β₁' = β₁ + γ
     D ≥ 1:  dv = 2(D+1)[−(β₁v − β₂)|v|^p − γv + T D g(v) v|v|^{2p−2}] dt + 2(D+1) sqrt(T g(v)) |v|^p dW

@@ -16,10 +16,10 @@ import plotly.graph_objects as go
 from symsgd_jupyter.describe import subscript, superscript
 
 from ..core.checking import roundoff_tolerance
+from ..dln.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, singular_values, smallest_B
+from ..dln.stepping import weight_decay_factor
 from ..rank_jumps import experiments
 from ..rank_jumps.analysis import exponential_counts, jump_histogram
-from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, singular_values, smallest_B
-from ..rank_jumps.stepping import weight_decay_factor
 from .base import Controller, ExperimentFigure
 from .plotting import axes, line, markers, panels
 from .sliders import EPSILON, SEED, SGD_SEEDS, STEP_SIZE, WEIGHT_DECAY, Range
@@ -220,7 +220,7 @@ class TrapController(_ExperimentFigure):
 
     Left: GD; right: ``n_seeds`` SGD runs (one colour each). Top row: ``s_1(A)`` (the upper line of each colour)
     and ``s_2(A)`` (the lower), on a log axis; the dotted line is the rank threshold. Middle row: the smallest r
-    with θ ∈ B_r (:func:`~symsgd_core.rank_jumps.network.smallest_B`, the default criterion). Bottom row: the
+    with θ ∈ B_r (:func:`~symsgd_core.dln.network.smallest_B`, the default criterion). Bottom row: the
     balance test, ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F`` against ε₂ (dashed). Re-simulates on Run.
     """
 
@@ -519,7 +519,7 @@ class BasinController(_ExperimentFigure):
 class AnnealController(_ExperimentFigure):
     """Hot phase (large η, γ: SGD jumps) then cold phase (small η, γ); GD and SGD from one rank-2 minimum.
 
-    One run per method through one :meth:`~symsgd_core.rank_jumps.engine.Schedule.anneal`, each phase diagnosed on
+    One run per method through one :meth:`~symsgd_core.dln.engine.Schedule.anneal`, each phase diagnosed on
     its own records. Left: ``s₂(A)`` over time (hot phase shaded), GD black, SGD in colours. Right: final loss
     ``𝓛_γcold`` of every run after a GD polish of ``POLISH_STEPS`` cold steps (markers coloured by rank), with the
     losses of the two minima at the cold γ (horizontal lines). Re-simulates on Run.

@@ -162,7 +162,7 @@ class RunResult(EngineResult):
         returned_up: bool ``(R,)``: the rank ever rose above an earlier lower rank.
         first_return_step: int ``(R,)``: first recorded step of such a rise (−1 if never).
         collapsed: bool ``(R,)``: rank 0 (A ≈ 0, B_0) at the last record.
-        final: :class:`~symsgd_core.rank_jumps.network.Params` after the last step (diverged runs: frozen at
+        final: :class:`~symsgd_core.dln.network.Params` after the last step (diverged runs: frozen at
             divergence).
     """
 

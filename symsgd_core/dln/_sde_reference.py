@@ -16,9 +16,9 @@ import math
 
 import numpy as np
 
-from ..rank_jumps.network import Architecture, Params
-from ..rank_jumps.problems import CompletionProblem
-from ..rank_jumps.stepping import FLUSH_EVERY
+from .network import Architecture, Params
+from .problems import CompletionProblem
+from .stepping import FLUSH_EVERY
 
 __all__ = ["noise_factor", "per_entry_gradients", "reference_chunk"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..rank_jumps._kernels import (
+from ._kernels import (
     _FM,
     _add_noise,
     _backward,

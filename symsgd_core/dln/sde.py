@@ -28,7 +28,7 @@ whose increment has covariance ``T dt C(θ)`` exactly.
 Runners: :func:`run_sde` (any dt; ``increments="rademacher"`` gives bounded ±1 noise with the same
 covariance), :func:`run_gaussian_sgd` (dt = η), :func:`run_langevin` (EM with step dt), :func:`run_sgd_weights`
 (SGD through the same kernel, to share its records). All return the engine's
-:class:`~symsgd_core.rank_jumps.engine.RunResult` (``times = dt·steps``).
+:class:`~symsgd_core.dln.engine.RunResult` (``times = dt·steps``).
 
 Randomness: the package's rule (:func:`symsgd_core.core.seeding.streams`): run r draws from child r of
 ``SeedSequence(seed)`` (ξ ``(T, N)``, Langevin's ζ ``(T, P)``, SGD's entries ``(T, S)`` per chunk), so the same
@@ -44,11 +44,11 @@ import numpy as np
 from ..core.results import resolve_engine
 from ..core.seeding import streams
 from ..core.validation import check_choice, check_int, check_nonnegative, check_positive, check_positive_int
-from ..rank_jumps.engine import RunResult, _build_result, _record_stats
-from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, Architecture, BrCriterion, Params
-from ..rank_jumps.problems import CompletionProblem, _check_problem_fits
-from ..rank_jumps.stepping import DIVERGENCE_RESIDUAL, flush_threshold
-from ._reference import noise_factor, reference_chunk
+from ._sde_reference import noise_factor, reference_chunk
+from .engine import RunResult, _build_result, _record_stats
+from .network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, Architecture, BrCriterion, Params
+from .problems import CompletionProblem, _check_problem_fits
+from .stepping import DIVERGENCE_RESIDUAL, flush_threshold
 
 __all__ = ["INCREMENTS", "SDE_METHODS", "negative_weight_law",
            "noise_factor", "run_gaussian_sgd", "run_gd_dt", "run_langevin", "run_sde",
@@ -196,7 +196,7 @@ def _run_weighted(params, problem, n_steps, *, weight_decay, dt, kind, lr=None, 
     chunk = max(1, min(max(n_steps, 1), _CHUNK_ELEMENTS // max(R * per_step, 1),
                        record_every * max(1, _CHUNK_ELEMENTS // max(R * P, 1))))
     if compiled:
-        from ._kernels import weighted_chunk
+        from ._sde_kernels import weighted_chunk
     weight_decay_rec = np.array([weight_decay])
     A_rec = [_end_to_end_flat(theta[:, None, :], arch)] if keep_A else None
     stats = [_record_stats(theta[:, None, :], arch, problem, weight_decay_rec, rank_tol, criterion, record_layers)]
@@ -277,7 +277,7 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
         lr, batch_size: η and S, which set the temperature ``T = η/S`` of the diffusion.
         weight_decay: weight decay γ (drift only).  dt: the EM step (``dt = lr`` is "Gaussian SGD").
         seed, record_every, rank_tol, criterion, record_layers, engine: as in
-        :func:`~symsgd_core.rank_jumps.engine.run`.
+        :func:`~symsgd_core.dln.engine.run`.
         increments: ``"gaussian"`` (EM), ``"rademacher"`` (±1 per entry: the same mean and covariance,
             bounded; for the noise-shape study) or ``"bernoulli"`` (dt = lr only: independent nonnegative
             weights with SGD's marginal law per entry, see :data:`INCREMENTS`).
@@ -286,7 +286,7 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
         keep_A: store A at every record in ``settings["end_to_end"]`` ``(R, K, m, n)``.
 
     Returns:
-        :class:`~symsgd_core.rank_jumps.engine.RunResult` (``steps`` count EM steps, ``times = dt·steps``; divergence as
+        :class:`~symsgd_core.dln.engine.RunResult` (``steps`` count EM steps, ``times = dt·steps``; divergence as
         in the engine).
     """
     return _run_weighted(params, problem, n_steps, weight_decay=weight_decay, dt=dt, kind="sde", lr=lr,

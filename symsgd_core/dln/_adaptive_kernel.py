@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..rank_jumps.stepping import FLUSH_EVERY
+from .stepping import FLUSH_EVERY
 
 __all__ = ["EVENT_BUDGET", "EVENT_CAP", "EVENT_NONE", "EVENT_NONFINITE", "EVENT_RESIDUAL", "EVENT_STALL",
            "adaptive_runs"]

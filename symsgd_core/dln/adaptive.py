@@ -16,7 +16,7 @@ with mean ``h_n D`` and covariance ``T h_n C``: the scheme converges to the same
 A path ends early in one of three ways (:data:`EVENTS`):
 
 * ``"residual"`` — the engine's divergence rule (a residual above
-  :data:`~symsgd_core.rank_jumps.stepping.DIVERGENCE_RESIDUAL`);
+  :data:`~symsgd_core.dln.stepping.DIVERGENCE_RESIDUAL`);
 * ``"stall"`` — the rule asks for a step below :data:`STALL_STEP` (time units), at ‖θ‖ of about 12–17 on the
   ε-completion (the minima's ≈ 2.7): a first passage over that level, not an escape (below);
 * ``"budget"`` — more than ``BUDGET_FACTOR · t_end / h_max`` steps (reported, never silently dropped).
@@ -51,10 +51,6 @@ import numpy as np
 
 from ..core.seeding import children
 from ..core.validation import check_int, check_nonnegative, check_positive, check_positive_int
-from ..rank_jumps.engine import RunResult, _build_result, _record_stats
-from ..rank_jumps.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, Params
-from ..rank_jumps.problems import CompletionProblem, _check_problem_fits
-from ..rank_jumps.stepping import DIVERGENCE_RESIDUAL, flush_threshold
 from ._adaptive_kernel import (
     EVENT_BUDGET,
     EVENT_CAP,
@@ -64,6 +60,10 @@ from ._adaptive_kernel import (
     EVENT_STALL,
     adaptive_runs,
 )
+from .engine import RunResult, _build_result, _record_stats
+from .network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, Params
+from .problems import CompletionProblem, _check_problem_fits
+from .stepping import DIVERGENCE_RESIDUAL, flush_threshold
 
 __all__ = ["BUDGET_FACTOR", "DEFAULT_RHO", "EVENTS", "ESCAPE_NORM", "EXCURSION_BASE", "EXCURSION_CAPACITY",
            "FOLLOW_BUDGET_FACTOR", "FOLLOW_CAP_NORM", "STALL_STEP", "AdaptiveRun", "Excursions", "run_sde_adaptive"]
@@ -123,7 +123,7 @@ class AdaptiveRun:
     """An ensemble integrated by :func:`run_sde_adaptive`.
 
     Attributes:
-        result: the records as the engine's :class:`~symsgd_core.rank_jumps.engine.RunResult` (``steps`` are record
+        result: the records as the engine's :class:`~symsgd_core.dln.engine.RunResult` (``steps`` are record
             indices, ``times`` the record times; a run that ended early is NaN from the next record on and has
             ``diverged_step`` = the index of that record).
         t_event: ``(R,)`` time at which the path ended early (NaN if it reached the end).
