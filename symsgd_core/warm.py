@@ -89,7 +89,7 @@ def _sde_noise_once() -> None:
 
 
 def _sde_noise_adaptive() -> None:
-    from .dln.adaptive import run_sde_adaptive
+    from .dln import run_sde_adaptive
 
     start, problem, exp = _rank_jumps_setup()
     lr = exp.lr_phase0

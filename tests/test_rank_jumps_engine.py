@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from symsgd_core import dln, rank_jumps, sde_noise
 from symsgd_core.benchmarks import rank_jumps as bench
 from symsgd_core.core.checking import EPS64
-from symsgd_core.dln.engine import _build_result
+from symsgd_core.dln.engine import build_result
 
 EXP = rank_jumps.EPSILON_EXPERIMENT
 
@@ -443,7 +443,7 @@ def test_events_from_synthetic_ranks():
     rec = dict(rank=rank, sv=sv, lsv=None, loss=sv[..., 0], fit=sv[..., 0], norm_sq=sv[..., 0], balance=sv[..., 0],
                inB=None)
     div = np.array([-1, -1, -1, -1, 15])
-    res = _build_result(steps, steps * 0.1, rec, div, rank_jumps.init_params(EXP.arch, 5), {})
+    res = build_result(steps, steps * 0.1, rec, div, rank_jumps.init_params(EXP.arch, 5), {})
     np.testing.assert_array_equal(res.first_step_at_rank[:, 1], [20, 10, -1, 10, -1])
     np.testing.assert_array_equal(res.returned_up, [False, True, False, False, False])
     assert res.first_return_step[1] == 20

@@ -10,9 +10,8 @@ import pytest
 from symsgd_core import rank_jumps as rj
 from symsgd_core.dln import sde
 from symsgd_core.dln.adaptive import STALL_STEP, run_sde_adaptive
-from symsgd_core.dln.network import Params
+from symsgd_core.dln.network import Params, replicate
 from symsgd_core.dln.stepping import DIVERGENCE, DIVERGENCE_RESIDUAL
-from symsgd_core.rank_jumps.analysis import replicate
 from symsgd_core.sde_noise.blowup import continuation_task, hazard_rows, pre_blowup_states
 from symsgd_core.sde_noise.checks import check_sde_adaptive_matches_em
 from symsgd_core.sde_noise.experiments import summarize_runs

@@ -11,8 +11,8 @@ from scipy import integrate
 
 from symsgd_core import registered_checks
 from symsgd_core.core.conventions import Z_MC
-from symsgd_core.dln._sde_reference import per_entry_gradients
 from symsgd_core.dln.network import Params
+from symsgd_core.dln.noise import per_entry_gradients
 from symsgd_core.dln.problems import gradient
 from symsgd_core.rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from symsgd_core.rank_jumps.experiments import rank_one_minimum, start_minimum

@@ -12,8 +12,7 @@ import pytest
 
 from symsgd_core import rank_jumps as rj
 from symsgd_core.dln.adaptive import EXCURSION_BASE, FOLLOW_CAP_NORM, run_sde_adaptive
-from symsgd_core.dln.network import Params
-from symsgd_core.rank_jumps.analysis import replicate
+from symsgd_core.dln.network import Params, replicate
 from symsgd_core.sde_noise import spikes
 from symsgd_core.sde_noise.checks import check_sde_follow_matches_em
 

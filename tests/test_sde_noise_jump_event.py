@@ -168,8 +168,8 @@ def test_the_end_state_label_is_not_the_route():
 
 
 def test_sgd_with_samples_is_run_sgd_weights_bit_for_bit_and_replays_given_samples():
+    from symsgd_core.dln.network import replicate
     from symsgd_core.dln.sde import run_sgd_weights
-    from symsgd_core.rank_jumps.analysis import replicate
 
     problem, base = J._problem_and_start("eps", 0.027)
     ref = run_sgd_weights(replicate(base, 3), problem, 7003, lr=0.3, weight_decay=0.027, seed=2, record_every=50,
@@ -216,7 +216,7 @@ def test_avoid_chain_reduces_to_the_known_waits_and_matches_monte_carlo():
 
 def test_sgd_with_samples_survives_a_divergence():
     problem, base = J._problem_and_start("eps", 0.027)
-    from symsgd_core.rank_jumps.analysis import replicate
+    from symsgd_core.dln.network import replicate
 
     res = J.sgd_with_samples(replicate(base, 2), problem, 400, lr=3.0, weight_decay=0.0, seed=0, record_every=50)
     assert np.all(res["diverged_step"] >= 0)          # η = 3 blows up (the engine's rule: residual above 10⁶)

@@ -8,9 +8,10 @@ import pytest
 
 from symsgd_core import rank_jumps as rj
 from symsgd_core.dln import sde
-from symsgd_core.dln._sde_reference import noise_factor, per_entry_gradients
-from symsgd_core.rank_jumps.analysis import per_entry_gradients as per_entry_by_masks
-from symsgd_core.rank_jumps.analysis import replicate, sgd_noise_covariance
+from symsgd_core.dln._sde_reference import noise_factor
+from symsgd_core.dln.network import replicate
+from symsgd_core.dln.noise import per_entry_gradients, sgd_noise_covariance
+from symsgd_core.dln.noise import per_entry_gradients as per_entry_by_masks
 
 PROBLEM = rj.epsilon_completion(0.2)
 LR, WEIGHT_DECAY = 0.3, 0.027

@@ -34,12 +34,9 @@ import numba
 import numpy as np
 
 from .. import rank_jumps
-from ..dln._kernels import sgd_chunk
-from ..dln.engine import _record_stats
-from ..dln.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL
-from ..dln.stepping import DIVERGENCE_RESIDUAL, flush_threshold
+from ..dln import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, DIVERGENCE_RESIDUAL, flush_threshold, record_stats, sgd_chunk
 from ..rank_jumps import CompletionProblem, Params
-from ..rank_jumps.experiments import _phase0_cached
+from ..rank_jumps.experiments import phase0_cached
 from .registry import BenchResult, best_time, register_benchmark
 
 RUNS, STEPS, RECORD_EVERY = rank_jumps.EPSILON_EXPERIMENT.n_runs, rank_jumps.EPSILON_EXPERIMENT.hot_steps, 100
@@ -318,8 +315,8 @@ def bench_rank_jumps() -> list[BenchResult]:
 
     rows.extend(_vs_compiled_loop(start, problem))
 
-    _phase0_cached.cache_clear()
-    gd_figure = best_time(lambda: (_phase0_cached.cache_clear(), rank_jumps.phase0_minima(n_runs=RUNS)), repeat=2)
+    phase0_cached.cache_clear()
+    gd_figure = best_time(lambda: (phase0_cached.cache_clear(), rank_jumps.phase0_minima(n_runs=RUNS)), repeat=2)
     gd_steps = 2000
     p0 = rank_jumps.init_params(exp.arch, RUNS, 0)
     t0 = time.perf_counter()
@@ -356,7 +353,7 @@ def _vs_compiled_loop(start: Params, problem: CompletionProblem) -> list[BenchRe
         draws = _draws(RUNS, STEPS)
         _, snaps = compiled_loop_sgd(start, problem, draws, LR_HOT, WEIGHT_DECAY, parallel=parallel)
         snaps = np.concatenate([start.flat[:, None, :], snaps], axis=1)
-        _record_stats(snaps, arch, problem, np.full(snaps.shape[1], WEIGHT_DECAY), DEFAULT_RANK_TOL,
+        record_stats(snaps, arch, problem, np.full(snaps.shape[1], WEIGHT_DECAY), DEFAULT_RANK_TOL,
                       DEFAULT_B_CRITERION, True)
 
     n_max = numba.config.NUMBA_NUM_THREADS

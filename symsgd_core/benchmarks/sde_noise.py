@@ -16,8 +16,7 @@ the most steps), against its SGD part at that η. Medians of 3 after a warm-up; 
 from __future__ import annotations
 
 from .. import rank_jumps
-from ..dln.sde import run_sde
-from ..rank_jumps.analysis import replicate
+from ..dln import replicate, run_sde
 from ..sde_noise.experiments import HOT, simulate
 from ..ui.sde_noise import SdeCompareController
 from .registry import BenchResult, best_time, register_benchmark

@@ -17,41 +17,11 @@ import math
 import numpy as np
 
 from .network import Architecture, Params
+from .noise import per_entry_gradients
 from .problems import CompletionProblem
 from .stepping import FLUSH_EVERY
 
-__all__ = ["noise_factor", "per_entry_gradients", "reference_chunk"]
-
-
-def per_entry_gradients(theta: np.ndarray, arch: Architecture, problem: CompletionProblem) -> np.ndarray:
-    """Data-term gradients ``g_k = ∇_θ (A_ij − A*_ij)²`` for every run and observed entry: ``(R, N, P)``.
-
-    ``g_k|_ℓ = 2 r_k Q_ℓ[i,:]ᵀ P_ℓ[:,j]ᵀ`` with ``P_ℓ = W_{ℓ−1}⋯W_1`` and ``Q_ℓ = W_L⋯W_{ℓ+1}``; entries in the
-    order of ``problem.entries``. Weight decay (the same for every entry) is left out. Vectorised over runs;
-    :func:`symsgd_core.rank_jumps.analysis.per_entry_gradients` (one run, by masks) gives the same numbers.
-    """
-    theta = np.atleast_2d(np.asarray(theta, dtype=np.float64))
-    R = theta.shape[0]
-    ws = Params(arch, theta).layers()
-    L = len(ws)
-    n, m = arch.dims[0], arch.dims[-1]
-    pref = [np.broadcast_to(np.eye(n), (R, n, n))]  # pref[ℓ]: the input map of layer ℓ (0-based)
-    for w in ws:
-        pref.append(w @ pref[-1])
-    suf = [None] * L  # suf[ℓ] = W_L ⋯ W_{ℓ+2} (0-based ℓ), shape (R, m, d_{ℓ+1})
-    suf[L - 1] = np.broadcast_to(np.eye(m), (R, m, m))
-    for ell in range(L - 2, -1, -1):
-        suf[ell] = suf[ell + 1] @ ws[ell + 1]
-    A = pref[-1]
-    rows, cols, vals = problem.entries
-    out = np.empty((R, rows.size, arch.n_params))
-    off = arch.offsets
-    for k, (i, j, v) in enumerate(zip(rows, cols, vals)):
-        r = A[:, i, j] - v
-        for ell in range(L):
-            g = 2.0 * r[:, None, None] * suf[ell][:, i, :, None] * pref[ell][:, None, :, j]
-            out[:, k, off[ell]:off[ell + 1]] = g.reshape(R, -1)
-    return out
+__all__ = ["noise_factor", "reference_chunk"]
 
 
 def noise_factor(theta: np.ndarray, arch: Architecture, problem: CompletionProblem) -> np.ndarray:

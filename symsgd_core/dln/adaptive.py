@@ -60,9 +60,9 @@ from ._adaptive_kernel import (
     EVENT_STALL,
     adaptive_runs,
 )
-from .engine import RunResult, _build_result, _record_stats
+from .engine import RunResult, build_result, record_stats
 from .network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, Params
-from .problems import CompletionProblem, _check_problem_fits
+from .problems import CompletionProblem, check_problem_fits
 from .stepping import DIVERGENCE_RESIDUAL, flush_threshold
 
 __all__ = ["BUDGET_FACTOR", "DEFAULT_RHO", "EVENTS", "ESCAPE_NORM", "EXCURSION_BASE", "EXCURSION_CAPACITY",
@@ -194,7 +194,7 @@ def run_sde_adaptive(params: Params, problem: CompletionProblem, t_end: float, *
     """
     if not isinstance(params, Params) or params.n_runs < 1:
         raise ValueError("params must be a Params holding at least one run")
-    _check_problem_fits(params.arch, problem)
+    check_problem_fits(params.arch, problem)
     if not np.all(np.isfinite(params.flat)):
         raise ValueError("params must be finite (found NaN or inf)")
     t_end = check_positive("t_end", t_end)
@@ -244,7 +244,7 @@ def run_sde_adaptive(params: Params, problem: CompletionProblem, t_end: float, *
                   excursion_base, exc[0], exc[1], exc[2], exc_steps, n_exc)
     all_snaps = np.concatenate([params.flat[:, None, :], snaps], axis=1)
     weight_decay_at = np.full(n_rec + 1, weight_decay)
-    rec = _record_stats(all_snaps, arch, problem, weight_decay_at, rank_tol, DEFAULT_B_CRITERION, record_layers)
+    rec = record_stats(all_snaps, arch, problem, weight_decay_at, rank_tol, DEFAULT_B_CRITERION, record_layers)
     times = np.concatenate([[0.0], rec_t])
     idx = np.arange(n_rec + 1, dtype=np.int64)
     ended = np.isfinite(t_event)
@@ -254,6 +254,6 @@ def run_sde_adaptive(params: Params, problem: CompletionProblem, t_end: float, *
                     batch_size=batch_size, escape_norm=escape_norm, seed=seed, t_end=t_end, record_dt=record_dt,
                     rank_tol=rank_tol, criterion=DEFAULT_B_CRITERION, n_runs=R, problem=problem.name,
                     excursion_base=excursion_base, cap_norm=FOLLOW_CAP_NORM if follow else None)
-    res = _build_result(idx, times, rec, div_rec, Params(arch, theta), settings)
+    res = build_result(idx, times, rec, div_rec, Params(arch, theta), settings)
     return AdaptiveRun(res, t_event, tuple(EVENTS[int(e)] for e in event), n_steps, n_reduced, min_h, max_norm,
                        t_escape, settings, Excursions(excursion_base, exc[0], exc[1], exc[2], exc_steps, n_exc))

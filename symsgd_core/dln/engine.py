@@ -48,10 +48,11 @@ from .network import (
     _svals,
     numerical_rank,
 )
-from .problems import CompletionProblem, _check_problem_fits
+from .problems import CompletionProblem, check_problem_fits
 from .stepping import DIVERGENCE_RESIDUAL, flush_threshold, prefetched
 
-__all__ = ["METHODS", "RunResult", "Schedule", "records_between", "run"]
+__all__ = ["METHODS", "RunResult", "Schedule", "build_result", "record_stats", "records_between", "run",
+           "sgd_chunk"]
 
 if LOSS_HALF_FACTOR:  # pragma: no cover - guards the factor 2 in every update
     raise ImportError("symsgd_core.rank_jumps assumes the loss (f − y)² without ½ (conventions.LOSS_HALF_FACTOR)")
@@ -280,7 +281,7 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
     if params.n_runs < 1:
         raise ValueError("params must hold at least one run: got an ensemble of 0 runs (an empty selection?)")
     arch = params.arch
-    _check_problem_fits(arch, problem)
+    check_problem_fits(arch, problem)
     n_steps = check_int("n_steps", n_steps, minimum=0)
     method = check_choice("method", method, METHODS)
     compiled = resolve_engine(engine)
@@ -347,7 +348,7 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
     tiny = flush_threshold(arch.depth)
     maskf = problem.mask.astype(np.float64)
     target = np.ascontiguousarray(problem.target)
-    stats = [_record_stats(theta[:, None, :], arch, problem, weight_decay_all[:1] if n_steps else
+    stats = [record_stats(theta[:, None, :], arch, problem, weight_decay_all[:1] if n_steps else
                            np.array([schedule.values(1)[1][0]]), rank_tol, criterion, record_layers)]
 
     def draw(s0):  # the chunk's random draws, per run from its own stream (in a background thread: prefetched)
@@ -379,7 +380,7 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
             gd_chunk(theta, dims, off, target, maskf, 1.0 / problem.n_observed, lr_c, weight_decay_c, drawn, scale,
                      rec_pos, snaps, div_step, s0, DIVERGENCE_RESIDUAL, tiny)
         if rec_pos.size:
-            stats.append(_record_stats(snaps, arch, problem, weight_decay_all[in_chunk - 1], rank_tol, criterion,
+            stats.append(record_stats(snaps, arch, problem, weight_decay_all[in_chunk - 1], rank_tol, criterion,
                                        record_layers))
     rec = {k: np.concatenate([st[k] for st in stats], axis=1) if stats[0][k] is not None else None
            for k in stats[0]}
@@ -388,7 +389,7 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
                     batch_size=batch_size, temperature=temperature, rank_tol=rank_tol, criterion=criterion,
                     engine="compiled" if compiled else "reference", n_runs=R, problem=problem.name,
                     entries=None if method != "forced" else sub.copy())
-    return _build_result(rec_steps, times, rec, div_step, Params(arch, theta), settings)
+    return build_result(rec_steps, times, rec, div_step, Params(arch, theta), settings)
 
 
 #: Largest number of pre-drawn random numbers (or snapshot entries) held per chunk.
@@ -412,7 +413,7 @@ def _measure(flat: np.ndarray, arch: Architecture, layers: bool):
     return A, norm_sq, imb, lsv
 
 
-def _record_stats(snaps: np.ndarray, arch: Architecture, problem: CompletionProblem, weight_decay_at: np.ndarray,
+def record_stats(snaps: np.ndarray, arch: Architecture, problem: CompletionProblem, weight_decay_at: np.ndarray,
                   rank_tol: float, criterion: BrCriterion, layers: bool) -> dict:
     """Reduce snapshots ``(R, k, P)`` to the recorded quantities; NaN snapshots give NaN records."""
     R, k, P = snaps.shape
@@ -446,7 +447,7 @@ def _record_stats(snaps: np.ndarray, arch: Architecture, problem: CompletionProb
     return out
 
 
-def _build_result(steps, times, rec, div_step, final, settings) -> RunResult:
+def build_result(steps, times, rec, div_step, final, settings) -> RunResult:
     """Per-run events from the records: first step at each rank, returns up, collapse, divergence."""
     rank = rec["rank"]
     R, K = rank.shape
@@ -496,5 +497,13 @@ def records_between(result: RunResult, first_step: int, last_step: int) -> RunRe
            "norm_sq": result.norm_sq[:, keep], "balance": result.balancedness[:, keep], "rank": result.rank[:, keep],
            "inB": None if result.in_B is None else result.in_B[:, keep]}
     div = np.where(result.diverged_step <= last_step, result.diverged_step, -1)
-    return _build_result(result.steps[keep], result.times[keep], rec, div, result.final,
+    return build_result(result.steps[keep], result.times[keep], rec, div, result.final,
                          {**result.settings, "records_between": (int(first_step), int(last_step))})
+
+
+def sgd_chunk(*args) -> None:
+    """The compiled SGD step loop over one chunk (:mod:`._kernels`; arguments as there), for the benchmark that
+    times the loop alone."""
+    from ._kernels import sgd_chunk as chunk
+
+    chunk(*args)

@@ -27,7 +27,8 @@ import numpy as np
 from ..core.seeding import stream, streams
 from ..core.validation import check_array, check_int, check_positive, check_positive_int
 
-__all__ = ["DEFAULT_B_CRITERION", "DEFAULT_RANK_TOL", "Architecture", "BrCriterion", "Params", "balanced_factorisation",
+__all__ = ["DEFAULT_B_CRITERION", "DEFAULT_RANK_TOL", "replicate", "Architecture", "BrCriterion", "Params",
+           "balanced_factorisation",
            "balancedness", "end_to_end", "exact_rank_tol", "in_B", "smallest_B", "induced_penalty", "schatten_penalty",
            "init_params",
            "layer_singular_values", "make_architecture", "numerical_rank", "singular_values"]
@@ -444,3 +445,9 @@ def _in_B_from(norm_sq: np.ndarray, imbalance: np.ndarray, layer_sv: np.ndarray,
     smax = np.max(layer_sv, axis=-2)
     smax = np.concatenate([smax, np.zeros((*smax.shape[:-1], 1))], axis=-1)
     return base[..., None] & (smax <= criterion.alpha)
+
+
+def replicate(params: Params, n_runs: int) -> Params:
+    """``n_runs`` copies of run 0 of ``params`` (so that only the SGD draws differ between runs)."""
+    n_runs = check_int("n_runs", n_runs, minimum=1)
+    return Params(params.arch, np.repeat(params.flat[:1], n_runs, axis=0))

@@ -151,7 +151,7 @@ def random_low_rank_completion(shape: tuple[int, int] = (10, 10), rank: int = 2,
 def loss(params: Params, problem: CompletionProblem, weight_decay: float) -> np.ndarray:
     """``𝓛_γ(θ) = (1/N) Σ_Ω (A_ij − A*_ij)² + γ‖θ‖²`` per run: ``(R,)``."""
     weight_decay = check_nonnegative("weight_decay", weight_decay)
-    _check_problem_fits(params.arch, problem)
+    check_problem_fits(params.arch, problem)
     return problem.fit_loss(end_to_end(params)) + weight_decay * params.norm_sq()
 
 
@@ -162,7 +162,7 @@ def gradient(params: Params, problem: CompletionProblem, weight_decay: float) ->
         :class:`Params` holding the gradient (same layout as ``params``).
     """
     weight_decay = check_nonnegative("weight_decay", weight_decay)
-    _check_problem_fits(params.arch, problem)
+    check_problem_fits(params.arch, problem)
     ws = params.layers()
     L = len(ws)
     R = params.n_runs
@@ -179,7 +179,7 @@ def gradient(params: Params, problem: CompletionProblem, weight_decay: float) ->
     return Params(params.arch, np.concatenate([g.reshape(R, -1) for g in grads], axis=1))
 
 
-def _check_problem_fits(arch: Architecture, problem: CompletionProblem) -> None:
+def check_problem_fits(arch: Architecture, problem: CompletionProblem) -> None:
     if not isinstance(problem, CompletionProblem):
         raise ValueError(f"problem must be a CompletionProblem, got {type(problem).__name__}")
     if problem.shape != arch.out_shape:

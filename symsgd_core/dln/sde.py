@@ -38,19 +38,21 @@ seed gives the same numbers and a run does not depend on how many others there a
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 import numpy as np
 
 from ..core.results import resolve_engine
 from ..core.seeding import streams
 from ..core.validation import check_choice, check_int, check_nonnegative, check_positive, check_positive_int
+from . import _sde_reference
 from ._sde_reference import noise_factor, reference_chunk
-from .engine import RunResult, _build_result, _record_stats
+from .engine import RunResult, build_result, record_stats
 from .network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, Architecture, BrCriterion, Params
-from .problems import CompletionProblem, _check_problem_fits
+from .problems import CompletionProblem, check_problem_fits
 from .stepping import DIVERGENCE_RESIDUAL, flush_threshold
 
-__all__ = ["INCREMENTS", "SDE_METHODS", "negative_weight_law",
+__all__ = ["INCREMENTS", "SDE_METHODS", "negative_weight_law", "uncentred_reference", "weighted_chunk",
            "noise_factor", "run_gaussian_sgd", "run_gd_dt", "run_langevin", "run_sde",
            "run_sgd_weights", "sde_entry_weights", "sde_noise_scale", "sgd_entry_weights"]
 
@@ -139,7 +141,7 @@ def _run_weighted(params, problem, n_steps, *, weight_decay, dt, kind, lr=None, 
         raise ValueError(f"params must be a Params, got {type(params).__name__}")
     if params.n_runs < 1:
         raise ValueError("params must hold at least one run")
-    _check_problem_fits(params.arch, problem)
+    check_problem_fits(params.arch, problem)
     if not np.all(np.isfinite(params.flat)):
         raise ValueError("params must be finite (found NaN or inf)")
     dt = check_positive("dt", dt)
@@ -199,7 +201,7 @@ def _run_weighted(params, problem, n_steps, *, weight_decay, dt, kind, lr=None, 
         from ._sde_kernels import weighted_chunk
     weight_decay_rec = np.array([weight_decay])
     A_rec = [_end_to_end_flat(theta[:, None, :], arch)] if keep_A else None
-    stats = [_record_stats(theta[:, None, :], arch, problem, weight_decay_rec, rank_tol, criterion, record_layers)]
+    stats = [record_stats(theta[:, None, :], arch, problem, weight_decay_rec, rank_tol, criterion, record_layers)]
     for s0 in range(0, n_steps, chunk):
         s1 = min(n_steps, s0 + chunk)
         T = s1 - s0
@@ -245,7 +247,7 @@ def _run_weighted(params, problem, n_steps, *, weight_decay, dt, kind, lr=None, 
             reference_chunk(theta, arch, problem, weight_decay, dt, xi_c, scale, zeta, iso_scale, rec_pos, snaps,
                             div_step, s0, DIVERGENCE_RESIDUAL, tiny, fixed_weights=fixed)
         if rec_pos.size:
-            stats.append(_record_stats(snaps, arch, problem, np.full(rec_pos.size, weight_decay), rank_tol, criterion,
+            stats.append(record_stats(snaps, arch, problem, np.full(rec_pos.size, weight_decay), rank_tol, criterion,
                                        record_layers))
             if keep_A:
                 A_rec.append(_end_to_end_flat(snaps, arch))
@@ -257,7 +259,7 @@ def _run_weighted(params, problem, n_steps, *, weight_decay, dt, kind, lr=None, 
                     increments=increments if kind == "sde" else None)
     if keep_A:
         settings["end_to_end"] = np.concatenate(A_rec, axis=1)  # (R, K, m, n): A at every record
-    return _build_result(rec_steps, dt * rec_steps.astype(float), rec, div_step, Params(arch, theta), settings)
+    return build_result(rec_steps, dt * rec_steps.astype(float), rec, div_step, Params(arch, theta), settings)
 
 
 def _end_to_end_flat(snaps: np.ndarray, arch: Architecture) -> np.ndarray:
@@ -330,3 +332,28 @@ def run_gd_dt(params: Params, problem: CompletionProblem, n_steps: int, *, weigh
     """GD with step dt through the weighted kernel (``w_k = dt/N``); equals ``run(method="gd", lr=dt)``."""
     return _run_weighted(params, problem, n_steps, weight_decay=weight_decay, dt=dt, kind="gd_dt",
                          record_every=record_every, record_layers=record_layers, engine=engine)
+
+
+def weighted_chunk(*args) -> None:
+    """The compiled entry-weighted step over one chunk (:mod:`._sde_kernels`; arguments as there), for checks and
+    forced runs that drive the kernel with weights of their own."""
+    from ._sde_kernels import weighted_chunk as chunk
+
+    chunk(*args)
+
+
+@contextmanager
+def uncentred_reference():
+    """While open, the reference SDE step (``engine="reference"``) uses ``g_k + ḡ`` for the per-entry gradients: its
+    noise keeps ``ḡ·Σξ`` (it forgets to centre). For checks whose input is broken on purpose: they must fail."""
+    orig = _sde_reference.per_entry_gradients
+
+    def leaky(theta, arch, prob):
+        g = orig(theta, arch, prob)
+        return g + g.mean(axis=1, keepdims=True)
+
+    _sde_reference.per_entry_gradients = leaky
+    try:
+        yield
+    finally:
+        _sde_reference.per_entry_gradients = orig

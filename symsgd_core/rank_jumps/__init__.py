@@ -14,20 +14,24 @@ Notebook 05's question (SGD's own noise as an SDE, on this experiment) is the to
 """
 
 # The modules. A name not in __all__ is imported from its module (symsgd_core.rank_jumps.<module>.<name>).
-from ..dln.engine import RunResult, Schedule, run
-from ..dln.network import (
+from ..dln import (
     DEFAULT_B_CRITERION,
     DEFAULT_RANK_TOL,
     Architecture,
+    CompletionProblem,
     Params,
+    RunResult,
+    Schedule,
     balancedness,
+    epsilon_completion,
+    gradient,
     in_B,
     init_params,
     make_architecture,
     numerical_rank,
+    run,
     singular_values,
 )
-from ..dln.problems import CompletionProblem, epsilon_completion, gradient
 from . import analysis, checks, claims, exercises, experiments  # noqa: F401
 from .analysis import basin_radius, distance_to_rank, min_norm_completion, raising_noise_near
 from .checks import check_balanced_at_gd_minimum, check_balanced_norm, check_explosion, check_origin_condition

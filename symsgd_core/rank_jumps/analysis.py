@@ -25,8 +25,20 @@ import numpy as np
 
 from ..core.stats import censored_exponential, censored_exponential_ks, event_times
 from ..core.validation import check_array, check_int, check_nonnegative, check_positive, check_positive_int
-from ..dln.network import DEFAULT_B_CRITERION, Params, end_to_end, induced_penalty, schatten_penalty, smallest_B
-from ..dln.problems import CompletionProblem, _check_problem_fits, gradient
+from ..dln import (
+    DEFAULT_B_CRITERION,
+    CompletionProblem,
+    Params,
+    check_problem_fits,
+    end_to_end,
+    gradient,
+    induced_penalty,
+    noise_spectrum_by_direction,
+    per_entry_gradients,
+    schatten_penalty,
+    sgd_noise_covariance,
+    smallest_B,
+)
 
 __all__ = [
     "b_r_membership",
@@ -38,10 +50,10 @@ __all__ = [
     "MIN_NORM_XTOL", "completion_penalty_slope",
     "raising_noise_near", "zero_count_upper_bound",
     "fit_slope_along_new_direction", "fraction_low_rank_after_first_visit", "jump_durations",
-    "matched_langevin_temperature", "new_direction", "new_direction_cost", "noise_spectrum_by_direction",
-    "origin_is_local_min", "per_entry_gradients", "perturb_new_direction", "rank_raising_basis", "rank_transitions",
-    "replicate", "scalar_chain_loss", "schatten_penalty", "sgd_imbalance_drive", "sgd_imbalance_scale",
-    "sgd_noise_covariance",
+    "new_direction", "new_direction_cost",
+    "origin_is_local_min", "perturb_new_direction", "rank_transitions",
+    "scalar_chain_loss", "schatten_penalty", "sgd_imbalance_drive", "sgd_imbalance_scale",
+
 ]
 
 
@@ -139,140 +151,6 @@ def origin_is_local_min(depth: int, weight_decay: float, target: float = 1.0) ->
         return y == 0.0
     quad = weight_decay * L - (2 * y if L == 2 else 0.0)
     return quad > 0
-
-
-def per_entry_gradients(params, problem, run_index: int = 0) -> np.ndarray:
-    """Data-term gradients ``∇_θ (A_ij − A*_ij)²`` of each observed entry, for one run.
-
-    The weight-decay term ``2γθ`` is the same for every entry, so it cancels in the noise
-    covariance and is left out.
-
-    Args:
-        params: :class:`~symsgd_core.dln.network.Params` (any number of runs).
-        problem: :class:`~symsgd_core.dln.problems.CompletionProblem` fitting ``params``.
-        run_index: which run.
-    Returns:
-        float64 ``(N, P)``, rows in the order of ``problem.entries``.
-    Raises:
-        ValueError: bad ``run_index`` or a problem that does not fit.
-    """
-    r = check_int("run_index", run_index, minimum=0, maximum=params.n_runs - 1)
-    one = params.select([r])
-    rows, cols, _ = problem.entries
-    out = np.empty((rows.size, params.arch.n_params))
-    for k, (i, j) in enumerate(zip(rows, cols)):
-        mask = np.zeros(problem.shape, dtype=bool)
-        mask[i, j] = True
-        single = CompletionProblem(problem.target, mask)
-        out[k] = gradient(one, single, 0.0).flat[0]
-    return out
-
-
-def sgd_noise_covariance(params, problem, run_index: int = 0) -> np.ndarray:
-    """The per-sample, mean-subtracted gradient covariance ``C(θ)`` (population, /N), batch size 1.
-
-    ``C = (1/N) Σ_Ω g_ij g_ijᵀ − ḡ ḡᵀ`` with ``g_ij = ∇_θ ℓ_ij`` (see
-    :mod:`symsgd_core.core.conventions`). One SGD step's noise has covariance ``η² C``.
-
-    Returns:
-        float64 ``(P, P)``, symmetric positive semi-definite.
-    """
-    g = per_entry_gradients(params, problem, run_index)
-    mean = g.mean(axis=0)
-    return g.T @ g / g.shape[0] - np.outer(mean, mean)
-
-
-def rank_raising_basis(params, rank: int, run_index: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Orthonormal bases of the rank-raising and the rank-keeping parameter directions at a point.
-
-    For each layer ``W_ℓ = U Σ Vᵀ`` (full SVD), a perturbation ``dW`` raises that layer's rank
-    above ``rank`` to first order exactly through its block ``U_⊥ᵀ dW V_⊥`` (``U_⊥, V_⊥``: the
-    singular vectors beyond the ``rank`` largest): ``s_{r+1}(W + dW) ≈ ‖U_⊥ᵀ dW V_⊥‖₂``.
-    Directions ``vec(u vᵀ)`` with ``u ∈ U_⊥``, ``v ∈ V_⊥`` span the *rank-raising* subspace;
-    the orthogonal complement (moving the top-``rank`` singular values and vectors) keeps or
-    lowers the rank.
-
-    Args:
-        params: :class:`~symsgd_core.dln.network.Params`.
-        rank: r ≥ 0, the rank of the point.
-        run_index: which run.
-    Returns:
-        ``(raising, keeping)``: float64 ``(P, k)`` and ``(P, P − k)`` with orthonormal columns.
-    """
-    r = check_int("rank", rank, minimum=0)
-    i = check_int("run_index", run_index, minimum=0, maximum=params.n_runs - 1)
-    arch = params.arch
-    off = arch.offsets
-    P = arch.n_params
-    cols = []
-    for ell in range(arch.depth):
-        W = params.layer(ell)[i]
-        U, _, Vt = np.linalg.svd(W, full_matrices=True)
-        for u in U[:, r:].T:
-            for v in Vt[r:]:
-                vec = np.zeros(P)
-                vec[off[ell]:off[ell + 1]] = np.outer(u, v).ravel()
-                cols.append(vec)
-    raising = np.array(cols).T if cols else np.zeros((P, 0))
-    if raising.shape[1]:
-        q, _ = np.linalg.qr(np.concatenate([raising, np.eye(P)], axis=1))
-        keeping = q[:, raising.shape[1]:P]
-    else:
-        keeping = np.eye(P)
-    return raising, keeping
-
-
-def noise_spectrum_by_direction(params, problem, rank: int, lr: float, run_index: int = 0) -> dict:
-    """Eigenvalues of SGD's per-step noise covariance ``η² C`` on rank-raising vs other directions.
-
-    Args:
-        params, problem: the point and the problem.
-        rank: the rank r of the point (see :func:`rank_raising_basis`).
-        lr: step size η (the per-step noise is ``η² C`` for batch size 1).
-        run_index: which run.
-    Returns:
-        dict with ``raising`` and ``keeping`` (eigenvalues, descending, float64 arrays),
-        ``trace_raising``, ``trace_total`` (floats), ``n_raising`` and ``n_keeping``
-        (subspace dimensions).
-    """
-    lr = check_positive("lr", lr)
-    C = lr**2 * sgd_noise_covariance(params, problem, run_index)
-    raising, keeping = rank_raising_basis(params, rank, run_index)
-
-    def eig(basis):
-        if basis.shape[1] == 0:
-            return np.zeros(0)
-        return np.sort(np.linalg.eigvalsh(basis.T @ C @ basis))[::-1]
-
-    return {"raising": eig(raising), "keeping": eig(keeping),
-            "trace_raising": float(np.trace(raising.T @ C @ raising)) if raising.shape[1] else 0.0,
-            "trace_total": float(np.trace(C)), "n_raising": raising.shape[1], "n_keeping": keeping.shape[1]}
-
-
-def matched_langevin_temperature(params: Params, problem: CompletionProblem, lr: float, weight_decay: float,
-                                 batch_size: int = 1) -> np.ndarray:
-    """Langevin temperature τ whose per-step noise matches SGD's total variance at ``params``.
-
-    SGD's step noise has covariance ``η² Σ/B`` (Σ = covariance over observed entries of
-    the per-entry gradient); Langevin's is ``2ητ I``. Equal traces give
-    ``τ = η tr(Σ) / (2 B P)``.
-
-    Returns:
-        ``(R,)`` temperatures.
-    """
-    lr = check_positive("lr", lr)
-    weight_decay = check_nonnegative("weight_decay", weight_decay)
-    batch_size = check_positive_int("batch_size", batch_size)
-    _check_problem_fits(params.arch, problem)
-    rows, cols, _ = problem.entries
-    grads = []
-    for i, j in zip(rows, cols):
-        single = np.zeros(problem.shape, dtype=bool)
-        single[i, j] = True
-        grads.append(gradient(params, CompletionProblem(problem.target, single), weight_decay).flat)
-    g = np.stack(grads)  # (N, R, P); weight decay is common to all entries and cancels
-    trace = np.mean(np.sum((g - g.mean(axis=0)) ** 2, axis=-1), axis=0)
-    return lr * trace / (2.0 * batch_size * params.arch.n_params)
 
 
 def _unit_orthogonal_to(spans: list[np.ndarray], dim: int) -> np.ndarray:
@@ -391,12 +269,6 @@ def basin_radius(depth: int, weight_decay: float, slope: float) -> float:
     if g == 0.0:
         return float("inf")
     return float((2.0 * weight_decay / g) ** (1.0 / (L - 2)))
-
-
-def replicate(params, n_runs: int):
-    """``n_runs`` copies of run 0 of ``params`` (so that only the SGD draws differ between runs)."""
-    n_runs = check_int("n_runs", n_runs, minimum=1)
-    return Params(params.arch, np.repeat(params.flat[:1], n_runs, axis=0))
 
 
 def rank_transitions(rank) -> tuple[np.ndarray, np.ndarray]:
@@ -672,8 +544,9 @@ def sgd_imbalance_drive(params: Params, problem: CompletionProblem, run_index: i
     Returns:
         list over ℓ = 1..L−1 of float64 ``(N, d_{ℓ+1}, d_{ℓ+1})``, entries in the order of ``problem.entries``.
     """
-    g = per_entry_gradients(params, problem, run_index)
+    i = check_int("run_index", run_index, minimum=0, maximum=params.n_runs - 1)
     arch = params.arch
+    g = per_entry_gradients(params.flat[i:i + 1], arch, problem)[0]
     layers = [w for w in Params(arch, g).layers()]            # each (N, d_{ℓ+1}, d_ℓ)
     return [np.swapaxes(hi, 1, 2) @ hi - lo @ np.swapaxes(lo, 1, 2) for lo, hi in zip(layers[:-1], layers[1:])]
 
@@ -768,7 +641,7 @@ def origin_hessian_min_eig(problem: CompletionProblem, depth: int, weight_decay:
         ``h²·|A*|_max·P`` (the gradient's third derivative at 0 is bounded by the target's entries at L = 2, zero
         beyond order L−1 at L ≥ 3) plus round-off ``64·P·eps·|∇|/h``.
     """
-    from ..dln.network import make_architecture
+    from ..dln import make_architecture
     L = check_int("depth", depth, minimum=1)
     weight_decay = check_nonnegative("weight_decay", weight_decay)
     arch = make_architecture(problem.shape, L, width)
@@ -798,7 +671,7 @@ def loss_hessian_top_eigenvalue(params: Params, problem: CompletionProblem, weig
     """
     weight_decay = check_nonnegative("weight_decay", weight_decay)
     h = check_positive("h", h)
-    _check_problem_fits(params.arch, problem)
+    check_problem_fits(params.arch, problem)
     theta = params.flat[:1]
     P = theta.shape[1]
     H = np.empty((P, P))

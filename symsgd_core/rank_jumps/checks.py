@@ -34,21 +34,24 @@ from ..core.checking import EPS64, CheckResult, make_result, precondition_not_me
 from ..core.conventions import Z_MC
 from ..core.stats import censored_exponential_ks, event_times
 from ..core.validation import check_array, check_int
-from ..dln.engine import run
-from ..dln.network import (
+from ..dln import (
     DEFAULT_B_CRITERION,
+    CompletionProblem,
     Params,
     balanced_factorisation,
     balancedness,
+    epsilon_completion,
     exact_rank_tol,
+    flush_threshold,
+    gradient,
     in_B,
     induced_penalty,
     init_params,
     make_architecture,
+    run,
     singular_values,
+    weight_decay_factor,
 )
-from ..dln.problems import CompletionProblem, epsilon_completion, gradient
-from ..dln.stepping import flush_threshold, weight_decay_factor
 from .experiments import EPSILON_EXPERIMENT as EXP
 from .experiments import ForcedRecord, phase0_minima
 
@@ -483,7 +486,8 @@ def check_sgd_imbalance(start: Params, problem: CompletionProblem, weight_decay:
     excursion outside the widened interval (0 inside). ``scale(params, problem, lr, weight_decay) -> dict`` is
     injectable (a wrong prediction is the broken input).
     """
-    from .analysis import replicate, sgd_imbalance_scale
+    from ..dln import replicate
+    from .analysis import sgd_imbalance_scale
 
     scale = scale or sgd_imbalance_scale
     every = 50

@@ -15,8 +15,16 @@ import dataclasses
 import numpy as np
 
 from ..core.checking import CheckResult, make_result, roundoff_tolerance
-from ..dln.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, BrCriterion, Params, in_B, numerical_rank, smallest_B
-from ..dln.problems import CompletionProblem
+from ..dln import (
+    DEFAULT_B_CRITERION,
+    DEFAULT_RANK_TOL,
+    BrCriterion,
+    CompletionProblem,
+    Params,
+    in_B,
+    numerical_rank,
+    smallest_B,
+)
 from .analysis import (
     barrier_width,
     basin_radius,

@@ -20,8 +20,7 @@ import functools
 import numpy as np
 
 from ..core.exercises import Exercise, Feedback, as_number, exercises_by_name, number_exercise
-from ..dln.problems import epsilon_completion
-from ..dln.stepping import weight_decay_factor
+from ..dln import epsilon_completion, weight_decay_factor
 from .analysis import basin_radius, min_norm_completion, origin_fit_gradient, origin_threshold
 from .experiments import BASIN_SLOPE, basin_slope, trap
 from .experiments import EPSILON_EXPERIMENT as EXP

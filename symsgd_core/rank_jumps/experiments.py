@@ -27,20 +27,29 @@ from ..core.checking import roundoff_tolerance
 from ..core.results import Outcome
 from ..core.seeding import piece_seed
 from ..core.validation import check_int
-from ..dln.engine import RunResult, Schedule, records_between, run
-from ..dln.network import (
+from ..dln import (
     DEFAULT_RANK_TOL,
     Architecture,
+    CompletionProblem,
     Params,
+    RunResult,
+    Schedule,
     balanced_factorisation,
+    epsilon_completion,
+    flush_threshold,
     init_params,
     layer_singular_values,
+    loss,
     make_architecture,
+    matched_langevin_temperature,
+    noise_spectrum_by_direction,
     numerical_rank,
+    records_between,
+    replicate,
+    run,
+    weight_decay_factor,
 )
-from ..dln.network import singular_values as _singular_values
-from ..dln.problems import CompletionProblem, epsilon_completion, loss
-from ..dln.stepping import flush_threshold, weight_decay_factor
+from ..dln import singular_values as _singular_values
 from .analysis import (
     Diagnosis,
     b_r_membership,
@@ -52,13 +61,10 @@ from .analysis import (
     fit_slope_along_new_direction,
     fraction_low_rank_after_first_visit,
     jump_durations,
-    matched_langevin_temperature,
     new_direction_cost,
-    noise_spectrum_by_direction,
     origin_is_local_min,
     perturb_new_direction,
     rank_transitions,
-    replicate,
     scalar_chain_loss,
     schatten_penalty,
 )
@@ -121,12 +127,12 @@ def phase0_minima(eps: float = EXP.eps, n_runs: int = EXP.n_runs, seed: int = 0,
     Returns:
         :class:`~.network.Params` with ``n_runs`` runs (diverged runs cannot occur at the defaults).
     """
-    return _phase0_cached(float(eps), int(n_runs), int(seed), int(depth), int(width), float(weight_decay), float(lr),
+    return phase0_cached(float(eps), int(n_runs), int(seed), int(depth), int(width), float(weight_decay), float(lr),
                           int(n_steps)).copy()
 
 
 @functools.lru_cache(maxsize=16)
-def _phase0_cached(eps, n_runs, seed, depth, width, weight_decay, lr, n_steps) -> Params:
+def phase0_cached(eps, n_runs, seed, depth, width, weight_decay, lr, n_steps) -> Params:
     problem = epsilon_completion(eps)
     arch = make_architecture((2, 2), depth, width)
     p0 = init_params(arch, n_runs, seed)

@@ -25,7 +25,7 @@ imported by ``rank_jumps``.
 """
 
 # The modules. A name not in __all__ is imported from its module (symsgd_core.sde_noise.<module>.<name>).
-from ..dln.sde import negative_weight_law, run_gaussian_sgd, run_langevin, run_sde, run_sgd_weights
+from ..dln import negative_weight_law, run_gaussian_sgd, run_langevin, run_sde, run_sgd_weights
 from . import (  # noqa: F401
     blowup,
     checks,

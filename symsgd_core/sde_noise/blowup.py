@@ -23,12 +23,7 @@ import numpy as np
 from ..core.seeding import piece_seed
 from ..core.stats import censored_exponential
 from ..core.validation import check_positive_int
-from ..dln.adaptive import run_sde_adaptive
-from ..dln.network import Params
-from ..dln.problems import CompletionProblem, epsilon_completion
-from ..dln.sde import run_sde
-from ..dln.stepping import DIVERGENCE
-from ..rank_jumps.analysis import replicate
+from ..dln import DIVERGENCE, CompletionProblem, Params, epsilon_completion, replicate, run_sde, run_sde_adaptive
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import start_minimum
 

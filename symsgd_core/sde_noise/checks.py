@@ -28,14 +28,26 @@ from ..core.checking import CheckResult, make_result, register, roundoff_toleran
 from ..core.conventions import Z_MC
 from ..core.seeding import tagged_stream
 from ..core.validation import check_int, check_positive
-from ..dln import _sde_reference as sde_reference
-from ..dln._sde_kernels import weighted_chunk
-from ..dln.engine import run
-from ..dln.network import Params, in_B, layer_singular_values
-from ..dln.problems import epsilon_completion, gradient
-from ..dln.sde import run_langevin, run_sde, sde_entry_weights, sde_noise_scale
-from ..dln.stepping import DIVERGENCE_RESIDUAL
-from ..rank_jumps.analysis import matched_langevin_temperature, rank_raising_basis, replicate
+from ..dln import (
+    DIVERGENCE_RESIDUAL,
+    Params,
+    epsilon_completion,
+    gradient,
+    in_B,
+    layer_singular_values,
+    matched_langevin_temperature,
+    noise_factor,
+    per_entry_gradients,
+    rank_raising_basis,
+    replicate,
+    run,
+    run_langevin,
+    run_sde,
+    sde_entry_weights,
+    sde_noise_scale,
+    uncentred_reference,
+    weighted_chunk,
+)
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import rank_one_minimum, start_minimum
 
@@ -60,7 +72,7 @@ def raising_fraction(point: Params, problem, rank: int = 1) -> tuple[float, int,
     The SDE's increment ``sqrt(T dt/N) Gᵀξ`` and SGD's deviation ``−η(g_k − ḡ)`` both lie in the row space of
     ``G`` (C = GᵀG), so this one number bounds both noises on the raising directions.
     """
-    G = sde_reference.noise_factor(point.flat[:1], point.arch, problem)[0]
+    G = noise_factor(point.flat[:1], point.arch, problem)[0]
     V, _ = rank_raising_basis(point, rank)
     return float(np.sum((G @ V) ** 2) / np.sum(G * G)), V.shape[1], point.arch.n_params
 
@@ -79,16 +91,11 @@ def check_sde_compiled_vs_reference(seed: int = 0, n_steps: int = 200, broken: s
     P = start.arch.n_params
     kw = dict(lr=EXP.lr_hot, weight_decay=EXP.weight_decay_hot, dt=EXP.lr_hot / 4, seed=seed + 5, record_every=50)
     a = run_sde(start, problem, n_steps, **kw)
-    orig = sde_reference.per_entry_gradients
-    if broken == "uncentred":
-        def leaky(theta, arch, prob):  # g_k + ḡ: the reference's centring then leaves ḡ·Σξ in the noise
-            g = orig(theta, arch, prob)
-            return g + g.mean(axis=1, keepdims=True)
-        sde_reference.per_entry_gradients = leaky
-    try:
+    if broken == "uncentred":  # g_k + ḡ: the reference's centring then leaves ḡ·Σξ in the noise
+        with uncentred_reference():
+            b = run_sde(start, problem, n_steps, engine="reference", **kw)
+    else:
         b = run_sde(start, problem, n_steps, engine="reference", **kw)
-    finally:
-        sde_reference.per_entry_gradients = orig
     lk = dict(weight_decay=EXP.weight_decay_hot, dt=EXP.lr_hot, temperature=1e-4, seed=seed + 5, record_every=50)
     la = run_langevin(start, problem, n_steps, **lk)
     lb = run_langevin(start, problem, n_steps, engine="reference", **lk)
@@ -146,7 +153,7 @@ def check_sde_one_step_moments(seed: int = 0, M: int = 40_000, lr: float = EXP.l
     point = _test_point(weight_decay=weight_decay, seed=seed)
     P = point.arch.n_params
     grad = gradient(point, problem, weight_decay).flat[0]
-    g = sde_reference.per_entry_gradients(point.flat, point.arch, problem)[0]
+    g = per_entry_gradients(point.flat, point.arch, problem)[0]
     N = g.shape[0]
     C = (g.T @ g) / N - np.outer(g.mean(0), g.mean(0))
     inc = -lr * (g + 2 * weight_decay * point.flat[0])  # SGD's N equally likely increments
@@ -375,7 +382,7 @@ def check_langevin_raising_noise(seed: int = 0, M: int = 2000, weight_decay: flo
     P = point.arch.n_params
     rng = tagged_stream(seed, 33)
     if broken == "sde_noise":
-        G = sde_reference.noise_factor(point.flat, point.arch, problem)[0]
+        G = noise_factor(point.flat, point.arch, problem)[0]
         z = rng.standard_normal((M, G.shape[0])) @ G
     else:
         z = rng.standard_normal((M, P))
@@ -424,7 +431,7 @@ def check_sde_adaptive_matches_em(seed: int = 0, M: int = 4000, t_end: float = 1
     ``follow=True`` runs the integrator's follow-every-path mode instead (:func:`check_sde_follow_matches_em`):
     no path may end early there, since it has no stall and no residual rule.
     """
-    from ..dln.adaptive import run_sde_adaptive
+    from ..dln import run_sde_adaptive
 
     M = check_int("M", M, minimum=100)
     t_end = check_positive("t_end", t_end)
@@ -500,7 +507,7 @@ def check_invariant_rank1_subspace(seed: int = 0, n_points: int = 8, n_paths: in
     and the end distance are of that order) or ``"langevin_noise"`` (Langevin's columns e_p as the noise; on the
     paths, Langevin at the matched temperature in place of EM): both rows must fail.
     """
-    from ..dln.adaptive import run_sde_adaptive
+    from ..dln import run_sde_adaptive
     from .blowup import ADAPTIVE_LEVELS
     from .invariance import offset_off_subspace, random_points, subspace_dim, tangent_defect, transverse_distance
 

@@ -371,7 +371,7 @@ def continuation_claims(result: Mapping, n_cont: int = 16) -> list[CheckResult]:
     """The appendix's continuations (the grid's ``continuation`` result): every continued state is within the
     engine's divergence rule (a state before its blow-up, not after it), and fewer continuations are stopped under
     the adaptive step than under EM."""
-    from ..dln.stepping import DIVERGENCE_RESIDUAL
+    from ..dln import DIVERGENCE_RESIDUAL
 
     n = n_cont * int(result["n_states"])
     pe, pa = wilson(sum(result["em_blew"]), n), wilson(sum(result["adaptive_blew"]), n)

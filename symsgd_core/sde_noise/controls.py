@@ -37,11 +37,16 @@ import numpy as np
 
 from ..core.stats import censored_exponential, wilson
 from ..core.validation import check_choice, check_nonnegative, check_positive, check_positive_int
-from ..dln._sde_reference import per_entry_gradients
-from ..dln.network import DEFAULT_RANK_TOL, Params
-from ..dln.problems import CompletionProblem, epsilon_completion
-from ..dln.sde import sde_noise_scale
-from ..rank_jumps.analysis import loss_hessian_top_eigenvalue, replicate
+from ..dln import (
+    DEFAULT_RANK_TOL,
+    CompletionProblem,
+    Params,
+    epsilon_completion,
+    per_entry_gradients,
+    replicate,
+    sde_noise_scale,
+)
+from ..rank_jumps.analysis import loss_hessian_top_eigenvalue
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from .blowup import rate_ratio
 from .experiments import HOT, _list, _start, simulate, summarize

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from ..core.exercises import Exercise, Feedback, exercises_by_name
 from ..core.exercises import number_exercise as _number_exercise
-from ..dln.sde import sde_noise_scale
+from ..dln import sde_noise_scale
 from .jump_event import run_waiting_time
 
 __all__ = ["EXERCISES", "noise_scale_exercise", "sign_exercise", "waiting_time_exercise"]

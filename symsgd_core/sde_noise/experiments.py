@@ -38,12 +38,23 @@ import numpy as np
 
 from ..core.stats import censored_exponential, event_times, mean_se, wilson
 from ..core.validation import check_int, check_positive
-from ..dln.adaptive import AdaptiveRun, run_sde_adaptive
-from ..dln.engine import RunResult, run
-from ..dln.network import DEFAULT_RANK_TOL, numerical_rank, singular_values
-from ..dln.problems import epsilon_completion, loss
-from ..dln.sde import run_gaussian_sgd, run_langevin, run_sde
-from ..rank_jumps.analysis import matched_langevin_temperature, rank_transitions, replicate
+from ..dln import (
+    DEFAULT_RANK_TOL,
+    AdaptiveRun,
+    RunResult,
+    epsilon_completion,
+    loss,
+    matched_langevin_temperature,
+    numerical_rank,
+    replicate,
+    run,
+    run_gaussian_sgd,
+    run_langevin,
+    run_sde,
+    run_sde_adaptive,
+    singular_values,
+)
+from ..rank_jumps.analysis import rank_transitions
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import LANGEVIN_RANK_TOL, rank_one_minimum, start_minimum
 from .blowup import ADAPTIVE_LEVELS, HAZARD_HORIZON, continuation_task

@@ -52,9 +52,7 @@ import numpy as np
 from ..core.seeding import tagged_stream
 from ..core.stats import Z95, wilson
 from ..core.validation import check_int, check_nonnegative, check_positive, check_positive_int
-from ..dln._sde_reference import per_entry_gradients
-from ..dln.network import Architecture, Params, make_architecture
-from ..dln.problems import CompletionProblem, _check_problem_fits
+from ..dln import Architecture, CompletionProblem, Params, check_problem_fits, make_architecture, per_entry_gradients
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import rank_one_minimum, start_minimum
 
@@ -102,7 +100,7 @@ def sde_terms(theta, problem: CompletionProblem, *, temperature: float = EXP.lr_
     ``noise`` (R,) = T tr C. C = GᵀG with G = (g_k − ḡ)/√N (never formed). Raises on a state with θ = 0.
     """
     flat, arch = _flat(theta, arch)
-    _check_problem_fits(arch, problem)
+    check_problem_fits(arch, problem)
     T = check_nonnegative("temperature", temperature)
     gamma = check_nonnegative("weight_decay", weight_decay)
     if not np.all(np.isfinite(flat)):

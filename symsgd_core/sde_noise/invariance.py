@@ -50,11 +50,17 @@ import numpy as np
 from ..core.checking import roundoff_tolerance
 from ..core.seeding import piece_seed, streams, tagged_stream
 from ..core.validation import check_choice, check_nonnegative, check_positive, check_positive_int
-from ..dln._sde_reference import per_entry_gradients
-from ..dln.adaptive import run_sde_adaptive
-from ..dln.network import DEFAULT_RANK_TOL, Architecture, Params
-from ..dln.problems import CompletionProblem, _check_problem_fits, epsilon_completion
-from ..rank_jumps.analysis import replicate
+from ..dln import (
+    DEFAULT_RANK_TOL,
+    Architecture,
+    CompletionProblem,
+    Params,
+    check_problem_fits,
+    epsilon_completion,
+    per_entry_gradients,
+    replicate,
+    run_sde_adaptive,
+)
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import start_minimum
 from .blowup import ADAPTIVE_LEVELS
@@ -290,7 +296,7 @@ def tangent_defect(params: Params, problem: CompletionProblem, directions, *, we
     Returns:
         :class:`TangentDefect` (relative; round-off on M_u).
     """
-    _check_problem_fits(params.arch, problem)
+    check_problem_fits(params.arch, problem)
     weight_decay = check_nonnegative("weight_decay", weight_decay)
     noise = check_choice("noise", noise, NOISES)
     arch, R = params.arch, params.n_runs

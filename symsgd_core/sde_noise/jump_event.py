@@ -32,20 +32,23 @@ import numpy as np
 
 from ..core.seeding import stream, streams
 from ..core.validation import check_choice, check_in_range, check_int
-from ..dln._sde_kernels import weighted_chunk
-from ..dln.engine import run
-from ..dln.network import (
+from ..dln import (
     DEFAULT_RANK_TOL,
+    DIVERGENCE_RESIDUAL,
+    CompletionProblem,
     Params,
     balanced_factorisation,
     end_to_end,
+    epsilon_completion,
+    flush_threshold,
     make_architecture,
+    replicate,
+    run,
+    run_sgd_weights,
+    sgd_entry_weights,
     singular_values,
+    weighted_chunk,
 )
-from ..dln.problems import CompletionProblem, epsilon_completion
-from ..dln.sde import run_sgd_weights, sgd_entry_weights
-from ..dln.stepping import DIVERGENCE_RESIDUAL, flush_threshold
-from ..rank_jumps.analysis import replicate
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import start_minimum
 

@@ -14,7 +14,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..core.stats import wilson
-from ..dln.problems import epsilon_completion
+from ..dln import epsilon_completion
 from ..rank_jumps.analysis import loss_hessian_top_eigenvalue
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import minima_losses, rank_one_minimum, start_minimum

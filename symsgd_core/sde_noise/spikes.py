@@ -30,10 +30,15 @@ from scipy import stats as _stats
 
 from ..core.stats import censored_exponential, mean_se
 from ..core.validation import check_int, check_positive
-from ..dln.adaptive import EXCURSION_BASE, FOLLOW_CAP_NORM, run_sde_adaptive
-from ..dln.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL
-from ..dln.problems import epsilon_completion
-from ..rank_jumps.analysis import replicate
+from ..dln import (
+    DEFAULT_B_CRITERION,
+    DEFAULT_RANK_TOL,
+    EXCURSION_BASE,
+    FOLLOW_CAP_NORM,
+    epsilon_completion,
+    replicate,
+    run_sde_adaptive,
+)
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from .explosion import power_passage
 

@@ -16,8 +16,7 @@ import plotly.graph_objects as go
 from symsgd_jupyter.describe import subscript, superscript
 
 from ..core.checking import roundoff_tolerance
-from ..dln.network import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, singular_values, smallest_B
-from ..dln.stepping import weight_decay_factor
+from ..dln import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, singular_values, smallest_B, weight_decay_factor
 from ..rank_jumps import experiments
 from ..rank_jumps.analysis import exponential_counts, jump_histogram
 from .base import Controller, ExperimentFigure

@@ -13,8 +13,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from ..dln.adaptive import ESCAPE_NORM
-from ..dln.network import DEFAULT_RANK_TOL
+from ..dln import DEFAULT_RANK_TOL, ESCAPE_NORM
 from ..sde_noise.blowup import HAZARD_HORIZON, continuation_norms, hazard_rows
 from ..sde_noise.experiments import compare_point, comparison_rows, kstar_grid, kstar_rows, load_grid
 from .base import Controller, ExperimentFigure
