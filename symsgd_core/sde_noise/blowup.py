@@ -24,6 +24,7 @@ from ..core.seeding import piece_seed
 from ..core.stats import censored_exponential
 from ..core.validation import check_positive_int
 from ..dln import DIVERGENCE, CompletionProblem, Params, epsilon_completion, replicate, run_sde, run_sde_adaptive
+from ..dln.integrators import AdaptiveStep, EulerMaruyama
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import start_minimum
 
@@ -91,12 +92,12 @@ def hazard_rows(grid, horizon: float = HAZARD_HORIZON) -> tuple[HazardRow, ...]:
     """The blow-up hazard per integrator and step at every (η, γ) of the grid's SDE rows (see the module doc)."""
     rows = []
     settings = sorted({(t["params"]["lr"], t["params"]["weight_decay"]) for t in grid.tasks
-                       if t["kind"] == "dynamics" and t["params"]["method"] == "sde_adaptive"}, reverse=True)
+                       if t["kind"] == "dynamics" and t["params"]["method"] == AdaptiveStep.name}, reverse=True)
     for lr, weight_decay in settings:
         for integrator, levels in (("EM", [(m, None) for m in EM_STEPS]), ("adaptive", ADAPTIVE_LEVELS)):
             for m, rho in levels:
-                sel = dict(method="sde" if integrator == "EM" else "sde_adaptive", lr=lr, weight_decay=weight_decay,
-                           m=m)
+                sel = dict(method=(EulerMaruyama if integrator == "EM" else AdaptiveStep).name, lr=lr,
+                           weight_decay=weight_decay, m=m)
                 if rho is not None:
                     sel["rho"] = rho
                 res = [r for r in grid.select("dynamics", **sel) if r["t_max"] >= horizon]
@@ -121,7 +122,7 @@ def escape_norms(grid) -> dict:
     ``stall_max``), the largest ‖θ‖ reached by a path that did not (``returned_max``), and the counts."""
     stall, back = [], []
     for t in grid.tasks:
-        if t["kind"] == "dynamics" and t["params"]["method"] == "sde_adaptive":
+        if t["kind"] == "dynamics" and t["params"]["method"] == AdaptiveStep.name:
             for norm, ev in zip(t["result"]["max_norm"], t["result"]["event"]):
                 (stall if ev == "stall" else back).append(norm)
     if not stall or not back:

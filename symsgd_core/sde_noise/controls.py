@@ -49,7 +49,7 @@ from ..dln import (
 from ..rank_jumps.analysis import loss_hessian_top_eigenvalue
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from .blowup import rate_ratio
-from .experiments import HOT, _list, _start, simulate, summarize
+from .ensembles import HOT, _list, _start, simulate, summarize
 
 __all__ = ["CONTROL_POINTS", "FRESH_SEEDS", "GRID_SEEDS", "LAWS", "LAW_NAMES", "ControlReport",
            "ControlRow", "StepLaw", "Table", "control_rows", "control_tasks", "dynamics_events_task", "entry_hessians",

@@ -28,7 +28,6 @@ Events (read from records every ``rec_dt`` time units; t = η·steps for SGD, dt
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import dataclass, field
 from importlib import resources
@@ -37,27 +36,34 @@ from pathlib import Path
 import numpy as np
 
 from ..core.stats import censored_exponential, event_times, mean_se, wilson
-from ..core.validation import check_int, check_positive
 from ..dln import (
     DEFAULT_RANK_TOL,
-    AdaptiveRun,
     RunResult,
     epsilon_completion,
     loss,
     matched_langevin_temperature,
     numerical_rank,
     replicate,
-    run,
-    run_gaussian_sgd,
-    run_langevin,
-    run_sde,
-    run_sde_adaptive,
     singular_values,
 )
+from ..dln.integrators import EulerMaruyama, GaussianSGD, Langevin, integrator
 from ..rank_jumps.analysis import rank_transitions
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import LANGEVIN_RANK_TOL, rank_one_minimum, start_minimum
 from .blowup import ADAPTIVE_LEVELS, HAZARD_HORIZON, continuation_task
+from .ensembles import (  # noqa: F401  (this module's names, defined once there)
+    FOLLOW_FRESH_SEEDS,
+    FOLLOW_SEEDS,
+    HOT,
+    LOG_S2_BINS,
+    RETURN_LEVEL,
+    _list,
+    _start,
+    follow_label,
+    simulate,
+    simulate_adaptive,
+    summarize,
+)
 from .explosion import INFINITY_TASK, infinity_task
 from .jump_event import (
     kstar_task,
@@ -78,99 +84,13 @@ __all__ = ["COOLER_STEP", "DYNAMICS", "FOLLOW_FRESH_SEEDS", "FOLLOW_LEVELS", "FO
            "load_grid", "rank2_lower_tasks", "SdeGrid", "staircase_summary", "StaircaseSummary", "summarize",
            "summarize_runs", "write_grid"]
 
-#: Notebook 04's hot setting (η, γ), where SGD jumps: the first of §3's settings and the live figure's default.
-HOT = (EXP.lr_hot, EXP.weight_decay_hot)
 #: §3's other two settings: a smaller step at the hot γ, and a weaker weight decay at the hot η.
 COOLER_STEP = (0.2, EXP.weight_decay_hot)
 WEAKER_DECAY = (EXP.lr_hot, 0.02)
 #: §3's three settings (η, γ), in the order the notebook shows them.
 SETTINGS = (HOT, COOLER_STEP, WEAKER_DECAY)
-#: s₂(A) above this after a jump counts as a return to rank 2.
-RETURN_LEVEL = 0.1
-#: log10 s₂(A) histogram edges (values below the first edge go to the first bin).
-LOG_S2_BINS = tuple(float(x) for x in np.arange(-18.0, 1.01, 1.0))
 #: Dynamics of :func:`dynamics_task` (``p["method"]``).
 DYNAMICS = ("sgd", "gaussian_sgd", "sde", "langevin", "sde_adaptive")
-
-
-# ----------------------------------------------------------------------------------------------- one ensemble
-def summarize(res: RunResult, t_max: float) -> dict:
-    """Per-run events and long-run statistics of an ensemble, JSON-able (see the module docstring)."""
-    t = np.asarray(res.times, dtype=float)
-    s2 = res.singular_values[:, :, 1]
-    s1 = res.singular_values[:, :, 0]
-    R, K = s2.shape
-    alive = np.isfinite(s2)
-    hit = alive & (s2 <= DEFAULT_RANK_TOL)
-    t_jump = np.where(hit.any(axis=1), t[np.argmax(hit, axis=1)], np.nan)
-    t_ret = np.full(R, np.nan)
-    for r in range(R):
-        k = np.flatnonzero(hit[r])
-        if k.size:
-            later = np.flatnonzero(alive[r, k[0]:] & (s2[r, k[0]:] >= RETURN_LEVEL))
-            if later.size:
-                t_ret[r] = t[k[0] + later[0]]
-    dt = t[-1] / max(int(res.steps[-1]), 1)
-    out = {"n_runs": R, "t_max": float(t_max), "t_jump": _list(t_jump), "t_return": _list(t_ret),
-           "t_diverged": _list(np.where(res.diverged, res.diverged_step * dt, np.nan)),
-           "collapsed_end": (alive[:, -1] & (s1[:, -1] <= DEFAULT_RANK_TOL)).tolist()}
-    if res.in_B is not None:
-        out["frac_time_B1"] = res.in_B[:, 1:, 1].mean(axis=1).tolist()
-    half, half1 = s2[:, K // 2:], s1[:, K // 2:]
-    out["log10_s2_hist"] = _log_hist(half[np.isfinite(half)])
-    out["log10_s2_hist_fit"] = _log_hist(half[np.isfinite(half) & (half1 > DEFAULT_RANK_TOL)])
-    return out
-
-
-def _log_hist(values: np.ndarray) -> list:
-    vals = np.log10(np.maximum(values, 1e-300))
-    return np.histogram(np.clip(vals, LOG_S2_BINS[0], LOG_S2_BINS[-1] - 1e-9), LOG_S2_BINS)[0].tolist()
-
-
-def _list(x) -> list:
-    return [None if not math.isfinite(v) else float(v) for v in np.asarray(x, dtype=float)]
-
-
-def _start(weight_decay: float):
-    base, rank = start_minimum(weight_decay=weight_decay)
-    if rank != 2:
-        raise ValueError(f"the phase-0 GD minimum at γ = {weight_decay:g} has rank {rank}, not 2: nothing to jump from")
-    return base
-
-
-def simulate(method: str, start, problem, *, lr: float, weight_decay: float, t_max: float, rec_dt: float, seed: int,
-             m: int = 1, batch_size: int = 1, tau: float = 0.0, increments: str = "gaussian",
-             record_layers: bool = True) -> RunResult:
-    """One ensemble (``start`` holds the R runs) of ``method`` over time ``t_max``, records every ``rec_dt``.
-
-    ``"sgd"`` (the engine's kernel, batch S), ``"gaussian_sgd"`` (:func:`~.sde.run_gaussian_sgd`), ``"sde"``
-    (EM at dt = η/m, T = η/S), ``"langevin"`` (EM at dt = η/m, temperature ``tau``). (``"sde_adaptive"`` goes
-    through :func:`simulate_adaptive`.)
-    """
-    if method not in DYNAMICS or method == "sde_adaptive":
-        raise ValueError(f"method must be one of {DYNAMICS[:-1]}, got {method!r}")
-    m = check_int("m", m, minimum=1)
-    dt = lr if method in ("sgd", "gaussian_sgd") else lr / m
-    n = int(round(check_positive("t_max", t_max) / dt))
-    every = max(1, int(round(check_positive("rec_dt", rec_dt) / dt)))
-    kw = dict(seed=seed, record_every=every, record_layers=record_layers)
-    if method == "sgd":
-        return run(start, problem, n, method="sgd", lr=lr, weight_decay=weight_decay, batch_size=batch_size, **kw)
-    if method == "gaussian_sgd":
-        return run_gaussian_sgd(start, problem, n, lr=lr, weight_decay=weight_decay, batch_size=batch_size,
-                                increments=increments, **kw)
-    if method == "sde":
-        return run_sde(start, problem, n, lr=lr, weight_decay=weight_decay, dt=dt, batch_size=batch_size,
-                       increments=increments, **kw)
-    return run_langevin(start, problem, n, weight_decay=weight_decay, dt=dt, temperature=tau, **kw)
-
-
-def simulate_adaptive(start, problem, *, lr: float, weight_decay: float, t_max: float, rec_dt: float, seed: int, m: int,
-                      rho: float, batch_size: int = 1) -> AdaptiveRun:
-    """The SDE with the adaptive step (:func:`~.adaptive.run_sde_adaptive`), h_max = η/m, bound ``rho``."""
-    m = check_int("m", m, minimum=1)
-    return run_sde_adaptive(start, problem, t_max, lr=lr, weight_decay=weight_decay, h_max=lr / m, rho=rho,
-                            batch_size=batch_size, seed=seed, record_dt=rec_dt)
 
 
 def dynamics_task(p: dict) -> dict:
@@ -187,7 +107,8 @@ def dynamics_task(p: dict) -> dict:
     lr, weight_decay = float(p["lr"]), float(p["weight_decay"])
     problem = epsilon_completion(EXP.eps)
     base = _start(weight_decay)
-    if p["method"] == "sde_adaptive":
+    integ = integrator(p["method"], p.get("increments"))
+    if integ.adaptive:
         ad = simulate_adaptive(replicate(base, p["n_runs"]), problem, lr=lr, weight_decay=weight_decay,
                                t_max=p["t_max"], rec_dt=p["rec_dt"], seed=p["seed"], m=p["m"], rho=p["rho"],
                                batch_size=p.get("S", 1))
@@ -197,7 +118,7 @@ def dynamics_task(p: dict) -> dict:
                 "n_steps": ad.n_steps.tolist(), "n_reduced": ad.n_reduced.tolist(),
                 "seconds": time.perf_counter() - t0}
     tau = 0.0
-    if p["method"] == "langevin":
+    if isinstance(integ, Langevin):
         tau = float(p["temp_factor"]) * float(matched_langevin_temperature(base, problem, lr, weight_decay,
                                                                            batch_size=p.get("S", 1))[0])
     res = simulate(p["method"], replicate(base, p["n_runs"]), problem, lr=lr, weight_decay=weight_decay,
@@ -380,9 +301,6 @@ def rank2_lower_tasks(tau: float, n_runs: int = 16, t_max: float = 12_000.0) -> 
 #: The follow mode's accuracies (m: h_max = η/m, ρ), as the adaptive step's :data:`~.blowup.ADAPTIVE_LEVELS`; the
 #: middle one runs at every setting to the long horizon, the other two at the hot point to t = 3000.
 FOLLOW_LEVELS = ADAPTIVE_LEVELS
-#: Seeds of the followed ensembles (two tasks of 32 runs), and the hot point's fresh seeds: the same ensemble
-#: again with none of these draws, to re-make every claim of the spike table.
-FOLLOW_SEEDS, FOLLOW_FRESH_SEEDS = (1, 2), (3, 4)
 
 
 def follow_tasks(R: int = 32, tmax: float = 12_000.0, rec: float = 15.0) -> list[tuple[str, dict]]:
@@ -595,7 +513,7 @@ def comparison_rows(grid: SdeGrid) -> tuple[ComparisonRow, ...]:
                 sel[extra] = p[extra]
         res = grid.select("dynamics", **sel)
         label = _label(p)
-        dt = p["lr"] / p["m"] if p["method"] in ("sde", "langevin", "sde_adaptive") else p["lr"]
+        dt = integrator(p["method"], p["increments"]).time_step(p["lr"], p["m"])
         rows.append(ComparisonRow(p["lr"], p["weight_decay"], label, dt, summarize_runs(res)))
     return tuple(rows) + _follow_rows(grid)
 
@@ -607,25 +525,18 @@ def _follow_rows(grid: SdeGrid) -> tuple[ComparisonRow, ...]:
                  for (lr, weight_decay, m, rho, t_max, fresh), res in follow_results(grid).items())
 
 
-def follow_label(m: int, rho: float, t_max: float = 12_000.0, fresh: bool = False) -> str:
-    """The comparison-table label of a followed SDE row (h_max = η/m, bound ρ)."""
-    short = f" (t ≤ {t_max:g})" if t_max < 12_000 else ""
-    return f"SDE followed, h ≤ η/{m}, ρ = {rho:g}{short}{', fresh seeds' if fresh else ''}"
-
-
 def _label(p: dict) -> str:
     S = f", S = {p['S']}" if p["S"] != 1 else ""
     short = f" (t ≤ {p['t_max']:g})" if p["t_max"] < 12_000 else ""
-    if p["method"] == "sgd":
-        return f"SGD{S}"
-    if p["method"] == "gaussian_sgd":
-        name = {"rademacher": "±1-weight SGD", "bernoulli": "Bernoulli-weight SGD"}.get(p["increments"],
-                                                                                     "Gaussian SGD")
-        return f"{name} (dt = η){S}"
-    if p["method"] == "sde":
-        return f"SDE, dt = η/{p['m']}{S}{short}"
-    if p["method"] == "sde_adaptive":
-        return f"SDE adaptive, h ≤ η/{p['m']}, ρ = {p['rho']:g}{S}{short}"
+    integ = integrator(p["method"], p["increments"])
+    if isinstance(integ, GaussianSGD):
+        return f"{integ.label} (dt = η){S}"
+    if integ.adaptive:
+        return f"{integ.label}, h ≤ η/{p['m']}, ρ = {p['rho']:g}{S}{short}"
+    if isinstance(integ, EulerMaruyama):
+        return f"{integ.label}, dt = η/{p['m']}{S}{short}"
+    if not isinstance(integ, Langevin):
+        return f"{integ.label}{S}"
     return f"Langevin {p['temp_factor']:g}× τ_match"
 
 

@@ -37,9 +37,10 @@ from ..dln import (
     FOLLOW_CAP_NORM,
     epsilon_completion,
     replicate,
-    run_sde_adaptive,
 )
+from ..dln.integrators import integrator
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
+from .ensembles import FOLLOW_FRESH_SEEDS, _list, _start, follow_label, summarize
 from .explosion import power_passage
 
 __all__ = ["HEIGHT_EDGES", "SPIKE_LEVELS", "STORE_FROM", "fit_passage", "follow_groups", "follow_report_lines",
@@ -70,16 +71,15 @@ def follow_task(p: dict) -> dict:
     whose height reaches :data:`STORE_FROM` as columns ``run, start, end, height, steps`` (``end`` None while still
     open at the horizon); ``exc_lost`` (excursions beyond the per-run capacity, not stored) and ``seconds``.
     """
-    from .experiments import _list, _start, summarize  # experiments imports this module
 
     t0 = time.perf_counter()
     lr, weight_decay = check_positive("lr", float(p["lr"])), float(p["weight_decay"])
     n_runs = check_int("n_runs", p["n_runs"], minimum=1)
     m = check_int("m", p["m"], minimum=1)
     problem = epsilon_completion(EXP.eps)
-    ad = run_sde_adaptive(replicate(_start(weight_decay), n_runs), problem, float(p["t_max"]), lr=lr,
-                          weight_decay=weight_decay, h_max=lr / m, rho=float(p["rho"]), batch_size=p.get("S", 1),
-                          seed=int(p["seed"]), record_dt=float(p["rec_dt"]), follow=True)
+    ad = integrator("follow").run(replicate(_start(weight_decay), n_runs), problem, float(p["t_max"]), lr=lr,
+                                  weight_decay=weight_decay, m=m, rho=float(p["rho"]), batch_size=p.get("S", 1),
+                                  seed=int(p["seed"]), rec_dt=float(p["rec_dt"]))
     res = ad.result
     out = summarize(res, p["t_max"])
     out["t_diverged"] = _list(np.where(ad.ended_early, ad.t_event, np.nan))
@@ -273,8 +273,6 @@ def follow_summary(results: list[dict]) -> FollowSummary:
 def follow_results(grid) -> dict:
     """The grid's ``follow`` results grouped ``(η, γ, m, ρ, t_max, fresh) → [result, ...]`` (``fresh``: the seeds
     are :data:`~.experiments.FOLLOW_FRESH_SEEDS`), in the grid's order; empty if the grid has none."""
-    from .experiments import FOLLOW_FRESH_SEEDS
-
     groups: dict = {}
     for t in grid.tasks:
         if t["kind"] == "follow":
@@ -305,8 +303,6 @@ class FollowGroup:
 
     @property
     def label(self) -> str:
-        from .experiments import follow_label
-
         return f"η = {self.lr:g}, γ = {self.weight_decay:g}: {follow_label(self.m, self.rho, self.t_max, self.fresh)}"
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..dln import DEFAULT_RANK_TOL, ESCAPE_NORM
+from ..dln.integrators import integrator
 from ..sde_noise.blowup import HAZARD_HORIZON, continuation_norms, hazard_rows
 from ..sde_noise.experiments import compare_point, comparison_rows, kstar_grid, kstar_rows, load_grid
 from .base import Controller, ExperimentFigure
@@ -27,7 +28,7 @@ __all__ = ["BlowupController", "JumpEventController", "SdeCompareController", "S
 #: One colour per dynamics, the same in every figure of the notebook.
 COLOURS = colours(sgd="vermillion", sde="blue", langevin="bluish_green", gaussian="orange", other="grey")
 #: The live figure's dynamics: legend name and key.
-LIVE_DYNAMICS = (("SGD", "sgd"), ("SDE", "sde"), ("Langevin", "langevin"))
+LIVE_DYNAMICS = tuple((integrator(name).label, name) for name in ("sgd", "sde", "langevin"))
 
 
 def _layout(left: int, top: int = 50, legend_y: float = -0.2, **more) -> dict:

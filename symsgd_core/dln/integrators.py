@@ -1,0 +1,189 @@
+"""Every dynamics of a deep linear network as a declared type, the way torchsde and diffrax declare their solvers.
+
+An integrator declares, once:
+
+* ``name`` — the key the stored grid uses (``params["method"]`` of a ``"dynamics"`` task, ``"follow"`` for the
+  followed SDE), and ``increments`` where one method has several noise laws (the stored ``params["increments"]``);
+* its time-step rule — :meth:`Integrator.time_step` (``dt = η`` for SGD and its surrogates, ``η/m`` for the SDE's
+  integrators; the largest step ``h_max = η/m`` of an adaptive one);
+* ``weak_order`` and ``strong_order`` where it has one (``None``: SGD itself, GD, and a strong order that a
+  surrogate with non-Gaussian increments does not have), as torchsde's ``SDESolver.weak_order``/``strong_order``
+  and diffrax's ``order()``/``strong_order()``; the checks and the tests read them from here;
+* how it runs — :meth:`Integrator.run` (a fixed-step one takes ``n_steps``; an adaptive one ``t_max``).
+
+Adding an integrator: one class here (and its kernel), registered by :func:`register`; the parametrised test over
+:data:`INTEGRATORS` (``tests/test_dln_integrators.py``) then checks its declaration and its declared weak order.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .adaptive import AdaptiveRun, run_sde_adaptive
+from .engine import RunResult, run
+from .sde import run_gaussian_sgd, run_langevin, run_sde
+
+__all__ = ["INTEGRATORS", "AdaptiveFollow", "AdaptiveStep", "BernoulliSGD", "EulerMaruyama", "GaussianSGD", "GD",
+           "Integrator", "Langevin", "RademacherSGD", "SGD", "integrator", "register"]
+
+
+class Integrator:
+    """One dynamics. Subclasses set the class attributes and :meth:`run`; instances carry no state."""
+
+    name: ClassVar[str]
+    increments: ClassVar[str] = "gaussian"
+    label: ClassVar[str]
+    weak_order: ClassVar[float | None] = None
+    strong_order: ClassVar[float | None] = None
+    #: True: runs to ``t_max`` with steps of its own (≤ :meth:`time_step`); False: ``n_steps`` fixed steps.
+    adaptive: ClassVar[bool] = False
+    #: the step is η/m (an SDE integrator) rather than η (SGD and the surrogates at dt = η)
+    step_divides_lr: ClassVar[bool] = False
+
+    @classmethod
+    def time_step(cls, lr: float, m: int = 1) -> float:
+        """The time step (the largest, for an adaptive integrator) at step size η = ``lr`` and refinement ``m``."""
+        return lr / m if cls.step_divides_lr else lr
+
+    def run(self, start, problem, n_steps: int, **kw) -> RunResult:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, increments={self.increments!r})"
+
+
+#: ``{(name, increments): integrator}``, in the order they were declared.
+INTEGRATORS: dict[tuple[str, str], Integrator] = {}
+
+
+def register(cls: type[Integrator]) -> type[Integrator]:
+    """Declare ``cls`` (a class decorator): one integrator per ``(name, increments)``."""
+    key = (cls.name, cls.increments)
+    if key in INTEGRATORS:
+        raise ValueError(f"integrator {key} declared twice")
+    INTEGRATORS[key] = cls()
+    return cls
+
+
+def integrator(name: str, increments: str | None = "gaussian") -> Integrator:
+    """The integrator the grid stores as ``method=name`` (and ``increments``). Raises ValueError naming the known."""
+    key = (name, increments or "gaussian")
+    if key not in INTEGRATORS:
+        raise ValueError(f"unknown integrator {key}; known: {sorted(INTEGRATORS)}")
+    return INTEGRATORS[key]
+
+
+@register
+class SGD(Integrator):
+    """SGD itself (the engine's kernel), batch S: the dynamics the others approximate."""
+
+    name, label = "sgd", "SGD"
+
+    def run(self, start, problem, n_steps, *, lr, weight_decay, batch_size=1, **kw) -> RunResult:
+        kw.pop("dt", None), kw.pop("tau", None), kw.pop("increments", None)
+        return run(start, problem, n_steps, method="sgd", lr=lr, weight_decay=weight_decay, batch_size=batch_size,
+                   **kw)
+
+
+@register
+class GD(Integrator):
+    """Full-batch gradient descent (the engine's kernel): the drift alone."""
+
+    name, label = "gd", "GD"
+
+    def run(self, start, problem, n_steps, *, lr, weight_decay, **kw) -> RunResult:
+        for k in ("dt", "tau", "increments", "batch_size"):
+            kw.pop(k, None)
+        return run(start, problem, n_steps, method="gd", lr=lr, weight_decay=weight_decay, **kw)
+
+
+@register
+class GaussianSGD(Integrator):
+    """Euler–Maruyama for SGD's SDE at dt = η ("Gaussian SGD"): Gaussian entry weights with SGD's mean and
+    covariance. Weak order 1 and strong order ½ in dt (multiplicative noise)."""
+
+    name, label = "gaussian_sgd", "Gaussian SGD"
+    weak_order, strong_order = 1.0, 0.5
+
+    def run(self, start, problem, n_steps, *, lr, weight_decay, batch_size=1, **kw) -> RunResult:
+        kw.pop("dt", None), kw.pop("tau", None)
+        kw["increments"] = self.increments
+        return run_gaussian_sgd(start, problem, n_steps, lr=lr, weight_decay=weight_decay, batch_size=batch_size,
+                                **kw)
+
+
+@register
+class RademacherSGD(GaussianSGD):
+    """The ±1 surrogate at dt = η: bounded increments with the same mean and covariance (simplified weak Euler:
+    weak order 1; not a strong approximation of the Brownian path)."""
+
+    increments, label = "rademacher", "±1-weight SGD"
+    weak_order, strong_order = 1.0, None
+
+
+@register
+class BernoulliSGD(GaussianSGD):
+    """Independent nonnegative entry weights with SGD's marginal law per entry, at dt = η: a surrogate for the
+    noise-shape study, not a discretisation of the SDE (no order)."""
+
+    increments, label = "bernoulli", "Bernoulli-weight SGD"
+    weak_order, strong_order = None, None
+
+
+@register
+class EulerMaruyama(Integrator):
+    """Euler–Maruyama for SGD's SDE ``dθ = −∇𝓛_γ dt + √(T C(θ)) dW`` at dt = η/m, T = η/S: weak order 1, strong
+    order ½ (multiplicative noise)."""
+
+    name, label = "sde", "SDE"
+    weak_order, strong_order = 1.0, 0.5
+    step_divides_lr = True
+
+    def run(self, start, problem, n_steps, *, lr, weight_decay, dt, batch_size=1, **kw) -> RunResult:
+        kw.pop("tau", None)
+        return run_sde(start, problem, n_steps, lr=lr, weight_decay=weight_decay, dt=dt, batch_size=batch_size, **kw)
+
+
+@register
+class Langevin(Integrator):
+    """Euler–Maruyama for Langevin ``dθ = −∇𝓛_γ dt + √(2τ) dW`` at dt = η/m: additive noise, so weak order 1 and
+    strong order 1."""
+
+    name, label = "langevin", "Langevin"
+    weak_order, strong_order = 1.0, 1.0
+    step_divides_lr = True
+
+    def run(self, start, problem, n_steps, *, weight_decay, dt, tau, **kw) -> RunResult:
+        for k in ("lr", "increments", "batch_size"):
+            kw.pop(k, None)
+        return run_langevin(start, problem, n_steps, weight_decay=weight_decay, dt=dt, temperature=tau, **kw)
+
+
+@register
+class AdaptiveStep(Integrator):
+    """The SDE with the adaptive step (:func:`~.adaptive.run_sde_adaptive`): Euler–Maruyama steps h ≤ h_max = η/m,
+    shortened so that a step moves θ by at most a fraction ρ; stops a path at a blow-up or a stall. Euler–Maruyama
+    on each step: weak order 1, strong order ½."""
+
+    name, label = "sde_adaptive", "SDE adaptive"
+    weak_order, strong_order = 1.0, 0.5
+    adaptive = True
+    step_divides_lr = True
+    follow: ClassVar[bool] = False
+
+    def run(self, start, problem, t_max, *, lr, weight_decay, m, rho, seed, rec_dt, batch_size=1,
+            **kw) -> AdaptiveRun:
+        if self.follow:
+            kw["follow"] = True
+        return run_sde_adaptive(start, problem, t_max, lr=lr, weight_decay=weight_decay,
+                                h_max=self.time_step(lr, m), rho=rho, batch_size=batch_size, seed=seed,
+                                record_dt=rec_dt, **kw)
+
+
+@register
+class AdaptiveFollow(AdaptiveStep):
+    """The adaptive step's follow-every-path mode (``follow=True``): a path is not stopped at a blow-up but followed
+    through it (spikes, collapses); the grid's ``"follow"`` tasks."""
+
+    name, label = "follow", "SDE followed"
+    follow = True
