@@ -9,6 +9,9 @@ An integrator declares, once:
 * ``weak_order`` and ``strong_order`` where it has one (``None``: SGD itself, GD, and a strong order that a
   surrogate with non-Gaussian increments does not have), as torchsde's ``SDESolver.weak_order``/``strong_order``
   and diffrax's ``order()``/``strong_order()``; the checks and the tests read them from here;
+* the SDE it discretises — :meth:`Integrator.generator`: the drift ``b`` and the diffusion ``D`` per unit time of
+  ``dθ = b dt + √D dW`` at a point (SGD's SDE: ``b = −∇𝓛_γ``, ``D = (η/S)·C(θ)``; Langevin: ``D = 2τ I``;
+  GD: ``D = 0``);
 * how it runs — :meth:`Integrator.run` (a fixed-step one takes ``n_steps``; an adaptive one ``t_max``).
 
 Adding an integrator: one class here (and its kernel), registered by :func:`register`; the parametrised test over
@@ -19,8 +22,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import numpy as np
+
 from .adaptive import AdaptiveRun, run_sde_adaptive
 from .engine import RunResult, run
+from .network import Params
+from .noise import sgd_noise_covariance
+from .problems import CompletionProblem, gradient
 from .sde import run_gaussian_sgd, run_langevin, run_sde
 
 __all__ = ["INTEGRATORS", "AdaptiveFollow", "AdaptiveStep", "BernoulliSGD", "EulerMaruyama", "GaussianSGD", "GD",
@@ -47,6 +55,14 @@ class Integrator:
 
     def run(self, start, problem, n_steps: int, **kw) -> RunResult:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def generator(self, params: Params, problem: CompletionProblem, *, lr: float, weight_decay: float,
+                  batch_size: int = 1, tau: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """The SDE this integrator approximates, at run 0 of ``params``: drift ``b`` ``(P,)`` and diffusion ``D``
+        ``(P, P)`` per unit time. Default: SGD's SDE, ``b = −∇𝓛_γ``, ``D = (η/S)·C(θ)`` (T = η/S)."""
+        one = params.select([0])
+        drift = -gradient(one, problem, weight_decay).flat[0]
+        return drift, (lr / batch_size) * sgd_noise_covariance(one, problem)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, increments={self.increments!r})"
@@ -75,9 +91,12 @@ def integrator(name: str, increments: str | None = "gaussian") -> Integrator:
 
 @register
 class SGD(Integrator):
-    """SGD itself (the engine's kernel), batch S: the dynamics the others approximate."""
+    """SGD itself (the engine's kernel), batch S, at dt = η: one step has exactly the mean and covariance of an EM
+    step of SGD's SDE, so SGD is a weak order-1 approximation of it (Li, Tai & E 2019); not a strong one (its noise
+    is not a Brownian increment)."""
 
     name, label = "sgd", "SGD"
+    weak_order, strong_order = 1.0, None
 
     def run(self, start, problem, n_steps, *, lr, weight_decay, batch_size=1, **kw) -> RunResult:
         kw.pop("dt", None), kw.pop("tau", None), kw.pop("increments", None)
@@ -87,9 +106,15 @@ class SGD(Integrator):
 
 @register
 class GD(Integrator):
-    """Full-batch gradient descent (the engine's kernel): the drift alone."""
+    """Full-batch gradient descent (the engine's kernel) at dt = η: Euler for the gradient flow ``dθ = −∇𝓛_γ dt``
+    (no noise), order 1."""
 
     name, label = "gd", "GD"
+    weak_order, strong_order = 1.0, 1.0
+
+    def generator(self, params, problem, *, lr, weight_decay, batch_size=1, tau=0.0):
+        drift, D = super().generator(params, problem, lr=lr, weight_decay=weight_decay)
+        return drift, np.zeros_like(D)
 
     def run(self, start, problem, n_steps, *, lr, weight_decay, **kw) -> RunResult:
         for k in ("dt", "tau", "increments", "batch_size"):
@@ -152,6 +177,10 @@ class Langevin(Integrator):
     name, label = "langevin", "Langevin"
     weak_order, strong_order = 1.0, 1.0
     step_divides_lr = True
+
+    def generator(self, params, problem, *, lr, weight_decay, batch_size=1, tau=0.0):
+        drift, D = super().generator(params, problem, lr=lr, weight_decay=weight_decay)
+        return drift, 2.0 * tau * np.eye(D.shape[0])
 
     def run(self, start, problem, n_steps, *, weight_decay, dt, tau, **kw) -> RunResult:
         for k in ("lr", "increments", "batch_size"):
