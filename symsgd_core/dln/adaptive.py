@@ -168,7 +168,7 @@ def run_sde_adaptive(params: Params, problem: CompletionProblem, t_end: float, *
                      escape_norm: float = ESCAPE_NORM, xi=None, broken: str | None = None, follow: bool = False,
                      excursion_base: float = EXCURSION_BASE,
                      excursion_capacity: int = EXCURSION_CAPACITY) -> AdaptiveRun:
-    """SGD's SDE (temperature ``T = lr/batch_size``, weight decay ``weight_decay`` in the drift) to time ``t_end``.
+    """SGD's SDE (temperature ``T = lr/batch_size``, weight decay γ = ``weight_decay`` in the drift) to time ``t_end``.
 
     Args:
         params: start (R runs).  problem: the completion problem.

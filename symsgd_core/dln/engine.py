@@ -1,15 +1,15 @@
 """The deep-linear-network engine: :func:`run` an ensemble for ``n_steps`` steps of SGD, forced SGD, GD or Langevin.
 
-Dynamics (all with step size η and weight decay λ, both may follow a :class:`Schedule`; the step itself is
+Dynamics (all with step size η and weight decay γ, both may follow a :class:`Schedule`; the step itself is
 written down in :mod:`.stepping`):
 
 * ``"sgd"`` — each step draws B observed entries uniformly, i.i.d. (with replacement; B = ``batch_size``,
-  default 1) and descends the mean of ``ℓ_ij = (A_ij − A*_ij)² + λ‖θ‖²``;
+  default 1) and descends the mean of ``ℓ_ij = (A_ij − A*_ij)² + γ‖θ‖²``;
 * ``"forced"`` — the same SGD, drawing only from a chosen subset of the observed entries (the mechanism of
   the proof of one-way jumps, arXiv 2305.16038);
-* ``"gd"`` — the full gradient of 𝓛_λ;
-* ``"langevin"`` — GD plus isotropic Gaussian noise at temperature τ: ``θ ← θ − η ∇𝓛_λ + sqrt(2ητ) ξ``, whose
-  stationary density is ``∝ exp(−𝓛_λ/τ)`` (:func:`~symsgd_core.rank_jumps.analysis.matched_langevin_temperature`
+* ``"gd"`` — the full gradient of 𝓛_γ;
+* ``"langevin"`` — GD plus isotropic Gaussian noise at temperature τ: ``θ ← θ − η ∇𝓛_γ + sqrt(2ητ) ξ``, whose
+  stationary density is ``∝ exp(−𝓛_γ/τ)`` (:func:`~symsgd_core.dln.noise.matched_langevin_temperature`
   gives the τ whose per-step noise has the total variance of SGD's at a point).
 
 Randomness (:func:`symsgd_core.core.seeding.streams`): run r of an ensemble owns child ``r`` of
@@ -62,7 +62,7 @@ METHODS = ("sgd", "forced", "gd", "langevin")
 
 @dataclass(frozen=True)
 class Schedule:
-    """Step size η and weight decay λ as functions of the step index.
+    """Step size η and weight decay γ as functions of the step index.
 
     Build with :meth:`constant`, :meth:`phases` (e.g. hot → cold annealing) or
     :meth:`cyclic` (triangular cyclic learning rate). ``values(n_steps)`` gives
@@ -73,7 +73,7 @@ class Schedule:
         segments: for ``"phases"``: tuple of ``(n_steps, lr, weight_decay)``; the last
             segment's values continue after its end.
         lr_min, lr_max, period, weight_decay: for ``"cyclic"``: η goes linearly
-            ``lr_min → lr_max → lr_min`` over ``period`` steps, λ fixed.
+            ``lr_min → lr_max → lr_min`` over ``period`` steps, γ fixed.
     """
 
     kind: str
@@ -85,7 +85,7 @@ class Schedule:
 
     @classmethod
     def constant(cls, lr: float, weight_decay: float) -> Schedule:
-        """Fixed η and λ."""
+        """Fixed η and γ."""
         return cls.phases([(1, lr, weight_decay)])
 
     @classmethod
@@ -153,7 +153,7 @@ class RunResult(EngineResult):
         singular_values: ``(R, K, q)``, q = min(m, n): singular values of A_θ, descending.
         layer_singular_values: ``(R, K, L, w)`` per-layer singular values (zero-padded),
             or None if ``record_layers=False``.
-        loss: ``(R, K)`` 𝓛_λ with the λ in force at that step.
+        loss: ``(R, K)`` 𝓛_γ with the γ in force at that step.
         fit: ``(R, K)`` data term ``(1/N) Σ_Ω (A − A*)²``.
         norm_sq: ``(R, K)`` ``‖θ‖²``.
         balancedness: ``(R, K)`` ``max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F``.
@@ -254,7 +254,7 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
         n_steps: number of steps ≥ 0.
         method: ``"sgd"``, ``"forced"`` (needs ``entries``), ``"gd"`` or ``"langevin"``
             (needs ``temperature``); see the module docstring.
-        lr, weight_decay: fixed η > 0 and λ ≥ 0 (with 2ηλ < 1), or give ``schedule`` instead.
+        lr, weight_decay: fixed η > 0 and γ ≥ 0 (with 2ηγ < 1), or give ``schedule`` instead.
         schedule: a :class:`Schedule` (then lr and weight_decay must be None).
         seed: integer; run r draws its entries/noise from child r of ``SeedSequence(seed)``.
         record_every: record every this many steps (plus step 0 and the last step).
@@ -272,7 +272,7 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
         :class:`RunResult`.
 
     Raises:
-        ValueError: bad argument (η ≤ 0, λ < 0, 2ηλ ≥ 1, an ensemble of 0 runs, shape mismatch,
+        ValueError: bad argument (η ≤ 0, γ < 0, 2ηγ ≥ 1, an ensemble of 0 runs, shape mismatch,
             ``entries`` empty or outside the mask, unknown method, …). Divergence is not an
             error: it is reported in ``RunResult.diverged_step``.
     """
@@ -479,7 +479,7 @@ def _check_lr_weight_decay(lr, weight_decay, where: str = "") -> tuple[float, fl
         raise ValueError(pre + str(exc)) from None
     if 2.0 * lr * weight_decay >= 1.0:
         raise ValueError(f"{pre}2·lr·weight_decay must be < 1 (weight decay factor "
-                         f"1 − 2ηλ = {1 - 2 * lr * weight_decay:.3g} "
+                         f"1 − 2ηγ = {1 - 2 * lr * weight_decay:.3g} "
                          f"would flip or zero the weights); got lr={lr}, weight_decay={weight_decay}")
     return lr, weight_decay
 

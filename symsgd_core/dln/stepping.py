@@ -3,8 +3,8 @@
 The step (SGD on ``B`` entries drawn i.i.d. from the observed set, or GD, or Langevin; conventions of
 :mod:`symsgd_core.core.conventions`, loss of :mod:`.problems`)::
 
-    SGD:       W_ℓ ← (1 − 2ηλ) W_ℓ − (2η/B) Σ_b r_b Q_ℓ[i_b,:]ᵀ P_ℓ[:,j_b]ᵀ,   r = A_ij − A*_ij
-    GD:        W_ℓ ← (1 − 2ηλ) W_ℓ − η Q_ℓᵀ (dC/dA) P_ℓᵀ
+    SGD:       W_ℓ ← (1 − 2ηγ) W_ℓ − (2η/B) Σ_b r_b Q_ℓ[i_b,:]ᵀ P_ℓ[:,j_b]ᵀ,   r = A_ij − A*_ij
+    GD:        W_ℓ ← (1 − 2ηγ) W_ℓ − η Q_ℓᵀ (dC/dA) P_ℓᵀ
     Langevin:  the GD step plus sqrt(2ητ) ξ,  ξ ~ N(0, I)
 
 is implemented twice with the same signature: compiled (:mod:`._kernels`, numba, parallel over runs,
@@ -51,7 +51,7 @@ def flush_threshold(depth: int) -> float:
 
 
 def weight_decay_factor(lr: float, weight_decay: float, steps: int = 1):
-    """``(1 − 2ηλ)^t``: what ``t`` steps of weight decay alone do to a part of θ that gets no data gradient
+    """``(1 − 2ηγ)^t``: what ``t`` steps of weight decay alone do to a part of θ that gets no data gradient
     (a row of ``W_L`` whose entries are never sampled)."""
     return (1.0 - 2.0 * lr * weight_decay) ** steps
 

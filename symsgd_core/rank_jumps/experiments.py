@@ -239,7 +239,7 @@ class ForcedRecord:
         row_min_abs: ``(R, k)`` smallest non-zero |entry| of each unsampled row at step 0.
         singular_values: ``(R, K, q)`` singular values of A.
         unsampled_rows: the k row indices that were never sampled.
-        lr, weight_decay: the step size and weight decay.
+        lr, weight_decay: the step size η and the weight decay γ.
         final: :class:`~.network.Params` at the last step.
         diverged: bool ``(R,)``.
         layer_s2: ``(R, K, L)`` every layer's second singular value ``s₂(W_ℓ)`` at the records.

@@ -99,7 +99,7 @@ def dynamics_task(p: dict) -> dict:
     Keys: ``method`` (:data:`DYNAMICS`), ``lr``, ``weight_decay``, ``n_runs``, ``t_max``, ``rec_dt``, ``seed``; optional
     ``m`` (dt = η/m; the largest step of ``"sde_adaptive"``), ``rho`` (``"sde_adaptive"``'s bound), ``S``
     (batch), ``increments``, ``temp_factor`` (Langevin: τ = temp_factor · τ_match, the matched temperature of SGD
-    at (η, S) at the start, :func:`~symsgd_core.rank_jumps.analysis.matched_langevin_temperature`).
+    at (η, S) at the start, :func:`~symsgd_core.dln.noise.matched_langevin_temperature`).
     ``"sde_adaptive"`` adds per run ``event``, ``t_escape`` (first ‖θ‖ ≥ 10), ``max_norm``, ``n_steps``,
     ``n_reduced``; its ``t_diverged`` is the exact time of a residual blow-up or a stall.
     """

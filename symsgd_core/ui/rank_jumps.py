@@ -629,7 +629,7 @@ class LangevinController(_ExperimentFigure):
     """SGD vs Langevin (isotropic noise) from one rank-2 minimum, and SGD's noise spectrum by direction.
 
     Left: ``s₂(A)`` of SGD runs (red) and Langevin runs (green) at temperature ``τ = temp_factor · τ_match``
-    (``τ_match`` from :func:`symsgd_core.rank_jumps.analysis.matched_langevin_temperature`: equal total per-step
+    (``τ_match`` from :func:`symsgd_core.dln.noise.matched_langevin_temperature`: equal total per-step
     noise variance at the start). Right: eigenvalues of SGD's per-step noise covariance ``η²C`` at a rank-1 point,
     on the rank-raising directions (red) and on the others (blue), with Langevin's isotropic ``2ητ`` (green).
     Re-simulates on Run.
