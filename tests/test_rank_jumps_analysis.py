@@ -107,15 +107,25 @@ def test_basin_boundary_brackets_the_edge():
 
 
 # -- noise split by direction -------------------------------------------------------------------
-def test_per_entry_gradients_average_to_the_full_gradient(problem, rank_one_point):
-    g = rank_jumps.analysis.per_entry_gradients(rank_one_point, problem)
+@pytest.mark.parametrize("by", dln.noise.GRADIENT_ROUTES)
+def test_per_entry_gradients_average_to_the_full_gradient(problem, rank_one_point, by):
+    g = dln.noise.per_entry_gradients(rank_one_point.flat, rank_one_point.arch, problem, by=by)[0]
     full = rank_jumps.gradient(rank_one_point, problem, 0.0).flat[0]
     assert g.shape == (problem.n_observed, rank_one_point.arch.n_params)
     assert np.allclose(g.mean(axis=0), full, rtol=1e-12, atol=1e-14)
 
 
-def test_per_entry_gradient_matches_finite_differences(problem, rank_one_point):
-    g = rank_jumps.analysis.per_entry_gradients(rank_one_point, problem)[2]  # entry (1, 1)
+def test_per_entry_gradient_routes_agree_to_round_off(problem, rank_one_point):
+    theta = rank_one_point.flat + 0.1 * np.random.default_rng(1).standard_normal((3, rank_one_point.flat.shape[1]))
+    a, b = (dln.noise.per_entry_gradients(theta, rank_one_point.arch, problem, by=by) for by in ("products", "masks"))
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14 * np.abs(a).max())
+    with pytest.raises(ValueError, match="by"):
+        dln.noise.per_entry_gradients(theta, rank_one_point.arch, problem, by="finite_differences")
+
+
+@pytest.mark.parametrize("by", dln.noise.GRADIENT_ROUTES)
+def test_per_entry_gradient_matches_finite_differences(problem, rank_one_point, by):
+    g = dln.noise.per_entry_gradients(rank_one_point.flat, rank_one_point.arch, problem, by=by)[0][2]  # entry (1, 1)
     rng = np.random.default_rng(0)
     v = rng.normal(size=g.size)
     h = 1e-6
@@ -130,16 +140,16 @@ def test_per_entry_gradient_matches_finite_differences(problem, rank_one_point):
 
 
 def test_noise_covariance_matches_the_engine_temperature(problem, rank_one_point):
-    C = rank_jumps.analysis.sgd_noise_covariance(rank_one_point, problem)
+    C = dln.noise.sgd_noise_covariance(rank_one_point, problem)
     assert np.allclose(C, C.T)
     assert np.linalg.eigvalsh(C).min() > -1e-12 * np.trace(C)
     lr = 0.3
-    tau = rank_jumps.analysis.matched_langevin_temperature(rank_one_point, problem, lr, 0.01)[0]
+    tau = dln.noise.matched_langevin_temperature(rank_one_point, problem, lr, 0.01)[0]
     assert tau == pytest.approx(lr * np.trace(C) / (2 * rank_one_point.arch.n_params), rel=1e-12)
 
 
 def test_rank_raising_basis_is_orthonormal_with_the_right_dimension(rank_one_point):
-    raising, keeping = rank_jumps.analysis.rank_raising_basis(rank_one_point, 1)
+    raising, keeping = dln.noise.rank_raising_basis(rank_one_point, 1)
     P = rank_one_point.arch.n_params
     expected = sum((a - 1) * (b - 1) for a, b in rank_one_point.arch.layer_shapes)
     assert raising.shape == (P, expected) and keeping.shape == (P, P - expected)
@@ -148,7 +158,7 @@ def test_rank_raising_basis_is_orthonormal_with_the_right_dimension(rank_one_poi
 
 
 def test_rank_raising_directions_raise_a_layer_rank(rank_one_point):
-    raising, keeping = rank_jumps.analysis.rank_raising_basis(rank_one_point, 1)
+    raising, keeping = dln.noise.rank_raising_basis(rank_one_point, 1)
     h = 1e-4
     up = rank_jumps.Params(rank_one_point.arch, rank_one_point.flat + h * raising[:, 0])
     flat = rank_jumps.Params(rank_one_point.arch, rank_one_point.flat + h * keeping[:, -1])
@@ -157,7 +167,7 @@ def test_rank_raising_directions_raise_a_layer_rank(rank_one_point):
 
 
 def test_noise_has_no_raising_component_at_a_rank_one_point(problem, rank_one_point):
-    spec = rank_jumps.analysis.noise_spectrum_by_direction(rank_one_point, problem, 1, lr=0.3)
+    spec = dln.noise.noise_spectrum_by_direction(rank_one_point, problem, 1, lr=0.3)
     check = rank_jumps.checks.check_raising_noise(spec, rank_one_point.arch.n_params)
     assert check.passed, check
     assert spec["trace_total"] > 0 and spec["keeping"].max() > 1e-6
@@ -166,7 +176,7 @@ def test_noise_has_no_raising_component_at_a_rank_one_point(problem, rank_one_po
 def test_raising_noise_check_fails_at_a_rank_two_point(problem):
     """Broken input: at a rank-2 point, directions 'raising rank 1 → 2' do carry SGD noise."""
     p2 = rank_jumps.phase0_minima(eps=EPS, n_runs=1)
-    spec = rank_jumps.analysis.noise_spectrum_by_direction(p2, problem, 1, lr=0.3)
+    spec = dln.noise.noise_spectrum_by_direction(p2, problem, 1, lr=0.3)
     assert not rank_jumps.checks.check_raising_noise(spec, p2.arch.n_params).passed
 
 

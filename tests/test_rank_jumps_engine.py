@@ -466,7 +466,7 @@ def test_schedules():
 
 
 def test_matched_langevin_temperature(eps_problem, phase0_8):
-    tau = rank_jumps.analysis.matched_langevin_temperature(phase0_8.select([0]), eps_problem, lr=0.3,
+    tau = dln.noise.matched_langevin_temperature(phase0_8.select([0]), eps_problem, lr=0.3,
                                                            weight_decay=0.027)
     # by hand: per-entry gradients (2 r q pᵀ) around their mean, traced, η/(2 B P)
     p = phase0_8.select([0])

@@ -9,20 +9,38 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.validation import check_int, check_nonnegative, check_positive, check_positive_int
+from ..core.validation import check_choice, check_int, check_nonnegative, check_positive, check_positive_int
 from .network import Architecture, Params
 from .problems import CompletionProblem, check_problem_fits, gradient
 
-__all__ = ["matched_langevin_temperature", "noise_spectrum_by_direction", "per_entry_gradients", "rank_raising_basis",
+__all__ = ["GRADIENT_ROUTES", "matched_langevin_temperature", "noise_spectrum_by_direction", "per_entry_gradients",
+           "rank_raising_basis",
            "sgd_noise_covariance"]
 
 
-def per_entry_gradients(theta: np.ndarray, arch: Architecture, problem: CompletionProblem) -> np.ndarray:
+#: How :func:`per_entry_gradients` computes: ``"products"`` (the closed form, vectorised over runs; the SDE's
+#: reference step) or ``"masks"`` (the loss gradient of a one-entry problem per entry: the definition itself; the
+#: covariance and the imbalance drive of Notebook 04's figures). Equal to round-off (tested), not bit for bit.
+GRADIENT_ROUTES = ("products", "masks")
+
+
+def per_entry_gradients(theta: np.ndarray, arch: Architecture, problem: CompletionProblem, *,
+                        by: str = "products") -> np.ndarray:
     """Data-term gradients ``g_k = ∇_θ (A_ij − A*_ij)²`` for every run and observed entry: ``(R, N, P)``.
 
     ``g_k|_ℓ = 2 r_k Q_ℓ[i,:]ᵀ P_ℓ[:,j]ᵀ`` with ``P_ℓ = W_{ℓ−1}⋯W_1`` and ``Q_ℓ = W_L⋯W_{ℓ+1}``; entries in the
-    order of ``problem.entries``. Weight decay (the same for every entry) is left out. Vectorised over runs.
+    order of ``problem.entries``. Weight decay (the same for every entry) is left out. ``by``: one of
+    :data:`GRADIENT_ROUTES`.
     """
+    if check_choice("by", by, GRADIENT_ROUTES) == "masks":
+        params = Params(arch, np.atleast_2d(np.asarray(theta, dtype=np.float64)))
+        rows, cols, _ = problem.entries
+        out = np.empty((params.n_runs, rows.size, arch.n_params))
+        for k, (i, j) in enumerate(zip(rows, cols)):
+            mask = np.zeros(problem.shape, dtype=bool)
+            mask[i, j] = True
+            out[:, k] = gradient(params, CompletionProblem(problem.target, mask), 0.0).flat
+        return out
     theta = np.atleast_2d(np.asarray(theta, dtype=np.float64))
     R = theta.shape[0]
     ws = Params(arch, theta).layers()
@@ -58,7 +76,7 @@ def sgd_noise_covariance(params: Params, problem: CompletionProblem, run_index: 
     """
     i = check_int("run_index", run_index, minimum=0, maximum=params.n_runs - 1)
     check_problem_fits(params.arch, problem)
-    g = per_entry_gradients(params.flat[i:i + 1], params.arch, problem)[0]
+    g = per_entry_gradients(params.flat[i:i + 1], params.arch, problem, by="masks")[0]
     mean = g.mean(axis=0)
     return g.T @ g / g.shape[0] - np.outer(mean, mean)
 

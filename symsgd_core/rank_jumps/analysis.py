@@ -546,7 +546,7 @@ def sgd_imbalance_drive(params: Params, problem: CompletionProblem, run_index: i
     """
     i = check_int("run_index", run_index, minimum=0, maximum=params.n_runs - 1)
     arch = params.arch
-    g = per_entry_gradients(params.flat[i:i + 1], arch, problem)[0]
+    g = per_entry_gradients(params.flat[i:i + 1], arch, problem, by="masks")[0]
     layers = [w for w in Params(arch, g).layers()]            # each (N, d_{ℓ+1}, d_ℓ)
     return [np.swapaxes(hi, 1, 2) @ hi - lo @ np.swapaxes(lo, 1, 2) for lo, hi in zip(layers[:-1], layers[1:])]
 
