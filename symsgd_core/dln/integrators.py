@@ -81,6 +81,11 @@ def register(cls: type[Integrator]) -> type[Integrator]:
     return cls
 
 
+def _drop(kw: dict, *names: str) -> dict:
+    """``kw`` without ``names``: the common keywords of :meth:`Integrator.run` that one integrator does not use."""
+    return {k: v for k, v in kw.items() if k not in names}
+
+
 def integrator(name: str, increments: str | None = "gaussian") -> Integrator:
     """The integrator the grid stores as ``method=name`` (and ``increments``). Raises ValueError naming the known."""
     key = (name, increments or "gaussian")
@@ -99,9 +104,8 @@ class SGD(Integrator):
     weak_order, strong_order = 1.0, None
 
     def run(self, start, problem, n_steps, *, lr, weight_decay, batch_size=1, **kw) -> RunResult:
-        kw.pop("dt", None), kw.pop("tau", None), kw.pop("increments", None)
         return run(start, problem, n_steps, method="sgd", lr=lr, weight_decay=weight_decay, batch_size=batch_size,
-                   **kw)
+                   **_drop(kw, "dt", "tau", "increments"))
 
 
 @register
@@ -117,9 +121,8 @@ class GD(Integrator):
         return drift, np.zeros_like(D)
 
     def run(self, start, problem, n_steps, *, lr, weight_decay, **kw) -> RunResult:
-        for k in ("dt", "tau", "increments", "batch_size"):
-            kw.pop(k, None)
-        return run(start, problem, n_steps, method="gd", lr=lr, weight_decay=weight_decay, **kw)
+        return run(start, problem, n_steps, method="gd", lr=lr, weight_decay=weight_decay,
+                   **_drop(kw, "dt", "tau", "increments", "batch_size"))
 
 
 @register
@@ -131,10 +134,8 @@ class GaussianSGD(Integrator):
     weak_order, strong_order = 1.0, 0.5
 
     def run(self, start, problem, n_steps, *, lr, weight_decay, batch_size=1, **kw) -> RunResult:
-        kw.pop("dt", None), kw.pop("tau", None)
-        kw["increments"] = self.increments
         return run_gaussian_sgd(start, problem, n_steps, lr=lr, weight_decay=weight_decay, batch_size=batch_size,
-                                **kw)
+                                increments=self.increments, **_drop(kw, "dt", "tau", "increments"))
 
 
 @register
@@ -165,8 +166,8 @@ class EulerMaruyama(Integrator):
     step_divides_lr = True
 
     def run(self, start, problem, n_steps, *, lr, weight_decay, dt, batch_size=1, **kw) -> RunResult:
-        kw.pop("tau", None)
-        return run_sde(start, problem, n_steps, lr=lr, weight_decay=weight_decay, dt=dt, batch_size=batch_size, **kw)
+        return run_sde(start, problem, n_steps, lr=lr, weight_decay=weight_decay, dt=dt, batch_size=batch_size,
+                       **_drop(kw, "tau"))
 
 
 @register
@@ -183,9 +184,8 @@ class Langevin(Integrator):
         return drift, 2.0 * tau * np.eye(D.shape[0])
 
     def run(self, start, problem, n_steps, *, weight_decay, dt, tau, **kw) -> RunResult:
-        for k in ("lr", "increments", "batch_size"):
-            kw.pop(k, None)
-        return run_langevin(start, problem, n_steps, weight_decay=weight_decay, dt=dt, temperature=tau, **kw)
+        return run_langevin(start, problem, n_steps, weight_decay=weight_decay, dt=dt, temperature=tau,
+                            **_drop(kw, "lr", "increments", "batch_size"))
 
 
 @register
