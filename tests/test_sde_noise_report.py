@@ -258,7 +258,7 @@ def test_follow_report_has_a_line_per_followed_ensemble(grid, follow):
     rows = lines[head + 1:head + 1 + len(follow)]
     for line, g in zip(rows, follow):
         s = g.summary
-        assert line.startswith(f"{g.lr:g}, {g.weight_decay:<5g} η/{g.m:<3d}")
+        assert line.startswith(f"{g.lr:g}, {g.weight_decay:<5g} η/{g.m:<3d} {g.rho:<5g}")
         assert f" {s.events.get('none', 0):2d}/{s.n_runs:<3d} {s.jumped:2d}/{s.n_runs:<3d} " in line
     assert lines[-2].endswith("-> PASS") and lines[-1].endswith("-> FAIL")
     assert set(rep["check"]) == {None, "noise_at_h_max"}
@@ -346,8 +346,8 @@ def test_the_width_and_raw_math_checks_catch_a_bad_line():
 
 
 def test_compact_numbers_and_intervals():
-    assert [sr._g(x) for x in (0.0716, 3.97, 435.2, 4818.4, 99_999, 128_000, 1.22e14)] == \
-        ["0.0716", "3.97", "435", "4818", "99999", "1.3e5", "1.2e14"]
+    assert [sr._g(x) for x in (0.0716, 3.97, 435.2, 4818.4, 99_999, 128_000, 1.22e14, 5.25e-8, 0.0)] == \
+        ["0.0716", "3.97", "435", "4818", "99999", "1.3e5", "1.2e14", "5.2e-8", "0"]
     assert sr._g(np.inf) == "∞" and sr._g(np.nan) == "nan"
     assert sr._iv((435.0, 340.0, 565.0)) == "435 [340, 565]"
     assert sr._iv((np.inf, 2.08e5, np.inf)) == "none (≥ 2.1e5)"

@@ -88,11 +88,14 @@ def _wrap(text: str, indent: str = "") -> list[str]:
 
 
 def _g(x) -> str:
-    """A number in at most six characters: in full below 10⁵ (three significant digits below 10), else two
-    significant digits as ``1.2e5``; ∞ and nan spelt out."""
+    """A number in at most seven characters: in full from 10⁻³ to 10⁵ (three significant digits below 10), else
+    two significant digits as ``1.2e5`` or ``5.2e-8``; ∞ and nan spelt out."""
     x = float(x)
     if not np.isfinite(x):
         return "nan" if np.isnan(x) else ("∞" if x > 0 else "−∞")
+    if x != 0 and abs(x) < 1e-3:
+        mantissa, exponent = f"{x:.1e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
     if abs(x) < 10:
         return f"{x:.3g}"
     if abs(x) < 1e5:
@@ -330,13 +333,13 @@ def kstar_table_report(grid, factor: float, hot=HOT) -> Report:
                      f"{_g(c.predicted):>6s} [{_g(c.predicted_band[0])}, {_g(c.predicted_band[1])}]".ljust(59)
                      + f"{meas:22s} {c.jumped:3d}/{c.n_runs}")
     lines += ["", f"(b) the test: jumps the predicted wait expects (runs, events), exact Poisson p, within {factor:g}×",
-              "  η      γ    runs  events  Poisson p  verdict          within"]
+              "  η      γ    runs   events  Poisson p  verdict          within"]
     for q in ktab:
         c = cmp[(q.lr, q.weight_decay)]
         within = ("—" if c.jumped == 0 and c.verdict == "agree" else
                   {True: "yes", False: "no", None: "undecided"}[c.within_factor])
-        lines.append(f"{q.lr:4.2f}  {q.weight_decay:6.4f}  {c.expected_runs:4.1f}  {_g(c.expected_events):>6s}  "
-                     f"{c.p_value:9.2g}  {c.verdict:15s}  {within}")
+        lines.append(f"{q.lr:4.2f}  {q.weight_decay:6.4f}  {c.expected_runs:4.1f}  {_g(c.expected_events):>7s}  "
+                     f"{_g(c.p_value):>9s}  {c.verdict:15s}  {within}")
     by = {(q.lr, q.weight_decay): q for q in ktab}
     ce = cmp[COOLER_STEP]   # the counter-example: the event predicts most runs jump, none does
     lines += _wrap(f"(0.2, 0.027): predicted wait {_g(ce.predicted)} steps -> {ce.expected_events:.0f} jumps expected "
@@ -527,16 +530,15 @@ def follow_report(follow, grid) -> Report:
     lines = _wrap("Every path followed to its horizon (adaptive step, follow mode): how the runs ended, jumps and "
                   "their mean first time [95 %], returns to rank 2, collapses to A = 0, time in B₁ by its rank "
                   "test (± s.e.), largest ‖θ‖")
-    lines.append("η, γ        h ≤   t ≤    seeds  end    jumped  mean first time       ret.  coll.  time in B₁  "
-                 "   ‖θ‖")
+    lines.append(f"{'η, γ':10s} {'h ≤':5s} {'ρ':5s} {'t ≤':>5s} {'seeds':5s} {'end':6s} {'jumped':6s} "
+                 f"{'mean first time':20s} {'ret.':>4s} {'coll.':>5s} {'time in B₁':11s} {'‖θ‖':>6s}")
     for g in follow:
         s = g.summary
-        lines.append(f"{g.lr:g}, {g.weight_decay:<5g} η/{g.m:<3d} {g.t_max:5.0f}  {'fresh' if g.fresh else 'grid':5s}  "
-                     f"{s.events.get('none', 0):2d}/{s.n_runs:<3d} {s.jumped:2d}/{s.n_runs:<3d} {_iv(s.wait):20s}  "
-                     f"{s.returned:4d}  {s.collapsed:5d}  {s.frac_rank1[0]:.2f} ± {s.frac_rank1[1]:.2f}  "
-                     f"{_g(s.max_norm):>6s}")
-    lines += _wrap(f"end: runs that reached their horizon; ρ = {', '.join(f'{g.rho:g}' for g in follow)} in this "
-                   "order; ret.: returned to rank 2; coll.: collapsed to A = 0")
+        lines.append(f"{g.lr:g}, {g.weight_decay:<5g} η/{g.m:<3d} {g.rho:<5g} {g.t_max:5.0f} "
+                     f"{'fresh' if g.fresh else 'grid':5s} {s.events.get('none', 0):2d}/{s.n_runs:<3d} "
+                     f"{s.jumped:2d}/{s.n_runs:<3d} {_iv(s.wait):20s} {s.returned:4d} {s.collapsed:5d} "
+                     f"{s.frac_rank1[0]:.2f} ± {s.frac_rank1[1]:.2f} {_g(s.max_norm):>6s}")
+    lines.append("end: runs that reached their horizon; ret.: returned to rank 2; coll.: collapsed to A = 0")
     for name, c in (("follow mode against fine-step EM", check[None]),
                     ("broken: noise that ignores the shortened step", check["noise_at_h_max"])):
         lines.append(f"{name:>46}: max |z| = {c['measured']:.1f} (pass: ≤ 4) -> "
