@@ -346,7 +346,7 @@ def test_the_width_and_raw_math_checks_catch_a_bad_line():
 
 
 def test_compact_numbers_and_intervals():
-    assert [sr._g(x) for x in (0.0716, 3.97, 435.2, 4818.4, 99_999, 128_000, 1.22e14, 5.25e-8, 0.0)] == \
+    assert [sr._g(x) for x in (0.0716, 3.97, 435.2, 4818.4, 99_999, 128_000, 1.22e14, 5.24e-8, 0.0)] == \
         ["0.0716", "3.97", "435", "4818", "99999", "1.3e5", "1.2e14", "5.2e-8", "0"]
     assert sr._g(np.inf) == "∞" and sr._g(np.nan) == "nan"
     assert sr._iv((435.0, 340.0, 565.0)) == "435 [340, 565]"
