@@ -1,20 +1,27 @@
 """symsgd_core.sde_noise.report: Notebook 05's tables on the shipped grid (a header and a line per row), and on a grid
 edited on purpose (a failed stored check reads FAIL; a grid without the tasks or rows a table needs raises
-ValueError naming them)."""
+ValueError naming them). Every line of every report fits ``report.LINE_WIDTH`` and holds no ASCII math."""
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 
+import numpy as np
 import pytest
 
 from symsgd_core.sde_noise import blowup as bu
+from symsgd_core.sde_noise import controls
 from symsgd_core.sde_noise import experiments as sx
 from symsgd_core.sde_noise import report as sr
 from symsgd_core.sde_noise.claims import ADAPTIVE_LABELS
 from symsgd_core.sde_noise.spikes import follow_groups
 from symsgd_core.ui.sde_noise import hazard_label
+
+#: ASCII math a reader would have to decode (as tests/test_ui_words.py): a caret, or an underscore before a letter
+#: or digit (``B_1``, ``W_L``, ``T_c``, ``τ_match``, ``E_k``).
+RAW_MATH = re.compile(r"\^|_\w")
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +49,9 @@ def test_report_lines_are_a_copy_and_values_read_only():
 
 def test_weak_order_report_passes_the_correct_scheme_and_fails_the_broken_one(grid):
     lines = sr.weak_order_report(grid).lines()
-    assert len(lines) == 2
-    assert lines[0].strip().startswith("correct EM: fitted weak order") and lines[0].endswith("-> PASS")
-    assert lines[1].strip().startswith("broken increments (order ½)") and lines[1].endswith("-> FAIL")
+    assert len(lines) == 3 and lines[0].startswith("Euler–Maruyama: passes if")
+    assert lines[1].strip().startswith("correct EM: fitted weak order") and lines[1].endswith("-> PASS")
+    assert lines[2].strip().startswith("broken increments (order ½)") and lines[2].endswith("-> FAIL")
 
 
 def test_weak_order_report_says_fail_when_the_stored_check_failed(grid):
@@ -53,7 +60,7 @@ def test_weak_order_report_says_fail_when_the_stored_check_failed(grid):
         if t["kind"] == "weak_order" and t["params"]["broken"] is None:
             t["result"]["passed"] = False
     lines = sr.weak_order_report(dataclasses.replace(grid, tasks=tuple(tasks))).lines()
-    assert lines[0].endswith("-> FAIL")
+    assert lines[1].endswith("-> FAIL")
 
 
 def test_weak_order_report_needs_its_tasks(grid):
@@ -68,13 +75,14 @@ def test_grid_table_report_has_two_tables_with_a_line_per_row(grid, rows):
     lines, shown = rep.lines(), rep["shown"]
     n_set = len(sr.GRID_SETTINGS)
     assert lines[0].startswith("How the runs jump:")
-    assert len(lines) == 3 + n_set + len(shown) + 1 + 2 + n_set + len(shown)
-    assert lines[3 + n_set + len(shown)] == ""
-    width = max(len(label) for *_, label in shown)
+    blank = lines.index("")
+    assert lines[blank + 1].startswith("Where the runs sit:")
+    assert sum(line.startswith("η = ") for line in lines) == 2 * n_set   # a header per setting in each table
+    width = max(len(sr._label(label)) for *_, label in shown)
     for label in {label for *_, label in shown}:   # each shown row once in each table
         n = sum(lab == label for *_, lab in shown)
-        assert sum(line.startswith(f"   {label:{width}s}  ") for line in lines) == 2 * n, label
-    assert sum(line.startswith("   ") for line in lines) == 2 * len(shown)
+        assert sum(line.startswith(f" {sr._label(label):{width}s}  ") for line in lines) == 2 * n, label
+    assert sum(line.startswith(" ") and not line.startswith("    ") for line in lines) == 2 * len(shown)
     assert all("S = 2" not in label and "weight" not in label for *_, label in shown)
     assert {(a, b) for a, b, _ in shown} == set(sr.GRID_SETTINGS)
 
@@ -88,8 +96,9 @@ def test_grid_table_report_needs_every_setting(rows):
 def test_comparison_report_lines_and_values(rows):
     rep = sr.comparison_report(rows)
     lines = rep.lines()
-    assert lines[0].startswith("hot: SGD ") and len(lines) == 10
-    assert lines[-1].startswith("Langevin hot: 1× jumped")
+    assert lines[0].startswith("hot: mean first time at rank ≤ 1, SGD ")
+    starts = [line for line in lines if not line.startswith(sr.WRAP_INDENT)]   # one per statement
+    assert len(starts) == 10 and starts[-1].startswith("Langevin hot: matched τ jumped")
     assert rep["hot"] == sx.HOT and rep["sgd"] is rows[(*sx.HOT, "SGD")]
     assert rep["sde"] is rows[(*sx.HOT, ADAPTIVE_LABELS[sx.HOT])]
 
@@ -108,8 +117,13 @@ def follow(grid):
 def test_passage_report_fits_three_ensembles(follow):
     rep = sr.passage_report(follow)
     lines = rep.lines()
-    assert [line.split(":")[0] for line in lines] == ["grid's seeds", "fresh seeds", "both"]
-    assert rep["pooled"].n == rep["hot_main"].passage.n + rep["hot_fresh"].passage.n
+    assert [line.split(":")[0] for line in lines[:3]] == ["grid's seeds", "fresh seeds", "both"]
+    pooled = rep["pooled"]
+    assert pooled.n == rep["hot_main"].passage.n + rep["hot_fresh"].passage.n
+    assert len(lines) == 3 + 1 + len(pooled.levels)
+    for line, b, k0, k1 in zip(lines[4:], pooled.levels, rep["hot_main"].passage.counts,
+                               rep["hot_fresh"].passage.counts):   # the counts of both ensembles add up per level
+        assert [float(x) for x in line.split()[:3]] == [b, k0, k1]
 
 
 def test_passage_report_needs_the_fresh_seeds(follow):
@@ -120,12 +134,15 @@ def test_passage_report_needs_the_fresh_seeds(follow):
 def test_kstar_table_report_has_a_line_per_cell(grid):
     rep = sr.kstar_table_report(grid, factor=10.0)
     lines, ktab = rep.lines(), rep["ktab"]
-    assert lines[0].startswith(" η     γ      k*row0 k*col1")
-    assert len(lines) == 1 + len(ktab) + 3
-    for line, q in zip(lines[1:], ktab):
-        assert line.startswith(f"{q.lr:4.2f}  {q.weight_decay:6.4f}  {q.kstar_row0:5d}  {q.kstar_col1:5d}")
+    assert lines[0].startswith("(a) waits in steps") and lines[1].startswith("  η      γ    k* row 0  k* col 1")
+    n = len(ktab)
+    assert lines[2 + n] == "" and lines[3 + n].startswith("(b) the test")
+    for line, q in zip(lines[2:2 + n], ktab):
+        assert line.startswith(f"{q.lr:4.2f}  {q.weight_decay:6.4f}  {q.kstar_row0:8d}  {q.kstar_col1:8d}")
+    for line, q in zip(lines[5 + n:5 + 2 * n], ktab):
+        assert line.startswith(f"{q.lr:4.2f}  {q.weight_decay:6.4f}")
         assert line.split()[-1] in ("yes", "no", "undecided", "—")
-    assert lines[-3].startswith("(0.2, 0.027): predicted wait") and lines[-1].startswith("η = 0.35:")
+    assert lines[5 + 2 * n].startswith("(0.2, 0.027): predicted wait") and lines[-1].startswith("η = 0.35:")
     assert set(rep["by"]) == set(rep["cmp"]) == {(q.lr, q.weight_decay) for q in ktab}
 
 
@@ -161,9 +178,9 @@ def test_least_routes_report(grid):
 def test_langevin_eps_report_has_a_line_per_row(grid):
     rep = sr.langevin_eps_report(grid)
     lines = rep.lines()
-    assert len(lines) == len(rep["le"]) == len(sx.langevin_eps_rows(grid))
-    for line, (eps, start, method) in zip(lines, rep["le"]):
-        assert line.startswith(f"ε = {eps}: {method:>8} from the {start} minimum")
+    assert len(lines) == 1 + len(rep["le"]) == 1 + len(sx.langevin_eps_rows(grid))
+    for line, (eps, start, method) in zip(lines[1:], rep["le"]):
+        assert line.startswith(f"{eps:3g}  {method:>8s}  {start:>16s} (rank ")
     with pytest.raises(ValueError, match="langevin_eps"):
         sr.langevin_eps_report(_without(grid, "langevin_eps"))
 
@@ -172,9 +189,10 @@ def test_langevin_eps_report_has_a_line_per_row(grid):
 def test_rank2_lower_report_has_a_header_and_a_line_per_row(grid):
     rep = sr.rank2_lower_report(grid)
     lines = rep.lines()
-    assert lines[0].startswith(f"ε = {sx.RANK2_LOWER[0]}, γ = {sx.RANK2_LOWER[1]}: 𝓛_γ of the rank-1 minimum")
-    assert len(lines) == 1 + len(rep["lo"])
-    assert all(" from the " in line and "runs that went up" in line for line in lines[1:])
+    assert lines[0].startswith(f"ε = {sx.RANK2_LOWER[0]}, γ = {sx.RANK2_LOWER[1]}: regularised loss of the rank-1")
+    assert len(lines) == 2 + len(rep["lo"]) and lines[1].startswith("η λₘₐₓ at the rank-1 minimum")
+    assert all(" from the " in line and "runs that went up" in line for line in lines[2:])
+    assert all(len(line) <= sr.LINE_WIDTH and not RAW_MATH.search(line) for line in lines)
 
 
 def test_rank2_lower_report_needs_its_rows(grid):
@@ -185,7 +203,10 @@ def test_rank2_lower_report_needs_its_rows(grid):
 def test_task_kinds_report_counts_every_task(grid):
     rep = sr.task_kinds_report(grid)
     assert sum(rep["kinds"].values()) == len(grid.tasks)
-    assert rep.lines()[0] == f"tasks by kind: {rep['kinds']}" and len(rep.lines()) == 2
+    text = " ".join(rep.lines())
+    assert text.startswith(f"{len(grid.tasks)} tasks by kind: ")
+    for kind, n in rep["kinds"].items():
+        assert f"{kind.replace('_', ' ')} {n}" in text
     with pytest.raises(ValueError, match="no tasks"):
         sr.task_kinds_report(dataclasses.replace(grid, tasks=()))
 
@@ -193,11 +214,14 @@ def test_task_kinds_report_counts_every_task(grid):
 def test_hazard_report_has_a_line_per_hazard_row(grid):
     rep = sr.hazard_report(grid, label=hazard_label)
     lines, haz = rep.lines(), rep["haz"]
-    assert lines[0].strip().startswith("adaptive step: max |z|") and lines[0].endswith("-> PASS")
-    assert lines[1].strip().startswith("broken: noise ignores") and lines[1].endswith("-> FAIL")
-    assert len(lines) == 2 + len(haz) + 2 * len(bu.EM_STEPS) + 1 + 6
-    for line, h in zip(lines[2:], haz):
-        assert line.startswith(f"η = {h.lr}, γ = {h.weight_decay}  {hazard_label(h)}")
+    assert lines[1].strip().startswith("adaptive step: max |z|") and lines[1].endswith("-> PASS")
+    assert lines[2].strip().startswith("broken: noise ignores") and lines[2].endswith("-> FAIL")
+    settings = list(dict.fromkeys((h.lr, h.weight_decay) for h in haz))
+    assert len(lines) == 4 + len(settings) + len(haz) + 2 * len(bu.EM_STEPS) + 1 + 6
+    rows = [line for line in lines[4:] if line.startswith("  ")]
+    assert len(rows) == len(haz)
+    for line, h in zip(rows, haz):
+        assert line.startswith(f"  {hazard_label(h)} ") and f" {h.events:2d}/{h.n_runs} " in line
 
 
 def test_hazard_report_needs_the_stored_check(grid):
@@ -208,9 +232,10 @@ def test_hazard_report_needs_the_stored_check(grid):
 def test_continuation_report_has_a_line_per_state(grid):
     rep = sr.continuation_report(grid)
     lines, c = rep.lines(), rep["c"]
-    assert len(lines) == c["n_states"] + 1
-    assert all(line.startswith("state ") and line.endswith("/16") for line in lines[:-1])
-    assert lines[-1].startswith(f"all states: EM {sum(c['em_blew'])}/{16 * c['n_states']}")
+    n = c["n_states"]
+    assert all(line.startswith("state ") and line.endswith("/16") for line in lines[:n])
+    assert lines[n].startswith(f"all states: EM {sum(c['em_blew'])}/{16 * n}")
+    assert all(line.startswith(sr.WRAP_INDENT) for line in lines[n + 1:])
     with pytest.raises(ValueError, match="continuation"):
         sr.continuation_report(_without(grid, "continuation"))
 
@@ -220,6 +245,123 @@ def test_step_size_report_has_a_line_per_setting():
     lines, lam = rep.lines(), rep["lam_max"]
     assert len(lines) == len(sr.GRID_SETTINGS) and set(lam) == {w for _, w in sr.GRID_SETTINGS}
     for line, (lr, weight_decay) in zip(lines, sr.GRID_SETTINGS):
-        assert line == (f"η = {lr}, γ = {weight_decay}: λ_max = {lam[weight_decay]:.2f}, η λ_max = "
+        assert line == (f"η = {lr}, γ = {weight_decay}: λₘₐₓ = {lam[weight_decay]:.2f}, η λₘₐₓ = "
                         f"{lr * lam[weight_decay]:.2f}")
     assert all(0 < lr * lam[w] < 2 for lr, w in sr.GRID_SETTINGS)   # below GD's stability limit (§3.3)
+
+
+# ---------------------------------------------------------------------------------------------- new tables
+def test_follow_report_has_a_line_per_followed_ensemble(grid, follow):
+    rep = sr.follow_report(follow, grid)
+    lines = rep.lines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("η, γ "))
+    rows = lines[head + 1:head + 1 + len(follow)]
+    for line, g in zip(rows, follow):
+        s = g.summary
+        assert line.startswith(f"{g.lr:g}, {g.weight_decay:<5g} η/{g.m:<3d} {g.rho:<5g}")
+        assert f" {s.events.get('none', 0):2d}/{s.n_runs:<3d} {s.jumped:2d}/{s.n_runs:<3d} " in line
+    assert lines[-2].endswith("-> PASS") and lines[-1].endswith("-> FAIL")
+    assert set(rep["check"]) == {None, "noise_at_h_max"}
+
+
+def test_follow_report_needs_the_follow_mode_check(grid, follow):
+    with pytest.raises(ValueError, match="follow mode"):
+        sr.follow_report(follow, _without(grid, "adaptive_vs_em", lambda t: t["params"].get("follow")))
+    with pytest.raises(ValueError, match="no followed ensembles"):
+        sr.follow_report((), grid)
+
+
+def test_spikes_report_has_a_row_per_ensemble_and_level(follow):
+    lines = sr.spikes_report(follow).lines()
+    n_rates = sum(len(g.spikes) for g in follow)
+    n_shapes = sum(max(1, len(g.shapes)) for g in follow)
+    rows = [line for line in lines if re.match(r"^ +\d", line) or line == "  none"]
+    assert len(rows) == n_rates + n_shapes
+    with pytest.raises(ValueError):
+        sr.spikes_report(())
+
+
+@pytest.fixture(scope="module")
+def ctl(grid):
+    return controls.report(grid.tasks, grid)
+
+
+def test_controls_report_keeps_every_cell_of_the_three_tables(ctl):
+    lines = sr.controls_report(ctl).lines()
+    text = "\n".join(lines)
+    for name, key in (("steps", 3), ("runs", 4), ("fixed_T", 1)):
+        t = ctl.tables[name]
+        assert t.title in text
+        for row in t.rows:   # every row's key cells start a line in each part of its table
+            key_cells = "  ".join(sr._cell(v) for v in row[:key])
+            assert any(" ".join(line.split()).startswith(" ".join(key_cells.split())) for line in lines), row
+    with pytest.raises(ValueError, match="ControlReport"):
+        sr.controls_report(object())
+
+
+def _explosion_inputs(grid):
+    from symsgd_core.sde_noise import explosion
+
+    return explosion.khasminskii_rays(), explosion.transverse_share_rows(), explosion.stored_infinity(grid)
+
+
+def test_explosion_report_names_every_ray_and_point(grid):
+    rays, shares, far = _explosion_inputs(grid)
+    text = " ".join(" ".join(sr.explosion_report(rays, shares, far).lines()).replace("\u00a0", " ").split())
+    for r in rays:
+        assert f"{r.label} ({r.pull_exponent:.1f}, {r.noise_exponent:.1f})" in text
+    for r in shares:
+        if r["scale"] == 100:
+            assert f"{r['label']} {r['f']:.2f}" in text
+    assert f"f (averaged) = {far.f_eff:.2f}" in text
+    with pytest.raises(ValueError, match="rays"):
+        sr.explosion_report((), shares, far)
+
+
+def test_every_report_fits_the_width_and_holds_no_ascii_math(grid, rows, follow, ctl):
+    kstar = sr.kstar_table_report(grid, factor=10.0)
+    reports = {
+        "weak_order": sr.weak_order_report(grid), "grid_table": sr.grid_table_report(rows),
+        "comparison": sr.comparison_report(rows), "follow": sr.follow_report(follow, grid),
+        "spikes": sr.spikes_report(follow), "passage": sr.passage_report(follow), "kstar": kstar,
+        "relapse": sr.relapse_report(grid), "least_routes": sr.least_routes_report(grid, kstar["by"][sx.HOT]),
+        "langevin_eps": sr.langevin_eps_report(grid), "task_kinds": sr.task_kinds_report(grid),
+        "hazard": sr.hazard_report(grid, label=hazard_label), "continuation": sr.continuation_report(grid),
+        "step_size": sr.step_size_report(), "controls": sr.controls_report(ctl),
+        "explosion": sr.explosion_report(*_explosion_inputs(grid))}
+    too_wide = [(name, len(line), line) for name, r in reports.items() for line in r.lines()
+                if len(line) > sr.LINE_WIDTH]
+    raw = [(name, line) for name, r in reports.items() for line in r.lines() if RAW_MATH.search(line)]
+    assert not too_wide, too_wide
+    assert not raw, raw
+    # rank2_lower_report trains to both minima (slow): it is checked in its own test
+
+
+def test_the_width_and_raw_math_checks_catch_a_bad_line():
+    assert RAW_MATH.search("time in B_1") and RAW_MATH.search("v^(−7/2)") and RAW_MATH.search("T_c")
+    assert not RAW_MATH.search("time in B₁, λₘₐₓ, log₁₀ s₂, A₀₁")
+    wrapped = sr._wrap("word " * 60)
+    assert len(wrapped) > 1 and all(len(line) <= sr.LINE_WIDTH for line in wrapped)
+    assert all(line.startswith(sr.WRAP_INDENT) for line in wrapped[1:])
+
+
+def test_compact_numbers_and_intervals():
+    assert [sr._g(x) for x in (0.0716, 3.97, 435.2, 4818.4, 99_999, 128_000, 1.22e14, 5.24e-8, 0.0)] == \
+        ["0.0716", "3.97", "435", "4818", "99999", "1.3e5", "1.2e14", "5.2e-8", "0"]
+    assert sr._g(np.inf) == "∞" and sr._g(np.nan) == "nan"
+    assert sr._iv((435.0, 340.0, 565.0)) == "435 [340, 565]"
+    assert sr._iv((np.inf, 2.08e5, np.inf)) == "none (≥ 2.1e5)"
+    assert sr._iv((np.nan, np.nan, np.nan)) == "—"
+
+
+def test_table_splits_into_parts_that_repeat_the_key_columns():
+    columns = ("law", *[f"column {k:02d}" for k in range(12)])
+    rows = [("SGD", *[float(k) for k in range(12)]), ("±1", *[1e6 * k for k in range(12)])]
+    lines = sr._table("a title", columns, rows, key=1)
+    assert lines[0] == "a title" and all(len(line) <= sr.LINE_WIDTH for line in lines)
+    parts = [line for line in lines if line.lstrip().startswith("law")]
+    assert len(parts) >= 2   # 13 columns of 9 characters do not fit one line of 100
+    assert sum("column" in line for line in lines) == len(parts)
+    for k in range(12):   # every column is in exactly one part
+        assert sum(f"column {k:02d}" in line for line in parts) == 1
+    assert sum(line.lstrip().startswith("±1") for line in lines) == len(parts)

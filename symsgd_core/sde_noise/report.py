@@ -2,11 +2,14 @@
 
 Each function returns a :class:`Report`: the table's text lines (``.lines()``) and the values the notebook's later
 cells and claims use (``report["name"]``). A grid without the tasks or rows a table needs raises ``ValueError``
-naming what is missing. The text is the notebook's, character for character.
+naming what is missing. Every line is at most :data:`LINE_WIDTH` characters (a table too wide for a notebook
+page beside JupyterLab's file browser is split into narrower tables that repeat its key columns; a long sentence is
+wrapped with a hanging indent), and math is Unicode (B₁, s₂, λₘₐₓ, log₁₀), never ``B_1`` or a caret.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -29,18 +32,28 @@ __all__ = [
     "Report",
     "comparison_report",
     "continuation_report",
+    "controls_report",
+    "explosion_report",
+    "follow_report",
     "grid_table_report",
     "hazard_report",
     "kstar_table_report",
     "langevin_eps_report",
     "least_routes_report",
     "passage_report",
+    "spikes_report",
     "rank2_lower_report",
     "relapse_report",
     "step_size_report",
     "task_kinds_report",
     "weak_order_report",
 ]
+
+#: The widest line a report prints (characters): a notebook page at 1280 px with JupyterLab's file browser open
+#: shows about 100 characters of fixed-width output before it wraps mid-row.
+LINE_WIDTH = 100
+#: The hanging indent of a wrapped sentence's continuation lines.
+WRAP_INDENT = "    "
 
 #: The (η, γ) settings of the stored-grid tables (§3), hot point first.
 GRID_SETTINGS = SETTINGS
@@ -67,6 +80,80 @@ class Report:
         return self.values[name]
 
 
+def _wrap(text: str, indent: str = "") -> list[str]:
+    """``text`` as lines of at most :data:`LINE_WIDTH` characters: the first at ``indent``, the rest at ``indent``
+    plus :data:`WRAP_INDENT` (words are never broken)."""
+    return textwrap.wrap(text, LINE_WIDTH, initial_indent=indent, subsequent_indent=indent + WRAP_INDENT,
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def _g(x) -> str:
+    """A number in at most seven characters: in full from 10⁻³ to 10⁵ (three significant digits below 10), else
+    two significant digits as ``1.2e5`` or ``5.2e-8``; ∞ and nan spelt out."""
+    x = float(x)
+    if not np.isfinite(x):
+        return "nan" if np.isnan(x) else ("∞" if x > 0 else "−∞")
+    if x != 0 and abs(x) < 1e-3:
+        mantissa, exponent = f"{x:.1e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+    if abs(x) < 10:
+        return f"{x:.3g}"
+    if abs(x) < 1e5:
+        return f"{x:.0f}"
+    mantissa, exponent = f"{x:.2g}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _iv(w) -> str:
+    """A mean with its 95 % interval ``(mean, lo, hi)``; ``none (≥ lo)`` when nothing happened (mean not finite);
+    ``—`` when nothing is known (mean and lower end nan)."""
+    if np.isnan(w[0]) and np.isnan(w[1]):
+        return "—"
+    return f"{_g(w[0])} [{_g(w[1])}, {_g(w[2])}]" if np.isfinite(w[0]) else f"none (≥ {_g(w[1])})"
+
+
+#: Row labels as the tables print them: no ASCII subscript (the grid stores ``τ_match``).
+_LABEL_WORDS = (("Langevin 1× τ_match", "Langevin, matched τ"), ("Langevin 10× τ_match", "Langevin, 10× matched τ"),
+                ("τ_match", "matched τ"))
+
+
+def _label(label: str) -> str:
+    for raw, words in _LABEL_WORDS:
+        label = label.replace(raw, words)
+    return label
+
+
+def _cell(v) -> str:
+    if isinstance(v, float):
+        return _g(v)
+    if isinstance(v, tuple) and len(v) == 3 and all(isinstance(x, float) for x in v):
+        return _iv(v)
+    return str(v)
+
+
+def _table(title: str, columns, rows, key: int = 1) -> list[str]:
+    """A table of ``columns`` and ``rows`` (cells formatted by :func:`_cell`), right-aligned, in as many parts as
+    it takes to keep every line within :data:`LINE_WIDTH`: each part repeats the first ``key`` columns."""
+    cells = [tuple(str(c) for c in columns)] + [tuple(_cell(v) for v in r) for r in rows]
+    width = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    parts, part = [], []
+    used = sum(width[:key]) + 2 * key
+    for i in range(key, len(columns)):
+        if part and used + width[i] > LINE_WIDTH:
+            parts.append(part)
+            part, used = [], sum(width[:key]) + 2 * key
+        part.append(i)
+        used += width[i] + 2
+    parts.append(part)
+    lines = _wrap(title)
+    for n, part in enumerate(parts):
+        if n:
+            lines.append("")
+        idx = list(range(key)) + part
+        lines += ["  ".join(r[i].rjust(width[i]) for i in idx).rstrip() for r in cells]
+    return lines
+
+
 def _tasks(grid, kind: str, what: str, pred=lambda t: True) -> list[dict]:
     """The grid's tasks of ``kind`` that satisfy ``pred``; ValueError naming ``what`` when there are none."""
     found = [t for t in grid.tasks if t["kind"] == kind and pred(t)]
@@ -91,20 +178,17 @@ def _by_broken(tasks: list[dict], what: str, needed=(None,)) -> dict:
 
 
 def weak_order_report(grid) -> Report:
-    """§1's stored weak-order check: the correct EM and the order-½ broken increments, one line each."""
+    """§1's stored weak-order check: the pass rule, then the correct EM and the order-½ broken increments."""
     weak = _by_broken(_tasks(grid, "weak_order", "the weak-order check"), "weak_order", (None, "biased"))
     good, biased = weak[None], weak["biased"]
-    lines = []
+    d0 = good["details"]
+    lines = _wrap(f"Euler–Maruyama: passes if the fitted weak order is within "
+                  f"{np.round(d0['band'], 2).tolist()} with SE ≤ {d0['se_max']}")
     for name, r in (("correct EM", good), ("broken increments (order ½)", biased)):
         d = r["details"]
-        lines.append(f"{name:>28}: fitted weak order {d['order']:.2f} ± {d['se']:.2f} (pass: within "
-                     f"{np.round(d['band'], 2).tolist()} with SE ≤ {d['se_max']}) -> "
+        lines.append(f"{name:>28}: fitted weak order {d['order']:.2f} ± {d['se']:.2f} -> "
                      f"{'PASS' if r['passed'] else 'FAIL'}")
     return Report(lines, {"weak": weak})
-
-
-def _interval(w) -> str:
-    return f"{w[0]:8.3g} [{w[1]:.3g}, {w[2]:.3g}]" if np.isfinite(w[0]) else f"    none (≥ {w[1]:.3g})"
 
 
 def _quantiles(s, fitted: bool = False) -> str:
@@ -122,32 +206,28 @@ def grid_table_report(rows: Mapping, settings=GRID_SETTINGS) -> Report:
     missing = [s for s in settings if not any((a, b) == s for a, b, _ in shown)]
     if missing:
         raise ValueError(f"the comparison rows have no row at (η, γ) = {missing}")
-    width = max(len(label) for *_, label in shown)
-    lines = ["How the runs jump: runs at rank ≤ 1, mean first time there [95 %], returns to rank 2, paths an "
-             "integrator's rule",
-             "stopped (EM: a residual above 10⁶; adaptive step: that or its stall rule; followed: never), and runs at "
-             "A = 0",
-             "among those not stopped"]
+    width = max(len(_label(label)) for *_, label in shown)
+    lines = _wrap("How the runs jump: runs at rank ≤ 1, mean first time there [95 %], returns to rank 2, paths an "
+                  "integrator's rule stopped (EM: a residual above 10⁶; adaptive step: that or its stall rule; "
+                  "followed: never), and runs at A = 0 among those not stopped")
     for lr, weight_decay in settings:
-        lines.append(f"η = {lr}, γ = {weight_decay}".ljust(width + 3)
-                     + "  jumped  mean first time [95 %]        returned  stopped  A = 0")
+        lines.append(f"η = {lr}, γ = {weight_decay}".ljust(width + 1)
+                     + "  jumped  mean first time [95 %]  ret.  stop.  A = 0")
         for a, b, label in shown:
             if (a, b) == (lr, weight_decay):
                 s = rows[(a, b, label)]
-                lines.append(f"   {label:{width}s}  {s.jumped:2d}/{s.n_runs:<3d} {_interval(s.wait):30s} "
-                             f"{s.returned:5d} {s.diverged:8d}   {s.collapsed:2d} of {s.bounded_end:2d}")
-    lines += ["",
-              "Where the runs sit: share of time in B1 (± s.e.), and log10 s2 at the 5/50/95 % quantiles, all runs "
-              "and the",
-              "runs a rank-1 fit describes"]
+                lines.append(f" {_label(label):{width}s}  {s.jumped:2d}/{s.n_runs:<3d} {_iv(s.wait):22s} "
+                             f"{s.returned:4d}  {s.diverged:5d}  {s.collapsed:2d} of {s.bounded_end:2d}")
+    lines += [""] + _wrap("Where the runs sit: share of time in B₁ (± s.e.), and log₁₀ s₂ at the 5/50/95 % "
+                          "quantiles, all runs and the runs a rank-1 fit describes")
     for lr, weight_decay in settings:
-        lines.append(f"η = {lr}, γ = {weight_decay}".ljust(width + 3)
-                     + "  time in B1    log10 s2 (all)      (rank-1 fits)")
+        lines.append(f"η = {lr}, γ = {weight_decay}".ljust(width + 1)
+                     + "  time in B₁   log₁₀ s₂ (all)     (rank-1 fits)")
         for a, b, label in shown:
             if (a, b) == (lr, weight_decay):
                 s = rows[(a, b, label)]
-                lines.append(f"   {label:{width}s}  {s.frac_B1[0]:.2f} ± {s.frac_B1[1]:.2f}   {_quantiles(s):18s}  "
-                             f"{_quantiles(s, True)}")
+                lines.append(f" {_label(label):{width}s}  {s.frac_B1[0]:.2f} ± {s.frac_B1[1]:.2f}  "
+                             f"{_quantiles(s):17s}  {_quantiles(s, True)}")
     return Report(lines, {"shown": tuple(shown)})
 
 
@@ -161,42 +241,42 @@ def comparison_report(rows: Mapping, hot=HOT) -> Report:
         return _row(rows, lr, weight_decay, label)
 
     sgd, sde = R(*hot, "SGD"), R(*hot, SDE[hot])
-    lines = [f"hot: SGD {sgd.wait[0]:.0f} [{sgd.wait[1]:.0f}, {sgd.wait[2]:.0f}], SDE {sde.wait[0]:.0f} "
-             f"[{sde.wait[1]:.0f}, {sde.wait[2]:.0f}]: ratio {sgd.wait[0] / sde.wait[0]:.1f} "
-             f"(≥ {sgd.wait[1] / sde.wait[2]:.1f} from the interval ends)"]
+    said = [f"hot: mean first time at rank ≤ 1, SGD {_iv(sgd.wait)}, SDE {_iv(sde.wait)}: SGD "
+            f"{sgd.wait[0] / sde.wait[0]:.1f}× slower (≥ {sgd.wait[1] / sde.wait[2]:.1f} from the interval ends)"]
     for lr, weight_decay in COLD_SETTINGS:
         g, d = R(lr, weight_decay, "SGD"), R(lr, weight_decay, SDE[(lr, weight_decay)])
-        lines.append(f"η = {lr}, γ = {weight_decay}: SGD jumped {g.jumped}/{g.n_runs} (mean ≥ {g.wait[1]:.3g}), "
-                     f"SDE {d.wait[0]:.0f} [{d.wait[1]:.0f}, {d.wait[2]:.0f}]: at least "
-                     f"{g.wait[1] / d.wait[2]:.1f}× faster")
+        said.append(f"η = {lr}, γ = {weight_decay}: SGD jumped {g.jumped}/{g.n_runs} (mean ≥ {_g(g.wait[1])}), "
+                    f"SDE {_iv(d.wait)}: at least {g.wait[1] / d.wait[2]:.1f}× faster")
     sde_rows = [(k, s) for k, s in rows.items() if k[2].startswith("SDE")]
     n_jumped = sum(s.jumped for _, s in sde_rows)
-    lines.append(f"returns to rank 2 over every SDE row: {sum(s.returned for _, s in sde_rows)} of {n_jumped} jumped "
-                 f"runs (95 % upper end per run: {wilson(0, n_jumped)[2]:.3f})")
+    said.append(f"returns to rank 2 over every SDE row: {sum(s.returned for _, s in sde_rows)} of {n_jumped} jumped "
+                f"runs (95 % upper end per run: {wilson(0, n_jumped)[2]:.3f})")
     stay = R(*COOLER_STEP, SDE[COOLER_STEP])
-    lines.append(f"η = 0.2, γ = 0.027, adaptive step, t ≤ 3000: jumped {stay.jumped}/{stay.n_runs}, returned "
-                 f"{stay.returned}, collapsed {stay.collapsed}, stopped {stay.diverged}; SGD jumped "
-                 f"{R(*COOLER_STEP, 'SGD').jumped}/64 by t = 12 000")
+    said.append(f"η = 0.2, γ = 0.027, adaptive step, t ≤ 3000: jumped {stay.jumped}/{stay.n_runs}, returned "
+                f"{stay.returned}, collapsed {stay.collapsed}, stopped {stay.diverged}; SGD jumped "
+                f"{R(*COOLER_STEP, 'SGD').jumped}/64 by t = 12 000")
     for label in ("SDE, dt = η/4", "SDE, dt = η/16"):
         e = R(*hot, label)
-        lines.append(f"hot, {label}: {e.collapsed} of the {e.bounded_end} runs bounded at t = 12 000 are at A = 0")
+        said.append(f"hot, {label}: {e.collapsed} of the {e.bounded_end} runs bounded at t = 12 000 are at A = 0")
     adaptive = [s for k, s in sde_rows if "adaptive" in k[2]]
-    lines.append(f"adaptive step with its stall rule: {sum(s.collapsed for s in adaptive)} runs at A = 0 over "
-                 f"{len(adaptive)} rows (the rule stops the paths that would collapse: the followed paths below do)")
+    said.append(f"adaptive step with its stall rule: {sum(s.collapsed for s in adaptive)} runs at A = 0 over "
+                f"{len(adaptive)} rows (the rule stops the paths that would collapse: the followed paths do)")
     p_long = wilson(sde.diverged, sde.n_runs)
-    lines.append(f"hot, adaptive step, t ≤ 12 000: its rules stopped {sde.diverged}/{sde.n_runs} runs "
-                 f"[{p_long[1]:.2f}, {p_long[2]:.2f}] (a stall is a first passage over ‖θ‖ ≈ 12–17: the followed "
-                 f"paths come back); time in B1 {sde.frac_B1[0]:.2f} ± {sde.frac_B1[1]:.2f} "
-                 f"(SGD {sgd.frac_B1[0]:.2f} ± {sgd.frac_B1[1]:.2f})")
+    said.append(f"hot, adaptive step, t ≤ 12 000: its rules stopped {sde.diverged}/{sde.n_runs} runs "
+                f"[{p_long[1]:.2f}, {p_long[2]:.2f}] (a stall is a first passage over ‖θ‖ ≈ 12–17: the followed "
+                f"paths come back); time in B₁ {sde.frac_B1[0]:.2f} ± {sde.frac_B1[1]:.2f} "
+                f"(SGD {sgd.frac_B1[0]:.2f} ± {sgd.frac_B1[1]:.2f})")
     lang1, lang10 = R(*hot, "Langevin 1× τ_match"), R(*hot, "Langevin 10× τ_match")
-    lines.append(f"Langevin hot: 1× jumped {lang1.jumped}/{lang1.n_runs} (median log10 s2 "
-                 f"{lang1.log10_s2_median:+.1f}, never in B1); 10× returned {lang10.returned}/{lang10.jumped}")
+    said.append(f"Langevin hot: matched τ jumped {lang1.jumped}/{lang1.n_runs} (median log₁₀ s₂ "
+                f"{lang1.log10_s2_median:+.1f}, never in B₁); 10× matched τ returned {lang10.returned}/{lang10.jumped}")
+    lines = [line for text in said for line in _wrap(text)]
     return Report(lines, {"hot": hot, "SDE": SDE, "sgd": sgd, "sde": sde})
 
 
 def passage_report(follow, hot=HOT) -> Report:
-    """§3.1's passage fits: β and the share of spikes past 10 that reach each level, on the grid's seeds at the hot
-    point (t ≥ 12 000), on fresh seeds, and pooled. ``follow``: ``spikes.follow_groups(grid)``.
+    """§3.1's passage fits: β on the grid's seeds at the hot point (t ≥ 12 000), on fresh seeds, and pooled; then,
+    per level b, the share of spikes past 10 that reach b in each, against β = 1 and the pooled fit.
+    ``follow``: ``spikes.follow_groups(grid)``.
 
     Values: ``hot_main``, ``hot_fresh`` (the two groups), ``pooled`` (the pooled fit)."""
     from .spikes import fit_passage
@@ -209,12 +289,13 @@ def passage_report(follow, hot=HOT) -> Report:
 
     hot_main, hot_fresh = group(False), group(True)
     pooled = fit_passage(np.concatenate([g.passage_heights for g in (hot_main, hot_fresh)]))
-    lines = []
-    for name, fit in (("grid's seeds", hot_main.passage), ("fresh seeds", hot_fresh.passage), ("both", pooled)):
-        frac = ", ".join(f"b = {b:g}: {k}/{fit.n} (β = 1: {fit.predicted(b, 1.0):.3f}; fit: "
-                         f"{fit.predicted(b, fit.beta[0]):.3f})" for b, k in zip(fit.levels, fit.counts))
-        lines.append(f"{name}: β = {fit.beta[0]:.2f} [{fit.beta[1]:.2f}, {fit.beta[2]:.2f}]; spikes that reached 10 "
-                     f"and went on to b: {frac}")
+    fits = (("grid's seeds", hot_main.passage), ("fresh seeds", hot_fresh.passage), ("both", pooled))
+    lines = [f"{name}: β = {fit.beta[0]:.2f} [{fit.beta[1]:.2f}, {fit.beta[2]:.2f}] from {fit.n} spikes that "
+             "reached 10" for name, fit in fits]
+    lines.append("spikes past 10 that reach b:   b  grid's seeds  fresh seeds  if β = 1  pooled fit")
+    for k, b in enumerate(pooled.levels):
+        lines.append(f"{'':29s}{b:4g}  {hot_main.passage.counts[k]:>12d}  {hot_fresh.passage.counts[k]:>11d}  "
+                     f"{pooled.predicted(b, 1.0):8.3f}  {pooled.predicted(b, pooled.beta[0]):10.3f}")
     return Report(lines, {"hot_main": hot_main, "hot_fresh": hot_fresh, "pooled": pooled})
 
 
@@ -225,15 +306,15 @@ def step_size_report(problem=None, settings=GRID_SETTINGS) -> Report:
     lam_max = {weight_decay: loss_hessian_top_eigenvalue(start_minimum(weight_decay=weight_decay)[0], problem,
                                                          weight_decay)
                for weight_decay in dict.fromkeys(w for _, w in settings)}
-    lines = [f"η = {lr}, γ = {weight_decay}: λ_max = {lam_max[weight_decay]:.2f}, η λ_max = "
+    lines = [f"η = {lr}, γ = {weight_decay}: λₘₐₓ = {lam_max[weight_decay]:.2f}, η λₘₐₓ = "
              f"{lr * lam_max[weight_decay]:.2f}" for lr, weight_decay in settings]
     return Report(lines, {"lam_max": lam_max})
 
 
 def kstar_table_report(grid, factor: float, hot=HOT) -> Report:
-    """§4's k* table: per (η, γ) of the grid the forced-run thresholds, the predicted and measured waits, the jumps
-    against the expected, the Poisson p, the verdict and whether within ``factor``; the counter-example (0.2, 0.027),
-    the hot point's ratio, and the collapses at η = 0.35.
+    """§4's k* tables: per (η, γ) of the grid (a) the forced-run thresholds, the predicted and the measured waits
+    and the runs that jumped; (b) the jumps the prediction expects, the Poisson p, the verdict and whether within
+    ``factor``; then the counter-example (0.2, 0.027), the hot point's ratio, and the collapses at η = 0.35.
 
     Values: ``ktab``, ``cmp`` ({(η, γ): comparison}), ``by`` ({(η, γ): k* row}), ``collapsed`` ({γ: runs})."""
     ktab = kstar_rows(grid)
@@ -243,27 +324,33 @@ def kstar_table_report(grid, factor: float, hot=HOT) -> Report:
     for key in [(q.lr, q.weight_decay) for q in ktab] + [COOLER_STEP, hot]:
         if key not in cmp:
             raise ValueError(f"the grid has no waiting comparison at (η, γ) = {key}")
-    lines = [" η     γ      k*row0 k*col1   predicted E [k* band]        measured [95 %] (steps)        jumped  "
-             "expected (runs, events)  Poisson p   verdict          within 10×"]
+    lines = ["(a) waits in steps: predicted from k* [k* band], measured [95 %]",
+             "  η      γ    k* row 0  k* col 1  predicted E [k* band]    measured [95 %]        jumped"]
     for q in ktab:
         c = cmp[(q.lr, q.weight_decay)]
-        meas = (f"{c.measured[0]:9.3g} [{c.measured[1]:.3g}, {c.measured[2]:.3g}]" if c.jumped else
-                f"     none (≥ {c.measured[1]:.3g})      ")
+        meas = _iv(c.measured) if c.jumped else f"none (≥ {_g(c.measured[1])})"
+        lines.append(f"{q.lr:4.2f}  {q.weight_decay:6.4f}  {q.kstar_row0:8d}  {q.kstar_col1:8d}  "
+                     f"{_g(c.predicted):>6s} [{_g(c.predicted_band[0])}, {_g(c.predicted_band[1])}]".ljust(59)
+                     + f"{meas:22s} {c.jumped:3d}/{c.n_runs}")
+    lines += ["", f"(b) the test: jumps the predicted wait expects (runs, events), exact Poisson p, within {factor:g}×",
+              "  η      γ    runs   events  Poisson p  verdict          within"]
+    for q in ktab:
+        c = cmp[(q.lr, q.weight_decay)]
         within = ("—" if c.jumped == 0 and c.verdict == "agree" else
                   {True: "yes", False: "no", None: "undecided"}[c.within_factor])
-        lines.append(f"{q.lr:4.2f}  {q.weight_decay:6.4f}  {q.kstar_row0:5d}  {q.kstar_col1:5d}   {c.predicted:9.3g} "
-                     f"[{c.predicted_band[0]:.2g}, {c.predicted_band[1]:.2g}]   {meas:33s} {c.jumped:3d}/{c.n_runs}  "
-                     f"{c.expected_runs:6.1f} {c.expected_events:9.3g}   {c.p_value:9.2g}   {c.verdict:15s}  {within}")
+        lines.append(f"{q.lr:4.2f}  {q.weight_decay:6.4f}  {c.expected_runs:4.1f}  {_g(c.expected_events):>7s}  "
+                     f"{_g(c.p_value):>9s}  {c.verdict:15s}  {within}")
     by = {(q.lr, q.weight_decay): q for q in ktab}
     ce = cmp[COOLER_STEP]   # the counter-example: the event predicts most runs jump, none does
-    lines.append(f"(0.2, 0.027): predicted wait {ce.predicted:.3g} steps -> {ce.expected_events:.0f} jumps expected in "
-                 f"{ce.n_runs} × {ce.n_steps:.0e} steps ({ce.expected_runs:.0f} of {ce.n_runs} runs), seen "
-                 f"{ce.jumped}; measured wait ≥ {ce.measured[1]:.3g} (95 %), Poisson p = {ce.p_value:.1g}")
+    lines += _wrap(f"(0.2, 0.027): predicted wait {_g(ce.predicted)} steps -> {ce.expected_events:.0f} jumps expected "
+                   f"in {ce.n_runs} × {_g(ce.n_steps)} steps ({ce.expected_runs:.0f} of {ce.n_runs} runs), seen "
+                   f"{ce.jumped}; measured wait ≥ {_g(ce.measured[1])} (95 %), Poisson p = {ce.p_value:.1g}")
     h = cmp[hot]
     lines.append(f"hot point: measured / predicted = {h.ratio[0]:.2g} [{h.ratio[1]:.2g}, {h.ratio[2]:.3g}]")
     collapsed = {t["params"]["weight_decay"]: sum(t["result"]["collapsed"]) for t in grid.tasks
                  if t["kind"] == "waiting" and t["params"]["lr"] == 0.35}
-    lines.append(f"η = 0.35: runs at A = 0 (B_0) at the end, by γ: {collapsed} of 64")
+    lines.append("η = 0.35: runs at A = 0 (B₀) at the end, of 64: "
+                 + ", ".join(f"γ = {w:g}: {n}" for w, n in collapsed.items()))
     return Report(lines, {"ktab": ktab, "cmp": cmp, "by": by, "collapsed": collapsed})
 
 
@@ -305,14 +392,14 @@ def least_routes_report(grid, by_hot, hot=HOT) -> Report:
     lines = []
     for route, res in least.items():
         kk = int(np.median(res["kstar"]))
-        lines.append(f"{route}: k* = {kk}, p = {res['p_route']:.3f}, E_k = {run_waiting_time(kk, res['p_route']):.3g} "
+        lines.append(f"{route}: k* = {kk}, p = {res['p_route']:.3f}, Eₖ = {_g(run_waiting_time(kk, res['p_route']))} "
                      "steps")
     # a third route as likely as the reply's two: the diagonal (0,0), (1,1) — "(0,1) not sampled"
     kd = js.cell_kstar(grid, "avoid01", lr=hot[0], weight_decay=hot[1])[0]
     k0, k1 = by_hot.kstar_row0, by_hot.kstar_col1
     E3 = je.avoid_waiting_time({2: k0, 0: k1, 1: kd}, [1 / 3] * 3)
-    lines.append(f"diagonal route: k* = {kd}, p = 2/3; with it the predicted wait is {E3:.3g} steps instead of "
-                 f"{by_hot.predicted_either:.3g}")
+    lines += _wrap(f"diagonal route: k* = {kd}, p = 2/3; with it the predicted wait is {_g(E3)} steps instead of "
+                 f"{_g(by_hot.predicted_either)}")
     c3 = js.compare_wait(grid.select("waiting", lr=hot[0], weight_decay=hot[1])[0]["jump_step"], 100_000, E3)
     return Report(lines, {"least": least, "kd": kd, "E3": E3, "c3": c3})
 
@@ -323,9 +410,9 @@ def langevin_eps_report(grid) -> Report:
     q_rows = langevin_eps_rows(grid)
     if not q_rows:
         raise ValueError("the grid has no langevin_eps rows at the hot γ")
-    lines = [f"ε = {q.eps}: {q.method:>8} from the {q.start} minimum (rank {q.start_rank}): time at rank ≤ 1 "
-             f"{q.frac_rank_le1[0]:.3f} ± {q.frac_rank_le1[1]:.3f}; runs that went up {q.went_up}/{q.n_runs}"
-             for q in q_rows]
+    lines = ["  ε  dynamics  from the minimum (its rank)  time at rank ≤ 1  runs that went up"]
+    lines += [f"{q.eps:3g}  {q.method:>8s}  {q.start:>16s} (rank {q.start_rank})   {q.frac_rank_le1[0]:.3f} ± "
+              f"{q.frac_rank_le1[1]:.3f}     {q.went_up:2d}/{q.n_runs}" for q in q_rows]
     return Report(lines, {"le": {(q.eps, q.start, q.method): q for q in q_rows}})
 
 
@@ -340,8 +427,9 @@ def rank2_lower_report(grid, lr: float = HOT[0]) -> Report:
     m_lo = minima_losses(eps_lo, wd_lo)
     lam_lo = loss_hessian_top_eigenvalue(rank_one_minimum(eps_lo, weight_decay=wd_lo), epsilon_completion(eps_lo),
                                          wd_lo)
-    lines = [f"ε = {eps_lo}, γ = {wd_lo}: 𝓛_γ of the rank-1 minimum {m_lo['rank1']:.4f}, rank-2 minimum "
-             f"{m_lo['rank2']:.4f}; η λ_max at the rank-1 minimum {lr * lam_lo:.2f}"]
+    lines = [f"ε = {eps_lo}, γ = {wd_lo}: regularised loss of the rank-1 minimum {m_lo['rank1']:.4f}, of the rank-2 "
+             f"minimum {m_lo['rank2']:.4f}",
+             f"η λₘₐₓ at the rank-1 minimum (η = {lr:g}): {lr * lam_lo:.2f}"]
     lines += [f"   {method:>8} from the {start} minimum: time at rank ≤ 1 {q.frac_rank_le1[0]:.3f} ± "
               f"{q.frac_rank_le1[1]:.3f}; runs that went up {q.went_up}/{q.n_runs}"
               for (start, method), q in lo.items()]
@@ -355,9 +443,10 @@ def task_kinds_report(grid) -> Report:
     kinds: dict[str, int] = {}
     for t in grid.tasks:
         kinds[t["kind"]] = kinds.get(t["kind"], 0) + 1
-    lines = [f"tasks by kind: {kinds}",
-             f"the grid's tasks took {grid.task_seconds / 60:.1f} minutes of task time when it was made (2 workers, "
-             "shared machine)"]
+    lines = _wrap(f"{len(grid.tasks)} tasks by kind: "
+                  + ", ".join(f"{kind.replace('_', ' ')} {n}" for kind, n in kinds.items()))
+    lines += _wrap(f"the grid's tasks took {grid.task_seconds / 60:.1f} minutes of task time when it was made "
+                   "(2 workers, shared machine)")
     return Report(lines, {"kinds": kinds})
 
 
@@ -369,19 +458,25 @@ def hazard_report(grid, label: Callable, hot=HOT) -> Report:
     Values: ``haz`` (rows), ``by`` ({(η, γ, integrator, m): row}), ``norms`` (``blowup.escape_norms``)."""
     check = _by_broken(_tasks(grid, "adaptive_vs_em", "the adaptive-vs-EM check",
                               lambda t: not t["params"].get("follow")), "adaptive_vs_em", (None, "noise_at_h_max"))
-    lines = []
+    lines = ["the adaptive step against fine-step EM: max |z| over ‖θ‖², A₀₁, A₁₀ (pass: ≤ 4)"]
     for name, c in (("adaptive step", check[None]),
                     ("broken: noise ignores the shortened step", check["noise_at_h_max"])):
         d = c["details"]
-        lines.append(f"{name:>42}: max |z| = {c['measured']:.1f} over ‖θ‖², A01, A10 (pass: ≤ 4), rule shortened "
-                     f"{d['reduced_fraction']:.0%} of steps -> {'PASS' if c['passed'] else 'FAIL'}")
+        lines.append(f"{name:>42}: max |z| = {c['measured']:.1f}, rule shortened {d['reduced_fraction']:.0%} of "
+                     f"steps -> {'PASS' if c['passed'] else 'FAIL'}")
     haz = bu.hazard_rows(grid)
     by = {(h.lr, h.weight_decay, h.integrator, h.m): h for h in haz}
+    width = max(len(label(h)) for h in haz)
+    lines.append(f"{'':{width + 4}s}stop.  per 1000 t [95 %]  jumped  mean wait [95 %]   ‖θ‖≥10 / back")
+    setting = None
     for h in haz:
-        esc = f"  ‖θ‖ ≥ 10: {h.escaped:2d}, not stopped {h.escaped_back:2d}" if h.escaped is not None else ""
-        w = f"{h.wait[0]:7.0f} [{h.wait[1]:.0f}, {h.wait[2]:.0f}]" if h.jumped else "   none"
-        lines.append(f"η = {h.lr}, γ = {h.weight_decay}  {label(h):36s} stopped {h.events:2d}/{h.n_runs}  per 1000 t "
-                     f"{h.rate[0]:.3f} [{h.rate[1]:.3f}, {h.rate[2]:.3f}]  jumped {h.jumped:2d}, mean wait {w}{esc}")
+        if (h.lr, h.weight_decay) != setting:
+            setting = (h.lr, h.weight_decay)
+            lines.append(f"η = {h.lr}, γ = {h.weight_decay}")
+        esc = f"{h.escaped:2d} / {h.escaped_back:2d}" if h.escaped is not None else ""
+        w = _iv(h.wait) if h.jumped else "none"
+        lines.append(f"  {label(h):{width}s}  {h.events:2d}/{h.n_runs}  {h.rate[0]:.3f} [{h.rate[1]:.3f}, "
+                     f"{h.rate[2]:.3f}]  {h.jumped:6d}  {w:19s}  {esc}".rstrip())
 
     def row(*key):
         try:
@@ -418,7 +513,97 @@ def continuation_report(grid) -> Report:
              for lead, e, a in zip(c["lead"], c["em_blew"], c["adaptive_blew"])]
     n = per * c["n_states"]
     pe, pa = wilson(sum(c["em_blew"]), n), wilson(sum(c["adaptive_blew"]), n)
-    lines.append(f"all states: EM {sum(c['em_blew'])}/{n} [{pe[1]:.2f}, {pe[2]:.2f}], adaptive "
-                 f"{sum(c['adaptive_blew'])}/{n} [{pa[1]:.2f}, {pa[2]:.2f}]; largest residual of a state "
-                 f"{max(c['state_residual']):.3g} (the rule: 10⁶)")
+    lines += _wrap(f"all states: EM {sum(c['em_blew'])}/{n} [{pe[1]:.2f}, {pe[2]:.2f}], adaptive "
+                   f"{sum(c['adaptive_blew'])}/{n} [{pa[1]:.2f}, {pa[2]:.2f}]; largest residual of a state "
+                   f"{_g(max(c['state_residual']))} (the rule: 10⁶)")
     return Report(lines, {"c": c})
+
+
+def follow_report(follow, grid) -> Report:
+    """§3.1's followed paths: per followed ensemble (``spikes.follow_groups(grid)``) how its runs ended, jumped,
+    returned and collapsed, its time in B₁ and its largest ‖θ‖; then the follow mode's stored check against
+    fine-step EM (and the broken scheme that must fail). Values: ``check`` ({broken: stored result})."""
+    check = _by_broken(_tasks(grid, "adaptive_vs_em", "the follow mode's check", lambda t: t["params"].get("follow")),
+                       "follow-mode adaptive_vs_em", (None, "noise_at_h_max"))
+    if not follow:
+        raise ValueError("no followed ensembles (spikes.follow_groups(grid))")
+    lines = _wrap("Every path followed to its horizon (adaptive step, follow mode): how the runs ended, jumps and "
+                  "their mean first time [95 %], returns to rank 2, collapses to A = 0, time in B₁ by its rank "
+                  "test (± s.e.), largest ‖θ‖")
+    lines.append(f"{'η, γ':10s} {'h ≤':5s} {'ρ':5s} {'t ≤':>5s} {'seeds':5s} {'end':6s} {'jumped':6s} "
+                 f"{'mean first time':20s} {'ret.':>4s} {'coll.':>5s} {'time in B₁':11s} {'‖θ‖':>6s}")
+    for g in follow:
+        s = g.summary
+        lines.append(f"{g.lr:g}, {g.weight_decay:<5g} η/{g.m:<3d} {g.rho:<5g} {g.t_max:5.0f} "
+                     f"{'fresh' if g.fresh else 'grid':5s} {s.events.get('none', 0):2d}/{s.n_runs:<3d} "
+                     f"{s.jumped:2d}/{s.n_runs:<3d} {_iv(s.wait):20s} {s.returned:4d} {s.collapsed:5d} "
+                     f"{s.frac_rank1[0]:.2f} ± {s.frac_rank1[1]:.2f} {_g(s.max_norm):>6s}")
+    lines.append("end: runs that reached their horizon; ret.: returned to rank 2; coll.: collapsed to A = 0")
+    for name, c in (("follow mode against fine-step EM", check[None]),
+                    ("broken: noise that ignores the shortened step", check["noise_at_h_max"])):
+        lines.append(f"{name:>46}: max |z| = {c['measured']:.1f} (pass: ≤ 4) -> "
+                     f"{'PASS' if c['passed'] else 'FAIL'}")
+    return Report(lines, {"check": check})
+
+
+def spikes_report(follow) -> Report:
+    """Appendix B's spike tables of the followed ensembles: per ensemble and level b, the spikes from ‖θ‖ < 5 that
+    reach b per 1000 time units (exact 95 %) and rate × (b − 5); then their shapes (duration and integrator steps,
+    median / largest)."""
+    if not follow:
+        raise ValueError("no followed ensembles (spikes.follow_groups(grid))")
+    lines = _wrap("Spikes: excursions from ‖θ‖ < 5 that reach ‖θ‖ ≥ b, per 1000 time units [exact 95 %], and "
+                  "rate\u00a0×\u00a0(b\u00a0−\u00a05) (flat in b if ‖θ‖ is a martingale far out)")
+    for g in follow:
+        lines.append(f"{g.label}")
+        lines.append("       b  spikes  per 1000 t [95 %]              × (b − 5)")
+        lines += [f"  {r.level:6g}  {r.count:6d}  {_iv(r.rate):26s}  {_g(r.rate_x_level[0]):>8s}" for r in g.spikes]
+    lines += [""] + _wrap("Spike shapes (closed spikes reaching b): how many, duration in time units and integrator "
+                          "steps, median / largest")
+    for g in follow:
+        lines.append(f"{g.label}")
+        lines.append("       b  spikes  duration median / largest  steps median / largest")
+        lines += [f"  {s.level:6g}  {s.count:6d}  {s.duration_median:8.2g} / {s.duration_max:<14.2g}  "
+                  f"{s.steps_median:6.0f} / {s.steps_max}" for s in g.shapes] or ["  none"]
+    return Report(lines, {})
+
+
+#: The controls' column names as the tables print them (no ASCII subscript).
+_CONTROL_COLUMNS = {"min w_k": "min wₖ"}
+
+
+def controls_report(ctl) -> Report:
+    """§3.2's controls (``controls.report(grid.tasks, grid)``, a :class:`~.controls.ControlReport`): the stability
+    boundary of the Bernoulli control, then its three tables (one step's weights; what the runs did; the rate ratio
+    at T = 0.15), each split into parts that fit :data:`LINE_WIDTH` and repeat the law, η and S."""
+    tables = getattr(ctl, "tables", None)
+    if not tables or set(tables) != {"steps", "runs", "fixed_T"}:
+        raise ValueError("controls_report needs a ControlReport with the tables steps, runs and fixed_T")
+    lines = _wrap(f"λₘₐₓ = {ctl.lam_max:.3f} at the rank-2 minimum: the Bernoulli control's largest step (every entry "
+                  f"sampled, total weight Nη) is stable for η < {ctl.largest_stable_lr:.3f}, at every S")
+    lines += _wrap(f"control runs on the grid's seeds that differ from the grid's: {ctl.mismatches}")
+    b = ctl.grid_rows.get(("bernoulli", 0.3, 1))
+    if b is not None:
+        lines += _wrap(f"Bernoulli, η = 0.3, S = 1: {b.jumped_fit}/{b.n_runs} runs reached a rank-1 fit, "
+                       f"{b.fit_then_collapsed} of them then A = 0")
+    for name, key in (("steps", 3), ("runs", 4), ("fixed_T", 1)):
+        t = tables[name]
+        lines += [""] + _table(t.title, [_CONTROL_COLUMNS.get(c, c) for c in t.columns], t.rows, key=key)
+    return Report(lines, {})
+
+
+def explosion_report(rays, shares, far) -> Report:
+    """§3.1's explosion numbers: the growth exponents of the drift's pull and of the noise along each ray
+    (``explosion.khasminskii_rays()``), the noise's transverse share f at 100× each point
+    (``explosion.transverse_share_rows()``), and f_eff with its scale exponent β along paths at large norm
+    (``explosion.stored_infinity(grid)``)."""
+    if not rays or not shares:
+        raise ValueError("explosion_report needs the rays and the transverse-share rows")
+    lines = ["growth exponents along rays through each point (the drift's pull, the noise):"]
+    lines += _wrap("; ".join(f"{r.label} ({r.pull_exponent:.1f},\u00a0{r.noise_exponent:.1f})" for r in rays),
+                   indent="  ")
+    lines.append("the noise's transverse share f at 100× each point:")
+    lines += _wrap("; ".join(f"{r['label']} {r['f']:.2f}" for r in shares if r["scale"] == 100), indent="  ")
+    lines.append(f"at large norm, along {far.settings['n_paths']} paths: f (averaged) = {far.f_eff:.2f} ± "
+                 f"{far.f_se:.2f}, scale exponent β ≈ {far.beta_eff:.2f}")
+    return Report(lines, {})
