@@ -19,7 +19,7 @@ from ..stationary import experiments as ex
 from ..stationary.laws import PHASES, critical_temperature, tail_exponent
 from ..stationary.sgd import AMPLIFIED_LR
 from .base import Controller, ExperimentFigure
-from .plotting import axes, line, markers, panels
+from .plotting import axes, key_last, keyed, line, markers, panels, put
 from .sliders import TEMPERATURE, Range
 from .style import NEUTRALS, PALETTE
 
@@ -83,13 +83,15 @@ class DepthComparison(_StationaryRun):
         for col, depth in ((1, 0), (2, 1)):
             fig.add_bar(x=[], y=[], name=f"SDE histogram, L = {depth}", marker_color=_COLORS[depth], opacity=0.35,
                         row=1, col=col)
-            line(fig, f"closed form, L = {depth}", _COLORS[depth], at=(1, col), width=3)
+            key_last(fig, f"histogram{depth}")
+            line(fig, f"closed form, L = {depth}", _COLORS[depth], at=(1, col), width=3, key=f"law{depth}")
             markers(fig, "most likely v (+ interior peak)" if depth == 0 else None, "black", at=(1, col), size=11,
-                    symbol="diamond", showlegend=depth == 0)
+                    symbol="diamond", showlegend=depth == 0, key=f"mode{depth}")
             axes(fig, (1, col), x="v = network slope")
         axes(fig, (1, 1), y="density p(v)")
         fig.add_scatter(x=[], y=[], mode="text", text=[], showlegend=False,
                         textfont=dict(size=14, color=PALETTE["vermillion"]), row=1, col=2)
+        key_last(fig, "delta_note")
         return [fig]
 
     def _update(self, temperature, k, sigma, weight_decay) -> None:
@@ -99,7 +101,7 @@ class DepthComparison(_StationaryRun):
         with self.figure.batch_update():
             for depth in (0, 1):
                 law = r.laws[depth]
-                bars, curve, mode = self.figure.data[3 * depth:3 * depth + 3]
+                bars, curve, mode = (keyed(self.figure, f"{k}{depth}") for k in ("histogram", "law", "mode"))
                 bars.x, bars.y = [], []
                 mode.x, mode.y = r.modes[depth]
                 if law.collapsed:
@@ -112,7 +114,7 @@ class DepthComparison(_StationaryRun):
                 var = f"{law.variance:.3f}" if math.isfinite(law.variance) else "∞"
                 msgs.append(f"L = {depth}: mean {law.mean:.3f}, Var {var}, most likely v = {law.mode:.3f}"
                             + (" (density diverges at 0)" if depth == 1 and law.mode == 0 else ""))
-            self.figure.data[6].update(note)
+            put(self.figure, "delta_note", **note)
         self._say_closed_form(
             f"T = {temperature:g}, T_c = (β₂ − γ)/α₃ = {r.critical_temperature:.3f}, phase (L = 1): {r.phase}. "
             + " | ".join(msgs) + ".")
@@ -123,14 +125,13 @@ class DepthComparison(_StationaryRun):
             for depth in (0, 1):
                 s, e = sim.samples[depth], sim.laws.edges[depth]
                 run = s.run
-                bars = self.figure.data[3 * depth]
-                bars.x, bars.y, bars.width = s.centres, s.density, float(e[1] - e[0])
+                put(self.figure, f"histogram{depth}", x=s.centres, y=s.density, width=float(e[1] - e[0]))
                 if run.non_finite:
                     texts.append(f"L = {depth}: {run.non_finite} chains left the float range (excluded)")
                 if sim.laws.laws[depth].collapsed:
                     top = float(np.max(s.density)) if s.density.size else 1.0
-                    self.figure.data[4].y = [0.0, top]
-                    self.figure.data[6].y = [0.8 * top]
+                    put(self.figure, "law1", y=[0.0, top])
+                    put(self.figure, "delta_note", y=[0.8 * top])
                     texts.append(f"L = {depth}: median v after t = {run.t_end:.0f} is {s.median:.1e} (collapsing to 0)")
                     continue
                 relax = "" if run.relaxed else f", NOT relaxed (1/κ = {1 / run.lambda1:.0f})"
@@ -164,35 +165,40 @@ class PhaseTransition(Controller):
                                            # labels do not meet in the corner
                                            xaxis=dict(type="log", title="v", range=[-6.2, 1.3]),
                                            yaxis=dict(type="log", title="p(v)", range=[-6.5, 6]), **_LAYOUT))
-        for f in ex.PHASE_FRACTIONS:
-            line(dens, f"T = {f:g}·T<sub>c</sub>", None, width=1.5, dash="dot")
-        line(dens, "your T", "black", width=4)
+        for i, f in enumerate(ex.PHASE_FRACTIONS):
+            line(dens, f"T = {f:g}·T<sub>c</sub>", None, width=1.5, dash="dot", key=f"reference{i}")
+        line(dens, "your T", "black", width=4, key="current")
         title = f"phase diagram of the depth-1 net (k = {self.settings['k']:g})"
         phase = go.FigureWidget(layout=dict(height=420, title=title, xaxis=dict(title="label noise σ"),
                                             yaxis=dict(title="T = η/S"), **_LAYOUT))
         phase.add_heatmap(x=ex.PHASE_SIGMAS, y=ex.PHASE_TEMPS, z=np.zeros((ex.PHASE_TEMPS.size, ex.PHASE_SIGMAS.size)),
                           zmin=0, zmax=3, showscale=False, opacity=0.35, hoverinfo="skip",
                           colorscale=[[(i + j) / 4, c] for i, c in enumerate(self.FILLS) for j in (0, 1)])
-        for name, dash in (("T<sub>c</sub>", "solid"), ("T<sub>c</sub>/3", "dash"), ("T*", "dot")):
-            line(phase, name, "black", dash=dash, width=2, x=ex.PHASE_SIGMAS, y=np.zeros_like(ex.PHASE_SIGMAS))
+        key_last(phase, "codes")
+        for key, name, dash in (("T_c", "T<sub>c</sub>", "solid"), ("T_c/3", "T<sub>c</sub>/3", "dash"),
+                                ("T_star", "T*", "dot")):
+            line(phase, name, "black", dash=dash, width=2, x=ex.PHASE_SIGMAS, y=np.zeros_like(ex.PHASE_SIGMAS),
+                 key=key)
         markers(phase, "you are here", PALETTE["vermillion"], size=14, symbol="x", x=[1.0], y=[0.15],
-                marker_line=dict(width=2))
+                marker_line=dict(width=2), key="here")
         return [dens, phase]
 
     def _update(self, temperature, sigma, weight_decay) -> None:
         r = self.result = ex.phase_view(temperature, sigma, weight_decay, k=self.settings["k"])
         dens, phase = self.figures
         with dens.batch_update():
-            for i, tr in enumerate(dens.data[:len(ex.PHASE_FRACTIONS)]):
-                tr.x, tr.y = r.references[i][1:] if r.references else ([], [])
-            dens.data[4].x, dens.data[4].y = ([], []) if r.current is None else r.current
+            for i in range(len(ex.PHASE_FRACTIONS)):
+                x, y = r.references[i][1:] if r.references else ([], [])
+                put(dens, f"reference{i}", x=x, y=y)
+            x, y = ([], []) if r.current is None else r.current
+            put(dens, "current", x=x, y=y)
             dens.layout.annotations = [self.DELTA_NOTE] if r.current is None else []
         with phase.batch_update():
-            phase.data[0].z = r.codes
-            phase.data[1].y = r.T_c_curve.tolist()
-            phase.data[2].y = r.T_c_curve / 3.0
-            phase.data[3].y = r.T_star_curve.tolist()
-            phase.data[4].x, phase.data[4].y = [sigma], [temperature]
+            put(phase, "codes", z=r.codes)
+            put(phase, "T_c", y=r.T_c_curve.tolist())
+            put(phase, "T_c/3", y=r.T_c_curve / 3.0)
+            put(phase, "T_star", y=r.T_star_curve.tolist())
+            put(phase, "here", x=[sigma], y=[temperature])
             phase.layout.annotations = [dict(x=s, y=T, text=self.LABELS[name], showarrow=False, font=dict(size=12))
                                         for name, (s, T) in r.region_centres().items()]
         a, tc = r.near_zero_exponent, r.T_c
@@ -215,10 +221,11 @@ class FluctuationInversion(_StationaryRun):
         fig = go.FigureWidget(layout=dict(height=400, title="fluctuation inversion: Var[v] against T",
                                           xaxis=dict(title="T = η/S"), yaxis=dict(title="Var[v]"), **_LAYOUT))
         for depth in (0, 1):
-            line(fig, f"L = {depth}, closed form", _COLORS[depth], width=3)
+            line(fig, f"L = {depth}, closed form", _COLORS[depth], width=3, key=f"law{depth}")
         for depth in (0, 1):
-            markers(fig, f"L = {depth}, SDE", _COLORS[depth], size=9, error_y=dict(type="data", array=[]))
-        line(fig, "T<sub>c</sub> (L = 1)", "black", dash="dash")
+            markers(fig, f"L = {depth}, SDE", _COLORS[depth], size=9, error_y=dict(type="data", array=[]),
+                    key=f"sde{depth}")
+        line(fig, "T<sub>c</sub> (L = 1)", "black", dash="dash", key="T_c")
         return [fig]
 
     def _update(self, k, sigma, weight_decay) -> None:
@@ -227,11 +234,12 @@ class FluctuationInversion(_StationaryRun):
         fig = self.figure
         ymax = 1.3 * max(float(var1.max()) if var1.size else 0.0, float(r.var0[T0 <= 0.7 * t0_max].max()), 0.05)
         with fig.batch_update():
-            fig.data[0].x, fig.data[0].y = T0, r.var0
-            fig.data[1].x, fig.data[1].y = T1, var1
-            for tr in fig.data[2:4]:
-                tr.x, tr.y, tr.error_y.array = [], [], []
-            fig.data[4].x, fig.data[4].y = ([tc, tc], [0, ymax]) if tc > 0 else ([], [])
+            put(fig, "law0", x=T0, y=r.var0)
+            put(fig, "law1", x=T1, y=var1)
+            for depth in (0, 1):
+                put(fig, f"sde{depth}", x=[], y=[], error_y_array=[])
+            x, y = ([tc, tc], [0, ymax]) if tc > 0 else ([], [])
+            put(fig, "T_c", x=x, y=y)
             fig.layout.yaxis.range = [0, ymax]
             fig.layout.xaxis.range = [0, max(T0[-1], tc * 1.05)]
         self._say_closed_form(r.summary())
@@ -239,9 +247,9 @@ class FluctuationInversion(_StationaryRun):
     def _show(self, sim, k, sigma, weight_decay, **sizes) -> None:
         with self.figure.batch_update():
             for depth in (0, 1):
-                tr = self.figure.data[2 + depth]
-                tr.x, tr.y, tr.error_y.array = sim.points[depth][:3]
-                tr.marker.symbol = ["circle" if ok else "circle-open" for ok in sim.points[depth][3]]
+                x, y, err, ok = sim.points[depth][:4]
+                put(self.figure, f"sde{depth}", x=x, y=y, error_y_array=err,
+                    marker_symbol=["circle" if relaxed else "circle-open" for relaxed in ok])
         note = (f"; hollow: not relaxed within t = {sim.t_max:g} (critical slowing down near T_c): "
                 + ", ".join(sim.unrelaxed)) if sim.unrelaxed else ""
         prob = ex.gaussian_problem(k, sigma, weight_decay)
@@ -264,11 +272,12 @@ class WrongSign(_StationaryRun):
         fig = panels("|v(t)| from v₀ = −1 (u = −w), depth 1 and 2", "depth 0 from v₀ = −1: the wrong sign keeps mass",
                      height=400, layout=dict(_LAYOUT, legend=dict(orientation="h", y=-0.2)))
         for depth in (1, 2):
-            line(fig, f"L = {depth} (v-SDE): median |v|", _COLORS[depth], width=3)
-        line(fig, "L = 1 theory: slope −4(β₂ + Tα₃)", "black", dash="dash")
-        markers(fig, "L = 1 noise-amplified SGD on (u, w): median |v|", _COLORS["amp"], size=8)
+            line(fig, f"L = {depth} (v-SDE): median |v|", _COLORS[depth], width=3, key=f"median{depth}")
+        line(fig, "L = 1 theory: slope −4(β₂ + Tα₃)", "black", dash="dash", key="rate")
+        markers(fig, "L = 1 noise-amplified SGD on (u, w): median |v|", _COLORS["amp"], size=8, key="amplified")
         fig.add_bar(x=[], y=[], name="L = 0 SDE histogram", marker_color=_COLORS[0], opacity=0.4, row=1, col=2)
-        line(fig, "L = 0 closed form (Eq. 12)", _COLORS[0], at=(1, 2), width=3)
+        key_last(fig, "histogram0")
+        line(fig, "L = 0 closed form (Eq. 12)", _COLORS[0], at=(1, 2), width=3, key="law0")
         axes(fig, (1, 1), x="time t = η·steps", y="|v|", yaxis=dict(type="log"))
         axes(fig, (1, 2), x="v", y="density")
         return [fig]
@@ -280,11 +289,13 @@ class WrongSign(_StationaryRun):
         amp = r.amplified
         fig = self.figure
         with fig.batch_update():
-            for tr, (x, y) in zip(fig.data, (r.median_paths[1], r.median_paths[2], r.rate_line, r.amplified_path)):
-                tr.x, tr.y = x, y
+            for key, (x, y) in (("median1", r.median_paths[1]), ("median2", r.median_paths[2]),
+                                ("rate", r.rate_line), ("amplified", r.amplified_path)):
+                put(fig, key, x=x, y=y)
             e = r.edges
-            fig.data[4].x, fig.data[4].y, fig.data[4].width = r.centres, r.density, float(e[1] - e[0])
-            fig.data[5].x, fig.data[5].y = r.law0_curve
+            put(fig, "histogram0", x=r.centres, y=r.density, width=float(e[1] - e[0]))
+            x, y = r.law0_curve
+            put(fig, "law0", x=x, y=y)
             fig.layout.shapes = [dict(type="rect", xref="x2", yref="paper", x0=float(e[0]), x1=0.0, y0=0, y1=1,
                                       fillcolor="#fee2e2", opacity=0.5, line_width=0, layer="below")]
         amp_med = "n/a" if r.amplified_median_abs_v is None else f"{r.amplified_median_abs_v:.1e}"
@@ -315,24 +326,25 @@ class Tails(_StationaryRun):
                                           xaxis=dict(type="log", title="v", range=[0, 2]),
                                           yaxis=dict(type="log", title="P(V > v)", range=[-6.3, 0.1]), **_LAYOUT))
         for d in ex.TAIL_DEPTHS:
-            line(fig, f"L = {d}", _COLORS[d], width=3)
+            line(fig, f"L = {d}", _COLORS[d], width=3, key=f"survival{d}")
         for d in ex.TAIL_DEPTHS:
-            line(fig, f"slope ν+1 = {tail_exponent(d) + 1:g}", _COLORS[d], dash="dash", width=1.5)
-        line(fig, "L = 0 (slope depends on T)", _COLORS[0], width=2, dash="dot")
+            line(fig, f"slope ν+1 = {tail_exponent(d) + 1:g}", _COLORS[d], dash="dash", width=1.5, key=f"power{d}")
+        line(fig, "L = 0 (slope depends on T)", _COLORS[0], width=2, dash="dot", key="depth0")
         for d in ex.TAIL_DEPTHS:
-            markers(fig, f"SDE, L = {d}", _COLORS[d], size=8, symbol="circle-open", marker_line=dict(width=2))
+            markers(fig, f"SDE, L = {d}", _COLORS[d], size=8, symbol="circle-open", marker_line=dict(width=2),
+                    key=f"sde{d}")
         return [fig]
 
     def _update(self, temperature) -> None:
         r = self.result = ex.tail_view(temperature=temperature)
         fig = self.figure
         with fig.batch_update():
-            for i, d in enumerate(ex.TAIL_DEPTHS):
-                fig.data[i].x, fig.data[i].y = r.v, r.survival[d]
-                fig.data[3 + i].x, fig.data[3 + i].y = r.v, r.power_laws[d]
-            fig.data[6].x, fig.data[6].y = r.depth0
-            for tr in fig.data[7:]:
-                tr.x, tr.y = [], []
+            for d in ex.TAIL_DEPTHS:
+                put(fig, f"survival{d}", x=r.v, y=r.survival[d])
+                put(fig, f"power{d}", x=r.v, y=r.power_laws[d])
+                put(fig, f"sde{d}", x=[], y=[])
+            x, y = r.depth0
+            put(fig, "depth0", x=x, y=y)
         self._say_closed_form(
             "local slope of log p at v ≈ 1000: " + ", ".join(f"L = {d}: {s:.3f} (ν = {tail_exponent(d):g})"
             for d, s in r.slopes.items())
@@ -341,8 +353,9 @@ class Tails(_StationaryRun):
     def _show(self, sim, **values) -> None:
         counts = []
         with self.figure.batch_update():
-            for i, d in enumerate(ex.TAIL_DEPTHS):
-                self.figure.data[7 + i].x, self.figure.data[7 + i].y = sim.points[d]
+            for d in ex.TAIL_DEPTHS:
+                x, y = sim.points[d]
+                put(self.figure, f"sde{d}", x=x, y=y)
                 x = sim.samples[d]
                 counts.append(f"L = {d}: {x.size} samples, {int(np.sum(x > 10))} above v = 10")
         self._say_simulation(f"SDE: {sim.n_chains} chains from v₀ = 1 for t = {sim.t_end:g}, records from the second "
@@ -364,24 +377,28 @@ class DiscreteSGD(_StationaryRun):
     def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(layout=dict(height=420, title="depth 1: SGD on the actual parameters vs the SDE law",
                                           xaxis=dict(title="v"), yaxis=dict(title="density"), **_LAYOUT))
-        line(fig, "closed form (Eq. 15)", "black", width=3)
-        for name, colour, width in (("v-SDE", _COLORS[1], None), ("plain SGD, η = T, S = 1", _COLORS["sgd"], 2),
-                                    (f"noise-amplified SGD, η = {_AMP_LR}", _COLORS["amp"], 2)):
-            line(fig, name, colour, width=width, line_shape="hvh")
+        line(fig, "closed form (Eq. 15)", "black", width=3, key="law")
+        for key, name, colour, width in (("v-SDE", "v-SDE", _COLORS[1], None),
+                                         ("plain SGD", "plain SGD, η = T, S = 1", _COLORS["sgd"], 2),
+                                         ("amplified SGD", f"noise-amplified SGD, η = {_AMP_LR}", _COLORS["amp"], 2)):
+            line(fig, name, colour, width=width, line_shape="hvh", key=key)  # keyed as the result's ``fits``
         scan = panels("fraction of runs that diverged (|θ| > 1e12)", "KS distance at the same time t (surviving runs)",
                       height=380, layout=dict(_LAYOUT, legend=dict(orientation="h", y=-0.22)))
-        for name, colour in (("plain SGD, η = T", _COLORS["sgd"]),
-                             (f"noise-amplified SGD, η = {_AMP_LR}", _COLORS["amp"])):
+        for key, name, colour in (("sgd", "plain SGD, η = T", _COLORS["sgd"]),
+                                  ("amp", f"noise-amplified SGD, η = {_AMP_LR}", _COLORS["amp"])):
             scan.add_scatter(x=[], y=[], mode="lines+markers", name=name, line=dict(color=colour), row=1, col=1,
                              showlegend=False)
+            key_last(scan, f"{key}_div")
             scan.add_scatter(x=[], y=[], mode="lines+markers", name=f"{name} vs v-SDE", line=dict(color=colour),
                              row=1, col=2)
+            key_last(scan, f"{key}_ks")
         scan.add_scatter(x=[], y=[], mode="lines", showlegend=False, row=1, col=1)  # stays empty
         scan.add_scatter(x=[], y=[], mode="lines+markers",
                          name="v-SDE vs closed form (not yet stationary near T<sub>c</sub>)",
                          line=dict(color=_COLORS[1], dash="dot"), row=1, col=2)
-        line(scan, "two-sample KS threshold", "black", at=(1, 2), dash="dash")
-        line(scan, "T<sub>c</sub>", NEUTRALS["grey"], at=(1, 2), dash="dot")
+        key_last(scan, "sde_ks_law")
+        line(scan, "two-sample KS threshold", "black", at=(1, 2), dash="dash", key="sgd_crit")
+        line(scan, "T<sub>c</sub>", NEUTRALS["grey"], at=(1, 2), dash="dot", key="T_c")
         axes(scan, x="T = η/S")
         return [fig, scan]
 
@@ -392,13 +409,9 @@ class DiscreteSGD(_StationaryRun):
                                                        seed=self.settings["seed"])
         fig = self.figures[1]
         with fig.batch_update():
-            fig.data[0].x, fig.data[0].y = rows.T, rows.sgd_div
-            fig.data[1].x, fig.data[1].y = rows.T, rows.sgd_ks
-            fig.data[2].x, fig.data[2].y = rows.T, rows.amp_div
-            fig.data[3].x, fig.data[3].y = rows.T, rows.amp_ks
-            fig.data[5].x, fig.data[5].y = rows.T, rows.sde_ks_law
-            fig.data[6].x, fig.data[6].y = rows.T, rows.sgd_crit
-            fig.data[7].x, fig.data[7].y = [self.T_C, self.T_C], [0, 1]
+            for key in ("sgd_div", "sgd_ks", "amp_div", "amp_ks", "sde_ks_law", "sgd_crit"):
+                put(fig, key, x=rows.T, y=getattr(rows, key))
+            put(fig, "T_c", x=[self.T_C, self.T_C], y=[0, 1])
         return rows
 
     def _update(self, temperature) -> None:
@@ -407,9 +420,10 @@ class DiscreteSGD(_StationaryRun):
 
     def _show(self, r, **values) -> None:
         with self.figure.batch_update():
-            self.figure.data[0].x, self.figure.data[0].y = r.curve if r.curve is not None else ([], [])
-            for tr, fit in zip(self.figure.data[1:], r.fits.values()):
-                tr.x, tr.y = fit.centres, fit.density
+            x, y = r.curve if r.curve is not None else ([], [])
+            put(self.figure, "law", x=x, y=y)
+            for name, fit in r.fits.items():
+                put(self.figure, name, x=fit.centres, y=fit.density)
         txt = []
         for name, f in r.fits.items():
             verdict = "agrees" if f.agrees else "DISAGREES"
