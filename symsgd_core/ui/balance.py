@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from ..balance import claims as figure_claims
 from ..balance import experiments, plane
 from ..core.checking import CheckResult
-from .base import Controller, ExperimentFigure, RunController
+from .base import Controller, ExperimentFigure, RunController, Words
 from .plotting import LAYOUT, axes, key_last, keyed, line, markers, panels, put
 from .sliders import SEED, TEMPERATURE, U0, W0, Range
 from .style import NEUTRALS, PALETTE, colours, rgba
@@ -153,8 +153,7 @@ class SymmetryExplorer(Controller):
         axes(fig, (1, 2), x="λ", y="ℓ and u² − w² on the orbit", xaxis=dict(type="log", minorloglabels="complete"))
         return [fig]
 
-    def _update(self, lam: float, u0: float, w0: float, x: float, y: float) -> None:
-        r = self.result = self.experiment(lam=lam, u0=u0, w0=w0, x=x, y=y)
+    def _show(self, r, lam: float, u0: float, w0: float, x: float, y: float) -> None:
         point, fig = r.point, self.figure
         with fig.batch_update():
             if self._xy_cache != (x, y):  # the sample's loss surface changes with x and y only
@@ -173,9 +172,13 @@ class SymmetryExplorer(Controller):
             put(fig, "G_curve", y=r.G_curve)
             put(fig, "loss_at", x=[lam], y=[r.loss])
             put(fig, "G_at", x=[lam], y=[r.G])
-        self.say(f"λ = {lam:.3g}: (u, w) = ({point[0]:.3g}, {point[1]:.3g}). Loss ℓ = {r.loss:.6g}; at λ = 1 it is "
-                 f"{r.loss0:.6g} (difference {abs(r.loss - r.loss0):.1e}: round-off). But u² − w² = {r.G:.4g}, "
-                 f"against {r.G0:.4g} at λ = 1: the symmetry moves G and leaves the loss alone.")
+
+    def words(self, r, lam: float, **values) -> Words:
+        point = r.point
+        return Words(None, "info", f"λ = {lam:.3g}: (u, w) = ({point[0]:.3g}, {point[1]:.3g}). Loss ℓ = "
+                     f"{r.loss:.6g}; at λ = 1 it is {r.loss0:.6g} (difference {abs(r.loss - r.loss0):.1e}: round-off). "
+                     f"But u² − w² = {r.G:.4g}, against {r.G0:.4g} at λ = 1: the symmetry moves G and leaves the loss "
+                     "alone.")
 
 
 # ============================================================================ §2 three dynamics
@@ -259,17 +262,19 @@ class ThreeDynamics(ExperimentFigure):
             _drop_notes(fig, "divergence")
             if kind == "diverged":
                 _alarm(fig, _divergence_html(n, self.DIVERGING), bordercolor=COLOURS["point"], align="left")
+
+    def words(self, r, lr, batch_size, steps, **values) -> Words:
+        n, kind = r.outcome.numbers, r.outcome.kind
         if kind == "diverged":
-            self.say(_divergence_html(n, self.DIVERGING).replace("<br>", " "), "error")
-        elif kind == "saddle":
-            self.say("The start (0, 0) is a saddle: every per-sample gradient vanishes there, so nothing moves — "
-                     "not the flow, not SGD, and not the isotropic walker, whose kick size is matched to SGD's noise "
-                     "(zero here). Move u₀ or w₀.", "warning")
-        else:
-            self.say(f"t = {lr * steps:.4g} (T = η/S = {lr / batch_size:.3g}). G = u² − w² started at {n['G0']:.3g}. "
-                     f"Gradient flow ends at G = {n['G_flow']:.4g} (its hyperbola); SGD at G = {n['G_sgd']:.3g} "
-                     f"(sliding to the balanced line); GD + isotropic noise (kick size {r.noise_std:.3g} per "
-                     f"step) at G = {n['G_iso']:.3g}, a random walk along the valley uw = 1.")
+            return Words(None, "error", _divergence_html(n, self.DIVERGING).replace("<br>", " "))
+        if kind == "saddle":
+            return Words(None, "warning", "The start (0, 0) is a saddle: every per-sample gradient vanishes there, so "
+                         "nothing moves — not the flow, not SGD, and not the isotropic walker, whose kick size is "
+                         "matched to SGD's noise (zero here). Move u₀ or w₀.")
+        return Words(None, "info", f"t = {lr * steps:.4g} (T = η/S = {lr / batch_size:.3g}). G = u² − w² started at "
+                     f"{n['G0']:.3g}. Gradient flow ends at G = {n['G_flow']:.4g} (its hyperbola); SGD at G = "
+                     f"{n['G_sgd']:.3g} (sliding to the balanced line); GD + isotropic noise (kick size "
+                     f"{r.noise_std:.3g} per step) at G = {n['G_iso']:.3g}, a random walk along the valley uw = 1.")
 
 
 # ============================================================================ §3 the ensemble and the ODE
@@ -337,14 +342,17 @@ class BalanceEnsemble(ExperimentFigure):
                         tr.update(x=t, y=a[:, r], visible=True)
                     else:
                         tr.update(x=[], y=[], visible=False)
+
+    def words(self, res, **values) -> Words:
+        traj, t, su, sg = res.traj, res.traj.times, res.spread_u, res.spread_G
+        ok, G_ode, bound = traj.ok_runs, res.G_ode.mean(axis=1), res.bound
         msg = (f"T = {res.temperature:g}: {int(ok.sum())} runs of {traj.steps[-1]:,} steps to t = {t[-1]:g}. At the "
                f"end the spread of ‖u‖² is {su['std'][-1]:.3g} and that of G is {sg['std'][-1]:.3g} "
                f"({sg['std'][-1] / su['std'][-1]:.2g} of it). Mean G = {sg['mean'][-1]:.3g}; the ODE along each run "
                f"gives {G_ode[-1]:.3g}; the bound is {bound[-1]:.3g}.")
         if res.outcome.kind == "some_diverged":
-            self.say(msg + f" {res.outcome.numbers['diverged']} runs diverged and are left out.", "warning")
-        else:
-            self.say(msg)
+            return Words(None, "warning", msg + f" {res.outcome.numbers['diverged']} runs diverged and are left out.")
+        return Words(None, "info", msg)
 
 
 # ============================================================================ §4 Itô's lemma term by term
@@ -395,8 +403,7 @@ class ItoTermsExplorer(Controller):
         return [widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
                 *self.figures, self.proof, self.status]
 
-    def _update(self, model: str, u: float, w: float, temperature: float) -> None:
-        p = self.result = self.experiment(model=model, u=u, w=w, temperature=temperature)
+    def _show(self, p, model: str, u: float, w: float, temperature: float) -> None:
         tg, tu, spec = p.G_terms, p.u_terms, p.spectrum
         labels = [f"e{i + 1}" for i in range(p.model.n_params)]
         fig = self.figure
@@ -406,12 +413,14 @@ class ItoTermsExplorer(Controller):
             put(fig, "eigenvalues", x=labels, y=np.clip(p.eigenvalues, 0, None))
             put(fig, "overlaps", x=[] if spec is None else labels, y=[] if spec is None else spec.overlaps)
         self.proof.value = self._proof_html()
+
+    def words(self, p, **values) -> Words:
+        tg, tu, spec = p.G_terms, p.u_terms, p.spectrum
         if spec is None:
-            self.say("At u = w = 0 the direction Jθ is zero: there is no symmetry direction to mark (and every "
-                     "gradient vanishes). Move u or w away from 0.", "warning")
-            return
+            return Words(None, "warning", "At u = w = 0 the direction Jθ is zero: there is no symmetry direction to "
+                         "mark (and every gradient vanishes). Move u or w away from 0.")
         zero = int(np.argmax(spec.overlaps))
-        self.say(f"dG/dt = T·Tr[CJ] = {_fmt(tg.rate)} exactly (drift {_fmt(tg.drift, 2)}, noise "
+        return Words(None, "info", f"dG/dt = T·Tr[CJ] = {_fmt(tg.rate)} exactly (drift {_fmt(tg.drift, 2)}, noise "
                  f"{_fmt(tg.noise_std, 2)}: round-off). d‖u‖² has drift {_fmt(tu.drift)}, Itô correction "
                  f"{_fmt(tu.ito_correction)} and noise coefficient {_fmt(tu.noise_std)}. Jθ puts "
                  f"{spec.overlaps[zero]:.4f} of its weight on eigenvalue {_fmt(spec.eigenvalues[zero], 2)} "
@@ -524,10 +533,11 @@ class Rank1Balance(ExperimentFigure):
                 put(fig, "u_sq", x=m.times, y=m.u_sq)
                 put(fig, "w_sq", x=m.times, y=m.w_sq)
                 axes(fig, (1, 1), yaxis=dict(range=[lo, hi]))
-        if n_ok == 0:
-            self.say(f"All {run.settings['runs']} runs diverged at η = {lr:.3g} (d_in = {d_in}): the per-sample "
-                     "step overshoots when η‖x‖²‖u‖² is of order 1. Lower η.", "error")
-            return
+
+    def words(self, run, d_in, d_out, lr, **values) -> Words:
+        if run.runs.G.shape[1] == 0:
+            return Words(None, "error", f"All {run.settings['runs']} runs diverged at η = {lr:.3g} (d_in = {d_in}): "
+                         "the per-sample step overshoots when η‖x‖²‖u‖² is of order 1. Lower η.")
         nb = self.claims()[0].details
         msg = (f"Last half of the run: noise-trace ratio {nb['trace_ratio']:.3f} (the law predicts "
                f"{nb['predicted_ratio']:.3f} from G's remaining drift), norm ratio ‖u‖²/‖w‖² = "
@@ -536,9 +546,8 @@ class Rank1Balance(ExperimentFigure):
             msg += (" The traces have not met yet (G is still moving fast): train longer or raise η before comparing "
                     "the norms.")
         if run.diverged:
-            self.say(msg + f" {run.diverged} runs diverged and are left out.", "warning")
-        else:
-            self.say(msg)
+            return Words(None, "warning", msg + f" {run.diverged} runs diverged and are left out.")
+        return Words(None, "info", msg)
 
 
 class ReLUBalance(RunController):
@@ -677,8 +686,6 @@ class DiscreteBreakdown(ExperimentFigure):
         if kind == "saddle":
             with fig.batch_update():
                 _clear(fig.data)
-            self.say("The start (0, 0) is a saddle where every per-sample gradient vanishes: SGD never moves. "
-                     "Move u₀ or w₀.", "warning")
             return
         n = np.arange(r.theta.shape[0])
         with np.errstate(divide="ignore"):
@@ -697,13 +704,18 @@ class DiscreteBreakdown(ExperimentFigure):
                 _clear(keyed(fig, k) for k in ("factor", "factor_low"))
             if kind == "diverged":
                 _alarm(fig, _divergence_html(numbers, {"": "SGD"}), y=0.78, bordercolor=COLOURS["point"], align="left")
+
+    def words(self, r, lr, **values) -> Words:
+        G, kind, numbers = r.G, r.outcome.kind, r.outcome.numbers
+        if kind == "saddle":
+            return Words(None, "warning", "The start (0, 0) is a saddle where every per-sample gradient vanishes: SGD "
+                         "never moves. Move u₀ or w₀.")
         if kind == "diverged":
-            self.say(_divergence_html(numbers, {"": "SGD"}).replace("<br>", " "), "error")
-            return
+            return Words(None, "error", _divergence_html(numbers, {"": "SGD"}).replace("<br>", " "))
         msg = (f"η = {lr:.3g}: largest η|ḡ| = {r.max_eta_g:.3g} (ḡ: the mini-batch's mean ∂ℓ/∂(uw)). G = u² − w² "
                f"went from {G[0]:.3g} to {G[-1]:.3g}. It changed sign at {r.flips} step(s) (η|ḡ| > 1) and grew in "
                f"size at {r.grows} (η|ḡ| > √2); "
                "in continuous time neither can happen.")
         if numbers["at_roundoff"]:
             msg += " (G has reached float64 round-off, |G| ≲ 64·eps·(u² + w²): its last values are noise.)"
-        self.say(msg, "warning" if kind == "sign_flips" else "info")
+        return Words(None, "warning" if kind == "sign_flips" else "info", msg)

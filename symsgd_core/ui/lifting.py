@@ -20,7 +20,7 @@ from ..lifting import experiments as ex
 from ..lifting.experiments import DEMO_SAMPLES
 from ..lifting.liftings import polar
 from ..lifting.models import LiftingCase
-from .base import Controller
+from .base import Controller, Words
 from .plotting import axes, key_last, keyed, line, markers, panels, put
 from .sliders import Range
 from .style import NEUTRALS, PALETTE, colours
@@ -128,8 +128,7 @@ class OrbitController(_LiftingFigure):
     def base_case(self) -> LiftingCase:
         return self.result.base
 
-    def _update(self, lam, model):
-        q = self.result = ex.orbit_view(model=model, lam=lam, u0=self.u0, w0=self.w0)
+    def _show(self, q, lam, model):
         fig = self.figure
         with fig.batch_update():
             _point(keyed(fig, "u"), q.case.u)
@@ -138,9 +137,12 @@ class OrbitController(_LiftingFigure):
             put(fig, "loss", y=q.losses)
             put(fig, "G", y=q.G_curve)
             put(fig, "current", x=[lam, lam], y=[q.loss, q.G])
-        self.say(f"λ = {lam:.3f}: λu = {_fmt_vec(q.case.u)}, w/λ = {_fmt_vec(q.case.w)}. M did not move (largest "
-                 f"entry change {np.max(np.abs(q.M - q.M0)):.1e}); loss L = {q.loss:.6g} (change "
-                 f"{abs(q.loss - q.loss0):.1e}). What moved: G = ‖λu‖² − ‖w/λ‖² = {q.G:.4g} (was {q.G0:.4g} at λ = 1).")
+
+    def words(self, q, lam, model) -> Words:
+        return Words(None, "info", f"λ = {lam:.3f}: λu = {_fmt_vec(q.case.u)}, w/λ = {_fmt_vec(q.case.w)}. M did not "
+                     f"move (largest entry change {np.max(np.abs(q.M - q.M0)):.1e}); loss L = {q.loss:.6g} (change "
+                     f"{abs(q.loss - q.loss0):.1e}). What moved: G = ‖λu‖² − ‖w/λ‖² = {q.G:.4g} (was {q.G0:.4g} at "
+                     "λ = 1).")
 
     def summary(self) -> str:
         """Markdown sentence with the numbers of the current setting and of the whole slider range."""
@@ -207,8 +209,7 @@ class RankOneSetController(_LiftingFigure):
                                  "aspectmode": "cube", "camera": {"eye": {"x": 1.5, "y": 1.4, "z": 0.8}}})
         return [fig]
 
-    def _update(self, theta_u, theta_w, phi):
-        q = self.result = ex.rank_one_slice(theta_u=theta_u, theta_w=theta_w, phi=phi)
+    def _show(self, q, theta_u, theta_w, phi):
         (p1, q1, h1, _), (p2, q2, h2, _) = q.coords[:2]  # slice coordinates (p, q, h, z) of M and M′
         fig = self.figure
         with fig.batch_update():
@@ -217,12 +218,14 @@ class RankOneSetController(_LiftingFigure):
             put(fig, "segment", x=[q1, q2], y=[h1, h2], z=[p1, p2])
             for key, (p, qc, h, _) in zip(self.POINTS, q.coords):
                 put(fig, key, x=[qc], y=[h], z=[p])
+
+    def words(self, q, phi, **values) -> Words:
         shape = "a double cone (z = 0)" if q.double_cone else "a hyperboloid of one sheet"
         tail = ("φ = 0: M′ = M, so the midpoint is M itself." if phi == 0 else
                 f"Midpoint det = {q.det_mid:.4f} ≠ 0: rank 2, off the set; the sum M + M′ = 2 × midpoint has "
                 f"det = {q.det_sum:.4f}.")
-        self.say(f"Slice z = {q.s:.3f}: the rank-≤1 set is {shape}. det M = {q.det_M:.1e}, det M′ = "
-                 f"{q.det_M2:.1e} (both on the set). {tail}")
+        return Words(None, "info", f"Slice z = {q.s:.3f}: the rank-≤1 set is {shape}. det M = {q.det_M:.1e}, det M′ = "
+                     f"{q.det_M2:.1e} (both on the set). {tail}")
 
     def summary(self) -> str:
         q = self.result
@@ -252,19 +255,19 @@ class ChainRuleController(_LiftingFigure):
         axes(fig, (1, 1), y="gradient component (sample k)")
         return [fig]
 
-    def _update(self, **values):
-        q = self.result = ex.chain_rule_point(**values)
+    def _show(self, q, **values):
         with self.figure.batch_update():
             for key in ("du", "cu", "su", "dw", "cw", "sw"):
                 put(self.figure, key, y=getattr(q, key))
+
+    def words(self, q, **values) -> Words:
         head = (f"sample {q.k}: ℓ̃(u wᵀ, w) − ℓ(u, w) = {q.lifted - q.loss:.1e}. Corrected chain rule "
                 f"matches autograd to {q.err_corrected:.1e}")
         if q.relu_off:
-            self.say(f"{head}. The ReLU is off on this sample (wᵀx ≤ 0): every gradient is 0 and the two chain "
-                     "rules cannot differ; pick another sample.", "warning")
-        else:
-            self.say(f"{head}; the reply's display is off by {q.err_seed:.3g}, because ∂ℓ̃/∂w = {_fmt_vec(q.gw)} "
-                     "is not zero and belongs to ∂ℓ/∂w, not ∂ℓ/∂u.")
+            return Words(None, "warning", f"{head}. The ReLU is off on this sample (wᵀx ≤ 0): every gradient is 0 "
+                         "and the two chain rules cannot differ; pick another sample.")
+        return Words(None, "info", f"{head}; the reply's display is off by {q.err_seed:.3g}, because ∂ℓ̃/∂w = "
+                     f"{_fmt_vec(q.gw)} is not zero and belongs to ∂ℓ/∂w, not ∂ℓ/∂u.")
 
     def summary(self) -> str:
         q = self.result
@@ -310,9 +313,8 @@ class EulerController(_LiftingFigure):
         axes(fig, (1, 2), y="gradient component (training loss)")
         return [fig]
 
-    def _update(self, **values):
-        q = self.result = ex.euler_view(**values)
-        case, w = q.case, q.case.w
+    def _show(self, q, **values):
+        w = q.case.w
         tip = w + 0.8 * q.gw / q.gw_norm if q.gw_norm > 0 else w
         ray = w / np.abs(w).max() * ex.EULER_GRID[-1]  # to the edge of the plotted square
         fig = self.figure
@@ -325,6 +327,9 @@ class EulerController(_LiftingFigure):
             put(fig, "autograd", y=q.autograd)
             _bars(keyed(fig, "F"), q.F, 4)
             _bars(keyed(fig, "nat"), q.nat, 4)
+
+    def words(self, q, **values) -> Words:
+        case = q.case
         parts = [f"Euler: w·∂𝓛̃/∂w = {q.euler:.1e}, but ∂𝓛̃/∂w = {_fmt_vec(q.gw)} (norm {q.gw_norm:.3g}): "
                  "not zero, perpendicular to w."]
         if q.F is None:
@@ -338,7 +343,7 @@ class EulerController(_LiftingFigure):
             parts.append(f"w-free F: ∇F·w and ∇Fᵀu match autograd to {q.error('F'):.1e}.")
         parts.append("The ReLU neuron has no natural lifting (sign caveat)." if q.nat is None
                      else f"Natural lifting: to {q.error('nat'):.1e}.")
-        self.say(" ".join(parts), "warning" if q.F is None or case.sign_caveat_applies else "info")
+        return Words(None, "warning" if q.F is None or case.sign_caveat_applies else "info", " ".join(parts))
 
     def summary(self) -> str:
         q = self.result
@@ -450,9 +455,7 @@ class TracesController(_LiftingFigure):
              yaxis=dict(type="log", minorloglabels="complete"))
         return [heat, bars]
 
-    def _update(self, model, theta_w, lam):
-        q = self.result = ex.traces_view(model=model, theta_w=theta_w, lam=lam, theta_u=self.settings["theta_u"])
-        case = q.case
+    def _show(self, q, model, theta_w, lam):
         heat, bars = self.figures
         maps = [np.zeros((2, 2)) if z is None else z for z in (q.A_nat, q.A_F, q.normal_part)]
         # one colour scale for the three maps, from the new values (inside batch_update, t.z still reads the old ones)
@@ -474,6 +477,9 @@ class TracesController(_LiftingFigure):
             put(bars, "current", x=[lam, lam], y=[max(q.direct[0], tiny), max(q.direct[1], tiny)])
             put(bars, "balanced", x=[] if q.lam_star is None else [q.lam_star],
                 y=[] if q.lam_star is None else [max(q.balanced_trace, tiny)])
+
+    def words(self, q, **values) -> Words:
+        case = q.case
         tu, tw = q.direct
         text = _sentences(
             f"Tr Cov ∇_u ℓ = {tu:.4g}, Tr Cov ∇_w ℓ = {tw:.4g} (autograd).",
@@ -486,7 +492,7 @@ class TracesController(_LiftingFigure):
             q.A_F is None and "w ⟂ e: F undefined here.",
             q.lam_star is not None and f"Balanced at λ* = {q.lam_star:.3g}; here dG/dt = T(Tr_u − Tr_w) "
                                        f"{'raises' if tu > tw else 'lowers'} G, which pushes λ towards λ*.")
-        self.say(text, "warning" if q.A_F is None or case.sign_caveat_applies else "info")
+        return Words(None, "warning" if q.A_F is None or case.sign_caveat_applies else "info", text)
 
     def summary(self) -> str:
         q = self.result

@@ -17,7 +17,7 @@ from ..rank_jumps.network import DEFAULT_RANK_TOL
 from ..sde_noise.adaptive import ESCAPE_NORM
 from ..sde_noise.blowup import HAZARD_HORIZON, continuation_norms, hazard_rows
 from ..sde_noise.experiments import compare_point, comparison_rows, kstar_grid, kstar_rows, load_grid
-from .base import Controller, ExperimentFigure
+from .base import Controller, ExperimentFigure, Words
 from .plotting import axes, key_last, keyed, line, markers, panels, put
 from .rank_jumps import LOG_FLOOR  # s₂(A) below it is drawn at it, as in notebook 04
 from .sliders import SEED, STEP_SIZE, WEIGHT_DECAY, Range
@@ -57,6 +57,7 @@ class SdeCompareController(ExperimentFigure):
     """
 
     experiment = staticmethod(compare_point)
+    COSTLIEST, FULL_RUN_SECONDS = dict(lr=0.2, m=64), 4.1  # t = 1500 in the most SDE steps
     slider_width = "300px"
     sliders = dict(lr=STEP_SIZE.but(lo=0.2, hi=0.35),
                    weight_decay=WEIGHT_DECAY.but(description="γ (weight decay)", lo=0.02, hi=0.03, step=0.0005,
@@ -98,25 +99,13 @@ class SdeCompareController(ExperimentFigure):
                        f"{full['n_runs_sgd']} SGD, {small['n_runs_langevin']} of {full['n_runs_langevin']} Langevin, "
                        f"to t = {t_max:g} of {full['t_max']:g}")
 
-    def _compute(self, progress, **values):
-        """:func:`compare_point` at the sliders (a first look's ``values`` also carry its run counts and ``t_max``);
-        a setting it refuses (e.g. no rank-2 minimum at this γ) is returned as the ValueError, drawn as a failure."""
-        try:
-            return super()._compute(progress, **values)
-        except ValueError as exc:
-            return exc
+    #: :func:`compare_point` at the sliders (a first look's ``values`` also carry its run counts and ``t_max``);
+    #: a setting it refuses (e.g. no rank-2 minimum at this γ) is drawn as a failure
+    refused = (ValueError,)
+    REFUSED_HEADLINE = dict(text="FAILURE MODE: nothing to compare", font=dict(color=PALETTE["vermillion"]))
 
     def _show(self, r, **values) -> None:
         fig = self.figure
-        if isinstance(r, ValueError):
-            self.result = None
-            with fig.batch_update():
-                for tr in fig.data:
-                    tr.x, tr.y = [], []
-                self._title(dict(text="FAILURE MODE: nothing to compare", font=dict(color=PALETTE["vermillion"])))
-            self.say(str(r), "error")
-            return
-        s = r.summaries
         with fig.batch_update():
             for _, key in LIVE_DYNAMICS:
                 res = getattr(r, key)
@@ -126,9 +115,12 @@ class SdeCompareController(ExperimentFigure):
                 put(fig, f"{key}_low_rank", x=x, y=y)
             x, y = r.sde_blown_up
             put(fig, "sde_blown_up", x=x, y=y)
-            self._title(dict(text=(f"SDE: {s['sde'].jumped}/{s['sde'].n_runs} jumped, {s['sde'].diverged} stopped · "
-                                   f"SGD: {s['sgd'].jumped}/{s['sgd'].n_runs} jumped · returns to rank 2: "
-                                   f"{s['sde'].returned + s['sgd'].returned}"), font=dict(size=14)))
+
+    def words(self, r, **values) -> Words:
+        s = r.summaries
+        title = dict(text=(f"SDE: {s['sde'].jumped}/{s['sde'].n_runs} jumped, {s['sde'].diverged} stopped · "
+                           f"SGD: {s['sgd'].jumped}/{s['sgd'].n_runs} jumped · returns to rank 2: "
+                           f"{s['sde'].returned + s['sgd'].returned}"), font=dict(size=14))
 
         def wait(sm):
             w = sm.wait
@@ -136,12 +128,13 @@ class SdeCompareController(ExperimentFigure):
                 return f"no run jumped within t = {r.t_max:g} (mean wait ≥ {w[1]:.3g})"
             return f"mean first time at rank ≤ 1: {w[0]:.3g} [{w[1]:.3g}, {w[2]:.3g}]"
 
-        self.say(f"η = {r.lr:g}, γ = {r.weight_decay:g}, SDE step dt = η/{r.m}, t ≤ {r.t_max:g}. "
-                 f"SGD: {wait(s['sgd'])}. SDE: "
-                 f"{wait(s['sde'])}; {s['sde'].diverged}/{s['sde'].n_runs} runs stopped by fixed-step EM's divergence "
-                 "rule (a residual above 10⁶; a rule of the integrator, not the SDE: §3.1), which "
-                 f"SGD never does here. Langevin (τ = {r.tau:.3g}): {wait(s['langevin'])}. Returns to rank 2 after a "
-                 f"jump: SGD {s['sgd'].returned}, SDE {s['sde'].returned}, Langevin {s['langevin'].returned}.")
+        return Words(title, "info", (
+            f"η = {r.lr:g}, γ = {r.weight_decay:g}, SDE step dt = η/{r.m}, t ≤ {r.t_max:g}. "
+            f"SGD: {wait(s['sgd'])}. SDE: "
+            f"{wait(s['sde'])}; {s['sde'].diverged}/{s['sde'].n_runs} runs stopped by fixed-step EM's divergence "
+            "rule (a residual above 10⁶; a rule of the integrator, not the SDE: §3.1), which "
+            f"SGD never does here. Langevin (τ = {r.tau:.3g}): {wait(s['langevin'])}. Returns to rank 2 after a "
+            f"jump: SGD {s['sgd'].returned}, SDE {s['sde'].returned}, Langevin {s['langevin'].returned}."))
 
 
 def _draw_intervals(point, bound, labels, estimates, bound_of) -> None:

@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 from ..stationary import experiments as ex
 from ..stationary.laws import PHASES, critical_temperature, tail_exponent
 from ..stationary.sgd import AMPLIFIED_LR
-from .base import Controller, ExperimentFigure
+from .base import PLATFORM_WORDS, Controller, ExperimentFigure, Words
 from .plotting import axes, key_last, keyed, line, markers, panels, put
 from .sliders import TEMPERATURE, Range
 from .style import NEUTRALS, PALETTE
@@ -39,7 +39,8 @@ DECAY = Range("weight decay γ", 0.0, 0.5, 0.01, fmt=".2f")
 
 class _StationaryRun(ExperimentFigure):
     """Live closed forms (``_update``) and, when a slider is released, the simulation: the experiment at the sliders
-    and the figure's other settings (``self.settings``), kept in ``self.simulation`` and drawn by ``_show``."""
+    and the figure's other settings (``self.settings``), kept in ``self.simulation``, drawn by ``_show`` and worded
+    by ``words`` after the closed forms' finding."""
 
     #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     auto_run = True
@@ -51,6 +52,7 @@ class _StationaryRun(ExperimentFigure):
     def _draw(self, result, **values) -> None:
         self.simulation = result
         self._show(result, **values)
+        self._say_simulation(self.words(result, **values).text)
 
     def _say_closed_form(self, text: str) -> None:
         """The closed forms' finding, shown at once; a simulation's text follows it (:meth:`_say_simulation`)."""
@@ -65,7 +67,7 @@ class _StationaryRun(ExperimentFigure):
     def run_long(self, **sizes) -> None:
         """A bigger run for the notebook's default figure, at ``LONG`` overridden by ``sizes`` (a few seconds; a
         slider move uses the quick sizes of ``self.settings``)."""
-        self.say("Computing…")
+        self.say(PLATFORM_WORDS["computing"])
         self._run(**self.values(), **{**self.LONG, **sizes})
 
 
@@ -120,26 +122,30 @@ class DepthComparison(_StationaryRun):
             + " | ".join(msgs) + ".")
 
     def _show(self, sim, **values) -> None:
-        texts = []
         with self.figure.batch_update():
             for depth in (0, 1):
                 s, e = sim.samples[depth], sim.laws.edges[depth]
-                run = s.run
                 put(self.figure, f"histogram{depth}", x=s.centres, y=s.density, width=float(e[1] - e[0]))
-                if run.non_finite:
-                    texts.append(f"L = {depth}: {run.non_finite} chains left the float range (excluded)")
                 if sim.laws.laws[depth].collapsed:
                     top = float(np.max(s.density)) if s.density.size else 1.0
                     put(self.figure, "law1", y=[0.0, top])
                     put(self.figure, "delta_note", y=[0.8 * top])
-                    texts.append(f"L = {depth}: median v after t = {run.t_end:.0f} is {s.median:.1e} (collapsing to 0)")
-                    continue
-                relax = "" if run.relaxed else f", NOT relaxed (1/κ = {1 / run.lambda1:.0f})"
-                texts.append(f"L = {depth}: KS {s.ks:.3f} vs sampling threshold {s.ks_threshold:.3f}, "
-                             f"t = {run.t_end:.1f} = {run.lambda1 * run.t_end:.1f}/κ{relax}")
-        self._say_simulation(
-            f"{sim.n_chains} SDE chains per depth from v₀ = 1 (one sample per chain, weak order-2 scheme, "
-            f"dt = 0.02). " + " | ".join(texts))
+
+    def words(self, sim, **values) -> Words:
+        texts = []
+        for depth in (0, 1):
+            s = sim.samples[depth]
+            run = s.run
+            if run.non_finite:
+                texts.append(f"L = {depth}: {run.non_finite} chains left the float range (excluded)")
+            if sim.laws.laws[depth].collapsed:
+                texts.append(f"L = {depth}: median v after t = {run.t_end:.0f} is {s.median:.1e} (collapsing to 0)")
+                continue
+            relax = "" if run.relaxed else f", NOT relaxed (1/κ = {1 / run.lambda1:.0f})"
+            texts.append(f"L = {depth}: KS {s.ks:.3f} vs sampling threshold {s.ks_threshold:.3f}, "
+                         f"t = {run.t_end:.1f} = {run.lambda1 * run.t_end:.1f}/κ{relax}")
+        return Words(None, "info", f"{sim.n_chains} SDE chains per depth from v₀ = 1 (one sample per chain, weak "
+                     f"order-2 scheme, dt = 0.02). " + " | ".join(texts))
 
 
 # ============================================================================ 2. phase transition
@@ -183,8 +189,7 @@ class PhaseTransition(Controller):
                 marker_line=dict(width=2), key="here")
         return [dens, phase]
 
-    def _update(self, temperature, sigma, weight_decay) -> None:
-        r = self.result = ex.phase_view(temperature, sigma, weight_decay, k=self.settings["k"])
+    def _show(self, r, temperature, sigma, weight_decay) -> None:
         dens, phase = self.figures
         with dens.batch_update():
             for i in range(len(ex.PHASE_FRACTIONS)):
@@ -201,11 +206,13 @@ class PhaseTransition(Controller):
             put(phase, "here", x=[sigma], y=[temperature])
             phase.layout.annotations = [dict(x=s, y=T, text=self.LABELS[name], showarrow=False, font=dict(size=12))
                                         for name, (s, T) in r.region_centres().items()]
+
+    def words(self, r, temperature, sigma, weight_decay) -> Words:
         a, tc = r.near_zero_exponent, r.T_c
         near0 = ("→ 0 at v = 0" if a > 0 else "diverges at v = 0") if r.phase != "dead" else "is δ(v)"
-        self.say(f"σ = {sigma:g}, γ = {weight_decay:g}: T_c = {tc:.3f}, T_c/3 = {tc / 3:.3f}, T* = {r.T_star:.3f}. "
-                 f"At T = {temperature:g}: {PHASES[r.phase]}. Near 0, p ∝ vᵃ with a = β₂'/(2α₃T) − 3/2 = {a:.2f}, "
-                 f"so p {near0}.")
+        return Words(None, "info", f"σ = {sigma:g}, γ = {weight_decay:g}: T_c = {tc:.3f}, T_c/3 = {tc / 3:.3f}, "
+                     f"T* = {r.T_star:.3f}. At T = {temperature:g}: {PHASES[r.phase]}. Near 0, p ∝ vᵃ with "
+                     f"a = β₂'/(2α₃T) − 3/2 = {a:.2f}, so p {near0}.")
 
 
 # ============================================================================ 3. fluctuation inversion
@@ -250,10 +257,12 @@ class FluctuationInversion(_StationaryRun):
                 x, y, err, ok = sim.points[depth][:4]
                 put(self.figure, f"sde{depth}", x=x, y=y, error_y_array=err,
                     marker_symbol=["circle" if relaxed else "circle-open" for relaxed in ok])
+
+    def words(self, sim, k, sigma, weight_decay, **sizes) -> Words:
         note = (f"; hollow: not relaxed within t = {sim.t_max:g} (critical slowing down near T_c): "
                 + ", ".join(sim.unrelaxed)) if sim.unrelaxed else ""
         prob = ex.gaussian_problem(k, sigma, weight_decay)
-        self._say_simulation(
+        return Words(None, "info",
             f"SDE: {sim.n_chains} chains per point from v₀ = 1, Var of the final states. Error bars: bootstrap over "
             f"chains, and they understate the uncertainty: the fourth moment is infinite for L = 1 (tail v⁻⁷ᐟ²) "
             f"and for L = 0 above T = β₁'/(3α₁) = {(prob.beta1 + weight_decay) / (3 * prob.alpha1):.3f}, so sample "
@@ -286,7 +295,6 @@ class WrongSign(_StationaryRun):
         self._say_closed_form(f"T = {temperature:g}: every run starts with the wrong sign, v₀ = −1.")
 
     def _show(self, r, **values) -> None:
-        amp = r.amplified
         fig = self.figure
         with fig.batch_update():
             for key, (x, y) in (("median1", r.median_paths[1]), ("median2", r.median_paths[2]),
@@ -298,8 +306,11 @@ class WrongSign(_StationaryRun):
             put(fig, "law0", x=x, y=y)
             fig.layout.shapes = [dict(type="rect", xref="x2", yref="paper", x0=float(e[0]), x1=0.0, y0=0, y1=1,
                                       fillcolor="#fee2e2", opacity=0.5, line_width=0, layer="below")]
+
+    def words(self, r, **values) -> Words:
+        amp = r.amplified
         amp_med = "n/a" if r.amplified_median_abs_v is None else f"{r.amplified_median_abs_v:.1e}"
-        self._say_simulation(
+        return Words(None, "info",
             f"L = 1: median |v| at t = {r.t_end:g} is {r.median_abs_v_end[1]:.1e} (exponential collapse at rate "
             f"{r.rate:.2f}); L = 2: {r.median_abs_v_end[2]:.1e} (algebraic: the drift vanishes like |v|⁴ᐟ³); "
             f"noise-amplified SGD on (u, w), η = {_AMP_LR}: median |v| = {amp_med} at t = 2 "
@@ -351,16 +362,17 @@ class Tails(_StationaryRun):
             + f"; L = 0: ν = −2 − β₁/(α₁T) = {r.rho0:.2f} changes with T.")
 
     def _show(self, sim, **values) -> None:
-        counts = []
         with self.figure.batch_update():
             for d in ex.TAIL_DEPTHS:
                 x, y = sim.points[d]
                 put(self.figure, f"sde{d}", x=x, y=y)
-                x = sim.samples[d]
-                counts.append(f"L = {d}: {x.size} samples, {int(np.sum(x > 10))} above v = 10")
-        self._say_simulation(f"SDE: {sim.n_chains} chains from v₀ = 1 for t = {sim.t_end:g}, records from the second "
-                             "half pooled; " + ", ".join(counts)
-                             + ". The lines do not move with T for L ≥ 1 far out: try the slider.")
+
+    def words(self, sim, **values) -> Words:
+        counts = [f"L = {d}: {sim.samples[d].size} samples, {int(np.sum(sim.samples[d] > 10))} above v = 10"
+                  for d in ex.TAIL_DEPTHS]
+        return Words(None, "info", f"SDE: {sim.n_chains} chains from v₀ = 1 for t = {sim.t_end:g}, records from the "
+                     "second half pooled; " + ", ".join(counts)
+                     + ". The lines do not move with T for L ≥ 1 far out: try the slider.")
 
 
 # ============================================================================ 6. discrete SGD near T_c
@@ -424,12 +436,14 @@ class DiscreteSGD(_StationaryRun):
             put(self.figure, "law", x=x, y=y)
             for name, fit in r.fits.items():
                 put(self.figure, name, x=fit.centres, y=fit.density)
+
+    def words(self, r, **values) -> Words:
         txt = []
         for name, f in r.fits.items():
             verdict = "agrees" if f.agrees else "DISAGREES"
             ks = "n/a" if not math.isfinite(f.ks) else f"{f.ks:.3f}"
             txt.append(f"{name}: KS {ks} (threshold {f.ks_threshold:.3f}, {verdict})"
                        + (f", {f.diverged}/{f.n} runs diverged" if f.diverged else ""))
-        self._say_simulation(
+        return Words(None, "info",
             f"T = {r.temperature:g}: " + " | ".join(txt) + ". Divergences come from rare large x² in single "
             "samples: the SDE's Gaussian noise has no such kicks.")
