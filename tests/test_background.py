@@ -199,7 +199,6 @@ def test_a_long_rank_jump_run_refined_in_the_background_equals_the_same_run_in_o
 WORST = {
     rj.TrapController: dict(depth=6, width=16, n_seeds=8, steps=100_000),
     rj.EnsembleController: dict(n_runs=64, steps=120_000),
-    rj.AnnealController: dict(hot_steps=100_000, cold_steps=40_000, n_seeds=8),
     rj.LangevinController: dict(n_runs=8, steps=100_000),
 }
 

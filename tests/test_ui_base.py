@@ -349,7 +349,7 @@ def _first_look_figures():
     from symsgd_core.ui import sde_noise as usn
 
     more = {rj.TrapController: dict(n_seeds=2, steps=20_000), rj.EnsembleController: dict(n_runs=12),
-            rj.AnnealController: dict(n_seeds=2, hot_steps=50_000), rj.LangevinController: dict(n_runs=2),
+            rj.LangevinController: dict(n_runs=2),
             usn.SdeCompareController: dict(m=64)}
     return [(cls, {**SMALL.get(cls, {}), **settings}) for cls, settings in more.items()]
 
@@ -409,3 +409,57 @@ def test_a_first_look_says_it_is_one_in_every_line_and_never_shows_its_own_verdi
     assert not not_a_look, f"{cls.__name__}: status lines of the first look that do not say so: {not_a_look}"
     assert titles == [base.first_look_title(look[1])], f"{cls.__name__}: headlines sent during the first look: {titles}"
     assert not base.status_text(c).startswith("First look") and not c.figure.layout.title.text.startswith("First look")
+
+
+# -- the first-look rule: a first look only where the full Run takes more than 2 s --------------------------------
+def _run_button_figures() -> list:
+    """Every notebook figure with a Run button (it neither redraws live nor re-simulates on a slider release)."""
+    from tools.figure_data import controller_classes
+
+    return [cls for cls in controller_classes()
+            if issubclass(cls, RunController) and not cls.auto_run and not cls.live]
+
+
+def _declares_first_look(cls) -> bool:
+    return issubclass(cls, RunController) and cls.declares_first_look()  # (an analytic figure never runs)
+
+
+def test_a_figure_looks_first_exactly_when_its_full_run_takes_more_than_the_rule_allows():
+    figures = _run_button_figures()
+    assert len(figures) >= 5  # notebook 04's four Run-button figures and notebook 05's comparison
+    for cls in figures:
+        assert cls.FULL_RUN_SECONDS is not None and cls.COSTLIEST, f"{cls.__name__}: declare its full Run's cost"
+        assert _declares_first_look(cls) == (cls.FULL_RUN_SECONDS > base.FIRST_LOOK_ABOVE_SECONDS), (
+            f"{cls.__name__}: full Run {cls.FULL_RUN_SECONDS} s at {cls.COSTLIEST}, first look "
+            f"{'declared' if _declares_first_look(cls) else 'not declared'} (rule: above "
+            f"{base.FIRST_LOOK_ABOVE_SECONDS} s)")
+    from tools.figure_data import controller_classes
+    for cls in controller_classes():  # a figure that re-simulates on a slider release answers in ≤ 0.5 s
+        if cls not in figures:
+            assert not _declares_first_look(cls), cls.__name__
+
+
+def test_the_first_look_rule_fails_a_figure_that_looks_first_for_a_short_run(monkeypatch):
+    from symsgd_core.ui import rank_jumps as rj
+
+    monkeypatch.setattr(rj.AnnealController, "FIRST_LOOK", (lambda v: 1, lambda v: {}))
+    with pytest.raises(AssertionError, match="AnnealController: full Run 1.0 s"):
+        test_a_figure_looks_first_exactly_when_its_full_run_takes_more_than_the_rule_allows()
+
+
+#: The measured cost may differ from the declared one by this factor (timing noise of a shared machine, measured
+#: as CPU time so that other processes' load is not counted) before the declaration is called out of date.
+COST_FACTOR = 1.6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", _run_button_figures(), ids=lambda c: c.__name__)
+def test_the_declared_full_run_cost_is_the_measured_one(cls):
+    import time
+
+    c = cls(**cls.COSTLIEST)  # (its first Run: the warm-up)
+    t0 = time.process_time()
+    c.run()
+    seconds = time.process_time() - t0
+    assert cls.FULL_RUN_SECONDS / COST_FACTOR <= seconds <= cls.FULL_RUN_SECONDS * COST_FACTOR, (
+        f"{cls.__name__}: {seconds:.2f} CPU s at {cls.COSTLIEST}, declared {cls.FULL_RUN_SECONDS} s")

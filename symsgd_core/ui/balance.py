@@ -20,8 +20,8 @@ import plotly.graph_objects as go
 from ..balance import claims as figure_claims
 from ..balance import experiments, plane
 from ..core.checking import CheckResult
-from .base import Controller, ExperimentFigure, RunController
-from .plotting import LAYOUT, axes, line, markers, panels
+from .base import Controller, ExperimentFigure, RunController, Words
+from .plotting import LAYOUT, axes, key_last, keyed, line, markers, panels, put
 from .sliders import SEED, TEMPERATURE, U0, W0, Range
 from .style import NEUTRALS, PALETTE, colours, rgba
 
@@ -133,45 +133,52 @@ class SymmetryExplorer(Controller):
         fig.add_contour(x=grid, y=grid, z=np.zeros((121, 121)), colorscale="Blues", reversescale=True,
                         contours=dict(start=0, end=8, size=0.4), showscale=True, name="√ℓ",
                         colorbar=dict(title="√ℓ", x=0.48, len=0.8), row=1, col=1)
+        key_last(fig, "surface")
         hu, hw = plane.hyperbola_family_xy([-4, -2, -1, 1, 2, 4], L)
         line(fig, "u² − w² = c (c = ±1, ±2, ±4)", COLOURS["hyper"], (1, 1), width=1, dash="dot", x=hu, y=hw,
              hoverinfo="skip")
-        line(fig, "u² − w² through the point", COLOURS["G"], (1, 1), width=2, dash="dash")
-        line(fig, "orbit (λu₀, w₀/λ), λ > 0", COLOURS["orbit"], (1, 1), width=4)
-        markers(fig, "start (λ = 1)", "white", (1, 1), size=9, marker_line=dict(color=COLOURS["orbit"], width=2))
-        markers(fig, "point at λ", COLOURS["point"], (1, 1), size=12)
-        line(fig, "ℓ along the orbit", COLOURS["point"], (1, 2), width=3, x=experiments.ORBIT_LAMBDAS)
-        line(fig, "u² − w² along the orbit", COLOURS["G"], (1, 2), width=2, x=experiments.ORBIT_LAMBDAS)
-        markers(fig, None, COLOURS["point"], (1, 2), size=10, showlegend=False)
-        markers(fig, None, COLOURS["G"], (1, 2), size=10, showlegend=False)
-        line(fig, "ℓ = 0: u w x = y", PALETTE["orange"], (1, 1), width=2, hoverinfo="skip")  # data[10]
+        line(fig, "u² − w² through the point", COLOURS["G"], (1, 1), width=2, dash="dash", key="hyperbola")
+        line(fig, "orbit (λu₀, w₀/λ), λ > 0", COLOURS["orbit"], (1, 1), width=4, key="orbit")
+        markers(fig, "start (λ = 1)", "white", (1, 1), size=9, marker_line=dict(color=COLOURS["orbit"], width=2),
+                key="start")
+        markers(fig, "point at λ", COLOURS["point"], (1, 1), size=12, key="point")
+        line(fig, "ℓ along the orbit", COLOURS["point"], (1, 2), width=3, x=experiments.ORBIT_LAMBDAS,
+             key="loss_curve")
+        line(fig, "u² − w² along the orbit", COLOURS["G"], (1, 2), width=2, x=experiments.ORBIT_LAMBDAS,
+             key="G_curve")
+        markers(fig, None, COLOURS["point"], (1, 2), size=10, showlegend=False, key="loss_at")
+        markers(fig, None, COLOURS["G"], (1, 2), size=10, showlegend=False, key="G_at")
+        line(fig, "ℓ = 0: u w x = y", PALETTE["orange"], (1, 1), width=2, hoverinfo="skip", key="zero_loss")
         axes(fig, (1, 1), x="u", y="w", xaxis=dict(range=[-L, L]), yaxis=dict(range=[-L, L], scaleanchor="x"))
         axes(fig, (1, 2), x="λ", y="ℓ and u² − w² on the orbit", xaxis=dict(type="log", minorloglabels="complete"))
         return [fig]
 
-    def _update(self, lam: float, u0: float, w0: float, x: float, y: float) -> None:
-        r = self.result = self.experiment(lam=lam, u0=u0, w0=w0, x=x, y=y)
+    def _show(self, r, lam: float, u0: float, w0: float, x: float, y: float) -> None:
         point, fig = r.point, self.figure
         with fig.batch_update():
             if self._xy_cache != (x, y):  # the sample's loss surface changes with x and y only
                 _, z = plane.sample_loss_surface(x, y, self.extent)
-                fig.data[0].z = z
+                put(fig, "surface", z=z)
                 zu, zw = plane.product_level_xy(y / x, self.extent) if x != 0 else ([], [])
-                fig.data[10].update(x=zu, y=zw)
+                put(fig, "zero_loss", x=zu, y=zw)
                 self._xy_cache = (x, y)
             hu, hw = plane.hyperbola_xy(r.G, self.extent)
-            fig.data[2].update(x=hu, y=hw, name=f"u² − w² = {r.G:.3g} (through the point)")
+            put(fig, "hyperbola", x=hu, y=hw, name=f"u² − w² = {r.G:.3g} (through the point)")
             ou, ow = plane.orbit_xy(u0, w0, self.ORBIT_DRAWN, self.extent)
-            fig.data[3].update(x=ou, y=ow)
-            fig.data[4].update(x=[u0], y=[w0])
-            fig.data[5].update(x=[point[0]], y=[point[1]])
-            fig.data[6].y = r.loss_curve
-            fig.data[7].y = r.G_curve
-            fig.data[8].update(x=[lam], y=[r.loss])
-            fig.data[9].update(x=[lam], y=[r.G])
-        self.say(f"λ = {lam:.3g}: (u, w) = ({point[0]:.3g}, {point[1]:.3g}). Loss ℓ = {r.loss:.6g}; at λ = 1 it is "
-                 f"{r.loss0:.6g} (difference {abs(r.loss - r.loss0):.1e}: round-off). But u² − w² = {r.G:.4g}, "
-                 f"against {r.G0:.4g} at λ = 1: the symmetry moves G and leaves the loss alone.")
+            put(fig, "orbit", x=ou, y=ow)
+            put(fig, "start", x=[u0], y=[w0])
+            put(fig, "point", x=[point[0]], y=[point[1]])
+            put(fig, "loss_curve", y=r.loss_curve)
+            put(fig, "G_curve", y=r.G_curve)
+            put(fig, "loss_at", x=[lam], y=[r.loss])
+            put(fig, "G_at", x=[lam], y=[r.G])
+
+    def words(self, r, lam: float, **values) -> Words:
+        point = r.point
+        return Words(None, "info", f"λ = {lam:.3g}: (u, w) = ({point[0]:.3g}, {point[1]:.3g}). Loss ℓ = "
+                     f"{r.loss:.6g}; at λ = 1 it is {r.loss0:.6g} (difference {abs(r.loss - r.loss0):.1e}: round-off). "
+                     f"But u² − w² = {r.G:.4g}, against {r.G0:.4g} at λ = 1: the symmetry moves G and leaves the loss "
+                     "alone.")
 
 
 # ============================================================================ §2 three dynamics
@@ -185,7 +192,7 @@ class ThreeDynamics(ExperimentFigure):
     """
 
     auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
-    #: Drawing order (bottom to top) of the three paths; data[3 + i] in the plane, data[8 + i] for G.
+    #: Drawing order (bottom to top) of the three paths (keyed ``<run>`` in the plane, ``<run>_G`` for G).
     ORDER = ("iso", "sgd", "flow")
     NAMES = {"iso": "GD + isotropic noise", "sgd": "SGD", "flow": "gradient flow"}
     #: The runs that can diverge, by the prefix of their keys in the outcome's numbers (SGD's told first).
@@ -206,17 +213,20 @@ class ThreeDynamics(ExperimentFigure):
                         colorscale=[[0, NEUTRALS["grey_light"]], [1, NEUTRALS["grey_light"]]],
                         contours=dict(start=0.25, end=8, size=0.5, coloring="lines"), line=dict(width=0.8),
                         showscale=False, name="level sets of L", hoverinfo="skip", row=1, col=1)
-        line(fig, "u² − w² = c", COLOURS["hyper"], (1, 1), width=1, dash="dot", hoverinfo="skip")
-        line(fig, "balanced: u² = w²", COLOURS["bound"], (1, 1), width=2, dash="dash", hoverinfo="skip")
+        key_last(fig, "surface")
+        line(fig, "u² − w² = c", COLOURS["hyper"], (1, 1), width=1, dash="dot", hoverinfo="skip", key="hyperbolas")
+        line(fig, "balanced: u² = w²", COLOURS["bound"], (1, 1), width=2, dash="dash", hoverinfo="skip",
+             key="balanced")
         for key in self.ORDER:
             line(fig, self.NAMES[key], COLOURS[key], (1, 1), width=4 if key == "flow" else 1.0, legendgroup=key,
-                 opacity=0.85)
-        markers(fig, "start", "white", (1, 1), size=12, marker_line=dict(color="black", width=2))
-        markers(fig, "ends", [COLOURS[k] for k in self.ORDER], (1, 1), size=10, symbol="x")
+                 opacity=0.85, key=key)
+        markers(fig, "start", "white", (1, 1), size=12, marker_line=dict(color="black", width=2), key="start")
+        markers(fig, "ends", [COLOURS[k] for k in self.ORDER], (1, 1), size=10, symbol="x", key="ends")
         for key in self.ORDER:
-            line(fig, None, COLOURS[key], (1, 2), width=2 if key == "flow" else 1.2, legendgroup=key, showlegend=False)
+            line(fig, None, COLOURS[key], (1, 2), width=2 if key == "flow" else 1.2, legendgroup=key, showlegend=False,
+                 key=f"{key}_G")
         line(fig, "valley uw = 1 (minimum of L)", PALETTE["black"], (1, 1), width=1.5, dash="dot",
-             hoverinfo="skip")  # data[11]
+             hoverinfo="skip", key="valley")
         axes(fig, (1, 1), x="u", y="w", yaxis=dict(scaleanchor="x"))
         axes(fig, (1, 2), x="t = η · steps", y="G = u² − w²")
         return [fig]
@@ -234,35 +244,37 @@ class ThreeDynamics(ExperimentFigure):
         ends = [paths[key][0][-1] for key in self.ORDER]
         fig = self.figure
         with fig.batch_update():
-            fig.data[0].update(x=grid, y=grid, z=z)
+            put(fig, "surface", x=grid, y=grid, z=z)
             hu, hw = plane.hyperbola_family_xy(levels, L)
-            fig.data[1].update(x=hu, y=hw)
+            put(fig, "hyperbolas", x=hu, y=hw)
             bu, bw = plane.hyperbola_xy(0.0, L)
-            fig.data[2].update(x=bu, y=bw)
-            for i, key in enumerate(self.ORDER):
+            put(fig, "balanced", x=bu, y=bw)
+            for key in self.ORDER:
                 th, t, G = paths[key]
                 idx = _decimate(len(t))
-                fig.data[3 + i].update(x=th[idx, 0], y=th[idx, 1])
-                fig.data[8 + i].update(x=t[idx], y=G[idx])
-            fig.data[6].update(x=[u0], y=[w0])
-            fig.data[7].update(x=[float(e[0]) for e in ends], y=[float(e[1]) for e in ends])
+                put(fig, key, x=th[idx, 0], y=th[idx, 1])
+                put(fig, f"{key}_G", x=t[idx], y=G[idx])
+            put(fig, "start", x=[u0], y=[w0])
+            put(fig, "ends", x=[float(e[0]) for e in ends], y=[float(e[1]) for e in ends])
             vu, vw = plane.product_level_xy(self.moments.beta2 / self.moments.beta1, L)
-            fig.data[11].update(x=vu, y=vw)
+            put(fig, "valley", x=vu, y=vw)
             axes(fig, (1, 1), xaxis=dict(range=[-L, L]), yaxis=dict(range=[-L, L]))
             _drop_notes(fig, "divergence")
             if kind == "diverged":
                 _alarm(fig, _divergence_html(n, self.DIVERGING), bordercolor=COLOURS["point"], align="left")
+
+    def words(self, r, lr, batch_size, steps, **values) -> Words:
+        n, kind = r.outcome.numbers, r.outcome.kind
         if kind == "diverged":
-            self.say(_divergence_html(n, self.DIVERGING).replace("<br>", " "), "error")
-        elif kind == "saddle":
-            self.say("The start (0, 0) is a saddle: every per-sample gradient vanishes there, so nothing moves — "
-                     "not the flow, not SGD, and not the isotropic walker, whose kick size is matched to SGD's noise "
-                     "(zero here). Move u₀ or w₀.", "warning")
-        else:
-            self.say(f"t = {lr * steps:.4g} (T = η/S = {lr / batch_size:.3g}). G = u² − w² started at {n['G0']:.3g}. "
-                     f"Gradient flow ends at G = {n['G_flow']:.4g} (its hyperbola); SGD at G = {n['G_sgd']:.3g} "
-                     f"(sliding to the balanced line); GD + isotropic noise (kick size {r.noise_std:.3g} per "
-                     f"step) at G = {n['G_iso']:.3g}, a random walk along the valley uw = 1.")
+            return Words(None, "error", _divergence_html(n, self.DIVERGING).replace("<br>", " "))
+        if kind == "saddle":
+            return Words(None, "warning", "The start (0, 0) is a saddle: every per-sample gradient vanishes there, so "
+                         "nothing moves — not the flow, not SGD, and not the isotropic walker, whose kick size is "
+                         "matched to SGD's noise (zero here). Move u₀ or w₀.")
+        return Words(None, "info", f"t = {lr * steps:.4g} (T = η/S = {lr / batch_size:.3g}). G = u² − w² started at "
+                     f"{n['G0']:.3g}. Gradient flow ends at G = {n['G_flow']:.4g} (its hyperbola); SGD at G = "
+                     f"{n['G_sgd']:.3g} (sliding to the balanced line); GD + isotropic noise (kick size "
+                     f"{r.noise_std:.3g} per step) at G = {n['G_iso']:.3g}, a random walk along the valley uw = 1.")
 
 
 # ============================================================================ §3 the ensemble and the ODE
@@ -288,19 +300,19 @@ class BalanceEnsemble(ExperimentFigure):
         fig = panels("‖u‖² = u²: every run its own rough path", "G = u² − w²: smooth, and an ODE",
                      "spread across runs (standard deviation)", height=680, rows=2, cols=2, row_heights=[0.62, 0.38],
                      vertical_spacing=0.14, horizontal_spacing=0.09, specs=[[{}, {}], [{"colspan": 2}, None]])
-        for col in (1, 2):  # the 5–95 % band: its lower edge, then its upper edge filled down to it
-            line(fig, None, None, (1, col), width=0, showlegend=False, hoverinfo="skip")
+        for col, key in ((1, "u_sq"), (2, "G")):  # the 5–95 % band: its lower edge, then its upper edge filled down
+            line(fig, None, None, (1, col), width=0, showlegend=False, hoverinfo="skip", key=f"{key}_q05")
             line(fig, "5–95 % of runs", None, (1, col), width=0, fill="tonexty", fillcolor=rgba("grey_mid", 0.35),
-                 showlegend=(col == 1), hoverinfo="skip")
-        line(fig, "mean G", COLOURS["G"], (1, 2), width=3)
-        line(fig, "ODE dG/dt = −4T·g(v)·G along each run (mean)", "black", (1, 2), width=2, dash="dash")
-        line(fig, "bound |G₀|·exp(−4TΔt/α₁)", COLOURS["bound"], (1, 2), width=2, dash="dot")
-        line(fig, "spread of ‖u‖²", COLOURS["u_sq"], (2, 1), width=2.5)
-        line(fig, "spread of G", COLOURS["G"], (2, 1), width=2.5)
+                 showlegend=(col == 1), hoverinfo="skip", key=f"{key}_q95")
+        line(fig, "mean G", COLOURS["G"], (1, 2), width=3, key="G_mean")
+        line(fig, "ODE dG/dt = −4T·g(v)·G along each run (mean)", "black", (1, 2), width=2, dash="dash", key="ode")
+        line(fig, "bound |G₀|·exp(−4TΔt/α₁)", COLOURS["bound"], (1, 2), width=2, dash="dot", key="bound")
+        line(fig, "spread of ‖u‖²", COLOURS["u_sq"], (2, 1), width=2.5, key="u_sq_std")
+        line(fig, "spread of G", COLOURS["G"], (2, 1), width=2.5, key="G_std")
         for col, key, what in ((1, "u_sq", "‖u‖²"), (2, "G", "G")):  # one trace per shown run: no gap markers
             for r in range(self.SHOWN):
                 line(fig, f"{self.SHOWN} single runs ({what})", COLOURS[key], (1, col), width=0.8, opacity=0.55,
-                     legendgroup=f"runs_{key}", showlegend=(r == 0), hoverinfo="skip")
+                     legendgroup=f"runs_{key}", showlegend=(r == 0), hoverinfo="skip", key=f"{key}_run{r}")
         axes(fig, (2, 1), x="t = η · steps", y="std across runs", yaxis=LOG_AXIS)
         axes(fig, (1, 1), y="‖u‖²")
         axes(fig, (1, 2), y="G")
@@ -315,29 +327,32 @@ class BalanceEnsemble(ExperimentFigure):
         n_show = min(self.SHOWN, shown[0].shape[1])
         fig = self.figure
         with fig.batch_update():
-            for base, s in ((0, su), (2, sg)):
-                fig.data[base].update(x=t, y=s["q05"])
-                fig.data[base + 1].update(x=t, y=s["q95"])
-            fig.data[4].update(x=t, y=sg["mean"])
-            fig.data[5].update(x=t, y=G_ode)
-            fig.data[6].update(x=t, y=bound)
-            fig.data[7].update(x=t[1:], y=su["std"][1:])
-            fig.data[8].update(x=t[1:], y=np.maximum(sg["std"][1:], 1e-300))
-            for j, a in enumerate(shown):
+            for key, s in (("u_sq", su), ("G", sg)):
+                put(fig, f"{key}_q05", x=t, y=s["q05"])
+                put(fig, f"{key}_q95", x=t, y=s["q95"])
+            put(fig, "G_mean", x=t, y=sg["mean"])
+            put(fig, "ode", x=t, y=G_ode)
+            put(fig, "bound", x=t, y=bound)
+            put(fig, "u_sq_std", x=t[1:], y=su["std"][1:])
+            put(fig, "G_std", x=t[1:], y=np.maximum(sg["std"][1:], 1e-300))
+            for key, a in zip(("u_sq", "G"), shown):
                 for r in range(self.SHOWN):
-                    tr = fig.data[9 + j * self.SHOWN + r]
+                    tr = keyed(fig, f"{key}_run{r}")
                     if r < n_show:
                         tr.update(x=t, y=a[:, r], visible=True)
                     else:
                         tr.update(x=[], y=[], visible=False)
+
+    def words(self, res, **values) -> Words:
+        traj, t, su, sg = res.traj, res.traj.times, res.spread_u, res.spread_G
+        ok, G_ode, bound = traj.ok_runs, res.G_ode.mean(axis=1), res.bound
         msg = (f"T = {res.temperature:g}: {int(ok.sum())} runs of {traj.steps[-1]:,} steps to t = {t[-1]:g}. At the "
                f"end the spread of ‖u‖² is {su['std'][-1]:.3g} and that of G is {sg['std'][-1]:.3g} "
                f"({sg['std'][-1] / su['std'][-1]:.2g} of it). Mean G = {sg['mean'][-1]:.3g}; the ODE along each run "
                f"gives {G_ode[-1]:.3g}; the bound is {bound[-1]:.3g}.")
         if res.outcome.kind == "some_diverged":
-            self.say(msg + f" {res.outcome.numbers['diverged']} runs diverged and are left out.", "warning")
-        else:
-            self.say(msg)
+            return Words(None, "warning", msg + f" {res.outcome.numbers['diverged']} runs diverged and are left out.")
+        return Words(None, "info", msg)
 
 
 # ============================================================================ §4 Itô's lemma term by term
@@ -371,10 +386,12 @@ class ItoTermsExplorer(Controller):
         for name, key in (("f = G = ‖u‖² − ‖w‖²  (Q = J)", "G"), ("f = ‖u‖²", "u_sq")):
             fig.add_bar(x=self.TERMS, y=[0, 0, 0], name=name, marker_color=COLOURS[key], texttemplate="%{y:.3g}",
                         textposition="outside", row=1, col=1)
+            key_last(fig, f"{key}_terms")
         fig.add_bar(x=[], y=[], name="eigenvalues of C", marker_color=NEUTRALS["grey_mid"], showlegend=True,
                     texttemplate="%{y:.2g}", textposition="outside", row=1, col=2)
+        key_last(fig, "eigenvalues")
         markers(fig, "weight of Jθ/‖Jθ‖ on the eigenvector (right axis)", COLOURS["point"], (1, 2, True), size=13,
-                symbol="diamond")
+                symbol="diamond", key="overlaps")
         axes(fig, (1, 1), y="per unit time t")
         axes(fig, (1, 2), y="eigenvalue")  # both y axes of the panel: the next line titles the right one
         axes(fig, (1, 2, True), y="(eᵢ·Jθ/‖Jθ‖)²",
@@ -386,23 +403,24 @@ class ItoTermsExplorer(Controller):
         return [widgets.HBox(list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")),
                 *self.figures, self.proof, self.status]
 
-    def _update(self, model: str, u: float, w: float, temperature: float) -> None:
-        p = self.result = self.experiment(model=model, u=u, w=w, temperature=temperature)
+    def _show(self, p, model: str, u: float, w: float, temperature: float) -> None:
         tg, tu, spec = p.G_terms, p.u_terms, p.spectrum
         labels = [f"e{i + 1}" for i in range(p.model.n_params)]
         fig = self.figure
         with fig.batch_update():
-            fig.data[0].y = [tg.drift, tg.ito_correction, tg.noise_std]
-            fig.data[1].y = [tu.drift, tu.ito_correction, tu.noise_std]
-            fig.data[2].update(x=labels, y=np.clip(p.eigenvalues, 0, None))
-            fig.data[3].update(x=[] if spec is None else labels, y=[] if spec is None else spec.overlaps)
+            put(fig, "G_terms", y=[tg.drift, tg.ito_correction, tg.noise_std])
+            put(fig, "u_sq_terms", y=[tu.drift, tu.ito_correction, tu.noise_std])
+            put(fig, "eigenvalues", x=labels, y=np.clip(p.eigenvalues, 0, None))
+            put(fig, "overlaps", x=[] if spec is None else labels, y=[] if spec is None else spec.overlaps)
         self.proof.value = self._proof_html()
+
+    def words(self, p, **values) -> Words:
+        tg, tu, spec = p.G_terms, p.u_terms, p.spectrum
         if spec is None:
-            self.say("At u = w = 0 the direction Jθ is zero: there is no symmetry direction to mark (and every "
-                     "gradient vanishes). Move u or w away from 0.", "warning")
-            return
+            return Words(None, "warning", "At u = w = 0 the direction Jθ is zero: there is no symmetry direction to "
+                         "mark (and every gradient vanishes). Move u or w away from 0.")
         zero = int(np.argmax(spec.overlaps))
-        self.say(f"dG/dt = T·Tr[CJ] = {_fmt(tg.rate)} exactly (drift {_fmt(tg.drift, 2)}, noise "
+        return Words(None, "info", f"dG/dt = T·Tr[CJ] = {_fmt(tg.rate)} exactly (drift {_fmt(tg.drift, 2)}, noise "
                  f"{_fmt(tg.noise_std, 2)}: round-off). d‖u‖² has drift {_fmt(tu.drift)}, Itô correction "
                  f"{_fmt(tu.ito_correction)} and noise coefficient {_fmt(tu.noise_std)}. Jθ puts "
                  f"{spec.overlaps[zero]:.4f} of its weight on eigenvalue {_fmt(spec.eigenvalues[zero], 2)} "
@@ -434,18 +452,25 @@ class ItoTermsExplorer(Controller):
 
 # ============================================================================ §5 beyond the toy
 def _ratio_panel(fig, col: int, showlegend: bool) -> None:
-    """Traces of a ratio panel: trace ratio, norm ratio, reference line at 1, the averaging window."""
+    """Traces of a ratio panel: trace ratio, norm ratio, reference line at 1, the averaging window (keyed
+    ``<panel>_noise``, ``<panel>_norms``, ``<panel>_one``, ``<panel>_window``: :data:`RATIO_TRACES`)."""
     at, shown = (1, col), dict(showlegend=showlegend)
+    key = f"panel{col}_"
     line(fig, "Tr Cov∇<sub>u</sub>ℓ / Tr Cov∇<sub>w</sub>ℓ (noise)", COLOURS["G"], at, width=2.5,
-         legendgroup="noise", **shown)
-    line(fig, "‖u‖² / ‖w‖² (norms)", COLOURS["u_sq"], at, width=2.5, legendgroup="norms", **shown)
-    line(fig, "ratio 1", NEUTRALS["grey"], at, width=1, dash="dot", legendgroup="one", hoverinfo="skip", **shown)
+         legendgroup="noise", key=key + "noise", **shown)
+    line(fig, "‖u‖² / ‖w‖² (norms)", COLOURS["u_sq"], at, width=2.5, legendgroup="norms", key=key + "norms", **shown)
+    line(fig, "ratio 1", NEUTRALS["grey"], at, width=1, dash="dot", legendgroup="one", hoverinfo="skip",
+         key=key + "one", **shown)
     line(fig, "averaging window", None, at, width=0, fill="toself", fillcolor=rgba("reddish_purple", 0.08),
-         legendgroup="win", hoverinfo="skip", **shown)
+         legendgroup="win", hoverinfo="skip", key=key + "window", **shown)
 
 
-def _fill_ratio_panel(fig, first: int, series, window: float) -> tuple[float, float]:
-    """Fill the four traces of a ratio panel from ``fig.data[first]`` with ``series``
+#: The keys of a ratio panel's traces, after its panel's prefix (:func:`_ratio_panel`).
+RATIO_TRACES = ("noise", "norms", "one", "window")
+
+
+def _fill_ratio_panel(fig, col: int, series, window: float) -> tuple[float, float]:
+    """Fill the four traces of the ratio panel in column ``col`` with ``series``
     (:class:`~symsgd_core.balance.experiments.BalanceSeries`); returns the y-range used (log10)."""
     t = np.asarray(series.times, dtype=float)
     rt = np.asarray(series.tr_cov_u) / np.asarray(series.tr_cov_w)
@@ -453,10 +478,10 @@ def _fill_ratio_panel(fig, first: int, series, window: float) -> tuple[float, fl
     lo = float(min(rt.min(), rn.min(), 1.0)) / 1.5
     hi = float(max(rt.max(), rn.max(), 1.0)) * 1.5
     start = t[int(math.floor((1.0 - window) * (t.size - 1)))]
-    fig.data[first].update(x=t, y=rt)
-    fig.data[first + 1].update(x=t, y=rn)
-    fig.data[first + 2].update(x=[t[0], t[-1]], y=[1.0, 1.0])
-    fig.data[first + 3].update(x=[start, t[-1], t[-1], start, start], y=[lo, lo, hi, hi, lo])
+    put(fig, f"panel{col}_noise", x=t, y=rt)
+    put(fig, f"panel{col}_norms", x=t, y=rn)
+    put(fig, f"panel{col}_one", x=[t[0], t[-1]], y=[1.0, 1.0])
+    put(fig, f"panel{col}_window", x=[start, t[-1], t[-1], start, start], y=[lo, lo, hi, hi, lo])
     return math.log10(lo), math.log10(hi)
 
 
@@ -483,9 +508,9 @@ class Rank1Balance(ExperimentFigure):
                      horizontal_spacing=0.1)
         _ratio_panel(fig, 1, True)
         line(fig, "d<sub>out</sub> / d<sub>in</sub> (isotropic estimate)", COLOURS["u_sq"], (1, 1), width=1.5,
-             dash="dash")
-        line(fig, "‖u‖²", COLOURS["u_sq"], (1, 2), width=2.5)
-        line(fig, "‖w‖²", COLOURS["w_sq"], (1, 2), width=2.5)
+             dash="dash", key="dims")
+        line(fig, "‖u‖²", COLOURS["u_sq"], (1, 2), width=2.5, key="u_sq")
+        line(fig, "‖w‖²", COLOURS["w_sq"], (1, 2), width=2.5, key="w_sq")
         axes(fig, (1, 1), y="ratio", yaxis=LOG_AXIS)
         axes(fig, (1, 2), y="squared norm")
         axes(fig, x="t = η · steps")
@@ -502,16 +527,17 @@ class Rank1Balance(ExperimentFigure):
                 _alarm(fig, f"all runs diverged at η = {lr:.3g}: lower η", font=dict(color="#7f1d1d", size=14))
             else:
                 m = run.mean
-                lo, hi = _fill_ratio_panel(fig, 0, m, figure_claims.RANK1_WINDOW)
+                lo, hi = _fill_ratio_panel(fig, 1, m, figure_claims.RANK1_WINDOW)
                 lo, hi = min(lo, math.log10(d_out / d_in) - 0.2), max(hi, math.log10(d_out / d_in) + 0.2)
-                fig.data[4].update(x=[m.times[0], m.times[-1]], y=[d_out / d_in] * 2)
-                fig.data[5].update(x=m.times, y=m.u_sq)
-                fig.data[6].update(x=m.times, y=m.w_sq)
+                put(fig, "dims", x=[m.times[0], m.times[-1]], y=[d_out / d_in] * 2)
+                put(fig, "u_sq", x=m.times, y=m.u_sq)
+                put(fig, "w_sq", x=m.times, y=m.w_sq)
                 axes(fig, (1, 1), yaxis=dict(range=[lo, hi]))
-        if n_ok == 0:
-            self.say(f"All {run.settings['runs']} runs diverged at η = {lr:.3g} (d_in = {d_in}): the per-sample "
-                     "step overshoots when η‖x‖²‖u‖² is of order 1. Lower η.", "error")
-            return
+
+    def words(self, run, d_in, d_out, lr, **values) -> Words:
+        if run.runs.G.shape[1] == 0:
+            return Words(None, "error", f"All {run.settings['runs']} runs diverged at η = {lr:.3g} (d_in = {d_in}): "
+                         "the per-sample step overshoots when η‖x‖²‖u‖² is of order 1. Lower η.")
         nb = self.claims()[0].details
         msg = (f"Last half of the run: noise-trace ratio {nb['trace_ratio']:.3f} (the law predicts "
                f"{nb['predicted_ratio']:.3f} from G's remaining drift), norm ratio ‖u‖²/‖w‖² = "
@@ -520,9 +546,8 @@ class Rank1Balance(ExperimentFigure):
             msg += (" The traces have not met yet (G is still moving fast): train longer or raise η before comparing "
                     "the norms.")
         if run.diverged:
-            self.say(msg + f" {run.diverged} runs diverged and are left out.", "warning")
-        else:
-            self.say(msg)
+            return Words(None, "warning", msg + f" {run.diverged} runs diverged and are left out.")
+        return Words(None, "info", msg)
 
 
 class ReLUBalance(RunController):
@@ -575,12 +600,12 @@ class ReLUBalance(RunController):
         fig = self.figure
         with fig.batch_update():
             if self.paper is not None:
-                lo, hi = _fill_ratio_panel(fig, 0, self.paper, window)
+                lo, hi = _fill_ratio_panel(fig, 1, self.paper, window)
                 axes(fig, (1, 1), yaxis=dict(range=[lo, hi]))
             if live.diverged:
-                _clear(fig.data[4:])
+                _clear(keyed(fig, f"panel2_{k}") for k in RATIO_TRACES)
             else:
-                lo, hi = _fill_ratio_panel(fig, 4, live, window)
+                lo, hi = _fill_ratio_panel(fig, 2, live, window)
                 axes(fig, (1, 2), yaxis=dict(range=[lo, hi]))
             _drop_notes(fig, "divergence", "missing")
             if self.paper is None:
@@ -637,12 +662,12 @@ class DiscreteBreakdown(ExperimentFigure):
         fig = panels("log₁₀|u² − w²| after each step (colour: sign of u² − w²)",
                      "the factor 1 − η²ḡ<sub>ℬ</sub>² of each step", height=600, rows=2, shared_xaxes=True,
                      vertical_spacing=0.08, row_heights=[0.55, 0.45])
-        line(fig, None, NEUTRALS["grey_mid"], (1, 1), width=1, showlegend=False)
-        markers(fig, "u² − w² > 0", COLOURS["sgd"], (1, 1), size=5)
-        markers(fig, "u² − w² < 0", COLOURS["point"], (1, 1), size=7, symbol="diamond")
-        markers(fig, "factor", COLOURS["G"], (2, 1), size=5)
+        line(fig, None, NEUTRALS["grey_mid"], (1, 1), width=1, showlegend=False, key="logG")
+        markers(fig, "u² − w² > 0", COLOURS["sgd"], (1, 1), size=5, key="positive")
+        markers(fig, "u² − w² < 0", COLOURS["point"], (1, 1), size=7, symbol="diamond", key="negative")
+        markers(fig, "factor", COLOURS["G"], (2, 1), size=5, key="factor")
         markers(fig, f"factor < {floor:g} (drawn at {floor:g})", COLOURS["point"], (2, 1), size=9,
-                symbol="triangle-down")
+                symbol="triangle-down", key="factor_low")
         for y0, y1, colour, alpha, y, text in ((0, 1, "bluish_green", 0.08, 0.5, "shrinks, same sign"),
                                                (-1, 0, "orange", 0.12, -0.5, "sign flips"),
                                                (floor - 0.3, -1, "vermillion", 0.12, -2.0, "sign flips and |G| grows")):
@@ -661,8 +686,6 @@ class DiscreteBreakdown(ExperimentFigure):
         if kind == "saddle":
             with fig.batch_update():
                 _clear(fig.data)
-            self.say("The start (0, 0) is a saddle where every per-sample gradient vanishes: SGD never moves. "
-                     "Move u₀ or w₀.", "warning")
             return
         n = np.arange(r.theta.shape[0])
         with np.errstate(divide="ignore"):
@@ -670,24 +693,29 @@ class DiscreteBreakdown(ExperimentFigure):
         finite = np.isfinite(logG)
         pos, neg = finite & (G > 0), finite & (G < 0)
         with fig.batch_update():
-            fig.data[0].update(x=n[finite], y=logG[finite])
-            fig.data[1].update(x=n[pos], y=logG[pos])
-            fig.data[2].update(x=n[neg], y=logG[neg])
+            put(fig, "logG", x=n[finite], y=logG[finite])
+            put(fig, "positive", x=n[pos], y=logG[pos])
+            put(fig, "negative", x=n[neg], y=logG[neg])
             if facts is not None:
                 low = facts["factor"] < self.FACTOR_FLOOR
-                fig.data[3].update(x=n[1:][~low], y=facts["factor"][~low])
-                fig.data[4].update(x=n[1:][low], y=np.full(int(low.sum()), self.FACTOR_FLOOR))
+                put(fig, "factor", x=n[1:][~low], y=facts["factor"][~low])
+                put(fig, "factor_low", x=n[1:][low], y=np.full(int(low.sum()), self.FACTOR_FLOOR))
             else:
-                _clear(fig.data[3:5])
+                _clear(keyed(fig, k) for k in ("factor", "factor_low"))
             if kind == "diverged":
                 _alarm(fig, _divergence_html(numbers, {"": "SGD"}), y=0.78, bordercolor=COLOURS["point"], align="left")
+
+    def words(self, r, lr, **values) -> Words:
+        G, kind, numbers = r.G, r.outcome.kind, r.outcome.numbers
+        if kind == "saddle":
+            return Words(None, "warning", "The start (0, 0) is a saddle where every per-sample gradient vanishes: SGD "
+                         "never moves. Move u₀ or w₀.")
         if kind == "diverged":
-            self.say(_divergence_html(numbers, {"": "SGD"}).replace("<br>", " "), "error")
-            return
+            return Words(None, "error", _divergence_html(numbers, {"": "SGD"}).replace("<br>", " "))
         msg = (f"η = {lr:.3g}: largest η|ḡ| = {r.max_eta_g:.3g} (ḡ: the mini-batch's mean ∂ℓ/∂(uw)). G = u² − w² "
                f"went from {G[0]:.3g} to {G[-1]:.3g}. It changed sign at {r.flips} step(s) (η|ḡ| > 1) and grew in "
                f"size at {r.grows} (η|ḡ| > √2); "
                "in continuous time neither can happen.")
         if numbers["at_roundoff"]:
             msg += " (G has reached float64 round-off, |G| ≲ 64·eps·(u² + w²): its last values are noise.)"
-        self.say(msg, "warning" if kind == "sign_flips" else "info")
+        return Words(None, "warning" if kind == "sign_flips" else "info", msg)

@@ -25,6 +25,7 @@ import logging
 import re
 import time
 from concurrent.futures import Future
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -49,6 +50,39 @@ _FLOAT_SLIDERS = (widgets.FloatSlider, widgets.FloatLogSlider)
 SLIDER_DIGITS = 12
 
 
+#: The platform's own words (not a figure's: those are its ``words``): what the status line and the headline say
+#: about a Run itself. The one home of these sentences; formatted with the named fields.
+PLATFORM_WORDS = dict(
+    computing="Computing…",
+    computing_cold=("Computing… {n} kernels of the simulation engine are not compiled yet, so this Run may first "
+                    "compile some of them (once, up to a minute; 'make' or 'python -m symsgd_core warm' does it "
+                    "ahead)."),
+    first_look_title="First look ({what}): the full Run follows",
+    first_look_status="First look ({what}); {doing}",
+    first_look_doing="computing the full Run…",
+    error="Error: {kind}: {error}",
+)
+
+
+@dataclass(frozen=True)
+class Words:
+    """What a figure says about one result (its ``words``): the ``headline`` (the main figure's title: a text in
+    the project's headline style, vermillion unless ``level`` is "info"; a plotly title dict; or None, no title of
+    its own), the status line's ``level`` ("info", "warning" or "error") and its ``text``."""
+
+    headline: str | dict | None
+    level: str
+    text: str
+
+    def __post_init__(self) -> None:
+        if self.level not in ("info", "warning", "error"):
+            raise ValueError(f"level must be 'info', 'warning' or 'error', got {self.level!r}")
+
+    def __iter__(self):
+        """``headline, level, text = words``."""
+        return iter((self.headline, self.level, self.text))
+
+
 def canonical(value: float) -> float:
     """A float slider's value as the decimal it stands for: ``0.30000000000000004`` (three steps of 0.1 in the
     page) becomes ``0.3``, so the same slider position always gives the same number, hence the same figure."""
@@ -56,9 +90,10 @@ def canonical(value: float) -> float:
 
 
 class Controller:
-    """A figure declared by its ``experiment``, its ``sliders``, its empty figures (:meth:`_figures`) and how it
-    draws (:meth:`_update`, redrawn on every control change while ``live``); the base class builds the sliders at
-    the experiment's defaults (overridden by the constructor's ``settings``), draws once and wires the sliders."""
+    """A figure declared by its ``experiment``, its ``sliders``, its empty figures (:meth:`_figures`), how it draws
+    a result (:meth:`_show`, drawing only) and what it says about it (:meth:`words`); the base class builds the
+    sliders at the experiment's defaults (overridden by the constructor's ``settings``), calls the experiment on
+    every control change while ``live`` (:meth:`_update`), draws and words the result, and wires the sliders."""
 
     #: Set ``live = False`` in subclasses that re-simulate (they use a Run button).
     live = True
@@ -225,8 +260,42 @@ class Controller:
             self.last_update_seconds = time.perf_counter() - t0
         self._restyle_and_sync()
 
-    def _update(self, **values) -> None:  # pragma: no cover - abstract
+    def _update(self, **values) -> None:
+        """The one drawing contract: the experiment at the settings and ``values`` (:meth:`_call`), kept in
+        ``self.result``, drawn (:meth:`_show`) and worded (:meth:`words`, shown by :meth:`_speak`). A figure without
+        an experiment (a closed form of its own, a stored grid) overrides this."""
+        result = self.result = self._call(values)
+        self._show(result, **values)
+        self._speak(self.words(result, **values))
+
+    def _call(self, values: dict, progress=None, engine: str | None = None):
+        """``experiment(**settings, **values[, progress=…][, engine=…])``: the one place a figure's experiment is
+        called (any thread, no widget); ``progress`` and ``engine`` are passed where the experiment takes them."""
+        experiment = type(self).experiment
+        kw = {**self.settings, **values}
+        if progress is not None and "progress" in inspect.signature(experiment).parameters:
+            kw["progress"] = progress
+        if engine is not None:
+            kw["engine"] = engine
+        return experiment(**kw)
+
+    def _show(self, result, **values) -> None:  # pragma: no cover - abstract
+        """Draw ``result`` (the experiment's at ``values``): traces by key, axes, annotations; never words."""
         raise NotImplementedError
+
+    def words(self, result, **values) -> Words:  # pragma: no cover - abstract
+        """What the figure says about ``result`` (the experiment's at ``values``): its :class:`Words`, from the
+        result's ``outcome`` where the experiment decides one."""
+        raise NotImplementedError
+
+    def _speak(self, words: Words) -> None:
+        """Show ``words``: the headline on the main figure (none when ``words.headline`` is None), the text in the
+        status line."""
+        if isinstance(words.headline, str):
+            self._headline(words.headline, words.level != "info")
+        elif words.headline is not None:
+            self._title(words.headline)
+        self.say(words.text, words.level)
 
     def _restyle_and_sync(self) -> None:
         """After drawing: no two curves told apart by colour only (:func:`~symsgd_core.ui.style.distinguish`),
@@ -311,12 +380,13 @@ class Controller:
 
 def first_look_title(what: str) -> str:
     """The headline of a first look that leaves out ``what`` ("1 of 8 SGD seeds, …")."""
-    return f"First look ({what}): the full Run follows"
+    return PLATFORM_WORDS["first_look_title"].format(what=what)
 
 
-def first_look_status(what: str, doing: str = "computing the full Run…") -> str:
+def first_look_status(what: str, doing: str | None = None) -> str:
     """The status line of a first look that leaves out ``what``: every line a first look shows says it is one."""
-    return f"First look ({what}); {doing}"
+    return PLATFORM_WORDS["first_look_status"].format(
+        what=what, doing=PLATFORM_WORDS["first_look_doing"] if doing is None else doing)
 
 
 def computing_notice() -> str:
@@ -324,11 +394,16 @@ def computing_notice() -> str:
     (:func:`~symsgd_core.warm.cold_loaded_kernels`) also that this Run may wait for it, so a long first Run says why."""
     cold = cold_loaded_kernels()
     if cold:
-        return (f"Computing… {len(cold)} kernels of the simulation engine are not compiled yet, so this Run may "
-                "first compile some of them (once, up to a minute; 'make' or 'python -m symsgd_core warm' does "
-                "it ahead).")
-    return "Computing…"
+        return PLATFORM_WORDS["computing_cold"].format(n=len(cold))
+    return PLATFORM_WORDS["computing"]
 
+
+#: The first-look rule: a figure with a Run button whose full Run takes more than this at its costliest slider end
+#: (CPU seconds after a warm-up Run, on the 2-core machine the notebooks are served from; its ``FULL_RUN_SECONDS``)
+#: draws a first look at once and the full Run from a worker thread; one whose full Run takes at most this is drawn
+#: in one go ("Computing…" in the status line meanwhile): a partial figure shown for less than 2 s would be replaced
+#: before it is read, and says less than the status line already does.
+FIRST_LOOK_ABOVE_SECONDS = 2.0
 
 #: Seconds a figure that re-simulates by itself (:attr:`RunController.auto_run`) waits after a slider move from the
 #: page before it runs: keyboard steps and releases in quick succession are simulated once, at the last value.
@@ -354,6 +429,12 @@ class RunController(Controller):
     live = False
     #: Re-simulate on every slider release (no Run button); see the class docstring.
     auto_run = False
+    #: A figure with a Run button: its costliest slider end (every slider that adds work at its costly end) and its
+    #: full Run's cost there, measured (CPU seconds after a warm-up Run; ``python -m symsgd_core bench``'s ``@worst``
+    #: rows). It declares a first look exactly when ``FULL_RUN_SECONDS`` > :data:`FIRST_LOOK_ABOVE_SECONDS`
+    #: (``tests/test_ui_base.py``, which also measures it again).
+    COSTLIEST: dict = {}
+    FULL_RUN_SECONDS: float | None = None
 
     def _setup_run(self) -> None:
         self.run_button = None if self.auto_run else RunButton(
@@ -370,6 +451,12 @@ class RunController(Controller):
         self.pending: Future | None = None
         self._pending_run: asyncio.TimerHandle | None = None
         self._generation = 0  # counts Runs started: a background Run whose number is no longer current is dropped
+
+    @classmethod
+    def declares_first_look(cls) -> bool:
+        """Whether a Run pressed in the page can draw a first look (``FIRST_LOOK`` or an own ``_first_look``)."""
+        own = cls._first_look not in (RunController._first_look, ExperimentFigure._first_look)
+        return own or getattr(cls, "FIRST_LOOK", None) is not None
 
     def set_progress(self, fraction: float) -> None:
         """Show ``fraction`` (0 to 1) of the work as done."""
@@ -389,7 +476,7 @@ class RunController(Controller):
 
     def _say_error(self, exc: Exception) -> None:
         """Show a Run's exception in the status line."""
-        self.say(f"Error: {type(exc).__name__}: {exc}", "error")
+        self.say(PLATFORM_WORDS["error"].format(kind=type(exc).__name__, error=exc), "error")
 
     def _first_look(self, values: dict) -> tuple[dict, str] | None:
         """``(settings, what)``: smaller settings to draw at once when a Run at ``values`` takes longer than half a
@@ -529,9 +616,16 @@ class RunController(Controller):
 class ExperimentFigure(RunController):
     """A re-simulating figure of one experiment, called by keyword with the sliders' values and the experiment's
     other settings (``self.settings``: the constructor's, else the experiment's defaults), with ``progress`` and,
-    where the experiment takes one, the figure's ``engine``; ``_draw`` keeps the result in ``self.result`` and
-    hands it to ``_show(result, **values)``. A figure whose Run can take seconds declares its first look
-    (``FIRST_LOOK``, ``FIRST_LOOK_WORDS``, ``ONE_GO``)."""
+    where the experiment takes one, the figure's ``engine``; ``_draw`` keeps the result in ``self.result``, draws
+    it (``_show(result, **values)``) and words it (``words(result, **values)``). A setting the experiment refuses
+    (an exception of ``refused``) is drawn as a failure: empty traces, ``REFUSED_HEADLINE`` and the reason. A
+    figure whose Run can take seconds declares its first look (``FIRST_LOOK``, ``FIRST_LOOK_WORDS``,
+    ``ONE_GO``)."""
+
+    #: The exceptions by which the experiment refuses a setting (e.g. no starting minimum): drawn as a failure.
+    refused: tuple = ()
+    #: The headline of a refused setting (a text in the headline style, or a plotly title dict).
+    REFUSED_HEADLINE: str | dict = "FAILURE MODE: nothing to draw"
 
     def __init__(self, engine: str | None = None, **settings) -> None:
         if engine is not None and "engine" not in inspect.signature(type(self).experiment).parameters:
@@ -565,22 +659,25 @@ class ExperimentFigure(RunController):
                                 for k, words in self.FIRST_LOOK_WORDS.items() if small[k] != values[k])
 
     def _compute(self, progress, **values):
-        """``experiment(**settings, **values, progress=progress[, engine=...])`` (any thread, no widget)."""
-        experiment = type(self).experiment
-        kw = {**self.settings, **values}
-        if "progress" in inspect.signature(experiment).parameters:
-            kw["progress"] = progress
-        if self.engine is not None:
-            kw["engine"] = self.engine
-        return experiment(**kw)
+        """``experiment(**settings, **values, progress=progress[, engine=...])`` (:meth:`_call`; any thread, no
+        widget); a setting it refuses (``refused``) is returned as the exception, drawn as a failure."""
+        try:
+            return self._call(values, progress=progress, engine=self.engine)
+        except self.refused as exc:
+            return exc
 
     def _draw(self, result, **values) -> None:
+        """Keep ``result``, draw it and word it (a refused setting: empty traces, the headline, the reason)."""
+        if isinstance(result, Exception):
+            self.result = None
+            with self.figure.batch_update():
+                for tr in self.figure.data:
+                    tr.x, tr.y = [], []
+            self._speak(Words(self.REFUSED_HEADLINE, "error", str(result)))
+            return
         self.result = result
         self._show(result, **values)
-
-    def _show(self, result, **values) -> None:  # pragma: no cover - abstract
-        """Draw ``result`` (the experiment's at ``values``) and say what it shows."""
-        raise NotImplementedError
+        self._speak(self.words(result, **values))
 
 
 def experiment_defaults(func) -> dict:

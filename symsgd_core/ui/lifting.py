@@ -20,8 +20,8 @@ from ..lifting import experiments as ex
 from ..lifting.experiments import DEMO_SAMPLES
 from ..lifting.liftings import polar
 from ..lifting.models import LiftingCase
-from .base import Controller
-from .plotting import axes, line, markers, panels
+from .base import Controller, Words
+from .plotting import axes, key_last, keyed, line, markers, panels, put
 from .sliders import Range
 from .style import NEUTRALS, PALETTE, colours
 
@@ -63,11 +63,13 @@ def _fmt_vec(v, digits: int = 3) -> str:
     return "(" + ", ".join(f"{x:.{digits}g}" for x in np.ravel(v)) + ")"
 
 
-def _arrow(fig, name: str, colour: str, at: tuple) -> None:
-    """Add an arrow to panel ``at``: a line through two points whose head (a marker) is drawn at the second."""
+def _arrow(fig, name: str, colour: str, at: tuple, key: str) -> None:
+    """Add an arrow keyed ``key`` to panel ``at``: a line through two points whose head (a marker) is drawn at the
+    second."""
     fig.add_scatter(x=[0, 0], y=[0, 0], mode="lines+markers", name=name, line={"color": colour, "width": 4},
                     marker={"symbol": "arrow", "size": [0, 16], "angleref": "previous", "color": colour},
                     row=at[0], col=at[1])
+    key_last(fig, key)
 
 
 def _point(trace, tip, tail=(0, 0)) -> None:
@@ -106,14 +108,16 @@ class OrbitController(_LiftingFigure):
         for vec, s, name, colour in ((self.u0, np.array([lo, hi]), "ray of λu", COLOURS["u"]),
                                      (self.w0, np.array([1 / hi, 1 / lo]), "ray of w/λ", COLOURS["w"])):
             line(fig, name, colour, (1, 1), width=8, x=s * vec[0], y=s * vec[1], showlegend=False, opacity=0.2)
-        _arrow(fig, "λu", COLOURS["u"], (1, 1))
-        _arrow(fig, "w/λ", COLOURS["w"], (1, 1))
+        _arrow(fig, "λu", COLOURS["u"], (1, 1), key="u")
+        _arrow(fig, "w/λ", COLOURS["w"], (1, 1), key="w")
         fig.add_heatmap(z=np.zeros((2, 2)), **ENTRIES, colorscale="RdBu", zmid=0, showscale=False,
                         texttemplate="%{z:.4f}", name="M", row=1, col=2)
-        line(fig, "loss L", PALETTE["black"], (1, 3), x=ex.ORBIT_GRID, y=np.zeros_like(ex.ORBIT_GRID))
+        key_last(fig, "M")
+        line(fig, "loss L", PALETTE["black"], (1, 3), x=ex.ORBIT_GRID, y=np.zeros_like(ex.ORBIT_GRID), key="loss")
         line(fig, "G = ‖λu‖² − ‖w/λ‖²", COLOURS["grad"], (1, 3), dash="dash", x=ex.ORBIT_GRID,
-             y=np.zeros_like(ex.ORBIT_GRID))
-        markers(fig, "current λ", [PALETTE["black"], COLOURS["grad"]], (1, 3), size=11, x=[1, 1], y=[0, 0])
+             y=np.zeros_like(ex.ORBIT_GRID), key="G")
+        markers(fig, "current λ", [PALETTE["black"], COLOURS["grad"]], (1, 3), size=11, x=[1, 1], y=[0, 0],
+                key="current")
         r = 1.08 * max(hi * np.linalg.norm(self.u0), np.linalg.norm(self.w0) / lo)
         axes(fig, (1, 1), "coordinate 1", "coordinate 2", xaxis=dict(range=[-r, r]),
              yaxis=dict(range=[-r, r], scaleanchor="x", scaleratio=1))
@@ -124,19 +128,21 @@ class OrbitController(_LiftingFigure):
     def base_case(self) -> LiftingCase:
         return self.result.base
 
-    def _update(self, lam, model):
-        q = self.result = ex.orbit_view(model=model, lam=lam, u0=self.u0, w0=self.w0)
+    def _show(self, q, lam, model):
         fig = self.figure
         with fig.batch_update():
-            _point(fig.data[2], q.case.u)
-            _point(fig.data[3], q.case.w)
-            fig.data[4].z = q.M
-            fig.data[5].y = q.losses
-            fig.data[6].y = q.G_curve
-            fig.data[7].x, fig.data[7].y = [lam, lam], [q.loss, q.G]
-        self.say(f"λ = {lam:.3f}: λu = {_fmt_vec(q.case.u)}, w/λ = {_fmt_vec(q.case.w)}. M did not move (largest "
-                 f"entry change {np.max(np.abs(q.M - q.M0)):.1e}); loss L = {q.loss:.6g} (change "
-                 f"{abs(q.loss - q.loss0):.1e}). What moved: G = ‖λu‖² − ‖w/λ‖² = {q.G:.4g} (was {q.G0:.4g} at λ = 1).")
+            _point(keyed(fig, "u"), q.case.u)
+            _point(keyed(fig, "w"), q.case.w)
+            put(fig, "M", z=q.M)
+            put(fig, "loss", y=q.losses)
+            put(fig, "G", y=q.G_curve)
+            put(fig, "current", x=[lam, lam], y=[q.loss, q.G])
+
+    def words(self, q, lam, model) -> Words:
+        return Words(None, "info", f"λ = {lam:.3f}: λu = {_fmt_vec(q.case.u)}, w/λ = {_fmt_vec(q.case.w)}. M did not "
+                     f"move (largest entry change {np.max(np.abs(q.M - q.M0)):.1e}); loss L = {q.loss:.6g} (change "
+                     f"{abs(q.loss - q.loss0):.1e}). What moved: G = ‖λu‖² − ‖w/λ‖² = {q.G:.4g} (was {q.G0:.4g} at "
+                     "λ = 1).")
 
     def summary(self) -> str:
         """Markdown sentence with the numbers of the current setting and of the whole slider range."""
@@ -177,6 +183,8 @@ class RankOneSetController(_LiftingFigure):
     """
 
     P_MAX = 0.8  # the drawn part of the set: |p| ≤ P_MAX
+    #: The keys of the points drawn, in the order of the result's ``coords``: M, M′ and the midpoint.
+    POINTS = ("M", "M2", "midpoint")
     experiment = staticmethod(ex.rank_one_slice)
     sliders = dict(theta_u=THETA_U, theta_w=THETA_W, phi=Range("φ (deg)", 0, 180, 5))
 
@@ -185,11 +193,14 @@ class RankOneSetController(_LiftingFigure):
         fig.add_surface(x=np.zeros((2, 2)), y=np.zeros((2, 2)), z=np.zeros((2, 2)), opacity=0.45,
                         colorscale=[[0, COLOURS["set"]], [1, COLOURS["set"]]], showscale=False,
                         name="rank ≤ 1 (det = 0)", showlegend=True, hoverinfo="skip")
+        key_last(fig, "set")
         fig.add_scatter3d(x=[0, 0], y=[0, 0], z=[0, 0], mode="lines", name="segment M → M′",
                           line={"color": PALETTE["black"], "width": 5, "dash": "dash"})
-        for name, colour in (("M = u wᵀ", COLOURS["u"]), ("M′ (rank 1)", COLOURS["corrected"]),
-                             ("(M + M′)/2 (off the set)", COLOURS["off"])):
+        key_last(fig, "segment")
+        for k, (name, colour) in enumerate((("M = u wᵀ", COLOURS["u"]), ("M′ (rank 1)", COLOURS["corrected"]),
+                                            ("(M + M′)/2 (off the set)", COLOURS["off"]))):
             fig.add_scatter3d(x=[0], y=[0], z=[0], mode="markers", name=name, marker={"size": 7, "color": colour})
+            key_last(fig, self.POINTS[k])
         lim = [-self.P_MAX - 0.05, self.P_MAX + 0.05]
         fig.update_layout(height=520, margin={"l": 0, "r": 0, "t": 30, "b": 0}, legend={"y": 0.95},
                           scene={"xaxis": {"title": {"text": "q = (M₁₁ − M₂₂)/2"}, "range": lim},
@@ -198,21 +209,23 @@ class RankOneSetController(_LiftingFigure):
                                  "aspectmode": "cube", "camera": {"eye": {"x": 1.5, "y": 1.4, "z": 0.8}}})
         return [fig]
 
-    def _update(self, theta_u, theta_w, phi):
-        q = self.result = ex.rank_one_slice(theta_u=theta_u, theta_w=theta_w, phi=phi)
+    def _show(self, q, theta_u, theta_w, phi):
         (p1, q1, h1, _), (p2, q2, h2, _) = q.coords[:2]  # slice coordinates (p, q, h, z) of M and M′
         fig = self.figure
         with fig.batch_update():
-            fig.data[0].x, fig.data[0].y, fig.data[0].z = q.surface(self.P_MAX)
-            fig.data[1].x, fig.data[1].y, fig.data[1].z = [q1, q2], [h1, h2], [p1, p2]
-            for trace, (p, qc, h, _) in zip(fig.data[2:], q.coords):  # M, M′ and the midpoint
-                trace.x, trace.y, trace.z = [qc], [h], [p]
+            sx, sy, sz = q.surface(self.P_MAX)
+            put(fig, "set", x=sx, y=sy, z=sz)
+            put(fig, "segment", x=[q1, q2], y=[h1, h2], z=[p1, p2])
+            for key, (p, qc, h, _) in zip(self.POINTS, q.coords):
+                put(fig, key, x=[qc], y=[h], z=[p])
+
+    def words(self, q, phi, **values) -> Words:
         shape = "a double cone (z = 0)" if q.double_cone else "a hyperboloid of one sheet"
         tail = ("φ = 0: M′ = M, so the midpoint is M itself." if phi == 0 else
                 f"Midpoint det = {q.det_mid:.4f} ≠ 0: rank 2, off the set; the sum M + M′ = 2 × midpoint has "
                 f"det = {q.det_sum:.4f}.")
-        self.say(f"Slice z = {q.s:.3f}: the rank-≤1 set is {shape}. det M = {q.det_M:.1e}, det M′ = "
-                 f"{q.det_M2:.1e} (both on the set). {tail}")
+        return Words(None, "info", f"Slice z = {q.s:.3f}: the rank-≤1 set is {shape}. det M = {q.det_M:.1e}, det M′ = "
+                     f"{q.det_M2:.1e} (both on the set). {tail}")
 
     def summary(self) -> str:
         q = self.result
@@ -233,27 +246,28 @@ class ChainRuleController(_LiftingFigure):
         fig = panels("∂ℓ/∂u<sub>i</sub>", "∂ℓ/∂w<sub>j</sub>", height=380, horizontal_spacing=0.1,
                      layout=dict(barmode="group", margin={"l": 50, "r": 20, "t": 50, "b": 40}))
         for col, labels in ((1, ["i = 1", "i = 2"]), (2, ["j = 1", "j = 2"])):
-            for name, colour in (("autograd on ℓ(u, w)", COLOURS["autograd"]),
-                                 ("corrected chain rule", COLOURS["corrected"]),
-                                 ("the reply's display", COLOURS["seed"])):
+            for key, name, colour in (("d", "autograd on ℓ(u, w)", COLOURS["autograd"]),
+                                      ("c", "corrected chain rule", COLOURS["corrected"]),
+                                      ("s", "the reply's display", COLOURS["seed"])):
                 fig.add_bar(x=labels, y=[0, 0], name=name, marker_color=colour, showlegend=col == 1,
                             legendgroup=name, row=1, col=col)
+                key_last(fig, key + "uw"[col - 1])  # the result's field: du, cu, su, dw, cw, sw
         axes(fig, (1, 1), y="gradient component (sample k)")
         return [fig]
 
-    def _update(self, **values):
-        q = self.result = ex.chain_rule_point(**values)
+    def _show(self, q, **values):
         with self.figure.batch_update():
-            for trace, y in zip(self.figure.data, (q.du, q.cu, q.su, q.dw, q.cw, q.sw)):
-                trace.y = y
+            for key in ("du", "cu", "su", "dw", "cw", "sw"):
+                put(self.figure, key, y=getattr(q, key))
+
+    def words(self, q, **values) -> Words:
         head = (f"sample {q.k}: ℓ̃(u wᵀ, w) − ℓ(u, w) = {q.lifted - q.loss:.1e}. Corrected chain rule "
                 f"matches autograd to {q.err_corrected:.1e}")
         if q.relu_off:
-            self.say(f"{head}. The ReLU is off on this sample (wᵀx ≤ 0): every gradient is 0 and the two chain "
-                     "rules cannot differ; pick another sample.", "warning")
-        else:
-            self.say(f"{head}; the reply's display is off by {q.err_seed:.3g}, because ∂ℓ̃/∂w = {_fmt_vec(q.gw)} "
-                     "is not zero and belongs to ∂ℓ/∂w, not ∂ℓ/∂u.")
+            return Words(None, "warning", f"{head}. The ReLU is off on this sample (wᵀx ≤ 0): every gradient is 0 "
+                         "and the two chain rules cannot differ; pick another sample.")
+        return Words(None, "info", f"{head}; the reply's display is off by {q.err_seed:.3g}, because ∂ℓ̃/∂w = "
+                     f"{_fmt_vec(q.gw)} is not zero and belongs to ∂ℓ/∂w, not ∂ℓ/∂u.")
 
     def summary(self) -> str:
         q = self.result
@@ -283,34 +297,39 @@ class EulerController(_LiftingFigure):
                                  legend={"orientation": "h", "y": -0.15}))
         fig.add_heatmap(x=g, y=g, z=np.zeros((g.size, g.size)), colorscale="Viridis", zsmooth="best",
                         colorbar={"x": 0.41, "len": 0.8, "title": {"text": "𝓛̃"}}, name="𝓛̃(M, w′)", row=1, col=1)
+        key_last(fig, "loss")
         line(fig, "ray through w: 𝓛̃ constant", PALETTE["reddish_purple"], (1, 1), width=3, dash="dot", x=[0, 0],
-             y=[0, 0])
-        _arrow(fig, "w", COLOURS["w"], (1, 1))
-        _arrow(fig, "∂𝓛̃/∂w", COLOURS["grad"], (1, 1))
-        for name, colour in (("autograd on 𝓛(u, w)", COLOURS["autograd"]), ("from ∇F (w-free F)", COLOURS["F"]),
-                             ("from ∇F<sub>nat</sub> (natural)", COLOURS["natural"])):
+             y=[0, 0], key="ray")
+        _arrow(fig, "w", COLOURS["w"], (1, 1), key="w")
+        _arrow(fig, "∂𝓛̃/∂w", COLOURS["grad"], (1, 1), key="gw")
+        for key, name, colour in (("autograd", "autograd on 𝓛(u, w)", COLOURS["autograd"]),
+                                  ("F", "from ∇F (w-free F)", COLOURS["F"]),
+                                  ("nat", "from ∇F<sub>nat</sub> (natural)", COLOURS["natural"])):
             fig.add_bar(x=["∂L/∂u₁", "∂L/∂u₂", "∂L/∂w₁", "∂L/∂w₂"], y=[0, 0, 0, 0], name=name, marker_color=colour,
                         row=1, col=2)
+            key_last(fig, key)
         axes(fig, (1, 1), "w′₁", "w′₂", xaxis=dict(range=[g[0], g[-1]]),
              yaxis=dict(range=[g[0], g[-1]], scaleanchor="x", scaleratio=1))
         axes(fig, (1, 2), y="gradient component (training loss)")
         return [fig]
 
-    def _update(self, **values):
-        q = self.result = ex.euler_view(**values)
-        case, w = q.case, q.case.w
+    def _show(self, q, **values):
+        w = q.case.w
         tip = w + 0.8 * q.gw / q.gw_norm if q.gw_norm > 0 else w
         ray = w / np.abs(w).max() * ex.EULER_GRID[-1]  # to the edge of the plotted square
         fig = self.figure
         with fig.batch_update():
-            fig.data[0].z = q.Z
-            fig.data[1].x, fig.data[1].y = [0, ray[0]], [0, ray[1]]
-            _point(fig.data[2], w)
-            _point(fig.data[3], tip, tail=w)
-            fig.data[3].name = f"∂𝓛̃/∂w (norm {q.gw_norm:.3g}, drawn at length 0.8)"
-            fig.data[4].y = q.autograd
-            _bars(fig.data[5], q.F, 4)
-            _bars(fig.data[6], q.nat, 4)
+            put(fig, "loss", z=q.Z)
+            put(fig, "ray", x=[0, ray[0]], y=[0, ray[1]])
+            _point(keyed(fig, "w"), w)
+            _point(keyed(fig, "gw"), tip, tail=w)
+            put(fig, "gw", name=f"∂𝓛̃/∂w (norm {q.gw_norm:.3g}, drawn at length 0.8)")
+            put(fig, "autograd", y=q.autograd)
+            _bars(keyed(fig, "F"), q.F, 4)
+            _bars(keyed(fig, "nat"), q.nat, 4)
+
+    def words(self, q, **values) -> Words:
+        case = q.case
         parts = [f"Euler: w·∂𝓛̃/∂w = {q.euler:.1e}, but ∂𝓛̃/∂w = {_fmt_vec(q.gw)} (norm {q.gw_norm:.3g}): "
                  "not zero, perpendicular to w."]
         if q.F is None:
@@ -324,7 +343,7 @@ class EulerController(_LiftingFigure):
             parts.append(f"w-free F: ∇F·w and ∇Fᵀu match autograd to {q.error('F'):.1e}.")
         parts.append("The ReLU neuron has no natural lifting (sign caveat)." if q.nat is None
                      else f"Natural lifting: to {q.error('nat'):.1e}.")
-        self.say(" ".join(parts), "warning" if q.F is None or case.sign_caveat_applies else "info")
+        return Words(None, "warning" if q.F is None or case.sign_caveat_applies else "info", " ".join(parts))
 
     def summary(self) -> str:
         q = self.result
@@ -351,13 +370,15 @@ class SignCaveatController(_LiftingFigure):
         fig = panels("L(λu, w/λ): M is the same at λ and −λ", "inputs and the sign of wᵀx", height=420,
                      column_widths=[0.55, 0.45], horizontal_spacing=0.1,
                      layout=dict(margin={"l": 50, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.18}))
-        line(fig, "L(λu, w/λ)", PALETTE["black"], (1, 1), x=[0], y=[0])
-        line(fig, "F(u wᵀ) (class wᵀe > 0)", COLOURS["F"], (1, 1), dash="dash", x=[-3, 3], y=[0, 0])
-        markers(fig, "current ±λ", [COLOURS["plus"], COLOURS["minus"]], (1, 1), size=12, x=[1, -1], y=[0, 0])
-        markers(fig, "wᵀx > 0 (active for (u, w))", COLOURS["plus"], (1, 2), size=9, x=[0], y=[0])
-        markers(fig, "wᵀx < 0 (active for (−u, −w))", COLOURS["minus"], (1, 2), size=9, symbol="diamond", x=[0], y=[0])
-        line(fig, "wᵀx = 0", NEUTRALS["grey"], (1, 2), dash="dot", x=[0, 0], y=[0, 0])
-        _arrow(fig, "w", COLOURS["w"], (1, 2))
+        line(fig, "L(λu, w/λ)", PALETTE["black"], (1, 1), x=[0], y=[0], key="loss")
+        line(fig, "F(u wᵀ) (class wᵀe > 0)", COLOURS["F"], (1, 1), dash="dash", x=[-3, 3], y=[0, 0], key="F")
+        markers(fig, "current ±λ", [COLOURS["plus"], COLOURS["minus"]], (1, 1), size=12, x=[1, -1], y=[0, 0],
+                key="current")
+        markers(fig, "wᵀx > 0 (active for (u, w))", COLOURS["plus"], (1, 2), size=9, x=[0], y=[0], key="active")
+        markers(fig, "wᵀx < 0 (active for (−u, −w))", COLOURS["minus"], (1, 2), size=9, symbol="diamond", x=[0], y=[0],
+                key="inactive")
+        line(fig, "wᵀx = 0", NEUTRALS["grey"], (1, 2), dash="dot", x=[0, 0], y=[0, 0], key="edge")
+        _arrow(fig, "w", COLOURS["w"], (1, 2), key="w")
         axes(fig, (1, 1), "λ", "training loss")
         axes(fig, (1, 2), "input 1", "input 2", xaxis=dict(range=[-3.2, 3.2]),
              yaxis=dict(range=[-3.2, 3.2], scaleanchor="x2", scaleratio=1))
@@ -370,14 +391,14 @@ class SignCaveatController(_LiftingFigure):
         edge = 3.2 * np.array([-w[1], w[0]])
         fig = self.figure
         with fig.batch_update():
-            fig.data[0].x = np.concatenate([-lams[::-1], [None], lams])  # the two branches, apart
-            fig.data[0].y = np.concatenate([q.neg[::-1], [None], q.pos])
-            fig.data[1].y = [q.F, q.F] if q.F is not None else [None, None]
-            fig.data[2].x, fig.data[2].y = [lam, -lam], [q.plus, q.minus]
-            fig.data[3].x, fig.data[3].y = inputs[active, 0], inputs[active, 1]
-            fig.data[4].x, fig.data[4].y = inputs[~active, 0], inputs[~active, 1]
-            fig.data[5].x, fig.data[5].y = [-edge[0], edge[0]], [-edge[1], edge[1]]
-            _point(fig.data[6], 1.5 * w)
+            put(fig, "loss", x=np.concatenate([-lams[::-1], [None], lams]),  # the two branches, apart
+                y=np.concatenate([q.neg[::-1], [None], q.pos]))
+            put(fig, "F", y=[q.F, q.F] if q.F is not None else [None, None])
+            put(fig, "current", x=[lam, -lam], y=[q.plus, q.minus])
+            put(fig, "active", x=inputs[active, 0], y=inputs[active, 1])
+            put(fig, "inactive", x=inputs[~active, 0], y=inputs[~active, 1])
+            put(fig, "edge", x=[-edge[0], edge[0]], y=[-edge[1], edge[1]])
+            _point(keyed(fig, "w"), 1.5 * w)
         cls = "(u, w)" if q.w_dot_r > 0 else "(−u, −w)"
         F_text = (f"F(M) = {q.F:.4g}, the loss of the class wᵀe > 0, here {cls}." if q.F is not None
                   else "w ⟂ e: F(M) is undefined here.")
@@ -409,49 +430,56 @@ class TracesController(_LiftingFigure):
                       "E[∇F<sub>nat</sub> − ∇F] (normal part)", height=260, horizontal_spacing=0.05,
                       shared_yaxes=True,  # the three share rows i = 1, 2: labelled once, on the left
                       layout=dict(margin={"l": 40, "r": 20, "t": 50, "b": 30}))
-        for col in (1, 2, 3):
+        for col, key in ((1, "A_nat"), (2, "A_F"), (3, "normal_part")):
             heat.add_heatmap(z=np.zeros((2, 2)), **ENTRIES, colorscale="RdBu", texttemplate="%{z:.3f}", row=1, col=col,
                              showscale=col == 3, colorbar={"title": {"text": "all three"}, "len": 0.9})
+            key_last(heat, key)
         heat.update_yaxes(autorange="reversed")
         bars = panels("Theorem 3.1 traces, three ways", "traces along the orbit", height=380,
                       column_widths=[0.45, 0.55], horizontal_spacing=0.12,
                       layout=dict(barmode="group", margin={"l": 50, "r": 20, "t": 50, "b": 40},
                                   legend={"orientation": "h", "y": -0.2}))
-        for name, colour in (("autograd on ℓ(u, w)", COLOURS["autograd"]),
-                             ("from ∇F<sub>nat</sub>", COLOURS["natural"]), ("from ∇F", COLOURS["F"])):
+        for key, name, colour in (("direct", "autograd on ℓ(u, w)", COLOURS["autograd"]),
+                                  ("nat", "from ∇F<sub>nat</sub>", COLOURS["natural"]), ("F", "from ∇F", COLOURS["F"])):
             bars.add_bar(x=["Tr Cov ∇<sub>u</sub>ℓ", "Tr Cov ∇<sub>w</sub>ℓ"], y=[0, 0], name=name,
                          marker_color=colour, row=1, col=1)
-        line(bars, "Tr Cov ∇<sub>u</sub>ℓ (∝ 1/λ²)", COLOURS["u"], (1, 2), x=ex.TRACES_LAMBDAS, y=ex.TRACES_LAMBDAS)
-        line(bars, "Tr Cov ∇<sub>w</sub>ℓ (∝ λ²)", COLOURS["w"], (1, 2), x=ex.TRACES_LAMBDAS, y=ex.TRACES_LAMBDAS)
-        markers(bars, "current λ", [COLOURS["u"], COLOURS["w"]], (1, 2), size=10, x=[1, 1], y=[0, 0])
-        markers(bars, "balanced λ*", PALETTE["black"], (1, 2), size=13, symbol="star", x=[1], y=[0])
+            key_last(bars, key)
+        line(bars, "Tr Cov ∇<sub>u</sub>ℓ (∝ 1/λ²)", COLOURS["u"], (1, 2), x=ex.TRACES_LAMBDAS, y=ex.TRACES_LAMBDAS,
+             key="orbit_u")
+        line(bars, "Tr Cov ∇<sub>w</sub>ℓ (∝ λ²)", COLOURS["w"], (1, 2), x=ex.TRACES_LAMBDAS, y=ex.TRACES_LAMBDAS,
+             key="orbit_w")
+        markers(bars, "current λ", [COLOURS["u"], COLOURS["w"]], (1, 2), size=10, x=[1, 1], y=[0, 0], key="current")
+        markers(bars, "balanced λ*", PALETTE["black"], (1, 2), size=13, symbol="star", x=[1], y=[0], key="balanced")
         axes(bars, (1, 1), y="trace")
         axes(bars, (1, 2), "λ", "trace (log scale)", xaxis=dict(type="log", minorloglabels="complete"),
              yaxis=dict(type="log", minorloglabels="complete"))
         return [heat, bars]
 
-    def _update(self, model, theta_w, lam):
-        q = self.result = ex.traces_view(model=model, theta_w=theta_w, lam=lam, theta_u=self.settings["theta_u"])
-        case = q.case
+    def _show(self, q, model, theta_w, lam):
         heat, bars = self.figures
         maps = [np.zeros((2, 2)) if z is None else z for z in (q.A_nat, q.A_F, q.normal_part)]
         # one colour scale for the three maps, from the new values (inside batch_update, t.z still reads the old ones)
         top = max(float(np.abs(z).max()) for z in maps) or 1.0
         with heat.batch_update():
-            for t, z in zip(heat.data, maps):
-                t.z, t.zmin, t.zmax = z, -top, top
+            for key, z in zip(("A_nat", "A_F", "normal_part"), maps):
+                put(heat, key, z=z, zmin=-top, zmax=top)
             heat.layout.annotations[0].text = ("E[∇F<sub>nat</sub>] (natural lifting)" if q.A_nat is not None
                                                else "no natural lifting (ReLU)")
             heat.layout.annotations[1].text = "E[∇F] (w-free lifting)" if q.A_F is not None else "F undefined (w ⟂ e)"
         tiny = np.finfo(float).tiny  # the floor of the log axis
         with bars.batch_update():
-            bars.data[0].y = list(q.direct)
-            _bars(bars.data[1], q.nat, 2)
-            _bars(bars.data[2], q.F, 2)
-            bars.data[3].y, bars.data[4].y = np.maximum(q.orbit_traces(ex.TRACES_LAMBDAS), tiny)
-            bars.data[5].x, bars.data[5].y = [lam, lam], [max(q.direct[0], tiny), max(q.direct[1], tiny)]
-            bars.data[6].x = [] if q.lam_star is None else [q.lam_star]
-            bars.data[6].y = [] if q.lam_star is None else [max(q.balanced_trace, tiny)]
+            put(bars, "direct", y=list(q.direct))
+            _bars(keyed(bars, "nat"), q.nat, 2)
+            _bars(keyed(bars, "F"), q.F, 2)
+            orbit_u, orbit_w = np.maximum(q.orbit_traces(ex.TRACES_LAMBDAS), tiny)
+            put(bars, "orbit_u", y=orbit_u)
+            put(bars, "orbit_w", y=orbit_w)
+            put(bars, "current", x=[lam, lam], y=[max(q.direct[0], tiny), max(q.direct[1], tiny)])
+            put(bars, "balanced", x=[] if q.lam_star is None else [q.lam_star],
+                y=[] if q.lam_star is None else [max(q.balanced_trace, tiny)])
+
+    def words(self, q, **values) -> Words:
+        case = q.case
         tu, tw = q.direct
         text = _sentences(
             f"Tr Cov ∇_u ℓ = {tu:.4g}, Tr Cov ∇_w ℓ = {tw:.4g} (autograd).",
@@ -464,7 +492,7 @@ class TracesController(_LiftingFigure):
             q.A_F is None and "w ⟂ e: F undefined here.",
             q.lam_star is not None and f"Balanced at λ* = {q.lam_star:.3g}; here dG/dt = T(Tr_u − Tr_w) "
                                        f"{'raises' if tu > tw else 'lowers'} G, which pushes λ towards λ*.")
-        self.say(text, "warning" if q.A_F is None or case.sign_caveat_applies else "info")
+        return Words(None, "warning" if q.A_F is None or case.sign_caveat_applies else "info", text)
 
     def summary(self) -> str:
         q = self.result

@@ -19,8 +19,8 @@ from ..core.checking import roundoff_tolerance
 from ..dln import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, singular_values, smallest_B, weight_decay_factor
 from ..rank_jumps import experiments
 from ..rank_jumps.analysis import exponential_counts, jump_histogram
-from .base import Controller, ExperimentFigure
-from .plotting import axes, line, markers, panels
+from .base import Controller, ExperimentFigure, Words
+from .plotting import axes, key_last, keyed, line, markers, panels, put
 from .sliders import EPSILON, SEED, SGD_SEEDS, STEP_SIZE, WEIGHT_DECAY, Range
 from .style import NEUTRALS, PALETTE, colours
 
@@ -89,12 +89,20 @@ def _runs(traces, res, n: int, k: int = 1, shift: int = 0) -> None:
                       else ([], []))
 
 
-def _curve(fig, name: str, colour: str, at, showlegend: bool | None = None, **style) -> None:
-    """A curve ``name`` in ``colour`` (its line's ``width``, ``dash``, ``shape`` in ``style``) on panel ``at``, drawn
-    as a line without markers (plotly's default mode puts a marker at every point of a trace under 20 points)."""
+def _curve(fig, name: str, colour: str, at, showlegend: bool | None = None, key: str | None = None,
+           **style) -> None:
+    """A curve ``name`` keyed ``key`` (:func:`~.plotting.put`) in ``colour`` (its line's ``width``, ``dash``,
+    ``shape`` in ``style``) on panel ``at``, drawn as a line without markers (plotly's default mode puts a marker at
+    every point of a trace under 20 points)."""
     fig.add_scatter(name=name, mode="lines",
                     line=dict(color=colour, **{k: v for k, v in style.items() if v is not None}),
                     **({} if showlegend is None else {"showlegend": showlegend}), row=at[0], col=at[1])
+    key_last(fig, key)
+
+
+def _keyed(fig, keys) -> list:
+    """The traces of ``fig`` keyed ``keys``, in that order (for :func:`_runs`)."""
+    return [keyed(fig, key) for key in keys]
 
 
 def _hline(fig, y: float, name: str, at, dash: str = "dot", **more) -> None:
@@ -125,33 +133,19 @@ def b_r_summary(m: dict) -> str:
 
 class _ExperimentFigure(ExperimentFigure):
     """A figure of one experiment of :mod:`symsgd_core.rank_jumps.experiments` (:class:`~.base.ExperimentFigure`,
-    engine ``"auto"`` unless given). Its ``_show(result, **values)`` draws the result and returns its words:
-    ``(headline, level, status text)``. A setting with no starting minimum is drawn as a failure."""
+    engine ``"auto"`` unless given): ``_show(result, **values)`` draws the result, ``words(result, **values)`` says
+    it (a headline for each outcome). A setting with no starting minimum is drawn as a failure."""
 
     slider_width = "280px"
+    refused = (experiments.NoStartingMinimum,)
+    REFUSED_HEADLINE = "FAILURE MODE: no starting minimum"
 
     def __init__(self, engine: str = "auto", **settings) -> None:
         super().__init__(engine=engine, **settings)
 
-    def _compute(self, progress, **values):
-        """The experiment at ``values``; a :class:`~.experiments.NoStartingMinimum` is returned (drawn as a failure),
-        not raised."""
-        try:
-            return super()._compute(progress, **values)
-        except experiments.NoStartingMinimum as exc:
-            return exc
-
     def _draw(self, result, **values) -> None:
-        self.result = None if isinstance(result, experiments.NoStartingMinimum) else result
-        with self.figure.batch_update():
-            if self.result is None:  # no starting minimum: an empty figure, a headline, the reason
-                for tr in self.figure.data:
-                    tr.x, tr.y = [], []
-                head, level, text = "FAILURE MODE: no starting minimum", "error", str(result)
-            else:
-                head, level, text = self._show(result, **values)
-            self._headline(head, level != "info")
-        self.say(text, level)
+        with self.figure.batch_update():  # the traces and the headline reach the page as one update
+            super()._draw(result, **values)
 
 
 # -- 1. The penalty L s^{2/L} --------------------------------------------------------------------
@@ -176,32 +170,36 @@ class PenaltyController(Controller):
         fig.update_annotations(yshift=SUBPLOT_TITLE_LIFT)  # (b)'s title sat on its top tick label (0.05)
         for col in (1, 2, 3):
             line(fig, "L = 2", COLOURS["L2"], (1, col), dash="dash", x=[0.0], y=[0.0], legendgroup="L2",
-                 showlegend=col == 1)
-            line(fig, "chosen L", COLOURS["L"], (1, col), x=[0.0], y=[0.0], legendgroup="L", showlegend=col == 1)
-        markers(fig, "δ* (barrier ends)", COLOURS["L"], (1, 2), size=10, symbol="x", x=[0.0], y=[0.0])
+                 showlegend=col == 1, key=f"L2_{col}")
+            line(fig, "chosen L", COLOURS["L"], (1, col), x=[0.0], y=[0.0], legendgroup="L", showlegend=col == 1,
+                 key=f"L_{col}")
+        markers(fig, "δ* (barrier ends)", COLOURS["L"], (1, 2), size=10, symbol="x", x=[0.0], y=[0.0],
+                key="delta_star")
         axes(fig, (1, 1), x="singular value s", y="min ‖θ‖² for that s")
         axes(fig, (1, 2), x="size δ of the new singular value", y="Δ loss = γLδ<sup>2/L</sup> − gδ")
         axes(fig, (1, 3), x="per-layer weight a", y="(a<sup>L</sup> − 1)² + γLa²")
         return [fig]
 
-    def _update(self, depth, weight_decay, gain) -> None:
-        r = self.result = experiments.penalty_view(depth, weight_decay, gain)
+    def _show(self, r, depth, weight_decay, gain) -> None:
         fig, L, d_star, d_max = self.figure, r.depth, r.barrier_width, r.d_max
         curves = [(r.s, r.penalty_L2, r.penalty_L), (r.delta, r.cost_L2, r.cost_L), (r.a, r.chain_L2, r.chain_L)]
         with fig.batch_update():
-            for k, (x, y2, yL) in enumerate(curves):
-                fig.data[2 * k].x, fig.data[2 * k].y = x, y2
-                fig.data[2 * k + 1].x, fig.data[2 * k + 1].y = x, yL
-                fig.data[2 * k + 1].name = f"L = {L}"
+            for col, (x, y2, yL) in enumerate(curves, 1):
+                put(fig, f"L2_{col}", x=x, y=y2)
+                put(fig, f"L_{col}", x=x, y=yL, name=f"L = {L}")
             show_star = L >= 3 and d_star <= d_max
-            fig.data[6].x, fig.data[6].y = ([d_star], [0.0]) if show_star else ([], [])
+            x, y = ([d_star], [0.0]) if show_star else ([], [])
+            put(fig, "delta_star", x=x, y=y)
+
+    def words(self, r, depth, weight_decay, gain) -> Words:
+        L, d_star, d_max = r.depth, r.barrier_width, r.d_max
         if L != 2:
             where = f"δ* = {d_star:.3g}" + (" (marked ×)" if d_star <= d_max else ", beyond the plotted range")
             power = superscript(f"2/{L}")
-            self.say(f"L = {L}: the penalty {L}·s{power} has infinite slope at s = 0, so a new direction costs more "
-                     f"than it gains up to {where}: every lower-rank local optimum stays a local minimum, local minima "
-                     "of many ranks exist. θ = 0 is a local minimum for every γ > 0 (a trap).")
-            return
+            return Words(None, "info", f"L = {L}: the penalty {L}·s{power} has infinite slope at s = 0, so a new "
+                         f"direction costs more than it gains up to {where}: every lower-rank local optimum stays a "
+                         "local minimum, local minima of many ranks exist. θ = 0 is a local minimum for every γ > 0 "
+                         "(a trap).")
         if 2 * weight_decay < gain:
             msg = (f"L = 2: the penalty 2s has finite slope 2γ = {2 * weight_decay:.3g} at s = 0, smaller than the fit "
                    f"slope g = {gain:.3g}, so the new direction switches on at once: no lower-rank minimum here "
@@ -209,8 +207,9 @@ class PenaltyController(Controller):
         else:
             msg = (f"L = 2: slope 2γ = {2 * weight_decay:.3g} ≥ g = {gain:.3g}: this direction never pays, for any δ "
                    "(convex: a single global minimum).")
-        self.say(msg + (" θ = 0 is a local minimum only because γ ≥ 1." if r.origin_trap else
-                        f" θ = 0 is NOT a minimum (curvature 2γ − 2 = {2 * weight_decay - 2:.3g} < 0)."))
+        return Words(None, "info", msg + (" θ = 0 is a local minimum only because γ ≥ 1." if r.origin_trap else
+                                          f" θ = 0 is NOT a minimum (curvature 2γ − 2 = {2 * weight_decay - 2:.3g} "
+                                          "< 0)."))
 
 
 # -- 2. GD trapped, SGD jumps ----------------------------------------------------------------------
@@ -224,6 +223,7 @@ class TrapController(_ExperimentFigure):
     """
 
     experiment = staticmethod(experiments.trap)
+    COSTLIEST, FULL_RUN_SECONDS = dict(depth=6, width=16, n_seeds=8, steps=100_000), 4.4
     #: first look: one SGD seed over the first 10 000 steps
     FIRST_LOOK = (lambda v: (v["n_seeds"] + 1) * v["steps"] * v["depth"] * v["width"] ** 2,
                   lambda v: dict(n_seeds=1, steps=min(v["steps"], 10_000)))
@@ -240,24 +240,23 @@ class TrapController(_ExperimentFigure):
                      vertical_spacing=0.07,
                      row_heights=[0.5, 0.25, 0.25], layout={**LAYOUT, "legend": dict(orientation="h", y=-0.1)})
         # row 1: s₁ (solid) and s₂ (dashed) of GD, then of each SGD seed
-        for sub, dash in (("₁", None), ("₂", "dash")):
-            _curve(fig, f"GD s{sub}(A)", COLOURS["gd"], (1, 1), showlegend=False, dash=dash)
+        for k, (sub, dash) in enumerate((("₁", None), ("₂", "dash")), 1):
+            _curve(fig, f"GD s{sub}(A)", COLOURS["gd"], (1, 1), showlegend=False, dash=dash, key=f"gd_s{k}")
         for s in range(MAX_SEEDS):  # a seed's s₁ (upper) and s₂ (lower) in its colour and dash (SEED_DASHES)
-            for sub in ("₁", "₂"):
+            for k, sub in enumerate(("₁", "₂"), 1):
                 _curve(fig, f"seed {s} s{sub}", SEED_COLOURS[s], (1, 2), showlegend=False, width=1.5,
-                       dash=SEED_DASHES[s])
+                       dash=SEED_DASHES[s], key=f"sgd{s}_s{k}")
         for col in (1, 2):
-            _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, col), showlegend=col == 1)
-        # rows 2 and 3: B_r membership and the balance test, GD (k = 0) then the SGD seeds
-        self._b_index = len(fig.data)
-        for row, shape in ((2, "hv"), (3, "linear")):
-            _curve(fig, "GD", COLOURS["gd"], (row, 1), showlegend=False, shape=shape)
+            _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, col), showlegend=col == 1, key=f"rank_tol{col}")
+        # rows 2 and 3: B_r membership and the balance test, GD then the SGD seeds
+        for row, shape, what in ((2, "hv", "B"), (3, "linear", "balance")):
+            _curve(fig, "GD", COLOURS["gd"], (row, 1), showlegend=False, shape=shape, key=f"gd_{what}")
             for s in range(MAX_SEEDS):
                 _curve(fig, f"seed {s}", SEED_COLOURS[s], (row, 2), showlegend=False, width=1.5, shape=shape,
-                       dash=SEED_DASHES[s])
+                       dash=SEED_DASHES[s], key=f"sgd{s}_{what}")
         for col in (1, 2):
             _hline(fig, DEFAULT_B_CRITERION.eps_balance, "ε₂ (balance threshold)", (3, col), dash="dash",
-                   showlegend=col == 1)
+                   showlegend=col == 1, key=f"eps2_{col}")
         fig.update_yaxes(**LOG_AXIS, row=1)
         fig.update_yaxes(range=[-1.3, 2.3], tickvals=[-1, 0, 1, 2],
                          ticktext=["none", "B<sub>0</sub>", "B<sub>1</sub>", "B<sub>2</sub>"], row=2)
@@ -267,22 +266,24 @@ class TrapController(_ExperimentFigure):
         fig.update_xaxes(title_text="step", row=3)
         return [fig]
 
-    def _show(self, r, eps, weight_decay, lr, depth, width, n_seeds, steps, seed) -> tuple[str, str, str]:
-        fig, gd, sgd, b = self.figure, r.gd, r.sgd, self._b_index
+    def _show(self, r, eps, weight_decay, lr, depth, width, n_seeds, steps, seed) -> None:
+        fig, gd, sgd = self.figure, r.gd, r.sgd
         for k in range(2):  # s₁ then s₂, of GD and of each SGD seed
-            _runs(fig.data[k:k + 1], gd, 1, k)
-            _runs(fig.data[2 + k:2 + 2 * MAX_SEEDS:2], sgd, n_seeds, k)
+            _runs(_keyed(fig, [f"gd_s{k + 1}"]), gd, 1, k)
+            _runs(_keyed(fig, (f"sgd{s}_s{k + 1}" for s in range(MAX_SEEDS))), sgd, n_seeds, k)
         for s in range(1 + MAX_SEEDS):  # rows 2 and 3: GD, then the SGD seeds
-            res, run = (gd, 0) if s == 0 else (sgd, s - 1)
-            member, balance = fig.data[b + s], fig.data[b + 1 + MAX_SEEDS + s]
+            res, run, who = (gd, 0, "gd") if s == 0 else (sgd, s - 1, f"sgd{s - 1}")
+            member, balance = keyed(fig, f"{who}_B"), keyed(fig, f"{who}_balance")
             member.x, member.y = (_series(res.steps, smallest_B(res.in_B[run]).astype(float), None)
                                   if s <= n_seeds else ([], []))
             balance.x, balance.y = _series(res.steps, res.balancedness[run]) if s <= n_seeds else ([], [])
-        for tr in (*fig.data[b - 2:b], *fig.data[-2:]):
-            tr.x = [0.0, float(steps)]
+        for key in ("rank_tol1", "rank_tol2", "eps2_1", "eps2_2"):
+            put(fig, key, x=[0.0, float(steps)])
+
+    def words(self, r, **values) -> Words:
         start = np.round(singular_values(r.start)[0], 3).tolist()
-        return (HEADLINES[r.diagnosis.kind], r.diagnosis.level, f"Start: GD minimum with singular values {start} "
-                f"(rank {r.start_rank}). " + r.diagnosis.message + " " + b_r_summary(r.membership))
+        return Words(HEADLINES[r.diagnosis.kind], r.diagnosis.level, f"Start: GD minimum with singular values "
+                     f"{start} (rank {r.start_rank}). " + r.diagnosis.message + " " + b_r_summary(r.membership))
 
 
 # -- 3. The ensemble -------------------------------------------------------------------------------
@@ -296,6 +297,7 @@ class EnsembleController(_ExperimentFigure):
     """
 
     experiment = staticmethod(experiments.ensemble)
+    COSTLIEST, FULL_RUN_SECONDS = dict(n_runs=64, steps=120_000), 2.1
     #: first look: 8 runs
     FIRST_LOOK = (lambda v: v["n_runs"] * v["steps"], lambda v: dict(n_runs=min(v["n_runs"], 8)))
     FIRST_LOOK_WORDS = {"n_runs": "runs"}
@@ -306,32 +308,45 @@ class EnsembleController(_ExperimentFigure):
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("(a) fraction of runs at each rank", "(b) first step at rank 1", height=400,
                      horizontal_spacing=PANEL_GAP_WITH_Y_TITLE, layout={**LAYOUT, "bargap": 0.05})
-        for name, colour in (("rank 2", COLOURS["rank2"]), ("rank 1", COLOURS["rank1"]),
-                             ("rank 0 (A = 0)", COLOURS["rank0"]), ("diverged", PALETTE["black"])):
-            _curve(fig, name, colour, (1, 1), shape="hv")
-        _curve(fig, "in B<sub>1</sub> (ε₁, ε₂, R tests)", COLOURS["rank1"], (1, 1), dash="dot", width=3, shape="hv")
-        _curve(fig, "balance test passed (≤ ε₂)", PALETTE["black"], (1, 1), dash="dashdot", width=1.5, shape="hv")
+        for key, name, colour in (("rank2", "rank 2", COLOURS["rank2"]), ("rank1", "rank 1", COLOURS["rank1"]),
+                                  ("rank0", "rank 0 (A = 0)", COLOURS["rank0"]),
+                                  ("diverged", "diverged", PALETTE["black"])):
+            _curve(fig, name, colour, (1, 1), shape="hv", key=key)
+        _curve(fig, "in B<sub>1</sub> (ε₁, ε₂, R tests)", COLOURS["rank1"], (1, 1), dash="dot", width=3, shape="hv",
+               key="in_B1")
+        _curve(fig, "balance test passed (≤ ε₂)", PALETTE["black"], (1, 1), dash="dashdot", width=1.5, shape="hv",
+               key="balanced")
         fig.add_bar(name="jump times", marker_color=COLOURS["rank1"], opacity=0.6, row=1, col=2)
-        _curve(fig, "exponential law (censored MLE mean)", PALETTE["black"], (1, 2), dash="dash")
+        key_last(fig, "jumps")
+        _curve(fig, "exponential law (censored MLE mean)", PALETTE["black"], (1, 2), dash="dash", key="law")
         axes(fig, (1, 1), y="fraction of runs", yaxis=dict(range=[-0.02, 1.02]))
         axes(fig, (1, 2), y="number of runs")
         fig.update_xaxes(title_text="step")
         return [fig]
 
-    def _show(self, r, eps, weight_decay, lr, n_runs, steps, seed) -> tuple[str, str, str]:
-        fig, sgd, diag, tau = self.figure, r.sgd, r.diagnosis, r.mean_wait
+    @staticmethod
+    def _fitted(r) -> bool:
+        """Whether the censored exponential law is fitted (some runs jumped, a finite positive mean wait)."""
+        return r.diagnosis.kind == "jumped" and np.isfinite(r.mean_wait) and r.mean_wait > 0
+
+    def _show(self, r, eps, weight_decay, lr, n_runs, steps, seed) -> None:
+        fig, sgd, tau = self.figure, r.sgd, r.mean_wait
         frac = sgd.fraction_at_rank()  # (K, 4): rank 0, 1, 2, diverged
         centres, counts, width = jump_histogram(r.jump_steps, steps)
-        fitted = diag.kind == "jumped" and np.isfinite(tau) and tau > 0
+        fitted = self._fitted(r)
         x = sgd.steps.astype(float)
-        for k, col in enumerate((2, 1, 0, 3)):
-            fig.data[k].x, fig.data[k].y = x, frac[:, col]
+        for key, col in (("rank2", 2), ("rank1", 1), ("rank0", 0), ("diverged", 3)):
+            put(fig, key, x=x, y=frac[:, col])
         sb = smallest_B(sgd.in_B)
-        fig.data[4].x, fig.data[4].y = x, np.mean((sb >= 0) & (sb <= 1), axis=0)
-        fig.data[5].x, fig.data[5].y = x, np.mean(sgd.balancedness <= DEFAULT_B_CRITERION.eps_balance, axis=0)
-        fig.data[6].x, fig.data[6].y, fig.data[6].width = centres, counts.astype(float), float(width) * 0.95
+        put(fig, "in_B1", x=x, y=np.mean((sb >= 0) & (sb <= 1), axis=0))
+        put(fig, "balanced", x=x, y=np.mean(sgd.balancedness <= DEFAULT_B_CRITERION.eps_balance, axis=0))
+        put(fig, "jumps", x=centres, y=counts.astype(float), width=float(width) * 0.95)
         xx = np.linspace(0, steps, 200)
-        fig.data[7].x, fig.data[7].y = (xx, exponential_counts(xx, n_runs, width, tau)) if fitted else ([], [])
+        lx, ly = (xx, exponential_counts(xx, n_runs, width, tau)) if fitted else ([], [])
+        put(fig, "law", x=lx, y=ly)
+
+    def words(self, r, n_runs, **values) -> Words:
+        diag, tau, fitted = r.diagnosis, r.mean_wait, self._fitted(r)
         head = HEADLINES[diag.kind] if diag.kind != "jumped" else (
             f"{int(np.sum(r.jump_steps >= 0))}/{n_runs} runs jumped to rank 1 · returns to a higher rank: {r.returns}")
         extra = ""
@@ -339,7 +354,7 @@ class EnsembleController(_ExperimentFigure):
             extra = (f" Mean waiting time (censored exponential fit): {tau:.0f} ± {r.mean_wait_se:.0f} steps; a jump "
                      f"itself takes a median {int(np.median(r.durations[r.durations >= 0]))} steps (record interval "
                      f"{experiments.ENSEMBLE_RECORD_EVERY}).")
-        return head, diag.level, diag.message + extra + " " + b_r_summary(r.membership)
+        return Words(head, diag.level, diag.message + extra + " " + b_r_summary(r.membership))
 
 
 # -- 4. The mechanism: forced sampling of row 0 ----------------------------------------------------
@@ -364,36 +379,39 @@ class MechanismController(_ExperimentFigure):
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("(a) unsampled row of W<sub>L</sub> during forced sampling", "(b) singular values of A",
                      height=420, horizontal_spacing=PANEL_GAP_WITH_Y_TITLE, layout=LAYOUT)
-        markers(fig, "measured ‖W<sub>L</sub>[1, :]‖", PALETTE["reddish_purple"], (1, 1), size=7)
-        _curve(fig, "(1 − 2ηγ)<sup>t</sup> · ‖W<sub>L</sub>[1, :]‖₀", PALETTE["black"], (1, 1), dash="dash")
+        markers(fig, "measured ‖W<sub>L</sub>[1, :]‖", PALETTE["reddish_purple"], (1, 1), size=7, key="measured")
+        _curve(fig, "(1 − 2ηγ)<sup>t</sup> · ‖W<sub>L</sub>[1, :]‖₀", PALETTE["black"], (1, 1), dash="dash",
+               key="predicted")
         # s₁ solid and s₂ dashed of: the forced phase, GD after it, each SGD seed after it
-        for names, colour in ((("forced phase", "forced s₂"), PALETTE["reddish_purple"]),
-                              (("GD after", "GD s₂"), COLOURS["gd"])):
+        for who, names, colour in (("forced", ("forced phase", "forced s₂"), PALETTE["reddish_purple"]),
+                                   ("gd", ("GD after", "GD s₂"), COLOURS["gd"])):
             for k, dash in enumerate(("solid", "dash")):
-                _curve(fig, names[k], colour, (1, 2), showlegend=k == 0, dash=dash)
+                _curve(fig, names[k], colour, (1, 2), showlegend=k == 0, dash=dash, key=f"{who}_s{k + 1}")
         for s in range(MAX_SEEDS):
             for k, dash in enumerate(("solid", "dash")):
                 _curve(fig, "SGD after" if (s == 0 and k == 0) else f"SGD seed {s}", SEED_COLOURS[s], (1, 2),
-                       showlegend=(s == 0 and k == 0), width=1.2, dash=dash)
-        _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, 2))
+                       showlegend=(s == 0 and k == 0), width=1.2, dash=dash, key=f"sgd{s}_s{k + 1}")
+        _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, 2), key="rank_tol")
         fig.update_yaxes(type="log")
         axes(fig, (1, 1), y="‖W<sub>L</sub>[1, :]‖ (row never sampled)")
         axes(fig, (1, 2), y="singular values of A (upper s₁, lower s₂)", yaxis=dict(range=LOG_AXIS["range"]))
         fig.update_xaxes(title_text="step")
         return [fig]
 
-    def _show(self, r, lr, weight_decay, forced_steps, after_steps, n_seeds, seed) -> tuple[str, str, str]:
+    def _show(self, r, lr, weight_decay, forced_steps, after_steps, n_seeds, seed) -> None:
         fig, rec = self.figure, r.forced
         ok = np.isfinite(rec.row_norms[0, :, 0])
-        fig.data[0].x, fig.data[0].y = rec.steps[ok].astype(float), np.maximum(rec.row_norms[0, ok, 0], 1e-300)
-        fig.data[1].x, fig.data[1].y = rec.steps.astype(float), np.maximum(rec.predicted()[0, :, 0], 1e-300)
+        put(fig, "measured", x=rec.steps[ok].astype(float), y=np.maximum(rec.row_norms[0, ok, 0], 1e-300))
+        put(fig, "predicted", x=rec.steps.astype(float), y=np.maximum(rec.predicted()[0, :, 0], 1e-300))
         for k in range(2):  # s₁ then s₂: of the forced phase, then after it of GD and of each SGD seed
-            _runs(fig.data[2 + k:3 + k], rec, 1, k)
-            _runs(fig.data[4 + k:5 + k], r.gd, 1, k, forced_steps)
-            _runs(fig.data[6 + k:6 + 2 * MAX_SEEDS:2], r.sgd, n_seeds, k, forced_steps)
-        fig.data[-1].x = [0.0, float(forced_steps + after_steps)]
+            _runs(_keyed(fig, [f"forced_s{k + 1}"]), rec, 1, k)
+            _runs(_keyed(fig, [f"gd_s{k + 1}"]), r.gd, 1, k, forced_steps)
+            _runs(_keyed(fig, (f"sgd{s}_s{k + 1}" for s in range(MAX_SEEDS))), r.sgd, n_seeds, k, forced_steps)
+        put(fig, "rank_tol", x=[0.0, float(forced_steps + after_steps)])
         fig.layout.shapes = [dict(type="rect", xref="x2", yref="y2 domain", x0=0, x1=forced_steps, y0=0, y1=1,
                                   fillcolor="#ede9fe", opacity=0.6, line_width=0, layer="below")]
+
+    def words(self, r, lr, weight_decay, forced_steps, **values) -> Words:
         return self._message(r.outcome, r.decay_error, r.decay_tolerance, r.forced_rank, lr, weight_decay,
                              forced_steps)
 
@@ -422,7 +440,7 @@ class MechanismController(_ExperimentFigure):
 
     @classmethod
     def _message(cls, outcome, err, tol, forced_rank, lr, weight_decay, forced_steps):
-        """(headline, level, status text) of ``outcome``: the words only, the experiment decided it."""
+        """The :class:`~.base.Words` of ``outcome``: the words only, the experiment decided it."""
         c = weight_decay_factor(lr, weight_decay)
         text = (f"Forced phase ({forced_steps} steps on row-0 entries only): the unsampled row of the last layer's "
                 f"weights shrank by (1 − 2ηγ)ᵗ = {c:.5f}{superscript(forced_steps)} = "
@@ -433,7 +451,8 @@ class MechanismController(_ExperimentFigure):
             text += (f"A has rank {forced_rank}. Then GD: final rank {n['gd_rank']}; SGD: final ranks "
                      f"{list(n['sgd_ranks'])}. ")
         head, why = cls.WORDS[outcome.kind]
-        return head, "warning" if outcome.failure else "info", text + why.format(lr=lr, weight_decay=weight_decay, **n)
+        return Words(head, "warning" if outcome.failure else "info",
+                     text + why.format(lr=lr, weight_decay=weight_decay, **n))
 
 
 # -- 5. The basin of B_1 ---------------------------------------------------------------------------
@@ -461,29 +480,32 @@ class BasinController(_ExperimentFigure):
                      horizontal_spacing=PANEL_GAP_WITH_Y_TITLE, layout=LAYOUT)
         for k in range(experiments.BASIN_GRID):
             _curve(fig, "grid of a" if k == 0 else f"a grid {k}", NEUTRALS["grey_mid"], (1, 1), showlegend=k == 0,
-                   width=1)
-        _curve(fig, "chosen a", COLOURS["L"], (1, 1), width=3)
-        markers(fig, "final s₂(A) (grid)", NEUTRALS["grey"], (1, 2), size=8)
-        markers(fig, "chosen a (final)", COLOURS["L"], (1, 2), size=14, symbol="star")
-        line(fig, "a<sub>c</sub> = (2γ/|g|)<sup>1/(L−2)</sup>", PALETTE["black"], (1, 2), dash="dash")
-        _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, 1))
+                   width=1, key=f"grid{k}")
+        _curve(fig, "chosen a", COLOURS["L"], (1, 1), width=3, key="chosen")
+        markers(fig, "final s₂(A) (grid)", NEUTRALS["grey"], (1, 2), size=8, key="final_grid")
+        markers(fig, "chosen a (final)", COLOURS["L"], (1, 2), size=14, symbol="star", key="final_chosen")
+        line(fig, "a<sub>c</sub> = (2γ/|g|)<sup>1/(L−2)</sup>", PALETTE["black"], (1, 2), dash="dash", key="alpha_c")
+        _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, 1), key="rank_tol")
         fig.update_yaxes(**LOG_AXIS)
         axes(fig, (1, 1), x="step", y="s₂(A)")
         axes(fig, (1, 2), x="per-layer perturbation a", y="final s₂(A)", xaxis=dict(type="log"))
         return [fig]
 
-    def _show(self, r, alpha, weight_decay, eps, lr, steps, method) -> tuple[str, str, str]:
+    def _show(self, r, alpha, weight_decay, eps, lr, steps, method) -> None:
         fig, res, alpha_c, n = self.figure, r.run, r.alpha_c, experiments.BASIN_GRID
         final_s2 = res.singular_values[:, -1, 1]
         okg = np.isfinite(final_s2[:-1])
-        _runs(fig.data[:n + 1], res, n + 1)  # the runs from the grid of a, then from the chosen a
-        fig.data[n + 1].x, fig.data[n + 1].y = r.grid[okg], np.maximum(final_s2[:-1][okg], LOG_FLOOR)
-        fig.data[n + 2].x, fig.data[n + 2].y = (([alpha], [max(final_s2[-1], LOG_FLOOR)]) if np.isfinite(final_s2[-1])
-                                                else ([], []))
-        fig.data[n + 3].x, fig.data[n + 3].y = (([alpha_c, alpha_c], [LOG_FLOOR, 10.0]) if np.isfinite(alpha_c)
-                                                else ([], []))
-        fig.data[-1].x = [0.0, float(steps)]
-        return self._message(r.outcome, alpha, alpha_c, r.slope, r.boundary, lr, method)
+        # the runs from the grid of a, then from the chosen a
+        _runs(_keyed(fig, [*(f"grid{k}" for k in range(n)), "chosen"]), res, n + 1)
+        put(fig, "final_grid", x=r.grid[okg], y=np.maximum(final_s2[:-1][okg], LOG_FLOOR))
+        x, y = ([alpha], [max(final_s2[-1], LOG_FLOOR)]) if np.isfinite(final_s2[-1]) else ([], [])
+        put(fig, "final_chosen", x=x, y=y)
+        x, y = ([alpha_c, alpha_c], [LOG_FLOOR, 10.0]) if np.isfinite(alpha_c) else ([], [])
+        put(fig, "alpha_c", x=x, y=y)
+        put(fig, "rank_tol", x=[0.0, float(steps)])
+
+    def words(self, r, alpha, lr, method, **values) -> Words:
+        return self._message(r.outcome, alpha, r.alpha_c, r.slope, r.boundary, lr, method)
 
     #: Each outcome of :func:`~symsgd_core.rank_jumps.experiments.basin_outcome`: its headline (formatted with a) and
     #: what the status says of the run from a (formatted with η, the method and the outcome's numbers).
@@ -499,7 +521,7 @@ class BasinController(_ExperimentFigure):
 
     @classmethod
     def _message(cls, outcome, alpha, alpha_c, g, boundary, lr, method):
-        """(headline, level, status text) of ``outcome`` (decided in
+        """The :class:`~.base.Words` of ``outcome`` (decided in
         :func:`~symsgd_core.rank_jumps.experiments.basin_outcome`) and of the grid's bracket of the basin edge."""
         where = (f"a = {alpha:.3g} (a/a_c = {alpha / alpha_c:.2f}, first-order basin estimate "
                  f"a_c = (2γ/|g|)¹ᐟ⁽ᴸ⁻²⁾ = {alpha_c:.3g} with fit slope |g| = {abs(g):.3g})")
@@ -510,8 +532,8 @@ class BasinController(_ExperimentFigure):
                 " No a on the grid (up to 2 a_c) escapes: at this γ and ε there is no rank-2 minimum to escape to."
                 if not np.isfinite(hi) else " Every a on the grid escapes.")
         head, why = cls.WORDS[outcome.kind]
-        return (head.format(alpha=alpha), "warning" if outcome.failure else "info",
-                where + why.format(method=method.upper(), lr=lr, **outcome.numbers) + edge)
+        return Words(head.format(alpha=alpha), "warning" if outcome.failure else "info",
+                     where + why.format(method=method.upper(), lr=lr, **outcome.numbers) + edge)
 
 
 # -- 6. Annealing: hot then cold -------------------------------------------------------------------
@@ -525,12 +547,8 @@ class AnnealController(_ExperimentFigure):
     """
 
     experiment = staticmethod(experiments.anneal)
-    #: first look: one SGD seed, at most 40 000 hot and 10 000 cold steps
-    FIRST_LOOK = (lambda v: (v["n_seeds"] + 1) * (v["hot_steps"] + v["cold_steps"]),
-                  lambda v: dict(n_seeds=1, hot_steps=min(v["hot_steps"], 40_000),
-                                 cold_steps=min(v["cold_steps"], 10_000)))
-    FIRST_LOOK_WORDS = {"n_seeds": "SGD seeds", "hot_steps": "hot steps", "cold_steps": "cold steps"}
-    ONE_GO = 0.75  # the defaults' Run (0.40 s in the bench) is the closest to 0.5 s: it looks first too
+    #: no first look: the full Run takes at most ~1 s (0.45 s at the defaults)
+    COSTLIEST, FULL_RUN_SECONDS = dict(hot_steps=100_000, cold_steps=40_000, n_seeds=8), 1.0
 
     sliders = dict(eps=EPSILON, hot_steps=STEPS.but(description="hot steps"),
                    lr_hot=STEP_SIZE.but(description="hot η"), weight_decay_hot=WEIGHT_DECAY.but(description="hot γ"),
@@ -542,35 +560,35 @@ class AnnealController(_ExperimentFigure):
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("(a) s₂(A): hot phase (shaded), then cold", "(b) final loss at the cold γ", height=420,
                      horizontal_spacing=PANEL_GAP_WITH_Y_TITLE, column_widths=[0.62, 0.38], layout=LAYOUT)
-        _curve(fig, "GD", COLOURS["gd"], (1, 1), width=2.5)
+        _curve(fig, "GD", COLOURS["gd"], (1, 1), width=2.5, key="gd")
         for s in range(MAX_SEEDS):
-            _curve(fig, "SGD" if s == 0 else f"SGD seed {s}", SEED_COLOURS[s], (1, 1), showlegend=s == 0, width=1.2)
-        _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, 1))
+            _curve(fig, "SGD" if s == 0 else f"SGD seed {s}", SEED_COLOURS[s], (1, 1), showlegend=s == 0, width=1.2,
+                   key=f"sgd{s}")
+        _hline(fig, DEFAULT_RANK_TOL, "rank threshold", (1, 1), key="rank_tol")
         # Markers, not bars: the axis is zoomed on the losses (they differ by ~1 %), and bars with a
         # cut baseline would exaggerate the difference.
         markers(fig, "final loss (polished; colour = rank)", [], (1, 2), size=14, symbol="diamond",
-                marker_line=dict(color=PALETTE["black"], width=1))
-        line(fig, "rank-1 minimum", COLOURS["rank1"], (1, 2), dash="dash")
-        line(fig, "rank-2 minimum", COLOURS["rank2"], (1, 2), dash="dash")
+                marker_line=dict(color=PALETTE["black"], width=1), key="loss")
+        line(fig, "rank-1 minimum", COLOURS["rank1"], (1, 2), dash="dash", key="rank1")
+        line(fig, "rank-2 minimum", COLOURS["rank2"], (1, 2), dash="dash", key="rank2")
         axes(fig, (1, 1), x="step", y="s₂(A)", yaxis=LOG_AXIS)
         axes(fig, (1, 2), y="𝓛 at the cold γ (zoomed)")
         return [fig]
 
     def _show(self, r, eps, hot_steps, lr_hot, weight_decay_hot, cold_steps, lr_cold, weight_decay_cold, n_seeds,
-              seed) -> tuple[str, str, str]:
-        fig, k, minima = self.figure, 1 + MAX_SEEDS, r.minima
+              seed) -> None:
+        fig, minima = self.figure, r.minima
         labels = ["GD"] + [f"SGD {s}" for s in range(n_seeds)]
         okl = np.isfinite(r.polished_loss)
-        _runs(fig.data[:1], r.gd, 1)
-        _runs(fig.data[1:k], r.sgd, n_seeds)
-        fig.data[k].x = [0.0, float(hot_steps + cold_steps)]
-        loss = fig.data[k + 1]
-        loss.x, loss.y = [lab for lab, o in zip(labels, okl) if o], r.polished_loss[okl]
-        loss.marker.color = [COLOURS.get(f"rank{rank}", PALETTE["black"]) for rank in r.polished_rank[okl]]
-        for j, key in enumerate(("rank1", "rank2")):
+        _runs(_keyed(fig, ["gd"]), r.gd, 1)
+        _runs(_keyed(fig, (f"sgd{s}" for s in range(MAX_SEEDS))), r.sgd, n_seeds)
+        put(fig, "rank_tol", x=[0.0, float(hot_steps + cold_steps)])
+        put(fig, "loss", x=[lab for lab, o in zip(labels, okl) if o], y=r.polished_loss[okl],
+            marker_color=[COLOURS.get(f"rank{rank}", PALETTE["black"]) for rank in r.polished_rank[okl]])
+        for key in ("rank1", "rank2"):
             val = minima[key]
-            fig.data[k + 2 + j].x, fig.data[k + 2 + j].y = (
-                ([labels[0], labels[-1]], [val, val]) if np.isfinite(val) and okl.any() else ([], []))
+            x, y = ([labels[0], labels[-1]], [val, val]) if np.isfinite(val) and okl.any() else ([], [])
+            put(fig, key, x=x, y=y)
         # zoom on the losses (they differ by ~1 %)
         vals = np.concatenate([r.polished_loss[okl], [v for v in (minima["rank1"], minima["rank2"]) if np.isfinite(v)]])
         if vals.size:
@@ -579,6 +597,8 @@ class AnnealController(_ExperimentFigure):
             fig.layout.yaxis2.range = [lo - pad, hi + pad]
         fig.layout.shapes = [dict(type="rect", xref="x", yref="paper", x0=0, x1=hot_steps, y0=0, y1=1,
                                   fillcolor="#fde68a", opacity=0.35, line_width=0, layer="below")]
+
+    def words(self, r, eps, weight_decay_cold, lr_cold, **values) -> Words:
         return self._message(r, eps, weight_decay_cold, lr_cold)
 
     #: Each cold-phase outcome of :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome`: its headline and the
@@ -595,7 +615,7 @@ class AnnealController(_ExperimentFigure):
 
     @classmethod
     def _message(cls, r, eps, weight_decay_cold, lr_cold):
-        """(headline, level, status text) of ``r.outcome`` (decided in
+        """The :class:`~.base.Words` of ``r.outcome`` (decided in
         :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome`) and ``r.better_minimum``."""
         diag, outcome, n = r.diagnosis, r.outcome, r.outcome.numbers
         r1, r2 = r.minima["rank1"], r.minima["rank2"]
@@ -611,7 +631,7 @@ class AnnealController(_ExperimentFigure):
                       "regularised loss 𝓛_γ, and a jump to rank 1 would be a loss.")
         text = "Hot phase: " + diag.message + " "
         if outcome.kind.startswith("hot_"):
-            return HEADLINES[diag.kind], "warning", text + better
+            return Words(HEADLINES[diag.kind], "warning", text + better)
         cold_up = n["cold_up"]
         text += (f"Cold phase (η = {lr_cold:.3g}, γ = {weight_decay_cold:.3g}): GD's lowest rank {n['gd_min_rank']}; "
                  f"the {n['jumped']} SGD run(s) that jumped {'stay at rank 1' if cold_up == 0 else 'rose again'} "
@@ -620,8 +640,8 @@ class AnnealController(_ExperimentFigure):
         if "sgd_rank1_losses" in n:
             text += ", SGD rank-1 runs {:.5f}–{:.5f}".format(*n["sgd_rank1_losses"])
         head, why = cls.WORDS[outcome.kind]
-        return (head, "warning" if outcome.failure else "info",
-                text + ". " + why.format(weight_decay_cold=weight_decay_cold) + better)
+        return Words(head, "warning" if outcome.failure else "info",
+                     text + ". " + why.format(weight_decay_cold=weight_decay_cold) + better)
 
 
 # -- 7. Langevin at a matched temperature vs SGD ---------------------------------------------------
@@ -636,6 +656,7 @@ class LangevinController(_ExperimentFigure):
     """
 
     experiment = staticmethod(experiments.langevin)
+    COSTLIEST, FULL_RUN_SECONDS = dict(n_runs=8, steps=100_000), 4.0
     #: first look: one run of each dynamics over the first 20 000 steps, for any Run above half the defaults' work
     #: (a Langevin step draws a normal per parameter: the defaults' Run takes 0.4–0.8 s in the bench)
     FIRST_LOOK = (lambda v: v["n_runs"] * v["steps"], lambda v: dict(n_runs=1, steps=min(v["steps"], 20_000)))
@@ -651,30 +672,34 @@ class LangevinController(_ExperimentFigure):
         for name in ("SGD", "Langevin"):
             for s in range(MAX_SEEDS):
                 _curve(fig, name if s == 0 else f"{name} {s}", COLOURS[name.lower()], (1, 1), showlegend=s == 0,
-                       width=1.2)
-        _hline(fig, experiments.LANGEVIN_RANK_TOL, f"rank threshold {experiments.LANGEVIN_RANK_TOL:g}", (1, 1))
-        markers(fig, "SGD: directions keeping/lowering the rank", COLOURS["rank2"], (1, 2), size=6)
-        markers(fig, "SGD: rank-raising directions", COLOURS["rank1"], (1, 2), size=6, symbol="x")
-        line(fig, "Langevin 2ητ (every direction)", COLOURS["langevin"], (1, 2), dash="dash")
-        line(fig, "round-off level of η²C", NEUTRALS["grey"], (1, 2), width=1, dash="dot")
+                       width=1.2, key=f"{name.lower()}{s}")
+        _hline(fig, experiments.LANGEVIN_RANK_TOL, f"rank threshold {experiments.LANGEVIN_RANK_TOL:g}", (1, 1),
+               key="rank_tol")
+        markers(fig, "SGD: directions keeping/lowering the rank", COLOURS["rank2"], (1, 2), size=6, key="keeping")
+        markers(fig, "SGD: rank-raising directions", COLOURS["rank1"], (1, 2), size=6, symbol="x", key="raising")
+        line(fig, "Langevin 2ητ (every direction)", COLOURS["langevin"], (1, 2), dash="dash", key="langevin_level")
+        line(fig, "round-off level of η²C", NEUTRALS["grey"], (1, 2), width=1, dash="dot", key="roundoff")
         fig.update_yaxes(type="log")
         axes(fig, (1, 1), x="step", y="s₂(A)", yaxis=dict(range=LOG_AXIS["range"]))
         axes(fig, (1, 2), x="eigenvalue index (descending, within each direction type)",
              y="eigenvalue of η²C (floored at 10⁻³⁸)", yaxis=dict(range=[-40, 0]))
         return [fig]
 
-    def _show(self, r, temp_factor, lr, n_runs, steps, seed) -> tuple[str, str, str]:
-        fig, spec, k = self.figure, r.spectrum, 2 * MAX_SEEDS
+    def _show(self, r, temp_factor, lr, n_runs, steps, seed) -> None:
+        fig, spec = self.figure, r.spectrum
         keep, raise_ = spec["keeping"], spec["raising"]
-        _runs(fig.data[:MAX_SEEDS], r.sgd, n_runs)
-        _runs(fig.data[MAX_SEEDS:k], r.langevin, n_runs)
-        fig.data[k].x = [0.0, float(steps)]
-        fig.data[k + 1].x, fig.data[k + 1].y = np.arange(keep.size, dtype=float), np.maximum(keep, 1e-38)
-        fig.data[k + 2].x, fig.data[k + 2].y = np.arange(raise_.size, dtype=float), np.maximum(raise_, 1e-38)
+        _runs(_keyed(fig, (f"sgd{s}" for s in range(MAX_SEEDS))), r.sgd, n_runs)
+        _runs(_keyed(fig, (f"langevin{s}" for s in range(MAX_SEEDS))), r.langevin, n_runs)
+        put(fig, "rank_tol", x=[0.0, float(steps)])
+        put(fig, "keeping", x=np.arange(keep.size, dtype=float), y=np.maximum(keep, 1e-38))
+        put(fig, "raising", x=np.arange(raise_.size, dtype=float), y=np.maximum(raise_, 1e-38))
         ends = [0.0, float(max(keep.size, raise_.size))]
-        fig.data[k + 3].x, fig.data[k + 3].y = ends, [2 * lr * r.tau] * 2 if r.tau > 0 else [1e-38] * 2
+        put(fig, "langevin_level", x=ends, y=[2 * lr * r.tau] * 2 if r.tau > 0 else [1e-38] * 2)
         roundoff = roundoff_tolerance(spec["trace_total"], r.rank1_point.arch.n_params)
-        fig.data[k + 4].x, fig.data[k + 4].y = ends, [max(roundoff, 1e-38)] * 2
+        put(fig, "roundoff", x=ends, y=[max(roundoff, 1e-38)] * 2)
+
+    def words(self, r, lr, **values) -> Words:
+        spec = r.spectrum
         return self._message(r.outcome, *r.sgd_transitions, *r.langevin_transitions, *r.mean_stay_low_rank,
                              r.langevin.singular_values[:, :, 1][r.langevin.rank == 1], r.tau, r.tau_match, spec,
                              r.where, lr)
@@ -698,7 +723,7 @@ class LangevinController(_ExperimentFigure):
 
     @classmethod
     def _message(cls, outcome, s_down, s_up, l_down, l_up, frac_s, frac_l, floor_l, tau, tau_match, spec, where, lr):
-        """(headline, level, status text) of ``outcome`` (decided in
+        """The :class:`~.base.Words` of ``outcome`` (decided in
         :func:`~symsgd_core.rank_jumps.experiments.langevin_outcome`) and the runs' transitions and noise."""
         ratio = abs(spec["trace_raising"]) / spec["trace_total"] if spec["trace_total"] > 0 else 0.0
 
@@ -716,5 +741,5 @@ class LangevinController(_ExperimentFigure):
                  f"rank-keeping directions), while isotropic Langevin noise gives each of the {n_r + n_k} directions "
                  f"2ητ = {2 * lr * tau:.2e}, i.e. {100 * n_r / (n_r + n_k):.0f}% of its variance raises the rank.")
         head, why = cls.WORDS[outcome.kind]
-        return (head, "warning" if outcome.failure else "info",
-                text + why.format(rank_tol=experiments.LANGEVIN_RANK_TOL, **outcome.numbers))
+        return Words(head, "warning" if outcome.failure else "info",
+                     text + why.format(rank_tol=experiments.LANGEVIN_RANK_TOL, **outcome.numbers))

@@ -17,8 +17,8 @@ from ..dln import DEFAULT_RANK_TOL, ESCAPE_NORM
 from ..dln.integrators import integrator
 from ..sde_noise.blowup import HAZARD_HORIZON, continuation_norms, hazard_rows
 from ..sde_noise.experiments import compare_point, comparison_rows, kstar_grid, kstar_rows, load_grid
-from .base import Controller, ExperimentFigure
-from .plotting import axes, line, markers, panels
+from .base import Controller, ExperimentFigure, Words
+from .plotting import axes, key_last, keyed, line, markers, panels, put
 from .rank_jumps import LOG_FLOOR  # s₂(A) below it is drawn at it, as in notebook 04
 from .sliders import SEED, STEP_SIZE, WEIGHT_DECAY, Range
 from .style import NEUTRALS, PALETTE, colours
@@ -57,6 +57,7 @@ class SdeCompareController(ExperimentFigure):
     """
 
     experiment = staticmethod(compare_point)
+    COSTLIEST, FULL_RUN_SECONDS = dict(lr=0.2, m=64), 4.1  # t = 1500 in the most SDE steps
     slider_width = "300px"
     sliders = dict(lr=STEP_SIZE.but(lo=0.2, hi=0.35),
                    weight_decay=WEIGHT_DECAY.but(description="γ (weight decay)", lo=0.02, hi=0.03, step=0.0005,
@@ -68,10 +69,11 @@ class SdeCompareController(ExperimentFigure):
         fig = panels("(a) s₂(A) of every run", "(b) fraction of runs at rank ≤ 1", height=400, horizontal_spacing=0.1,
                      layout=_layout(60, top=60))
         for name, key in LIVE_DYNAMICS:
-            line(fig, name, COLOURS[key], at=(1, 1), width=1, legendgroup=key)
+            line(fig, name, COLOURS[key], at=(1, 1), width=1, legendgroup=key, key=f"{key}_s2")
         for name, key in LIVE_DYNAMICS:
-            line(fig, name, COLOURS[key], at=(1, 2), line_shape="hv", legendgroup=key, showlegend=False)
-        line(fig, "SDE runs blown up", COLOURS["sde"], at=(1, 2), dash="dot", line_shape="hv")
+            line(fig, name, COLOURS[key], at=(1, 2), line_shape="hv", legendgroup=key, showlegend=False,
+                 key=f"{key}_low_rank")
+        line(fig, "SDE runs blown up", COLOURS["sde"], at=(1, 2), dash="dot", line_shape="hv", key="sde_blown_up")
         fig.add_hline(y=DEFAULT_RANK_TOL, line=dict(color=NEUTRALS["grey_mid"], dash="dot"), row=1, col=1)
         axes(fig, (1, 1), y="s₂(A)", yaxis=dict(type="log", range=[float(np.log10(LOG_FLOOR)) - 0.5, 0.7]))
         axes(fig, (1, 2), y="fraction of runs", yaxis=dict(range=[-0.02, 1.02]))
@@ -97,34 +99,28 @@ class SdeCompareController(ExperimentFigure):
                        f"{full['n_runs_sgd']} SGD, {small['n_runs_langevin']} of {full['n_runs_langevin']} Langevin, "
                        f"to t = {t_max:g} of {full['t_max']:g}")
 
-    def _compute(self, progress, **values):
-        """:func:`compare_point` at the sliders (a first look's ``values`` also carry its run counts and ``t_max``);
-        a setting it refuses (e.g. no rank-2 minimum at this γ) is returned as the ValueError, drawn as a failure."""
-        try:
-            return super()._compute(progress, **values)
-        except ValueError as exc:
-            return exc
+    #: :func:`compare_point` at the sliders (a first look's ``values`` also carry its run counts and ``t_max``);
+    #: a setting it refuses (e.g. no rank-2 minimum at this γ) is drawn as a failure
+    refused = (ValueError,)
+    REFUSED_HEADLINE = dict(text="FAILURE MODE: nothing to compare", font=dict(color=PALETTE["vermillion"]))
 
     def _show(self, r, **values) -> None:
         fig = self.figure
-        if isinstance(r, ValueError):
-            self.result = None
-            with fig.batch_update():
-                for tr in fig.data:
-                    tr.x, tr.y = [], []
-                self._title(dict(text="FAILURE MODE: nothing to compare", font=dict(color=PALETTE["vermillion"])))
-            self.say(str(r), "error")
-            return
-        s = r.summaries
         with fig.batch_update():
-            for k, (_, key) in enumerate(LIVE_DYNAMICS):
+            for _, key in LIVE_DYNAMICS:
                 res = getattr(r, key)
-                fig.data[k].x, fig.data[k].y = _runs_as_one_trace(res.times, res.singular_values[:, :, 1])
-                fig.data[3 + k].x, fig.data[3 + k].y = r.low_rank_fraction(key)
-            fig.data[6].x, fig.data[6].y = r.sde_blown_up
-            self._title(dict(text=(f"SDE: {s['sde'].jumped}/{s['sde'].n_runs} jumped, {s['sde'].diverged} stopped · "
-                                   f"SGD: {s['sgd'].jumped}/{s['sgd'].n_runs} jumped · returns to rank 2: "
-                                   f"{s['sde'].returned + s['sgd'].returned}"), font=dict(size=14)))
+                x, y = _runs_as_one_trace(res.times, res.singular_values[:, :, 1])
+                put(fig, f"{key}_s2", x=x, y=y)
+                x, y = r.low_rank_fraction(key)
+                put(fig, f"{key}_low_rank", x=x, y=y)
+            x, y = r.sde_blown_up
+            put(fig, "sde_blown_up", x=x, y=y)
+
+    def words(self, r, **values) -> Words:
+        s = r.summaries
+        title = dict(text=(f"SDE: {s['sde'].jumped}/{s['sde'].n_runs} jumped, {s['sde'].diverged} stopped · "
+                           f"SGD: {s['sgd'].jumped}/{s['sgd'].n_runs} jumped · returns to rank 2: "
+                           f"{s['sde'].returned + s['sgd'].returned}"), font=dict(size=14))
 
         def wait(sm):
             w = sm.wait
@@ -132,12 +128,13 @@ class SdeCompareController(ExperimentFigure):
                 return f"no run jumped within t = {r.t_max:g} (mean wait ≥ {w[1]:.3g})"
             return f"mean first time at rank ≤ 1: {w[0]:.3g} [{w[1]:.3g}, {w[2]:.3g}]"
 
-        self.say(f"η = {r.lr:g}, γ = {r.weight_decay:g}, SDE step dt = η/{r.m}, t ≤ {r.t_max:g}. "
-                 f"SGD: {wait(s['sgd'])}. SDE: "
-                 f"{wait(s['sde'])}; {s['sde'].diverged}/{s['sde'].n_runs} runs stopped by fixed-step EM's divergence "
-                 "rule (a residual above 10⁶; a rule of the integrator, not the SDE: §3.1), which "
-                 f"SGD never does here. Langevin (τ = {r.tau:.3g}): {wait(s['langevin'])}. Returns to rank 2 after a "
-                 f"jump: SGD {s['sgd'].returned}, SDE {s['sde'].returned}, Langevin {s['langevin'].returned}.")
+        return Words(title, "info", (
+            f"η = {r.lr:g}, γ = {r.weight_decay:g}, SDE step dt = η/{r.m}, t ≤ {r.t_max:g}. "
+            f"SGD: {wait(s['sgd'])}. SDE: "
+            f"{wait(s['sde'])}; {s['sde'].diverged}/{s['sde'].n_runs} runs stopped by fixed-step EM's divergence "
+            "rule (a residual above 10⁶; a rule of the integrator, not the SDE: §3.1), which "
+            f"SGD never does here. Langevin (τ = {r.tau:.3g}): {wait(s['langevin'])}. Returns to rank 2 after a "
+            f"jump: SGD {s['sgd'].returned}, SDE {s['sde'].returned}, Langevin {s['langevin'].returned}."))
 
 
 def _draw_intervals(point, bound, labels, estimates, bound_of) -> None:
@@ -194,11 +191,14 @@ class SdeGridController(Controller):
         fig = panels("(a) mean first time at rank ≤ 1 (t)", "(b) stopped by a rule / time in B₁", height=640,
                      horizontal_spacing=0.04, column_widths=[0.55, 0.45], shared_yaxes=True,
                      layout=_layout(300, legend_y=-0.1, barmode="group"))
-        markers(fig, "mean wait, 95 % interval", COLOURS["sde"], at=(1, 1), size=9, orientation="h")
-        markers(fig, "lower bound (no jump)", PALETTE["black"], at=(1, 1), size=11, symbol="triangle-right-open")
+        markers(fig, "mean wait, 95 % interval", COLOURS["sde"], at=(1, 1), size=9, orientation="h", key="wait")
+        markers(fig, "lower bound (no jump)", PALETTE["black"], at=(1, 1), size=11, symbol="triangle-right-open",
+                key="wait_bound")
         fig.add_bar(name="runs an integrator's rule stopped", orientation="h", marker_color=PALETTE["black"],
                     opacity=0.7, row=1, col=2)
+        key_last(fig, "stopped")
         fig.add_bar(name="time in B₁", orientation="h", marker_color=COLOURS["sgd"], opacity=0.7, row=1, col=2)
+        key_last(fig, "in_B1")
         axes(fig, (1, 1), x="time t = η·steps", xaxis=dict(type="log"))
         axes(fig, (1, 2), x="fraction", xaxis=dict(range=[0, 1]))
         axes(fig, yaxis=dict(autorange="reversed"))
@@ -209,11 +209,11 @@ class SdeGridController(Controller):
         labels = [r.label for r in rows]
         fig = self.figure
         with fig.batch_update():  # no jump: the interval's lower end is a lower bound of the mean wait
-            _draw_intervals(fig.data[0], fig.data[1], labels, [r.summary.wait for r in rows], lambda w: w[1])
-            fig.data[2].x = [r.summary.diverged / r.summary.n_runs for r in rows]
-            fig.data[2].y = labels
-            fig.data[3].x = [0.0 if not math.isfinite(r.summary.frac_B1[0]) else r.summary.frac_B1[0] for r in rows]
-            fig.data[3].y = labels
+            _draw_intervals(keyed(fig, "wait"), keyed(fig, "wait_bound"), labels, [r.summary.wait for r in rows],
+                            lambda w: w[1])
+            put(fig, "stopped", x=[r.summary.diverged / r.summary.n_runs for r in rows], y=labels)
+            put(fig, "in_B1", y=labels,
+                x=[0.0 if not math.isfinite(r.summary.frac_B1[0]) else r.summary.frac_B1[0] for r in rows])
             fig.layout.title = dict(text=f"stored grid at {setting} ({rows[0].summary.n_runs} runs per SDE/SGD row)",
                                     font=dict(size=14))
         sgd = next(r for r in rows if r.label == "SGD")
@@ -251,8 +251,9 @@ class BlowupController(Controller):
         fig = panels(f"(a) paths stopped per 1000 t on [0, {HAZARD_HORIZON:g}]",
                      "(b) ‖θ‖ after a state just before a stop", height=460, horizontal_spacing=0.2,
                      column_widths=[0.5, 0.5], layout=_layout(230))
-        markers(fig, "rate of stopped paths, 95 % interval", COLOURS["sde"], at=(1, 1), size=9)
-        markers(fig, "upper bound (none stopped)", PALETTE["black"], at=(1, 1), size=11, symbol="triangle-left-open")
+        markers(fig, "rate of stopped paths, 95 % interval", COLOURS["sde"], at=(1, 1), size=9, key="rate")
+        markers(fig, "upper bound (none stopped)", PALETTE["black"], at=(1, 1), size=11, symbol="triangle-left-open",
+                key="rate_bound")
         cont = continuation_norms(self.grid)
         if cont is not None:
             t, norms = cont
@@ -275,7 +276,8 @@ class BlowupController(Controller):
         fig = self.figure
         with fig.batch_update():
             # no blow-up: the interval's upper end is an upper bound of the rate
-            _draw_intervals(fig.data[0], fig.data[1], labels, [r.rate for r in rows], lambda rate: rate[2])
+            _draw_intervals(keyed(fig, "rate"), keyed(fig, "rate_bound"), labels, [r.rate for r in rows],
+                            lambda rate: rate[2])
             fig.layout.title = dict(text=f"paths stopped by the integrators' rules at {setting} "
                                     f"({rows[0].n_runs} runs per integrator)",
                                     font=dict(size=14))
@@ -302,9 +304,11 @@ class JumpEventController(Controller):
                      horizontal_spacing=0.17, layout=_layout(60))  # the spacing leaves the colour bar room
         fig.add_heatmap(colorscale="Viridis", colorbar=dict(x=0.42, len=0.9, title="k*"), texttemplate="%{z}",
                         row=1, col=1)
-        markers(fig, "measured (jumps seen)", COLOURS["sgd"], at=(1, 2), size=9)
-        markers(fig, "lower bound (no jump)", PALETTE["black"], at=(1, 2), size=10, symbol="triangle-up-open")
-        line(fig, "measured = predicted", NEUTRALS["grey_mid"], at=(1, 2), dash="dash")
+        key_last(fig, "kstar")
+        markers(fig, "measured (jumps seen)", COLOURS["sgd"], at=(1, 2), size=9, key="measured")
+        markers(fig, "lower bound (no jump)", PALETTE["black"], at=(1, 2), size=10, symbol="triangle-up-open",
+                key="bound")
+        line(fig, "measured = predicted", NEUTRALS["grey_mid"], at=(1, 2), dash="dash", key="diagonal")
         axes(fig, (1, 1), x="γ (weight decay)", y="η", xaxis=dict(type="category"), yaxis=dict(type="category"))
         axes(fig, (1, 2), x="predicted from k* (either route)", y="measured", xaxis=dict(type="log"),
              yaxis=dict(type="log"))
@@ -318,18 +322,15 @@ class JumpEventController(Controller):
         seen = [r for r in rows if r.jumped > 0]
         none = [r for r in rows if r.jumped == 0]
         with fig.batch_update():
-            fig.data[0].x, fig.data[0].y, fig.data[0].z = [f"{v:g}" for v in weight_decays], [f"{v:g}" for v in lrs], z
-            fig.data[1].x = [r.predicted_either for r in seen]
-            fig.data[1].y = [r.measured[0] for r in seen]
-            fig.data[1].error_y = dict(type="data", symmetric=False,
-                                       array=[r.measured[2] - r.measured[0] for r in seen],
-                                       arrayminus=[r.measured[0] - r.measured[1] for r in seen])
-            fig.data[1].text = [_setting(r) for r in seen]
-            fig.data[2].x = [r.predicted_either for r in none]
-            fig.data[2].y = [r.measured[1] for r in none]
-            fig.data[2].text = [_setting(r) for r in none]
+            put(fig, "kstar", x=[f"{v:g}" for v in weight_decays], y=[f"{v:g}" for v in lrs], z=z)
+            put(fig, "measured", x=[r.predicted_either for r in seen], y=[r.measured[0] for r in seen],
+                error_y=dict(type="data", symmetric=False, array=[r.measured[2] - r.measured[0] for r in seen],
+                             arrayminus=[r.measured[0] - r.measured[1] for r in seen]),
+                text=[_setting(r) for r in seen])
+            put(fig, "bound", x=[r.predicted_either for r in none], y=[r.measured[1] for r in none],
+                text=[_setting(r) for r in none])
             span = [min(r.predicted_either for r in rows), max(r.predicted_either for r in rows)]
-            fig.data[3].x, fig.data[3].y = span, span
+            put(fig, "diagonal", x=span, y=span)
         ks = [getattr(r, f"kstar_{short}") for r in rows]
         lo_row, hi_row = rows[int(np.argmin(ks))], rows[int(np.argmax(ks))]
         p = rows[0].p

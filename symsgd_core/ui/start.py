@@ -17,6 +17,7 @@ from ..balance.law import corollary_bound, gaussian_rate, half_life
 from ..core.conventions import steps_for_time
 from ..core.validation import check_positive
 from .base import Controller
+from .plotting import key_last, put
 from .sliders import Range
 from .style import NEUTRALS, PALETTE
 
@@ -40,11 +41,12 @@ class BalanceTeaser(Controller):
         fig.add_scatter(x=self.t, y=np.full_like(self.t, self.imbalance0), name="gradient flow (conserved)",
                         line=dict(dash="dash", color=NEUTRALS["grey"]))
         fig.add_scatter(x=self.t, y=self.t * 0, name="SGD bound exp(−4Tσ²t)", line=dict(color=PALETTE["blue"], width=3))
+        key_last(fig, "bound")
         return [fig]
 
     def _update(self, temperature: float, sigma: float) -> None:
         rate = gaussian_rate(temperature, sigma)
-        self.figure.data[1].y = corollary_bound(self.t, self.imbalance0, rate)
+        put(self.figure, "bound", y=corollary_bound(self.t, self.imbalance0, rate))
         t_half = half_life(rate)
         if math.isinf(t_half):
             self.say("T·σ² = 0: no gradient noise, so nothing drives the balance: the imbalance is conserved.")

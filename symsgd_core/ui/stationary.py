@@ -18,8 +18,8 @@ import plotly.graph_objects as go
 from ..stationary import experiments as ex
 from ..stationary.laws import PHASES, critical_temperature, tail_exponent
 from ..stationary.sgd import AMPLIFIED_LR
-from .base import Controller, ExperimentFigure
-from .plotting import axes, line, markers, panels
+from .base import PLATFORM_WORDS, Controller, ExperimentFigure, Words
+from .plotting import axes, key_last, keyed, line, markers, panels, put
 from .sliders import TEMPERATURE, Range
 from .style import NEUTRALS, PALETTE
 
@@ -39,7 +39,8 @@ DECAY = Range("weight decay γ", 0.0, 0.5, 0.01, fmt=".2f")
 
 class _StationaryRun(ExperimentFigure):
     """Live closed forms (``_update``) and, when a slider is released, the simulation: the experiment at the sliders
-    and the figure's other settings (``self.settings``), kept in ``self.simulation`` and drawn by ``_show``."""
+    and the figure's other settings (``self.settings``), kept in ``self.simulation``, drawn by ``_show`` and worded
+    by ``words`` after the closed forms' finding."""
 
     #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     auto_run = True
@@ -51,6 +52,7 @@ class _StationaryRun(ExperimentFigure):
     def _draw(self, result, **values) -> None:
         self.simulation = result
         self._show(result, **values)
+        self._say_simulation(self.words(result, **values).text)
 
     def _say_closed_form(self, text: str) -> None:
         """The closed forms' finding, shown at once; a simulation's text follows it (:meth:`_say_simulation`)."""
@@ -65,7 +67,7 @@ class _StationaryRun(ExperimentFigure):
     def run_long(self, **sizes) -> None:
         """A bigger run for the notebook's default figure, at ``LONG`` overridden by ``sizes`` (a few seconds; a
         slider move uses the quick sizes of ``self.settings``)."""
-        self.say("Computing…")
+        self.say(PLATFORM_WORDS["computing"])
         self._run(**self.values(), **{**self.LONG, **sizes})
 
 
@@ -83,13 +85,15 @@ class DepthComparison(_StationaryRun):
         for col, depth in ((1, 0), (2, 1)):
             fig.add_bar(x=[], y=[], name=f"SDE histogram, L = {depth}", marker_color=_COLORS[depth], opacity=0.35,
                         row=1, col=col)
-            line(fig, f"closed form, L = {depth}", _COLORS[depth], at=(1, col), width=3)
+            key_last(fig, f"histogram{depth}")
+            line(fig, f"closed form, L = {depth}", _COLORS[depth], at=(1, col), width=3, key=f"law{depth}")
             markers(fig, "most likely v (+ interior peak)" if depth == 0 else None, "black", at=(1, col), size=11,
-                    symbol="diamond", showlegend=depth == 0)
+                    symbol="diamond", showlegend=depth == 0, key=f"mode{depth}")
             axes(fig, (1, col), x="v = network slope")
         axes(fig, (1, 1), y="density p(v)")
         fig.add_scatter(x=[], y=[], mode="text", text=[], showlegend=False,
                         textfont=dict(size=14, color=PALETTE["vermillion"]), row=1, col=2)
+        key_last(fig, "delta_note")
         return [fig]
 
     def _update(self, temperature, k, sigma, weight_decay) -> None:
@@ -99,7 +103,7 @@ class DepthComparison(_StationaryRun):
         with self.figure.batch_update():
             for depth in (0, 1):
                 law = r.laws[depth]
-                bars, curve, mode = self.figure.data[3 * depth:3 * depth + 3]
+                bars, curve, mode = (keyed(self.figure, f"{k}{depth}") for k in ("histogram", "law", "mode"))
                 bars.x, bars.y = [], []
                 mode.x, mode.y = r.modes[depth]
                 if law.collapsed:
@@ -112,33 +116,36 @@ class DepthComparison(_StationaryRun):
                 var = f"{law.variance:.3f}" if math.isfinite(law.variance) else "∞"
                 msgs.append(f"L = {depth}: mean {law.mean:.3f}, Var {var}, most likely v = {law.mode:.3f}"
                             + (" (density diverges at 0)" if depth == 1 and law.mode == 0 else ""))
-            self.figure.data[6].update(note)
+            put(self.figure, "delta_note", **note)
         self._say_closed_form(
             f"T = {temperature:g}, T_c = (β₂ − γ)/α₃ = {r.critical_temperature:.3f}, phase (L = 1): {r.phase}. "
             + " | ".join(msgs) + ".")
 
     def _show(self, sim, **values) -> None:
-        texts = []
         with self.figure.batch_update():
             for depth in (0, 1):
                 s, e = sim.samples[depth], sim.laws.edges[depth]
-                run = s.run
-                bars = self.figure.data[3 * depth]
-                bars.x, bars.y, bars.width = s.centres, s.density, float(e[1] - e[0])
-                if run.non_finite:
-                    texts.append(f"L = {depth}: {run.non_finite} chains left the float range (excluded)")
+                put(self.figure, f"histogram{depth}", x=s.centres, y=s.density, width=float(e[1] - e[0]))
                 if sim.laws.laws[depth].collapsed:
                     top = float(np.max(s.density)) if s.density.size else 1.0
-                    self.figure.data[4].y = [0.0, top]
-                    self.figure.data[6].y = [0.8 * top]
-                    texts.append(f"L = {depth}: median v after t = {run.t_end:.0f} is {s.median:.1e} (collapsing to 0)")
-                    continue
-                relax = "" if run.relaxed else f", NOT relaxed (1/κ = {1 / run.lambda1:.0f})"
-                texts.append(f"L = {depth}: KS {s.ks:.3f} vs sampling threshold {s.ks_threshold:.3f}, "
-                             f"t = {run.t_end:.1f} = {run.lambda1 * run.t_end:.1f}/κ{relax}")
-        self._say_simulation(
-            f"{sim.n_chains} SDE chains per depth from v₀ = 1 (one sample per chain, weak order-2 scheme, "
-            f"dt = 0.02). " + " | ".join(texts))
+                    put(self.figure, "law1", y=[0.0, top])
+                    put(self.figure, "delta_note", y=[0.8 * top])
+
+    def words(self, sim, **values) -> Words:
+        texts = []
+        for depth in (0, 1):
+            s = sim.samples[depth]
+            run = s.run
+            if run.non_finite:
+                texts.append(f"L = {depth}: {run.non_finite} chains left the float range (excluded)")
+            if sim.laws.laws[depth].collapsed:
+                texts.append(f"L = {depth}: median v after t = {run.t_end:.0f} is {s.median:.1e} (collapsing to 0)")
+                continue
+            relax = "" if run.relaxed else f", NOT relaxed (1/κ = {1 / run.lambda1:.0f})"
+            texts.append(f"L = {depth}: KS {s.ks:.3f} vs sampling threshold {s.ks_threshold:.3f}, "
+                         f"t = {run.t_end:.1f} = {run.lambda1 * run.t_end:.1f}/κ{relax}")
+        return Words(None, "info", f"{sim.n_chains} SDE chains per depth from v₀ = 1 (one sample per chain, weak "
+                     f"order-2 scheme, dt = 0.02). " + " | ".join(texts))
 
 
 # ============================================================================ 2. phase transition
@@ -164,42 +171,48 @@ class PhaseTransition(Controller):
                                            # labels do not meet in the corner
                                            xaxis=dict(type="log", title="v", range=[-6.2, 1.3]),
                                            yaxis=dict(type="log", title="p(v)", range=[-6.5, 6]), **_LAYOUT))
-        for f in ex.PHASE_FRACTIONS:
-            line(dens, f"T = {f:g}·T<sub>c</sub>", None, width=1.5, dash="dot")
-        line(dens, "your T", "black", width=4)
+        for i, f in enumerate(ex.PHASE_FRACTIONS):
+            line(dens, f"T = {f:g}·T<sub>c</sub>", None, width=1.5, dash="dot", key=f"reference{i}")
+        line(dens, "your T", "black", width=4, key="current")
         title = f"phase diagram of the depth-1 net (k = {self.settings['k']:g})"
         phase = go.FigureWidget(layout=dict(height=420, title=title, xaxis=dict(title="label noise σ"),
                                             yaxis=dict(title="T = η/S"), **_LAYOUT))
         phase.add_heatmap(x=ex.PHASE_SIGMAS, y=ex.PHASE_TEMPS, z=np.zeros((ex.PHASE_TEMPS.size, ex.PHASE_SIGMAS.size)),
                           zmin=0, zmax=3, showscale=False, opacity=0.35, hoverinfo="skip",
                           colorscale=[[(i + j) / 4, c] for i, c in enumerate(self.FILLS) for j in (0, 1)])
-        for name, dash in (("T<sub>c</sub>", "solid"), ("T<sub>c</sub>/3", "dash"), ("T*", "dot")):
-            line(phase, name, "black", dash=dash, width=2, x=ex.PHASE_SIGMAS, y=np.zeros_like(ex.PHASE_SIGMAS))
+        key_last(phase, "codes")
+        for key, name, dash in (("T_c", "T<sub>c</sub>", "solid"), ("T_c/3", "T<sub>c</sub>/3", "dash"),
+                                ("T_star", "T*", "dot")):
+            line(phase, name, "black", dash=dash, width=2, x=ex.PHASE_SIGMAS, y=np.zeros_like(ex.PHASE_SIGMAS),
+                 key=key)
         markers(phase, "you are here", PALETTE["vermillion"], size=14, symbol="x", x=[1.0], y=[0.15],
-                marker_line=dict(width=2))
+                marker_line=dict(width=2), key="here")
         return [dens, phase]
 
-    def _update(self, temperature, sigma, weight_decay) -> None:
-        r = self.result = ex.phase_view(temperature, sigma, weight_decay, k=self.settings["k"])
+    def _show(self, r, temperature, sigma, weight_decay) -> None:
         dens, phase = self.figures
         with dens.batch_update():
-            for i, tr in enumerate(dens.data[:len(ex.PHASE_FRACTIONS)]):
-                tr.x, tr.y = r.references[i][1:] if r.references else ([], [])
-            dens.data[4].x, dens.data[4].y = ([], []) if r.current is None else r.current
+            for i in range(len(ex.PHASE_FRACTIONS)):
+                x, y = r.references[i][1:] if r.references else ([], [])
+                put(dens, f"reference{i}", x=x, y=y)
+            x, y = ([], []) if r.current is None else r.current
+            put(dens, "current", x=x, y=y)
             dens.layout.annotations = [self.DELTA_NOTE] if r.current is None else []
         with phase.batch_update():
-            phase.data[0].z = r.codes
-            phase.data[1].y = r.T_c_curve.tolist()
-            phase.data[2].y = r.T_c_curve / 3.0
-            phase.data[3].y = r.T_star_curve.tolist()
-            phase.data[4].x, phase.data[4].y = [sigma], [temperature]
+            put(phase, "codes", z=r.codes)
+            put(phase, "T_c", y=r.T_c_curve.tolist())
+            put(phase, "T_c/3", y=r.T_c_curve / 3.0)
+            put(phase, "T_star", y=r.T_star_curve.tolist())
+            put(phase, "here", x=[sigma], y=[temperature])
             phase.layout.annotations = [dict(x=s, y=T, text=self.LABELS[name], showarrow=False, font=dict(size=12))
                                         for name, (s, T) in r.region_centres().items()]
+
+    def words(self, r, temperature, sigma, weight_decay) -> Words:
         a, tc = r.near_zero_exponent, r.T_c
         near0 = ("→ 0 at v = 0" if a > 0 else "diverges at v = 0") if r.phase != "dead" else "is δ(v)"
-        self.say(f"σ = {sigma:g}, γ = {weight_decay:g}: T_c = {tc:.3f}, T_c/3 = {tc / 3:.3f}, T* = {r.T_star:.3f}. "
-                 f"At T = {temperature:g}: {PHASES[r.phase]}. Near 0, p ∝ vᵃ with a = β₂'/(2α₃T) − 3/2 = {a:.2f}, "
-                 f"so p {near0}.")
+        return Words(None, "info", f"σ = {sigma:g}, γ = {weight_decay:g}: T_c = {tc:.3f}, T_c/3 = {tc / 3:.3f}, "
+                     f"T* = {r.T_star:.3f}. At T = {temperature:g}: {PHASES[r.phase]}. Near 0, p ∝ vᵃ with "
+                     f"a = β₂'/(2α₃T) − 3/2 = {a:.2f}, so p {near0}.")
 
 
 # ============================================================================ 3. fluctuation inversion
@@ -215,10 +228,11 @@ class FluctuationInversion(_StationaryRun):
         fig = go.FigureWidget(layout=dict(height=400, title="fluctuation inversion: Var[v] against T",
                                           xaxis=dict(title="T = η/S"), yaxis=dict(title="Var[v]"), **_LAYOUT))
         for depth in (0, 1):
-            line(fig, f"L = {depth}, closed form", _COLORS[depth], width=3)
+            line(fig, f"L = {depth}, closed form", _COLORS[depth], width=3, key=f"law{depth}")
         for depth in (0, 1):
-            markers(fig, f"L = {depth}, SDE", _COLORS[depth], size=9, error_y=dict(type="data", array=[]))
-        line(fig, "T<sub>c</sub> (L = 1)", "black", dash="dash")
+            markers(fig, f"L = {depth}, SDE", _COLORS[depth], size=9, error_y=dict(type="data", array=[]),
+                    key=f"sde{depth}")
+        line(fig, "T<sub>c</sub> (L = 1)", "black", dash="dash", key="T_c")
         return [fig]
 
     def _update(self, k, sigma, weight_decay) -> None:
@@ -227,11 +241,12 @@ class FluctuationInversion(_StationaryRun):
         fig = self.figure
         ymax = 1.3 * max(float(var1.max()) if var1.size else 0.0, float(r.var0[T0 <= 0.7 * t0_max].max()), 0.05)
         with fig.batch_update():
-            fig.data[0].x, fig.data[0].y = T0, r.var0
-            fig.data[1].x, fig.data[1].y = T1, var1
-            for tr in fig.data[2:4]:
-                tr.x, tr.y, tr.error_y.array = [], [], []
-            fig.data[4].x, fig.data[4].y = ([tc, tc], [0, ymax]) if tc > 0 else ([], [])
+            put(fig, "law0", x=T0, y=r.var0)
+            put(fig, "law1", x=T1, y=var1)
+            for depth in (0, 1):
+                put(fig, f"sde{depth}", x=[], y=[], error_y_array=[])
+            x, y = ([tc, tc], [0, ymax]) if tc > 0 else ([], [])
+            put(fig, "T_c", x=x, y=y)
             fig.layout.yaxis.range = [0, ymax]
             fig.layout.xaxis.range = [0, max(T0[-1], tc * 1.05)]
         self._say_closed_form(r.summary())
@@ -239,13 +254,15 @@ class FluctuationInversion(_StationaryRun):
     def _show(self, sim, k, sigma, weight_decay, **sizes) -> None:
         with self.figure.batch_update():
             for depth in (0, 1):
-                tr = self.figure.data[2 + depth]
-                tr.x, tr.y, tr.error_y.array = sim.points[depth][:3]
-                tr.marker.symbol = ["circle" if ok else "circle-open" for ok in sim.points[depth][3]]
+                x, y, err, ok = sim.points[depth][:4]
+                put(self.figure, f"sde{depth}", x=x, y=y, error_y_array=err,
+                    marker_symbol=["circle" if relaxed else "circle-open" for relaxed in ok])
+
+    def words(self, sim, k, sigma, weight_decay, **sizes) -> Words:
         note = (f"; hollow: not relaxed within t = {sim.t_max:g} (critical slowing down near T_c): "
                 + ", ".join(sim.unrelaxed)) if sim.unrelaxed else ""
         prob = ex.gaussian_problem(k, sigma, weight_decay)
-        self._say_simulation(
+        return Words(None, "info",
             f"SDE: {sim.n_chains} chains per point from v₀ = 1, Var of the final states. Error bars: bootstrap over "
             f"chains, and they understate the uncertainty: the fourth moment is infinite for L = 1 (tail v⁻⁷ᐟ²) "
             f"and for L = 0 above T = β₁'/(3α₁) = {(prob.beta1 + weight_decay) / (3 * prob.alpha1):.3f}, so sample "
@@ -264,11 +281,12 @@ class WrongSign(_StationaryRun):
         fig = panels("|v(t)| from v₀ = −1 (u = −w), depth 1 and 2", "depth 0 from v₀ = −1: the wrong sign keeps mass",
                      height=400, layout=dict(_LAYOUT, legend=dict(orientation="h", y=-0.2)))
         for depth in (1, 2):
-            line(fig, f"L = {depth} (v-SDE): median |v|", _COLORS[depth], width=3)
-        line(fig, "L = 1 theory: slope −4(β₂ + Tα₃)", "black", dash="dash")
-        markers(fig, "L = 1 noise-amplified SGD on (u, w): median |v|", _COLORS["amp"], size=8)
+            line(fig, f"L = {depth} (v-SDE): median |v|", _COLORS[depth], width=3, key=f"median{depth}")
+        line(fig, "L = 1 theory: slope −4(β₂ + Tα₃)", "black", dash="dash", key="rate")
+        markers(fig, "L = 1 noise-amplified SGD on (u, w): median |v|", _COLORS["amp"], size=8, key="amplified")
         fig.add_bar(x=[], y=[], name="L = 0 SDE histogram", marker_color=_COLORS[0], opacity=0.4, row=1, col=2)
-        line(fig, "L = 0 closed form (Eq. 12)", _COLORS[0], at=(1, 2), width=3)
+        key_last(fig, "histogram0")
+        line(fig, "L = 0 closed form (Eq. 12)", _COLORS[0], at=(1, 2), width=3, key="law0")
         axes(fig, (1, 1), x="time t = η·steps", y="|v|", yaxis=dict(type="log"))
         axes(fig, (1, 2), x="v", y="density")
         return [fig]
@@ -277,18 +295,22 @@ class WrongSign(_StationaryRun):
         self._say_closed_form(f"T = {temperature:g}: every run starts with the wrong sign, v₀ = −1.")
 
     def _show(self, r, **values) -> None:
-        amp = r.amplified
         fig = self.figure
         with fig.batch_update():
-            for tr, (x, y) in zip(fig.data, (r.median_paths[1], r.median_paths[2], r.rate_line, r.amplified_path)):
-                tr.x, tr.y = x, y
+            for key, (x, y) in (("median1", r.median_paths[1]), ("median2", r.median_paths[2]),
+                                ("rate", r.rate_line), ("amplified", r.amplified_path)):
+                put(fig, key, x=x, y=y)
             e = r.edges
-            fig.data[4].x, fig.data[4].y, fig.data[4].width = r.centres, r.density, float(e[1] - e[0])
-            fig.data[5].x, fig.data[5].y = r.law0_curve
+            put(fig, "histogram0", x=r.centres, y=r.density, width=float(e[1] - e[0]))
+            x, y = r.law0_curve
+            put(fig, "law0", x=x, y=y)
             fig.layout.shapes = [dict(type="rect", xref="x2", yref="paper", x0=float(e[0]), x1=0.0, y0=0, y1=1,
                                       fillcolor="#fee2e2", opacity=0.5, line_width=0, layer="below")]
+
+    def words(self, r, **values) -> Words:
+        amp = r.amplified
         amp_med = "n/a" if r.amplified_median_abs_v is None else f"{r.amplified_median_abs_v:.1e}"
-        self._say_simulation(
+        return Words(None, "info",
             f"L = 1: median |v| at t = {r.t_end:g} is {r.median_abs_v_end[1]:.1e} (exponential collapse at rate "
             f"{r.rate:.2f}); L = 2: {r.median_abs_v_end[2]:.1e} (algebraic: the drift vanishes like |v|⁴ᐟ³); "
             f"noise-amplified SGD on (u, w), η = {_AMP_LR}: median |v| = {amp_med} at t = 2 "
@@ -315,39 +337,42 @@ class Tails(_StationaryRun):
                                           xaxis=dict(type="log", title="v", range=[0, 2]),
                                           yaxis=dict(type="log", title="P(V > v)", range=[-6.3, 0.1]), **_LAYOUT))
         for d in ex.TAIL_DEPTHS:
-            line(fig, f"L = {d}", _COLORS[d], width=3)
+            line(fig, f"L = {d}", _COLORS[d], width=3, key=f"survival{d}")
         for d in ex.TAIL_DEPTHS:
-            line(fig, f"slope ν+1 = {tail_exponent(d) + 1:g}", _COLORS[d], dash="dash", width=1.5)
-        line(fig, "L = 0 (slope depends on T)", _COLORS[0], width=2, dash="dot")
+            line(fig, f"slope ν+1 = {tail_exponent(d) + 1:g}", _COLORS[d], dash="dash", width=1.5, key=f"power{d}")
+        line(fig, "L = 0 (slope depends on T)", _COLORS[0], width=2, dash="dot", key="depth0")
         for d in ex.TAIL_DEPTHS:
-            markers(fig, f"SDE, L = {d}", _COLORS[d], size=8, symbol="circle-open", marker_line=dict(width=2))
+            markers(fig, f"SDE, L = {d}", _COLORS[d], size=8, symbol="circle-open", marker_line=dict(width=2),
+                    key=f"sde{d}")
         return [fig]
 
     def _update(self, temperature) -> None:
         r = self.result = ex.tail_view(temperature=temperature)
         fig = self.figure
         with fig.batch_update():
-            for i, d in enumerate(ex.TAIL_DEPTHS):
-                fig.data[i].x, fig.data[i].y = r.v, r.survival[d]
-                fig.data[3 + i].x, fig.data[3 + i].y = r.v, r.power_laws[d]
-            fig.data[6].x, fig.data[6].y = r.depth0
-            for tr in fig.data[7:]:
-                tr.x, tr.y = [], []
+            for d in ex.TAIL_DEPTHS:
+                put(fig, f"survival{d}", x=r.v, y=r.survival[d])
+                put(fig, f"power{d}", x=r.v, y=r.power_laws[d])
+                put(fig, f"sde{d}", x=[], y=[])
+            x, y = r.depth0
+            put(fig, "depth0", x=x, y=y)
         self._say_closed_form(
             "local slope of log p at v ≈ 1000: " + ", ".join(f"L = {d}: {s:.3f} (ν = {tail_exponent(d):g})"
             for d, s in r.slopes.items())
             + f"; L = 0: ν = −2 − β₁/(α₁T) = {r.rho0:.2f} changes with T.")
 
     def _show(self, sim, **values) -> None:
-        counts = []
         with self.figure.batch_update():
-            for i, d in enumerate(ex.TAIL_DEPTHS):
-                self.figure.data[7 + i].x, self.figure.data[7 + i].y = sim.points[d]
-                x = sim.samples[d]
-                counts.append(f"L = {d}: {x.size} samples, {int(np.sum(x > 10))} above v = 10")
-        self._say_simulation(f"SDE: {sim.n_chains} chains from v₀ = 1 for t = {sim.t_end:g}, records from the second "
-                             "half pooled; " + ", ".join(counts)
-                             + ". The lines do not move with T for L ≥ 1 far out: try the slider.")
+            for d in ex.TAIL_DEPTHS:
+                x, y = sim.points[d]
+                put(self.figure, f"sde{d}", x=x, y=y)
+
+    def words(self, sim, **values) -> Words:
+        counts = [f"L = {d}: {sim.samples[d].size} samples, {int(np.sum(sim.samples[d] > 10))} above v = 10"
+                  for d in ex.TAIL_DEPTHS]
+        return Words(None, "info", f"SDE: {sim.n_chains} chains from v₀ = 1 for t = {sim.t_end:g}, records from the "
+                     "second half pooled; " + ", ".join(counts)
+                     + ". The lines do not move with T for L ≥ 1 far out: try the slider.")
 
 
 # ============================================================================ 6. discrete SGD near T_c
@@ -364,24 +389,28 @@ class DiscreteSGD(_StationaryRun):
     def _figures(self) -> list[go.FigureWidget]:
         fig = go.FigureWidget(layout=dict(height=420, title="depth 1: SGD on the actual parameters vs the SDE law",
                                           xaxis=dict(title="v"), yaxis=dict(title="density"), **_LAYOUT))
-        line(fig, "closed form (Eq. 15)", "black", width=3)
-        for name, colour, width in (("v-SDE", _COLORS[1], None), ("plain SGD, η = T, S = 1", _COLORS["sgd"], 2),
-                                    (f"noise-amplified SGD, η = {_AMP_LR}", _COLORS["amp"], 2)):
-            line(fig, name, colour, width=width, line_shape="hvh")
+        line(fig, "closed form (Eq. 15)", "black", width=3, key="law")
+        for key, name, colour, width in (("v-SDE", "v-SDE", _COLORS[1], None),
+                                         ("plain SGD", "plain SGD, η = T, S = 1", _COLORS["sgd"], 2),
+                                         ("amplified SGD", f"noise-amplified SGD, η = {_AMP_LR}", _COLORS["amp"], 2)):
+            line(fig, name, colour, width=width, line_shape="hvh", key=key)  # keyed as the result's ``fits``
         scan = panels("fraction of runs that diverged (|θ| > 1e12)", "KS distance at the same time t (surviving runs)",
                       height=380, layout=dict(_LAYOUT, legend=dict(orientation="h", y=-0.22)))
-        for name, colour in (("plain SGD, η = T", _COLORS["sgd"]),
-                             (f"noise-amplified SGD, η = {_AMP_LR}", _COLORS["amp"])):
+        for key, name, colour in (("sgd", "plain SGD, η = T", _COLORS["sgd"]),
+                                  ("amp", f"noise-amplified SGD, η = {_AMP_LR}", _COLORS["amp"])):
             scan.add_scatter(x=[], y=[], mode="lines+markers", name=name, line=dict(color=colour), row=1, col=1,
                              showlegend=False)
+            key_last(scan, f"{key}_div")
             scan.add_scatter(x=[], y=[], mode="lines+markers", name=f"{name} vs v-SDE", line=dict(color=colour),
                              row=1, col=2)
+            key_last(scan, f"{key}_ks")
         scan.add_scatter(x=[], y=[], mode="lines", showlegend=False, row=1, col=1)  # stays empty
         scan.add_scatter(x=[], y=[], mode="lines+markers",
                          name="v-SDE vs closed form (not yet stationary near T<sub>c</sub>)",
                          line=dict(color=_COLORS[1], dash="dot"), row=1, col=2)
-        line(scan, "two-sample KS threshold", "black", at=(1, 2), dash="dash")
-        line(scan, "T<sub>c</sub>", NEUTRALS["grey"], at=(1, 2), dash="dot")
+        key_last(scan, "sde_ks_law")
+        line(scan, "two-sample KS threshold", "black", at=(1, 2), dash="dash", key="sgd_crit")
+        line(scan, "T<sub>c</sub>", NEUTRALS["grey"], at=(1, 2), dash="dot", key="T_c")
         axes(scan, x="T = η/S")
         return [fig, scan]
 
@@ -392,13 +421,9 @@ class DiscreteSGD(_StationaryRun):
                                                        seed=self.settings["seed"])
         fig = self.figures[1]
         with fig.batch_update():
-            fig.data[0].x, fig.data[0].y = rows.T, rows.sgd_div
-            fig.data[1].x, fig.data[1].y = rows.T, rows.sgd_ks
-            fig.data[2].x, fig.data[2].y = rows.T, rows.amp_div
-            fig.data[3].x, fig.data[3].y = rows.T, rows.amp_ks
-            fig.data[5].x, fig.data[5].y = rows.T, rows.sde_ks_law
-            fig.data[6].x, fig.data[6].y = rows.T, rows.sgd_crit
-            fig.data[7].x, fig.data[7].y = [self.T_C, self.T_C], [0, 1]
+            for key in ("sgd_div", "sgd_ks", "amp_div", "amp_ks", "sde_ks_law", "sgd_crit"):
+                put(fig, key, x=rows.T, y=getattr(rows, key))
+            put(fig, "T_c", x=[self.T_C, self.T_C], y=[0, 1])
         return rows
 
     def _update(self, temperature) -> None:
@@ -407,15 +432,18 @@ class DiscreteSGD(_StationaryRun):
 
     def _show(self, r, **values) -> None:
         with self.figure.batch_update():
-            self.figure.data[0].x, self.figure.data[0].y = r.curve if r.curve is not None else ([], [])
-            for tr, fit in zip(self.figure.data[1:], r.fits.values()):
-                tr.x, tr.y = fit.centres, fit.density
+            x, y = r.curve if r.curve is not None else ([], [])
+            put(self.figure, "law", x=x, y=y)
+            for name, fit in r.fits.items():
+                put(self.figure, name, x=fit.centres, y=fit.density)
+
+    def words(self, r, **values) -> Words:
         txt = []
         for name, f in r.fits.items():
             verdict = "agrees" if f.agrees else "DISAGREES"
             ks = "n/a" if not math.isfinite(f.ks) else f"{f.ks:.3f}"
             txt.append(f"{name}: KS {ks} (threshold {f.ks_threshold:.3f}, {verdict})"
                        + (f", {f.diverged}/{f.n} runs diverged" if f.diverged else ""))
-        self._say_simulation(
+        return Words(None, "info",
             f"T = {r.temperature:g}: " + " | ".join(txt) + ". Divergences come from rare large x² in single "
             "samples: the SDE's Gaussian noise has no such kicks.")
