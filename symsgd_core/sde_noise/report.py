@@ -8,11 +8,10 @@ naming what is missing. The text is the notebook's, character for character.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import numpy as np
 
+from ..core.report import Report
 from ..core.stats import wilson
 from ..rank_jumps.analysis import loss_hessian_top_eigenvalue
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
@@ -46,25 +45,6 @@ __all__ = [
 GRID_SETTINGS = SETTINGS
 #: The (η, γ) settings compared with the hot point in the stored-rows cell.
 COLD_SETTINGS = (COOLER_STEP, WEAKER_DECAY)
-
-
-@dataclass(frozen=True)
-class Report:
-    """A printed table: ``text`` its lines (str, no newlines), ``values`` what later cells use (read-only)."""
-
-    text: tuple[str, ...]
-    values: Mapping = field(default_factory=dict)
-
-    def __post_init__(self):
-        object.__setattr__(self, "text", tuple(self.text))
-        object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
-
-    def lines(self) -> list[str]:
-        """The table's lines, to ``print("\\n".join(report.lines()))``."""
-        return list(self.text)
-
-    def __getitem__(self, name):
-        return self.values[name]
 
 
 def _tasks(grid, kind: str, what: str, pred=lambda t: True) -> list[dict]:
