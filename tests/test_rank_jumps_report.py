@@ -166,17 +166,13 @@ def test_min_norm_report_table_and_grid():
         rr.min_norm_report(4, [])
 
 
-def test_noise_and_failure_reports():
+def test_noise_report():
     near = {"a": np.array([0.01, 0.02]), "share": np.array([2.4e-13, 1.5e-11])}
     text = str(rr.noise_report(near, {"rank_C": np.array([2])}, {0.01: {"rank1": 0.0873, "rank2": 0.0792}}))
     assert "push a = 0.02: share of η²C on rank-raising directions 1.50e-11" in text
     assert "ε = 0.1, γ = 0.01: rank-1 minimum 0.0873" in text
     with pytest.raises(ValueError, match="push"):
         rr.noise_report({"a": []}, {"rank_C": [2]}, {})
-    rep = rr.failure_report([SimpleNamespace(kind="no_jumps", message="No SGD run left rank 2.")])
-    assert rep.lines() == ["    no_jumps: No SGD run left rank 2.", ""]
-    with pytest.raises(ValueError, match="diagnosis"):
-        rr.failure_report([])
 
 
 def test_anneal_report_names_the_lower_minimum():

@@ -37,7 +37,6 @@ __all__ = [
     "eckart_young_report",
     "ensemble_report",
     "explosion_report",
-    "failure_report",
     "langevin_report",
     "mechanism_report",
     "min_norm_report",
@@ -101,7 +100,7 @@ def trap_report(result, problem, crit, lr: float = EPSILON_EXPERIMENT.lr_hot,
 def minima_report(start, start_rank: int, rank_one, problem, crit, imbalance: CheckResult,
                   lr: float = EPSILON_EXPERIMENT.lr_hot,
                   weight_decay: float = EPSILON_EXPERIMENT.weight_decay_hot) -> Report:
-    """§0's fine print: the Bᵣ constants, the two minima (GD's ``start`` of rank ``start_rank``, ``rank_one``) and
+    """§0's fine print: the two minima (GD's ``start`` of rank ``start_rank``, ``rank_one``) and
     their Bᵣ membership and imbalance, SGD's mean imbalance at small η (``imbalance``:
     :func:`~.checks.check_sgd_imbalance`) and the layers' own scale. Values: ``layer_scales`` (rank-2, rank-1)."""
     rows = imbalance.details.get("rows")
@@ -109,8 +108,6 @@ def minima_report(start, start_rank: int, rank_one, problem, crit, imbalance: Ch
     target_rank = int(numerical_rank(np.linalg.svd(problem.target, compute_uv=False)))
     scales = [sgd_imbalance_scale(p, problem, lr, weight_decay)["layer_scale"] for p in (start, rank_one)]
     lines = [
-        f"Bᵣ here: ε₁ = {crit.eps_rank:g} (rank test), ε₂ = {crit.eps_balance:g} (balance test), R = {crit.R:g} "
-        "(norm bound)",
         f"rank of A* = {target_rank};  GD's minimum: rank {start_rank}, in B₁: {bool(in_B(start, 1)[0])}, "
         f"in B₂: {bool(in_B(start, 2)[0])};  the rank-1 minimum: in B₁: {bool(in_B(rank_one, 1)[0])}",
         f"imbalance at the two minima: {balancedness(start)[0]:.1e}, {balancedness(rank_one)[0]:.1e}",
@@ -301,14 +298,4 @@ def noise_report(near: dict, at_rank2: dict, minima_by_decay: dict, eps: float =
     lines.append(f"rank of C at the rank-2 minimum: {int(at_rank2['rank_C'][0])} (≤ N − 1 = 2: the artefact)")
     lines += [f"ε = {eps}, γ = {g}: rank-1 minimum {m['rank1']:.4f}, rank-2 minimum {m['rank2']:.4f}"
               for g, m in minima_by_decay.items()]
-    return Report(lines)
-
-
-def failure_report(diagnoses: Iterable) -> Report:
-    """§7: each failure-mode run's diagnosis, its kind and message, a blank line after each (``diagnoses``:
-    :class:`~.analysis.Diagnosis` objects)."""
-    lines = []
-    for d in diagnoses:
-        lines += [f"{d.kind:>12}: {d.message}", ""]
-    _need(bool(lines), "no diagnosis")
     return Report(lines)

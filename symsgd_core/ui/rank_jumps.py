@@ -3,7 +3,7 @@
 Each controller reads its sliders, calls one experiment of :mod:`symsgd_core.rank_jumps.experiments` (whose
 defaults, :data:`~symsgd_core.rank_jumps.experiments.EPSILON_EXPERIMENT`, are the sliders' starting values),
 keeps the frozen result in ``self.result``, draws it, and says in the status line what happened (including
-failure modes: collapse to A = 0, no jumps within the budget, GD also at rank 1). The exercises of §9 are
+failure modes: collapse to A = 0, no jumps within the budget, GD also at rank 1). The exercises of §8 are
 :data:`symsgd_core.rank_jumps.EXERCISES`.
 """
 
