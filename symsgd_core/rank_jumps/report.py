@@ -27,7 +27,6 @@ from . import (
     in_B,
     min_norm_completion,
     numerical_rank,
-    singular_values,
 )
 from .analysis import loss_hessian_top_eigenvalue, sgd_imbalance_scale
 
@@ -35,7 +34,6 @@ __all__ = [
     "anneal_report",
     "basin_report",
     "eckart_young_report",
-    "ensemble_report",
     "explosion_report",
     "langevin_report",
     "mechanism_report",
@@ -43,7 +41,6 @@ __all__ = [
     "minima_report",
     "noise_report",
     "origin_report",
-    "penalty_report",
     "setup_report",
     "trap_report",
 ]
@@ -77,27 +74,22 @@ def setup_report(exp=EPSILON_EXPERIMENT) -> Report:
     ])
 
 
-def trap_report(result, problem, crit, lr: float = EPSILON_EXPERIMENT.lr_hot,
+def trap_report(result, problem, lr: float = EPSILON_EXPERIMENT.lr_hot,
                 weight_decay: float = EPSILON_EXPERIMENT.weight_decay_hot) -> Report:
-    """§0's numbers under the GD-vs-SGD figure (``result``: a :class:`~.experiments.TrapResult`; ``crit``: the Bᵣ
-    criterion): the start, both runs, the jump steps, returns, the largest imbalances and the step ``η·λₘₐₓ``
+    """§0's numbers that the GD-vs-SGD figure's status line does not give (``result``: a
+    :class:`~.experiments.TrapResult`): every SGD run's jump step, GD's largest imbalance and the step ``η·λₘₐₓ``
     (``λₘₐₓ``: the top Hessian eigenvalue of 𝓛ᵧ at the start). Values: ``lam_max``."""
     gd, sgd = result.gd, result.sgd
     _need(sgd.n_runs > 0, "the trap result has no SGD run")
     lam_max = loss_hessian_top_eigenvalue(result.start, problem, weight_decay)
     return Report([
-        f"start: {np.round(singular_values(result.start)[0], 4)} rank {result.start_rank}",
-        f"GD : {gd.summary()}",
-        f"SGD: {sgd.summary()}",
-        f"SGD jump steps: {sgd.jump_step(1).tolist()}",
-        f"runs that came back to rank 2: {int(sgd.returned_up.sum())}",
-        f"largest imbalance: GD {gd.balancedness.max():.1e}, SGD {sgd.balancedness.max():.2f} "
-        f"(ε₂ = {crit.eps_balance:g})",
+        f"SGD jump steps (−1: none): {sgd.jump_step(1).tolist()}",
+        f"largest imbalance of GD: {gd.balancedness.max():.1e} (round-off: a GD minimum is balanced)",
         f"the step: η·λₘₐₓ = {lr} × {lam_max:.2f} = {lr * lam_max:.2f} (not small)",
     ], {"lam_max": lam_max})
 
 
-def minima_report(start, start_rank: int, rank_one, problem, crit, imbalance: CheckResult,
+def minima_report(start, start_rank: int, rank_one, problem, imbalance: CheckResult,
                   lr: float = EPSILON_EXPERIMENT.lr_hot,
                   weight_decay: float = EPSILON_EXPERIMENT.weight_decay_hot) -> Report:
     """§0's fine print: the two minima (GD's ``start`` of rank ``start_rank``, ``rank_one``) and
@@ -115,15 +107,8 @@ def minima_report(start, start_rank: int, rank_one, problem, crit, imbalance: Ch
     lines += [f"  η = {row['lr']}: mean imbalance {row['measured_mean']:.4f} in [{row['lower']:.4f}, "
               f"{row['upper']:.4f}] (mean/η = {row['measured_mean'] / row['lr']:.3f}: of order η)" for row in rows]
     lines.append(f"layer scale (largest Frobenius norm of WₗWₗᵀ) at the rank-2 and rank-1 minima: {scales[0]:.2f}, "
-                 f"{scales[1]:.2f} (ε₂ = {crit.eps_balance:g})")
+                 f"{scales[1]:.2f}")
     return Report(lines, {"layer_scales": tuple(scales)})
-
-
-def penalty_report(view) -> Report:
-    """§1: the barrier width δ* at the figure's settings, for its depth and for L = 2 (``view``: a
-    :class:`~.experiments.PenaltyView`)."""
-    return Report([f"barrier width δ* at the figure's settings: {view.barrier_width:.4f} at L = {view.depth}, "
-                   f"{view.barrier_width_L2:.4f} at L = 2"])
 
 
 def explosion_report(explosion: Sequence[CheckResult], as_printed: CheckResult, depth: int) -> Report:
@@ -161,71 +146,43 @@ def origin_report(origin: CheckResult) -> Report:
     return Report(lines)
 
 
-def ensemble_report(result, trap=None) -> Report:
-    """§2: the ensemble's summary, the rank-1 fraction at the end, the mean waiting time, the median jump duration
-    (``result``: an :class:`~.experiments.EnsembleResult`) and the largest imbalance of hot SGD here and in §0's
-    ``trap`` (a :class:`~.experiments.TrapResult`, optional). Values: ``hot_imbalance``."""
-    durations = result.durations[result.durations >= 0]
-    frac = result.sgd.fraction_at_rank()
-    hot = [result.sgd.balancedness.max()] + ([trap.sgd.balancedness.max()] if trap is not None else [])
-    return Report([
-        result.sgd.summary(),
-        f"fraction at rank 1 at the end: {frac[-1, 1]:.2f};  mean waiting time {result.mean_wait:.0f} ± "
-        f"{result.mean_wait_se:.0f} steps",
-        "jump durations (steps, record interval 100): "
-        + (f"median {np.median(durations):.0f}" if durations.size else "no jump"),
-        f"largest imbalance of hot SGD ({'§0 and §2' if trap is not None else '§2'}): {max(hot):.2f}",
-    ], {"hot_imbalance": max(hot)})
-
-
 def mechanism_report(result, exponents, depth: int) -> Report:
-    """§3: the rank after the forced phase, GD's and SGD's ranks after it, the largest s₂(A) after it (``result``: a
-    :class:`~.experiments.MechanismResult`) and the per-layer exponents pₗ of the second singular values
-    (``exponents``: :func:`~.checks.check_layer_decay`'s ``details['exponents']``)."""
+    """§3, beyond the figure's status line: the ranks GD and SGD take at every record after the forced phase and
+    the largest s₂(A) then (``result``: a :class:`~.experiments.MechanismResult`), and the per-layer exponents pₗ
+    of the second singular values (``exponents``: :func:`~.checks.check_layer_decay`'s ``details['exponents']``)."""
     p = np.asarray(exponents, dtype=float)
     _need(p.size == depth, f"{p.size} exponents for depth {depth}")
     s2_after = max(result.gd.singular_values[..., 1].max(), result.sgd.singular_values[..., 1].max())
     return Report([
-        f"rank after the forced phase: {result.forced_rank}",
-        f"after: GD ranks {np.unique(result.gd.rank).tolist()} ; SGD ranks {np.unique(result.sgd.rank).tolist()}",
-        f"largest s₂(A) after the forced phase: {s2_after:.2g}",
+        f"after the forced phase: GD ranks {np.unique(result.gd.rank).tolist()}, SGD ranks "
+        f"{np.unique(result.sgd.rank).tolist()} at every record; largest s₂(A): {s2_after:.2g}",
         f"per-layer exponents pₗ: {np.round(p, 5).tolist()}  sum = {p.sum():.3f} (L = {depth})",
     ])
 
 
 def basin_report(result, depth: int = EPSILON_EXPERIMENT.depth,
                  weight_decay: float = EPSILON_EXPERIMENT.weight_decay_hot, shrink: float = 100.0) -> Report:
-    """§4: the fit slope, the first-order basin radius, the measured edge (``result``: a
-    :class:`~.experiments.BasinResult`), and the radius at γ/``shrink``. Values: ``radius_small``."""
-    lo, hi = result.boundary
+    """§4, beyond the figure's status line (which gives the radius, the fit slope and the measured edge): the
+    first-order basin radius at γ/``shrink`` against the figure's (``result``: a :class:`~.experiments.BasinResult`).
+    Values: ``radius_small``."""
     small = basin_radius(depth, weight_decay / shrink, result.slope)
-    ratio = result.alpha_c / small
+    return Report([f"at γ/{shrink:g} the first-order basin radius is {small:.4f} = the figure's radius/"
+                   f"{result.alpha_c / small:.0f} (it scales like γ¹ᐟ⁽ᴸ⁻²⁾, L = {depth})"], {"radius_small": small})
+
+
+def anneal_report(small_eps: dict, jump_bound: float, ensemble=None, exp=EPSILON_EXPERIMENT) -> Report:
+    """§6, beyond the figure's status line: the two minima at ε = 0.1 and the cold γ (``small_eps``:
+    :func:`~.experiments.minima_losses`), and the one-sided bound ``jump_bound`` on the jump probability in the hot
+    phase at ε = 0.1 (with the share of §2's ``ensemble``, at the default ε, that jumped)."""
+    lower = "rank 1" if small_eps["rank1"] < small_eps["rank2"] else "rank 2"
+    jumped = (f" (at ε = {exp.eps}: {np.mean(ensemble.jump_steps >= 0):.2f} of the runs jumped)"
+              if ensemble is not None else "")
     return Report([
-        f"fit slope |g| = {abs(result.slope):.4f};  basin radius (first order) = {result.alpha_c:.4f};  edge found "
-        f"between a = {lo:.4f} and {hi:.4f}",
-        f"at γ/{shrink:g} the first-order basin radius is {small:.4f} = the radius/{ratio:.0f} (it scales like "
-        f"γ¹ᐟ⁽ᴸ⁻²⁾, L = {depth})",
-    ], {"radius_small": small})
-
-
-def anneal_report(result, small_eps: dict, jump_bound: float, ensemble=None,
-                  exp=EPSILON_EXPERIMENT) -> Report:
-    """§6: the polished final losses and ranks (``result``: an :class:`~.experiments.AnnealResult`), the two
-    minima at the default ε and at ε = 0.1 (``small_eps``: :func:`~.experiments.minima_losses`), and the one-sided
-    bound ``jump_bound`` on the jump probability at ε = 0.1 (with the jumped share of §2's ``ensemble``)."""
-    mins = result.minima
-    lower = "rank 1" if mins["rank1"] < mins["rank2"] else "rank 2"
-    lines = [
-        f"polished final losses (GD first): {np.round(result.polished_loss, 5).tolist()}  ranks: "
-        f"{result.polished_rank.tolist()}",
-        f"rank-1 minimum {mins['rank1']:.5f}, rank-2 minimum {mins['rank2']:.5f} at ε = {exp.eps}, "
-        f"γ = {exp.weight_decay_cold}: lower regularised loss 𝓛ᵧ: {lower}",
-        f"at ε = 0.1: rank-1 minimum {small_eps['rank1']:.5f}, rank-2 minimum {small_eps['rank2']:.5f}",
+        f"at ε = 0.1, γ = {exp.weight_decay_cold}: rank-1 minimum {small_eps['rank1']:.5f}, rank-2 minimum "
+        f"{small_eps['rank2']:.5f} (lower: {lower})",
         f"→ with 95% confidence a run jumps with probability < {jump_bound:.3f} within {exp.hot_steps} hot steps at "
-        "ε = 0.1" + (f" (at ε = {exp.eps}: {np.mean(ensemble.jump_steps >= 0):.2f} of the runs jumped)"
-                     if ensemble is not None else ""),
-    ]
-    return Report(lines)
+        f"ε = 0.1{jumped}",
+    ])
 
 
 def min_norm_report(depth: int, sweep: Sequence[dict], eps: float = EPSILON_EXPERIMENT.eps,
@@ -257,45 +214,40 @@ def min_norm_report(depth: int, sweep: Sequence[dict], eps: float = EPSILON_EXPE
     return Report(lines, {"grid_ranks": ranks})
 
 
-def langevin_report(runs: dict, minima_hot: dict, weight_decay: float = EPSILON_EXPERIMENT.weight_decay_hot) -> Report:
-    """§5: per Langevin temperature (``runs``: ``{label: LangevinResult}``, the matched one first) the rank changes
-    down and up, the share of time at rank ≤ 1 after the first visit and the first steps there; the two minima
-    at the hot γ (``minima_hot``); and, in the matched run, the median s₂(A) at rank 1 of Langevin and SGD against
-    round-off. Values: ``floors`` (Langevin, SGD, round-off)."""
+def langevin_report(runs: dict, minima_hot: dict,
+                    weight_decay: float = EPSILON_EXPERIMENT.weight_decay_hot) -> Report:
+    """§5, beyond the figures' status lines: per Langevin temperature (``runs``: ``{label: LangevinResult}``, the
+    matched one first) the first steps at rank ≤ 1 of SGD and Langevin; the two minima at the hot γ
+    (``minima_hot``); and in the matched run SGD's median s₂(A) at rank 1 against round-off. Values:
+    ``sgd_floor``, ``roundoff``."""
     _need(len(runs) > 0, "no Langevin result")
     lines = []
     for name, L in runs.items():
-        (sd, su), (ld, lu) = L.sgd_transitions, L.langevin_transitions
-        stay_s, stay_l = L.stay_low_rank
         first = {k: [int(r.steps[np.argmax(row <= 1)]) for row in r.rank if np.any(row <= 1)]
                  for k, r in (("SGD", L.sgd), ("Langevin", L.langevin))}
-        lines += [f"{name:>10}: SGD down {sd.sum()} up {su.sum()} | Langevin down {ld.sum()} up {lu.sum()} | "
-                  f"time at rank ≤ 1 after first visit: SGD {np.nanmean(stay_s):.2f}, "
-                  f"Langevin {np.nanmean(stay_l):.2f}",
-                  f"            first step at rank ≤ 1: {first}"]
-    lines.append(f"at γ = {weight_decay}: rank-1 minimum {minima_hot['rank1']:.4f} < rank-2 minimum "
-                 f"{minima_hot['rank2']:.4f}" if minima_hot["rank1"] < minima_hot["rank2"] else
-                 f"at γ = {weight_decay}: rank-1 minimum {minima_hot['rank1']:.4f} ≥ rank-2 minimum "
+        lines.append(f"{name:>10}: first step at rank ≤ 1: {first}")
+    relation = "<" if minima_hot["rank1"] < minima_hot["rank2"] else "≥"
+    lines.append(f"at γ = {weight_decay}: rank-1 minimum {minima_hot['rank1']:.4f} {relation} rank-2 minimum "
                  f"{minima_hot['rank2']:.4f}")
-    matched = next(iter(runs.values()))
-    lres, sres = matched.langevin, matched.sgd
-    s2_l = lres.singular_values[..., 1][lres.rank == 1]
-    s2_s = sres.singular_values[..., 1][sres.rank == 1]
-    floor = roundoff_tolerance(sres.singular_values[..., 0].max())
-    med_l = float(np.median(s2_l)) if s2_l.size else float("nan")
-    med_s = float(np.median(s2_s)) if s2_s.size else float("nan")
-    lines.append(f"median s₂ at rank 1: Langevin {med_l:.1e}, SGD {med_s:.1e} (round-off level {floor:.1e})")
-    return Report(lines, {"floors": (med_l, med_s, floor)})
+    sgd = next(iter(runs.values())).sgd
+    s2 = sgd.singular_values[..., 1][sgd.rank == 1]
+    floor = roundoff_tolerance(sgd.singular_values[..., 0].max())
+    med = float(np.median(s2)) if s2.size else float("nan")
+    lines.append(f"median s₂(A) of SGD at rank 1: {med:.1e} (round-off level {floor:.1e}; Langevin's noise floor is "
+                 "in its status line)")
+    return Report(lines, {"sgd_floor": med, "roundoff": floor})
 
 
-def noise_report(near: dict, at_rank2: dict, minima_by_decay: dict, eps: float = 0.1) -> Report:
+def noise_report(near: dict, at_rank2: dict, minima_by_decay: dict, eps: float = 0.1,
+                 n_observed: int = EPSILON_EXPERIMENT.problem.n_observed) -> Report:
     """§5's fine print: the share of SGD's per-step noise η²C on rank-raising directions per push a (``near``:
     :func:`~.analysis.raising_noise_near`), the rank of C at the rank-2 minimum (``at_rank2``), and the two minima
-    at ``eps`` per γ (``minima_by_decay``: ``{γ: minima_losses(eps, γ)}``)."""
+    at ``eps`` per γ (``minima_by_decay``: ``{γ: minima_losses(eps, γ)}``); ``n_observed``: N, the observed entries."""
     _need(len(near.get("a", ())) > 0, "no push a in the raising-noise rows")
     lines = [f"  push a = {a:.2f}: share of η²C on rank-raising directions {share:.2e}"
              for a, share in zip(near["a"], near["share"])]
-    lines.append(f"rank of C at the rank-2 minimum: {int(at_rank2['rank_C'][0])} (≤ N − 1 = 2: the artefact)")
+    lines.append(f"rank of C at the rank-2 minimum: {int(at_rank2['rank_C'][0])} "
+                 f"(≤ N − 1 = {n_observed - 1}: the artefact)")
     lines += [f"ε = {eps}, γ = {g}: rank-1 minimum {m['rank1']:.4f}, rank-2 minimum {m['rank2']:.4f}"
               for g, m in minima_by_decay.items()]
     return Report(lines)
