@@ -238,16 +238,15 @@ def langevin_report(runs: dict, minima_hot: dict,
     return Report(lines, {"sgd_floor": med, "roundoff": floor})
 
 
-def noise_report(near: dict, at_rank2: dict, minima_by_decay: dict, eps: float = 0.1,
-                 n_observed: int = EPSILON_EXPERIMENT.problem.n_observed) -> Report:
+def noise_report(near: dict, at_rank2: dict, minima_by_decay: dict, eps: float = 0.1) -> Report:
     """§5's fine print: the share of SGD's per-step noise η²C on rank-raising directions per push a (``near``:
     :func:`~.analysis.raising_noise_near`), the rank of C at the rank-2 minimum (``at_rank2``), and the two minima
-    at ``eps`` per γ (``minima_by_decay``: ``{γ: minima_losses(eps, γ)}``); ``n_observed``: N, the observed entries."""
+    at ``eps`` per γ (``minima_by_decay``: ``{γ: minima_losses(eps, γ)}``)."""
     _need(len(near.get("a", ())) > 0, "no push a in the raising-noise rows")
     lines = [f"  push a = {a:.2f}: share of η²C on rank-raising directions {share:.2e}"
              for a, share in zip(near["a"], near["share"])]
     lines.append(f"rank of C at the rank-2 minimum: {int(at_rank2['rank_C'][0])} "
-                 f"(≤ N − 1 = {n_observed - 1}: the artefact)")
+                 "(at most N − 1: the artefact)")
     lines += [f"ε = {eps}, γ = {g}: rank-1 minimum {m['rank1']:.4f}, rank-2 minimum {m['rank2']:.4f}"
               for g, m in minima_by_decay.items()]
     return Report(lines)
