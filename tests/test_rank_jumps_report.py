@@ -112,6 +112,7 @@ def test_explosion_report_compares_with_the_law(minima):
 def test_eckart_young_and_origin_reports(minima):
     rep = rr.eckart_young_report(minima[0].end_to_end()[0])
     assert rep["distance"] == pytest.approx(np.linalg.svd(minima[0].end_to_end()[0], compute_uv=False)[1])
+    assert not ascii_math(rep)
     origin = rank_jumps.check_origin_condition(PROBLEM)
     text = str(rr.origin_report(origin))
     assert "L = 2, γ" in text and "→ saddle" in text and "→ minimum" in text
@@ -131,6 +132,7 @@ def test_mechanism_report_sums_the_exponents():
                         sgd=_run([[1, 1]], np.array([[3e-16, 1e-17]])))
     text = str(rr.mechanism_report(m, [1.01, 1.0, 1.0, 1.0], 4))
     assert "GD ranks [1], SGD ranks [1] at every record; largest s₂(A): 3e-16" in text and "sum = 4.010 (L = 4)" in text
+    assert not ascii_math(text)
     with pytest.raises(ValueError, match="exponents"):
         rr.mechanism_report(m, [1.0, 1.0], 4)
 
@@ -160,7 +162,7 @@ def test_noise_report():
     near = {"a": np.array([0.01, 0.02]), "share": np.array([2.4e-13, 1.5e-11])}
     text = str(rr.noise_report(near, {"rank_C": np.array([2])}, {0.01: {"rank1": 0.0873, "rank2": 0.0792}}))
     assert "push a = 0.02: share of η²C on rank-raising directions 1.50e-11" in text
-    assert "ε = 0.1, γ = 0.01: rank-1 minimum 0.0873" in text
+    assert "ε = 0.1, γ = 0.01: rank-1 minimum 0.0873" in text and not ascii_math(text)
     with pytest.raises(ValueError, match="push"):
         rr.noise_report({"a": []}, {"rank_C": [2]}, {})
 

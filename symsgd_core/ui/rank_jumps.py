@@ -495,7 +495,7 @@ class BasinController(_ExperimentFigure):
         "pulled_back": ("a = {alpha:.3g}: pulled back to rank 1", ": pulled back — s₂(A) fell to {s2_end:.1e}; weight "
                         "decay (−2γa) beats the fit (+|g|aᴸ⁻¹) inside the basin."),
         "not_pulled_back": ("a = {alpha:.3g}: not pulled back — rank 2", ": not pulled back — the new direction grew "
-                            "to s₂(A) = {s2_end:.3g}, the rank-2 minimum: the basin of B_1 is finite."),
+                            "to s₂(A) = {s2_end:.3g}, the rank-2 minimum: the basin of B₁ is finite."),
     }
 
     @classmethod
