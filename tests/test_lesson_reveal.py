@@ -217,7 +217,7 @@ NOTEBOOK_04 = Path(__file__).resolve().parents[1] / "notebooks" / "04_one_way_ra
 
 @pytest.mark.parametrize("name", list(PREDICT))
 def test_notebook_04_shows_its_predictions_figures_covered(name):
-    """§2 and §5 ask for a prediction: the figure below the panel is shown through ``reveal_after`` of that panel, and
+    """§0 and §4 ask for a prediction: the figure below the panel is shown through ``reveal_after`` of that panel, and
     no cell of the section prints the numbers uncovered (they go through ``reveal_after`` too)."""
     cells = json.loads(NOTEBOOK_04.read_text(encoding="utf-8"))["cells"]
     start = next(i for i, c in enumerate(cells)

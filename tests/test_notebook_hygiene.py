@@ -192,3 +192,8 @@ def test_notebook_05_cells_are_thin():
     definitions and no loops in a cell."""
     nb = json.loads((ROOT / "notebooks" / "05_sgd_noise_sde.ipynb").read_text(encoding="utf-8"))
     assert loop_or_def_cells(nb) == []
+
+
+def test_notebook_04_cells_are_thin():
+    """Notebook 04's code cells call package functions (its tables: symsgd_core.rank_jumps.report)."""
+    assert loop_or_def_cells(json.loads((ROOT / "notebooks" / "04_one_way_rank_jumps.ipynb").read_text("utf-8"))) == []

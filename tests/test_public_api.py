@@ -55,7 +55,7 @@ def test_import_does_not_load_torch_numba_or_plotly():
 #: from it, plus the experiments, their results, the engines' entry points, the models, checks, claims and EXERCISES.
 #: Everything else is imported from its module (``symsgd_core.rank_jumps.analysis.barrier_width``). Before the cut:
 #: balance 89, lifting 70, rank_jumps 113 (+ claims), stationary 82, sde_noise 37, core 25.
-MAX_ALL = {"balance": 46, "lifting": 32, "rank_jumps": 52, "stationary": 56, "sde_noise": 28, "core": 14,
+MAX_ALL = {"balance": 46, "lifting": 32, "rank_jumps": 53, "stationary": 56, "sde_noise": 28, "core": 14,
            "dln": 56}
 
 

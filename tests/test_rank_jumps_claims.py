@@ -69,7 +69,7 @@ def test_penalty_claims_hold_and_fail_on_a_wrong_barrier_or_origin(monkeypatch):
         _fails(rows, name, nothing=True)
 
 
-# -- §1b the reply --------------------------------------------------------------------------------------------------
+# -- the appendix: the reply ------------------------------------------------------------------------------------------
 def test_explosion_claims_hold_and_fail_when_the_printed_formula_passes(minima):
     p1 = minima[2]
     explosion = rank_jumps.check_explosion(p1)
@@ -103,7 +103,7 @@ def test_full_observation_claims_hold_and_fail_on_a_swapped_or_empty_result():
         _fails(rows, name, nothing=True)
 
 
-# -- §2 the trap ----------------------------------------------------------------------------------------------------
+# -- §0 the trap ----------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def trap():
     return rank_jumps.trap()
@@ -153,7 +153,7 @@ def test_step_size_claims_hold_at_the_hot_step_and_fail_at_a_small_or_unstable_o
     _fails(C.step_size_claims(math.nan), "rank_jumps.step_size.quoted", nothing=True)
 
 
-# -- §3 the ensemble ------------------------------------------------------------------------------------------------
+# -- §2 the ensemble ------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def ens():
     return rank_jumps.ensemble()
@@ -187,7 +187,7 @@ def test_ensemble_claims_fail_on_a_return_a_collapse_clustered_waits_or_a_nan(en
            "rank_jumps.ensemble.eps2_margin")   # ε₂ more than twice the largest imbalance
 
 
-# -- §4 the mechanism -----------------------------------------------------------------------------------------------
+# -- §3 the mechanism -----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def mech():
     return rank_jumps.mechanism()
@@ -205,7 +205,7 @@ def test_mechanism_claims_hold_and_fail_on_a_regrown_rank_or_a_missing_run(mech)
     _fails(C.mechanism_claims(mech, all_four), "rank_jumps.mechanism.row_share")
 
 
-# -- §5 the basin ---------------------------------------------------------------------------------------------------
+# -- §4 the basin ---------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def basin():
     return rank_jumps.basin()
@@ -284,10 +284,10 @@ def test_min_norm_claims_hold_and_fail_on_a_reordered_sweep_a_moved_threshold_or
         _fails(rows, name, nothing=True)
 
 
-# -- §7 Langevin and SGD's noise ------------------------------------------------------------------------------------
+# -- §5 Langevin and SGD's noise ------------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_langevin_claims_hold_and_fail_on_a_returned_sgd_run_or_no_langevin_return():
-    """The notebook's §7 (about 10 s: two Langevin comparisons)."""
+    """The notebook's §5 (about 10 s: two Langevin comparisons)."""
     matched, hot = rank_jumps.langevin(), rank_jumps.langevin(temp_factor=10.0)
     hot_minima = rank_jumps.minima_losses(EXP.eps, EXP.weight_decay_hot)
     _all_pass(C.langevin_claims(matched, hot, hot_minima))
@@ -326,7 +326,7 @@ def test_noise_claims_pass_on_the_law_and_fail_on_a_wrong_exponent_rank_or_minim
 
 @pytest.mark.slow
 def test_noise_claims_hold_on_the_notebooks_points(minima):
-    """The notebook's §7 noise cell (about 10 s: the noise covariance at five points and four minima)."""
+    """The notebook's §5 noise cell (about 10 s: the noise covariance at five points and four minima)."""
     p2, _, p1 = minima
     near = rank_jumps.raising_noise_near(p1, EXP.problem, np.array([0.01, 0.02, 0.04, 0.08]), EXP.lr_hot)
     at_rank2 = rank_jumps.raising_noise_near(p2, EXP.problem, np.array([0.0]), EXP.lr_hot, rank=2)
@@ -334,7 +334,7 @@ def test_noise_claims_hold_on_the_notebooks_points(minima):
                              rank_jumps.minima_losses(0.1, EXP.weight_decay_hot)))
 
 
-# -- §8 failure modes, §9 exercises ---------------------------------------------------------------------------------
+# -- §7 failure modes, §8 exercises ---------------------------------------------------------------------------------
 def test_failure_mode_claims_pass_and_fail_on_a_wrong_kind_a_plain_title_or_nothing():
     d = SimpleNamespace(kind="collapsed")
     _all_pass(C.failure_mode_claims([(d, {"collapsed", "diverged"}, "FAILURE MODE: collapse")]))

@@ -196,7 +196,7 @@ def test_parametrised_exercises_show_their_numbers():
 
 
 def test_mechanism_decides_its_outcome_and_the_numbers_behind_it():
-    """§4's runs name what they did (kind, failure or not, the numbers that decide it): the figure only words it."""
+    """§3's runs name what they did (kind, failure or not, the numbers that decide it): the figure only words it."""
     from symsgd_core.core.results import Outcome
     from symsgd_core.rank_jumps.experiments import MECHANISM_OUTCOMES, mechanism
 
@@ -216,7 +216,7 @@ def test_mechanism_decides_its_outcome_and_the_numbers_behind_it():
 
 
 def test_basin_decides_whether_the_chosen_push_is_pulled_back():
-    """§5's outcome is the chosen a's run: pulled back to rank 1 inside the basin, not pulled back far outside it."""
+    """§4's outcome is the chosen a's run: pulled back to rank 1 inside the basin, not pulled back far outside it."""
     from symsgd_core.rank_jumps.experiments import BASIN_OUTCOMES, basin
 
     inside = basin(alpha=0.3, steps=5000)
@@ -257,7 +257,7 @@ def test_langevin_mean_stay_low_rank_averages_the_runs_that_got_there():
 
 
 def test_langevin_decides_its_outcome():
-    """§7: at τ_match SGD jumps down and nothing goes up (``one_way``); ten times hotter, Langevin's own noise keeps
+    """§5: at τ_match SGD jumps down and nothing goes up (``one_way``); ten times hotter, Langevin's own noise keeps
     s₂ above the rank threshold and nothing counts as a transition (``no_transitions_too_hot``, with that s₂)."""
     from symsgd_core.rank_jumps.experiments import LANGEVIN_OUTCOMES, LANGEVIN_RANK_TOL, langevin
 

@@ -200,7 +200,7 @@ def test_smallest_B_and_the_displayed_names_of_the_criterion():
 
 
 def test_the_notebooks_jump_statistics_on_the_real_runs():
-    """§3 and §6 of Notebook 04: the default ensemble's waiting times pass the memoryless test, and at ε = 0.1 the
+    """§2 and §6 of Notebook 04: the default ensemble's waiting times pass the memoryless test, and at ε = 0.1 the
     hot phase gives no jump in 32 runs (bound ≈ 0.089 on the per-run jump probability)."""
     ens = rank_jumps.ensemble()
     assert rj.check_memoryless(ens.jump_steps, rank_jumps.EPSILON_EXPERIMENT.hot_steps).passed

@@ -3,18 +3,18 @@
 plotly makes room for the leftmost panel's tick labels and axis title (``automargin``), but never between two panels
 of a row: a right-hand panel's y tick labels and y title are drawn into the gap ``horizontal_spacing`` leaves, and
 over the left panel when they do not fit. Two checks, each on an estimate of what plotly draws (the sizes below were
-measured on chromium screenshots of notebook 04 §7 and 05 §3 at :data:`NOTEBOOK_WIDTH`):
+measured on chromium screenshots of notebook 04 §5 and 05 §3 at :data:`NOTEBOOK_WIDTH`):
 
 * :func:`labels_over_the_left_panel`: a y axis that shows tick labels beside a panel to its left in the same row
   either repeats that panel's rows (its axis ``matches`` the left one, or it has the same categories) or needs its
   widest label to fit in the gap. Notebook 05 §3's stored grid drew its 45-character row labels (~290 px) a second
   time, across panel (a)'s plot and error bars.
 * :func:`titles_without_room`: a right-hand panel's y title needs, in the gap, its tick labels, the title's own line
-  and standoff, and the left panel's last x tick label, which reaches past that panel's edge. Notebook 04 §7's
+  and standoff, and the left panel's last x tick label, which reaches past that panel's edge. Notebook 04 §5's
   "eigenvalue of η²C …" ran into panel (a)'s "40k", 04 §1's panel (b) title into (a)'s. A title also has to fit
   along its axis.
 
-And notebook 04 §2 and §8 draw the SGD runs that rest at round-off as lines: a marker at every record made them a
+And notebook 04 §0 and §7 draw the SGD runs that rest at round-off as lines: a marker at every record made them a
 solid band at 10⁻¹⁷.
 """
 
@@ -218,7 +218,7 @@ def test_the_grid_figure_as_it_was_is_caught_and_sharing_its_rows_passes():
 
 
 def _two_panels(spacing: float, title: str = "eigenvalue of η²C (floored at 10⁻³⁸)", log: bool = True) -> go.Figure:
-    """Notebook 04 §7's layout: two panels, the right one with a log y axis and a y title."""
+    """Notebook 04 §5's layout: two panels, the right one with a log y axis and a y title."""
     fig = make_subplots(1, 2, horizontal_spacing=spacing)
     fig.add_scatter(x=[0, 40_000], y=[1, 2], row=1, col=1)
     fig.add_scatter(x=[0, 100], y=[1e-38, 1], row=1, col=2)
@@ -247,7 +247,7 @@ def test_the_checks_see_every_panel_of_a_grid_of_subplots():
 
 
 # ------------------------------------------------------------- 04 §2 and §8: runs at round-off as lines
-#: Notebook 04 §2's figure and §8's three failure modes (the settings of the notebook's cells).
+#: Notebook 04 §0's figure and §7's three failure modes (the settings of the notebook's cells).
 TRAP_SETTINGS = {"§2": {}, "§8 collapse": dict(lr=0.45, n_seeds=3, steps=20_000),
                  "§8 GD at rank 1": dict(weight_decay=0.05, n_seeds=2, steps=20_000),
                  "§8 no jumps": dict(lr=0.1, n_seeds=3, steps=30_000)}

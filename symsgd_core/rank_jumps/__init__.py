@@ -8,7 +8,8 @@
 * :mod:`.experiments` — Notebook 04's experiments (the only home of their defaults, :data:`EPSILON_EXPERIMENT`);
 * :mod:`.checks` — the registered proofs as code and the figures' claims;
 * :mod:`.claims` — the claims of each of Notebook 04's sections, as ``CheckResult`` rows of its results;
-* :mod:`.exercises` — Notebook 04's "Check yourself" questions.
+* :mod:`.exercises` — Notebook 04's "Check yourself" questions;
+* :mod:`.report` — the tables Notebook 04's cells print (one function per table).
 
 Notebook 05's question (SGD's own noise as an SDE, on this experiment) is the topic :mod:`symsgd_core.sde_noise`.
 """
@@ -79,5 +80,8 @@ __all__ = [
     "FullObservationResult",
     # the checks Notebook 04 runs by name; every check and claim is in .checks and .claims
     "check_balanced_at_gd_minimum", "check_balanced_norm", "check_explosion", "check_origin_condition",
-    "analysis", "checks", "claims", "exercises", "EXERCISES",
+    "analysis", "checks", "claims", "exercises", "EXERCISES", "report",
 ]
+
+# Last: the tables read the names above from this namespace.
+from . import report  # noqa: E402

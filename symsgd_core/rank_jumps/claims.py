@@ -64,7 +64,7 @@ __all__ = [
 #: The value a claim reports when it had nothing to measure (it then fails).
 NOTHING_MEASURED = float("nan")
 
-#: §2: η·λ_max of the demonstrations (hot η, top Hessian eigenvalue of 𝓛_γ at the rank-2 minimum) as the text quotes
+#: §0: η·λ_max of the demonstrations (hot η, top Hessian eigenvalue of 𝓛_γ at the rank-2 minimum) as the text quotes
 #: it, to one decimal.
 HOT_STEP_CURVATURE = 1.2
 
@@ -171,10 +171,10 @@ def penalty_claims(weight_decays=(1e-3, 0.027, 0.5), gains=(0.01, 0.3, 3.0),
     ]
 
 
-# --------------------------------------------------------------------------------------------------- §1b
+# ------------------------------------------------------------------------------------------- the appendix
 
 def explosion_claims(explosion: list[CheckResult], as_printed: CheckResult, depth: int) -> list[CheckResult]:
-    """§1b: the explosion rows of :func:`~.checks.check_explosion`, and the reply's formula as printed
+    """Appendix: the explosion rows of :func:`~.checks.check_explosion`, and the reply's formula as printed
     (``as_printed``: the same check with ``i^{−2/L}`` as the total) fails with a relative error of exactly L − 1."""
     rows = list(explosion)
     rows.append(_count("rank_jumps.explosion.as_printed_fails",
@@ -189,8 +189,8 @@ def explosion_claims(explosion: list[CheckResult], as_printed: CheckResult, dept
 
 
 def eckart_young_claims(A, r: int = 1, rank_tol: float = DEFAULT_RANK_TOL, margin: float = 100.0) -> list[CheckResult]:
-    """§1b: Eckart–Young at ``A`` (:func:`~.checks.check_eckart_young`), and ``A`` is more than ``margin`` times the
-    rank threshold away from every matrix of rank ≤ r (so every threshold in between gives the same rank)."""
+    """Appendix: Eckart–Young at ``A`` (:func:`~.checks.check_eckart_young`), and ``A`` is more than ``margin``
+    times the rank threshold away from every matrix of rank ≤ r (so every threshold in between gives the same rank)."""
     dist, _ = distance_to_rank(A, r)
     return [check_eckart_young(A, r),
             make_result("rank_jumps.eckart_young.margin",
@@ -201,7 +201,7 @@ def eckart_young_claims(A, r: int = 1, rank_tol: float = DEFAULT_RANK_TOL, margi
 
 
 def full_observation_claims(result: FullObservationResult) -> list[CheckResult]:
-    """§1b: with every entry observed GD at small γ, η ends at the target's rank in every run; with three entries
+    """Appendix: with every entry observed GD at small γ, η ends at the target's rank in every run; with three entries
     (the ε-completion) at rank 2 in every run (a rank-overestimating minimum traps it)."""
     full, partial = result.full, result.partial
     return [
@@ -215,10 +215,10 @@ def full_observation_claims(result: FullObservationResult) -> list[CheckResult]:
     ]
 
 
-# ---------------------------------------------------------------------------------------------------- §2
+# ---------------------------------------------------------------------------------------------------- §0
 
 def trap_claims(result: TrapResult, criterion: BrCriterion = DEFAULT_B_CRITERION) -> list[CheckResult]:
-    """§2: GD stays at the rank-2 minimum (and in B_2 \\ B_1), at least one SGD run jumps, no run returns, every
+    """§0: GD stays at the rank-2 minimum (and in B_2 \\ B_1), at least one SGD run jumps, no run returns, every
     jumped run stays in B_1, and neither fails the balance test (imbalance ≤ ε₂)."""
     gd, sgd = result.gd, result.sgd
     jumped = np.flatnonzero(sgd.jump_step(1) >= 0)
@@ -249,7 +249,7 @@ def trap_claims(result: TrapResult, criterion: BrCriterion = DEFAULT_B_CRITERION
 
 
 def step_size_claims(lam_max: float, lr: float = EXP.lr_hot, quoted: float = HOT_STEP_CURVATURE) -> list[CheckResult]:
-    """§2: the demonstrations' step, ``η·λ_max`` (``lam_max``: the largest Hessian eigenvalue of 𝓛_γ at the rank-2
+    """§0: the demonstrations' step, ``η·λ_max`` (``lam_max``: the largest Hessian eigenvalue of 𝓛_γ at the rank-2
     minimum, :func:`~.analysis.loss_hessian_top_eigenvalue`; ``lr``: their η), is the ``quoted`` value of the text
     to its one decimal, above 1 (not a small step: outside the theorem's "small enough η") and below GD's stability
     limit 2 (GD's rank-2 minimum, the trap, is stable at this η)."""
@@ -266,11 +266,11 @@ def step_size_claims(lam_max: float, lr: float = EXP.lr_hot, quoted: float = HOT
     ]
 
 
-# ---------------------------------------------------------------------------------------------------- §3
+# ---------------------------------------------------------------------------------------------------- §2
 
 def ensemble_claims(result: EnsembleResult, budget: int, criterion: BrCriterion = DEFAULT_B_CRITERION,
                     trap: TrapResult | None = None) -> list[CheckResult]:
-    """§3: no run returns; every run starts at rank 2 and the rank-2 fraction never increases; no collapse or
+    """§2: no run returns; every run starts at rank 2 and the rank-2 fraction never increases; no collapse or
     divergence; the waiting times are exponential (memoryless); at the end B_1 membership and rank 1 agree; the
     balance test never fails, and ε₂ sits above the largest imbalance of hot SGD (this ensemble and ``trap``'s SGD)
     with less than a factor 2 to spare."""
@@ -302,18 +302,18 @@ def ensemble_claims(result: EnsembleResult, budget: int, criterion: BrCriterion 
                     "the balance test never fails: every run's imbalance ≤ ε₂ at every record",
                     _max(sgd.balancedness), eps2, "ε₂ of the B_r criterion", "<="),
         make_result("rank_jumps.ensemble.eps2_margin",
-                    "ε₂ has less than a factor 2 to spare: the largest imbalance of hot SGD (§2 and §3) exceeds ε₂/2",
+                    "ε₂ has less than a factor 2 to spare: the largest imbalance of hot SGD (§0 and §2) exceeds ε₂/2",
                     hot, _above(eps2 / 2), "ε₂/2 (strict)", ">=", {"eps2": eps2}),
         make_result("rank_jumps.ensemble.eps2_above_hot",
-                    "ε₂ is above the largest imbalance of hot SGD (§2 and §3)",
+                    "ε₂ is above the largest imbalance of hot SGD (§0 and §2)",
                     hot, eps2, "ε₂ of the B_r criterion", "<="),
     ]
 
 
-# ---------------------------------------------------------------------------------------------------- §4
+# ---------------------------------------------------------------------------------------------------- §3
 
 def mechanism_claims(result: MechanismResult, problem: CompletionProblem) -> list[CheckResult]:
-    """§4: the unsampled row decays exactly (:func:`~.checks.check_exact_decay`); the forced phase ends at rank 1;
+    """§3: the unsampled row decays exactly (:func:`~.checks.check_exact_decay`); the forced phase ends at rank 1;
     row 0 holds 2 of the 3 observed entries (a k-step stretch of it has probability (2/3)^k); B_1 is absorbing for GD
     and SGD afterwards; every layer's s₂ shrinks at the weight-decay rate (:func:`~.checks.check_layer_decay`)."""
     after = [r.rank for r in (result.gd, result.sgd) if r is not None]
@@ -333,11 +333,11 @@ def mechanism_claims(result: MechanismResult, problem: CompletionProblem) -> lis
     ]
 
 
-# ---------------------------------------------------------------------------------------------------- §5
+# ---------------------------------------------------------------------------------------------------- §4
 
 def basin_claims(result: BasinResult, weight_decay: float, depth: int,
                  criterion: BrCriterion = DEFAULT_B_CRITERION) -> list[CheckResult]:
-    """§5: pushes ≤ a_c/2 are pulled back to rank 1; the measured edge lies in (a_c/2, 2a_c]; the chosen push (last)
+    """§4: pushes ≤ a_c/2 are pulled back to rank 1; the measured edge lies in (a_c/2, 2a_c]; the chosen push (last)
     is inside the basin; ε₁ lies inside the measured edge; a_c ∝ γ^{1/(L−2)} (at γ/100 it is a_c·100^{−1/(L−2)}).
     ``weight_decay``, ``depth``: the γ and L of the run (for the scaling row)."""
     pushes, ranks, a_c = result.alphas[:-1], result.final_rank[:-1], result.alpha_c
@@ -431,7 +431,7 @@ def min_norm_claims(sweep: list[dict], eps: float, depth: int, eps_grid=MIN_NORM
     ]
 
 
-# ---------------------------------------------------------------------------------------------------- §7
+# ---------------------------------------------------------------------------------------------------- §5
 
 def _first_low_rank(result) -> float:
     """First recorded step at rank ≤ 1 over the runs (NaN if no run got there)."""
@@ -440,7 +440,7 @@ def _first_low_rank(result) -> float:
 
 
 def langevin_claims(matched: LangevinResult, hot: LangevinResult, hot_minima: dict) -> list[CheckResult]:
-    """§7: SGD never goes up and has no noise on rank-raising directions (both runs); at the matched τ Langevin also
+    """§5: SGD never goes up and has no noise on rank-raising directions (both runs); at the matched τ Langevin also
     leaves rank 2, does not come back within the budget, and here leaves sooner than SGD; 10× hotter it goes back up
     and stays less at low rank; at the hot γ the rank-1 minimum is lower (``hot_minima``); Langevin's rank-1 states
     keep a noise floor on s₂(A) while SGD's are at round-off."""
@@ -489,7 +489,7 @@ def langevin_claims(matched: LangevinResult, hot: LangevinResult, hot_minima: di
 
 
 def noise_claims(near: dict, at_rank2: dict, cold_minima: dict, hot_minima: dict) -> list[CheckResult]:
-    """§7: the raising share near B_1 scales like a^{2(L−1)} and rank C ≤ N − 1 there
+    """§5: the raising share near B_1 scales like a^{2(L−1)} and rank C ≤ N − 1 there
     (:func:`~.checks.check_raising_noise_scaling`), also at the rank-2 minimum (``at_rank2``); at ε = 0.1 the rank-2
     minimum is lower at the cold γ (``cold_minima``), the rank-1 one at the hot γ (``hot_minima``)."""
     rank_c = np.asarray(at_rank2["rank_C"])
@@ -509,10 +509,10 @@ def noise_claims(near: dict, at_rank2: dict, cold_minima: dict, hot_minima: dict
     ]
 
 
-# ---------------------------------------------------------------------------------------------------- §8, §9
+# ---------------------------------------------------------------------------------------------------- §7, §8
 
 def failure_mode_claims(cases) -> list[CheckResult]:
-    """§8: each failure-mode run is diagnosed as one of its expected kinds, and its figure's title names the failure.
+    """§7: each failure-mode run is diagnosed as one of its expected kinds, and its figure's title names the failure.
 
     ``cases``: ``(diagnosis, expected kinds, figure title)`` triples."""
     cases = list(cases)
@@ -526,7 +526,7 @@ def failure_mode_claims(cases) -> list[CheckResult]:
 
 
 def exercise_claims(exercises) -> list[CheckResult]:
-    """§9: every exercise's checker accepts its own solution, and each has a hint and a worked solution.
+    """§8: every exercise's checker accepts its own solution, and each has a hint and a worked solution.
 
     ``exercises``: a mapping name → exercise (``rank_jumps.EXERCISES``)."""
     exs = list(dict(exercises).values())

@@ -9,7 +9,7 @@ number, so that the test that the checker accepts it can fail. Every exercise ha
 derivation) and a ``hint`` that points the way without the answer.
 
 :data:`EXERCISES` holds them all, in the notebook's order; :data:`PREDICT` names the ones the notebook asks
-*before* a figure is run (predict, then run), :data:`SECTION_9` the rest (the §9 panel).
+*before* a figure is run (predict, then run), :data:`SECTION_9` the rest (the §8 panel).
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def explosion_exercise(depth: int = EXP.depth, i: int = 16, solution: float = 1.
         f"{1 / i:.4g}$. As $i\\to\\infty$ the ratio $\\|\\theta_i-\\hat\\theta\\| / \\|A_i - \\hat A\\| = \\sqrt L\\,"
         "i^{1-1/L}$ explodes: approaching a rank-$r$ point from a higher-rank direction costs a parameter "
         "distance far larger than the distance in $A$ (the reply's answer; the reply prints $i^{-2/L}$, one layer's "
-        "share, and drops the factor $L$; §1b checks this construction).")
+        "share, and drops the factor $L$; the appendix checks this construction).")
     hint = ("In a balanced factorisation, how does a singular value s of A show up in each of the L layers? Apply "
             "that to the new singular value of A_i and add up over the layers.")
     return _with(ex, worked, hint)
@@ -189,7 +189,7 @@ def basin_radius_exercise(depth: int = EXP.depth, weight_decay: float = EXP.weig
         f"Here $a_c = (2\\cdot{weight_decay}/{quoted:g})^{{1/{depth - 2}}} = {by_hand:.4g}$. "
         "Smaller pushes are pulled back "
         "(weight decay wins), larger ones grow (the fit wins). (This estimate is **this project's construction**, "
-        "first order in the fit; §5 measures the edge.)")
+        "first order in the fit; §4 measures the edge.)")
     hint = "Write the rate of change of one layer's push a: weight decay pulls with −2γa; what does the fit add, "\
            "and with which power of a? Then find where the two balance."
     return _with(ex, worked, hint)
@@ -207,7 +207,7 @@ def _check_one_way(answer) -> Feedback:
                                  "smaller than the basin radius.")
     if answer is True:
         return Feedback("wrong", "look at the ensemble's title (returns to a higher rank) and at the noise spectrum of "
-                                 "§7 on the rank-raising directions.")
+                                 "§5 on the rank-raising directions.")
     return Feedback("wrong", f"expected True or False, got {answer!r}.")
 
 
@@ -215,17 +215,17 @@ def _one_way_exercise() -> Exercise:
     ex = Exercise("one_way", "An SGD run has jumped to rank 1 and sits at round-off in s₂. Keeping η and γ, can SGD's "
                   "own noise bring it back to rank 2?", _check_one_way, "choice",
                   options=(("yes", True), ("no", False)),
-                  solution=False, mistakes=((True, "noise spectrum of §7"),))
+                  solution=False, mistakes=((True, "noise spectrum of §5"),))
     worked = (
         "No. At a point of $B_1$ every layer has (up to round-off) one active direction. A per-entry gradient of "
         "layer $\\ell$ is $Q_\\ell[i,:]^\\top P_\\ell[:,j]^\\top$ times a residual: its rank-raising block "
         "$U_\\perp^\\top(\\cdot)V_\\perp$ needs the *other* layers' second directions, which are zero. So SGD's noise "
-        "covariance has **no variance on the rank-raising directions** (§7, `check_raising_noise`), and near $B_1$ "
-        "that variance grows only like $a^{2(L-1)}$ with the distance $a$ (§7). Meanwhile weight decay shrinks any "
-        "second direction smaller than $a_c$ (§5). Nothing creates the direction; weight decay removes what is "
+        "covariance has **no variance on the rank-raising directions** (§5, `check_raising_noise`), and near $B_1$ "
+        "that variance grows only like $a^{2(L-1)}$ with the distance $a$ (§5). Meanwhile weight decay shrinks any "
+        "second direction smaller than $a_c$ (§4). Nothing creates the direction; weight decay removes what is "
         "left: $B_1$ is absorbing — for GD as well, the reply says; only the jumps need SGD.")
     hint = ("Which components can a single-entry gradient have at a point where every layer has only one active "
-            "direction? Compare with the basin radius of §5.")
+            "direction? Compare with the basin radius of §4.")
     return _with(ex, worked, hint)
 
 
@@ -312,13 +312,13 @@ def predict_sgd_end_exercise(eps: float = EXP.eps, weight_decay: float = EXP.wei
         verdict = ("right" if x == best else "wrong")
         if verdict == "wrong":  # why this pick is wrong, without naming the right one
             why = {2: "GD does stay there, but SGD samples one entry at a time: what does a long stretch of samples "
-                      "from one row do to the other row of W_L (§4), and how long does one wait for it (§3)?",
-                   1: "not at these settings: look at what the runs do in the figure of §2 and at §8.",
-                   0: "collapse to A = 0 needs more noise than these settings give (§8 shows when it happens)."}
+                      "from one row do to the other row of W_L (§3), and how long does one wait for it (§2)?",
+                   1: "not at these settings: look at what the runs do in the figure of §0 and at §7.",
+                   0: "collapse to A = 0 needs more noise than these settings give (§7 shows when it happens)."}
             return Feedback("wrong", why[int(x)])
         why = {2: "at these settings the runs stay at rank 2 within the budget.",
                1: "most runs jump to rank 1 within the budget and none comes back: one-way jumps.",
-               0: "at these settings the noise kicks the runs into θ = 0's basin (§8)."}
+               0: "at these settings the noise kicks the runs into θ = 0's basin (§7)."}
         return Feedback("right", f"The runs: {summary}. " + why[best])
 
     ex = Exercise("predict_sgd_end", f"Predict before you look at the figure: from GD's rank-2 minimum (ε = {eps:g}, "
@@ -329,11 +329,11 @@ def predict_sgd_end_exercise(eps: float = EXP.eps, weight_decay: float = EXP.wei
         "Theory first. GD converged to a rank-2 minimum (a rank-overestimating one, since $A^*$ has rank 1) and "
         "stays: $B_2$ is absorbing and GD has no noise. SGD with one entry per step (Theorem, the paper) enters "
         "$B_1$ with positive probability: a long enough stretch of samples from one row lets weight decay shrink "
-        "the other row of $W_L$ by $(1-2\\eta\\gamma)^t$ (§4), and $B_1$ is absorbing. The waiting time is "
-        "roughly exponential with mean of order $2\\cdot10^4$ steps here (§3), so within $6\\cdot10^4$ steps most "
-        "runs have jumped: **rank 1**. Collapse to $A = 0$ needs a larger $\\eta$ (§8).")
+        "the other row of $W_L$ by $(1-2\\eta\\gamma)^t$ (§3), and $B_1$ is absorbing. The waiting time is "
+        "roughly exponential with mean of order $2\\cdot10^4$ steps here (§2), so within $6\\cdot10^4$ steps most "
+        "runs have jumped: **rank 1**. Collapse to $A = 0$ needs a larger $\\eta$ (§7).")
     hint = ("GD stays where it converged. Which event in the sampling of entries lets weight decay erase a "
-            "direction, how long does one wait for it here (§3 measures it), and can the run come back?")
+            "direction, how long does one wait for it here (§2 measures it), and can the run come back?")
     return _with(ex, worked, hint)
 
 
@@ -349,7 +349,7 @@ EXERCISES = exercises_by_name((
     basin_radius_exercise(depth=6, solution=0.7507, name="basin_radius_depth"),
     _one_way_exercise(),
     better_minimum_exercise(),
-), {  # what the code cell of each exercise of the §9 panel asks for, as its comment says (Exercise.code_prompt)
+), {  # what the code cell of each exercise of the §8 panel asks for, as its comment says (Exercise.code_prompt)
     "decay_factor": "the decay factor of the unsampled row",
     "trap_depth": "the smallest depth L",
     "origin_threshold": "the L = 2 threshold γ_c",
@@ -360,7 +360,7 @@ EXERCISES = exercises_by_name((
 })
 
 #: Asked before a figure runs (predict, then run): the exercise name → the section that asks it.
-PREDICT = {"predict_sgd_end": "§2", "basin_radius": "§5"}
+PREDICT = {"predict_sgd_end": "§0", "basin_radius": "§4"}
 
-#: The names shown in §9's panel (all but the predict-then-run ones).
+#: The names shown in §8's panel (all but the predict-then-run ones).
 SECTION_9 = tuple(name for name in EXERCISES if name not in PREDICT)

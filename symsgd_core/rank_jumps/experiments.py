@@ -8,9 +8,9 @@ network. :data:`EPSILON_EXPERIMENT` holds every default of it — the phase-0 GD
 
 * :func:`phase0_minima`, :func:`rank_one_minimum`, :func:`minima_losses` — the two minima (memoised);
 * :func:`forced_row_run` — the proof's mechanism, SGD forced to sample row 0;
-* one function per figure: :func:`penalty_view` (§1), :func:`trap` (§2), :func:`ensemble` (§3), :func:`mechanism`
-  (§4), :func:`basin` (§5), :func:`anneal` (§6, hot then cold through one :class:`~.engine.Schedule`),
-  :func:`langevin` (§7). ``progress``, where accepted, is called with the fraction done.
+* one function per figure: :func:`penalty_view` (§1), :func:`trap` (§0), :func:`ensemble` (§2), :func:`mechanism`
+  (§3), :func:`basin` (§4), :func:`anneal` (§6, hot then cold through one :class:`~.engine.Schedule`),
+  :func:`langevin` (§5). ``progress``, where accepted, is called with the fraction done.
 
 A setting with no minimum to start from (the phase-0 GD diverged) raises :class:`NoStartingMinimum` (a
 ``ValueError``) saying so.
@@ -427,11 +427,11 @@ def penalty_view(depth: int = EXP.depth, weight_decay: float = 0.05, gain: float
 
 
 # ----------------------------------------------------------------------------------------------
-# §2 GD trapped, SGD jumps
+# §0 GD trapped, SGD jumps
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class TrapResult:
-    """GD and SGD from one GD-converged minimum (§2): the start, both runs, what happened (``diagnosis``) and their
+    """GD and SGD from one GD-converged minimum (§0): the start, both runs, what happened (``diagnosis``) and their
     B_r membership (``membership``, :func:`~symsgd_core.rank_jumps.analysis.b_r_membership`)."""
 
     start: Params
@@ -445,7 +445,7 @@ class TrapResult:
 def trap(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, lr: float = EXP.lr_hot,
          depth: int = EXP.depth, width: int = EXP.width, n_seeds: int = 4, steps: int = EXP.hot_steps, seed: int = 0,
          engine: str = "auto", progress=None) -> TrapResult:
-    """§2: GD and ``n_seeds`` SGD runs (seed ``seed``) from the phase-0 minimum; GD stays, SGD jumps.
+    """§0: GD and ``n_seeds`` SGD runs (seed ``seed``) from the phase-0 minimum; GD stays, SGD jumps.
 
     Both record the layers, so ``gd.in_B`` and ``sgd.in_B`` hold the B_r membership of every record."""
     problem = epsilon_completion(eps)
@@ -464,11 +464,11 @@ def trap(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, lr: f
 
 
 # ----------------------------------------------------------------------------------------------
-# §3 The ensemble
+# §2 The ensemble
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class EnsembleResult:
-    """An ensemble of SGD runs from one rank-2 minimum (§3).
+    """An ensemble of SGD runs from one rank-2 minimum (§2).
 
     Attributes:
         start, start_rank, sgd, diagnosis: the start, the runs and what happened.
@@ -491,13 +491,13 @@ class EnsembleResult:
     membership: dict
 
 
-#: §3 records every this many steps (the resolution of the jump durations).
+#: §2 records every this many steps (the resolution of the jump durations).
 ENSEMBLE_RECORD_EVERY = 100
 
 
 def ensemble(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, lr: float = EXP.lr_hot, n_runs: int = 24,
              steps: int = EXP.hot_steps, seed: int = 0, engine: str = "auto", progress=None) -> EnsembleResult:
-    """§3: ``n_runs`` SGD runs from the phase-0 minimum; rank fractions, jump times, no returns (with layer records:
+    """§2: ``n_runs`` SGD runs from the phase-0 minimum; rank fractions, jump times, no returns (with layer records:
     ``sgd.in_B`` is the B_r membership of every record)."""
     problem = epsilon_completion(eps)
     p0, start_rank = start_minimum(eps, EXP.depth, EXP.width, weight_decay, 0)
@@ -515,11 +515,11 @@ def ensemble(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, l
 
 
 # ----------------------------------------------------------------------------------------------
-# §4 The mechanism: forced sampling of row 0
+# §3 The mechanism: forced sampling of row 0
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class MechanismResult:
-    """Forced sampling of row-0 entries, then free GD and SGD (§4).
+    """Forced sampling of row-0 entries, then free GD and SGD (§3).
 
     Attributes:
         start, start_rank: the phase-0 minimum.
@@ -544,8 +544,8 @@ class MechanismResult:
     outcome: Outcome
 
 
-#: What §4's runs can do, in the order they are tested: the forced phase diverged, left A at rank 2 (too short) or
-#: collapsed it to 0; then GD or SGD diverged, collapsed to A = 0, or rose back to rank 2; or (what §4 shows)
+#: What §3's runs can do, in the order they are tested: the forced phase diverged, left A at rank 2 (too short) or
+#: collapsed it to 0; then GD or SGD diverged, collapsed to A = 0, or rose back to rank 2; or (what §3 shows)
 #: forced sampling brought A to rank 1 and neither GD nor SGD ever left it.
 MECHANISM_OUTCOMES = ("forced_diverged", "forced_too_short", "forced_collapsed", "diverged_after", "collapsed_after",
                       "rank_rose", "absorbed")
@@ -553,7 +553,7 @@ MECHANISM_OUTCOMES = ("forced_diverged", "forced_too_short", "forced_collapsed",
 
 def mechanism_outcome(forced: ForcedRecord, forced_rank: int, gd: RunResult | None, sgd: RunResult | None,
                       lr: float, weight_decay: float) -> Outcome:
-    """The :class:`~symsgd_core.core.results.Outcome` of §4's runs (kinds: :data:`MECHANISM_OUTCOMES`). Numbers:
+    """The :class:`~symsgd_core.core.results.Outcome` of §3's runs (kinds: :data:`MECHANISM_OUTCOMES`). Numbers:
     ``s2_end`` and ``steps_needed`` (forced steps that bring s₂ a thousand times below the rank threshold at this η
     and γ) for ``forced_too_short``; ``gd_rank``, ``sgd_ranks`` after a complete forced phase; ``sgd_collapsed``
     (runs) for ``collapsed_after``."""
@@ -581,7 +581,7 @@ def mechanism_outcome(forced: ForcedRecord, forced_rank: int, gd: RunResult | No
 def mechanism(lr: float = EXP.lr_hot, weight_decay: float = EXP.weight_decay_hot, forced_steps: int = 3000,
               after_steps: int = 20_000, n_seeds: int = 4, seed: int = 0, engine: str = "auto",
               progress=None) -> MechanismResult:
-    """§4: SGD forced to sample row 0 shrinks row 1 of W_L by exactly ``(1 − 2ηγ)^t``; A becomes rank 1 and stays."""
+    """§3: SGD forced to sample row 0 shrinks row 1 of W_L by exactly ``(1 − 2ηγ)^t``; A becomes rank 1 and stays."""
     problem = EXP.problem
     p0, start_rank = start_minimum(EXP.eps, EXP.depth, EXP.width, weight_decay, 0)
     _report(progress, 0.15)
@@ -603,15 +603,15 @@ def mechanism(lr: float = EXP.lr_hot, weight_decay: float = EXP.weight_decay_hot
 
 
 # ----------------------------------------------------------------------------------------------
-# §5 The basin of B_1
+# §4 The basin of B_1
 # ----------------------------------------------------------------------------------------------
-#: §5 runs this many perturbation sizes around a_c besides the chosen one.
+#: §4 runs this many perturbation sizes around a_c besides the chosen one.
 BASIN_GRID = 12
 
 
 @dataclass(frozen=True, eq=False)
 class BasinResult:
-    """The rank-1 minimum perturbed by a along a new direction, for a grid of a and the chosen one (§5).
+    """The rank-1 minimum perturbed by a along a new direction, for a grid of a and the chosen one (§4).
 
     Attributes:
         rank1_point: the rank-1 minimum; slope: the fit slope g along the new direction.
@@ -637,13 +637,13 @@ class BasinResult:
         return self.alphas[:-1]
 
 
-#: What §5's run from the chosen a can do: diverge, collapse to A = 0, be pulled back to rank 1 (inside the basin) or
+#: What §4's run from the chosen a can do: diverge, collapse to A = 0, be pulled back to rank 1 (inside the basin) or
 #: not (it grows to the rank-2 minimum).
 BASIN_OUTCOMES = ("diverged", "collapsed", "pulled_back", "not_pulled_back")
 
 
 def basin_outcome(res: RunResult) -> Outcome:
-    """The :class:`~symsgd_core.core.results.Outcome` of §5's run from the chosen a (the last run of ``res``):
+    """The :class:`~symsgd_core.core.results.Outcome` of §4's run from the chosen a (the last run of ``res``):
     kinds :data:`BASIN_OUTCOMES`; numbers ``diverged_step``, or ``s2_end`` (its last s₂(A))."""
     if res.diverged[-1]:
         return Outcome("diverged", True, {"diverged_step": int(res.diverged_step[-1])})
@@ -656,7 +656,7 @@ def basin_outcome(res: RunResult) -> Outcome:
 
 def basin(alpha: float = 0.3, weight_decay: float = EXP.weight_decay_hot, eps: float = EXP.eps, lr: float = EXP.lr_cold,
           steps: int = 20_000, method: str = "gd", engine: str = "auto", progress=None) -> BasinResult:
-    """§5: small pushes along a new direction are pulled back to rank 1, large ones are not (a finite basin)."""
+    """§4: small pushes along a new direction are pulled back to rank 1, large ones are not (a finite basin)."""
     problem = epsilon_completion(eps)
     depth = EXP.depth
     p1 = rank_one_minimum(eps, depth=depth, width=EXP.width, weight_decay=weight_decay)
@@ -816,7 +816,7 @@ def anneal(eps: float = EXP.eps, hot_steps: int = EXP.hot_steps, lr_hot: float =
 
 
 # ----------------------------------------------------------------------------------------------
-# §7 Langevin at a matched temperature vs SGD
+# §5 Langevin at a matched temperature vs SGD
 # ----------------------------------------------------------------------------------------------
 #: Rank threshold of the Langevin comparison: above Langevin's noise floor on s₂(A) (≈1e-5–1e-3 at temperatures
 #: up to 10× the matched one), far below the rank-2 minimum's s₂ ≈ 0.33.
@@ -825,7 +825,7 @@ LANGEVIN_RANK_TOL = 0.05
 
 @dataclass(frozen=True, eq=False)
 class LangevinResult:
-    """SGD and Langevin (isotropic noise) from one rank-2 minimum, and SGD's noise spectrum by direction (§7).
+    """SGD and Langevin (isotropic noise) from one rank-2 minimum, and SGD's noise spectrum by direction (§5).
 
     Attributes:
         start: the phase-0 minimum; sgd, langevin: ``n_runs`` runs each (rank threshold :data:`LANGEVIN_RANK_TOL`).
@@ -856,16 +856,16 @@ class LangevinResult:
         return tuple(float(np.nanmean(s)) if np.isfinite(s).any() else float("nan") for s in self.stay_low_rank)
 
 
-#: What §7's runs can do: diverge, collapse to A = 0, move neither way within the budget (``"no_transitions"``, or
+#: What §5's runs can do: diverge, collapse to A = 0, move neither way within the budget (``"no_transitions"``, or
 #: ``"no_transitions_too_hot"`` when Langevin is hotter than matched and its own noise keeps s₂ above the rank
-#: threshold); or (what §7 shows) SGD only jumps down while Langevin goes both ways (``"both_ways"``) or, within
+#: threshold); or (what §5 shows) SGD only jumps down while Langevin goes both ways (``"both_ways"``) or, within
 #: this budget, also only down (``"one_way"``).
 LANGEVIN_OUTCOMES = ("diverged", "collapsed", "no_transitions", "no_transitions_too_hot", "both_ways", "one_way")
 
 
 def langevin_outcome(sgd: RunResult, lang: RunResult, sgd_transitions: tuple, langevin_transitions: tuple,
                      tau: float, tau_match: float) -> Outcome:
-    """The :class:`~symsgd_core.core.results.Outcome` of §7's runs (kinds :data:`LANGEVIN_OUTCOMES`). Numbers:
+    """The :class:`~symsgd_core.core.results.Outcome` of §5's runs (kinds :data:`LANGEVIN_OUTCOMES`). Numbers:
     ``sgd_collapsed`` and ``langevin_collapsed`` (runs) for ``"collapsed"``; ``langevin_median_s2`` (over every
     record of every run) when nothing moved."""
     (s_down, _), (l_down, l_up) = sgd_transitions, langevin_transitions
@@ -885,7 +885,7 @@ def langevin_outcome(sgd: RunResult, lang: RunResult, sgd_transitions: tuple, la
 
 def langevin(temp_factor: float = 1.0, lr: float = EXP.lr_hot, n_runs: int = 3, steps: int = 40_000, seed: int = 0,
              engine: str = "auto", progress=None) -> LangevinResult:
-    """§7: SGD only jumps down; Langevin at ``temp_factor × τ_match`` goes both ways, a weaker low-rank bias."""
+    """§5: SGD only jumps down; Langevin at ``temp_factor × τ_match`` goes both ways, a weaker low-rank bias."""
     eps, weight_decay = EXP.eps, EXP.weight_decay_hot
     problem = epsilon_completion(eps)
     p0, _ = start_minimum(eps, EXP.depth, EXP.width, weight_decay, 0)
@@ -920,7 +920,7 @@ def langevin(temp_factor: float = 1.0, lr: float = EXP.lr_hot, n_runs: int = 3, 
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class FullObservationResult:
-    """GD from random init on the ε-completion with all four entries observed, and with three (§1b).
+    """GD from random init on the ε-completion with all four entries observed, and with three (the appendix).
 
     Attributes:
         full, partial: the GD runs (:class:`~.engine.RunResult`) with the mask of ones and the ε-completion's mask.

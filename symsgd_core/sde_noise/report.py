@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import numpy as np
 
+from ..core.report import Report
 from ..core.stats import wilson
 from ..dln import epsilon_completion
 from ..rank_jumps.analysis import loss_hessian_top_eigenvalue
@@ -59,25 +58,6 @@ WRAP_INDENT = "    "
 GRID_SETTINGS = SETTINGS
 #: The (η, γ) settings compared with the hot point in the stored-rows cell.
 COLD_SETTINGS = (COOLER_STEP, WEAKER_DECAY)
-
-
-@dataclass(frozen=True)
-class Report:
-    """A printed table: ``text`` its lines (str, no newlines), ``values`` what later cells use (read-only)."""
-
-    text: tuple[str, ...]
-    values: Mapping = field(default_factory=dict)
-
-    def __post_init__(self):
-        object.__setattr__(self, "text", tuple(self.text))
-        object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
-
-    def lines(self) -> list[str]:
-        """The table's lines, to ``print("\\n".join(report.lines()))``."""
-        return list(self.text)
-
-    def __getitem__(self, name):
-        return self.values[name]
 
 
 def _wrap(text: str, indent: str = "") -> list[str]:

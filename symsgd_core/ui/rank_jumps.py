@@ -3,7 +3,7 @@
 Each controller reads its sliders, calls one experiment of :mod:`symsgd_core.rank_jumps.experiments` (whose
 defaults, :data:`~symsgd_core.rank_jumps.experiments.EPSILON_EXPERIMENT`, are the sliders' starting values),
 keeps the frozen result in ``self.result``, draws it, and says in the status line what happened (including
-failure modes: collapse to A = 0, no jumps within the budget, GD also at rank 1). The exercises of §9 are
+failure modes: collapse to A = 0, no jumps within the budget, GD also at rank 1). The exercises of §8 are
 :data:`symsgd_core.rank_jumps.EXERCISES`.
 """
 
@@ -516,7 +516,7 @@ class BasinController(_ExperimentFigure):
         "pulled_back": ("a = {alpha:.3g}: pulled back to rank 1", ": pulled back — s₂(A) fell to {s2_end:.1e}; weight "
                         "decay (−2γa) beats the fit (+|g|aᴸ⁻¹) inside the basin."),
         "not_pulled_back": ("a = {alpha:.3g}: not pulled back — rank 2", ": not pulled back — the new direction grew "
-                            "to s₂(A) = {s2_end:.3g}, the rank-2 minimum: the basin of B_1 is finite."),
+                            "to s₂(A) = {s2_end:.3g}, the rank-2 minimum: the basin of B₁ is finite."),
     }
 
     @classmethod
