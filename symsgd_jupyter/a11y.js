@@ -1,6 +1,7 @@
 const KEY = '__symsgdAccessibleNames';
 const STYLE_ID = 'symsgd-a11y-style';
-// Links in the text underlined (LINK_CSS in symsgd_jupyter/a11y.py): one <style> per page.
+// Links in the text underlined (LINK_CSS in symsgd_jupyter/a11y.py) and the fine print's look (FINE_PRINT_CSS):
+// one <style> per page.
 function linkStyle() {
   if (document.getElementById(STYLE_ID)) return;
   const style = document.createElement('style');

@@ -12,9 +12,11 @@ cell or output that scrolls sideways (a display formula wider than a projector's
 (``tabindex="0"``, a region with a name), as axe-core's *scrollable-region-focusable* asks. And it adds
 :data:`LINK_CSS` to the page once: links in the notebook's text are underlined (JupyterLab's theme tells them from
 the text by colour alone, at a contrast of 1.86:1, which fails WCAG 1.4.1 and axe-core's serious
-*link-in-text-block*). The classroom template (``tools/voila/templates/symsgd``) and the static
-edition (``tools/site/edition/static/edition.css``) carry the same rule in their own CSS, so there the links are
-underlined before any widget is drawn.
+*link-in-text-block*), and :data:`FINE_PRINT_CSS`: the look of the notebooks' fine print
+(``<details class="symsgd-fine-print">``, ARCHITECTURE.md). The classroom template
+(``tools/voila/templates/symsgd``) and the static edition (``tools/site/edition/static/edition.css``) carry the
+same link rule in their own CSS, so there the links are underlined before any widget is drawn; the edition links
+``fine_print.css`` itself.
 """
 
 from __future__ import annotations
@@ -25,14 +27,19 @@ from pathlib import Path
 import anywidget
 import ipywidgets as widgets
 
-__all__ = ["LINK_CSS", "AccessibleNames", "accessible_names"]
+__all__ = ["FINE_PRINT_CSS", "LINK_CSS", "AccessibleNames", "accessible_names"]
 
 #: Links in the text of rendered Markdown (and HTML outputs) are underlined: JupyterLab's ``a:link`` and
 #: ``a:visited`` rules remove the underline, and its link colour is 1.86:1 against the text (``body`` wins over them
 #: whatever order the stylesheets load in).
 LINK_CSS = "body .jp-RenderedHTMLCommon a:link, body .jp-RenderedHTMLCommon a:visited { text-decoration: underline; }"
 
-#: The helper's source (``a11y.js``); its ``__LINK_CSS__`` placeholder becomes :data:`LINK_CSS`.
+#: The fine print's stylesheet (``fine_print.css``, the one copy every mode uses): closed blocks with a visible
+#: "fine print" tag on their summary and a keyboard focus ring.
+FINE_PRINT_CSS = Path(__file__).with_name("fine_print.css").read_text(encoding="utf-8")
+
+#: The helper's source (``a11y.js``); its ``__LINK_CSS__`` placeholder becomes :data:`LINK_CSS` and
+#: :data:`FINE_PRINT_CSS`.
 _ESM = Path(__file__).with_name("a11y.js").read_text(encoding="utf-8")
 
 
@@ -40,7 +47,7 @@ class AccessibleNames(anywidget.AnyWidget):
     """Invisible: gives every ipywidgets slider handle, readout and text input of the page its visible
     description as ``aria-label`` (see the module docstring)."""
 
-    _esm = _ESM.replace("__LINK_CSS__", json.dumps(LINK_CSS))
+    _esm = _ESM.replace("__LINK_CSS__", json.dumps(LINK_CSS + "\n" + FINE_PRINT_CSS))
 
 
 #: CSS class of the helper's (hidden) element in the page.

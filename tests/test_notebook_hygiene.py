@@ -187,13 +187,14 @@ def test_loop_or_def_cells_finds_a_def_and_a_loop():
     assert loop_or_def_cells(nb) == [1, 2]
 
 
-def test_notebook_05_cells_are_thin():
-    """Notebook 05's code cells call package functions (its tables: symsgd_core.sde_noise.report): no function
-    definitions and no loops in a cell."""
-    nb = json.loads((ROOT / "notebooks" / "05_sgd_noise_sde.ipynb").read_text(encoding="utf-8"))
-    assert loop_or_def_cells(nb) == []
+#: The notebooks whose code cells are thin: they call package functions (their tables: a topic's ``report`` module,
+#: e.g. symsgd_core.sde_noise.report, balance.report, stationary.report), with no function definition and no loop in a
+#: cell. A notebook joins the rule with one entry here.
+THIN_NOTEBOOKS = ("00_start_here", "01_diffusion_cancellation", "02_rank1_lifting", "03_stationary_distribution",
+                  "04_one_way_rank_jumps", "05_sgd_noise_sde")
 
 
-def test_notebook_04_cells_are_thin():
-    """Notebook 04's code cells call package functions (its tables: symsgd_core.rank_jumps.report)."""
-    assert loop_or_def_cells(json.loads((ROOT / "notebooks" / "04_one_way_rank_jumps.ipynb").read_text("utf-8"))) == []
+@pytest.mark.parametrize("stem", THIN_NOTEBOOKS)
+def test_notebook_cells_are_thin(stem):
+    nb = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8"))
+    assert loop_or_def_cells(nb) == [], f"{stem}: code cells (by index) with a def or a loop"

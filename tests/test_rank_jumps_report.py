@@ -54,7 +54,7 @@ def test_report_is_the_core_report():
     from symsgd_core.core.report import Report
     from symsgd_core.sde_noise import report as sr
 
-    rep = Report(["a", "b"], {"x": 1})
+    rep = Report(["a", "b"], values={"x": 1})
     assert str(rep) == "a\nb" and rep["x"] == 1 and sr.Report is Report
 
 

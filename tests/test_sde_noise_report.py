@@ -40,7 +40,7 @@ def _without(grid, kind, pred=lambda t: True):
 
 
 def test_report_lines_are_a_copy_and_values_read_only():
-    rep = sr.Report(["a", "b"], {"x": 1})
+    rep = sr.Report(["a", "b"], values={"x": 1})
     rep.lines().append("c")
     assert rep.lines() == ["a", "b"] and rep["x"] == 1
     with pytest.raises(TypeError):

@@ -23,6 +23,7 @@ from tools.site.edition.render import (
     index_heading,
     link_name,
     notebook_title,
+    open_fine_print,
     page_notebook,
     plain_title,
     render_index,
@@ -190,10 +191,64 @@ def test_the_page_loads_nothing_from_outside_the_site(executed):
 def test_assets_come_from_the_installed_packages(tmp_path):
     sizes = assets.copy_assets(tmp_path)
     assert sizes["assets/plotly.min.js"] > 1_000_000 and sizes[f"assets/mathjax/{assets.MATHJAX_FILE}"] > 500_000
-    assert {"assets/edition.js", "assets/edition.css", "assets/notebook.css", "assets/mathjax/LICENSE"} <= set(sizes)
+    assert {"assets/edition.js", "assets/edition.css", "assets/notebook.css", "assets/mathjax/LICENSE",
+            "assets/fine_print.css"} <= set(sizes)
+    # the fine print's stylesheet is the one JupyterLab and the classroom get (symsgd_jupyter/a11y.py)
+    from symsgd_jupyter.a11y import FINE_PRINT_CSS
+
+    assert (tmp_path / "assets" / "fine_print.css").read_text(encoding="utf-8") == FINE_PRINT_CSS
+    assert "details.symsgd-fine-print > summary::after" in FINE_PRINT_CSS and "focus-visible" in FINE_PRINT_CSS
     js = (tmp_path / "assets" / "edition.js").read_text()
     assert "import(" not in js and "fetch(" not in js  # both fail on pages opened from file://
     assert "://" not in assets.head_html()
+
+
+FINE_PRINT_MD = """Main path.
+
+<details class="symsgd-fine-print"><summary>Why $T = \\eta/S$</summary>
+
+The **proof**: $$a_{i} = b_{i}$$
+
+</details>
+
+<details class="edition-code"><summary>Code</summary>x</details>"""
+
+
+def test_the_fine_print_is_closed_on_the_page_and_open_in_the_handout(executed):
+    """nbconvert keeps a fine-print block (its Markdown rendered inside, its math for MathJax) closed in the edition's
+    page; the handout's transform opens it, and nothing else."""
+    executed.nb.cells.insert(1, nbformat.v4.new_markdown_cell(FINE_PRINT_MD))
+    page = Page("demo", "A title", "demo.html", "notebooks/demo.ipynb")
+    html = export_html(page_notebook(executed, page),
+                       {"head": "", "assets": "assets", "source": page.source_href, "header": "", "footer": ""})
+    tags = re.findall(r"<details\b[^>]*>", html)
+    assert '<details class="symsgd-fine-print">' in tags  # closed on screen
+    inside = html[html.index('<details class="symsgd-fine-print">'):]
+    inside = inside[:inside.index("</details>")]
+    assert "<strong>proof</strong>" in inside and "a_{i} = b_{i}" in inside
+    assert "<summary>Why $T = \\eta/S$</summary>" in inside
+    assert 'href="assets/fine_print.css"' in html
+    opened = open_fine_print(html)
+    assert '<details class="symsgd-fine-print" open>' in opened and '<details class="symsgd-fine-print">' not in opened
+    # everything else is unchanged: the code's and the claims' details stay closed
+    assert opened.replace('<details class="symsgd-fine-print" open>', '<details class="symsgd-fine-print">') == html
+    assert open_fine_print(opened) == opened  # already open: unchanged
+
+
+@pytest.mark.parametrize("tag, opened", [
+    ('<details class="symsgd-fine-print">', '<details class="symsgd-fine-print" open>'),
+    ("<DETAILS id='x' class='note symsgd-fine-print'>", "<DETAILS id='x' class='note symsgd-fine-print' open>"),
+    ('<details class=symsgd-fine-print>', '<details class=symsgd-fine-print open>'),
+    ('<details class="symsgd-fine-print" open>', '<details class="symsgd-fine-print" open>'),
+    ('<details open class="symsgd-fine-print">', '<details open class="symsgd-fine-print">'),
+    ('<details class="symsgd-fine-printed">', '<details class="symsgd-fine-printed">'),  # another class
+    ('<details class="edition-code">', '<details class="edition-code">'),
+    ('<details data-open="1">', '<details data-open="1">'),
+    ('<detailsx class="symsgd-fine-print">', '<detailsx class="symsgd-fine-print">'),
+])
+def test_open_fine_print_opens_only_the_fine_print(tag, opened):
+    rest = "<summary>s</summary>b</details>"
+    assert open_fine_print(f"<p>a</p>{tag}{rest}") == f"<p>a</p>{opened}{rest}"
 
 
 def test_pages_over_the_budget_are_named():

@@ -108,7 +108,7 @@ def minima_report(start, start_rank: int, rank_one, problem, imbalance: CheckRes
               f"{row['upper']:.4f}] (mean/η = {row['measured_mean'] / row['lr']:.3f}: of order η)" for row in rows]
     lines.append(f"layer scale (largest Frobenius norm of WₗWₗᵀ) at the rank-2 and rank-1 minima: {scales[0]:.2f}, "
                  f"{scales[1]:.2f}")
-    return Report(lines, {"layer_scales": tuple(scales)})
+    return Report(lines, values={"layer_scales": tuple(scales)})
 
 
 def explosion_report(explosion: Sequence[CheckResult], as_printed: CheckResult, depth: int) -> Report:
@@ -211,7 +211,7 @@ def min_norm_report(depth: int, sweep: Sequence[dict], eps: float = EPSILON_EXPE
         winner = "rank 1" if row["rank1"] < row["rank2"] else "rank 2"
         lines.append(f"  γ = {row['weight_decay']:<7} rank 1: {row['rank1'] / row['weight_decay']:.3f}   rank 2: "
                      f"{row['rank2'] / row['weight_decay']:.3f}   lower: {winner}")
-    return Report(lines, {"grid_ranks": ranks})
+    return Report(lines, values={"grid_ranks": ranks})
 
 
 def langevin_report(runs: dict, minima_hot: dict,
@@ -235,7 +235,7 @@ def langevin_report(runs: dict, minima_hot: dict,
     med = float(np.median(s2)) if s2.size else float("nan")
     lines.append(f"median s₂(A) of SGD at rank 1: {med:.1e} (round-off level {floor:.1e}; Langevin's noise floor is "
                  "in its status line)")
-    return Report(lines, {"sgd_floor": med, "roundoff": floor})
+    return Report(lines, values={"sgd_floor": med, "roundoff": floor})
 
 
 def noise_report(near: dict, at_rank2: dict, minima_by_decay: dict, eps: float = 0.1) -> Report:

@@ -168,7 +168,7 @@ def weak_order_report(grid) -> Report:
         d = r["details"]
         lines.append(f"{name:>28}: fitted weak order {d['order']:.2f} ± {d['se']:.2f} -> "
                      f"{'PASS' if r['passed'] else 'FAIL'}")
-    return Report(lines, {"weak": weak})
+    return Report(lines, values={"weak": weak})
 
 
 def _quantiles(s, fitted: bool = False) -> str:
@@ -208,7 +208,7 @@ def grid_table_report(rows: Mapping, settings=GRID_SETTINGS) -> Report:
                 s = rows[(a, b, label)]
                 lines.append(f" {_label(label):{width}s}  {s.frac_B1[0]:.2f} ± {s.frac_B1[1]:.2f}  "
                              f"{_quantiles(s):17s}  {_quantiles(s, True)}")
-    return Report(lines, {"shown": tuple(shown)})
+    return Report(lines, values={"shown": tuple(shown)})
 
 
 def comparison_report(rows: Mapping, hot=HOT) -> Report:
@@ -250,7 +250,7 @@ def comparison_report(rows: Mapping, hot=HOT) -> Report:
     said.append(f"Langevin hot: matched τ jumped {lang1.jumped}/{lang1.n_runs} (median log₁₀ s₂ "
                 f"{lang1.log10_s2_median:+.1f}, never in B₁); 10× matched τ returned {lang10.returned}/{lang10.jumped}")
     lines = [line for text in said for line in _wrap(text)]
-    return Report(lines, {"hot": hot, "SDE": SDE, "sgd": sgd, "sde": sde})
+    return Report(lines, values={"hot": hot, "SDE": SDE, "sgd": sgd, "sde": sde})
 
 
 def passage_report(follow, hot=HOT) -> Report:
@@ -276,7 +276,7 @@ def passage_report(follow, hot=HOT) -> Report:
     for k, b in enumerate(pooled.levels):
         lines.append(f"{'':29s}{b:4g}  {hot_main.passage.counts[k]:>12d}  {hot_fresh.passage.counts[k]:>11d}  "
                      f"{pooled.predicted(b, 1.0):8.3f}  {pooled.predicted(b, pooled.beta[0]):10.3f}")
-    return Report(lines, {"hot_main": hot_main, "hot_fresh": hot_fresh, "pooled": pooled})
+    return Report(lines, values={"hot_main": hot_main, "hot_fresh": hot_fresh, "pooled": pooled})
 
 
 def step_size_report(problem=None, settings=GRID_SETTINGS) -> Report:
@@ -288,7 +288,7 @@ def step_size_report(problem=None, settings=GRID_SETTINGS) -> Report:
                for weight_decay in dict.fromkeys(w for _, w in settings)}
     lines = [f"η = {lr}, γ = {weight_decay}: λₘₐₓ = {lam_max[weight_decay]:.2f}, η λₘₐₓ = "
              f"{lr * lam_max[weight_decay]:.2f}" for lr, weight_decay in settings]
-    return Report(lines, {"lam_max": lam_max})
+    return Report(lines, values={"lam_max": lam_max})
 
 
 def kstar_table_report(grid, factor: float, hot=HOT) -> Report:
@@ -331,7 +331,7 @@ def kstar_table_report(grid, factor: float, hot=HOT) -> Report:
                  if t["kind"] == "waiting" and t["params"]["lr"] == 0.35}
     lines.append("η = 0.35: runs at A = 0 (B₀) at the end, of 64: "
                  + ", ".join(f"γ = {w:g}: {n}" for w, n in collapsed.items()))
-    return Report(lines, {"ktab": ktab, "cmp": cmp, "by": by, "collapsed": collapsed})
+    return Report(lines, values={"ktab": ktab, "cmp": cmp, "by": by, "collapsed": collapsed})
 
 
 #: The routes of §4's relapse count (forced sequences of one row or column).
@@ -358,7 +358,7 @@ def relapse_report(grid) -> Report:
         lines.append(f"  η = {p['lr']}, γ = {p['weight_decay']}, {p['route']}: first → stable {moved}; median "
                      f"{first[0]} → {stable[0]}")
         pairs.append((first, stable))
-    return Report(lines, {"pairs": pairs, "n_rel": n_rel, "n_seq": n_seq})
+    return Report(lines, values={"pairs": pairs, "n_rel": n_rel, "n_seq": n_seq})
 
 
 def least_routes_report(grid, by_hot, hot=HOT) -> Report:
@@ -381,7 +381,7 @@ def least_routes_report(grid, by_hot, hot=HOT) -> Report:
     lines += _wrap(f"diagonal route: k* = {kd}, p = 2/3; with it the predicted wait is {_g(E3)} steps instead of "
                  f"{_g(by_hot.predicted_either)}")
     c3 = js.compare_wait(grid.select("waiting", lr=hot[0], weight_decay=hot[1])[0]["jump_step"], 100_000, E3)
-    return Report(lines, {"least": least, "kd": kd, "E3": E3, "c3": c3})
+    return Report(lines, values={"least": least, "kd": kd, "E3": E3, "c3": c3})
 
 
 def langevin_eps_report(grid) -> Report:
@@ -393,7 +393,7 @@ def langevin_eps_report(grid) -> Report:
     lines = ["  ε  dynamics  from the minimum (its rank)  time at rank ≤ 1  runs that went up"]
     lines += [f"{q.eps:3g}  {q.method:>8s}  {q.start:>16s} (rank {q.start_rank})   {q.frac_rank_le1[0]:.3f} ± "
               f"{q.frac_rank_le1[1]:.3f}     {q.went_up:2d}/{q.n_runs}" for q in q_rows]
-    return Report(lines, {"le": {(q.eps, q.start, q.method): q for q in q_rows}})
+    return Report(lines, values={"le": {(q.eps, q.start, q.method): q for q in q_rows}})
 
 
 def rank2_lower_report(grid, lr: float = HOT[0]) -> Report:
@@ -413,7 +413,7 @@ def rank2_lower_report(grid, lr: float = HOT[0]) -> Report:
     lines += [f"   {method:>8} from the {start} minimum: time at rank ≤ 1 {q.frac_rank_le1[0]:.3f} ± "
               f"{q.frac_rank_le1[1]:.3f}; runs that went up {q.went_up}/{q.n_runs}"
               for (start, method), q in lo.items()]
-    return Report(lines, {"lo": lo, "m_lo": m_lo})
+    return Report(lines, values={"lo": lo, "m_lo": m_lo})
 
 
 def task_kinds_report(grid) -> Report:
@@ -427,7 +427,7 @@ def task_kinds_report(grid) -> Report:
                   + ", ".join(f"{kind.replace('_', ' ')} {n}" for kind, n in kinds.items()))
     lines += _wrap(f"the grid's tasks took {grid.task_seconds / 60:.1f} minutes of task time when it was made "
                    "(2 workers, shared machine)")
-    return Report(lines, {"kinds": kinds})
+    return Report(lines, values={"kinds": kinds})
 
 
 def hazard_report(grid, label: Callable, hot=HOT) -> Report:
@@ -481,7 +481,7 @@ def hazard_report(grid, label: Callable, hot=HOT) -> Report:
             q = bu.mean_ratio(a.jumped, a.wait[0], b.jumped, b.wait[0])
             lines.append(f"η = {lr}, γ = {weight_decay}, {integrator:8s}: mean wait at η/4 over η/64 {q[0]:.2f} "
                          f"[{q[1]:.2f}, {q[2]:.2f}]")
-    return Report(lines, {"haz": haz, "by": by, "norms": norms})
+    return Report(lines, values={"haz": haz, "by": by, "norms": norms})
 
 
 def continuation_report(grid) -> Report:
@@ -496,7 +496,7 @@ def continuation_report(grid) -> Report:
     lines += _wrap(f"all states: EM {sum(c['em_blew'])}/{n} [{pe[1]:.2f}, {pe[2]:.2f}], adaptive "
                    f"{sum(c['adaptive_blew'])}/{n} [{pa[1]:.2f}, {pa[2]:.2f}]; largest residual of a state "
                    f"{_g(max(c['state_residual']))} (the rule: 10⁶)")
-    return Report(lines, {"c": c})
+    return Report(lines, values={"c": c})
 
 
 def follow_report(follow, grid) -> Report:
@@ -523,7 +523,7 @@ def follow_report(follow, grid) -> Report:
                     ("broken: noise that ignores the shortened step", check["noise_at_h_max"])):
         lines.append(f"{name:>46}: max |z| = {c['measured']:.1f} (pass: ≤ 4) -> "
                      f"{'PASS' if c['passed'] else 'FAIL'}")
-    return Report(lines, {"check": check})
+    return Report(lines, values={"check": check})
 
 
 def spikes_report(follow) -> Report:
@@ -545,7 +545,7 @@ def spikes_report(follow) -> Report:
         lines.append("       b  spikes  duration median / largest  steps median / largest")
         lines += [f"  {s.level:6g}  {s.count:6d}  {s.duration_median:8.2g} / {s.duration_max:<14.2g}  "
                   f"{s.steps_median:6.0f} / {s.steps_max}" for s in g.shapes] or ["  none"]
-    return Report(lines, {})
+    return Report(lines, values={})
 
 
 #: The controls' column names as the tables print them (no ASCII subscript).
@@ -569,7 +569,7 @@ def controls_report(ctl) -> Report:
     for name, key in (("steps", 3), ("runs", 4), ("fixed_T", 1)):
         t = tables[name]
         lines += [""] + _table(t.title, [_CONTROL_COLUMNS.get(c, c) for c in t.columns], t.rows, key=key)
-    return Report(lines, {})
+    return Report(lines, values={})
 
 
 def explosion_report(rays, shares, far) -> Report:
@@ -586,4 +586,4 @@ def explosion_report(rays, shares, far) -> Report:
     lines += _wrap("; ".join(f"{r['label']} {r['f']:.2f}" for r in shares if r["scale"] == 100), indent="  ")
     lines.append(f"at large norm, along {far.settings['n_paths']} paths: f (averaged) = {far.f_eff:.2f} ± "
                  f"{far.f_se:.2f}, scale exponent β ≈ {far.beta_eff:.2f}")
-    return Report(lines, {})
+    return Report(lines, values={})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,6 +206,54 @@ def check_math_typeset(page, run: GalleryRun, mode: Mode) -> None:
             run.detail = f"{typeset} of {n} formulas typeset; raw TeX in the Markdown: {raw[:10]}"
         raw += page.evaluate("() => window.__symsgd.rawMath()")
         assert not raw, f"raw TeX still visible: {raw[:10]}"
+
+
+_FINE_PRINT_JS = script("fine_print")
+
+
+def gallery_fine_print() -> int:
+    """How many blocks of fine print (``<details class="symsgd-fine-print">``) the gallery's Markdown holds."""
+    nb = json.loads(GALLERY.read_text(encoding="utf-8"))
+    return sum(len(re.findall(r'^<details class="symsgd-fine-print">', "".join(c["source"]), re.MULTILINE))
+               for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def check_fine_print(page, run: GalleryRun, mode: Mode) -> None:
+    """Step: every block of the gallery's fine print is in the page (the sanitizer kept its class), closed, its
+    content hidden, its summary tagged "fine print" (fine_print.css) and focusable; Enter on the summary opens it
+    (its content and typeset formulas show), Enter again closes it."""
+    with run.step("the fine print: closed, tagged, opened and closed again from the keyboard"):
+        n = gallery_fine_print()
+        assert n > 0, "the gallery holds no fine print: nothing to check"
+        # its look comes with the accessibility helper's stylesheet (a11y.py), there once a figure is drawn
+        blocks = _fine_print_when(page, run, mode, lambda bs: sum("fine print" in (b["tag"] or "") for b in bs) >= n)
+        run.detail = f"{len(blocks)} blocks: {blocks}"
+        assert len(blocks) == n, f"{n} blocks of fine print in the notebook, {len(blocks)} in the page"
+        for b in blocks:
+            assert b["summary"] and not b["open"] and not b["shown"], f"not closed with a summary: {b}"
+            assert b["focusable"], f"its summary takes no keyboard focus: {b}"
+            assert "fine print" in (b["tag"] or ""), f"its summary carries no 'fine print' tag (fine_print.css): {b}"
+        summary = page.locator(f"{mode.scope} details.symsgd-fine-print > summary").first
+        summary.focus()
+        page.keyboard.press("Enter")
+        opened = _fine_print_when(page, run, mode, lambda bs: bs[0]["shown"])[0]
+        assert opened["open"] and opened["formulas"] >= 2, f"opened, its formulas not typeset: {opened}"
+        page.keyboard.press("Enter")
+        closed = _fine_print_when(page, run, mode, lambda bs: not bs[0]["shown"])[0]
+        assert not closed["open"] and not closed["shown"], f"Enter did not close it again: {closed}"
+        run.detail = f"{len(blocks)} blocks, closed; opened from the keyboard: {opened}"
+
+
+def _fine_print_when(page, run: GalleryRun, mode: Mode, done, cap_s: float = 30.0) -> list[dict]:
+    """The page's fine print (``js/fine_print.js``) once ``done(blocks)`` holds, or as it is after ``cap_s`` seconds
+    (scaled by the CPU slowdown)."""
+    deadline = time.monotonic() + cap_s * mode.throttle
+    while True:
+        blocks = page.evaluate(_FINE_PRINT_JS, mode.scope)
+        if (blocks and done(blocks)) or time.monotonic() > deadline:
+            return blocks
+        run.ms()  # raises once the notebook's budget is used up
+        time.sleep(0.2)  # polling interval while the page renders, not a synchronisation
 
 
 def check_no_off_machine_controls(page, run: GalleryRun) -> None:

@@ -6,8 +6,9 @@ What depends on the mode and not on a notebook's content is tested here, once pe
 classroom page (started as `make classroom` starts it) opened at 127.0.0.1, and at localhost with Chromium's CPU
 slowed 6× (an older student laptop). Voilà at 6× and JupyterLab at ``/`` start cold: their kernels compile every
 engine the gallery runs into an empty cache. In each mode: every cell ran without an error; every figure the kernel
-made is drawn, plotly's widget code fetched once for the page; every widget view rendered; formulas typeset; a
-keyboard slider move reaches the kernel and changes its figure (before and after the long cell), Run shows the busy
+made is drawn, plotly's widget code fetched once for the page; every widget view rendered; formulas typeset; the
+fine print closed, tagged and opened from the keyboard (its class kept by JupyterLab's sanitizer); a keyboard slider
+move reaches the kernel and changes its figure (before and after the long cell), Run shows the busy
 indicator and re-simulates; the Check-yourself panel answers a wrong, then the right answer; no request leaves the
 machine; the accessibility audit passes; a screenshot goes to test-artifacts/browser/gallery-<mode>.png. JupyterLab
 also checks the news pop-up and that widget messages stay on the kernel's main thread, the dark theme its contrast;
@@ -45,6 +46,7 @@ from gallery_support import (
     check_console,
     check_every_cell_ran,
     check_every_figure_drawn,
+    check_fine_print,
     check_math_typeset,
     check_no_off_machine_controls,
     move_sliders_and_run,
@@ -156,6 +158,7 @@ def test_gallery(mode: Mode, request, browser, classroom):
         load = check_every_figure_drawn(page, metrics, connection, t0, run, console)
         check_widgets_rendered(page, run, console, expected_views)
         check_math_typeset(page, run, mode)
+        check_fine_print(page, run, mode)
         check_no_off_machine_controls(page, run)
         check_claim_cells(page, run, GALLERY, classroom=mode.voila, scope=mode.scope)
         check_no_raw_markup(page, run, mode.scope)

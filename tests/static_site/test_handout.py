@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -109,6 +110,36 @@ def code_lines(notebook: Path) -> list[str]:
     return [re.sub(r"\s+", "", ln) for ln in lines if len(ln) >= 25 and "(" in ln and not ln.startswith("#")]
 
 
+#: A block of fine print in a notebook's Markdown (ARCHITECTURE.md): its summary and its body.
+FINE_PRINT = re.compile(r'^<details class="symsgd-fine-print"><summary>(.*?)</summary>\n(.*?)\n</details>',
+                        re.MULTILINE | re.DOTALL)
+
+
+def fine_print_phrases(notebook: Path) -> list[str]:
+    """For each block of fine print of the notebook, a phrase of its body that prints as written: the longest run
+    (at most 60 characters, at least 20) of plain words (formulas, markup and links removed), whitespace removed."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    phrases = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        for m in FINE_PRINT.finditer("".join(cell["source"])):
+            body = re.sub(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|\]\([^)]*\)|<[^>]+>", " ", m.group(2), flags=re.DOTALL)
+            runs = re.findall(r"[A-Za-z][A-Za-z ,']{19,}", re.sub(r"\s+", " ", body))
+            if runs:
+                phrases.append(re.sub(r"\s+", "", max(runs, key=len))[:60])
+    return phrases
+
+
+def test_fine_print_phrases_reads_each_block(tmp_path):
+    md = ('Main.\n\n<details class="symsgd-fine-print"><summary>Why $x$</summary>\n\nThe **proof** of $a = b$ '
+          'holds for every sample here.\n\n</details>\n\n<details class="edition-code"><summary>Code</summary>'
+          'Not fine print at all, never printed.</details>')
+    path = tmp_path / "probe.ipynb"
+    path.write_text(json.dumps({"cells": [{"cell_type": "markdown", "source": [md]}]}), encoding="utf-8")
+    assert fine_print_phrases(path) == ["ofholdsforeverysamplehere"]
+
+
 def read_pdf(path: Path) -> dict:
     from pypdf import PdfReader
 
@@ -155,6 +186,10 @@ def test_handout_pdf(notebook, site_dir, edition_report, chromium, tmp_path):
     flat = re.sub(r"\s+", "", pdf["text"])
     shown = [ln for ln in code_lines(notebook) if ln in flat]
     assert not shown, f"{name}: code in the handout without --code: {shown[:3]}"
+    # the fine print, closed on screen, prints open: the body of every block is on paper
+    printed = unicodedata.normalize("NFKC", flat)  # the PDF's ligatures ("ﬁ") as letters
+    closed = [p for p in fine_print_phrases(notebook) if p not in printed]
+    assert not closed, f"{name}: fine print not printed open (its text is missing): {closed[:3]}"
 
 
 def test_handout_with_code_shows_the_code(site_dir, chromium, tmp_path):

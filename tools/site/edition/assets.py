@@ -11,9 +11,13 @@ import json
 import shutil
 from pathlib import Path
 
+import symsgd_jupyter
 from symsgd_core.ui.style import PLOTLY_CONFIG
 
 STATIC = Path(__file__).resolve().parent / "static"
+#: The notebooks' fine print (``<details class="symsgd-fine-print">``): the stylesheet JupyterLab and the classroom
+#: use too (symsgd_jupyter/a11y.py), one copy.
+FINE_PRINT_CSS = Path(symsgd_jupyter.__file__).resolve().parent / "fine_print.css"
 #: MathJax 3 with TeX input and SVG output in one file: no web fonts and no further loading (file:// safe).
 MATHJAX_FILE = "tex-svg-full.js"
 
@@ -64,6 +68,7 @@ def copy_assets(out: Path) -> dict[str, int]:
                                          encoding="utf-8")
     for name in ("edition.js", "edition.css"):
         shutil.copyfile(STATIC / name, assets / name)
+    shutil.copyfile(FINE_PRINT_CSS, assets / FINE_PRINT_CSS.name)
     return {str(p.relative_to(out)): p.stat().st_size for p in sorted(assets.rglob("*")) if p.is_file()}
 
 

@@ -10,8 +10,10 @@ puts the photographs in place of the plot, the small multiples labelled with the
 ``static/handout.css`` hides what only works on screen: sliders, mode bars, buttons, answer boxes, and the
 sentences the notebooks mark as instructions for the live reader (class ``symsgd-live``, see edition.css). Code is
 left out unless ``--code``, and with it the sentences that point at a code cell (render.py ``mark_code_pointers``);
-the exercises' worked solutions unless ``--solutions``. Formulas print at the text's weight, and every figure's tick
-labels at 7 pt at least, small multiples included (``MIN_PRINTED_PT`` in handout.js).
+the exercises' worked solutions unless ``--solutions``. The notebooks' fine print (``<details
+class="symsgd-fine-print">``, closed on screen) prints open: the page is served to Chromium with ``open`` on each
+(render.py ``open_fine_print``), before MathJax typesets it. Formulas print at the text's weight, and every figure's
+tick labels at 7 pt at least, small multiples included (``MIN_PRINTED_PT`` in handout.js).
 
 Usage: ``python -m tools.site.handout [--site site] [--out handout] [--only 01,03] [--code] [--solutions]``
 Writes ``handout/NN_name.pdf`` per notebook, ``handout/course.pdf`` (all of them, in notebook order, one bookmark
@@ -29,6 +31,8 @@ import re
 import sys
 import time
 from pathlib import Path
+
+from .render import open_fine_print
 
 REPO = Path(__file__).resolve().parents[3]
 STATIC = Path(__file__).resolve().parent / "static"
@@ -88,8 +92,13 @@ def print_page(browser, html: Path, pdf: Path, code: bool = False, solutions: bo
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
 
+    page_url = html.resolve().as_uri()
+    page_html = open_fine_print(html.read_text(encoding="utf-8"))
+
     def route(r):  # the edition works offline: anything but its own files is refused
-        if r.request.url.startswith(("file://", "data:")):
+        if r.request.url == page_url:  # the page itself, its fine print open (render.open_fine_print)
+            r.fulfill(body=page_html, content_type="text/html; charset=utf-8")
+        elif r.request.url.startswith(("file://", "data:")):
             r.continue_()
         else:
             outside.append(r.request.url)
@@ -97,7 +106,7 @@ def print_page(browser, html: Path, pdf: Path, code: bool = False, solutions: bo
 
     page.route("**/*", route)
     try:
-        page.goto(html.resolve().as_uri(), timeout=PAGE_TIMEOUT_S * 1000)
+        page.goto(page_url, timeout=PAGE_TIMEOUT_S * 1000)
         page.wait_for_function(READY_JS, timeout=PAGE_TIMEOUT_S * 1000, polling=200)
         failed = page.evaluate(FAILED_JS)
         if failed:

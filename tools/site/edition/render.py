@@ -38,6 +38,30 @@ CODE_POINTER = re.compile(r"(?:\A|(?<=\n\n)|(?<=[.!?] )|(?<=[.!?]\n))"
 _SENTENCE_REST = re.compile(r"(?:\$[^$]*\$|(?!\n\n)[^$.!?]|[.!?](?!\s|\Z))*(?:[.!?](?=\s|\Z)|(?=\n\n|\Z))")
 
 
+#: The class of a notebook's fine print (``<details class="symsgd-fine-print"><summary>…</summary> … </details>``,
+#: ARCHITECTURE.md): closed on screen, printed open (:func:`open_fine_print`).
+FINE_PRINT_CLASS = "symsgd-fine-print"
+_DETAILS_TAG = re.compile(r"<details\b([^>]*)>", re.IGNORECASE)
+_CLASS_ATTR = re.compile(r"""\bclass\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+_OPEN_ATTR = re.compile(r"(?:^|\s)open(?:\s*=|\s|$)", re.IGNORECASE)
+
+
+def open_fine_print(html_text: str) -> str:
+    """``html_text`` with every ``<details>`` of class :data:`FINE_PRINT_CLASS` given the ``open`` attribute (the
+    handout prints the fine print open); other ``<details>`` (code, worked solutions, claims) and all other text
+    unchanged."""
+
+    def opened(m: re.Match) -> str:
+        attrs = m.group(1)
+        cls = _CLASS_ATTR.search(attrs)
+        classes = (next(g for g in cls.groups() if g is not None) if cls else "").split()
+        if FINE_PRINT_CLASS not in classes or _OPEN_ATTR.search(attrs):
+            return m.group(0)
+        return m.group(0)[:-1] + " open>"
+
+    return _DETAILS_TAG.sub(opened, html_text)
+
+
 def mark_code_pointers(markdown: str) -> str:
     """``markdown`` with every sentence that opens by pointing at a code cell ("The cell below prints …", "The next
     cell …") wrapped in ``<span class="symsgd-code-pointer">``; other text unchanged."""

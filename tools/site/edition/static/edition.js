@@ -252,6 +252,14 @@
     followAddress(Promise.all([...controllers.values()].map((c) => c.ready)));
     document.body.dataset.editionStarted = "yes";
   }
+  // The fine print (<details class="symsgd-fine-print">) is closed on screen; a page printed from the browser prints
+  // it open, as the handout does, and closes again what the reader had left closed.
+  let closedForPrint = [];
+  window.addEventListener("beforeprint", () => {
+    closedForPrint = [...document.querySelectorAll("details.symsgd-fine-print:not([open])")];
+    for (const d of closedForPrint) d.open = true;
+  });
+  window.addEventListener("afterprint", () => { for (const d of closedForPrint) d.open = false; closedForPrint = []; });
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();
