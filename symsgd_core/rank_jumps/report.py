@@ -86,7 +86,7 @@ def trap_report(result, problem, lr: float = EPSILON_EXPERIMENT.lr_hot,
         f"SGD jump steps (−1: none): {sgd.jump_step(1).tolist()}",
         f"largest imbalance of GD: {gd.balancedness.max():.1e} (round-off: a GD minimum is balanced)",
         f"the step: η·λₘₐₓ = {lr} × {lam_max:.2f} = {lr * lam_max:.2f} (not small)",
-    ], {"lam_max": lam_max})
+    ], values={"lam_max": lam_max})
 
 
 def minima_report(start, start_rank: int, rank_one, problem, imbalance: CheckResult,
@@ -130,7 +130,7 @@ def eckart_young_report(A) -> Report:
     threshold. Values: ``distance``."""
     dist, _ = distance_to_rank(A, 1)
     return Report([f"distance of GD's minimum to the rank-1 matrices: s₂ = {dist:.4f} = "
-                   f"{dist / DEFAULT_RANK_TOL:.0f} × the rank threshold"], {"distance": dist})
+                   f"{dist / DEFAULT_RANK_TOL:.0f} × the rank threshold"], values={"distance": dist})
 
 
 def origin_report(origin: CheckResult) -> Report:
@@ -167,7 +167,8 @@ def basin_report(result, depth: int = EPSILON_EXPERIMENT.depth,
     Values: ``radius_small``."""
     small = basin_radius(depth, weight_decay / shrink, result.slope)
     return Report([f"at γ/{shrink:g} the first-order basin radius is {small:.4f} = the figure's radius/"
-                   f"{result.alpha_c / small:.0f} (it scales like γ¹ᐟ⁽ᴸ⁻²⁾, L = {depth})"], {"radius_small": small})
+                   f"{result.alpha_c / small:.0f} (it scales like γ¹ᐟ⁽ᴸ⁻²⁾, L = {depth})"],
+                  values={"radius_small": small})
 
 
 def anneal_report(small_eps: dict, jump_bound: float, ensemble=None, exp=EPSILON_EXPERIMENT) -> Report:
