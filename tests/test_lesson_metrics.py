@@ -1,6 +1,10 @@
 """tools.lesson_metrics: what counts as main path, fine print and appendix, on small hand-made notebooks."""
 
-from tools.lesson_metrics import measure
+import pathlib
+
+import pytest
+
+from tools.lesson_metrics import MAIN_PATH_WORD_LIMIT, measure, measure_file
 
 
 def _nb(*cells):
@@ -35,3 +39,18 @@ def test_plain_details_is_not_fine_print_and_panels_are_not_figures():
     assert m.fine_print_words == 0 and m.appendix_words == 0
     assert m.main_path_words == len(nb["cells"][0]["source"].split())
     assert m.figures == 0
+
+
+NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_lesson_main_path_reads_in_one_sitting(path):
+    """A lesson's main path (Markdown outside fine print and appendix) is at most MAIN_PATH_WORD_LIMIT words, and
+    is a lesson at all (a notebook whose text all moved to fine print measures nothing and fails)."""
+    m = measure_file(path)
+    assert 500 <= m.main_path_words <= MAIN_PATH_WORD_LIMIT, m
+
+
+def test_the_lessons_are_found():
+    assert len(NOTEBOOKS) >= 6
