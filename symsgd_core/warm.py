@@ -66,6 +66,7 @@ def _rank_jumps() -> None:
 
 def _rank_jumps_once() -> None:
     from .rank_jumps import run
+    from .rank_jumps._kernels import fixed_shape, fixed_shape_kernel, n_blocks
 
     start, problem, exp = _rank_jumps_setup()
     kw = dict(lr=exp.lr_phase0, weight_decay=exp.weight_decay_hot, record_every=1)
@@ -73,6 +74,10 @@ def _rank_jumps_once() -> None:
     # together; records: _jacobi_svals or _jacobi_svals_par
     run(start, problem, 2, method="sgd", seed=0, **kw)
     run(start, problem, 2, method="sgd", batch_size=2, seed=0, **kw)  # minibatch: the other branch
+    # batch 1 with the kernel compiled for this network's widths, what a long run (notebook 04's hot phase) steps with
+    # (rank_jumps._kernels.use_fixed_shape): made for the shape first, so this short run uses it
+    fixed_shape_kernel(fixed_shape(start.arch.dims), n_blocks(start.n_runs) > 1)
+    run(start, problem, 2, method="sgd", seed=0, **kw)
     run(start, problem, 2, method="gd", **kw)  # GD (and Langevin: the same kernel, the same types): _gd_block/_gd_par
 
 
