@@ -21,7 +21,7 @@ import time
 __all__ = ["KERNEL_MODULES", "cold_kernels", "cold_loaded_kernels", "warm_kernels"]
 
 #: The modules that hold ``@njit(cache=True)`` kernels, in the order they are warmed (the SDE kernels reuse
-#: helpers of ``rank_jumps._kernels``, so that one goes first).
+#: helpers of ``dln._kernels``, so that one goes first).
 KERNEL_MODULES = ("balance._kernels", "dln._kernels", "dln._sde_kernels",
                   "dln._adaptive_kernel", "stationary._kernels")
 
@@ -42,13 +42,13 @@ def _rank_jumps_setup():
     from .rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 
     arch = make_architecture((2, 2), EXP.depth, EXP.width)
-    # enough runs for two parallel blocks (rank_jumps._kernels.MIN_BLOCK_RUNS) when there are two threads
+    # enough runs for two parallel blocks (dln._kernels.MIN_BLOCK_RUNS) when there are two threads
     return init_params(arch, 32, 0), epsilon_completion(EXP.eps), EXP
 
 
 def _on_one_and_every_thread(warm) -> None:
     """``warm()`` on one numba thread, then on every thread (``NUMBA_NUM_THREADS``): the ensemble kernels call a
-    serial block function on one thread and a ``prange`` driver on more (``rank_jumps._kernels``), two dispatchers."""
+    serial block function on one thread and a ``prange`` driver on more (``dln._kernels``), two dispatchers."""
     import numba
 
     before = numba.get_num_threads()
@@ -65,6 +65,7 @@ def _rank_jumps() -> None:
 
 
 def _rank_jumps_once() -> None:
+    from .dln._kernels import fixed_shape, fixed_shape_kernel, n_blocks
     from .rank_jumps import run
 
     start, problem, exp = _rank_jumps_setup()
@@ -73,6 +74,10 @@ def _rank_jumps_once() -> None:
     # together; records: _jacobi_svals or _jacobi_svals_par
     run(start, problem, 2, method="sgd", seed=0, **kw)
     run(start, problem, 2, method="sgd", batch_size=2, seed=0, **kw)  # minibatch: the other branch
+    # batch 1 with the kernel compiled for this network's widths, what a long run (notebook 04's hot phase) steps with
+    # (dln._kernels.use_fixed_shape): made for the shape first, so this short run uses it
+    fixed_shape_kernel(fixed_shape(start.arch.dims), n_blocks(start.n_runs) > 1)
+    run(start, problem, 2, method="sgd", seed=0, **kw)
     run(start, problem, 2, method="gd", **kw)  # GD (and Langevin: the same kernel, the same types): _gd_block/_gd_par
 
 

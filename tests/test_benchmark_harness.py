@@ -105,3 +105,26 @@ def test_a_run_button_row_times_the_answer_in_the_page_and_reports_the_full_run_
     assert long_run[1].met
     short_run = answer_rows("probe", Probe(), dict(n=2), 1.0, "defaults")
     assert [r.name for r in short_run] == ["probe"] and short_run[0].figure >= 0.2
+
+
+def test_paired_times_alternates_the_two_and_quotes_the_median_ratio(monkeypatch):
+    """A fake clock: the figure takes 1 s and the baseline 2 s, except one slow baseline call (a noisy machine):
+    the median ratio is 2, the spread shows the outlier, and the calls alternate which goes first."""
+    clock = [0.0]
+    calls = []
+    baseline_costs = iter([2.0, 2.0, 9.0, 2.0, 2.0, 2.0])  # the first call is the untimed warm-up
+
+    def func():
+        calls.append("f")
+        clock[0] += 1.0
+
+    def baseline():
+        calls.append("b")
+        clock[0] += next(baseline_costs)
+
+    monkeypatch.setattr(registry.time, "perf_counter", lambda: clock[0])
+    pair = registry.paired_times(func, baseline, repeat=5)
+    assert calls == ["f", "b", "f", "b", "b", "f", "f", "b", "b", "f", "f", "b"]
+    assert (pair.figure, pair.baseline, pair.ratio, pair.ratio_min, pair.ratio_max, pair.pairs) == (
+        1.0, 2.0, 2.0, 2.0, 9.0, 5)
+    assert pair.spread() == "median of 5 pairs; 2.00–9.00"

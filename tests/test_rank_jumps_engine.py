@@ -238,6 +238,83 @@ def test_parallel_kernels_reproduce_the_serial_engine_bit_for_bit(eps_problem, p
         assert _digest(case()) == SERIAL_DIGESTS[name], name
 
 
+@pytest.mark.parametrize("blocks", [1, 2])
+def test_fixed_shape_kernel_reproduces_the_serial_engine_bit_for_bit(eps_problem, phase0_8, blocks, monkeypatch):
+    """The engine stepping every batch-1 run with the kernel compiled for the network's widths gives the digests of
+    the serial engine of before (divergences, forced sampling and the long run included), on one block and two."""
+    from symsgd_core.dln import _kernels
+
+    monkeypatch.setattr(_kernels, "n_blocks", lambda n_runs: min(blocks, n_runs))
+    monkeypatch.setattr(_kernels, "use_fixed_shape", lambda shape, work: True)
+    calls = []
+    original = _kernels.fixed_shape_kernel
+    monkeypatch.setattr(_kernels, "fixed_shape_kernel", lambda shape, parallel: calls.append(shape) or original(
+        shape, parallel))
+    cases = _digest_cases(eps_problem, phase0_8)
+    for name in ("sgd1", "sgd1_long", "forced"):
+        assert _digest(cases[name]()) == SERIAL_DIGESTS[name], name
+    assert calls == [(2, EXP.width, 2, EXP.depth)] * 3  # it was the fixed-shape kernel that stepped
+
+
+@pytest.mark.parametrize("shape", [(2, 8, 2, 4), (3, 4, 2, 2), (2, 5, 3, 3)])
+def test_fixed_shape_kernel_gives_the_generic_kernels_bits(shape, monkeypatch):
+    """Both batch-1 kernels on the same draws: a schedule, a start step off the flush period, runs that diverge
+    and a run frozen on entry give the same parameters, snapshots (NaN after divergence) and divergence steps, to
+    the bit and the sign of zero, whatever the blocks."""
+    from symsgd_core.dln import _kernels
+    from symsgd_core.dln.stepping import DIVERGENCE_RESIDUAL, flush_threshold
+
+    n, w, m, depth = shape
+    problem = dln.problems.random_low_rank_completion((m, n), 1, 0.7, seed=depth)
+    arch = rank_jumps.make_architecture(problem.shape, depth, w)
+    assert _kernels.fixed_shape(arch.dims) == shape
+    R, T = 9, 700
+    p = rank_jumps.init_params(arch, R, 3)
+    rows, cols = (a.astype(np.int64) for a in np.nonzero(problem.mask))
+    vals = problem.target[rows, cols].astype(np.float64)
+    rng = np.random.default_rng(sum(shape))
+    idx = rng.integers(0, rows.size, size=(R, T, 1))
+    lr = np.where(np.arange(T) < 400, 0.05, 0.02) * rng.uniform(1.0, 1.5, T)
+    weight_decay = np.full(T, 0.027)
+    rec_pos = np.arange(9, T + 1, 9, dtype=np.int64)
+    out = {}
+    for blocks in (1, 3):
+        monkeypatch.setattr(_kernels, "n_blocks", lambda n_runs, b=blocks: min(b, n_runs))
+        for fixed in (False, True):
+            theta, div_step = p.flat.copy(), np.full(R, -1, dtype=np.int64)
+            theta[:2] *= 6.0  # runs 0 and 1 start far out: they diverge
+            div_step[4] = 0  # frozen on entry
+            snaps = np.empty((R, rec_pos.size, arch.n_params))
+            _kernels.sgd_chunk(theta, np.asarray(arch.dims, dtype=np.int64), arch.offsets, rows, cols, vals, idx, lr,
+                               weight_decay, rec_pos, snaps, div_step, 37, DIVERGENCE_RESIDUAL,
+                               flush_threshold(depth), fixed=fixed)
+            out[blocks, fixed] = (theta, snaps, div_step)
+    generic = out[1, False]
+    assert np.sum(generic[2] > 0) == 2, "runs 0 and 1, and only they, must diverge for this test to mean something"
+    for key, got in out.items():
+        for a, b in zip(got, generic):
+            np.testing.assert_array_equal(a, b, err_msg=str(key))
+            np.testing.assert_array_equal(np.signbit(a), np.signbit(b), err_msg=str(key))
+
+
+def test_fixed_shape_and_when_the_engine_uses_it(monkeypatch):
+    from symsgd_core.dln import _kernels
+
+    assert _kernels.fixed_shape((2, 8, 8, 8, 2)) == (2, 8, 2, 4)
+    assert _kernels.fixed_shape(np.array([3, 5, 4])) == (3, 5, 4, 2)
+    assert _kernels.fixed_shape((2, 8, 4, 2)) is None  # hidden widths differ
+    assert _kernels.fixed_shape((2, 2)) is None  # depth 1
+    with pytest.raises(ValueError, match="L >= 2"):
+        _kernels._fixed_shape_source(2, 8, 2, 1, False)
+    monkeypatch.setattr(_kernels, "_FIXED_KERNELS", {})
+    shape = (2, 7, 2, 5)
+    assert not _kernels.use_fixed_shape(shape, _kernels.FIXED_SHAPE_MIN_WORK - 1)
+    assert _kernels.use_fixed_shape(shape, _kernels.FIXED_SHAPE_MIN_WORK)
+    kernel = _kernels.fixed_shape_kernel(shape, False)  # made (not compiled yet): this process has it now
+    assert _kernels.fixed_shape_kernel(shape, False) is kernel and kernel.targetoptions.get("nogil") is True
+    assert _kernels.use_fixed_shape(shape, 1) and not _kernels.use_fixed_shape((2, 7, 2, 4), 1)
+
+
 def test_prefetched_draws_in_many_chunks_reproduce_the_serial_engine(eps_problem, phase0_8, monkeypatch):
     """The engine draws the next chunk's random numbers in a background thread while the kernel steps the
     current chunk. With chunks of a few steps (many prefetched draws) the numbers are still the serial engine's."""
@@ -526,6 +603,18 @@ def test_benchmark_baselines_agree_with_engine(eps_problem, phase0_8):
         np.testing.assert_allclose(flat, ours.final.flat, atol=tol)
         np.testing.assert_allclose(snaps[:, -1], ours.final.flat, atol=tol)
         assert snaps.shape == (3, 2, EXP.arch.n_params)
+    for parallel in (False, True):  # the same loop compiled for the network's widths
+        flat, snaps = bench.fixed_loop_sgd(p, eps_problem, idx, 0.3, 0.027, parallel=parallel)
+        np.testing.assert_allclose(flat, ours.final.flat, atol=tol)
+        np.testing.assert_allclose(snaps[:, -1], ours.final.flat, atol=tol)
+        assert snaps.shape == (3, 2, EXP.arch.n_params)
+    wide = rank_jumps.init_params(rank_jumps.make_architecture((2, 2), 3, 5), 2, 0)  # another shape: compiled anew
+    wide_run = rank_jumps.run(wide, eps_problem, 200, lr=0.05, weight_decay=0.027, seed=0, record_every=100)
+    np.testing.assert_allclose(bench.fixed_loop_sgd(wide, eps_problem, idx[:2], 0.05, 0.027)[0], wide_run.final.flat,
+                               atol=_roundoff(wide, 200))
+    with pytest.raises(ValueError, match="depth >= 3"):
+        bench.fixed_loop_sgd(rank_jumps.init_params(rank_jumps.make_architecture((2, 2), 2, 4), 1, 0), eps_problem,
+                             idx[:1], 0.3, 0.027)
     np.testing.assert_allclose(bench.torch_naive_sgd(p.select([0]), eps_problem, idx[:1], 0.3, 0.027)[0],
                                ours.final.flat[:1], atol=tol)
     gd = rank_jumps.run(p, eps_problem, 50, method="gd", lr=0.05, weight_decay=0.027, record_every=50)

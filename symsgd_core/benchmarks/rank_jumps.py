@@ -12,15 +12,19 @@ the same recording of parameters every 100 steps; they are timed in the same pro
 on fewer steps (numpy: 32 runs × 3000 steps; torch: 1 run × 1500 steps) and scaled
 linearly to 32 × 6·10⁴ (their cost per step is constant).
 
-``rank_jumps.sgd_32x60000_vs_compiled_loop_{1,2}thread`` and ``..._steps_vs_compiled_loop_{1,2}thread``: the
-same workload against a plain numba loop written straight from the update rule (:func:`compiled_loop_sgd`: run by
-run, scalar loops, snapshots every 100 steps; ``prange`` over the runs for the parallel row), measured in the same
-run single-threaded against single-threaded and with every numba thread (``NUMBA_NUM_THREADS``) against the same.
-The ``steps`` rows time the step loop alone (the engine's compiled :func:`~symsgd_core.dln._kernels.sgd_chunk`
-against the plain loop, same draws, same snapshots): the per-step cost, target within 1.2× (ratio ≥ 0.83). The
-whole-run rows time :func:`~symsgd_core.rank_jumps.run` against the draws, the plain loop and the engine's own
-reduction of the snapshots to records (singular values of A and of each layer, loss, balancedness, rank, B_r):
-the same work end to end. Ratios are printed, never asserted.
+``rank_jumps.sgd_32x60000_vs_fixed_loop_{1,2}thread`` and ``..._steps_vs_fixed_loop_{1,2}thread``: the same
+workload against a plain numba loop written straight from the update rule with the network's widths as compile-time
+constants (:func:`fixed_loop_sgd`: run by run, scalar loops of known length, snapshots every 100 steps, no divergence
+test and no flush of tiny entries; ``prange`` over the runs for the parallel row), measured in the same run
+single-threaded against single-threaded and with every numba thread (``NUMBA_NUM_THREADS``) against the same. The
+``..._vs_compiled_loop_...`` rows do the same against that loop with the widths read at run time
+(:func:`compiled_loop_sgd`, for information: the engine is compiled for the shape too). The ``steps`` rows time the
+step loop alone (the engine's compiled :func:`~symsgd_core.dln._kernels.sgd_chunk` against the plain loop,
+same draws, same snapshots); the whole-run rows time :func:`~symsgd_core.rank_jumps.run` against the draws (the same
+generators), the plain loop and the engine's own reduction of the snapshots to records (singular values of A and of
+each layer, loss, balancedness, rank, B_r): the same work end to end. Target: within 1.2× (ratio ≥ 0.83). Each pair
+of calls is timed in turn (:func:`~.registry.paired_times`) and the row's ratio is the median of the pairs', their
+spread in the target column. Ratios are printed, never asserted.
 
 ``rank_jumps.gd_phase0_32x40000``: phase 0 (GD, 32 runs × 4·10⁴ steps) against a batched
 numpy GD timed on 32 × 2000 steps and scaled — what the notebook pays for its start.
@@ -37,7 +41,7 @@ from .. import rank_jumps
 from ..dln import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, DIVERGENCE_RESIDUAL, flush_threshold, record_stats, sgd_chunk
 from ..rank_jumps import CompletionProblem, Params
 from ..rank_jumps.experiments import phase0_cached
-from .registry import BenchResult, best_time, register_benchmark
+from .registry import BenchResult, best_time, paired_times, register_benchmark
 
 RUNS, STEPS, RECORD_EVERY = rank_jumps.EPSILON_EXPERIMENT.n_runs, rank_jumps.EPSILON_EXPERIMENT.hot_steps, 100
 LR_HOT, WEIGHT_DECAY = rank_jumps.EPSILON_EXPERIMENT.lr_hot, rank_jumps.EPSILON_EXPERIMENT.weight_decay_hot
@@ -227,6 +231,104 @@ def compiled_loop_sgd(params: Params, problem: CompletionProblem, idx: np.ndarra
     return theta, snaps
 
 
+def _fixed_loop_source(N, W, M, L):
+    """:func:`_compiled_loop_source` with the widths as compile-time constants: a network ``(N, W, …, W, M)`` of depth
+    L ≥ 3 (numba freezes a closure's variables, so every loop over a layer has a known length), the same
+    statements in the same order. Compiled by :func:`_fixed_loop`."""
+    NM = L - 2
+    O1 = W * N
+    OL = O1 + NM * W * W
+    P = OL + M * W
+
+    def loop(theta, rows, cols, vals, idx, lr, weight_decay, record_every, snaps):
+        R = theta.shape[0]
+        T = idx.shape[1]
+        dec = 1.0 - 2.0 * lr * weight_decay
+        for r in numba.prange(R):
+            th = theta[r].copy()
+            p = np.zeros((L - 1, W))  # p[k] = P_{k+1}[:, j]
+            q = np.zeros((L - 1, W))  # q[k] = Q_k[i, :]
+            k = 0
+            for t in range(T):
+                e = idx[r, t]
+                i = rows[e]
+                j = cols[e]
+                for a in range(W):
+                    p[0, a] = th[a * N + j]
+                for m in range(NM):
+                    base = O1 + m * W * W
+                    for a in range(W):
+                        acc = 0.0
+                        for c in range(W):
+                            acc += th[base + a * W + c] * p[m, c]
+                        p[m + 1, a] = acc
+                acc = 0.0
+                for c in range(W):
+                    acc += th[OL + i * W + c] * p[L - 2, c]
+                g = 2.0 * lr * (acc - vals[e])
+                for c in range(W):
+                    q[L - 2, c] = th[OL + i * W + c]
+                for m in range(NM - 1, -1, -1):
+                    base = O1 + m * W * W
+                    for c in range(W):
+                        q[m, c] = 0.0
+                    for a in range(W):
+                        for c in range(W):
+                            q[m, c] += th[base + a * W + c] * q[m + 1, a]
+                # W_ℓ ← (1 − 2ηλ) W_ℓ − 2η r q_ℓ p_ℓᵀ, from the old weights (p, q above): row i of W_L, column j of W_1
+                for o in range(P):
+                    th[o] *= dec
+                for c in range(W):
+                    th[OL + i * W + c] -= g * p[L - 2, c]
+                for m in range(NM):
+                    base = O1 + m * W * W
+                    for a in range(W):
+                        ga = g * q[m + 1, a]
+                        for c in range(W):
+                            th[base + a * W + c] -= ga * p[m, c]
+                for a in range(W):
+                    th[a * N + j] -= g * q[0, a]
+                if (t + 1) % record_every == 0:
+                    snaps[r, k] = th
+                    k += 1
+            theta[r] = th
+        return 0
+
+    return loop
+
+
+def _fixed_loop(shape: tuple[int, int, int, int], parallel: bool):
+    """:func:`_fixed_loop_source` for ``shape = (n, w, m, L)`` compiled serial or parallel (not cached on disk, as
+    :func:`_compiled_loop`)."""
+    key = ("fixed", shape, parallel)
+    if key not in _LOOPS:
+        _LOOPS[key] = numba.njit(parallel=parallel)(_fixed_loop_source(*shape))
+    return _LOOPS[key]
+
+
+def fixed_loop_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, weight_decay: float,
+                   record_every: int = RECORD_EVERY, parallel: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Baseline: :func:`compiled_loop_sgd` compiled for this network's widths (they are compile-time constants, so
+    the compiler unrolls and vectorises the loops over a layer): the same update, the same snapshots. Needs a network
+    ``(n, w, …, w, m)`` of depth L ≥ 3.
+
+    Returns:
+        ``(final flat (R, P), snapshots (R, T // record_every, P))``.
+    """
+    arch = params.arch
+    d = arch.dims
+    if arch.depth < 3 or len(set(d[1:-1])) != 1:
+        raise ValueError(f"the fixed-shape loop needs dims (n, w, …, w, m) with depth >= 3, got {d}")
+    rows, cols, vals = problem.entries
+    theta = params.flat.copy()
+    R, T = idx.shape
+    snaps = np.empty((R, T // record_every, theta.shape[1]))
+    _fixed_loop((d[0], d[1], d[-1], arch.depth), parallel)(
+        theta, rows.astype(np.int64), cols.astype(np.int64), vals.astype(np.float64),
+        np.ascontiguousarray(idx, dtype=np.int64), float(lr), float(weight_decay), int(record_every), snaps)
+    return theta, snaps
+
+
 def torch_naive_sgd(params: Params, problem: CompletionProblem, idx: np.ndarray, lr: float, weight_decay: float,
                     record_every: int = RECORD_EVERY) -> tuple[np.ndarray, list]:
     """Baseline: a naive per-run PyTorch autograd loop (one backward per step), same update and draws.
@@ -328,8 +430,10 @@ def bench_rank_jumps() -> list[BenchResult]:
 
 
 def _vs_compiled_loop(start: Params, problem: CompletionProblem) -> list[BenchResult]:
-    """The engine against :func:`compiled_loop_sgd`, one thread against one, then every thread against every
-    thread (``NUMBA_NUM_THREADS``); the step loops alone and the whole run (see the module docstring)."""
+    """The engine against :func:`fixed_loop_sgd` (widths fixed at compile time) and :func:`compiled_loop_sgd`
+    (generic widths), one thread against one, then every thread against every thread (``NUMBA_NUM_THREADS``); the
+    step loops alone and the whole run (see the module docstring). Paired: each engine call alternates with a
+    baseline call (:func:`~.registry.paired_times`), the ratio is the median of the pairs'."""
     arch = start.arch
     dims = np.asarray(arch.dims, dtype=np.int64)
     rows_, cols_, vals_ = (a.astype(t) for a, t in zip(problem.entries, (np.int64, np.int64, np.float64)))
@@ -338,6 +442,7 @@ def _vs_compiled_loop(start: Params, problem: CompletionProblem) -> list[BenchRe
     lr, weight_decay = np.full(STEPS, LR_HOT), np.full(STEPS, WEIGHT_DECAY)
     rec_pos = np.arange(RECORD_EVERY, STEPS + 1, RECORD_EVERY, dtype=np.int64)
     tiny = flush_threshold(arch.depth)
+    loops = {"fixed_loop": fixed_loop_sgd, "compiled_loop": compiled_loop_sgd}
 
     def engine_steps():
         theta = start.flat.copy()
@@ -349,9 +454,9 @@ def _vs_compiled_loop(start: Params, problem: CompletionProblem) -> list[BenchRe
         rank_jumps.run(start, problem, STEPS, method="sgd", lr=LR_HOT, weight_decay=WEIGHT_DECAY, seed=0,
                        record_every=RECORD_EVERY)
 
-    def loop_run(parallel):
+    def loop_run(loop, parallel):
         draws = _draws(RUNS, STEPS)
-        _, snaps = compiled_loop_sgd(start, problem, draws, LR_HOT, WEIGHT_DECAY, parallel=parallel)
+        _, snaps = loop(start, problem, draws, LR_HOT, WEIGHT_DECAY, parallel=parallel)
         snaps = np.concatenate([start.flat[:, None, :], snaps], axis=1)
         record_stats(snaps, arch, problem, np.full(snaps.shape[1], WEIGHT_DECAY), DEFAULT_RANK_TOL,
                       DEFAULT_B_CRITERION, True)
@@ -362,19 +467,17 @@ def _vs_compiled_loop(start: Params, problem: CompletionProblem) -> list[BenchRe
     try:
         for parallel, n in ((False, 1), (True, n_max)) if n_max > 1 else ((False, 1),):
             numba.set_num_threads(n)
-            compiled_loop_sgd(start, problem, idx[:, :200], LR_HOT, WEIGHT_DECAY, parallel=parallel)  # compile, untimed
             label = f"{n}thread" if n == 1 else f"{n}threads"
-            fig = best_time(engine_steps, repeat=5)
-            base = best_time(lambda par=parallel: compiled_loop_sgd(start, problem, idx, LR_HOT, WEIGHT_DECAY,
-                                                                    parallel=par), repeat=5)
-            out.append(BenchResult(f"rank_jumps.sgd_{RUNS}x{STEPS}_steps_vs_compiled_loop_{label}", fig, "s", base,
-                                   base / fig, "ratio >= 0.83 (per-step cost within 1.2x of a plain loop)",
-                                   bool(base / fig >= 1 / 1.2)))
-            fig = best_time(engine_run, repeat=5)
-            base = best_time(lambda par=parallel: loop_run(par), repeat=5)
-            out.append(BenchResult(f"rank_jumps.sgd_{RUNS}x{STEPS}_vs_compiled_loop_{label}", fig, "s", base,
-                                   base / fig, "ratio >= 0.83 (whole run: draws, steps, records)",
-                                   bool(base / fig >= 1 / 1.2)))
+            for name, loop in loops.items():
+                loop(start, problem, idx[:, :200], LR_HOT, WEIGHT_DECAY, parallel=parallel)  # compile, untimed
+                steps = paired_times(engine_steps, lambda loop=loop, par=parallel: loop(
+                    start, problem, idx, LR_HOT, WEIGHT_DECAY, parallel=par))
+                whole = paired_times(engine_run, lambda loop=loop, par=parallel: loop_run(loop, par))
+                for what, pair, work in (("_steps", steps, "steps"), ("", whole, "whole run")):
+                    out.append(BenchResult(
+                        f"rank_jumps.sgd_{RUNS}x{STEPS}{what}_vs_{name}_{label}", pair.figure, "s", pair.baseline,
+                        pair.ratio, f"ratio >= 0.83: {work} within 1.2x of the {name.replace('_', ' ')} (engine "
+                        f"{1 / pair.ratio:.2f}x its time; ratio {pair.spread()})", bool(pair.ratio >= 1 / 1.2)))
     finally:
         numba.set_num_threads(before)
     return out

@@ -6,6 +6,7 @@ never assert on timings inside the test suite (machines are noisy).
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -46,6 +47,40 @@ def best_time(func: Callable[[], object], repeat: int = 3) -> float:
         func()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Two functions timed in turn (:func:`paired_times`): medians (seconds) and the per-pair ratios
+    ``baseline / figure`` (median, smallest, largest)."""
+
+    figure: float
+    baseline: float
+    ratio: float
+    ratio_min: float
+    ratio_max: float
+    pairs: int
+
+    def spread(self) -> str:
+        """The ratio's spread as a table prints it: ``"median of 7 pairs; 0.81–0.93"``."""
+        return f"median of {self.pairs} pairs; {self.ratio_min:.2f}–{self.ratio_max:.2f}"
+
+
+def paired_times(func: Callable[[], object], baseline: Callable[[], object], repeat: int = 7) -> Paired:
+    """``func`` and ``baseline`` called in turn ``repeat`` times each (alternating which goes first, after one
+    untimed call of each): on a shared machine a drift in speed hits both alike, so the median of the per-pair
+    ratios is the figure to quote."""
+    func()
+    baseline()
+    a, b = [], []
+    for k in range(max(int(repeat), 1)):
+        for f, out in ((func, a), (baseline, b)) if k % 2 == 0 else ((baseline, b), (func, a)):
+            t0 = time.perf_counter()
+            f()
+            out.append(time.perf_counter() - t0)
+    ratios = sorted(y / x for x, y in zip(a, b))
+    return Paired(statistics.median(a), statistics.median(b), statistics.median(ratios), ratios[0], ratios[-1],
+                  len(ratios))
 
 
 _BENCHMARKS: dict[str, Callable[[], list[BenchResult]]] = {}

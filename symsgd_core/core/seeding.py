@@ -10,7 +10,7 @@ Every stream is a ``numpy.random.Generator`` derived from an integer seed by num
   one call).
 * :func:`streams` — ``n`` **independent** streams: the children ``SeedSequence(seed).spawn(n)``. Engines
   give one child to each unit whose numbers must not depend on how many other units there are: each run
-  (``rank_jumps.engine``: run ``r`` is the same whatever the ensemble size) or each block of
+  (``dln.engine``: run ``r`` is the same whatever the ensemble size) or each block of
   :data:`~symsgd_core.stationary.v_sde.BLOCK_SIZE` chains (``stationary.sde``: the numbers do not depend on
   the thread count).
 * :func:`tagged_stream` — an experiment's **auxiliary** stream ``default_rng([seed, tag])`` (e.g. the exact

@@ -23,6 +23,10 @@ depend on its block, its lane or the thread count: 1 thread and 2 threads give t
 The block kernels release the GIL (``nogil``), so the engine's next chunk of random draws, made in a background
 thread (:func:`~.stepping.prefetched`), overlaps the current chunk's steps.
 
+Fixed shape. Batch-1 SGD on a network ``(n, w, …, w, m)`` also has a kernel compiled for those widths
+(:func:`fixed_shape_kernel`: run by run, loops of known length, the same arithmetic in the same order, so the same
+bits); :func:`sgd_chunk` uses it for long runs and for shapes this process already compiled (:func:`use_fixed_shape`).
+
 Common arguments:
     rec_pos: int64 ``(K,)`` sorted local step counts (1..T) after which
         ``theta[r]`` is copied into ``snaps[r, k]``.
@@ -405,7 +409,7 @@ def _sgd_par(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos,
 
 
 def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos, snaps, div_step, step0, div_resid,
-              tiny):
+              tiny, fixed: bool | None = None):
     """SGD on a pool of entries for T steps, every run of the ensemble (dispatches to a compiled kernel).
 
     Args:
@@ -415,15 +419,156 @@ def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos
         idx: int64 ``(R, T, B)`` pool indices drawn for each run, step and batch slot.
         lr, weight_decay: ``(T,)`` step size η and weight decay λ per step.
         rec_pos, snaps, div_step, step0, div_resid, tiny: see the module docstring.
+        fixed: step with the kernel compiled for this network's widths (:func:`fixed_shape_kernel`: batch 1,
+            ``dims = (n, w, …, w, m)``, L ≥ 2) — ``None``: when :func:`use_fixed_shape` says so; ``True``: whenever
+            the shape allows it; ``False``: never. The numbers are the same bits either way.
 
     Update (batch B): ``W_ℓ ← (1 − 2ηλ) W_ℓ − (2η/B) Σ_b r_b q_ℓ,b p_ℓ,bᵀ`` with
     ``p_ℓ = P_ℓ[:, j]``, ``q_ℓ = Q_ℓ[i, :]ᵀ``, ``r = A_ij − A*_ij``, all from the old weights.
     Runs are stepped in parallel blocks (:func:`n_blocks`); the numbers do not depend on the thread count.
     """
     snaps[div_step >= 0] = np.nan
-    args = (theta, dims, off, rows, cols, vals, np.ascontiguousarray(idx, dtype=np.int64), lr, weight_decay, rec_pos,
-            snaps, div_step, step0, div_resid, tiny)
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    shape = fixed_shape(dims) if idx.shape[2] == 1 else None
+    if shape is not None and (fixed or (fixed is None and use_fixed_shape(shape, idx.shape[0] * idx.shape[1]))):
+        nb = n_blocks(theta.shape[0])
+        return fixed_shape_kernel(shape, nb > 1)(theta, rows, cols, vals, idx, lr, weight_decay, rec_pos, snaps,
+                                                  div_step, int(step0), float(div_resid), float(tiny), nb)
+    args = (theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos, snaps, div_step, step0, div_resid,
+            tiny)
     return run_in_blocks(_sgd_block, _sgd_par, args)
+
+
+# -- batch-1 SGD compiled for one network shape ----------------------------------------------------------------------
+# The generic kernels above read the widths from ``dims`` at run time. For a network ``(n, w, …, w, m)`` the kernel
+# below is compiled with n, w, m and L as constants (numba freezes a closure's variables), so its loops over a layer's
+# w entries have a known length: the compiler unrolls and vectorises them. It steps one run at a time (its ~P numbers
+# stay in L1 cache), the runs split into the same blocks as the generic kernels, and it does the generic batch-1
+# kernel's arithmetic in the same order, statement for statement (the forward sums over c from 0.0, the update
+# ``dec·w − ga·p`` with ``ga = 0.0`` off the sampled row of W_L, the divergence test, the flush, the snapshots): the
+# same bits (tested against it). Compiling one shape takes seconds, so it is used where that is paid back or paid
+# already (:func:`use_fixed_shape`); the compiled code is cached on disk like every kernel (one entry per shape).
+
+#: Fewest run-steps (runs × steps of one call) for which :func:`sgd_chunk` steps a network shape it has not used
+#: yet in this process with the kernel compiled for that shape. The compile (a few seconds per shape, once per
+#: environment: cached on disk) is then a fraction of the run: notebook 04's hot phase is 32 × 6·10⁴ ≈ 1.9·10⁶.
+FIXED_SHAPE_MIN_WORK = 1 << 20
+
+_FIXED_KERNELS: dict = {}
+
+
+def fixed_shape(dims) -> tuple[int, int, int, int] | None:
+    """``(n, w, m, L)`` of a network ``dims = (n, w, …, w, m)`` of depth L ≥ 2 (hidden widths all w), else None."""
+    d = [int(x) for x in dims]
+    if len(d) < 3 or any(x != d[1] for x in d[1:-1]):
+        return None
+    return d[0], d[1], d[-1], len(d) - 1
+
+
+def use_fixed_shape(shape: tuple[int, int, int, int], work: int) -> bool:
+    """Whether :func:`sgd_chunk` steps ``work`` run-steps of a network ``shape`` (:func:`fixed_shape`) with the kernel
+    compiled for it: when this process already has that kernel, or when ``work`` ≥ :data:`FIXED_SHAPE_MIN_WORK`."""
+    return any(key[0] == shape for key in _FIXED_KERNELS) or work >= FIXED_SHAPE_MIN_WORK
+
+
+def fixed_shape_kernel(shape: tuple[int, int, int, int], parallel: bool):
+    """The batch-1 SGD kernel compiled for ``shape = (n, w, m, L)`` (made once per process, cached on disk):
+    ``kernel(theta, rows, cols, vals, idx, lr, weight_decay, rec_pos, snaps, div_step, step0, div_resid, tiny, nb)``
+    with the arguments of :func:`sgd_chunk` (``idx (R, T, 1)``), the runs in ``nb`` blocks (``parallel``: one per
+    thread, ``prange``; else ``nb`` must be 1). Returns 0."""
+    key = (tuple(int(x) for x in shape), bool(parallel))
+    if key not in _FIXED_KERNELS:
+        _FIXED_KERNELS[key] = njit(cache=True, nogil=True, parallel=key[1])(_fixed_shape_source(*key[0], key[1]))
+    return _FIXED_KERNELS[key]
+
+
+def _fixed_shape_source(N, W, M, L, PARALLEL):
+    """The Python function :func:`fixed_shape_kernel` compiles: n = N inputs, L − 1 hidden layers of width W,
+    M outputs; layer 1 at 0, middle layer k (0-based) at ``O1 + k W²``, W_L at ``OL``."""
+    if min(N, W, M) < 1 or L < 2:
+        raise ValueError(f"a fixed-shape kernel needs n, w, m >= 1 and L >= 2, got {(N, W, M, L)}")
+    NM = L - 2  # middle layers
+    O1 = W * N
+    OL = O1 + NM * W * W
+    P = OL + M * W
+    FE = FLUSH_EVERY
+
+    def kernel(theta, rows, cols, vals, idx, lr, weight_decay, rec_pos, snaps, div_step, step0, div_resid, tiny, nb):
+        R = theta.shape[0]
+        T = idx.shape[1]
+        K = rec_pos.shape[0]
+        nblocks = nb if PARALLEL else 1
+        for b in prange(nblocks):
+            th = np.empty(P)
+            pv = np.empty((L - 1, W))  # pv[k] = p_{k+1} = P_{k+1}[:, j], the input of layer k + 1 (0-based)
+            qv = np.empty((L - 1, W))  # qv[k] = Q_k[i, :], what multiplies the rows of layer k (0-based)
+            for r in range((b * R) // nblocks, ((b + 1) * R) // nblocks):
+                for p in range(P):
+                    th[p] = theta[r, p]
+                alive = div_step[r] < 0
+                kr = 0
+                for t in range(T):
+                    if alive:
+                        e = idx[r, t, 0]
+                        i = rows[e]
+                        j = cols[e]
+                        for a in range(W):  # p_1 = W_1[:, j]
+                            pv[0, a] = th[a * N + j]
+                        for k in range(NM):
+                            base = O1 + k * W * W
+                            for a in range(W):
+                                acc = 0.0
+                                for c in range(W):
+                                    acc += th[base + a * W + c] * pv[k, c]
+                                pv[k + 1, a] = acc
+                        acc = 0.0  # A_ij = W_L[i, :] p_{L-1}
+                        for c in range(W):
+                            acc += th[OL + i * W + c] * pv[L - 2, c]
+                        resid = acc - vals[e]
+                        if not (abs(resid) <= div_resid):
+                            alive = False
+                            div_step[r] = step0 + t + 1
+                        else:
+                            eta = lr[t]
+                            g = 2.0 * eta * resid
+                            dec = 1.0 - 2.0 * eta * weight_decay[t]
+                            for c in range(W):  # W_L: only row i gets data
+                                qv[L - 2, c] = th[OL + i * W + c]
+                            for a in range(M):
+                                ga = g if i == a else 0.0
+                                for c in range(W):
+                                    o = OL + a * W + c
+                                    th[o] = dec * th[o] - ga * pv[L - 2, c]
+                            for k in range(NM - 1, -1, -1):  # middle layers, q from the old weights
+                                base = O1 + k * W * W
+                                for c in range(W):
+                                    qv[k, c] = 0.0
+                                for a in range(W):
+                                    qa = qv[k + 1, a]
+                                    ga = g * qa
+                                    for c in range(W):
+                                        o = base + a * W + c
+                                        w = th[o]
+                                        qv[k, c] += w * qa
+                                        th[o] = dec * w - ga * pv[k, c]
+                            for a in range(W):  # W_1: only column j gets data
+                                ga = g * qv[0, a]
+                                for c in range(N):
+                                    o = a * N + c
+                                    th[o] = dec * th[o] - (ga if j == c else 0.0)
+                    if (step0 + t + 1) % FE == 0:
+                        for p in range(P):
+                            if abs(th[p]) < tiny:
+                                th[p] = 0.0
+                    if kr < K and rec_pos[kr] == t + 1:
+                        for p in range(P):
+                            snaps[r, kr, p] = th[p] if alive else np.nan
+                        kr += 1
+                for p in range(P):
+                    theta[r, p] = th[p]
+        return 0
+
+    return kernel
 
 
 # -- the full-batch pass shared by GD/Langevin (_gd_ens) and the entry-weighted step (sde_noise._kernels)-------------

@@ -20,11 +20,12 @@ Langevin noise) are drawn in numpy in chunks and passed to the step, so ``engine
 Performance. At these sizes the cost is per-step interpreter overhead, so the steps run in compiled kernels
 that loop over the runs of the ensemble innermost (SIMD across runs), the runs split into one block per numba
 thread (``NUMBA_NUM_THREADS``; the numbers do not depend on it); records are reduced in batches (per-layer
-singular values by a compiled batched Jacobi SVD, also parallel). Notebook 04's hot phase, 32 runs × 6·10⁴ SGD
-steps with full records every 100 steps, takes about 0.5 s on one thread and 0.3–0.4 s on two
-(``python -m symsgd_core bench --only rank_jumps``, which also times a plain compiled loop for comparison). The first
-call in a fresh environment compiles the kernels (a few seconds; cached on disk afterwards, see the README on
-``NUMBA_CACHE_DIR``).
+singular values by a compiled batched Jacobi SVD, also parallel). A long batch-1 run on a network ``(n, w, …, w, m)``
+steps with a kernel compiled for its widths (:func:`._kernels.fixed_shape_kernel`, the same bits;
+:func:`._kernels.use_fixed_shape` says when). Notebook 04's hot phase, 32 runs × 6·10⁴ SGD steps with full records
+every 100 steps, runs within 1.2× of a plain compiled loop whose widths are compile-time constants, on one thread and
+on two (``python -m symsgd_core bench --only rank_jumps`` times both, paired). The first call in a fresh environment
+compiles the kernels (a few seconds; cached on disk afterwards, see the README on ``NUMBA_CACHE_DIR``).
 """
 
 from __future__ import annotations
@@ -342,9 +343,15 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
     chunk = max(1, min(n_steps, _CHUNK_ELEMENTS // max(R * max(draws, 1), 1),
                        record_every * max(1, _CHUNK_ELEMENTS // max(R * P, 1))))
     if compiled:
-        from ._kernels import gd_chunk, sgd_chunk
+        from ._kernels import fixed_shape, gd_chunk, sgd_chunk, use_fixed_shape
+
+        # batch 1 on a network (n, w, …, w, m): the kernel compiled for its widths when the whole run pays for it
+        shape = fixed_shape(arch.dims) if method in ("sgd", "forced") and batch_size == 1 else None
+        fixed = {"fixed": shape is not None and use_fixed_shape(shape, R * n_steps)}
     else:
         from ._reference import gd_chunk, sgd_chunk
+
+        fixed = {}
     tiny = flush_threshold(arch.depth)
     maskf = problem.mask.astype(np.float64)
     target = np.ascontiguousarray(problem.target)
@@ -374,7 +381,7 @@ def run(params: Params, problem: CompletionProblem, n_steps: int, *, method: str
         weight_decay_c = np.ascontiguousarray(weight_decay_all[s0:s1])
         if method in ("sgd", "forced"):
             sgd_chunk(theta, dims, off, rows, cols, vals, drawn, lr_c, weight_decay_c, rec_pos, snaps, div_step, s0,
-                      DIVERGENCE_RESIDUAL, tiny)
+                      DIVERGENCE_RESIDUAL, tiny, **fixed)
         else:
             scale = np.sqrt(2.0 * lr_c * temperature) if method == "langevin" else np.zeros(T)
             gd_chunk(theta, dims, off, target, maskf, 1.0 / problem.n_observed, lr_c, weight_decay_c, drawn, scale,
