@@ -65,7 +65,7 @@ def _rank_jumps() -> None:
 
 
 def _rank_jumps_once() -> None:
-    from .dln._kernels import fixed_shape, fixed_shape_kernel, n_blocks
+    from .dln.engine import compile_fixed_shape
     from .rank_jumps import run
 
     start, problem, exp = _rank_jumps_setup()
@@ -76,7 +76,7 @@ def _rank_jumps_once() -> None:
     run(start, problem, 2, method="sgd", batch_size=2, seed=0, **kw)  # minibatch: the other branch
     # batch 1 with the kernel compiled for this network's widths, what a long run (notebook 04's hot phase) steps with
     # (dln._kernels.use_fixed_shape): made for the shape first, so this short run uses it
-    fixed_shape_kernel(fixed_shape(start.arch.dims), n_blocks(start.n_runs) > 1)
+    compile_fixed_shape(start)
     run(start, problem, 2, method="sgd", seed=0, **kw)
     run(start, problem, 2, method="gd", **kw)  # GD (and Langevin: the same kernel, the same types): _gd_block/_gd_par
 

@@ -514,3 +514,12 @@ def sgd_chunk(*args) -> None:
     from ._kernels import sgd_chunk as chunk
 
     chunk(*args)
+
+
+def compile_fixed_shape(start: Params) -> None:
+    """Build (or load from numba's cache) the batch-1 SGD kernel compiled for ``start``'s widths, in the version
+    (serial or ``prange``) that ``start.n_runs`` runs use on this many threads; :func:`run` then steps with it
+    whatever its length. For the warm-up (``python -m symsgd_core warm``)."""
+    from ._kernels import fixed_shape, fixed_shape_kernel, n_blocks
+
+    fixed_shape_kernel(fixed_shape(start.arch.dims), n_blocks(start.n_runs) > 1)
