@@ -13,7 +13,7 @@ widget by its class ``symsgd-controller`` (and ``symsgd-auto-run``), and waits o
 The batch rule: inside one ``figure.batch_update()`` assign each property of a trace at most once (compute the
 values first). plotly.py compares an assignment in a batch with the value before the batch, so ``t.x = []`` followed
 by ``t.x = old`` leaves ``[]`` and the same slider value draws two figures depending on the previous one
-(tests/test_ui_every_slider.py fails such an update for every controller).
+(tests/ui/test_ui_every_slider.py fails such an update for every controller).
 """
 
 from __future__ import annotations

@@ -670,7 +670,7 @@ class ConsoleLog:
 #: figures' loader (symsgd_jupyter/plotly_loading.py) routes their messages to ipywidgets and asks the kernel for
 #: their state again (test_voila's test_a_figure_that_missed_anywidgets_start_still_draws_and_updates fails
 #: without it), and the accessible-names helper sends its whole state when it opens, never an update
-#: (tests/test_ui_style.py). What a lost update would do to a reader, a figure that does not draw or does not follow
+#: (tests/ui/test_ui_style.py). What a lost update would do to a reader, a figure that does not draw or does not follow
 #: its slider, or a widget left without its class, is asserted by the same notebook test. Seen at 6× CPU with
 #: four slow-laptop pages side by side on two cores, a few per notebook in some runs and none in others.
 RECOVERED_START_MISSES = (r"\[anywidget\] Failed to initialize model",)

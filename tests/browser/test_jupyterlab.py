@@ -120,7 +120,7 @@ def lab_context(browser, latency_records):
 @pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS, marks=lambda nb: lesson_kernels.group(nb.stem)))
 def test_notebook_in_jupyterlab(notebook, lab_server, lab_context, request):
     """The one live pass of each notebook in ``make test``: Run All, then what a reader sees (no slider is moved:
-    tests/test_ui_every_slider.py moves every slider of every controller in Python, and the gallery notebook,
+    tests/ui/test_ui_every_slider.py moves every slider of every controller in Python, and the gallery notebook,
     tests/browser/test_gallery.py, checks in every mode that a keyboard move reaches the kernel). When the session
     also runs the notebook's edition page test, a pass without failures leaves its kernel running for it
     (tests/browser/lesson_kernels.py)."""
@@ -151,8 +151,8 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
 
     ``dark_theme``: also switch to JupyterLab Dark and check the contrast (:func:`check_dark_theme`). ``make test``
     checks the dark theme once, on the gallery notebook (tests/browser/test_gallery.py): a notebook's text takes
-    its colours from the theme and the package (tests/test_notebook_hygiene.py checks that no notebook sets a
-    colour of its own; tests/test_ui_style.py that status lines keep the theme's text colour and figures their
+    its colours from the theme and the package (tests/notebooks/test_notebook_hygiene.py checks that no notebook sets a
+    colour of its own; tests/ui/test_ui_style.py that status lines keep the theme's text colour and figures their
     white paper), so the dark theme is a property of the platform, not of a notebook's content."""
     name = notebook.name
     page = context.new_page()

@@ -1,6 +1,6 @@
 """Notebook 03 controllers: informative status lines; each draws the frozen result of its experiment (the science
-is tested in tests/test_stationary_experiments.py; every slider at both ends and back in
-tests/test_ui_every_slider.py)."""
+is tested in tests/stationary/test_stationary_experiments.py; every slider at both ends and back in
+tests/ui/test_ui_every_slider.py)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ import symsgd_jupyter
 from symsgd_jupyter import saving
 from tools import strip_notebooks
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LESSON = REPO / "notebooks" / "00_start_here.ipynb"
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

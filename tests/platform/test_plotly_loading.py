@@ -28,7 +28,7 @@ from plotly.basewidget import BaseFigureWidget
 import symsgd_jupyter
 from symsgd_jupyter import plotly_loading
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Notebook 03's experiments (symsgd_core.stationary.experiments) and exercises, called directly.
 
 The science of the figures: each test calls the experiment function its controller calls and asserts the
-outcome the notebook states (tests/test_ui_stationary.py only checks that the controllers draw these results).
+outcome the notebook states (tests/ui/test_ui_stationary.py only checks that the controllers draw these results).
 """
 
 from __future__ import annotations

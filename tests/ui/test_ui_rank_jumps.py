@@ -1,6 +1,7 @@
 """Controllers of Notebook 04 (one-way rank jumps): each draws and describes the frozen result of its experiment
-(the science of those results is tested in tests/test_rank_jumps_experiments.py; every slider of every controller
-goes to both ends and back in tests/test_ui_every_slider.py, with the small budgets of tests/small_settings.py).
+(the science of those results is tested in tests/rank_jumps/test_rank_jumps_experiments.py; every slider of every
+controller goes to both ends and back in tests/ui/test_ui_every_slider.py, with the small budgets of
+tests/ui/small_settings.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ SMALL = {cls: settings for cls, settings in SMALL_SETTINGS.items() if cls.__modu
 @pytest.mark.slow  # every controller built (one simulation each): not in `make test-fast`
 @pytest.mark.parametrize("cls", list(SMALL), ids=lambda c: c.__name__)
 def test_the_long_re_simulating_ones_have_a_run_button_and_a_progress_bar(cls):
-    """(Every slider of every controller, to both ends and back: tests/test_ui_every_slider.py.)"""
+    """(Every slider of every controller, to both ends and back: tests/ui/test_ui_every_slider.py.)"""
     c = cls(**SMALL[cls])
     if cls is rj.PenaltyController:
         assert c.live

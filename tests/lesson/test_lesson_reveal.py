@@ -212,7 +212,7 @@ def test_panel_reports_judged_answers_only():
     assert seen == [("guess", "wrong"), ("guess", "right"), ("pick", "right")]
 
 
-NOTEBOOK_04 = Path(__file__).resolve().parents[1] / "notebooks" / "04_one_way_rank_jumps.ipynb"
+NOTEBOOK_04 = Path(__file__).resolve().parents[2] / "notebooks" / "04_one_way_rank_jumps.ipynb"
 
 
 @pytest.mark.parametrize("name", list(PREDICT))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 START = NOTEBOOKS / "00_start_here.ipynb"
 #: A notebook that 00 links to and that lands with another branch of the same release.
 PENDING = {"05_sgd_noise_sde.ipynb"}

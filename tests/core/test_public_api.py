@@ -76,7 +76,7 @@ def _notebook_topic_names():
 
     topics = set(MAX_ALL)
     found = set()
-    for path in sorted((pathlib.Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb")):
+    for path in sorted((pathlib.Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
         tree = ast.parse("\n".join(line for line in code.splitlines() if not line.lstrip().startswith(("%", "!"))))

@@ -16,7 +16,7 @@ import pytest
 
 from tools import strip_notebooks
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 #: Committed notebooks that are not lessons: the browser suite's gallery (tests/gallery/), stripped the same way.

@@ -21,7 +21,7 @@ import pytest
 
 from symsgd_jupyter import URL_FOLDER, plotly_bundle
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: What JupyterLab prints once it listens: the address with its token.
 _URL = re.compile(r"(http://127\.0\.0\.1:(\d+)/lab\?token=([0-9a-f]+))")
 

@@ -160,7 +160,7 @@ def test_edition_js_shows_the_frames_settings_line(executed, tmp_path, step):
     meta_text = re.search(r'class="edition-controller-data">(.*?)</script>', block, re.S).group(1)
     (tmp_path / "meta.json").write_text(meta_text.replace("<\\/", "</"), encoding="utf-8")
     meta = json.loads(meta_text)
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]
     out = subprocess.run(["node", str(here / "static_site" / "js" / "edition_under_node.js"),
                           str(here.parent / "tools" / "site" / "edition" / "static" / "edition.js"),
                           str(tmp_path / "meta.json"), str(step)], capture_output=True, text=True, timeout=60)
@@ -275,7 +275,7 @@ def test_the_index_gives_every_notebook_one_heading_style(stem, title, heading):
 def test_the_index_headings_of_the_notebooks_share_one_style():
     """Every notebook's index entry reads ``NN · Title`` (the notebooks' own headings mix "01 · ", "Notebook 02 — " and
     none)."""
-    notebooks = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("0*.ipynb"))
+    notebooks = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("0*.ipynb"))
     headings = [index_heading(p.stem, notebook_title(nbformat.read(p, as_version=4))) for p in notebooks]
     assert len(headings) >= 6
     for path, heading in zip(notebooks, headings):

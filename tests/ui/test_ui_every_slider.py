@@ -151,7 +151,7 @@ def test_every_slider_moves_its_figure_reaches_both_ends_and_the_same_value_draw
     """For every slider, one at a time: one keyboard step changes a figure; each end of its range draws a finite
     figure with a message (:func:`check_drawn`); back at its start value the figures are the same as before, number
     for number. Four updates (and Runs) per slider."""
-    controller = cls(**SMALL.get(cls, {}))  # small budgets for the re-simulating ones (tests/small_settings.py)
+    controller = cls(**SMALL.get(cls, {}))  # small budgets for the re-simulating ones (tests/ui/small_settings.py)
     assert "symsgd-controller" in controller.view()._dom_classes
     names = slider_names(controller)
     assert names, f"{cls.__name__} has no slider"

@@ -22,7 +22,7 @@ from symsgd_core.sde_noise import experiments as sx
 from symsgd_core.sde_noise import jump_event as je
 from symsgd_core.sde_noise import jump_event_stats as js
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_sgd_noise_sde.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "05_sgd_noise_sde.ipynb"
 HOT = sc.HOT
 
 

@@ -2,7 +2,7 @@
 
 These are the science tests of the figures: each calls the experiment function the controller calls, at the
 notebook's defaults, and asserts the outcome the notebook states. The controllers' own tests
-(tests/test_ui_rank_jumps.py) only check that they draw and describe these results.
+(tests/ui/test_ui_rank_jumps.py) only check that they draw and describe these results.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from tools.site.edition import assets
 from tools.site.edition.handout import LIVE_WORDING, MAX_PRINTED_DIGITS, STATIC, long_floats, significant_digits
 from tools.site.edition.render import CODE_POINTER_CLASS, mark_code_pointers
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("0*.ipynb"))
 LIVE_SPAN = re.compile(r'<span class="symsgd-live">.*?</span>', re.S)

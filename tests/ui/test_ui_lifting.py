@@ -25,7 +25,7 @@ def _assert_healthy(c):
 
 @pytest.mark.parametrize("cls", [c for c in CONTROLLERS if c is not ul.RankOneSetController])
 def test_every_slider_at_both_ends_for_every_other_model(cls):
-    """Each model the drop-down offers besides the default (at the default: tests/test_ui_every_slider.py)."""
+    """Each model the drop-down offers besides the default (at the default: tests/ui/test_ui_every_slider.py)."""
     c = cls()
     _assert_healthy(c)
     others = [m for m in ("linear", "attention", "relu") if m != c.controls["model"].value]

@@ -35,7 +35,7 @@ import pytest
 from symsgd_core import balance
 from symsgd_core.core.exercises import Exercise, exercises_by_name, number_exercise
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("0[0-5]_*.ipynb"))
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("0[0-5]_*.ipynb"))
 
 
 # ------------------------------------------------------------------------------------------ reading a notebook

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 #: The modules whose import must change nothing: the package, each science topic, and the figures.
 MODULES = ("symsgd_core", "symsgd_core.core", "symsgd_core.balance", "symsgd_core.lifting", "symsgd_core.rank_jumps",

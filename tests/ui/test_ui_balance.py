@@ -1,6 +1,6 @@
 """Tests of the Notebook 01 controllers (symsgd_core.ui.balance), driven without a kernel or a browser.
 
-Every slider of every controller goes to both ends of its range in tests/test_ui_every_slider.py (a finite
+Every slider of every controller goes to both ends of its range in tests/ui/test_ui_every_slider.py (a finite
 figure and a message after each move); here: the second model of the Itô explorer at both ends, divergent
 settings announced, and what each controller draws.
 """
@@ -107,7 +107,7 @@ def test_three_dynamics_tells_the_three_stories():
 
 
 # ------------------------------------------------------------------------------------------- helpers
-# the curves of the (u, w) plane the figures draw: tests/test_balance_plane.py
+# the curves of the (u, w) plane the figures draw: tests/balance/test_balance_plane.py
 def test_assert_claims_and_status_text():
     ok = make_result("x", "claim", 0.0, 1.0, "src")
     bad = make_result("y", "claim", 2.0, 1.0, "src")

@@ -5,8 +5,8 @@ The status line (:func:`symsgd_core.ui.base.status_text`) and each figure's text
 a power is a Unicode superscript (``vᵃ``, ``(1 − 2ηγ)ᵗ``, ``v⁻⁷ᐟ²``), a numeric subscript a Unicode subscript
 (``B₁``), never the ASCII ``v^(−7/2)``, ``B_1`` or ``W_L`` (see :data:`ASCII_MATH`), and no number is printed with
 more digits than a reader can use (:func:`unrounded_numbers`). Checked for every controller of every notebook at its
-defaults (``tests/test_ui_style.py``, on the controllers it builds anyway) and at both ends of every slider (here,
-with the small budgets of ``tests/small_settings.py``; about two minutes, so marked slow).
+defaults (``tests/ui/test_ui_style.py``, on the controllers it builds anyway) and at both ends of every slider (here,
+with the small budgets of ``tests/ui/small_settings.py``; about two minutes, so marked slow).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the code says points inside the repository: no reference to a tracker's numbered items (an issue or a ticket
 of a tracker the repository does not hold), which a newcomer cannot follow. Papers and libraries are named by what
 they are, and a library's own tracker may be cited by naming the library ("JupyterLab's own issue #N"). (The
-notebooks' own links and paths are checked in tests/test_notebook_text.py.)
+notebooks' own links and paths are checked in tests/notebooks/test_notebook_text.py.)
 
 The three documents keep their promises: the README stays a front door (short, with the two commands CI runs one
 of), and every ``make`` target, link and source path they name exists."""
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: The folders and files of the project's own text: the package, the Jupyter plumbing, the tools, the tests, the
 #: notebooks and the project's documents.
 SOURCES = ("symsgd_core", "symsgd_jupyter", "tools", "tests", "notebooks")

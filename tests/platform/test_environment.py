@@ -14,7 +14,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 #: conda-forge names that differ from the PyPI names.
 CONDA_TO_PYPI = {"pytorch-cpu": "torch", "pytorch": "torch"}

@@ -1,5 +1,6 @@
 """Controllers of Notebook 05: each draws and describes its experiment's frozen result (the science is tested in
-tests/test_sde_noise_experiments.py; every slider at both ends and back in tests/test_ui_every_slider.py)."""
+tests/sde_noise/test_sde_noise_experiments.py; every slider at both ends and back in
+tests/ui/test_ui_every_slider.py)."""
 
 from __future__ import annotations
 

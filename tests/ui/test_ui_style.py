@@ -115,7 +115,7 @@ def test_figures_keep_a_white_paper_with_dark_text_for_the_dark_theme(shown):
 
 
 def test_no_status_line_or_text_alternative_holds_ascii_math_or_an_unrounded_float(shown):
-    """At the defaults (both ends of every slider: tests/test_ui_words.py, slow)."""
+    """At the defaults (both ends of every slider: tests/ui/test_ui_words.py, slow)."""
     found = {what: word_problems(text) for what, text in texts(shown).items() if word_problems(text)}
     assert not found, f"{type(shown).__name__}: {found}"
 

@@ -14,7 +14,7 @@ from symsgd_core.__main__ import main
 from symsgd_core.core import checking as registry
 from symsgd_core.core.checking import make_result
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BALANCE = ["balance.symmetry", "balance.null_space", "balance.ito", "balance.theorem", "balance.discrete"]
 
 

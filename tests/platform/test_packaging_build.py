@@ -17,7 +17,7 @@ import zipfile
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 #: Not copied into the build folder: environments, caches, outputs and what a build writes itself.
 _NOT_COPIED = shutil.ignore_patterns(
