@@ -25,25 +25,10 @@ import uuid
 import lesson_kernels
 import pytest
 from browser_report import write_record
-from browser_support import (
-    NOTEBOOK_TIMEOUT_S,
-    PROBE_JS,
-    VIEWPORT,
-    ConsoleLog,
-    NotebookRun,
-    RequestLog,
-    audit_step,
-    check_claim_cells,
-    check_no_raw_markup,
-    check_widgets_rendered,
-    discover_notebooks,
-    format_output_errors,
-    full_screenshot,
-    interact_and_recheck,
-    notebook_params,
-    output_errors,
-)
+from browser_setup import NOTEBOOK_TIMEOUT_S, VIEWPORT, discover_notebooks, notebook_params
+from figure_inspection import PROBE_JS, check_no_raw_markup, format_output_errors, output_errors
 from js_files import script
+from notebook_run import ConsoleLog, NotebookRun, RequestLog, full_screenshot
 from page_load import (
     SLOW_CPU_RATE,
     PageMetrics,
@@ -54,6 +39,8 @@ from page_load import (
     start_figure_clock,
     wait_every_figure_drawn,
 )
+from page_waits import check_widgets_rendered
+from reader_checks import audit_step, check_claim_cells, interact_and_recheck
 
 pytestmark = pytest.mark.browser
 
