@@ -78,6 +78,9 @@ class Controller:
         # the kernel's plumbing (plotly's code once per page, compact printed text in classroom mode), before any
         # figure is made: a FigureWidget's module is fixed when it is created (see symsgd_jupyter/kernel.py)
         install()
+        # the accessible-names helper is made first: the page starts loading its code before any slider's model
+        # arrives, so the sliders are named as they are drawn (symsgd_jupyter/a11y.js)
+        self._names = accessible_names()
         self.controls: dict[str, widgets.Widget] = {}
         self.figures: list[go.FigureWidget] = []
         self.status = widgets.HTML(value="")
@@ -145,7 +148,7 @@ class Controller:
                                        layout=widgets.Layout(height="0px", margin="0px", overflow="hidden"))
                           for _ in self.figures]
             self._refresh_alts()
-            self._root = widgets.VBox([*self._children(), *self._alts, accessible_names()])
+            self._root = widgets.VBox([*self._children(), *self._alts, self._names])
             self._root.add_class("symsgd-controller")
             if getattr(self, "auto_run", False):
                 self._root.add_class(AUTO_RUN_CLASS)

@@ -190,7 +190,7 @@ def test_a_real_jupyterlab_server_saves_without_widget_views_and_keeps_lessons_a
     """End to end, without a browser: JupyterLab started as the browser suite starts it (the environment's own
     server configuration), a lesson in a git repository and a reader's copy saved through the contents REST API (the
     PUT JupyterLab's save sends), read back from disk."""
-    from browser_support import start_lab
+    from servers import start_lab
 
     server = start_lab(tmp_path_factory, source=LESSON, name="lab-save-hooks")
     try:

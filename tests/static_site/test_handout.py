@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser_support import discover_notebooks
+from browser_setup import discover_notebooks
 from site_support import REPO
 
 from tools.site.edition import handout
