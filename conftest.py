@@ -29,7 +29,16 @@ class _XdistGroupSuffix:
     """pytest-xdist ≤ 3.8 tells its scheduler an item's group by appending ``@<group>`` to ``item._nodeid``; pytest
     ≥ 9.2 keeps node ids in ``item._id`` and ignores that write, so ``--dist loadgroup`` silently stopped grouping
     (pytest-dev/pytest-xdist#1386; the fix, #1388, is not released). This plugin writes the suffix where pytest
-    reads it, after xdist's own hook; a no-op outside a ``loadgroup`` worker and wherever xdist's suffix took."""
+    reads it, after xdist's own hook; a no-op outside a ``loadgroup`` worker and wherever xdist's suffix took.
+
+    Why it stays, though it writes a private attribute of pytest: the node id is the only thing a worker sends the
+    controller about an item (``pytest_xdist_make_scheduler`` gives a scheduler node ids, not items), so no public
+    hook, marker or ``--dist`` mode can carry a group there; ``--dist loadfile`` would keep a notebook's cells
+    together but not the groups that span files (``tests/browser/lesson_kernels.py``: a notebook's JupyterLab pass
+    and the static edition's test share its kernel; ``tests/ui/test_ui_style.py`` and ``test_ui_layout.py`` share
+    built controllers). pytest-xdist 3.8.0 is its newest release (pinned in requirements-lock.txt); remove this
+    class when a release groups by itself on pytest 9.2. ``tests/notebooks/test_notebook_hygiene.py``
+    (``test_the_test_commands_notebook_runner``) fails without it: a notebook's cells split over two workers."""
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config, items):

@@ -9,7 +9,7 @@ beside the sources).
 How: numba caches one entry per argument-type signature, so the warm-up calls each engine through the same
 public entry points the experiments use (float64/int64 arrays, read-only data and targets, Python floats and
 ints), once per branch that selects a different kernel, for a few steps of the smallest sizes. A kernel called
-with other types later would still compile: ``tests/test_numba_cache.py`` fails when a cached kernel has no
+with other types later would still compile: ``tests/platform/test_numba_cache.py`` fails when a cached kernel has no
 entry after the warm-up, or when a small real workload through the notebooks' experiments compiles anything.
 """
 

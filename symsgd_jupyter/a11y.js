@@ -9,8 +9,11 @@ function linkStyle() {
   style.textContent = __LINK_CSS__;
   document.head.appendChild(style);
 }
+const BOXES = '.widget-inline-hbox, .widget-slider, .widget-text';
 function label(root) {
-  for (const box of root.querySelectorAll('.widget-inline-hbox, .widget-slider, .widget-text')) {
+  const boxes = [...root.querySelectorAll(BOXES)];
+  if (root.matches && root.matches(BOXES)) boxes.push(root);
+  for (const box of boxes) {
     const lab = box.querySelector(':scope > .widget-label');
     const text = lab ? (lab.textContent || '').trim().replace(/:$/, '') : '';
     if (!text) continue;
@@ -71,6 +74,18 @@ function describeFigures(root) {
     });
   }
 }
+// The controls are named at once: a MutationObserver's callback runs before the browser next paints, so a slider
+// is never drawn without its name (axe-core's aria-input-field-name would find it, if the audit ran just then);
+// label() reads only text and attributes (no layout), and only where the page changed.
+function labelChanged(records) {
+  for (const r of records) {
+    const target = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+    if (!target || inFigure(target)) continue;
+    const box = target.closest && target.closest(BOXES);
+    if (box) label(box);
+    for (const node of r.addedNodes) if (node.nodeType === 1 && !inFigure(node)) label(node);
+  }
+}
 function install() {
   linkStyle();
   if (window[KEY]) return;
@@ -83,6 +98,7 @@ function install() {
   };
   const observer = new MutationObserver((records) => {
     if (records.every((r) => inFigure(r.target))) return;
+    labelChanged(records);
     schedule();
   });
   observer.observe(document.body, {childList: true, subtree: true, characterData: true});
@@ -90,4 +106,9 @@ function install() {
   window[KEY] = observer;
   run();
 }
-export default { render({ el }) { el.style.display = 'none'; install(); } };
+// Installed when the helper's model is made (before any view of the page's widgets is drawn, when the page loads
+// its widgets in order) and again, idempotently, when its own view is drawn.
+export default {
+  initialize() { if (document.body) install(); },
+  render({ el }) { el.style.display = 'none'; install(); },
+};

@@ -4,7 +4,7 @@ The kernels are serial and deterministic and draw their random numbers from the 
 ``numpy.random.Generator`` *in exactly the order* the numpy reference in
 :mod:`symsgd_core.balance.dynamics` does (numba shares the generator's state and reproduces numpy's
 ``standard_normal`` and ``integers`` streams), so both paths give the same numbers to round-off
-(``tests/test_dynamics.py`` checks this). Per step:
+(``tests/balance/test_dynamics.py`` checks this). Per step:
 
 * fresh Gaussian data: ``R·S`` values of ``x`` (run-major), then ``R·S`` values of ``ε``,
   ``y = k x + σ ε`` — the order of :meth:`symsgd_core.balance.data.GaussianData.sample`;

@@ -154,8 +154,8 @@ class Exercise:
         hint: what the panel says after a first wrong try; it points the way without giving the answer.
         code_prompt: what the notebook's code cell for this exercise asks for, as its comment says it (e.g.
             ``"your number for dG/dt"``): the one place that text is written; empty when no code cell answers
-            the exercise. ``tests/test_exercises_agree.py`` checks that the cell's comment contains it and that it
-            names what the question asks.
+            the exercise. ``tests/notebooks/test_exercises_agree.py`` checks that the cell's comment contains it and
+            that it names what the question asks.
     """
 
     name: str

@@ -339,6 +339,7 @@ class ExercisePanel:
     def __init__(self, exercises: Mapping[str, Exercise] | Iterable[Exercise], *,
                  solutions: bool | None = None) -> None:
         install()  # the kernel's plumbing, on first use (see symsgd_jupyter/kernel.py)
+        names = accessible_names()  # first: its code loads in the page before the answer boxes' (a11y.js)
         items = list(exercises.values()) if isinstance(exercises, Mapping) else list(exercises)
         self.boxes: dict[str, ExerciseBox] = {}
         for i, ex in enumerate(items, start=1):
@@ -347,7 +348,7 @@ class ExercisePanel:
             self.boxes[ex.name] = ExerciseBox(ex, i)
         self.instructor = solutions_open() if solutions is None else bool(solutions)
         self.predict_first = False
-        self.root = widgets.VBox([*(b.root for b in self.boxes.values()), accessible_names()])
+        self.root = widgets.VBox([*(b.root for b in self.boxes.values()), names])
         self.root.add_class("symsgd-exercises")
         if self.instructor:
             if solutions is None:

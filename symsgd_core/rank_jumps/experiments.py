@@ -205,7 +205,7 @@ def minima_losses(eps: float, weight_decay: float, lr: float = EXP.lr_phase0, n_
 
 #: ``basin_slope()`` at the experiment's settings (ε, γ_hot, depth, width), to 10 digits: the basin-radius exercise
 #: quotes it, and a 40 000-step GD to measure it again at every ``import symsgd_core.rank_jumps`` cost each kernel
-#: seconds. tests/test_rank_jumps_experiments.py measures it again.
+#: seconds. tests/rank_jumps/test_rank_jumps_experiments.py measures it again.
 BASIN_SLOPE = 0.1701813817
 
 

@@ -15,7 +15,7 @@
   and 4L − 2 along rays); ``sde_noise.feller_reduction`` — the frozen-direction norm SDE's scale function is
   unbounded and its passages are a local martingale's (:mod:`.explosion`; evidence, not proof).
 
-Each takes the ingredient a test breaks as ``broken=…`` and must then fail (tests/test_sde_noise_checks.py).
+Each takes the ingredient a test breaks as ``broken=…`` and must then fail (tests/sde_noise/test_sde_noise_checks.py).
 """
 
 from __future__ import annotations

@@ -314,7 +314,7 @@ def end_state_label(A_jump: np.ndarray, A0: np.ndarray, problem_name: str) -> st
     ‖row 1‖, ‖row 0‖, ‖columns 0, 2‖ (relative) names ``"row0"``, ``"row1"``, ``"col1"``. It never says "none".
 
     This is **not** the route the jump took: by the first record at rank ≤ 1 the state has relaxed toward the
-    rank-1 minimum, which is the same whichever route was forced (tests/test_sde_noise_jump_event.py): on the
+    rank-1 minimum, which is the same whichever route was forced (tests/sde_noise/test_sde_noise_jump_event.py): on the
     ε-completion that minimum has ``A₀₀ = A₁₁``, so the label is a tie broken by the transient; on the staircase
     its row 0 is the least grown part, so the label is ``"row1"`` after a forced run of any route.
     """

@@ -13,7 +13,7 @@ widget by its class ``symsgd-controller`` (and ``symsgd-auto-run``), and waits o
 The batch rule: inside one ``figure.batch_update()`` assign each property of a trace at most once (compute the
 values first). plotly.py compares an assignment in a batch with the value before the batch, so ``t.x = []`` followed
 by ``t.x = old`` leaves ``[]`` and the same slider value draws two figures depending on the previous one
-(tests/test_ui_every_slider.py fails such an update for every controller).
+(tests/ui/test_ui_every_slider.py fails such an update for every controller).
 """
 
 from __future__ import annotations
@@ -113,6 +113,9 @@ class Controller:
         # the kernel's plumbing (plotly's code once per page, compact printed text in classroom mode), before any
         # figure is made: a FigureWidget's module is fixed when it is created (see symsgd_jupyter/kernel.py)
         install()
+        # the accessible-names helper is made first: the page starts loading its code before any slider's model
+        # arrives, so the sliders are named as they are drawn (symsgd_jupyter/a11y.js)
+        self._names = accessible_names()
         self.controls: dict[str, widgets.Widget] = {}
         self.figures: list[go.FigureWidget] = []
         self.status = widgets.HTML(value="")
@@ -180,7 +183,7 @@ class Controller:
                                        layout=widgets.Layout(height="0px", margin="0px", overflow="hidden"))
                           for _ in self.figures]
             self._refresh_alts()
-            self._root = widgets.VBox([*self._children(), *self._alts, accessible_names()])
+            self._root = widgets.VBox([*self._children(), *self._alts, self._names])
             self._root.add_class("symsgd-controller")
             if getattr(self, "auto_run", False):
                 self._root.add_class(AUTO_RUN_CLASS)

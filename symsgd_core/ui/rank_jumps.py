@@ -52,7 +52,7 @@ LOG_FLOOR = 1e-18
 LOG_AXIS = dict(type="log", range=[np.log10(LOG_FLOOR) - 0.5, 1])
 #: Space between two panels of a row when the right one has a y title (fraction of the plot width): its tick labels
 #: (up to ~40 px, "10⁻³⁶"), its title and the left panel's last x tick label (~15 px past its edge) at the
-#: notebooks' ~860 px (``tests/test_ui_layout.py``).
+#: notebooks' ~860 px (``tests/ui/test_ui_layout.py``).
 PANEL_GAP_WITH_Y_TITLE = 0.12
 #: Pixels a subplot title is lifted above plotly's place for it, where a panel's top tick label is at its top edge.
 SUBPLOT_TITLE_LIFT = 10

@@ -2,7 +2,7 @@
 
 * :data:`PALETTE` — the eight colours of Okabe & Ito ("Color Universal Design", 2002), distinguishable under the
   common colour-vision deficiencies; :data:`NEUTRALS` — black and greys (reference lines, bands, data clouds).
-  Every trace colour of every figure is one of these (``tests/test_ui_style.py`` walks every controller).
+  Every trace colour of every figure is one of these (``tests/ui/test_ui_style.py`` walks every controller).
 * :func:`rgba` — a palette colour with transparency (bands, fills).
 * never colour alone: every controller restyles its figures so that no two curves differ in colour only
   (:func:`symsgd_jupyter.distinguish.distinguish`, applied by :class:`symsgd_core.ui.base.Controller`).

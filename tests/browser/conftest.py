@@ -16,19 +16,10 @@ from pathlib import Path
 
 import lesson_kernels
 import pytest
-from browser_report import pytest_configure, pytest_terminal_summary  # noqa: F401
-from browser_support import (
-    ARTIFACTS,
-    CHROMIUM_FLAGS,
-    CHROMIUM_PATH,
-    HOW_TO_ENABLE,
-    LAB_BASE_PATH,
-    WATCHDOGS,
-    ci_is_true,
-    shared_playwright,
-    start_lab,
-    start_voila,
-)
+from browser_report import ARTIFACTS, pytest_configure, pytest_terminal_summary  # noqa: F401
+from browser_setup import CHROMIUM_FLAGS, CHROMIUM_PATH, HOW_TO_ENABLE, ci_is_true, shared_playwright
+from notebook_run import WATCHDOGS
+from servers import LAB_BASE_PATH, start_lab, start_voila
 
 
 @pytest.fixture(autouse=True)

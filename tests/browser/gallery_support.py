@@ -4,8 +4,8 @@ platform that every mode shares.
 The gallery (``tests/gallery/gallery.ipynb``) is a small notebook, not a lesson, that holds at least as much as the
 heaviest notebook (14 figures from the package's controllers, analytic and re-simulating, a long cell after the
 first figures, formulas, a claim cell, a Check-yourself panel). Everything here reuses the suite's machinery
-(``browser_support``, ``page_load``) and the checks of ``test_jupyterlab`` and ``test_voila``; only what those do
-inline (open a notebook and Run All, open a classroom page) is written here.
+(``servers``, ``page_waits``, ``reader_checks``, ``page_load``) and the checks of ``test_jupyterlab`` and
+``test_voila``; only what those do inline (open a notebook and Run All, open a classroom page) is written here.
 """
 
 from __future__ import annotations
@@ -17,26 +17,21 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from browser_support import (
-    ARTIFACTS,
-    NOTEBOOK_TIMEOUT_S,
+from browser_report import ARTIFACTS, REPO
+from browser_setup import NOTEBOOK_TIMEOUT_S
+from figure_inspection import (
     OFF_MACHINE_CONTROLS_JS,
-    RECOVERED_START_MISSES,
-    REPO,
-    ConsoleLog,
-    ControllerLatency,
-    NotebookRun,
-    Server,
     check_figures,
     describe_controllers,
-    exercise_controller,
-    explain,
     format_output_errors,
     output_errors,
-    wait_classroom_cells_ran,
 )
 from js_files import script
+from notebook_run import RECOVERED_START_MISSES, ConsoleLog, NotebookRun, explain
 from page_load import FigureLoad, PageMetrics, kernel_figure_count, wait_every_figure_drawn
+from page_waits import wait_classroom_cells_ran
+from servers import Server
+from slider_moves import ControllerLatency, exercise_controller
 from test_jupyterlab import _PANEL, run_all_cells
 from test_jupyterlab import _wait_kernel_idle as wait_lab_kernel_idle
 
@@ -63,7 +58,7 @@ class Mode:
         host: the host name the page is opened at (servers listen on 127.0.0.1; ``localhost`` reaches them too).
         throttle: Chromium's CPU slowdown.
         dark: JupyterLab in its dark theme from the start (set in the server's user settings).
-        cold: the server's kernels start on an empty compiled-kernel cache (:func:`~browser_support.cold_kernel_cache`):
+        cold: the server's kernels start on an empty compiled-kernel cache (:func:`~servers.cold_kernel_cache`):
             the page's kernel compiles every engine it runs, as on a clone that skipped the set-up's warm-up.
     """
 
@@ -93,7 +88,7 @@ class GalleryRun(NotebookRun):
         return ARTIFACTS / f"gallery-{self.mode}{suffix}.png"
 
 
-# ------------------------------------------------------------- servers (browser_support.start_lab, start_voila)
+# ------------------------------------------------------------- servers (servers.start_lab, start_voila)
 
 
 #: JupyterLab user settings that open every page in the dark theme.
@@ -137,7 +132,7 @@ def open_in_voila(page, url: str, run: GalleryRun, mode: Mode) -> int:
     wait until every cell's outputs are in the page.
 
     Returns:
-        The number of widget views the cells sent (:func:`~browser_support.wait_classroom_cells_ran`).
+        The number of widget views the cells sent (:func:`~page_waits.wait_classroom_cells_ran`).
     """
     with run.step("open the classroom page (Voilà runs every cell)"):
         page.goto(url, wait_until="commit", timeout=run.ms(60 * mode.throttle))
@@ -179,7 +174,7 @@ def check_every_figure_drawn(page, metrics: PageMetrics, connection_file, t0_ms:
         return load
 
 
-#: TeX of the gallery's Markdown: ``$$…$$`` and ``$…$`` (as browser_support.notebook_has_math finds it).
+#: TeX of the gallery's Markdown: ``$$…$$`` and ``$…$`` (as browser_setup.notebook_has_math finds it).
 _TEX = re.compile(r"\$\$[^$]+\$\$|\$[^$\n]+\$")
 
 #: ``[typeset formulas, raw TeX snippets]`` in the rendered Markdown inside ``sel``. (The probe's ``rawMath()`` skips
@@ -269,7 +264,7 @@ def check_no_off_machine_controls(page, run: GalleryRun) -> None:
 def check_console(console: ConsoleLog, run: GalleryRun, noise: tuple[str, ...], since: int = 0,
                   when: str = "so far") -> None:
     """Step: no console error from the page's widgets since error number ``since`` (minus ``noise`` and the
-    documented :data:`~browser_support.RECOVERED_START_MISSES`)."""
+    documented :data:`~notebook_run.RECOVERED_START_MISSES`)."""
     with run.step(f"no console errors from the page's widgets {when}", fatal=False):
         errors = ConsoleLog(console.errors[since:]).widget_errors((*noise, *RECOVERED_START_MISSES))
         assert not errors, "console errors:\n" + explain(errors)
@@ -279,7 +274,7 @@ def move_sliders_and_run(page, run: GalleryRun, kernel_idle, throttle: float) ->
     """Move a slider with the keyboard on the first analytic controller (shown before the long cell) and on the
     last one (after it), on the first controller that re-simulates when a slider is released (the kernel's
     debounced Run after a move from the page) and on the first controller with a Run button, which must show its
-    busy indicator (:func:`~browser_support.exercise_controller`: every wait is on the kernel's
+    busy indicator (:func:`~slider_moves.exercise_controller`: every wait is on the kernel's
     ``symsgd-handled-<n>`` count and the figure's data). One non-fatal step each.
 
     Returns:

@@ -28,7 +28,9 @@ import psutil
 import pytest
 import requests
 import websocket
-from browser_support import REPO, free_port, server_env
+from browser_report import REPO
+from browser_setup import free_port
+from servers import server_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")]
 

@@ -3,7 +3,7 @@
 Voilà used to run every cell before it showed anything: the class looked at a spinner for 16–43 s (74 s on a first
 run). ``tools/classroom.py`` now starts Voilà with progressive rendering: the page (text, formulas, a place per code
 cell) comes first, then each cell's outputs as the cell finishes. Checked on a tiny notebook served as
-``make classroom`` serves it (:func:`browser_support.start_voila`): prose, a cell that takes
+``make classroom`` serves it (:func:`servers.start_voila`): prose, a cell that takes
 :data:`SLOW_CELL_S` seconds, then a cell that shows two controllers (a figure each).
 
 * While the slow cell runs, the prose is on screen and nothing covers it; the two figures draw once it has run.
@@ -22,8 +22,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from browser_support import PROBE_JS, VIEWPORT, start_voila
+from browser_setup import VIEWPORT
+from figure_inspection import PROBE_JS
 from js_files import script
+from servers import start_voila
 
 pytestmark = pytest.mark.browser
 

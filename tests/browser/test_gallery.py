@@ -18,25 +18,9 @@ from __future__ import annotations
 
 import pytest
 from browser_report import write_record
-from browser_support import (
-    LAB_BASE_PATH,
-    PROBE_JS,
-    VIEWPORT,
-    ConsoleLog,
-    RequestLog,
-    answer_exercises,
-    audit_step,
-    check_claim_cells,
-    check_kernel_on_unix_sockets,
-    check_kernels_compiled_cold,
-    check_no_raw_markup,
-    check_printed_text_is_compact,
-    check_widgets_rendered,
-    cold_kernel_cache,
-    full_screenshot,
-    start_lab,
-    start_voila,
-)
+from browser_setup import VIEWPORT
+from exercise_answers import answer_exercises
+from figure_inspection import PROBE_JS, check_no_raw_markup
 from gallery_support import (
     DARK_SETTINGS,
     GALLERY,
@@ -55,7 +39,18 @@ from gallery_support import (
     voila_kernel_id,
     voila_page_url,
 )
+from notebook_run import ConsoleLog, RequestLog, full_screenshot
 from page_load import SLOW_CPU_RATE, PageMetrics, kernel_connection_file
+from page_waits import check_widgets_rendered
+from reader_checks import audit_step, check_claim_cells, check_printed_text_is_compact
+from servers import (
+    LAB_BASE_PATH,
+    check_kernel_on_unix_sockets,
+    check_kernels_compiled_cold,
+    cold_kernel_cache,
+    start_lab,
+    start_voila,
+)
 from test_jupyterlab import (
     LAB_CONSOLE_NOISE,
     _full_notebook_screenshot,

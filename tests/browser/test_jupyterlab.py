@@ -25,25 +25,10 @@ import uuid
 import lesson_kernels
 import pytest
 from browser_report import write_record
-from browser_support import (
-    NOTEBOOK_TIMEOUT_S,
-    PROBE_JS,
-    VIEWPORT,
-    ConsoleLog,
-    NotebookRun,
-    RequestLog,
-    audit_step,
-    check_claim_cells,
-    check_no_raw_markup,
-    check_widgets_rendered,
-    discover_notebooks,
-    format_output_errors,
-    full_screenshot,
-    interact_and_recheck,
-    notebook_params,
-    output_errors,
-)
+from browser_setup import NOTEBOOK_TIMEOUT_S, VIEWPORT, discover_notebooks, notebook_params
+from figure_inspection import PROBE_JS, check_no_raw_markup, format_output_errors, output_errors
 from js_files import script
+from notebook_run import ConsoleLog, NotebookRun, RequestLog, full_screenshot
 from page_load import (
     SLOW_CPU_RATE,
     PageMetrics,
@@ -54,6 +39,8 @@ from page_load import (
     start_figure_clock,
     wait_every_figure_drawn,
 )
+from page_waits import check_widgets_rendered
+from reader_checks import audit_step, check_claim_cells, interact_and_recheck
 
 pytestmark = pytest.mark.browser
 
@@ -120,7 +107,7 @@ def lab_context(browser, latency_records):
 @pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS, marks=lambda nb: lesson_kernels.group(nb.stem)))
 def test_notebook_in_jupyterlab(notebook, lab_server, lab_context, request):
     """The one live pass of each notebook in ``make test``: Run All, then what a reader sees (no slider is moved:
-    tests/test_ui_every_slider.py moves every slider of every controller in Python, and the gallery notebook,
+    tests/ui/test_ui_every_slider.py moves every slider of every controller in Python, and the gallery notebook,
     tests/browser/test_gallery.py, checks in every mode that a keyboard move reaches the kernel). When the session
     also runs the notebook's edition page test, a pass without failures leaves its kernel running for it
     (tests/browser/lesson_kernels.py)."""
@@ -151,8 +138,8 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
 
     ``dark_theme``: also switch to JupyterLab Dark and check the contrast (:func:`check_dark_theme`). ``make test``
     checks the dark theme once, on the gallery notebook (tests/browser/test_gallery.py): a notebook's text takes
-    its colours from the theme and the package (tests/test_notebook_hygiene.py checks that no notebook sets a
-    colour of its own; tests/test_ui_style.py that status lines keep the theme's text colour and figures their
+    its colours from the theme and the package (tests/notebooks/test_notebook_hygiene.py checks that no notebook sets a
+    colour of its own; tests/ui/test_ui_style.py that status lines keep the theme's text colour and figures their
     white paper), so the dark theme is a property of the platform, not of a notebook's content."""
     name = notebook.name
     page = context.new_page()

@@ -9,7 +9,8 @@ from __future__ import annotations
 import html
 
 import pytest
-from browser_support import PROBE_JS, VIEWPORT, raw_markup
+from browser_setup import VIEWPORT
+from figure_inspection import PROBE_JS, raw_markup
 
 pytestmark = pytest.mark.browser
 

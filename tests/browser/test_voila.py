@@ -20,28 +20,10 @@ import time
 
 import pytest
 from browser_report import write_record
-from browser_support import (
-    NOTEBOOK_TIMEOUT_S,
-    PROBE_JS,
-    VIEWPORT,
-    ConsoleLog,
-    NotebookRun,
-    RequestLog,
-    Server,
-    check_claim_cells,
-    check_printed_text_is_compact,
-    check_widgets_rendered,
-    discover_notebooks,
-    format_output_errors,
-    full_screenshot,
-    interact_and_recheck,
-    notebook_has_math,
-    notebook_params,
-    output_errors,
-    start_voila,
-    wait_classroom_cells_ran,
-)
+from browser_setup import NOTEBOOK_TIMEOUT_S, VIEWPORT, discover_notebooks, notebook_has_math, notebook_params
+from figure_inspection import PROBE_JS, format_output_errors, output_errors
 from js_files import script
+from notebook_run import ConsoleLog, NotebookRun, RequestLog, full_screenshot
 from page_load import (
     SLOW_CPU_RATE,
     PageMetrics,
@@ -50,6 +32,9 @@ from page_load import (
     slow_notebooks,
     wait_every_figure_drawn,
 )
+from page_waits import check_widgets_rendered, wait_classroom_cells_ran
+from reader_checks import check_claim_cells, check_printed_text_is_compact, interact_and_recheck
+from servers import Server, start_voila
 
 from symsgd_jupyter import PLOTLY_BUNDLE_ENV
 

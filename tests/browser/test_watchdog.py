@@ -8,8 +8,9 @@ import subprocess
 import sys
 import time
 
-import browser_support
-from browser_support import NotebookRun, kill_page_renderers
+import notebook_run
+from notebook_run import NotebookRun
+from servers import kill_page_renderers
 
 
 def _fake_renderer() -> subprocess.Popen:
@@ -31,7 +32,7 @@ def test_kill_page_renderers_kills_only_renderers_under_this_process():
 
 
 def test_a_run_past_its_budget_kills_its_page_and_says_so(monkeypatch):
-    monkeypatch.setattr(browser_support, "WATCHDOG_GRACE_S", 0.2)
+    monkeypatch.setattr(notebook_run, "WATCHDOG_GRACE_S", 0.2)
     renderer = _fake_renderer()
     try:
         run = NotebookRun("unit", "stuck.ipynb", timeout_s=0.3)
@@ -43,6 +44,6 @@ def test_a_run_past_its_budget_kills_its_page_and_says_so(monkeypatch):
 
 
 def test_a_finished_run_leaves_no_watchdog_behind(monkeypatch):
-    monkeypatch.setattr(browser_support, "WATCHDOG_GRACE_S", 0.2)
+    monkeypatch.setattr(notebook_run, "WATCHDOG_GRACE_S", 0.2)
     run = NotebookRun("unit", "quick.ipynb", timeout_s=0.3)
-    assert run.watchdog in browser_support.WATCHDOGS  # the suite's autouse fixture cancels it when the test ends
+    assert run.watchdog in notebook_run.WATCHDOGS  # the suite's autouse fixture cancels it when the test ends

@@ -22,13 +22,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from browser_support import (
-    CHROMIUM_FLAGS,
-    CHROMIUM_PATH,
-    HOW_TO_ENABLE,
-    ci_is_true,
-    shared_playwright,
-)
+from browser_setup import CHROMIUM_FLAGS, CHROMIUM_PATH, HOW_TO_ENABLE, ci_is_true, shared_playwright
 from site_support import ARTIFACTS, PAGE_RECORDS, REPO, SITE_DIR
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser_support import discover_notebooks
+from browser_setup import discover_notebooks
 from site_support import REPO
 
 from tools.site.edition import handout
@@ -26,7 +26,8 @@ pytestmark = pytest.mark.browser
 
 #: The notebooks printed by `make test` (printing takes a minute or more each): notebook 02 has the most kinds of figure
 #: (3-D, several precomputed sliders, small multiples). SYMSGD_HANDOUT_NOTEBOOKS=all (``make test-handout``) prints
-#: every notebook. The live-reader wording of every notebook is checked without printing (tests/test_handout_text.py).
+#: every notebook. The live-reader wording of every notebook is checked without printing
+#: (tests/notebooks/test_handout_text.py).
 _ONLY = os.environ.get("SYMSGD_HANDOUT_NOTEBOOKS", "02_rank1_lifting")
 NOTEBOOKS = [nb for nb in discover_notebooks() if _ONLY == "all" or nb.stem in _ONLY.split(",")]
 LIVE_WORDING = handout.LIVE_WORDING

@@ -9,7 +9,8 @@ from __future__ import annotations
 from urllib.parse import quote
 
 import pytest
-from browser_support import PROBE_JS, VIEWPORT
+from browser_setup import VIEWPORT
+from figure_inspection import PROBE_JS
 from test_static_site import (
     _READY_JS,
     MOVE_TIMEOUT_S,

@@ -22,14 +22,8 @@ from pathlib import Path
 import lesson_kernels
 import numpy as np
 import pytest
-from browser_support import (
-    OFF_MACHINE_CONTROLS_JS,
-    PROBE_JS,
-    VIEWPORT,
-    discover_notebooks,
-    notebook_has_math,
-    notebook_params,
-)
+from browser_setup import VIEWPORT, discover_notebooks, notebook_has_math, notebook_params
+from figure_inspection import OFF_MACHINE_CONTROLS_JS, PROBE_JS
 from js_files import script as _script
 from site_support import ARTIFACTS, PAGE_RECORDS, SITE_DIR
 from slider_steps import telling_step

@@ -285,5 +285,24 @@
     }
     return null;
   };
+  // Sliders painted without an accessible name (axe-core's serious aria-input-field-name): looked for just before
+  // every paint (requestAnimationFrame), from the page's start, so a slider named only some time after it was first
+  // drawn (while the page builds, or when a figure is revealed) is caught, whenever the audit itself runs.
+  S.unnamedSliders = {frames: 0, most: 0, first: []};
+  const UNNAMED = '[role=slider]:not([aria-label]):not([aria-labelledby]), [role=slider][aria-label=""]';
+  const watchNames = () => {
+    const seen = document.body ? [...document.querySelectorAll(UNNAMED)].filter((el) => el.getClientRects().length
+        && !el.getAttribute('title')) : [];
+    if (seen.length) {
+      const u = S.unnamedSliders;
+      u.frames += 1;
+      u.most = Math.max(u.most, seen.length);
+      if (u.first.length < 5) {
+        u.first.push({ms: Math.round(performance.now()), count: seen.length, label: S.label(seen[0])});
+      }
+    }
+    requestAnimationFrame(watchNames);
+  };
+  requestAnimationFrame(watchNames);
   window.__symsgd = S;
 })();

@@ -1,6 +1,6 @@
 // edition.js (tools/site/edition/static) under node, without a browser: a minimal DOM and plotly with one controller
 // block; its slider is moved to step K as plotly reports a mouse move. Prints the block's settings and status lines.
-// Usage: node edition_under_node.js EDITION_JS META_JSON_FILE K   (tests/test_site_render.py)
+// Usage: node edition_under_node.js EDITION_JS META_JSON_FILE K   (tests/platform/test_site_render.py)
 const fs = require("fs");
 const [script, metaJson, K] = [process.argv[2], fs.readFileSync(process.argv[3], "utf8"), Number(process.argv[4])];
 function el(cls, extra) { return Object.assign({className: cls, dataset: {}, innerHTML: "", textContent: "",

@@ -37,7 +37,7 @@ from .render import open_fine_print
 REPO = Path(__file__).resolve().parents[3]
 STATIC = Path(__file__).resolve().parent / "static"
 #: Debian's chromium (override with SYMSGD_CHROMIUM), launched with the browser suite's flags
-#: (tests/browser/browser_support.py).
+#: (tests/browser/browser_setup.py).
 CHROMIUM_PATH = os.environ.get("SYMSGD_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                   "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"]

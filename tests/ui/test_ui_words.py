@@ -1,0 +1,93 @@
+"""Words a reader sees next to a figure: Unicode math and rounded numbers in every status line and text alternative.
+
+The status line (:func:`symsgd_core.ui.base.status_text`) and each figure's text alternative
+(:meth:`~symsgd_core.ui.base.Controller.describe`) are plain text, on screen, in a screen reader and in the handout:
+a power is a Unicode superscript (``vᵃ``, ``(1 − 2ηγ)ᵗ``, ``v⁻⁷ᐟ²``), a numeric subscript a Unicode subscript
+(``B₁``), never the ASCII ``v^(−7/2)``, ``B_1`` or ``W_L`` (see :data:`ASCII_MATH`), and no number is printed with
+more digits than a reader can use (:func:`unrounded_numbers`). Checked for every controller of every notebook at its
+defaults (``tests/ui/test_ui_style.py``, on the controllers it builds anyway) and at both ends of every slider (here,
+with the small budgets of ``tests/ui/small_settings.py``; about two minutes, so marked slow).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from small_settings import SMALL
+
+from symsgd_core.ui.base import status_text
+from symsgd_jupyter.figure_checks import sweep_sliders
+from tools.figure_data import controller_classes
+
+#: ASCII math a reader would have to decode: a caret power (``v^(−7/2)``, ``(1 − 2ηγ)^t``, ``v^a``) and an underscore
+#: subscript that is a digit, a capital or a script letter (``B_1``, ``W_L``, ``ḡ_ℬ``, ``W_ℓ``).
+ASCII_MATH = re.compile(r"\^|_[0-9A-Zℓℬ]")
+#: Significant digits a number may show (a status line quotes measured values, never a float's full repr).
+MAX_DIGITS = 6
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?|\.\d+)(?:[eE][+-−]?\d+)?(?![\w.])")
+
+
+def significant_digits(number: str) -> int:
+    """The significant digits of a printed number: ``"0.001230"`` → 4, ``"3.7641746976096255e-16"`` → 17; an
+    integer's trailing zeros are not counted (``"120000"`` → 2)."""
+    mantissa = re.split(r"[eE]", number)[0]
+    if "." in mantissa:
+        return len(mantissa.replace(".", "").lstrip("0")) or 1
+    return len(mantissa.strip("0")) or 1
+
+
+def unrounded_numbers(text: str) -> list[str]:
+    """The numbers in ``text`` printed with more than :data:`MAX_DIGITS` significant digits."""
+    return [m.group(0) for m in _NUMBER.finditer(text) if significant_digits(m.group(0)) > MAX_DIGITS]
+
+
+def word_problems(text: str) -> list[str]:
+    """What :data:`ASCII_MATH` and :func:`unrounded_numbers` find in ``text``, each with its context."""
+    found = [f"{m.group(0)!r} in …{text[max(0, m.start() - 30):m.end() + 20]}…" for m in ASCII_MATH.finditer(text)]
+    return found + [f"unrounded {n}" for n in unrounded_numbers(text)]
+
+
+def test_the_checks_find_ascii_math_and_unrounded_floats():
+    for bad in ("v^(−7/2)", "4·s^(2/4)", "(1 − 2ηγ)^t", "W_L", "B_1", "ḡ_ℬ", "x = 3.7641746976096255e-16",
+                "0.12345678", "1234567"):
+        assert word_problems(bad), bad
+    for good in ("v⁻⁷ᐟ²", "4·s²ᐟ⁴", "(1 − 2ηγ)ᵗ", "W of layer L", "B₁", "1.23457e-16", "120000 steps", "0.000123",
+                 "T_c = 0.2", "seed 0", "η = 0.3", "10⁶", "1e-38", "0.123456", "2.5e+03"):
+        assert not word_problems(good), (good, word_problems(good))
+    assert significant_digits("0.001230") == 4 and significant_digits("120000") == 2
+
+
+def texts(controller) -> dict[str, str]:
+    """The status line and every figure's text alternative of ``controller`` now."""
+    out = {"status line": status_text(controller)}
+    out.update({f"text alternative of figure {k + 1}": controller.describe(k) for k in range(len(controller.figures))})
+    return out
+
+
+@pytest.mark.slow  # every controller at both ends of every slider: 125 s on a busy 2-core machine
+@pytest.mark.parametrize("cls", controller_classes(), ids=lambda c: c.__name__)
+def test_no_status_line_or_text_alternative_holds_ascii_math_or_an_unrounded_float(cls):
+    controller = cls(**SMALL.get(cls, {}))
+    found = {}
+
+    def press_run_if_waiting() -> None:  # as test_ui_every_slider.move: a live figure with a Run button waits for it
+        if controller.live and getattr(controller, "run_button", None) is not None:
+            controller.run_button.click()
+
+    def look(where: str) -> None:
+        for what, text in texts(controller).items():
+            problems = word_problems(text)
+            if problems:
+                found[f"{where}, {what}"] = problems
+
+    press_run_if_waiting()
+    look("defaults")
+    start = controller.values()
+
+    def after_each_setting() -> None:
+        press_run_if_waiting()
+        look(", ".join(f"{k} = {v!r}" for k, v in controller.values().items() if v != start[k]))
+
+    assert sweep_sliders(controller, run=after_each_setting)
+    assert not found, f"{cls.__name__}: " + "\n".join(f"{k}: {v}" for k, v in found.items())
