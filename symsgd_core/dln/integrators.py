@@ -15,7 +15,7 @@ An integrator declares, once:
 * how it runs — :meth:`Integrator.run` (a fixed-step one takes ``n_steps``; an adaptive one ``t_max``).
 
 Adding an integrator: one class here (and its kernel), registered by :func:`register`; the parametrised test over
-:data:`INTEGRATORS` (``tests/test_dln_integrators.py``) then checks its declaration and its declared weak order.
+:data:`INTEGRATORS` (``tests/dln/test_dln_integrators.py``) then checks its declaration and its declared weak order.
 """
 
 from __future__ import annotations

@@ -435,7 +435,7 @@ class RunController(Controller):
     #: A figure with a Run button: its costliest slider end (every slider that adds work at its costly end) and its
     #: full Run's cost there, measured (CPU seconds after a warm-up Run; ``python -m symsgd_core bench``'s ``@worst``
     #: rows). It declares a first look exactly when ``FULL_RUN_SECONDS`` > :data:`FIRST_LOOK_ABOVE_SECONDS`
-    #: (``tests/test_ui_base.py``, which also measures it again).
+    #: (``tests/ui/test_ui_base.py``, which also measures it again).
     COSTLIEST: dict = {}
     FULL_RUN_SECONDS: float | None = None
 

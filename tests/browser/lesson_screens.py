@@ -23,8 +23,11 @@ import time
 import uuid
 from pathlib import Path
 
-from browser_support import CHROMIUM_FLAGS, CHROMIUM_PATH, PROBE_JS, REPO, NotebookRun, start_lab
+from browser_setup import CHROMIUM_FLAGS, CHROMIUM_PATH, REPO
+from figure_inspection import PROBE_JS
 from js_files import script
+from notebook_run import NotebookRun
+from servers import start_lab
 
 #: The student's window: a 1280×900 laptop screen (the lesson issue's measure).
 VIEWPORT = {"width": 1280, "height": 900}
@@ -103,10 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     folders = {p.parent for p in notebooks}
     if len(folders) != 1:
         raise SystemExit("give notebooks of one folder")
-    import browser_support
+    import browser_setup
     from playwright.sync_api import sync_playwright
 
-    browser_support.NOTEBOOK_DIR = folders.pop()  # the server serves a copy of this folder
+    browser_setup.NOTEBOOK_DIR = folders.pop()  # the server serves a copy of this folder
     # the kernels import the package of this checkout (not another worktree's editable install)
     server = start_lab(_Temp(), name="lesson-screens",
                        env={"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))})

@@ -19,7 +19,7 @@ from symsgd_core.sde_noise.claims import ADAPTIVE_LABELS
 from symsgd_core.sde_noise.spikes import follow_groups
 from symsgd_core.ui.sde_noise import hazard_label
 
-#: ASCII math a reader would have to decode (as tests/test_ui_words.py): a caret, or an underscore before a letter
+#: ASCII math a reader would have to decode (as tests/ui/test_ui_words.py): a caret, or an underscore before a letter
 #: or digit (``B_1``, ``W_L``, ``T_c``, ``τ_match``, ``E_k``).
 RAW_MATH = re.compile(r"\^|_\w")
 

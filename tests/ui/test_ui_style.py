@@ -20,12 +20,13 @@ import re
 import ipywidgets as widgets
 import plotly.graph_objects as go
 import pytest
-from test_ui_words import texts, word_problems
+from test_ui_words import texts
 
 from symsgd_core.ui import base
 from symsgd_core.ui.style import PALETTE, PLOT_BACKGROUND, allowed_colour, finish, log_axes, rgba
 from symsgd_jupyter.distinguish import hex_colour, style_key
 from symsgd_jupyter.figure_checks import SLIDER_TYPES
+from symsgd_jupyter.text_checks import word_problems
 from tools.figure_data import controller_classes
 
 # one worker for the module: its module-scoped ``shown`` controllers are then built once each, not again on

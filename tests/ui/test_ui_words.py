@@ -3,49 +3,21 @@
 The status line (:func:`symsgd_core.ui.base.status_text`) and each figure's text alternative
 (:meth:`~symsgd_core.ui.base.Controller.describe`) are plain text, on screen, in a screen reader and in the handout:
 a power is a Unicode superscript (``vᵃ``, ``(1 − 2ηγ)ᵗ``, ``v⁻⁷ᐟ²``), a numeric subscript a Unicode subscript
-(``B₁``), never the ASCII ``v^(−7/2)``, ``B_1`` or ``W_L`` (see :data:`ASCII_MATH`), and no number is printed with
-more digits than a reader can use (:func:`unrounded_numbers`). Checked for every controller of every notebook at its
+(``B₁``), never the ASCII ``v^(−7/2)``, ``B_1`` or ``W_L``, and no number is printed with more digits than a reader
+can use (the rule: ``symsgd_jupyter.text_checks``). Checked for every controller of every notebook at its
 defaults (``tests/ui/test_ui_style.py``, on the controllers it builds anyway) and at both ends of every slider (here,
 with the small budgets of ``tests/ui/small_settings.py``; about two minutes, so marked slow).
 """
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from small_settings import SMALL
 
 from symsgd_core.ui.base import status_text
 from symsgd_jupyter.figure_checks import sweep_sliders
+from symsgd_jupyter.text_checks import significant_digits, word_problems
 from tools.figure_data import controller_classes
-
-#: ASCII math a reader would have to decode: a caret power (``v^(−7/2)``, ``(1 − 2ηγ)^t``, ``v^a``) and an underscore
-#: subscript that is a digit, a capital or a script letter (``B_1``, ``W_L``, ``ḡ_ℬ``, ``W_ℓ``).
-ASCII_MATH = re.compile(r"\^|_[0-9A-Zℓℬ]")
-#: Significant digits a number may show (a status line quotes measured values, never a float's full repr).
-MAX_DIGITS = 6
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?|\.\d+)(?:[eE][+-−]?\d+)?(?![\w.])")
-
-
-def significant_digits(number: str) -> int:
-    """The significant digits of a printed number: ``"0.001230"`` → 4, ``"3.7641746976096255e-16"`` → 17; an
-    integer's trailing zeros are not counted (``"120000"`` → 2)."""
-    mantissa = re.split(r"[eE]", number)[0]
-    if "." in mantissa:
-        return len(mantissa.replace(".", "").lstrip("0")) or 1
-    return len(mantissa.strip("0")) or 1
-
-
-def unrounded_numbers(text: str) -> list[str]:
-    """The numbers in ``text`` printed with more than :data:`MAX_DIGITS` significant digits."""
-    return [m.group(0) for m in _NUMBER.finditer(text) if significant_digits(m.group(0)) > MAX_DIGITS]
-
-
-def word_problems(text: str) -> list[str]:
-    """What :data:`ASCII_MATH` and :func:`unrounded_numbers` find in ``text``, each with its context."""
-    found = [f"{m.group(0)!r} in …{text[max(0, m.start() - 30):m.end() + 20]}…" for m in ASCII_MATH.finditer(text)]
-    return found + [f"unrounded {n}" for n in unrounded_numbers(text)]
 
 
 def test_the_checks_find_ascii_math_and_unrounded_floats():

@@ -4,7 +4,7 @@ a private module) of another subpackage; the lessons import dln by its face."""
 import ast
 import pathlib
 
-ROOT = pathlib.Path(__file__).resolve().parents[1] / "symsgd_core"
+ROOT = pathlib.Path(__file__).resolve().parents[2] / "symsgd_core"
 
 
 def _imports():

@@ -1,6 +1,6 @@
 """symsgd_core.rank_jumps.report: Notebook 04's printed tables. On real results (small budgets where a run is
 needed): every line the notebook shows is there, the numbers are the results' own, and no table writes ASCII math
-(``B_1``, ``^(``, ``_L``, ``_c``: tests/test_ui_words.py's rule plus the lesson review's list). On broken input:
+(``B_1``, ``^(``, ``_L``, ``_c``: tests/ui/test_ui_words.py's rule plus the lesson review's list). On broken input:
 a clear ValueError."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from test_ui_words import word_problems
 
 from symsgd_core import rank_jumps
 from symsgd_core.core.checking import make_result
 from symsgd_core.rank_jumps import report as rr
+from symsgd_jupyter.text_checks import word_problems
 
 EXP = rank_jumps.EPSILON_EXPERIMENT
 PROBLEM = EXP.problem
