@@ -518,6 +518,11 @@ def comparison_rows(grid: SdeGrid) -> tuple[ComparisonRow, ...]:
     return tuple(rows) + _follow_rows(grid)
 
 
+def comparison_summaries(grid: SdeGrid) -> dict:
+    """The summaries of :func:`comparison_rows` by ``(η, γ, label)``: what notebook 05's tables and claims read."""
+    return {(r.lr, r.weight_decay, r.label): r.summary for r in comparison_rows(grid)}
+
+
 def _follow_rows(grid: SdeGrid) -> tuple[ComparisonRow, ...]:
     """The followed SDE's rows (:func:`follow_tasks`): one per (η, γ, accuracy, horizon), the hot point's fresh
     seeds a row of their own."""

@@ -24,7 +24,16 @@ from . import blowup as bu
 from . import jump_event as je
 from . import jump_event_stats as js
 from .claims import ADAPTIVE_LABELS
-from .experiments import COOLER_STEP, HOT, RANK2_LOWER, SETTINGS, WEAKER_DECAY, kstar_rows, langevin_eps_rows
+from .experiments import (
+    COOLER_STEP,
+    HOT,
+    RANK2_LOWER,
+    SETTINGS,
+    WEAKER_DECAY,
+    kstar_rows,
+    langevin_eps_rows,
+    staircase_summary,
+)
 from .jump_event import run_waiting_time
 
 __all__ = [
@@ -58,6 +67,9 @@ WRAP_INDENT = "    "
 GRID_SETTINGS = SETTINGS
 #: The (η, γ) settings compared with the hot point in the stored-rows cell.
 COLD_SETTINGS = (COOLER_STEP, WEAKER_DECAY)
+#: §4.1's staircase: the row/column routes whose k* the grid stores, and the entries (i, j) left out one at a time.
+STAIRCASE_ROUTES = ("row0", "row1", "col1")
+STAIRCASE_LEFT_OUT = ((0, 0), (0, 1), (1, 1), (1, 2))
 
 
 def _wrap(text: str, indent: str = "") -> list[str]:
@@ -384,16 +396,59 @@ def least_routes_report(grid, by_hot, hot=HOT) -> Report:
     return Report(lines, values={"least": least, "kd": kd, "E3": E3, "c3": c3})
 
 
-def langevin_eps_report(grid) -> Report:
-    """§4.2's ε table: per ε, dynamics and start, the time at rank ≤ 1 and the runs that went up.
-    Values: ``le`` ({(ε, start, method): row})."""
+def langevin_eps_report(grid, eps: float = 0.1) -> Report:
+    """§4.2's ε table: per ε, dynamics and start, the time at rank ≤ 1 and the runs that went up; then, at ``eps``
+    and the hot γ, the two minima's regularised losses and top curvatures.
+    Values: ``le`` ({(ε, start, method): row}), ``minima`` and ``curvature`` ({"rank1", "rank2"}: loss, top
+    Hessian eigenvalue of 𝓛_γ at that minimum)."""
     q_rows = langevin_eps_rows(grid)
     if not q_rows:
         raise ValueError("the grid has no langevin_eps rows at the hot γ")
     lines = ["  ε  dynamics  from the minimum (its rank)  time at rank ≤ 1  runs that went up"]
     lines += [f"{q.eps:3g}  {q.method:>8s}  {q.start:>16s} (rank {q.start_rank})   {q.frac_rank_le1[0]:.3f} ± "
               f"{q.frac_rank_le1[1]:.3f}     {q.went_up:2d}/{q.n_runs}" for q in q_rows]
-    return Report(lines, values={"le": {(q.eps, q.start, q.method): q for q in q_rows}})
+    wd = EXP.weight_decay_hot
+    minima = minima_losses(eps, wd)
+    problem = epsilon_completion(eps)
+    curvature = {"rank1": loss_hessian_top_eigenvalue(rank_one_minimum(eps, weight_decay=wd), problem, wd),
+                 "rank2": loss_hessian_top_eigenvalue(start_minimum(eps, weight_decay=wd)[0], problem, wd)}
+    lines += [f"ε = {eps:g}, γ = {wd:g}: regularised loss of the rank-1 minimum {minima['rank1']:.4f}, of the rank-2 "
+              f"minimum {minima['rank2']:.4f};",
+              f"  top curvature {curvature['rank1']:.2f} and {curvature['rank2']:.2f}"]
+    return Report(lines, values={"le": {(q.eps, q.start, q.method): q for q in q_rows}, "minima": minima,
+                                 "curvature": curvature})
+
+
+def staircase_report(grid, factor: float) -> Report:
+    """§4.1's staircase (equal row counts): the runs that jumped, the stored end-state labels, k* and the sampling
+    probability per route, the samples before the jumps; then the waits predicted by the row/column routes and by
+    the one-entry events (k* with one entry left out; −1: never) against the measured wait, within ``factor``.
+    Values: ``summary``, ``attribution`` (samples per route), ``c_rows``, ``c_one`` (their
+    :func:`~.jump_event_stats.compare_wait`), ``k_one`` ({entry: k*})."""
+    runs = grid.select("staircase")
+    if not runs:
+        raise ValueError("the grid has no staircase task")
+    sres, st = runs[0], staircase_summary(grid)
+    att = js.sample_route_counts(grid, "staircase")
+    e_rows = 1 / sum(1 / run_waiting_time(st.kstar[r], 0.5) for r in STAIRCASE_ROUTES)
+    k_one = {e: js.cell_kstar(grid, f"avoid{i}{j}", problem="staircase")[0]
+             for e, (i, j) in enumerate(STAIRCASE_LEFT_OUT)}
+    e_one = je.avoid_waiting_time({e: k for e, k in k_one.items() if k > 0}, [1 / len(STAIRCASE_LEFT_OUT)]
+                                  * len(STAIRCASE_LEFT_OUT))
+    c_rows = js.compare_wait(sres["jump_step"], sres["n_steps"], e_rows, factor=factor)
+    c_one = js.compare_wait(sres["jump_step"], sres["n_steps"], e_one, factor=factor)
+    lines = [f"staircase: {st.jumped}/{st.n_runs} runs jumped",
+             f"stored end-state labels (not routes): {st.routes}",
+             f"k* per route: {st.kstar}",
+             f"sampling probability per route: {st.p_route}",
+             f"samples before the jumps: {att['pre']}",
+             f"k* with one entry left out: {k_one} (−1: never)",
+             f"measured wait {c_one.measured[0]:.3g} [{c_one.measured[1]:.3g}, {c_one.measured[2]:.3g}] steps",
+             f"row/column routes predict ≈ {e_rows:.2g} ({c_rows.verdict});",
+             f"one-entry events predict {e_one:.3g} ({c_one.verdict}, measured/predicted {c_one.ratio[0]:.2g} "
+             f"[{c_one.ratio[1]:.2g}, {c_one.ratio[2]:.2g}])"]
+    return Report(lines, values={"summary": st, "attribution": att, "c_rows": c_rows, "c_one": c_one,
+                                 "k_one": k_one})
 
 
 def rank2_lower_report(grid, lr: float = HOT[0]) -> Report:

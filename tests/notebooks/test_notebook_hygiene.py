@@ -165,9 +165,15 @@ def test_a_colour_set_in_a_notebook_is_found():
     assert [f.split(":")[0] for f in colour_settings(nb)] == ["cell 0", "cell 1", "cell 2", "cell 3"]
 
 
+#: A comprehension over one of these reads the stored grid's rows in the cell (a topic's report or experiments
+#: module does that); ``.data[`` reads a figure's traces by position (``controller.trace(name)`` reads them by name).
+GRID_NAMES = ("grid", "rows", "tasks", "comparison_rows")
+
+
 def loop_or_def_cells(nb: dict) -> list[int]:
-    """The indices of the code cells that define a function or class or hold a ``for``/``while`` loop statement
-    (comprehensions are expressions, not loops over rows, and are allowed)."""
+    """The indices of the code cells that define a function or class, hold a ``for``/``while`` loop statement, loop
+    over the grid's rows in a comprehension (its iterable names one of :data:`GRID_NAMES`), or read a figure's
+    trace by position (``.data[``). Other comprehensions (over a few checks or settings) are allowed."""
     import ast
 
     bad = []
@@ -177,14 +183,22 @@ def loop_or_def_cells(nb: dict) -> list[int]:
         src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         src = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in src.splitlines())
         kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While)
-        if any(isinstance(node, kinds) for node in ast.walk(ast.parse(src))):
+        tree = ast.parse(src)
+        comprehended = [ast.get_source_segment(src, g.iter) or "" for node in ast.walk(tree)
+                        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))
+                        for g in node.generators]
+        over_grid = any(name in {n.id for n in ast.walk(ast.parse(it)) if isinstance(n, ast.Name)}
+                        or any(f".{name}" in it for name in GRID_NAMES) for it in comprehended for name in GRID_NAMES)
+        if any(isinstance(node, kinds) for node in ast.walk(tree)) or over_grid or ".data[" in src:
             bad.append(i)
     return bad
 
 
 def test_loop_or_def_cells_finds_a_def_and_a_loop():
-    nb = _notebook("x = [i for i in range(3)]", "def f():\n    return 1", "for i in range(3):\n    print(i)", "%time 1")
-    assert loop_or_def_cells(nb) == [1, 2]
+    nb = _notebook("x = [i for i in range(3)]", "def f():\n    return 1", "for i in range(3):\n    print(i)", "%time 1",
+                   "rows = {r.lr: r for r in sx.comparison_rows(grid)}", "s = sum(t['n'] for t in grid.tasks)",
+                   "y = fig.figure.data[1].y", "c = [check() for check in (a, b)]")
+    assert loop_or_def_cells(nb) == [1, 2, 4, 5, 6]
 
 
 #: The notebooks whose code cells are thin: they call package functions (their tables: a topic's ``report`` module,

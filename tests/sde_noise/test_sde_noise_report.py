@@ -175,14 +175,40 @@ def test_least_routes_report(grid):
                                by[sx.HOT])
 
 
-def test_langevin_eps_report_has_a_line_per_row(grid):
+@pytest.mark.slow  # the minima's losses train to both minima: a few seconds
+def test_langevin_eps_report_has_a_line_per_row_and_the_minima(grid):
     rep = sr.langevin_eps_report(grid)
     lines = rep.lines()
-    assert len(lines) == 1 + len(rep["le"]) == 1 + len(sx.langevin_eps_rows(grid))
+    assert len(lines) == 1 + len(rep["le"]) + 2 and len(rep["le"]) == len(sx.langevin_eps_rows(grid))
     for line, (eps, start, method) in zip(lines[1:], rep["le"]):
         assert line.startswith(f"{eps:3g}  {method:>8s}  {start:>16s} (rank ")
+    m, c = rep["minima"], rep["curvature"]
+    assert lines[-2].startswith("ε = 0.1, γ = ")
+    assert f"{m['rank1']:.4f}" in lines[-2] and f"{m['rank2']:.4f}" in lines[-2]
+    assert lines[-1] == f"  top curvature {c['rank1']:.2f} and {c['rank2']:.2f}"
+    assert m["rank1"] < m["rank2"] and c["rank1"] > c["rank2"] > 0  # §4.2: the lower minimum is the steeper one
+
+
+def test_langevin_eps_report_needs_its_rows(grid):
     with pytest.raises(ValueError, match="langevin_eps"):
         sr.langevin_eps_report(_without(grid, "langevin_eps"))
+
+
+def test_comparison_summaries_key_every_comparison_row(grid, rows):
+    summaries = sx.comparison_summaries(grid)
+    assert summaries.keys() == rows.keys() and len(summaries) == len(sx.comparison_rows(grid)) > 0
+
+
+def test_staircase_report_compares_both_predictions_with_the_measured_wait(grid):
+    rep = sr.staircase_report(grid, factor=10.0)
+    st, c_rows, c_one = rep["summary"], rep["c_rows"], rep["c_one"]
+    lines = rep.lines()
+    assert lines[0] == f"staircase: {st.jumped}/{st.n_runs} runs jumped" and len(lines) == 9
+    assert set(rep["k_one"]) == set(range(len(sr.STAIRCASE_LEFT_OUT)))
+    # the same measured wait, two predictions: the row/column routes far too slow, the one-entry events within 10x
+    assert c_rows.measured == c_one.measured and c_rows.within_factor is False and c_one.within_factor is True
+    with pytest.raises(ValueError):
+        sr.staircase_report(_without(grid, "staircase"), factor=10.0)
 
 
 @pytest.mark.slow  # the minima's losses train to both minima: a few seconds
