@@ -9,7 +9,7 @@ A notebook's text is split three ways:
 
 Words are whitespace-separated tokens of the Markdown source (formulas count as their tokens), the measure the
 lesson review used. ``figures`` counts code cells whose last line shows a figure controller (a bare name bound in
-the same cell by ``name = Something(...)``; an ``ExercisePanel`` is not a figure).
+the same cell by ``name = Something(...)`` or ``name = module.Something(...)``; an ``ExercisePanel`` is not a figure).
 
 Usage, from the repository root: ``python -m tools.lesson_metrics notebooks/*.ipynb`` prints one row per notebook.
 """
@@ -26,7 +26,8 @@ import sys
 MAIN_PATH_WORD_LIMIT = 3000
 FINE_PRINT = re.compile(r"<details\b[^>]*\bsymsgd-fine-print\b[^>]*>.*?</details>", re.DOTALL)
 APPENDIX = re.compile(r"^#{1,3}\s*Appendix\b", re.MULTILINE)
-SHOWN_CONTROLLER = re.compile(r"^(?P<name>[A-Za-z_]\w*)\s*=\s*(?!ExercisePanel\()[A-Z]\w*\(", re.MULTILINE)
+SHOWN_CONTROLLER = re.compile(r"^(?P<name>[A-Za-z_]\w*)\s*=\s*(?:[a-z_]\w*\.)*(?!ExercisePanel\()[A-Z]\w*\(",
+                              re.MULTILINE)
 
 
 @dataclasses.dataclass(frozen=True)
