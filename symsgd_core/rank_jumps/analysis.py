@@ -10,7 +10,8 @@ Nothing here runs the engine:
   and the matched Langevin temperature (:func:`matched_langevin_temperature`);
 * perturbing a low-rank point along a new direction (:func:`perturb_new_direction`, :func:`basin_boundary`);
 * summaries of recorded runs — transitions, waiting times (:func:`exponential_waiting_time`: the engine's −1 marker
-  into :mod:`symsgd_core.core.stats`' censored exponential), jump durations, :func:`diagnose`;
+  into :mod:`symsgd_core.core.stats`' censored exponential), jump durations, B_r membership (what the runs did, as
+  an outcome, is :func:`~.experiments.jump_outcome`);
 * the imbalance SGD keeps at a step size η (:func:`sgd_imbalance_scale`), the scale behind B_r's ε₂.
 
 Loss normalisation follows :mod:`symsgd_core.core.conventions`: squared error without ½, weight decay
@@ -18,8 +19,6 @@ Loss normalisation follows :mod:`symsgd_core.core.conventions`: squared error wi
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,8 +41,8 @@ from ..dln import (
 
 __all__ = [
     "b_r_membership",
-    "Diagnosis", "balancedness_of", "barrier_width", "basin_boundary", "basin_radius", "censored_exponential_ks",
-    "completion_penalty", "diagnose", "distance_to_rank", "explosion_distances", "exponential_counts",
+    "balancedness_of", "barrier_width", "basin_boundary", "basin_radius", "censored_exponential_ks",
+    "completion_penalty", "distance_to_rank", "explosion_distances", "exponential_counts",
     "exponential_waiting_time", "jump_histogram",
     "fitted_exponent", "loss_hessian_top_eigenvalue",
     "min_norm_completion", "origin_fit_gradient", "origin_hessian_min_eig", "origin_threshold",
@@ -362,94 +361,6 @@ def b_r_membership(sgd, gd=None) -> dict:
     if gd is not None:
         out["gd_end_B"] = int(smallest_B(gd.in_B[0])[-1])
     return out
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    """What happened in a GD-vs-SGD experiment, for the status line and the figure.
-
-    Attributes:
-        kind: ``"jumped"``, ``"no_jumps"``, ``"collapsed"``, ``"diverged"``, ``"gd_low_rank"`` or
-            ``"shallow"`` (L ≤ 2).
-        message: one or two sentences saying what happened and why.
-        level: ``"info"`` or ``"warning"``.
-    """
-
-    kind: str
-    message: str
-    level: str
-
-
-def diagnose(start_rank: int, sgd, gd=None, *, lr: float, weight_decay: float, depth: int,
-             target_rank: int = 1) -> Diagnosis:
-    """Classify a run of SGD (and GD) from a higher-rank minimum, naming the failure modes.
-
-    Args:
-        start_rank: rank of the starting point (the GD minimum).
-        sgd: :class:`~symsgd_core.dln.engine.RunResult` of the SGD runs.
-        gd: optional RunResult of GD from the same start.
-        lr, weight_decay, depth: the settings (quoted in the messages).
-        target_rank: the lower rank a jump should reach.
-    Returns:
-        :class:`Diagnosis`.
-    """
-    R = sgd.n_runs
-    steps = int(sgd.steps[-1])
-    prefix = ""
-    if depth <= 2:
-        prefix = (f"L = {depth}: the penalty is convex in A (nuclear norm for L = 2), so there are no "
-                  "rank-overestimating minima and no one-way jumps to show; use L ≥ 3. ")
-    if depth <= 2:
-        finals = ", ".join(f"rank {k}: {int(np.sum(sgd.final_rank == k))}" for k in range(start_rank, -1, -1))
-        gd_final = "" if gd is None else f" GD ends at rank {int(gd.final_rank.min())}."
-        return Diagnosis("shallow", prefix + f"GD converged to rank {start_rank}; SGD final {finals}"
-                         f" (diverged: {int(sgd.diverged.sum())})." + gd_final, "warning")
-    if start_rank <= target_rank:
-        return Diagnosis("gd_low_rank", prefix +
-                         f"GD itself converged to rank {start_rank} at these settings (γ = {weight_decay:.3g}, "
-                         f"L = {depth}): "
-                         "there is no higher-rank minimum for GD to be trapped in, so there is no jump to make. A "
-                         "large γ removes the rank-2 minimum (so do a large ε and some depths and widths).", "warning")
-    n_div = int(sgd.diverged.sum())
-    n_col = int(sgd.collapsed.sum())
-    jumped = sgd.jump_step(target_rank) >= 0
-    jumped_to_target = np.sum(sgd.final_rank == target_rank)
-    gd_text = ""
-    if gd is not None:
-        if gd.diverged.any():
-            gd_text = f" GD diverged too (step {int(gd.diverged_step[gd.diverged].min())})."
-        elif gd.final_rank.min() < start_rank:
-            return Diagnosis("gd_low_rank", prefix +
-                             f"GD also left rank {start_rank} (final rank {int(gd.final_rank.min())}): at "
-                             f"η = {lr:.3g}, γ = {weight_decay:.3g} the rank-{start_rank} minimum is not stable "
-                             "for GD, so this is not an SGD effect. Lower γ or η.", "warning")
-        else:
-            gd_text = f" GD stayed at rank {start_rank}."
-    if n_div:
-        first = int(sgd.diverged_step[sgd.diverged].min())
-        return Diagnosis("diverged", prefix +
-                         f"{n_div} of {R} SGD runs diverged (first at step {first}): η = {lr:.3g} is too large "
-                         "for this problem, a single sampled entry overshoots"
-                         + (f"; {n_col} more collapsed to A = 0." if n_col else ".") + gd_text, "warning")
-    if n_col == R or (n_col and n_col >= jumped_to_target):
-        return Diagnosis("collapsed", prefix +
-                         f"{n_col} of {R} SGD runs collapsed to A = 0 (rank 0): with η = {lr:.3g} the noise kicks "
-                         "the network past the rank-1 minimum into the basin of θ = 0, which is a local minimum "
-                         "for L ≥ 3 (B₀ is absorbing too). Lower η." + gd_text, "warning")
-    if not jumped.any():
-        return Diagnosis("no_jumps", prefix +
-                         f"No SGD run left rank {start_rank} within {steps} steps: at η = {lr:.3g}, "
-                         f"γ = {weight_decay:.3g} "
-                         "the waiting time for a jump is much longer than the budget (it grows very fast as η or "
-                         "γ decrease, and as the rank-2 minimum gets deeper, e.g. at smaller ε). Raise η, γ or "
-                         "the number of steps." + gd_text, "warning")
-    js = sgd.jump_step(target_rank)
-    msg = (f"{int(jumped.sum())} of {R} SGD runs jumped rank {start_rank} → ≤{target_rank} "
-           f"(median at step {int(np.median(js[jumped]))}); none returned to a higher rank "
-           f"({int(sgd.returned_up.sum())} returns)." + gd_text)
-    if n_col:
-        msg += f" {n_col} run(s) went on to collapse to A = 0 (η large)."
-    return Diagnosis("jumped", msg, "info")
 
 
 def fraction_low_rank_after_first_visit(rank, low_rank: int = 1) -> np.ndarray:

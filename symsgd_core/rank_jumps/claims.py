@@ -512,9 +512,10 @@ def noise_claims(near: dict, at_rank2: dict, cold_minima: dict, hot_minima: dict
 # ---------------------------------------------------------------------------------------------------- §7, §8
 
 def failure_mode_claims(cases) -> list[CheckResult]:
-    """§7: each failure-mode run is diagnosed as one of its expected kinds, and its figure's title names the failure.
+    """§7: each failure-mode run's outcome is one of its expected kinds, and its figure's title names the failure.
 
-    ``cases``: ``(diagnosis, expected kinds, figure title)`` triples."""
+    ``cases``: ``(outcome, expected kinds, figure title)`` triples (only the outcome's ``.kind`` is read:
+    :func:`~.experiments.jump_outcome`)."""
     cases = list(cases)
     kinds = [d.kind for d, _, _ in cases]
     return [

@@ -51,12 +51,10 @@ from ..dln import (
 )
 from ..dln import singular_values as _singular_values
 from .analysis import (
-    Diagnosis,
     b_r_membership,
     barrier_width,
     basin_boundary,
     basin_radius,
-    diagnose,
     exponential_waiting_time,
     fit_slope_along_new_direction,
     fraction_low_rank_after_first_visit,
@@ -77,8 +75,8 @@ __all__ = [
     "basin", "ensemble", "forced_row_run", "langevin", "mechanism", "minima_losses", "penalty_view",
     "phase0_minima", "rank_one_minimum", "start_minimum", "trap",
     # what a run did, as data (the figures word it)
-    "ANNEAL_OUTCOMES", "BASIN_OUTCOMES", "LANGEVIN_OUTCOMES", "MECHANISM_OUTCOMES", "anneal_outcome", "basin_outcome",
-    "better_minimum", "langevin_outcome", "mechanism_outcome",
+    "ANNEAL_OUTCOMES", "BASIN_OUTCOMES", "JUMP_OUTCOMES", "LANGEVIN_OUTCOMES", "MECHANISM_OUTCOMES", "anneal_outcome",
+    "basin_outcome", "better_minimum", "jump_outcome", "langevin_outcome", "mechanism_outcome",
 ]
 
 
@@ -429,16 +427,77 @@ def penalty_view(depth: int = EXP.depth, weight_decay: float = 0.05, gain: float
 # ----------------------------------------------------------------------------------------------
 # §0 GD trapped, SGD jumps
 # ----------------------------------------------------------------------------------------------
+#: What SGD (and GD) can do from a higher-rank minimum (:func:`jump_outcome`): at L ≤ 2 there is nothing to jump from
+#: (``"shallow"``); GD itself is at (or reaches) the lower rank (``"gd_low_rank"``); some SGD runs diverged; SGD
+#: collapsed to A = 0; no SGD run jumped within the budget; or (what §0 and §2 show) SGD jumped.
+JUMP_OUTCOMES = ("shallow", "gd_low_rank", "diverged", "collapsed", "no_jumps", "jumped")
+
+
+def jump_outcome(start_rank: int, sgd: RunResult, gd: RunResult | None = None, *, depth: int,
+                 target_rank: int = 1) -> Outcome:
+    """The :class:`~symsgd_core.core.results.Outcome` of SGD (and GD) runs from a rank-``start_rank`` minimum
+    (kinds :data:`JUMP_OUTCOMES`, decided in that order; every kind but ``"jumped"`` is a failure mode).
+
+    Args:
+        start_rank: rank of the start (the GD minimum).
+        sgd: the SGD runs; gd: optional GD run from the same start.
+        depth: L (L ≤ 2: ``"shallow"``, the penalty is convex in A).
+        target_rank: the lower rank a jump should reach.
+    Returns:
+        the outcome; its numbers: ``depth``, ``start_rank``, ``target_rank``, ``n_runs``, ``steps`` (the last
+        record), ``diverged`` (SGD runs), ``first_diverged_step`` (−1: none), ``collapsed`` (runs at A = 0),
+        ``jumped`` (runs that reached rank ≤ target), ``at_target`` (runs ending at rank = target),
+        ``median_jump_step`` (−1: none jumped), ``returns`` (runs whose rank rose again), ``final_counts``
+        (runs ending at rank 0, 1, …, ``start_rank``) and, with ``gd``, ``gd_final_rank`` and ``gd_diverged_step``
+        (−1: GD did not diverge).
+    Raises:
+        ValueError: ``start_rank`` < 0, ``depth`` < 1 or ``target_rank`` < 0.
+    """
+    start_rank = check_int("start_rank", start_rank, minimum=0)
+    depth = check_int("depth", depth, minimum=1)
+    target_rank = check_int("target_rank", target_rank, minimum=0)
+    div = np.asarray(sgd.diverged)
+    js = sgd.jump_step(target_rank)
+    jumped = js >= 0
+    n = {"depth": depth, "start_rank": start_rank, "target_rank": target_rank, "n_runs": int(sgd.n_runs),
+         "steps": int(sgd.steps[-1]), "diverged": int(div.sum()),
+         "first_diverged_step": int(sgd.diverged_step[div].min()) if div.any() else -1,
+         "collapsed": int(sgd.collapsed.sum()), "jumped": int(jumped.sum()),
+         "at_target": int(np.sum(sgd.final_rank == target_rank)),
+         "median_jump_step": int(np.median(js[jumped])) if jumped.any() else -1,
+         "returns": int(sgd.returned_up.sum()),
+         "final_counts": tuple(int(np.sum(sgd.final_rank == k)) for k in range(start_rank + 1))}
+    if gd is not None:
+        gd_div = np.asarray(gd.diverged)
+        n["gd_final_rank"] = int(gd.final_rank.min())
+        n["gd_diverged_step"] = int(gd.diverged_step[gd_div].min()) if gd_div.any() else -1
+    if depth <= 2:
+        kind = "shallow"
+    elif start_rank <= target_rank or (gd is not None and n["gd_diverged_step"] < 0
+                                       and n["gd_final_rank"] < start_rank):
+        kind = "gd_low_rank"
+    elif n["diverged"]:
+        kind = "diverged"
+    elif n["collapsed"] == n["n_runs"] or (n["collapsed"] and n["collapsed"] >= n["at_target"]):
+        kind = "collapsed"
+    elif not n["jumped"]:
+        kind = "no_jumps"
+    else:
+        kind = "jumped"
+    return Outcome(kind, kind != "jumped", n)
+
+
 @dataclass(frozen=True, eq=False)
 class TrapResult:
-    """GD and SGD from one GD-converged minimum (§0): the start, both runs, what happened (``diagnosis``) and their
-    B_r membership (``membership``, :func:`~symsgd_core.rank_jumps.analysis.b_r_membership`)."""
+    """GD and SGD from one GD-converged minimum (§0): the start, both runs, what happened (``outcome``,
+    :func:`jump_outcome`) and their B_r membership (``membership``,
+    :func:`~symsgd_core.rank_jumps.analysis.b_r_membership`)."""
 
     start: Params
     start_rank: int
     gd: RunResult
     sgd: RunResult
-    diagnosis: Diagnosis
+    outcome: Outcome
     membership: dict
 
 
@@ -459,7 +518,7 @@ def trap(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, lr: f
               record_every=every, record_layers=True, engine=engine)
     _report(progress, 0.9)
     return TrapResult(start=p0, start_rank=start_rank, gd=gd, sgd=sgd,
-                      diagnosis=diagnose(start_rank, sgd, gd, lr=lr, weight_decay=weight_decay, depth=depth),
+                      outcome=jump_outcome(start_rank, sgd, gd, depth=depth),
                       membership=b_r_membership(sgd, gd))
 
 
@@ -471,7 +530,8 @@ class EnsembleResult:
     """An ensemble of SGD runs from one rank-2 minimum (§2).
 
     Attributes:
-        start, start_rank, sgd, diagnosis: the start, the runs and what happened.
+        start, start_rank, sgd: the start and the runs.
+        outcome: what the runs did (:func:`jump_outcome`).
         jump_steps: ``(R,)`` first step at rank exactly 1 (−1 if never; direct collapses excluded).
         mean_wait, mean_wait_se: the censored exponential fit of the waiting time and its standard error.
         returns: the number of runs that ever returned to a higher rank (0: one-way).
@@ -482,7 +542,7 @@ class EnsembleResult:
     start: Params
     start_rank: int
     sgd: RunResult
-    diagnosis: Diagnosis
+    outcome: Outcome
     jump_steps: np.ndarray
     mean_wait: float
     mean_wait_se: float
@@ -508,8 +568,7 @@ def ensemble(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, l
     js = sgd.first_step_at_rank[:, 1].copy()  # first step at rank exactly 1 (direct collapses excluded)
     tau, tau_se = exponential_waiting_time(js, steps)
     return EnsembleResult(start=p0, start_rank=start_rank, sgd=sgd,
-                          diagnosis=diagnose(start_rank, sgd, None, lr=lr, weight_decay=weight_decay,
-                                             depth=EXP.depth), jump_steps=js,
+                          outcome=jump_outcome(start_rank, sgd, None, depth=EXP.depth), jump_steps=js,
                           mean_wait=tau, mean_wait_se=tau_se, returns=int(sgd.returned_up.sum()),
                           durations=jump_durations(sgd), membership=b_r_membership(sgd))
 
@@ -695,7 +754,7 @@ class AnnealResult:
         polished_loss, polished_rank: ``(1 + n_seeds,)`` loss at the cold γ and rank after :data:`POLISH_STEPS`
             cold GD steps from each final state (GD first; NaN and −1 for runs that diverged).
         minima: :func:`minima_losses` at the cold γ.
-        diagnosis: :func:`~.analysis.diagnose` of the hot phase.
+        hot_outcome: what the hot phase's runs did (:func:`jump_outcome` of ``sgd_hot`` and ``gd_hot``).
         better_minimum: which minimum has the lower loss at the cold γ: ``"rank1"``, ``"rank2"``, or
             ``"rank1_only"`` (GD from random init finds no rank-2 minimum there).
         outcome: what the runs did through both phases (:data:`ANNEAL_OUTCOMES`, :func:`anneal_outcome`).
@@ -714,12 +773,12 @@ class AnnealResult:
     polished_loss: np.ndarray
     polished_rank: np.ndarray
     minima: dict
-    diagnosis: Diagnosis
+    hot_outcome: Outcome
     better_minimum: str
     outcome: Outcome
 
 
-#: What §6's runs can do: the hot phase failed (``"hot_"`` + the :func:`~.analysis.diagnose` kind that is not
+#: What §6's runs can do: the hot phase failed (``"hot_"`` + the :func:`jump_outcome` kind that is not
 #: ``"jumped"``); then, after SGD jumped, the cold phase diverged, collapsed SGD to A = 0, let GD find rank 1 too (γ
 #: too large to separate them), or let the rank rise again; or (what §6 shows) GD keeps rank 2 and SGD rank 1.
 ANNEAL_OUTCOMES = ("hot_no_jumps", "hot_collapsed", "hot_diverged", "hot_gd_low_rank", "hot_shallow", "cold_diverged",
@@ -733,7 +792,7 @@ def better_minimum(minima: dict) -> str:
     return "rank1_only" if not np.isfinite(r2) else "rank1" if r1 < r2 else "rank2"
 
 
-def anneal_outcome(diagnosis: Diagnosis, gd: RunResult, sgd: RunResult, hot_steps: int, sgd_hot: RunResult,
+def anneal_outcome(hot_outcome: Outcome, gd: RunResult, sgd: RunResult, hot_steps: int, sgd_hot: RunResult,
                    gd_cold: RunResult, sgd_cold: RunResult, polished_loss: np.ndarray,
                    polished_rank: np.ndarray) -> Outcome:
     """The :class:`~symsgd_core.core.results.Outcome` of §6's runs (kinds :data:`ANNEAL_OUTCOMES`). After a hot
@@ -741,8 +800,8 @@ def anneal_outcome(diagnosis: Diagnosis, gd: RunResult, sgd: RunResult, hot_step
     runs whose rank rose in the cold phase), ``gd_min_rank`` (GD's lowest rank in the cold phase),
     ``gd_polished_loss``, ``gd_polished_rank`` and, if any SGD run ends polished at rank 1, ``sgd_rank1_losses``
     (their lowest and highest polished loss)."""
-    if diagnosis.kind != "jumped":
-        return Outcome("hot_" + diagnosis.kind, True, {})
+    if hot_outcome.kind != "jumped":
+        return Outcome("hot_" + hot_outcome.kind, True, {})
     alive = sgd.ok_runs
     jumped = sgd_hot.final_rank[alive] == 1
     numbers = {"jumped": int(jumped.sum()),
@@ -805,13 +864,13 @@ def anneal(eps: float = EXP.eps, hot_steps: int = EXP.hot_steps, lr_hot: float =
     sgd_hot = records_between(sgd, 0, hot_steps)
     gd_hot = records_between(gd, 0, hot_steps)
     gd_cold, sgd_cold = records_between(gd, hot_steps, total), records_between(sgd, hot_steps, total)
-    diagnosis = diagnose(start_rank, sgd_hot, gd_hot, lr=lr_hot, weight_decay=weight_decay_hot, depth=EXP.depth)
+    hot_outcome = jump_outcome(start_rank, sgd_hot, gd_hot, depth=EXP.depth)
     minima = minima_losses(eps, weight_decay_cold)
     return AnnealResult(start=p0, start_rank=start_rank, schedule=schedule, hot_steps=int(hot_steps), gd=gd, sgd=sgd,
                         gd_hot=gd_hot, sgd_hot=sgd_hot, gd_cold=gd_cold, sgd_cold=sgd_cold,
-                        polished_loss=polished_loss, polished_rank=polished_rank, minima=minima, diagnosis=diagnosis,
-                        better_minimum=better_minimum(minima),
-                        outcome=anneal_outcome(diagnosis, gd, sgd, int(hot_steps), sgd_hot, gd_cold, sgd_cold,
+                        polished_loss=polished_loss, polished_rank=polished_rank, minima=minima,
+                        hot_outcome=hot_outcome, better_minimum=better_minimum(minima),
+                        outcome=anneal_outcome(hot_outcome, gd, sgd, int(hot_steps), sgd_hot, gd_cold, sgd_cold,
                                                polished_loss, polished_rank))
 
 

@@ -59,7 +59,7 @@ SUBPLOT_TITLE_LIFT = 10
 #: The layout of the figures with a row of two panels: room for the headline, the legend below.
 LAYOUT = dict(margin=dict(l=60, r=10, t=70, b=50), legend=dict(orientation="h", y=-0.2))
 
-#: Short headlines drawn on the figure for each diagnosis kind.
+#: Short headlines drawn on the figure for each kind of :func:`~symsgd_core.rank_jumps.experiments.jump_outcome`.
 HEADLINES = {
     "jumped": "SGD jumped to rank 1, GD stayed at rank 2",
     "no_jumps": "FAILURE MODE: no jumps within the budget (η or γ too small, or rank-2 minimum too deep)",
@@ -68,6 +68,61 @@ HEADLINES = {
     "gd_low_rank": "FAILURE MODE: GD also finds rank 1 — no rank-2 minimum to escape from (γ too large?)",
     "shallow": "L ≤ 2: convex in A, no trap and nothing to jump from",
 }
+#: The status text of each :func:`~symsgd_core.rank_jumps.experiments.jump_outcome` kind (``"gd_low_rank_start"``:
+#: the ``"gd_low_rank"`` whose start is already at the target rank), formatted by :func:`jump_words` with η
+#: (``lr``), γ (``weight_decay``), the outcome's numbers, ``finals`` (the runs ending at each rank) and the phrases
+#: of :data:`JUMP_PHRASES` in ``{gd}`` and ``{more}``.
+JUMP_WORDS = {
+    "shallow": "L = {depth}: the penalty is convex in A (nuclear norm for L = 2), so there are no rank-overestimating "
+               "minima and no one-way jumps to show; use L ≥ 3. GD converged to rank {start_rank}; SGD final {finals} "
+               "(diverged: {diverged}).{gd}",
+    "gd_low_rank_start": "GD itself converged to rank {start_rank} at these settings (γ = {weight_decay:.3g}, "
+                         "L = {depth}): there is no higher-rank minimum for GD to be trapped in, so there is no jump "
+                         "to make. A large γ removes the rank-2 minimum (so do a large ε and some depths and widths).",
+    "gd_low_rank": "GD also left rank {start_rank} (final rank {gd_final_rank}): at η = {lr:.3g}, "
+                   "γ = {weight_decay:.3g} the rank-{start_rank} minimum is not stable for GD, so this is not an SGD "
+                   "effect. Lower γ or η.",
+    "diverged": "{diverged} of {n_runs} SGD runs diverged (first at step {first_diverged_step}): η = {lr:.3g} is too "
+                "large for this problem, a single sampled entry overshoots{more}{gd}",
+    "collapsed": "{collapsed} of {n_runs} SGD runs collapsed to A = 0 (rank 0): with η = {lr:.3g} the noise kicks the "
+                 "network past the rank-1 minimum into the basin of θ = 0, which is a local minimum for L ≥ 3 (B₀ is "
+                 "absorbing too). Lower η.{gd}",
+    "no_jumps": "No SGD run left rank {start_rank} within {steps} steps: at η = {lr:.3g}, γ = {weight_decay:.3g} the "
+                "waiting time for a jump is much longer than the budget (it grows very fast as η or γ decrease, and "
+                "as the rank-2 minimum gets deeper, e.g. at smaller ε). Raise η, γ or the number of steps.{gd}",
+    "jumped": "{jumped} of {n_runs} SGD runs jumped rank {start_rank} → ≤{target_rank} (median at step "
+              "{median_jump_step}); none returned to a higher rank ({returns} returns).{gd}{more}",
+}
+#: What :data:`JUMP_WORDS` put in ``{gd}`` (what GD did: ``gd_ends`` at L ≤ 2) and ``{more}`` (runs that collapsed
+#: after a divergence, or after a jump), formatted with the outcome's numbers.
+JUMP_PHRASES = dict(
+    gd_diverged=" GD diverged too (step {gd_diverged_step}).",
+    gd_stayed=" GD stayed at rank {start_rank}.",
+    gd_ends=" GD ends at rank {gd_final_rank}.",
+    diverged_more_collapsed="; {collapsed} more collapsed to A = 0.",
+    diverged_none_collapsed=".",
+    jumped_more_collapsed=" {collapsed} run(s) went on to collapse to A = 0 (η large).",
+)
+
+
+def jump_words(outcome, lr: float, weight_decay: float) -> Words:
+    """The :class:`~.base.Words` of a :func:`~symsgd_core.rank_jumps.experiments.jump_outcome` (headline
+    :data:`HEADLINES`, text :data:`JUMP_WORDS`) at step size η = ``lr`` and weight decay γ = ``weight_decay``."""
+    kind, n = outcome.kind, outcome.numbers
+    if "gd_final_rank" not in n:
+        gd = ""
+    elif kind == "shallow":
+        gd = JUMP_PHRASES["gd_ends"]
+    else:
+        gd = JUMP_PHRASES["gd_diverged" if n["gd_diverged_step"] >= 0 else "gd_stayed"]
+    more = ""
+    if kind in ("diverged", "jumped"):
+        more = JUMP_PHRASES.get(f"{kind}_{'more' if n['collapsed'] else 'none'}_collapsed", "")
+    key = "gd_low_rank_start" if kind == "gd_low_rank" and n["start_rank"] <= n["target_rank"] else kind
+    finals = ", ".join(f"rank {k}: {c}" for k, c in reversed(list(enumerate(n["final_counts"]))))
+    text = JUMP_WORDS[key].format(lr=lr, weight_decay=weight_decay, finals=finals, gd=gd.format(**n),
+                                  more=more.format(**n), **n)
+    return Words(HEADLINES[kind], "warning" if outcome.failure else "info", text)
 
 
 def _series(steps, values, floor: float | None = LOG_FLOOR):
@@ -280,10 +335,11 @@ class TrapController(_ExperimentFigure):
         for key in ("rank_tol1", "rank_tol2", "eps2_1", "eps2_2"):
             put(fig, key, x=[0.0, float(steps)])
 
-    def words(self, r, **values) -> Words:
+    def words(self, r, lr, weight_decay, **values) -> Words:
         start = np.round(singular_values(r.start)[0], 3).tolist()
-        return Words(HEADLINES[r.diagnosis.kind], r.diagnosis.level, f"Start: GD minimum with singular values "
-                     f"{start} (rank {r.start_rank}). " + r.diagnosis.message + " " + b_r_summary(r.membership))
+        head, level, text = jump_words(r.outcome, lr, weight_decay)
+        return Words(head, level, f"Start: GD minimum with singular values {start} (rank {r.start_rank}). " + text
+                     + " " + b_r_summary(r.membership))
 
 
 # -- 3. The ensemble -------------------------------------------------------------------------------
@@ -327,7 +383,7 @@ class EnsembleController(_ExperimentFigure):
     @staticmethod
     def _fitted(r) -> bool:
         """Whether the censored exponential law is fitted (some runs jumped, a finite positive mean wait)."""
-        return r.diagnosis.kind == "jumped" and np.isfinite(r.mean_wait) and r.mean_wait > 0
+        return r.outcome.kind == "jumped" and np.isfinite(r.mean_wait) and r.mean_wait > 0
 
     def _show(self, r, eps, weight_decay, lr, n_runs, steps, seed) -> None:
         fig, sgd, tau = self.figure, r.sgd, r.mean_wait
@@ -345,16 +401,17 @@ class EnsembleController(_ExperimentFigure):
         lx, ly = (xx, exponential_counts(xx, n_runs, width, tau)) if fitted else ([], [])
         put(fig, "law", x=lx, y=ly)
 
-    def words(self, r, n_runs, **values) -> Words:
-        diag, tau, fitted = r.diagnosis, r.mean_wait, self._fitted(r)
-        head = HEADLINES[diag.kind] if diag.kind != "jumped" else (
+    def words(self, r, n_runs, lr, weight_decay, **values) -> Words:
+        tau, fitted = r.mean_wait, self._fitted(r)
+        head, level, text = jump_words(r.outcome, lr, weight_decay)
+        head = head if r.outcome.kind != "jumped" else (
             f"{int(np.sum(r.jump_steps >= 0))}/{n_runs} runs jumped to rank 1 · returns to a higher rank: {r.returns}")
         extra = ""
         if fitted:
             extra = (f" Mean waiting time (censored exponential fit): {tau:.0f} ± {r.mean_wait_se:.0f} steps; a jump "
                      f"itself takes a median {int(np.median(r.durations[r.durations >= 0]))} steps (record interval "
                      f"{experiments.ENSEMBLE_RECORD_EVERY}).")
-        return Words(head, diag.level, diag.message + extra + " " + b_r_summary(r.membership))
+        return Words(head, level, text + extra + " " + b_r_summary(r.membership))
 
 
 # -- 4. The mechanism: forced sampling of row 0 ----------------------------------------------------
@@ -540,7 +597,7 @@ class BasinController(_ExperimentFigure):
 class AnnealController(_ExperimentFigure):
     """Hot phase (large η, γ: SGD jumps) then cold phase (small η, γ); GD and SGD from one rank-2 minimum.
 
-    One run per method through one :meth:`~symsgd_core.dln.engine.Schedule.anneal`, each phase diagnosed on
+    One run per method through one :meth:`~symsgd_core.dln.engine.Schedule.anneal`, each phase classified on
     its own records. Left: ``s₂(A)`` over time (hot phase shaded), GD black, SGD in colours. Right: final loss
     ``𝓛_γcold`` of every run after a GD polish of ``POLISH_STEPS`` cold steps (markers coloured by rank), with the
     losses of the two minima at the cold γ (horizontal lines). Re-simulates on Run.
@@ -598,11 +655,12 @@ class AnnealController(_ExperimentFigure):
         fig.layout.shapes = [dict(type="rect", xref="x", yref="paper", x0=0, x1=hot_steps, y0=0, y1=1,
                                   fillcolor="#fde68a", opacity=0.35, line_width=0, layer="below")]
 
-    def words(self, r, eps, weight_decay_cold, lr_cold, **values) -> Words:
-        return self._message(r, eps, weight_decay_cold, lr_cold)
+    def words(self, r, eps, weight_decay_cold, lr_cold, lr_hot, weight_decay_hot, **values) -> Words:
+        return self._message(r, eps, weight_decay_cold, lr_cold, lr_hot, weight_decay_hot)
 
     #: Each cold-phase outcome of :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome`: its headline and the
-    #: advice the status gives (formatted with the cold γ). A failed hot phase has the headline of its diagnosis.
+    #: advice the status gives (formatted with the cold γ). A failed hot phase has the headline of its
+    #: :func:`~symsgd_core.rank_jumps.experiments.jump_outcome` (:data:`HEADLINES`).
     WORDS = {
         "cold_diverged": ("FAILURE MODE: divergence in the cold phase", "Lower the cold η. "),
         "cold_collapsed": ("FAILURE MODE: collapse to A = 0 in the cold phase", ""),
@@ -614,10 +672,11 @@ class AnnealController(_ExperimentFigure):
     }
 
     @classmethod
-    def _message(cls, r, eps, weight_decay_cold, lr_cold):
+    def _message(cls, r, eps, weight_decay_cold, lr_cold, lr_hot, weight_decay_hot):
         """The :class:`~.base.Words` of ``r.outcome`` (decided in
-        :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome`) and ``r.better_minimum``."""
-        diag, outcome, n = r.diagnosis, r.outcome, r.outcome.numbers
+        :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome`), ``r.hot_outcome`` (worded at the hot η, γ) and
+        ``r.better_minimum``."""
+        hot, outcome, n = jump_words(r.hot_outcome, lr_hot, weight_decay_hot), r.outcome, r.outcome.numbers
         r1, r2 = r.minima["rank1"], r.minima["rank2"]
         at = f"At ε = {eps:.3g}, cold γ = {weight_decay_cold:.3g}, the"
         if r.better_minimum == "rank1_only":
@@ -629,9 +688,9 @@ class AnnealController(_ExperimentFigure):
         else:
             better = (f"{at} rank-2 minimum is the better one ({r2:.5f} < {r1:.5f}): at this γ it has the lower "
                       "regularised loss 𝓛_γ, and a jump to rank 1 would be a loss.")
-        text = "Hot phase: " + diag.message + " "
+        text = "Hot phase: " + hot.text + " "
         if outcome.kind.startswith("hot_"):
-            return Words(HEADLINES[diag.kind], "warning", text + better)
+            return Words(hot.headline, "warning", text + better)
         cold_up = n["cold_up"]
         text += (f"Cold phase (η = {lr_cold:.3g}, γ = {weight_decay_cold:.3g}): GD's lowest rank {n['gd_min_rank']}; "
                  f"the {n['jumped']} SGD run(s) that jumped {'stay at rank 1' if cold_up == 0 else 'rose again'} "

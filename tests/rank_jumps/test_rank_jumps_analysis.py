@@ -292,7 +292,7 @@ def test_jump_durations_on_a_synthetic_record():
 
 
 def _fake(rank, *, diverged=None):
-    """A stand-in for rank_jumps.RunResult with the attributes diagnose / check_no_returns read."""
+    """A stand-in for rank_jumps.RunResult with the attributes experiments.jump_outcome / check_no_returns read."""
     rank = np.asarray(rank)
     R, K = rank.shape
     steps = np.arange(K) * 100
@@ -308,27 +308,6 @@ def _fake(rank, *, diverged=None):
 
     res.jump_step = jump_step
     return res
-
-
-@pytest.mark.parametrize("rank, gd_rank, kwargs, kind", [
-    ([[2, 2, 1], [2, 2, 2]], [[2, 2, 2]], {}, "jumped"),
-    ([[2, 2, 2], [2, 2, 2]], [[2, 2, 2]], {}, "no_jumps"),
-    ([[2, 1, 0], [2, 0, 0]], [[2, 2, 2]], {}, "collapsed"),
-    ([[2, 2, -1], [2, 2, 2]], [[2, 2, 2]], dict(diverged=[True, False]), "diverged"),
-    ([[2, 2, 2], [2, 2, 2]], [[2, 1, 1]], {}, "gd_low_rank"),
-])
-def test_diagnose_names_each_outcome(rank, gd_rank, kwargs, kind):
-    d = rank_jumps.analysis.diagnose(2, _fake(rank, **kwargs), _fake(gd_rank), lr=0.3, weight_decay=0.027, depth=4)
-    assert d.kind == kind
-    assert (d.level == "info") == (kind == "jumped")
-
-
-def test_diagnose_low_start_rank_and_shallow():
-    sgd = _fake([[1, 1, 1]])
-    assert rank_jumps.analysis.diagnose(1, sgd, None, lr=0.3, weight_decay=0.06, depth=4).kind == "gd_low_rank"
-    assert rank_jumps.analysis.diagnose(1, sgd, None, lr=0.3, weight_decay=0.06, depth=2).kind == "shallow"
-    shallow = rank_jumps.analysis.diagnose(2, _fake([[2, 1, 1]]), None, lr=0.3, weight_decay=0.03, depth=2)
-    assert "L = 2" in shallow.message
 
 
 def test_no_returns_check_counts_exactly():

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from symsgd_core import rank_jumps
+from symsgd_core.core.results import Outcome
 from symsgd_core.rank_jumps import claims as C
 
 EXP = rank_jumps.EPSILON_EXPERIMENT
@@ -336,7 +337,7 @@ def test_noise_claims_hold_on_the_notebooks_points(minima):
 
 # -- §7 failure modes, §8 exercises ---------------------------------------------------------------------------------
 def test_failure_mode_claims_pass_and_fail_on_a_wrong_kind_a_plain_title_or_nothing():
-    d = SimpleNamespace(kind="collapsed")
+    d = Outcome("collapsed", True, {})
     _all_pass(C.failure_mode_claims([(d, {"collapsed", "diverged"}, "FAILURE MODE: collapse")]))
     _fails(C.failure_mode_claims([(d, {"no_jumps"}, "FAILURE MODE: collapse")]), "rank_jumps.failure_modes.diagnosed")
     _fails(C.failure_mode_claims([(d, {"collapsed"}, "collapse")]), "rank_jumps.failure_modes.titled")

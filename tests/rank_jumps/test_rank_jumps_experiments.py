@@ -31,7 +31,11 @@ def test_penalty_view_L2_versus_deeper():
 def test_trap_default_gd_stays_sgd_jumps_never_returns():
     r = rank_jumps.trap()
     assert r.start_rank == 2
-    assert r.diagnosis.kind == "jumped"
+    assert r.outcome.kind == "jumped" and not r.outcome.failure
+    n = r.outcome.numbers
+    assert n["n_runs"] == 4 and n["jumped"] == 4 and n["returns"] == 0 and n["final_counts"] == (0, 4, 0)
+    assert n["gd_final_rank"] == 2 and n["gd_diverged_step"] == -1 and n["diverged"] == 0
+    assert 0 < n["median_jump_step"] <= n["steps"] == EXP.hot_steps
     assert np.all(r.gd.rank == 2)
     assert np.all(r.sgd.final_rank == 1)
     assert rank_jumps.checks.check_no_returns(r.sgd).passed
@@ -41,13 +45,84 @@ def test_trap_default_gd_stays_sgd_jumps_never_returns():
     (dict(lr=0.5), {"collapsed", "diverged"}),
     (dict(weight_decay=0.06), {"gd_low_rank"}),
     (dict(lr=0.1), {"no_jumps"}),
-    (dict(depth=2), {"shallow", "jumped", "no_jumps", "gd_low_rank"}),
+    (dict(depth=2), {"shallow"}),
 ])
-def test_trap_failure_modes_are_diagnosed(setting, kinds):
+def test_trap_failure_modes_are_classified_on_real_runs(setting, kinds):
     r = rank_jumps.trap(**{"steps": 10_000, "n_seeds": 2, **setting})
-    assert r.diagnosis.kind in kinds, r.diagnosis
-    if setting.get("depth") == 2:
-        assert "L = 2" in r.diagnosis.message
+    assert r.outcome.kind in kinds and r.outcome.failure, r.outcome
+    assert r.outcome.numbers["depth"] == setting.get("depth", EXP.depth)
+
+
+def test_jump_outcome_numbers_are_numbers_not_words():
+    """What the runs did is data: every number of a jump outcome is an int, a float or a tuple of them."""
+    r = rank_jumps.trap(steps=10_000, n_seeds=2)
+    for name, value in r.outcome.numbers.items():
+        values = value if isinstance(value, tuple) else (value,)
+        assert all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values), (name, value)
+
+
+@pytest.mark.parametrize("rank, gd_rank, kwargs, kind", [
+    ([[2, 2, 1], [2, 2, 2]], [[2, 2, 2]], {}, "jumped"),
+    ([[2, 2, 2], [2, 2, 2]], [[2, 2, 2]], {}, "no_jumps"),
+    ([[2, 1, 0], [2, 0, 0]], [[2, 2, 2]], {}, "collapsed"),
+    ([[2, 2, -1], [2, 2, 2]], [[2, 2, 2]], dict(diverged=[True, False]), "diverged"),
+    ([[2, 2, 2], [2, 2, 2]], [[2, 1, 1]], {}, "gd_low_rank"),
+])
+def test_jump_outcome_names_each_kind(rank, gd_rank, kwargs, kind):
+    from test_rank_jumps_analysis import _fake
+
+    from symsgd_core.rank_jumps.experiments import JUMP_OUTCOMES, jump_outcome
+
+    o = jump_outcome(2, _fake(rank, **kwargs), _fake(gd_rank), depth=4)
+    assert o.kind == kind and o.kind in JUMP_OUTCOMES
+    assert o.failure == (kind != "jumped")
+
+
+def test_jump_outcome_numbers_on_a_synthetic_record():
+    from test_rank_jumps_analysis import _fake
+
+    from symsgd_core.rank_jumps.experiments import jump_outcome
+
+    # run 0 jumps at step 100 and collapses at 200; runs 1 and 2 jump at 200 and 100; run 3 never jumps; GD stays
+    o = jump_outcome(2, _fake([[2, 1, 0], [2, 2, 1], [2, 1, 1], [2, 2, 2]]), _fake([[2, 2, 2]]), depth=4)
+    assert o.kind == "jumped"  # one collapse, two runs at rank 1: the collapses do not match the jumps
+    n = o.numbers
+    assert (n["jumped"], n["median_jump_step"], n["collapsed"], n["at_target"]) == (3, 100, 1, 2)
+    assert n["final_counts"] == (1, 2, 1) and n["gd_final_rank"] == 2 and n["gd_diverged_step"] == -1
+    assert (n["n_runs"], n["steps"], n["start_rank"], n["target_rank"], n["diverged"]) == (4, 200, 2, 1, 0)
+    # as many collapses as runs at rank 1: collapsed
+    assert jump_outcome(2, _fake([[2, 1, 0], [2, 2, 1]]), None, depth=4).kind == "collapsed"
+
+
+def test_jump_outcome_low_start_rank_shallow_and_bad_input():
+    from test_rank_jumps_analysis import _fake
+
+    from symsgd_core.rank_jumps.experiments import jump_outcome
+
+    sgd = _fake([[1, 1, 1]])
+    assert jump_outcome(1, sgd, None, depth=4).kind == "gd_low_rank"
+    assert jump_outcome(1, sgd, None, depth=2).kind == "shallow"
+    shallow = jump_outcome(2, _fake([[2, 1, 1]]), None, depth=2)
+    assert shallow.kind == "shallow" and shallow.numbers["depth"] == 2 and shallow.numbers["final_counts"] == (0, 1, 0)
+    # GD that diverged is not "GD also left the rank": SGD's outcome decides
+    gd = _fake([[2, 2, -1]], diverged=[True])
+    assert jump_outcome(2, _fake([[2, 2, 2]]), gd, depth=4).kind == "no_jumps"
+    with pytest.raises(ValueError, match="depth"):
+        jump_outcome(2, sgd, None, depth=0)
+
+
+def test_the_science_layer_writes_no_words():
+    """What the runs did is an Outcome (kind, failure, numbers); its sentences live in the figure (ui.rank_jumps)."""
+    import dataclasses
+
+    from symsgd_core.core.results import Outcome
+
+    for module in (rank_jumps, rank_jumps.analysis, rank_jumps.experiments):
+        assert not hasattr(module, "Diagnosis") and not hasattr(module, "diagnose"), module.__name__
+    for cls, field in ((rank_jumps.TrapResult, "outcome"), (rank_jumps.EnsembleResult, "outcome"),
+                       (rank_jumps.AnnealResult, "hot_outcome")):
+        fields = {f.name: f.type for f in dataclasses.fields(cls)}
+        assert "diagnosis" not in fields and fields[field] in (Outcome, "Outcome"), cls.__name__
 
 
 # -- 3. ensemble --------------------------------------------------------------------------------
@@ -104,7 +179,7 @@ def test_anneal_small_eps_prefers_rank_two_and_hot_phase_does_not_jump():
     """The notebook's "Try ε = 0.1": the rank-2 minimum is the better one and the hot phase no longer jumps."""
     r = rank_jumps.anneal(eps=0.1)
     assert r.minima["rank2"] < r.minima["rank1"]
-    assert r.diagnosis.kind == "no_jumps"
+    assert r.hot_outcome.kind == "no_jumps"
 
 
 # -- 7. Langevin --------------------------------------------------------------------------------
@@ -243,7 +318,7 @@ def test_anneal_decides_its_outcome_and_which_minimum_is_better():
     assert n["sgd_rank1_losses"] == (min(r.polished_loss[1:]), max(r.polished_loss[1:]))
     assert r.better_minimum == "rank1" and r.minima["rank1"] < r.minima["rank2"]
     short = anneal(hot_steps=10_000, cold_steps=5000, n_seeds=1)
-    assert short.outcome.kind == "hot_no_jumps" == "hot_" + short.diagnosis.kind and short.outcome.failure
+    assert short.outcome.kind == "hot_no_jumps" == "hot_" + short.hot_outcome.kind and short.outcome.failure
     assert {r.outcome.kind, short.outcome.kind} <= set(ANNEAL_OUTCOMES)
     assert better_minimum({"rank1": 1.0, "rank2": float("nan")}) == "rank1_only"
     assert better_minimum({"rank1": 2.0, "rank2": 1.0}) == "rank2"

@@ -72,8 +72,8 @@ def test_trap_controller_draws_the_trap_result():
     assert isinstance(r, rank_jumps.TrapResult)
     expected = rank_jumps.trap(steps=10_000, n_seeds=2)
     np.testing.assert_array_equal(r.sgd.singular_values, expected.sgd.singular_values)
-    assert r.diagnosis == expected.diagnosis
-    assert ("FAILURE" in c.figure.layout.title.text) == (r.diagnosis.level == "warning")
+    assert r.outcome == expected.outcome
+    assert ("FAILURE" in c.figure.layout.title.text) == r.outcome.failure
 
 
 @pytest.fixture(scope="module")
@@ -87,9 +87,9 @@ def test_trap_failure_modes_are_named_on_the_figure(small_trap, setting):
     c = small_trap
     c.set(**{"lr": 0.3, "weight_decay": 0.027, "depth": 4, **setting})
     c.run()
-    assert c.result.diagnosis.level == "warning"
+    assert c.result.outcome.failure
     assert "FAILURE MODE" in c.figure.layout.title.text
-    assert c.result.diagnosis.message in c.status.value
+    assert rj.jump_words(c.result.outcome, c.values()["lr"], c.values()["weight_decay"]).text in c.status.value
     assert figure_is_finite(c.figure)
 
 
@@ -97,7 +97,7 @@ def test_trap_depth_two_says_convex(small_trap):
     c = small_trap
     c.set(lr=0.3, weight_decay=0.027, depth=2)
     c.run()
-    assert c.result.diagnosis.kind == "shallow" and c.result.diagnosis.message in c.status.value
+    assert c.result.outcome.kind == "shallow" and "L = 2: the penalty is convex in A" in c.status.value
     c.set(depth=4)
 
 
@@ -174,7 +174,8 @@ def test_anneal_draws_losses_as_markers_on_a_zoomed_axis():
     assert isinstance(c.result, rank_jumps.AnnealResult)
     assert c.result.better_minimum in ("rank1", "rank2", "rank1_only")
     v = c.values()
-    _, _, text = rj.AnnealController._message(c.result, v["eps"], v["weight_decay_cold"], v["lr_cold"])
+    _, _, text = rj.AnnealController._message(c.result, v["eps"], v["weight_decay_cold"], v["lr_cold"], v["lr_hot"],
+                                              v["weight_decay_hot"])
     assert text == status_text(c)  # the status words the experiment's outcome and its better minimum
     assert c.figure.layout.yaxis2.range[0] > 0.05  # zoomed on the losses, not from 0
     # ... so the losses are markers, not bars (bars on a cut axis would exaggerate a ~1 % difference)
@@ -234,12 +235,52 @@ def test_slider_descriptions_follow_the_notation_table():
     assert "λ" not in trap.status.value + basin.status.value
 
 
+#: The numbers of a jump outcome (:func:`~symsgd_core.rank_jumps.experiments.jump_outcome`) for the words tests:
+#: 4 runs from rank 2, one diverged at step 700, one collapsed, two jumped (median step 1500), GD stayed.
+JUMP_NUMBERS = {"depth": 4, "start_rank": 2, "target_rank": 1, "n_runs": 4, "steps": 10_000, "diverged": 1,
+                "first_diverged_step": 700, "collapsed": 1, "jumped": 2, "at_target": 2, "median_jump_step": 1500,
+                "returns": 0, "final_counts": (1, 2, 0), "gd_final_rank": 2, "gd_diverged_step": -1}
+
+
+def test_jump_words_word_every_kind_with_its_numbers():
+    from symsgd_core.core.results import Outcome
+    from symsgd_core.rank_jumps.experiments import JUMP_OUTCOMES
+
+    assert set(rj.JUMP_WORDS) == set(JUMP_OUTCOMES) | {"gd_low_rank_start"} and set(rj.HEADLINES) == set(JUMP_OUTCOMES)
+    n = JUMP_NUMBERS
+    expected = {
+        "shallow": "L = 4: the penalty is convex in A (nuclear norm for L = 2), so there are no rank-overestimating "
+                   "minima and no one-way jumps to show; use L ≥ 3. GD converged to rank 2; SGD final rank 2: 0, "
+                   "rank 1: 2, rank 0: 1 (diverged: 1). GD ends at rank 2.",
+        "gd_low_rank": "GD also left rank 2 (final rank 2): at η = 0.3, γ = 0.027 the rank-2 minimum is not stable",
+        "diverged": "1 of 4 SGD runs diverged (first at step 700): η = 0.3 is too large for this problem, a single "
+                    "sampled entry overshoots; 1 more collapsed to A = 0. GD stayed at rank 2.",
+        "collapsed": "1 of 4 SGD runs collapsed to A = 0 (rank 0): with η = 0.3 the noise",
+        "no_jumps": "No SGD run left rank 2 within 10000 steps: at η = 0.3, γ = 0.027 the waiting time",
+        "jumped": "2 of 4 SGD runs jumped rank 2 → ≤1 (median at step 1500); none returned to a higher rank (0 "
+                  "returns). GD stayed at rank 2. 1 run(s) went on to collapse to A = 0 (η large).",
+    }
+    for kind in JUMP_OUTCOMES:
+        head, level, text = rj.jump_words(Outcome(kind, kind != "jumped", n), 0.3, 0.027)
+        assert head == rj.HEADLINES[kind] and level == ("info" if kind == "jumped" else "warning")
+        assert text.startswith(expected[kind]), (kind, text)
+    # the variants: GD diverged; no collapse; no GD; a start already at the target rank
+    gd_div = {**n, "gd_diverged_step": 90, "collapsed": 0}
+    assert rj.jump_words(Outcome("diverged", True, gd_div), 0.3, 0.027).text.endswith(
+        "overshoots. GD diverged too (step 90).")
+    assert rj.jump_words(Outcome("jumped", False, gd_div), 0.3, 0.027).text.endswith(
+        "returns). GD diverged too (step 90).")
+    no_gd = {k: v for k, v in n.items() if not k.startswith("gd_")}
+    assert rj.jump_words(Outcome("no_jumps", True, no_gd), 0.3, 0.027).text.endswith("number of steps.")
+    assert rj.jump_words(Outcome("gd_low_rank", True, {**no_gd, "start_rank": 1}), 0.3, 0.027).text.startswith(
+        "GD itself converged to rank 1 at these settings (γ = 0.027, L = 4)")
+
+
 def test_anneal_words_every_outcome_the_experiment_can_give():
-    """Each cold-phase outcome has a headline and quotes its numbers; a failed hot phase takes its diagnosis's."""
+    """Each cold-phase outcome has a headline and quotes its numbers; a failed hot phase takes its jump outcome's."""
     from types import SimpleNamespace
 
     from symsgd_core.core.results import Outcome
-    from symsgd_core.rank_jumps.analysis import Diagnosis
     from symsgd_core.rank_jumps.experiments import ANNEAL_OUTCOMES
 
     numbers = {"jumped": 3, "cold_up": 1, "gd_min_rank": 2, "gd_polished_loss": 0.07842, "gd_polished_rank": 2,
@@ -248,13 +289,15 @@ def test_anneal_words_every_outcome_the_experiment_can_give():
     assert set(rj.AnnealController.WORDS) == set(cold)
     for kind in ANNEAL_OUTCOMES:
         hot = kind.startswith("hot_")
-        diag = Diagnosis(kind[4:] if hot else "jumped", "what the hot phase did.", "warning" if hot else "info")
-        r = SimpleNamespace(diagnosis=diag, outcome=Outcome(kind, kind != "annealed", {} if hot else numbers),
+        hot_outcome = Outcome(kind[4:] if hot else "jumped", hot, JUMP_NUMBERS)
+        r = SimpleNamespace(hot_outcome=hot_outcome, outcome=Outcome(kind, kind != "annealed", {} if hot else numbers),
                             minima={"rank1": 0.0773, "rank2": 0.0784}, better_minimum="rank1")
-        head, level, text = rj.AnnealController._message(r, 0.2, 0.01, 0.05)
-        assert head == (rj.HEADLINES[diag.kind] if hot else rj.AnnealController.WORDS[kind][0])
+        head, level, text = rj.AnnealController._message(r, 0.2, 0.01, 0.05, 0.3, 0.027)
+        assert head == (rj.HEADLINES[hot_outcome.kind] if hot else rj.AnnealController.WORDS[kind][0])
         assert level == ("info" if kind == "annealed" else "warning")
-        assert text.startswith("Hot phase: what the hot phase did.") and "rank-1 minimum is the better one" in text
+        hot_text = rj.jump_words(hot_outcome, 0.3, 0.027).text  # worded at the hot η, γ
+        assert "η = 0.05" not in hot_text
+        assert text.startswith(f"Hot phase: {hot_text} ") and "rank-1 minimum is the better one" in text
         if not hot:
             assert "the 3 SGD run(s) that jumped rose again (1 return(s) to rank 2)" in text
             assert "GD 0.07842 (rank 2), SGD rank-1 runs 0.07732–0.07735" in text
@@ -318,7 +361,7 @@ def test_failure_mode_collapse_status_says_the_collapse_is_the_entry_into_b1():
     unexplained."""
     c = rj.TrapController(lr=0.45, n_seeds=3, steps=20_000)
     text = status_text(c)
-    assert c.result.diagnosis.kind == "collapsed"
+    assert c.result.outcome.kind == "collapsed"
     assert "3 of 3 SGD runs collapsed to A = 0" in text
     assert ("3 of 3 SGD runs entered B₁, and all 3 then collapsed to A = 0, which still lies in B₁ (B₀ ⊂ B₁); "
             "0 left it again") in text
