@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.results import Outcome
 from ..core.validation import check_array, check_choice
 from .liftings import (
     corrected_chain_rule,
@@ -43,10 +44,11 @@ from .models import MODELS, LiftingCase, make_case
 
 __all__ = [
     "DEMO_REFERENCE", "DEMO_SAMPLES", "DEMO_SEEDS", "DEMO_THETA_U", "DEMO_THETA_W", "DEMO_U_LEN", "DEMO_W_LEN",
-    "EULER_GRID", "MIN_REFERENCE_COSINE", "ORBIT_RANGE",
+    "EULER_GRID", "MIN_REFERENCE_COSINE", "ORBIT_RANGE", "CHAIN_RULE_OUTCOMES", "EULER_OUTCOMES", "TRACES_OUTCOMES",
     "ChainRulePoint", "EulerView", "OrbitSweep", "OrbitView", "RankOneSlice", "SignCaveat", "TracesView",
-    "chain_rule_point", "demo_case", "euler_view", "orbit_sweep", "orbit_view", "param_case", "rank_one_slice",
-    "reference_ok", "sign_caveat", "traces_view",
+    "chain_rule_outcome", "chain_rule_point", "demo_case", "euler_outcome", "euler_view", "orbit_sweep", "orbit_view",
+    "param_case", "rank_one_slice",
+    "reference_ok", "sign_caveat", "traces_outcome", "traces_view",
 ]
 
 #: The notebook's demo point u = ‖u‖(cos θ_u, sin θ_u), w = ‖w‖(cos θ_w, sin θ_w) (angles in degrees): the
@@ -214,7 +216,8 @@ def rank_one_slice(theta_u: float = DEMO_THETA_U, theta_w: float = DEMO_THETA_W,
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class ChainRulePoint:
-    """Autograd's gradients, ``∂ℓ̃/∂M``, ``∂ℓ̃/∂w`` and both chain rules for sample ``k`` of a case."""
+    """Autograd's gradients, ``∂ℓ̃/∂M``, ``∂ℓ̃/∂w`` and both chain rules for sample ``k`` of a case; ``outcome``:
+    :func:`chain_rule_outcome`."""
 
     case: LiftingCase
     k: int
@@ -230,12 +233,27 @@ class ChainRulePoint:
     loss: float
     err_corrected: float
     err_seed: float
+    outcome: Outcome
 
     @property
     def relu_off(self) -> bool:
         """Every gradient of sample ``k`` is 0 (a ReLU neuron off on it, ``wᵀx ≤ 0``): the two chain rules cannot
         differ there."""
         return not (np.any(self.du) or np.any(self.dw) or np.any(self.gw))
+
+
+#: The outcomes of §3 (:func:`chain_rule_outcome`).
+CHAIN_RULE_OUTCOMES = ("relu_off", "slip")
+
+
+def chain_rule_outcome(du, dw, gw, lifted: float, loss: float, err_corrected: float, err_seed: float) -> Outcome:
+    """§3's outcome for one sample: ``relu_off`` (every gradient ``du``, ``dw``, ``gw`` is 0: a ReLU neuron off on the
+    sample, where the two chain rules cannot differ; a failure of the setting) or ``slip`` (the reply's display
+    misses). Numbers: ``lift_gap`` (``ℓ̃(u wᵀ, w) − ℓ(u, w)``), ``err_corrected``, ``err_seed``."""
+    numbers = {"lift_gap": float(lifted - loss), "err_corrected": float(err_corrected), "err_seed": float(err_seed)}
+    if not (np.any(du) or np.any(dw) or np.any(gw)):
+        return Outcome("relu_off", True, numbers)
+    return Outcome("slip", False, numbers)
 
 
 def chain_rule_point(model: str = "linear", theta_u: float = DEMO_THETA_U, u_len: float = DEMO_U_LEN,
@@ -246,11 +264,12 @@ def chain_rule_point(model: str = "linear", theta_u: float = DEMO_THETA_U, u_len
     G, gw = generic_lifting_gradients(case)
     cu, cw = corrected_chain_rule(G, gw, case.u, case.w)
     su, sw = seed_chain_rule(G, gw, case.u, case.w)
+    lifted, loss = float(generic_lifting_values(case)[k]), float(per_sample_losses(case)[k])
+    err_corrected = float(max(np.abs(cu[k] - du[k]).max(), np.abs(cw[k] - dw[k]).max()))
+    err_seed = float(max(np.abs(su[k] - du[k]).max(), np.abs(sw[k] - dw[k]).max()))
     return ChainRulePoint(case=case, k=k, du=du[k], dw=dw[k], G=G[k], gw=gw[k], cu=cu[k], cw=cw[k], su=su[k],
-                          sw=sw[k], lifted=float(generic_lifting_values(case)[k]),
-                          loss=float(per_sample_losses(case)[k]),
-                          err_corrected=float(max(np.abs(cu[k] - du[k]).max(), np.abs(cw[k] - dw[k]).max())),
-                          err_seed=float(max(np.abs(su[k] - du[k]).max(), np.abs(sw[k] - dw[k]).max())))
+                          sw=sw[k], lifted=lifted, loss=loss, err_corrected=err_corrected, err_seed=err_seed,
+                          outcome=chain_rule_outcome(du[k], dw[k], gw[k], lifted, loss, err_corrected, err_seed))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,6 +289,7 @@ class EulerView:
         F_ok: the w-free lifting is defined here (:func:`reference_ok`).
         F, nat: ``(A w, Aᵀu)`` from the w-free and the natural lifting (``None`` where undefined).
         Z: ``L̃(M, w′)`` on :data:`EULER_GRID` × :data:`EULER_GRID` (rows: w′₂, columns: w′₁).
+        outcome: :func:`euler_outcome`.
     """
 
     case: LiftingCase
@@ -282,6 +302,7 @@ class EulerView:
     F: np.ndarray | None
     nat: np.ndarray | None
     Z: np.ndarray
+    outcome: Outcome
 
     @property
     def autograd(self) -> np.ndarray:
@@ -293,6 +314,38 @@ class EulerView:
         autograd's (``None`` where that lifting is undefined)."""
         grads = getattr(self, lifting)
         return None if grads is None else float(np.abs(grads - self.autograd).max())
+
+
+#: The outcomes of §4 and §6 (:func:`euler_outcome`, :func:`traces_outcome`): the w-free lifting ``F`` is undefined
+#: here (``w ⟂ r``), describes the other sign class ``(−u, −w)`` whose numbers differ (the sign caveat: a model that
+#: is not even under ``(u, w) → (−u, −w)``), describes the other sign class of an even model (the same numbers), or
+#: describes this point.
+EULER_OUTCOMES = ("F_undefined", "sign_caveat", "other_class_even", "exact")
+TRACES_OUTCOMES = EULER_OUTCOMES
+
+
+def _lifting_outcome(case: LiftingCase, F_ok: bool, numbers: dict) -> Outcome:
+    """The kind of :data:`EULER_OUTCOMES` at ``case`` (``F_ok``: :func:`reference_ok`); failures: ``F_undefined``
+    and ``sign_caveat``."""
+    if not F_ok:
+        return Outcome("F_undefined", True, numbers)
+    if case.other_sign_class:
+        even = case.model.negation_symmetric
+        return Outcome("other_class_even" if even else "sign_caveat", not even, numbers)
+    return Outcome("exact", False, numbers)
+
+
+def _defined(**numbers) -> dict:
+    """The numbers that are defined here (``None``: a lifting that does not exist at this point is left out)."""
+    return {k: v for k, v in numbers.items() if v is not None}
+
+
+def euler_outcome(case: LiftingCase, F_ok: bool, euler: float, gw_norm: float, F_error: float | None,
+                  nat_error: float | None) -> Outcome:
+    """§4's outcome (a kind of :data:`EULER_OUTCOMES`). Numbers: ``euler`` (``w·∂L̃/∂w``), ``gw_norm``, and where
+    the lifting exists ``F_error``, ``nat_error`` (largest ``|difference|`` of its gradients from autograd's)."""
+    return _lifting_outcome(case, F_ok, _defined(euler=float(euler), gw_norm=float(gw_norm), F_error=F_error,
+                                                 nat_error=nat_error))
 
 
 def euler_view(model: str = "linear", theta_u: float = DEMO_THETA_U, u_len: float = DEMO_U_LEN,
@@ -314,8 +367,11 @@ def euler_view(model: str = "linear", theta_u: float = DEMO_THETA_U, u_len: floa
         nat = np.concatenate([A @ case.w, A.T @ case.u])
     points = np.stack(np.meshgrid(EULER_GRID, EULER_GRID), -1).reshape(-1, 2)
     Z = generic_lifting_grid(case, points).reshape(EULER_GRID.size, EULER_GRID.size)
-    return EulerView(case=case, du=du, dw=dw, gw=gw, euler=float(gw @ case.w), gw_norm=float(np.linalg.norm(gw)),
-                     F_ok=F_ok, F=F, nat=nat, Z=Z)
+    autograd = np.concatenate([du, dw])
+    errors = {k: None if g is None else float(np.abs(g - autograd).max()) for k, g in (("F", F), ("nat", nat))}
+    euler, gw_norm = float(gw @ case.w), float(np.linalg.norm(gw))
+    return EulerView(case=case, du=du, dw=dw, gw=gw, euler=euler, gw_norm=gw_norm, F_ok=F_ok, F=F, nat=nat, Z=Z,
+                     outcome=euler_outcome(case, F_ok, euler, gw_norm, errors["F"], errors["nat"]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -393,6 +449,7 @@ class TracesView:
             computed from them.
         base: the traces at λ = 1 (``Tr_u ∝ 1/λ²``, ``Tr_w ∝ λ²`` along the orbit).
         lam_star: the λ where they balance (``None`` if a trace is 0).
+        outcome: :func:`traces_outcome`.
     """
 
     case: LiftingCase
@@ -404,6 +461,7 @@ class TracesView:
     F: tuple | None
     base: tuple
     lam_star: float | None
+    outcome: Outcome
 
     def error(self, lifting: str) -> float | None:
         """The largest ``|difference|`` between the traces from ``lifting`` (``"nat"`` or ``"F"``) and autograd's
@@ -427,6 +485,14 @@ class TracesView:
         return (self.base[0] * self.base[1]) ** 0.5
 
 
+def traces_outcome(case: LiftingCase, F_ok: bool, direct: tuple, F_error: float | None,
+                   nat_error: float | None) -> Outcome:
+    """§6's outcome (a kind of :data:`TRACES_OUTCOMES`). Numbers: ``Tr_u``, ``Tr_w`` (autograd's traces), and where
+    the lifting exists ``F_error``, ``nat_error`` (largest ``|difference|`` of its traces from autograd's)."""
+    return _lifting_outcome(case, F_ok, _defined(Tr_u=float(direct[0]), Tr_w=float(direct[1]), F_error=F_error,
+                                                 nat_error=nat_error))
+
+
 def traces_view(model: str = "linear", theta_w: float = DEMO_THETA_W, lam: float = 1.0,
                 theta_u: float = TRACES_THETA_U) -> TracesView:
     """§6: two liftings with different gradients give the same noise traces; the orbit's noise-balanced λ*."""
@@ -438,11 +504,14 @@ def traces_view(model: str = "linear", theta_w: float = DEMO_THETA_W, lam: float
     if case.model.has_natural_lifting:
         A = natural_lifting_gradient(case)
         A_nat, nat = A.mean(0), noise_traces_from_matrix_gradient(A, case.u, case.w)
-    if reference_ok(case):
+    F_ok = reference_ok(case)
+    if F_ok:
         A = w_free_lifting_gradient(case)
         A_F, F = A.mean(0), noise_traces_from_matrix_gradient(A, case.u, case.w)
+    errors = {k: None if t is None else float(max(abs(t[0] - direct[0]), abs(t[1] - direct[1])))
+              for k, t in (("F", F), ("nat", nat))}
     tu, tw = direct
     base = (tu * lam ** 2, tw / lam ** 2)  # along the orbit: Tr_u ∝ 1/λ², Tr_w ∝ λ²; balanced where equal
     lam_star = float((base[0] / base[1]) ** 0.25) if tu > 0 and tw > 0 else None
     return TracesView(case=case, lam=lam, direct=direct, A_nat=A_nat, A_F=A_F, nat=nat, F=F, base=base,
-                      lam_star=lam_star)
+                      lam_star=lam_star, outcome=traces_outcome(case, F_ok, direct, errors["F"], errors["nat"]))

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.results import Outcome
 from ..core.stats import censored_exponential, event_times, mean_se, wilson
 from ..dln import (
     DEFAULT_RANK_TOL,
@@ -76,9 +77,10 @@ from .jump_event import (
 from .jump_event_stats import grid_wait_comparisons, median_kstar
 from .spikes import follow_results, follow_task
 
-__all__ = ["COOLER_STEP", "DYNAMICS", "FOLLOW_FRESH_SEEDS", "FOLLOW_LEVELS", "FOLLOW_SEEDS", "GRIDS", "HOT",
-           "RANK2_LOWER",
-           "RETURN_LEVEL", "SETTINGS", "WEAKER_DECAY", "compare_point", "ComparePoint", "comparison_rows",
+__all__ = ["COMPARE_OUTCOMES", "COOLER_STEP", "DYNAMICS", "FOLLOW_FRESH_SEEDS", "FOLLOW_LEVELS", "FOLLOW_SEEDS",
+           "GRIDS", "HOT", "RANK2_LOWER",
+           "RETURN_LEVEL", "SETTINGS", "WEAKER_DECAY", "compare_outcome", "compare_point", "ComparePoint",
+           "comparison_rows",
            "ComparisonRow", "dynamics_task", "EnsembleSummary", "follow_label", "follow_tasks", "grid_tasks",
            "kstar_grid", "kstar_rows", "KStarRow", "langevin_eps_rows", "langevin_eps_task", "LangevinEpsRow",
            "load_grid", "rank2_lower_tasks", "SdeGrid", "staircase_summary", "StaircaseSummary", "summarize",
@@ -697,6 +699,7 @@ class ComparePoint:
         tau: Langevin's temperature (``temp_factor`` × the matched one).
         sgd, sde, langevin: the three :class:`~symsgd_core.dln.engine.RunResult`.
         summaries: ``{"sgd", "sde", "langevin"}`` → :class:`EnsembleSummary`.
+        outcome: :func:`compare_outcome`.
     """
 
     lr: float
@@ -708,6 +711,7 @@ class ComparePoint:
     sde: RunResult
     langevin: RunResult
     summaries: dict
+    outcome: Outcome
 
     def low_rank_fraction(self, key: str) -> tuple[list, list]:
         """``(t, fraction of runs at rank ≤ 1)`` of the dynamics ``key`` (``"sgd"``, ``"sde"``, ``"langevin"``):
@@ -720,6 +724,29 @@ class ComparePoint:
     def sde_blown_up(self) -> tuple[list, list]:
         """``(t, fraction of the SDE runs that have blown up by t)``."""
         return self.sde.times.tolist(), (~self.sde.alive_at()).mean(axis=1).tolist()
+
+
+#: The outcomes of the live comparison (:func:`compare_outcome`).
+COMPARE_OUTCOMES = ("stopped", "no_jump", "jumped")
+
+
+def compare_outcome(summaries: dict) -> Outcome:
+    """The live comparison's outcome from its :class:`EnsembleSummary` per dynamics (``"sgd"``, ``"sde"``,
+    ``"langevin"``): ``stopped`` (an integrator's divergence rule stopped some run: a failure), else ``no_jump`` (no
+    run of any dynamics reached rank ≤ 1 within the time: a failure, nothing to compare) or ``jumped``.
+
+    Numbers, per dynamics ``d``: ``d_runs``, ``d_jumped``, ``d_diverged`` (runs stopped), ``d_returned`` (back at
+    rank 2 after a jump) and ``d_wait`` (mean first time at rank ≤ 1 with its 95 % interval, time units).
+    """
+    numbers: dict = {}
+    for d, sm in summaries.items():
+        numbers.update({f"{d}_runs": int(sm.n_runs), f"{d}_jumped": int(sm.jumped), f"{d}_diverged": int(sm.diverged),
+                        f"{d}_returned": int(sm.returned), f"{d}_wait": tuple(float(w) for w in sm.wait)})
+    if any(sm.diverged for sm in summaries.values()):
+        return Outcome("stopped", True, numbers)
+    if not any(sm.jumped for sm in summaries.values()):
+        return Outcome("no_jump", True, numbers)
+    return Outcome("jumped", False, numbers)
 
 
 def compare_point(lr: float = HOT[0], weight_decay: float = HOT[1], m: int = 16, t_max: float = 1500.0,
@@ -744,6 +771,6 @@ def compare_point(lr: float = HOT[0], weight_decay: float = HOT[1], m: int = 16,
             progress(len(out) / 3)
     summaries = {k: summarize_runs([summarize(v, t_max)]) for k, v in out.items()}
     return ComparePoint(float(lr), float(weight_decay), int(m), float(t_max), tau, out["sgd"], out["sde"],
-                        out["langevin"], summaries)
+                        out["langevin"], summaries, compare_outcome(summaries))
 
 

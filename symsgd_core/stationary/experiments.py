@@ -17,10 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
+from ..core.results import Outcome
 from ..core.seeding import tagged_stream
 from ..core.stats import KS_ALPHA, ks_threshold
+from ..core.validation import check_choice
 from .laws import (
     PHASE_CODES,
+    PHASES,
     DiagonalNetProblem,
     StationaryLaw,
     critical_temperature,
@@ -36,12 +39,14 @@ from .v_sde import StationaryRun, relaxation_rate, run_to_stationarity, simulate
 
 __all__ = [
     "KS_ALPHA", "gaussian_problem", "histogram_density", "survival_points", "ks_threshold",
-    "DepthLaws", "DepthSample", "DepthComparison", "depth_laws", "depth_comparison",
-    "PHASE_SIGMAS", "PHASE_TEMPS", "PHASE_FRACTIONS", "PhaseView", "phase_view",
+    "DEPTH_OUTCOMES", "DepthLaws", "DepthSample", "DepthComparison", "depth_comparison", "depth_laws",
+    "depth_outcome",
+    "PHASE_SIGMAS", "PHASE_TEMPS", "PHASE_FRACTIONS", "PHASE_OUTCOMES", "PhaseView", "phase_outcome", "phase_view",
     "T1_END_FRACTION", "VarianceCurves", "VarianceEstimates", "variance_curves", "variance_estimates",
     "WrongSignResult", "wrong_sign",
     "TAIL_DEPTHS", "TailView", "TailSamples", "tail_view", "tail_samples",
-    "MethodFit", "DiscreteSGDResult", "DiscreteSGDScan", "discrete_sgd", "discrete_sgd_scan",
+    "DISCRETE_SGD_OUTCOMES", "MethodFit", "DiscreteSGDResult", "DiscreteSGDScan", "discrete_sgd",
+    "discrete_sgd_outcome", "discrete_sgd_scan",
     "DtRow", "dt_convergence",
 ]
 
@@ -167,11 +172,39 @@ class DepthSample:
 
 @dataclass(frozen=True, eq=False)
 class DepthComparison:
-    """The simulated part of the first figure: ``samples = {0: DepthSample, 1: DepthSample}`` and the laws."""
+    """The simulated part of the first figure: ``samples = {0: DepthSample, 1: DepthSample}`` and the laws;
+    ``outcome``: :func:`depth_outcome`."""
 
     laws: DepthLaws
     samples: dict
     n_chains: int
+    outcome: Outcome
+
+
+#: The outcomes of the first figure's simulation (:func:`depth_outcome`).
+DEPTH_OUTCOMES = ("unrelaxed", "collapsed", "compared")
+
+
+def depth_outcome(laws: DepthLaws, samples: dict) -> Outcome:
+    """The first figure's simulation outcome: ``unrelaxed`` (the chains of a depth whose law is a density ran out of
+    time, ``t = 25``, before 4 relaxation times: a failure, the histogram is not the stationary law), else
+    ``collapsed`` (a law is δ(v), ``T ≥ T_c``: the chains collapse to 0 and there is no density to compare; a
+    failure) or ``compared``.
+
+    Numbers, per depth ``d`` of ``samples``: ``ks_L{d}``, ``ks_threshold_L{d}`` (NaN for δ(v)), ``median_L{d}``
+    (final v), ``t_end_L{d}``, ``lambda1_L{d}`` (the relaxation rate κ, 1/time), ``relaxed_L{d}``,
+    ``non_finite_L{d}`` (chains that left the float range)."""
+    numbers: dict = {}
+    for d, sm in samples.items():
+        run = sm.run
+        numbers.update({f"ks_L{d}": float(sm.ks), f"ks_threshold_L{d}": float(sm.ks_threshold),
+                        f"median_L{d}": float(sm.median), f"t_end_L{d}": float(run.t_end),
+                        f"lambda1_L{d}": float(run.lambda1),
+                        f"relaxed_L{d}": bool(run.relaxed), f"non_finite_L{d}": int(run.non_finite)})
+    collapsed = {d for d in samples if laws.laws[d].collapsed}
+    if any(not samples[d].run.relaxed for d in samples if d not in collapsed):
+        return Outcome("unrelaxed", True, numbers)
+    return Outcome("collapsed", True, numbers) if collapsed else Outcome("compared", False, numbers)
 
 
 def depth_comparison(temperature: float = 0.15, k: float = 1.0, sigma: float = 1.0, weight_decay: float = 0.0,
@@ -192,7 +225,7 @@ def depth_comparison(temperature: float = 0.15, k: float = 1.0, sigma: float = 1
             ks = float(stats.kstest(run.final[ok], laws.laws[depth].cdf).statistic)
             crit = ks_threshold(int(ok.sum()))
         samples[depth] = DepthSample(depth, run, centres, density, ks, crit, float(np.median(run.final)))
-    return DepthComparison(laws, samples, int(n_chains))
+    return DepthComparison(laws, samples, int(n_chains), depth_outcome(laws, samples))
 
 
 # ============================================================================ 2. phase transition
@@ -213,6 +246,7 @@ class PhaseView:
         current: ``(x, p)`` at T, or None when the law is δ(v) (points with p outside [1e-6, 1e6] dropped).
         codes: :func:`phase_grid` on :data:`PHASE_TEMPS` × :data:`PHASE_SIGMAS`;
         T_c_curve, T_star_curve: T_c(σ) and T*(σ) on :data:`PHASE_SIGMAS`.
+        outcome: :func:`phase_outcome`.
     """
 
     problem: DiagonalNetProblem
@@ -228,6 +262,7 @@ class PhaseView:
     codes: np.ndarray
     T_c_curve: np.ndarray
     T_star_curve: np.ndarray
+    outcome: Outcome
 
     def region_centres(self, min_cells: int = 30) -> dict:
         """``{phase: (σ, T)}``: the median row and column of each phase's cells in :attr:`codes` (phases with more
@@ -238,6 +273,19 @@ class PhaseView:
             if ti.size > min_cells:
                 out[name] = (float(PHASE_SIGMAS[int(np.median(si))]), float(PHASE_TEMPS[int(np.median(ti))]))
         return out
+
+
+#: The outcomes of the phase figure (:func:`phase_outcome`): the phases of :data:`~.laws.PHASES`.
+PHASE_OUTCOMES = tuple(PHASES)
+
+
+def phase_outcome(phase: str, T_c: float, T_star: float, near_zero_exponent: float) -> Outcome:
+    """The phase figure's outcome: the depth-1 law's phase (a kind of :data:`PHASE_OUTCOMES`, from
+    :func:`~.laws.phase_of`); ``dead`` (``T ≥ T_c``, the law is δ(v): nothing is learned) is the failure. Numbers:
+    ``T_c``, ``T_star`` and ``near_zero_exponent`` (a in ``p ∝ vᵃ`` as v → 0)."""
+    check_choice("phase", phase, PHASE_OUTCOMES)
+    return Outcome(phase, phase == "dead", {"T_c": float(T_c), "T_star": float(T_star),
+                                            "near_zero_exponent": float(near_zero_exponent)})
 
 
 def _visible(v, law: StationaryLaw):
@@ -258,9 +306,10 @@ def phase_view(temperature: float = 0.15, sigma: float = 1.0, weight_decay: floa
     curve = np.array([critical_temperature(gaussian_problem(k, s, weight_decay)) for s in PHASE_SIGMAS])
     tstar = np.array([transitional_temperature(gaussian_problem(k, s, weight_decay)) for s in PHASE_SIGMAS])
     b2 = prob.beta2 - prob.weight_decay
-    return PhaseView(prob, float(temperature), float(k), phase_of(temperature, prob), tc,
-                     transitional_temperature(prob), b2 / (2 * prob.alpha3 * temperature) - 1.5, v, refs, current,
-                     codes, curve, tstar)
+    phase, t_star = phase_of(temperature, prob), transitional_temperature(prob)
+    a = b2 / (2 * prob.alpha3 * temperature) - 1.5
+    return PhaseView(prob, float(temperature), float(k), phase, tc, t_star, a, v, refs, current, codes, curve, tstar,
+                     phase_outcome(phase, tc, t_star, a))
 
 
 # ============================================================================ 3. fluctuation inversion
@@ -565,6 +614,7 @@ class DiscreteSGDResult:
     Attributes:
         temperature; law: the closed form; curve: ``(x, p)`` (None when δ(v)); edges: the histogram's;
         fits: ``{"v-SDE": MethodFit, "plain SGD": …, "amplified SGD": …}`` (in that order).
+        outcome: :func:`discrete_sgd_outcome`.
     """
 
     temperature: float
@@ -572,6 +622,26 @@ class DiscreteSGDResult:
     curve: tuple | None
     edges: np.ndarray
     fits: dict
+    outcome: Outcome
+
+
+#: The outcomes of the discrete-SGD figure (:func:`discrete_sgd_outcome`).
+DISCRETE_SGD_OUTCOMES = ("sde_off", "sgd_off", "agree")
+
+
+def discrete_sgd_outcome(fits: dict) -> Outcome:
+    """The discrete-SGD figure's outcome from its fits (``"v-SDE"`` first, then the SGD methods): ``sde_off`` (the
+    v-SDE itself is not within the KS threshold of the closed form: not yet stationary, or the law is δ(v); a
+    failure, there is no reference), ``sgd_off`` (the v-SDE agrees, some SGD method does not: where the picture
+    breaks) or ``agree``. Numbers, one entry per fit in ``fits``' order: ``ks``, ``ks_threshold``, ``agrees``,
+    ``diverged`` (runs), ``n`` (runs)."""
+    f = list(fits.values())
+    numbers = {"ks": tuple(x.ks for x in f), "ks_threshold": tuple(x.ks_threshold for x in f),
+               "agrees": tuple(x.agrees for x in f), "diverged": tuple(int(x.diverged) for x in f),
+               "n": tuple(int(x.n) for x in f)}
+    if not fits["v-SDE"].agrees:
+        return Outcome("sde_off", True, numbers)
+    return Outcome("agree" if all(numbers["agrees"]) else "sgd_off", False, numbers)
 
 
 def discrete_sgd(temperature: float = 0.1, n_runs: int = 300, seed: int = 0, progress=None) -> DiscreteSGDResult:
@@ -600,7 +670,7 @@ def discrete_sgd(temperature: float = 0.1, n_runs: int = 300, seed: int = 0, pro
         c, d, _ = histogram_density(vals, e)
         ks = float(stats.kstest(vals, law.cdf).statistic) if (vals.size and not law.collapsed) else float("nan")
         fits[name] = MethodFit(ks, ks_threshold(max(vals.size, 1)), div, n, c, d)
-    return DiscreteSGDResult(T, law, curve, e, fits)
+    return DiscreteSGDResult(T, law, curve, e, fits, discrete_sgd_outcome(fits))
 
 
 @dataclass(frozen=True, eq=False)

@@ -261,12 +261,13 @@ class ChainRuleController(_LiftingFigure):
                 put(self.figure, key, y=getattr(q, key))
 
     def words(self, q, **values) -> Words:
-        head = (f"sample {q.k}: ℓ̃(u wᵀ, w) − ℓ(u, w) = {q.lifted - q.loss:.1e}. Corrected chain rule "
-                f"matches autograd to {q.err_corrected:.1e}")
-        if q.relu_off:
+        n = q.outcome.numbers
+        head = (f"sample {q.k}: ℓ̃(u wᵀ, w) − ℓ(u, w) = {n['lift_gap']:.1e}. Corrected chain rule "
+                f"matches autograd to {n['err_corrected']:.1e}")
+        if q.outcome.kind == "relu_off":
             return Words(None, "warning", f"{head}. The ReLU is off on this sample (wᵀx ≤ 0): every gradient is 0 "
                          "and the two chain rules cannot differ; pick another sample.")
-        return Words(None, "info", f"{head}; the reply's display is off by {q.err_seed:.3g}, because ∂ℓ̃/∂w = "
+        return Words(None, "info", f"{head}; the reply's display is off by {n['err_seed']:.3g}, because ∂ℓ̃/∂w = "
                      f"{_fmt_vec(q.gw)} is not zero and belongs to ∂ℓ/∂w, not ∂ℓ/∂u.")
 
     def summary(self) -> str:
@@ -329,21 +330,21 @@ class EulerController(_LiftingFigure):
             _bars(keyed(fig, "nat"), q.nat, 4)
 
     def words(self, q, **values) -> Words:
-        case = q.case
-        parts = [f"Euler: w·∂𝓛̃/∂w = {q.euler:.1e}, but ∂𝓛̃/∂w = {_fmt_vec(q.gw)} (norm {q.gw_norm:.3g}): "
+        kind, n = q.outcome.kind, q.outcome.numbers
+        parts = [f"Euler: w·∂𝓛̃/∂w = {n['euler']:.1e}, but ∂𝓛̃/∂w = {_fmt_vec(q.gw)} (norm {n['gw_norm']:.3g}): "
                  "not zero, perpendicular to w."]
-        if q.F is None:
+        if kind == "F_undefined":
             parts.append("w ⟂ e (wᵀe = 0): ŵ(M) = MᵀMe/‖MᵀMe‖ is undefined here; F is not drawn.")
-        elif case.other_sign_class:
-            why = (" (equal here: this model is even under (u, w) → (−u, −w))." if case.model.negation_symmetric
+        elif kind in ("sign_caveat", "other_class_even"):
+            why = (" (equal here: this model is even under (u, w) → (−u, −w))." if kind == "other_class_even"
                    else " — the sign caveat of §5.")
             parts.append(f"wᵀe < 0: F describes the other sign class (−u, −w); its gradients differ from "
-                         f"autograd's by {q.error('F'):.3g}{why}")
+                         f"autograd's by {n['F_error']:.3g}{why}")
         else:
-            parts.append(f"w-free F: ∇F·w and ∇Fᵀu match autograd to {q.error('F'):.1e}.")
-        parts.append("The ReLU neuron has no natural lifting (sign caveat)." if q.nat is None
-                     else f"Natural lifting: to {q.error('nat'):.1e}.")
-        return Words(None, "warning" if q.F is None or case.sign_caveat_applies else "info", " ".join(parts))
+            parts.append(f"w-free F: ∇F·w and ∇Fᵀu match autograd to {n['F_error']:.1e}.")
+        parts.append("The ReLU neuron has no natural lifting (sign caveat)." if "nat_error" not in n
+                     else f"Natural lifting: to {n['nat_error']:.1e}.")
+        return Words(None, "warning" if q.outcome.failure else "info", " ".join(parts))
 
     def summary(self) -> str:
         q = self.result
@@ -479,20 +480,20 @@ class TracesController(_LiftingFigure):
                 y=[] if q.lam_star is None else [max(q.balanced_trace, tiny)])
 
     def words(self, q, **values) -> Words:
-        case = q.case
-        tu, tw = q.direct
+        kind, n = q.outcome.kind, q.outcome.numbers
+        tu, tw = n["Tr_u"], n["Tr_w"]
         text = _sentences(
             f"Tr Cov ∇_u ℓ = {tu:.4g}, Tr Cov ∇_w ℓ = {tw:.4g} (autograd).",
-            q.nat is not None and f"From E[∇Fₙₐₜ]: equal to {q.error('nat'):.1e}.",
-            q.F is not None and (f"wᵀe < 0: F describes (−u, −w), whose traces differ by {q.error('F'):.3g} (sign "
-                                 "caveat)." if case.sign_caveat_applies else
-                                 f"From E[∇F]: equal to {q.error('F'):.1e}."),
+            "nat_error" in n and f"From E[∇Fₙₐₜ]: equal to {n['nat_error']:.1e}.",
+            kind != "F_undefined" and (f"wᵀe < 0: F describes (−u, −w), whose traces differ by "
+                                       f"{n['F_error']:.3g} (sign caveat)." if kind == "sign_caveat" else
+                                       f"From E[∇F]: equal to {n['F_error']:.1e}."),
             q.normal_part is not None and f"Yet ‖E[∇Fₙₐₜ] − E[∇F]‖ = {np.linalg.norm(q.normal_part):.3g}.",
-            q.A_nat is None and "ReLU neuron: no natural lifting; F only.",
-            q.A_F is None and "w ⟂ e: F undefined here.",
+            "nat_error" not in n and "ReLU neuron: no natural lifting; F only.",
+            kind == "F_undefined" and "w ⟂ e: F undefined here.",
             q.lam_star is not None and f"Balanced at λ* = {q.lam_star:.3g}; here dG/dt = T(Tr_u − Tr_w) "
                                        f"{'raises' if tu > tw else 'lowers'} G, which pushes λ towards λ*.")
-        return Words(None, "warning" if q.A_F is None or case.sign_caveat_applies else "info", text)
+        return Words(None, "warning" if q.outcome.failure else "info", text)
 
     def summary(self) -> str:
         q = self.result

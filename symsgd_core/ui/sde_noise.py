@@ -117,24 +117,25 @@ class SdeCompareController(ExperimentFigure):
             put(fig, "sde_blown_up", x=x, y=y)
 
     def words(self, r, **values) -> Words:
-        s = r.summaries
-        title = dict(text=(f"SDE: {s['sde'].jumped}/{s['sde'].n_runs} jumped, {s['sde'].diverged} stopped · "
-                           f"SGD: {s['sgd'].jumped}/{s['sgd'].n_runs} jumped · returns to rank 2: "
-                           f"{s['sde'].returned + s['sgd'].returned}"), font=dict(size=14))
+        # every kind of COMPARE_OUTCOMES is told by its counts, at level "info" (a stopped run is what §3 shows)
+        n = r.outcome.numbers
+        title = dict(text=(f"SDE: {n['sde_jumped']}/{n['sde_runs']} jumped, {n['sde_diverged']} stopped · "
+                           f"SGD: {n['sgd_jumped']}/{n['sgd_runs']} jumped · returns to rank 2: "
+                           f"{n['sde_returned'] + n['sgd_returned']}"), font=dict(size=14))
 
-        def wait(sm):
-            w = sm.wait
+        def wait(d):
+            w = n[f"{d}_wait"]
             if not math.isfinite(w[0]):
                 return f"no run jumped within t = {r.t_max:g} (mean wait ≥ {w[1]:.3g})"
             return f"mean first time at rank ≤ 1: {w[0]:.3g} [{w[1]:.3g}, {w[2]:.3g}]"
 
         return Words(title, "info", (
             f"η = {r.lr:g}, γ = {r.weight_decay:g}, SDE step dt = η/{r.m}, t ≤ {r.t_max:g}. "
-            f"SGD: {wait(s['sgd'])}. SDE: "
-            f"{wait(s['sde'])}; {s['sde'].diverged}/{s['sde'].n_runs} runs stopped by fixed-step EM's divergence "
+            f"SGD: {wait('sgd')}. SDE: "
+            f"{wait('sde')}; {n['sde_diverged']}/{n['sde_runs']} runs stopped by fixed-step EM's divergence "
             "rule (a residual above 10⁶; a rule of the integrator, not the SDE: §3.1), which "
-            f"SGD never does here. Langevin (τ = {r.tau:.3g}): {wait(s['langevin'])}. Returns to rank 2 after a "
-            f"jump: SGD {s['sgd'].returned}, SDE {s['sde'].returned}, Langevin {s['langevin'].returned}."))
+            f"SGD never does here. Langevin (τ = {r.tau:.3g}): {wait('langevin')}. Returns to rank 2 after a "
+            f"jump: SGD {n['sgd_returned']}, SDE {n['sde_returned']}, Langevin {n['langevin_returned']}."))
 
 
 def _draw_intervals(point, bound, labels, estimates, bound_of) -> None:

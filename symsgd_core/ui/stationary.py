@@ -132,18 +132,19 @@ class DepthComparison(_StationaryRun):
                     put(self.figure, "delta_note", y=[0.8 * top])
 
     def words(self, sim, **values) -> Words:
+        n = sim.outcome.numbers  # every kind at level "info", each depth told by its numbers
         texts = []
         for depth in (0, 1):
-            s = sim.samples[depth]
-            run = s.run
-            if run.non_finite:
-                texts.append(f"L = {depth}: {run.non_finite} chains left the float range (excluded)")
+            t_end, rate = n[f"t_end_L{depth}"], n[f"lambda1_L{depth}"]
+            if n[f"non_finite_L{depth}"]:
+                texts.append(f"L = {depth}: {n[f'non_finite_L{depth}']} chains left the float range (excluded)")
             if sim.laws.laws[depth].collapsed:
-                texts.append(f"L = {depth}: median v after t = {run.t_end:.0f} is {s.median:.1e} (collapsing to 0)")
+                texts.append(f"L = {depth}: median v after t = {t_end:.0f} is {n[f'median_L{depth}']:.1e} "
+                             "(collapsing to 0)")
                 continue
-            relax = "" if run.relaxed else f", NOT relaxed (1/κ = {1 / run.lambda1:.0f})"
-            texts.append(f"L = {depth}: KS {s.ks:.3f} vs sampling threshold {s.ks_threshold:.3f}, "
-                         f"t = {run.t_end:.1f} = {run.lambda1 * run.t_end:.1f}/κ{relax}")
+            relax = "" if n[f"relaxed_L{depth}"] else f", NOT relaxed (1/κ = {1 / rate:.0f})"
+            texts.append(f"L = {depth}: KS {n[f'ks_L{depth}']:.3f} vs sampling threshold "
+                         f"{n[f'ks_threshold_L{depth}']:.3f}, t = {t_end:.1f} = {rate * t_end:.1f}/κ{relax}")
         return Words(None, "info", f"{sim.n_chains} SDE chains per depth from v₀ = 1 (one sample per chain, weak "
                      f"order-2 scheme, dt = 0.02). " + " | ".join(texts))
 
@@ -208,10 +209,11 @@ class PhaseTransition(Controller):
                                         for name, (s, T) in r.region_centres().items()]
 
     def words(self, r, temperature, sigma, weight_decay) -> Words:
-        a, tc = r.near_zero_exponent, r.T_c
-        near0 = ("→ 0 at v = 0" if a > 0 else "diverges at v = 0") if r.phase != "dead" else "is δ(v)"
+        kind, n = r.outcome.kind, r.outcome.numbers  # every phase at level "info": the phase is what it shows
+        a, tc = n["near_zero_exponent"], n["T_c"]
+        near0 = ("→ 0 at v = 0" if a > 0 else "diverges at v = 0") if kind != "dead" else "is δ(v)"
         return Words(None, "info", f"σ = {sigma:g}, γ = {weight_decay:g}: T_c = {tc:.3f}, T_c/3 = {tc / 3:.3f}, "
-                     f"T* = {r.T_star:.3f}. At T = {temperature:g}: {PHASES[r.phase]}. Near 0, p ∝ vᵃ with "
+                     f"T* = {n['T_star']:.3f}. At T = {temperature:g}: {PHASES[kind]}. Near 0, p ∝ vᵃ with "
                      f"a = β₂'/(2α₃T) − 3/2 = {a:.2f}, so p {near0}.")
 
 
@@ -438,12 +440,14 @@ class DiscreteSGD(_StationaryRun):
                 put(self.figure, name, x=fit.centres, y=fit.density)
 
     def words(self, r, **values) -> Words:
+        n = r.outcome.numbers  # every kind at level "info", each fit's verdict in the text
         txt = []
-        for name, f in r.fits.items():
-            verdict = "agrees" if f.agrees else "DISAGREES"
-            ks = "n/a" if not math.isfinite(f.ks) else f"{f.ks:.3f}"
-            txt.append(f"{name}: KS {ks} (threshold {f.ks_threshold:.3f}, {verdict})"
-                       + (f", {f.diverged}/{f.n} runs diverged" if f.diverged else ""))
+        for name, ks, crit, agrees, diverged, runs in zip(r.fits, n["ks"], n["ks_threshold"], n["agrees"],
+                                                          n["diverged"], n["n"]):
+            verdict = "agrees" if agrees else "DISAGREES"
+            ks = "n/a" if not math.isfinite(ks) else f"{ks:.3f}"
+            txt.append(f"{name}: KS {ks} (threshold {crit:.3f}, {verdict})"
+                       + (f", {diverged}/{runs} runs diverged" if diverged else ""))
         return Words(None, "info",
             f"T = {r.temperature:g}: " + " | ".join(txt) + ". Divergences come from rare large x² in single "
             "samples: the SDE's Gaussian noise has no such kicks.")

@@ -196,3 +196,42 @@ def test_continuation_norms_are_the_stored_traces_with_gaps_after_a_blow_up(grid
         assert norms[key].shape == (len(stored), len(t))
         assert np.array_equal(np.isnan(norms[key]), [[v is None for v in row] for row in stored])
     assert B.continuation_norms(E.SdeGrid("empty", (), 0.0, "")) is None
+
+
+#: Small live comparisons reaching each kind of E.COMPARE_OUTCOMES (t = 30: nothing jumps yet; m = 4: EM's
+#: divergence rule stops SDE runs at the hot point).
+COMPARE_SMALL = {"no_jump": dict(t_max=30.0, n_runs_sde=2, n_runs_sgd=2, n_runs_langevin=1),
+                 "jumped": dict(t_max=300.0, n_runs_sde=3, n_runs_sgd=3, n_runs_langevin=2),
+                 "stopped": dict(t_max=300.0, m=4, n_runs_sde=6, n_runs_sgd=2, n_runs_langevin=1)}
+
+
+@pytest.mark.parametrize("kind", sorted(COMPARE_SMALL))
+def test_compare_point_outcome_is_decided_from_the_runs(kind):
+    r = E.compare_point(**COMPARE_SMALL[kind])
+    assert r.outcome.kind == kind and kind in E.COMPARE_OUTCOMES
+    n = r.outcome.numbers
+    # the counts, from the runs themselves (not from the summaries the outcome was built from)
+    live = ("sgd", "sde", "langevin")
+    stopped = {d: int(np.sum(getattr(r, d).diverged_step >= 0)) for d in live}
+    with np.errstate(invalid="ignore"):  # a stopped run's records are NaN: never at rank ≤ 1
+        jumped = {d: int(np.sum(np.any(getattr(r, d).singular_values[:, :, 1] <= DEFAULT_RANK_TOL, axis=1)))
+                  for d in live}
+    for d in live:
+        assert n[f"{d}_runs"] == getattr(r, d).diverged_step.shape[0] == r.summaries[d].n_runs
+        assert n[f"{d}_diverged"] == stopped[d] and n[f"{d}_wait"] == tuple(r.summaries[d].wait)
+        assert n[f"{d}_returned"] == r.summaries[d].returned
+    expected = "stopped" if sum(stopped.values()) else ("jumped" if sum(jumped.values()) else "no_jump")
+    assert r.outcome.kind == expected and r.outcome.failure == (expected != "jumped")
+
+
+def test_compare_outcome_classifies_constructed_summaries():
+    def summary(jumped=0, diverged=0):
+        return E.EnsembleSummary(n_runs=4, jumped=jumped, wait=(math.inf, 10.0, math.inf), returned=0,
+                                 returned_ci=(0.0, 0.0, 1.0), diverged=diverged, collapsed=0, frac_B1=(0.0, 0.0),
+                                 log10_s2_hist=())
+
+    quiet = {"sgd": summary(), "sde": summary(), "langevin": summary()}
+    assert E.compare_outcome(quiet).kind == "no_jump"
+    assert E.compare_outcome({**quiet, "langevin": summary(jumped=1)}).kind == "jumped"
+    assert E.compare_outcome({**quiet, "sgd": summary(jumped=2, diverged=1)}).kind == "stopped"
+    assert E.compare_outcome({**quiet, "sde": summary(jumped=3)}).numbers["sde_jumped"] == 3

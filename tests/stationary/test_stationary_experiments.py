@@ -193,3 +193,50 @@ def test_variance_curves_peak_is_located_off_the_grid():
     assert r.var0_at_peak == pytest.approx(st.variance_depth0(r.T_peak, r.problem), rel=1e-12)
     none = st.variance_curves(k=0.5, weight_decay=0.6)
     assert np.isnan(none.T_peak) and "learns nothing" in none.summary()
+
+
+# ---------------------------------------------------------------------------------------- the figures' outcomes
+def test_phase_outcome_is_the_phase_read_from_the_temperatures():
+    """Each kind of PHASE_OUTCOMES at the figure's default σ, γ; the expected phase from T_c, T_c/3 and T* (the
+    interior peak exists below T*), not from phase_of."""
+    kinds = set()
+    for T in (0.05, 0.15, 0.25, 0.4):
+        r = st.phase_view(temperature=T)
+        n = r.outcome.numbers
+        expected = ("dead" if T >= n["T_c"] else "peaked" if T < n["T_c"] / 3
+                    else "bimodal" if T < n["T_star"] else "collapsing")
+        assert r.outcome.kind == expected and r.outcome.failure == (expected == "dead")
+        assert (n["T_c"], n["T_star"], n["near_zero_exponent"]) == (r.T_c, r.T_star, r.near_zero_exponent)
+        kinds.add(r.outcome.kind)
+    assert kinds == set(st.experiments.PHASE_OUTCOMES)
+    with pytest.raises(ValueError):
+        st.experiments.phase_outcome("learning", 1.0, 0.5, 0.0)
+
+
+@pytest.mark.parametrize(("temperature", "kind"), [(0.15, "compared"), (0.3, "unrelaxed"), (0.45, "collapsed")])
+def test_depth_outcome_on_real_runs(temperature, kind):
+    r = st.depth_comparison(temperature=temperature, n_chains=200)
+    assert r.outcome.kind == kind and kind in st.experiments.DEPTH_OUTCOMES
+    assert r.outcome.failure == (kind != "compared")
+    n = r.outcome.numbers
+    for d, s in r.samples.items():
+        # relaxed: the run lasted relax_times relaxation times 1/κ, read from t and κ here
+        assert n[f"relaxed_L{d}"] == (s.run.lambda1 * s.run.t_end >= s.run.relax_times - 1e-9)
+        assert n[f"t_end_L{d}"] == s.run.t_end and n[f"median_L{d}"] == s.median
+    if kind == "collapsed":
+        assert r.laws.laws[1].collapsed and n["median_L1"] < 1e-3
+    if kind == "unrelaxed":
+        assert not r.laws.laws[1].collapsed and n["lambda1_L1"] * n["t_end_L1"] < r.samples[1].run.relax_times
+
+
+@pytest.mark.parametrize(("temperature", "n_runs", "kind"), [(0.1, 60, "agree"), (0.22, 300, "sgd_off"),
+                                                             (0.32, 60, "sde_off")])
+def test_discrete_sgd_outcome_on_real_runs(temperature, n_runs, kind):
+    """sgd_off needs the figure's 300 runs (at 60 the KS threshold is too wide to tell plain SGD apart)."""
+    r = st.discrete_sgd(temperature=temperature, n_runs=n_runs)
+    assert r.outcome.kind == kind and kind in st.experiments.DISCRETE_SGD_OUTCOMES
+    n = r.outcome.numbers
+    agrees = tuple(bool(f.ks <= f.ks_threshold) for f in r.fits.values())  # the KS test, read here
+    assert n["agrees"] == agrees and n["diverged"] == tuple(f.diverged for f in r.fits.values())
+    expected = "sde_off" if not agrees[0] else ("agree" if all(agrees) else "sgd_off")
+    assert r.outcome.kind == expected and r.outcome.failure == (expected == "sde_off")
