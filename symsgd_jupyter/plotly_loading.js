@@ -43,10 +43,39 @@ function routeMessagesDirectly(model) {
   real.comm.on_msg((msg) => handle.call(real, msg));
   return true;
 }
+// plotly's view (FigureView) listens to the model given to plotly's initialize, not to the one anywidget gives each
+// view, so anywidget cannot drop a view's listeners when the view goes, and plotly's own clean-up only purges the
+// plot. A view gone from the page (its figure moved to another box, its output cleared) would go on handling every
+// update: Plotly.update on its purged div throws ("Cannot read properties of undefined (reading 'length')"), the
+// model's change event stops at that throw, and the figure's live view never hears of the update (its figure stays
+// frozen; the page logs "Error setting state: …"). So plotly's code gets this model: the listeners a view's drawing
+// adds are its own, and they are removed when the view goes (or is drawn again).
+function listenersByView(model) {
+  let adding = null;  // the listeners of the view being drawn now
+  return {
+    ...model,
+    on(name, callback) {
+      if (adding) adding.push([name, callback]);
+      model.on(name, callback);
+    },
+    drawing(render) {
+      const listeners = (adding = []);
+      try {
+        return { result: render(), listeners };
+      } finally {
+        adding = null;
+      }
+    },
+    forget(listeners) {
+      for (const [name, callback] of listeners.splice(0)) model.off(name, callback);
+    },
+  };
+}
 export default () => {
   let plotly = null;   // plotly's own widget definition for this model, once its code has loaded
   let ready = null;    // resolves when plotly's initialize has run for this model
   const views = new Set();  // {redraw} of every view drawn so far
+  let viewModel = null;     // the model plotly's code gets (listenersByView)
   return {
     initialize({ model }) {
       if (!routeMessagesDirectly(model)) console.warn("[symsgd] could not reroute a figure's messages");
@@ -61,7 +90,8 @@ export default () => {
       });
       model.send({ type: STATE_REQUEST });
       // do not wait here: anywidget gives initialize 2 s, and a slow laptop needs longer to compile 5 MB
-      ready = loadPlotly().then((mod) => { plotly = mod.default(); return plotly.initialize({ model }); });
+      viewModel = listenersByView(model);
+      ready = loadPlotly().then((mod) => { plotly = mod.default(); return plotly.initialize({ model: viewModel }); });
       ready.catch((err) => console.error("[symsgd] could not load plotly's widget code:", err));
     },
     async render({ model, el, experimental }) {
@@ -84,16 +114,21 @@ export default () => {
       }
       note.remove();
       el.dataset.symsgdFigure = "drawn";
-      let cleanup = plotly.render({ model, el, experimental });
+      const draw = () => viewModel.drawing(() => plotly.render({ model, el, experimental }));
+      let drawn = draw();
+      const undraw = () => {
+        viewModel.forget(drawn.listeners);  // before the purge: a purged view must never hear the model again
+        if (typeof drawn.result === "function") drawn.result();
+      };
       const view = {
         redraw() {
-          if (typeof cleanup === "function") cleanup();
+          undraw();
           el.replaceChildren();
-          cleanup = plotly.render({ model, el, experimental });
+          drawn = draw();
         },
       };
       views.add(view);
-      return () => { views.delete(view); if (typeof cleanup === "function") cleanup(); };
+      return () => { views.delete(view); undraw(); };
     },
   };
 };

@@ -301,6 +301,51 @@ Parabola()
 """
 
 
+#: The controller of _LIVE_CONTROLLER_CELL and a button that moves its figure into a box of its own, as a page does
+#: when a figure's box changes after it was drawn: the page removes the figure's view and draws a new one.
+_MOVED_FIGURE_CELL = _LIVE_CONTROLLER_CELL.replace("\nParabola()\n", "") + """
+parabola = Parabola()
+root = parabola.view()
+move = widgets.Button(description="move the figure")
+
+def _move(_button):
+    box = widgets.VBox([parabola.figure])
+    box.add_class("symsgd-test-moved")
+    root.children = [c for c in root.children if c is not parabola.figure] + [box]
+
+move.on_click(_move)
+display(root, move)
+"""
+
+
+def test_a_figure_whose_view_was_replaced_follows_its_slider(browser, classroom, tmp_path_factory):
+    """A figure drawn anew after its first view left the page (notebook 04's covered figures in classroom mode) still
+    follows its slider, and no update fails in the page: a view that has gone hears no more updates (plotly's own
+    view keeps listening to the model after it has gone, and its error stopped the update before the live view)."""
+    server = _one_notebook_server(classroom, tmp_path_factory, "moved_figure", _MOVED_FIGURE_CELL)
+    context = browser.new_context(viewport=VIEWPORT)
+    context.add_init_script(PROBE_JS)
+    try:
+        page = context.new_page()
+        console = ConsoleLog().attach(page)
+        page.goto(server.url(classroom.page_path(server.cwd, "moved_figure.ipynb")), timeout=60_000)
+        page.wait_for_function("() => window.__symsgd.drawnCount() === 1", timeout=60_000, polling=200)
+        page.get_by_role("button", name="move the figure").click()
+        page.wait_for_function("() => { const d = document.querySelector('.symsgd-test-moved .js-plotly-plot');"
+                               " return !!d && window.__symsgd.hasData(d); }", timeout=30_000, polling=200)
+        before = page.evaluate("() => window.__symsgd.dataJsonOf(0)")
+        assert len(before) == 1 and '"y":[0,1,4]' in before[0].replace(".0", ""), before  # one figure, a = 1
+        page.locator(".symsgd-controller .noUi-handle").first.press("ArrowRight")  # a = 1 → 2
+        page.wait_for_function("(b) => window.__symsgd.dataJsonOf(0)[0] !== b", arg=before[0], timeout=30_000)
+        after = page.evaluate("() => window.__symsgd.dataJsonOf(0)")
+        assert '"y":[0,2,8]' in after[0].replace(".0", ""), after
+        failed = [e for e in console.errors if "Error setting state" in e]
+        assert not failed, "updates that failed in the page:\n" + "\n".join(failed)
+    finally:
+        context.close()
+        server.stop()
+
+
 _PANEL_SOURCE = '''
 from symsgd_core.core.exercises import Exercise, number_exercise
 from symsgd_core.lesson.exercise_panel import ExercisePanel
