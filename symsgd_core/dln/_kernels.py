@@ -225,7 +225,7 @@ def _sgdb_ens(th, dims, off, rows, cols, vals, idx_t, lr, weight_decay, rec_pos,
               div_resid, tiny):
     """Minibatch SGD (any B ≥ 1, any L ≥ 1), ensemble layout ``th (P, R)``, ``idx_t (T, B, R)``.
 
-    ``W_k ← (1 − 2ηλ) W_k − (2η/B) Σ_b r_b q_k,b p_k,bᵀ`` with p, q from the old weights;
+    ``W_k ← (1 − 2ηγ) W_k − (2η/B) Σ_b r_b q_k,b p_k,bᵀ`` with p, q from the old weights;
     ``p_0 = e_j`` and ``q_{L-1} = e_i`` are stored explicitly (simple, general).
     """
     P, R = th.shape
@@ -417,7 +417,7 @@ def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos
         dims: int64 ``(L+1,)`` layer widths ``d_1..d_{L+1}``; off: int64 ``(L+1,)`` offsets.
         rows, cols, vals: ``(M,)`` the sampling pool (row, column, target value).
         idx: int64 ``(R, T, B)`` pool indices drawn for each run, step and batch slot.
-        lr, weight_decay: ``(T,)`` step size η and weight decay λ per step.
+        lr, weight_decay: ``(T,)`` step size η and weight decay γ per step.
         rec_pos, snaps, div_step, step0, div_resid, tiny: see the module docstring.
         fixed: step with the kernel compiled for this network's widths (:func:`fixed_shape_kernel`: batch 1,
             ``dims = (n, w, …, w, m)``, L ≥ 2) — ``None``: when :func:`use_fixed_shape` says so; ``True``: whenever
