@@ -136,7 +136,7 @@ def sgd_entry_weights(idx: np.ndarray, n_observed: int, lr: float) -> np.ndarray
 
 def _run_weighted(params, problem, n_steps, *, weight_decay, dt, kind, lr=None, batch_size=1, temperature=0.0, seed=0,
                   record_every=100, rank_tol=DEFAULT_RANK_TOL, criterion=DEFAULT_B_CRITERION, record_layers=True,
-                  engine="auto", xi=None, coarsen=1, keep_A=False, increments="gaussian"):
+                  engine="auto", xi=None, coarsen=1, keep_A=False, increments="gaussian", chunks=None):
     if not isinstance(params, Params):
         raise ValueError(f"params must be a Params, got {type(params).__name__}")
     if params.n_runs < 1:
@@ -197,8 +197,11 @@ def _run_weighted(params, problem, n_steps, *, weight_decay, dt, kind, lr=None, 
     per_step = N + (P if kind == "langevin_dt" else 0) + (batch_size if kind == "sgd_weights" else 0)
     chunk = max(1, min(max(n_steps, 1), _CHUNK_ELEMENTS // max(R * per_step, 1),
                        record_every * max(1, _CHUNK_ELEMENTS // max(R * P, 1))))
-    if compiled:
-        from ._sde_kernels import weighted_chunk
+    if chunks is None:  # Euler–Maruyama's step; an integrator of this family gives its own pair (same signatures)
+        from ._sde_kernels import weighted_chunk as compiled_chunk
+        reference = reference_chunk
+    else:
+        compiled_chunk, reference = chunks
     weight_decay_rec = np.array([weight_decay])
     A_rec = [_end_to_end_flat(theta[:, None, :], arch)] if keep_A else None
     stats = [record_stats(theta[:, None, :], arch, problem, weight_decay_rec, rank_tol, criterion, record_layers)]
@@ -241,11 +244,11 @@ def _run_weighted(params, problem, n_steps, *, weight_decay, dt, kind, lr=None, 
             zeta = np.empty((R, 0, P))
         iso_scale = np.full(T, iso)
         if compiled:
-            weighted_chunk(theta, dims, off, rows, cols, vals, weights, np.full(T, 1.0 - 2.0 * weight_decay * dt), zeta,
+            compiled_chunk(theta, dims, off, rows, cols, vals, weights, np.full(T, 1.0 - 2.0 * weight_decay * dt), zeta,
                            iso_scale, rec_pos, snaps, div_step, s0, DIVERGENCE_RESIDUAL, tiny)
         else:
-            reference_chunk(theta, arch, problem, weight_decay, dt, xi_c, scale, zeta, iso_scale, rec_pos, snaps,
-                            div_step, s0, DIVERGENCE_RESIDUAL, tiny, fixed_weights=fixed)
+            reference(theta, arch, problem, weight_decay, dt, xi_c, scale, zeta, iso_scale, rec_pos, snaps,
+                      div_step, s0, DIVERGENCE_RESIDUAL, tiny, fixed_weights=fixed)
         if rec_pos.size:
             stats.append(record_stats(snaps, arch, problem, np.full(rec_pos.size, weight_decay), rank_tol, criterion,
                                        record_layers))
@@ -271,7 +274,8 @@ def _end_to_end_flat(snaps: np.ndarray, arch: Architecture) -> np.ndarray:
 def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: float, weight_decay: float, dt: float,
             batch_size: int = 1, seed: int = 0, record_every: int = 100, rank_tol: float = DEFAULT_RANK_TOL,
             criterion: BrCriterion = DEFAULT_B_CRITERION, record_layers: bool = True, engine: str = "auto",
-            increments: str = "gaussian", xi=None, coarsen: int = 1, keep_A: bool = False) -> RunResult:
+            increments: str = "gaussian", xi=None, coarsen: int = 1, keep_A: bool = False,
+            chunks: tuple | None = None) -> RunResult:
     """Euler–Maruyama of SGD's SDE: ``n_steps`` steps of size ``dt`` (time ``dt·n_steps``) for every run.
 
     Args:
@@ -286,6 +290,9 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
         xi: optional given Brownian path, fine normals ``(R, n_steps·coarsen, N)``: step n uses the sum of its
             ``coarsen`` fine normals ``/ sqrt(coarsen)`` (the same path at a coarser dt).
         keep_A: store A at every record in ``settings["end_to_end"]`` ``(R, K, m, n)``.
+        chunks: another step of the same draws, ``(compiled, reference)`` with the signatures of
+            :func:`._sde_kernels.weighted_chunk` and :func:`._sde_reference.reference_chunk` (the tamed step's
+            :data:`._tamed_kernel.TAMED_CHUNKS`); None: Euler–Maruyama.
 
     Returns:
         :class:`~symsgd_core.dln.engine.RunResult` (``steps`` count EM steps, ``times = dt·steps``; divergence as
@@ -294,7 +301,7 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
     return _run_weighted(params, problem, n_steps, weight_decay=weight_decay, dt=dt, kind="sde", lr=lr,
                          batch_size=batch_size, seed=seed, record_every=record_every, rank_tol=rank_tol,
                          criterion=criterion, record_layers=record_layers, engine=engine, xi=xi, coarsen=coarsen,
-                         keep_A=keep_A, increments=increments)
+                         keep_A=keep_A, increments=increments, chunks=chunks)
 
 
 def run_gaussian_sgd(params: Params, problem: CompletionProblem, n_steps: int, *, lr: float, weight_decay: float,

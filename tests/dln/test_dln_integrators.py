@@ -1,18 +1,26 @@
 """The integrators as declared types (symsgd_core.dln.integrators): every declaration is consistent, the shipped
-grid's keys resolve to one, and every integrator with a declared weak order has, over one step, the mean and
-covariance of the SDE it declares (the first two moments of a weak order-1 step: error O(dt²), here 0 or below the
-Monte-Carlo error). A new integrator is tested by declaring it."""
+grid's keys resolve to one, and every integrator with a declared weak order has, over one step, its declared mean
+(``step_mean``: the drift's ``b dt`` up to O(dt²), checked) and the covariance of the SDE it declares (the first two
+moments of a weak order-1 step). A new integrator is tested by declaring it; the tamed Euler–Maruyama step (the first
+added after the move to dln) has its own tests at the end: its kernel against its reference, O(dt²) from EM per
+step, finite where EM blows up, and its weak order by simulation."""
 
 import json
+import math
 from importlib import resources
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 
 from symsgd_core.core.checking import roundoff_tolerance
-from symsgd_core.dln import epsilon_completion, replicate
-from symsgd_core.dln.integrators import INTEGRATORS, EulerMaruyama, Integrator, integrator
+from symsgd_core.core.seeding import tagged_stream
+from symsgd_core.dln import Params, epsilon_completion, replicate
+from symsgd_core.dln._tamed_kernel import tamed_factor
+from symsgd_core.dln.integrators import INTEGRATORS, EulerMaruyama, Integrator, TamedEulerMaruyama, integrator
+from symsgd_core.rank_jumps.analysis import loss_hessian_top_eigenvalue
 from symsgd_core.rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
+from symsgd_core.rank_jumps.experiments import start_minimum
 from symsgd_core.sde_noise.checks import Z_TOL, _test_point
 
 ALL = list(INTEGRATORS.values())
@@ -70,7 +78,7 @@ def test_one_step_has_the_declared_sdes_mean_and_covariance(integ):
     evals, evecs = np.linalg.eigh(Sigma)
     U = evecs[:, evals > roundoff_tolerance(float(max(evals.max(), 0.0)) or 1.0, P)] if evals.max() > 0 else \
         np.zeros((P, 0))
-    resid = d - b * dt
+    resid = d - integ.step_mean(b, dt)
     y = resid @ U
     outside = float(np.max(np.abs(resid - y @ U.T))) / float(np.max(np.abs(d)))
     assert outside <= roundoff_tolerance(1.0, 4 * P), outside
@@ -80,6 +88,33 @@ def test_one_step_has_the_declared_sdes_mean_and_covariance(integ):
         emp = (y - y.mean(0)).T @ (y - y.mean(0)) / (RUNS - 1)
         z_cov = (emp - S_U) / np.sqrt((np.outer(np.diag(S_U), np.diag(S_U)) + S_U**2) / RUNS)
         assert max(np.max(np.abs(z_mean)), np.max(np.abs(z_cov))) <= Z_TOL
+
+
+#: The local order of ``step_mean − b dt`` (as dt halves) that weak order 1 needs is 2; order 3/2 gives weak order ½.
+#: Band: halfway between them.
+LOCAL_MEAN_ORDER_MIN = (2.0 + 1.5) / 2
+
+
+def _local_mean_order(integ, b, dt):
+    """``log2`` of the ratio of ``‖step_mean(b, dt) − b dt‖`` at dt and dt/2 (inf where the mean is exactly b dt)."""
+    defect = [float(np.linalg.norm(integ.step_mean(b, h) - b * h)) for h in (dt, dt / 2)]
+    return math.inf if defect[0] == 0.0 else math.log2(defect[0] / defect[1])
+
+
+@pytest.mark.parametrize("integ", WITH_ORDER, ids=_ids)
+def test_declared_step_mean_is_the_drift_to_second_order(integ):
+    b, _ = integ.generator(_test_point(), epsilon_completion(EXP.eps), lr=LR, weight_decay=EXP.weight_decay_hot)
+    assert _local_mean_order(integ, b, integ.time_step(LR, M_REFINE)) >= LOCAL_MEAN_ORDER_MIN
+
+
+def test_a_first_order_mean_defect_fails_the_step_mean_test():
+    """A step whose mean is off by O(dt^{3/2}) (weak order ½) must fail the local-order test."""
+    class Sloppy(EulerMaruyama):
+        def step_mean(self, drift, dt):
+            return drift * dt * (1.0 + math.sqrt(dt))
+
+    with pytest.raises(AssertionError):
+        test_declared_step_mean_is_the_drift_to_second_order(Sloppy())
 
 
 def test_a_wrong_declared_generator_fails_the_moment_test():
@@ -97,3 +132,130 @@ def test_the_weak_order_check_reads_the_declared_order():
     from symsgd_core.sde_noise import checks
 
     assert checks.WEAK_ORDER_INTEGRATOR.weak_order == 1.0 == integrator("sde").weak_order
+
+
+def test_a_wrong_declared_step_mean_fails_the_moment_test():
+    """The tamed step declaring EM's mean ``b dt`` (its mean is ``b dt/(1 + dt‖b‖)``) must fail: the O(dt²) part
+    lies partly outside span D, where the test allows round-off only."""
+    class Untamed(TamedEulerMaruyama):
+        def step_mean(self, drift, dt):
+            return EulerMaruyama.step_mean(self, drift, dt)
+
+    with pytest.raises(AssertionError):
+        test_one_step_has_the_declared_sdes_mean_and_covariance(Untamed())
+
+
+# -- the tamed Euler–Maruyama step (Hutzenthaler, Jentzen & Kloeden 2012) ------------------------------------------
+
+TAMED = integrator("sde_tamed")
+EPS = np.finfo(float).eps
+
+
+def test_tamed_factor_is_one_over_one_plus_dt_norm():
+    b = np.array([[3.0, 4.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(tamed_factor(b, 0.5), [1.0 / 3.5, 1.0])
+
+
+def test_tamed_compiled_equals_its_reference_on_the_same_draws():
+    """70 steps (past one flush, FLUSH_EVERY = 64), 3 runs, records every 10: round-off of 70 steps of P-term sums
+    (as EM's kernel against its reference, tests/test_sde_noise_sde.py)."""
+    problem, P, n = epsilon_completion(EXP.eps), _test_point().arch.n_params, 70
+    kw = dict(lr=LR, weight_decay=EXP.weight_decay_hot, dt=LR / 4, seed=2, record_every=10, record_layers=False)
+    a = TAMED.run(replicate(_test_point(), 3), problem, n, **kw)
+    b = TAMED.run(replicate(_test_point(), 3), problem, n, engine="reference", **kw)
+    assert a.settings["engine"] == "compiled" and b.settings["engine"] == "reference"
+    rel = float(np.max(np.abs(a.final.flat - b.final.flat)) / np.max(np.abs(a.final.flat)))
+    assert rel <= 64 * n * P * EPS, rel
+    np.testing.assert_allclose(a.norm_sq, b.norm_sq, rtol=64 * n * P * EPS)
+
+
+def test_tamed_step_is_euler_maruyama_to_second_order():
+    """One step from the same point with the same draws: the tamed step minus EM's is exactly the taming,
+    ``−dt² ‖b‖ b / (1 + dt‖b‖)`` (norm ``dt²‖b‖²/(1 + dt‖b‖) ≤ dt²‖b‖²``), to round-off; here dt‖b‖ ≈ 2e-3."""
+    problem, point = epsilon_completion(EXP.eps), _test_point()
+    dt = TAMED.time_step(LR, M_REFINE)
+    kw = dict(lr=LR, weight_decay=EXP.weight_decay_hot, dt=dt, seed=5, record_every=1, record_layers=False)
+    start = replicate(point, 4)
+    gap = TAMED.run(start, problem, 1, **kw).final.flat - EulerMaruyama().run(start, problem, 1, **kw).final.flat
+    b, _ = TAMED.generator(point, problem, lr=LR, weight_decay=EXP.weight_decay_hot)
+    hb = dt * float(np.linalg.norm(b))
+    assert hb < 1e-2  # the regime of the claim: ‖b‖ dt small
+    expected = -dt * dt * float(np.linalg.norm(b)) * b / (1.0 + hb)
+    assert float(np.linalg.norm(expected)) <= (dt * float(np.linalg.norm(b))) ** 2
+    tol = roundoff_tolerance(float(np.max(np.abs(start.flat))), 4 * point.arch.n_params)
+    assert float(np.max(np.abs(gap - expected))) <= tol <= 1e-3 * float(np.max(np.abs(expected)))
+
+
+def test_tamed_stays_finite_where_euler_maruyama_blows_up():
+    """The blow-up tests' brink (tests/test_sde_noise_adaptive.py: the rank-1 minimum with every layer scaled), here
+    ×3 and at a low temperature (S = 10⁶, T = η/S = 3e-7) so the drift, not the noise, is superlinear: fixed-step
+    EM at dt = η/16 leaves the divergence rule at once, the tamed step (drift increment < 1 per step) never does in
+    400 steps. (At S = 1 the diffusion, growing like ‖θ‖^{4L−2}, blows both up: the taming is of the drift only.)"""
+    s = start_minimum(weight_decay=0.027)[0]
+    brink = Params(s.arch, np.repeat(s.flat[:1] * 3.0, 8, axis=0))
+    kw = dict(lr=0.3, weight_decay=0.027, dt=0.3 / 16, batch_size=10**6, seed=0, record_every=100,
+              record_layers=False)
+    em = EulerMaruyama().run(brink, epsilon_completion(0.2), 400, **kw)
+    tamed = TAMED.run(brink, epsilon_completion(0.2), 400, **kw)
+    assert em.diverged.all() and int(em.diverged_step.max()) <= 3
+    assert not tamed.diverged.any() and np.all(np.isfinite(tamed.final.flat))
+
+
+def _two_level_weak_order(integ, M=16_384, t_end=0.25, lr=0.1, levels=(8, 16, 64), seed=0):
+    """Weak order from two step sizes ``h = t_end/8, t_end/16`` and a reference ``t_end/64``, all on the same Brownian
+    path (as :func:`~symsgd_core.sde_noise.checks.check_sde_weak_order`: start at the rank-2 minimum, φ = 𝓛_γ at
+    ``t_end``, T = ``lr``): ``e_j = E[φ_{h_j} − φ_ref] = K (h_j^p − h_ref^p)``, so ``e_1/e_2 = g(p) =
+    (2^p − 4^{−p})/(1 − 4^{−p})``. Returns ``(p, se)``: the root of ``g(p) = ē_1/ē_2`` and its delta-method standard
+    error from the paired differences' covariance."""
+    wd = EXP.weight_decay_hot
+    problem, point = epsilon_completion(EXP.eps), start_minimum(weight_decay=wd)[0]
+    n_ref = levels[-1]
+    xi = tagged_stream(seed, 35).standard_normal((M, n_ref, problem.n_observed))
+    phi = np.empty((M, len(levels)))
+    for j, n in enumerate(levels):
+        r = integ.run(replicate(point, M), problem, n, lr=lr, weight_decay=wd, dt=t_end / n, xi=xi,
+                      coarsen=n_ref // n, record_every=n, record_layers=False)
+        assert not r.diverged.any()
+        phi[:, j] = r.loss[:, -1]
+    d = phi[:, :2] - phi[:, 2:]
+    e, S = d.mean(axis=0), np.cov(d, rowvar=False) / M
+    p = brentq(lambda q: _ratio(q) - e[0] / e[1], 0.05, 4.0)
+    se_log = math.sqrt(S[0, 0] / e[0] ** 2 + S[1, 1] / e[1] ** 2 - 2 * S[0, 1] / (e[0] * e[1]))
+    slope = (math.log(_ratio(p + 1e-6)) - math.log(_ratio(p - 1e-6))) / 2e-6
+    return p, se_log / slope
+
+
+def _ratio(p):
+    return (2.0**p - 4.0**-p) / (1.0 - 4.0**-p)
+
+
+def _ou_offset(a, t_end=0.25, levels=(8, 16, 64)):
+    """The two-level estimator's systematic offset from order 1 at these steps: its value on EM's exact second
+    moment ``v_{k+1} = (1 − ah)² v_k + h`` of an Ornstein–Uhlenbeck mode of rate ``a`` (the loss sees the modes'
+    variances at first order), minus 1."""
+    def v(n):
+        h, x = t_end / n, 0.0
+        for _ in range(n):
+            x = (1.0 - a * h) ** 2 * x + h
+        return x
+
+    return brentq(lambda q: _ratio(q) - (v(levels[0]) - v(levels[2])) / (v(levels[1]) - v(levels[2])), 0.05, 4.0) - 1
+
+
+def _weak_order_holds(p, se, declared, offset):
+    """``|p − declared| ≤ Z_TOL·se + |offset|``: the Monte-Carlo error and the steps' systematic offset."""
+    return abs(p - declared) <= Z_TOL * se + abs(offset)
+
+
+def test_tamed_weak_error_decreases_at_the_declared_order():
+    """The tamed step's weak error at h = 1/32 and 1/64 decreases at its declared weak order (measured p ≈ 1.03,
+    SE ≈ 0.06; offset from the stiffest mode, a = λ_max(∇²𝓛_γ) ≈ 3.97 at the minimum: +0.066), and a mis-declared
+    order (½ or 2) fails the same test."""
+    a = loss_hessian_top_eigenvalue(start_minimum(weight_decay=EXP.weight_decay_hot)[0], epsilon_completion(EXP.eps),
+                                    EXP.weight_decay_hot)
+    offset = _ou_offset(a)
+    p, se = _two_level_weak_order(TAMED)
+    assert Z_TOL * se + abs(offset) < 0.5  # strong enough to tell the declared order from its neighbours ±½
+    assert _weak_order_holds(p, se, TAMED.weak_order, offset), (p, se, offset)
+    assert not _weak_order_holds(p, se, TAMED.weak_order - 0.5, offset)
+    assert not _weak_order_holds(p, se, TAMED.weak_order + 1.0, offset)
