@@ -248,7 +248,7 @@ def _weak_order_holds(p, se, declared, offset):
 
 
 def test_tamed_weak_error_decreases_at_the_declared_order():
-    """The tamed step's weak error at h = 1/32 and 1/64 decreases at its declared weak order (measured p ≈ 1.03,
+    """The tamed step's weak error at h = 1/32 and 1/64 decreases at its declared weak order (measured p ≈ 1.06,
     SE ≈ 0.06; offset from the stiffest mode, a = λ_max(∇²𝓛_γ) ≈ 3.97 at the minimum: +0.066), and a mis-declared
     order (½ or 2) fails the same test."""
     a = loss_hessian_top_eigenvalue(start_minimum(weight_decay=EXP.weight_decay_hot)[0], epsilon_completion(EXP.eps),
