@@ -17,13 +17,20 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 __all__ = ["KERNEL_MODULES", "cold_kernels", "cold_loaded_kernels", "warm_kernels"]
 
-#: The modules that hold ``@njit(cache=True)`` kernels, in the order they are warmed (the SDE kernels reuse
-#: helpers of ``dln._kernels``, so that one goes first).
-KERNEL_MODULES = ("balance._kernels", "dln._kernels", "dln._sde_kernels",
-                  "dln._adaptive_kernel", "stationary._kernels")
+#: The engines' kernel modules, in the order they are warmed (the SDE kernels reuse helpers of ``dln._kernels``, so
+#: that one goes first); each has its warmer in ``_WARMERS``.
+_ENGINE_MODULES = ("balance._kernels", "dln._kernels", "dln._sde_kernels", "dln._adaptive_kernel",
+                   "stationary._kernels")
+#: The modules that hold ``@njit(cache=True)`` kernels: the engines', then every integrator kernel of its own
+#: (``dln/_<name>_kernel.py``, ARCHITECTURE.md "Where a new integrator goes"), found by its file name (no import) and
+#: warmed by running the integrators that declare it (``Integrator.kernel``): a new integrator needs no line here.
+KERNEL_MODULES = _ENGINE_MODULES + tuple(sorted(
+    f"dln.{p.stem}" for p in (Path(__file__).parent / "dln").glob("_*_kernel.py")
+    if f"dln.{p.stem}" not in _ENGINE_MODULES))
 
 
 def _balance() -> None:
@@ -110,6 +117,22 @@ def _stationary() -> None:
     simulate_v_coupled(problem, 0.1, 1, **kw)  # run_block_coupled (fine and coarse steps on one path)
 
 
+def _integrator_kernel(module: str) -> None:
+    """Two steps of every declared fixed-step integrator whose own kernel is ``module`` (``Integrator.kernel``), on
+    one thread and on every thread. Raises if none declares it (a kernel file that no integrator runs)."""
+    from .dln.integrators import INTEGRATORS
+
+    integs = [integ for integ in INTEGRATORS.values() if integ.kernel == module and not integ.adaptive]
+    if not integs:
+        raise RuntimeError(f"no declared fixed-step integrator names {module} as its kernel (Integrator.kernel)")
+    start, problem, exp = _rank_jumps_setup()
+    kw = dict(lr=exp.lr_phase0, weight_decay=exp.weight_decay_hot, seed=0, tau=0.0, record_every=1,
+              record_layers=False)
+    for integ in integs:
+        _on_one_and_every_thread(lambda integ=integ: integ.run(start, problem, 2, dt=integ.time_step(kw["lr"], 1),
+                                                               **kw))
+
+
 _WARMERS = {"balance._kernels": _balance, "dln._kernels": _rank_jumps,
             "dln._sde_kernels": _sde_noise, "dln._adaptive_kernel": _sde_noise_adaptive,
             "stationary._kernels": _stationary}
@@ -148,7 +171,7 @@ def warm_kernels(log=print) -> dict:
         t0, c0 = time.perf_counter(), time.process_time()
         # the engine's own imports count: importing symsgd_core.rank_jumps already runs GD (an exercise's answer)
         importlib.import_module(f"symsgd_core.{module}")
-        _WARMERS[module]()
+        _WARMERS[module]() if module in _WARMERS else _integrator_kernel(module)
         seconds[module] = time.perf_counter() - t0
         if log is not None:
             compiled, loaded = _compiled_and_loaded(module)

@@ -50,6 +50,9 @@ class Integrator:
     adaptive: ClassVar[bool] = False
     #: the step is η/m (an SDE integrator) rather than η (SGD and the surrogates at dt = η)
     step_divides_lr: ClassVar[bool] = False
+    #: the module (under ``symsgd_core``) of a compiled kernel of its own, ``"dln._<name>_kernel"``, which the warm-up
+    #: (:mod:`symsgd_core.warm`) compiles by running this integrator; None: it runs on an engine's kernel.
+    kernel: ClassVar[str | None] = None
 
     @classmethod
     def time_step(cls, lr: float, m: int = 1) -> float:
@@ -187,6 +190,7 @@ class TamedEulerMaruyama(EulerMaruyama):
     blow up where EM does for a superlinear drift."""
 
     name, label = "sde_tamed", "SDE tamed"
+    kernel = "dln._tamed_kernel"
 
     def step_mean(self, drift, dt):
         """``b dt / (1 + dt ‖b‖)``: ``b dt`` less ``dt² ‖b‖ b / (1 + dt ‖b‖)``."""

@@ -40,6 +40,21 @@ def test_declaration_is_consistent(integ):
     assert integ.strong_order is None or (integ.weak_order is not None and 0 < integ.strong_order <= integ.weak_order)
 
 
+@pytest.mark.parametrize("integ", [i for i in ALL if i.kernel], ids=_ids)
+def test_a_kernel_of_its_own_is_warmed(integ):
+    """A declared kernel module is ``dln/_<name>_kernel.py`` and the warm-up lists it (found by its file name)."""
+    from symsgd_core.warm import KERNEL_MODULES
+
+    assert integ.kernel.startswith("dln._") and integ.kernel.endswith("_kernel") and integ.kernel in KERNEL_MODULES
+
+
+def test_the_warm_up_refuses_a_kernel_file_no_integrator_declares():
+    from symsgd_core.warm import _integrator_kernel
+
+    with pytest.raises(RuntimeError, match="no declared fixed-step integrator names dln._nope_kernel"):
+        _integrator_kernel("dln._nope_kernel")
+
+
 def test_unknown_integrator_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown integrator.*known"):
         integrator("heun")
