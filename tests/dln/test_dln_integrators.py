@@ -173,7 +173,7 @@ def test_tamed_factor_is_one_over_one_plus_dt_norm():
 
 def test_tamed_compiled_equals_its_reference_on_the_same_draws():
     """70 steps (past one flush, FLUSH_EVERY = 64), 3 runs, records every 10: round-off of 70 steps of P-term sums
-    (as EM's kernel against its reference, tests/test_sde_noise_sde.py)."""
+    (as EM's kernel against its reference, tests/sde_noise/test_sde_noise_sde.py)."""
     problem, P, n = epsilon_completion(EXP.eps), _test_point().arch.n_params, 70
     kw = dict(lr=LR, weight_decay=EXP.weight_decay_hot, dt=LR / 4, seed=2, record_every=10, record_layers=False)
     a = TAMED.run(replicate(_test_point(), 3), problem, n, **kw)
@@ -202,10 +202,10 @@ def test_tamed_step_is_euler_maruyama_to_second_order():
 
 
 def test_tamed_stays_finite_where_euler_maruyama_blows_up():
-    """The blow-up tests' brink (tests/test_sde_noise_adaptive.py: the rank-1 minimum with every layer scaled), here
-    ×3 and at a low temperature (S = 10⁶, T = η/S = 3e-7) so the drift, not the noise, is superlinear: fixed-step
-    EM at dt = η/16 leaves the divergence rule at once, the tamed step (drift increment < 1 per step) never does in
-    400 steps. (At S = 1 the diffusion, growing like ‖θ‖^{4L−2}, blows both up: the taming is of the drift only.)"""
+    """The blow-up tests' brink (tests/sde_noise/test_sde_noise_adaptive.py: the rank-1 minimum with every layer
+    scaled), here ×3 and at a low temperature (S = 10⁶, T = η/S = 3e-7) so the drift, not the noise, is superlinear:
+    fixed-step EM at dt = η/16 leaves the divergence rule at once, the tamed step (drift increment < 1 per step) never
+    does in 400 steps. (At S = 1 the diffusion, growing like ‖θ‖^{4L−2}, blows both up: only the drift is tamed.)"""
     s = start_minimum(weight_decay=0.027)[0]
     brink = Params(s.arch, np.repeat(s.flat[:1] * 3.0, 8, axis=0))
     kw = dict(lr=0.3, weight_decay=0.027, dt=0.3 / 16, batch_size=10**6, seed=0, record_every=100,
