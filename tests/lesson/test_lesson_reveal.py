@@ -230,7 +230,7 @@ def test_notebook_04_shows_its_predictions_figures_covered(name):
             break
         if c["cell_type"] == "code":
             section.append("".join(c["source"]))
-    controllers = [m.group(1) for s in section for m in re.finditer(r"^(\w+) = \w+Controller\(", s, re.M)]
+    controllers = [m.group(1) for s in section for m in re.finditer(r"^(\w+) = (?:\w+\.)?\w+Controller\(", s, re.M)]
     assert controllers, f"no figure after the panel of {name}"
     for var in controllers:
         assert any(f"reveal_after({panel.group(1)}, {var})" in s for s in section), f"{var} is shown uncovered"
