@@ -110,7 +110,7 @@ class DepthComparison(_StationaryRun):
                     curve.x, curve.y = [0.0, 0.0], [0.0, 1.0]
                     note = dict(x=[0.5], y=[0.8], text=["T ≥ T<sub>c</sub>: the law is δ(v) (vermillion line at 0)"])
                     msgs.append(f"L = 1: T ≥ T_c = {r.critical_temperature:.3f}, so the law is δ(v): the net "
-                                "learns nothing (vertical line at 0).")
+                                "learns nothing (vertical line at 0)")  # the sentence's full stop comes after the join
                     continue
                 curve.x, curve.y = r.curves[depth]
                 var = f"{law.variance:.3f}" if math.isfinite(law.variance) else "∞"

@@ -34,6 +34,7 @@ def test_depth_comparison_says_when_the_law_collapses():
     _ok(c)
     c.set(temperature=0.45, k=1.0, sigma=1.0, weight_decay=0.0)
     assert "δ(v)" in c.status.value and c.result.laws[1].collapsed
+    assert ".." not in status_text(c), "the collapsed law's sentence ends with a doubled full stop"
     c.run()
     assert "collapsing to 0" in c.status.value and figure_is_finite(c.figure)
     assert isinstance(c.simulation, st.DepthComparison)
