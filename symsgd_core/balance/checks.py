@@ -1045,13 +1045,13 @@ def check_balanced_norm_minimal(A=((1.0, 0.2), (0.3, 1.0)), depth: int = 3, seed
     return [
         make_result("balance.dln.norm_lower_bound",
                     f"{n_random} random factorisations of A per width {tuple(widths)}: none has ‖θ‖² below "
-                    f"L Σ s_k^(2/L) = {bound:.6g} (L = {L})",
+                    f"L Σ sₖ²ᐟᴸ = {bound:.6g} (L = {L})",
                     worst_below if worst_prod <= 1e-8 else NOTHING, ro,
                     _RO_SOURCE.format(n=n_params, what="‖θ‖², relative") + "; the product must reproduce A",
                     details=details),
         make_result("balance.dln.norm_minimum",
                     f"minimising ‖θ‖² over factorisations of A (BFGS, {n_optimised} starts per width) ends at "
-                    f"L Σ s_k^(2/L) = {bound:.6g}: the balanced norm is the minimum",
+                    f"L Σ sₖ²ᐟᴸ = {bound:.6g}: the balanced norm is the minimum",
                     abs(float(gaps[k])), 1e-6,
                     "stated optimiser accuracy 1e-6 (relative; BFGS gtol = 1e-9)", details=details),
     ]

@@ -246,13 +246,13 @@ def better_minimum_exercise(eps: float = 0.25, solution: int = 2) -> Exercise:
             return Feedback("wrong", f"expected the rank of a minimum, 1 or 2; got {answer!r}.")
         m = min_norm_completion(eps, depth)
         best = m["rank"]
-        r2 = (f"the best rank-2 completion (A₂₁ = {m['x_rank2']:.3g}) costs L Σ s_k^(2/L) = {m['penalty_rank2']:.4g}"
+        r2 = (f"the best rank-2 completion (A₂₁ = {m['x_rank2']:.3g}) costs L Σ sₖ²ᐟᴸ = {m['penalty_rank2']:.4g}"
               if np.isfinite(m["penalty_rank2"]) else "no rank-2 completion is a local minimum of the penalty")
         if x != best:  # a wrong pick gets the way to the answer, not the answer
-            return Feedback("wrong", "not at this ε. As γ → 0, 𝓛_γ/γ tends to the induced penalty L Σ s_k^(2/L) of "
+            return Feedback("wrong", "not at this ε. As γ → 0, 𝓛_γ/γ tends to the induced penalty L Σ sₖ²ᐟᴸ of "
                                      "the completion each minimum approaches: compare the rank-1 completion "
                                      "(A₂₁ = 1/ε) with a rank-2 completion such as A₂₁ = 0.")
-        numbers = (f"as γ → 0, 𝓛_γ/γ tends to the minimum-norm penalty L Σ s_k^(2/L) of the completion each minimum "
+        numbers = (f"as γ → 0, 𝓛_γ/γ tends to the minimum-norm penalty L Σ sₖ²ᐟᴸ of the completion each minimum "
                    f"approaches. At ε = {eps:g}: the rank-1 completion (A₂₁ = 1/ε = {m['x_rank1']:.3g}) costs "
                    f"{m['penalty_rank1']:.4g}; {r2}.")
         why = (" The minimum-norm completion has rank 1 here: low rank wins." if best == 1 else
@@ -280,7 +280,7 @@ def better_minimum_exercise(eps: float = 0.25, solution: int = 2) -> Exercise:
         "min-norm ≠ min-rank at small $\\varepsilon$; at $\\gamma = 0.01$ and $\\varepsilon = 0.2$ the fit terms still "
         "matter and rank 1 is lower — a statement about that $\\gamma$, not about norms.")
     hint = ("As γ → 0 the loss of a minimum divided by γ tends to the parameter norm of the completion it "
-            "approaches. Compare the penalty L Σ s_k^(2/L) of the only low-rank completion with that of one "
+            "approaches. Compare the penalty L Σ sₖ²ᐟᴸ of the only low-rank completion with that of one "
             "convenient completion with the unobserved entry set to zero.")
     return _with(ex, worked, hint)
 

@@ -722,7 +722,7 @@ class LangevinController(_ExperimentFigure):
     FIRST_LOOK_WORDS = {"n_runs": "runs of each", "steps": "steps"}
     ONE_GO = 0.5
 
-    sliders = dict(temp_factor=Range("τ / τ_match", -1, 1.5, kind="log"), lr=STEP_SIZE.but(lo=0.1, hi=0.4),
+    sliders = dict(temp_factor=Range("τ / matched τ", -1, 1.5, kind="log"), lr=STEP_SIZE.but(lo=0.1, hi=0.4),
                    n_runs=Range("runs each", 1, MAX_SEEDS, kind="int"), steps=STEPS, seed=SEED)
 
     def _figures(self) -> list[go.FigureWidget]:
@@ -770,12 +770,12 @@ class LangevinController(_ExperimentFigure):
         "collapsed": ("FAILURE MODE: collapse to A = 0", " {sgd_collapsed} SGD / {langevin_collapsed} Langevin run(s) "
                       "collapsed to A = 0 (too much noise: θ = 0 is a trap)."),
         "no_transitions": ("FAILURE MODE: no transitions within the budget", " Nothing moved within the budget: raise "
-                           "τ/τ_match (Langevin), η (SGD) or the steps."),
+                           "τ / matched τ (Langevin), η (SGD) or the steps."),
         "no_transitions_too_hot": ("FAILURE MODE: no transitions within the budget", " Nothing moved within the "
                                    "budget. SGD did not jump (raise η or the steps); Langevin is so hot that its own "
                                    "noise keeps s₂(A) above the rank threshold {rank_tol:g} (median s₂ = "
-                                   "{langevin_median_s2:.2g}), so it never counts as rank 1: lower τ/τ_match or raise "
-                                   "the steps."),
+                                   "{langevin_median_s2:.2g}), so it never counts as rank 1: lower τ / matched τ or "
+                                   "raise the steps."),
         "both_ways": ("Langevin goes both ways (weaker low-rank preference); SGD only down", ""),
         "one_way": ("SGD only jumps down; Langevin keeps isotropic noise on the rank-raising directions", ""),
     }
@@ -789,7 +789,7 @@ class LangevinController(_ExperimentFigure):
         def stay(frac):
             return f"after its first visit {100 * frac:.0f}% of the time" if np.isfinite(frac) else "never got there"
 
-        text = (f"τ = {tau:.3g} ({tau / tau_match:.2g} × τ_match = {tau_match:.3g}). SGD: {int(s_down.sum())} "
+        text = (f"τ = {tau:.3g} ({tau / tau_match:.2g} × the matched τ = {tau_match:.3g}). SGD: {int(s_down.sum())} "
                 f"down / {int(s_up.sum())} up transitions, at rank ≤ 1 {stay(frac_s)}. Langevin: "
                 f"{int(l_down.sum())} down / {int(l_up.sum())} up, at rank ≤ 1 {stay(frac_l)}")
         if floor_l.size:

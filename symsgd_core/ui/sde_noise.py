@@ -63,7 +63,7 @@ class SdeCompareController(ExperimentFigure):
                    weight_decay=WEIGHT_DECAY.but(description="γ (weight decay)", lo=0.02, hi=0.03, step=0.0005,
                                                  fmt=".4f"),
                    m=Range("SDE step dt = η/m, m", kind="choice", options=(4, 16, 64)),
-                   temp_factor=Range("Langevin τ / τ_match", kind="choice", options=(1.0, 10.0)), seed=SEED)
+                   temp_factor=Range("Langevin τ / matched τ", kind="choice", options=(1.0, 10.0)), seed=SEED)
 
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("(a) s₂(A) of every run", "(b) fraction of runs at rank ≤ 1", height=400, horizontal_spacing=0.1,

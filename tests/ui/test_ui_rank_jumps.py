@@ -199,7 +199,7 @@ def test_langevin_too_hot_for_the_threshold_does_not_advise_more_heat():
     """At τ = 32 τ_match and a short budget Langevin's noise keeps s₂ above the threshold: say so."""
     c = rj.LangevinController(temp_factor=10 ** 1.5, n_runs=1, steps=10_000)
     assert c.result.outcome.kind == "no_transitions_too_hot"
-    assert "lower τ/τ_match" in c.status.value and "raise τ/τ_match" not in c.status.value  # the advice fits
+    assert "lower τ / matched τ" in c.status.value and "raise τ / matched τ" not in c.status.value  # the advice fits
 
 
 def test_no_starting_minimum_is_drawn_as_a_failure(monkeypatch):
@@ -318,7 +318,7 @@ def test_langevin_words_every_outcome_the_experiment_can_give():
         head, level, texts[kind] = rj.LangevinController._message(
             Outcome(kind, failure, numbers), *counts, 0.9, float("nan"), np.array([]), 0.02, 0.01, spec, "here", 0.3)
         assert head == rj.LangevinController.WORDS[kind][0] and level == ("warning" if failure else "info")
-        assert texts[kind].startswith("τ = 0.02 (2 × τ_match = 0.01). SGD: 1 down / 0 up")
+        assert texts[kind].startswith("τ = 0.02 (2 × the matched τ = 0.01). SGD: 1 down / 0 up")
     assert "2 SGD / 1 Langevin run(s) collapsed" in texts["collapsed"]
     assert "median s₂ = 0.45" in texts["no_transitions_too_hot"] and "median" not in texts["no_transitions"]
 
