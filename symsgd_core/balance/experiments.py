@@ -19,6 +19,7 @@ example with k = σ = 1). ``python -m symsgd_core.balance.experiments`` regenera
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -26,10 +27,10 @@ import numpy as np
 from ..core.conventions import lr_for_temperature, steps_for_time
 from ..core.results import Outcome
 from ..core.seeding import stream
-from ..core.validation import check_int, check_positive_int
+from ..core.validation import check_int, check_positive, check_positive_int
 from .data import Dataset, GaussianData
 from .dynamics import Trajectory, langevin_noise_std, run_gradient_flow, run_langevin, run_sgd
-from .law import corollary_bound, corollary_rate, scalar_g_along_path, scalar_g_rate
+from .law import corollary_bound, corollary_rate, gaussian_rate, half_life, scalar_g_along_path, scalar_g_rate
 from .models import Rank1LinearModel, ScalarModel, SymmetricModel
 from .observables import (
     ItoTerms,
@@ -58,7 +59,9 @@ __all__ = [
     "Rank1BalanceRun",
     "SCALAR_DATA",
     "SymmetryOrbit",
+    "TEASER_OUTCOMES",
     "THREE_DYNAMICS_OUTCOMES",
+    "TeaserBound",
     "ThreeDynamicsResult",
     "balance_ensemble",
     "discrete_breakdown",
@@ -68,6 +71,7 @@ __all__ = [
     "rank1_balance",
     "relu_balance_run",
     "symmetry_orbit",
+    "teaser_bound",
     "three_dynamics",
     "write_relu_balance",
 ]
@@ -115,6 +119,53 @@ def figure_records(traj: Trajectory, record_every: int) -> Trajectory:
     pos = np.searchsorted(traj.steps, idx)
     return replace(traj, steps=traj.steps[pos], times=traj.times[pos], theta=traj.theta[pos],
                    observables={key: val[pos] for key, val in traj.observables.items()})
+
+
+# ============================================================================ notebook 00: the teaser
+#: The teaser's times: this many points on [0, t_max].
+TEASER_POINTS = 400
+
+
+@dataclass(frozen=True, eq=False)
+class TeaserBound:
+    """Corollary 3.3's bound on ``|u² − w²|`` for the scalar model with ``x ~ N(0, 1)``, ``ε ~ N(0, σ²)`` (notebook 00).
+
+    Attributes:
+        t: times ``(TEASER_POINTS,)`` on ``[0, t_max]`` (``t = η·steps``).
+        bound: ``|G(0)|·e^{−4Tσ²t}`` at ``t``, shape of ``t``.
+        outcome: ``conserved`` (``Tσ² = 0``: no gradient noise, no decay; no numbers) or ``balances`` (numbers
+            ``half_life``: ``ln 2 / (4Tσ²)`` in units of t; ``steps``: that time in SGD steps at ``η = T``, batch 1;
+            ``temperature``).
+    """
+
+    t: np.ndarray
+    bound: np.ndarray
+    outcome: Outcome
+
+
+#: The outcomes of the teaser (:func:`teaser_bound`).
+TEASER_OUTCOMES = ("conserved", "balances")
+
+
+def teaser_bound(temperature: float = 0.01, sigma: float = 1.0, imbalance0: float = 2.0,
+                 t_max: float = 100.0) -> TeaserBound:
+    """Notebook 00's teaser: the bound on ``|u² − w²|`` over ``[0, t_max]`` from ``|G(0)| = imbalance0`` at ``T = η/S``
+    and label noise ``σ``, and its half-life (:func:`~.law.half_life`).
+
+    Raises:
+        ValueError: a negative ``temperature`` or ``sigma``, a non-positive ``imbalance0`` or ``t_max``.
+    """
+    imbalance0 = check_positive("imbalance0", imbalance0)
+    t = np.linspace(0.0, check_positive("t_max", t_max), TEASER_POINTS)
+    rate = gaussian_rate(temperature, sigma)
+    t_half = half_life(rate)
+    if math.isinf(t_half):
+        outcome = Outcome("conserved", False, {})
+    else:
+        steps = steps_for_time(temperature, t_half)  # rate > 0: T > 0
+        outcome = Outcome("balances", False, {"half_life": t_half, "steps": int(steps),
+                                               "temperature": float(temperature)})
+    return TeaserBound(t=t, bound=corollary_bound(t, imbalance0, rate), outcome=outcome)
 
 
 # ============================================================================ §1 the symmetry
