@@ -55,7 +55,9 @@ __all__ = [
     "RELU_DATA_FILE",
     "RELU_FIG2",
     "RELU_SMALL",
+    "RELU_BALANCE_OUTCOMES",
     "ReLUBalanceRun",
+    "ReLUBalanceView",
     "Rank1BalanceRun",
     "SCALAR_DATA",
     "SymmetryOrbit",
@@ -69,7 +71,10 @@ __all__ = [
     "ito_point",
     "load_relu_balance",
     "rank1_balance",
+    "relu_balance_outcome",
     "relu_balance_run",
+    "relu_balance_view",
+    "shipped_relu_balance",
     "symmetry_orbit",
     "teaser_bound",
     "three_dynamics",
@@ -630,6 +635,83 @@ def load_relu_balance(path=None) -> ReLUBalanceRun:
         settings = json.loads(str(f["params"]))
     arrays["diverged"] = int(arrays["diverged"])
     return ReLUBalanceRun(**arrays, settings=settings)
+
+
+def shipped_relu_balance(path=None) -> tuple[ReLUBalanceRun | None, str | None]:
+    """The shipped paper-size ReLU run (:func:`load_relu_balance` at ``path``) and None, or None and why it is missing
+    (in words)."""
+    try:
+        return load_relu_balance(path), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+@dataclass(frozen=True, eq=False)
+class ReLUBalanceView:
+    """§5b's figure: the shipped paper-size ReLU run and a small one simulated now, over the last ``window``.
+
+    Attributes:
+        paper: the shipped run (None: its file is missing).  live: the small run (:data:`RELU_SMALL` with the
+            sliders).  window: the fraction of each run the ratios average over.
+        outcome: :func:`relu_balance_outcome`.
+    """
+
+    paper: ReLUBalanceRun | None
+    live: ReLUBalanceRun
+    window: float
+    outcome: Outcome
+
+
+#: The outcomes of §5b (:func:`relu_balance_outcome`).
+RELU_BALANCE_OUTCOMES = ("compared", "paper_missing", "live_diverged")
+
+
+def relu_balance_outcome(paper: ReLUBalanceRun | None, paper_error: str | None, live: ReLUBalanceRun,
+                         window: float) -> Outcome:
+    """§5b's outcome: ``live_diverged`` (the live run diverged; a failure), ``paper_missing`` (the shipped file is
+    missing; a failure) or ``compared``. Numbers: per run (prefix ``paper_``, ``live_``) where it exists and did not
+    diverge, ``trace_ratio`` (mean Tr_u / mean Tr_w over the window), ``predicted_ratio`` (the law's, from G's drift)
+    and ``norm_ratio`` (‖u‖²/‖w‖² at the end) (:func:`~.claims.relu_balance_claims`); for the paper run also
+    ``paper_quartiles`` (the middle half of the neurons' trace ratios) and ``paper_dead`` (dead neurons); where the
+    file is missing ``paper_error`` (why, in words)."""
+    from .claims import relu_balance_claims  # the claims module imports this one
+
+    numbers: dict = {}
+    for prefix, run in (("paper_", paper), ("live_", None if live.diverged else live)):
+        if run is not None:
+            nb, norms = relu_balance_claims(run, window)
+            numbers.update({prefix + "trace_ratio": nb.details["trace_ratio"],
+                            prefix + "predicted_ratio": nb.details["predicted_ratio"],
+                            prefix + "norm_ratio": norms.details["norm_ratio"]})
+    if paper is not None:
+        numbers.update(paper_quartiles=paper.neuron_ratio_quartiles, paper_dead=paper.dead_neurons)
+    else:
+        numbers["paper_error"] = paper_error
+    if live.diverged:
+        return Outcome("live_diverged", True, numbers)
+    return Outcome("paper_missing", True, numbers) if paper is None else Outcome("compared", False, numbers)
+
+
+#: The live run's record chunks (progress is reported after each).
+RELU_LIVE_CHUNKS = 5
+
+
+def relu_balance_view(window: float = 0.25, hidden: int = RELU_SMALL["hidden"], lr: float = RELU_SMALL["lr"],
+                      steps: int = RELU_SMALL["steps"], seed: int = 0, data_path=None, cache: dict | None = None,
+                      progress=None) -> ReLUBalanceView:
+    """§5b: the shipped run at ``data_path`` (None: the package's) and :func:`relu_balance_run` at :data:`RELU_SMALL`
+    with ``hidden``, ``lr``, ``steps``, ``seed``, compared over the last ``window``. ``cache``: a dict the caller
+    keeps between calls, holding the last live run by its settings (a change of ``window`` alone re-simulates
+    nothing); ``progress`` gets the live run's fraction done."""
+    paper, paper_error = shipped_relu_balance(data_path)
+    key = (int(hidden), float(lr), int(steps), int(seed))
+    cache = {} if cache is None else cache
+    if key not in cache:
+        cache.clear()
+        cache[key] = relu_balance_run(**{**RELU_SMALL, "hidden": int(hidden), "lr": float(lr), "steps": int(steps),
+                                         "seed": int(seed)}, chunks=RELU_LIVE_CHUNKS, progress=progress)
+    live = cache[key]
+    return ReLUBalanceView(paper, live, float(window), relu_balance_outcome(paper, paper_error, live, window))
 
 
 # ============================================================================ §6 where the continuous picture breaks

@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from ..balance import claims as figure_claims
 from ..balance import experiments, plane
 from ..core.checking import CheckResult
-from .base import Controller, ExperimentFigure, RunController, Words
+from .base import Controller, ExperimentFigure, Words
 from .plotting import LAYOUT, axes, key_last, keyed, line, markers, panels, put
 from .sliders import SEED, TEMPERATURE, U0, W0, Range
 from .style import NEUTRALS, PALETTE, colours, rgba
@@ -550,14 +550,16 @@ class Rank1Balance(ExperimentFigure):
         return Words(None, "info", msg)
 
 
-class ReLUBalance(RunController):
+class ReLUBalance(ExperimentFigure):
     """§5b: the ratio of the two noise traces and of the two layer norms of ReLU nets; shaded: the window the
     claims average over. Left: the paper's Fig. 2 net (20 → 200 → 20), the shipped run
     (:func:`~symsgd_core.balance.experiments.load_relu_balance`). Right: a ``5 → hidden → 5`` net simulated now
-    (:data:`~symsgd_core.balance.experiments.RELU_SMALL` with the sliders; ``self.result``).
+    (:data:`~symsgd_core.balance.experiments.RELU_SMALL` with the sliders); both in ``self.result``
+    (:func:`~symsgd_core.balance.experiments.relu_balance_view`).
     """
 
     auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
+    experiment = staticmethod(experiments.relu_balance_view)
     sliders = dict(window=Range("averaging window", 0.1, 0.5, 0.05),
                    hidden=Range("live net: hidden", 10, 80, 10, kind="int"),
                    lr=Range("live net: η", math.log10(0.003), math.log10(0.02), 0.05, kind="log", fmt=".3g"),
@@ -565,15 +567,10 @@ class ReLUBalance(RunController):
                    seed=SEED.but(description="live net: seed"))
 
     def __init__(self, data_path=None) -> None:
-        try:
-            self.paper = experiments.load_relu_balance(data_path)
-            self.paper_error = None
-        except ValueError as exc:  # missing file: say so, do not raise
-            self.paper, self.paper_error = None, str(exc)
-        self.window = None
+        self.paper, self.paper_error = experiments.shipped_relu_balance(data_path)  # for the titles and the notebook
+        #: the last live run by its settings (the experiment's ``cache``: a window change re-simulates nothing)
         self._cache: dict = {}
-        small = experiments.RELU_SMALL
-        super().__init__(window=0.25, hidden=small["hidden"], lr=small["lr"], steps=small["steps"], seed=0)
+        super().__init__(data_path=data_path, cache=self._cache)
 
     def _figures(self) -> list[go.FigureWidget]:
         p = self.paper.settings if self.paper else experiments.RELU_FIG2
@@ -585,22 +582,11 @@ class ReLUBalance(RunController):
         axes(fig, (1, 1), y="ratio")
         return [fig]
 
-    def live_run(self, hidden, lr, steps, seed):
-        """The small live run (:func:`~symsgd_core.balance.experiments.relu_balance_run`, cached by its settings)."""
-        key = (hidden, float(lr), int(steps), int(seed))
-        if key not in self._cache:
-            params = {**experiments.RELU_SMALL, "hidden": int(hidden), "lr": float(lr), "steps": int(steps),
-                      "seed": int(seed)}
-            self._cache = {key: experiments.relu_balance_run(**params, chunks=5, progress=self.set_progress)}
-        return self._cache[key]
-
-    def _run(self, window, hidden, lr, steps, seed) -> None:
-        live = self.result = self.live_run(hidden, lr, steps, seed)
-        self.window = window
-        fig = self.figure
+    def _show(self, r, window, lr, **values) -> None:
+        live, fig = r.live, self.figure
         with fig.batch_update():
-            if self.paper is not None:
-                lo, hi = _fill_ratio_panel(fig, 1, self.paper, window)
+            if r.paper is not None:
+                lo, hi = _fill_ratio_panel(fig, 1, r.paper, window)
                 axes(fig, (1, 1), yaxis=dict(range=[lo, hi]))
             if live.diverged:
                 _clear(keyed(fig, f"panel2_{k}") for k in RATIO_TRACES)
@@ -608,36 +594,35 @@ class ReLUBalance(RunController):
                 lo, hi = _fill_ratio_panel(fig, 2, live, window)
                 axes(fig, (1, 2), yaxis=dict(range=[lo, hi]))
             _drop_notes(fig, "divergence", "missing")
-            if self.paper is None:
+            if r.paper is None:
                 fig.add_annotation(name="missing", text="precomputed data file missing:<br>run "
                                    "python -m symsgd_core.balance.experiments", xref="x domain", yref="y domain",
                                    x=0.5, y=0.5, showarrow=False, bgcolor="rgba(254,243,199,0.95)")
             if live.diverged:
                 _alarm(fig, f"the live run diverged at η = {lr:.3g}:<br>lower η", xref="x2 domain", yref="y2 domain")
-        parts, level = [], "info"
-        if self.paper is not None:
-            c = figure_claims.relu_balance_claims(self.paper, window)
-            d = c[0].details
-            q = self.paper.neuron_ratio_quartiles
-            parts.append(f"Paper-size net, last {window:.0%} of the run: noise-trace ratio {d['trace_ratio']:.3f} "
-                         f"(the law predicts {d['predicted_ratio']:.3f} from G's drift), norm ratio "
-                         f"{c[1].details['norm_ratio']:.3f}; per neuron at the end, the middle half of the trace "
-                         f"ratios lies in [{q[0]:.2f}, {q[1]:.2f}] ({self.paper.dead_neurons} dead neurons).")
+
+    def words(self, r, window, hidden, lr, **values) -> Words:
+        kind, n = r.outcome.kind, r.outcome.numbers
+        if "paper_error" in n:
+            parts, level = [n["paper_error"]], "warning"
         else:
-            parts.append(self.paper_error)
-            level = "warning"
-        if live.diverged:
+            q = n["paper_quartiles"]
+            parts, level = [f"Paper-size net, last {window:.0%} of the run: noise-trace ratio "
+                            f"{n['paper_trace_ratio']:.3f} (the law predicts {n['paper_predicted_ratio']:.3f} from "
+                            f"G's drift), norm ratio {n['paper_norm_ratio']:.3f}; per neuron at the end, the middle "
+                            f"half of the trace ratios lies in [{q[0]:.2f}, {q[1]:.2f}] ({n['paper_dead']} dead "
+                            "neurons)."], "info"
+        if kind == "live_diverged":
             parts.append(f"The live run diverged at η = {lr:.3g}; lower η.")
             level = "error"
         else:
-            c = figure_claims.relu_balance_claims(live, window)
-            parts.append(f"Live 5 → {hidden} → 5 net: trace ratio {c[0].details['trace_ratio']:.3f} (law: "
-                         f"{c[0].details['predicted_ratio']:.3f}), norm ratio {c[1].details['norm_ratio']:.3f}.")
-        self.say(" ".join(parts), level)
+            parts.append(f"Live 5 → {hidden} → 5 net: trace ratio {n['live_trace_ratio']:.3f} (law: "
+                         f"{n['live_predicted_ratio']:.3f}), norm ratio {n['live_norm_ratio']:.3f}.")
+        return Words(None, level, " ".join(parts))
 
     def claims(self) -> list[CheckResult]:
         """§5 claims for the precomputed run, and the law's exact identities at its final state (Thm 3.2)."""
-        return figure_claims.relu_claims(self.paper, self.result, self.window)
+        return figure_claims.relu_claims(self.paper, self.result.live, self.result.window)
 
 
 # ============================================================================ §6 where the continuous picture breaks
