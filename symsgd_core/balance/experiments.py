@@ -19,6 +19,7 @@ example with k = σ = 1). ``python -m symsgd_core.balance.experiments`` regenera
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -26,10 +27,10 @@ import numpy as np
 from ..core.conventions import lr_for_temperature, steps_for_time
 from ..core.results import Outcome
 from ..core.seeding import stream
-from ..core.validation import check_int, check_positive_int
+from ..core.validation import check_int, check_positive, check_positive_int
 from .data import Dataset, GaussianData
 from .dynamics import Trajectory, langevin_noise_std, run_gradient_flow, run_langevin, run_sgd
-from .law import corollary_bound, corollary_rate, scalar_g_along_path, scalar_g_rate
+from .law import corollary_bound, corollary_rate, gaussian_rate, half_life, scalar_g_along_path, scalar_g_rate
 from .models import Rank1LinearModel, ScalarModel, SymmetricModel
 from .observables import (
     ItoTerms,
@@ -50,24 +51,36 @@ __all__ = [
     "DiscreteBreakdownResult",
     "EnsembleResult",
     "ITO_MODELS",
+    "ITO_OUTCOMES",
     "ItoPoint",
     "RELU_DATA_FILE",
     "RELU_FIG2",
     "RELU_SMALL",
+    "RANK1_OUTCOMES",
+    "RELU_BALANCE_OUTCOMES",
     "ReLUBalanceRun",
+    "ReLUBalanceView",
     "Rank1BalanceRun",
     "SCALAR_DATA",
     "SymmetryOrbit",
+    "TEASER_OUTCOMES",
     "THREE_DYNAMICS_OUTCOMES",
+    "TeaserBound",
     "ThreeDynamicsResult",
     "balance_ensemble",
     "discrete_breakdown",
+    "ito_outcome",
+    "rank1_outcome",
     "figure_records",
     "ito_point",
     "load_relu_balance",
     "rank1_balance",
+    "relu_balance_outcome",
     "relu_balance_run",
+    "relu_balance_view",
+    "shipped_relu_balance",
     "symmetry_orbit",
+    "teaser_bound",
     "three_dynamics",
     "write_relu_balance",
 ]
@@ -117,6 +130,53 @@ def figure_records(traj: Trajectory, record_every: int) -> Trajectory:
                    observables={key: val[pos] for key, val in traj.observables.items()})
 
 
+# ============================================================================ notebook 00: the teaser
+#: The teaser's times: this many points on [0, t_max].
+TEASER_POINTS = 400
+
+
+@dataclass(frozen=True, eq=False)
+class TeaserBound:
+    """Corollary 3.3's bound on ``|u² − w²|`` for the scalar model with ``x ~ N(0, 1)``, ``ε ~ N(0, σ²)`` (notebook 00).
+
+    Attributes:
+        t: times ``(TEASER_POINTS,)`` on ``[0, t_max]`` (``t = η·steps``).
+        bound: ``|G(0)|·e^{−4Tσ²t}`` at ``t``, shape of ``t``.
+        outcome: ``conserved`` (``Tσ² = 0``: no gradient noise, no decay; no numbers) or ``balances`` (numbers
+            ``half_life``: ``ln 2 / (4Tσ²)`` in units of t; ``steps``: that time in SGD steps at ``η = T``, batch 1;
+            ``temperature``).
+    """
+
+    t: np.ndarray
+    bound: np.ndarray
+    outcome: Outcome
+
+
+#: The outcomes of the teaser (:func:`teaser_bound`).
+TEASER_OUTCOMES = ("conserved", "balances")
+
+
+def teaser_bound(temperature: float = 0.01, sigma: float = 1.0, imbalance0: float = 2.0,
+                 t_max: float = 100.0) -> TeaserBound:
+    """Notebook 00's teaser: the bound on ``|u² − w²|`` over ``[0, t_max]`` from ``|G(0)| = imbalance0`` at ``T = η/S``
+    and label noise ``σ``, and its half-life (:func:`~.law.half_life`).
+
+    Raises:
+        ValueError: a negative ``temperature`` or ``sigma``, a non-positive ``imbalance0`` or ``t_max``.
+    """
+    imbalance0 = check_positive("imbalance0", imbalance0)
+    t = np.linspace(0.0, check_positive("t_max", t_max), TEASER_POINTS)
+    rate = gaussian_rate(temperature, sigma)
+    t_half = half_life(rate)
+    if math.isinf(t_half):
+        outcome = Outcome("conserved", False, {})
+    else:
+        steps = steps_for_time(temperature, t_half)  # rate > 0: T > 0
+        outcome = Outcome("balances", False, {"half_life": t_half, "steps": int(steps),
+                                               "temperature": float(temperature)})
+    return TeaserBound(t=t, bound=corollary_bound(t, imbalance0, rate), outcome=outcome)
+
+
 # ============================================================================ §1 the symmetry
 #: The orbit's λ values of §1's right panel (λ ∈ [1/2, 2], log-spaced).
 ORBIT_LAMBDAS = np.geomspace(0.5, 2.0, 121)
@@ -131,6 +191,8 @@ class SymmetryOrbit:
         x, y: the sample.
         loss0, loss, G0, G: ``ℓ`` and ``G`` at the start and at the point.
         lambdas, loss_curve, G_curve: ``(K,)`` λ values of the orbit and ``ℓ``, ``G`` there.
+        outcome: always ``orbit`` (what §1 shows); numbers ``u``, ``w`` (the point), ``loss``, ``loss0``, ``G``,
+            ``G0``.
     """
 
     lam: float
@@ -145,6 +207,7 @@ class SymmetryOrbit:
     lambdas: np.ndarray
     loss_curve: np.ndarray
     G_curve: np.ndarray
+    outcome: Outcome
 
 
 def symmetry_orbit(lam: float = 1.0, u0: float = 1.5, w0: float = 0.5, x: float = 1.0, y: float = 1.0,
@@ -155,11 +218,11 @@ def symmetry_orbit(lam: float = 1.0, u0: float = 1.5, w0: float = 0.5, x: float 
     xs, ys = np.array([x]), np.array([y])
     point = np.array([lam * u0, w0 / lam])
     curve = np.stack([m.rescale(th0, float(s)) for s in lambdas])
-    return SymmetryOrbit(lam=lam, theta0=th0, point=point, x=x, y=y,
-                         loss0=float(m.per_sample_loss(th0, xs, ys)[0]),
-                         loss=float(m.per_sample_loss(point, xs, ys)[0]),
-                         G0=float(m.G(th0)), G=float(m.G(point)), lambdas=np.asarray(lambdas),
-                         loss_curve=m.per_sample_loss(curve, xs, ys)[:, 0], G_curve=m.G(curve))
+    here = dict(loss0=float(m.per_sample_loss(th0, xs, ys)[0]), loss=float(m.per_sample_loss(point, xs, ys)[0]),
+                G0=float(m.G(th0)), G=float(m.G(point)))
+    return SymmetryOrbit(lam=lam, theta0=th0, point=point, x=x, y=y, **here, lambdas=np.asarray(lambdas),
+                         loss_curve=m.per_sample_loss(curve, xs, ys)[:, 0], G_curve=m.G(curve),
+                         outcome=Outcome("orbit", False, {"u": float(point[0]), "w": float(point[1]), **here}))
 
 
 # ============================================================================ §2 three dynamics
@@ -212,7 +275,7 @@ def three_dynamics(lr: float = 0.02, batch_size: int = 1, noise: float = 1.0, u0
                                settings=dict(lr=lr, batch_size=batch_size, noise=noise, u0=u0, w0=w0, steps=steps,
                                              seed=seed),
                                outcome=three_dynamics_outcome(flow, figure_records(sgd, max(steps // PLANE_RECORDS, 1)),
-                                                              iso, lr, u0, w0))
+                                                              iso, lr, u0, w0, float(s)))
 
 
 #: The outcomes of §2 (:func:`three_dynamics_outcome`).
@@ -220,10 +283,11 @@ THREE_DYNAMICS_OUTCOMES = ("diverged", "saddle", "compared")
 
 
 def three_dynamics_outcome(flow: Trajectory, sgd: Trajectory, iso: Trajectory, lr: float, u0: float,
-                           w0: float) -> Outcome:
+                           w0: float, noise_std: float | None = None) -> Outcome:
     """§2's outcome: ``diverged`` (SGD or the isotropic walker; numbers ``<run>_diverged_step``, ``<run>_onset_step``,
     ``<run>_max_s`` of each diverged run, :func:`divergence_onset`), ``saddle`` (the start (0, 0), where nothing
-    moves), else ``compared``: ``G0`` and the last ``G`` of each run (``G_flow``, ``G_sgd``, ``G_iso``)."""
+    moves), else ``compared``: ``G0`` and the last ``G`` of each run (``G_flow``, ``G_sgd``, ``G_iso``) and, where
+    given, ``noise_std`` (the isotropic kick size)."""
     runs = {"sgd": sgd, "iso": iso}
     numbers: dict = {}
     for key, tr in runs.items():
@@ -238,7 +302,8 @@ def three_dynamics_outcome(flow: Trajectory, sgd: Trajectory, iso: Trajectory, l
     if u0 == 0 and w0 == 0:
         return Outcome("saddle", True, {})
     return Outcome("compared", False, {"G0": u0 * u0 - w0 * w0, **{f"G_{k}": float(tr.observables["G"][-1, 0])
-                                                                   for k, tr in (("flow", flow), *runs.items())}})
+                                                                   for k, tr in (("flow", flow), *runs.items())},
+                                       **({} if noise_std is None else {"noise_std": float(noise_std)})})
 
 
 # ============================================================================ §3 the ensemble and the ODE
@@ -260,8 +325,10 @@ class EnsembleResult:
         G_ode: ``(K, runs)``, ``dG/dt = −4T g(v) G`` integrated along each run's own ``v(t)``.
         bound: ``(K,)``, Corollary 3.3's ``|G₀| e^{−4TΔt/α₁}``.
         theta0, t_end, seed: the start, the duration and the seed.
-        outcome: ``some_diverged`` (numbers ``diverged``: how many runs, left out of every series) or
-            ``compared``.
+        outcome: ``some_diverged`` (a failure; number ``diverged``: how many runs, left out of every series) or
+            ``compared``; both with ``temperature``, ``runs_ok``, ``steps``, ``t_end`` (the last record's t) and, at
+            the last record, ``spread_u``, ``spread_G`` (standard deviations across runs), ``mean_G``, ``ode``
+            (the ODE's G, mean over runs) and ``bound``.
     """
 
     traj: Trajectory
@@ -293,13 +360,16 @@ def balance_ensemble(temperature: float = 0.02, runs: int = 300, progress=None) 
     g = moments.g(v)  # the law along each run: the trapezoid integral of g(v_r) over the records
     integral = np.concatenate([np.zeros((1, g.shape[1])),
                                np.cumsum(0.5 * (g[1:] + g[:-1]) * np.diff(t)[:, None], axis=0)])
-    return EnsembleResult(traj=traj, temperature=T, runs=int(ok.sum()),
-                          spread_u=spread_summary(traj.observables["u_sq"][:, ok]), spread_G=spread_summary(G),
-                          G_ode=scalar_g_along_path(G[0][None, :], T, integral),
-                          bound=corollary_bound(t, abs(G[0, 0]), corollary_rate(T, moments)),
-                          theta0=ENSEMBLE_START, t_end=ENSEMBLE_T_END, seed=ENSEMBLE_SEED,
-                          outcome=(Outcome("some_diverged", True, {"diverged": int(traj.n_diverged)}) if traj.n_diverged
-                                   else Outcome("compared", False, {})))
+    su, sg = spread_summary(traj.observables["u_sq"][:, ok]), spread_summary(G)
+    G_ode = scalar_g_along_path(G[0][None, :], T, integral)
+    bound = corollary_bound(t, abs(G[0, 0]), corollary_rate(T, moments))
+    numbers = {"temperature": T, "runs_ok": int(ok.sum()), "steps": int(traj.steps[-1]), "t_end": float(t[-1]),
+               "spread_u": float(su["std"][-1]), "spread_G": float(sg["std"][-1]), "mean_G": float(sg["mean"][-1]),
+               "ode": float(G_ode.mean(axis=1)[-1]), "bound": float(bound[-1])}
+    return EnsembleResult(traj=traj, temperature=T, runs=int(ok.sum()), spread_u=su, spread_G=sg, G_ode=G_ode,
+                          bound=bound, theta0=ENSEMBLE_START, t_end=ENSEMBLE_T_END, seed=ENSEMBLE_SEED,
+                          outcome=(Outcome("some_diverged", True, {**numbers, "diverged": int(traj.n_diverged)})
+                                   if traj.n_diverged else Outcome("compared", False, numbers)))
 
 
 # ============================================================================ §4 Itô's lemma term by term
@@ -329,6 +399,7 @@ class ItoPoint:
         sym_residual: ``max_n |θᵀB∇ℓ(θ, x_n)|``; BC_norm: ``‖θᵀBC‖``.
         tr_cov_u, tr_cov_w: the two noise traces.
         scalar_rate: the scalar model's ``−4T·g(v)·G`` (``None`` for the rank-1 net).
+        outcome: :func:`ito_outcome`.
     """
 
     model_name: str
@@ -345,6 +416,27 @@ class ItoPoint:
     tr_cov_u: float
     tr_cov_w: float
     scalar_rate: float | None
+    outcome: Outcome
+
+
+#: The outcomes of §4 (:func:`ito_outcome`).
+ITO_OUTCOMES = ("no_direction", "null_direction")
+
+
+def ito_outcome(G_terms: ItoTerms, u_terms: ItoTerms, spectrum: NoiseSpectrum | None) -> Outcome:
+    """§4's outcome: ``no_direction`` (``u = w = 0``: ``Jθ = 0``, no symmetry direction to mark; a failure, no
+    numbers) or ``null_direction``. Numbers: ``G_rate``, ``G_drift``, ``G_noise`` (dG's expected rate, drift and
+    noise coefficient), ``u_drift``, ``u_ito``, ``u_noise`` (d‖u‖²'s drift, Itô correction and noise coefficient),
+    ``null_weight`` (the largest weight of ``Jθ/‖Jθ‖`` on an eigenvector of C), ``null_eigenvalue`` (that
+    eigenvector's eigenvalue) and ``largest_eigenvalue``."""
+    if spectrum is None:
+        return Outcome("no_direction", True, {})
+    zero = int(np.argmax(spectrum.overlaps))
+    return Outcome("null_direction", False, {
+        "G_rate": float(G_terms.rate), "G_drift": float(G_terms.drift), "G_noise": float(G_terms.noise_std),
+        "u_drift": float(u_terms.drift), "u_ito": float(u_terms.ito_correction), "u_noise": float(u_terms.noise_std),
+        "null_weight": float(spectrum.overlaps[zero]), "null_eigenvalue": float(spectrum.eigenvalues[zero]),
+        "largest_eigenvalue": float(spectrum.eigenvalues[-1])})
 
 
 def ito_point(model: str = ITO_MODELS[0], u: float = 1.5, w: float = 0.5, temperature: float = 0.05) -> ItoPoint:
@@ -360,8 +452,9 @@ def ito_point(model: str = ITO_MODELS[0], u: float = 1.5, w: float = 0.5, temper
     rate = None
     if u_dir is None:
         rate = float(scalar_g_rate(T, float(data.moments().g(u * w)), u * u - w * w))
+    G_terms, u_terms = ito_terms(m, th, data, T, "G"), ito_terms(m, th, data, T, "u_sq")
     return ItoPoint(model_name=model, model=m, data=data, theta=th, temperature=T,
-                    G_terms=ito_terms(m, th, data, T, "G"), u_terms=ito_terms(m, th, data, T, "u_sq"), spectrum=spec,
+                    G_terms=G_terms, u_terms=u_terms, spectrum=spec, outcome=ito_outcome(G_terms, u_terms, spec),
                     eigenvalues=spec.eigenvalues if spec is not None else np.linalg.eigvalsh(C),
                     sym_residual=float(np.max(np.abs(m.symmetry_residual(th, x, y)))),
                     BC_norm=float(np.linalg.norm(bth @ C)), tr_cov_u=float(trc_u), tr_cov_w=float(trc_w),
@@ -401,12 +494,37 @@ class Rank1BalanceRun:
         mean: their run means (``(K,)``), what the claims test.
         diverged: number of runs that diverged (left out).
         settings: d_in, d_out, lr, batch_size, steps, runs, seed, sigma.
+        outcome: :func:`rank1_outcome`.
     """
 
     runs: BalanceSeries
     mean: BalanceSeries
     diverged: int
     settings: dict
+    outcome: Outcome | None = None
+
+
+#: The outcomes of §5a (:func:`rank1_outcome`).
+RANK1_OUTCOMES = ("all_diverged", "some_diverged", "compared")
+
+
+def rank1_outcome(run: Rank1BalanceRun) -> Outcome:
+    """§5a's outcome: ``all_diverged`` (number ``runs``: how many were started), ``some_diverged`` (number
+    ``diverged``: left out) or ``compared`` (both failures but the last). Unless every run diverged, numbers of the
+    noise-balance claim over the last part of the mean run (:func:`~.claims.rank1_claims`): ``trace_ratio``,
+    ``predicted_ratio`` (the law's, from G's drift), ``traces_met`` (the traces within
+    :data:`~.claims.TRACES_MET_FACTOR` of each other) and ``norm_ratio`` (‖u‖²/‖w‖² at the end)."""
+    from .claims import rank1_claims, traces_met  # the claims module imports this one
+
+    if run.runs.G.shape[1] == 0:
+        return Outcome("all_diverged", True, {"runs": int(run.settings["runs"])})
+    nb = rank1_claims(run)[0].details
+    numbers = {"trace_ratio": nb["trace_ratio"], "predicted_ratio": nb["predicted_ratio"],
+               "traces_met": bool(traces_met(nb["trace_ratio"])),
+               "norm_ratio": float(run.mean.u_sq[-1] / run.mean.w_sq[-1])}
+    if run.diverged:
+        return Outcome("some_diverged", True, {**numbers, "diverged": int(run.diverged)})
+    return Outcome("compared", False, numbers)
 
 
 def rank1_balance(d_in: int = 5, d_out: int = 2, lr: float = 0.02, steps: int = 4000, seed: int = 0, *,
@@ -439,9 +557,10 @@ def rank1_balance(d_in: int = 5, d_out: int = 2, lr: float = 0.02, steps: int = 
                            grad_sq_u=pop["grad_sq_u"], grad_sq_w=pop["grad_sq_w"], trace_se=np.zeros(3))
     mean = replace(series, **{f.name: getattr(series, f.name).mean(axis=1) for f in fields(series)
                               if f.name not in ("times", "trace_se")})
-    return Rank1BalanceRun(runs=series, mean=mean, diverged=int(tr.n_diverged),
-                           settings={"d_in": d_in, "d_out": d_out, "lr": lr, "batch_size": 1, "steps": steps,
-                                     "runs": runs, "seed": seed, "sigma": sigma})
+    run = Rank1BalanceRun(runs=series, mean=mean, diverged=int(tr.n_diverged),
+                          settings={"d_in": d_in, "d_out": d_out, "lr": lr, "batch_size": 1, "steps": steps,
+                                    "runs": runs, "seed": seed, "sigma": sigma})
+    return replace(run, outcome=rank1_outcome(run))
 
 
 #: The paper-size ReLU run shipped in ``data_files/relu_balance.npz`` (arXiv 2308.06671, Fig. 2: 20 → 200 → 20,
@@ -581,6 +700,83 @@ def load_relu_balance(path=None) -> ReLUBalanceRun:
     return ReLUBalanceRun(**arrays, settings=settings)
 
 
+def shipped_relu_balance(path=None) -> tuple[ReLUBalanceRun | None, str | None]:
+    """The shipped paper-size ReLU run (:func:`load_relu_balance` at ``path``) and None, or None and why it is missing
+    (in words)."""
+    try:
+        return load_relu_balance(path), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+@dataclass(frozen=True, eq=False)
+class ReLUBalanceView:
+    """§5b's figure: the shipped paper-size ReLU run and a small one simulated now, over the last ``window``.
+
+    Attributes:
+        paper: the shipped run (None: its file is missing).  live: the small run (:data:`RELU_SMALL` with the
+            sliders).  window: the fraction of each run the ratios average over.
+        outcome: :func:`relu_balance_outcome`.
+    """
+
+    paper: ReLUBalanceRun | None
+    live: ReLUBalanceRun
+    window: float
+    outcome: Outcome
+
+
+#: The outcomes of §5b (:func:`relu_balance_outcome`).
+RELU_BALANCE_OUTCOMES = ("compared", "paper_missing", "live_diverged")
+
+
+def relu_balance_outcome(paper: ReLUBalanceRun | None, paper_error: str | None, live: ReLUBalanceRun,
+                         window: float) -> Outcome:
+    """§5b's outcome: ``live_diverged`` (the live run diverged; a failure), ``paper_missing`` (the shipped file is
+    missing; a failure) or ``compared``. Numbers: per run (prefix ``paper_``, ``live_``) where it exists and did not
+    diverge, ``trace_ratio`` (mean Tr_u / mean Tr_w over the window), ``predicted_ratio`` (the law's, from G's drift)
+    and ``norm_ratio`` (‖u‖²/‖w‖² at the end) (:func:`~.claims.relu_balance_claims`); for the paper run also
+    ``paper_quartiles`` (the middle half of the neurons' trace ratios) and ``paper_dead`` (dead neurons); where the
+    file is missing ``paper_error`` (why, in words)."""
+    from .claims import relu_balance_claims  # the claims module imports this one
+
+    numbers: dict = {}
+    for prefix, run in (("paper_", paper), ("live_", None if live.diverged else live)):
+        if run is not None:
+            nb, norms = relu_balance_claims(run, window)
+            numbers.update({prefix + "trace_ratio": nb.details["trace_ratio"],
+                            prefix + "predicted_ratio": nb.details["predicted_ratio"],
+                            prefix + "norm_ratio": norms.details["norm_ratio"]})
+    if paper is not None:
+        numbers.update(paper_quartiles=paper.neuron_ratio_quartiles, paper_dead=paper.dead_neurons)
+    else:
+        numbers["paper_error"] = paper_error
+    if live.diverged:
+        return Outcome("live_diverged", True, numbers)
+    return Outcome("paper_missing", True, numbers) if paper is None else Outcome("compared", False, numbers)
+
+
+#: The live run's record chunks (progress is reported after each).
+RELU_LIVE_CHUNKS = 5
+
+
+def relu_balance_view(window: float = 0.25, hidden: int = RELU_SMALL["hidden"], lr: float = RELU_SMALL["lr"],
+                      steps: int = RELU_SMALL["steps"], seed: int = 0, data_path=None, cache: dict | None = None,
+                      progress=None) -> ReLUBalanceView:
+    """§5b: the shipped run at ``data_path`` (None: the package's) and :func:`relu_balance_run` at :data:`RELU_SMALL`
+    with ``hidden``, ``lr``, ``steps``, ``seed``, compared over the last ``window``. ``cache``: a dict the caller
+    keeps between calls, holding the last live run by its settings (a change of ``window`` alone re-simulates
+    nothing); ``progress`` gets the live run's fraction done."""
+    paper, paper_error = shipped_relu_balance(data_path)
+    key = (int(hidden), float(lr), int(steps), int(seed))
+    cache = {} if cache is None else cache
+    if key not in cache:
+        cache.clear()
+        cache[key] = relu_balance_run(**{**RELU_SMALL, "hidden": int(hidden), "lr": float(lr), "steps": int(steps),
+                                         "seed": int(seed)}, chunks=RELU_LIVE_CHUNKS, progress=progress)
+    live = cache[key]
+    return ReLUBalanceView(paper, live, float(window), relu_balance_outcome(paper, paper_error, live, window))
+
+
 # ============================================================================ §6 where the continuous picture breaks
 @dataclass(frozen=True, eq=False)
 class DiscreteBreakdownResult:
@@ -620,17 +816,23 @@ class DiscreteBreakdownResult:
 DISCRETE_OUTCOMES = ("saddle", "diverged", "sign_flips", "continuous")
 
 
-def discrete_breakdown_outcome(traj: Trajectory, theta, lr: float, moved: bool, flips: int, G, G_floor) -> Outcome:
+def discrete_breakdown_outcome(traj: Trajectory, theta, lr: float, moved: bool, flips: int, G, G_floor,
+                               grows: int | None = None, max_eta_g: float | None = None) -> Outcome:
     """§6's outcome: ``saddle`` (the start (0, 0): SGD never moves), ``diverged`` (numbers ``diverged_step``,
     ``onset_step``, ``max_s``, :func:`divergence_onset`), ``sign_flips`` (G changed sign at some step, which the
-    continuous picture forbids) or ``continuous``; both with ``at_roundoff``: the last G is below the round-off
-    level (its last values are noise)."""
+    continuous picture forbids) or ``continuous``; both with ``at_roundoff`` (the last G is below the round-off
+    level: its last values are noise), ``G_first``, ``G_last``, ``flips``, ``grows`` (steps where G changed sign /
+    grew in size) and ``max_eta_g`` (the largest η|ḡ_B|) where given."""
     if not moved:
         return Outcome("saddle", True, {})
     if traj.n_diverged:
         return Outcome("diverged", True, {"diverged_step": int(traj.diverged_step[0]), **divergence_onset(theta, lr)})
+    extra = {} if grows is None else {"grows": int(grows)}
+    if max_eta_g is not None:
+        extra["max_eta_g"] = float(max_eta_g)
     return Outcome("sign_flips" if flips else "continuous", False,
-                   {"at_roundoff": bool(not np.abs(G[-1]) > G_floor[-1])})
+                   {"at_roundoff": bool(not np.abs(G[-1]) > G_floor[-1]), "G_first": float(G[0]),
+                    "G_last": float(G[-1]), "flips": int(flips), **extra})
 
 
 def discrete_breakdown(lr: float = 0.1, u0: float = 1.5, w0: float = 0.5, batch_size: int = 1, steps: int = 200,
@@ -656,7 +858,8 @@ def discrete_breakdown(lr: float = 0.1, u0: float = 1.5, w0: float = 0.5, batch_
         eta_g = float(np.max(np.abs(lr * facts["c"])))
     return DiscreteBreakdownResult(traj=traj, lr=lr, theta=th, diverged=diverged, moved=moved, facts=facts, G=G,
                                    G_floor=floor, flips=flips, grows=grows, max_eta_g=eta_g,
-                                   outcome=discrete_breakdown_outcome(traj, th, lr, moved, flips, G, floor))
+                                   outcome=discrete_breakdown_outcome(traj, th, lr, moved, flips, G, floor, grows,
+                                                                      eta_g))
 
 
 def main(argv=None) -> int:

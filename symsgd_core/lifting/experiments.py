@@ -47,8 +47,9 @@ __all__ = [
     "EULER_GRID", "MIN_REFERENCE_COSINE", "ORBIT_RANGE", "CHAIN_RULE_OUTCOMES", "EULER_OUTCOMES", "TRACES_OUTCOMES",
     "ChainRulePoint", "EulerView", "OrbitSweep", "OrbitView", "RankOneSlice", "SignCaveat", "TracesView",
     "chain_rule_outcome", "chain_rule_point", "demo_case", "euler_outcome", "euler_view", "orbit_sweep", "orbit_view",
-    "param_case", "rank_one_slice",
-    "reference_ok", "sign_caveat", "traces_outcome", "traces_view",
+    "orbit_outcome", "param_case", "RANK_ONE_OUTCOMES", "rank_one_outcome", "rank_one_slice",
+    "reference_ok", "SIGN_OUTCOMES", "sign_caveat", "sign_caveat_outcome", "sign_caveat_view", "traces_outcome",
+    "traces_view",
 ]
 
 #: The notebook's demo point u = ‖u‖(cos θ_u, sin θ_u), w = ‖w‖(cos θ_w, sin θ_w) (angles in degrees): the
@@ -108,6 +109,7 @@ class OrbitView:
         lam: λ; case, base: the cases at λ and at 1.
         lambdas, losses, G_curve: the orbit's λ grid, the training loss and ``G = ‖λu‖² − ‖w/λ‖²`` there.
         loss, loss0, G, G0: the training loss and ``G`` at λ and at 1.
+        outcome: :func:`orbit_outcome`.
     """
 
     lam: float
@@ -120,6 +122,7 @@ class OrbitView:
     loss0: float
     G: float
     G0: float
+    outcome: Outcome
 
     @property
     def M(self) -> np.ndarray:
@@ -136,9 +139,20 @@ def orbit_view(model: str = "linear", lam: float = 1.0, u0=ORBIT_U, w0=ORBIT_W, 
     case, base = demo_case(model, u, w), demo_case(model, u0, w0)
     losses = np.array([per_sample_losses(base, s * base.u, base.w / s).mean() for s in lambdas])
     G = lambdas ** 2 * (base.u @ base.u) - (base.w @ base.w) / lambdas ** 2
+    loss, loss0 = float(per_sample_losses(case).mean()), float(per_sample_losses(base).mean())
+    G_here, G0 = float(case.u @ case.u - case.w @ case.w), float(base.u @ base.u - base.w @ base.w)
     return OrbitView(lam=lam, case=case, base=base, lambdas=np.asarray(lambdas), losses=losses, G_curve=G,
-                     loss=float(per_sample_losses(case).mean()), loss0=float(per_sample_losses(base).mean()),
-                     G=float(case.u @ case.u - case.w @ case.w), G0=float(base.u @ base.u - base.w @ base.w))
+                     loss=loss, loss0=loss0, G=G_here, G0=G0,
+                     outcome=orbit_outcome(case, base, loss, loss0, G_here, G0))
+
+
+def orbit_outcome(case: LiftingCase, base: LiftingCase, loss: float, loss0: float, G: float, G0: float) -> Outcome:
+    """§1's outcome: always ``orbit`` (M and the loss stay, G moves: what the figure shows). Numbers: ``u``, ``w``
+    (``λu``, ``w/λ``, tuples), ``M_change`` (largest entry change of M from λ = 1), ``loss``, ``loss_change``, ``G``,
+    ``G0`` (G at λ and at 1)."""
+    return Outcome("orbit", False, {"u": tuple(float(x) for x in case.u), "w": tuple(float(x) for x in case.w),
+                                    "M_change": float(np.max(np.abs(case.M - base.M))), "loss": float(loss),
+                                    "loss_change": abs(float(loss) - float(loss0)), "G": float(G), "G0": float(G0)})
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,12 +197,13 @@ class RankOneSlice:
     det_sum: float
     coords: list
     s: float
+    outcome: Outcome
 
     @property
     def double_cone(self) -> bool:
         """The slice ``z = s`` is ``z = 0`` (to round-off), where the rank-≤1 set is a double cone, not a
         hyperboloid of one sheet."""
-        return bool(abs(self.s) < 1e-12)
+        return bool(abs(self.s) < DOUBLE_CONE_TOL)
 
     def surface(self, p_max: float, n_p: int = 33, n_angle: int = 49) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The rank-≤1 set of the slice, ``q² + h² = p² + s²``, as a mesh ``(q, h, p)`` of shape ``(n_p, n_angle)``
@@ -205,10 +220,26 @@ def rank_one_slice(theta_u: float = DEMO_THETA_U, theta_w: float = DEMO_THETA_W,
     R = rotation(np.deg2rad(phi) / 2)
     M, M2 = np.outer(u, w), np.outer(R @ u, R @ w)
     mid = (M + M2) / 2
-    return RankOneSlice(M=M, M2=M2, mid=mid, sum=M + M2, det_M=float(np.linalg.det(M)),
-                        det_M2=float(np.linalg.det(M2)), det_mid=float(np.linalg.det(mid)),
-                        det_sum=float(np.linalg.det(M + M2)), coords=[slice_coordinates(X) for X in (M, M2, mid)],
-                        s=float(slice_coordinates(M)[3]))
+    dets = dict(det_M=float(np.linalg.det(M)), det_M2=float(np.linalg.det(M2)), det_mid=float(np.linalg.det(mid)),
+                det_sum=float(np.linalg.det(M + M2)))
+    s = float(slice_coordinates(M)[3])
+    return RankOneSlice(M=M, M2=M2, mid=mid, sum=M + M2, **dets, coords=[slice_coordinates(X) for X in (M, M2, mid)],
+                        s=s, outcome=rank_one_outcome(s, **dets))
+
+
+#: The outcomes of §2 (:func:`rank_one_outcome`): the shape of the rank-≤1 set in the slice.
+RANK_ONE_OUTCOMES = ("double_cone", "hyperboloid")
+#: ``|s|`` below which the slice ``z = s`` is ``z = 0`` (round-off of ``slice_coordinates`` on unit vectors).
+DOUBLE_CONE_TOL = 1e-12
+
+
+def rank_one_outcome(s: float, det_M: float, det_M2: float, det_mid: float, det_sum: float) -> Outcome:
+    """§2's outcome: ``double_cone`` (the slice ``z = 0``, ``|s| <`` :data:`DOUBLE_CONE_TOL`) or ``hyperboloid`` (of one
+    sheet); never a failure. Numbers: ``s`` and the four determinants (``det_M``, ``det_M2``, ``det_mid``,
+    ``det_sum``)."""
+    kind = "double_cone" if abs(s) < DOUBLE_CONE_TOL else "hyperboloid"
+    return Outcome(kind, False, {"s": float(s), "det_M": det_M, "det_M2": det_M2, "det_mid": det_mid,
+                                 "det_sum": det_sum})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,8 +280,10 @@ CHAIN_RULE_OUTCOMES = ("relu_off", "slip")
 def chain_rule_outcome(du, dw, gw, lifted: float, loss: float, err_corrected: float, err_seed: float) -> Outcome:
     """§3's outcome for one sample: ``relu_off`` (every gradient ``du``, ``dw``, ``gw`` is 0: a ReLU neuron off on the
     sample, where the two chain rules cannot differ; a failure of the setting) or ``slip`` (the reply's display
-    misses). Numbers: ``lift_gap`` (``ℓ̃(u wᵀ, w) − ℓ(u, w)``), ``err_corrected``, ``err_seed``."""
-    numbers = {"lift_gap": float(lifted - loss), "err_corrected": float(err_corrected), "err_seed": float(err_seed)}
+    misses). Numbers: ``lift_gap`` (``ℓ̃(u wᵀ, w) − ℓ(u, w)``), ``err_corrected``, ``err_seed``, ``gw`` (``∂ℓ̃/∂w``,
+    the term the reply's display misplaces, a tuple)."""
+    numbers = {"lift_gap": float(lifted - loss), "err_corrected": float(err_corrected), "err_seed": float(err_seed),
+               "gw": tuple(float(g) for g in np.ravel(gw))}
     if not (np.any(du) or np.any(dw) or np.any(gw)):
         return Outcome("relu_off", True, numbers)
     return Outcome("slip", False, numbers)
@@ -341,11 +374,13 @@ def _defined(**numbers) -> dict:
 
 
 def euler_outcome(case: LiftingCase, F_ok: bool, euler: float, gw_norm: float, F_error: float | None,
-                  nat_error: float | None) -> Outcome:
-    """§4's outcome (a kind of :data:`EULER_OUTCOMES`). Numbers: ``euler`` (``w·∂L̃/∂w``), ``gw_norm``, and where
-    the lifting exists ``F_error``, ``nat_error`` (largest ``|difference|`` of its gradients from autograd's)."""
+                  nat_error: float | None, gw=None) -> Outcome:
+    """§4's outcome (a kind of :data:`EULER_OUTCOMES`). Numbers: ``euler`` (``w·∂L̃/∂w``), ``gw_norm``, ``gw``
+    (``∂L̃/∂w``, a tuple, where given), and where the lifting exists ``F_error``, ``nat_error`` (largest
+    ``|difference|`` of its gradients from autograd's)."""
     return _lifting_outcome(case, F_ok, _defined(euler=float(euler), gw_norm=float(gw_norm), F_error=F_error,
-                                                 nat_error=nat_error))
+                                                 nat_error=nat_error,
+                                                 gw=None if gw is None else tuple(float(g) for g in np.ravel(gw))))
 
 
 def euler_view(model: str = "linear", theta_u: float = DEMO_THETA_U, u_len: float = DEMO_U_LEN,
@@ -371,7 +406,7 @@ def euler_view(model: str = "linear", theta_u: float = DEMO_THETA_U, u_len: floa
     errors = {k: None if g is None else float(np.abs(g - autograd).max()) for k, g in (("F", F), ("nat", nat))}
     euler, gw_norm = float(gw @ case.w), float(np.linalg.norm(gw))
     return EulerView(case=case, du=du, dw=dw, gw=gw, euler=euler, gw_norm=gw_norm, F_ok=F_ok, F=F, nat=nat, Z=Z,
-                     outcome=euler_outcome(case, F_ok, euler, gw_norm, errors["F"], errors["nat"]))
+                     outcome=euler_outcome(case, F_ok, euler, gw_norm, errors["F"], errors["nat"], gw))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -390,6 +425,8 @@ class SignCaveat:
         F: ``F(u wᵀ)`` of the w-free lifting (``None`` where undefined); w_dot_r: ``wᵀr`` (its sign class).
         M_diff: ``max|u wᵀ − (−u)(−w)ᵀ|`` (round-off).
         lambdas, pos, neg: the |λ| grid, ``L(λu, w/λ)`` and ``L(−λu, −w/λ)``.
+        lam: the |λ| the figure marks on both branches (the losses do not depend on it).
+        outcome: :func:`sign_caveat_outcome`.
     """
 
     case: LiftingCase
@@ -401,6 +438,8 @@ class SignCaveat:
     lambdas: np.ndarray
     pos: np.ndarray
     neg: np.ndarray
+    lam: float
+    outcome: Outcome
 
     @property
     def w_inputs(self) -> np.ndarray:
@@ -413,20 +452,46 @@ class SignCaveat:
         return self.w_inputs @ self.case.w > 0
 
 
-#: §5's fixed ``u``: 2·(cos 100°, sin 100°).
-SIGN_U = polar(100.0, 2.0)
+#: §5's fixed ``u``: ``SIGN_U_LEN``·(cos ``SIGN_THETA_U``, sin ``SIGN_THETA_U``) = 2·(cos 100°, sin 100°).
+SIGN_THETA_U, SIGN_U_LEN = 100.0, 2.0
+SIGN_U = polar(SIGN_THETA_U, SIGN_U_LEN)
+
+#: The outcomes of §5 (:func:`sign_caveat_outcome`): the model is even under ``(u, w) → (−u, −w)`` (the same loss:
+#: a function of M alone) or not (the sign caveat: the same M, two losses).
+SIGN_OUTCOMES = ("even", "sign_caveat")
 
 
-def sign_caveat(model: str = "relu", theta_w: float = 45.0, u=SIGN_U, lambdas=SIGN_LAMBDAS) -> SignCaveat:
-    """§5: ``(u, w)`` and ``(−u, −w)`` give the same ``M``; the ReLU neuron's losses differ (``w`` of length 1)."""
+def sign_caveat_outcome(case: LiftingCase, plus: float, minus: float, F: float | None, w_dot_r: float,
+                        M_diff: float) -> Outcome:
+    """§5's outcome (a kind of :data:`SIGN_OUTCOMES`, from whether ``case``'s model is negation-symmetric; never a
+    failure: both are what the figure shows). Numbers: ``plus``, ``minus`` (``L(u, w)``, ``L(−u, −w)``), ``M_diff``,
+    ``w_dot_r`` (``wᵀr``: which class F describes) and, where it is defined, ``F``."""
+    kind = "even" if case.model.negation_symmetric else "sign_caveat"
+    return Outcome(kind, False, _defined(plus=float(plus), minus=float(minus), M_diff=float(M_diff),
+                                         w_dot_r=float(w_dot_r), F=F))
+
+
+def sign_caveat(model: str = "relu", theta_w: float = 45.0, u=SIGN_U, lambdas=SIGN_LAMBDAS,
+                lam: float = 1.0) -> SignCaveat:
+    """§5: ``(u, w)`` and ``(−u, −w)`` give the same ``M``; the ReLU neuron's losses differ (``w`` of length 1).
+    ``lam``: the |λ| a figure marks (kept in the result; the losses do not depend on it)."""
     case = demo_case(model, u, polar(theta_w, 1.0))
     plus, minus = sign_flip_losses(case)
     F = float(w_free_lifting_values(case).mean()) if reference_ok(case) else None
     pos = np.array([per_sample_losses(case, s * case.u, case.w / s).mean() for s in lambdas])
     neg = np.array([per_sample_losses(case, -s * case.u, -case.w / s).mean() for s in lambdas])
-    return SignCaveat(case=case, plus=plus, minus=minus, F=F, w_dot_r=float(case.w @ case.r),
-                      M_diff=float(np.max(np.abs(case.M - np.outer(-case.u, -case.w)))), lambdas=np.asarray(lambdas),
-                      pos=pos, neg=neg)
+    w_dot_r = float(case.w @ case.r)
+    M_diff = float(np.max(np.abs(case.M - np.outer(-case.u, -case.w))))
+    return SignCaveat(case=case, plus=plus, minus=minus, F=F, w_dot_r=w_dot_r, M_diff=M_diff,
+                      lambdas=np.asarray(lambdas), pos=pos, neg=neg, lam=float(lam),
+                      outcome=sign_caveat_outcome(case, plus, minus, F, w_dot_r, M_diff))
+
+
+def sign_caveat_view(model: str = "relu", theta_w: float = 45.0, lam: float = 1.0, theta_u: float = SIGN_THETA_U,
+                     u_len: float = SIGN_U_LEN) -> SignCaveat:
+    """§5's figure: :func:`sign_caveat` at ``u = u_len·(cos θ_u, sin θ_u)`` (degrees), ``w`` at ``theta_w``, the
+    marker at ``±lam``."""
+    return sign_caveat(model=model, theta_w=theta_w, u=polar(theta_u, u_len), lam=lam)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -486,11 +551,13 @@ class TracesView:
 
 
 def traces_outcome(case: LiftingCase, F_ok: bool, direct: tuple, F_error: float | None,
-                   nat_error: float | None) -> Outcome:
+                   nat_error: float | None, normal_norm: float | None = None,
+                   lam_star: float | None = None) -> Outcome:
     """§6's outcome (a kind of :data:`TRACES_OUTCOMES`). Numbers: ``Tr_u``, ``Tr_w`` (autograd's traces), and where
-    the lifting exists ``F_error``, ``nat_error`` (largest ``|difference|`` of its traces from autograd's)."""
+    defined ``F_error``, ``nat_error`` (largest ``|difference|`` of a lifting's traces from autograd's),
+    ``normal_norm`` (``‖E[∇F_nat] − E[∇F]‖``, both liftings exist) and ``lam_star`` (the orbit's balanced λ*)."""
     return _lifting_outcome(case, F_ok, _defined(Tr_u=float(direct[0]), Tr_w=float(direct[1]), F_error=F_error,
-                                                 nat_error=nat_error))
+                                                 nat_error=nat_error, normal_norm=normal_norm, lam_star=lam_star))
 
 
 def traces_view(model: str = "linear", theta_w: float = DEMO_THETA_W, lam: float = 1.0,
@@ -513,5 +580,7 @@ def traces_view(model: str = "linear", theta_w: float = DEMO_THETA_W, lam: float
     tu, tw = direct
     base = (tu * lam ** 2, tw / lam ** 2)  # along the orbit: Tr_u ∝ 1/λ², Tr_w ∝ λ²; balanced where equal
     lam_star = float((base[0] / base[1]) ** 0.25) if tu > 0 and tw > 0 else None
+    normal_norm = None if A_nat is None or A_F is None else float(np.linalg.norm(A_nat - A_F))
     return TracesView(case=case, lam=lam, direct=direct, A_nat=A_nat, A_F=A_F, nat=nat, F=F, base=base,
-                      lam_star=lam_star, outcome=traces_outcome(case, F_ok, direct, errors["F"], errors["nat"]))
+                      lam_star=lam_star, outcome=traces_outcome(case, F_ok, direct, errors["F"], errors["nat"],
+                                                                normal_norm, lam_star))

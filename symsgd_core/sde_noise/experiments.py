@@ -51,7 +51,7 @@ from ..dln.integrators import EulerMaruyama, GaussianSGD, Langevin, integrator
 from ..rank_jumps.analysis import rank_transitions
 from ..rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 from ..rank_jumps.experiments import LANGEVIN_RANK_TOL, rank_one_minimum, start_minimum
-from .blowup import ADAPTIVE_LEVELS, HAZARD_HORIZON, continuation_task
+from .blowup import ADAPTIVE_LEVELS, HAZARD_HORIZON, continuation_task, hazard_rows
 from .ensembles import (  # noqa: F401  (this module's names, defined once there)
     FOLLOW_FRESH_SEEDS,
     FOLLOW_SEEDS,
@@ -84,7 +84,9 @@ __all__ = ["COMPARE_OUTCOMES", "COOLER_STEP", "DYNAMICS", "FOLLOW_FRESH_SEEDS", 
            "ComparisonRow", "dynamics_task", "EnsembleSummary", "follow_label", "follow_tasks", "grid_tasks",
            "kstar_grid", "kstar_rows", "KStarRow", "langevin_eps_rows", "langevin_eps_task", "LangevinEpsRow",
            "load_grid", "rank2_lower_tasks", "SdeGrid", "staircase_summary", "StaircaseSummary", "summarize",
-           "summarize_runs", "write_grid"]
+           "summarize_runs", "write_grid",
+           "setting_label", "GridView", "grid_view", "BlowupView", "blowup_view", "JumpEventView", "jump_event_view",
+           "JUMP_ROUTES"]
 
 #: §3's other two settings: a smaller step at the hot γ, and a weaker weight decay at the hot η.
 COOLER_STEP = (0.2, EXP.weight_decay_hot)
@@ -774,3 +776,127 @@ def compare_point(lr: float = HOT[0], weight_decay: float = HOT[1], m: int = 16,
                         out["langevin"], summaries, compare_outcome(summaries))
 
 
+
+
+# ---------------------------------------------------------------------------------------------
+# the stored grid's figures: one (η, γ) or one route, read from the rows, worded from their outcome
+# ---------------------------------------------------------------------------------------------
+def setting_label(lr: float, weight_decay: float) -> str:
+    """A stored (η, γ) as the notebook writes it: ``η = 0.3, γ = 0.027`` (every digit, none added)."""
+    return f"η = {lr:g}, γ = {weight_decay:g}"
+
+
+def _rows_at(rows, setting: str | None, what: str) -> tuple:
+    """The rows of ``rows`` at the (η, γ) labelled ``setting`` (None: the first row's); ValueError if none."""
+    if not rows:
+        raise ValueError(f"no {what} rows in the grid")
+    setting = setting_label(rows[0].lr, rows[0].weight_decay) if setting is None else setting
+    chosen = tuple(r for r in rows if setting_label(r.lr, r.weight_decay) == setting)
+    if not chosen:
+        known = list(dict.fromkeys(setting_label(r.lr, r.weight_decay) for r in rows))
+        raise ValueError(f"setting {setting!r} is not in the grid's {what} rows; settings are {known}")
+    return chosen
+
+
+@dataclass(frozen=True, eq=False)
+class GridView:
+    """The stored grid's comparison rows at one (η, γ) (notebook 05's grid figure).
+
+    Attributes:
+        rows: the :class:`ComparisonRow` of every dynamics at that (η, γ), in the grid's order.
+        outcome: always ``compared`` (numbers: ``n_runs`` of the first row; SGD's ``sgd_jumped``, ``sgd_n_runs``,
+            ``sgd_wait`` = (mean, lo, hi) in t; per SDE row, tuples in order: ``sde_labels`` (the rows' names),
+            ``sde_jumped``, ``sde_n_runs``, ``sde_wait`` (means), ``sde_stopped``, ``sde_returned``).
+    """
+
+    rows: tuple
+    outcome: Outcome
+
+
+def grid_view(setting: str | None = None, rows=None) -> GridView:
+    """The comparison rows (:func:`comparison_rows`; None: the shipped grid's) at ``setting``
+    (:func:`setting_label`; None: the first SDE row's) and their outcome."""
+    rows = comparison_rows(load_grid()) if rows is None else rows
+    chosen = _rows_at(rows, setting if setting is not None else next(
+        (setting_label(r.lr, r.weight_decay) for r in rows if r.label.startswith("SDE")), None), "comparison")
+    sgd = next(r.summary for r in chosen if r.label == "SGD")
+    sde = [r for r in chosen if r.label.startswith("SDE")]
+    return GridView(chosen, Outcome("compared", False, {
+        "n_runs": int(chosen[0].summary.n_runs), "sgd_jumped": int(sgd.jumped), "sgd_n_runs": int(sgd.n_runs),
+        "sgd_wait": tuple(float(x) for x in sgd.wait[:3]), "sde_labels": tuple(r.label for r in sde),
+        "sde_jumped": tuple(int(r.summary.jumped) for r in sde),
+        "sde_n_runs": tuple(int(r.summary.n_runs) for r in sde),
+        "sde_wait": tuple(float(r.summary.wait[0]) for r in sde),
+        "sde_stopped": tuple(int(r.summary.diverged) for r in sde),
+        "sde_returned": tuple(int(r.summary.returned) for r in sde)}))
+
+
+@dataclass(frozen=True, eq=False)
+class BlowupView:
+    """The integrators' stopping-rule rows (:func:`~.blowup.hazard_rows`) at one (η, γ) (notebook 05, appendix A).
+
+    Attributes:
+        rows: the :class:`~.blowup.HazardRow` of every integrator and step at that (η, γ).
+        outcome: always ``rates`` (numbers: ``n_runs`` of the first row; per row, tuples in order: ``integrator``
+            (``"EM"`` or ``"adaptive"``), ``m``, ``rho`` (NaN for EM), ``events``, ``runs``, ``rate``, ``rate_lo``,
+            ``rate_hi`` (stopped paths per 1000 t on ``[0, HAZARD_HORIZON]``)).
+    """
+
+    rows: tuple
+    outcome: Outcome
+
+
+def blowup_view(setting: str | None = None, rows=None) -> BlowupView:
+    """The hazard rows (:func:`~.blowup.hazard_rows`; None: the shipped grid's) at ``setting``
+    (:func:`setting_label`; None: the first row's) and their outcome."""
+    rows = hazard_rows(load_grid()) if rows is None else rows
+    chosen = _rows_at(rows, setting, "hazard")
+    return BlowupView(chosen, Outcome("rates", False, {
+        "n_runs": int(chosen[0].n_runs), "integrator": tuple(r.integrator for r in chosen),
+        "m": tuple(int(r.m) for r in chosen), "rho": tuple(float("nan") if r.rho is None else float(r.rho)
+                                                           for r in chosen),
+        "events": tuple(int(r.events) for r in chosen), "runs": tuple(int(r.n_runs) for r in chosen),
+        "rate": tuple(float(r.rate[0]) for r in chosen), "rate_lo": tuple(float(r.rate[1]) for r in chosen),
+        "rate_hi": tuple(float(r.rate[2]) for r in chosen)}))
+
+
+#: The jump event figure's routes, as the slider names them, and the route keys of :class:`KStarRow`.
+JUMP_ROUTES = {"row 0": "row0", "column 1": "col1"}
+
+
+@dataclass(frozen=True, eq=False)
+class JumpEventView:
+    """The jump event over the stored (η, γ) grid along one route (notebook 05).
+
+    Attributes:
+        rows: every :class:`KStarRow`.  route: ``"row0"`` or ``"col1"``.
+        lrs, weight_decays, kstar: :func:`kstar_grid` of the route.
+        outcome: always ``kstar_range`` (numbers: ``kstar_min``, ``kstar_max`` of the route and the (η, γ) where
+            they are (``min_lr``, ``min_weight_decay``, ``max_lr``, ``max_weight_decay``; the first row of each),
+            ``p`` (either route's sampling probability), ``n_runs`` (of the first row)).
+    """
+
+    rows: tuple
+    route: str
+    lrs: list
+    weight_decays: list
+    kstar: list
+    outcome: Outcome
+
+
+def jump_event_view(route: str = "row 0", rows=None) -> JumpEventView:
+    """k* of ``route`` (a key of :data:`JUMP_ROUTES`) over the k* rows (:func:`kstar_rows`; None: the shipped grid's)
+    and the range it spans."""
+    if route not in JUMP_ROUTES:
+        raise ValueError(f"route must be one of {list(JUMP_ROUTES)}, got {route!r}")
+    rows = kstar_rows(load_grid()) if rows is None else tuple(rows)
+    if not rows:
+        raise ValueError("no k* rows in the grid")
+    short = JUMP_ROUTES[route]
+    lrs, weight_decays, z = kstar_grid(rows, short)
+    ks = [getattr(r, f"kstar_{short}") for r in rows]
+    lo, hi = rows[int(np.argmin(ks))], rows[int(np.argmax(ks))]
+    return JumpEventView(rows, short, lrs, weight_decays, z, Outcome("kstar_range", False, {
+        "kstar_min": int(min(ks)), "kstar_max": int(max(ks)), "min_lr": float(lo.lr),
+        "min_weight_decay": float(lo.weight_decay), "max_lr": float(hi.lr), "max_weight_decay": float(hi.weight_decay),
+        "p": float(rows[0].p), "n_runs": int(rows[0].n_runs)}))

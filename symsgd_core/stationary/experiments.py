@@ -185,7 +185,7 @@ class DepthComparison:
 DEPTH_OUTCOMES = ("unrelaxed", "collapsed", "compared")
 
 
-def depth_outcome(laws: DepthLaws, samples: dict) -> Outcome:
+def depth_outcome(laws: DepthLaws, samples: dict, n_chains: int | None = None) -> Outcome:
     """The first figure's simulation outcome: ``unrelaxed`` (the chains of a depth whose law is a density ran out of
     time, ``t = 25``, before 4 relaxation times: a failure, the histogram is not the stationary law), else
     ``collapsed`` (a law is δ(v), ``T ≥ T_c``: the chains collapse to 0 and there is no density to compare; a
@@ -193,14 +193,16 @@ def depth_outcome(laws: DepthLaws, samples: dict) -> Outcome:
 
     Numbers, per depth ``d`` of ``samples``: ``ks_L{d}``, ``ks_threshold_L{d}`` (NaN for δ(v)), ``median_L{d}``
     (final v), ``t_end_L{d}``, ``lambda1_L{d}`` (the relaxation rate κ, 1/time), ``relaxed_L{d}``,
-    ``non_finite_L{d}`` (chains that left the float range)."""
-    numbers: dict = {}
+    ``non_finite_L{d}`` (chains that left the float range), ``collapsed_L{d}`` (its law is δ(v)); ``n_chains``
+    (chains per depth) where given."""
+    numbers: dict = {} if n_chains is None else {"n_chains": int(n_chains)}
     for d, sm in samples.items():
         run = sm.run
         numbers.update({f"ks_L{d}": float(sm.ks), f"ks_threshold_L{d}": float(sm.ks_threshold),
                         f"median_L{d}": float(sm.median), f"t_end_L{d}": float(run.t_end),
                         f"lambda1_L{d}": float(run.lambda1),
-                        f"relaxed_L{d}": bool(run.relaxed), f"non_finite_L{d}": int(run.non_finite)})
+                        f"relaxed_L{d}": bool(run.relaxed), f"non_finite_L{d}": int(run.non_finite),
+                        f"collapsed_L{d}": bool(laws.laws[d].collapsed)})
     collapsed = {d for d in samples if laws.laws[d].collapsed}
     if any(not samples[d].run.relaxed for d in samples if d not in collapsed):
         return Outcome("unrelaxed", True, numbers)
@@ -225,7 +227,7 @@ def depth_comparison(temperature: float = 0.15, k: float = 1.0, sigma: float = 1
             ks = float(stats.kstest(run.final[ok], laws.laws[depth].cdf).statistic)
             crit = ks_threshold(int(ok.sum()))
         samples[depth] = DepthSample(depth, run, centres, density, ks, crit, float(np.median(run.final)))
-    return DepthComparison(laws, samples, int(n_chains), depth_outcome(laws, samples))
+    return DepthComparison(laws, samples, int(n_chains), depth_outcome(laws, samples, n_chains))
 
 
 # ============================================================================ 2. phase transition
@@ -398,12 +400,29 @@ class VarianceEstimates:
         points: ``{depth: (T, var, bootstrap se, relaxed)}`` (lists).
         unrelaxed: ``["L = … at T = …"]`` the points whose runs stopped before 4 relaxation times.
         n_chains, t_max: the sizes.
+        outcome: :func:`variance_outcome`.
     """
 
     points: dict
     unrelaxed: list
     n_chains: int
     t_max: float
+    outcome: Outcome
+
+
+#: The outcomes of the fluctuation-inversion figure's simulation (:func:`variance_outcome`).
+VARIANCE_OUTCOMES = ("unrelaxed", "relaxed")
+
+
+def variance_outcome(points: dict, n_chains: int, t_max: float, fourth_moment_T: float) -> Outcome:
+    """``unrelaxed`` (some point's chains stopped at ``t_max`` before 4 relaxation times: drawn hollow; not a failure,
+    critical slowing down near T_c is part of the picture) or ``relaxed``. Numbers: ``n_chains``, ``t_max``,
+    ``unrelaxed_depth``, ``unrelaxed_T`` (tuples, one entry per unrelaxed point, depth 0 first) and
+    ``fourth_moment_T`` (β₁'/(3α₁): above it depth 0's fourth moment is infinite)."""
+    bad = [(d, T) for d in sorted(points) for T, ok in zip(points[d][0], points[d][3]) if not ok]
+    return Outcome("unrelaxed" if bad else "relaxed", False,
+                   {"n_chains": int(n_chains), "t_max": float(t_max), "unrelaxed_depth": tuple(d for d, _ in bad),
+                    "unrelaxed_T": tuple(float(T) for _, T in bad), "fourth_moment_T": float(fourth_moment_T)})
 
 
 def variance_estimates(k: float = 1.0, sigma: float = 1.0, weight_decay: float = 0.0, n_chains: int = 600,
@@ -435,7 +454,8 @@ def variance_estimates(k: float = 1.0, sigma: float = 1.0, weight_decay: float =
         if not run.relaxed:
             unrelaxed.append(f"L = {depth} at T = {T:.3f}")  # temperatures to 0.001, as in the status line
         _report(progress, (j + 1) / len(plan))
-    return VarianceEstimates(pts, unrelaxed, int(n_chains), float(t_max))
+    return VarianceEstimates(pts, unrelaxed, int(n_chains), float(t_max),
+                             variance_outcome(pts, n_chains, t_max, (prob.beta1 + weight_decay) / (3 * prob.alpha1)))
 
 
 # ============================================================================ 4. wrong sign
@@ -451,6 +471,7 @@ class WrongSignResult:
         histogram; p_wrong_sim, p_wrong_theory: ``P(v < 0)`` simulated and closed form;
         median_abs_v_end: ``{1: …, 2: …}`` at the last record; amplified_median_abs_v: at t = 2 (None if every run
         diverged).
+        outcome: :func:`wrong_sign_outcome`.
     """
 
     temperature: float
@@ -468,6 +489,7 @@ class WrongSignResult:
     p_wrong_theory: float
     median_abs_v_end: dict
     amplified_median_abs_v: float | None
+    outcome: Outcome
 
     @property
     def amplified_path(self) -> tuple:
@@ -483,6 +505,20 @@ class WrongSignResult:
         """``(v, p(v))``: depth 0's closed form on the histogram's range, 300 points."""
         v = np.linspace(self.edges[0], self.edges[-1], 300)
         return v, self.law0.pdf(v)
+
+
+def wrong_sign_outcome(t_end: float, median_abs_v_end: dict, rate: float, amplified: SGDSamples,
+                       amplified_median_abs_v: float | None, p_wrong_sim: float, p_wrong_theory: float) -> Outcome:
+    """The wrong-sign figure's outcome: always ``collapse`` (what it shows; its numbers say how far). Numbers:
+    ``t_end``, ``median_L1``, ``median_L2`` (median |v| at ``t_end``), ``rate`` (depth 1's collapse rate),
+    ``amp_diverged``, ``amp_runs`` (noise-amplified SGD), ``amp_median`` (its median |v| at t = 2, absent when every
+    run diverged), ``p_wrong_sim``, ``p_wrong_theory`` (depth 0's P(v < 0))."""
+    numbers = {"t_end": float(t_end), "median_L1": float(median_abs_v_end[1]), "median_L2": float(median_abs_v_end[2]),
+               "rate": float(rate), "amp_diverged": int(amplified.diverged), "amp_runs": int(amplified.n_runs),
+               "p_wrong_sim": float(p_wrong_sim), "p_wrong_theory": float(p_wrong_theory)}
+    if amplified_median_abs_v is not None:
+        numbers["amp_median"] = float(amplified_median_abs_v)
+    return Outcome("collapse", False, numbers)
 
 
 def wrong_sign(temperature: float = 0.15, n_chains: int = 300, seed: int = 0, progress=None) -> WrongSignResult:
@@ -512,13 +548,15 @@ def wrong_sign(temperature: float = 0.15, n_chains: int = 300, seed: int = 0, pr
     lo, hi = law0.ppf(np.array([0.002, 0.998]))
     e = np.linspace(lo, hi, 41)
     centres, density, _ = histogram_density(run0.final, e)
+    p_wrong_sim, p_wrong_theory = float(np.mean(run0.final < 0)), float(law0.cdf(np.array([0.0]))[0])
+    ends = {d: float(paths[d][1][-1]) for d in (1, 2)}
+    amp_median = float(np.median(np.abs(amp.v))) if amp.v.size else None
     return WrongSignResult(
         temperature=T, t_end=t_end, median_paths=paths, rate=rate,
         rate_line=(t_line, np.exp(s_ref - rate * (t_line - 2.0))), amplified=amp, depth0=run0, law0=law0, edges=e,
-        centres=centres, density=density, p_wrong_sim=float(np.mean(run0.final < 0)),
-        p_wrong_theory=float(law0.cdf(np.array([0.0]))[0]),
-        median_abs_v_end={d: float(paths[d][1][-1]) for d in (1, 2)},
-        amplified_median_abs_v=float(np.median(np.abs(amp.v))) if amp.v.size else None)
+        centres=centres, density=density, p_wrong_sim=p_wrong_sim, p_wrong_theory=p_wrong_theory,
+        median_abs_v_end=ends, amplified_median_abs_v=amp_median,
+        outcome=wrong_sign_outcome(t_end, ends, rate, amp, amp_median, p_wrong_sim, p_wrong_theory))
 
 
 # ============================================================================ 5. tails
@@ -564,13 +602,28 @@ def tail_view(temperature: float = 0.15) -> TailView:
 
 @dataclass(frozen=True, eq=False)
 class TailSamples:
-    """v-SDE samples of the tails: ``samples = {D: pooled v}``, ``points = {D: (v, P(V > v))}``."""
+    """v-SDE samples of the tails: ``samples = {D: pooled v}``, ``points = {D: (v, P(V > v))}``; ``outcome``:
+    :func:`tail_outcome`."""
 
     temperature: float
     samples: dict
     points: dict
     n_chains: int
     t_end: float
+    outcome: Outcome
+
+
+#: A tail sample counts as far out above this v (the tails figure's status line).
+TAIL_FAR = 10.0
+
+
+def tail_outcome(samples: dict, n_chains: int, t_end: float) -> Outcome:
+    """The tails figure's outcome: always ``sampled``. Numbers: ``n_chains``, ``t_end``, and per depth ``D`` of
+    ``samples`` ``samples_L{D}`` (pooled samples) and ``far_L{D}`` (samples above :data:`TAIL_FAR`)."""
+    numbers = {"n_chains": int(n_chains), "t_end": float(t_end)}
+    for d, x in samples.items():
+        numbers.update({f"samples_L{d}": int(x.size), f"far_L{d}": int(np.sum(x > TAIL_FAR))})
+    return Outcome("sampled", False, numbers)
 
 
 def tail_samples(temperature: float = 0.15, n_chains: int = 800, n_records: int = 10, t_end: float = 10.0,
@@ -587,7 +640,8 @@ def tail_samples(temperature: float = 0.15, n_chains: int = 800, n_records: int 
         samples[d] = x
         points[d] = survival_points(x, v_grid)
         _report(progress, (i + 1) / len(TAIL_DEPTHS))
-    return TailSamples(float(temperature), samples, points, int(n_chains), float(t_end))
+    return TailSamples(float(temperature), samples, points, int(n_chains), float(t_end),
+                       tail_outcome(samples, n_chains, t_end))
 
 
 # ============================================================================ 6. discrete SGD near T_c
@@ -625,18 +679,21 @@ class DiscreteSGDResult:
     outcome: Outcome
 
 
+#: The methods the discrete-SGD figure fits against the closed form, in the order of its ``fits`` and outcome.
+FIT_NAMES = ("v-SDE", "plain SGD", "amplified SGD")
 #: The outcomes of the discrete-SGD figure (:func:`discrete_sgd_outcome`).
 DISCRETE_SGD_OUTCOMES = ("sde_off", "sgd_off", "agree")
 
 
-def discrete_sgd_outcome(fits: dict) -> Outcome:
+def discrete_sgd_outcome(fits: dict, temperature: float | None = None) -> Outcome:
     """The discrete-SGD figure's outcome from its fits (``"v-SDE"`` first, then the SGD methods): ``sde_off`` (the
     v-SDE itself is not within the KS threshold of the closed form: not yet stationary, or the law is δ(v); a
     failure, there is no reference), ``sgd_off`` (the v-SDE agrees, some SGD method does not: where the picture
     breaks) or ``agree``. Numbers, one entry per fit in ``fits``' order: ``ks``, ``ks_threshold``, ``agrees``,
-    ``diverged`` (runs), ``n`` (runs)."""
+    ``diverged`` (runs), ``n`` (runs); ``temperature`` where given."""
     f = list(fits.values())
-    numbers = {"ks": tuple(x.ks for x in f), "ks_threshold": tuple(x.ks_threshold for x in f),
+    numbers = {} if temperature is None else {"temperature": float(temperature)}
+    numbers |= {"ks": tuple(x.ks for x in f), "ks_threshold": tuple(x.ks_threshold for x in f),
                "agrees": tuple(x.agrees for x in f), "diverged": tuple(int(x.diverged) for x in f),
                "n": tuple(int(x.n) for x in f)}
     if not fits["v-SDE"].agrees:
@@ -665,12 +722,12 @@ def discrete_sgd(temperature: float = 0.1, n_runs: int = 300, seed: int = 0, pro
         x = np.linspace(e[0], e[-1], 300)[1:]
         curve = (x, law.pdf(x))
     fits = {}
-    for name, vals, div, n in (("v-SDE", sde.final, 0, n_runs), ("plain SGD", sgd.v, sgd.diverged, n_runs),
-                               ("amplified SGD", amp.v, amp.diverged, n_runs // 2)):
+    for name, vals, div, n in zip(FIT_NAMES, (sde.final, sgd.v, amp.v), (0, sgd.diverged, amp.diverged),
+                                  (n_runs, n_runs, n_runs // 2)):
         c, d, _ = histogram_density(vals, e)
         ks = float(stats.kstest(vals, law.cdf).statistic) if (vals.size and not law.collapsed) else float("nan")
         fits[name] = MethodFit(ks, ks_threshold(max(vals.size, 1)), div, n, c, d)
-    return DiscreteSGDResult(T, law, curve, e, fits, discrete_sgd_outcome(fits))
+    return DiscreteSGDResult(T, law, curve, e, fits, discrete_sgd_outcome(fits, T))
 
 
 @dataclass(frozen=True, eq=False)

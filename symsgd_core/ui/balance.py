@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from ..balance import claims as figure_claims
 from ..balance import experiments, plane
 from ..core.checking import CheckResult
-from .base import Controller, ExperimentFigure, RunController, Words
+from .base import Controller, ExperimentFigure, Words
 from .plotting import LAYOUT, axes, key_last, keyed, line, markers, panels, put
 from .sliders import SEED, TEMPERATURE, U0, W0, Range
 from .style import NEUTRALS, PALETTE, colours, rgba
@@ -174,11 +174,11 @@ class SymmetryExplorer(Controller):
             put(fig, "G_at", x=[lam], y=[r.G])
 
     def words(self, r, lam: float, **values) -> Words:
-        point = r.point
-        return Words(None, "info", f"λ = {lam:.3g}: (u, w) = ({point[0]:.3g}, {point[1]:.3g}). Loss ℓ = "
-                     f"{r.loss:.6g}; at λ = 1 it is {r.loss0:.6g} (difference {abs(r.loss - r.loss0):.1e}: round-off). "
-                     f"But u² − w² = {r.G:.4g}, against {r.G0:.4g} at λ = 1: the symmetry moves G and leaves the loss "
-                     "alone.")
+        n = r.outcome.numbers  # one kind: the orbit, told by its numbers
+        return Words(None, "info", f"λ = {lam:.3g}: (u, w) = ({n['u']:.3g}, {n['w']:.3g}). Loss ℓ = "
+                     f"{n['loss']:.6g}; at λ = 1 it is {n['loss0']:.6g} (difference {abs(n['loss'] - n['loss0']):.1e}: "
+                     f"round-off). But u² − w² = {n['G']:.4g}, against {n['G0']:.4g} at λ = 1: the symmetry moves G "
+                     "and leaves the loss alone.")
 
 
 # ============================================================================ §2 three dynamics
@@ -274,7 +274,7 @@ class ThreeDynamics(ExperimentFigure):
         return Words(None, "info", f"t = {lr * steps:.4g} (T = η/S = {lr / batch_size:.3g}). G = u² − w² started at "
                      f"{n['G0']:.3g}. Gradient flow ends at G = {n['G_flow']:.4g} (its hyperbola); SGD at G = "
                      f"{n['G_sgd']:.3g} (sliding to the balanced line); GD + isotropic noise (kick size "
-                     f"{r.noise_std:.3g} per step) at G = {n['G_iso']:.3g}, a random walk along the valley uw = 1.")
+                     f"{n['noise_std']:.3g} per step) at G = {n['G_iso']:.3g}, a random walk along the valley uw = 1.")
 
 
 # ============================================================================ §3 the ensemble and the ODE
@@ -344,14 +344,13 @@ class BalanceEnsemble(ExperimentFigure):
                         tr.update(x=[], y=[], visible=False)
 
     def words(self, res, **values) -> Words:
-        traj, t, su, sg = res.traj, res.traj.times, res.spread_u, res.spread_G
-        ok, G_ode, bound = traj.ok_runs, res.G_ode.mean(axis=1), res.bound
-        msg = (f"T = {res.temperature:g}: {int(ok.sum())} runs of {traj.steps[-1]:,} steps to t = {t[-1]:g}. At the "
-               f"end the spread of ‖u‖² is {su['std'][-1]:.3g} and that of G is {sg['std'][-1]:.3g} "
-               f"({sg['std'][-1] / su['std'][-1]:.2g} of it). Mean G = {sg['mean'][-1]:.3g}; the ODE along each run "
-               f"gives {G_ode[-1]:.3g}; the bound is {bound[-1]:.3g}.")
+        n = res.outcome.numbers
+        msg = (f"T = {n['temperature']:g}: {n['runs_ok']} runs of {n['steps']:,} steps to t = {n['t_end']:g}. At the "
+               f"end the spread of ‖u‖² is {n['spread_u']:.3g} and that of G is {n['spread_G']:.3g} "
+               f"({n['spread_G'] / n['spread_u']:.2g} of it). Mean G = {n['mean_G']:.3g}; the ODE along each run "
+               f"gives {n['ode']:.3g}; the bound is {n['bound']:.3g}.")
         if res.outcome.kind == "some_diverged":
-            return Words(None, "warning", msg + f" {res.outcome.numbers['diverged']} runs diverged and are left out.")
+            return Words(None, "warning", msg + f" {n['diverged']} runs diverged and are left out.")
         return Words(None, "info", msg)
 
 
@@ -415,17 +414,15 @@ class ItoTermsExplorer(Controller):
         self.proof.value = self._proof_html()
 
     def words(self, p, **values) -> Words:
-        tg, tu, spec = p.G_terms, p.u_terms, p.spectrum
-        if spec is None:
+        if p.outcome.kind == "no_direction":
             return Words(None, "warning", "At u = w = 0 the direction Jθ is zero: there is no symmetry direction to "
                          "mark (and every gradient vanishes). Move u or w away from 0.")
-        zero = int(np.argmax(spec.overlaps))
-        return Words(None, "info", f"dG/dt = T·Tr[CJ] = {_fmt(tg.rate)} exactly (drift {_fmt(tg.drift, 2)}, noise "
-                 f"{_fmt(tg.noise_std, 2)}: round-off). d‖u‖² has drift {_fmt(tu.drift)}, Itô correction "
-                 f"{_fmt(tu.ito_correction)} and noise coefficient {_fmt(tu.noise_std)}. Jθ puts "
-                 f"{spec.overlaps[zero]:.4f} of its weight on eigenvalue {_fmt(spec.eigenvalues[zero], 2)} "
-                 "of C "
-                 f"(largest eigenvalue {_fmt(spec.eigenvalues[-1])}): a null direction.")
+        n = p.outcome.numbers
+        return Words(None, "info", f"dG/dt = T·Tr[CJ] = {_fmt(n['G_rate'])} exactly (drift {_fmt(n['G_drift'], 2)}, "
+                 f"noise {_fmt(n['G_noise'], 2)}: round-off). d‖u‖² has drift {_fmt(n['u_drift'])}, Itô correction "
+                 f"{_fmt(n['u_ito'])} and noise coefficient {_fmt(n['u_noise'])}. Jθ puts "
+                 f"{n['null_weight']:.4f} of its weight on eigenvalue {_fmt(n['null_eigenvalue'], 2)} of C "
+                 f"(largest eigenvalue {_fmt(n['largest_eigenvalue'])}): a null direction.")
 
     def _proof_html(self) -> str:
         p = self.result
@@ -535,29 +532,31 @@ class Rank1Balance(ExperimentFigure):
                 axes(fig, (1, 1), yaxis=dict(range=[lo, hi]))
 
     def words(self, run, d_in, d_out, lr, **values) -> Words:
-        if run.runs.G.shape[1] == 0:
-            return Words(None, "error", f"All {run.settings['runs']} runs diverged at η = {lr:.3g} (d_in = {d_in}): "
+        kind, n = run.outcome.kind, run.outcome.numbers
+        if kind == "all_diverged":
+            return Words(None, "error", f"All {n['runs']} runs diverged at η = {lr:.3g} (d_in = {d_in}): "
                          "the per-sample step overshoots when η‖x‖²‖u‖² is of order 1. Lower η.")
-        nb = self.claims()[0].details
-        msg = (f"Last half of the run: noise-trace ratio {nb['trace_ratio']:.3f} (the law predicts "
-               f"{nb['predicted_ratio']:.3f} from G's remaining drift), norm ratio ‖u‖²/‖w‖² = "
-               f"{run.mean.u_sq[-1] / run.mean.w_sq[-1]:.3f} against d_out/d_in = {d_out / d_in:.3g}.")
-        if not figure_claims.traces_met(nb["trace_ratio"]):
+        msg = (f"Last half of the run: noise-trace ratio {n['trace_ratio']:.3f} (the law predicts "
+               f"{n['predicted_ratio']:.3f} from G's remaining drift), norm ratio ‖u‖²/‖w‖² = "
+               f"{n['norm_ratio']:.3f} against d_out/d_in = {d_out / d_in:.3g}.")
+        if not n["traces_met"]:
             msg += (" The traces have not met yet (G is still moving fast): train longer or raise η before comparing "
                     "the norms.")
-        if run.diverged:
-            return Words(None, "warning", msg + f" {run.diverged} runs diverged and are left out.")
+        if kind == "some_diverged":
+            return Words(None, "warning", msg + f" {n['diverged']} runs diverged and are left out.")
         return Words(None, "info", msg)
 
 
-class ReLUBalance(RunController):
+class ReLUBalance(ExperimentFigure):
     """§5b: the ratio of the two noise traces and of the two layer norms of ReLU nets; shaded: the window the
     claims average over. Left: the paper's Fig. 2 net (20 → 200 → 20), the shipped run
     (:func:`~symsgd_core.balance.experiments.load_relu_balance`). Right: a ``5 → hidden → 5`` net simulated now
-    (:data:`~symsgd_core.balance.experiments.RELU_SMALL` with the sliders; ``self.result``).
+    (:data:`~symsgd_core.balance.experiments.RELU_SMALL` with the sliders); both in ``self.result``
+    (:func:`~symsgd_core.balance.experiments.relu_balance_view`).
     """
 
     auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
+    experiment = staticmethod(experiments.relu_balance_view)
     sliders = dict(window=Range("averaging window", 0.1, 0.5, 0.05),
                    hidden=Range("live net: hidden", 10, 80, 10, kind="int"),
                    lr=Range("live net: η", math.log10(0.003), math.log10(0.02), 0.05, kind="log", fmt=".3g"),
@@ -565,15 +564,10 @@ class ReLUBalance(RunController):
                    seed=SEED.but(description="live net: seed"))
 
     def __init__(self, data_path=None) -> None:
-        try:
-            self.paper = experiments.load_relu_balance(data_path)
-            self.paper_error = None
-        except ValueError as exc:  # missing file: say so, do not raise
-            self.paper, self.paper_error = None, str(exc)
-        self.window = None
+        self.paper, self.paper_error = experiments.shipped_relu_balance(data_path)  # for the titles and the notebook
+        #: the last live run by its settings (the experiment's ``cache``: a window change re-simulates nothing)
         self._cache: dict = {}
-        small = experiments.RELU_SMALL
-        super().__init__(window=0.25, hidden=small["hidden"], lr=small["lr"], steps=small["steps"], seed=0)
+        super().__init__(data_path=data_path, cache=self._cache)
 
     def _figures(self) -> list[go.FigureWidget]:
         p = self.paper.settings if self.paper else experiments.RELU_FIG2
@@ -585,22 +579,11 @@ class ReLUBalance(RunController):
         axes(fig, (1, 1), y="ratio")
         return [fig]
 
-    def live_run(self, hidden, lr, steps, seed):
-        """The small live run (:func:`~symsgd_core.balance.experiments.relu_balance_run`, cached by its settings)."""
-        key = (hidden, float(lr), int(steps), int(seed))
-        if key not in self._cache:
-            params = {**experiments.RELU_SMALL, "hidden": int(hidden), "lr": float(lr), "steps": int(steps),
-                      "seed": int(seed)}
-            self._cache = {key: experiments.relu_balance_run(**params, chunks=5, progress=self.set_progress)}
-        return self._cache[key]
-
-    def _run(self, window, hidden, lr, steps, seed) -> None:
-        live = self.result = self.live_run(hidden, lr, steps, seed)
-        self.window = window
-        fig = self.figure
+    def _show(self, r, window, lr, **values) -> None:
+        live, fig = r.live, self.figure
         with fig.batch_update():
-            if self.paper is not None:
-                lo, hi = _fill_ratio_panel(fig, 1, self.paper, window)
+            if r.paper is not None:
+                lo, hi = _fill_ratio_panel(fig, 1, r.paper, window)
                 axes(fig, (1, 1), yaxis=dict(range=[lo, hi]))
             if live.diverged:
                 _clear(keyed(fig, f"panel2_{k}") for k in RATIO_TRACES)
@@ -608,36 +591,35 @@ class ReLUBalance(RunController):
                 lo, hi = _fill_ratio_panel(fig, 2, live, window)
                 axes(fig, (1, 2), yaxis=dict(range=[lo, hi]))
             _drop_notes(fig, "divergence", "missing")
-            if self.paper is None:
+            if r.paper is None:
                 fig.add_annotation(name="missing", text="precomputed data file missing:<br>run "
                                    "python -m symsgd_core.balance.experiments", xref="x domain", yref="y domain",
                                    x=0.5, y=0.5, showarrow=False, bgcolor="rgba(254,243,199,0.95)")
             if live.diverged:
                 _alarm(fig, f"the live run diverged at η = {lr:.3g}:<br>lower η", xref="x2 domain", yref="y2 domain")
-        parts, level = [], "info"
-        if self.paper is not None:
-            c = figure_claims.relu_balance_claims(self.paper, window)
-            d = c[0].details
-            q = self.paper.neuron_ratio_quartiles
-            parts.append(f"Paper-size net, last {window:.0%} of the run: noise-trace ratio {d['trace_ratio']:.3f} "
-                         f"(the law predicts {d['predicted_ratio']:.3f} from G's drift), norm ratio "
-                         f"{c[1].details['norm_ratio']:.3f}; per neuron at the end, the middle half of the trace "
-                         f"ratios lies in [{q[0]:.2f}, {q[1]:.2f}] ({self.paper.dead_neurons} dead neurons).")
+
+    def words(self, r, window, hidden, lr, **values) -> Words:
+        kind, n = r.outcome.kind, r.outcome.numbers
+        if "paper_error" in n:
+            parts, level = [n["paper_error"]], "warning"
         else:
-            parts.append(self.paper_error)
-            level = "warning"
-        if live.diverged:
+            q = n["paper_quartiles"]
+            parts, level = [f"Paper-size net, last {window:.0%} of the run: noise-trace ratio "
+                            f"{n['paper_trace_ratio']:.3f} (the law predicts {n['paper_predicted_ratio']:.3f} from "
+                            f"G's drift), norm ratio {n['paper_norm_ratio']:.3f}; per neuron at the end, the middle "
+                            f"half of the trace ratios lies in [{q[0]:.2f}, {q[1]:.2f}] ({n['paper_dead']} dead "
+                            "neurons)."], "info"
+        if kind == "live_diverged":
             parts.append(f"The live run diverged at η = {lr:.3g}; lower η.")
             level = "error"
         else:
-            c = figure_claims.relu_balance_claims(live, window)
-            parts.append(f"Live 5 → {hidden} → 5 net: trace ratio {c[0].details['trace_ratio']:.3f} (law: "
-                         f"{c[0].details['predicted_ratio']:.3f}), norm ratio {c[1].details['norm_ratio']:.3f}.")
-        self.say(" ".join(parts), level)
+            parts.append(f"Live 5 → {hidden} → 5 net: trace ratio {n['live_trace_ratio']:.3f} (law: "
+                         f"{n['live_predicted_ratio']:.3f}), norm ratio {n['live_norm_ratio']:.3f}.")
+        return Words(None, level, " ".join(parts))
 
     def claims(self) -> list[CheckResult]:
         """§5 claims for the precomputed run, and the law's exact identities at its final state (Thm 3.2)."""
-        return figure_claims.relu_claims(self.paper, self.result, self.window)
+        return figure_claims.relu_claims(self.paper, self.result.live, self.result.window)
 
 
 # ============================================================================ §6 where the continuous picture breaks
@@ -706,15 +688,16 @@ class DiscreteBreakdown(ExperimentFigure):
                 _alarm(fig, _divergence_html(numbers, {"": "SGD"}), y=0.78, bordercolor=COLOURS["point"], align="left")
 
     def words(self, r, lr, **values) -> Words:
-        G, kind, numbers = r.G, r.outcome.kind, r.outcome.numbers
+        kind, numbers = r.outcome.kind, r.outcome.numbers
         if kind == "saddle":
             return Words(None, "warning", "The start (0, 0) is a saddle where every per-sample gradient vanishes: SGD "
                          "never moves. Move u₀ or w₀.")
         if kind == "diverged":
             return Words(None, "error", _divergence_html(numbers, {"": "SGD"}).replace("<br>", " "))
-        msg = (f"η = {lr:.3g}: largest η|ḡ| = {r.max_eta_g:.3g} (ḡ: the mini-batch's mean ∂ℓ/∂(uw)). G = u² − w² "
-               f"went from {G[0]:.3g} to {G[-1]:.3g}. It changed sign at {r.flips} step(s) (η|ḡ| > 1) and grew in "
-               f"size at {r.grows} (η|ḡ| > √2); "
+        n = numbers
+        msg = (f"η = {lr:.3g}: largest η|ḡ| = {n['max_eta_g']:.3g} (ḡ: the mini-batch's mean ∂ℓ/∂(uw)). G = u² − w² "
+               f"went from {n['G_first']:.3g} to {n['G_last']:.3g}. It changed sign at {n['flips']} step(s) (η|ḡ| > 1) "
+               f"and grew in size at {n['grows']} (η|ḡ| > √2); "
                "in continuous time neither can happen.")
         if numbers["at_roundoff"]:
             msg += " (G has reached float64 round-off, |G| ≲ 64·eps·(u² + w²): its last values are noise.)"

@@ -265,8 +265,9 @@ class Controller:
 
     def _update(self, **values) -> None:
         """The one drawing contract: the experiment at the settings and ``values`` (:meth:`_call`), kept in
-        ``self.result``, drawn (:meth:`_show`) and worded (:meth:`words`, shown by :meth:`_speak`). A figure without
-        an experiment (a closed form of its own, a stored grid) overrides this."""
+        ``self.result``, drawn (:meth:`_show`) and worded (:meth:`words`, shown by :meth:`_speak`). A closed form or a
+        stored grid is an experiment too; a re-simulating figure that draws closed forms at once before its Run
+        (notebook 03's) overrides this for them."""
         result = self.result = self._call(values)
         self._show(result, **values)
         self._speak(self.words(result, **values))

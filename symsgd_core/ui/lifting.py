@@ -18,8 +18,7 @@ import plotly.graph_objects as go
 from ..core.validation import check_array
 from ..lifting import experiments as ex
 from ..lifting.experiments import DEMO_SAMPLES
-from ..lifting.liftings import polar
-from ..lifting.models import LiftingCase
+from ..lifting.models import LiftingCase, get_model
 from .base import Controller, Words
 from .plotting import axes, key_last, keyed, line, markers, panels, put
 from .sliders import Range
@@ -139,9 +138,10 @@ class OrbitController(_LiftingFigure):
             put(fig, "current", x=[lam, lam], y=[q.loss, q.G])
 
     def words(self, q, lam, model) -> Words:
-        return Words(None, "info", f"λ = {lam:.3f}: λu = {_fmt_vec(q.case.u)}, w/λ = {_fmt_vec(q.case.w)}. M did not "
-                     f"move (largest entry change {np.max(np.abs(q.M - q.M0)):.1e}); loss L = {q.loss:.6g} (change "
-                     f"{abs(q.loss - q.loss0):.1e}). What moved: G = ‖λu‖² − ‖w/λ‖² = {q.G:.4g} (was {q.G0:.4g} at "
+        n = q.outcome.numbers
+        return Words(None, "info", f"λ = {lam:.3f}: λu = {_fmt_vec(n['u'])}, w/λ = {_fmt_vec(n['w'])}. M did not "
+                     f"move (largest entry change {n['M_change']:.1e}); loss L = {n['loss']:.6g} (change "
+                     f"{n['loss_change']:.1e}). What moved: G = ‖λu‖² − ‖w/λ‖² = {n['G']:.4g} (was {n['G0']:.4g} at "
                      "λ = 1).")
 
     def summary(self) -> str:
@@ -220,12 +220,13 @@ class RankOneSetController(_LiftingFigure):
                 put(fig, key, x=[qc], y=[h], z=[p])
 
     def words(self, q, phi, **values) -> Words:
-        shape = "a double cone (z = 0)" if q.double_cone else "a hyperboloid of one sheet"
+        n = q.outcome.numbers
+        shape = "a double cone (z = 0)" if q.outcome.kind == "double_cone" else "a hyperboloid of one sheet"
         tail = ("φ = 0: M′ = M, so the midpoint is M itself." if phi == 0 else
-                f"Midpoint det = {q.det_mid:.4f} ≠ 0: rank 2, off the set; the sum M + M′ = 2 × midpoint has "
-                f"det = {q.det_sum:.4f}.")
-        return Words(None, "info", f"Slice z = {q.s:.3f}: the rank-≤1 set is {shape}. det M = {q.det_M:.1e}, det M′ = "
-                     f"{q.det_M2:.1e} (both on the set). {tail}")
+                f"Midpoint det = {n['det_mid']:.4f} ≠ 0: rank 2, off the set; the sum M + M′ = 2 × midpoint has "
+                f"det = {n['det_sum']:.4f}.")
+        return Words(None, "info", f"Slice z = {n['s']:.3f}: the rank-≤1 set is {shape}. det M = {n['det_M']:.1e}, "
+                     f"det M′ = {n['det_M2']:.1e} (both on the set). {tail}")
 
     def summary(self) -> str:
         q = self.result
@@ -260,15 +261,15 @@ class ChainRuleController(_LiftingFigure):
             for key in ("du", "cu", "su", "dw", "cw", "sw"):
                 put(self.figure, key, y=getattr(q, key))
 
-    def words(self, q, **values) -> Words:
+    def words(self, q, sample, **values) -> Words:
         n = q.outcome.numbers
-        head = (f"sample {q.k}: ℓ̃(u wᵀ, w) − ℓ(u, w) = {n['lift_gap']:.1e}. Corrected chain rule "
+        head = (f"sample {sample}: ℓ̃(u wᵀ, w) − ℓ(u, w) = {n['lift_gap']:.1e}. Corrected chain rule "
                 f"matches autograd to {n['err_corrected']:.1e}")
         if q.outcome.kind == "relu_off":
             return Words(None, "warning", f"{head}. The ReLU is off on this sample (wᵀx ≤ 0): every gradient is 0 "
                          "and the two chain rules cannot differ; pick another sample.")
         return Words(None, "info", f"{head}; the reply's display is off by {n['err_seed']:.3g}, because ∂ℓ̃/∂w = "
-                     f"{_fmt_vec(q.gw)} is not zero and belongs to ∂ℓ/∂w, not ∂ℓ/∂u.")
+                     f"{_fmt_vec(n['gw'])} is not zero and belongs to ∂ℓ/∂w, not ∂ℓ/∂u.")
 
     def summary(self) -> str:
         q = self.result
@@ -331,7 +332,7 @@ class EulerController(_LiftingFigure):
 
     def words(self, q, **values) -> Words:
         kind, n = q.outcome.kind, q.outcome.numbers
-        parts = [f"Euler: w·∂𝓛̃/∂w = {n['euler']:.1e}, but ∂𝓛̃/∂w = {_fmt_vec(q.gw)} (norm {n['gw_norm']:.3g}): "
+        parts = [f"Euler: w·∂𝓛̃/∂w = {n['euler']:.1e}, but ∂𝓛̃/∂w = {_fmt_vec(n['gw'])} (norm {n['gw_norm']:.3g}): "
                  "not zero, perpendicular to w."]
         if kind == "F_undefined":
             parts.append("w ⟂ e (wᵀe = 0): ŵ(M) = MᵀMe/‖MᵀMe‖ is undefined here; F is not drawn.")
@@ -360,12 +361,8 @@ class SignCaveatController(_LiftingFigure):
     on, split by the sign of wᵀx, and w. Settings ``theta_u``, ``u_len``: the fixed u.
     """
 
+    experiment = staticmethod(ex.sign_caveat_view)
     sliders = dict(model=_model_dropdown, theta_w=THETA_W, lam=Range("|λ|", -1, 1, 0.05, kind="log", base=3, fmt=".3f"))
-
-    def __init__(self, model: str = "relu", theta_u: float = 100.0, u_len: float = 2.0, theta_w: float = 45.0,
-                 lam: float = 1.0) -> None:
-        self.u0 = polar(theta_u, u_len)
-        super().__init__(model=model, theta_w=theta_w, lam=lam)
 
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("L(λu, w/λ): M is the same at λ and −λ", "inputs and the sign of wᵀx", height=420,
@@ -385,9 +382,8 @@ class SignCaveatController(_LiftingFigure):
              yaxis=dict(range=[-3.2, 3.2], scaleanchor="x2", scaleratio=1))
         return [fig]
 
-    def _update(self, model, theta_w, lam):
-        q = self.result = ex.sign_caveat(model=model, theta_w=theta_w, u=self.u0)
-        case, lams, w = q.case, q.lambdas, q.case.w
+    def _show(self, q, lam, **values):
+        lams, w = q.lambdas, q.case.w
         inputs, active = q.w_inputs, q.w_active
         edge = 3.2 * np.array([-w[1], w[0]])
         fig = self.figure
@@ -400,14 +396,17 @@ class SignCaveatController(_LiftingFigure):
             put(fig, "inactive", x=inputs[~active, 0], y=inputs[~active, 1])
             put(fig, "edge", x=[-edge[0], edge[0]], y=[-edge[1], edge[1]])
             _point(keyed(fig, "w"), 1.5 * w)
-        cls = "(u, w)" if q.w_dot_r > 0 else "(−u, −w)"
-        F_text = (f"F(M) = {q.F:.4g}, the loss of the class wᵀe > 0, here {cls}." if q.F is not None
+
+    def words(self, q, model, **values) -> Words:
+        n = q.outcome.numbers  # both kinds at level "info": the sign caveat is what the figure shows
+        cls = "(u, w)" if n["w_dot_r"] > 0 else "(−u, −w)"
+        F_text = (f"F(M) = {n['F']:.4g}, the loss of the class wᵀe > 0, here {cls}." if "F" in n
                   else "w ⟂ e: F(M) is undefined here.")
-        head = (f"{case.model.title}: 𝓛(u, w) = {q.plus:.4g} = 𝓛(−u, −w) = {q.minus:.4g} — λ = −1 is a symmetry "
-                "too, so the loss is a function of M alone." if case.model.negation_symmetric else
-                f"Same M (difference {q.M_diff:.0e}), different losses: 𝓛(u, w) = {q.plus:.4g}, "
-                f"𝓛(−u, −w) = {q.minus:.4g}: the ReLU sees the other half of the data.")
-        self.say(f"{head} {F_text}")
+        head = (f"{get_model(model).title}: 𝓛(u, w) = {n['plus']:.4g} = 𝓛(−u, −w) = {n['minus']:.4g} — λ = −1 is a "
+                "symmetry too, so the loss is a function of M alone." if q.outcome.kind == "even" else
+                f"Same M (difference {n['M_diff']:.0e}), different losses: 𝓛(u, w) = {n['plus']:.4g}, "
+                f"𝓛(−u, −w) = {n['minus']:.4g}: the ReLU sees the other half of the data.")
+        return Words(None, "info", f"{head} {F_text}")
 
     def summary(self) -> str:
         q = self.result
@@ -488,10 +487,10 @@ class TracesController(_LiftingFigure):
             kind != "F_undefined" and (f"wᵀe < 0: F describes (−u, −w), whose traces differ by "
                                        f"{n['F_error']:.3g} (sign caveat)." if kind == "sign_caveat" else
                                        f"From E[∇F]: equal to {n['F_error']:.1e}."),
-            q.normal_part is not None and f"Yet ‖E[∇Fₙₐₜ] − E[∇F]‖ = {np.linalg.norm(q.normal_part):.3g}.",
+            "normal_norm" in n and f"Yet ‖E[∇Fₙₐₜ] − E[∇F]‖ = {n['normal_norm']:.3g}.",
             "nat_error" not in n and "ReLU neuron: no natural lifting; F only.",
             kind == "F_undefined" and "w ⟂ e: F undefined here.",
-            q.lam_star is not None and f"Balanced at λ* = {q.lam_star:.3g}; here dG/dt = T(Tr_u − Tr_w) "
+            "lam_star" in n and f"Balanced at λ* = {n['lam_star']:.3g}; here dG/dt = T(Tr_u − Tr_w) "
                                        f"{'raises' if tu > tw else 'lowers'} G, which pushes λ towards λ*.")
         return Words(None, "warning" if q.outcome.failure else "info", text)
 

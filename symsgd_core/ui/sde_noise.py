@@ -9,6 +9,7 @@ update at once.
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -16,7 +17,17 @@ import plotly.graph_objects as go
 from ..dln import DEFAULT_RANK_TOL, ESCAPE_NORM
 from ..dln.integrators import integrator
 from ..sde_noise.blowup import HAZARD_HORIZON, continuation_norms, hazard_rows
-from ..sde_noise.experiments import compare_point, comparison_rows, kstar_grid, kstar_rows, load_grid
+from ..sde_noise.experiments import (
+    JUMP_ROUTES,
+    blowup_view,
+    compare_point,
+    comparison_rows,
+    grid_view,
+    jump_event_view,
+    kstar_rows,
+    load_grid,
+    setting_label,
+)
 from .base import Controller, ExperimentFigure, Words
 from .plotting import axes, key_last, keyed, line, markers, panels, put
 from .rank_jumps import LOG_FLOOR  # s₂(A) below it is drawn at it, as in notebook 04
@@ -152,8 +163,8 @@ def _draw_intervals(point, bound, labels, estimates, bound_of) -> None:
 
 
 def _setting(row) -> str:
-    """A stored (η, γ) as the notebook writes it: ``η = 0.3, γ = 0.027`` (every digit, none added)."""
-    return f"η = {row.lr:g}, γ = {row.weight_decay:g}"
+    """A stored (η, γ) as the notebook writes it: ``η = 0.3, γ = 0.027`` (:func:`setting_label`)."""
+    return setting_label(row.lr, row.weight_decay)
 
 
 #: Width of the ``setting`` slider. Its readout is the whole label; in a 300 px row the browser squeezes the readout
@@ -173,9 +184,9 @@ class SdeGridController(Controller):
     """The stored grid at one (η, γ): each dynamics' mean first time at rank ≤ 1 (95 % interval; an open
     triangle is a lower bound when nothing jumped), the fraction of runs an integrator's rule stopped (EM: a residual
     above 10⁶; the adaptive step: that or its stall rule;
-    the followed SDE: never) and of time in B₁."""
+    the followed SDE: never) and of time in B₁ (:func:`~symsgd_core.sde_noise.experiments.grid_view`)."""
 
-    live = True
+    experiment = staticmethod(grid_view)
 
     def __init__(self, grid=None, setting: str | None = None) -> None:
         self.grid = load_grid() if grid is None else grid
@@ -184,7 +195,7 @@ class SdeGridController(Controller):
         # the grid's, so it is declared here, not on the class
         sde = [r for r in self.rows if r.label.startswith("SDE")]
         self.sliders = {"setting": lambda value: _setting_slider(sde, value)}
-        super().__init__(setting=setting)
+        super().__init__(setting=setting, rows=self.rows)
 
     def _figures(self) -> list[go.FigureWidget]:
         # (b) shares (a)'s rows: its y axis follows (a)'s and shows no labels of its own, which were drawn across
@@ -205,24 +216,27 @@ class SdeGridController(Controller):
         axes(fig, yaxis=dict(autorange="reversed"))
         return [fig]
 
-    def _update(self, setting) -> None:
-        rows = self.result = tuple(r for r in self.rows if _setting(r) == setting)
-        labels = [r.label for r in rows]
+    def _show(self, r, **values) -> None:
+        rows = r.rows
+        labels = [row.label for row in rows]
         fig = self.figure
         with fig.batch_update():  # no jump: the interval's lower end is a lower bound of the mean wait
-            _draw_intervals(keyed(fig, "wait"), keyed(fig, "wait_bound"), labels, [r.summary.wait for r in rows],
+            _draw_intervals(keyed(fig, "wait"), keyed(fig, "wait_bound"), labels, [row.summary.wait for row in rows],
                             lambda w: w[1])
-            put(fig, "stopped", x=[r.summary.diverged / r.summary.n_runs for r in rows], y=labels)
-            put(fig, "in_B1", y=labels,
-                x=[0.0 if not math.isfinite(r.summary.frac_B1[0]) else r.summary.frac_B1[0] for r in rows])
-            fig.layout.title = dict(text=f"stored grid at {setting} ({rows[0].summary.n_runs} runs per SDE/SGD row)",
-                                    font=dict(size=14))
-        sgd = next(r for r in rows if r.label == "SGD")
-        sde = [r for r in rows if r.label.startswith("SDE")]
-        self.say(f"SGD: {sgd.summary.jumped}/{sgd.summary.n_runs} jumped, mean wait {sgd.summary.wait[0]:.3g} "
-                 f"[{sgd.summary.wait[1]:.3g}, {sgd.summary.wait[2]:.3g}]. SDE: "
-                 + "; ".join(f"{r.label}: {r.summary.jumped}/{r.summary.n_runs} jumped, mean {r.summary.wait[0]:.3g}, "
-                             f"{r.summary.diverged} stopped, {r.summary.returned} returned" for r in sde) + ".")
+            put(fig, "stopped", x=[row.summary.diverged / row.summary.n_runs for row in rows], y=labels)
+            put(fig, "in_B1", y=labels, x=[0.0 if not math.isfinite(row.summary.frac_B1[0]) else row.summary.frac_B1[0]
+                                           for row in rows])
+
+    def words(self, r, setting, **values) -> Words:
+        n = r.outcome.numbers  # one kind: the stored numbers at this setting
+        wait = n["sgd_wait"]
+        sde = zip(n["sde_labels"], n["sde_jumped"], n["sde_n_runs"], n["sde_wait"], n["sde_stopped"],
+                  n["sde_returned"])
+        return Words(dict(text=f"stored grid at {setting} ({n['n_runs']} runs per SDE/SGD row)", font=dict(size=14)),
+                     "info", f"SGD: {n['sgd_jumped']}/{n['sgd_n_runs']} jumped, mean wait {wait[0]:.3g} "
+                     f"[{wait[1]:.3g}, {wait[2]:.3g}]. SDE: "
+                     + "; ".join(f"{label}: {jumped}/{runs} jumped, mean {mean:.3g}, {stopped} stopped, {back} returned"
+                                 for label, jumped, runs, mean, stopped, back in sde) + ".")
 
 
 def hazard_label(row) -> str:
@@ -237,15 +251,16 @@ class BlowupController(Controller):
     95 % intervals, per integrator and step, at the chosen (η, γ) (an open triangle is an upper bound where none was
     stopped); (b) ‖θ‖ (log scale) of fresh-noise continuations from a state just before a fixed-step stop at the hot
     point (the stored state where the two integrators' outcomes differ most), every step of the first time units:
-    Euler–Maruyama against the adaptive step (a path ends where a rule stops it)."""
+    Euler–Maruyama against the adaptive step (a path ends where a rule stops it)
+    (:func:`~symsgd_core.sde_noise.experiments.blowup_view`)."""
 
-    live = True
+    experiment = staticmethod(blowup_view)
 
     def __init__(self, grid=None, setting: str | None = None) -> None:
         self.grid = load_grid() if grid is None else grid
         self.rows = hazard_rows(self.grid)
         self.sliders = {"setting": lambda value: _setting_slider(self.rows, value)}  # the grid's settings
-        super().__init__(setting=setting)
+        super().__init__(setting=setting, rows=self.rows)
 
     def _figures(self) -> list[go.FigureWidget]:
         # (b) shows a time window, (a) a list of integrators: the title must say which state (b) starts from
@@ -271,34 +286,37 @@ class BlowupController(Controller):
              xaxis=dict(range=[0.0, 0.4]), yaxis=dict(type="log"))
         return [fig]
 
-    def _update(self, setting) -> None:
-        rows = self.result = tuple(r for r in self.rows if _setting(r) == setting)
-        labels = [hazard_label(r) for r in rows]
+    def _show(self, r, **values) -> None:
+        labels = [hazard_label(row) for row in r.rows]
         fig = self.figure
         with fig.batch_update():
             # no blow-up: the interval's upper end is an upper bound of the rate
-            _draw_intervals(keyed(fig, "rate"), keyed(fig, "rate_bound"), labels, [r.rate for r in rows],
+            _draw_intervals(keyed(fig, "rate"), keyed(fig, "rate_bound"), labels, [row.rate for row in r.rows],
                             lambda rate: rate[2])
-            fig.layout.title = dict(text=f"paths stopped by the integrators' rules at {setting} "
-                                    f"({rows[0].n_runs} runs per integrator)",
-                                    font=dict(size=14))
-        self.say("; ".join(f"{hazard_label(r)}: {r.events}/{r.n_runs} stopped by t = {HAZARD_HORIZON:g}, "
-                           f"{r.rate[0]:.2g} [{r.rate[1]:.2g}, {r.rate[2]:.2g}] per 1000 t" for r in rows) + ".")
+
+    def words(self, r, setting, **values) -> Words:
+        n = r.outcome.numbers  # one kind: the stored rates at this setting
+        rows = zip(n["integrator"], n["m"], n["rho"], n["events"], n["runs"], n["rate"], n["rate_lo"], n["rate_hi"])
+        return Words(dict(text=f"paths stopped by the integrators' rules at {setting} ({n['n_runs']} runs per "
+                          "integrator)", font=dict(size=14)), "info",
+                     "; ".join(f"{hazard_label(SimpleNamespace(integrator=kind, m=m, rho=rho))}: {events}/{runs} "
+                               f"stopped by t = {HAZARD_HORIZON:g}, {rate:.2g} [{lo:.2g}, {hi:.2g}] per 1000 t"
+                               for kind, m, rho, events, runs, rate, lo, hi in rows) + ".")
 
 
 class JumpEventController(Controller):
     """The jump event over the stored (η, γ) grid: (a) k* of the chosen route; (b) the waiting time predicted from
     k* and p = 2/3 (either route, exact) against the one SGD measures (95 % intervals; a triangle marks a lower
-    bound where no run jumped in the budget)."""
+    bound where no run jumped in the budget) (:func:`~symsgd_core.sde_noise.experiments.jump_event_view`)."""
 
-    live = True
+    experiment = staticmethod(jump_event_view)
     slider_width = "300px"
-    sliders = dict(route=Range("route", kind="choice", options=("row 0", "column 1")))
+    sliders = dict(route=Range("route", kind="choice", options=tuple(JUMP_ROUTES)))
 
     def __init__(self, grid=None, route: str = "row 0") -> None:
         self.grid = load_grid() if grid is None else grid
         self.rows = kstar_rows(self.grid)
-        super().__init__(route=route)
+        super().__init__(route=route, rows=self.rows)
 
     def _figures(self) -> list[go.FigureWidget]:
         fig = panels("(a) k*: consecutive samples that complete the jump", "(b) waiting time (SGD steps)", height=420,
@@ -315,26 +333,25 @@ class JumpEventController(Controller):
              yaxis=dict(type="log"))
         return [fig]
 
-    def _update(self, route) -> None:
-        rows = self.result = self.rows
-        short = "row0" if route == "row 0" else "col1"
-        lrs, weight_decays, z = kstar_grid(rows, short)
-        fig = self.figure
-        seen = [r for r in rows if r.jumped > 0]
-        none = [r for r in rows if r.jumped == 0]
+    def _show(self, r, **values) -> None:
+        rows, fig = r.rows, self.figure
+        seen = [row for row in rows if row.jumped > 0]
+        none = [row for row in rows if row.jumped == 0]
         with fig.batch_update():
-            put(fig, "kstar", x=[f"{v:g}" for v in weight_decays], y=[f"{v:g}" for v in lrs], z=z)
-            put(fig, "measured", x=[r.predicted_either for r in seen], y=[r.measured[0] for r in seen],
-                error_y=dict(type="data", symmetric=False, array=[r.measured[2] - r.measured[0] for r in seen],
-                             arrayminus=[r.measured[0] - r.measured[1] for r in seen]),
-                text=[_setting(r) for r in seen])
-            put(fig, "bound", x=[r.predicted_either for r in none], y=[r.measured[1] for r in none],
-                text=[_setting(r) for r in none])
-            span = [min(r.predicted_either for r in rows), max(r.predicted_either for r in rows)]
+            put(fig, "kstar", x=[f"{v:g}" for v in r.weight_decays], y=[f"{v:g}" for v in r.lrs], z=r.kstar)
+            put(fig, "measured", x=[row.predicted_either for row in seen], y=[row.measured[0] for row in seen],
+                error_y=dict(type="data", symmetric=False, array=[row.measured[2] - row.measured[0] for row in seen],
+                             arrayminus=[row.measured[0] - row.measured[1] for row in seen]),
+                text=[_setting(row) for row in seen])
+            put(fig, "bound", x=[row.predicted_either for row in none], y=[row.measured[1] for row in none],
+                text=[_setting(row) for row in none])
+            span = [min(row.predicted_either for row in rows), max(row.predicted_either for row in rows)]
             put(fig, "diagonal", x=span, y=span)
-        ks = [getattr(r, f"kstar_{short}") for r in rows]
-        lo_row, hi_row = rows[int(np.argmin(ks))], rows[int(np.argmax(ks))]
-        p = rows[0].p
-        self.say(f"{route}: k* from {min(ks)} ({_setting(lo_row)}) to {max(ks)} ({_setting(hi_row)}); p = {p:.3f}, "
-                 f"so p to the power k* falls from {p ** min(ks):.2g} to {p ** max(ks):.2g}. "
-                 f"Cells with a predicted wait far beyond the {rows[0].n_runs} runs' budget show no jump (triangles).")
+
+    def words(self, r, route, **values) -> Words:
+        n = r.outcome.numbers  # one kind: the range of k* along the route
+        lo, hi, p = n["kstar_min"], n["kstar_max"], n["p"]
+        return Words(None, "info", f"{route}: k* from {lo} ({setting_label(n['min_lr'], n['min_weight_decay'])}) to "
+                     f"{hi} ({setting_label(n['max_lr'], n['max_weight_decay'])}); p = {p:.3f}, so p to the power k* "
+                     f"falls from {p ** lo:.2g} to {p ** hi:.2g}. Cells with a predicted wait far beyond the "
+                     f"{n['n_runs']} runs' budget show no jump (triangles).")

@@ -138,14 +138,14 @@ class DepthComparison(_StationaryRun):
             t_end, rate = n[f"t_end_L{depth}"], n[f"lambda1_L{depth}"]
             if n[f"non_finite_L{depth}"]:
                 texts.append(f"L = {depth}: {n[f'non_finite_L{depth}']} chains left the float range (excluded)")
-            if sim.laws.laws[depth].collapsed:
+            if n[f"collapsed_L{depth}"]:
                 texts.append(f"L = {depth}: median v after t = {t_end:.0f} is {n[f'median_L{depth}']:.1e} "
                              "(collapsing to 0)")
                 continue
             relax = "" if n[f"relaxed_L{depth}"] else f", NOT relaxed (1/κ = {1 / rate:.0f})"
             texts.append(f"L = {depth}: KS {n[f'ks_L{depth}']:.3f} vs sampling threshold "
                          f"{n[f'ks_threshold_L{depth}']:.3f}, t = {t_end:.1f} = {rate * t_end:.1f}/κ{relax}")
-        return Words(None, "info", f"{sim.n_chains} SDE chains per depth from v₀ = 1 (one sample per chain, weak "
+        return Words(None, "info", f"{n['n_chains']} SDE chains per depth from v₀ = 1 (one sample per chain, weak "
                      f"order-2 scheme, dt = 0.02). " + " | ".join(texts))
 
 
@@ -260,14 +260,15 @@ class FluctuationInversion(_StationaryRun):
                 put(self.figure, f"sde{depth}", x=x, y=y, error_y_array=err,
                     marker_symbol=["circle" if relaxed else "circle-open" for relaxed in ok])
 
-    def words(self, sim, k, sigma, weight_decay, **sizes) -> Words:
-        note = (f"; hollow: not relaxed within t = {sim.t_max:g} (critical slowing down near T_c): "
-                + ", ".join(sim.unrelaxed)) if sim.unrelaxed else ""
-        prob = ex.gaussian_problem(k, sigma, weight_decay)
+    def words(self, sim, **values) -> Words:
+        n = sim.outcome.numbers  # both kinds at level "info": hollow points are said, not a failure
+        note = (f"; hollow: not relaxed within t = {n['t_max']:g} (critical slowing down near T_c): "
+                + ", ".join(f"L = {d} at T = {T:.3f}" for d, T in zip(n["unrelaxed_depth"], n["unrelaxed_T"]))
+                if sim.outcome.kind == "unrelaxed" else "")
         return Words(None, "info",
-            f"SDE: {sim.n_chains} chains per point from v₀ = 1, Var of the final states. Error bars: bootstrap over "
+            f"SDE: {n['n_chains']} chains per point from v₀ = 1, Var of the final states. Error bars: bootstrap over "
             f"chains, and they understate the uncertainty: the fourth moment is infinite for L = 1 (tail v⁻⁷ᐟ²) "
-            f"and for L = 0 above T = β₁'/(3α₁) = {(prob.beta1 + weight_decay) / (3 * prob.alpha1):.3f}, so sample "
+            f"and for L = 0 above T = β₁'/(3α₁) = {n['fourth_moment_T']:.3f}, so sample "
             f"variances converge slowly and usually fall short{note}.")
 
 
@@ -310,15 +311,15 @@ class WrongSign(_StationaryRun):
                                       fillcolor="#fee2e2", opacity=0.5, line_width=0, layer="below")]
 
     def words(self, r, **values) -> Words:
-        amp = r.amplified
-        amp_med = "n/a" if r.amplified_median_abs_v is None else f"{r.amplified_median_abs_v:.1e}"
+        n = r.outcome.numbers  # one kind: the collapse, told by its numbers
+        amp_med = f"{n['amp_median']:.1e}" if "amp_median" in n else "n/a"
         return Words(None, "info",
-            f"L = 1: median |v| at t = {r.t_end:g} is {r.median_abs_v_end[1]:.1e} (exponential collapse at rate "
-            f"{r.rate:.2f}); L = 2: {r.median_abs_v_end[2]:.1e} (algebraic: the drift vanishes like |v|⁴ᐟ³); "
+            f"L = 1: median |v| at t = {n['t_end']:g} is {n['median_L1']:.1e} (exponential collapse at rate "
+            f"{n['rate']:.2f}); L = 2: {n['median_L2']:.1e} (algebraic: the drift vanishes like |v|⁴ᐟ³); "
             f"noise-amplified SGD on (u, w), η = {_AMP_LR}: median |v| = {amp_med} at t = 2 "
-            f"({amp.diverged} of {amp.n_runs} runs diverged). L = 0: P(v < 0) = {r.p_wrong_sim:.3f} simulated vs "
-            f"{r.p_wrong_theory:.3f} closed form (shaded): linear regression keeps the wrong sign with positive "
-            "probability.")
+            f"({n['amp_diverged']} of {n['amp_runs']} runs diverged). L = 0: P(v < 0) = {n['p_wrong_sim']:.3f} "
+            f"simulated vs {n['p_wrong_theory']:.3f} closed form (shaded): linear regression keeps the wrong sign with "
+            "positive probability.")
 
 
 # ============================================================================ 5. tails
@@ -370,9 +371,10 @@ class Tails(_StationaryRun):
                 put(self.figure, f"sde{d}", x=x, y=y)
 
     def words(self, sim, **values) -> Words:
-        counts = [f"L = {d}: {sim.samples[d].size} samples, {int(np.sum(sim.samples[d] > 10))} above v = 10"
+        n = sim.outcome.numbers  # one kind: the samples, counted
+        counts = [f"L = {d}: {n[f'samples_L{d}']} samples, {n[f'far_L{d}']} above v = {ex.TAIL_FAR:g}"
                   for d in ex.TAIL_DEPTHS]
-        return Words(None, "info", f"SDE: {sim.n_chains} chains from v₀ = 1 for t = {sim.t_end:g}, records from the "
+        return Words(None, "info", f"SDE: {n['n_chains']} chains from v₀ = 1 for t = {n['t_end']:g}, records from the "
                      "second half pooled; " + ", ".join(counts)
                      + ". The lines do not move with T for L ≥ 1 far out: try the slider.")
 
@@ -442,12 +444,12 @@ class DiscreteSGD(_StationaryRun):
     def words(self, r, **values) -> Words:
         n = r.outcome.numbers  # every kind at level "info", each fit's verdict in the text
         txt = []
-        for name, ks, crit, agrees, diverged, runs in zip(r.fits, n["ks"], n["ks_threshold"], n["agrees"],
+        for name, ks, crit, agrees, diverged, runs in zip(ex.FIT_NAMES, n["ks"], n["ks_threshold"], n["agrees"],
                                                           n["diverged"], n["n"]):
             verdict = "agrees" if agrees else "DISAGREES"
             ks = "n/a" if not math.isfinite(ks) else f"{ks:.3f}"
             txt.append(f"{name}: KS {ks} (threshold {crit:.3f}, {verdict})"
                        + (f", {diverged}/{runs} runs diverged" if diverged else ""))
         return Words(None, "info",
-            f"T = {r.temperature:g}: " + " | ".join(txt) + ". Divergences come from rare large x² in single "
+            f"T = {n['temperature']:g}: " + " | ".join(txt) + ". Divergences come from rare large x² in single "
             "samples: the SDE's Gaussian noise has no such kicks.")

@@ -71,7 +71,8 @@ def test_chain_rule_outcome_is_relu_off_exactly_where_the_neuron_is_off(model, s
     assert q.outcome.kind == ("relu_off" if off else "slip") and q.outcome.kind in ex.CHAIN_RULE_OUTCOMES
     assert q.outcome.failure == off
     n = q.outcome.numbers
-    assert n == {"lift_gap": q.lifted - q.loss, "err_corrected": q.err_corrected, "err_seed": q.err_seed}
+    assert n == {"lift_gap": q.lifted - q.loss, "err_corrected": q.err_corrected, "err_seed": q.err_seed,
+                 "gw": tuple(q.gw)}
     if not off:  # the reply's display misses by far more than the corrected chain rule
         assert n["err_seed"] > 1e6 * max(n["err_corrected"], np.finfo(float).tiny)
 

@@ -36,8 +36,8 @@ def test_grid_controller_reads_the_shipped_grid():
         labels = list(blew_up.y)
         assert "SGD" in labels and any(lab.startswith("SDE") for lab in labels)
         # the bars are the stored rows' numbers, in the rows' order (a fraction ≤ 1 holds by construction)
-        assert list(blew_up.x) == [r.summary.diverged / r.summary.n_runs for r in c.result]
-        assert labels == [r.label for r in c.result]
+        assert list(blew_up.x) == [r.summary.diverged / r.summary.n_runs for r in c.result.rows]
+        assert labels == [r.label for r in c.result.rows]
 
 
 def test_setting_slider_shows_every_digit_of_the_stored_settings():
