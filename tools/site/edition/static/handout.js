@@ -16,6 +16,10 @@
   const PT_PER_MM = 72 / 25.4;
   // the most ticks on an axis of a 3-D scene whose fonts were raised
   const SCENE_TICKS = 5;
+  // the most ticks on an x axis of a small multiple whose range follows the frame, its labels level: drawn narrow,
+  // plotly turned the crowded labels of one multiple upright while its neighbours' stayed level (notebook 02's orbit
+  // figure at λ = 2.828)
+  const SMALL_X_TICKS = 3;
   const printedWidthPt = (small) =>
     (small ? (PRINTED_TEXT_WIDTH_MM - MULTIPLES_GAP_MM) / 2 : PRINTED_TEXT_WIDTH_MM) * PT_PER_MM;
 
@@ -126,6 +130,22 @@
     return smallestPrintedPt(plot, small);
   }
 
+  // every numeric 2-D x axis of the figure whose range follows the frame (`autoranged`, edition.js) with level tick
+  // labels and at most SMALL_X_TICKS ticks (a relayout update): the small multiples of one figure then label their
+  // axes alike, whatever range a frame brings. A fixed axis keeps its ticks (a few ticks on a fixed range of
+  // −4.9…4.9 left one label, 0).
+  function levelXTicks(plot, autoranged) {
+    const full = plot._fullLayout, update = {};
+    for (const key of autoranged) {
+      const axis = full[key];
+      if (!/^xaxis\d*$/.test(key) || !axis || !["linear", "log"].includes(axis.type)) continue;
+      update[`${key}.tickangle`] = 0;
+      if (axis.tickmode === "auto") update[`${key}.nticks`] = axis.nticks ? Math.min(axis.nticks, SMALL_X_TICKS)
+        : SMALL_X_TICKS;
+    }
+    return update;
+  }
+
   // up to `count` slider steps out of n: spread from the first to the last, the notebook's own step among them
   function pickSteps(n, current, count) {
     if (n <= count) return [...Array(n).keys()];
@@ -185,7 +205,8 @@
       const width = Math.round(full * 0.75);
       const height = Math.round(plot.layout.height * 0.93);
       plot.style.width = width + "px";
-      await Plotly.relayout(plot, {width, height, showlegend: false});
+      await Plotly.relayout(plot, {width, height, showlegend: false,
+        ...levelXTicks(plot, (spec.edition || {}).autoranged || [])});
       let pt = await legibleFonts(plot, true);
       if (plot.dataset.handoutWide) {
         plot.style.width = full + "px";
