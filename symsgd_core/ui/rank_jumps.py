@@ -688,7 +688,7 @@ class AnnealController(_ExperimentFigure):
                       "here SGD's one-way bias helps.")
         else:
             better = (f"{at} rank-2 minimum is the better one ({r2:.5f} < {r1:.5f}): at this γ it has the lower "
-                      "regularised loss 𝓛_γ, and a jump to rank 1 would be a loss.")
+                      "regularised loss 𝓛ᵧ, and a jump to rank 1 would be a loss.")
         text = "Hot phase: " + hot.text + " "
         if outcome.kind.startswith("hot_"):
             return Words(hot.headline, "warning", text + better)
