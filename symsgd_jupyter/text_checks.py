@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ASCII_MATH", "MAX_DIGITS", "significant_digits", "unrounded_numbers", "word_problems"]
+__all__ = ["ASCII_MATH", "CODE_TEXT", "MAX_DIGITS", "significant_digits", "unrounded_numbers", "word_problems"]
 
-#: ASCII math a reader would have to decode: a caret power (``v^(−7/2)``, ``(1 − 2ηγ)^t``, ``v^a``) and an underscore
-#: subscript that is a digit, a capital or a script letter (``B_1``, ``W_L``, ``ḡ_ℬ``, ``W_ℓ``).
-ASCII_MATH = re.compile(r"\^|_[0-9A-Zℓℬ]")
+#: ASCII math a reader would have to decode: a caret power or set (``v^(−7/2)``, ``(1 − 2ηγ)^t``, ``v^a``, ``R^2``),
+#: an underscore subscript that is a digit, a capital or a script letter (``B_1``, ``W_L``, ``ḡ_ℬ``, ``W_ℓ``), and a
+#: lowercase subscript after a one-letter symbol: one letter after a Latin letter (``T_c``, ``a_c``, ``s_k``), any
+#: after a Greek one (``τ_match``, ``θ_i``, ``θ_u``). What reads as a Python name is not math: more than one letter
+#: before the underscore (``weight_decay``, ``sde05_grid.json``, ``tests/ui``) or a Latin letter before a word
+#: (``d_in``, ``n_runs``: a slider's keyword as its label).
+ASCII_MATH = re.compile(r"\^|_[0-9A-Zℓℬ]|(?<![\w.\-/])(?:[A-Za-z]_[A-Za-z](?!\w)|[^\W\d_A-Za-z]_[^\W\d_])")
+#: Code-formatted text (a Markdown code span, an HTML ``<code>``): a Python name there is what the reader types.
+CODE_TEXT = re.compile(r"`[^`\n]*`|<code>.*?</code>", re.S)
 #: Significant digits a number may show (a status line quotes measured values, never a float's full repr).
 MAX_DIGITS = 6
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?|\.\d+)(?:[eE][+-−]?\d+)?(?![\w.])")
@@ -31,6 +37,8 @@ def unrounded_numbers(text: str) -> list[str]:
 
 
 def word_problems(text: str) -> list[str]:
-    """What :data:`ASCII_MATH` and :func:`unrounded_numbers` find in ``text``, each with its context."""
-    found = [f"{m.group(0)!r} in …{text[max(0, m.start() - 30):m.end() + 20]}…" for m in ASCII_MATH.finditer(text)]
+    """What :data:`ASCII_MATH` (outside code-formatted text, :data:`CODE_TEXT`) and :func:`unrounded_numbers` find in
+    ``text``, each with its context."""
+    prose = CODE_TEXT.sub(lambda m: " " * len(m.group(0)), text)  # same length: the context quotes ``text``
+    found = [f"{m.group(0)!r} in …{text[max(0, m.start() - 30):m.end() + 20]}…" for m in ASCII_MATH.finditer(prose)]
     return found + [f"unrounded {n}" for n in unrounded_numbers(text)]

@@ -45,8 +45,9 @@ def decay_factor_exercise(lr: float = EXP.lr_hot, weight_decay: float = EXP.weig
     ex = number_exercise(
         "decay_factor",
         f"Under forced sampling with η = {lr:g}, γ = {weight_decay:g}: by what factor has the unsampled row "
-        f"of W_L shrunk after t = {steps} steps?", exact,
-        f"(1 − 2ηγ)^t = (1 − 2·{lr}·{weight_decay})^{steps} = {exact:.4g}: each step multiplies the row by the "
+        f"of the last layer shrunk after t = {steps} steps?", exact,
+        f"(1 − 2ηγ)ᵗ = (1 − 2·{lr}·{weight_decay}) to the power {steps} = {exact:.4g}: each step multiplies the row "
+        "by the "
         "weight-decay "
         "factor and adds nothing.", "the unsampled row gets no data gradient, only weight decay.",
         solution=solution, rel_tol=1e-3,
@@ -61,7 +62,7 @@ def decay_factor_exercise(lr: float = EXP.lr_hot, weight_decay: float = EXP.weig
         f"$t$ steps: $(1-2\\eta\\gamma)^t = (1 - 2\\cdot{lr}\\cdot{weight_decay})^{{{steps}}} = "
         f"{1 - 2 * lr * weight_decay:.4f}^{{{steps}}} = "
         f"e^{{{steps}\\,\\ln {1 - 2 * lr * weight_decay:.4f}}} \\approx {exact:.4g}$.")
-    hint = ("Write out one SGD step for the last layer W_L: which rows does the data term change when the sampled "
+    hint = ("Write out one SGD step for the last layer: which rows does the data term change when the sampled "
             "entry lies in row 0? What is left for the other row, step after step?")
     return _with(ex, worked, hint)
 
@@ -171,13 +172,13 @@ def basin_radius_exercise(depth: int = EXP.depth, weight_decay: float = EXP.weig
     ex = number_exercise(
         name,
         f"With L = {depth}, γ = {weight_decay:g} and fit slope |g| = {slope:.3g} along the new direction{suppose}, "
-        "what is the first-order basin radius a_c?", exact,
-        f"a_c = (2·{weight_decay}/{quoted:g})^(1/{depth - 2}) = {by_hand:.4g}: the new mode obeys "
-        "da/dt ≈ −2γa + |g|a^(L−1), "
-        "which changes sign there.", "set −2γa + |g|a^(L−1) = 0 and solve for a > 0.",
+        "what is the first-order basin radius?", exact,
+        f"the radius is (2γ/|g|)¹ᐟ⁽ᴸ⁻²⁾ = (2·{weight_decay}/{quoted:g}) to the power 1/{depth - 2} = {by_hand:.4g}: "
+        "the new mode obeys da/dt ≈ −2γa + |g|aᴸ⁻¹, "
+        "which changes sign there.", "set −2γa + |g|aᴸ⁻¹ = 0 and solve for a > 0.",
         solution=solution, rel_tol=1e-2,
         mistakes=[((2 * weight_decay / slope) ** (1.0 / depth), "the exponent is 1/(L − 2), not 1/L: da/dt ≈ −2γa + "
-                                                         "|g|a^(L−1)"),
+                                                         "|g|aᴸ⁻¹"),
                   ((weight_decay / slope) ** (1.0 / (depth - 2)),
                    "the weight decay γ‖θ‖² has gradient 2γθ: keep the 2")])
     worked = (
@@ -312,7 +313,8 @@ def predict_sgd_end_exercise(eps: float = EXP.eps, weight_decay: float = EXP.wei
         verdict = ("right" if x == best else "wrong")
         if verdict == "wrong":  # why this pick is wrong, without naming the right one
             why = {2: "GD does stay there, but SGD samples one entry at a time: what does a long stretch of samples "
-                      "from one row do to the other row of W_L (§3), and how long does one wait for it (§2)?",
+                      "from one row do to the other row of the last layer (§3), and how long does one wait for it "
+                      "(§2)?",
                    1: "not at these settings: look at what the runs do in the figure of §0 and at §7.",
                    0: "collapse to A = 0 needs more noise than these settings give (§7 shows when it happens)."}
             return Feedback("wrong", why[int(x)])
@@ -354,7 +356,7 @@ EXERCISES = exercises_by_name((
     "trap_depth": "the smallest depth L",
     "origin_threshold": "the L = 2 threshold γ_c",
     "explosion": "‖θ_i − θ̂‖² for i = 16",
-    "basin_radius_depth": "the basin radius a_c at L = 6",
+    "basin_radius_depth": "the basin radius at L = 6",
     "one_way": "True or False",
     "better_minimum": "1 or 2, the rank of the lower-loss minimum as γ → 0",
 })

@@ -38,6 +38,7 @@ from .jump_event import run_waiting_time
 
 __all__ = [
     "Report",
+    "label_words",
     "comparison_report",
     "continuation_report",
     "controls_report",
@@ -104,12 +105,14 @@ def _iv(w) -> str:
     return f"{_g(w[0])} [{_g(w[1])}, {_g(w[2])}]" if np.isfinite(w[0]) else f"none (≥ {_g(w[1])})"
 
 
-#: Row labels as the tables print them: no ASCII subscript (the grid stores ``τ_match``).
+#: Row labels as the tables and the stored-grid figure print them: no ASCII subscript (the grid stores ``τ_match``).
 _LABEL_WORDS = (("Langevin 1× τ_match", "Langevin, matched τ"), ("Langevin 10× τ_match", "Langevin, 10× matched τ"),
                 ("τ_match", "matched τ"))
 
 
-def _label(label: str) -> str:
+def label_words(label: str) -> str:
+    """A stored grid row's ``label`` as a reader sees it (``"Langevin 1× τ_match"`` → ``"Langevin, matched τ"``); the
+    grid's keys stay as stored."""
     for raw, words in _LABEL_WORDS:
         label = label.replace(raw, words)
     return label
@@ -198,7 +201,7 @@ def grid_table_report(rows: Mapping, settings=GRID_SETTINGS) -> Report:
     missing = [s for s in settings if not any((a, b) == s for a, b, _ in shown)]
     if missing:
         raise ValueError(f"the comparison rows have no row at (η, γ) = {missing}")
-    width = max(len(_label(label)) for *_, label in shown)
+    width = max(len(label_words(label)) for *_, label in shown)
     lines = _wrap("How the runs jump: runs at rank ≤ 1, mean first time there [95 %], returns to rank 2, paths an "
                   "integrator's rule stopped (EM: a residual above 10⁶; adaptive step: that or its stall rule; "
                   "followed: never), and runs at A = 0 among those not stopped")
@@ -208,7 +211,7 @@ def grid_table_report(rows: Mapping, settings=GRID_SETTINGS) -> Report:
         for a, b, label in shown:
             if (a, b) == (lr, weight_decay):
                 s = rows[(a, b, label)]
-                lines.append(f" {_label(label):{width}s}  {s.jumped:2d}/{s.n_runs:<3d} {_iv(s.wait):22s} "
+                lines.append(f" {label_words(label):{width}s}  {s.jumped:2d}/{s.n_runs:<3d} {_iv(s.wait):22s} "
                              f"{s.returned:4d}  {s.diverged:5d}  {s.collapsed:2d} of {s.bounded_end:2d}")
     lines += [""] + _wrap("Where the runs sit: share of time in B₁ (± s.e.), and log₁₀ s₂ at the 5/50/95 % "
                           "quantiles, all runs and the runs a rank-1 fit describes")
@@ -218,7 +221,7 @@ def grid_table_report(rows: Mapping, settings=GRID_SETTINGS) -> Report:
         for a, b, label in shown:
             if (a, b) == (lr, weight_decay):
                 s = rows[(a, b, label)]
-                lines.append(f" {_label(label):{width}s}  {s.frac_B1[0]:.2f} ± {s.frac_B1[1]:.2f}  "
+                lines.append(f" {label_words(label):{width}s}  {s.frac_B1[0]:.2f} ± {s.frac_B1[1]:.2f}  "
                              f"{_quantiles(s):17s}  {_quantiles(s, True)}")
     return Report(lines, values={"shown": tuple(shown)})
 

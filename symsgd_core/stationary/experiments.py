@@ -22,6 +22,7 @@ from ..core.seeding import tagged_stream
 from ..core.stats import KS_ALPHA, ks_threshold
 from ..core.validation import check_choice
 from .laws import (
+    CRITICAL_T,
     PHASE_CODES,
     PHASES,
     DiagonalNetProblem,
@@ -357,9 +358,11 @@ class VarianceCurves:
         """The one sentence the figure's status line and notebook 03's cell both print (same points, same
         rounding: temperatures to 0.001, variances to 3 significant digits)."""
         if not self.T_c > 0:
-            return f"γ ≥ k: T_c = {self.T_c:.3f} ≤ 0, the depth-1 net learns nothing at any T. L = 0 still learns."
-        return (f"L = 1: Var[v] peaks at T = {self.T_peak:.3f} (= {self.T_peak / self.T_c:.2f} T_c) at "
-                f"{self.var_peak:#.3g} and falls to {self.var_end:#.3g} at {T1_END_FRACTION:g} T_c = {self.T_end:.3f}. "
+            return (f"γ ≥ k: {CRITICAL_T} = {self.T_c:.3f} ≤ 0, the depth-1 net learns nothing at any T. L = 0 still "
+                    "learns.")
+        return (f"L = 1: Var[v] peaks at T = {self.T_peak:.3f} (= {self.T_peak / self.T_c:.2f} × {CRITICAL_T}) at "
+                f"{self.var_peak:#.3g} and falls to {self.var_end:#.3g} at {T1_END_FRACTION:g} × {CRITICAL_T} = "
+                f"{self.T_end:.3f}. "
                 f"L = 0: at T = {self.T_peak:.3f} Var = {self.var0_at_peak:#.3g}; Var = Tg(m)/(β₁' − Tα₁) rises "
                 f"monotonically and diverges at T = β₁'/α₁ = {self.T0_max:.3f}.")
 

@@ -51,6 +51,7 @@ __all__ = [
     "DiagonalNetProblem",
     "as_problem",
     "StationaryLaw",
+    "CRITICAL_T",
     "critical_temperature",
     "mode_onset_temperature",
     "transitional_temperature",
@@ -154,6 +155,11 @@ def as_problem(problem) -> DiagonalNetProblem:
 # --------------------------------------------------------------------------------------------
 # Temperatures and phases (depth 1)
 # --------------------------------------------------------------------------------------------
+#: How plain text (a status line, a printed line) names ``T_c``: Unicode has no subscript c, and ``T_c`` is ASCII math
+#: (``symsgd_jupyter.text_checks``); Markdown writes $T_c$ and a figure's legend T<sub>c</sub>.
+CRITICAL_T = "critical T"
+
+
 def critical_temperature(problem: DiagonalNetProblem) -> float:
     """``T_c = (β₂ − γ)/α₃``: for ``T ≥ T_c`` a depth-1 net learns nothing (law ``δ(v)``).
 
@@ -261,10 +267,10 @@ def transitional_temperature(problem: DiagonalNetProblem) -> float:
 
 #: Phase labels of the depth-1 law, in order of increasing temperature.
 PHASES = {
-    "peaked": "T < T_c/3: p → 0 at v = 0, one peak at v > 0 (learning)",
-    "bimodal": "T_c/3 < T < T*: p diverges at v = 0 and keeps a peak at v > 0",
-    "collapsing": "T* < T < T_c: p diverges at v = 0 and decreases monotonically",
-    "dead": "T ≥ T_c: p = δ(v): nothing is learned",
+    "peaked": f"T below a third of the {CRITICAL_T}: p → 0 at v = 0, one peak at v > 0 (learning)",
+    "bimodal": f"T between a third of the {CRITICAL_T} and T*: p diverges at v = 0 and keeps a peak at v > 0",
+    "collapsing": f"T between T* and the {CRITICAL_T}: p diverges at v = 0 and decreases monotonically",
+    "dead": f"T at or above the {CRITICAL_T}: p = δ(v): nothing is learned",
 }
 
 

@@ -19,6 +19,7 @@ from .checks import (
 from .claims import bimodal_window, collapse_claims, discrete_scan_claims, integrator_claims, window_claims
 from .experiments import DiscreteSGDScan, dt_convergence
 from .laws import (
+    CRITICAL_T,
     DiagonalNetProblem,
     StationaryLaw,
     critical_temperature,
@@ -102,8 +103,8 @@ def windows_report(k: float = 1.0, sigmas=WINDOW_SIGMAS) -> Report:
     for sigma in sigmas:
         p = DiagonalNetProblem.gaussian(k=k, sigma=sigma)
         tc, ts = critical_temperature(p), transitional_temperature(p)
-        text.append(f"σ = {sigma}: T_c/3 = {tc / 3:.3f}, T* = {ts:.3f}, T_c = {tc:.3f}; "
-                    f"bimodal window = {bimodal_window(p):.1%} of (T_c/3, T_c)")
+        text.append(f"σ = {sigma}: {CRITICAL_T}/3 = {tc / 3:.3f}, T* = {ts:.3f}, {CRITICAL_T} = {tc:.3f}; "
+                    f"bimodal window = {bimodal_window(p):.1%} of ({CRITICAL_T}/3, {CRITICAL_T})")
     return Report(text, window_claims(k, tuple(sigmas)))
 
 
@@ -114,7 +115,7 @@ def transitional_report() -> Report:
     d = rows[-1].details
     return Report([f"k = σ = 1: notebook {d['sigma1']['notebook']:.4f}, paper {d['sigma1']['paper']:.4f};  "
                    f"k = 1, σ = 0.7: notebook {d['sigma0.7']['notebook']:.4f}, paper {d['sigma0.7']['paper']:.3f}, "
-                   f"T_c = {d['sigma0.7']['T_c']:.4f}"], rows)
+                   f"{CRITICAL_T} = {d['sigma0.7']['T_c']:.4f}"], rows)
 
 
 def collapse_report(problem: DiagonalNetProblem) -> Report:
@@ -122,11 +123,12 @@ def collapse_report(problem: DiagonalNetProblem) -> Report:
     against 4(β₂ − γ − Tα₃), the weight decay it uses and its ``T_c``; claims: the check and
     :func:`~.claims.collapse_claims` (both temperatures below ``T_c`` without γ)."""
     result = check_collapse()
-    text = [f"    T = {row['T']:.3f} ({row['T_over_Tc']}·T_c): drift of log v near 0 = {row['slope']:+.3f} "
+    text = [f"    T = {row['T']:.3f} ({row['T_over_Tc']} × {CRITICAL_T}): drift of log v near 0 = {row['slope']:+.3f} "
             f"± {row['stderr']:.3f}, theory 4(β₂ − γ − Tα₃) = {row['mu0_theory']:+.3f}"
             for row in result.details["rows"]]
     gamma = problem.beta2 - problem.alpha3 * result.details["T_c"]
-    text.append(f"weight decay in this check: γ = β₂ − α₃T_c = {gamma:.3g}, so T_c = {result.details['T_c']:.4f} "
+    text.append(f"weight decay in this check: γ = β₂ − α₃ × {CRITICAL_T} = {gamma:.3g}, so {CRITICAL_T} = "
+                f"{result.details['T_c']:.4f} "
                 f"instead of {critical_temperature(problem):.4f}")
     return Report(text, [result, *collapse_claims(result, problem)], {"weight_decay": gamma})
 

@@ -39,8 +39,8 @@ def _model_dropdown(value: str) -> widgets.Dropdown:
 
 
 #: The sliders of the parameters u = ‖u‖(cos θ_u, sin θ_u), w = ‖w‖(cos θ_w, sin θ_w) (degrees).
-THETA_U = Range("θ_u (deg)", -180, 180, 5)
-THETA_W = THETA_U.but(description="θ_w (deg)")
+THETA_U = Range("angle of u (deg)", -180, 180, 5)
+THETA_W = THETA_U.but(description="angle of w (deg)")
 U_LEN = Range("‖u‖", 0.2, 2.5, 0.05)
 W_LEN = U_LEN.but(description="‖w‖")
 PARAMETERS = dict(theta_u=THETA_U, u_len=U_LEN, theta_w=THETA_W, w_len=W_LEN)

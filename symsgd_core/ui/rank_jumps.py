@@ -580,13 +580,14 @@ class BasinController(_ExperimentFigure):
     def _message(cls, outcome, alpha, alpha_c, g, boundary, lr, method):
         """The :class:`~.base.Words` of ``outcome`` (decided in
         :func:`~symsgd_core.rank_jumps.experiments.basin_outcome`) and of the grid's bracket of the basin edge."""
-        where = (f"a = {alpha:.3g} (a/a_c = {alpha / alpha_c:.2f}, first-order basin estimate "
-                 f"a_c = (2γ/|g|)¹ᐟ⁽ᴸ⁻²⁾ = {alpha_c:.3g} with fit slope |g| = {abs(g):.3g})")
+        where = (f"a = {alpha:.3g} ({alpha / alpha_c:.2f} × the first-order basin radius "
+                 f"(2γ/|g|)¹ᐟ⁽ᴸ⁻²⁾ = {alpha_c:.3g}, with fit slope |g| = {abs(g):.3g})")
         lo, hi = boundary
-        edge = (f" On the grid, the smallest a that escapes is {hi:.3g} ({hi / alpha_c:.2f} a_c); the largest a "
-                f"below it that is pulled back is {lo:.3g} ({lo / alpha_c:.2f} a_c)."
+        edge = (f" On the grid, the smallest a that escapes is {hi:.3g} ({hi / alpha_c:.2f} × the radius); the "
+                f"largest a below it that is pulled back is {lo:.3g} ({lo / alpha_c:.2f} × the radius)."
                 if np.isfinite(lo) and np.isfinite(hi) else
-                " No a on the grid (up to 2 a_c) escapes: at this γ and ε there is no rank-2 minimum to escape to."
+                " No a on the grid (up to twice the radius) escapes: at this γ and ε there is no rank-2 minimum to "
+                "escape to."
                 if not np.isfinite(hi) else " Every a on the grid escapes.")
         head, why = cls.WORDS[outcome.kind]
         return Words(head.format(alpha=alpha), "warning" if outcome.failure else "info",
@@ -687,7 +688,7 @@ class AnnealController(_ExperimentFigure):
                       "here SGD's one-way bias helps.")
         else:
             better = (f"{at} rank-2 minimum is the better one ({r2:.5f} < {r1:.5f}): at this γ it has the lower "
-                      "regularised loss 𝓛_γ, and a jump to rank 1 would be a loss.")
+                      "regularised loss 𝓛ᵧ, and a jump to rank 1 would be a loss.")
         text = "Hot phase: " + hot.text + " "
         if outcome.kind.startswith("hot_"):
             return Words(hot.headline, "warning", text + better)

@@ -28,6 +28,7 @@ from ..sde_noise.experiments import (
     load_grid,
     setting_label,
 )
+from ..sde_noise.report import label_words
 from .base import Controller, ExperimentFigure, Words
 from .plotting import axes, key_last, keyed, line, markers, panels, put
 from .rank_jumps import LOG_FLOOR  # s₂(A) below it is drawn at it, as in notebook 04
@@ -127,8 +128,13 @@ class SdeCompareController(ExperimentFigure):
             x, y = r.sde_blown_up
             put(fig, "sde_blown_up", x=x, y=y)
 
+    #: The status level of each kind of :data:`~symsgd_core.sde_noise.experiments.COMPARE_OUTCOMES`.
+    LEVELS = dict(stopped="warning",  # a divergence rule stopped runs: their waits are censored (§3 shows why)
+                  no_jump="warning",  # no run of any dynamics jumped within the time: nothing to compare
+                  jumped="info")      # the comparison the figure is about
+
     def words(self, r, **values) -> Words:
-        # every kind of COMPARE_OUTCOMES is told by its counts, at level "info" (a stopped run is what §3 shows)
+        # every kind of COMPARE_OUTCOMES is told by its counts, at the level of its kind (LEVELS)
         n = r.outcome.numbers
         title = dict(text=(f"SDE: {n['sde_jumped']}/{n['sde_runs']} jumped, {n['sde_diverged']} stopped · "
                            f"SGD: {n['sgd_jumped']}/{n['sgd_runs']} jumped · returns to rank 2: "
@@ -140,7 +146,7 @@ class SdeCompareController(ExperimentFigure):
                 return f"no run jumped within t = {r.t_max:g} (mean wait ≥ {w[1]:.3g})"
             return f"mean first time at rank ≤ 1: {w[0]:.3g} [{w[1]:.3g}, {w[2]:.3g}]"
 
-        return Words(title, "info", (
+        return Words(title, self.LEVELS[r.outcome.kind], (
             f"η = {r.lr:g}, γ = {r.weight_decay:g}, SDE step dt = η/{r.m}, t ≤ {r.t_max:g}. "
             f"SGD: {wait('sgd')}. SDE: "
             f"{wait('sde')}; {n['sde_diverged']}/{n['sde_runs']} runs stopped by fixed-step EM's divergence "
@@ -218,7 +224,7 @@ class SdeGridController(Controller):
 
     def _show(self, r, **values) -> None:
         rows = r.rows
-        labels = [row.label for row in rows]
+        labels = [label_words(row.label) for row in rows]  # the tables' words (the stored keys hold ``τ_match``)
         fig = self.figure
         with fig.batch_update():  # no jump: the interval's lower end is a lower bound of the mean wait
             _draw_intervals(keyed(fig, "wait"), keyed(fig, "wait_bound"), labels, [row.summary.wait for row in rows],

@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..stationary import experiments as ex
-from ..stationary.laws import PHASES, critical_temperature, tail_exponent
+from ..stationary.laws import CRITICAL_T, PHASES, critical_temperature, tail_exponent
 from ..stationary.sgd import AMPLIFIED_LR
 from .base import PLATFORM_WORDS, Controller, ExperimentFigure, Words
 from .plotting import axes, key_last, keyed, line, markers, panels, put
@@ -52,17 +52,19 @@ class _StationaryRun(ExperimentFigure):
     def _draw(self, result, **values) -> None:
         self.simulation = result
         self._show(result, **values)
-        self._say_simulation(self.words(result, **values).text)
+        words = self.words(result, **values)
+        self._say_simulation(words.text, words.level)
 
     def _say_closed_form(self, text: str) -> None:
         """The closed forms' finding, shown at once; a simulation's text follows it (:meth:`_say_simulation`)."""
         self._closed_form_text = text
         self.say(text)
 
-    def _say_simulation(self, text: str) -> None:
-        """The simulation's finding, after the closed forms' (both stay in the status line)."""
+    def _say_simulation(self, text: str, level: str = "info") -> None:
+        """The simulation's finding, after the closed forms' (both stay in the status line), at the simulation's
+        ``level`` (a failed run marks the whole line)."""
         first = getattr(self, "_closed_form_text", "")
-        self.say(f"{first} Simulation: {text}" if first else text)
+        self.say(f"{first} Simulation: {text}" if first else text, level)
 
     def run_long(self, **sizes) -> None:
         """A bigger run for the notebook's default figure, at ``LONG`` overridden by ``sizes`` (a few seconds; a
@@ -80,7 +82,7 @@ class DepthComparison(_StationaryRun):
     sliders = dict(temperature=TEMPERATURE, k=TEACHER, sigma=LABEL_NOISE, weight_decay=DECAY)
 
     def _figures(self) -> list[go.FigureWidget]:
-        fig = panels("depth 0: linear regression (Eq. 12)", "depth 1: two-layer diagonal net (Eq. 15)", height=400,
+        fig = panels("L = 0: linear regression (Eq. 12)", "L = 1: diagonal net (Eq. 15)", height=400,
                      layout=dict(_LAYOUT, showlegend=True, legend=dict(orientation="h", y=-0.18)))
         for col, depth in ((1, 0), (2, 1)):
             fig.add_bar(x=[], y=[], name=f"SDE histogram, L = {depth}", marker_color=_COLORS[depth], opacity=0.35,
@@ -108,8 +110,9 @@ class DepthComparison(_StationaryRun):
                 mode.x, mode.y = r.modes[depth]
                 if law.collapsed:
                     curve.x, curve.y = [0.0, 0.0], [0.0, 1.0]
-                    note = dict(x=[0.5], y=[0.8], text=["T ≥ T<sub>c</sub>: the law is δ(v) (vermillion line at 0)"])
-                    msgs.append(f"L = 1: T ≥ T_c = {r.critical_temperature:.3f}, so the law is δ(v): the net "
+                    note = dict(x=[0.5], y=[0.8], text=["T ≥ T<sub>c</sub>: δ(v), the line at 0"])
+                    msgs.append(f"L = 1: T is at or above the {CRITICAL_T} = {r.critical_temperature:.3f}, so the law "
+                                "is δ(v): the net "
                                 "learns nothing (vertical line at 0)")  # the sentence's full stop comes after the join
                     continue
                 curve.x, curve.y = r.curves[depth]
@@ -118,7 +121,8 @@ class DepthComparison(_StationaryRun):
                             + (" (density diverges at 0)" if depth == 1 and law.mode == 0 else ""))
             put(self.figure, "delta_note", **note)
         self._say_closed_form(
-            f"T = {temperature:g}, T_c = (β₂ − γ)/α₃ = {r.critical_temperature:.3f}, phase (L = 1): {r.phase}. "
+            f"T = {temperature:g}, {CRITICAL_T} = (β₂ − γ)/α₃ = {r.critical_temperature:.3f}, phase (L = 1): "
+            f"{r.phase}. "
             + " | ".join(msgs) + ".")
 
     def _show(self, sim, **values) -> None:
@@ -131,8 +135,13 @@ class DepthComparison(_StationaryRun):
                     put(self.figure, "law1", y=[0.0, top])
                     put(self.figure, "delta_note", y=[0.8 * top])
 
+    #: The status level of each kind of :data:`~symsgd_core.stationary.experiments.DEPTH_OUTCOMES`.
+    LEVELS = dict(unrelaxed="warning",  # a chain ran out of time: the histogram is not the stationary law
+                  collapsed="warning",  # T at or above the critical T: the law is δ(v), the net learns nothing
+                  compared="info")      # both histograms against their laws: what the figure is about
+
     def words(self, sim, **values) -> Words:
-        n = sim.outcome.numbers  # every kind at level "info", each depth told by its numbers
+        n = sim.outcome.numbers  # each depth told by its numbers, at the level of the kind (LEVELS)
         texts = []
         for depth in (0, 1):
             t_end, rate = n[f"t_end_L{depth}"], n[f"lambda1_L{depth}"]
@@ -145,7 +154,8 @@ class DepthComparison(_StationaryRun):
             relax = "" if n[f"relaxed_L{depth}"] else f", NOT relaxed (1/κ = {1 / rate:.0f})"
             texts.append(f"L = {depth}: KS {n[f'ks_L{depth}']:.3f} vs sampling threshold "
                          f"{n[f'ks_threshold_L{depth}']:.3f}, t = {t_end:.1f} = {rate * t_end:.1f}/κ{relax}")
-        return Words(None, "info", f"{n['n_chains']} SDE chains per depth from v₀ = 1 (one sample per chain, weak "
+        return Words(None, self.LEVELS[sim.outcome.kind], f"{n['n_chains']} SDE chains per depth from v₀ = 1 (one "
+                     "sample per chain, weak "
                      f"order-2 scheme, dt = 0.02). " + " | ".join(texts))
 
 
@@ -208,11 +218,18 @@ class PhaseTransition(Controller):
             phase.layout.annotations = [dict(x=s, y=T, text=self.LABELS[name], showarrow=False, font=dict(size=12))
                                         for name, (s, T) in r.region_centres().items()]
 
+    #: The status level of each phase (:data:`~symsgd_core.stationary.experiments.PHASE_OUTCOMES`): "dead" (at or
+    #: above the critical T the law is δ(v), nothing is learned) is the failure, the learning phases are what the
+    #: figure shows.
+    LEVELS = {kind: "warning" if kind == "dead" else "info" for kind in ex.PHASE_OUTCOMES}
+
     def words(self, r, temperature, sigma, weight_decay) -> Words:
-        kind, n = r.outcome.kind, r.outcome.numbers  # every phase at level "info": the phase is what it shows
+        kind, n = r.outcome.kind, r.outcome.numbers
         a, tc = n["near_zero_exponent"], n["T_c"]
         near0 = ("→ 0 at v = 0" if a > 0 else "diverges at v = 0") if kind != "dead" else "is δ(v)"
-        return Words(None, "info", f"σ = {sigma:g}, γ = {weight_decay:g}: T_c = {tc:.3f}, T_c/3 = {tc / 3:.3f}, "
+        return Words(None, self.LEVELS[kind], f"σ = {sigma:g}, γ = {weight_decay:g}: {CRITICAL_T} = {tc:.3f}, a "
+                     "third of it = "
+                     f"{tc / 3:.3f}, "
                      f"T* = {n['T_star']:.3f}. At T = {temperature:g}: {PHASES[kind]}. Near 0, p ∝ vᵃ with "
                      f"a = β₂'/(2α₃T) − 3/2 = {a:.2f}, so p {near0}.")
 
@@ -262,7 +279,7 @@ class FluctuationInversion(_StationaryRun):
 
     def words(self, sim, **values) -> Words:
         n = sim.outcome.numbers  # both kinds at level "info": hollow points are said, not a failure
-        note = (f"; hollow: not relaxed within t = {n['t_max']:g} (critical slowing down near T_c): "
+        note = (f"; hollow: not relaxed within t = {n['t_max']:g} (critical slowing down near the {CRITICAL_T}): "
                 + ", ".join(f"L = {d} at T = {T:.3f}" for d, T in zip(n["unrelaxed_depth"], n["unrelaxed_T"]))
                 if sim.outcome.kind == "unrelaxed" else "")
         return Words(None, "info",
@@ -432,7 +449,8 @@ class DiscreteSGD(_StationaryRun):
 
     def _update(self, temperature) -> None:
         self._say_closed_form(
-            f"T = {temperature:g} (T_c = {self.T_C:.3f}): plain SGD uses η = T = {temperature:g} with batch size 1.")
+            f"T = {temperature:g} ({CRITICAL_T} = {self.T_C:.3f}): plain SGD uses η = T = {temperature:g} with batch "
+            "size 1.")
 
     def _show(self, r, **values) -> None:
         with self.figure.batch_update():
@@ -441,8 +459,13 @@ class DiscreteSGD(_StationaryRun):
             for name, fit in r.fits.items():
                 put(self.figure, name, x=fit.centres, y=fit.density)
 
+    #: The status level of each kind of :data:`~symsgd_core.stationary.experiments.DISCRETE_SGD_OUTCOMES`.
+    LEVELS = dict(sde_off="warning",  # the v-SDE itself misses its closed form: there is no reference to compare with
+                  sgd_off="warning",  # an SGD method misses the SDE's law (or its runs diverged): the SDE fails there
+                  agree="info")       # every method within sampling error of the law
+
     def words(self, r, **values) -> Words:
-        n = r.outcome.numbers  # every kind at level "info", each fit's verdict in the text
+        n = r.outcome.numbers  # each fit's verdict in the text, at the level of the kind (LEVELS)
         txt = []
         for name, ks, crit, agrees, diverged, runs in zip(ex.FIT_NAMES, n["ks"], n["ks_threshold"], n["agrees"],
                                                           n["diverged"], n["n"]):
@@ -450,6 +473,6 @@ class DiscreteSGD(_StationaryRun):
             ks = "n/a" if not math.isfinite(ks) else f"{ks:.3f}"
             txt.append(f"{name}: KS {ks} (threshold {crit:.3f}, {verdict})"
                        + (f", {diverged}/{runs} runs diverged" if diverged else ""))
-        return Words(None, "info",
+        return Words(None, self.LEVELS[r.outcome.kind],
             f"T = {n['temperature']:g}: " + " | ".join(txt) + ". Divergences come from rare large x² in single "
             "samples: the SDE's Gaussian noise has no such kicks.")

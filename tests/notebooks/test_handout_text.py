@@ -185,3 +185,25 @@ def test_long_floats_finds_an_unformatted_float_and_passes_formatted_ones_and_ar
     assert MAX_PRINTED_DIGITS == 6
     assert long_floats(text) == ["3.7641746976096255e-16", "5.962705"]
     assert long_floats("0.123456 and 1.23456e-07") == []
+
+
+def test_printed_lines_wrap_between_words_on_paper():
+    """JupyterLab breaks an output's text anywhere (``word-break: break-all``) and clips what overflows: notebook 01's
+    printed line broke mid-word ("… (p" / "rediction 0.513, √T = 0.5)"). On paper it wraps between words and shows all
+    of it."""
+    rule = next((decls for sels, decls in _handout_css_print_rules()
+                 if ".edition-handout .jp-OutputArea-output pre" in sels), None)
+    assert rule is not None, "no print rule for the printed lines"
+    assert rule["white-space"] == "pre-wrap" and rule["word-break"] == "normal"
+    assert rule["overflow"] == "visible" and rule["overflow-wrap"] == "anywhere"
+
+
+def test_small_multiples_label_their_x_axes_level():
+    """Drawn narrow, plotly turned one small multiple's crowded x labels upright while its neighbours' stayed level
+    (notebook 02's orbit figure at λ = 2.828): handout.js sets every frame-following x axis of a small multiple level,
+    with fewer ticks where its labels would then run into each other, before each is photographed."""
+    js = (STATIC / "handout.js").read_text(encoding="utf-8")
+    assert 0.3 <= _js_constant(js, "TICK_GAP") <= 1  # label heights
+    assert "update[`${key}.tickangle`] = 0" in js
+    assert "await uncrowdXTicks(plot, " in js
+    assert re.search(r"\{width, height, showlegend: false,\s*\.\.\.levelXTicks\(plot, ", js)

@@ -88,3 +88,17 @@ def test_worked_solutions_quote_the_right_numbers():
     assert m["rank"] == 2 and m["penalty_rank1"] == pytest.approx(8.246, abs=1e-3)
     s = np.linalg.svd(np.array([[1, 0.25], [0, 1]]), compute_uv=False)
     assert 4 * np.sum(np.sqrt(s)) == pytest.approx(8.016, abs=1e-3)   # the rank-2 completion of the worked text
+
+
+@pytest.mark.parametrize("name", ["decay_factor", "basin_radius", "basin_radius_depth", "predict_sgd_end"])
+def test_the_reviewed_exercises_write_no_ascii_math(name):
+    """The question, hint and feedback (the right answer's and each typical mistake's) of the exercises the lesson
+    review quoted ("the unsampled row of W_L", "the first-order basin radius a_c", "(1 − 2ηγ)^t") are plain
+    Unicode text: no ASCII math (symsgd_jupyter.text_checks). The worked solutions are Markdown math."""
+    from symsgd_jupyter.text_checks import word_problems
+
+    ex = EX[name]
+    answers = [ex.solution] + [wrong for wrong, _ in ex.mistakes] + ([0] if ex.kind == "choice" else [])
+    texts = [ex.question, ex.hint] + [ex.check(a).message for a in answers]
+    found = {text: word_problems(text) for text in texts if word_problems(text)}
+    assert not found, found

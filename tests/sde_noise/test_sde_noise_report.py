@@ -78,10 +78,10 @@ def test_grid_table_report_has_two_tables_with_a_line_per_row(grid, rows):
     blank = lines.index("")
     assert lines[blank + 1].startswith("Where the runs sit:")
     assert sum(line.startswith("η = ") for line in lines) == 2 * n_set   # a header per setting in each table
-    width = max(len(sr._label(label)) for *_, label in shown)
+    width = max(len(sr.label_words(label)) for *_, label in shown)
     for label in {label for *_, label in shown}:   # each shown row once in each table
         n = sum(lab == label for *_, lab in shown)
-        assert sum(line.startswith(f" {sr._label(label):{width}s}  ") for line in lines) == 2 * n, label
+        assert sum(line.startswith(f" {sr.label_words(label):{width}s}  ") for line in lines) == 2 * n, label
     assert sum(line.startswith(" ") and not line.startswith("    ") for line in lines) == 2 * len(shown)
     assert all("S = 2" not in label and "weight" not in label for *_, label in shown)
     assert {(a, b) for a, b, _ in shown} == set(sr.GRID_SETTINGS)

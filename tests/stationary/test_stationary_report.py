@@ -35,14 +35,15 @@ def test_windows_quote_the_closed_forms():
     for line, sigma in zip(rep.lines(), sr.WINDOW_SIGMAS, strict=True):
         p = stationary.DiagonalNetProblem.gaussian(k=1.0, sigma=sigma)
         tc = stationary.critical_temperature(p)
-        assert line == (f"σ = {sigma}: T_c/3 = {tc / 3:.3f}, T* = {stationary.transitional_temperature(p):.3f}, "
-                        f"T_c = {tc:.3f}; bimodal window = {bimodal_window(p):.1%} of (T_c/3, T_c)")
+        assert line == (f"σ = {sigma}: critical T/3 = {tc / 3:.3f}, T* = {stationary.transitional_temperature(p):.3f}, "
+                        f"critical T = {tc:.3f}; bimodal window = {bimodal_window(p):.1%} of "
+                        "(critical T/3, critical T)")
 
 
 def test_transitional_and_collapse_and_their_join(prob):
     trans, coll = sr.transitional_report(), sr.collapse_report(prob)
     assert trans.lines()[0].startswith("k = σ = 1: notebook ") and all(c.passed for c in trans.claims)
-    assert coll.lines()[-1].startswith("weight decay in this check: γ = β₂ − α₃T_c = ")
+    assert coll.lines()[-1].startswith("weight decay in this check: γ = β₂ − α₃ × critical T = ")
     assert coll["weight_decay"] > 0 and all(c.passed for c in coll.claims)
     assert all(line.startswith("    T = ") for line in coll.lines()[:-1]) and len(coll.lines()) >= 3
     joined = sr.phase_diagram_report(prob)

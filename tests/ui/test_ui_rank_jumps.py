@@ -163,7 +163,8 @@ def test_basin_words_every_outcome_the_experiment_can_give():
         head, level, texts[kind] = rj.BasinController._message(
             Outcome(kind, failure, {"diverged_step": 77, "s2_end": 0.5}), 0.3, 0.6, 0.2, (0.5, 0.7), 0.05, "gd")
         assert head and level == ("warning" if failure else "info")
-        assert "a/a_c = 0.50" in texts[kind] and "the smallest a that escapes is 0.7" in texts[kind]
+        assert "(0.50 × the first-order basin radius" in texts[kind]
+        assert "the smallest a that escapes is 0.7" in texts[kind] and "(1.17 × the radius)" in texts[kind]
     assert "GD diverged (step 77)" in texts["diverged"] and "collapsed to A = 0" in texts["collapsed"]
     assert "pulled back — s₂(A) fell to 5.0e-01" in texts["pulled_back"]
     assert "not pulled back — the new direction grew to s₂(A) = 0.5" in texts["not_pulled_back"]

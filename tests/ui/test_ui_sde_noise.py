@@ -9,6 +9,7 @@ import collections
 import numpy as np
 from small_settings import SMALL
 
+from symsgd_core.sde_noise.report import label_words
 from symsgd_core.ui import sde_noise as ui
 from symsgd_jupyter.figure_checks import figure_is_finite, slider_names
 
@@ -37,7 +38,9 @@ def test_grid_controller_reads_the_shipped_grid():
         assert "SGD" in labels and any(lab.startswith("SDE") for lab in labels)
         # the bars are the stored rows' numbers, in the rows' order (a fraction ≤ 1 holds by construction)
         assert list(blew_up.x) == [r.summary.diverged / r.summary.n_runs for r in c.result.rows]
-        assert labels == [r.label for r in c.result.rows]
+        # in the tables' words: the stored keys' τ_match reads "matched τ" (the grid file is unchanged)
+        assert labels == [label_words(r.label) for r in c.result.rows]
+        assert not any("τ_match" in lab for lab in labels) and any("τ_match" in r.label for r in c.result.rows)
 
 
 def test_setting_slider_shows_every_digit_of_the_stored_settings():
@@ -75,3 +78,21 @@ def test_jump_event_controller_draws_both_routes():
     z = np.asarray(c.figure.data[0].z, dtype=float)
     assert z.shape == (4, 3) and np.all(z > 0)
     assert "p to the power k*" in c.status.value
+
+
+def test_every_failure_kind_of_the_comparison_shows_at_a_warning_level():
+    """A run stopped by a divergence rule and no jump at all are failures of the runs: "warning" (both were "info");
+    the comparison itself is "info"."""
+    from types import SimpleNamespace
+
+    from symsgd_core.core.results import Outcome
+    from symsgd_core.sde_noise.experiments import COMPARE_OUTCOMES
+
+    assert set(ui.SdeCompareController.LEVELS) == set(COMPARE_OUTCOMES)
+    numbers = {f"{d}_{k}": 1 for d in ("sgd", "sde", "langevin") for k in ("runs", "jumped", "diverged", "returned")}
+    numbers.update({f"{d}_wait": (10.0, 5.0, 20.0) for d in ("sgd", "sde", "langevin")})
+    for kind in COMPARE_OUTCOMES:
+        r = SimpleNamespace(outcome=Outcome(kind, kind != "jumped", numbers), lr=0.3, weight_decay=0.02, m=16,
+                            t_max=100.0, tau=0.01)
+        level = ui.SdeCompareController.words(ui.SdeCompareController.__new__(ui.SdeCompareController), r).level
+        assert level == ("info" if kind == "jumped" else "warning"), (kind, level)

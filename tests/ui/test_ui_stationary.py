@@ -144,3 +144,67 @@ def test_fluctuation_inversion_lists_unrelaxed_points_at_the_status_lines_roundi
     listed = re.findall(r"L = (\d) at T = (\d+\.\d+)", status_text(c))
     T, _, _, relaxed = c.simulation.points[1]
     assert [(d, t) for d, t in listed if d == "1"] == [("1", f"{t:.3f}") for t, ok in zip(T, relaxed) if not ok]
+
+
+# -- the status level of each outcome kind: a failure of the runs shows at "warning", never at "info" ---------------
+def _phase_result(kind):
+    from types import SimpleNamespace
+
+    from symsgd_core.core.results import Outcome
+
+    numbers = {"T_c": 0.333, "T_star": 0.2, "near_zero_exponent": -2.0 if kind == "dead" else 0.5}
+    return SimpleNamespace(outcome=Outcome(kind, kind == "dead", numbers))
+
+
+def _depth_sim(kind):
+    from types import SimpleNamespace
+
+    from symsgd_core.core.results import Outcome
+
+    numbers = {}
+    for d in (0, 1):
+        numbers.update({f"t_end_L{d}": 25.0, f"lambda1_L{d}": 1.0, f"non_finite_L{d}": 0, f"median_L{d}": 0.5,
+                        f"relaxed_L{d}": kind != "unrelaxed", f"ks_L{d}": 0.01, f"ks_threshold_L{d}": 0.05,
+                        f"collapsed_L{d}": d == 1 and kind == "collapsed"})
+    numbers["n_chains"] = 100
+    laws = SimpleNamespace(laws={0: SimpleNamespace(collapsed=False),
+                                 1: SimpleNamespace(collapsed=kind == "collapsed")})
+    return SimpleNamespace(outcome=Outcome(kind, kind != "compared", numbers), laws=laws, n_chains=100)
+
+
+def _discrete_result(kind):
+    from types import SimpleNamespace
+
+    from symsgd_core.core.results import Outcome
+
+    agrees = {"sde_off": (False, True), "sgd_off": (True, False), "agree": (True, True)}[kind]
+    numbers = {"ks": (0.01, 0.2), "ks_threshold": (0.05, 0.05), "agrees": agrees, "diverged": (0, 3), "n": (100, 100),
+               "temperature": 0.3}
+    return SimpleNamespace(outcome=Outcome(kind, kind == "sde_off", numbers), fits={"v-SDE": None, "plain SGD": None},
+                           temperature=0.3)
+
+
+@pytest.mark.parametrize("cls, kinds, failures, result", [
+    (us.DepthComparison, st.experiments.DEPTH_OUTCOMES, {"unrelaxed", "collapsed"}, _depth_sim),
+    (us.PhaseTransition, st.experiments.PHASE_OUTCOMES, {"dead"}, _phase_result),
+    (us.DiscreteSGD, st.experiments.DISCRETE_SGD_OUTCOMES, {"sde_off", "sgd_off"}, _discrete_result),
+], ids=["DepthComparison", "PhaseTransition", "DiscreteSGD"])
+def test_every_failure_kind_shows_at_a_warning_level(cls, kinds, failures, result):
+    """Each kind of the figure's outcomes has a level; a failure of the runs (a chain that did not relax, a law that
+    collapsed, the SDE or an SGD method off the law, the dead phase) is not "info" (they all were)."""
+    assert set(cls.LEVELS) == set(kinds)
+    for kind in kinds:
+        words = cls.words(cls.__new__(cls), result(kind), temperature=0.3, sigma=1.0, weight_decay=0.0)
+        assert words.level == ("warning" if kind in failures else "info"), (cls.__name__, kind, words.level)
+        assert (words.level == "info") == (kind not in failures)
+
+
+def test_the_simulations_level_reaches_the_status_line():
+    """A _StationaryRun says its simulation's words at their level (it once dropped it: every line was "info")."""
+    c = us.WrongSign.__new__(us.WrongSign)  # only the status line is used
+    from ipywidgets import HTML
+
+    c.status, c._looking = HTML(), None
+    c._say_closed_form("closed form.")
+    c._say_simulation("a chain did not relax", "warning")
+    assert "symsgd-status-warning" in c.status.value and "closed form. Simulation: a chain" in c.status.value

@@ -25,9 +25,45 @@ def test_the_checks_find_ascii_math_and_unrounded_floats():
                 "0.12345678", "1234567"):
         assert word_problems(bad), bad
     for good in ("v⁻⁷ᐟ²", "4·s²ᐟ⁴", "(1 − 2ηγ)ᵗ", "W of layer L", "B₁", "1.23457e-16", "120000 steps", "0.000123",
-                 "T_c = 0.2", "seed 0", "η = 0.3", "10⁶", "1e-38", "0.123456", "2.5e+03"):
+                 "critical T = 0.2", "seed 0", "η = 0.3", "10⁶", "1e-38", "0.123456", "2.5e+03"):
         assert not word_problems(good), (good, word_problems(good))
     assert significant_digits("0.001230") == 4 and significant_digits("120000") == 2
+
+
+#: Reader-visible text the review of the lessons found (/work/snippets/shots.md item 3), as it was → as it reads now:
+#: a lowercase subscript after a one-letter symbol, a caret power, set notation.
+REVIEWED = (
+    ("T_c = 0.3333, T_c/3 = 0.1111", "critical T = 0.3333, a third of it = 0.1111"),
+    ("T = 0.5, T_c = (β₂ − γ)/α₃ = 0.402", "T = 0.5, critical T = (β₂ − γ)/α₃ = 0.402"),
+    ("L = 1: T ≥ T_c = 0.333", "L = 1: T is at or above the critical T = 0.333"),
+    ("Figures: u, w in R^2, reference vector e = [1. 0.]", "Figures: u, w ∈ ℝ², reference vector e = [1. 0.]"),
+    ("by what factor has the unsampled row of W_L shrunk", "by what factor has the unsampled row of the last layer "
+                                                           "shrunk"),
+    ("what is the first-order basin radius a_c?", "what is the first-order basin radius?"),
+    ("the smallest a that escapes is 0.86 (1.52 a_c)", "the smallest a that escapes is 0.86 (1.52 × the radius)"),
+    ("(c) runs stopped: τ_match", "(c) runs stopped: matched τ"),
+    ("L Σ s_k^(2/L) = 5.96271", "L Σ sₖ²ᐟᴸ = 5.96271"),
+    ("the L = 2 threshold γ_c", "the L = 2 threshold"),
+    ("θ_u (deg) = 30, θ_w (deg) = -40", "angle of u (deg) = 30, angle of w (deg) = -40"),
+    ("At T = 0.15: T_c/3 < T < T*", "At T = 0.15: T between a third of the critical T and T*"),
+)
+
+
+@pytest.mark.parametrize("old, new", REVIEWED, ids=[old for old, _ in REVIEWED])
+def test_the_reviewed_ascii_math_fails_and_its_rewording_passes(old, new):
+    assert word_problems(old), old
+    assert not word_problems(new), (new, word_problems(new))
+
+
+def test_names_a_reader_sees_as_names_are_not_math():
+    """A file name, a Python name of more than one letter, and anything code-formatted is not ASCII math; the same
+    one-letter subscript outside a code span is."""
+    for name in ("symsgd_core/data_files/sde05_grid.json", "weight_decay", "temp_factor", "lr_hot", "min_cells",
+                 "d_in = 5, d_out = 2", "n_runs",
+                 "`n_runs_sde`", "the keyword `T_c`", "<code>s_k</code>", "T<sub>c</sub>", "tests/ui/test_ui_words.py"):
+        assert not word_problems(name), (name, word_problems(name))
+    assert word_problems("`T_c` and T_c") and word_problems("the keyword T_c")
+    assert word_problems("θ_u (deg)") and word_problems("λ_max") and word_problems("T_c/3 < T")
 
 
 def texts(controller) -> dict[str, str]:

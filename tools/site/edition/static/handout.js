@@ -16,6 +16,9 @@
   const PT_PER_MM = 72 / 25.4;
   // the most ticks on an axis of a 3-D scene whose fonts were raised
   const SCENE_TICKS = 5;
+  // the least gap between two tick labels of a small multiple's x axis, in label heights: closer, they read as one
+  // number once printed ("2 2.5" as "22.5" at a gap of 3 px)
+  const TICK_GAP = 0.5;
   const printedWidthPt = (small) =>
     (small ? (PRINTED_TEXT_WIDTH_MM - MULTIPLES_GAP_MM) / 2 : PRINTED_TEXT_WIDTH_MM) * PT_PER_MM;
 
@@ -126,6 +129,38 @@
     return smallestPrintedPt(plot, small);
   }
 
+  // the numeric 2-D x axes of the figure whose range follows the frame (`autoranged`, edition.js), as keys
+  const frameXAxes = (plot, autoranged) => autoranged.filter((key) => /^xaxis\d*$/.test(key)
+    && plot._fullLayout[key] && ["linear", "log"].includes(plot._fullLayout[key].type));
+
+  // those axes with level tick labels (a relayout update). Drawn narrow, plotly turned the crowded labels of one
+  // small multiple upright while its neighbours' stayed level (notebook 02's orbit figure at λ = 2.828).
+  function levelXTicks(plot, autoranged) {
+    const update = {};
+    for (const key of frameXAxes(plot, autoranged)) update[`${key}.tickangle`] = 0;
+    return update;
+  }
+
+  // whether the tick labels of x axis `key` drawn now run into each other (closer than TICK_GAP label heights)
+  function crowdedXTicks(plot, key) {
+    const id = key.replace("axis", "");  // "xaxis3" → "x3": plotly's class of its ticks is "x3tick"
+    const boxes = [...plot.querySelectorAll(`g.${id}tick text`)].filter((t) => t.textContent.trim())
+      .map((t) => t.getBoundingClientRect()).filter((r) => r.width > 0).sort((p, q) => p.left - q.left);
+    return boxes.some((r, j) => j > 0 && r.left < boxes[j - 1].right + TICK_GAP * r.height);
+  }
+
+  // each frame: those axes with plotly's own ticks, then fewer (2 at least) on one whose level labels are crowded
+  // (a crowded axis of every frame thinned alike would leave a single label on a narrow range: 03's "1")
+  async function uncrowdXTicks(plot, autoranged) {
+    for (const key of frameXAxes(plot, autoranged)) {
+      if (plot.layout[key] && plot.layout[key].nticks) await Plotly.relayout(plot, {[`${key}.nticks`]: 0});
+      const id = key.replace("axis", "");
+      for (let n = plot.querySelectorAll(`g.${id}tick text`).length - 1; n >= 2 && crowdedXTicks(plot, key); n--) {
+        await Plotly.relayout(plot, {[`${key}.nticks`]: n});
+      }
+    }
+  }
+
   // up to `count` slider steps out of n: spread from the first to the last, the notebook's own step among them
   function pickSteps(n, current, count) {
     if (n <= count) return [...Array(n).keys()];
@@ -185,7 +220,8 @@
       const width = Math.round(full * 0.75);
       const height = Math.round(plot.layout.height * 0.93);
       plot.style.width = width + "px";
-      await Plotly.relayout(plot, {width, height, showlegend: false});
+      await Plotly.relayout(plot, {width, height, showlegend: false,
+        ...levelXTicks(plot, (spec.edition || {}).autoranged || [])});
       let pt = await legibleFonts(plot, true);
       if (plot.dataset.handoutWide) {
         plot.style.width = full + "px";
@@ -200,6 +236,7 @@
     if (Object.keys(update).length) await Plotly.relayout(plot, update);
     // a frame that carries its own title or annotations brings their own font sizes back: raised again
     if (plot.dataset.handoutFloor) await raiseFonts(plot, Number(plot.dataset.handoutFloor));
+    await uncrowdXTicks(plot, (spec.edition || {}).autoranged || []);
     return smallestPrintedPt(plot, !plot.dataset.handoutWide);
   };
 
