@@ -15,8 +15,9 @@ function loadPlotly() {
   // one import per page: every figure waits on the same promise (the browser's module map caches it too)
   const url = bundleUrl();
   const cache = (globalThis.__symsgdPlotly ??= {});
+  // the bundle's plotly.js sets window.Plotly as the module runs: kept with the module, for followBoxWidth
   return (cache[url] ??= import(url).then(
-    (mod) => mod,
+    (mod) => ({ mod, Plotly: globalThis.Plotly }),
     (err) => { delete cache[url]; throw new Error(`${err && err.message ? err.message : err} (${url})`); }));
 }
 const HELP = "This figure's drawing code (plotly's widget bundle) is served by the notebook server. " +
@@ -71,8 +72,45 @@ function listenersByView(model) {
     },
   };
 }
+// plotly's view sizes a figure without a width of its own to its element once, when it draws it; its window-resize
+// and lumino handlers are not on anywidget's path (plotly 7.1's FigureView adds them on lumino's "before-attach",
+// which anywidget never sends). A figure drawn while its element is not laid out yet (not yet in the page, or hidden:
+// no width; in classroom mode, a figure drawn as its cell's output arrives, or uncovered by "Show the result") gets
+// plotly's default 700 px and keeps it, and no figure follows the window. So each figure watches its element: once
+// its width has stopped changing for RESIZE_DELAY_MS (plotly's own Plots.resize waits as long) and differs from the
+// drawn width by more than 1 px (plotly's autosize tolerance), the figure is autosized again, as Plots.resize does
+// (relayout with autosize: plotly reads the element's width, never wider than its box), but without telling the
+// kernel (_doNotReportToPy, as plotly's view marks a relayout that came from the kernel): the width is the page's. A
+// figure with a width of its own (layout.width) is left alone. Without plotly.js's Plotly, the figure is redrawn.
+const RESIZE_DELAY_MS = 100;
+function followBoxWidth(el, model, Plotly, redraw) {
+  if (typeof ResizeObserver !== "function") return () => {};
+  let timer = null;
+  const ownWidth = () => Boolean((el.layout && el.layout.width) || (model.get("_widget_layout") || {}).width);
+  const offBy = () => {
+    const box = parseFloat(window.getComputedStyle(el).width) || 0;  // what plotly's autosize reads
+    return Boolean(el._fullLayout) && box > 0 && Math.abs(el._fullLayout.width - box) > 1;
+  };
+  const fit = () => {
+    timer = null;
+    if (!el.isConnected || ownWidth() || !offBy()) return;
+    if (Plotly && typeof Plotly.relayout === "function") {
+      Promise.resolve(Plotly.relayout(el, { autosize: true, _doNotReportToPy: true }))
+        .catch((err) => console.warn("[symsgd] could not fit a figure to its box:", err));
+    } else {
+      redraw();
+    }
+  };
+  const observer = new ResizeObserver(() => {
+    clearTimeout(timer);
+    timer = setTimeout(fit, RESIZE_DELAY_MS);
+  });
+  observer.observe(el);
+  return () => { observer.disconnect(); clearTimeout(timer); };
+}
 export default () => {
   let plotly = null;   // plotly's own widget definition for this model, once its code has loaded
+  let Plotly = null;   // plotly.js itself (window.Plotly as the bundle set it), once its code has loaded
   let ready = null;    // resolves when plotly's initialize has run for this model
   const views = new Set();  // {redraw} of every view drawn so far
   let viewModel = null;     // the model plotly's code gets (listenersByView)
@@ -91,7 +129,11 @@ export default () => {
       model.send({ type: STATE_REQUEST });
       // do not wait here: anywidget gives initialize 2 s, and a slow laptop needs longer to compile 5 MB
       viewModel = listenersByView(model);
-      ready = loadPlotly().then((mod) => { plotly = mod.default(); return plotly.initialize({ model: viewModel }); });
+      ready = loadPlotly().then(({ mod, Plotly: P }) => {
+        Plotly = P;
+        plotly = mod.default();
+        return plotly.initialize({ model: viewModel });
+      });
       ready.catch((err) => console.error("[symsgd] could not load plotly's widget code:", err));
     },
     async render({ model, el, experimental }) {
@@ -128,7 +170,8 @@ export default () => {
         },
       };
       views.add(view);
-      return () => { views.delete(view); undraw(); };
+      const unfollow = followBoxWidth(el, model, Plotly, () => view.redraw());
+      return () => { unfollow(); views.delete(view); undraw(); };
     },
   };
 };
