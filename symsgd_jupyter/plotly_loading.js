@@ -15,9 +15,8 @@ function loadPlotly() {
   // one import per page: every figure waits on the same promise (the browser's module map caches it too)
   const url = bundleUrl();
   const cache = (globalThis.__symsgdPlotly ??= {});
-  // the bundle's plotly.js sets window.Plotly as the module runs: kept with the module, for followBoxWidth
   return (cache[url] ??= import(url).then(
-    (mod) => ({ mod, Plotly: globalThis.Plotly }),
+    (mod) => mod,
     (err) => { delete cache[url]; throw new Error(`${err && err.message ? err.message : err} (${url})`); }));
 }
 const HELP = "This figure's drawing code (plotly's widget bundle) is served by the notebook server. " +
@@ -75,15 +74,15 @@ function listenersByView(model) {
 // plotly's view sizes a figure without a width of its own to its element once, when it draws it; its window-resize
 // and lumino handlers are not on anywidget's path (plotly 7.1's FigureView adds them on lumino's "before-attach",
 // which anywidget never sends). A figure drawn while its element is not laid out yet (not yet in the page, or hidden:
-// no width; in classroom mode, a figure drawn as its cell's output arrives, or uncovered by "Show the result") gets
-// plotly's default 700 px and keeps it, and no figure follows the window. So each figure watches its element: once
-// its width has stopped changing for RESIZE_DELAY_MS (plotly's own Plots.resize waits as long) and differs from the
-// drawn width by more than 1 px (plotly's autosize tolerance), the figure is autosized again, as Plots.resize does
-// (relayout with autosize: plotly reads the element's width, never wider than its box), but without telling the
-// kernel (_doNotReportToPy, as plotly's view marks a relayout that came from the kernel): the width is the page's. A
-// figure with a width of its own (layout.width) is left alone. Without plotly.js's Plotly, the figure is redrawn.
+// no width; in classroom mode, a figure drawn as its cell's output arrives) gets plotly's default 700 px and keeps
+// it, and no figure follows the window. So each figure watches its element: once its width has stopped changing for
+// RESIZE_DELAY_MS (plotly's own Plots.resize waits as long) and differs from the drawn width by more than 1 px
+// (plotly's autosize tolerance), the figure is drawn again, at its element's width (never wider than its box). Drawn
+// again, not relaid out (Plots.resize, a relayout with autosize): from 700 px, a relayout leaves a legend below the
+// plot over the x axis's tick labels (notebook 05's stored-grid figure), a new drawing does not. A figure with a
+// width of its own (layout.width) is left alone.
 const RESIZE_DELAY_MS = 100;
-function followBoxWidth(el, model, Plotly, redraw) {
+function followBoxWidth(el, model, redraw) {
   if (typeof ResizeObserver !== "function") return () => {};
   let timer = null;
   const ownWidth = () => Boolean((el.layout && el.layout.width) || (model.get("_widget_layout") || {}).width);
@@ -93,13 +92,7 @@ function followBoxWidth(el, model, Plotly, redraw) {
   };
   const fit = () => {
     timer = null;
-    if (!el.isConnected || ownWidth() || !offBy()) return;
-    if (Plotly && typeof Plotly.relayout === "function") {
-      Promise.resolve(Plotly.relayout(el, { autosize: true, _doNotReportToPy: true }))
-        .catch((err) => console.warn("[symsgd] could not fit a figure to its box:", err));
-    } else {
-      redraw();
-    }
+    if (el.isConnected && !ownWidth() && offBy()) redraw();
   };
   const observer = new ResizeObserver(() => {
     clearTimeout(timer);
@@ -110,7 +103,6 @@ function followBoxWidth(el, model, Plotly, redraw) {
 }
 export default () => {
   let plotly = null;   // plotly's own widget definition for this model, once its code has loaded
-  let Plotly = null;   // plotly.js itself (window.Plotly as the bundle set it), once its code has loaded
   let ready = null;    // resolves when plotly's initialize has run for this model
   const views = new Set();  // {redraw} of every view drawn so far
   let viewModel = null;     // the model plotly's code gets (listenersByView)
@@ -129,11 +121,7 @@ export default () => {
       model.send({ type: STATE_REQUEST });
       // do not wait here: anywidget gives initialize 2 s, and a slow laptop needs longer to compile 5 MB
       viewModel = listenersByView(model);
-      ready = loadPlotly().then(({ mod, Plotly: P }) => {
-        Plotly = P;
-        plotly = mod.default();
-        return plotly.initialize({ model: viewModel });
-      });
+      ready = loadPlotly().then((mod) => { plotly = mod.default(); return plotly.initialize({ model: viewModel }); });
       ready.catch((err) => console.error("[symsgd] could not load plotly's widget code:", err));
     },
     async render({ model, el, experimental }) {
@@ -170,7 +158,7 @@ export default () => {
         },
       };
       views.add(view);
-      const unfollow = followBoxWidth(el, model, Plotly, () => view.redraw());
+      const unfollow = followBoxWidth(el, model, () => view.redraw());
       return () => { unfollow(); views.delete(view); undraw(); };
     },
   };

@@ -17,7 +17,7 @@ FigureWidget the small module of :func:`loader_module` instead:
   an empty frame;
 * a figure without a width of its own follows its box: drawn while its box had no width (not yet in the page, or
   hidden) plotly lays it out at its default 700 px, and in anywidget's path plotly's view never sizes it again, not
-  even when the window is resized; the loader lays it out again whenever its box's width changes
+  even when the window is resized; the loader draws it again whenever its box's width changes
   (``followBoxWidth``; tests/browser/test_voila.py).
 
 Without the variable (VS Code, a hosted notebook, a plain ``jupyter lab`` in an environment where the extension is

@@ -400,6 +400,8 @@ def test_worked_solutions_typeset_and_the_instructor_variant_in_classroom_mode(b
 
 #: Every laid-out figure of the page: its drawn width, its box, its container, a width of its own.
 _FIGURE_WIDTHS_JS = script("figure_widths")
+#: How plotly drew a figure: its plot area, its legend's place, its x tick labels.
+_FIGURE_DRAWING_JS = script("figure_drawing")
 #: How far a drawn width may be from its box: plotly's autosize keeps a width within 1 px of the box's computed width
 #: (its own tolerance, Plots.plotAutoSize), and clientWidth rounds the box to a whole pixel (< 1 px).
 FIT_TOLERANCE_PX = 2
@@ -469,8 +471,10 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 from symsgd_jupyter.plotly_loading import answer_state_requests, sync_figure_state
 
-def figure(**layout):
-    fig = go.FigureWidget(data=[go.Scatter(y=[1, 3, 2])], layout=dict(height=200, **layout))
+def figure(**layout):  # a legend below the x axis's title, one row wide, in rows at 700 px (as notebook 05's)
+    traces = [go.Scatter(y=[k, 3 - k, 2], name=f"runs an integrator's rule stopped, setting {k}") for k in range(4)]
+    fig = go.FigureWidget(data=traces, layout=dict(height=300, margin=dict(b=50), legend=dict(orientation="h", y=-0.2),
+                                                   xaxis_title="time", **layout))
     sync_figure_state(fig)  # as a controller's view does: the page gets the figure's full state
     answer_state_requests(fig)
     return fig
@@ -502,6 +506,9 @@ def test_a_figure_fits_its_box_when_shown_and_follows_the_window(browser, classr
         page.get_by_role("button", name="show the hidden figure").click()
         widths = wait_figures_fit(page, 3, "the hidden figure shown")
         assert [f["own"] for f in widths] == [None, 400, None], widths  # the page's order: shown, fixed, hidden
+        # drawn as if it had had its width from the start (plotly's relayout from 700 px leaves the legend elsewhere)
+        drawn_at_once, fitted = (page.evaluate(_FIGURE_DRAWING_JS, i) for i in (0, 2))
+        assert fitted == drawn_at_once, f"fitted {fitted}, drawn at that width at once {drawn_at_once}"
         check_figures_follow_the_window(page, widths)
         assert not [e for e in console.errors if "symsgd" in e], console.summary()
     finally:
