@@ -83,7 +83,8 @@ def test_classroom_index_page_is_offline(voila_server, voila_context):
 # Benchmarks (``make bench-browser``): every notebook's classroom page with every controller's slider moved
 # (latencies to the report), and on a 6x slowed CPU. In ``make test`` classroom mode is checked on the gallery
 # notebook (test_gallery.py: at 127.0.0.1, at localhost on a 6x slowed CPU), each notebook's content in JupyterLab
-# (test_jupyterlab.py) and in the static edition (tests/static_site), so no notebook runs more than four times.
+# (test_jupyterlab.py) and in the static edition (tests/static_site), so no notebook runs more than four times
+# (notebook 05 five: its classroom page's figure widths, test_every_figure_of_a_lesson_fits_its_box_…, below).
 @pytest.mark.bench
 @pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS))
 def test_notebook_in_voila(notebook, voila_server, voila_context, classroom):
