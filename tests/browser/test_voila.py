@@ -401,6 +401,8 @@ def test_worked_solutions_typeset_and_the_instructor_variant_in_classroom_mode(b
 
 #: Every laid-out figure of the page: its drawn width, its box, its container, a width of its own.
 _FIGURE_WIDTHS_JS = script("figure_widths")
+#: Figures of the page's controllers without a text alternative (role, name, description).
+_FIGURES_WITHOUT_ALT_JS = script("figures_without_alt")
 #: How plotly drew a figure: its plot area, its legend's place, its x tick labels.
 _FIGURE_DRAWING_JS = script("figure_drawing")
 #: How far a drawn width may be from its box: plotly's autosize keeps a width within 1 px of the box's computed width
@@ -543,6 +545,10 @@ def test_every_figure_of_a_lesson_fits_its_box_and_follows_the_window(voila_serv
         with run.step("every figure follows a narrower window"):
             after = check_figures_follow_the_window(page, widths)
             print(f"window {NARROW_VIEWPORT['width']} px:\n  {_format_widths(after)}")
+        with run.step("every figure drawn again keeps its data and its text alternative"):
+            assert page.evaluate("() => window.__symsgd.drawnCount()") == expected
+            missing = page.evaluate(_FIGURES_WITHOUT_ALT_JS)
+            assert not missing, f"figures without a text alternative: {missing[:5]}"
     finally:
         _shutdown_page_kernel(page)
         context.close()
