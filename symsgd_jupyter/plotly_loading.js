@@ -71,6 +71,36 @@ function listenersByView(model) {
     },
   };
 }
+// plotly's view sizes a figure without a width of its own to its element once, when it draws it; its window-resize
+// and lumino handlers are not on anywidget's path (plotly 7.1's FigureView adds them on lumino's "before-attach",
+// which anywidget never sends). A figure drawn while its element is not laid out yet (not yet in the page, or hidden:
+// no width; in classroom mode, a figure drawn as its cell's output arrives) gets plotly's default 700 px and keeps
+// it, and no figure follows the window. So each figure watches its element: once its width has stopped changing for
+// RESIZE_DELAY_MS (plotly's own Plots.resize waits as long) and differs from the drawn width by more than 1 px
+// (plotly's autosize tolerance), the figure is drawn again, at its element's width (never wider than its box). Drawn
+// again, not relaid out (Plots.resize, a relayout with autosize): from 700 px, a relayout leaves a legend below the
+// plot over the x axis's tick labels (notebook 05's stored-grid figure), a new drawing does not. A figure with a
+// width of its own (layout.width) is left alone.
+const RESIZE_DELAY_MS = 100;
+function followBoxWidth(el, model, redraw) {
+  if (typeof ResizeObserver !== "function") return () => {};
+  let timer = null;
+  const ownWidth = () => Boolean((el.layout && el.layout.width) || (model.get("_widget_layout") || {}).width);
+  const offBy = () => {
+    const box = parseFloat(window.getComputedStyle(el).width) || 0;  // what plotly's autosize reads
+    return Boolean(el._fullLayout) && box > 0 && Math.abs(el._fullLayout.width - box) > 1;
+  };
+  const fit = () => {
+    timer = null;
+    if (el.isConnected && !ownWidth() && offBy()) redraw();
+  };
+  const observer = new ResizeObserver(() => {
+    clearTimeout(timer);
+    timer = setTimeout(fit, RESIZE_DELAY_MS);
+  });
+  observer.observe(el);
+  return () => { observer.disconnect(); clearTimeout(timer); };
+}
 export default () => {
   let plotly = null;   // plotly's own widget definition for this model, once its code has loaded
   let ready = null;    // resolves when plotly's initialize has run for this model
@@ -128,7 +158,8 @@ export default () => {
         },
       };
       views.add(view);
-      return () => { views.delete(view); undraw(); };
+      const unfollow = followBoxWidth(el, model, () => view.redraw());
+      return () => { unfollow(); views.delete(view); undraw(); };
     },
   };
 };

@@ -14,7 +14,11 @@ FigureWidget the small module of :func:`loader_module` instead:
   (so ``localhost``, ``127.0.0.1``, another host name or a JupyterHub/Binder prefix all work); the browser fetches
   and compiles it once for the whole page;
 * if the bundle cannot be loaded, the figure's place says so, with the reason and what to do, instead of staying
-  an empty frame.
+  an empty frame;
+* a figure without a width of its own follows its box: drawn while its box had no width (not yet in the page, or
+  hidden) plotly lays it out at its default 700 px, and in anywidget's path plotly's view never sizes it again, not
+  even when the window is resized; the loader draws it again whenever its box's width changes
+  (``followBoxWidth``; tests/browser/test_voila.py).
 
 Without the variable (VS Code, a hosted notebook, a plain ``jupyter lab`` in an environment where the extension is
 not enabled) plotly's own behaviour stays.
@@ -46,7 +50,7 @@ def loader_module(bundle_path: str) -> str:
             ``"symsgd/static/plotly-widget-7.1.0.js"`` (no scheme, no host, no leading slash).
 
     Returns:
-        JavaScript source (~3 kB).
+        JavaScript source (~9 kB).
 
     Raises:
         ValueError: ``bundle_path`` is absolute (a scheme, a host or a leading ``/``): an absolute URL breaks as soon

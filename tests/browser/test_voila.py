@@ -10,7 +10,8 @@ test-artifacts/browser/voila-<notebook>.png; then a slider of every controller i
 the report). These per-notebook runs are benchmarks (marked ``bench``, ``make bench-browser``),
 with the notebooks with the most figures repeated on a 6x slowed CPU, opened at localhost. In
 ``make test`` this module checks the classroom index page, the worked solutions and the instructor
-variant, a figure whose code cannot load, and a figure that missed anywidget's start; classroom
+variant, a figure whose code cannot load, a figure that missed anywidget's start, and that figures are laid out
+at their box's width and follow the window (a figure drawn hidden, and every figure of notebook 05's page); classroom
 mode itself is checked on the gallery notebook (test_gallery.py).
 """
 
@@ -32,7 +33,7 @@ from page_load import (
     slow_notebooks,
     wait_every_figure_drawn,
 )
-from page_waits import check_widgets_rendered, wait_classroom_cells_ran
+from page_waits import check_widgets_rendered, wait_classroom_cells_ran, wait_widgets_rendered
 from reader_checks import check_claim_cells, check_printed_text_is_compact, interact_and_recheck
 from servers import Server, start_voila
 
@@ -82,7 +83,8 @@ def test_classroom_index_page_is_offline(voila_server, voila_context):
 # Benchmarks (``make bench-browser``): every notebook's classroom page with every controller's slider moved
 # (latencies to the report), and on a 6x slowed CPU. In ``make test`` classroom mode is checked on the gallery
 # notebook (test_gallery.py: at 127.0.0.1, at localhost on a 6x slowed CPU), each notebook's content in JupyterLab
-# (test_jupyterlab.py) and in the static edition (tests/static_site), so no notebook runs more than four times.
+# (test_jupyterlab.py) and in the static edition (tests/static_site), so no notebook runs more than four times
+# (notebook 05 five: its classroom page's figure widths, test_every_figure_of_a_lesson_fits_its_box_…, below).
 @pytest.mark.bench
 @pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS))
 def test_notebook_in_voila(notebook, voila_server, voila_context, classroom):
@@ -389,3 +391,165 @@ def test_worked_solutions_typeset_and_the_instructor_variant_in_classroom_mode(b
     finally:
         context.close()
         server.stop()
+
+
+# Figures fit their box. plotly's view lays out a figure without a width of its own at its box's width once, when it
+# draws it; drawn while its box is not laid out (not yet in the page, hidden) it gets plotly's default 700 px, and
+# no figure follows the window by itself (seen in notebook 05's classroom page: the stored-grid figure at 700 px in a
+# 1250 px box, its panel titles overlapping). The loader (symsgd_jupyter/plotly_loading.js, followBoxWidth) fits each
+# figure to its box whenever the box changes.
+
+#: Every laid-out figure of the page: its drawn width, its box, its container, a width of its own.
+_FIGURE_WIDTHS_JS = script("figure_widths")
+#: Figures of the page's controllers without a text alternative (role, name, description).
+_FIGURES_WITHOUT_ALT_JS = script("figures_without_alt")
+#: How plotly drew a figure: its plot area, its legend's place, its x tick labels.
+_FIGURE_DRAWING_JS = script("figure_drawing")
+#: How far a drawn width may be from its box: plotly's autosize keeps a width within 1 px of the box's computed width
+#: (its own tolerance, Plots.plotAutoSize), and clientWidth rounds the box to a whole pixel (< 1 px).
+FIT_TOLERANCE_PX = 2
+#: The narrower window of the resize step (VIEWPORT is 1400 px wide): every figure's box shrinks by ~400 px.
+NARROW_VIEWPORT = {"width": 1000, "height": 900}
+#: The longest wait for the figures to fit their boxes after a change: the loader waits 100 ms for a box to settle,
+#: then plotly lays the figure out again (well under a second for the notebooks' largest figures on a busy machine).
+FIT_WAIT_S = 15
+
+
+def misfit_figures(widths: list[dict]) -> list[dict]:
+    """The figures of ``widths`` (:data:`_FIGURE_WIDTHS_JS`) not at the width they should have: one of its own, or
+    else their box's (within :data:`FIT_TOLERANCE_PX`, and never wider than their container)."""
+    bad = []
+    for f in widths:
+        if f["drawn"] is None:
+            bad.append(f)
+        elif f["own"] is not None:
+            if abs(f["drawn"] - f["own"]) > FIT_TOLERANCE_PX:
+                bad.append(f)
+        elif abs(f["drawn"] - f["box"]) > FIT_TOLERANCE_PX or f["drawn"] > f["container"] + FIT_TOLERANCE_PX:
+            bad.append(f)
+    return bad
+
+
+def _format_widths(widths: list[dict]) -> str:
+    return "\n  ".join(f"figure {f['index']} {f['title']!r}: drawn {f['drawn']} px, box {f['box']} px, container "
+                       f"{f['container']} px" + (f", own width {f['own']} px" if f["own"] else "") for f in widths)
+
+
+def wait_figures_fit(page, expected: int, what: str) -> list[dict]:
+    """Wait (≤ :data:`FIT_WAIT_S`) until the page shows ``expected`` laid-out figures, each at the width it should
+    have (:func:`misfit_figures`); return their widths. ``what``: the moment, for the failure's message."""
+    deadline = time.monotonic() + FIT_WAIT_S
+    while True:
+        widths = page.evaluate(_FIGURE_WIDTHS_JS)
+        if len(widths) == expected and not misfit_figures(widths):
+            return widths
+        if time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(200)  # polling interval of a layout wait
+    assert len(widths) == expected, f"{what}: {len(widths)} laid-out figures, expected {expected}"
+    raise AssertionError(f"{what}: figures not at their box's width after {FIT_WAIT_S} s:\n  "
+                         f"{_format_widths(misfit_figures(widths))}\nall figures:\n  {_format_widths(widths)}")
+
+
+def check_figures_follow_the_window(page, before: list[dict]) -> list[dict]:
+    """Narrow the window (:data:`NARROW_VIEWPORT`): every figure follows its box (a figure with a width of its own
+    keeps it); return the widths after. ``before``: the widths at the wider window (each box must have shrunk, or the
+    step shows nothing)."""
+    page.set_viewport_size(NARROW_VIEWPORT)
+    page.wait_for_function("(w) => window.innerWidth === w", arg=NARROW_VIEWPORT["width"], timeout=10_000,
+                           polling=100)
+    page.wait_for_function("(widths) => widths.every((f, i) => { const d = document.querySelectorAll("
+                           "'.js-plotly-plot')[f.index]; return d && d.clientWidth < f.box; })", arg=before,
+                           timeout=10_000, polling=100)  # the boxes have followed the window (the figures may not)
+    after = wait_figures_fit(page, len(before), f"after the window was narrowed to {NARROW_VIEWPORT['width']} px")
+    unchanged = [a for a, b in zip(after, before, strict=True) if a["box"] >= b["box"]]
+    assert not unchanged, f"boxes that did not shrink with the window:\n  {_format_widths(unchanged)}"
+    return after
+
+
+_FIGURES_IN_BOXES_CELL = """
+from symsgd_core.ui import install
+install()  # gives FigureWidgets the loader
+import ipywidgets as widgets
+import plotly.graph_objects as go
+from symsgd_jupyter.plotly_loading import answer_state_requests, sync_figure_state
+
+def figure(**layout):  # a legend below the x axis's title, one row wide, in rows at 700 px (as notebook 05's)
+    traces = [go.Scatter(y=[k, 3 - k, 2], name=f"runs an integrator's rule stopped, setting {k}") for k in range(4)]
+    fig = go.FigureWidget(data=traces, layout=dict(height=300, margin=dict(b=50), legend=dict(orientation="h", y=-0.2),
+                                                   xaxis_title="time", **layout))
+    sync_figure_state(fig)  # as a controller's view does: the page gets the figure's full state
+    answer_state_requests(fig)
+    return fig
+
+shown, hidden, fixed = figure(), figure(), figure(width=400)
+box = widgets.VBox([hidden], layout=widgets.Layout(display="none"))  # drawn while its box has no width
+show = widgets.Button(description="show the hidden figure")
+
+def _show(_button):
+    box.layout.display = None
+
+show.on_click(_show)
+display(shown, fixed, box, show)
+"""
+
+
+def test_a_figure_fits_its_box_when_shown_and_follows_the_window(browser, classroom, tmp_path_factory):
+    """A figure drawn while its box had no width is laid out at its box's width once shown, every figure follows a
+    narrower window, and a figure with a width of its own keeps it."""
+    server = _one_notebook_server(classroom, tmp_path_factory, "figure_boxes", _FIGURES_IN_BOXES_CELL)
+    context = browser.new_context(viewport=VIEWPORT)
+    context.add_init_script(PROBE_JS)
+    try:
+        page = context.new_page()
+        console = ConsoleLog().attach(page)
+        page.goto(server.url(classroom.page_path(server.cwd, "figure_boxes.ipynb")), timeout=60_000)
+        page.wait_for_function("() => window.__symsgd.drawnCount() === 3", timeout=60_000, polling=200)
+        wait_figures_fit(page, 2, "the two figures shown")
+        page.get_by_role("button", name="show the hidden figure").click()
+        widths = wait_figures_fit(page, 3, "the hidden figure shown")
+        assert [f["own"] for f in widths] == [None, 400, None], widths  # the page's order: shown, fixed, hidden
+        # drawn as if it had had its width from the start (plotly's relayout from 700 px leaves the legend elsewhere)
+        drawn_at_once, fitted = (page.evaluate(_FIGURE_DRAWING_JS, i) for i in (0, 2))
+        assert fitted == drawn_at_once, f"fitted {fitted}, drawn at that width at once {drawn_at_once}"
+        check_figures_follow_the_window(page, widths)
+        assert not [e for e in console.errors if "symsgd" in e], console.summary()
+    finally:
+        context.close()
+        server.stop()
+
+
+#: The lesson whose classroom page showed figures at plotly's default width: its figures are drawn as its cells'
+#: outputs arrive (one of them after a 10 s cell).
+FIT_NOTEBOOK = "05_sgd_noise_sde.ipynb"
+
+
+def test_every_figure_of_a_lesson_fits_its_box_and_follows_the_window(voila_server, browser, classroom):
+    """Every figure of notebook 05's classroom page is laid out at its box's width once the page has settled, and
+    follows a narrower window."""
+    context = browser.new_context(viewport=VIEWPORT)
+    context.add_init_script(PROBE_JS)
+    page = context.new_page()
+    run = NotebookRun("voila", f"fit-{FIT_NOTEBOOK}", page, timeout_s=NOTEBOOK_TIMEOUT_S, server=voila_server)
+    try:
+        with run.step("open the dashboard (Voilà runs every cell)"):
+            page.goto(voila_server.url(classroom.page_path(voila_server.cwd, FIT_NOTEBOOK)), wait_until="commit",
+                      timeout=run.ms(60))
+            expected_views = wait_classroom_cells_ran(page, run)
+            wait_widgets_rendered(page, run, expected_views)
+            expected = page.evaluate("() => window.__symsgd.drawnCount()")
+            assert expected >= 4, f"notebook 05 shows 4 figures, the page {expected}"
+        with run.step("every figure at its box's width"):
+            widths = wait_figures_fit(page, expected, "the page settled")
+            print(f"{FIT_NOTEBOOK}, window {VIEWPORT['width']} px:\n  {_format_widths(widths)}")
+        with run.step("every figure follows a narrower window"):
+            after = check_figures_follow_the_window(page, widths)
+            print(f"window {NARROW_VIEWPORT['width']} px:\n  {_format_widths(after)}")
+        with run.step("every figure drawn again keeps its data and its text alternative"):
+            assert page.evaluate("() => window.__symsgd.drawnCount()") == expected
+            missing = page.evaluate(_FIGURES_WITHOUT_ALT_JS)
+            assert not missing, f"figures without a text alternative: {missing[:5]}"
+    finally:
+        _shutdown_page_kernel(page)
+        context.close()
+    run.finish()
