@@ -105,23 +105,23 @@ def _tamed_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale, re
 
 
 @njit(cache=True, nogil=True)
-def _tamed_block(theta, dims, off, rows, cols, vals, w_tnr, decay, iso_tpr, iso_scale, rec_pos, snaps, div_step,
+def _tamed_block(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps, div_step,
                  step0, div_resid, tiny, r0, r1):
-    """Runs ``r0:r1`` of ``theta (R, P)``; ``w_tnr (T, N, R)`` and ``iso_tpr (T, P, R)`` already runs-last."""
+    """Runs ``r0:r1`` of ``theta (R, P)``, ``weights (R, T, N)``, ``iso_noise (R, T, P)`` or ``(R, 0, P)``, as a block
+    stepped by ``_tamed_ens``."""
     th, ds, alive = _k.block_in(theta, div_step, r0, r1)
-    _tamed_ens(th, dims, off, rows, cols, vals, np.ascontiguousarray(w_tnr[:, :, r0:r1]), decay,
-               np.ascontiguousarray(iso_tpr[:, :, r0:r1]), iso_scale, rec_pos, snaps[r0:r1], ds, alive, step0,
-               div_resid, tiny)
+    _tamed_ens(th, dims, off, rows, cols, vals, _k.runs_last(weights, r0, r1), decay, _k.runs_last(iso_noise, r0, r1),
+               iso_scale, rec_pos, snaps[r0:r1], ds, alive, step0, div_resid, tiny)
     _k.block_out(theta, div_step, r0, th, ds)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _tamed_par(theta, dims, off, rows, cols, vals, w_tnr, decay, iso_tpr, iso_scale, rec_pos, snaps, div_step,
+def _tamed_par(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps, div_step,
                step0, div_resid, tiny, nb):
     """The runs in ``nb`` blocks, one per thread, each by ``_tamed_block``."""
     for b in prange(nb):
         r0, r1 = _k.block_bounds(theta.shape[0], nb, b)
-        _tamed_block(theta, dims, off, rows, cols, vals, w_tnr, decay, iso_tpr, iso_scale, rec_pos, snaps,
+        _tamed_block(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps,
                      div_step, step0, div_resid, tiny, r0, r1)
     return 0
 
@@ -131,10 +131,8 @@ def tamed_chunk(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, i
     """T tamed steps for every run (compiled); updates ``theta (R, P)`` in place. Arguments as
     :func:`._sde_kernels.weighted_chunk` (``weights (R, T, N)``: EM's entry weights, ``Σ_k w_k = dt``)."""
     snaps[div_step >= 0] = np.nan
-    args = (theta, dims, off, rows, cols, vals,
-            np.ascontiguousarray(np.transpose(np.asarray(weights, dtype=np.float64), (1, 2, 0))),
-            np.ascontiguousarray(decay, dtype=np.float64),
-            np.ascontiguousarray(np.transpose(np.asarray(iso_noise, dtype=np.float64), (1, 2, 0))),
+    args = (theta, dims, off, rows, cols, vals, np.ascontiguousarray(weights, dtype=np.float64),
+            np.ascontiguousarray(decay, dtype=np.float64), np.ascontiguousarray(iso_noise, dtype=np.float64),
             np.ascontiguousarray(iso_scale, dtype=np.float64), rec_pos, snaps, div_step, step0, div_resid, tiny)
     return _k.run_in_blocks(_tamed_block, _tamed_par, args)
 
