@@ -19,12 +19,12 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["KERNEL_MODULES", "cold_kernels", "cold_loaded_kernels", "warm_kernels"]
+__all__ = ["KERNEL_MODULES", "closure_cached", "cold_kernels", "cold_loaded_kernels", "warm_kernels"]
 
-#: The engines' kernel modules, in the order they are warmed (the SDE kernels reuse helpers of ``dln._kernels``, so
-#: that one goes first); each has its warmer in ``_WARMERS``.
+#: The engines' kernel modules, in the order they are warmed; each has its warmer in ``_WARMERS``. The pieces the
+#: dln kernels share (``dln._kernel_parts``) compile with their callers: listed after them, warmed by them.
 _ENGINE_MODULES = ("balance._kernels", "dln._kernels", "dln._sde_kernels", "dln._adaptive_kernel",
-                   "stationary._kernels")
+                   "dln._kernel_parts", "stationary._kernels")
 #: The modules that hold ``@njit(cache=True)`` kernels: the engines', then every integrator kernel of its own
 #: (``dln/_<name>_kernel.py``, ARCHITECTURE.md "Where a new integrator goes"), found by its file name (no import) and
 #: warmed by running the integrators that declare it (``Integrator.kernel``): a new integrator needs no line here.
@@ -49,7 +49,7 @@ def _rank_jumps_setup():
     from .rank_jumps.experiments import EPSILON_EXPERIMENT as EXP
 
     arch = make_architecture((2, 2), EXP.depth, EXP.width)
-    # enough runs for two parallel blocks (dln._kernels.MIN_BLOCK_RUNS) when there are two threads
+    # enough runs for two parallel blocks (dln._kernel_parts.MIN_BLOCK_RUNS) when there are two threads
     return init_params(arch, 32, 0), epsilon_completion(EXP.eps), EXP
 
 
@@ -133,19 +133,50 @@ def _integrator_kernel(module: str) -> None:
                                                                **kw))
 
 
+def _compiled_by_callers() -> None:
+    """``dln._kernel_parts``: nothing to run of its own; its pieces compile into (and with) the dln kernels above."""
+
+
 _WARMERS = {"balance._kernels": _balance, "dln._kernels": _rank_jumps,
             "dln._sde_kernels": _sde_noise, "dln._adaptive_kernel": _sde_noise_adaptive,
-            "stationary._kernels": _stationary}
+            "dln._kernel_parts": _compiled_by_callers, "stationary._kernels": _stationary}
+
+
+def _fixed_shape_kernels() -> dict:
+    """The kernels the warm-up compiles from closures (``dln._kernels``' batch-1 SGD kernel for one network's widths:
+    no module attribute names them), as fresh dispatchers by name: notebook 04's network (what ``_rank_jumps``
+    compiles), serial, and ``prange`` when numba has more than one thread (a one-thread machine never runs it)."""
+    import numba
+
+    from .dln.engine import fixed_shape_kernels
+
+    start, _, _ = _rank_jumps_setup()
+    return fixed_shape_kernels(start.arch.dims, versions=(False, numba.config.NUMBA_NUM_THREADS > 1))
+
+
+#: ``{kernel module: its kernels made from closures}`` (a function returning ``{name: dispatcher}``).
+_CLOSURE_KERNELS = {"dln._kernels": _fixed_shape_kernels}
+
+
+def _dispatchers(mod) -> dict:
+    """``{name: dispatcher}`` of the numba dispatchers a kernel module defines as its attributes (not those it
+    imports)."""
+    from numba.core.registry import CPUDispatcher
+
+    return {name: f for name, f in vars(mod).items() if isinstance(f, CPUDispatcher) and f.__module__ == mod.__name__}
 
 
 def _compiled_and_loaded(module: str) -> tuple[int, int]:
-    """Signatures the module's dispatchers compiled and loaded from the cache so far in this process."""
+    """Signatures the module's dispatchers (and the closures it made, ``dln._kernels``' fixed-shape kernels) compiled
+    and loaded from the cache so far in this process."""
     import importlib
 
-    from numba.core.registry import CPUDispatcher
-
     mod = importlib.import_module(f"symsgd_core.{module}")
-    ds = [f for f in vars(mod).values() if isinstance(f, CPUDispatcher) and f.__module__ == mod.__name__]
+    ds = list(_dispatchers(mod).values())
+    if module == "dln._kernels":
+        from .dln.engine import made_fixed_shape_kernels
+
+        ds += list(made_fixed_shape_kernels().values())
     return (sum(sum(d.stats.cache_misses.values()) for d in ds), sum(sum(d.stats.cache_hits.values()) for d in ds))
 
 
@@ -185,24 +216,36 @@ def inlined(dispatcher) -> bool:
     return dispatcher.targetoptions.get("inline") == "always"
 
 
+def closure_cached(dispatcher) -> bool:
+    """Whether numba's on-disk cache holds an entry for this dispatcher of a closure: one index file serves every
+    closure made by the same function (``dln._kernels``' fixed-shape kernel: one per network shape), its entries keyed
+    by the hash of the closure's frozen variables, so an entry must match this dispatcher's own key (but for the
+    argument types). Reads the index; compiles nothing."""
+    cache = dispatcher._cache
+    mine = cache._index_key(None, dispatcher.targetctx.codegen())[1:]
+    return any(key[1:] == mine for key in cache._cache_file._load_index())
+
+
 def cold_kernels(modules=KERNEL_MODULES) -> list[str]:
     """The ``cache=True`` kernels of ``modules`` with no compiled entry in their on-disk cache yet (numba's cache
     index is missing, empty or stale), as ``"module.kernel"``: each will compile on its first call (seconds each).
     Empty after :func:`warm_kernels` in this environment. Reads numba's cache index; compiles nothing. A kernel
-    declared ``inline="always"`` is compiled into its callers' entries and never has one of its own: not counted."""
+    declared ``inline="always"`` is compiled into its callers' entries and never has one of its own: not counted.
+    The kernels a module makes from closures (:data:`_CLOSURE_KERNELS`: the fixed-shape kernels the warm-up compiles,
+    ``"dln._kernels.fixed_shape_kernel(n, w, m, L)"``) are counted by :func:`closure_cached`."""
     import importlib
-
-    from numba.core.registry import CPUDispatcher
 
     cold = []
     for module in modules:
         mod = importlib.import_module(f"symsgd_core.{module}")
-        for name, f in vars(mod).items():
-            if not (isinstance(f, CPUDispatcher) and f.__module__ == mod.__name__) or inlined(f):
+        for name, f in _dispatchers(mod).items():
+            if inlined(f):
                 continue
             cache_file = getattr(getattr(f, "_cache", None), "_cache_file", None)
             if cache_file is not None and not cache_file._load_index():
                 cold.append(f"{module}.{name}")
+        if module in _CLOSURE_KERNELS:
+            cold += [f"{module}.{name}" for name, f in _CLOSURE_KERNELS[module]().items() if not closure_cached(f)]
     return cold
 
 

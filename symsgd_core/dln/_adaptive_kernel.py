@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._kernel_parts import flush_run, snapshot_run
 from .stepping import FLUSH_EVERY
 
 __all__ = ["EVENT_BUDGET", "EVENT_CAP", "EVENT_NONE", "EVENT_NONFINITE", "EVENT_RESIDUAL", "EVENT_STALL",
@@ -266,16 +267,12 @@ def adaptive_runs(theta, dims, off, rows, cols, vals, weight_decay, temp, h_max,
             else:
                 t = t + h
             if steps % FLUSH_EVERY == 0:
-                for p in range(P):
-                    if abs(th[p]) < tiny:
-                        th[p] = 0.0
+                flush_run(th, tiny)
             if at_rec:
-                for p in range(P):
-                    snaps[run, kr, p] = th[p]
+                snapshot_run(th, True, snaps, run, kr)
                 kr += 1
-        for k2 in range(kr, K):
-            for p in range(P):
-                snaps[run, k2, p] = np.nan
+        for k2 in range(kr, K):  # the records after an event
+            snapshot_run(th, False, snaps, run, k2)
         if code != EVENT_NONE:
             t_event[run] = t
         n_exc[run] = ne

@@ -13,7 +13,7 @@ pre-drawn arrays, so the numpy reference (:mod:`._reference`) reproduces them st
 (up to float64 summation order).
 
 Threads. The runs of an ensemble are independent, so the public kernels split them into
-:func:`n_blocks` contiguous blocks, one per numba thread, at least :data:`MIN_BLOCK_RUNS` runs each
+:func:`n_blocks` contiguous blocks, one per numba thread, at least :data:`._kernel_parts.MIN_BLOCK_RUNS` runs each
 (``prange`` in ``_sgd_par``, ``_gd_par``; ``NUMBA_NUM_THREADS`` or ``numba.set_num_threads`` set how
 many; with one block the block function is called directly, with no parallel launch). Each block is
 copied into its own ``(P, R_b)`` array and stepped by the serial block kernel (``_sgd1_ens``,
@@ -22,6 +22,9 @@ for every run, with no fast-math (no reassociation, no FMA contraction), so a ru
 depend on its block, its lane or the thread count: 1 thread and 2 threads give the same bits (tested).
 The block kernels release the GIL (``nogil``), so the engine's next chunk of random draws, made in a background
 thread (:func:`~.stepping.prefetched`), overlaps the current chunk's steps.
+
+Shared pieces. The end of a step (flush, snapshots), the divergence rule, the blocks of runs and the full-batch pass
+of GD/Langevin are in :mod:`._kernel_parts`, shared with the entry-weighted, tamed and adaptive kernels.
 
 Fixed shape. Batch-1 SGD on a network ``(n, w, …, w, m)`` also has a kernel compiled for those widths
 (:func:`fixed_shape_kernel`: run by run, loops of known length, the same arithmetic in the same order, so the same
@@ -45,59 +48,25 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from ._kernel_parts import (
+    FASTMATH,
+    add_noise,
+    backward,
+    block_bounds,
+    block_in,
+    block_out,
+    end_of_step,
+    flush_run,
+    forward,
+    n_blocks,
+    pass_workspace,
+    residual_entry,
+    run_in_blocks,
+    runs_last,
+    snapshot_run,
+    update,
+)
 from .stepping import FLUSH_EVERY
-
-#: No fast-math flags: every loop over runs is elementwise, so it vectorises without
-#: reassociation, and without FMA contraction a run's numbers do not depend on its lane
-#: (its position in the ensemble). Divergence tests (comparisons with NaN) keep their meaning.
-_FM = False
-
-
-@njit(cache=True, fastmath=_FM)
-def _flush(th, tiny):
-    for p in range(th.shape[0]):
-        for r in range(th.shape[1]):
-            if abs(th[p, r]) < tiny:
-                th[p, r] = 0.0
-
-
-@njit(cache=True)
-def _snapshot(th, alive, snaps, k):
-    """``snaps[r, k] = θ_r`` for live runs, NaN for diverged ones."""
-    P, R = th.shape
-    for r in range(R):
-        if alive[r]:
-            for p in range(P):
-                snaps[r, k, p] = th[p, r]
-        else:
-            for p in range(P):
-                snaps[r, k, p] = np.nan
-
-
-@njit(cache=True, inline="always")
-def _end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny):
-    """After local step ``t`` (global ``step0 + t + 1``): flush tiny entries every ``FLUSH_EVERY`` steps and take
-    snapshot ``kr`` if it falls here. Returns the index of the next snapshot. Inlined into each kernel: it runs once
-    per step, and a call that passes four arrays costs more than its body."""
-    if (step0 + t + 1) % FLUSH_EVERY == 0:
-        _flush(th, tiny)
-    if kr < rec_pos.shape[0] and rec_pos[kr] == t + 1:
-        _snapshot(th, alive, snaps, kr)
-        kr += 1
-    return kr
-
-
-@njit(cache=True, fastmath=_FM, inline="always")
-def _residual_entry(bt, o, pt, po, target, weights, k, alive, div_step, step, div_resid):
-    """Row ``o`` of the error matrix for every run: ``bt[o, r] = 2 (pt[po, r] − target) · weights[k, r]``.
-    A run alive whose residual is not within ``div_resid`` (or NaN) diverges at global step ``step``. Inlined, as
-    :func:`_end_of_step`: it runs once per observed entry and step."""
-    for r in range(bt.shape[1]):
-        d = pt[po, r] - target
-        if alive[r] and not (abs(d) <= div_resid):
-            alive[r] = False
-            div_step[r] = step
-        bt[o, r] = 2.0 * d * weights[k, r]
 
 
 @njit(cache=True)
@@ -109,7 +78,7 @@ def _vector_offsets(dims):
     return voff
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, fastmath=FASTMATH)
 def _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, weight_decay, rec_pos, snaps, div_step, alive, step0,
               div_resid, tiny):
     """Batch-1 SGD, L ≥ 2, ensemble layout ``th (P, R)``, ``idx_t (T, R)``.
@@ -216,11 +185,11 @@ def _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, weight_decay, rec_pos,
                     w = th[wrow, r]
                     new = dec[r] * w - (ga[r] if jj[r] == c else 0.0)
                     th[wrow, r] = new if alive[r] else w
-        kr = _end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
+        kr = end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
     return 0
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, fastmath=FASTMATH)
 def _sgdb_ens(th, dims, off, rows, cols, vals, idx_t, lr, weight_decay, rec_pos, snaps, div_step, alive, step0,
               div_resid, tiny):
     """Minibatch SGD (any B ≥ 1, any L ≥ 1), ensemble layout ``th (P, R)``, ``idx_t (T, B, R)``.
@@ -305,67 +274,8 @@ def _sgdb_ens(th, dims, off, rows, cols, vals, idx_t, lr, weight_decay, rec_pos,
                         w = th[wrow, r]
                         new = coef[r] * w - gscale * acc[r]
                         th[wrow, r] = new if alive[r] else w
-        kr = _end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
+        kr = end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
     return 0
-
-
-#: Fewest runs per parallel block. A step costs a fixed ~300 short loops over the block's runs (their set-up does
-#: not shrink with the block), so narrow blocks waste most of a thread: 32 runs in 2 blocks of 16 run ~1.5×
-#: faster on 2 threads, 12 runs in 2 blocks of 6 hardly faster at twice the CPU (and slower when the cores are
-#: shared with other processes). Smaller ensembles (live figures of 8–16 runs) stay on one thread.
-MIN_BLOCK_RUNS = 16
-
-
-def n_blocks(n_runs: int) -> int:
-    """Blocks of runs the parallel kernels split an ensemble into: one per numba thread, at least
-    :data:`MIN_BLOCK_RUNS` runs each (1 block: the serial block function, no parallel launch).
-
-    The partition never changes a number (see the module docstring); it only decides how the work is shared.
-    """
-    return max(1, min(int(n_runs) // MIN_BLOCK_RUNS, numba.get_num_threads()))
-
-
-def run_in_blocks(block, parallel, args: tuple) -> int:
-    """The one driver of every ensemble kernel: step the runs of ``args[0]`` (``theta (R, P)``) by ``block(*args, 0,
-    R)`` when :func:`n_blocks` gives one block (no parallel launch: a single-threaded worker never touches the thread
-    pool), else by ``parallel(*args, nb)``, one block per thread. Returns 0."""
-    n_runs = args[0].shape[0]
-    nb = n_blocks(n_runs)
-    if nb == 1:
-        block(*args, 0, n_runs)
-    else:
-        parallel(*args, nb)
-    return 0
-
-
-@njit(cache=True)
-def _block_bounds(R, nb, b):
-    return (b * R) // nb, ((b + 1) * R) // nb
-
-
-@njit(cache=True)
-def _block_in(theta, div_step, r0, r1):
-    """``(θ_b (P, R_b), div_step_b, alive_b)`` of runs ``r0:r1``: a block's own contiguous copies."""
-    P = theta.shape[1]
-    Rb = r1 - r0
-    th = np.empty((P, Rb))
-    ds = np.empty(Rb, dtype=np.int64)
-    alive = np.empty(Rb, dtype=np.bool_)
-    for r in range(Rb):
-        for p in range(P):
-            th[p, r] = theta[r0 + r, p]
-        ds[r] = div_step[r0 + r]
-        alive[r] = ds[r] < 0
-    return th, ds, alive
-
-
-@njit(cache=True)
-def _block_out(theta, div_step, r0, th, ds):
-    P, Rb = th.shape
-    for r in range(Rb):
-        for p in range(P):
-            theta[r0 + r, p] = th[p, r]
-        div_step[r0 + r] = ds[r]
 
 
 @njit(cache=True, nogil=True)
@@ -373,27 +283,16 @@ def _sgd_block(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_po
                tiny, r0, r1):
     """Runs ``r0:r1`` of ``theta (R, P)``, ``idx (R, T, B)``, copied to a block ``(P, R_b)`` and stepped by
     ``_sgd1_ens`` (B = 1, L ≥ 2) or ``_sgdb_ens``."""
-    T = idx.shape[1]
-    B = idx.shape[2]
-    Rb = r1 - r0
-    th, ds, alive = _block_in(theta, div_step, r0, r1)
+    th, ds, alive = block_in(theta, div_step, r0, r1)
     sn = snaps[r0:r1]
-    if B == 1 and dims.shape[0] >= 3:
-        idx_t = np.empty((T, Rb), dtype=np.int64)
-        for r in range(Rb):
-            for t in range(T):
-                idx_t[t, r] = idx[r0 + r, t, 0]
-        _sgd1_ens(th, dims, off, rows, cols, vals, idx_t, lr, weight_decay, rec_pos, sn, ds, alive, step0, div_resid,
-                  tiny)
+    idx_tb = runs_last(idx, r0, r1)  # (T, B, R_b)
+    if idx.shape[2] == 1 and dims.shape[0] >= 3:
+        _sgd1_ens(th, dims, off, rows, cols, vals, idx_tb.reshape(idx_tb.shape[0], idx_tb.shape[2]), lr,
+                  weight_decay, rec_pos, sn, ds, alive, step0, div_resid, tiny)
     else:
-        idx_tb = np.empty((T, B, Rb), dtype=np.int64)
-        for r in range(Rb):
-            for t in range(T):
-                for k in range(B):
-                    idx_tb[t, k, r] = idx[r0 + r, t, k]
         _sgdb_ens(th, dims, off, rows, cols, vals, idx_tb, lr, weight_decay, rec_pos, sn, ds, alive, step0, div_resid,
                   tiny)
-    _block_out(theta, div_step, r0, th, ds)
+    block_out(theta, div_step, r0, th, ds)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -402,7 +301,7 @@ def _sgd_par(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos,
     """The runs of ``theta (R, P)`` in ``nb`` blocks, one per thread (``prange``), each by ``_sgd_block``."""
     R = theta.shape[0]
     for b in prange(nb):
-        r0, r1 = _block_bounds(R, nb, b)
+        r0, r1 = block_bounds(R, nb, b)
         _sgd_block(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos, snaps, div_step, step0,
                    div_resid, tiny, r0, r1)
     return 0
@@ -447,7 +346,11 @@ def sgd_chunk(theta, dims, off, rows, cols, vals, idx, lr, weight_decay, rec_pos
 # kernel's arithmetic in the same order, statement for statement (the forward sums over c from 0.0, the update
 # ``dec·w − ga·p`` with ``ga = 0.0`` off the sampled row of W_L, the divergence test, the flush, the snapshots): the
 # same bits (tested against it). Compiling one shape takes seconds, so it is used where that is paid back or paid
-# already (:func:`use_fixed_shape`); the compiled code is cached on disk like every kernel (one entry per shape).
+# already (:func:`use_fixed_shape`). The compiled code is cached on disk like every kernel: numba keeps one index file
+# for the closure (``_fixed_shape_source.<locals>.kernel``) with an entry per shape and version, keyed by a hash of its
+# frozen variables. Not being a module attribute, it is listed by name (:func:`fixed_shape_name`) for the cache
+# checks: :func:`made_fixed_shape_kernels` (what this process made) and :func:`new_fixed_shape_kernel` (a fresh
+# dispatcher whose cache entry can be looked up without compiling: ``symsgd_core.warm.cold_kernels``).
 
 #: Fewest run-steps (runs × steps of one call) for which :func:`sgd_chunk` steps a network shape it has not used
 #: yet in this process with the kernel compiled for that shape. The compile (a few seconds per shape, once per
@@ -478,8 +381,28 @@ def fixed_shape_kernel(shape: tuple[int, int, int, int], parallel: bool):
     thread, ``prange``; else ``nb`` must be 1). Returns 0."""
     key = (tuple(int(x) for x in shape), bool(parallel))
     if key not in _FIXED_KERNELS:
-        _FIXED_KERNELS[key] = njit(cache=True, nogil=True, parallel=key[1])(_fixed_shape_source(*key[0], key[1]))
+        _FIXED_KERNELS[key] = new_fixed_shape_kernel(*key)
     return _FIXED_KERNELS[key]
+
+
+def new_fixed_shape_kernel(shape: tuple[int, int, int, int], parallel: bool):
+    """A fresh numba dispatcher of the kernel :func:`fixed_shape_kernel` returns, not kept: :func:`use_fixed_shape`
+    does not see it and nothing is compiled until it is called. Its on-disk cache is the one every dispatcher of this
+    shape and version reads and writes."""
+    shape = tuple(int(x) for x in shape)  # Python ints: the cache key hashes the closure's frozen values
+    return njit(cache=True, nogil=True, parallel=bool(parallel))(_fixed_shape_source(*shape, bool(parallel)))
+
+
+def fixed_shape_name(shape: tuple[int, int, int, int], parallel: bool) -> str:
+    """The name the cache checks give the fixed-shape kernel of ``shape`` (``fixed_shape_kernel(n, w, m, L)``, with
+    ``", prange"`` for the parallel version)."""
+    return f"fixed_shape_kernel({', '.join(str(int(x)) for x in shape)}{', prange' if parallel else ''})"
+
+
+def made_fixed_shape_kernels() -> dict:
+    """``{fixed_shape_name: dispatcher}`` of the fixed-shape kernels this process made (their compile and cache
+    statistics: ``dispatcher.stats``)."""
+    return {fixed_shape_name(*key): k for key, k in _FIXED_KERNELS.items()}
 
 
 def _fixed_shape_source(N, W, M, L, PARALLEL):
@@ -557,12 +480,9 @@ def _fixed_shape_source(N, W, M, L, PARALLEL):
                                     o = a * N + c
                                     th[o] = dec * th[o] - (ga if j == c else 0.0)
                     if (step0 + t + 1) % FE == 0:
-                        for p in range(P):
-                            if abs(th[p]) < tiny:
-                                th[p] = 0.0
+                        flush_run(th, tiny)
                     if kr < K and rec_pos[kr] == t + 1:
-                        for p in range(P):
-                            snaps[r, kr, p] = th[p] if alive else np.nan
+                        snapshot_run(th, alive, snaps, r, kr)
                         kr += 1
                 for p in range(P):
                     theta[r, p] = th[p]
@@ -571,137 +491,25 @@ def _fixed_shape_source(N, W, M, L, PARALLEL):
     return kernel
 
 
-# -- the full-batch pass shared by GD/Langevin (_gd_ens) and the entry-weighted step (sde_noise._kernels)-------------
-# Storage, ensemble layout (runs last, contiguous): ``pt`` holds ``P_kᵀ`` (n × d_k, k = 0..L, ``P_0 = I``) at
-# ``moff[k]``; ``bt`` holds ``(Q_kᵀ E)ᵀ`` (n × d_{k+1}) at ``moff[k+1] − n²`` for layer k (0-based), E the residual
-# matrix of the step (``E``: GD's masked residual, ``M``: the weighted one).
-
-
-@njit(cache=True, fastmath=_FM)
-def _pass_workspace(dims, R):
-    """``(moff, pt, bt)`` for a net of widths ``dims`` and ``R`` runs, ``pt`` starting with ``P_0ᵀ = I``."""
-    L = dims.shape[0] - 1
-    n = dims[0]
-    moff = np.zeros(L + 2, dtype=np.int64)
-    for k in range(L + 1):
-        moff[k + 1] = moff[k] + dims[k] * n
-    pt = np.zeros((moff[L + 1], R))
-    bt = np.zeros((moff[L + 1], R))
-    for c in range(n):
-        for k in range(n):
-            for r in range(R):
-                pt[c * n + k, r] = 1.0 if c == k else 0.0
-    return moff, pt, bt
-
-
-@njit(cache=True, fastmath=_FM)
-def _forward(th, dims, off, moff, pt):
-    """Forward: ``P_{k+1}ᵀ[c, a] = Σ_q W_k[a, q] P_kᵀ[c, q]`` for every layer, into ``pt``."""
-    R = th.shape[1]
-    L = dims.shape[0] - 1
-    n = dims[0]
-    for ell in range(L):
-        din = dims[ell]
-        dout = dims[ell + 1]
-        w0 = off[ell]
-        pin = moff[ell]
-        pout = moff[ell + 1]
-        for c in range(n):
-            for a in range(dout):
-                o = pout + c * dout + a
-                for r in range(R):
-                    pt[o, r] = 0.0
-                for q in range(din):
-                    wrow = w0 + a * din + q
-                    src = pin + c * din + q
-                    for r in range(R):
-                        pt[o, r] += th[wrow, r] * pt[src, r]
-
-
-@njit(cache=True, fastmath=_FM)
-def _backward(th, dims, off, moff, bt):
-    """Backward from the last layer's ``(Q_{L-1}ᵀ E)ᵀ = Eᵀ`` (already in ``bt``):
-    ``(Q_{k-1}ᵀ E)ᵀ[c, q] = Σ_a W_k[a, q] (Q_kᵀ E)ᵀ[c, a]``."""
-    R = th.shape[1]
-    L = dims.shape[0] - 1
-    n = dims[0]
-    for ell in range(L - 1, 0, -1):
-        din = dims[ell]
-        dout = dims[ell + 1]
-        w0 = off[ell]
-        bin_ = moff[ell + 1] - n * n
-        bout = moff[ell] - n * n
-        for c in range(n):
-            for q in range(din):
-                for r in range(R):
-                    bt[bout + c * din + q, r] = 0.0
-            for a in range(dout):
-                src = bin_ + c * dout + a
-                for q in range(din):
-                    wrow = w0 + a * din + q
-                    o = bout + c * din + q
-                    for r in range(R):
-                        bt[o, r] += th[wrow, r] * bt[src, r]
-
-
-@njit(cache=True, fastmath=_FM)
-def _update(th, dims, off, moff, pt, bt, dec, step, cf, alive):
-    """``W_k ← dec W_k − step (Q_kᵀ E) P_kᵀ`` for the runs still alive (``dec``, ``step``: per run; ``cf``: scratch
-    of length R). A step of exactly 1.0 multiplies exactly: ``step·x = x`` in IEEE arithmetic (no fastmath here)."""
-    R = th.shape[1]
-    L = dims.shape[0] - 1
-    n = dims[0]
-    for ell in range(L):
-        din = dims[ell]
-        dout = dims[ell + 1]
-        w0 = off[ell]
-        pin = moff[ell]
-        bb = moff[ell + 1] - n * n
-        for a in range(dout):
-            for q in range(din):
-                wrow = w0 + a * din + q
-                for r in range(R):
-                    cf[r] = 0.0
-                for c in range(n):
-                    bsrc = bb + c * dout + a
-                    psrc = pin + c * din + q
-                    for r in range(R):
-                        cf[r] += bt[bsrc, r] * pt[psrc, r]
-                for r in range(R):
-                    w = th[wrow, r]
-                    new = dec[r] * w - step[r] * cf[r]
-                    th[wrow, r] = new if alive[r] else w
-
-
-@njit(cache=True, fastmath=_FM)
-def _add_noise(th, noise_t, t, scale, alive):
-    """``θ += scale · noise_t[t]`` for the runs still alive."""
-    P, R = th.shape
-    for p in range(P):
-        for r in range(R):
-            if alive[r]:
-                th[p, r] += scale * noise_t[t, p, r]
-
-
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, fastmath=FASTMATH)
 def _gd_ens(th, dims, off, target, maskf, inv_n, lr, weight_decay, noise_t, noise_scale, rec_pos, snaps, div_step,
             alive, step0, div_resid, tiny):
     """GD/Langevin, ensemble layout ``th (P, R)``, ``noise_t (T, P, R)`` or ``(0, P, R)``; storage as in
-    :func:`_pass_workspace`."""
+    :func:`pass_workspace`."""
     R = th.shape[1]
     T = lr.shape[0]
     L = dims.shape[0] - 1
     n = dims[0]
     m = dims[L]
     use_noise = noise_t.shape[0] > 0
-    moff, pt, bt = _pass_workspace(dims, R)
+    moff, pt, bt = pass_workspace(dims, R)
     per_entry = np.full((1, R), inv_n)  # the weight of every observed entry: 1/N
     dec = np.zeros(R)
     step = np.zeros(R)
     cf = np.zeros(R)
     kr = 0
     for t in range(T):
-        _forward(th, dims, off, moff, pt)
+        forward(th, dims, off, moff, pt)
         # Eᵀ = ((2/N)(A − A*) ⊙ mask)ᵀ with A = P_L
         aoff = moff[L]
         bl = moff[L] - n * n
@@ -709,7 +517,7 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, weight_decay, noise_t, nois
             for a in range(m):
                 o = bl + c * m + a
                 if maskf[a, c] != 0.0:
-                    _residual_entry(bt, o, pt, aoff + c * m + a, target[a, c], per_entry, 0, alive, div_step,
+                    residual_entry(bt, o, pt, aoff + c * m + a, target[a, c], per_entry, 0, alive, div_step,
                                     step0 + t + 1, div_resid)
                 else:
                     for r in range(R):
@@ -719,11 +527,11 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, weight_decay, noise_t, nois
         for r in range(R):
             dec[r] = decay if alive[r] else 1.0
             step[r] = eta if alive[r] else 0.0
-        _backward(th, dims, off, moff, bt)
-        _update(th, dims, off, moff, pt, bt, dec, step, cf, alive)  # W_k ← dec W_k − η (Q_kᵀ E) P_kᵀ
+        backward(th, dims, off, moff, bt)
+        update(th, dims, off, moff, pt, bt, dec, step, cf, alive)  # W_k ← dec W_k − η (Q_kᵀ E) P_kᵀ
         if use_noise:
-            _add_noise(th, noise_t, t, noise_scale[t], alive)
-        kr = _end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
+            add_noise(th, noise_t, t, noise_scale[t], alive)
+        kr = end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
     return 0
 
 
@@ -731,18 +539,11 @@ def _gd_ens(th, dims, off, target, maskf, inv_n, lr, weight_decay, noise_t, nois
 def _gd_block(theta, dims, off, target, maskf, inv_n, lr, weight_decay, noise, noise_scale, rec_pos, snaps, div_step,
               step0, div_resid, tiny, r0, r1):
     """Runs ``r0:r1`` of ``theta (R, P)``, ``noise (R, T, P)`` or ``(R, 0, P)``, as a block stepped by ``_gd_ens``."""
-    P = theta.shape[1]
-    Tn = noise.shape[1]
-    Rb = r1 - r0
-    th, ds, alive = _block_in(theta, div_step, r0, r1)
-    noise_t = np.empty((Tn, P, Rb))
-    for r in range(Rb):
-        for t in range(Tn):
-            for p in range(P):
-                noise_t[t, p, r] = noise[r0 + r, t, p]
+    th, ds, alive = block_in(theta, div_step, r0, r1)
+    noise_t = runs_last(noise, r0, r1)  # (T, P, R_b)
     _gd_ens(th, dims, off, target, maskf, inv_n, lr, weight_decay, noise_t, noise_scale, rec_pos, snaps[r0:r1], ds,
             alive, step0, div_resid, tiny)
-    _block_out(theta, div_step, r0, th, ds)
+    block_out(theta, div_step, r0, th, ds)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -751,7 +552,7 @@ def _gd_par(theta, dims, off, target, maskf, inv_n, lr, weight_decay, noise, noi
     """The runs of ``theta (R, P)`` in ``nb`` blocks, one per thread (``prange``), each by ``_gd_block``."""
     R = theta.shape[0]
     for b in prange(nb):
-        r0, r1 = _block_bounds(R, nb, b)
+        r0, r1 = block_bounds(R, nb, b)
         _gd_block(theta, dims, off, target, maskf, inv_n, lr, weight_decay, noise, noise_scale, rec_pos, snaps,
                   div_step, step0, div_resid, tiny, r0, r1)
     return 0

@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..core.validation import check_positive
-from . import _kernels as _k  # the full-batch pass, the block driver and the end-of-step rules, reused by name
+from . import _kernel_parts as _k  # the full-batch pass, the block driver and the end-of-step rules, reused by name
 from ._sde_reference import reference_chunk
 from .network import Architecture
 from .problems import CompletionProblem
@@ -74,7 +74,7 @@ def project(theta: np.ndarray, radius: float) -> np.ndarray:
     return theta
 
 
-@njit(cache=True, fastmath=_k._FM)
+@njit(cache=True, fastmath=_k.FASTMATH)
 def _project(th, radius, alive, nrm):
     """``θ_r ← min(1, R/‖θ_r‖) θ_r`` for the live runs of ``th (P, R)`` (``nrm``: scratch of length R). A norm that is
     not finite leaves θ as it is: the step's residual check then stops the run (the divergence rule)."""
@@ -93,7 +93,7 @@ def _project(th, radius, alive, nrm):
                 th[p, r] *= nrm[r]
 
 
-@njit(cache=True, fastmath=_k._FM)
+@njit(cache=True, fastmath=_k.FASTMATH)
 def _projected_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale, rec_pos, snaps, div_step, alive,
                    step0, div_resid, tiny, radius):
     """Projected EM steps, ensemble layout ``th (P, R)``, EM's entry weights ``w_t (T, N, R)``, ``iso_t (T, P, R)``
@@ -103,7 +103,7 @@ def _projected_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale
     L = dims.shape[0] - 1
     n = dims[0]
     m = dims[L]
-    moff, pt, bt = _k._pass_workspace(dims, R)
+    moff, pt, bt = _k.pass_workspace(dims, R)
     dec = np.zeros(R)
     unit = np.ones(R)
     cf = np.zeros(R)
@@ -111,7 +111,7 @@ def _projected_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale
     kr = 0
     for t in range(w_t.shape[0]):
         _project(th, radius, alive, nrm)
-        _k._forward(th, dims, off, moff, pt)
+        _k.forward(th, dims, off, moff, pt)
         aoff = moff[L]
         bl = moff[L] - n * n
         for o in range(n * m):
@@ -119,15 +119,15 @@ def _projected_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale
                 bt[bl + o, r] = 0.0
         w_step = w_t[t]
         for e in range(Ne):
-            _k._residual_entry(bt, bl + cols[e] * m + rows[e], pt, aoff + cols[e] * m + rows[e], vals[e], w_step, e,
+            _k.residual_entry(bt, bl + cols[e] * m + rows[e], pt, aoff + cols[e] * m + rows[e], vals[e], w_step, e,
                                alive, div_step, step0 + t + 1, div_resid)
         for r in range(R):
             dec[r] = decay[t] if alive[r] else 1.0
-        _k._backward(th, dims, off, moff, bt)
-        _k._update(th, dims, off, moff, pt, bt, dec, unit, cf, alive)
+        _k.backward(th, dims, off, moff, bt)
+        _k.update(th, dims, off, moff, pt, bt, dec, unit, cf, alive)
         if iso_t.shape[0] > 0:
-            _k._add_noise(th, iso_t, t, iso_scale[t], alive)
-        kr = _k._end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
+            _k.add_noise(th, iso_t, t, iso_scale[t], alive)
+        kr = _k.end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
     return 0
 
 
@@ -135,11 +135,11 @@ def _projected_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale
 def _projected_block(theta, dims, off, rows, cols, vals, w_tnr, decay, iso_tpr, iso_scale, rec_pos, snaps, div_step,
                      step0, div_resid, tiny, radius, r0, r1):
     """Runs ``r0:r1`` of ``theta (R, P)``; ``w_tnr (T, N, R)`` and ``iso_tpr (T, P, R)`` already runs-last."""
-    th, ds, alive = _k._block_in(theta, div_step, r0, r1)
+    th, ds, alive = _k.block_in(theta, div_step, r0, r1)
     _projected_ens(th, dims, off, rows, cols, vals, np.ascontiguousarray(w_tnr[:, :, r0:r1]), decay,
                    np.ascontiguousarray(iso_tpr[:, :, r0:r1]), iso_scale, rec_pos, snaps[r0:r1], ds, alive, step0,
                    div_resid, tiny, radius)
-    _k._block_out(theta, div_step, r0, th, ds)
+    _k.block_out(theta, div_step, r0, th, ds)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -147,7 +147,7 @@ def _projected_par(theta, dims, off, rows, cols, vals, w_tnr, decay, iso_tpr, is
                    step0, div_resid, tiny, radius, nb):
     """The runs in ``nb`` blocks, one per thread, each by ``_projected_block``."""
     for b in prange(nb):
-        r0, r1 = _k._block_bounds(theta.shape[0], nb, b)
+        r0, r1 = _k.block_bounds(theta.shape[0], nb, b)
         _projected_block(theta, dims, off, rows, cols, vals, w_tnr, decay, iso_tpr, iso_scale, rec_pos, snaps,
                          div_step, step0, div_resid, tiny, radius, r0, r1)
     return 0

@@ -6,11 +6,11 @@ Every dynamics of the SDE study is a GD step with random per-entry weights ``w_k
 
 (GD: ``w_k = dt/N``; SGD: ``η n_k/S``; SDE, Euler–Maruyama: ``dt/N − sqrt(T dt/N)(ξ_k − ξ̄)``; see :mod:`.sde`).
 The layout, the divergence rule, the flush of tiny entries and the snapshots are those of :mod:`._kernels`
-(whose helpers are imported, not copied): ``theta (R, P)`` is worked on as its transpose ``(P, R)`` so every
-loop over the runs is contiguous. The kernel never draws random numbers: the weights (and Langevin's normals)
-come pre-drawn, so the readable reference (:mod:`._reference`) consumes identical draws. The runs are split
-into one block per numba thread as in :mod:`._kernels` (``_weighted_par``); the numbers do not depend on the
-thread count.
+(the shared pieces of :mod:`._kernel_parts`, imported, not copied): ``theta (R, P)`` is worked on as its
+transpose ``(P, R)`` so every loop over the runs is contiguous. The kernel never draws random numbers: the weights
+(and Langevin's normals) come pre-drawn, so the readable reference (:mod:`._reference`) consumes identical draws.
+The runs are split into one block per numba thread as in :mod:`._kernels` (``_weighted_par``); the numbers do not
+depend on the thread count.
 """
 
 from __future__ import annotations
@@ -18,32 +18,33 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import (
-    _FM,
-    _add_noise,
-    _backward,
-    _block_bounds,
-    _block_in,
-    _block_out,
-    _end_of_step,
-    _forward,
-    _pass_workspace,
-    _residual_entry,
-    _update,
+from ._kernel_parts import (
+    FASTMATH,
+    add_noise,
+    backward,
+    block_bounds,
+    block_in,
+    block_out,
+    end_of_step,
+    forward,
+    pass_workspace,
+    residual_entry,
     run_in_blocks,
+    runs_last,
+    update,
 )
 
 __all__ = ["weighted_chunk"]
 
 
-@njit(cache=True, fastmath=_FM)
+@njit(cache=True, fastmath=FASTMATH)
 def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale, rec_pos, snaps, div_step,
                   alive, step0, div_resid, tiny):
     """Entry-weighted GD steps, ensemble layout ``th (P, R)``, ``w_t (T, N, R)``, ``iso_t (T, P, R)`` or ``(0, P, R)``.
 
     Per step: forward ``P_kᵀ`` (n × d_k) for all layers, ``Mᵀ`` with ``M_ij = 2 r_ij w_ij`` on Ω,
     backward ``(Q_kᵀ M)ᵀ``, then ``W_k ← decay_t W_k − (Q_kᵀ M) P_kᵀ`` (+ ``iso_scale_t ζ``): the full-batch pass
-    of ``._kernels`` (``_forward``, ``_backward``, ``_update`` with a step of 1: the weights carry the step size).
+    of ``._kernels`` (``forward``, ``backward``, ``update`` with a step of 1: the weights carry the step size).
     """
     R = th.shape[1]
     T = w_t.shape[0]
@@ -52,13 +53,13 @@ def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale,
     n = dims[0]
     m = dims[L]
     use_iso = iso_t.shape[0] > 0
-    moff, pt, bt = _pass_workspace(dims, R)
+    moff, pt, bt = pass_workspace(dims, R)
     dec = np.zeros(R)
     unit = np.ones(R)
     cf = np.zeros(R)
     kr = 0
     for t in range(T):
-        _forward(th, dims, off, moff, pt)
+        forward(th, dims, off, moff, pt)
         aoff = moff[L]
         bl = moff[L] - n * n
         for o in range(n * m):
@@ -67,15 +68,15 @@ def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale,
         w_step = w_t[t]
         for e in range(Ne):
             o = bl + cols[e] * m + rows[e]
-            _residual_entry(bt, o, pt, aoff + cols[e] * m + rows[e], vals[e], w_step, e, alive, div_step,
+            residual_entry(bt, o, pt, aoff + cols[e] * m + rows[e], vals[e], w_step, e, alive, div_step,
                             step0 + t + 1, div_resid)
         for r in range(R):
             dec[r] = decay[t] if alive[r] else 1.0
-        _backward(th, dims, off, moff, bt)
-        _update(th, dims, off, moff, pt, bt, dec, unit, cf, alive)
+        backward(th, dims, off, moff, bt)
+        update(th, dims, off, moff, pt, bt, dec, unit, cf, alive)
         if use_iso:
-            _add_noise(th, iso_t, t, iso_scale[t], alive)
-        kr = _end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
+            add_noise(th, iso_t, t, iso_scale[t], alive)
+        kr = end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
     return 0
 
 
@@ -84,24 +85,12 @@ def _weighted_block(theta, dims, off, rows, cols, vals, weights, decay, iso_nois
                     div_step, step0, div_resid, tiny, r0, r1):
     """Runs ``r0:r1`` of ``theta (R, P)``, ``weights (R, T, N)``, ``iso_noise (R, T, P)`` or ``(R, 0, P)``, as a
     block stepped by ``_weighted_ens``."""
-    P = theta.shape[1]
-    T = weights.shape[1]
-    Ne = weights.shape[2]
-    Tn = iso_noise.shape[1]
-    Rb = r1 - r0
-    th, ds, alive = _block_in(theta, div_step, r0, r1)
-    w_t = np.empty((T, Ne, Rb))
-    iso_t = np.empty((Tn, P, Rb))
-    for r in range(Rb):
-        for t in range(T):
-            for k in range(Ne):
-                w_t[t, k, r] = weights[r0 + r, t, k]
-        for t in range(Tn):
-            for p in range(P):
-                iso_t[t, p, r] = iso_noise[r0 + r, t, p]
+    th, ds, alive = block_in(theta, div_step, r0, r1)
+    w_t = runs_last(weights, r0, r1)  # (T, N, R_b)
+    iso_t = runs_last(iso_noise, r0, r1)  # (T, P, R_b)
     _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale, rec_pos, snaps[r0:r1], ds, alive,
                   step0, div_resid, tiny)
-    _block_out(theta, div_step, r0, th, ds)
+    block_out(theta, div_step, r0, th, ds)
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -110,7 +99,7 @@ def _weighted_par(theta, dims, off, rows, cols, vals, weights, decay, iso_noise,
     """The runs of ``theta (R, P)`` in ``nb`` blocks, one per thread (``prange``), each by ``_weighted_block``."""
     R = theta.shape[0]
     for b in prange(nb):
-        r0, r1 = _block_bounds(R, nb, b)
+        r0, r1 = block_bounds(R, nb, b)
         _weighted_block(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps,
                         div_step, step0, div_resid, tiny, r0, r1)
     return 0

@@ -10,7 +10,7 @@ with the drift's time ``dt`` replaced by ``f dt``, ``f = 1/(1 + dt‖b‖)`` per
 (ξ_k − ξ̄)`` and weight decay ``1 − 2γ f dt``. The compiled step takes EM's weights ``w_k`` and splits them into the
 drift part ``w̄ = dt/N`` (their mean: ``Σ_k w_k = dt``) and the noise part ``w_k − w̄``; per step it makes the drift
 pass (``dt b``, with the given decay), measures ``dt‖b‖``, restores θ, makes the noise pass (decay 1) and adds
-``f dt b``: two passes of :mod:`._kernels`' full-batch step (``_forward``/``_backward``/``_update``, imported).
+``f dt b``: two passes of the full-batch step of :mod:`._kernel_parts` (``forward``/``backward``/``update``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from . import _kernels as _k  # the full-batch pass and the block driver, reused by name
+from . import _kernel_parts as _k  # the full-batch pass, the end of a step and the blocks, reused by name
 from ._sde_reference import reference_chunk
 from .noise import per_entry_gradients
 
@@ -31,7 +31,7 @@ def tamed_factor(drift: np.ndarray, dt: float) -> np.ndarray:
     return 1.0 / (1.0 + dt * np.linalg.norm(np.asarray(drift, dtype=np.float64), axis=-1))
 
 
-@njit(cache=True, fastmath=_k._FM)
+@njit(cache=True, fastmath=_k.FASTMATH)
 def _weighted_pass(th, dims, off, moff, pt, bt, rows, cols, vals, w, dec, unit, cf, alive, div_step, step,
                    div_resid):
     """One entry-weighted pass at the θ whose forward products are in ``pt``: ``W_k ← dec W_k − (Q_kᵀ M) P_kᵀ``,
@@ -45,20 +45,20 @@ def _weighted_pass(th, dims, off, moff, pt, bt, rows, cols, vals, w, dec, unit, 
         for r in range(th.shape[1]):
             bt[bl + o, r] = 0.0
     for e in range(rows.shape[0]):
-        _k._residual_entry(bt, bl + cols[e] * m + rows[e], pt, aoff + cols[e] * m + rows[e], vals[e], w, e, alive,
+        _k.residual_entry(bt, bl + cols[e] * m + rows[e], pt, aoff + cols[e] * m + rows[e], vals[e], w, e, alive,
                         div_step, step, div_resid)
-    _k._backward(th, dims, off, moff, bt)
-    _k._update(th, dims, off, moff, pt, bt, dec, unit, cf, alive)
+    _k.backward(th, dims, off, moff, bt)
+    _k.update(th, dims, off, moff, pt, bt, dec, unit, cf, alive)
 
 
-@njit(cache=True, fastmath=_k._FM)
+@njit(cache=True, fastmath=_k.FASTMATH)
 def _tamed_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale, rec_pos, snaps, div_step, alive,
                step0, div_resid, tiny):
     """Tamed steps, ensemble layout ``th (P, R)``, EM's entry weights ``w_t (T, N, R)``, ``iso_t (T, P, R)`` or
     ``(0, P, R)`` (added as in EM)."""
     P, R = th.shape
     Ne = rows.shape[0]
-    moff, pt, bt = _k._pass_workspace(dims, R)
+    moff, pt, bt = _k.pass_workspace(dims, R)
     th0 = np.empty((P, R))
     wd = np.empty((Ne, R))
     wn = np.empty((Ne, R))
@@ -79,7 +79,7 @@ def _tamed_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale, re
         for p in range(P):
             for r in range(R):
                 th0[p, r] = th[p, r]
-        _k._forward(th, dims, off, moff, pt)
+        _k.forward(th, dims, off, moff, pt)
         _weighted_pass(th, dims, off, moff, pt, bt, rows, cols, vals, wd, dec, unit, cf, alive, div_step,
                        step0 + t + 1, div_resid)
         for r in range(R):
@@ -99,29 +99,29 @@ def _tamed_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale, re
                 if alive[r]:
                     th[p, r] += fac[r] * th0[p, r]
         if iso_t.shape[0] > 0:
-            _k._add_noise(th, iso_t, t, iso_scale[t], alive)
-        kr = _k._end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
+            _k.add_noise(th, iso_t, t, iso_scale[t], alive)
+        kr = _k.end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)
     return 0
 
 
 @njit(cache=True, nogil=True)
-def _tamed_block(theta, dims, off, rows, cols, vals, w_tnr, decay, iso_tpr, iso_scale, rec_pos, snaps, div_step,
+def _tamed_block(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps, div_step,
                  step0, div_resid, tiny, r0, r1):
-    """Runs ``r0:r1`` of ``theta (R, P)``; ``w_tnr (T, N, R)`` and ``iso_tpr (T, P, R)`` already runs-last."""
-    th, ds, alive = _k._block_in(theta, div_step, r0, r1)
-    _tamed_ens(th, dims, off, rows, cols, vals, np.ascontiguousarray(w_tnr[:, :, r0:r1]), decay,
-               np.ascontiguousarray(iso_tpr[:, :, r0:r1]), iso_scale, rec_pos, snaps[r0:r1], ds, alive, step0,
-               div_resid, tiny)
-    _k._block_out(theta, div_step, r0, th, ds)
+    """Runs ``r0:r1`` of ``theta (R, P)``, ``weights (R, T, N)``, ``iso_noise (R, T, P)`` or ``(R, 0, P)``, as a block
+    stepped by ``_tamed_ens``."""
+    th, ds, alive = _k.block_in(theta, div_step, r0, r1)
+    _tamed_ens(th, dims, off, rows, cols, vals, _k.runs_last(weights, r0, r1), decay, _k.runs_last(iso_noise, r0, r1),
+               iso_scale, rec_pos, snaps[r0:r1], ds, alive, step0, div_resid, tiny)
+    _k.block_out(theta, div_step, r0, th, ds)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _tamed_par(theta, dims, off, rows, cols, vals, w_tnr, decay, iso_tpr, iso_scale, rec_pos, snaps, div_step,
+def _tamed_par(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps, div_step,
                step0, div_resid, tiny, nb):
     """The runs in ``nb`` blocks, one per thread, each by ``_tamed_block``."""
     for b in prange(nb):
-        r0, r1 = _k._block_bounds(theta.shape[0], nb, b)
-        _tamed_block(theta, dims, off, rows, cols, vals, w_tnr, decay, iso_tpr, iso_scale, rec_pos, snaps,
+        r0, r1 = _k.block_bounds(theta.shape[0], nb, b)
+        _tamed_block(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, iso_scale, rec_pos, snaps,
                      div_step, step0, div_resid, tiny, r0, r1)
     return 0
 
@@ -131,10 +131,8 @@ def tamed_chunk(theta, dims, off, rows, cols, vals, weights, decay, iso_noise, i
     """T tamed steps for every run (compiled); updates ``theta (R, P)`` in place. Arguments as
     :func:`._sde_kernels.weighted_chunk` (``weights (R, T, N)``: EM's entry weights, ``Σ_k w_k = dt``)."""
     snaps[div_step >= 0] = np.nan
-    args = (theta, dims, off, rows, cols, vals,
-            np.ascontiguousarray(np.transpose(np.asarray(weights, dtype=np.float64), (1, 2, 0))),
-            np.ascontiguousarray(decay, dtype=np.float64),
-            np.ascontiguousarray(np.transpose(np.asarray(iso_noise, dtype=np.float64), (1, 2, 0))),
+    args = (theta, dims, off, rows, cols, vals, np.ascontiguousarray(weights, dtype=np.float64),
+            np.ascontiguousarray(decay, dtype=np.float64), np.ascontiguousarray(iso_noise, dtype=np.float64),
             np.ascontiguousarray(iso_scale, dtype=np.float64), rec_pos, snaps, div_step, step0, div_resid, tiny)
     return _k.run_in_blocks(_tamed_block, _tamed_par, args)
 

@@ -523,3 +523,24 @@ def compile_fixed_shape(start: Params) -> None:
     from ._kernels import fixed_shape, fixed_shape_kernel, n_blocks
 
     fixed_shape_kernel(fixed_shape(start.arch.dims), n_blocks(start.n_runs) > 1)
+
+
+def fixed_shape_kernels(dims, versions=(False, True)) -> dict:
+    """The batch-1 SGD kernels compiled for the widths ``dims`` (the serial and/or ``prange`` version of
+    ``versions``) as fresh numba dispatchers, by name (``"fixed_shape_kernel(n, w, m, L)"``, ``"…, prange)"``):
+    closures made per shape, so no module attribute lists them. Nothing is compiled and :func:`run` does not use them:
+    for the cache checks of the warm-up (``symsgd_core.warm.cold_kernels``). ``{}`` when ``dims`` has no fixed shape."""
+    from ._kernels import fixed_shape, fixed_shape_name, new_fixed_shape_kernel
+
+    shape = fixed_shape(dims)
+    if shape is None:
+        return {}
+    return {fixed_shape_name(shape, v): new_fixed_shape_kernel(shape, v)
+            for v in dict.fromkeys(bool(v) for v in versions)}
+
+
+def made_fixed_shape_kernels() -> dict:
+    """``{name: dispatcher}`` of the fixed-shape kernels this process made (names as :func:`fixed_shape_kernels`)."""
+    from ._kernels import made_fixed_shape_kernels as made
+
+    return made()

@@ -148,7 +148,7 @@ class GaussianSGD(Integrator):
 
     def run(self, start, problem, n_steps, *, lr, weight_decay, batch_size=1, **kw) -> RunResult:
         return run_gaussian_sgd(start, problem, n_steps, lr=lr, weight_decay=weight_decay, batch_size=batch_size,
-                                increments=self.increments, **_drop(kw, "dt", "tau", "increments"))
+                                increments=self.increments, method=self.name, **_drop(kw, "dt", "tau", "increments"))
 
 
 @register
@@ -180,7 +180,7 @@ class EulerMaruyama(Integrator):
 
     def run(self, start, problem, n_steps, *, lr, weight_decay, dt, batch_size=1, **kw) -> RunResult:
         return run_sde(start, problem, n_steps, lr=lr, weight_decay=weight_decay, dt=dt, batch_size=batch_size,
-                       **_drop(kw, "tau"))
+                       method=self.name, **_drop(kw, "tau"))
 
 
 @register
@@ -240,7 +240,7 @@ class Langevin(Integrator):
 
     def run(self, start, problem, n_steps, *, weight_decay, dt, tau, **kw) -> RunResult:
         return run_langevin(start, problem, n_steps, weight_decay=weight_decay, dt=dt, temperature=tau,
-                            **_drop(kw, "lr", "increments", "batch_size"))
+                            method=self.name, **_drop(kw, "lr", "increments", "batch_size"))
 
 
 @register

@@ -136,7 +136,14 @@ def sgd_entry_weights(idx: np.ndarray, n_observed: int, lr: float) -> np.ndarray
 
 def _run_weighted(params, problem, n_steps, *, weight_decay, dt, kind, lr=None, batch_size=1, temperature=0.0, seed=0,
                   record_every=100, rank_tol=DEFAULT_RANK_TOL, criterion=DEFAULT_B_CRITERION, record_layers=True,
-                  engine="auto", xi=None, coarsen=1, keep_A=False, increments="gaussian", chunks=None):
+                  engine="auto", xi=None, coarsen=1, keep_A=False, increments="gaussian", chunks=None, method=None):
+    """The entry-weighted runner behind :func:`run_sde`, :func:`run_sgd_weights`, :func:`run_langevin` and
+    :func:`run_gd_dt`: ``kind`` (:data:`SDE_METHODS`) chooses the weights; ``method`` is the name the result records
+    as ``settings["method"]`` (the integrator's own, :mod:`.integrators`; None: ``kind``)."""
+    if method is None:
+        method = kind
+    if not (isinstance(method, str) and method):
+        raise ValueError(f"method must be a non-empty string (the integrator's name), got {method!r}")
     if not isinstance(params, Params):
         raise ValueError(f"params must be a Params, got {type(params).__name__}")
     if params.n_runs < 1:
@@ -256,7 +263,7 @@ def _run_weighted(params, problem, n_steps, *, weight_decay, dt, kind, lr=None, 
                 A_rec.append(_end_to_end_flat(snaps, arch))
     rec = {k: np.concatenate([st[k] for st in stats], axis=1) if stats[0][k] is not None else None
            for k in stats[0]}
-    settings = dict(method=kind, lr=lr, weight_decay=weight_decay, dt=dt, batch_size=batch_size,
+    settings = dict(method=method, lr=lr, weight_decay=weight_decay, dt=dt, batch_size=batch_size,
                     temperature=temperature, seed=seed, n_steps=n_steps, record_every=record_every, rank_tol=rank_tol,
                     criterion=criterion, engine="compiled" if compiled else "reference", n_runs=R, problem=problem.name,
                     increments=increments if kind == "sde" else None)
@@ -275,7 +282,7 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
             batch_size: int = 1, seed: int = 0, record_every: int = 100, rank_tol: float = DEFAULT_RANK_TOL,
             criterion: BrCriterion = DEFAULT_B_CRITERION, record_layers: bool = True, engine: str = "auto",
             increments: str = "gaussian", xi=None, coarsen: int = 1, keep_A: bool = False,
-            chunks: tuple | None = None) -> RunResult:
+            chunks: tuple | None = None, method: str = "sde") -> RunResult:
     """Euler–Maruyama of SGD's SDE: ``n_steps`` steps of size ``dt`` (time ``dt·n_steps``) for every run.
 
     Args:
@@ -293,6 +300,8 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
         chunks: another step of the same draws, ``(compiled, reference)`` with the signatures of
             :func:`._sde_kernels.weighted_chunk` and :func:`._sde_reference.reference_chunk` (the tamed step's
             :data:`._tamed_kernel.TAMED_CHUNKS`); None: Euler–Maruyama.
+        method: the name recorded as ``settings["method"]``: the integrator that runs (``Integrator.name``,
+            e.g. ``"sde_tamed"`` with the tamed step's chunks); ``"sde"`` when called directly.
 
     Returns:
         :class:`~symsgd_core.dln.engine.RunResult` (``steps`` count EM steps, ``times = dt·steps``; divergence as
@@ -301,7 +310,7 @@ def run_sde(params: Params, problem: CompletionProblem, n_steps: int, *, lr: flo
     return _run_weighted(params, problem, n_steps, weight_decay=weight_decay, dt=dt, kind="sde", lr=lr,
                          batch_size=batch_size, seed=seed, record_every=record_every, rank_tol=rank_tol,
                          criterion=criterion, record_layers=record_layers, engine=engine, xi=xi, coarsen=coarsen,
-                         keep_A=keep_A, increments=increments, chunks=chunks)
+                         keep_A=keep_A, increments=increments, chunks=chunks, method=method)
 
 
 def run_gaussian_sgd(params: Params, problem: CompletionProblem, n_steps: int, *, lr: float, weight_decay: float,
@@ -327,11 +336,13 @@ def run_sgd_weights(params: Params, problem: CompletionProblem, n_steps: int, *,
 def run_langevin(params: Params, problem: CompletionProblem, n_steps: int, *, weight_decay: float, dt: float,
                  temperature: float, seed: int = 0, record_every: int = 100, rank_tol: float = DEFAULT_RANK_TOL,
                  criterion: BrCriterion = DEFAULT_B_CRITERION, record_layers: bool = True, engine: str = "auto",
-                 keep_A: bool = False) -> RunResult:
-    """Langevin ``dθ = −∇𝓛_γ dt + sqrt(2τ) dW`` by EM with step ``dt`` (``dt = η`` is ``run(method="langevin")``)."""
+                 keep_A: bool = False, method: str = "langevin_dt") -> RunResult:
+    """Langevin ``dθ = −∇𝓛_γ dt + sqrt(2τ) dW`` by EM with step ``dt`` (``dt = η`` is ``run(method="langevin")``);
+    ``method``: the name recorded as ``settings["method"]`` (the integrator's, ``"langevin"``, when it runs it)."""
     return _run_weighted(params, problem, n_steps, weight_decay=weight_decay, dt=dt, kind="langevin_dt",
                          temperature=temperature, seed=seed, record_every=record_every, rank_tol=rank_tol,
-                         criterion=criterion, record_layers=record_layers, engine=engine, keep_A=keep_A)
+                         criterion=criterion, record_layers=record_layers, engine=engine, keep_A=keep_A,
+                         method=method)
 
 
 def run_gd_dt(params: Params, problem: CompletionProblem, n_steps: int, *, weight_decay: float, dt: float,

@@ -201,29 +201,31 @@ def grid_table_report(rows: Mapping, settings=GRID_SETTINGS) -> Report:
     missing = [s for s in settings if not any((a, b) == s for a, b, _ in shown)]
     if missing:
         raise ValueError(f"the comparison rows have no row at (η, γ) = {missing}")
-    width = max(len(label_words(label)) for *_, label in shown)
     lines = _wrap("How the runs jump: runs at rank ≤ 1, mean first time there [95 %], returns to rank 2, paths an "
                   "integrator's rule stopped (EM: a residual above 10⁶; adaptive step: that or its stall rule; "
                   "followed: never), and runs at A = 0 among those not stopped")
-    for lr, weight_decay in settings:
-        lines.append(f"η = {lr}, γ = {weight_decay}".ljust(width + 1)
-                     + "  jumped  mean first time [95 %]  ret.  stop.  A = 0")
-        for a, b, label in shown:
-            if (a, b) == (lr, weight_decay):
-                s = rows[(a, b, label)]
-                lines.append(f" {label_words(label):{width}s}  {s.jumped:2d}/{s.n_runs:<3d} {_iv(s.wait):22s} "
-                             f"{s.returned:4d}  {s.diverged:5d}  {s.collapsed:2d} of {s.bounded_end:2d}")
+    lines += _per_setting(rows, shown, settings, "jumped  mean first time [95 %]  ret.  stop.  A = 0",
+                          lambda s: f"{s.jumped:2d}/{s.n_runs:<3d} {_iv(s.wait):22s} {s.returned:4d}  "
+                                    f"{s.diverged:5d}  {s.collapsed:2d} of {s.bounded_end:2d}")
     lines += [""] + _wrap("Where the runs sit: share of time in B₁ (± s.e.), and log₁₀ s₂ at the 5/50/95 % "
                           "quantiles, all runs and the runs a rank-1 fit describes")
-    for lr, weight_decay in settings:
-        lines.append(f"η = {lr}, γ = {weight_decay}".ljust(width + 1)
-                     + "  time in B₁   log₁₀ s₂ (all)     (rank-1 fits)")
-        for a, b, label in shown:
-            if (a, b) == (lr, weight_decay):
-                s = rows[(a, b, label)]
-                lines.append(f" {label_words(label):{width}s}  {s.frac_B1[0]:.2f} ± {s.frac_B1[1]:.2f}  "
-                             f"{_quantiles(s):17s}  {_quantiles(s, True)}")
+    lines += _per_setting(rows, shown, settings, "time in B₁   log₁₀ s₂ (all)     (rank-1 fits)",
+                          lambda s: f"{s.frac_B1[0]:.2f} ± {s.frac_B1[1]:.2f}  {_quantiles(s):17s}  "
+                                    f"{_quantiles(s, True)}")
     return Report(lines, values={"shown": tuple(shown)})
+
+
+def _per_setting(rows: Mapping, shown, settings, heading: str, cells) -> list[str]:
+    """One block per (η, γ) of ``settings``: a line ``η = …, γ = …`` padded to the label column, then ``heading``;
+    then a line per row of ``shown`` (``(lr, weight_decay, label)`` keys of ``rows``) at that setting: its label,
+    then ``cells(summary)``."""
+    width = max(len(label_words(label)) for *_, label in shown)
+    lines = []
+    for lr, weight_decay in settings:
+        lines.append(f"η = {lr}, γ = {weight_decay}".ljust(width + 1) + "  " + heading)
+        lines += [f" {label_words(label):{width}s}  {cells(rows[(a, b, label)])}" for a, b, label in shown
+                  if (a, b) == (lr, weight_decay)]
+    return lines
 
 
 def comparison_report(rows: Mapping, hot=HOT) -> Report:

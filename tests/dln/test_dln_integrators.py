@@ -40,6 +40,23 @@ def test_declaration_is_consistent(integ):
     assert integ.strong_order is None or (integ.weak_order is not None and 0 < integ.strong_order <= integ.weak_order)
 
 
+@pytest.mark.parametrize("integ", [i for i in ALL if not i.adaptive], ids=_ids)
+def test_a_fixed_step_run_records_its_integrators_own_name(integ):
+    """``RunResult.settings["method"]`` is the integrator's ``name`` (the tamed step's is not Euler–Maruyama's)."""
+    problem = epsilon_completion(EXP.eps)
+    r = integ.run(replicate(_test_point(), 2), problem, 1, lr=LR, weight_decay=EXP.weight_decay_hot, seed=0,
+                  dt=integ.time_step(LR, 4), tau=TAU, record_every=1, record_layers=False)
+    assert r.settings["method"] == integ.name
+
+
+def test_the_recorded_method_must_be_a_name():
+    from symsgd_core.dln.sde import run_sde
+
+    with pytest.raises(ValueError, match="method must be a non-empty string"):
+        run_sde(replicate(_test_point(), 1), epsilon_completion(EXP.eps), 1, lr=LR, weight_decay=0.0, dt=LR,
+                method="")
+
+
 @pytest.mark.parametrize("integ", [i for i in ALL if i.kernel], ids=_ids)
 def test_a_kernel_of_its_own_is_warmed(integ):
     """A declared kernel module is ``dln/_<name>_kernel.py`` and the warm-up lists it (found by its file name)."""
