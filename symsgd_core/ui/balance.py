@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..balance import claims as figure_claims
-from ..balance import experiments, plane
+from ..balance import experiments, plane, views
 from ..core.checking import CheckResult
 from .base import Controller, ExperimentFigure, Words
 from .plotting import LAYOUT, axes, key_last, keyed, line, markers, panels, put
@@ -486,13 +486,13 @@ class Rank1Balance(ExperimentFigure):
     """§5a: noise balance vs norm balance in the rank-1 linear net ``f(x) = u (wᵀx)`` with vector data.
 
     8 runs, ``S = 1``, fresh samples, exact population noise traces
-    (:func:`~symsgd_core.balance.experiments.rank1_balance`). Left: the ratio of the two noise traces and of the two
+    (:func:`~symsgd_core.balance.views.rank1_view`). Left: the ratio of the two noise traces and of the two
     norms (means over runs), with ``d_out/d_in`` dashed. Right: ``‖u‖²`` and ``‖w‖²``.
     """
 
     auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
 
-    experiment = staticmethod(experiments.rank1_balance)
+    experiment = staticmethod(views.rank1_view)
     claims = _claims(figure_claims.rank1_claims)
     # d_out ≥ 2: with d_in = d_out = 1 GaussianData is scalar (1-D arrays), which the rank-1 model's minibatches do
     # not accept (engine limitation); that case is the scalar model of §1–§4 anyway.
@@ -552,11 +552,11 @@ class ReLUBalance(ExperimentFigure):
     claims average over. Left: the paper's Fig. 2 net (20 → 200 → 20), the shipped run
     (:func:`~symsgd_core.balance.experiments.load_relu_balance`). Right: a ``5 → hidden → 5`` net simulated now
     (:data:`~symsgd_core.balance.experiments.RELU_SMALL` with the sliders); both in ``self.result``
-    (:func:`~symsgd_core.balance.experiments.relu_balance_view`).
+    (:func:`~symsgd_core.balance.views.relu_balance_view`).
     """
 
     auto_run = True  # re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
-    experiment = staticmethod(experiments.relu_balance_view)
+    experiment = staticmethod(views.relu_balance_view)
     sliders = dict(window=Range("averaging window", 0.1, 0.5, 0.05),
                    hidden=Range("live net: hidden", 10, 80, 10, kind="int"),
                    lr=Range("live net: η", math.log10(0.003), math.log10(0.02), 0.05, kind="log", fmt=".3g"),

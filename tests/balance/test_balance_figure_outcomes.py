@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from symsgd_core.balance import claims
+from symsgd_core.balance import claims, views
 from symsgd_core.balance import experiments as ex
 
 #: Small live ReLU runs (the figure's settings with the fewest steps and neurons).
@@ -80,13 +80,13 @@ def test_ito_outcome_marks_the_null_direction_and_the_origin():
 
 
 def test_rank1_outcome_quotes_the_claims_and_says_when_every_run_diverged():
-    r = ex.rank1_balance(steps=400, n_records=11)
+    r = views.rank1_view(steps=400, n_records=11)
     n, nb = r.outcome.numbers, claims.rank1_claims(r)[0].details
     assert r.outcome.kind == "compared" and n["trace_ratio"] == nb["trace_ratio"]
     assert n["predicted_ratio"] == nb["predicted_ratio"] and n["traces_met"] == claims.traces_met(nb["trace_ratio"])
     assert n["norm_ratio"] == r.mean.u_sq[-1] / r.mean.w_sq[-1]
     with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
-        gone = ex.rank1_balance(lr=1.0, steps=200, n_records=11)
+        gone = views.rank1_view(lr=1.0, steps=200, n_records=11)
     assert gone.outcome.kind == "all_diverged" and gone.outcome.numbers == {"runs": 8} and gone.outcome.failure
 
 
@@ -102,7 +102,7 @@ def test_discrete_breakdown_outcome_quotes_the_run(lr, seed, kind):
 
 # ------------------------------------------------------------------------------------------- §5b, the ReLU figure
 def test_relu_balance_view_quotes_both_runs_claims():
-    r = ex.relu_balance_view(window=0.25, **SMALL_RELU)
+    r = views.relu_balance_view(window=0.25, **SMALL_RELU)
     assert r.outcome.kind == "compared" and not r.outcome.failure and r.paper is not None
     n = r.outcome.numbers
     for prefix, run in (("paper_", r.paper), ("live_", r.live)):
@@ -115,20 +115,20 @@ def test_relu_balance_view_quotes_both_runs_claims():
 
 def test_relu_balance_view_reuses_its_live_run_when_only_the_window_moves():
     cache: dict = {}
-    first = ex.relu_balance_view(window=0.25, cache=cache, **SMALL_RELU)
-    second = ex.relu_balance_view(window=0.5, cache=cache, **SMALL_RELU)
+    first = views.relu_balance_view(window=0.25, cache=cache, **SMALL_RELU)
+    second = views.relu_balance_view(window=0.5, cache=cache, **SMALL_RELU)
     assert second.live is first.live and second.window == 0.5
     assert second.outcome.numbers["live_trace_ratio"] != first.outcome.numbers["live_trace_ratio"]  # another window
-    third = ex.relu_balance_view(window=0.5, cache=cache, seed=1, **SMALL_RELU)
+    third = views.relu_balance_view(window=0.5, cache=cache, seed=1, **SMALL_RELU)
     assert third.live is not first.live and len(cache) == 1
 
 
 def test_relu_balance_view_says_a_missing_file_and_a_diverged_live_run(tmp_path):
-    missing = ex.relu_balance_view(data_path=tmp_path / "nothing.npz", **SMALL_RELU)
+    missing = views.relu_balance_view(data_path=tmp_path / "nothing.npz", **SMALL_RELU)
     assert missing.outcome.kind == "paper_missing" and missing.outcome.failure and missing.paper is None
     assert "nothing.npz" in missing.outcome.numbers["paper_error"]
     assert "live_trace_ratio" in missing.outcome.numbers  # the live run is still compared
     with np.errstate(all="ignore"):
-        diverged = ex.relu_balance_view(lr=0.5, **SMALL_RELU)
+        diverged = views.relu_balance_view(lr=0.5, **SMALL_RELU)
     assert diverged.outcome.kind == "live_diverged" and diverged.live.diverged
     assert not any(k.startswith("live_") for k in diverged.outcome.numbers)
