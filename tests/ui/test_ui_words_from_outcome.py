@@ -18,11 +18,6 @@ from symsgd_core.ui import lifting as ul
 from symsgd_core.ui.base import Words
 from tools.figure_data import controller_classes
 
-#: Figures whose words still read result fields besides the outcome: their outcome builders live in topics this
-#: change did not own (rank_jumps, and sde_noise's live comparison). Strict: fixing one fails this list.
-NOT_YET = {"PenaltyController", "TrapController", "EnsembleController", "MechanismController", "BasinController",
-           "AnnealController", "LangevinController", "SdeCompareController"}
-
 
 def drawn_result(controller):
     """The result the controller's words were given: its simulation (a stationary figure's Run) or its result."""
@@ -38,9 +33,7 @@ def words_from_outcome_alone(controller) -> tuple[Words, Words]:
     return controller.words(result, **values), controller.words(SimpleNamespace(outcome=result.outcome), **values)
 
 
-@pytest.mark.parametrize("cls", [pytest.param(c, marks=pytest.mark.xfail(
-    c.__name__ in NOT_YET, raises=AttributeError, strict=True, reason="words read result fields (topic not owned)"))
-    for c in controller_classes()], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", controller_classes(), ids=lambda c: c.__name__)
 def test_words_come_from_the_outcome_alone(cls):
     full, alone = words_from_outcome_alone(cls(**SMALL.get(cls, {})))
     assert alone == full
