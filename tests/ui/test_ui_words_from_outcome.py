@@ -39,6 +39,28 @@ def test_words_come_from_the_outcome_alone(cls):
     assert alone == full
 
 
+CLOSED_FORMS = [c for c in controller_classes() if c.closed_form is not None]
+
+
+@pytest.mark.parametrize("cls", CLOSED_FORMS, ids=lambda c: c.__name__)
+def test_closed_form_words_come_from_the_outcome_alone(cls):
+    """A figure that draws a closed form at once before its Run words it from that experiment's outcome too."""
+    controller = cls(**SMALL.get(cls, {}))
+    result, values = controller.result, controller.values()
+    alone = controller.closed_form_words(SimpleNamespace(outcome=result.outcome), **values)
+    assert alone == controller.closed_form_words(result, **values)
+
+
+def test_every_figure_draws_through_the_one_contract():
+    """No figure overrides the base's _update (a closed form drawn at once is its ``closed_form``), and notebook
+    03's five figures with a closed form before their Run declare it."""
+    from symsgd_core.ui.base import Controller
+
+    assert [c.__name__ for c in controller_classes() if c._update is not Controller._update] == []
+    assert {c.__name__ for c in CLOSED_FORMS} == {"DepthComparison", "FluctuationInversion", "WrongSign", "Tails",
+                                                  "DiscreteSGD"}
+
+
 class _WordsReadingAField(ul.ChainRuleController):
     """§3 as its words were before this change: ∂ℓ̃/∂w read from the result, not from its outcome."""
 
