@@ -279,7 +279,8 @@ def test_mechanism_decides_its_outcome_and_the_numbers_behind_it():
     from symsgd_core.rank_jumps.experiments import MECHANISM_OUTCOMES, mechanism
 
     ok = mechanism(after_steps=5000, n_seeds=1)
-    assert ok.outcome == Outcome("absorbed", False, {"gd_rank": 1, "sgd_ranks": (1,)})
+    assert ok.outcome == Outcome("absorbed", False, {"gd_rank": 1, "sgd_ranks": (1,), "decay_error": ok.decay_error,
+                                                     "decay_tolerance": ok.decay_tolerance, "forced_rank": 1})
     short = mechanism(after_steps=5000, n_seeds=1, forced_steps=250, lr=0.05, weight_decay=0.005)
     assert short.forced_rank == 2 and short.outcome.kind == "forced_too_short" and short.outcome.failure
     n = short.outcome.numbers
