@@ -290,7 +290,8 @@ def test_mechanism_decides_its_outcome_and_the_numbers_behind_it():
     assert np.isclose(s2_start * np.exp(-2 * 0.05 * 0.005 * n["steps_needed"]), rank_jumps.DEFAULT_RANK_TOL / 1e3)
     assert n["steps_needed"] > 250
     collapsed = mechanism(after_steps=5000, n_seeds=1, lr=0.5)
-    assert collapsed.forced_rank == 0 and collapsed.outcome == Outcome("forced_collapsed", True, {})
+    assert collapsed.forced_rank == 0 and collapsed.outcome == Outcome("forced_collapsed", True, {
+        "decay_error": collapsed.decay_error, "decay_tolerance": collapsed.decay_tolerance, "forced_rank": 0})
     assert {r.outcome.kind for r in (ok, short, collapsed)} <= set(MECHANISM_OUTCOMES)
 
 
