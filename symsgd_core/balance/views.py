@@ -78,9 +78,10 @@ def relu_balance_outcome(paper: ReLUBalanceRun | None, paper_error: str | None, 
     missing; a failure) or ``compared``. Numbers: per run (prefix ``paper_``, ``live_``) where it exists and did not
     diverge, ``trace_ratio`` (mean Tr_u / mean Tr_w over the window), ``predicted_ratio`` (the law's, from G's drift)
     and ``norm_ratio`` (‖u‖²/‖w‖² at the end) (:func:`~.claims.relu_balance_claims`); for the paper run also
-    ``paper_quartiles`` (the middle half of the neurons' trace ratios) and ``paper_dead`` (dead neurons); where the
-    file is missing ``paper_error`` (why, in words)."""
+    ``paper_quartiles`` (the middle half of the neurons' trace ratios) and ``paper_dead`` (dead neurons). Label, where
+    the file is missing: ``paper_error`` (why, in words)."""
     numbers: dict = {}
+    labels: dict = {}
     for prefix, run in (("paper_", paper), ("live_", None if live.diverged else live)):
         if run is not None:
             nb, norms = relu_balance_claims(run, window)
@@ -90,10 +91,11 @@ def relu_balance_outcome(paper: ReLUBalanceRun | None, paper_error: str | None, 
     if paper is not None:
         numbers.update(paper_quartiles=paper.neuron_ratio_quartiles, paper_dead=paper.dead_neurons)
     else:
-        numbers["paper_error"] = paper_error
+        labels["paper_error"] = paper_error
     if live.diverged:
-        return Outcome("live_diverged", True, numbers)
-    return Outcome("paper_missing", True, numbers) if paper is None else Outcome("compared", False, numbers)
+        return Outcome("live_diverged", True, numbers, labels)
+    return (Outcome("paper_missing", True, numbers, labels) if paper is None
+            else Outcome("compared", False, numbers, labels))
 
 
 #: The live run's record chunks (progress is reported after each).

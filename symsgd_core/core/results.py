@@ -31,7 +31,7 @@ compiled implementation and no ``engine`` keyword.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -63,15 +63,37 @@ class Outcome:
         kind: one of the experiment's named outcomes (e.g. ``"forced_too_short"``); each experiment lists its kinds.
         failure: True for a failure mode of the setting (divergence, collapse, a phase too short), False when the
             setting shows what the figure is about.
-        numbers: the numbers that decide the kind and that its wording quotes (name → a number or a tuple of them).
+        numbers: the numbers that decide the kind and that its wording quotes (name → a number, a bool or a tuple
+            of numbers; never a text).
+        labels: the names the wording quotes (name → a text or a tuple of texts: a stored row's name, a file's
+            error, which point was used); empty by default.
+
+    Raises:
+        TypeError: a text among ``numbers`` (it belongs in ``labels``), or a non-text among ``labels``.
     """
 
     kind: str
     failure: bool
     numbers: dict
+    labels: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "numbers", dict(self.numbers))
+        object.__setattr__(self, "labels", dict(self.labels))
+        for name, value in self.numbers.items():
+            if isinstance(value, str) or (isinstance(value, tuple) and any(isinstance(v, str) for v in value)):
+                raise TypeError(f"Outcome number {name!r} is a text ({value!r}): put it in labels")
+        for name, value in self.labels.items():
+            if not (isinstance(value, str) or (isinstance(value, tuple) and all(isinstance(v, str) for v in value))):
+                raise TypeError(f"Outcome label {name!r} must be a text or a tuple of texts, got {value!r}")
+
+    def with_numbers(self, **numbers) -> Outcome:
+        """The same outcome with ``numbers`` added (what the wording also quotes: the settings, a fit, a count);
+        ValueError for a name it already has (an experiment's decision is never overwritten)."""
+        clash = sorted(set(numbers) & set(self.numbers))
+        if clash:
+            raise ValueError(f"Outcome {self.kind!r} already has the numbers {clash}")
+        return Outcome(self.kind, self.failure, {**self.numbers, **numbers}, self.labels)
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,8 @@ __all__ = [
     "phase0_minima", "rank_one_minimum", "start_minimum", "trap",
     # what a run did, as data (the figures word it)
     "ANNEAL_OUTCOMES", "BASIN_OUTCOMES", "JUMP_OUTCOMES", "LANGEVIN_OUTCOMES", "MECHANISM_OUTCOMES", "anneal_outcome",
-    "basin_outcome", "better_minimum", "jump_outcome", "langevin_outcome", "mechanism_outcome",
+    "basin_outcome", "better_minimum", "jump_outcome", "langevin_outcome", "mechanism_outcome", "PENALTY_OUTCOMES",
+    "penalty_outcome", "membership_numbers", "membership_of", "hot_phase",
 ]
 
 
@@ -385,6 +386,7 @@ class PenaltyView:
         s, penalty_L2, penalty_L: ``L s^{2/L}`` on ``s ∈ [0, 2]``.
         delta, cost_L2, cost_L: ``γLδ^{2/L} − gδ`` on ``δ ∈ [0, d_max]``.
         a, chain_L2, chain_L: ``(a^L − 1)² + γLa²`` on ``a ∈ [−0.2, 1.3]``.
+        outcome: what the penalty does to a new direction (:data:`PENALTY_OUTCOMES`, :func:`penalty_outcome`).
     """
 
     depth: int
@@ -403,6 +405,24 @@ class PenaltyView:
     a: np.ndarray
     chain_L2: np.ndarray
     chain_L: np.ndarray
+    outcome: Outcome
+
+
+#: What the penalty does to a new direction of fit slope g (:func:`penalty_outcome`), none a failure: at L ≠ 2 (the
+#: figure's L ≥ 3) a barrier up to δ* keeps every lower-rank optimum a local minimum (``"barrier"``); at L = 2 the
+#: slope 2γ at s = 0 is below g, so the direction switches on at once (``"switches_on"``), or it is not, so the
+#: direction never pays (``"never_pays"``).
+PENALTY_OUTCOMES = ("barrier", "switches_on", "never_pays")
+
+
+def penalty_outcome(depth: int, weight_decay: float, gain: float, barrier_width: float, d_max: float,
+                    origin_trap: bool) -> Outcome:
+    """The :class:`~symsgd_core.core.results.Outcome` of :func:`penalty_view` (kinds :data:`PENALTY_OUTCOMES`);
+    numbers ``depth`` (L), ``barrier_width`` (δ*), ``d_max`` (the δ range drawn) and ``origin_trap`` (θ = 0 is a
+    local minimum)."""
+    kind = "barrier" if depth != 2 else "switches_on" if 2 * weight_decay < gain else "never_pays"
+    return Outcome(kind, False, {"depth": int(depth), "barrier_width": float(barrier_width), "d_max": float(d_max),
+                                 "origin_trap": bool(origin_trap)})
 
 
 def penalty_view(depth: int = EXP.depth, weight_decay: float = 0.05, gain: float = 0.3) -> PenaltyView:
@@ -416,12 +436,14 @@ def penalty_view(depth: int = EXP.depth, weight_decay: float = 0.05, gain: float
     d_max = float(np.clip(3.0 * finite_star, 0.05, 2.0)) if finite_star > 0 else 1.0
     d = np.linspace(0.0, d_max, 401)
     a = np.linspace(-0.2, 1.3, 401)
+    trap = origin_is_local_min(L, weight_decay)
     return PenaltyView(depth=L, weight_decay=weight_decay, gain=gain, barrier_width=d_star, barrier_width_L2=d_star2,
-                       origin_trap=origin_is_local_min(L, weight_decay), d_max=d_max, s=s,
+                       origin_trap=trap, d_max=d_max, s=s,
                        penalty_L2=schatten_penalty(s, 2),
                        penalty_L=schatten_penalty(s, L), delta=d, cost_L2=new_direction_cost(d, 2, weight_decay, gain),
                        cost_L=new_direction_cost(d, L, weight_decay, gain), a=a,
-                       chain_L2=scalar_chain_loss(a, 2, weight_decay), chain_L=scalar_chain_loss(a, L, weight_decay))
+                       chain_L2=scalar_chain_loss(a, 2, weight_decay), chain_L=scalar_chain_loss(a, L, weight_decay),
+                       outcome=penalty_outcome(L, weight_decay, gain, d_star, d_max, trap))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -487,10 +509,22 @@ def jump_outcome(start_rank: int, sgd: RunResult, gd: RunResult | None = None, *
     return Outcome(kind, kind != "jumped", n)
 
 
+def membership_numbers(membership: dict) -> dict:
+    """The B_r membership of :func:`~symsgd_core.rank_jumps.analysis.b_r_membership` as outcome numbers: each
+    name prefixed ``B_`` (so that ``n_runs`` meets no jump outcome's number); :func:`membership_of` reads it back."""
+    return {f"B_{k}": v for k, v in membership.items()}
+
+
+def membership_of(numbers: dict) -> dict:
+    """The B_r membership held in an outcome's ``numbers`` (:func:`membership_numbers`)."""
+    return {k[2:]: v for k, v in numbers.items() if k.startswith("B_")}
+
+
 @dataclass(frozen=True, eq=False)
 class TrapResult:
     """GD and SGD from one GD-converged minimum (§0): the start, both runs, what happened (``outcome``,
-    :func:`jump_outcome`) and their B_r membership (``membership``,
+    :func:`jump_outcome`, with ``start_singular_values`` (of A at the start) and the B_r membership,
+    :func:`membership_numbers`) and their B_r membership (``membership``,
     :func:`~symsgd_core.rank_jumps.analysis.b_r_membership`)."""
 
     start: Params
@@ -517,9 +551,10 @@ def trap(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, lr: f
     sgd = run(replicate(p0, n_seeds), problem, steps, method="sgd", lr=lr, weight_decay=weight_decay, seed=seed,
               record_every=every, record_layers=True, engine=engine)
     _report(progress, 0.9)
-    return TrapResult(start=p0, start_rank=start_rank, gd=gd, sgd=sgd,
-                      outcome=jump_outcome(start_rank, sgd, gd, depth=depth),
-                      membership=b_r_membership(sgd, gd))
+    membership = b_r_membership(sgd, gd)
+    outcome = jump_outcome(start_rank, sgd, gd, depth=depth).with_numbers(
+        start_singular_values=tuple(float(s) for s in _singular_values(p0)[0]), **membership_numbers(membership))
+    return TrapResult(start=p0, start_rank=start_rank, gd=gd, sgd=sgd, outcome=outcome, membership=membership)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -531,7 +566,9 @@ class EnsembleResult:
 
     Attributes:
         start, start_rank, sgd: the start and the runs.
-        outcome: what the runs did (:func:`jump_outcome`).
+        outcome: what the runs did (:func:`jump_outcome`), with ``reached_rank1`` (runs with a first step at rank
+            exactly 1), the B_r membership (:func:`membership_numbers`) and, where the exponential law is fitted (SGD
+            jumped, a finite positive mean wait), ``mean_wait``, ``mean_wait_se`` and ``median_duration`` (steps).
         jump_steps: ``(R,)`` first step at rank exactly 1 (−1 if never; direct collapses excluded).
         mean_wait, mean_wait_se: the censored exponential fit of the waiting time and its standard error.
         returns: the number of runs that ever returned to a higher rank (0: one-way).
@@ -567,10 +604,17 @@ def ensemble(eps: float = EXP.eps, weight_decay: float = EXP.weight_decay_hot, l
     _report(progress, 0.9)
     js = sgd.first_step_at_rank[:, 1].copy()  # first step at rank exactly 1 (direct collapses excluded)
     tau, tau_se = exponential_waiting_time(js, steps)
-    return EnsembleResult(start=p0, start_rank=start_rank, sgd=sgd,
-                          outcome=jump_outcome(start_rank, sgd, None, depth=EXP.depth), jump_steps=js,
+    outcome = jump_outcome(start_rank, sgd, None, depth=EXP.depth)
+    durations, membership = jump_durations(sgd), b_r_membership(sgd)
+    fit = {}
+    if outcome.kind == "jumped" and np.isfinite(tau) and tau > 0:
+        fit = {"mean_wait": float(tau), "mean_wait_se": float(tau_se)}
+        if np.any(durations >= 0):
+            fit["median_duration"] = int(np.median(durations[durations >= 0]))
+    outcome = outcome.with_numbers(reached_rank1=int(np.sum(js >= 0)), **membership_numbers(membership), **fit)
+    return EnsembleResult(start=p0, start_rank=start_rank, sgd=sgd, outcome=outcome, jump_steps=js,
                           mean_wait=tau, mean_wait_se=tau_se, returns=int(sgd.returned_up.sum()),
-                          durations=jump_durations(sgd), membership=b_r_membership(sgd))
+                          durations=durations, membership=membership)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -588,7 +632,8 @@ class MechanismResult:
             and its round-off bound.
         forced_rank: the rank of A after the forced phase (−1: diverged).
         depth: L.
-        outcome: what the runs did (:data:`MECHANISM_OUTCOMES`, :func:`mechanism_outcome`).
+        outcome: what the runs did (:data:`MECHANISM_OUTCOMES`, :func:`mechanism_outcome`), with ``decay_error``,
+            ``decay_tolerance`` and ``forced_rank``.
     """
 
     start: Params
@@ -656,9 +701,11 @@ def mechanism(lr: float = EXP.lr_hot, weight_decay: float = EXP.weight_decay_hot
         _report(progress, 0.7)
         sgd = run(replicate(rec.final, n_seeds), problem, after_steps, method="sgd", lr=lr, weight_decay=weight_decay,
                   seed=seed, record_every=every, record_layers=False, engine=engine)
+    tol = roundoff_tolerance(1.0, forced_steps)
+    outcome = mechanism_outcome(rec, forced_rank, gd, sgd, lr, weight_decay).with_numbers(
+        decay_error=float(err), decay_tolerance=float(tol), forced_rank=int(forced_rank))
     return MechanismResult(start=p0, start_rank=start_rank, forced=rec, gd=gd, sgd=sgd, decay_error=err,
-                           decay_tolerance=roundoff_tolerance(1.0, forced_steps), forced_rank=forced_rank,
-                           depth=EXP.depth, outcome=mechanism_outcome(rec, forced_rank, gd, sgd, lr, weight_decay))
+                           decay_tolerance=tol, forced_rank=forced_rank, depth=EXP.depth, outcome=outcome)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -679,7 +726,8 @@ class BasinResult:
         run: one run per a (the chosen a last).
         final_rank: ``(BASIN_GRID + 1,)``.
         boundary: ``(lo, hi)`` bracket of the basin edge on the grid (:func:`~.analysis.basin_boundary`).
-        outcome: what the run from the chosen a did (:data:`BASIN_OUTCOMES`, :func:`basin_outcome`).
+        outcome: what the run from the chosen a did (:data:`BASIN_OUTCOMES`, :func:`basin_outcome`), with
+            ``alpha_c``, ``slope`` and ``boundary``.
     """
 
     rank1_point: Params
@@ -729,8 +777,11 @@ def basin(alpha: float = 0.3, weight_decay: float = EXP.weight_decay_hot, eps: f
     res = run(batch, problem, steps, method=method, lr=lr, weight_decay=weight_decay, seed=0,
               record_every=_record_every(steps, 200), record_layers=False, engine=engine)
     _report(progress, 0.9)
+    boundary = basin_boundary(grid, res.final_rank[:-1])
+    outcome = basin_outcome(res).with_numbers(alpha_c=float(alpha_c), slope=float(g),
+                                              boundary=tuple(float(b) for b in boundary))
     return BasinResult(rank1_point=p1, slope=g, alpha_c=alpha_c, alphas=alphas, run=res, final_rank=res.final_rank,
-                       boundary=basin_boundary(grid, res.final_rank[:-1]), outcome=basin_outcome(res))
+                       boundary=boundary, outcome=outcome)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -757,7 +808,9 @@ class AnnealResult:
         hot_outcome: what the hot phase's runs did (:func:`jump_outcome` of ``sgd_hot`` and ``gd_hot``).
         better_minimum: which minimum has the lower loss at the cold γ: ``"rank1"``, ``"rank2"``, or
             ``"rank1_only"`` (GD from random init finds no rank-2 minimum there).
-        outcome: what the runs did through both phases (:data:`ANNEAL_OUTCOMES`, :func:`anneal_outcome`).
+        outcome: what the runs did through both phases (:data:`ANNEAL_OUTCOMES`, :func:`anneal_outcome`), with
+            the hot phase's numbers prefixed ``hot_`` (:func:`hot_phase` gives back ``hot_outcome``), ``rank1_loss``
+            and ``rank2_loss`` (``minima``) and the label ``better_minimum``.
     """
 
     start: Params
@@ -822,6 +875,13 @@ def anneal_outcome(hot_outcome: Outcome, gd: RunResult, sgd: RunResult, hot_step
     return Outcome("annealed", False, numbers)
 
 
+def hot_phase(outcome: Outcome) -> Outcome:
+    """The hot phase's :func:`jump_outcome` held in an :func:`anneal` outcome (its numbers prefixed ``hot_``; its
+    kind ``"jumped"`` unless the anneal's kind is ``"hot_"`` + the hot phase's)."""
+    kind = outcome.kind[4:] if outcome.kind.startswith("hot_") else "jumped"
+    return Outcome(kind, kind != "jumped", {k[4:]: v for k, v in outcome.numbers.items() if k.startswith("hot_")})
+
+
 def _divisor_at_most(n: int, k: int) -> int:
     """The largest divisor of ``n`` that is ``≤ k`` (so that step ``n`` is a record)."""
     return next(d for d in range(max(min(k, n), 1), 0, -1) if n % d == 0)
@@ -866,12 +926,16 @@ def anneal(eps: float = EXP.eps, hot_steps: int = EXP.hot_steps, lr_hot: float =
     gd_cold, sgd_cold = records_between(gd, hot_steps, total), records_between(sgd, hot_steps, total)
     hot_outcome = jump_outcome(start_rank, sgd_hot, gd_hot, depth=EXP.depth)
     minima = minima_losses(eps, weight_decay_cold)
+    better = better_minimum(minima)
+    both = anneal_outcome(hot_outcome, gd, sgd, int(hot_steps), sgd_hot, gd_cold, sgd_cold, polished_loss,
+                          polished_rank).with_numbers(
+        rank1_loss=float(minima["rank1"]), rank2_loss=float(minima["rank2"]),
+        **{f"hot_{k}": v for k, v in hot_outcome.numbers.items()})
+    outcome = Outcome(both.kind, both.failure, both.numbers, {"better_minimum": better})
     return AnnealResult(start=p0, start_rank=start_rank, schedule=schedule, hot_steps=int(hot_steps), gd=gd, sgd=sgd,
                         gd_hot=gd_hot, sgd_hot=sgd_hot, gd_cold=gd_cold, sgd_cold=sgd_cold,
                         polished_loss=polished_loss, polished_rank=polished_rank, minima=minima,
-                        hot_outcome=hot_outcome, better_minimum=better_minimum(minima),
-                        outcome=anneal_outcome(hot_outcome, gd, sgd, int(hot_steps), sgd_hot, gd_cold, sgd_cold,
-                                               polished_loss, polished_rank))
+                        hot_outcome=hot_outcome, better_minimum=better, outcome=outcome)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -880,6 +944,8 @@ def anneal(eps: float = EXP.eps, hot_steps: int = EXP.hot_steps, lr_hot: float =
 #: Rank threshold of the Langevin comparison: above Langevin's noise floor on s₂(A) (≈1e-5–1e-3 at temperatures
 #: up to 10× the matched one), far below the rank-2 minimum's s₂ ≈ 0.33.
 LANGEVIN_RANK_TOL = 0.05
+#: A rank-keeping direction whose per-step noise variance exceeds this carries SGD's noise (the others: round-off).
+CARRYING_VARIANCE = 1e-12
 
 
 @dataclass(frozen=True, eq=False)
@@ -893,7 +959,12 @@ class LangevinResult:
         rank1_point, where: the rank-1 point (where an SGD run landed, else the GD rank-1 minimum) and which.
         sgd_transitions, langevin_transitions: ``(down, up)`` rank changes per run.
         stay_low_rank: ``(SGD, Langevin)`` fraction of records at rank ≤ 1 after the first visit, per run.
-        outcome: what the runs did (:data:`LANGEVIN_OUTCOMES`, :func:`langevin_outcome`).
+        outcome: what the runs did (:data:`LANGEVIN_OUTCOMES`, :func:`langevin_outcome`), with what the figure
+            quotes: ``tau``, ``tau_match``; ``sgd_down``, ``sgd_up``, ``langevin_down``, ``langevin_up`` (transitions,
+            summed over the runs); ``sgd_stay``, ``langevin_stay`` (:attr:`mean_stay_low_rank`);
+            ``langevin_floor_s2`` (median s₂(A) of Langevin's records at rank 1, where there are some); of the
+            spectrum ``trace_raising``, ``trace_total``, ``n_raising``, ``n_keeping`` and ``n_carrying`` (rank-keeping
+            directions above :data:`CARRYING_VARIANCE`); the label ``where``.
     """
 
     start: Params
@@ -912,7 +983,13 @@ class LangevinResult:
     @property
     def mean_stay_low_rank(self) -> tuple[float, float]:
         """``(SGD, Langevin)``: :attr:`stay_low_rank` averaged over the runs that reached rank ≤ 1 (NaN: none did)."""
-        return tuple(float(np.nanmean(s)) if np.isfinite(s).any() else float("nan") for s in self.stay_low_rank)
+        return _mean_stay(self.stay_low_rank)
+
+
+def _mean_stay(stay: tuple) -> tuple[float, ...]:
+    """Each of ``stay`` (per-run fractions, NaN for a run that never reached rank ≤ 1) averaged over the runs that
+    reached it (NaN: none did)."""
+    return tuple(float(np.nanmean(s)) if np.isfinite(s).any() else float("nan") for s in stay)
 
 
 #: What §5's runs can do: diverge, collapse to A = 0, move neither way within the budget (``"no_transitions"``, or
@@ -966,12 +1043,23 @@ def langevin(temp_factor: float = 1.0, lr: float = EXP.lr_hot, n_runs: int = 3, 
         point = rank_one_minimum(eps, weight_decay=weight_decay)
         where = "the GD rank-1 minimum (no SGD run landed at rank 1)"
     sgd_transitions, langevin_transitions = rank_transitions(sgd.rank), rank_transitions(lang.rank)
-    return LangevinResult(start=p0, sgd=sgd, langevin=lang, tau=tau, tau_match=tau_match,
-                          spectrum=noise_spectrum_by_direction(point, problem, 1, lr), rank1_point=point, where=where,
-                          sgd_transitions=sgd_transitions, langevin_transitions=langevin_transitions,
-                          stay_low_rank=(fraction_low_rank_after_first_visit(sgd.rank),
-                                         fraction_low_rank_after_first_visit(lang.rank)),
-                          outcome=langevin_outcome(sgd, lang, sgd_transitions, langevin_transitions, tau, tau_match))
+    spectrum = noise_spectrum_by_direction(point, problem, 1, lr)
+    stay = (fraction_low_rank_after_first_visit(sgd.rank), fraction_low_rank_after_first_visit(lang.rank))
+    mean_stay = _mean_stay(stay)
+    floor = lang.singular_values[:, :, 1][lang.rank == 1]
+    quoted = {"tau": float(tau), "tau_match": float(tau_match),
+              "sgd_down": int(sgd_transitions[0].sum()), "sgd_up": int(sgd_transitions[1].sum()),
+              "langevin_down": int(langevin_transitions[0].sum()), "langevin_up": int(langevin_transitions[1].sum()),
+              "sgd_stay": mean_stay[0], "langevin_stay": mean_stay[1],
+              **({"langevin_floor_s2": float(np.median(floor))} if floor.size else {}),
+              "trace_raising": float(spectrum["trace_raising"]), "trace_total": float(spectrum["trace_total"]),
+              "n_raising": int(spectrum["n_raising"]), "n_keeping": int(spectrum["n_keeping"]),
+              "n_carrying": int(np.sum(spectrum["keeping"] > CARRYING_VARIANCE))}
+    decided = langevin_outcome(sgd, lang, sgd_transitions, langevin_transitions, tau, tau_match).with_numbers(**quoted)
+    return LangevinResult(start=p0, sgd=sgd, langevin=lang, tau=tau, tau_match=tau_match, spectrum=spectrum,
+                          rank1_point=point, where=where, sgd_transitions=sgd_transitions,
+                          langevin_transitions=langevin_transitions, stay_low_rank=stay,
+                          outcome=Outcome(decided.kind, decided.failure, decided.numbers, {"where": where}))
 
 
 # ----------------------------------------------------------------------------------------------

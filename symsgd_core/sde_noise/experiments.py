@@ -701,7 +701,8 @@ class ComparePoint:
         tau: Langevin's temperature (``temp_factor`` × the matched one).
         sgd, sde, langevin: the three :class:`~symsgd_core.dln.engine.RunResult`.
         summaries: ``{"sgd", "sde", "langevin"}`` → :class:`EnsembleSummary`.
-        outcome: :func:`compare_outcome`.
+        outcome: :func:`compare_outcome`, with the settings its wording quotes (numbers ``lr``, ``weight_decay``,
+            ``m``, ``t_max``, ``tau``).
     """
 
     lr: float
@@ -772,8 +773,10 @@ def compare_point(lr: float = HOT[0], weight_decay: float = HOT[1], m: int = 16,
         if progress is not None:
             progress(len(out) / 3)
     summaries = {k: summarize_runs([summarize(v, t_max)]) for k, v in out.items()}
+    outcome = compare_outcome(summaries).with_numbers(lr=float(lr), weight_decay=float(weight_decay), m=int(m),
+                                                      t_max=float(t_max), tau=tau)
     return ComparePoint(float(lr), float(weight_decay), int(m), float(t_max), tau, out["sgd"], out["sde"],
-                        out["langevin"], summaries, compare_outcome(summaries))
+                        out["langevin"], summaries, outcome)
 
 
 
@@ -805,8 +808,9 @@ class GridView:
     Attributes:
         rows: the :class:`ComparisonRow` of every dynamics at that (η, γ), in the grid's order.
         outcome: always ``compared`` (numbers: ``n_runs`` of the first row; SGD's ``sgd_jumped``, ``sgd_n_runs``,
-            ``sgd_wait`` = (mean, lo, hi) in t; per SDE row, tuples in order: ``sde_labels`` (the rows' names),
-            ``sde_jumped``, ``sde_n_runs``, ``sde_wait`` (means), ``sde_stopped``, ``sde_returned``).
+            ``sgd_wait`` = (mean, lo, hi) in t; per SDE row, tuples in order: ``sde_jumped``, ``sde_n_runs``,
+            ``sde_wait`` (means), ``sde_stopped``, ``sde_returned``; label ``sde_labels``: the SDE rows' names, in
+            that order).
     """
 
     rows: tuple
@@ -823,12 +827,12 @@ def grid_view(setting: str | None = None, rows=None) -> GridView:
     sde = [r for r in chosen if r.label.startswith("SDE")]
     return GridView(chosen, Outcome("compared", False, {
         "n_runs": int(chosen[0].summary.n_runs), "sgd_jumped": int(sgd.jumped), "sgd_n_runs": int(sgd.n_runs),
-        "sgd_wait": tuple(float(x) for x in sgd.wait[:3]), "sde_labels": tuple(r.label for r in sde),
+        "sgd_wait": tuple(float(x) for x in sgd.wait[:3]),
         "sde_jumped": tuple(int(r.summary.jumped) for r in sde),
         "sde_n_runs": tuple(int(r.summary.n_runs) for r in sde),
         "sde_wait": tuple(float(r.summary.wait[0]) for r in sde),
         "sde_stopped": tuple(int(r.summary.diverged) for r in sde),
-        "sde_returned": tuple(int(r.summary.returned) for r in sde)}))
+        "sde_returned": tuple(int(r.summary.returned) for r in sde)}, {"sde_labels": tuple(r.label for r in sde)}))
 
 
 @dataclass(frozen=True, eq=False)
@@ -837,9 +841,9 @@ class BlowupView:
 
     Attributes:
         rows: the :class:`~.blowup.HazardRow` of every integrator and step at that (η, γ).
-        outcome: always ``rates`` (numbers: ``n_runs`` of the first row; per row, tuples in order: ``integrator``
-            (``"EM"`` or ``"adaptive"``), ``m``, ``rho`` (NaN for EM), ``events``, ``runs``, ``rate``, ``rate_lo``,
-            ``rate_hi`` (stopped paths per 1000 t on ``[0, HAZARD_HORIZON]``)).
+        outcome: always ``rates`` (numbers: ``n_runs`` of the first row; per row, tuples in order: ``m``, ``rho``
+            (NaN for EM), ``events``, ``runs``, ``rate``, ``rate_lo``, ``rate_hi`` (stopped paths per 1000 t on
+            ``[0, HAZARD_HORIZON]``); label ``integrator``: per row, ``"EM"`` or ``"adaptive"``).
     """
 
     rows: tuple
@@ -852,12 +856,12 @@ def blowup_view(setting: str | None = None, rows=None) -> BlowupView:
     rows = hazard_rows(load_grid()) if rows is None else rows
     chosen = _rows_at(rows, setting, "hazard")
     return BlowupView(chosen, Outcome("rates", False, {
-        "n_runs": int(chosen[0].n_runs), "integrator": tuple(r.integrator for r in chosen),
+        "n_runs": int(chosen[0].n_runs),
         "m": tuple(int(r.m) for r in chosen), "rho": tuple(float("nan") if r.rho is None else float(r.rho)
                                                            for r in chosen),
         "events": tuple(int(r.events) for r in chosen), "runs": tuple(int(r.n_runs) for r in chosen),
         "rate": tuple(float(r.rate[0]) for r in chosen), "rate_lo": tuple(float(r.rate[1]) for r in chosen),
-        "rate_hi": tuple(float(r.rate[2]) for r in chosen)}))
+        "rate_hi": tuple(float(r.rate[2]) for r in chosen)}, {"integrator": tuple(r.integrator for r in chosen)}))
 
 
 #: The jump event figure's routes, as the slider names them, and the route keys of :class:`KStarRow`.

@@ -41,7 +41,8 @@ from .v_sde import StationaryRun, relaxation_rate, run_to_stationarity, simulate
 __all__ = [
     "KS_ALPHA", "gaussian_problem", "histogram_density", "survival_points", "ks_threshold",
     "DEPTH_OUTCOMES", "DepthLaws", "DepthSample", "DepthComparison", "depth_comparison", "depth_laws",
-    "depth_outcome",
+    "depth_laws_outcome", "depth_outcome", "SettingView", "wrong_sign_start", "discrete_sgd_setting",
+    "variance_curves_outcome", "variance_summary", "tail_view_outcome",
     "PHASE_SIGMAS", "PHASE_TEMPS", "PHASE_FRACTIONS", "PHASE_OUTCOMES", "PhaseView", "phase_outcome", "phase_view",
     "T1_END_FRACTION", "VarianceCurves", "VarianceEstimates", "variance_curves", "variance_estimates",
     "WrongSignResult", "wrong_sign",
@@ -97,6 +98,7 @@ class DepthLaws:
         edges: ``{depth: (41,)}`` histogram edges (0.5 % … 99.5 % quantiles for D = 0, 0 … 99 % for D = 1).
         curves: ``{depth: (x, p(x))}`` the densities on 400 points (``None`` when the law is δ(v)).
         modes: ``{depth: (xs, ps)}`` the most likely value (and, in the bimodal phase, the interior peak).
+        outcome: :func:`depth_laws_outcome`.
     """
 
     problem: DiagonalNetProblem
@@ -107,6 +109,20 @@ class DepthLaws:
     edges: dict
     curves: dict
     modes: dict
+    outcome: Outcome
+
+
+def depth_laws_outcome(temperature: float, critical_temperature: float, phase: str, laws: dict) -> Outcome:
+    """The closed forms' outcome: its kind is depth 1's phase (:data:`~.laws.PHASES`; ``"dead"``, the law δ(v), a
+    failure); numbers ``temperature``, ``T_c`` and per depth D ``collapsed_LD`` and, where the law is not δ(v),
+    ``mean_LD``, ``variance_LD`` (inf where infinite) and ``mode_LD`` (the most likely v)."""
+    numbers = {"temperature": float(temperature), "T_c": float(critical_temperature)}
+    for depth, law in laws.items():
+        numbers[f"collapsed_L{depth}"] = bool(law.collapsed)
+        if not law.collapsed:
+            numbers |= {f"mean_L{depth}": float(law.mean), f"variance_L{depth}": float(law.variance),
+                        f"mode_L{depth}": float(law.mode)}
+    return Outcome(phase, phase == "dead", numbers)
 
 
 def _depth_edges(law: StationaryLaw, depth: int) -> np.ndarray:
@@ -143,8 +159,9 @@ def depth_laws(temperature: float = 0.15, k: float = 1.0, sigma: float = 1.0, we
                 mx.append(float(roots[-1]))
                 my.append(float(law.pdf(roots[-1:])[0]))
         modes[depth] = (mx, my)
-    return DepthLaws(prob, float(temperature), critical_temperature(prob), phase_of(temperature, prob), laws, edges,
-                     curves, modes)
+    tc, phase = critical_temperature(prob), phase_of(temperature, prob)
+    return DepthLaws(prob, float(temperature), tc, phase, laws, edges, curves, modes,
+                     depth_laws_outcome(temperature, tc, phase, laws))
 
 
 @dataclass(frozen=True, eq=False)
@@ -354,17 +371,41 @@ class VarianceCurves:
         """Index of depth 1's largest variance on the grid (−1 when there is no depth-1 curve)."""
         return int(np.argmax(self.var1)) if self.var1.size else -1
 
+    @property
+    def outcome(self) -> Outcome:
+        """:func:`variance_curves_outcome` of these curves."""
+        return variance_curves_outcome(self)
+
     def summary(self) -> str:
-        """The one sentence the figure's status line and notebook 03's cell both print (same points, same
-        rounding: temperatures to 0.001, variances to 3 significant digits)."""
-        if not self.T_c > 0:
-            return (f"γ ≥ k: {CRITICAL_T} = {self.T_c:.3f} ≤ 0, the depth-1 net learns nothing at any T. L = 0 still "
-                    "learns.")
-        return (f"L = 1: Var[v] peaks at T = {self.T_peak:.3f} (= {self.T_peak / self.T_c:.2f} × {CRITICAL_T}) at "
-                f"{self.var_peak:#.3g} and falls to {self.var_end:#.3g} at {T1_END_FRACTION:g} × {CRITICAL_T} = "
-                f"{self.T_end:.3f}. "
-                f"L = 0: at T = {self.T_peak:.3f} Var = {self.var0_at_peak:#.3g}; Var = Tg(m)/(β₁' − Tα₁) rises "
-                f"monotonically and diverges at T = β₁'/α₁ = {self.T0_max:.3f}.")
+        """The one sentence the figure's status line and notebook 03's cell both print (:func:`variance_summary`)."""
+        return variance_summary(self.outcome)
+
+
+def variance_curves_outcome(curves: VarianceCurves) -> Outcome:
+    """The closed-form variances' outcome: ``no_depth1`` (T_c ≤ 0: the depth-1 net learns nothing at any T, no
+    depth-1 curve; a failure) or ``peaks``. Numbers ``T_c``, ``T0_max`` and for ``peaks`` ``T_peak``, ``var_peak``,
+    ``var0_at_peak``, ``T_end``, ``var_end``, ``end_fraction`` (:data:`T1_END_FRACTION`)."""
+    numbers = {"T_c": float(curves.T_c), "T0_max": float(curves.T0_max)}
+    if not curves.T_c > 0:
+        return Outcome("no_depth1", True, numbers)
+    return Outcome("peaks", False, numbers | {
+        "T_peak": float(curves.T_peak), "var_peak": float(curves.var_peak),
+        "var0_at_peak": float(curves.var0_at_peak), "T_end": float(curves.T_end), "var_end": float(curves.var_end),
+        "end_fraction": float(T1_END_FRACTION)})
+
+
+def variance_summary(outcome: Outcome) -> str:
+    """The one sentence of a :func:`variance_curves_outcome` that the figure's status line and notebook 03's cell
+    both print (same points, same rounding: temperatures to 0.001, variances to 3 significant digits)."""
+    n = outcome.numbers
+    if outcome.kind == "no_depth1":
+        return (f"γ ≥ k: {CRITICAL_T} = {n['T_c']:.3f} ≤ 0, the depth-1 net learns nothing at any T. L = 0 still "
+                "learns.")
+    return (f"L = 1: Var[v] peaks at T = {n['T_peak']:.3f} (= {n['T_peak'] / n['T_c']:.2f} × {CRITICAL_T}) at "
+            f"{n['var_peak']:#.3g} and falls to {n['var_end']:#.3g} at {n['end_fraction']:g} × "
+            f"{CRITICAL_T} = {n['T_end']:.3f}. "
+            f"L = 0: at T = {n['T_peak']:.3f} Var = {n['var0_at_peak']:#.3g}; Var = Tg(m)/(β₁' − Tα₁) rises "
+            f"monotonically and diverges at T = β₁'/α₁ = {n['T0_max']:.3f}.")
 
 
 def _variance_peak(prob: DiagonalNetProblem, T1: np.ndarray, var1: np.ndarray) -> tuple[float, float]:
@@ -574,7 +615,7 @@ class TailView:
     Attributes:
         temperature; v: the grid; survival: ``{D: P(V > v)}``; power_laws: ``{D: the line v^(ρ+1)}`` through the
         last point; slopes: ``{D: local slope of log p at v ≈ 1000}``; depth0: ``(v, P(V > v))`` of D = 0
-        (points above 1e-7); rho0: D = 0's exponent at T.
+        (points above 1e-7); rho0: D = 0's exponent at T; outcome: :func:`tail_view_outcome`.
     """
 
     temperature: float
@@ -584,6 +625,13 @@ class TailView:
     slopes: dict
     depth0: tuple
     rho0: float
+    outcome: Outcome
+
+
+def tail_view_outcome(slopes: dict, rho0: float) -> Outcome:
+    """The closed-form tails' outcome (one kind, ``tails``): numbers ``slope_LD`` (local slope of log p at
+    v ≈ 1000) per depth D of :data:`TAIL_DEPTHS` and ``rho0`` (D = 0's exponent at T)."""
+    return Outcome("tails", False, {**{f"slope_L{d}": float(s) for d, s in slopes.items()}, "rho0": float(rho0)})
 
 
 def tail_view(temperature: float = 0.15) -> TailView:
@@ -599,8 +647,9 @@ def tail_view(temperature: float = 0.15) -> TailView:
         slopes[d] = float(np.diff(law.log_pdf(np.array([1e3, 2e3])))[0] / math.log(2.0))
     sf0 = 1.0 - StationaryLaw(prob, temperature, 0, z_step=0.02).cdf(v)
     keep = sf0 > 1e-7
-    return TailView(float(temperature), v, survival, lines, slopes, (v[keep], sf0[keep]),
-                    tail_exponent(0, temperature, prob))
+    rho0 = tail_exponent(0, temperature, prob)
+    return TailView(float(temperature), v, survival, lines, slopes, (v[keep], sf0[keep]), rho0,
+                    tail_view_outcome(slopes, rho0))
 
 
 @dataclass(frozen=True, eq=False)
@@ -645,6 +694,31 @@ def tail_samples(temperature: float = 0.15, n_chains: int = 800, n_records: int 
         _report(progress, (i + 1) / len(TAIL_DEPTHS))
     return TailSamples(float(temperature), samples, points, int(n_chains), float(t_end),
                        tail_outcome(samples, n_chains, t_end))
+
+
+# ============================================================================ what a simulation figure says first
+@dataclass(frozen=True, eq=False)
+class SettingView:
+    """The part of a simulation figure drawn at once, before its Run, where there is no closed form to draw: the
+    setting, as an outcome (``temperature`` T and what the wording quotes)."""
+
+    temperature: float
+    outcome: Outcome
+
+
+def wrong_sign_start(temperature: float = 0.15) -> SettingView:
+    """The wrong-sign figure before its Run (:func:`wrong_sign`): every run starts at v₀ = −1 (u = −w); outcome
+    ``wrong_start``, number ``temperature``."""
+    return SettingView(float(temperature), Outcome("wrong_start", False, {"temperature": float(temperature)}))
+
+
+def discrete_sgd_setting(temperature: float = 0.1) -> SettingView:
+    """The discrete-SGD figure before its Run (:func:`discrete_sgd`): plain SGD at η = T with batch size 1 on the
+    problem k = σ = 1, γ = 0; outcome ``setting``, numbers ``temperature``, ``T_c`` (of that problem), ``lr`` (= T)
+    and ``batch_size`` (1)."""
+    T = float(temperature)
+    return SettingView(T, Outcome("setting", False, {"temperature": T, "T_c": float(critical_temperature(
+        gaussian_problem(1.0, 1.0, 0.0))), "lr": T, "batch_size": 1}))
 
 
 # ============================================================================ 6. discrete SGD near T_c

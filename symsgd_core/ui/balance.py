@@ -600,8 +600,8 @@ class ReLUBalance(ExperimentFigure):
 
     def words(self, r, window, hidden, lr, **values) -> Words:
         kind, n = r.outcome.kind, r.outcome.numbers
-        if "paper_error" in n:
-            parts, level = [n["paper_error"]], "warning"
+        if "paper_error" in r.outcome.labels:
+            parts, level = [r.outcome.labels["paper_error"]], "warning"
         else:
             q = n["paper_quartiles"]
             parts, level = [f"Paper-size net, last {window:.0%} of the run: noise-trace ratio "

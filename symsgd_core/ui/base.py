@@ -99,6 +99,11 @@ class Controller:
     live = True
     #: The figure's experiment (``staticmethod(fn)``): its keyword defaults are the sliders' starting values.
     experiment = None
+    #: A re-simulating figure's part drawn at once, before its Run (``staticmethod(fn)``, called with the sliders'
+    #: values; notebook 03's closed forms): on every control change :meth:`_update` calls it instead of the
+    #: experiment, keeps it in ``self.result``, draws it (:meth:`_show_closed_form`) and words it
+    #: (:meth:`closed_form_words`). None: the live part is the experiment itself.
+    closed_form = None
     #: ``name → Range`` (or ``name → callable(value) → widget`` for a control that is not a slider, or whose options
     #: come from data: then set on the instance before ``super().__init__``, as notebook 05's grid readers do), in
     #: the order shown; each name is a keyword of :attr:`experiment`. Empty: the subclass builds its controls itself.
@@ -266,8 +271,13 @@ class Controller:
     def _update(self, **values) -> None:
         """The one drawing contract: the experiment at the settings and ``values`` (:meth:`_call`), kept in
         ``self.result``, drawn (:meth:`_show`) and worded (:meth:`words`, shown by :meth:`_speak`). A closed form or a
-        stored grid is an experiment too; a re-simulating figure that draws closed forms at once before its Run
-        (notebook 03's) overrides this for them."""
+        stored grid is an experiment too; a re-simulating figure that draws a closed form at once before its Run
+        (notebook 03's) declares it as :attr:`closed_form`, called, drawn and worded the same way."""
+        if type(self).closed_form is not None:
+            result = self.result = type(self).closed_form(**values)
+            self._show_closed_form(result, **values)
+            self._speak(self.closed_form_words(result, **values))
+            return
         result = self.result = self._call(values)
         self._show(result, **values)
         self._speak(self.words(result, **values))
@@ -285,6 +295,14 @@ class Controller:
 
     def _show(self, result, **values) -> None:  # pragma: no cover - abstract
         """Draw ``result`` (the experiment's at ``values``): traces by key, axes, annotations; never words."""
+        raise NotImplementedError
+
+    def _show_closed_form(self, result, **values) -> None:
+        """Draw the :attr:`closed_form`'s ``result`` at ``values`` (never words; nothing by default: a closed form
+        that only states the setting)."""
+
+    def closed_form_words(self, result, **values) -> Words:  # pragma: no cover - abstract
+        """What the figure says about its :attr:`closed_form`'s ``result``, from its ``outcome``."""
         raise NotImplementedError
 
     def words(self, result, **values) -> Words:  # pragma: no cover - abstract

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from symsgd_jupyter.describe import subscript, superscript
 
 from ..core.checking import roundoff_tolerance
-from ..dln import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, singular_values, smallest_B, weight_decay_factor
+from ..dln import DEFAULT_B_CRITERION, DEFAULT_RANK_TOL, smallest_B, weight_decay_factor
 from ..rank_jumps import experiments
 from ..rank_jumps.analysis import exponential_counts, jump_histogram
 from .base import Controller, ExperimentFigure, Words
@@ -247,22 +247,23 @@ class PenaltyController(Controller):
             put(fig, "delta_star", x=x, y=y)
 
     def words(self, r, depth, weight_decay, gain) -> Words:
-        L, d_star, d_max = r.depth, r.barrier_width, r.d_max
-        if L != 2:
+        kind, n = r.outcome.kind, r.outcome.numbers  # no kind is a failure: each is what the penalty does
+        L, d_star, d_max = n["depth"], n["barrier_width"], n["d_max"]
+        if kind == "barrier":
             where = f"δ* = {d_star:.3g}" + (" (marked ×)" if d_star <= d_max else ", beyond the plotted range")
             power = superscript(f"2/{L}")
             return Words(None, "info", f"L = {L}: the penalty {L}·s{power} has infinite slope at s = 0, so a new "
                          f"direction costs more than it gains up to {where}: every lower-rank local optimum stays a "
                          "local minimum, local minima of many ranks exist. θ = 0 is a local minimum for every γ > 0 "
                          "(a trap).")
-        if 2 * weight_decay < gain:
+        if kind == "switches_on":
             msg = (f"L = 2: the penalty 2s has finite slope 2γ = {2 * weight_decay:.3g} at s = 0, smaller than the fit "
                    f"slope g = {gain:.3g}, so the new direction switches on at once: no lower-rank minimum here "
                    "(nuclear-norm problem, convex in A).")
         else:
             msg = (f"L = 2: slope 2γ = {2 * weight_decay:.3g} ≥ g = {gain:.3g}: this direction never pays, for any δ "
                    "(convex: a single global minimum).")
-        return Words(None, "info", msg + (" θ = 0 is a local minimum only because γ ≥ 1." if r.origin_trap else
+        return Words(None, "info", msg + (" θ = 0 is a local minimum only because γ ≥ 1." if n["origin_trap"] else
                                           f" θ = 0 is NOT a minimum (curvature 2γ − 2 = {2 * weight_decay - 2:.3g} "
                                           "< 0)."))
 
@@ -336,10 +337,11 @@ class TrapController(_ExperimentFigure):
             put(fig, key, x=[0.0, float(steps)])
 
     def words(self, r, lr, weight_decay, **values) -> Words:
-        start = np.round(singular_values(r.start)[0], 3).tolist()
+        n = r.outcome.numbers
+        start = np.round(n["start_singular_values"], 3).tolist()
         head, level, text = jump_words(r.outcome, lr, weight_decay)
-        return Words(head, level, f"Start: GD minimum with singular values {start} (rank {r.start_rank}). " + text
-                     + " " + b_r_summary(r.membership))
+        return Words(head, level, f"Start: GD minimum with singular values {start} (rank {n['start_rank']}). " + text
+                     + " " + b_r_summary(experiments.membership_of(n)))
 
 
 # -- 3. The ensemble -------------------------------------------------------------------------------
@@ -382,8 +384,9 @@ class EnsembleController(_ExperimentFigure):
 
     @staticmethod
     def _fitted(r) -> bool:
-        """Whether the censored exponential law is fitted (some runs jumped, a finite positive mean wait)."""
-        return r.outcome.kind == "jumped" and np.isfinite(r.mean_wait) and r.mean_wait > 0
+        """Whether the censored exponential law is fitted (some runs jumped, a finite positive mean wait: the
+        experiment quotes it)."""
+        return "mean_wait" in r.outcome.numbers
 
     def _show(self, r, eps, weight_decay, lr, n_runs, steps, seed) -> None:
         fig, sgd, tau = self.figure, r.sgd, r.mean_wait
@@ -402,16 +405,16 @@ class EnsembleController(_ExperimentFigure):
         put(fig, "law", x=lx, y=ly)
 
     def words(self, r, n_runs, lr, weight_decay, **values) -> Words:
-        tau, fitted = r.mean_wait, self._fitted(r)
+        n = r.outcome.numbers
         head, level, text = jump_words(r.outcome, lr, weight_decay)
         head = head if r.outcome.kind != "jumped" else (
-            f"{int(np.sum(r.jump_steps >= 0))}/{n_runs} runs jumped to rank 1 · returns to a higher rank: {r.returns}")
+            f"{n['reached_rank1']}/{n_runs} runs jumped to rank 1 · returns to a higher rank: {n['returns']}")
         extra = ""
-        if fitted:
-            extra = (f" Mean waiting time (censored exponential fit): {tau:.0f} ± {r.mean_wait_se:.0f} steps; a jump "
-                     f"itself takes a median {int(np.median(r.durations[r.durations >= 0]))} steps (record interval "
+        if self._fitted(r):
+            extra = (f" Mean waiting time (censored exponential fit): {n['mean_wait']:.0f} ± {n['mean_wait_se']:.0f} "
+                     f"steps; a jump itself takes a median {n['median_duration']} steps (record interval "
                      f"{experiments.ENSEMBLE_RECORD_EVERY}).")
-        return Words(head, level, text + extra + " " + b_r_summary(r.membership))
+        return Words(head, level, text + extra + " " + b_r_summary(experiments.membership_of(n)))
 
 
 # -- 4. The mechanism: forced sampling of row 0 ----------------------------------------------------
@@ -469,8 +472,7 @@ class MechanismController(_ExperimentFigure):
                                   fillcolor="#ede9fe", opacity=0.6, line_width=0, layer="below")]
 
     def words(self, r, lr, weight_decay, forced_steps, **values) -> Words:
-        return self._message(r.outcome, r.decay_error, r.decay_tolerance, r.forced_rank, lr, weight_decay,
-                             forced_steps)
+        return self._message(r.outcome, lr, weight_decay, forced_steps)
 
     #: Each outcome of :func:`~symsgd_core.rank_jumps.experiments.mechanism_outcome`: its headline and the status
     #: text's last sentence, formatted with η (``lr``), γ (``weight_decay``) and the outcome's numbers (a number the
@@ -496,14 +498,15 @@ class MechanismController(_ExperimentFigure):
     }
 
     @classmethod
-    def _message(cls, outcome, err, tol, forced_rank, lr, weight_decay, forced_steps):
+    def _message(cls, outcome, lr, weight_decay, forced_steps):
         """The :class:`~.base.Words` of ``outcome``: the words only, the experiment decided it."""
+        n = outcome.numbers
+        err, tol, forced_rank = n["decay_error"], n["decay_tolerance"], n["forced_rank"]
         c = weight_decay_factor(lr, weight_decay)
         text = (f"Forced phase ({forced_steps} steps on row-0 entries only): the unsampled row of the last layer's "
                 f"weights shrank by (1 − 2ηγ)ᵗ = {c:.5f}{superscript(forced_steps)} = "
                 f"{weight_decay_factor(lr, weight_decay, forced_steps):.3g}, "
                 f"matching the measured norms to a relative {err:.1e} (round-off bound {tol:.1e}). ")
-        n = outcome.numbers
         if "gd_rank" in n:
             text += (f"A has rank {forced_rank}. Then GD: final rank {n['gd_rank']}; SGD: final ranks "
                      f"{list(n['sgd_ranks'])}. ")
@@ -562,7 +565,7 @@ class BasinController(_ExperimentFigure):
         put(fig, "rank_tol", x=[0.0, float(steps)])
 
     def words(self, r, alpha, lr, method, **values) -> Words:
-        return self._message(r.outcome, alpha, r.alpha_c, r.slope, r.boundary, lr, method)
+        return self._message(r.outcome, alpha, lr, method)
 
     #: Each outcome of :func:`~symsgd_core.rank_jumps.experiments.basin_outcome`: its headline (formatted with a) and
     #: what the status says of the run from a (formatted with η, the method and the outcome's numbers).
@@ -577,9 +580,10 @@ class BasinController(_ExperimentFigure):
     }
 
     @classmethod
-    def _message(cls, outcome, alpha, alpha_c, g, boundary, lr, method):
+    def _message(cls, outcome, alpha, lr, method):
         """The :class:`~.base.Words` of ``outcome`` (decided in
         :func:`~symsgd_core.rank_jumps.experiments.basin_outcome`) and of the grid's bracket of the basin edge."""
+        alpha_c, g, boundary = (outcome.numbers[k] for k in ("alpha_c", "slope", "boundary"))
         where = (f"a = {alpha:.3g} ({alpha / alpha_c:.2f} × the first-order basin radius "
                  f"(2γ/|g|)¹ᐟ⁽ᴸ⁻²⁾ = {alpha_c:.3g}, with fit slope |g| = {abs(g):.3g})")
         lo, hi = boundary
@@ -657,7 +661,7 @@ class AnnealController(_ExperimentFigure):
                                   fillcolor="#fde68a", opacity=0.35, line_width=0, layer="below")]
 
     def words(self, r, eps, weight_decay_cold, lr_cold, lr_hot, weight_decay_hot, **values) -> Words:
-        return self._message(r, eps, weight_decay_cold, lr_cold, lr_hot, weight_decay_hot)
+        return self._message(r.outcome, eps, weight_decay_cold, lr_cold, lr_hot, weight_decay_hot)
 
     #: Each cold-phase outcome of :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome`: its headline and the
     #: advice the status gives (formatted with the cold γ). A failed hot phase has the headline of its
@@ -673,17 +677,17 @@ class AnnealController(_ExperimentFigure):
     }
 
     @classmethod
-    def _message(cls, r, eps, weight_decay_cold, lr_cold, lr_hot, weight_decay_hot):
-        """The :class:`~.base.Words` of ``r.outcome`` (decided in
-        :func:`~symsgd_core.rank_jumps.experiments.anneal_outcome`), ``r.hot_outcome`` (worded at the hot η, γ) and
-        ``r.better_minimum``."""
-        hot, outcome, n = jump_words(r.hot_outcome, lr_hot, weight_decay_hot), r.outcome, r.outcome.numbers
-        r1, r2 = r.minima["rank1"], r.minima["rank2"]
+    def _message(cls, outcome, eps, weight_decay_cold, lr_cold, lr_hot, weight_decay_hot):
+        """The :class:`~.base.Words` of ``outcome`` (decided in
+        :func:`~symsgd_core.rank_jumps.experiments.anneal`): its kind, its hot phase
+        (:func:`~symsgd_core.rank_jumps.experiments.hot_phase`, worded at the hot η, γ) and its better minimum."""
+        hot, n = jump_words(experiments.hot_phase(outcome), lr_hot, weight_decay_hot), outcome.numbers
+        r1, r2, better_minimum = n["rank1_loss"], n["rank2_loss"], outcome.labels["better_minimum"]
         at = f"At ε = {eps:.3g}, cold γ = {weight_decay_cold:.3g}, the"
-        if r.better_minimum == "rank1_only":
+        if better_minimum == "rank1_only":
             better = (f"At ε = {eps:.3g} and cold γ = {weight_decay_cold:.3g} GD from random init finds no rank-2 "
                       f"minimum: the rank-1 minimum ({r1:.5f}) is the one to be in.")
-        elif r.better_minimum == "rank1":
+        elif better_minimum == "rank1":
             better = (f"{at} rank-1 minimum is the better one ({r1:.5f} < {r2:.5f}, by {100 * (r2 - r1) / r2:.1f}%): "
                       "here SGD's one-way bias helps.")
         else:
@@ -759,10 +763,7 @@ class LangevinController(_ExperimentFigure):
         put(fig, "roundoff", x=ends, y=[max(roundoff, 1e-38)] * 2)
 
     def words(self, r, lr, **values) -> Words:
-        spec = r.spectrum
-        return self._message(r.outcome, *r.sgd_transitions, *r.langevin_transitions, *r.mean_stay_low_rank,
-                             r.langevin.singular_values[:, :, 1][r.langevin.rank == 1], r.tau, r.tau_match, spec,
-                             r.where, lr)
+        return self._message(r.outcome, lr)
 
     #: Each outcome of :func:`~symsgd_core.rank_jumps.experiments.langevin_outcome`: its headline and the status
     #: text's last sentence, formatted with the outcome's numbers (a number it lacks raises, never prints as 0 or NaN).
@@ -782,22 +783,25 @@ class LangevinController(_ExperimentFigure):
     }
 
     @classmethod
-    def _message(cls, outcome, s_down, s_up, l_down, l_up, frac_s, frac_l, floor_l, tau, tau_match, spec, where, lr):
+    def _message(cls, outcome, lr):
         """The :class:`~.base.Words` of ``outcome`` (decided in
-        :func:`~symsgd_core.rank_jumps.experiments.langevin_outcome`) and the runs' transitions and noise."""
-        ratio = abs(spec["trace_raising"]) / spec["trace_total"] if spec["trace_total"] > 0 else 0.0
+        :func:`~symsgd_core.rank_jumps.experiments.langevin_outcome`; the runs' transitions and noise quoted by
+        :func:`~symsgd_core.rank_jumps.experiments.langevin`)."""
+        n, where = outcome.numbers, outcome.labels["where"]
+        tau, tau_match = n["tau"], n["tau_match"]
+        ratio = abs(n["trace_raising"]) / n["trace_total"] if n["trace_total"] > 0 else 0.0
 
         def stay(frac):
             return f"after its first visit {100 * frac:.0f}% of the time" if np.isfinite(frac) else "never got there"
 
-        text = (f"τ = {tau:.3g} ({tau / tau_match:.2g} × the matched τ = {tau_match:.3g}). SGD: {int(s_down.sum())} "
-                f"down / {int(s_up.sum())} up transitions, at rank ≤ 1 {stay(frac_s)}. Langevin: "
-                f"{int(l_down.sum())} down / {int(l_up.sum())} up, at rank ≤ 1 {stay(frac_l)}")
-        if floor_l.size:
-            text += f"; at rank 1 its s₂(A) rests on a noise floor ≈ {np.median(floor_l):.1e} (SGD's: round-off)"
-        n_r, n_k = spec["n_raising"], spec["n_keeping"]
+        text = (f"τ = {tau:.3g} ({tau / tau_match:.2g} × the matched τ = {tau_match:.3g}). SGD: {n['sgd_down']} "
+                f"down / {n['sgd_up']} up transitions, at rank ≤ 1 {stay(n['sgd_stay'])}. Langevin: "
+                f"{n['langevin_down']} down / {n['langevin_up']} up, at rank ≤ 1 {stay(n['langevin_stay'])}")
+        if "langevin_floor_s2" in n:
+            text += f"; at rank 1 its s₂(A) rests on a noise floor ≈ {n['langevin_floor_s2']:.1e} (SGD's: round-off)"
+        n_r, n_k = n["n_raising"], n["n_keeping"]
         text += (f". Noise at {where}: the {n_r} rank-raising directions carry {ratio:.1e} of SGD's per-step "
-                 f"variance (zero up to round-off; all of it lies in {int(np.sum(spec['keeping'] > 1e-12))} "
+                 f"variance (zero up to round-off; all of it lies in {n['n_carrying']} "
                  f"rank-keeping directions), while isotropic Langevin noise gives each of the {n_r + n_k} directions "
                  f"2ητ = {2 * lr * tau:.2e}, i.e. {100 * n_r / (n_r + n_k):.0f}% of its variance raises the rank.")
         head, why = cls.WORDS[outcome.kind]

@@ -143,15 +143,15 @@ class SdeCompareController(ExperimentFigure):
         def wait(d):
             w = n[f"{d}_wait"]
             if not math.isfinite(w[0]):
-                return f"no run jumped within t = {r.t_max:g} (mean wait ≥ {w[1]:.3g})"
+                return f"no run jumped within t = {n['t_max']:g} (mean wait ≥ {w[1]:.3g})"
             return f"mean first time at rank ≤ 1: {w[0]:.3g} [{w[1]:.3g}, {w[2]:.3g}]"
 
         return Words(title, self.LEVELS[r.outcome.kind], (
-            f"η = {r.lr:g}, γ = {r.weight_decay:g}, SDE step dt = η/{r.m}, t ≤ {r.t_max:g}. "
+            f"η = {n['lr']:g}, γ = {n['weight_decay']:g}, SDE step dt = η/{n['m']}, t ≤ {n['t_max']:g}. "
             f"SGD: {wait('sgd')}. SDE: "
             f"{wait('sde')}; {n['sde_diverged']}/{n['sde_runs']} runs stopped by fixed-step EM's divergence "
             "rule (a residual above 10⁶; a rule of the integrator, not the SDE: §3.1), which "
-            f"SGD never does here. Langevin (τ = {r.tau:.3g}): {wait('langevin')}. Returns to rank 2 after a "
+            f"SGD never does here. Langevin (τ = {n['tau']:.3g}): {wait('langevin')}. Returns to rank 2 after a "
             f"jump: SGD {n['sgd_returned']}, SDE {n['sde_returned']}, Langevin {n['langevin_returned']}."))
 
 
@@ -236,7 +236,7 @@ class SdeGridController(Controller):
     def words(self, r, setting, **values) -> Words:
         n = r.outcome.numbers  # one kind: the stored numbers at this setting
         wait = n["sgd_wait"]
-        sde = zip(n["sde_labels"], n["sde_jumped"], n["sde_n_runs"], n["sde_wait"], n["sde_stopped"],
+        sde = zip(r.outcome.labels["sde_labels"], n["sde_jumped"], n["sde_n_runs"], n["sde_wait"], n["sde_stopped"],
                   n["sde_returned"])
         return Words(dict(text=f"stored grid at {setting} ({n['n_runs']} runs per SDE/SGD row)", font=dict(size=14)),
                      "info", f"SGD: {n['sgd_jumped']}/{n['sgd_n_runs']} jumped, mean wait {wait[0]:.3g} "
@@ -302,7 +302,8 @@ class BlowupController(Controller):
 
     def words(self, r, setting, **values) -> Words:
         n = r.outcome.numbers  # one kind: the stored rates at this setting
-        rows = zip(n["integrator"], n["m"], n["rho"], n["events"], n["runs"], n["rate"], n["rate_lo"], n["rate_hi"])
+        rows = zip(r.outcome.labels["integrator"], n["m"], n["rho"], n["events"], n["runs"], n["rate"], n["rate_lo"],
+                   n["rate_hi"])
         return Words(dict(text=f"paths stopped by the integrators' rules at {setting} ({n['n_runs']} runs per "
                           "integrator)", font=dict(size=14)), "info",
                      "; ".join(f"{hazard_label(SimpleNamespace(integrator=kind, m=m, rho=rho))}: {events}/{runs} "

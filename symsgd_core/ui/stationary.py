@@ -1,7 +1,7 @@
 """Interactive figures of Notebook 03: SGD's stationary distribution for diagonal networks.
 
 One draw-only controller per figure (pattern in :mod:`symsgd_core.ui.base`). The sliders redraw the closed
-forms at once (the experiment's analytic part, kept in ``self.result``; ≤ 100 ms); a released slider then
+forms at once (the figure's ``closed_form`` experiment, kept in ``self.result``; ≤ 100 ms); a released slider then
 also calls the figure's simulation experiment of :mod:`symsgd_core.stationary.experiments` (≤ 0.5 s at every
 slider end, no Run button: ``RunController.auto_run``) and keeps its frozen result in ``self.simulation``.
 Conventions: ``ℓ = (f − y)²``, ``T = η/S``, ``t = η·steps``
@@ -37,10 +37,15 @@ LABEL_NOISE = Range("label noise σ", 0.25, 2.0, 0.05, fmt=".2f")
 DECAY = Range("weight decay γ", 0.0, 0.5, 0.01, fmt=".2f")
 
 
+#: The status line after a simulation: the closed forms' finding, then the simulation's.
+SIMULATION_AFTER_CLOSED_FORM = "{closed_form} Simulation: {simulation}"
+
+
 class _StationaryRun(ExperimentFigure):
-    """Live closed forms (``_update``) and, when a slider is released, the simulation: the experiment at the sliders
-    and the figure's other settings (``self.settings``), kept in ``self.simulation``, drawn by ``_show`` and worded
-    by ``words`` after the closed forms' finding."""
+    """Live closed forms (``closed_form``, drawn by ``_show_closed_form`` and worded by ``closed_form_words``) and,
+    when a slider is released, the simulation: the experiment at the sliders and the figure's other settings
+    (``self.settings``), kept in ``self.simulation``, drawn by ``_show`` and worded by ``words`` after the closed
+    forms' finding (:data:`SIMULATION_AFTER_CLOSED_FORM`)."""
 
     #: re-simulates when a slider is released: its Run answers in ≤ 0.5 s at every slider end (bench)
     auto_run = True
@@ -50,21 +55,13 @@ class _StationaryRun(ExperimentFigure):
     LONG: dict = {}
 
     def _draw(self, result, **values) -> None:
+        """Keep the simulation ``result``, draw it and word it after the closed forms' finding (both stay in the
+        status line)."""
         self.simulation = result
         self._show(result, **values)
-        words = self.words(result, **values)
-        self._say_simulation(words.text, words.level)
-
-    def _say_closed_form(self, text: str) -> None:
-        """The closed forms' finding, shown at once; a simulation's text follows it (:meth:`_say_simulation`)."""
-        self._closed_form_text = text
-        self.say(text)
-
-    def _say_simulation(self, text: str, level: str = "info") -> None:
-        """The simulation's finding, after the closed forms' (both stay in the status line), at the simulation's
-        ``level`` (a failed run marks the whole line)."""
-        first = getattr(self, "_closed_form_text", "")
-        self.say(f"{first} Simulation: {text}" if first else text, level)
+        closed, simulated = self.closed_form_words(self.result, **values), self.words(result, **values)
+        self._speak(Words(simulated.headline, simulated.level, SIMULATION_AFTER_CLOSED_FORM.format(
+            closed_form=closed.text, simulation=simulated.text)))
 
     def run_long(self, **sizes) -> None:
         """A bigger run for the notebook's default figure, at ``LONG`` overridden by ``sizes`` (a few seconds; a
@@ -79,6 +76,7 @@ class DepthComparison(_StationaryRun):
     (Run, :func:`depth_comparison`). Sliders: T = η/S, teacher slope k, label noise σ, weight decay γ."""
 
     experiment = staticmethod(ex.depth_comparison)
+    closed_form = staticmethod(ex.depth_laws)
     sliders = dict(temperature=TEMPERATURE, k=TEACHER, sigma=LABEL_NOISE, weight_decay=DECAY)
 
     def _figures(self) -> list[go.FigureWidget]:
@@ -98,32 +96,35 @@ class DepthComparison(_StationaryRun):
         key_last(fig, "delta_note")
         return [fig]
 
-    def _update(self, temperature, k, sigma, weight_decay) -> None:
-        r = self.result = ex.depth_laws(temperature=temperature, k=k, sigma=sigma, weight_decay=weight_decay)
-        msgs = []
+    def _show_closed_form(self, r, **values) -> None:
         note = dict(x=[], y=[], text=[])  # the δ(v) label, assigned once below (ui/base.py: the batch rule)
         with self.figure.batch_update():
             for depth in (0, 1):
-                law = r.laws[depth]
                 bars, curve, mode = (keyed(self.figure, f"{k}{depth}") for k in ("histogram", "law", "mode"))
                 bars.x, bars.y = [], []
                 mode.x, mode.y = r.modes[depth]
-                if law.collapsed:
+                if r.laws[depth].collapsed:
                     curve.x, curve.y = [0.0, 0.0], [0.0, 1.0]
                     note = dict(x=[0.5], y=[0.8], text=["T ≥ T<sub>c</sub>: δ(v), the line at 0"])
-                    msgs.append(f"L = 1: T is at or above the {CRITICAL_T} = {r.critical_temperature:.3f}, so the law "
-                                "is δ(v): the net "
-                                "learns nothing (vertical line at 0)")  # the sentence's full stop comes after the join
                     continue
                 curve.x, curve.y = r.curves[depth]
-                var = f"{law.variance:.3f}" if math.isfinite(law.variance) else "∞"
-                msgs.append(f"L = {depth}: mean {law.mean:.3f}, Var {var}, most likely v = {law.mode:.3f}"
-                            + (" (density diverges at 0)" if depth == 1 and law.mode == 0 else ""))
             put(self.figure, "delta_note", **note)
-        self._say_closed_form(
-            f"T = {temperature:g}, {CRITICAL_T} = (β₂ − γ)/α₃ = {r.critical_temperature:.3f}, phase (L = 1): "
-            f"{r.phase}. "
-            + " | ".join(msgs) + ".")
+
+    def closed_form_words(self, r, temperature, **values) -> Words:
+        kind, n = r.outcome.kind, r.outcome.numbers  # every phase at level "info": the phase is what it shows
+        msgs = []
+        for depth in (0, 1):
+            if n[f"collapsed_L{depth}"]:
+                msgs.append(f"L = 1: T is at or above the {CRITICAL_T} = {n['T_c']:.3f}, so the law is δ(v): "
+                            "the net "
+                            "learns nothing (vertical line at 0)")  # the sentence's full stop comes after the join
+                continue
+            variance, mode = n[f"variance_L{depth}"], n[f"mode_L{depth}"]
+            var = f"{variance:.3f}" if math.isfinite(variance) else "∞"
+            msgs.append(f"L = {depth}: mean {n[f'mean_L{depth}']:.3f}, Var {var}, most likely v = {mode:.3f}"
+                        + (" (density diverges at 0)" if depth == 1 and mode == 0 else ""))
+        return Words(None, "info", f"T = {temperature:g}, {CRITICAL_T} = (β₂ − γ)/α₃ = {n['T_c']:.3f}, phase (L = 1): "
+                     f"{kind}. " + " | ".join(msgs) + ".")
 
     def _show(self, sim, **values) -> None:
         with self.figure.batch_update():
@@ -240,6 +241,7 @@ class FluctuationInversion(_StationaryRun):
     (Run, :func:`variance_estimates`)."""
 
     experiment = staticmethod(ex.variance_estimates)
+    closed_form = staticmethod(ex.variance_curves)
     sliders = dict(k=TEACHER.but(lo=0.5), sigma=LABEL_NOISE, weight_decay=DECAY.but(hi=0.3))
     LONG = dict(n_chains=2000, t_max=60.0)
 
@@ -254,8 +256,7 @@ class FluctuationInversion(_StationaryRun):
         line(fig, "T<sub>c</sub> (L = 1)", "black", dash="dash", key="T_c")
         return [fig]
 
-    def _update(self, k, sigma, weight_decay) -> None:
-        r = self.result = ex.variance_curves(k=k, sigma=sigma, weight_decay=weight_decay)
+    def _show_closed_form(self, r, **values) -> None:
         tc, t0_max, T0, T1, var1 = r.T_c, r.T0_max, r.T0, r.T1, r.var1
         fig = self.figure
         ymax = 1.3 * max(float(var1.max()) if var1.size else 0.0, float(r.var0[T0 <= 0.7 * t0_max].max()), 0.05)
@@ -268,7 +269,9 @@ class FluctuationInversion(_StationaryRun):
             put(fig, "T_c", x=x, y=y)
             fig.layout.yaxis.range = [0, ymax]
             fig.layout.xaxis.range = [0, max(T0[-1], tc * 1.05)]
-        self._say_closed_form(r.summary())
+
+    def closed_form_words(self, r, **values) -> Words:
+        return Words(None, "info", ex.variance_summary(r.outcome))  # the sentence notebook 03's cell prints too
 
     def _show(self, sim, k, sigma, weight_decay, **sizes) -> None:
         with self.figure.batch_update():
@@ -295,6 +298,7 @@ class WrongSign(_StationaryRun):
     (Run, :func:`wrong_sign`)."""
 
     experiment = staticmethod(ex.wrong_sign)
+    closed_form = staticmethod(ex.wrong_sign_start)
     sliders = dict(temperature=TEMPERATURE.but(lo=0.05, hi=0.3))
 
     def _figures(self) -> list[go.FigureWidget]:
@@ -311,8 +315,9 @@ class WrongSign(_StationaryRun):
         axes(fig, (1, 2), x="v", y="density")
         return [fig]
 
-    def _update(self, temperature) -> None:
-        self._say_closed_form(f"T = {temperature:g}: every run starts with the wrong sign, v₀ = −1.")
+    def closed_form_words(self, r, **values) -> Words:
+        return Words(None, "info", f"T = {r.outcome.numbers['temperature']:g}: every run starts with the wrong sign, "
+                     "v₀ = −1.")
 
     def _show(self, r, **values) -> None:
         fig = self.figure
@@ -349,6 +354,7 @@ class Tails(_StationaryRun):
     """
 
     experiment = staticmethod(ex.tail_samples)
+    closed_form = staticmethod(ex.tail_view)
     sliders = dict(temperature=TEMPERATURE.but(lo=0.03, hi=0.3))
     LONG = dict(n_chains=2000, n_records=20, t_end=20.0)
 
@@ -366,8 +372,7 @@ class Tails(_StationaryRun):
                     key=f"sde{d}")
         return [fig]
 
-    def _update(self, temperature) -> None:
-        r = self.result = ex.tail_view(temperature=temperature)
+    def _show_closed_form(self, r, **values) -> None:
         fig = self.figure
         with fig.batch_update():
             for d in ex.TAIL_DEPTHS:
@@ -376,10 +381,12 @@ class Tails(_StationaryRun):
                 put(fig, f"sde{d}", x=[], y=[])
             x, y = r.depth0
             put(fig, "depth0", x=x, y=y)
-        self._say_closed_form(
-            "local slope of log p at v ≈ 1000: " + ", ".join(f"L = {d}: {s:.3f} (ν = {tail_exponent(d):g})"
-            for d, s in r.slopes.items())
-            + f"; L = 0: ν = −2 − β₁/(α₁T) = {r.rho0:.2f} changes with T.")
+
+    def closed_form_words(self, r, **values) -> Words:
+        n = r.outcome.numbers  # one kind: the tails' slopes
+        return Words(None, "info", "local slope of log p at v ≈ 1000: " + ", ".join(
+            f"L = {d}: {n[f'slope_L{d}']:.3f} (ν = {tail_exponent(d):g})" for d in ex.TAIL_DEPTHS)
+            + f"; L = 0: ν = −2 − β₁/(α₁T) = {n['rho0']:.2f} changes with T.")
 
     def _show(self, sim, **values) -> None:
         with self.figure.batch_update():
@@ -402,6 +409,7 @@ class DiscreteSGD(_StationaryRun):
     (Run, :func:`discrete_sgd`; the scan over T, :meth:`scan`, is :func:`discrete_sgd_scan`)."""
 
     experiment = staticmethod(ex.discrete_sgd)
+    closed_form = staticmethod(ex.discrete_sgd_setting)
     sliders = dict(temperature=TEMPERATURE.but(lo=0.04, hi=0.32, step=0.02))
     #: T_c of the problem :func:`discrete_sgd` simulates (k = σ = 1, γ = 0)
     T_C = critical_temperature(ex.gaussian_problem(1.0, 1.0, 0.0))
@@ -447,10 +455,10 @@ class DiscreteSGD(_StationaryRun):
             put(fig, "T_c", x=[self.T_C, self.T_C], y=[0, 1])
         return rows
 
-    def _update(self, temperature) -> None:
-        self._say_closed_form(
-            f"T = {temperature:g} ({CRITICAL_T} = {self.T_C:.3f}): plain SGD uses η = T = {temperature:g} with batch "
-            "size 1.")
+    def closed_form_words(self, r, **values) -> Words:
+        n = r.outcome.numbers  # one kind: the setting
+        return Words(None, "info", f"T = {n['temperature']:g} ({CRITICAL_T} = {n['T_c']:.3f}): plain SGD uses η = T = "
+                     f"{n['lr']:g} with batch size {n['batch_size']}.")
 
     def _show(self, r, **values) -> None:
         with self.figure.batch_update():

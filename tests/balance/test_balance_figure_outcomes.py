@@ -126,7 +126,7 @@ def test_relu_balance_view_reuses_its_live_run_when_only_the_window_moves():
 def test_relu_balance_view_says_a_missing_file_and_a_diverged_live_run(tmp_path):
     missing = views.relu_balance_view(data_path=tmp_path / "nothing.npz", **SMALL_RELU)
     assert missing.outcome.kind == "paper_missing" and missing.outcome.failure and missing.paper is None
-    assert "nothing.npz" in missing.outcome.numbers["paper_error"]
+    assert "nothing.npz" in missing.outcome.labels["paper_error"]
     assert "live_trace_ratio" in missing.outcome.numbers  # the live run is still compared
     with np.errstate(all="ignore"):
         diverged = views.relu_balance_view(lr=0.5, **SMALL_RELU)

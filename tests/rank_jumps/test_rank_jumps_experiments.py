@@ -54,11 +54,13 @@ def test_trap_failure_modes_are_classified_on_real_runs(setting, kinds):
 
 
 def test_jump_outcome_numbers_are_numbers_not_words():
-    """What the runs did is data: every number of a jump outcome is an int, a float or a tuple of them."""
+    """What the runs did is data: every number of a jump outcome is an int, a float or a tuple of them (the trap's
+    outcome adds the B_r membership, whose ``B_balanced`` is a yes/no)."""
     r = rank_jumps.trap(steps=10_000, n_seeds=2)
     for name, value in r.outcome.numbers.items():
         values = value if isinstance(value, tuple) else (value,)
-        assert all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values), (name, value)
+        assert all(isinstance(v, (int, float)) and (name == "B_balanced") == isinstance(v, bool)
+                   for v in values), (name, value)
 
 
 @pytest.mark.parametrize("rank, gd_rank, kwargs, kind", [
@@ -277,7 +279,8 @@ def test_mechanism_decides_its_outcome_and_the_numbers_behind_it():
     from symsgd_core.rank_jumps.experiments import MECHANISM_OUTCOMES, mechanism
 
     ok = mechanism(after_steps=5000, n_seeds=1)
-    assert ok.outcome == Outcome("absorbed", False, {"gd_rank": 1, "sgd_ranks": (1,)})
+    assert ok.outcome == Outcome("absorbed", False, {"gd_rank": 1, "sgd_ranks": (1,), "decay_error": ok.decay_error,
+                                                     "decay_tolerance": ok.decay_tolerance, "forced_rank": 1})
     short = mechanism(after_steps=5000, n_seeds=1, forced_steps=250, lr=0.05, weight_decay=0.005)
     assert short.forced_rank == 2 and short.outcome.kind == "forced_too_short" and short.outcome.failure
     n = short.outcome.numbers
@@ -287,7 +290,8 @@ def test_mechanism_decides_its_outcome_and_the_numbers_behind_it():
     assert np.isclose(s2_start * np.exp(-2 * 0.05 * 0.005 * n["steps_needed"]), rank_jumps.DEFAULT_RANK_TOL / 1e3)
     assert n["steps_needed"] > 250
     collapsed = mechanism(after_steps=5000, n_seeds=1, lr=0.5)
-    assert collapsed.forced_rank == 0 and collapsed.outcome == Outcome("forced_collapsed", True, {})
+    assert collapsed.forced_rank == 0 and collapsed.outcome == Outcome("forced_collapsed", True, {
+        "decay_error": collapsed.decay_error, "decay_tolerance": collapsed.decay_tolerance, "forced_rank": 0})
     assert {r.outcome.kind for r in (ok, short, collapsed)} <= set(MECHANISM_OUTCOMES)
 
 
@@ -362,3 +366,43 @@ def test_trap_and_ensemble_carry_the_runs_b_r_membership():
     assert m["balanced"] == (np.nanmax(r.sgd.balancedness) <= DEFAULT_B_CRITERION.eps_balance)
     e = ensemble(n_runs=4, steps=10_000)
     assert "gd_end_B" not in e.membership and e.membership["n_runs"] == 4
+
+
+# -- what the figures quote is in the outcome: the words read nothing else (tests/ui/test_ui_words_from_outcome.py) --
+@pytest.mark.parametrize("depth, weight_decay, gain, kind", [
+    (4, 0.05, 0.3, "barrier"), (2, 0.05, 0.3, "switches_on"), (2, 0.2, 0.3, "never_pays")])
+def test_penalty_outcome_is_what_the_penalty_does_to_a_new_direction(depth, weight_decay, gain, kind):
+    r = rank_jumps.penalty_view(depth=depth, weight_decay=weight_decay, gain=gain)
+    n = r.outcome.numbers
+    assert r.outcome.kind == kind and not r.outcome.failure
+    assert (n["depth"], n["barrier_width"], n["d_max"], n["origin_trap"]) == (r.depth, r.barrier_width, r.d_max,
+                                                                            r.origin_trap)
+
+
+def test_trap_and_ensemble_outcomes_quote_the_start_the_membership_and_the_fit():
+    from symsgd_core.dln import singular_values
+    from symsgd_core.rank_jumps.experiments import membership_of
+
+    t = rank_jumps.trap(steps=10_000, n_seeds=2)
+    assert t.outcome.numbers["start_singular_values"] == tuple(singular_values(t.start)[0])
+    assert membership_of(t.outcome.numbers) == t.membership
+    e = rank_jumps.ensemble(n_runs=4, steps=10_000)
+    n = e.outcome.numbers
+    assert membership_of(n) == e.membership and n["reached_rank1"] == int(np.sum(e.jump_steps >= 0))
+    assert n["returns"] == e.returns
+    fitted = e.outcome.kind == "jumped" and np.isfinite(e.mean_wait) and e.mean_wait > 0
+    assert ("mean_wait" in n) == fitted
+    if fitted:
+        assert (n["mean_wait"], n["mean_wait_se"]) == (e.mean_wait, e.mean_wait_se)
+        assert n["median_duration"] == int(np.median(e.durations[e.durations >= 0]))
+
+
+def test_langevin_and_mechanism_outcomes_quote_their_counts():
+    r = rank_jumps.langevin(n_runs=1, steps=10_000)
+    n = r.outcome.numbers
+    assert (n["sgd_down"], n["sgd_up"]) == tuple(int(x.sum()) for x in r.sgd_transitions)
+    assert (n["langevin_down"], n["langevin_up"]) == tuple(int(x.sum()) for x in r.langevin_transitions)
+    assert (n["tau"], n["tau_match"]) == (r.tau, r.tau_match) and r.outcome.labels["where"] == r.where
+    assert n["n_carrying"] == int(np.sum(r.spectrum["keeping"] > rank_jumps.experiments.CARRYING_VARIANCE))
+    m = rank_jumps.mechanism(after_steps=5000, n_seeds=1)
+    assert (m.outcome.numbers["decay_error"], m.outcome.numbers["forced_rank"]) == (m.decay_error, m.forced_rank)

@@ -34,7 +34,8 @@ def test_grid_view_selects_one_setting_and_quotes_its_rows(grid):
         sgd = next(r.summary for r in v.rows if r.label == "SGD")
         assert (n["sgd_jumped"], n["sgd_n_runs"]) == (sgd.jumped, sgd.n_runs)
         assert n["sgd_wait"] == tuple(sgd.wait[:3]) and n["n_runs"] == v.rows[0].summary.n_runs
-        assert n["sde_labels"] == tuple(r.label for r in sde) and len(n["sde_labels"]) >= 1
+        labels = v.outcome.labels["sde_labels"]
+        assert labels == tuple(r.label for r in sde) and len(labels) >= 1
         for key, field in (("sde_jumped", "jumped"), ("sde_stopped", "diverged"), ("sde_returned", "returned")):
             assert n[key] == tuple(getattr(r.summary, field) for r in sde)
     with pytest.raises(ValueError, match="settings are"):
@@ -47,7 +48,8 @@ def test_blowup_view_quotes_each_integrator(grid):
     first = ex.setting_label(rows[0].lr, rows[0].weight_decay)
     assert all(ex.setting_label(r.lr, r.weight_decay) == first for r in v.rows)
     n = v.outcome.numbers
-    assert n["integrator"] == tuple(r.integrator for r in v.rows) and n["events"] == tuple(r.events for r in v.rows)
+    assert v.outcome.labels["integrator"] == tuple(r.integrator for r in v.rows)
+    assert n["events"] == tuple(r.events for r in v.rows)
     assert n["rate"] == tuple(r.rate[0] for r in v.rows) and n["rate_hi"] == tuple(r.rate[2] for r in v.rows)
     for rho, row in zip(n["rho"], v.rows):
         assert (math.isnan(rho) and row.rho is None) or rho == row.rho

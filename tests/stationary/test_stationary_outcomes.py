@@ -56,3 +56,51 @@ def test_discrete_sgd_outcome_is_in_the_order_of_its_fit_names():
     r = ex.discrete_sgd(temperature=0.1, n_runs=40)
     assert tuple(r.fits) == ex.FIT_NAMES and r.outcome.numbers["temperature"] == r.temperature
     assert r.outcome.numbers["ks"] == tuple(f.ks for f in r.fits.values())
+
+
+# -- the closed forms drawn at once, before a Run: each an experiment with its outcome ---------------------------
+def test_depth_laws_outcome_is_the_phase_with_each_depths_moments():
+    from symsgd_core.stationary.laws import PHASES, phase_of
+
+    prob = ex.gaussian_problem(1.0, 1.0, 0.0)
+    r = ex.depth_laws(temperature=0.15)
+    n = r.outcome.numbers
+    assert r.outcome.kind == phase_of(0.15, prob) == r.phase and r.outcome.kind in PHASES and not r.outcome.failure
+    assert n["T_c"] == r.critical_temperature and n["temperature"] == 0.15
+    for depth in (0, 1):
+        assert n[f"collapsed_L{depth}"] is False
+        law = r.laws[depth]
+        assert (n[f"mean_L{depth}"], n[f"variance_L{depth}"], n[f"mode_L{depth}"]) == (law.mean, law.variance,
+                                                                                       law.mode)
+    dead = ex.depth_laws(temperature=1.2 * r.critical_temperature)
+    assert dead.outcome.kind == "dead" and dead.outcome.failure and dead.outcome.numbers["collapsed_L1"]
+    assert "mean_L1" not in dead.outcome.numbers  # δ(v): no moments quoted, never a NaN printed
+
+
+def test_variance_curves_outcome_quotes_the_peak_or_says_there_is_no_depth1_curve():
+    r = ex.variance_curves()
+    n = r.outcome.numbers
+    assert r.outcome.kind == "peaks" and not r.outcome.failure
+    assert (n["T_peak"], n["var_peak"], n["T_end"], n["var_end"], n["T0_max"]) == (r.T_peak, r.var_peak, r.T_end,
+                                                                                   r.var_end, r.T0_max)
+    assert r.summary() == ex.variance_summary(r.outcome) and f"{r.T_peak:.3f}" in r.summary()
+    none = ex.variance_curves(k=0.5, weight_decay=0.5)  # γ ≥ k: T_c ≤ 0
+    assert none.outcome.kind == "no_depth1" and none.outcome.failure and "T_peak" not in none.outcome.numbers
+    assert none.summary().startswith("γ ≥ k: critical T = ")
+
+
+def test_tail_view_outcome_holds_each_depths_slope():
+    r = ex.tail_view(temperature=0.15)
+    n = r.outcome.numbers
+    assert [n[f"slope_L{d}"] for d in ex.TAIL_DEPTHS] == [r.slopes[d] for d in ex.TAIL_DEPTHS]
+    assert n["rho0"] == r.rho0 and r.outcome.kind == "tails"
+
+
+def test_setting_views_quote_the_setting_the_run_uses():
+    from symsgd_core.stationary.laws import critical_temperature
+
+    w = ex.wrong_sign_start(temperature=0.2)
+    assert w.outcome.kind == "wrong_start" and w.outcome.numbers == {"temperature": 0.2}
+    d = ex.discrete_sgd_setting(temperature=0.3)
+    assert d.outcome.numbers == {"temperature": 0.3, "lr": 0.3, "batch_size": 1,
+                                 "T_c": critical_temperature(ex.gaussian_problem(1.0, 1.0, 0.0))}

@@ -125,14 +125,15 @@ def test_mechanism_words_every_outcome_the_experiment_can_give():
     from symsgd_core.rank_jumps.experiments import MECHANISM_OUTCOMES
 
     assert set(rj.MechanismController.WORDS) == set(MECHANISM_OUTCOMES)
-    numbers = {"s2_end": 0.25, "steps_needed": 12345.0, "gd_rank": 1, "sgd_ranks": (1, 2), "sgd_collapsed": 3}
+    numbers = {"s2_end": 0.25, "steps_needed": 12345.0, "gd_rank": 1, "sgd_ranks": (1, 2), "sgd_collapsed": 3,
+               "decay_error": 1e-12, "decay_tolerance": 1e-11, "forced_rank": 1}
     for kind in MECHANISM_OUTCOMES:
         failure = kind != "absorbed"
-        head, level, text = rj.MechanismController._message(Outcome(kind, failure, numbers), 1e-12, 1e-11, 1,
-                                                             0.3, 0.027, 3000)
+        head, level, text = rj.MechanismController._message(Outcome(kind, failure, numbers), 0.3, 0.027, 3000)
         assert head == rj.MechanismController.WORDS[kind][0] and level == ("warning" if failure else "info")
         assert text.startswith("Forced phase (3000 steps") and "SGD: final ranks [1, 2]" in text
-    _, _, short = rj.MechanismController._message(Outcome("forced_too_short", True, numbers), 0, 0, 2, 0.3, 0.027, 9)
+    short_numbers = {**numbers, "decay_error": 0, "decay_tolerance": 0, "forced_rank": 2}
+    _, _, short = rj.MechanismController._message(Outcome("forced_too_short", True, short_numbers), 0.3, 0.027, 9)
     assert "s₂ = 0.25" in short and "about 12345 forced steps" in short
 
 
@@ -147,8 +148,10 @@ def test_basin_words_the_experiments_outcome():
     assert isinstance(c.result, rank_jumps.BasinResult)
     assert c.result.outcome.kind == "pulled_back"
     v = c.values()
-    head, level, text = rj.BasinController._message(c.result.outcome, v["alpha"], c.result.alpha_c, c.result.slope,
-                                                    c.result.boundary, v["lr"], v["method"])
+    head, level, text = rj.BasinController._message(c.result.outcome, v["alpha"], v["lr"], v["method"])
+    n = c.result.outcome.numbers  # the outcome quotes the experiment's basin estimate and grid bracket
+    assert (n["alpha_c"], n["slope"]) == (c.result.alpha_c, c.result.slope)
+    assert n["boundary"] == tuple(c.result.boundary)
     assert level == "info" and head in c.figure.layout.title.text and text == status_text(c)
 
 
@@ -161,7 +164,8 @@ def test_basin_words_every_outcome_the_experiment_can_give():
     for kind in BASIN_OUTCOMES:
         failure = kind in ("diverged", "collapsed")
         head, level, texts[kind] = rj.BasinController._message(
-            Outcome(kind, failure, {"diverged_step": 77, "s2_end": 0.5}), 0.3, 0.6, 0.2, (0.5, 0.7), 0.05, "gd")
+            Outcome(kind, failure, {"diverged_step": 77, "s2_end": 0.5, "alpha_c": 0.6, "slope": 0.2,
+                                    "boundary": (0.5, 0.7)}), 0.3, 0.05, "gd")
         assert head and level == ("warning" if failure else "info")
         assert "(0.50 × the first-order basin radius" in texts[kind]
         assert "the smallest a that escapes is 0.7" in texts[kind] and "(1.17 × the radius)" in texts[kind]
@@ -175,9 +179,11 @@ def test_anneal_draws_losses_as_markers_on_a_zoomed_axis():
     assert isinstance(c.result, rank_jumps.AnnealResult)
     assert c.result.better_minimum in ("rank1", "rank2", "rank1_only")
     v = c.values()
-    _, _, text = rj.AnnealController._message(c.result, v["eps"], v["weight_decay_cold"], v["lr_cold"], v["lr_hot"],
-                                              v["weight_decay_hot"])
+    _, _, text = rj.AnnealController._message(c.result.outcome, v["eps"], v["weight_decay_cold"], v["lr_cold"],
+                                              v["lr_hot"], v["weight_decay_hot"])
     assert text == status_text(c)  # the status words the experiment's outcome and its better minimum
+    assert rank_jumps.experiments.hot_phase(c.result.outcome) == c.result.hot_outcome
+    assert c.result.outcome.labels["better_minimum"] == c.result.better_minimum
     assert c.figure.layout.yaxis2.range[0] > 0.05  # zoomed on the losses, not from 0
     # ... so the losses are markers, not bars (bars on a cut axis would exaggerate a ~1 % difference)
     assert all(tr.type == "scatter" for tr in c.figure.data)
@@ -279,10 +285,8 @@ def test_jump_words_word_every_kind_with_its_numbers():
 
 def test_anneal_words_every_outcome_the_experiment_can_give():
     """Each cold-phase outcome has a headline and quotes its numbers; a failed hot phase takes its jump outcome's."""
-    from types import SimpleNamespace
-
     from symsgd_core.core.results import Outcome
-    from symsgd_core.rank_jumps.experiments import ANNEAL_OUTCOMES
+    from symsgd_core.rank_jumps.experiments import ANNEAL_OUTCOMES, hot_phase
 
     numbers = {"jumped": 3, "cold_up": 1, "gd_min_rank": 2, "gd_polished_loss": 0.07842, "gd_polished_rank": 2,
                "sgd_rank1_losses": (0.07732, 0.07735)}
@@ -291,9 +295,12 @@ def test_anneal_words_every_outcome_the_experiment_can_give():
     for kind in ANNEAL_OUTCOMES:
         hot = kind.startswith("hot_")
         hot_outcome = Outcome(kind[4:] if hot else "jumped", hot, JUMP_NUMBERS)
-        r = SimpleNamespace(hot_outcome=hot_outcome, outcome=Outcome(kind, kind != "annealed", {} if hot else numbers),
-                            minima={"rank1": 0.0773, "rank2": 0.0784}, better_minimum="rank1")
-        head, level, text = rj.AnnealController._message(r, 0.2, 0.01, 0.05, 0.3, 0.027)
+        outcome = Outcome(kind, kind != "annealed", {**({} if hot else numbers), "rank1_loss": 0.0773,
+                                                     "rank2_loss": 0.0784,
+                                                     **{f"hot_{k}": v for k, v in JUMP_NUMBERS.items()}},
+                          {"better_minimum": "rank1"})
+        assert hot_phase(outcome) == hot_outcome
+        head, level, text = rj.AnnealController._message(outcome, 0.2, 0.01, 0.05, 0.3, 0.027)
         assert head == (rj.HEADLINES[hot_outcome.kind] if hot else rj.AnnealController.WORDS[kind][0])
         assert level == ("info" if kind == "annealed" else "warning")
         hot_text = rj.jump_words(hot_outcome, 0.3, 0.027).text  # worded at the hot η, γ
@@ -309,15 +316,15 @@ def test_langevin_words_every_outcome_the_experiment_can_give():
     from symsgd_core.rank_jumps.experiments import LANGEVIN_OUTCOMES
 
     assert set(rj.LangevinController.WORDS) == set(LANGEVIN_OUTCOMES)
-    spec = {"trace_raising": 1e-20, "trace_total": 1.0, "n_raising": 4, "n_keeping": 12,
-            "keeping": np.ones(12), "raising": np.zeros(4)}
-    counts = np.array([1]), np.array([0]), np.array([0]), np.array([0])
-    numbers = {"sgd_collapsed": 2, "langevin_collapsed": 1, "langevin_median_s2": 0.45}
+    quoted = {"trace_raising": 1e-20, "trace_total": 1.0, "n_raising": 4, "n_keeping": 12, "n_carrying": 12,
+              "sgd_down": 1, "sgd_up": 0, "langevin_down": 0, "langevin_up": 0, "sgd_stay": 0.9,
+              "langevin_stay": float("nan"), "tau": 0.02, "tau_match": 0.01}
+    numbers = {"sgd_collapsed": 2, "langevin_collapsed": 1, "langevin_median_s2": 0.45, **quoted}
     texts = {}
     for kind in LANGEVIN_OUTCOMES:
         failure = kind not in ("both_ways", "one_way")
         head, level, texts[kind] = rj.LangevinController._message(
-            Outcome(kind, failure, numbers), *counts, 0.9, float("nan"), np.array([]), 0.02, 0.01, spec, "here", 0.3)
+            Outcome(kind, failure, numbers, {"where": "here"}), 0.3)
         assert head == rj.LangevinController.WORDS[kind][0] and level == ("warning" if failure else "info")
         assert texts[kind].startswith("τ = 0.02 (2 × the matched τ = 0.01). SGD: 1 down / 0 up")
     assert "2 SGD / 1 Langevin run(s) collapsed" in texts["collapsed"]

@@ -91,8 +91,8 @@ def test_every_failure_kind_of_the_comparison_shows_at_a_warning_level():
     assert set(ui.SdeCompareController.LEVELS) == set(COMPARE_OUTCOMES)
     numbers = {f"{d}_{k}": 1 for d in ("sgd", "sde", "langevin") for k in ("runs", "jumped", "diverged", "returned")}
     numbers.update({f"{d}_wait": (10.0, 5.0, 20.0) for d in ("sgd", "sde", "langevin")})
+    numbers.update(lr=0.3, weight_decay=0.02, m=16, t_max=100.0, tau=0.01)
     for kind in COMPARE_OUTCOMES:
-        r = SimpleNamespace(outcome=Outcome(kind, kind != "jumped", numbers), lr=0.3, weight_decay=0.02, m=16,
-                            t_max=100.0, tau=0.01)
+        r = SimpleNamespace(outcome=Outcome(kind, kind != "jumped", numbers))
         level = ui.SdeCompareController.words(ui.SdeCompareController.__new__(ui.SdeCompareController), r).level
         assert level == ("info" if kind == "jumped" else "warning"), (kind, level)

@@ -200,11 +200,16 @@ def test_every_failure_kind_shows_at_a_warning_level(cls, kinds, failures, resul
 
 
 def test_the_simulations_level_reaches_the_status_line():
-    """A _StationaryRun says its simulation's words at their level (it once dropped it: every line was "info")."""
-    c = us.WrongSign.__new__(us.WrongSign)  # only the status line is used
+    """A _StationaryRun says its simulation's words at their level after the closed forms' (it once dropped the
+    level: every line was "info")."""
     from ipywidgets import HTML
 
-    c.status, c._looking = HTML(), None
-    c._say_closed_form("closed form.")
-    c._say_simulation("a chain did not relax", "warning")
+    from symsgd_core.ui.base import Words
+
+    c = us.WrongSign.__new__(us.WrongSign)  # only the status line is used
+    c.status, c._looking, c.result = HTML(), None, object()
+    c._show = lambda result, **values: None
+    c.closed_form_words = lambda r, **values: Words(None, "info", "closed form.")
+    c.words = lambda r, **values: Words(None, "warning", "a chain did not relax")
+    c._draw(object())
     assert "symsgd-status-warning" in c.status.value and "closed form. Simulation: a chain" in c.status.value

@@ -18,11 +18,6 @@ from symsgd_core.ui import lifting as ul
 from symsgd_core.ui.base import Words
 from tools.figure_data import controller_classes
 
-#: Figures whose words still read result fields besides the outcome: their outcome builders live in topics this
-#: change did not own (rank_jumps, and sde_noise's live comparison). Strict: fixing one fails this list.
-NOT_YET = {"PenaltyController", "TrapController", "EnsembleController", "MechanismController", "BasinController",
-           "AnnealController", "LangevinController", "SdeCompareController"}
-
 
 def drawn_result(controller):
     """The result the controller's words were given: its simulation (a stationary figure's Run) or its result."""
@@ -38,12 +33,32 @@ def words_from_outcome_alone(controller) -> tuple[Words, Words]:
     return controller.words(result, **values), controller.words(SimpleNamespace(outcome=result.outcome), **values)
 
 
-@pytest.mark.parametrize("cls", [pytest.param(c, marks=pytest.mark.xfail(
-    c.__name__ in NOT_YET, raises=AttributeError, strict=True, reason="words read result fields (topic not owned)"))
-    for c in controller_classes()], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", controller_classes(), ids=lambda c: c.__name__)
 def test_words_come_from_the_outcome_alone(cls):
     full, alone = words_from_outcome_alone(cls(**SMALL.get(cls, {})))
     assert alone == full
+
+
+CLOSED_FORMS = [c for c in controller_classes() if c.closed_form is not None]
+
+
+@pytest.mark.parametrize("cls", CLOSED_FORMS, ids=lambda c: c.__name__)
+def test_closed_form_words_come_from_the_outcome_alone(cls):
+    """A figure that draws a closed form at once before its Run words it from that experiment's outcome too."""
+    controller = cls(**SMALL.get(cls, {}))
+    result, values = controller.result, controller.values()
+    alone = controller.closed_form_words(SimpleNamespace(outcome=result.outcome), **values)
+    assert alone == controller.closed_form_words(result, **values)
+
+
+def test_every_figure_draws_through_the_one_contract():
+    """No figure overrides the base's _update (a closed form drawn at once is its ``closed_form``), and notebook
+    03's five figures with a closed form before their Run declare it."""
+    from symsgd_core.ui.base import Controller
+
+    assert [c.__name__ for c in controller_classes() if c._update is not Controller._update] == []
+    assert {c.__name__ for c in CLOSED_FORMS} == {"DepthComparison", "FluctuationInversion", "WrongSign", "Tails",
+                                                  "DiscreteSGD"}
 
 
 class _WordsReadingAField(ul.ChainRuleController):
