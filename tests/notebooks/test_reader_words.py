@@ -3,7 +3,10 @@ written in a topic's package and not swept by tests/ui/test_ui_words.py: the cla
 sources its claims cells print (``claims.py``, ``checks.py``: what ``assert_claims`` shows, as a table and as text
 lines) and every text of its "Check yourself" exercises (question, hint, worked solution outside its ``$…$`` math,
 code prompt, options, the right answer's message, each typical mistake's message and the hint's wrong-answer
-message). The printed reports are swept by each topic's report tests (tests/*/test_*_report.py).
+message), and what a notebook prints: the lines its ``report.py`` functions write (read from the source, as the
+claims; each topic's report tests also sweep the reports built on real results, tests/*/test_*_report.py), the text
+of every ``print(...)`` in a notebook's code cells, and the comments of notebooks 04 and 05 (their owner's; the
+comments of 00–03 are listed in /work/snippets/claimwords.md).
 
 The claims are read from the source, not run (running them needs every experiment of a notebook): every string a
 ``claims.py`` or ``checks.py`` module writes (an f-string with each value as ``1``), except docstrings, error
@@ -15,7 +18,10 @@ from __future__ import annotations
 
 import ast
 import importlib
+import io
+import json
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -70,6 +76,39 @@ def source_problems(path: Path) -> list[str]:
             for p in word_problems(text)]
 
 
+#: Stored grid labels a report looks rows up by (``sde_noise.report.label_words`` turns them into words before
+#: printing): keys, not text.
+STORED_LABELS = frozenset(raw for raw, _words in importlib.import_module("symsgd_core.sde_noise.report")._LABEL_WORDS)
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("0[0-5]_*.ipynb"))
+#: The notebooks whose code comments this sweep reads (the others' owners: /work/snippets/claimwords.md).
+COMMENTED = ("04_one_way_rank_jumps.ipynb", "05_sgd_noise_sde.ipynb")
+
+
+def _code_cells(path: Path) -> list[str]:
+    """A notebook's code cells, without IPython's ``%`` and ``!`` lines."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return ["\n".join(ln for ln in "".join(c["source"]).splitlines() if not ln.lstrip().startswith(("%", "!")))
+            for c in cells if c["cell_type"] == "code"]
+
+
+def printed_strings(source: str) -> list[str]:
+    """The literal text of every ``print(...)`` argument in ``source`` (an f-string with each value as ``1``)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    out.append(arg.value)
+                elif isinstance(arg, ast.JoinedStr):
+                    out.append("".join(v.value if isinstance(v, ast.Constant) else "1" for v in arg.values))
+    return out
+
+
+def comments(source: str) -> list[str]:
+    """The comments of ``source``."""
+    return [t.string for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
+
+
 def exercise_texts(ex) -> list[tuple[str, str]]:
     """``(what, text)`` of every text of exercise ``ex`` a reader sees (the worked solution without its math)."""
     texts = [("question", ex.question), ("hint", ex.hint), ("worked", MARKDOWN_MATH.sub(" ", ex.worked)),
@@ -93,6 +132,31 @@ def exercise_problems(exercises: dict) -> list[str]:
 def test_claim_and_check_statements_follow_the_word_rule(topic, module):
     problems = source_problems(ROOT / "symsgd_core" / topic / f"{module}.py")
     assert not problems, f"{len(problems)} raw forms:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("topic", [t for t in TOPICS if t != "lifting"])  # notebook 02 prints no report
+def test_report_lines_follow_the_word_rule(topic):
+    path = ROOT / "symsgd_core" / topic / "report.py"
+    problems = [f"{path.name}:{line}: {p}" for line, text in shown_strings(path.read_text(encoding="utf-8"))
+                if text not in STORED_LABELS for p in word_problems(text)]
+    assert not problems, f"{len(problems)} raw forms:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name[:2])
+def test_what_a_notebook_prints_and_its_comments_follow_the_word_rule(path):
+    cells = _code_cells(path)
+    texts = [text for source in cells for text in printed_strings(source)]
+    if path.name in COMMENTED:
+        texts += [text for source in cells for text in comments(source)]
+    problems = [p for text in texts for p in word_problems(text)]
+    assert not problems, f"{len(problems)} raw forms:\n" + "\n".join(problems)
+
+
+def test_the_notebook_readers_find_a_printed_raw_form_and_skip_values():
+    source = 'x = 1  # in B_1\nprint(f"s_2 = {d[\'s_2\']:.3g}", "λ_max", y)\nprint(rows)'
+    assert printed_strings(source) == ["s_2 = 1", "λ_max"] and comments(source) == ["# in B_1"]
+    assert all(word_problems(t) for t in [*printed_strings(source), *comments(source)])
+    assert "Langevin 1× τ_match" in STORED_LABELS
 
 
 @pytest.mark.parametrize("topic", TOPICS)
