@@ -211,7 +211,7 @@ def check_symmetry_per_sample(seed: int = 0, *, instances: Sequence[Instance] | 
         results.append(make_result(
             f"balance.symmetry[{inst.label}]",
             "θᵀJ∇ℓ(θ, x) = 0 for every sample x and every symmetry pair: the infinitesimal rescaling "
-            f"symmetry Σu_i∂ℓ/∂u_i = Σw_j∂ℓ/∂w_j ({m.name})",
+            f"symmetry Σᵢ uᵢ∂ℓ/∂uᵢ = Σⱼ wⱼ∂ℓ/∂wⱼ ({m.name})",
             worst, roundoff_tolerance(1.0, P),
             _RO_SOURCE.format(n=P, what="the P parameters") + "; measured is the relative residual",
             details={"model": m.name, "n_params": P, "n_pairs": len(m.pairs), "runs": int(inst.theta.shape[0]),
@@ -502,10 +502,11 @@ def check_discrete_identity(seed: int = 0, *, lr: float = 0.1, batch_size: int =
     n1 = S + 8
     results = [make_result(
         "balance.discrete.scalar",
-        "u'² − w'² = (1 − η²ḡ_ℬ²)(u² − w²) for one SGD step of ℓ = (uwx − y)², any minibatch, "
-        f"ḡ_ℬ = mean_ℬ ∂ℓ̃/∂(uw) (η = {eta:g}, S = {S}, {R} draws)",
+        "u'² − w'² = (1 − η²ḡ²)(u² − w²) for one SGD step of ℓ = (uwx − y)², any minibatch, "
+        f"ḡ = the mini-batch mean of ∂ℓ̃/∂(uw) (η = {eta:g}, S = {S}, {R} draws)",
         rel1, roundoff_tolerance(1.0, n1),
-        _RO_SOURCE.format(n=n1, what="S + 8") + "; measured: |diff| / (|u|+|w|)²(1 + η·mean_ℬ|∂ℓ̃/∂(uw)|)²",
+        _RO_SOURCE.format(n=n1, what="S + 8") + "; measured: |diff| / (|u|+|w|)²(1 + η·(mini-batch mean of "
+                                                "|∂ℓ̃/∂(uw)|))²",
         details={"lr": eta, "batch_size": S, "runs": R,
                  "max_eta2_gbar2": float(np.max(eta**2 * g_bar**2))})]
     # ---- row 2: every model, Δ(‖u‖² − ‖w‖²) = η²(‖∇_u‖² − ‖∇_w‖²)
@@ -527,10 +528,12 @@ def check_discrete_identity(seed: int = 0, *, lr: float = 0.1, batch_size: int =
         n2 = max(n2, m.n_params + S)
     results.append(make_result(
         "balance.discrete.general",
-        "Δ(‖u‖² − ‖w‖²) = η²(‖∇_uL_ℬ‖² − ‖∇_wL_ℬ‖²) for one SGD step, any symmetric model and minibatch "
+        "Δ(‖u‖² − ‖w‖²) = η²(‖∇ᵤL‖² − ‖∇_wL‖²) (L: the mini-batch loss) for one SGD step, any symmetric model and "
+        "minibatch "
         f"(η = {eta:g}, S = {S})",
         _worst(rel2)[1], roundoff_tolerance(1.0, n2),
-        _RO_SOURCE.format(n=n2, what="P + S") + "; measured: |diff| / (‖θ‖² + ‖θ'‖² + 2η|θ|ᵀmean|∇ℓ| + η²‖∇𝓛_ℬ‖²)",
+        _RO_SOURCE.format(n=n2, what="P + S") + "; measured: |diff| / (‖θ‖² + ‖θ'‖² + 2η|θ|ᵀmean|∇ℓ| + η²‖∇𝓛‖² (𝓛: "
+                                                "the mini-batch loss))",
         details={"per_model": rel2}))
     return results
 
@@ -819,7 +822,7 @@ def check_corollary_decay(seed: int = 0, *, runs: int = 1000, lr: float = 0.01, 
         what = f"4Tσ² = {r:.3g}" if gamma == 0 else f"4Tσ² + 4γ = {r:.3g} (γ = {gamma:g})"
         results.append(make_result(
             label,
-            f"E|u² − w²|(t) ≤ |G₀|e^(−rate·t): the SGD ensemble decays at least at Cor. 3.3's rate {what} "
+            f"E|u² − w²|(t) ≤ |G₀|·exp(−rate·t): the SGD ensemble decays at least at Cor. 3.3's rate {what} "
             f"(η = {eta:g}, S = {S}, start {tuple(th0.tolist())}, t ≤ {t_end:g})",
             float(excess[k - 1]), mc_tolerance(1.0, Z_MC),
             f"z = {Z_MC:g}: measured is max_(t>0) (E|G| − bound)/SE(E|G|) in standard errors (< 0: below the "
@@ -955,13 +958,13 @@ def check_one_zero_eigenvalue(eigenvalues, n_params: int, label: str = "") -> li
     where = f" ({label})" if label else ""
     return [
         make_result("balance.spectrum.one_zero",
-                    f"C has a zero eigenvalue{where}: λ_min = {lam[0]:.3g}", abs(float(lam[0])), tol,
-                    _RO_SOURCE.format(n=int(n_params), what="eigh of a P × P matrix, scale λ_max"),
+                    f"C has a zero eigenvalue{where}: λₘᵢₙ = {lam[0]:.3g}", abs(float(lam[0])), tol,
+                    _RO_SOURCE.format(n=int(n_params), what="eigh of a P × P matrix, scale λₘₐₓ"),
                     details={"eigenvalues": lam.tolist()}),
         make_result("balance.spectrum.only_one",
                     f"… and only one{where}: the next eigenvalue {lam[1]:.3g} is at least {ZERO_EIGENVALUE_MARGIN:g} "
                     "times the round-off bound", float(lam[1]), ZERO_EIGENVALUE_MARGIN * tol,
-                    f"stated margin: {ZERO_EIGENVALUE_MARGIN:g} × the round-off bound of λ_min", relation=">=",
+                    f"stated margin: {ZERO_EIGENVALUE_MARGIN:g} × the round-off bound of λₘᵢₙ", relation=">=",
                     details={"eigenvalues": lam.tolist()}),
     ]
 
@@ -1158,7 +1161,7 @@ def check_relu_teacher_ratio(seed: int = 0, *, d: int = 20, sigma: float = 1.0, 
     target = d / (d + 1) if predicted is None else float(predicted)
     return [make_result(
         "balance.relu.teacher_ratio",
-        f"at the ReLU teacher ({d} → {2 * d} → {d}), noise balance of each neuron means ‖u_i‖²/‖w_i‖² = "
+        f"at the ReLU teacher ({d} → {2 * d} → {d}), noise balance of each neuron means ‖uᵢ‖²/‖wᵢ‖² = "
         f"d_out/(d_in + 1) = {target:.4g}: measured {mean:.4g}",
         abs(mean - target), mc_tolerance(se, Z_MC),
         f"z = {Z_MC:g} standard errors (delta method over {nb} batches of {per} samples)",

@@ -234,7 +234,8 @@ def three_dynamics_claims(result: ThreeDynamicsResult) -> list[CheckResult]:
     facts = discrete_step_factors(th, st["lr"]) if th.shape[0] >= 2 else None
     rel = np.abs(facts["residual"]) / facts["tolerance"] if facts is not None else np.zeros(0)
     rows.append(make_result(
-        "balance.discrete.trajectory", "Every step of this SGD run: u'² − w'² = (1 − η²ḡ_ℬ²)(u² − w²)",
+        "balance.discrete.trajectory", "Every step of this SGD run: u'² − w'² = (1 − η²ḡ²)(u² − w²), ḡ the "
+                                       "mini-batch mean gradient",
         float(np.max(rel)) if rel.size else NOTHING_MEASURED, 1.0,
         "measured in units of the per-step round-off bound 64·12·eps·(u² + w²)·max(1, η²ḡ²)",
         details={"steps": int(rel.size)}))
@@ -248,7 +249,8 @@ def three_dynamics_claims(result: ThreeDynamicsResult) -> list[CheckResult]:
         safe = eta_g <= math.sqrt(2.0)
     rows.append(make_result(
         "balance.discrete.monotone",
-        "|u² − w²| never grows along this SGD run at steps with η|ḡ_ℬ| ≤ √2 (|1 − η²ḡ²| ≤ 1)",
+        "|u² − w²| never grows along this SGD run at steps with η|ḡ| ≤ √2, ḡ the mini-batch mean gradient (|1 − η²ḡ²| "
+        "≤ 1)",
         float(np.max(ratio[safe])) if safe.any() else NOTHING_MEASURED, 1.0,
         "measured in units of the per-step round-off bound",
         details={"max_eta_g": float(np.max(eta_g)) if eta_g.size else NOTHING_MEASURED,
@@ -318,13 +320,15 @@ def discrete_breakdown_claims(result: DiscreteBreakdownResult) -> list[CheckResu
     step to test (the run did not move)."""
     facts = result.facts
     if facts is None:
-        return [make_result("balance.discrete.trajectory", "u'² − w'² = (1 − η²ḡ_ℬ²)(u² − w²) at every step "
+        return [make_result("balance.discrete.trajectory", "u'² − w'² = (1 − η²ḡ²)(u² − w²) (ḡ: the mini-batch mean "
+                                                           "gradient) at every step "
                             "(no step to test: the run did not move)", NOTHING_MEASURED, 1.0, "n/a",
                             details={"steps": 0})]
     rel = np.abs(facts["residual"]) / facts["tolerance"]
     return [make_result(
         "balance.discrete.trajectory",
-        f"Every step of this SGD run (η = {result.lr:.3g}): u'² − w'² = (1 − η²ḡ_ℬ²)(u² − w²), ḡ_ℬ read off the step",
+        f"Every step of this SGD run (η = {result.lr:.3g}): u'² − w'² = (1 − η²ḡ²)(u² − w²), ḡ the mini-batch mean "
+        "gradient read off the step",
         float(np.max(rel)), 1.0,
         "measured in units of the per-step round-off bound 64·12·eps·(u² + w²)·max(1, η²ḡ²)",
         details={"steps": int(rel.size)})]

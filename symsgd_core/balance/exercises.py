@@ -105,7 +105,7 @@ def _step_factor_exercise() -> Exercise:
     factor = scalar_step_factor(p["lr"], p["g_bar"])
     right = factor * G
     question = (f"One SGD step of the scalar model from (u, w) = ({p['u']:g}, {p['w']:g}) with η = {p['lr']:g} hits "
-                f"a minibatch whose mean ∂ℓ/∂(uw) is ḡ_ℬ = {p['g_bar']:g}. What is u'² − w'² after the step?")
+                f"a minibatch whose mean ∂ℓ/∂(uw) is ḡ = {p['g_bar']:g}. What is u'² − w'² after the step?")
     why = f"u' = u − ηḡw and w' = w − ηḡu give u'² − w'² = (1 − η²ḡ²)(u² − w²) = {factor:g} × {G:g} = {right:g}."
     if factor < 0:
         why += " The factor is negative: one large step flipped the sign of G, which no continuous-time picture can do."
@@ -172,7 +172,7 @@ def _sqrt_null_space_exercise() -> Exercise:
     right = root @ x
     shown = ", ".join(f"{v:g}" for v in right)
     question = ("C = [[2, 2], [2, 2]] is a covariance matrix (eigenvalues 4 and 0). For x = (2, −1), compute the "
-                "vector √C x, with the matrix square root √C = U Λ^½ Uᵀ. Give its two entries.")
+                "vector √C x, with the matrix square root √C = U Λ¹ᐟ² Uᵀ. Give its two entries.")
     why = (f"x = (1/2)(1, 1) + (3/2)(1, −1). C and √C both kill the (1, −1) part (null space); √C multiplies the "
            f"(1, 1) part by √4 = 2: √C x = ({shown}).")
     ex = vector_exercise(
@@ -180,7 +180,7 @@ def _sqrt_null_space_exercise() -> Exercise:
         "split x along the eigenvectors of C; √C scales each part by the square root of its eigenvalue.",
         solution=(1.0, 1.0), abs_tol=1e-3, code_prompt="√C x, as a list of two numbers",
         mistakes=[(np.sqrt(C) @ x, "that is the entrywise square root of C applied to x; the matrix square root "
-                                   "is U Λ^½ Uᵀ, not √ of each entry."),
+                                   "is U Λ¹ᐟ² Uᵀ, not √ of each entry."),
                   (C @ x, "that is C x; √C takes the square root of the eigenvalue 4, not the eigenvalue itself."),
                   (np.zeros(2), "√C kills only the part of x along the null direction (1, −1); x also has a part "
                                 "along (1, 1).")])

@@ -74,6 +74,6 @@ def relu_run_report(run: ReLUBalanceRun, teacher_seed: int = 0) -> Report:
         f"{d['floor']:g}; ‖W₁‖² still grows at {d['w_sq_slope']:.3f} ± {d['w_sq_slope_se']:.3f} per unit t; norm "
         f"ratio {d['norm_ratio_end']:.3f} now, per-neuron prediction at the teacher d_out/(d_in + 1) = "
         f"{d['teacher_ratio']:.3f}",
-        f"at the teacher (20 → 40 → 20, computing y = x exactly): balanced ‖u_i‖²/‖w_i‖² = "
+        f"at the teacher (20 → 40 → 20, computing y = x exactly): balanced ‖uᵢ‖²/‖wᵢ‖² = "
         f"{teacher[0].details['ratio']:.4f}, predicted d_out/(d_in + 1) = {teacher[0].details['predicted']:.4f}",
     ], [*transient, *teacher])

@@ -91,7 +91,7 @@ def check_rescaling_symmetry(seed: int = 0, m: int = 2, n: int = 3, n_samples: i
     return _finish("lifting.rescaling_symmetry",
                    "(λu)(w/λ)ᵀ = u wᵀ and ℓ(λu, w/λ, x) = ℓ(u, w, x) per sample, for λ > 0",
                    rel, max(_n_terms(c, 2) for c in cases),
-                   f"float64 round-off: {SAFETY_NOTE}; scales = Σ(f(|u|,|w|,|x|) + |y|)² and max|u_i w_j|", details)
+                   f"float64 round-off: {SAFETY_NOTE}; scales = Σ(f(|u|,|w|,|x|) + |y|)² and max|uᵢwⱼ|", details)
 
 
 @register("lifting.generic_agrees_on_rank1")
@@ -157,7 +157,7 @@ def check_euler_identity(seed: int = 0, m: int = 2, n: int = 3, n_samples: int =
         rel.append(float(np.max(euler / (s_w * np.linalg.norm(case.w)))))
         details[case.model.key] = {"max_abs_w_dot_grad": float(euler.max()),
                                    "max_norm_dl_tilde_dw": float(_norms(gw).max())}
-    return _finish("lifting.euler_identity", "Euler: Σ_j w_j ∂ℓ̃/∂w_j = 0 per sample, for ℓ̃(M, w) = ℓ(Mw/‖w‖², w)",
+    return _finish("lifting.euler_identity", "Euler: Σⱼ wⱼ ∂ℓ̃/∂wⱼ = 0 per sample, for ℓ̃(M, w) = ℓ(Mw/‖w‖², w)",
                    rel, max(_n_terms(c) for c in cases),
                    f"float64 round-off: {SAFETY_NOTE}; scale = ‖w‖ × the ∂ℓ̃/∂w scale", details)
 
@@ -228,7 +228,7 @@ def check_w_free_lifting(seed: int = 0, m: int = 2, n: int = 3, n_samples: int =
     return _finish("lifting.w_free_lifting",
                    "w-free F(M) = ℓ(Mŵ, ŵ): F(uwᵀ) = ℓ(u, w), ∂ℓ/∂u = (∂F/∂M)w, ∂ℓ/∂w = (∂F/∂M)ᵀu (wᵀr > 0)",
                    rel, max(_n_terms(c) for c in cases),
-                   f"float64 round-off: {SAFETY_NOTE}; scale = majorant + term sizes, × κ_r = ‖w‖‖r‖/|wᵀr|",
+                   f"float64 round-off: {SAFETY_NOTE}; scale = majorant + term sizes, × κᵣ = ‖w‖‖r‖/|wᵀr|",
                    details)
 
 
@@ -259,9 +259,10 @@ def check_natural_tangent_action(seed: int = 0, m: int = 2, n: int = 3, n_sample
         rel.append(float(max(np.max(eu / s_u), np.max(ew / s_w))))
         details[case.model.key] = {"max_error_Dw": float(eu.max()), "max_error_DTu": float(ew.max())}
     return _finish("lifting.natural_tangent_action",
-                   "natural lifting and F: same action on the tangent space, (A_nat − A_F)w = 0, (A_nat − A_F)ᵀu = 0",
+                   "natural lifting and F: same action on the tangent space, (A_nat − A_lift)w = 0, (A_nat − "
+                   "A_lift)ᵀu = 0 with A_lift the A of F",
                    rel, max(_n_terms(c) for c in cases),
-                   f"float64 round-off: {SAFETY_NOTE}; scale = majorant + ‖A‖ sizes, × κ_r", details)
+                   f"float64 round-off: {SAFETY_NOTE}; scale = majorant + ‖A‖ sizes, × κᵣ", details)
 
 
 @register("lifting.natural_differs")
@@ -285,7 +286,7 @@ def check_natural_differs(seed: int = 0, m: int = 2, n: int = 3, n_samples: int 
                                    "max_norm_A_nat": float(_norms(A_nat).max())}
     return _finish("lifting.natural_differs", "∂F_nat/∂M ≠ ∂F/∂M off the tangent space (two liftings, two gradients)",
                    rel, max(_n_terms(c) for c in cases),
-                   f"must exceed float64 round-off: {SAFETY_NOTE}; scale = majorant/‖·‖ + ‖A‖ sizes, × κ_r",
+                   f"must exceed float64 round-off: {SAFETY_NOTE}; scale = majorant/‖·‖ + ‖A‖ sizes, × κᵣ",
                    details, relation=">=")
 
 

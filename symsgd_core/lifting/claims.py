@@ -70,6 +70,6 @@ def tangent_projection_claim(case: LiftingCase) -> CheckResult:
     gap = float(np.abs(A_F - tangent_projection(A_nat, case.u, case.w)).max())
     m, n = case.u.size, case.w.size
     return make_result("lifting.w_free_is_tangent_projection",
-                       f"A_F is the tangent projection of A_nat ({m}×{n} {case.model.key} model)", gap,
+                       f"the F lifting's A is the tangent projection of A_nat ({m}×{n} {case.model.key} model)", gap,
                        roundoff_tolerance(reference_condition(case) * np.abs(A_nat).max(), m * n + m + n),
                        "float64 round-off × the reference direction's condition number")

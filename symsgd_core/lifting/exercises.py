@@ -56,14 +56,14 @@ def _check_grad_w_function(answer) -> Feedback:
         want = A.T @ u
         if got.shape != want.shape or not np.allclose(got, want, rtol=1e-12, atol=1e-12):
             if m == n and got.shape == want.shape and np.allclose(got, A @ u):
-                return Feedback("wrong", "that is A u: with A_ij = ∂F/∂M_ij and M_ij = u_i w_j, "
-                                         "∂ℓ/∂w_j = Σ_i u_i A_ij.")
+                return Feedback("wrong", "that is A u: with Aᵢⱼ = ∂F/∂Mᵢⱼ and Mᵢⱼ = uᵢwⱼ, "
+                                         "∂ℓ/∂wⱼ = Σᵢ uᵢAᵢⱼ.")
             if got.shape != want.shape:
                 return Feedback("wrong", f"wrong for A of shape {A.shape}: expected shape {want.shape}, "
                                          f"got {got.shape}.")
             return Feedback("wrong", f"right shape, wrong values (for A of shape {A.shape}, off by up to "
-                                     f"{np.max(np.abs(got - want)):.3g}). Hint: ∂ℓ/∂w_j = Σ_i (∂F/∂M_ij)(∂M_ij/∂w_j) "
-                                     f"with ∂M_ij/∂w_j = u_i.")
+                                     f"{np.max(np.abs(got - want)):.3g}). Hint: ∂ℓ/∂wⱼ = Σᵢ (∂F/∂Mᵢⱼ)(∂Mᵢⱼ/∂wⱼ) "
+                                     f"with ∂Mᵢⱼ/∂wⱼ = uᵢ.")
     return Feedback("right", "∂ℓ/∂w = Aᵀu (and ∂ℓ/∂u = A w), the chain rule through M = u wᵀ.")
 
 
@@ -105,11 +105,11 @@ _WORKED = {
                         "SGD moves, since $dG/dt = T(\\mathrm{Tr}_u - \\mathrm{Tr}_w)$."),
 }
 _HINTS = {
-    "det_rank1": "Write out the four entries u_i w_j, then compare the two rows: how are they related?",
+    "det_rank1": "Write out the four entries uᵢwⱼ, then compare the two rows: how are they related?",
     "midpoint_det": "Add the two matrices first; which matrix is their sum?",
     "euler_direction": "Differentiate ℓ̃(M, λw) = ℓ̃(M, w) with respect to λ at λ = 1: which vector appears in the "
                        "dot product with ∂ℓ̃/∂w?",
-    "grad_w_function": "Use the chain rule through M_ij = u_i w_j: ∂M_ij/∂w_k is non-zero only when j = k.",
+    "grad_w_function": "Use the chain rule through Mᵢⱼ = uᵢwⱼ: ∂Mᵢⱼ/∂wₖ is non-zero only when j = k.",
     "relu_sign": "Compute (−w)ᵀx first: is the neuron on or off? Then evaluate the prediction and the squared error.",
     "balanced_lambda": "Write both traces as functions of λ and set them equal; solve for λ⁴ first.",
 }
@@ -133,7 +133,7 @@ _CODE_PROMPTS = {
 EXERCISES = exercises_by_name((_with_solutions(ex) for ex in (
     number_exercise("det_rank1", "What is det(u wᵀ) for u = (1, 2), w = (3, −1)?", 0.0,
                     "u wᵀ = [[3, −1], [6, −2]] and 3·(−2) − (−1)·6 = 0: every u wᵀ has rank ≤ 1.",
-                    "write out the four entries u_i w_j first.", solution=0.0, rel_tol=1e-9, abs_tol=1e-9,
+                    "write out the four entries uᵢwⱼ first.", solution=0.0, rel_tol=1e-9, abs_tol=1e-9,
                     close_tol=1e-2),
     number_exercise("midpoint_det", "M₁ = e₁e₁ᵀ and M₂ = e₂e₂ᵀ have rank 1. What is det((M₁ + M₂)/2)?", 0.25,
                     "The midpoint is I/2, whose determinant is 1/4 ≠ 0: the rank-1 set is not a linear subspace "
@@ -141,8 +141,8 @@ EXERCISES = exercises_by_name((_with_solutions(ex) for ex in (
     Exercise("euler_direction", "For ℓ̃(M, w) = ℓ(Mw/‖w‖², w) at w = (2, 1), give a non-zero vector that ∂ℓ̃/∂w "
              "is always orthogonal to.", _check_direction, "vector", solution=(2.0, 1.0),
              mistakes=(((1.0, -2.0), "not that one"), ((0.0, 0.0), "non-zero"))),
-    Exercise("grad_w_function", "Write grad_w(A, u, w) that returns ∂ℓ/∂w from A = ∂F/∂M (A_ij = ∂F/∂M_ij, "
-             "M_ij = u_i w_j).", _check_grad_w_function, "code", solution=lambda A, u, w: A.T @ u,
+    Exercise("grad_w_function", "Write grad_w(A, u, w) that returns ∂ℓ/∂w from A = ∂F/∂M (Aᵢⱼ = ∂F/∂Mᵢⱼ, "
+             "Mᵢⱼ = uᵢwⱼ).", _check_grad_w_function, "code", solution=lambda A, u, w: A.T @ u,
              mistakes=((lambda A, u, w: A @ w, "expected shape"),
                        (lambda A, u, w: A.sum(axis=0), "right shape, wrong values"))),
     number_exercise("relu_sign", "ReLU neuron f(x) = u relu(wᵀx) with u = 2, w = (1, −0.5), one sample x = (1, 1), "

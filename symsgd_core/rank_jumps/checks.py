@@ -114,9 +114,9 @@ def check_balanced_at_gd_minimum(seed: int = 0, eps: float = EXP.eps, depth: int
     tol = float(np.max(bound)) + roundoff_tolerance(wmax**2, n_terms=width)
     return make_result(
         "rank_jumps.balanced_at_gd_minimum",
-        "GD minima of 𝓛_γ (γ>0) are balanced: W_{ℓ+1}ᵀW_{ℓ+1} = W_ℓW_ℓᵀ for every ℓ",
+        "GD minima of 𝓛ᵧ (γ>0) are balanced: Wₗ₊₁ᵀWₗ₊₁ = WₗWₗᵀ for every ℓ",
         float(np.max(imbalance)), tol,
-        "max_ℓ(‖W_{ℓ+1}‖‖G_{ℓ+1}‖+‖G_ℓ‖‖W_ℓ‖)/(2γ) from the identity W_{ℓ+1}ᵀG_{ℓ+1}−G_ℓW_ℓᵀ=2γD_ℓ at the end "
+        "maxₗ(‖Wₗ₊₁‖‖Gₗ₊₁‖+‖Gₗ‖‖Wₗ‖)/(2γ) from the identity Wₗ₊₁ᵀGₗ₊₁−GₗWₗᵀ=2γDₗ at the end "
         "point (residual gradient G) + 64·w·eps·max‖W‖² round-off",
         details={"imbalance": imbalance.tolist(), "gradient_norm": np.linalg.norm(grad.flat, axis=1).tolist(),
                  "bound": bound.tolist(), "singular_values": singular_values(end).tolist(),
@@ -170,7 +170,7 @@ def check_induced_penalty_at_balanced_points(seed: int = 0, depths=(1, 2, 3, 4, 
     tol = roundoff_tolerance(4.0, n_terms=n_terms)
     return make_result(
         "rank_jumps.induced_penalty_at_balanced_points",
-        "at balanced points ‖θ‖² = L Σ_k s_k(A)^{2/L}",
+        "at balanced points ‖θ‖² = L Σₖ sₖ(A)²ᐟᴸ",
         max(errs), tol,
         f"64·{n_terms}·eps·κ with κ ≤ 4 the condition number of the test matrices (SVD backward error, "
         "L-fold products, sum of squares)",
@@ -209,7 +209,7 @@ def check_induced_penalty_is_minimal(seed: int = 0, depths=(2, 3, 4), width: int
     tol = -roundoff_tolerance(4.0 * cond_max, n_terms=max(depths) * 2 * width)
     return make_result(
         "rank_jumps.induced_penalty_is_minimal",
-        "min over factorisations A = W_L⋯W_1 of ‖θ‖² is L Σ_k s_k(A)^{2/L}",
+        "over the factorisations of A into L layers the smallest ‖θ‖² is L Σₖ sₖ(A)²ᐟᴸ",
         min(excess), tol,
         "−64·n·eps·κ(A)·max cond(G): round-off of inserting G, G⁻¹ and of the SVD",
         relation=">=",
@@ -242,7 +242,7 @@ def check_forced_sampling_decay(seed: int = 0, eps: float = EXP.eps, depth: int 
     tol = roundoff_tolerance(1.0, n_terms=n_steps + 1)
     return make_result(
         "rank_jumps.forced_sampling_decay",
-        "forced sampling of row 0: the unsampled row of W_L shrinks by exactly (1 − 2ηγ)^t",
+        "forced sampling of row 0: the unsampled row of the last layer shrinks by exactly (1 − 2ηγ)ᵗ",
         rel, tol, f"64·(t+1)·eps: one rounding per step over t = {n_steps} steps",
         details={"factor": factor, "t": n_steps, "lr": lr, "weight_decay": weight_decay,
                  "row_norm_start": float(np.linalg.norm(start)), "row_norm_end": float(np.linalg.norm(end)),
@@ -269,7 +269,7 @@ def check_absorption_after_forced_sampling(seed: int = 0, eps: float = EXP.eps, 
     not tested and the result says so (:func:`~symsgd_core.core.checking.precondition_not_met`), not FAIL.
     """
     name = "rank_jumps.absorption_after_forced_sampling"
-    claim = "after forced sampling B_1 is absorbing: free GD and SGD never regrow any layer's s₂ (L ≥ 3)"
+    claim = "after forced sampling B₁ is absorbing: free GD and SGD never regrow any layer's s₂ (L ≥ 3)"
     problem = epsilon_completion(eps)
     start = phase0_minima(eps=eps, n_runs=n_runs, seed=seed, depth=depth, width=width, weight_decay=weight_decay)
     forced = run(start, problem, forced_steps, method="forced", entries=problem.row_entries([0]), lr=lr,
@@ -281,9 +281,9 @@ def check_absorption_after_forced_sampling(seed: int = 0, eps: float = EXP.eps, 
         crit = DEFAULT_B_CRITERION
         return precondition_not_met(
             name, claim,
-            f"forcing ({forced_steps} steps at η = {lr:g}, γ = {weight_decay:g}) did not put every run in B_1: "
+            f"forcing ({forced_steps} steps at η = {lr:g}, γ = {weight_decay:g}) did not put every run in B₁: "
             f"{int((~reached).sum())} of {reached.size} outside (largest layer s₂ = {float(np.nanmax(s2_start)):.3g}; "
-            f"B_1 needs every layer's s₂ ≤ ε₁ = {crit.eps_rank:g}, ‖θ‖² ≤ R = {crit.R:g}, imbalance ≤ ε₂ = "
+            f"B₁ needs every layer's s₂ ≤ ε₁ = {crit.eps_rank:g}, ‖θ‖² ≤ R = {crit.R:g}, imbalance ≤ ε₂ = "
             f"{crit.eps_balance:g})",
             details={"s2_after_forcing": s2_start.tolist(), "rank_after_forcing": forced.final_rank.tolist(),
                      "norm_sq_after_forcing": forced.final.norm_sq().tolist(),
@@ -331,7 +331,7 @@ def check_exact_decay(record: ForcedRecord, depth: int) -> CheckResult:
         measured = float("nan")
     return make_result(
         "rank_jumps.exact_row_decay",
-        "under forced sampling of rows R, every other row of W_L obeys ‖row‖_t = (1 − 2ηγ)^t ‖row‖_0",
+        "under forced sampling of rows R, every other row of the last layer obeys ‖row‖ₜ = (1 − 2ηγ)ᵗ ‖row‖₀",
         measured, roundoff_tolerance(1.0, t),
         f"float64 round-off of {t} products (64·t·eps, relative)", "<=",
         {"steps": t, "records_compared": n_compared, "factor": weight_decay_factor(record.lr, record.weight_decay, t)})
@@ -383,7 +383,7 @@ def check_balanced_norm(A, depth: int, seed: int = 0, penalty=None) -> CheckResu
     norm = float(params.norm_sq()[0])
     formula = float(penalty(A, L))
     rel = abs(norm - formula) / max(abs(formula), np.finfo(float).tiny)
-    return make_result("rank_jumps.balanced_norm", "a balanced factorisation has ‖θ‖² = L Σ s_k(A)^(2/L)",
+    return make_result("rank_jumps.balanced_norm", "a balanced factorisation has ‖θ‖² = L Σₖ sₖ(A)²ᐟᴸ",
                        rel, roundoff_tolerance(1.0, arch.n_params),
                        f"float64 round-off of the {arch.n_params}-term sum ‖θ‖² (relative)", "<=",
                        {"norm_sq": norm, "formula": formula})
@@ -423,11 +423,11 @@ def check_explosion(base: Params, i_values=(1, 2, 4, 8, 16, 64, 256, 1024), form
                "imbalance_max": float(e["imbalance"].max()), "fitted_exponent": p,
                "dA_exponent": fitted_exponent(e["i"], e["dA"])}
     return [make_result("rank_jumps.explosion_distance",
-                        "this project's balanced θ_i with A_i = Â + u vᵀ/i: ‖θ_i − θ̂‖² = L·i^(−2/L) "
-                        "(i^(−2/L) per layer; the reply prints the per-layer value)",
-                        rel, tol, f"64·P·eps, P = {base.arch.n_params} terms in ‖θ_i − θ̂‖² (relative)", "<=", details),
+                        "this project's balanced θᵢ with Aᵢ = Â + u vᵀ/i: ‖θᵢ − θ̂‖² = L·i⁻²ᐟᴸ "
+                        "(i⁻²ᐟᴸ per layer; the reply prints the per-layer value)",
+                        rel, tol, f"64·P·eps, P = {base.arch.n_params} terms in ‖θᵢ − θ̂‖² (relative)", "<=", details),
             make_result("rank_jumps.explosion_exponent",
-                        "‖θ_i − θ̂‖² ∝ i^(−2/L) while ‖A_i − Â‖ ∝ i^(−1): parameters move much further than A",
+                        "‖θᵢ − θ̂‖² ∝ i⁻²ᐟᴸ while ‖Aᵢ − Â‖ ∝ i⁻¹: parameters move much further than A",
                         abs(p - p_formula), slope_tol, "2·(relative round-off)/ln(i_max/i_min)", "<=",
                         {**details, "formula_exponent": p_formula})]
 
@@ -465,8 +465,8 @@ def check_imbalance_step(params: Params, problem: CompletionProblem, lr: float, 
     width = max(params.arch.dims)
     eta_term = max(float(np.max(np.linalg.norm(x, axis=(1, 2)))) for x in drive) * lr**2
     return make_result("rank_jumps.imbalance_step",
-                       "one SGD step on an entry maps D_ℓ = W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ to (1 − 2ηγ)²D_ℓ + η²X_ℓ, "
-                       "X_ℓ = G_{ℓ+1}ᵀG_{ℓ+1} − G_ℓG_ℓᵀ (data cross terms cancel)",
+                       "one SGD step on an entry maps Dₗ = Wₗ₊₁ᵀWₗ₊₁ − WₗWₗᵀ to (1 − 2ηγ)²Dₗ + η²Xₗ, "
+                       "Xₗ = Gₗ₊₁ᵀGₗ₊₁ − GₗGₗᵀ (data cross terms cancel)",
                        worst, roundoff_tolerance(wmax**2, n_terms=width),
                        f"64·d·eps·max‖W‖₂², d = {width}: round-off of forming D before and after the step", "<=",
                        {"lr": lr, "weight_decay": weight_decay, "noise_factor": noise_factor,
@@ -624,7 +624,7 @@ def check_raising_noise_scaling(near: dict, tolerance: float | None = None) -> l
     p = fitted_exponent(a[ok], near["share"][ok])
     tol = 4.0 * float(a[ok].max()) ** 2 if tolerance is None else float(tolerance)
     return [make_result("rank_jumps.raising_noise_scaling",
-                        "near B_1 (every layer's s₂ = a) SGD noise on rank-raising directions has share ∝ a^(2(L−1))",
+                        "near B₁ (every layer's s₂ = a) SGD noise on rank-raising directions has share ∝ a²⁽ᴸ⁻¹⁾",
                         abs(p - 2 * (L - 1)), tol, "4·a_max²: O(a²) relative next-order terms of the gradients", "<=",
                         {"fitted_exponent": p, "expected": 2 * (L - 1), "a": a.tolist(),
                          "share": near["share"].tolist()}),
@@ -649,7 +649,7 @@ def check_layer_decay(record: ForcedRecord, run: int = 0, z: float = Z_MC) -> Ch
     tol = z * se + roundoff_tolerance(1.0, record.steps.size)
     worst = max(float(np.max(np.abs(p[1:] - 1.0) / tol[1:])), float((1.0 - p[0]) / tol[0]))
     return make_result("rank_jumps.layer_decay",
-                       "forced sampling: s₂(W_ℓ) ∝ (1 − 2ηγ)^t for ℓ ≥ 2 (p_ℓ = 1), and p_1 ≥ 1 for the first layer",
+                       "forced sampling: s₂(Wₗ) ∝ (1 − 2ηγ)ᵗ for ℓ ≥ 2 (pₗ = 1), and p₁ ≥ 1 for the first layer",
                        worst, 1.0, f"{z:g} regression standard errors of each fitted exponent (+ round-off), in "
                        "units of that tolerance", "<=",
                        {"exponents": p.tolist(), "standard_errors": se.tolist(), "sum_of_exponents": float(np.sum(p))})

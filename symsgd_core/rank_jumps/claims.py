@@ -126,17 +126,17 @@ def minima_claims(start: Params, start_rank: int, rank_one: Params, problem: Com
     member = [(bool(in_B(start, 1, criterion)[0]), False), (bool(in_B(start, 2, criterion)[0]), True),
               (bool(in_B(rank_one, 1, criterion)[0]), True)]
     rows.append(_count("rank_jumps.minima.B_membership",
-                       "GD's rank-2 minimum is in B_2 and not in B_1; the rank-1 minimum is in B_1",
+                       "GD's rank-2 minimum is in B₂ and not in B₁; the rank-1 minimum is in B₁",
                        sum(got != want for got, want in member), len(member),
                        {"start_in_B1": member[0][0], "start_in_B2": member[1][0], "rank_one_in_B1": member[2][0]}))
     scales = [sgd_imbalance_scale(p, problem, lr, weight_decay)["layer_scale"] for p in (start, rank_one)]
     lo, hi = scale_range
     src = "the notebook's stated range of the printed scales (≈ 1.4 and 1.5)"
     rows.append(make_result("rank_jumps.minima.layer_scale_low",
-                            f"the layer scale max_ℓ ‖W_ℓW_ℓᵀ‖_F at both minima exceeds {lo:g}",
+                            f"the layer scale maxₗ ‖WₗWₗᵀ‖ (Frobenius) at both minima exceeds {lo:g}",
                             min(scales), _above(lo), src, ">=", {"scales": scales}))
     rows.append(make_result("rank_jumps.minima.layer_scale_high",
-                            f"the layer scale max_ℓ ‖W_ℓW_ℓᵀ‖_F at both minima is below {hi:g}",
+                            f"the layer scale maxₗ ‖WₗWₗᵀ‖ (Frobenius) at both minima is below {hi:g}",
                             max(scales), _below(hi), src, "<=", {"scales": scales}))
     rows.append(make_result("rank_jumps.minima.eps2_on_layer_scale",
                             f"ε₂ exceeds {hi:g}, the top of the layers' own scale: not small on that scale",
@@ -178,7 +178,7 @@ def explosion_claims(explosion: list[CheckResult], as_printed: CheckResult, dept
     (``as_printed``: the same check with ``i^{−2/L}`` as the total) fails with a relative error of exactly L − 1."""
     rows = list(explosion)
     rows.append(_count("rank_jumps.explosion.as_printed_fails",
-                       "the reply's formula as printed, ‖θ_i − θ̂‖² = i^{−2/L}, fails this check",
+                       "the reply's formula as printed, ‖θᵢ − θ̂‖² = i⁻²ᐟᴸ, fails this check",
                        int(bool(as_printed.passed)), 1, {"relative_error": as_printed.measured}))
     rows.append(make_result("rank_jumps.explosion.missing_factor",
                             "the printed formula's relative error is exactly L − 1: it drops the factor L",
@@ -238,13 +238,13 @@ def trap_claims(result: TrapResult, criterion: BrCriterion = DEFAULT_B_CRITERION
         _at_least("rank_jumps.trap.sgd_jumps", "at least one SGD run jumps to rank 1 from the same parameters",
                   jumped.size, 1, {"runs": int(sgd.n_runs)}),
         _nothing_if(check_no_returns(sgd), sgd.n_runs == 0),
-        _count("rank_jumps.trap.gd_in_B2", "GD's B_r trace stays at B_2 (in B_2, not in B_1) at every record",
+        _count("rank_jumps.trap.gd_in_B2", "GD's Bᵣ trace stays at B₂ (in B₂, not in B₁) at every record",
                int(np.sum(b_gd != 2)), b_gd.size),
-        _count("rank_jumps.trap.sgd_stays_in_B1", "every SGD run that jumped is in B_1 from its first record there on",
+        _count("rank_jumps.trap.sgd_stays_in_B1", "every SGD run that jumped is in B₁ from its first record there on",
                left, jumped.size if sgd.in_B is not None else 0),
         make_result("rank_jumps.trap.balance_test",
-                    "the balance test never fails: max_ℓ ‖W_{ℓ+1}ᵀW_{ℓ+1} − W_ℓW_ℓᵀ‖_F ≤ ε₂ for GD and SGD",
-                    imbalance, criterion.eps_balance, "ε₂ of the B_r criterion", "<="),
+                    "the balance test never fails: maxₗ ‖Wₗ₊₁ᵀWₗ₊₁ − WₗWₗᵀ‖ (Frobenius) ≤ ε₂ for GD and SGD",
+                    imbalance, criterion.eps_balance, "ε₂ of the Bᵣ criterion", "<="),
     ]
 
 
@@ -255,13 +255,13 @@ def step_size_claims(lam_max: float, lr: float = EXP.lr_hot, quoted: float = HOT
     limit 2 (GD's rank-2 minimum, the trap, is stable at this η)."""
     x = float(lr) * float(lam_max)
     return [
-        make_result("rank_jumps.step_size.quoted", f"η·λ_max at the demonstrations' η = {lr:g} is the text's "
-                    f"{quoted:g} to one decimal (|η·λ_max − {quoted:g}|)", abs(x - quoted), 0.05,
+        make_result("rank_jumps.step_size.quoted", f"η·λₘₐₓ at the demonstrations' η = {lr:g} is the text's "
+                    f"{quoted:g} to one decimal (|η·λₘₐₓ − {quoted:g}|)", abs(x - quoted), 0.05,
                     "half a unit of the quoted decimal", "<=", {"lr": float(lr), "lam_max": float(lam_max),
                                                                 "eta_lam_max": x}),
-        make_result("rank_jumps.step_size.not_small", "η·λ_max > 1: not a small step (outside the theorem's small η)",
+        make_result("rank_jumps.step_size.not_small", "η·λₘₐₓ > 1: not a small step (outside the theorem's small η)",
                     x, _above(1.0), "1: the step reaches the curvature scale 1/λ_max", ">="),
-        make_result("rank_jumps.step_size.gd_stable", "η·λ_max < 2: GD is stable at the rank-2 minimum", x,
+        make_result("rank_jumps.step_size.gd_stable", "η·λₘₐₓ < 2: GD is stable at the rank-2 minimum", x,
                     _below(2.0), "GD's stability limit 2", "<="),
     ]
 
@@ -296,17 +296,17 @@ def ensemble_claims(result: EnsembleResult, budget: int, criterion: BrCriterion 
         check_memoryless(result.jump_steps, budget) if np.size(result.jump_steps) else
         make_result("rank_jumps.memoryless_jumps", "the waiting times to a jump follow an exponential law (censored "
                     "at the budget)", NOTHING_MEASURED, 0.01, "no run to test", ">="),
-        _count("rank_jumps.ensemble.B1_is_rank1", "at the end a run is in B_1 exactly when it is at rank 1",
+        _count("rank_jumps.ensemble.B1_is_rank1", "at the end a run is in B₁ exactly when it is at rank 1",
                b1_agree, sgd.n_runs if sgd.in_B is not None else 0),
         make_result("rank_jumps.ensemble.balance_test",
                     "the balance test never fails: every run's imbalance ≤ ε₂ at every record",
-                    _max(sgd.balancedness), eps2, "ε₂ of the B_r criterion", "<="),
+                    _max(sgd.balancedness), eps2, "ε₂ of the Bᵣ criterion", "<="),
         make_result("rank_jumps.ensemble.eps2_margin",
                     "ε₂ has less than a factor 2 to spare: the largest imbalance of hot SGD (§0 and §2) exceeds ε₂/2",
                     hot, _above(eps2 / 2), "ε₂/2 (strict)", ">=", {"eps2": eps2}),
         make_result("rank_jumps.ensemble.eps2_above_hot",
                     "ε₂ is above the largest imbalance of hot SGD (§0 and §2)",
-                    hot, eps2, "ε₂ of the B_r criterion", "<="),
+                    hot, eps2, "ε₂ of the Bᵣ criterion", "<="),
     ]
 
 
@@ -325,10 +325,10 @@ def mechanism_claims(result: MechanismResult, problem: CompletionProblem) -> lis
                {"forced_rank": int(result.forced_rank)}),
         make_result("rank_jumps.mechanism.row_share",
                     "row 0 holds 2 of the 3 observed entries: a k-step stretch samples only it with "
-                    "probability (2/3)^k",
+                    "probability (2/3)ᵏ",
                     abs(share - 2 / 3), 0.0, "exact: a ratio of integer counts", "<=", {"share": float(share)}),
         _count("rank_jumps.mechanism.absorbed", "after the forced phase GD and SGD stay at rank 1 at every record "
-               "(B_1 is absorbing for both)", sum(int(np.sum(r != 1)) for r in after), n_after),
+               "(B₁ is absorbing for both)", sum(int(np.sum(r != 1)) for r in after), n_after),
         check_layer_decay(result.forced),
     ]
 
@@ -346,22 +346,29 @@ def basin_claims(result: BasinResult, weight_decay: float, depth: int,
     a_small = basin_radius(depth, weight_decay / 100, result.slope)
     expected = a_c * 100.0 ** (-1.0 / (depth - 2))
     return [
-        _count("rank_jumps.basin.small_pushes_return", "every push a ≤ a_c/2 is pulled back to rank 1",
+        _count("rank_jumps.basin.small_pushes_return",
+               "every push a ≤ half the first-order basin radius is pulled back to rank 1",
                int(np.sum(ranks[small] != 1)), int(np.sum(small))),
-        make_result("rank_jumps.basin.edge_low", "the measured basin edge lies above a_c/2", hi, _above(0.5 * a_c),
-                    "a_c/2: within a factor 2 of the first-order estimate (strict)", ">=", {"a_c": a_c, "hi": hi}),
-        make_result("rank_jumps.basin.edge_high", "the measured basin edge lies at or below 2·a_c", hi, 2.0 * a_c,
-                    "2·a_c: within a factor 2 of the first-order estimate", "<=", {"a_c": a_c, "hi": hi}),
+        make_result("rank_jumps.basin.edge_low", "the measured basin edge lies above half the first-order basin radius",
+                    hi, _above(0.5 * a_c),
+                    "half the first-order basin radius: within a factor 2 of the first-order estimate (strict)", ">=",
+                    {"a_c": a_c, "hi": hi}),
+        make_result("rank_jumps.basin.edge_high",
+                    "the measured basin edge lies at or below twice the first-order basin radius", hi, 2.0 * a_c,
+                    "twice the first-order basin radius: within a factor 2 of the first-order estimate", "<=",
+                    {"a_c": a_c, "hi": hi}),
         _count("rank_jumps.basin.chosen_push_inside", "the chosen push is inside the basin (ends at rank 1)",
                int(result.final_rank[-1] != 1) if result.final_rank.size else 0, int(result.final_rank.size > 0),
                {"push": float(result.alphas[-1]) if result.alphas.size else NOTHING_MEASURED}),
         make_result("rank_jumps.basin.eps1_inside", "this project's ε₁ lies inside the measured basin edge (ε₁ < lo)",
-                    lo, _above(criterion.eps_rank), "ε₁ of the B_r criterion (strict)", ">=",
+                    lo, _above(criterion.eps_rank), "ε₁ of the Bᵣ criterion (strict)", ">=",
                     {"eps_rank": criterion.eps_rank}),
         make_result("rank_jumps.basin.radius_scaling",
-                    "a_c ∝ γ^{1/(L−2)}: at γ/100 the first-order radius is a_c·100^{−1/(L−2)} (a_c/10 at L = 4)",
+                    "the first-order basin radius ∝ γ¹ᐟ⁽ᴸ⁻²⁾: at γ/100 the first-order radius is the radius at γ "
+                    "times 100⁻¹ᐟ⁽ᴸ⁻²⁾ (a tenth of it at L = 4)",
                     abs(a_small - expected), _below(1e-12 * a_c),
-                    "1e-12·a_c (strict): far above the float64 round-off of the closed form", "<=",
+                    "1e-12 × the first-order basin radius (strict): far above the float64 round-off of the closed "
+                    "form", "<=",
                     {"a_c_small": a_small, "expected": expected}),
     ]
 
@@ -383,10 +390,10 @@ def anneal_claims(result: AnnealResult, small_eps_minima: dict, quiet: EnsembleR
                "the polished runs are ordered as the minima they sit in: SGD's losses below GD's exactly when the "
                "rank-1 minimum is lower", runs_agree, int(pl.size > 1)),
         make_result("rank_jumps.anneal.rank1_lower",
-                    "at the default ε and the cold γ the rank-1 minimum has the lower 𝓛_γ (rank-1 minus rank-2 < 0)",
+                    "at the default ε and the cold γ the rank-1 minimum has the lower 𝓛ᵧ (rank-1 minus rank-2 < 0)",
                     mins["rank1"] - mins["rank2"], _below(0.0), "strictly negative", "<=", dict(mins)),
         make_result("rank_jumps.anneal.rank2_lower_small_eps",
-                    "at ε = 0.1 and the cold γ the rank-2 minimum has the lower 𝓛_γ (rank-2 minus rank-1 < 0)",
+                    "at ε = 0.1 and the cold γ the rank-2 minimum has the lower 𝓛ᵧ (rank-2 minus rank-1 < 0)",
                     small_eps_minima["rank2"] - small_eps_minima["rank1"], _below(0.0), "strictly negative", "<=",
                     dict(small_eps_minima)),
         check_no_jumps(quiet.jump_steps) if np.size(quiet.jump_steps) else
@@ -416,8 +423,8 @@ def min_norm_claims(sweep: list[dict], eps: float, depth: int, eps_grid=MIN_NORM
                f"on the ε grid the minimum-norm completion has rank 2 for every ε ≤ {last_rank2:g} and rank 1 for "
                f"every ε ≥ {first_rank1:g}", wrong, int(np.sum(judged)), {"ranks": ranks.tolist()}),
         make_result("rank_jumps.cold_sweep.feasible",
-                    "at every cold γ each minimum's 𝓛_γ is at most γ × the penalty of its exact completion",
-                    _max(excess), 0.0, "exact: an exact completion is feasible, optimisation only lowers 𝓛_γ", "<=",
+                    "at every cold γ each minimum's 𝓛ᵧ is at most γ × the penalty of its exact completion",
+                    _max(excess), 0.0, "exact: an exact completion is feasible, optimisation only lowers 𝓛ᵧ", "<=",
                     {"weight_decays": [row["weight_decay"] for row in sweep]}),
         make_result("rank_jumps.cold_sweep.first_rank1",
                     "at the largest cold γ the rank-1 minimum is lower (rank-1 minus rank-2 < 0)",
@@ -482,7 +489,7 @@ def langevin_claims(matched: LangevinResult, hot: LangevinResult, hot_minima: di
                             "SGD's rank-1 states have s₂(A) at round-off (median ≤ 64·eps·max s₁)", med_s, floor,
                             "float64 round-off 64·eps·max s₁(A)", "<="))
     rows.append(make_result("rank_jumps.langevin.noise_floor",
-                            "Langevin's rank-1 states keep a noise floor: 10^{−3} × their median s₂(A) is above "
+                            "Langevin's rank-1 states keep a noise floor: 10⁻³ × their median s₂(A) is above "
                             "the round-off level", 1e-3 * med_l, _above(floor), "64·eps·max s₁(A) (strict)", ">=",
                             {"median_langevin": med_l}))
     return rows

@@ -70,9 +70,9 @@ def decay_factor_exercise(lr: float = EXP.lr_hot, weight_decay: float = EXP.weig
 def _trap_depth_exercise() -> Exercise:
     ex = number_exercise(
         "trap_depth", "What is the smallest depth L for which θ = 0 is a local minimum for every γ > 0?",
-        3, "for L ≥ 3 the data term starts at order a^L ≥ a³ near θ = 0, so the γLa² of weight decay "
+        3, "for L ≥ 3 the data term starts at order aᴸ ≥ a³ near θ = 0, so the γLa² of weight decay "
         "always wins; for L = 2 the data term −2y a² competes with 2γa².",
-        "compare the order of the data term (a^L) with that of γLa².", solution=3, rel_tol=0.0, abs_tol=1e-9,
+        "compare the order of the data term (aᴸ) with that of γLa².", solution=3, rel_tol=0.0, abs_tol=1e-9,
         mistakes=[(2, "at L = 2 the loss near 0 is 1 + (2γ − 2)a² + …: θ = 0 is a saddle/maximum for "
                       "γ < 1.")])
     worked = (
@@ -99,13 +99,14 @@ def origin_threshold_exercise(eps: float = EXP.eps, solution: float = 0.3683) ->
     exact = origin_threshold(problem)
     s_obs = float(np.linalg.norm(problem.target * problem.mask, 2))
     ex = number_exercise(
-        "origin_threshold", f"Depth L = 2, the ε-completion with ε = {eps:g}: θ = 0 is a local minimum of 𝓛_γ only "
-        "when γ exceeds a threshold γ_c. What is γ_c?", exact,
-        f"γ_c = s_max(∇_A𝓛(0))/2 = {exact:.4g}: the Hessian at 0 has smallest eigenvalue 2γ − s_max(∇_A𝓛(0)).",
-        "expand 𝓛_γ to second order at θ = 0 for A = W₂W₁.", solution=solution, rel_tol=2e-3,
+        "origin_threshold", f"Depth L = 2, the ε-completion with ε = {eps:g}: θ = 0 is a local minimum of 𝓛ᵧ only "
+        "when γ exceeds a threshold, the critical γ. What is the critical γ?", exact,
+        f"critical γ = sₘₐₓ(G)/2 with G = ∂𝓛/∂A at θ = 0, so critical γ = {exact:.4g}: the Hessian at 0 has smallest "
+        "eigenvalue 2γ − sₘₐₓ(G).",
+        "expand 𝓛ᵧ to second order at θ = 0 for A = W₂W₁.", solution=solution, rel_tol=2e-3,
         mistakes=[(s_obs / 2, "the gradient of the fit in A is (2/N)(A − A*) on the observed entries: you left out "
                               "the factor 2/N"),
-                  (2 * exact, "the condition is 2γ > s_max(∇_A𝓛(0)): divide by 2")])
+                  (2 * exact, "the condition is 2γ > sₘₐₓ(G) (G = ∂𝓛/∂A at θ = 0): divide by 2")])
     G = origin_fit_gradient(problem)
     worked = (
         "For $L = 2$, $A = W_2W_1$ and near $\\theta = 0$: $\\mathcal L_\\gamma(\\theta) = \\mathcal L(0) "
@@ -127,15 +128,15 @@ def explosion_exercise(depth: int = EXP.depth, i: int = 16, solution: float = 1.
     """Exercise: the reply's explosion, ``‖θ_i − θ̂‖² = L·i^{−2/L}`` (4·16^{−1/2} = 1 at the defaults)."""
     exact = depth * i ** (-2.0 / depth)
     ex = number_exercise(
-        "explosion", f"A balanced depth-{depth} network θ̂ computes a rank-1 matrix Â. A balanced θ_i computes "
-        f"A_i = Â + u vᵀ/i (u, v unit vectors orthogonal to Â's singular vectors) and agrees with θ̂ on Â's "
-        f"direction. For i = {i}: what is ‖θ_i − θ̂‖²?", exact,
-        f"L·i^(−2/L) = {depth}·{i}^(−2/{depth}) = {exact:.4g}: each layer gains i^(−1/L) u_ℓ v_ℓᵀ, costing i^(−2/L), "
+        "explosion", f"A balanced depth-{depth} network θ̂ computes a rank-1 matrix Â. A balanced θᵢ computes "
+        f"Aᵢ = Â + u vᵀ/i (u, v unit vectors orthogonal to Â's singular vectors) and agrees with θ̂ on Â's "
+        f"direction. For i = {i}: what is ‖θᵢ − θ̂‖²?", exact,
+        f"L·i⁻²ᐟᴸ = {depth} × {i ** (-2.0 / depth):.4g} = {exact:.4g}: each layer gains i⁻¹ᐟᴸ uₗvₗᵀ, costing i⁻²ᐟᴸ, "
         f"while A moves only by 1/i = {1 / i:.3g}.", "every layer carries the L-th root of the new singular value.",
         solution=solution, rel_tol=1e-3,
         mistakes=[(i ** (-2.0 / depth), "that is one layer's share (the value the reply prints): all L layers gain "
                                             "the new direction"),
-                  (1.0 / i ** 2, "that is ‖A_i − Â‖², the change of A, not of the parameters"),
+                  (1.0 / i ** 2, "that is ‖Aᵢ − Â‖², the change of A, not of the parameters"),
                   (depth / i ** 2, "the parameters do not move like A: each layer carries the L-th root")])
     worked = (
         "In a balanced factorisation each layer carries the $L$-th root of every singular value of $A$: "
@@ -148,7 +149,7 @@ def explosion_exercise(depth: int = EXP.depth, i: int = 16, solution: float = 1.
         "distance far larger than the distance in $A$ (the reply's answer; the reply prints $i^{-2/L}$, one layer's "
         "share, and drops the factor $L$; the appendix checks this construction).")
     hint = ("In a balanced factorisation, how does a singular value s of A show up in each of the L layers? Apply "
-            "that to the new singular value of A_i and add up over the layers.")
+            "that to the new singular value of Aᵢ and add up over the layers.")
     return _with(ex, worked, hint)
 
 
@@ -203,7 +204,7 @@ def _check_one_way(answer) -> Feedback:
     if isinstance(answer, str):
         answer = {"false": False, "no": False, "true": True, "yes": True}.get(answer.strip().lower(), answer)
     if answer is False:
-        return Feedback("right", "B_1 is absorbing: every per-entry gradient lies in the rank-keeping directions "
+        return Feedback("right", "B₁ is absorbing: every per-entry gradient lies in the rank-keeping directions "
                                  "(zero noise on rank-raising ones), and weight decay shrinks any new direction "
                                  "smaller than the basin radius.")
     if answer is True:
@@ -250,10 +251,10 @@ def better_minimum_exercise(eps: float = 0.25, solution: int = 2) -> Exercise:
         r2 = (f"the best rank-2 completion (A₂₁ = {m['x_rank2']:.3g}) costs L Σ sₖ²ᐟᴸ = {m['penalty_rank2']:.4g}"
               if np.isfinite(m["penalty_rank2"]) else "no rank-2 completion is a local minimum of the penalty")
         if x != best:  # a wrong pick gets the way to the answer, not the answer
-            return Feedback("wrong", "not at this ε. As γ → 0, 𝓛_γ/γ tends to the induced penalty L Σ sₖ²ᐟᴸ of "
+            return Feedback("wrong", "not at this ε. As γ → 0, 𝓛ᵧ/γ tends to the induced penalty L Σ sₖ²ᐟᴸ of "
                                      "the completion each minimum approaches: compare the rank-1 completion "
                                      "(A₂₁ = 1/ε) with a rank-2 completion such as A₂₁ = 0.")
-        numbers = (f"as γ → 0, 𝓛_γ/γ tends to the minimum-norm penalty L Σ sₖ²ᐟᴸ of the completion each minimum "
+        numbers = (f"as γ → 0, 𝓛ᵧ/γ tends to the minimum-norm penalty L Σ sₖ²ᐟᴸ of the completion each minimum "
                    f"approaches. At ε = {eps:g}: the rank-1 completion (A₂₁ = 1/ε = {m['x_rank1']:.3g}) costs "
                    f"{m['penalty_rank1']:.4g}; {r2}.")
         why = (" The minimum-norm completion has rank 1 here: low rank wins." if best == 1 else
@@ -262,7 +263,7 @@ def better_minimum_exercise(eps: float = 0.25, solution: int = 2) -> Exercise:
         return Feedback("right", numbers + why)
 
     ex = Exercise("better_minimum", f"As the cold weight decay γ → 0, which minimum of the ε-completion (ε = {eps:g}, "
-                  f"L = {depth}) ends up with the lower regularised loss 𝓛_γ — rank 1 or rank 2? (At γ = 0.01 and "
+                  f"L = {depth}) ends up with the lower regularised loss 𝓛ᵧ — rank 1 or rank 2? (At γ = 0.01 and "
                   "ε = 0.2 the figure of §6 shows rank 1 lower.)", check, "choice",
                   options=(("rank 1", 1), ("rank 2", 2)), solution=solution,
                   mistakes=((3 - solution, "not at this ε"),))
@@ -354,8 +355,8 @@ EXERCISES = exercises_by_name((
 ), {  # what the code cell of each exercise of the §8 panel asks for, as its comment says (Exercise.code_prompt)
     "decay_factor": "the decay factor of the unsampled row",
     "trap_depth": "the smallest depth L",
-    "origin_threshold": "the L = 2 threshold γ_c",
-    "explosion": "‖θ_i − θ̂‖² for i = 16",
+    "origin_threshold": "the L = 2 critical γ",
+    "explosion": "‖θᵢ − θ̂‖² for i = 16",
     "basin_radius_depth": "the basin radius at L = 6",
     "one_way": "True or False",
     "better_minimum": "1 or 2, the rank of the lower-loss minimum as γ → 0",

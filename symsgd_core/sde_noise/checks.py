@@ -175,7 +175,7 @@ def check_sde_one_step_moments(seed: int = 0, M: int = 40_000, lr: float = EXP.l
     measured = max(float(np.max(np.abs(z_mean))), float(np.max(np.abs(z_cov))))
     parts_ok = err_a <= roundoff_tolerance(1.0, P) and outside <= roundoff_tolerance(1.0, 4 * P)
     return make_result("sde_noise.one_step_moments",
-                       "one SDE step (dt = η) has the mean −η∇𝓛_γ and covariance η²C of one SGD step",
+                       "one SDE step (dt = η) has the mean −η∇𝓛ᵧ and covariance η²C of one SGD step",
                        measured if parts_ok else float("inf"), Z_TOL,
                        f"max |z| of the sample mean and covariance in span C (exact Gaussian/Wishart standard errors, "
                        f"M = {M}); 5σ ⇒ false alarm ≤ 5.7e-7 per entry; SGD enumeration and the part outside span C: "
@@ -366,7 +366,7 @@ def check_sde_no_raising_noise(seed: int = 0, weight_decay: float = EXP.weight_d
     frac, k, P = raising_fraction(point, problem, 1)
     inb = bool(in_B(point, 1)[0])
     return make_result("sde_noise.no_raising_noise_at_B1",
-                       "at a point of B_1 the SDE's noise (like SGD's) has no component on rank-raising directions",
+                       "at a point of B₁ the SDE's noise (like SGD's) has no component on rank-raising directions",
                        frac if (inb or broken) else float("inf"), roundoff_tolerance(1.0, P),
                        f"64·P·eps with P = {P} (round-off of the projections, relative to tr C)",
                        details={"in_B1": inb, "n_raising": k, "P": P, "broken": broken,
@@ -534,8 +534,8 @@ def check_invariant_rank1_subspace(seed: int = 0, n_points: int = 8, n_paths: in
     n_tangent = N + (L + 1) * w
     tangent = make_result(
         "sde_noise.invariant_rank1_subspace[tangent]",
-        "at points of the aligned rank-1 subspace M_u every per-entry gradient, the drift −∇𝓛_γ and every noise "
-        "column g_k − ḡ lie in M_u (relative part off M_u)",
+        "at points of the aligned rank-1 subspace Mᵤ every per-entry gradient, the drift −∇𝓛ᵧ and every noise "
+        "column gₖ − ḡ lie in Mᵤ (relative part off Mᵤ)",
         float(np.max(defect.worst)), roundoff_tolerance(1.0, n_tangent),
         f"64·(N + (L + 1)·w)·eps = 64·{n_tangent}·eps: the longest chain of roundings in one entry",
         details={"gradient": float(np.max(defect.gradient)), "drift": float(np.max(defect.drift)),
@@ -589,7 +589,7 @@ def check_invariant_rank1_subspace(seed: int = 0, n_points: int = 8, n_paths: in
     measured = max(end.values()) if ended == 0 else float("inf")
     paths = make_result(
         "sde_noise.invariant_rank1_subspace[paths]",
-        "a path started on M_u stays on it: EM, SGD and the adaptive step end at round-off distance from the same M_u",
+        "a path started on Mᵤ stays on it: EM, SGD and the adaptive step end at round-off distance from the same Mᵤ",
         measured, max(1.0, amp) * roundoff_tolerance(1.0, n_terms),
         f"max(1, a)·64·(n_max·(N + (L − 1)·w + 1) + 2w)·eps with n_max = {n_max} steps, a = {amp:.3g} (the measured "
         "amplification of a transverse offset): round-off accumulated over the steps",
@@ -640,8 +640,9 @@ def check_khasminskii_fails(seed: int = 0, n_random: int = 3, broken: str | None
     L = depth
     return [
         make_result("sde_noise.khasminskii_fails",
-                    f"along rays θ = λφ the drift's pull −2⟨θ, D⟩ grows like ‖θ‖^{{2L}} = ‖θ‖^{{{2 * L}}} and the "
-                    f"noise T tr C like ‖θ‖^{{4L−2}} = ‖θ‖^{{{4 * L - 2}}} (largest |fitted − expected| exponent)",
+                    f"along rays θ = λφ the drift's pull −2⟨θ, D⟩ grows like ‖θ‖²ᴸ and the noise "
+                    f"T tr C like ‖θ‖⁴ᴸ⁻² (L = {L}: powers {2 * L} and {4 * L - 2}; largest |fitted − expected| "
+                    "exponent)",
                     err, DEGREE_BAND, "½: a polynomial degree is an integer, within ½ identifies it",
                     details=details),
         make_result("sde_noise.khasminskii_fails",
@@ -698,10 +699,10 @@ def check_feller_reduction(seed: int = 0, per_decade: int = 400, broken: str | N
         make_result("sde_noise.feller_reduction",
                     "the frozen-direction norm SDE's scale function grows like s (unbounded: +∞ not reached): "
                     "|[p(10⁴) − p(10³)]/[p(10³) − p(10²)] − 10|", abs(rho - rho_lin), tol_rho,
-                    "10(e^τ − 1), τ = ∫|2b/σ²| over [10², 10⁴] (p' varies by at most e^τ), plus the quadrature's "
+                    "10(exp(τ) − 1), τ = ∫|2b/σ²| over [10², 10⁴] (p' varies by at most exp(τ)), plus the quadrature's "
                     "error bound", details=details),
         make_result("sde_noise.feller_reduction",
                     "... and P(reach 100 before 10 | 20) from p is the local martingale's (20 − 10)/(100 − 10): "
                     "|P_exact − P_martingale|", abs(P - Pm), tol_P,
-                    "P(e^τ − 1), τ = ∫|2b/σ²| over [10, 100], plus the quadrature's error bound", details=details),
+                    "P(exp(τ) − 1), τ = ∫|2b/σ²| over [10, 100], plus the quadrature's error bound", details=details),
     ]

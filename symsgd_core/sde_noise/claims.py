@@ -195,9 +195,9 @@ def comparison_claims(rows: Mapping) -> list[CheckResult]:
     out += [
         _count("hot.rank1_fit", "hot point, adaptive step: every bounded record of the second half keeps a rank-1 fit "
                "(records without one)", abs(hist - fit) if fit is not None and hist > 0 else NAN),
-        _lt("hot.in_B1", "hot point, adaptive step: the 95 % quantile of log10 s_2 over the rank-1 fits is below −15 "
-            "(s_2 at round-off: in B_1, rank sense)", sde.log10_s2_quantile(0.95, fit_only=True), -15,
-            "float64 round-off of s_2 (≈ 10^{-16}·s_1)"),
+        _lt("hot.in_B1", "hot point, adaptive step: the 95 % quantile of log10 s₂ over the rank-1 fits is below −15 "
+            "(s₂ at round-off: in B₁, rank sense)", sde.log10_s2_quantile(0.95, fit_only=True), -15,
+            "float64 round-off of s₂ (≈ 10⁻¹⁶·s₁)"),
         _gt("hot.most_stall", "hot point, adaptive step: its stall rule stops more than half the runs by t = 12 000 "
             "(Wilson 95 % lower end; a stall is a first passage over ‖θ‖ ≈ 12–17, not an escape: §3.1)",
             wilson(sde.diverged, sde.n_runs)[1], 0.5, "half the runs"),
@@ -206,13 +206,14 @@ def comparison_claims(rows: Mapping) -> list[CheckResult]:
             for f in ("1", "10")]
     lang1, lang10 = R[(*HOT, "Langevin 1× τ_match")], R[(*HOT, "Langevin 10× τ_match")]
     out += [
-        _le("langevin.never_B1", "Langevin (1× and 10× τ_match, all three settings) is never in B_1 (largest fraction "
-            "of records in B_1)", _nanmax(lang), 0.0, "exact: no record"),
-        _gt("langevin.jumps", "hot point: Langevin at 1× τ_match jumps in some run (runs)", lang1.jumped, 0, EXACT),
-        _gt("langevin.not_low", "hot point: Langevin's median log10 s_2 at 1× τ_match stays above −8 (not at "
+        _le("langevin.never_B1", "Langevin (1× and 10× the matched τ, all three settings) is never in B₁ "
+            "(largest fraction of records in B₁)", _nanmax(lang), 0.0, "exact: no record"),
+        _gt("langevin.jumps", "hot point: Langevin at 1× the matched τ jumps in some run (runs)", lang1.jumped, 0,
+            EXACT),
+        _gt("langevin.not_low", "hot point: Langevin's median log10 s₂ at 1× the matched τ stays above −8 (not at "
             "round-off)", lang1.log10_s2_median, -8, "the notebook's stated level"),
-        _gt("langevin.returns", "hot point: at 10× τ_match more than half the jumped Langevin runs return (returns "
-            "against half the jumped)", lang10.returned, lang10.jumped / 2 if lang10.jumped else NAN,
+        _gt("langevin.returns", "hot point: at 10× the matched τ more than half the jumped Langevin runs return "
+            "(returns against half the jumped)", lang10.returned, lang10.jumped / 2 if lang10.jumped else NAN,
             "half the jumped"),
     ]
     return out
@@ -393,9 +394,9 @@ def step_size_claims(lam_max: Mapping) -> list[CheckResult]:
     runs at 0.5 < η λ_max < 2, and batch 2 at T = 0.3 (η = 0.6) is beyond GD's limit 2/λ_max."""
     etas = [lr * lam_max[weight_decay] for lr, weight_decay in SETTINGS]
     return [
-        _gt("step.far_from_small", "at the three settings η λ_max exceeds 0.5: far from η λ_max ≪ 1 (smallest)",
+        _gt("step.far_from_small", "at the three settings η λₘₐₓ exceeds 0.5: far from η λₘₐₓ ≪ 1 (smallest)",
             _nanmin(etas), 0.5, "the stated range"),
-        _lt("step.gd_stable", "at the three settings η λ_max is below GD's limit 2 (largest)", _nanmax(etas), 2,
+        _lt("step.gd_stable", "at the three settings η λₘₐₓ is below GD's limit 2 (largest)", _nanmax(etas), 2,
             "GD's stability limit"),
         _lt("step.batch2_unstable", "GD's limit 2/λ_max at γ = 0.027 is below η = 0.6 (batch 2 at T = 0.3)",
             2 / lam_max[HOT[1]], 0.6, "the step batch 2 needs"),
@@ -408,9 +409,9 @@ def run_waiting_claims(k: int, p: float, mc: float, se: float) -> list[CheckResu
     ``1/p^k`` (``mc``, ``se``: the Monte-Carlo mean and its standard error)."""
     exact = run_waiting_time(k, p)
     return [
-        _le("run_wait.formula", f"the mean wait for a run of {k} at p = {p:.3g} is the formula E_k (|Monte Carlo − "
-            "E_k|)", abs(mc - exact), 5 * se, "5 Monte-Carlo standard errors"),
-        _gt("run_wait.not_naive", "it is not the naive 1/p^{k} (|Monte Carlo − 1/p^{k}|)", abs(mc - 1 / p**k),
+        _le("run_wait.formula", f"the mean wait for a run of {k} at p = {p:.3g} is the formula Eₖ (|Monte Carlo − "
+            "Eₖ|)", abs(mc - exact), 5 * se, "5 Monte-Carlo standard errors"),
+        _gt("run_wait.not_naive", "it is not the naive 1/pᵏ (|Monte Carlo − 1/pᵏ|)", abs(mc - 1 / p**k),
             5 * se, "5 Monte-Carlo standard errors"),
     ]
 
@@ -493,7 +494,7 @@ def third_route_claims(least: Mapping, hot_row, k_diagonal: int, predicted_three
     return [
         _lt("least.rare", "row 1 and column 0 are sampled with p < 1/2 (largest p)", _nanmax(p), 0.5,
             "the two-route probability 1/2"),
-        _gt("least.negligible", "their waits E_k are over 1000× the two-route prediction (shortest, steps)",
+        _gt("least.negligible", "their waits Eₖ are over 1000× the two-route prediction (shortest, steps)",
             _nanmin(waits), 1000 * hot_row.predicted_either, "1000 × the two-route prediction"),
         _gt("diagonal.kstar", "the diagonal route has a k* (it works)", k_diagonal, 0, EXACT),
         _lt("diagonal.faster", "with the diagonal route the predicted wait is shorter (three-route wait)",
@@ -548,7 +549,7 @@ def langevin_eps_claims(rows: Mapping, minima_losses: Mapping, curvature: Mappin
             hi.frac_rank_le1[0] - 3 * hi.frac_rank_le1[1], "ε = 0.3: mean − 3 standard errors"),
         _count("eps.no_rank2_at_03", "at ε = 0.3 (this γ) the 'rank-2' start has rank 1: no rank-2 minimum (rank − 1)",
                abs(rows[(0.3, "rank2", "langevin")].start_rank - 1)),
-        _lt("eps.rank1_lower", "at ε = 0.1 the rank-1 minimum has the lower 𝓛_γ (rank-1 value)",
+        _lt("eps.rank1_lower", "at ε = 0.1 the rank-1 minimum has the lower 𝓛ᵧ (rank-1 value)",
             minima_losses["rank1"], minima_losses["rank2"], "the rank-2 minimum's value"),
         _gt("eps.rank1_steeper", "... and the larger top curvature (rank-1 value)", curvature["rank1"],
             curvature["rank2"], "the rank-2 minimum's"),
@@ -566,8 +567,8 @@ def rank2_lower_claims(rows: Mapping, minima_losses: Mapping) -> list[CheckResul
 
     l1, l2, s2 = get("rank1", "langevin"), get("rank2", "langevin"), get("rank2", "sgd")
     return [
-        _lt("rank2_lower.rank2_lower", "the rank-2 minimum's 𝓛_γ is below the rank-1 minimum's (rank 2)",
-            minima_losses["rank2"], minima_losses["rank1"], "the rank-1 minimum's 𝓛_γ"),
+        _lt("rank2_lower.rank2_lower", "the rank-2 minimum's 𝓛ᵧ is below the rank-1 minimum's (rank 2)",
+            minima_losses["rank2"], minima_losses["rank1"], "the rank-1 minimum's 𝓛ᵧ"),
         _count("rank2_lower.langevin_leaves_rank1", "Langevin leaves the rank-1 minimum in every run (runs that did "
                "not)",
                l1.n_runs - l1.went_up if l1 else NAN),
@@ -624,7 +625,7 @@ def control_claims(ctl) -> list[CheckResult]:
         _count("controls.same_runs", "the control tasks on the grid's seeds are the grid's runs (runs whose jump "
                "time, blow-up time or end at A = 0 differ)", ctl.mismatches),
         _ge("controls.bern_hot_unstable", "η = 0.3: the Bernoulli control's largest step (every entry sampled, total "
-            "weight 3η) is unstable for GD at the rank-2 minimum (W(λ_max − 2γ) + 2γη)", b3.stability, 2,
+            "weight 3η) is unstable for GD at the rank-2 minimum (W(λₘₐₓ − 2γ) + 2γη)", b3.stability, 2,
             "GD's stability limit 2"),
         _le("controls.bern_hot_p_unstable", "η = 0.3, S = 1: 7/27 of the Bernoulli control's steps have an unstable "
             "total weight, 2η or 3η (|P − 7/27|)", abs(b3.p_unstable_total - 7 / 27),
@@ -633,9 +634,9 @@ def control_claims(ctl) -> list[CheckResult]:
             "and by its own top curvature (the larger of the two)", max(b15.stability, b15.max_curvature), 2,
             "GD's stability limit 2"),
         _ge("controls.sgd_step_curvature", "η = 0.3: a one-hot SGD step is itself beyond 2 along its own top curvature "
-            "(λ_max(η ∇²ℓ_k) + 2γη, largest)", sgd3.max_curvature, 2, "GD's stability limit 2"),
+            "(λₘₐₓ(η∇²ℓₖ) + 2γη, largest)", sgd3.max_curvature, 2, "GD's stability limit 2"),
         _count("controls.fit_first", "every run of every control row that reached rank ≤ 1 recorded a rank-1 fit "
-               "(s_1 > 0.001) first (runs at A = 0 at their first record at rank ≤ 1)",
+               "(s₁ > 0.001) first (runs at A = 0 at their first record at rank ≤ 1)",
                sum(r.collapse_first for r in rows.values()) if rows else NAN),
         _gt("controls.bern_hot_collapses", "η = 0.3, S = 1: the Bernoulli control ends at A = 0 in more runs than SGD "
             "(its Wilson 95 % lower end)", gb3.share("collapsed")[1], gs3.share("collapsed")[2],

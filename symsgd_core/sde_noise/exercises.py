@@ -26,14 +26,14 @@ def waiting_time_exercise(k: int = 18, p: float = 2 / 3, solution: float = 4431.
     ex = _number_exercise(
         "run_waiting_time", f"At the hot point the row-0 route needs k* = {k} consecutive row-0 samples, each with "
         f"probability p = 2/3. How many SGD steps does one wait on average for the first such run?", exact,
-        f"E_k = (1 − p^k)/((1 − p)p^k) = {exact:.4g} steps: a run of k − 1 is reached, then one more step either "
+        f"Eₖ = (1 − pᵏ)/((1 − p)pᵏ) = {exact:.4g} steps: a run of k − 1 is reached, then one more step either "
         "completes it or restarts the count.", "one step after a run of k − 1 either completes the run or restarts it.",
         solution=solution, rel_tol=1e-2,
-        mistakes=[(p ** -k, "that is 1/p^k, one over the chance of one given block of k; but every failed step "
+        mistakes=[(p ** -k, "that is 1/pᵏ, one over the chance of one given block of k; but every failed step "
                              "throws the partial run away, and the time spent building it counts too")])
-    return replace(ex, hint="Write E_k for the mean wait of a run of k. To get a run of k you first need a run of "
+    return replace(ex, hint="Write Eₖ for the mean wait of a run of k. To get a run of k you first need a run of "
                             "k − 1 (E_{k−1} steps on average); then one more step succeeds with probability p or sends "
-                            "you back to the start. Solve the recursion with E_0 = 0.",
+                            "you back to the start. Solve the recursion with E₀ = 0.",
                    worked=r"Let $E_k$ be the mean number of steps until the first run of $k$ successes. A run of $k$ "
                           r"needs a run of $k-1$ first; then one more step succeeds (probability $p$) or fails and the "
                           r"wait starts again: $E_k = E_{k-1} + 1 + (1-p)E_k$, so $E_k = (E_{k-1}+1)/p$ and, with "
@@ -50,15 +50,15 @@ def noise_scale_exercise(lr: float = 0.3, m: int = 16, n_observed: int = 3, solu
     dt = lr / m
     exact = sde_noise_scale(lr, dt, n_observed)
     ex = _number_exercise(
-        "sde_noise_scale", f"One Euler–Maruyama step of SGD's SDE is θ ← θ − dt∇𝓛_γ + c Σ_k (g_k − ḡ)ξ_k. With η = "
+        "sde_noise_scale", f"One Euler–Maruyama step of SGD's SDE is θ ← θ − dt∇𝓛ᵧ + c Σₖ (gₖ − ḡ)ξₖ. With η = "
         f"{lr:g}, batch 1, N = {n_observed} observed entries and dt = η/{m}, what is c?", exact,
         f"c = sqrt(T dt / N) = sqrt({lr:g}·{dt:g}/{n_observed}) = {exact:.4g}, so the increment has covariance "
-        "T dt C with C = (1/N)Σ(g_k − ḡ)(g_k − ḡ)ᵀ.", "the increment must have covariance T·dt·C.",
+        "T dt C with C = (1/N)Σₖ (gₖ − ḡ)(gₖ − ḡ)ᵀ.", "the increment must have covariance T·dt·C.",
         solution=solution, rel_tol=1e-3,
-        mistakes=[((lr * dt) ** 0.5, "that is sqrt(T dt): C has a 1/N, so Σ_k (g_k − ḡ)ξ_k needs the factor "
+        mistakes=[((lr * dt) ** 0.5, "that is sqrt(T dt): C has a 1/N, so Σₖ (gₖ − ḡ)ξₖ needs the factor "
                                      "sqrt(1/N) too")])
-    return replace(ex, hint="Compute the covariance of Σ_k (g_k − ḡ)ξ_k with independent standard normals ξ_k and "
-                            "compare it with T·dt·C, where C = (1/N)Σ_k (g_k − ḡ)(g_k − ḡ)ᵀ and T = η/S.",
+    return replace(ex, hint="Compute the covariance of Σₖ (gₖ − ḡ)ξₖ with independent standard normals ξₖ and "
+                            "compare it with T·dt·C, where C = (1/N)Σₖ (gₖ − ḡ)(gₖ − ḡ)ᵀ and T = η/S.",
                    worked=r"With independent $\xi_k\sim N(0,1)$, $\mathrm{Cov}\big(\sum_k (g_k-\bar g)\xi_k\big) = "
                           r"\sum_k (g_k-\bar g)(g_k-\bar g)^\top = N\,C$. The SDE needs $T\,dt\,C$ per step, so "
                           r"$c^2 N = T\,dt$, $c = \sqrt{T\,dt/N}$. Here $T=\eta/S=0.3$, $dt=0.3/16=0.01875$, $N=3$: "
@@ -70,7 +70,7 @@ def _check_sign(answer) -> Feedback:
     if not isinstance(answer, str):  # an array or object compared with == would not give one verdict
         return Feedback("wrong", f"pick one of the options; got {answer!r:.60}.")
     if answer == "nonnegative":
-        return Feedback("right", "every SGD step descends on the entries it samples: its entry weights η n_k/S are "
+        return Feedback("right", "every SGD step descends on the entries it samples: its entry weights η nₖ/S are "
                                  "≥ 0. Any law with those bounds and SGD's mean and covariance is SGD's one-hot "
                                  "sampling "
                                  "itself, so the Gaussian (and the ±1 surrogate) must put negative weight, gradient "
@@ -95,7 +95,7 @@ def sign_exercise() -> Exercise:
                  ("nonnegative entry weights: every step descends on what it samples", "nonnegative"),
                  ("a covariance of the right rank", "rank")),
         solution="nonnegative", mistakes=(("tails", "bounded ±1 weights"), ("rank", "by construction")),
-        hint="Write one SGD step as GD with weights w_k on the entries and ask which values w_k can take for SGD, "
+        hint="Write one SGD step as GD with weights wₖ on the entries and ask which values wₖ can take for SGD, "
              "and which for a Gaussian with the same mean and variance.",
         worked=r"Write every step as $\theta \leftarrow \theta - \sum_k w_k \nabla\ell_k - 2\gamma\,dt\,\theta$. SGD "
                r"(batch 1) has one-hot weights $w_k\in\{0,\eta\}$, with $\mathbb E w_k=\eta/N$ and "

@@ -284,7 +284,8 @@ def check_collapse(seed: int = 0, tc_formula=critical_temperature, n_chains: int
     above = simulate_v(prob, 1.2 * tc, 1, n_chains=500, t_end=20.0, dt=0.02, v0=1.0, scheme="weak2", seed=seed)
     frac = float(np.mean(above.final < 1e-3))
     return make_result("stationary.collapse_at_Tc",
-                       "L = 1, γ=0.2: log v drifts to −∞ at T = 1.2·T_c and away from 0 at 0.8·T_c, T_c = (β₂−γ)/α₃",
+                       "L = 1, γ=0.2: log v drifts to −∞ at T = 1.2 × critical T and away from 0 at 0.8 × critical T, "
+                       "critical T = (β₂−γ)/α₃",
                        min(zs), Z_MC, f"each drift must differ from 0 by ≥ {Z_MC:g} standard errors of the mean "
                        f"over {n_chains} independent chains (+ nonlinearity bound)", relation=">=",
                        details={"T_c": tc, "rows": rows, "fraction_below_1e-3_from_v0=1_at_t=20": frac})
@@ -317,7 +318,7 @@ def check_fluctuation_inversion(seed: int = 0, law_factory=StationaryLaw, n_temp
                     float(inc0.min()), -tol0, "numerical error of the tabulated variances (Richardson) + round-off",
                     relation=">=", details={"T": temps0.tolist(), "var": var0.tolist()}),
         make_result("stationary.variance_inversion_depth1",
-                    "L = 1: Var[v] rises then falls towards 0 as T → T_c (fluctuation inversion)",
+                    "L = 1: Var[v] rises then falls towards 0 as T → critical T (fluctuation inversion)",
                     min(drop, rise), 10.0 * tol1, "10× the numerical error of the tabulated variances",
                     relation=">=", details={"T": temps1.tolist(), "var": var1.tolist(), "T_peak": float(temps1[i_peak]),
                                             "var_peak": float(var1[i_peak]), "var_at_0.99Tc": float(var1[-1])}),
@@ -407,7 +408,7 @@ def check_wrong_sign(seed: int = 0, depth0_law=None, collapse_rate=None, n_chain
                        f"L = 0 from v = −1: P(v < 0) matches Eq. 12's {p_theory:.4f} > 0 (linear regression keeps the "
                        "wrong sign)", abs(p_fine - p_theory), mc_tolerance(se0, Z_MC) + abs(p_fine - p_coarse) + burn,
                        f"{Z_MC:g} binomial standard errors (n = {n_chains}) + |P_dt − P_dt/2| "
-                       "+ e^(−κt) burn-in (t = 8/κ)",
+                       "+ exp(−κt) burn-in (t = 8/κ)",
                        details={"p_sim": p_fine, "p_sim_coarse": p_coarse, "p_theory": p_theory, "lambda1": lam})
     return [res1, res0]
 
@@ -446,11 +447,12 @@ def check_tail_exponent(seed: int = 0, exponent=tail_exponent, depths=(1, 2, 4),
     src = f"the Richardson bound on the local slope at v = {v_far:g} (measured in units of it)"
     return [
         make_result("stationary.tail_depth_ge1",
-                    f"depth L ≥ 1 (L = {', '.join(str(int(D)) for D in depths)}): p(v) ~ v^(−5 + 3/(L+1)) at every "
+                    f"depth L ≥ 1 (L = {', '.join(str(int(D)) for D in depths)}): p(v) ~ v to the power −5 + 3/(L+1) "
+                    "at every "
                     f"T = {', '.join(f'{T:g}' for T in temperatures)} — the exponent does not depend on T",
                     worst, 1.0, src, details={"rows": rows}),
         make_result("stationary.tail_depth0",
-                    "depth 0 (linear regression): p(v) ~ v^(−2 − β₁'/(α₁T)) at each T", worst0, 1.0, src,
+                    "depth 0 (linear regression): p(v) ~ v to the power −2 − β₁'/(α₁T) at each T", worst0, 1.0, src,
                     details={"rows": rows0}),
         make_result("stationary.tail_depth0_moves",
                     f"… so at depth 0 the exponent moves with T ({lo['slope']:.3g} at T = {lo['T']:g}, "
@@ -486,12 +488,14 @@ def check_transitional_temperature(seed: int = 0, formula=transitional_temperatu
                     f"closed form {b1:.4f}", abs(a1 - b1), tol, "float64 round-off of the quadratic formula",
                     details=details),
         make_result("stationary.tstar_paper_above_tc",
-                    f"k = 1, σ = 0.7: the paper's closed form gives T* = {b07:.3f} > T_c = {tc07:.4f}, where no "
-                    f"density exists; the notebook's T* = {a07:.4f} stays in [T_c/3, T_c]",
-                    b07 - tc07, tol, "strictly above T_c, by more than round-off (measured: paper's T* − T_c)",
+                    f"k = 1, σ = 0.7: the paper's closed form gives T* = {b07:.3f} > critical T = {tc07:.4f}, where no "
+                    f"density exists; the notebook's T* = {a07:.4f} stays in [critical T/3, critical T]",
+                    b07 - tc07, tol, "strictly above the critical T, by more than round-off (measured: paper's T* − "
+                                     "critical T)",
                     relation=">=",
                     details=details),
-        make_result("stationary.tstar_inside", "the notebook's T* lies in [T_c/3, T_c] for every σ in [0.3, 3]",
+        make_result("stationary.tstar_inside", "the notebook's T* lies in [critical T/3, critical T] for every σ in "
+                                               "[0.3, 3]",
                     worst, tol, "float64 round-off", details=details),
     ]
 
@@ -545,7 +549,7 @@ def check_spread_sqrt_t(seed: int = 0, *, temperatures: Sequence[float] = (0.002
     se = np.sqrt(5.0) / np.sqrt(2.0 * (R - 1)) / np.sqrt(sxx)
     return [make_result(
         "balance.spread.sqrt_T",
-        f"sd(u²) across SGD runs grows like T^p with p = {predicted:.3f} (√T up to the stationary law's "
+        f"sd(u²) across SGD runs grows like Tᵖ with p = {predicted:.3f} (√T up to the stationary law's "
         f"curvature): fitted p = {slope:.3f} (S = 1: {p1:.3f}, S = 2: {p2:.3f}, extrapolated to η → 0) over "
         f"T = {', '.join(f'{T:g}' for T in temps)}",
         abs(slope - predicted), mc_tolerance(se, Z_MC),

@@ -100,12 +100,13 @@ def window_claims(k: float = 1.0, sigmas=(0.5, 1.0, 2.0)) -> list[CheckResult]:
     half, one, two = w[0.5 * k], w[1.0 * k], w[2.0 * k]
     return [
         make_result("stationary.window_whole_at_half_k", f"at σ = {0.5 * k:g} the law is bimodal on all of "
-                    "(T_c/3, T_c)", abs(half - 1.0), roundoff_tolerance(1.0, n_terms=16),
+                    "(critical T/3, critical T)", abs(half - 1.0), roundoff_tolerance(1.0, n_terms=16),
                     "float64 round-off of the closed forms (16 terms)"),
         make_result("stationary.window_shrinks", f"the window shrinks from σ = {k:g} ({one:.1%}) to σ = {2 * k:g} "
                     f"({two:.2%})", one - two, roundoff_tolerance(1.0, n_terms=16),
                     "must exceed float64 round-off of the closed forms", relation=">="),
-        make_result("stationary.window_small_at_2k", f"at σ = {2 * k:g} the window is below 1 % of (T_c/3, T_c)",
+        make_result("stationary.window_small_at_2k", f"at σ = {2 * k:g} the window is below 1 % of (critical T/3, "
+                                                     "critical T)",
                     two, 0.01, "the claim's own bound: 1 %"),
     ]
 
@@ -117,8 +118,9 @@ def collapse_claims(collapse: CheckResult, problem: DiagonalNetProblem) -> list[
     tc0 = critical_temperature(problem)
     above = sum(row["T"] >= tc0 for row in rows) if rows else float("nan")
     return [make_result("stationary.collapse_tests_weight_decay",
-                        f"both temperatures of the collapse check lie below T_c(γ = 0) = {tc0:.4f}", above, 0,
-                        "exact count of temperatures at or above T_c(γ = 0)")]
+                        f"both temperatures of the collapse check lie below the critical T at γ = 0, {tc0:.4f}",
+                        above, 0,
+                        "exact count of temperatures at or above the critical T at γ = 0")]
 
 
 def discrete_scan_claims(scan: DiscreteSGDScan) -> list[CheckResult]:
@@ -141,7 +143,7 @@ def discrete_scan_claims(scan: DiscreteSGDScan) -> list[CheckResult]:
                     f"at T = {scan.T[0]:g} the surviving plain-SGD runs follow the v-SDE", scan.sgd_ks[0],
                     scan.sgd_crit[0], f"two-sample KS threshold at level {KS_ALPHA:g}"),
         make_result("stationary.sgd_leaves_sde_near_Tc",
-                    f"at T = {scan.T[-1]:g}, near T_c, the surviving plain-SGD runs no longer follow it",
+                    f"at T = {scan.T[-1]:g}, near the critical T, the surviving plain-SGD runs no longer follow it",
                     scan.sgd_ks[-1], scan.sgd_crit[-1], f"two-sample KS threshold at level {KS_ALPHA:g}",
                     relation=">="),
     ]

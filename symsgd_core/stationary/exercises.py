@@ -61,7 +61,7 @@ EXERCISES = exercises_by_name((
     _exercise("critical_temperature",
               "k = 1, label noise σ = 0.5, weight decay γ = 0.1: above which T does the depth-1 net learn nothing?",
               critical_temperature(gaussian_problem(1.0, 0.5, 0.1)),
-              "T_c = (β₂ − γ)/α₃ with β₂ = k = 1 and α₃ = 2k² + σ² = 2.25: (1 − 0.1)/2.25.",
+              "critical T = (β₂ − γ)/α₃ with β₂ = k = 1 and α₃ = 2k² + σ² = 2.25: (1 − 0.1)/2.25.",
               "Near v = 0 the law behaves like a power of v; find the temperature where that power stops being "
               "integrable, and remember that weight decay shifts one of the β's. Compute α₃ for this σ.",
               "Near $v = 0$ the depth-1 law is $p_+(v) \\propto v^{a}$ with $a = \\beta_2'/(2\\alpha_3T) - 3/2$ and "
@@ -71,11 +71,12 @@ EXERCISES = exercises_by_name((
               "$\\alpha_3 = \\mathrm{Var}[xy] = 2k^2 + \\sigma^2 = 2.25$. So $T_c = (1 - 0.1)/2.25 = 0.4$.",
               (1 - 0.1) / 2.25,
               [(critical_temperature(gaussian_problem(1.0, 0.5, 0.0)),
-                "that is T_c without weight decay: γ lowers the effective β₂ to β₂ − γ."),
+                "that is the critical T without weight decay: γ lowers the effective β₂ to β₂ − γ."),
                (critical_temperature(gaussian_problem(1.0, 0.5, 0.1)) / 3,
-                "that is T_c/3, where the density starts to diverge at v = 0; learning stops only at T_c."),
+                "that is a third of the critical T, where the density starts to diverge at v = 0; learning stops only "
+                "at the critical T."),
                ((1 - 0.1) / 3, "that uses α₃ = 3 of σ = 1; here α₃ = 2k² + σ² = 2.25.")]),
-    _exercise("tail_depth3", "What is the tail exponent ν (p ~ v^ν) of a depth-3 diagonal net (L = 3)?",
+    _exercise("tail_depth3", "What is the tail exponent ν (p ~ v to the power ν) of a depth-3 diagonal net (L = 3)?",
               tail_exponent(3),
               "ν = −5 + 3/(L+1) = −5 + 3/4, whatever T is.",
               "For L ≥ 1 the large-v behaviour is set by the ratio of drift to diffusion, which are both powers of "
@@ -87,7 +88,8 @@ EXERCISES = exercises_by_name((
               "\\beta_1'/(\\alpha_1T)$ "
               "and would depend on $T$.)", -5 + 3 / 4,
               [(tail_exponent(1), "that is the depth-1 exponent −7/2; use L = 3."),
-               (tail_exponent(3) + 1, "that is the slope of the survival function P(V > v) ~ v^(ν+1), not of p.")]),
+               (tail_exponent(3) + 1, "that is the slope of the survival function P(V > v) ~ v to the power ν + 1, "
+                                      "not of p.")]),
     _exercise("depth1_ito_drift",
               "Depth 1, one pair (u, w) on the branch u = w > 0, v = uw. From dθ = −∇𝓛 dt + √(TC) dW with "
               "C = 4g(v)∇v∇vᵀ, Itô's lemma gives dv a drift term c·T·v·g(v) from the second derivative of v. "

@@ -15,6 +15,7 @@ from symsgd_core.balance.checks import check_corollary_decay, check_one_zero_eig
 from symsgd_core.balance.experiments import load_relu_balance
 from symsgd_core.core.checking import make_result
 from symsgd_core.core.report import Report
+from symsgd_jupyter.text_checks import word_problems
 
 
 def test_report_text_claims_and_values():
@@ -40,7 +41,7 @@ def test_ito_spectra_one_line_and_two_claims_per_model():
         assert line.startswith(f"{model}: eigenvalues of C = [")
         shown = [float(x) for x in re.findall(r"-?\d\.\d+e[-+]\d+", line)]
         np.testing.assert_allclose(shown, balance.ito_point(model).eigenvalues, rtol=5e-3, atol=1e-12)
-    assert all(c.passed for c in rep.claims)
+    assert all(c.passed for c in rep.claims) and not word_problems(str(rep))
     with pytest.raises(ValueError, match="no model"):
         br.ito_spectra_report(())
 
@@ -68,6 +69,7 @@ def test_ensemble_report_quotes_the_result():
     assert f"4TΔ/α₁ = {balance.corollary_rate(res.temperature, m):.4g} without" in rates
     assert f"4TΔ/α₁ + 4γ = {balance.corollary_rate(res.temperature, m, gamma):.4g} with γ = {gamma:g}" in rates
     assert balance.corollary_rate(res.temperature, m, gamma) > balance.corollary_rate(res.temperature, m)
+    assert not word_problems(str(rep))
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +86,7 @@ def test_relu_report_of_the_shipped_run(shipped):
     assert k > 0 and f"first within 10 % of 1 at t = {shipped.times[k]:.3g}" in lines[1]
     assert all(abs(np.log(r)) >= br.WITHIN_ONE for r in ratio[:k])  # the first such record, not a later one
     assert lines[2].startswith("end of the shipped run: loss ") and lines[3].startswith("at the teacher (20 → 40 → 20")
-    assert len(rep.claims) >= 3 and all(c.passed for c in rep.claims)
+    assert len(rep.claims) >= 3 and all(c.passed for c in rep.claims) and not word_problems(str(rep))
 
 
 def test_a_run_that_never_balances_is_refused(shipped):

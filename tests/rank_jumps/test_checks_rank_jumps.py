@@ -67,7 +67,7 @@ def test_absorption_says_its_precondition_failed_when_forcing_did_not_reach_rank
     claim is not tested, and the result says so instead of FAIL (it measured s₂ regrowing ×1.14 from there)."""
     res = rj.check_absorption_after_forced_sampling(lr=0.01)
     assert not res.passed and res.outcome == "PRECONDITION NOT MET" and np.isnan(res.measured)
-    assert "did not put every run in B_1" in res.precondition and "ε₁ = 0.1" in res.precondition
+    assert "did not put every run in B₁" in res.precondition and "ε₁ = 0.1" in res.precondition
     assert min(res.details["s2_after_forcing"]) > 0.1 and res.details["rank_after_forcing"] == [2, 2]
     assert "PRECONDITION NOT MET" in str(res) and "FAIL" not in str(res)
     # enough forced steps at the same η reach B_1: the claim is tested again, and holds

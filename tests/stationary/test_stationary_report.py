@@ -13,6 +13,7 @@ from symsgd_core import stationary
 from symsgd_core.stationary import report as sr
 from symsgd_core.stationary.claims import bimodal_window
 from symsgd_core.stationary.experiments import discrete_sgd_scan
+from symsgd_jupyter.text_checks import word_problems
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,7 @@ def test_phases_one_line_per_temperature(prob):
     rep = sr.phases_report(prob, (0.05, 0.4))
     assert rep.lines() == [f"T = 0.05: phase {stationary.phase_of(0.05, prob)!r}",
                            f"T = 0.4: phase {stationary.phase_of(0.4, prob)!r}"]
-    assert rep.claims == ()
+    assert rep.claims == () and not word_problems(str(rep))
     # the two ends of the scan are in different phases (learning, collapsed): the table tells them apart
     assert stationary.phase_of(0.05, prob) != stationary.phase_of(0.4, prob)
 
@@ -38,6 +39,7 @@ def test_windows_quote_the_closed_forms():
         assert line == (f"σ = {sigma}: critical T/3 = {tc / 3:.3f}, T* = {stationary.transitional_temperature(p):.3f}, "
                         f"critical T = {tc:.3f}; bimodal window = {bimodal_window(p):.1%} of "
                         "(critical T/3, critical T)")
+    assert not word_problems(str(rep))
 
 
 def test_transitional_and_collapse_and_their_join(prob):
@@ -49,6 +51,7 @@ def test_transitional_and_collapse_and_their_join(prob):
     joined = sr.phase_diagram_report(prob)
     assert joined.lines() == sr.windows_report().lines() + trans.lines() + coll.lines()
     assert len(joined.claims) == len(sr.windows_report().claims) + len(trans.claims) + len(coll.claims)
+    assert not word_problems(str(joined))
 
 
 def test_histograms_one_line_per_depth():
@@ -57,6 +60,7 @@ def test_histograms_one_line_per_depth():
     assert len(rep.claims) == 3 and all(c.passed for c in rep.claims)
     for line, c in zip(rep.lines(), rep.claims, strict=True):
         assert f"KS quantile {c.details['ks_crit']:.4f}" in line
+    assert not word_problems(str(rep))
 
 
 def test_tails_rows_and_the_depth0_contrast(prob):
@@ -67,6 +71,7 @@ def test_tails_rows_and_the_depth0_contrast(prob):
         depth = int(re.match(r"L = (\d+)", line).group(1))
         assert depth >= 1 and f"predicted {stationary.tail_exponent(depth):g}," in line
     assert lines[3] != lines[4].replace("T = 0.3", "T = 0.1")  # at L = 0 the exponent changes with T
+    assert not word_problems(str(rep))
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +84,7 @@ def test_discrete_scan_lines_and_claims(scan):
     assert len(rep.lines()) == len(scan.T) and all(c.passed for c in rep.claims)
     assert rep.lines()[0] == (f"T = {scan.T[0]:.2f}: plain SGD diverged in {scan.sgd_div[0]:5.1%} of runs; KS vs SDE "
                               f"{scan.sgd_ks[0]:.3f} (threshold {scan.sgd_crit[0]:.3f})")
+    assert not word_problems(str(rep))
 
 
 def test_a_scan_whose_survivors_drift_at_small_T_fails(scan):
@@ -93,9 +99,11 @@ def test_integrator_study(prob):
     lines = rep.lines()
     assert lines[0].startswith("noise scale 1/√n = ") and len(lines) == 3 + len(rep["rows"])
     assert "dt = 1e-3, t = 10:" in lines[-2] and "of 500 chains lost" in lines[-2]
+    assert not word_problems(str(rep))
 
 
 def test_spread_sqrt_t_line():
     rep = sr.spread_sqrt_t_report()
     d = rep.claims[0].details
     assert rep.lines()[0].endswith(f"→  exponent {d['slope']:.3f} (prediction {d['predicted']:.3f}, √T = 0.5)")
+    assert not word_problems(str(rep))
