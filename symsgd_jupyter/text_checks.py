@@ -9,12 +9,13 @@ import re
 __all__ = ["ASCII_MATH", "CODE_TEXT", "MAX_DIGITS", "significant_digits", "unrounded_numbers", "word_problems"]
 
 #: ASCII math a reader would have to decode: a caret power or set (``v^(−7/2)``, ``(1 − 2ηγ)^t``, ``v^a``, ``R^2``),
-#: an underscore subscript that is a digit, a capital or a script letter (``B_1``, ``W_L``, ``ḡ_ℬ``, ``W_ℓ``), and a
+#: an underscore subscript that is a digit, a capital, a script letter or a brace (``B_1``, ``W_L``, ``ḡ_ℬ``, ``W_ℓ``,
+#: ``s_{2}``), and a
 #: lowercase subscript after a one-letter symbol: one letter after a Latin letter (``T_c``, ``a_c``, ``s_k``), any
 #: after a Greek one (``τ_match``, ``θ_i``, ``θ_u``). What reads as a Python name is not math: more than one letter
 #: before the underscore (``weight_decay``, ``sde05_grid.json``, ``tests/ui``) or a Latin letter before a word
 #: (``d_in``, ``n_runs``: a slider's keyword as its label).
-ASCII_MATH = re.compile(r"\^|_[0-9A-Zℓℬ]|(?<![\w.\-/])(?:[A-Za-z]_[A-Za-z](?!\w)|[^\W\d_A-Za-z]_[^\W\d_])")
+ASCII_MATH = re.compile(r"\^|_[0-9A-Zℓℬ{]|(?<![\w.\-/])(?:[A-Za-z]_[A-Za-z](?!\w)|[^\W\d_A-Za-z]_[^\W\d_])")
 #: Code-formatted text (a Markdown code span, an HTML ``<code>``): a Python name there is what the reader types.
 CODE_TEXT = re.compile(r"`[^`\n]*`|<code>.*?</code>", re.S)
 #: Significant digits a number may show (a status line quotes measured values, never a float's full repr).

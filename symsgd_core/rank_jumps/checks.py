@@ -537,7 +537,7 @@ def check_eckart_young(A, r: int, n_candidates: int = 2000, seed: int = 0, bound
     attained = abs(dists[0] - b)
     measured = min(min(dists) - b, tol - attained)
     return make_result("rank_jumps.eckart_young",
-                       "min over rank-≤r B of ‖A − B‖₂ is s_{r+1}(A), attained by the truncated SVD",
+                       "min over rank-≤r B of ‖A − B‖₂ is sᵣ₊₁(A), attained by the truncated SVD",
                        measured, -tol, "−64·max(m,n)·eps·‖A‖₂ (SVD round-off)", ">=",
                        {"r": int(r), "s_r_plus_1": d, "bound": b, "closest_candidate": min(dists),
                         "truncated_svd_distance": dists[0], "n_candidates": len(dists)})

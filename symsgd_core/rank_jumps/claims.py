@@ -54,6 +54,9 @@ from .experiments import (
     TrapResult,
 )
 
+#: Digits as Unicode subscripts (``s₂``), for an index known only at run time.
+_SUBSCRIPT_DIGITS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
 __all__ = [
     "MIN_NORM_EPS_GRID", "anneal_claims", "basin_claims", "eckart_young_claims", "ensemble_claims",
     "exercise_claims", "explosion_claims", "failure_mode_claims", "full_observation_claims", "langevin_claims",
@@ -195,7 +198,7 @@ def eckart_young_claims(A, r: int = 1, rank_tol: float = DEFAULT_RANK_TOL, margi
     return [check_eckart_young(A, r),
             make_result("rank_jumps.eckart_young.margin",
                         f"GD's minimum is farther than {margin:g} × the rank threshold from every rank-{r} matrix "
-                        f"(s_{{{r + 1}}}(A) / threshold)",
+                        f"(s{str(r + 1).translate(_SUBSCRIPT_DIGITS)}(A) / threshold)",
                         dist / rank_tol, _above(margin), f"{margin:g}: the margin the notebook states (strict)", ">=",
                         {"distance": dist, "rank_tol": rank_tol})]
 

@@ -32,7 +32,7 @@ def waiting_time_exercise(k: int = 18, p: float = 2 / 3, solution: float = 4431.
         mistakes=[(p ** -k, "that is 1/pᵏ, one over the chance of one given block of k; but every failed step "
                              "throws the partial run away, and the time spent building it counts too")])
     return replace(ex, hint="Write Eₖ for the mean wait of a run of k. To get a run of k you first need a run of "
-                            "k − 1 (E_{k−1} steps on average); then one more step succeeds with probability p or sends "
+                            "k − 1 (Eₖ₋₁ steps on average); then one more step succeeds with probability p or sends "
                             "you back to the start. Solve the recursion with E₀ = 0.",
                    worked=r"Let $E_k$ be the mean number of steps until the first run of $k$ successes. A run of $k$ "
                           r"needs a run of $k-1$ first; then one more step succeeds (probability $p$) or fails and the "

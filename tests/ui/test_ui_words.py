@@ -21,7 +21,7 @@ from tools.figure_data import controller_classes
 
 
 def test_the_checks_find_ascii_math_and_unrounded_floats():
-    for bad in ("v^(−7/2)", "4·s^(2/4)", "(1 − 2ηγ)^t", "W_L", "B_1", "ḡ_ℬ", "x = 3.7641746976096255e-16",
+    for bad in ("v^(−7/2)", "4·s^(2/4)", "(1 − 2ηγ)^t", "W_L", "B_1", "ḡ_ℬ", "s_{2}(A)", "x = 3.7641746976096255e-16",
                 "0.12345678", "1234567"):
         assert word_problems(bad), bad
     for good in ("v⁻⁷ᐟ²", "4·s²ᐟ⁴", "(1 − 2ηγ)ᵗ", "W of layer L", "B₁", "1.23457e-16", "120000 steps", "0.000123",
