@@ -5,8 +5,7 @@ lines) and every text of its "Check yourself" exercises (question, hint, worked 
 code prompt, options, the right answer's message, each typical mistake's message and the hint's wrong-answer
 message), and what a notebook prints: the lines its ``report.py`` functions write (read from the source, as the
 claims; each topic's report tests also sweep the reports built on real results, tests/*/test_*_report.py), the text
-of every ``print(...)`` in a notebook's code cells, and the comments of notebooks 04 and 05 (their owner's; the
-comments of 00–03 are listed in /work/snippets/claimwords.md).
+of every ``print(...)`` in a notebook's code cells, and every notebook's code comments.
 
 The claims are read from the source, not run (running them needs every experiment of a notebook): every string a
 ``claims.py`` or ``checks.py`` module writes (an f-string with each value as ``1``), except docstrings, error
@@ -80,8 +79,8 @@ def source_problems(path: Path) -> list[str]:
 #: printing): keys, not text.
 STORED_LABELS = frozenset(raw for raw, _words in importlib.import_module("symsgd_core.sde_noise.report")._LABEL_WORDS)
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("0[0-5]_*.ipynb"))
-#: The notebooks whose code comments this sweep reads (the others' owners: /work/snippets/claimwords.md).
-COMMENTED = ("04_one_way_rank_jumps.ipynb", "05_sgd_noise_sde.ipynb")
+#: The notebooks whose code comments this sweep reads: every one.
+COMMENTED = tuple(path.name for path in NOTEBOOKS)
 
 
 def _code_cells(path: Path) -> list[str]:

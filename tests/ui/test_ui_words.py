@@ -30,7 +30,7 @@ def test_the_checks_find_ascii_math_and_unrounded_floats():
     assert significant_digits("0.001230") == 4 and significant_digits("120000") == 2
 
 
-#: Reader-visible text the review of the lessons found (/work/snippets/shots.md item 3), as it was → as it reads now:
+#: Reader-visible text the review of the lessons found (a screenshot review of every mode), as it was → as it reads now:
 #: a lowercase subscript after a one-letter symbol, a caret power, set notation.
 REVIEWED = (
     ("T_c = 0.3333, T_c/3 = 0.1111", "critical T = 0.3333, a third of it = 0.1111"),
