@@ -342,7 +342,10 @@ class Controller:
         out = {}
         for name, w in self.controls.items():
             label = plain_text(getattr(w, "description", "") or name).rstrip(":") or name
-            value = getattr(w, "label", None)  # a selection (slider, dropdown, buttons) shows its option's label
+            # a selection (slider, dropdown, buttons) shows its option's label, read from its options: ipywidgets leaves
+            # ``label`` empty for a selection built at its first option (notebook 05's "Langevin τ / matched τ = ,")
+            labels, index = getattr(w, "_options_labels", None), getattr(w, "index", None)
+            value = labels[index] if labels and isinstance(index, int) and 0 <= index < len(labels) else None
             if not isinstance(value, str):
                 value = f"{canonical(w.value):g}" if isinstance(w, _FLOAT_SLIDERS) else str(w.value)
             out[label] = value

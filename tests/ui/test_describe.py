@@ -123,3 +123,15 @@ def test_the_description_follows_the_sliders():
     ctl.controls[name].value = one_keyboard_step(ctl.controls[name])
     label = plain_text(ctl.controls[name].description).rstrip(":")
     assert alt.value != before and f"{label} = {ctl.settings_shown()[label]}" in _hidden_text(alt.value)
+
+
+def test_a_selection_built_at_its_first_option_is_described_by_its_label():
+    """ipywidgets leaves a SelectionSlider's ``label`` empty when it starts at its first option: the description must
+    still name the option ("route = row 0", not "route = ", as notebook 05's figures said)."""
+    from symsgd_core.ui.sde_noise import JumpEventController
+
+    ctl = JumpEventController()
+    route = ctl.controls["route"]
+    assert route.index == 0 and route.label == ""  # the widget state that hid the label
+    assert ctl.settings_shown()["route"] == route.options[0] == "row 0"
+    assert "route = row 0" in ctl.describe(0)
