@@ -29,8 +29,8 @@ before.
 No pop-up on a projector, one thread for widgets: :func:`enable` also writes JupyterLab's settings overrides for
 the environment (:func:`lab_overrides_file`, ``<prefix>/share/jupyter/lab/settings/overrides.json``) with
 :data:`LAB_OVERRIDES`: JupyterLab never asks "Would you like to get notified about official Jupyter news?", never
-asks the internet for news or updates, and handles widget messages on the kernel's main thread (not on a
-subshell); a reader may still change each of them in Settings.
+asks the internet for news or updates, handles widget messages on the kernel's main thread (not on a subshell), and
+wraps long code lines at the cell's edge; a reader may still change each of them in Settings.
 
 Enabling: a regular install (``pip install .``, a wheel) writes the server configuration file itself (pyproject's
 ``data-files``). An editable install (``pip install -e .``, as ``make`` and ``environment.yml`` do) cannot, so run
@@ -92,6 +92,9 @@ def config_file(prefix: str | os.PathLike | None = None) -> Path:
 LAB_OVERRIDES = {
     "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
     "@jupyterlab/apputils-extension:kernels-settings": {"commsOverSubshells": "disabled"},
+    # code lines wrap at the cell's edge: a lesson's comment or call stays readable at 1280 px beside the file
+    # browser, rather than running on out of sight (JupyterLab's default is {"lineNumbers": false, "lineWrap": false})
+    "@jupyterlab/notebook-extension:tracker": {"codeCellConfig": {"lineNumbers": False, "lineWrap": True}},
 }
 
 

@@ -180,6 +180,7 @@ def run_notebook_in_jupyterlab(notebook, server, context, *, mode: str, throttle
         check_no_raw_markup(page, run, _PANEL)
         if throttle == 1.0:
             check_no_news_popup(page, server, run)
+            check_code_lines_wrap(page, run)
         latencies, answered = interact_and_recheck(page, run, notebook, console,
                                                    kernel_idle=lambda: _wait_kernel_idle(page, run, 60 * throttle),
                                                    scope=_PANEL, console_noise=LAB_CONSOLE_NOISE, moves=moves,
@@ -246,6 +247,30 @@ def check_no_news_popup(page, server, run: NotebookRun) -> None:
         assert user is None and default == "false", f"fetchNews: user {user!r}, default {default!r} (want 'false')"
         toasts = page.locator(".Toastify__toast").filter(has_text=_NEWS_TOAST)
         assert toasts.count() == 0, f"the news pop-up is shown: {toasts.all_inner_texts()}"
+
+
+#: Code cells whose editor does not wrap long lines (CodeMirror marks a wrapping editor's content
+#: ``cm-lineWrapping``), and code cells that scroll sideways, by their position.
+_CODE_WRAP_JS = """(panel) => {
+  const cells = [...document.querySelectorAll(panel + ' .jp-CodeCell')];
+  const unwrapped = [], sideways = [];
+  cells.forEach((cell, i) => {
+    const content = cell.querySelector('.cm-content'), s = cell.querySelector('.cm-scroller');
+    if (content && !content.classList.contains('cm-lineWrapping')) unwrapped.push(i);
+    if (s && s.scrollWidth > s.clientWidth + 1) sideways.push([i, s.scrollWidth, s.clientWidth]);
+  });
+  return {cells: cells.length, unwrapped, sideways};
+}"""
+
+
+def check_code_lines_wrap(page, run: NotebookRun) -> None:
+    """Step: every code cell wraps a line longer than the cell is wide, so none scrolls sideways at 1280 px beside
+    the file browser — the project's settings override (``codeCellConfig.lineWrap``, ``symsgd_jupyter.LAB_OVERRIDES``).
+    """
+    with run.step("code lines wrap: every code cell's editor wraps, none scrolls sideways", fatal=False):
+        seen = page.evaluate(_CODE_WRAP_JS, _PANEL)
+        assert seen["cells"] > 0, f"no code cell measured: {seen}"
+        assert not seen["unwrapped"] and not seen["sideways"], f"code cells that do not wrap: {seen}"
 
 
 _THEME_JS = "() => document.body.dataset.jpThemeName || ''"

@@ -14,19 +14,26 @@ import pytest
 import symsgd_jupyter
 
 
-def _schema(name: str = "notification") -> dict:
-    path = Path(sys.prefix) / "share" / "jupyter" / "lab" / "schemas" / "@jupyterlab" / "apputils-extension" / \
-        f"{name}.json"
+def _schema(name: str = "notification", package: str = "@jupyterlab/apputils-extension") -> dict:
+    path = Path(sys.prefix) / "share" / "jupyter" / "lab" / "schemas" / package / f"{name}.json"
     return json.loads(path.read_text(encoding="utf-8"))
 
 
 def test_the_overrides_are_for_plugins_of_the_installed_jupyterlab():
     assert set(symsgd_jupyter.LAB_OVERRIDES) == {"@jupyterlab/apputils-extension:notification",
-                                                 "@jupyterlab/apputils-extension:kernels-settings"}
+                                                 "@jupyterlab/apputils-extension:kernels-settings",
+                                                 "@jupyterlab/notebook-extension:tracker"}
     for plugin, values in symsgd_jupyter.LAB_OVERRIDES.items():
         package, name = plugin.split(":")
-        assert package == "@jupyterlab/apputils-extension"
-        assert set(values) <= set(_schema(name)["properties"]), plugin
+        assert set(values) <= set(_schema(name, package)["properties"]), plugin
+
+
+def test_code_lines_wrap_and_the_rest_of_the_cell_configuration_is_jupyterlabs_own():
+    """The override replaces the whole ``codeCellConfig`` default: it keeps JupyterLab's keys and values but one."""
+    values = symsgd_jupyter.LAB_OVERRIDES["@jupyterlab/notebook-extension:tracker"]["codeCellConfig"]
+    default = _schema("tracker", "@jupyterlab/notebook-extension")["properties"]["codeCellConfig"]["default"]
+    assert set(values) == set(default) and values["lineWrap"] is True and default["lineWrap"] is False
+    assert {k: v for k, v in values.items() if k != "lineWrap"} == {k: v for k, v in default.items() if k != "lineWrap"}
 
 
 def test_widget_messages_stay_on_the_main_thread():
