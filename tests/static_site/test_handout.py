@@ -171,6 +171,11 @@ def test_handout_pdf(notebook, site_dir, edition_report, chromium, tmp_path):
     assert len(pdf["images"]) == expected, f"{name}: the PDF draws {len(pdf['images'])} images, {expected} expected"
     blank = [i for i, img in enumerate(pdf["images"]) if _blank(img)]
     assert not blank, f"{name}: blank figure images (drawing order) {blank}"
+    # no text of a small multiple over another text or over another panel (handout.js overlaps; notebook 02's
+    # orbit figure before: its right panel's y title over the heat map beside it, in all four)
+    crowded = [f"figure {j + 1} at {f['values'][m]}: {found[:3]}" for j, f in enumerate(row["figures"])
+               for m, found in enumerate(f["overlaps"]["small"]) if found]
+    assert not crowded, f"{name}: small multiples whose texts run into each other or another panel: {crowded[:4]}"
     # pages: at least what the figures need; at most a page per figure, per row of two small multiples and per
     # CHARS_PER_PAGE_MIN characters of text, plus the title page
     multiples = expected - len(figures)
