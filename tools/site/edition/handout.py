@@ -13,7 +13,10 @@ left out unless ``--code``, and with it the sentences that point at a code cell 
 the exercises' worked solutions unless ``--solutions``. The notebooks' fine print (``<details
 class="symsgd-fine-print">``, closed on screen) prints open: the page is served to Chromium with ``open`` on each
 (render.py ``open_fine_print``), before MathJax typesets it. Formulas print at the text's weight, and every figure's
-tick labels at 7 pt at least, small multiples included (``MIN_PRINTED_PT`` in handout.js).
+tick labels at 7 pt at least, small multiples included (``MIN_PRINTED_PT`` in handout.js), and no text of a small
+multiple over another text or over another panel: crowded ticks thinned, an axis title with no room left out and named
+in the multiples' caption, and a figure that still does not fit at half the width printed one multiple to a row
+(``overlaps`` in handout.js measures it).
 
 Usage: ``python -m tools.site.handout [--site site] [--out handout] [--only 01,03] [--code] [--solutions]``
 Writes ``handout/NN_name.pdf`` per notebook, ``handout/course.pdf`` (all of them, in notebook order, one bookmark
