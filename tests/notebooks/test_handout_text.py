@@ -201,9 +201,10 @@ def test_printed_lines_wrap_between_words_on_paper():
 def test_small_multiples_label_their_x_axes_level():
     """Drawn narrow, plotly turned one small multiple's crowded x labels upright while its neighbours' stayed level
     (notebook 02's orbit figure at λ = 2.828): handout.js sets every frame-following x axis of a small multiple level,
-    with fewer ticks where its labels would then run into each other, before each is photographed."""
+    with fewer ticks where its labels would then run into each other (any crowded numeric axis, x or y:
+    uncrowdTicks), before each is photographed."""
     js = (STATIC / "handout.js").read_text(encoding="utf-8")
     assert 0.3 <= _js_constant(js, "TICK_GAP") <= 1  # label heights
     assert "update[`${key}.tickangle`] = 0" in js
-    assert "await uncrowdXTicks(plot, " in js
+    assert "await uncrowdTicks(plot, " in js
     assert re.search(r"\{width, height, showlegend: false,\s*\.\.\.levelXTicks\(plot, ", js)

@@ -115,17 +115,24 @@ def code_lines(notebook: Path) -> list[str]:
 FINE_PRINT = re.compile(r'^<details class="symsgd-fine-print"><summary>(.*?)</summary>\n(.*?)\n</details>',
                         re.MULTILINE | re.DOTALL)
 
+#: A sentence marked as pointing at a code cell (ARCHITECTURE.md): not printed without ``--code``.
+CODE_ONLY = re.compile(r'<span class="symsgd-code-only">.*?</span>', re.DOTALL)
+
 
 def fine_print_phrases(notebook: Path) -> list[str]:
     """For each block of fine print of the notebook, a phrase of its body that prints as written: the longest run
-    (at most 60 characters, at least 20) of plain words (formulas, markup and links removed), whitespace removed."""
+    (at most 60 characters, at least 20) of plain words (formulas, markup and links removed, and the sentences that
+    point at a code cell, ``symsgd-code-only``, which the handout leaves out without ``--code``; code ends a run),
+    whitespace removed."""
     nb = json.loads(notebook.read_text(encoding="utf-8"))
     phrases = []
     for cell in nb["cells"]:
         if cell["cell_type"] != "markdown":
             continue
         for m in FINE_PRINT.finditer("".join(cell["source"])):
-            body = re.sub(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|\]\([^)]*\)|<[^>]+>", " ", m.group(2), flags=re.DOTALL)
+            # code prints as text of its own: it ends a run (formulas print as drawings: the words join)
+            body = re.sub(r"```.*?```|`[^`]*`", " | ", CODE_ONLY.sub(" ", m.group(2)), flags=re.DOTALL)
+            body = re.sub(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|\]\([^)]*\)|<[^>]+>", " ", body, flags=re.DOTALL)
             runs = re.findall(r"[A-Za-z][A-Za-z ,']{19,}", re.sub(r"\s+", " ", body))
             if runs:
                 phrases.append(re.sub(r"\s+", "", max(runs, key=len))[:60])
@@ -135,10 +142,14 @@ def fine_print_phrases(notebook: Path) -> list[str]:
 def test_fine_print_phrases_reads_each_block(tmp_path):
     md = ('Main.\n\n<details class="symsgd-fine-print"><summary>Why $x$</summary>\n\nThe **proof** of $a = b$ '
           'holds for every sample here.\n\n</details>\n\n<details class="edition-code"><summary>Code</summary>'
-          'Not fine print at all, never printed.</details>')
+          'Not fine print at all, never printed.</details>\n\n<details class="symsgd-fine-print"><summary>Fit'
+          '</summary>\n\n<span class="symsgd-code-only">The cell below fits the exponent of every long run.</span> '
+          'Short words.\n\n</details>\n\n<details class="symsgd-fine-print"><summary>Made</summary>\n\nThe file '
+          '`data.npz` was made with\n\n```\npython -m make\n```\n\nand checked by the tests.\n\n</details>')
     path = tmp_path / "probe.ipynb"
     path.write_text(json.dumps({"cells": [{"cell_type": "markdown", "source": [md]}]}), encoding="utf-8")
-    assert fine_print_phrases(path) == ["ofholdsforeverysamplehere"]
+    # the code-only sentence is not printed; the code ends a run ("Thefilewasmadewith" does not print as one)
+    assert fine_print_phrases(path) == ["ofholdsforeverysamplehere", "andcheckedbythetests"]
 
 
 def read_pdf(path: Path) -> dict:
@@ -171,6 +182,11 @@ def test_handout_pdf(notebook, site_dir, edition_report, chromium, tmp_path):
     assert len(pdf["images"]) == expected, f"{name}: the PDF draws {len(pdf['images'])} images, {expected} expected"
     blank = [i for i, img in enumerate(pdf["images"]) if _blank(img)]
     assert not blank, f"{name}: blank figure images (drawing order) {blank}"
+    # no text of a small multiple over another text or over another panel (handout.js overlaps; notebook 02's
+    # orbit figure before: its right panel's y title over the heat map beside it, in all four)
+    crowded = [f"figure {j + 1} at {f['values'][m]}: {found[:3]}" for j, f in enumerate(row["figures"])
+               for m, found in enumerate(f["overlaps"]["small"]) if found]
+    assert not crowded, f"{name}: small multiples whose texts run into each other or another panel: {crowded[:4]}"
     # pages: at least what the figures need; at most a page per figure, per row of two small multiples and per
     # CHARS_PER_PAGE_MIN characters of text, plus the title page
     multiples = expected - len(figures)

@@ -13,12 +13,17 @@ left out unless ``--code``, and with it the sentences that point at a code cell 
 the exercises' worked solutions unless ``--solutions``. The notebooks' fine print (``<details
 class="symsgd-fine-print">``, closed on screen) prints open: the page is served to Chromium with ``open`` on each
 (render.py ``open_fine_print``), before MathJax typesets it. Formulas print at the text's weight, and every figure's
-tick labels at 7 pt at least, small multiples included (``MIN_PRINTED_PT`` in handout.js).
+tick labels at 7 pt at least, small multiples included (``MIN_PRINTED_PT`` in handout.js), and no text of a small
+multiple over another text or over another panel: crowded ticks thinned, an axis title with no room left out and named
+in the multiples' caption, and a figure that still does not fit at half the width printed one multiple to a row
+(``overlaps`` in handout.js measures it).
 
 Usage: ``python -m tools.site.handout [--site site] [--out handout] [--only 01,03] [--code] [--solutions]``
 Writes ``handout/NN_name.pdf`` per notebook, ``handout/course.pdf`` (all of them, in notebook order, one bookmark
 per notebook) and ``handout/handout-report.json`` (per notebook: PDF pages, figures, images, slider values shown, the
-printed size of each figure's smallest tick label, and any number printed with too many digits).
+printed size of each figure's smallest tick label, what of each picture runs into what (``overlaps``: a text over
+another, an axis title or tick label over another panel), the axis titles left out of its small multiples for room
+(``titles_left_out``, said in their caption), and any number printed with too many digits).
 """
 
 from __future__ import annotations
@@ -121,13 +126,18 @@ def print_page(browser, html: Path, pdf: Path, code: bool = False, solutions: bo
             plot = plots.nth(i)
             main_pt = page.evaluate("i => symsgdHandout.main(i)", i)
             main = _data_url(plot.screenshot(animations="disabled"))
+            # what runs into what in each picture: texts over texts, axis texts over another panel (handout.js)
+            fig["overlaps"] = {"main": page.evaluate("i => symsgdHandout.overlaps(i)", i), "small": []}
             small, small_pt = [], []
             for k in fig["steps"]:
-                small_pt.append(page.evaluate("([i, k]) => symsgdHandout.step(i, k)", [i, k]))
+                small_pt.append(page.evaluate("([i, k, s]) => symsgdHandout.step(i, k, s)", [i, k, fig["steps"]]))
                 small.append([k, _data_url(plot.screenshot(animations="disabled"))])
+                fig["overlaps"]["small"].append(page.evaluate("i => symsgdHandout.overlaps(i)", i))
             # the printed size of the figure's smallest tick label, pt (None: no tick labels)
             fig["tick_pt"] = {"main": main_pt, "small": min((p for p in small_pt if p is not None), default=None)}
             fig["multiples_per_row"] = page.evaluate("i => symsgdHandout.perRow(i)", i) if small else None
+            # the axis titles left out of the small multiples for room, said in their caption instead
+            fig["titles_left_out"] = page.evaluate("i => symsgdHandout.titlesLeftOut(i)", i)
             # pairs of overlapping texts in a small multiple before and after its fonts were raised
             fig["text_collisions"] = page.evaluate("i => symsgdHandout.collisions(i)", i)
             page.evaluate("([i, main, small]) => symsgdHandout.place(i, main, small)", [i, main, small])
