@@ -39,7 +39,9 @@ def _static_edition_controller(model_ids, class_name):
         trees.append(tree)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        controllers = [o for o in gc.get_objects() if isinstance(o, Controller) and o.figures]
+        # type(), not isinstance(): isinstance reads __class__, which raises ReferenceError on a dead weakref.proxy
+        # among the objects (numba and others keep such proxies)
+        controllers = [o for o in gc.get_objects() if issubclass(type(o), Controller) and o.figures]
     found = []
     for tree in trees:
         inside = {id(w) for w in tree}

@@ -103,3 +103,28 @@ def test_a_kept_kernel_is_handed_over_once_and_only_while_it_runs():
     assert lesson_kernels.take("02").kernel_id == "k1" and lesson_kernels.take("02") is None
     server.running.discard("k1")  # another test shut the server's kernels meanwhile
     assert lesson_kernels.take("01") is None
+
+
+def test_a_dead_weak_proxy_among_the_kernels_objects_does_not_stop_the_oracle(tmp_path):
+    """The oracle scans every object of the kernel for controllers; a weakref.proxy whose object is gone (numba and
+    other libraries keep such proxies) raised ReferenceError under isinstance, and failed a fresh-clone run."""
+    import gc
+    import weakref
+
+    from symsgd_core.ui.balance import SymmetryExplorer
+
+    class Gone:
+        pass
+
+    gone = Gone()
+    dead = [weakref.proxy(gone)]
+    del gone
+    gc.collect()
+    assert any(o is dead[0] for o in gc.get_objects())  # the scan meets it
+    ctl = SymmetryExplorer()
+    ns = _oracle_namespace([("display(ctl)", ctl.view().model_id)])
+    slider = next(iter(ctl.controls))
+    out = tmp_path / "drawn.json"
+    ns["_static_edition_oracle_of_cell"]("display(ctl)", "SymmetryExplorer", slider, ctl.controls[slider].value,
+                                         str(out))
+    assert json.loads(out.read_text())["class"] == "SymmetryExplorer"

@@ -118,7 +118,8 @@ def controller_of(root):
     inside = {id(w) for w in descendants(root)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        controllers = [o for o in gc.get_objects() if isinstance(o, Controller)]
+        # type(), not isinstance(): isinstance reads __class__, which raises ReferenceError on a dead weakref.proxy
+        controllers = [o for o in gc.get_objects() if issubclass(type(o), Controller)]
     owners = [c for c in controllers if c.figures and all(id(f) in inside for f in c.figures)]
     if len(owners) != 1:
         raise RuntimeError(f"expected one controller drawing into the displayed root {root.model_id}, found "
