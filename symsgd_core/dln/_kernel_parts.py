@@ -32,7 +32,7 @@ from .stepping import FLUSH_EVERY
 
 __all__ = ["FASTMATH", "MIN_BLOCK_RUNS", "add_noise", "backward", "block_bounds", "block_in", "block_out",
            "end_of_step", "flush", "flush_run", "forward", "n_blocks", "pass_workspace", "residual_entry",
-           "run_in_blocks", "runs_last", "snapshot", "snapshot_run", "update"]
+           "run_in_blocks", "runs_last", "snapshot", "snapshot_run", "update", "weighted_pass"]
 
 #: No fast-math flags: every loop over runs is elementwise, so it vectorises without reassociation, and without FMA
 #: contraction a run's numbers do not depend on its lane (its position in the ensemble). Divergence tests
@@ -284,6 +284,27 @@ def update(th, dims, off, moff, pt, bt, dec, step, cf, alive):
                     w = th[wrow, r]
                     new = dec[r] * w - step[r] * cf[r]
                     th[wrow, r] = new if alive[r] else w
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def weighted_pass(th, dims, off, moff, pt, bt, rows, cols, vals, w, dec, step, cf, alive, div_step, t_step,
+                  div_resid):
+    """One entry-weighted pass at the θ whose forward products are in ``pt``: ``W_k ← dec W_k − step (Q_kᵀ M) P_kᵀ``,
+    ``M_ij = 2 r_ij w[k]`` on Ω (``w (N, R)``), with the divergence rule on the residuals at step ``t_step``; the
+    Euler–Maruyama step and its tamed and projected variants all take it."""
+    L = dims.shape[0] - 1
+    n = dims[0]
+    m = dims[L]
+    aoff = moff[L]
+    bl = moff[L] - n * n
+    for o in range(n * m):
+        for r in range(th.shape[1]):
+            bt[bl + o, r] = 0.0
+    for e in range(rows.shape[0]):
+        residual_entry(bt, bl + cols[e] * m + rows[e], pt, aoff + cols[e] * m + rows[e], vals[e], w, e, alive,
+                       div_step, t_step, div_resid)
+    backward(th, dims, off, moff, bt)
+    update(th, dims, off, moff, pt, bt, dec, step, cf, alive)
 
 
 @njit(cache=True, fastmath=FASTMATH)

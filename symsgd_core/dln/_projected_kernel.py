@@ -99,10 +99,6 @@ def _projected_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale
     """Projected EM steps, ensemble layout ``th (P, R)``, EM's entry weights ``w_t (T, N, R)``, ``iso_t (T, P, R)``
     or ``(0, P, R)``: the projection, then EM's step exactly as :func:`._sde_kernels._weighted_ens` takes it."""
     R = th.shape[1]
-    Ne = rows.shape[0]
-    L = dims.shape[0] - 1
-    n = dims[0]
-    m = dims[L]
     moff, pt, bt = _k.pass_workspace(dims, R)
     dec = np.zeros(R)
     unit = np.ones(R)
@@ -112,19 +108,10 @@ def _projected_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale
     for t in range(w_t.shape[0]):
         _project(th, radius, alive, nrm)
         _k.forward(th, dims, off, moff, pt)
-        aoff = moff[L]
-        bl = moff[L] - n * n
-        for o in range(n * m):
-            for r in range(R):
-                bt[bl + o, r] = 0.0
-        w_step = w_t[t]
-        for e in range(Ne):
-            _k.residual_entry(bt, bl + cols[e] * m + rows[e], pt, aoff + cols[e] * m + rows[e], vals[e], w_step, e,
-                               alive, div_step, step0 + t + 1, div_resid)
         for r in range(R):
             dec[r] = decay[t] if alive[r] else 1.0
-        _k.backward(th, dims, off, moff, bt)
-        _k.update(th, dims, off, moff, pt, bt, dec, unit, cf, alive)
+        _k.weighted_pass(th, dims, off, moff, pt, bt, rows, cols, vals, w_t[t], dec, unit, cf, alive, div_step,
+                         step0 + t + 1, div_resid)
         if iso_t.shape[0] > 0:
             _k.add_noise(th, iso_t, t, iso_scale[t], alive)
         kr = _k.end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)

@@ -21,17 +21,15 @@ from numba import njit, prange
 from ._kernel_parts import (
     FASTMATH,
     add_noise,
-    backward,
     block_bounds,
     block_in,
     block_out,
     end_of_step,
     forward,
     pass_workspace,
-    residual_entry,
     run_in_blocks,
     runs_last,
-    update,
+    weighted_pass,
 )
 
 __all__ = ["weighted_chunk"]
@@ -44,14 +42,11 @@ def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale,
 
     Per step: forward ``P_kᵀ`` (n × d_k) for all layers, ``Mᵀ`` with ``M_ij = 2 r_ij w_ij`` on Ω,
     backward ``(Q_kᵀ M)ᵀ``, then ``W_k ← decay_t W_k − (Q_kᵀ M) P_kᵀ`` (+ ``iso_scale_t ζ``): the full-batch pass
-    of ``._kernels`` (``forward``, ``backward``, ``update`` with a step of 1: the weights carry the step size).
+    of ``._kernel_parts`` (``forward``, then ``weighted_pass``: ``backward`` and ``update`` with a step of 1, the
+    weights carry the step size).
     """
     R = th.shape[1]
     T = w_t.shape[0]
-    Ne = rows.shape[0]
-    L = dims.shape[0] - 1
-    n = dims[0]
-    m = dims[L]
     use_iso = iso_t.shape[0] > 0
     moff, pt, bt = pass_workspace(dims, R)
     dec = np.zeros(R)
@@ -60,20 +55,10 @@ def _weighted_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale,
     kr = 0
     for t in range(T):
         forward(th, dims, off, moff, pt)
-        aoff = moff[L]
-        bl = moff[L] - n * n
-        for o in range(n * m):
-            for r in range(R):
-                bt[bl + o, r] = 0.0
-        w_step = w_t[t]
-        for e in range(Ne):
-            o = bl + cols[e] * m + rows[e]
-            residual_entry(bt, o, pt, aoff + cols[e] * m + rows[e], vals[e], w_step, e, alive, div_step,
-                            step0 + t + 1, div_resid)
         for r in range(R):
             dec[r] = decay[t] if alive[r] else 1.0
-        backward(th, dims, off, moff, bt)
-        update(th, dims, off, moff, pt, bt, dec, unit, cf, alive)
+        weighted_pass(th, dims, off, moff, pt, bt, rows, cols, vals, w_t[t], dec, unit, cf, alive, div_step,
+                      step0 + t + 1, div_resid)
         if use_iso:
             add_noise(th, iso_t, t, iso_scale[t], alive)
         kr = end_of_step(th, alive, snaps, rec_pos, kr, step0, t, tiny)

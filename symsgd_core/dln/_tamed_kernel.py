@@ -32,26 +32,6 @@ def tamed_factor(drift: np.ndarray, dt: float) -> np.ndarray:
 
 
 @njit(cache=True, fastmath=_k.FASTMATH)
-def _weighted_pass(th, dims, off, moff, pt, bt, rows, cols, vals, w, dec, unit, cf, alive, div_step, step,
-                   div_resid):
-    """One entry-weighted pass at the θ whose forward products are in ``pt``: ``W_k ← dec W_k − (Q_kᵀ M) P_kᵀ``,
-    ``M_ij = 2 r_ij w[k]`` on Ω (``w (N, R)``), with the divergence rule on the residuals."""
-    L = dims.shape[0] - 1
-    n = dims[0]
-    m = dims[L]
-    aoff = moff[L]
-    bl = moff[L] - n * n
-    for o in range(n * m):
-        for r in range(th.shape[1]):
-            bt[bl + o, r] = 0.0
-    for e in range(rows.shape[0]):
-        _k.residual_entry(bt, bl + cols[e] * m + rows[e], pt, aoff + cols[e] * m + rows[e], vals[e], w, e, alive,
-                        div_step, step, div_resid)
-    _k.backward(th, dims, off, moff, bt)
-    _k.update(th, dims, off, moff, pt, bt, dec, unit, cf, alive)
-
-
-@njit(cache=True, fastmath=_k.FASTMATH)
 def _tamed_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale, rec_pos, snaps, div_step, alive,
                step0, div_resid, tiny):
     """Tamed steps, ensemble layout ``th (P, R)``, EM's entry weights ``w_t (T, N, R)``, ``iso_t (T, P, R)`` or
@@ -80,7 +60,7 @@ def _tamed_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale, re
             for r in range(R):
                 th0[p, r] = th[p, r]
         _k.forward(th, dims, off, moff, pt)
-        _weighted_pass(th, dims, off, moff, pt, bt, rows, cols, vals, wd, dec, unit, cf, alive, div_step,
+        _k.weighted_pass(th, dims, off, moff, pt, bt, rows, cols, vals, wd, dec, unit, cf, alive, div_step,
                        step0 + t + 1, div_resid)
         for r in range(R):
             fac[r] = 0.0
@@ -92,7 +72,7 @@ def _tamed_ens(th, dims, off, rows, cols, vals, w_t, decay, iso_t, iso_scale, re
                 th0[p, r] = d
         for r in range(R):
             fac[r] = 1.0 / (1.0 + np.sqrt(fac[r]))
-        _weighted_pass(th, dims, off, moff, pt, bt, rows, cols, vals, wn, unit, unit, cf, alive, div_step,
+        _k.weighted_pass(th, dims, off, moff, pt, bt, rows, cols, vals, wn, unit, unit, cf, alive, div_step,
                        step0 + t + 1, div_resid)
         for p in range(P):
             for r in range(R):
